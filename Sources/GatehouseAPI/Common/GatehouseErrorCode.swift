@@ -1,0 +1,51 @@
+/// A stable, machine-readable error code shared by the server, the SDK and the tests.
+///
+/// Every surface carries it in its own form (the `X-Error-Code` header on `/api`, the
+/// `code` member of a problem document on `/v1`, `error_code` on the WebSocket gateway).
+/// Unknown codes still decode, so an older client keeps working against a newer server.
+public struct GatehouseErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public var description: String { rawValue }
+}
+
+extension GatehouseErrorCode {
+    // Input
+    public static let missingParameter: Self = "missing_parameter"
+    public static let invalidParameter: Self = "invalid_parameter"
+    public static let invalidPhone: Self = "invalid_phone"
+    public static let invalidEmail: Self = "invalid_email"
+    public static let invalidDate: Self = "invalid_date"
+    public static let invalidLogin: Self = "invalid_login"
+    public static let weakPassword: Self = "weak_password"
+    public static let fieldTooLong: Self = "field_too_long"
+    public static let bodyTooLarge: Self = "body_too_large"
+    public static let malformedBody: Self = "malformed_body"
+    // Accounts
+    public static let phoneTaken: Self = "phone_taken"
+    public static let emailTaken: Self = "email_taken"
+    public static let loginTaken: Self = "login_taken"
+    public static let invalidCredentials: Self = "invalid_credentials"
+    public static let accountNotFound: Self = "account_not_found"
+    public static let noEmail: Self = "no_email"
+    public static let emailAlreadyConfirmed: Self = "email_already_confirmed"
+    public static let emailNotConfirmed: Self = "email_not_confirmed"
+    public static let noPhone: Self = "no_phone"
+    public static let phoneChangeNotAllowed: Self = "phone_change_not_allowed"
+    // Codes
+    public static let invalidCode: Self = "invalid_code"
+    public static let codeExpired: Self = "code_expired"
+    public static let codeAttemptsExhausted: Self = "code_attempts_exhausted"
+    // Limits
+    public static let rateLimited: Self = "rate_limited"
+    public static let resendTooSoon: Self = "resend_too_soon"
+    // Sessions
+    public static let unauthorized: Self = "unauthorized"
+    // Delivery
+    public static let deliveryFailed: Self = "delivery_failed"
+    // Server
+    public static let internalError: Self = "internal_error"
+    public static let notFound: Self = "not_found"
+}

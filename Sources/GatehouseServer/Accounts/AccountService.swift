@@ -1,0 +1,377 @@
+import FluentKit
+import Foundation
+
+/// Who is asking, for limits and for the language of what they are sent.
+struct RequestOrigin: Sendable {
+    var ip: String?
+    var language: AppLanguage
+    var device: String?
+}
+
+/// The account rules every surface shares: sign-up, login, profile, email confirmation,
+/// password recovery. Surfaces translate wire formats and call these; no rule lives in a surface.
+struct AccountService: Sendable {
+    let database: DatabaseProvider
+    let clock: GatehouseClock
+    let configuration: GatehouseConfiguration
+    let hasher: PasswordHasher
+    let passwordRules: PasswordRules
+    let sessions: SessionService
+    let verification: VerificationService
+    let outbox: Outbox
+    let composer: MessageComposer
+    let secrets: Secrets
+    let rateLimiter: RateLimiter
+
+    var limits: GatehouseConfiguration.Limits { configuration.limits }
+
+    // MARK: Identifiers
+
+    func normalizePhone(_ raw: String) throws -> String {
+        guard let phone = PhoneNumber.normalize(raw, defaultCountryCode: configuration.defaultCountryCode) else {
+            throw GatehouseError.invalid(.invalidPhone, "error.invalidPhone", String(raw.prefix(40)))
+        }
+        return phone
+    }
+
+    func normalizeEmail(_ raw: String) throws -> String {
+        guard let email = EmailAddress.normalize(raw) else {
+            throw GatehouseError.invalid(.invalidEmail, "error.invalidEmail", String(raw.prefix(80)))
+        }
+        return email
+    }
+
+    /// Finds the account an identifier names: an email (contains `@`), a login/tag, or a phone
+    /// in any common format.
+    func findAccount(identifier raw: String) async throws -> AccountModel? {
+        let identifier = raw.trimmingCharacters(in: .whitespaces)
+        guard !identifier.isEmpty else { return nil }
+        let db = database.db
+        if identifier.contains("@") {
+            guard let email = EmailAddress.normalize(identifier) else { return nil }
+            return try await AccountModel.query(on: db).filter(\.$email == email).first()
+        }
+        if let byName = try await AccountModel.query(on: db).filter(\.$usernameKey == identifier.lowercased()).first() {
+            return byName
+        }
+        if let phone = PhoneNumber.normalize(identifier, defaultCountryCode: configuration.defaultCountryCode) {
+            return try await AccountModel.query(on: db).filter(\.$phone == phone).first()
+        }
+        return nil
+    }
+
+    func account(id: UUID) async throws -> AccountModel {
+        guard let account = try await AccountModel.find(id, on: database.db) else { throw GatehouseError.unauthorized }
+        return account
+    }
+
+    // MARK: Phone sign-up
+
+    /// Sends a sign-up code by SMS to a phone that has no account yet.
+    @discardableResult
+    func requestPhoneSignupCode(phone raw: String, origin: RequestOrigin) async throws -> VerificationService.Issued {
+        let phone = try normalizePhone(raw)
+        if try await AccountModel.query(on: database.db).filter(\.$phone == phone).count() > 0 {
+            throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
+        }
+        let code = Secrets.numericCode(length: limits.codeLength)
+        return try await verification.issue(.init(
+            purpose: .phoneSignup, destination: phone, accountID: nil,
+            secretHash: secrets.codeHash(code, purpose: VerificationPurpose.phoneSignup.rawValue, destination: phone),
+            ttl: limits.codeTTL,
+            message: composer.signupCodeSMS(to: phone, code: code, language: origin.language),
+            ip: origin.ip
+        ))
+    }
+
+    struct PhoneRegistration: Sendable {
+        var phone: String
+        var code: String
+        var login: String?
+        var password: String?
+        var firstName: String?
+        var lastName: String?
+        var middleName: String?
+        var email: String?
+        var birthday: Date?
+    }
+
+    struct Registered: Sendable {
+        var account: AccountModel
+        var generatedPassword: String?
+    }
+
+    /// Creates an account from a phone sign-up code. Validation and duplicates are checked before
+    /// the code, so a typo in the form does not burn an attempt; the code is consumed and the
+    /// account created in one transaction.
+    func registerWithPhone(_ input: PhoneRegistration, origin: RequestOrigin) async throws -> Registered {
+        let phone = try normalizePhone(input.phone)
+        let login = try input.login.map(LoginName.validate)
+        let email = try input.email.map(normalizeEmail)
+        var generated: String?
+        let password: String
+        if let given = input.password {
+            try passwordRules.validate(given)
+            password = given
+        } else {
+            generated = passwordRules.generate()
+            password = generated!
+        }
+        let db = database.db
+        if try await AccountModel.query(on: db).filter(\.$phone == phone).count() > 0 {
+            throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
+        }
+        if let login, try await AccountModel.query(on: db).filter(\.$usernameKey == login.lowercased()).count() > 0 {
+            throw GatehouseError.conflict(.loginTaken, "error.loginTaken")
+        }
+        if let email, try await AccountModel.query(on: db).filter(\.$email == email).count() > 0 {
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+        }
+        let codeRow = try await verification.check(code: input.code, purpose: .phoneSignup, destination: phone)
+        let hash = try await hasher.hash(password)
+        let now = clock.now()
+        let account = AccountModel(passwordHash: hash, now: now)
+        account.phone = phone
+        account.phoneVerifiedAt = now
+        account.username = login
+        account.usernameKey = login?.lowercased()
+        account.email = email
+        account.firstName = input.firstName
+        account.lastName = input.lastName
+        account.middleName = input.middleName
+        account.birthday = input.birthday
+        account.locale = origin.language.rawValue
+        do {
+            try await db.transaction { tx in
+                try await verification.consume(codeRow, on: tx)
+                try await account.create(on: tx)
+            }
+        } catch where error.isConstraintViolation {
+            throw try await duplicateError(phone: phone, login: login, email: email)
+        }
+        return Registered(account: account, generatedPassword: generated)
+    }
+
+    /// Which unique field a concurrent write took first.
+    private func duplicateError(phone: String?, login: String?, email: String?) async throws -> GatehouseError {
+        let db = database.db
+        if let phone, try await AccountModel.query(on: db).filter(\.$phone == phone).count() > 0 {
+            return .conflict(.phoneTaken, "error.phoneTaken")
+        }
+        if let login, try await AccountModel.query(on: db).filter(\.$usernameKey == login.lowercased()).count() > 0 {
+            return .conflict(.loginTaken, "error.loginTaken")
+        }
+        return .conflict(.emailTaken, "error.emailTaken")
+    }
+
+    // MARK: Login
+
+    /// Password login with any identifier. Unknown account and wrong password look the same,
+    /// cost the same bcrypt time and count against the same throttles.
+    func login(identifier: String, password: String, origin: RequestOrigin) async throws -> IssuedSession {
+        let ipKey = origin.ip ?? "unknown"
+        let account = try await findAccount(identifier: identifier)
+        let accountKey = account?.id?.uuidString ?? "id:" + identifier.lowercased().prefix(100)
+        try await rateLimiter.check("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
+        try await rateLimiter.check("login-account", key: accountKey, limit: limits.loginFailuresPerAccount, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
+
+        guard let account, let accountID = account.id else {
+            _ = try await hasher.verify(password, hash: hasher.dummyHash)
+            try await recordLoginFailure(ipKey: ipKey, accountKey: accountKey)
+            throw GatehouseError.invalidCredentials
+        }
+        if try await hasher.verify(password, hash: account.passwordHash) {
+            return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip)
+        }
+        if let session = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
+            return session
+        }
+        try await recordLoginFailure(ipKey: ipKey, accountKey: accountKey)
+        throw GatehouseError.invalidCredentials
+    }
+
+    private func recordLoginFailure(ipKey: String, accountKey: String) async throws {
+        try await rateLimiter.record("login-ip", key: ipKey, window: limits.loginFailureWindow)
+        try await rateLimiter.record("login-account", key: accountKey, window: limits.loginFailureWindow)
+    }
+
+    /// A temporary password from `restorePassword` works once: it becomes the account's password,
+    /// and every other session ends.
+    private func loginWithTemporaryPassword(account: AccountModel, password: String, origin: RequestOrigin) async throws -> IssuedSession? {
+        let now = clock.now()
+        let candidates = try await VerificationCodeModel.query(on: database.db)
+            .filter(\.$accountID == account.id!)
+            .filter(\.$purpose == VerificationPurpose.temporaryPassword.rawValue)
+            .filter(\.$consumedAt == nil)
+            .filter(\.$expiresAt > now)
+            .all()
+        for candidate in candidates where try await hasher.verify(password, hash: candidate.secretHash) {
+            return try await database.db.transaction { tx in
+                try await verification.consume(candidate, on: tx)
+                account.passwordHash = candidate.secretHash
+                account.updatedAt = now
+                try await account.update(on: tx)
+                try await sessions.revokeAll(accountID: account.id!, on: tx)
+                return try await sessions.create(accountID: account.id!, device: origin.device, ip: origin.ip, on: tx)
+            }
+        }
+        return nil
+    }
+
+    // MARK: Profile
+
+    struct ProfileChange: Sendable {
+        /// `.some(nil)` clears a field; `nil` leaves it alone.
+        var firstName: String??
+        var lastName: String??
+        var middleName: String??
+        var birthday: Date??
+        var fcmToken: String??
+        var email: String?
+    }
+
+    func updateProfile(accountID: UUID, change: ProfileChange, origin: RequestOrigin) async throws -> AccountModel {
+        let account = try await account(id: accountID)
+        let now = clock.now()
+        if let v = change.firstName { account.firstName = v }
+        if let v = change.lastName { account.lastName = v }
+        if let v = change.middleName { account.middleName = v }
+        if let v = change.birthday { account.birthday = v }
+        if let v = change.fcmToken { account.fcmToken = v }
+        let notice: OutgoingMessage? = if let raw = change.email {
+            try await applyEmailChange(account, to: normalizeEmail(raw))
+        } else {
+            nil
+        }
+        account.updatedAt = now
+        do {
+            try await database.db.transaction { tx in
+                try await account.update(on: tx)
+                if let notice { try await outbox.enqueue(notice, on: tx) }
+            }
+        } catch where error.isConstraintViolation {
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+        }
+        if notice != nil { outbox.signal.wake() }
+        return account
+    }
+
+    /// The pending-address state machine (DESIGN.md §3). A confirmed address stays in use (and
+    /// for login) until the new one is confirmed, and is told of the change; an unconfirmed one
+    /// is simply replaced. Returns the notice for the old address, if any.
+    private func applyEmailChange(_ account: AccountModel, to email: String) async throws -> OutgoingMessage? {
+        if email == account.displayedEmail { return nil }
+        if email == account.email {
+            account.pendingEmail = nil   // back to the confirmed address: cancel the change
+            return nil
+        }
+        if try await AccountModel.query(on: database.db).filter(\.$email == email).filter(\.$id != account.id!).count() > 0 {
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+        }
+        if let old = account.email, account.emailConfirmedAt != nil {
+            account.pendingEmail = email
+            return composer.emailChangeNotice(to: old, newEmail: email, language: account.language)
+        }
+        account.email = email
+        account.emailConfirmedAt = nil
+        account.pendingEmail = nil
+        return nil
+    }
+
+    // MARK: Email confirmation
+
+    /// Sends a confirmation link to the account's displayed address.
+    @discardableResult
+    func sendEmailConfirmation(accountID: UUID, origin: RequestOrigin) async throws -> VerificationService.Issued {
+        let account = try await account(id: accountID)
+        guard let email = account.displayedEmail else { throw GatehouseError.invalid(.noEmail, "error.noEmail") }
+        if account.isEmailConfirmed { throw GatehouseError.invalid(.emailAlreadyConfirmed, "error.emailAlreadyConfirmed") }
+        let token = Secrets.token()
+        return try await verification.issue(.init(
+            purpose: .emailConfirmation, destination: email, accountID: accountID,
+            secretHash: Secrets.sha256Hex(token), ttl: limits.confirmationLinkTTL,
+            message: composer.confirmationMail(to: email, token: token, linkTTL: limits.confirmationLinkTTL, language: account.language),
+            ip: origin.ip
+        ))
+    }
+
+    enum ConfirmationOutcome: Sendable, Equatable {
+        case confirmed(email: String)
+        case alreadyConfirmed
+        case invalid
+    }
+
+    /// Follows a confirmation link. Single use; a link for an address the account no longer
+    /// shows is invalid.
+    func confirmEmail(token: String) async throws -> ConfirmationOutcome {
+        guard !token.isEmpty, token.utf8.count <= 128 else { return .invalid }
+        let now = clock.now()
+        let db = database.db
+        guard let row = try await VerificationCodeModel.query(on: db)
+            .filter(\.$secretHash == Secrets.sha256Hex(token))
+            .filter(\.$purpose == VerificationPurpose.emailConfirmation.rawValue)
+            .first(),
+            let accountID = row.accountID,
+            let account = try await AccountModel.find(accountID, on: db)
+        else { return .invalid }
+        if row.consumedAt != nil {
+            return account.email == row.destination && account.isEmailConfirmed ? .alreadyConfirmed : .invalid
+        }
+        guard row.expiresAt > now else { return .invalid }
+        if row.destination == account.pendingEmail {
+            account.email = row.destination
+            account.pendingEmail = nil
+        } else if row.destination == account.email, account.pendingEmail == nil {
+            if account.emailConfirmedAt != nil { return .alreadyConfirmed }
+        } else {
+            return .invalid
+        }
+        account.emailConfirmedAt = now
+        account.updatedAt = now
+        do {
+            try await db.transaction { tx in
+                try await verification.consume(row, on: tx)
+                try await account.update(on: tx)
+            }
+        } catch where error.isConstraintViolation {
+            return .invalid   // another account confirmed this address first
+        } catch let error as GatehouseError where error.code == .invalidCode {
+            return .alreadyConfirmed
+        }
+        return .confirmed(email: row.destination)
+    }
+
+    // MARK: Password recovery
+
+    enum RecoveryChannel: Sendable { case sms, email }
+
+    /// Sends a temporary password. The old password keeps working until the temporary one is
+    /// used, so nobody can lock a stranger out by asking for a reset.
+    func restorePassword(identifier: String, channel: RecoveryChannel, origin: RequestOrigin) async throws {
+        guard let account = try await findAccount(identifier: identifier), let accountID = account.id else {
+            throw GatehouseError(.notFound, .accountNotFound, LocalizedText("error.accountNotFound"))
+        }
+        let destination: String
+        let kind: OutgoingMessage.Kind
+        switch channel {
+        case .sms:
+            guard let phone = account.phone else { throw GatehouseError.invalid(.noPhone, "error.noPhone") }
+            destination = phone
+            kind = .sms
+        case .email:
+            guard let email = account.email else { throw GatehouseError.invalid(.noEmail, "error.noEmail") }
+            // An unconfirmed address may be a typo or someone else's: never send a password there.
+            guard account.emailConfirmedAt != nil else { throw GatehouseError.invalid(.emailNotConfirmed, "error.emailNotConfirmed") }
+            destination = email
+            kind = .email
+        }
+        let password = passwordRules.generate()
+        let hash = try await hasher.hash(password)
+        try await verification.issue(.init(
+            purpose: .temporaryPassword, destination: destination, accountID: accountID,
+            secretHash: hash, ttl: limits.temporaryPasswordTTL,
+            message: composer.temporaryPassword(kind: kind, to: destination, password: password, ttl: limits.temporaryPasswordTTL, language: account.language),
+            ip: origin.ip
+        ))
+    }
+}

@@ -1,0 +1,48 @@
+import Hummingbird
+import Logging
+
+public typealias GatehouseApplication = Application<RouterResponder<GatehouseRequestContext>>
+
+/// Builds a runnable server from a configuration value. Migrations run before the server
+/// accepts connections when `runMigrationsOnStart` is set.
+public func buildApplication(
+    configuration: GatehouseConfiguration,
+    dependencies: GatehouseDependencies = .live,
+    logger: Logger? = nil
+) async throws -> GatehouseApplication {
+    var log = logger ?? Logger(label: "gatehouse")
+    if logger == nil { log.logLevel = configuration.logLevel }
+    let services = try GatehouseServices(configuration: configuration, dependencies: dependencies, logger: log)
+    return buildApplication(services: services)
+}
+
+func buildApplication(services: GatehouseServices) -> GatehouseApplication {
+    GatehouseMetrics.bootstrapOnce()
+    let configuration = services.configuration
+    let router = Router(context: GatehouseRequestContext.self)
+    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: MetricsMiddleware())
+    router.get("/") { _, _ in "Gatehouse" }
+    OperationsController(services: services).addRoutes(to: router)
+    PhoneAccountsController(services: services).addRoutes(to: router)
+    if configuration.environment == .development {
+        DevOutboxController(services: services).addRoutes(to: router)
+    }
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
+        services: [services.database, services.deliverer],
+        logger: services.logger
+    )
+    if configuration.runMigrationsOnStart {
+        app.beforeServerStarts {
+            try await services.database.migrate()
+        }
+    } else {
+        app.beforeServerStarts {
+            try await services.database.prepareEngine()
+            services.database.markReady()
+        }
+    }
+    return app
+}

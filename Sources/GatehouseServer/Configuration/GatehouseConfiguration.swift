@@ -1,0 +1,318 @@
+import Foundation
+import Logging
+
+/// Everything the server needs to start, as one value. `buildApplication(configuration:)`
+/// reads nothing else; tests build their own.
+public struct GatehouseConfiguration: Sendable {
+    public enum Environment: String, Sendable { case development, production }
+
+    public enum DatabaseLocation: Sendable, Equatable {
+        case sqlite(path: String)
+        case postgres(url: String, searchPath: String? = nil)
+    }
+
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    public var environment: Environment = .development
+    public var database: DatabaseLocation = .sqlite(path: "gatehouse.sqlite")
+    /// Base of links in mails, without a trailing slash.
+    public var publicURL: String = "http://127.0.0.1:8080"
+    /// PostgreSQL connections per event loop (SQLite always uses one connection).
+    public var databasePoolSize: Int = 4
+    public var runMigrationsOnStart: Bool = true
+    public var logLevel: Logger.Level = .info
+    /// Secret used to key the hashes of short one-time codes. Required in production.
+    public var secret: String = "gatehouse-development-secret-do-not-use-in-production"
+    /// Trust `X-Forwarded-For` from a load balancer for the client address.
+    public var trustForwardedFor: Bool = false
+    public var metricsEnabled: Bool = true
+
+    public var delivery = Delivery()
+    public var limits = Limits()
+    public var passwords = PasswordPolicy()
+    public var defaultCountryCode: String = "7"
+
+    public struct Delivery: Sendable {
+        public enum EmailChannel: String, Sendable { case dev, smtp }
+        public enum SMSChannel: String, Sendable { case dev, smsHTTP = "sms-http" }
+        public var emailChannel: EmailChannel = .dev
+        public var smsChannel: SMSChannel = .dev
+        public var emailFrom: String = "no-reply@gatehouse.local"
+        public var emailFromName: String = "Gatehouse"
+        public var smtp = SMTPSettings()
+        public var smsHTTP = SMSHTTPSettings()
+        /// How often the deliverer looks for due messages when nobody wakes it.
+        public var pollInterval: Duration = .seconds(1)
+        /// First retry delay; doubles per attempt up to `maxRetryDelay`.
+        public var retryBaseDelay: TimeInterval = 5
+        public var maxRetryDelay: TimeInterval = 600
+        public var maxAttempts: Int = 50
+        /// How long `POST /api/users/sms` waits to report a gateway's refusal.
+        public var firstAttemptWait: Duration = .seconds(3)
+        public init() {}
+    }
+
+    public struct SMTPSettings: Sendable {
+        public var host: String = "localhost"
+        public var port: Int = 587
+        public var security: String = "starttls"
+        public var username: String?
+        public var password: String?
+        public var caFile: String?
+        public var verifyCertificates: Bool = true
+        public var timeoutSeconds: Int = 30
+        public init() {}
+    }
+
+    public struct SMSHTTPSettings: Sendable {
+        public var url: String = ""
+        public var method: String = "POST"
+        /// Extra headers, `Name: value` pairs separated by newlines.
+        public var headers: [(String, String)] = []
+        public var contentType: String = "application/json"
+        /// Body with `{{to}}`, `{{text}}` and `{{code}}` placeholders, escaped for `contentType`.
+        public var bodyTemplate: String = #"{"to":"{{to}}","text":"{{text}}"}"#
+        public var timeoutSeconds: Int = 10
+        public init() {}
+    }
+
+    public struct Limits: Sendable {
+        public var codeLength: Int = 6
+        public var codeTTL: TimeInterval = 600
+        public var codeMaxAttempts: Int = 5
+        public var resendCooldown: TimeInterval = 60
+        public var smsPerPhonePerDay: Int = 5
+        public var emailsPerAddressPerDay: Int = 10
+        public var codeRequestsPerIP: Int = 30
+        public var codeRequestsPerIPWindow: TimeInterval = 300
+        public var loginFailuresPerAccount: Int = 10
+        public var loginFailuresPerIP: Int = 100
+        public var loginFailureWindow: TimeInterval = 900
+        public var sessionTTL: TimeInterval = 86_400
+        public var confirmationLinkTTL: TimeInterval = 86_400
+        public var temporaryPasswordTTL: TimeInterval = 3_600
+        public var maxBodyBytes: Int = 1_048_576
+        public var maxFieldLength: Int = 256
+        public init() {}
+    }
+
+    public struct PasswordPolicy: Sendable {
+        public var minLength: Int = 6
+        public var maxLength: Int = 72
+        public var requireDigit: Bool = true
+        public var requireSpecial: Bool = true
+        public var bcryptCost: Int = 10
+        public init() {}
+    }
+
+    public init() {}
+}
+
+/// A bad configuration value. Its description is the one line the server prints before it stops.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public var variable: String
+    public var problem: String
+    public var description: String { "configuration error: \(variable): \(problem)" }
+}
+
+extension GatehouseConfiguration {
+    /// Reads the configuration from environment variables; see the README's table.
+    public static func fromEnvironment(_ env: [String: String]) throws -> GatehouseConfiguration {
+        var c = GatehouseConfiguration()
+        var reader = EnvironmentReader(env: env)
+        c.host = try reader.string("GATEHOUSE_HOST", default: c.host, nonEmpty: true)
+        c.port = try reader.int("GATEHOUSE_PORT", default: c.port, range: 0...65535)
+        c.environment = try reader.choice("GATEHOUSE_ENV", default: c.environment)
+        let databaseURL = try reader.string("DATABASE_URL", default: "gatehouse.sqlite", nonEmpty: true)
+        c.database = try parseDatabaseURL(databaseURL)
+        c.publicURL = try reader.string("PUBLIC_URL", default: "http://\(c.host):\(c.port)", nonEmpty: true)
+        if c.publicURL.hasSuffix("/") { c.publicURL.removeLast() }
+        guard let url = URL(string: c.publicURL), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+            throw ConfigurationError(variable: "PUBLIC_URL", problem: "must be an http(s) URL such as https://id.example.com, got \"\(c.publicURL)\"")
+        }
+        c.databasePoolSize = try reader.int("GATEHOUSE_DB_POOL_SIZE", default: c.databasePoolSize, range: 1...100)
+        c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
+        c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
+        let secret = env["GATEHOUSE_SECRET"]
+        if let secret {
+            guard secret.utf8.count >= 32 else {
+                throw ConfigurationError(variable: "GATEHOUSE_SECRET", problem: "must be at least 32 characters")
+            }
+            c.secret = secret
+        } else if c.environment == .production {
+            throw ConfigurationError(variable: "GATEHOUSE_SECRET", problem: "is required in production (at least 32 random characters, the same on every instance)")
+        }
+        c.trustForwardedFor = try reader.bool("GATEHOUSE_TRUST_FORWARDED_FOR", default: false)
+        c.metricsEnabled = try reader.bool("GATEHOUSE_METRICS", default: true)
+        c.defaultCountryCode = try reader.string("GATEHOUSE_DEFAULT_COUNTRY_CODE", default: c.defaultCountryCode, nonEmpty: true)
+        guard c.defaultCountryCode.count <= 3, c.defaultCountryCode.allSatisfy(\.isASCIIDigit) else {
+            throw ConfigurationError(variable: "GATEHOUSE_DEFAULT_COUNTRY_CODE", problem: "must be 1-3 digits, e.g. 7")
+        }
+
+        // Delivery
+        c.delivery.emailChannel = try reader.choice("GATEHOUSE_EMAIL_CHANNEL", default: c.delivery.emailChannel)
+        c.delivery.smsChannel = try reader.choice("GATEHOUSE_SMS_CHANNEL", default: c.delivery.smsChannel)
+        c.delivery.emailFrom = try reader.string("GATEHOUSE_EMAIL_FROM", default: c.delivery.emailFrom, nonEmpty: true)
+        guard EmailAddress.isValid(c.delivery.emailFrom) else {
+            throw ConfigurationError(variable: "GATEHOUSE_EMAIL_FROM", problem: "must be an email address")
+        }
+        c.delivery.emailFromName = try reader.string("GATEHOUSE_EMAIL_FROM_NAME", default: c.delivery.emailFromName)
+        c.delivery.retryBaseDelay = try reader.seconds("GATEHOUSE_DELIVERY_RETRY_BASE_SECONDS", default: c.delivery.retryBaseDelay, range: 0.01...3600)
+        c.delivery.maxRetryDelay = try reader.seconds("GATEHOUSE_DELIVERY_RETRY_MAX_SECONDS", default: c.delivery.maxRetryDelay, range: 1...86_400)
+        c.delivery.maxAttempts = try reader.int("GATEHOUSE_DELIVERY_MAX_ATTEMPTS", default: c.delivery.maxAttempts, range: 1...1000)
+        let poll = try reader.seconds("GATEHOUSE_DELIVERY_POLL_SECONDS", default: 1, range: 0.05...60)
+        c.delivery.pollInterval = .milliseconds(Int(poll * 1000))
+        let wait = try reader.seconds("GATEHOUSE_DELIVERY_WAIT_SECONDS", default: 3, range: 0...30)
+        c.delivery.firstAttemptWait = .milliseconds(Int(wait * 1000))
+
+        c.delivery.smtp.host = try reader.string("SMTP_HOST", default: c.delivery.smtp.host, nonEmpty: true)
+        c.delivery.smtp.port = try reader.int("SMTP_PORT", default: c.delivery.smtp.port, range: 1...65535)
+        c.delivery.smtp.security = try reader.string("SMTP_SECURITY", default: c.delivery.smtp.security)
+        guard ["none", "starttls", "tls"].contains(c.delivery.smtp.security) else {
+            throw ConfigurationError(variable: "SMTP_SECURITY", problem: "must be one of none, starttls, tls; got \"\(c.delivery.smtp.security)\"")
+        }
+        c.delivery.smtp.username = env["SMTP_USERNAME"].flatMap { $0.isEmpty ? nil : $0 }
+        c.delivery.smtp.password = env["SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        if (c.delivery.smtp.username == nil) != (c.delivery.smtp.password == nil) {
+            throw ConfigurationError(variable: c.delivery.smtp.username == nil ? "SMTP_USERNAME" : "SMTP_PASSWORD", problem: "SMTP_USERNAME and SMTP_PASSWORD must be set together")
+        }
+        c.delivery.smtp.caFile = env["SMTP_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        if let ca = c.delivery.smtp.caFile, !FileManager.default.isReadableFile(atPath: ca) {
+            throw ConfigurationError(variable: "SMTP_CA_FILE", problem: "cannot read \(ca)")
+        }
+        c.delivery.smtp.verifyCertificates = try reader.bool("SMTP_VERIFY_CERTIFICATES", default: true)
+        c.delivery.smtp.timeoutSeconds = try reader.int("SMTP_TIMEOUT_SECONDS", default: c.delivery.smtp.timeoutSeconds, range: 1...600)
+
+        c.delivery.smsHTTP.url = try reader.string("SMS_HTTP_URL", default: "")
+        if c.delivery.smsChannel == .smsHTTP {
+            guard let url = URL(string: c.delivery.smsHTTP.url), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ConfigurationError(variable: "SMS_HTTP_URL", problem: "must be an http(s) URL when GATEHOUSE_SMS_CHANNEL=sms-http")
+            }
+        }
+        c.delivery.smsHTTP.method = try reader.string("SMS_HTTP_METHOD", default: c.delivery.smsHTTP.method).uppercased()
+        guard ["POST", "PUT", "GET"].contains(c.delivery.smsHTTP.method) else {
+            throw ConfigurationError(variable: "SMS_HTTP_METHOD", problem: "must be POST, PUT or GET")
+        }
+        if let raw = env["SMS_HTTP_HEADERS"], !raw.isEmpty {
+            c.delivery.smsHTTP.headers = try raw.split(whereSeparator: \.isNewline).map { line in
+                guard let colon = line.firstIndex(of: ":") else {
+                    throw ConfigurationError(variable: "SMS_HTTP_HEADERS", problem: "each line must be \"Name: value\"")
+                }
+                let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                guard !name.isEmpty else { throw ConfigurationError(variable: "SMS_HTTP_HEADERS", problem: "empty header name") }
+                return (name, value)
+            }
+        }
+        c.delivery.smsHTTP.contentType = try reader.string("SMS_HTTP_CONTENT_TYPE", default: c.delivery.smsHTTP.contentType, nonEmpty: true)
+        c.delivery.smsHTTP.bodyTemplate = try reader.string("SMS_HTTP_BODY", default: c.delivery.smsHTTP.bodyTemplate)
+        c.delivery.smsHTTP.timeoutSeconds = try reader.int("SMS_HTTP_TIMEOUT_SECONDS", default: c.delivery.smsHTTP.timeoutSeconds, range: 1...120)
+
+        // Limits
+        var l = c.limits
+        l.codeLength = try reader.int("GATEHOUSE_CODE_LENGTH", default: l.codeLength, range: 4...10)
+        l.codeTTL = try reader.seconds("GATEHOUSE_CODE_TTL_SECONDS", default: l.codeTTL, range: 30...86_400)
+        l.codeMaxAttempts = try reader.int("GATEHOUSE_CODE_MAX_ATTEMPTS", default: l.codeMaxAttempts, range: 1...100)
+        l.resendCooldown = try reader.seconds("GATEHOUSE_CODE_RESEND_SECONDS", default: l.resendCooldown, range: 0...3600)
+        l.smsPerPhonePerDay = try reader.int("GATEHOUSE_SMS_PER_PHONE_PER_DAY", default: l.smsPerPhonePerDay, range: 1...1000)
+        l.emailsPerAddressPerDay = try reader.int("GATEHOUSE_EMAILS_PER_ADDRESS_PER_DAY", default: l.emailsPerAddressPerDay, range: 1...1000)
+        l.codeRequestsPerIP = try reader.int("GATEHOUSE_CODE_REQUESTS_PER_IP", default: l.codeRequestsPerIP, range: 1...100_000)
+        l.codeRequestsPerIPWindow = try reader.seconds("GATEHOUSE_CODE_REQUESTS_PER_IP_WINDOW_SECONDS", default: l.codeRequestsPerIPWindow, range: 1...86_400)
+        l.loginFailuresPerAccount = try reader.int("GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT", default: l.loginFailuresPerAccount, range: 1...10_000)
+        l.loginFailuresPerIP = try reader.int("GATEHOUSE_LOGIN_FAILURES_PER_IP", default: l.loginFailuresPerIP, range: 1...1_000_000)
+        l.loginFailureWindow = try reader.seconds("GATEHOUSE_LOGIN_FAILURE_WINDOW_SECONDS", default: l.loginFailureWindow, range: 1...86_400)
+        l.sessionTTL = try reader.seconds("GATEHOUSE_SESSION_TTL_SECONDS", default: l.sessionTTL, range: 60...86_400)
+        l.confirmationLinkTTL = try reader.seconds("GATEHOUSE_CONFIRM_LINK_TTL_SECONDS", default: l.confirmationLinkTTL, range: 60...2_592_000)
+        l.temporaryPasswordTTL = try reader.seconds("GATEHOUSE_TEMP_PASSWORD_TTL_SECONDS", default: l.temporaryPasswordTTL, range: 60...604_800)
+        l.maxBodyBytes = try reader.int("GATEHOUSE_MAX_BODY_BYTES", default: l.maxBodyBytes, range: 1024...104_857_600)
+        l.maxFieldLength = try reader.int("GATEHOUSE_MAX_FIELD_LENGTH", default: l.maxFieldLength, range: 16...65_536)
+        c.limits = l
+
+        var p = c.passwords
+        p.minLength = try reader.int("GATEHOUSE_PASSWORD_MIN_LENGTH", default: p.minLength, range: 4...72)
+        p.requireDigit = try reader.bool("GATEHOUSE_PASSWORD_REQUIRE_DIGIT", default: p.requireDigit)
+        p.requireSpecial = try reader.bool("GATEHOUSE_PASSWORD_REQUIRE_SPECIAL", default: p.requireSpecial)
+        p.bcryptCost = try reader.int("GATEHOUSE_BCRYPT_COST", default: p.bcryptCost, range: 4...16)
+        c.passwords = p
+        return c
+    }
+
+    static func parseDatabaseURL(_ raw: String) throws -> DatabaseLocation {
+        if raw.hasPrefix("postgres://") || raw.hasPrefix("postgresql://") {
+            guard let url = URL(string: raw), url.host != nil else {
+                throw ConfigurationError(variable: "DATABASE_URL", problem: "is not a valid postgres URL (postgres://user:password@host:5432/database)")
+            }
+            return .postgres(url: raw)
+        }
+        if raw.hasPrefix("sqlite://") {
+            let path = String(raw.dropFirst("sqlite://".count))
+            guard !path.isEmpty else { throw ConfigurationError(variable: "DATABASE_URL", problem: "sqlite:// needs a file path") }
+            return .sqlite(path: path)
+        }
+        if raw.contains("://") {
+            throw ConfigurationError(variable: "DATABASE_URL", problem: "unsupported scheme; use postgres://… or a SQLite file path")
+        }
+        return .sqlite(path: raw)
+    }
+}
+
+/// Reads typed values from an environment dictionary, turning a bad value into a
+/// `ConfigurationError` that names the variable.
+struct EnvironmentReader {
+    let env: [String: String]
+
+    func raw(_ name: String) -> String? {
+        guard let value = env[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        return value
+    }
+
+    func string(_ name: String, default value: String, nonEmpty: Bool = false) throws -> String {
+        guard let raw = env[name] else { return value }
+        if nonEmpty && raw.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ConfigurationError(variable: name, problem: "must not be empty")
+        }
+        return raw
+    }
+
+    func int(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let raw = raw(name) else { return value }
+        guard let number = Int(raw), range.contains(number) else {
+            throw ConfigurationError(variable: name, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound), got \"\(raw)\"")
+        }
+        return number
+    }
+
+    func seconds(_ name: String, default value: TimeInterval, range: ClosedRange<Double>) throws -> TimeInterval {
+        guard let raw = raw(name) else { return value }
+        guard let number = Double(raw), number.isFinite, range.contains(number) else {
+            throw ConfigurationError(variable: name, problem: "must be a number of seconds in \(range.lowerBound)...\(range.upperBound), got \"\(raw)\"")
+        }
+        return number
+    }
+
+    func bool(_ name: String, default value: Bool) throws -> Bool {
+        guard let raw = raw(name)?.lowercased() else { return value }
+        switch raw {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw ConfigurationError(variable: name, problem: "must be true or false, got \"\(raw)\"")
+        }
+    }
+
+    func choice<T: RawRepresentable>(_ name: String, default value: T) throws -> T where T.RawValue == String, T: CaseIterable {
+        guard let raw = raw(name) else { return value }
+        guard let parsed = T(rawValue: raw.lowercased()) ?? T(rawValue: raw) else {
+            let options = T.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(variable: name, problem: "must be one of \(options), got \"\(raw)\"")
+        }
+        return parsed
+    }
+}
+
+extension GatehouseConfiguration.Environment: CaseIterable {}
+extension GatehouseConfiguration.Delivery.EmailChannel: CaseIterable {}
+extension GatehouseConfiguration.Delivery.SMSChannel: CaseIterable {}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}

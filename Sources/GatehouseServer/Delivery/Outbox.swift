@@ -1,0 +1,92 @@
+import FluentKit
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A message to deliver, before it is written to the outbox.
+struct OutgoingMessage: Sendable {
+    enum Kind: String, Sendable { case sms, email }
+    var kind: Kind
+    var destination: String
+    var subject: String?
+    var body: String
+    /// The code or password the message carries, kept for the development outbox only.
+    var code: String?
+}
+
+/// Writes messages into the transactional outbox and wakes the deliverer.
+struct Outbox: Sendable {
+    let clock: GatehouseClock
+    let signal: OutboxSignal
+
+    /// Call inside the transaction that creates what the message announces.
+    @discardableResult
+    func enqueue(_ message: OutgoingMessage, on db: any Database) async throws -> UUID {
+        let now = clock.now()
+        let row = OutboxMessageModel()
+        row.id = OrderedID.make()
+        row.kind = message.kind.rawValue
+        row.destination = message.destination
+        row.subject = message.subject
+        row.body = message.body
+        row.code = message.code
+        row.status = OutboxMessageModel.Status.pending.rawValue
+        row.attempts = 0
+        row.nextAttemptAt = now
+        row.createdAt = now
+        try await row.create(on: db)
+        return row.id!
+    }
+}
+
+/// Wakes the deliverer after a commit so a code goes out at once rather than at the next poll.
+/// A wake with nobody waiting is remembered, so none is lost between two waits.
+final class OutboxSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var generation = 0
+    }
+    private let state = NIOLockedValueBox(State())
+
+    init() {}
+
+    func wake() {
+        let waiter = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
+            if let w = s.waiter {
+                s.waiter = nil
+                return w
+            }
+            s.pending = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next wake, or after `timeout`.
+    func wait(timeout: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let generation = state.withLockedValue { s -> Int? in
+                if s.pending {
+                    s.pending = false
+                    return nil
+                }
+                s.generation += 1
+                s.waiter = continuation
+                return s.generation
+            }
+            guard let generation else {
+                continuation.resume()
+                return
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                let waiter = self.state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
+                    guard s.generation == generation, let w = s.waiter else { return nil }
+                    s.waiter = nil
+                    return w
+                }
+                waiter?.resume()
+            }
+        }
+    }
+}

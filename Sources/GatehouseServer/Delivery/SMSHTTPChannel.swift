@@ -1,0 +1,79 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Sends SMS through any HTTP gateway: URL, method, headers and body template come from the
+/// configuration; `{{to}}`, `{{text}}` and `{{code}}` are replaced, escaped for the body's
+/// content type (JSON string escaping, form encoding, or as is) and percent-encoded in the URL.
+struct SMSHTTPChannel: DeliveryChannel {
+    let settings: GatehouseConfiguration.SMSHTTPSettings
+    let httpClient: HTTPClient
+    var name: String { "sms-http" }
+
+    func deliver(_ message: OutgoingMessage) async throws {
+        let values = ["to": message.destination, "text": message.body, "code": message.code ?? ""]
+        let url = Self.render(settings.url, values: values, escape: Self.percentEncode)
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: settings.method)
+        for (name, value) in settings.headers {
+            request.headers.add(name: name, value: value)
+        }
+        if settings.method != "GET" {
+            let escape: (String) -> String
+            if settings.contentType.lowercased().contains("json") {
+                escape = Self.jsonEscape
+            } else if settings.contentType.lowercased().contains("x-www-form-urlencoded") {
+                escape = Self.percentEncode
+            } else {
+                escape = { $0 }
+            }
+            let body = Self.render(settings.bodyTemplate, values: values, escape: escape)
+            request.headers.replaceOrAdd(name: "Content-Type", value: settings.contentType)
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await httpClient.execute(request, timeout: .seconds(Int64(settings.timeoutSeconds)))
+        } catch {
+            throw DeliveryError.transient("SMS gateway unreachable: \(error)")
+        }
+        let text = (try? await response.body.collect(upTo: 4096)).map { String(buffer: $0) } ?? ""
+        let summary = "SMS gateway answered \(response.status.code): \(text.prefix(300))"
+        switch response.status.code {
+        case 200..<300: return
+        case 408, 429, 500...: throw DeliveryError.transient(summary)
+        default: throw DeliveryError.permanent(summary)
+        }
+    }
+
+    static func render(_ template: String, values: [String: String], escape: (String) -> String) -> String {
+        var result = template
+        for (key, value) in values {
+            result = result.replacingOccurrences(of: "{{\(key)}}", with: escape(value))
+        }
+        return result
+    }
+
+    static func jsonEscape(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    static func percentEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

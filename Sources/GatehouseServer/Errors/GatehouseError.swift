@@ -1,0 +1,40 @@
+import GatehouseAPI
+
+/// The small set of errors the domain throws. Each surface maps them to its own wire form
+/// in one place (for `/api`: `PhoneAccountsErrorMiddleware`).
+struct GatehouseError: Error, Sendable, CustomStringConvertible {
+    enum Kind: Sendable, Equatable {
+        case invalidInput
+        case conflict
+        case unauthorized
+        case notFound
+        case rateLimited(retryAfterSeconds: Int)
+        case unavailable
+        case `internal`
+    }
+
+    var kind: Kind
+    var code: GatehouseErrorCode
+    var message: LocalizedText
+
+    init(_ kind: Kind, _ code: GatehouseErrorCode, _ message: LocalizedText) {
+        self.kind = kind
+        self.code = code
+        self.message = message
+    }
+
+    var description: String { "GatehouseError(\(code.rawValue))" }
+
+    static func invalid(_ code: GatehouseErrorCode, _ key: String, _ args: String...) -> GatehouseError {
+        GatehouseError(.invalidInput, code, LocalizedText(key, args))
+    }
+    static func conflict(_ code: GatehouseErrorCode, _ key: String, _ args: String...) -> GatehouseError {
+        GatehouseError(.conflict, code, LocalizedText(key, args))
+    }
+    static func rateLimited(_ code: GatehouseErrorCode, retryAfter: Double, _ key: String) -> GatehouseError {
+        let seconds = max(1, Int(retryAfter.rounded(.up)))
+        return GatehouseError(.rateLimited(retryAfterSeconds: seconds), code, LocalizedText(key, [String(seconds)]))
+    }
+    static let unauthorized = GatehouseError(.unauthorized, .unauthorized, LocalizedText("error.unauthorized"))
+    static let invalidCredentials = GatehouseError(.invalidInput, .invalidCredentials, LocalizedText("error.invalidCredentials"))
+}

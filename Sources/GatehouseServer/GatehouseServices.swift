@@ -1,0 +1,82 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Every service of one server instance, built once from the configuration and handed to the
+/// surfaces. Tests build it directly to reach the clock-driven parts (the outbox deliverer).
+final class GatehouseServices: Sendable {
+    let configuration: GatehouseConfiguration
+    let dependencies: GatehouseDependencies
+    let logger: Logger
+    let database: DatabaseProvider
+    let sessions: SessionService
+    let verification: VerificationService
+    let accounts: AccountService
+    let outbox: Outbox
+    let deliverer: OutboxDeliverer
+    let rateLimiter: RateLimiter
+
+    init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
+        self.configuration = configuration
+        self.dependencies = dependencies
+        self.logger = logger
+        let clock = dependencies.clock
+        let threadPool = NIOThreadPool.singleton
+        let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize, threadPool: threadPool, logger: logger)
+        self.database = database
+        let secrets = Secrets(serverSecret: configuration.secret)
+        let rateLimiter = RateLimiter(database: database, clock: clock)
+        self.rateLimiter = rateLimiter
+        let signal = OutboxSignal()
+        let outbox = Outbox(clock: clock, signal: signal)
+        self.outbox = outbox
+        let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL)
+        self.sessions = sessions
+        let verification = VerificationService(
+            database: database, clock: clock, limits: configuration.limits, secrets: secrets, outbox: outbox, rateLimiter: rateLimiter
+        )
+        self.verification = verification
+        self.accounts = AccountService(
+            database: database, clock: clock, configuration: configuration,
+            hasher: PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: threadPool),
+            passwordRules: PasswordRules(policy: configuration.passwords),
+            sessions: sessions, verification: verification, outbox: outbox,
+            composer: MessageComposer(publicURL: configuration.publicURL),
+            secrets: secrets, rateLimiter: rateLimiter
+        )
+
+        let dev = DevDeliveryChannel(logger: logger)
+        let smsChannel: any DeliveryChannel
+        switch configuration.delivery.smsChannel {
+        case .dev: smsChannel = dev
+        case .smsHTTP: smsChannel = SMSHTTPChannel(settings: configuration.delivery.smsHTTP, httpClient: HTTPClient.shared)
+        }
+        let emailChannel: any DeliveryChannel
+        switch configuration.delivery.emailChannel {
+        case .dev: emailChannel = dev
+        case .smtp:
+            let smtp = configuration.delivery.smtp
+            let client = SMTPClient(
+                configuration: SMTPConfiguration(
+                    host: smtp.host, port: smtp.port, security: SMTPConfiguration.Security(rawValue: smtp.security) ?? .startTLS,
+                    username: smtp.username, password: smtp.password, heloName: URL(string: configuration.publicURL)?.host ?? "localhost",
+                    timeout: .seconds(Int64(smtp.timeoutSeconds)), caCertificatePath: smtp.caFile,
+                    verifyCertificates: smtp.verifyCertificates, allowInsecureAuth: false
+                ),
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger
+            )
+            emailChannel = SMTPEmailChannel(client: client, from: configuration.delivery.emailFrom, fromName: configuration.delivery.emailFromName)
+        }
+        self.deliverer = OutboxDeliverer(
+            database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
+            smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
+            maintenance: { [sessions, verification, rateLimiter] in
+                try await sessions.purgeExpired()
+                try await verification.purgeExpired()
+                try await rateLimiter.purgeExpired()
+            }
+        )
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import GatehouseAPI
+import Hummingbird
+import MultipartKit
+import NIOCore
+
+/// Request parameters as the phone-accounts spec's clients send them: an
+/// `application/x-www-form-urlencoded` body, a `multipart/form-data` body (the web client's
+/// FormData), a flat JSON object, and the query string. Names match case-insensitively
+/// (`FirstName` = `firstname`); a body value wins over a query value.
+struct FormParameters: Sendable {
+    private(set) var values: [String: String] = [:]
+    let maxFieldLength: Int
+
+    init(values: [String: String] = [:], maxFieldLength: Int) {
+        self.maxFieldLength = maxFieldLength
+        for (k, v) in values { self.values[k.lowercased()] = v }
+    }
+
+    static func read(_ request: Request, maxBodyBytes: Int, maxFieldLength: Int) async throws -> FormParameters {
+        var form = FormParameters(maxFieldLength: maxFieldLength)
+        for (name, value) in request.uri.queryParameters {
+            form.setIfAbsent(String(name), String(value))
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+            throw GatehouseError.invalid(.bodyTooLarge, "error.bodyTooLarge", String(maxBodyBytes))
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxBodyBytes)
+        } catch {
+            throw GatehouseError.invalid(.bodyTooLarge, "error.bodyTooLarge", String(maxBodyBytes))
+        }
+        guard buffer.readableBytes > 0 else { return form }
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        var bodyValues: [(String, String)] = []
+        if contentType.hasPrefix("multipart/form-data") {
+            bodyValues = try parseMultipart(buffer, contentType: request.headers[.contentType] ?? "")
+        } else if contentType.hasPrefix("application/json") {
+            bodyValues = try parseJSON(buffer)
+        } else {
+            // The spec's clients send form bodies, sometimes without a content type.
+            guard let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes) else {
+                throw GatehouseError.invalid(.malformedBody, "error.malformedBody", "not UTF-8")
+            }
+            bodyValues = parseURLEncoded(text)
+        }
+        // Body wins over the query string.
+        for (name, value) in bodyValues.reversed() { form.values[name.lowercased()] = value }
+        return form
+    }
+
+    private mutating func setIfAbsent(_ name: String, _ value: String) {
+        let key = name.lowercased()
+        if values[key] == nil { values[key] = value }
+    }
+
+    static func parseURLEncoded(_ text: String) -> [(String, String)] {
+        text.split(separator: "&", omittingEmptySubsequences: true).compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let rawName = parts.first, !rawName.isEmpty else { return nil }
+            func decode(_ s: Substring) -> String {
+                let plusDecoded = s.replacingOccurrences(of: "+", with: " ")
+                return plusDecoded.removingPercentEncoding ?? plusDecoded
+            }
+            return (decode(rawName), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    static func parseMultipart(_ buffer: ByteBuffer, contentType: String) throws -> [(String, String)] {
+        guard let boundary = contentType.split(separator: ";").lazy
+            .map({ $0.trimmingCharacters(in: .whitespaces) })
+            .first(where: { $0.lowercased().hasPrefix("boundary=") })
+            .map({ String($0.dropFirst("boundary=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }),
+            !boundary.isEmpty
+        else {
+            throw GatehouseError.invalid(.malformedBody, "error.malformedBody", "multipart body without a boundary")
+        }
+        let parser = MultipartParser(boundary: boundary)
+        var parts: [(String, String)] = []
+        var currentName: String?
+        var currentBody = ByteBuffer()
+        var isFile = false
+        parser.onHeader = { name, value in
+            guard name.lowercased() == "content-disposition" else { return }
+            for item in value.split(separator: ";") {
+                let kv = item.trimmingCharacters(in: .whitespaces)
+                if kv.lowercased().hasPrefix("name=") {
+                    currentName = String(kv.dropFirst(5)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                } else if kv.lowercased().hasPrefix("filename=") {
+                    isFile = true
+                }
+            }
+        }
+        parser.onBody = { body in currentBody.writeBuffer(&body) }
+        parser.onPartComplete = {
+            if let name = currentName, !isFile {
+                parts.append((name, String(buffer: currentBody)))
+            }
+            currentName = nil
+            currentBody.clear()
+            isFile = false
+        }
+        do {
+            try parser.execute(buffer)
+        } catch {
+            throw GatehouseError.invalid(.malformedBody, "error.malformedBody", "invalid multipart/form-data")
+        }
+        return parts
+    }
+
+    static func parseJSON(_ buffer: ByteBuffer) throws -> [(String, String)] {
+        guard let object = try? JSONDecoder().decode([String: JSONScalar].self, from: Data(buffer.readableBytesView)) else {
+            throw GatehouseError.invalid(.malformedBody, "error.malformedBody", "expected a flat JSON object")
+        }
+        return object.compactMap { key, value in value.text.map { (key, $0) } }
+    }
+
+    /// A JSON value a form field can hold.
+    private enum JSONScalar: Decodable {
+        case text(String?)
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() { self = .text(nil) }
+            else if let b = try? c.decode(Bool.self) { self = .text(b ? "true" : "false") }
+            else if let i = try? c.decode(Int64.self) { self = .text(String(i)) }
+            else if let d = try? c.decode(Double.self) { self = .text(String(d)) }
+            else { self = .text(try c.decode(String.self)) }
+        }
+        var text: String? { if case .text(let t) = self { return t }; return nil }
+    }
+
+    // MARK: Reading values
+
+    /// The value of a parameter under any of `names`, checked against the field length limit.
+    func string(_ names: String...) throws -> String? {
+        for name in names {
+            if let value = values[name.lowercased()] {
+                guard value.count <= maxFieldLength else {
+                    throw GatehouseError.invalid(.fieldTooLong, "error.fieldTooLong", name, String(maxFieldLength))
+                }
+                return value
+            }
+        }
+        return nil
+    }
+
+    /// Like `string`, but an empty or blank value counts as absent.
+    func nonEmpty(_ names: String...) throws -> String? {
+        for name in names {
+            if let value = try string(name), !value.trimmingCharacters(in: .whitespaces).isEmpty {
+                return value
+            }
+        }
+        return nil
+    }
+
+    func required(_ name: String) throws -> String {
+        guard let value = try nonEmpty(name) else {
+            throw GatehouseError.invalid(.missingParameter, "error.missingParameter", name)
+        }
+        return value
+    }
+
+    func bool(_ name: String) throws -> Bool? {
+        guard let raw = try string(name)?.trimmingCharacters(in: .whitespaces).lowercased(), !raw.isEmpty else { return nil }
+        switch raw {
+        case "true", "1", "on", "yes": return true
+        case "false", "0", "off", "no": return false
+        default: throw GatehouseError.invalid(.invalidParameter, "error.invalidBool", name)
+        }
+    }
+
+    func date(_ name: String) throws -> Date?? {
+        guard let raw = try string(name) else { return nil }
+        if raw.trimmingCharacters(in: .whitespaces).isEmpty { return .some(nil) }
+        guard let date = WireDates.parseFlexible(raw) else {
+            throw GatehouseError.invalid(.invalidDate, "error.invalidDate", String(raw.prefix(40)))
+        }
+        return .some(date)
+    }
+}
+

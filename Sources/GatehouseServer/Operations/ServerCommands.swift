@@ -1,0 +1,53 @@
+import Foundation
+import GatehouseAPI
+import Logging
+
+/// What the `gatehouse` executable does, kept in the library so it is tested like the rest.
+public enum ServerCommands {
+    /// Runs migrations and exits.
+    public static func migrate(configuration: GatehouseConfiguration) async throws {
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = configuration.logLevel
+        let services = try GatehouseServices(configuration: configuration, logger: logger)
+        do {
+            try await services.database.migrate()
+        } catch {
+            await services.database.shutdown()
+            throw error
+        }
+        await services.database.shutdown()
+    }
+
+    /// The newest outbox messages, oldest of them first, as lines for a terminal.
+    public static func outbox(configuration: GatehouseConfiguration, to: String?, last: Int) async throws -> [DevOutboxMessage] {
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = .warning
+        let services = try GatehouseServices(configuration: configuration, logger: logger)
+        do {
+            try await services.database.prepareEngine()
+            let messages = try await OutboxQuery.recent(database: services.database, to: to, limit: last)
+            await services.database.shutdown()
+            return messages
+        } catch {
+            await services.database.shutdown()
+            throw error
+        }
+    }
+
+    /// The lines `gatehouse serve` prints once it listens.
+    public static func banner(configuration: GatehouseConfiguration, port: Int) -> [String] {
+        var lines = ["Gatehouse listening on http://\(configuration.host):\(port) (\(configuration.environment.rawValue))"]
+        switch configuration.database {
+        case .sqlite(let path): lines.append("database: SQLite file \(path)")
+        case .postgres: lines.append("database: PostgreSQL")
+        }
+        if configuration.delivery.smsChannel == .dev || configuration.delivery.emailChannel == .dev {
+            var where_ = ["`gatehouse outbox --to +79123456789`"]
+            if configuration.environment == .development {
+                where_.append("http://\(configuration.host):\(port)/dev/outbox?to=+79123456789")
+            }
+            lines.append("dev delivery: codes and mails stay in the outbox; read them with " + where_.joined(separator: " or "))
+        }
+        return lines
+    }
+}

@@ -1,0 +1,101 @@
+import FluentKit
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresKit
+import ServiceLifecycle
+import SQLKit
+
+/// Owns the Fluent `Databases` for one engine and hands out `Database` handles.
+///
+/// SQLite runs on a single event loop, so there is exactly one connection: writers are
+/// serialised in process (no SQLITE_BUSY) and WAL lets `gatehouse outbox` read meanwhile.
+/// PostgreSQL gets a pool on every loop.
+final class DatabaseProvider: Service, @unchecked Sendable {
+    let databases: Databases
+    let logger: Logger
+    let isPostgres: Bool
+    private let eventLoopGroup: any EventLoopGroup
+    private let ownedGroup: MultiThreadedEventLoopGroup?
+    private let readyFlag = ManagedAtomicFlag()
+
+    init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, threadPool: NIOThreadPool, logger: Logger) throws {
+        self.logger = logger
+        switch location {
+        case .sqlite(let path):
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            self.ownedGroup = group
+            self.eventLoopGroup = group
+            self.isPostgres = false
+            self.databases = Databases(threadPool: threadPool, on: group)
+            databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
+        case .postgres(let url, let searchPath):
+            self.ownedGroup = nil
+            self.eventLoopGroup = MultiThreadedEventLoopGroup.singleton
+            self.isPostgres = true
+            var configuration = try SQLPostgresConfiguration(url: url)
+            if let searchPath { configuration.searchPath = [searchPath] }
+            self.databases = Databases(threadPool: threadPool, on: MultiThreadedEventLoopGroup.singleton)
+            databases.use(
+                .postgres(configuration: configuration, maxConnectionsPerEventLoop: poolSize, connectionPoolTimeout: .seconds(10), sqlLogLevel: .trace),
+                as: .psql
+            )
+        }
+    }
+
+    /// A database handle. Cheap: it borrows a pooled connection per query.
+    var db: any Database {
+        databases.database(logger: logger, on: eventLoopGroup.any())!
+    }
+
+    var sql: any SQLDatabase { db as! any SQLDatabase }
+
+    /// Prepares the engine (SQLite: WAL, busy timeout) and runs pending migrations.
+    func migrate() async throws {
+        try await prepareEngine()
+        let migrations = Migrations()
+        migrations.add(GatehouseMigrations.all)
+        let migrator = Migrator(databases: databases, migrations: migrations, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .info)
+        try await migrator.setupIfNeeded().get()
+        try await migrator.prepareBatch().get()
+        readyFlag.set()
+    }
+
+    /// Background services wait for this so they never query a schema that is not there yet.
+    func waitUntilReady() async {
+        while !readyFlag.isSet && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func prepareEngine() async throws {
+        if !isPostgres {
+            try await sql.raw("PRAGMA journal_mode=WAL").run()
+            try await sql.raw("PRAGMA busy_timeout=5000").run()
+            try await sql.raw("PRAGMA synchronous=NORMAL").run()
+        }
+    }
+
+    /// For servers started without migrations (`GATEHOUSE_AUTO_MIGRATE=false`).
+    func markReady() { readyFlag.set() }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    func shutdown() async {
+        await databases.shutdownAsync()
+        try? await ownedGroup?.shutdownGracefully()
+    }
+}
+
+extension Error {
+    /// A unique or foreign-key constraint refused the write (both engines).
+    var isConstraintViolation: Bool {
+        if let error = self as? any DatabaseError { return error.isConstraintFailure }
+        return false
+    }
+}

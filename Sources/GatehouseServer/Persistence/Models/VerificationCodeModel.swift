@@ -1,0 +1,33 @@
+import FluentKit
+import Foundation
+
+/// A one-time secret sent to a destination: an SMS/email code, a confirmation link token or a
+/// temporary password. Only its hash is stored (`Secrets`, or bcrypt for temporary passwords).
+final class VerificationCodeModel: Model, @unchecked Sendable {
+    static let schema = "verification_codes"
+
+    @ID(key: .id) var id: UUID?
+    @Field(key: "purpose") var purpose: String
+    @Field(key: "destination") var destination: String
+    @OptionalField(key: "account_id") var accountID: UUID?
+    @Field(key: "secret_hash") var secretHash: String
+    @Field(key: "attempts") var attempts: Int
+    @Field(key: "max_attempts") var maxAttempts: Int
+    @Field(key: "created_at") var createdAt: Date
+    @Field(key: "expires_at") var expiresAt: Date
+    @OptionalField(key: "consumed_at") var consumedAt: Date?
+    @OptionalField(key: "ip") var ip: String?
+
+    init() {}
+}
+
+/// What a verification secret is for; stored as its raw value.
+enum VerificationPurpose: String, Sendable, CaseIterable {
+    case phoneSignup = "phone_signup"
+    case emailSignup = "email_signup"
+    case emailConfirmation = "email_confirmation"
+    case passwordReset = "password_reset"
+    case temporaryPassword = "temporary_password"
+    case emailChange = "email_change"
+    case phoneVerification = "phone_verification"
+}

@@ -1,0 +1,64 @@
+import Foundation
+import SQLKit
+
+/// Fixed-window counters in the database, so every instance behind a load balancer sees the
+/// same budget (DESIGN.md §2: nothing shared lives only in process memory).
+struct RateLimiter: Sendable {
+    let database: DatabaseProvider
+    let clock: GatehouseClock
+
+    struct Window: Sendable {
+        var bucket: String
+        var expiresEpoch: Int64
+        var retryAfter: TimeInterval
+    }
+
+    func window(_ name: String, key: String, length: TimeInterval) -> Window {
+        let now = clock.now().timeIntervalSince1970
+        let length = max(1, length)
+        let index = Int64((now / length).rounded(.down))
+        let end = Double(index + 1) * length
+        return Window(bucket: "\(name):\(key):\(index)", expiresEpoch: Int64(end.rounded(.up)), retryAfter: end - now)
+    }
+
+    /// Counts one hit and throws `rateLimited` when the budget of `limit` is already spent.
+    func hit(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited") async throws {
+        let w = window(name, key: key, length: length)
+        let hits = try await database.sql.raw("""
+            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES (\(bind: w.bucket), 1, \(bind: w.expiresEpoch))
+            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + 1
+            RETURNING hits
+            """).first(decodingColumn: "hits", as: Int.self) ?? 1
+        if hits > limit {
+            throw GatehouseError.rateLimited(.rateLimited, retryAfter: w.retryAfter, messageKey)
+        }
+    }
+
+    /// Throws `rateLimited` when `limit` hits were already counted, without counting one.
+    func check(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited") async throws {
+        let w = window(name, key: key, length: length)
+        let hits = try await database.sql.raw("SELECT hits FROM rate_limit_counters WHERE bucket = \(bind: w.bucket)")
+            .first(decodingColumn: "hits", as: Int.self) ?? 0
+        if hits >= limit {
+            throw GatehouseError.rateLimited(.rateLimited, retryAfter: w.retryAfter, messageKey)
+        }
+    }
+
+    func record(_ name: String, key: String, window length: TimeInterval) async throws {
+        let w = window(name, key: key, length: length)
+        try await database.sql.raw("""
+            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES (\(bind: w.bucket), 1, \(bind: w.expiresEpoch))
+            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + 1
+            """).run()
+    }
+
+    func reset(_ name: String, key: String, window length: TimeInterval) async throws {
+        let w = window(name, key: key, length: length)
+        try await database.sql.raw("DELETE FROM rate_limit_counters WHERE bucket = \(bind: w.bucket)").run()
+    }
+
+    func purgeExpired() async throws {
+        let now = Int64(clock.now().timeIntervalSince1970)
+        try await database.sql.raw("DELETE FROM rate_limit_counters WHERE expires_epoch < \(bind: now)").run()
+    }
+}

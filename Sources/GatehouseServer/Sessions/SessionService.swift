@@ -1,0 +1,70 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// A session as the surfaces see it after authentication.
+struct AuthenticatedSession: Sendable {
+    var id: UUID
+    var accountID: UUID
+    var expiresAt: Date
+}
+
+/// A freshly issued session: the only moment the token exists in clear.
+struct IssuedSession: Sendable {
+    var token: String
+    var id: UUID
+    var accountID: UUID
+    var expiresAt: Date
+}
+
+/// One session table for every surface (REST bearer tokens, the WebSocket gateway's token).
+struct SessionService: Sendable {
+    let database: DatabaseProvider
+    let clock: GatehouseClock
+    let ttl: TimeInterval
+    /// `last_used_at` is written at most this often per session, keeping the hot read path read-only.
+    let lastUsedResolution: TimeInterval = 60
+
+    func create(accountID: UUID, device: String?, ip: String?, on db: (any Database)? = nil) async throws -> IssuedSession {
+        let token = Secrets.token()
+        let now = clock.now()
+        let session = SessionModel(
+            accountID: accountID, tokenHash: Secrets.sha256Hex(token), now: now,
+            expiresAt: now.addingTimeInterval(ttl), device: device.map { String($0.prefix(200)) }, ip: ip
+        )
+        try await session.create(on: db ?? database.db)
+        return IssuedSession(token: token, id: session.id!, accountID: accountID, expiresAt: session.expiresAt)
+    }
+
+    /// The session for a bearer token, or nil when it is unknown, revoked or expired.
+    /// One indexed lookup by the token's hash.
+    func authenticate(token: String) async throws -> AuthenticatedSession? {
+        guard !token.isEmpty, token.utf8.count <= 512 else { return nil }
+        let now = clock.now()
+        guard let session = try await SessionModel.query(on: database.db)
+            .filter(\.$tokenHash == Secrets.sha256Hex(token))
+            .first(),
+            session.expiresAt > now
+        else { return nil }
+        if now.timeIntervalSince(session.lastUsedAt) > lastUsedResolution {
+            session.lastUsedAt = now
+            try await session.update(on: database.db)
+        }
+        return AuthenticatedSession(id: session.id!, accountID: session.accountID, expiresAt: session.expiresAt)
+    }
+
+    func revoke(sessionID: UUID) async throws {
+        try await SessionModel.query(on: database.db).filter(\.$id == sessionID).delete()
+    }
+
+    /// Ends every session of the account except `keeping`.
+    func revokeAll(accountID: UUID, keeping: UUID? = nil, on db: (any Database)? = nil) async throws {
+        var query = SessionModel.query(on: db ?? database.db).filter(\.$accountID == accountID)
+        if let keeping { query = query.filter(\.$id != keeping) }
+        try await query.delete()
+    }
+
+    func purgeExpired() async throws {
+        try await SessionModel.query(on: database.db).filter(\.$expiresAt < clock.now()).delete()
+    }
+}

@@ -1,0 +1,28 @@
+import Hummingbird
+import Prometheus
+
+/// Health and Prometheus metrics for operators and load balancers.
+struct OperationsController: Sendable {
+    let services: GatehouseServices
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get("/health") { _, _ -> Response in
+            // Ready only when the database answers: a load balancer should not send traffic otherwise.
+            do {
+                try await services.database.sql.raw("SELECT 1").run()
+                return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok")))
+            } catch {
+                return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "database unavailable")))
+            }
+        }
+        if services.configuration.metricsEnabled {
+            router.get("/metrics") { _, _ -> Response in
+                Response(
+                    status: .ok,
+                    headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: GatehouseMetrics.registry.emitToBuffer()))
+                )
+            }
+        }
+    }
+}

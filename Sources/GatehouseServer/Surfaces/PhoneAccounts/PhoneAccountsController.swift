@@ -1,0 +1,166 @@
+import Foundation
+import GatehouseAPI
+import Hummingbird
+
+/// The phone-first REST API of `specs/phone-accounts.md`. Translates form parameters to
+/// `AccountService` calls and domain values to the spec's answers; nothing else.
+struct PhoneAccountsController: Sendable {
+    let services: GatehouseServices
+
+    var accounts: AccountService { services.accounts }
+    var configuration: GatehouseConfiguration { services.configuration }
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        let api = router.group()
+            .add(middleware: PhoneAccountsErrorMiddleware())
+            .add(middleware: BearerSessionMiddleware(sessions: services.sessions))
+        typealias P = PhoneAccountsAPI.Path
+        api.post(RouterPath(P.sendSMS), use: sendSMS)
+        api.post(RouterPath(P.register), use: register)
+        api.post(RouterPath(P.login), use: login)
+        api.post(RouterPath(P.logout), use: logout)
+        api.get(RouterPath(P.user), use: user)
+        api.post(RouterPath(P.change), use: change)
+        api.post(RouterPath(P.sendConfirm), use: sendConfirm)
+        api.get(RouterPath(P.confirm), use: confirm)
+        api.post(RouterPath(P.restore), use: restore)
+    }
+
+    // MARK: Helpers
+
+    private func form(_ request: Request) async throws -> FormParameters {
+        try await FormParameters.read(request, maxBodyBytes: configuration.limits.maxBodyBytes, maxFieldLength: configuration.limits.maxFieldLength)
+    }
+
+    private func origin(_ request: Request, _ context: GatehouseRequestContext) -> RequestOrigin {
+        RequestOrigin(
+            ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+            language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru),
+            device: request.headers[.userAgent]
+        )
+    }
+
+    private func json(_ value: some Encodable) throws -> Response {
+        try JSONResponse.make(value)
+    }
+
+    // MARK: Routes
+
+    @Sendable func sendSMS(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await form(request)
+        let issued = try await accounts.requestPhoneSignupCode(phone: try form.required(PhoneAccountsAPI.Parameter.phone), origin: origin(request, context))
+        // The spec answers 400 with the gateway's text when the SMS is refused: give the first
+        // delivery attempt a moment, and report a hard refusal.
+        try await services.deliverer.awaitFirstAttempt(messageID: issued.messageID)
+        return Response(status: .ok)
+    }
+
+    @Sendable func register(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await form(request)
+        typealias K = PhoneAccountsAPI.Parameter
+        let input = AccountService.PhoneRegistration(
+            phone: try form.required(K.phone),
+            code: try form.required(K.code),
+            login: try form.nonEmpty(K.login),
+            password: try form.nonEmpty(K.password),
+            firstName: try form.nonEmpty(K.name, K.firstName),
+            lastName: try form.nonEmpty(K.lastName),
+            middleName: try form.nonEmpty(K.surname),
+            email: try form.nonEmpty(K.email),
+            birthday: try form.date(K.birthday) ?? nil
+        )
+        let registered = try await accounts.registerWithPhone(input, origin: origin(request, context))
+        let account = registered.account
+        return try json(PhoneRegisterResponse(login: account.username ?? account.phone!, password: registered.generatedPassword))
+    }
+
+    @Sendable func login(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await form(request)
+        let session = try await accounts.login(
+            identifier: try form.required(PhoneAccountsAPI.Parameter.login),
+            password: try form.required(PhoneAccountsAPI.Parameter.password),
+            origin: origin(request, context)
+        )
+        return try json(PhoneLoginResponse(token: session.token, expires: WireDates.iso8601String(from: session.expiresAt)))
+    }
+
+    @Sendable func logout(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let session = try context.requireSession()
+        try await services.sessions.revoke(sessionID: session.id)
+        return Response(status: .ok)
+    }
+
+    @Sendable func user(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let session = try context.requireSession()
+        return try json(try await accounts.account(id: session.accountID).phoneUser)
+    }
+
+    @Sendable func change(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let session = try context.requireSession()
+        let form = try await form(request)
+        typealias K = PhoneAccountsAPI.Parameter
+        if let phone = try form.nonEmpty(K.phone) {
+            let current = try await accounts.account(id: session.accountID).phone
+            if try accounts.normalizePhone(phone) != current {
+                throw GatehouseError.invalid(.phoneChangeNotAllowed, "error.phoneChange")
+            }
+        }
+        func optional(_ names: String...) throws -> String?? {
+            for name in names {
+                if let value = try form.string(name) {
+                    let trimmed = value.trimmingCharacters(in: .whitespaces)
+                    return .some(trimmed.isEmpty ? nil : trimmed)
+                }
+            }
+            return nil
+        }
+        var change = AccountService.ProfileChange()
+        change.firstName = try optional(K.name, K.firstName)
+        change.lastName = try optional(K.lastName)
+        change.middleName = try optional(K.surname, "surName")
+        change.fcmToken = try optional(K.fcm)
+        change.birthday = try form.date(K.birthday)
+        change.email = try form.string(K.email)
+        let account = try await accounts.updateProfile(accountID: session.accountID, change: change, origin: origin(request, context))
+        return try json(account.phoneUser)
+    }
+
+    @Sendable func sendConfirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let session = try context.requireSession()
+        try await accounts.sendEmailConfirmation(accountID: session.accountID, origin: origin(request, context))
+        return try json("ok")
+    }
+
+    @Sendable func confirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let token = request.uri.queryParameters.get(PhoneAccountsAPI.Parameter.id) ?? ""
+        let outcome = try await accounts.confirmEmail(token: token)
+        let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru)
+        return ConfirmationPage.response(outcome: outcome, language: language)
+    }
+
+    @Sendable func restore(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await form(request)
+        typealias K = PhoneAccountsAPI.Parameter
+        guard let identifier = try form.nonEmpty(K.login) ?? form.nonEmpty(K.mail, K.email) ?? form.nonEmpty(K.phone) else {
+            throw GatehouseError.invalid(.missingParameter, "error.restoreNeedsIdentifier")
+        }
+        let viaSMS = try form.bool(K.sms) ?? false
+        try await accounts.restorePassword(identifier: identifier, channel: viaSMS ? .sms : .email, origin: origin(request, context))
+        return Response(status: .ok)
+    }
+}
+
+/// Resolves a bearer token into `context.session`. A route that needs a session calls
+/// `context.requireSession()`; its surface decides how "unauthorized" looks on the wire.
+struct BearerSessionMiddleware: RouterMiddleware {
+    typealias Context = GatehouseRequestContext
+    let sessions: SessionService
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        if let token = request.bearerToken {
+            context.session = try await sessions.authenticate(token: token)
+        }
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,135 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// Issues and checks one-time secrets (codes, confirmation tokens, temporary passwords), with
+/// every sending limit in one place: resend cooldown, a daily budget per destination and a
+/// budget per client address. A secret and the message carrying it are written in one transaction.
+struct VerificationService: Sendable {
+    let database: DatabaseProvider
+    let clock: GatehouseClock
+    let limits: GatehouseConfiguration.Limits
+    let secrets: Secrets
+    let outbox: Outbox
+    let rateLimiter: RateLimiter
+
+    struct IssueRequest {
+        var purpose: VerificationPurpose
+        var destination: String
+        var accountID: UUID?
+        var secretHash: String
+        var ttl: TimeInterval
+        var message: OutgoingMessage
+        var ip: String?
+    }
+
+    struct Issued: Sendable {
+        var messageID: UUID
+        var expiresAt: Date
+        var resendAllowedAt: Date
+    }
+
+    /// Enforces the sending limits, supersedes earlier live secrets for the same purpose and
+    /// destination, then writes the secret and its message atomically.
+    @discardableResult
+    func issue(_ request: IssueRequest) async throws -> Issued {
+        let now = clock.now()
+        if let ip = request.ip {
+            try await rateLimiter.hit("send-ip", key: ip, limit: limits.codeRequestsPerIP, window: limits.codeRequestsPerIPWindow)
+        }
+        let db = database.db
+        if limits.resendCooldown > 0, let latest = try await VerificationCodeModel.query(on: db)
+            .filter(\.$destination == request.destination)
+            .filter(\.$purpose == request.purpose.rawValue)
+            .filter(\.$createdAt > now.addingTimeInterval(-limits.resendCooldown))
+            .sort(\.$createdAt, .descending)
+            .first() {
+            let wait = latest.createdAt.addingTimeInterval(limits.resendCooldown).timeIntervalSince(now)
+            throw GatehouseError.rateLimited(.resendTooSoon, retryAfter: wait, "error.resendTooSoon")
+        }
+        let dailyLimit = request.message.kind == .sms ? limits.smsPerPhonePerDay : limits.emailsPerAddressPerDay
+        let sentToday = try await VerificationCodeModel.query(on: db)
+            .filter(\.$destination == request.destination)
+            .filter(\.$createdAt > now.addingTimeInterval(-86_400))
+            .sort(\.$createdAt, .ascending)
+            .all()
+        if sentToday.count >= dailyLimit {
+            let wait = sentToday[sentToday.count - dailyLimit].createdAt.addingTimeInterval(86_400).timeIntervalSince(now)
+            throw GatehouseError.rateLimited(.rateLimited, retryAfter: wait, "error.dailyLimit")
+        }
+
+        let code = VerificationCodeModel()
+        code.id = OrderedID.make()
+        code.purpose = request.purpose.rawValue
+        code.destination = request.destination
+        code.accountID = request.accountID
+        code.secretHash = request.secretHash
+        code.attempts = 0
+        code.maxAttempts = limits.codeMaxAttempts
+        code.createdAt = now
+        code.expiresAt = now.addingTimeInterval(request.ttl)
+        code.ip = request.ip
+        let messageID = try await db.transaction { tx in
+            // Only the newest secret works: a resend kills the one before.
+            try await VerificationCodeModel.query(on: tx)
+                .filter(\.$destination == request.destination)
+                .filter(\.$purpose == request.purpose.rawValue)
+                .filter(\.$consumedAt == nil)
+                .filter(\.$expiresAt > now)
+                .set(\.$expiresAt, to: now)
+                .update()
+            try await code.create(on: tx)
+            return try await outbox.enqueue(request.message, on: tx)
+        }
+        outbox.signal.wake()
+        return Issued(messageID: messageID, expiresAt: code.expiresAt, resendAllowedAt: now.addingTimeInterval(limits.resendCooldown))
+    }
+
+    /// Checks a numeric code for (purpose, destination). A wrong code counts an attempt; at the
+    /// limit the code dies. Returns the live code row; the caller consumes it with `consume`.
+    func check(code: String, purpose: VerificationPurpose, destination: String) async throws -> VerificationCodeModel {
+        let now = clock.now()
+        guard let row = try await VerificationCodeModel.query(on: database.db)
+            .filter(\.$destination == destination)
+            .filter(\.$purpose == purpose.rawValue)
+            .filter(\.$consumedAt == nil)
+            .sort(\.$createdAt, .descending)
+            .sort(\.$id, .descending)
+            .first()
+        else {
+            throw GatehouseError.invalid(.invalidCode, "error.invalidCode")
+        }
+        if row.attempts >= row.maxAttempts {
+            throw GatehouseError.invalid(.codeAttemptsExhausted, "error.codeAttemptsExhausted")
+        }
+        if row.expiresAt <= now {
+            throw GatehouseError.invalid(.codeExpired, "error.codeExpired")
+        }
+        let candidate = code.trimmingCharacters(in: .whitespaces)
+        let expected = secrets.codeHash(candidate, purpose: purpose.rawValue, destination: destination)
+        guard Secrets.constantTimeEquals(expected, row.secretHash) else {
+            let attempts = try await database.sql.raw("""
+                UPDATE verification_codes SET attempts = attempts + 1 WHERE id = \(bind: row.id!) RETURNING attempts
+                """).first(decodingColumn: "attempts", as: Int.self) ?? (row.attempts + 1)
+            if attempts >= row.maxAttempts {
+                throw GatehouseError.invalid(.codeAttemptsExhausted, "error.codeAttemptsExhausted")
+            }
+            throw GatehouseError.invalid(.invalidCode, "error.invalidCode")
+        }
+        return row
+    }
+
+    /// Marks a secret used, inside the caller's transaction. Throws if someone used it first.
+    func consume(_ row: VerificationCodeModel, on db: any Database) async throws {
+        let used = try await (db as! any SQLDatabase).raw("""
+            UPDATE verification_codes SET consumed_at = \(bind: clock.now()) WHERE id = \(bind: row.id!) AND consumed_at IS NULL RETURNING id
+            """).all()
+        guard !used.isEmpty else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
+    }
+
+    func purgeExpired() async throws {
+        // Keep a day of history: the daily budgets count it.
+        let cutoff = clock.now().addingTimeInterval(-2 * 86_400)
+        try await VerificationCodeModel.query(on: database.db).filter(\.$expiresAt < cutoff).delete()
+    }
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the whole test suite. SQLite always; PostgreSQL too when POSTGRES_URL is set
+# (e.g. postgres://postgres@127.0.0.1:55432/gatehouse_test). The SMTP tests talk to a real
+# SMTP server (aiosmtpd from PyPI), installed here when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -d /opt/swift/usr/bin ]; then export PATH=/opt/swift/usr/bin:$PATH; fi
+if ! python3 -c 'import aiosmtpd' 2>/dev/null; then
+  python3 -m pip install --quiet 'aiosmtpd>=1.4'
+fi
+swift build --build-tests
+swift test --skip-build "$@"
