@@ -31,7 +31,7 @@ func buildApplication(services: GatehouseServices) -> GatehouseApplication {
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
-        services: [services.database, services.deliverer],
+        services: [services.database, HTTPClientService(client: services.httpClient), services.deliverer],
         logger: services.logger
     )
     if configuration.runMigrationsOnStart {

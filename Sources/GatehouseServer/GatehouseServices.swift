@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import ServiceLifecycle
 
 /// Every service of one server instance, built once from the configuration and handed to the
 /// surfaces. Tests build it directly to reach the clock-driven parts (the outbox deliverer).
@@ -17,6 +18,7 @@ final class GatehouseServices: Sendable {
     let outbox: Outbox
     let deliverer: OutboxDeliverer
     let rateLimiter: RateLimiter
+    let httpClient: HTTPClient
 
     init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         self.configuration = configuration
@@ -47,11 +49,18 @@ final class GatehouseServices: Sendable {
             secrets: secrets, rateLimiter: rateLimiter
         )
 
+        // Our own client: a refused connection must fail the attempt at once (the outbox retries),
+        // not be retried inside the client until the request's deadline.
+        var httpConfiguration = HTTPClient.Configuration()
+        httpConfiguration.connectionPool.retryConnectionEstablishment = false
+        httpConfiguration.timeout.connect = .seconds(5)
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        self.httpClient = httpClient
         let dev = DevDeliveryChannel(logger: logger)
         let smsChannel: any DeliveryChannel
         switch configuration.delivery.smsChannel {
         case .dev: smsChannel = dev
-        case .smsHTTP: smsChannel = SMSHTTPChannel(settings: configuration.delivery.smsHTTP, httpClient: HTTPClient.shared)
+        case .smsHTTP: smsChannel = SMSHTTPChannel(settings: configuration.delivery.smsHTTP, httpClient: httpClient)
         }
         let emailChannel: any DeliveryChannel
         switch configuration.delivery.emailChannel {
@@ -78,5 +87,22 @@ final class GatehouseServices: Sendable {
                 try await rateLimiter.purgeExpired()
             }
         )
+    }
+}
+
+extension GatehouseServices {
+    /// For commands that use the services without running the application.
+    func shutdownOutsideApplication() async {
+        try? await httpClient.shutdown()
+        await database.shutdown()
+    }
+}
+
+/// Shuts the shared HTTP client down after the deliverer has stopped.
+struct HTTPClientService: Service {
+    let client: HTTPClient
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await client.shutdown()
     }
 }

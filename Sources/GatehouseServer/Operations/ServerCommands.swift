@@ -12,10 +12,10 @@ public enum ServerCommands {
         do {
             try await services.database.migrate()
         } catch {
-            await services.database.shutdown()
+            await services.shutdownOutsideApplication()
             throw error
         }
-        await services.database.shutdown()
+        await services.shutdownOutsideApplication()
     }
 
     /// The newest outbox messages, oldest of them first, as lines for a terminal.
@@ -26,10 +26,10 @@ public enum ServerCommands {
         do {
             try await services.database.prepareEngine()
             let messages = try await OutboxQuery.recent(database: services.database, to: to, limit: last)
-            await services.database.shutdown()
+            await services.shutdownOutsideApplication()
             return messages
         } catch {
-            await services.database.shutdown()
+            await services.shutdownOutsideApplication()
             throw error
         }
     }
