@@ -82,6 +82,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            exclude: ["Support/smtp_test_server.py"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -154,7 +154,11 @@ struct SMTPClient: Sendable {
     private func connect(implicitTLS: NIOSSLContext?) async throws -> SMTPConnection {
         let host = configuration.host
         let sniName = Self.sniName(host)
-        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+        // The reply handler is created up front (on the channel's future loop) so that a
+        // failure during TLS setup is still known after the pipeline is torn down.
+        let eventLoop = eventLoopGroup.next()
+        let handler = try await eventLoop.submit { NIOLoopBound(SMTPReplyHandler(), eventLoop: eventLoop) }.get()
+        let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -162,7 +166,7 @@ struct SMTPClient: Sendable {
                         let tls = try NIOSSLClientHandler(context: implicitTLS, serverHostname: sniName)
                         try channel.pipeline.syncOperations.addHandler(tls)
                     }
-                    try channel.pipeline.syncOperations.addHandler(SMTPReplyHandler())
+                    try channel.pipeline.syncOperations.addHandler(handler.value)
                 }
             }
         let channel: any Channel
@@ -174,9 +178,6 @@ struct SMTPClient: Sendable {
             }
             throw SMTPError.connectionFailed("cannot connect to \(host):\(configuration.port): \(error)")
         }
-        let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: SMTPReplyHandler.self), eventLoop: channel.eventLoop)
-        }.get()
         logger.debug("SMTP connected", metadata: ["smtp.security": "\(configuration.security.rawValue)"])
         return SMTPConnection(channel: channel, handler: handler, logger: logger)
     }
@@ -421,7 +422,8 @@ enum SMTPMessageFormatter {
         return plain && !text.contains("=?") && text.utf8.count <= 900 ? text : encodedWords(text)
     }
 
-    /// `=?UTF-8?B?...?=` words of at most 45 bytes (whole scalars), folded with CRLF SP.
+    /// `=?UTF-8?B?...?=` words of at most 42 bytes (whole scalars), folded with CRLF SP,
+    /// so that even "Subject: " + one word stays within 78 octets.
     static func encodedWords(_ text: String) -> String {
         var words: [String] = []
         var chunk: [UInt8] = []
@@ -431,7 +433,7 @@ enum SMTPMessageFormatter {
         }
         for scalar in text.unicodeScalars {
             let bytes = Array(String(scalar).utf8)
-            if chunk.count + bytes.count > 45 { flush() }
+            if chunk.count + bytes.count > 42 { flush() }
             chunk += bytes
         }
         flush()
