@@ -73,6 +73,9 @@ struct OperationsTests {
             let generated = try await app.get("/health", headers: [HTTPField.Name("X-Request-Id")!: "<script>"])
             let id = try #require(generated.headers[HTTPField.Name("X-Request-Id")!])
             #expect(id != "<script>" && !id.isEmpty)
+            let missing = try await app.get("/api/users/nope")
+            #expect(missing.status == .notFound)
+            #expect(missing.headers[HTTPField.Name("X-Request-Id")!] != nil)
         }
     }
 }
@@ -179,10 +182,14 @@ struct DomainRuleTests {
         }
     }
 
-    @Test("generated passwords satisfy the policy")
+    @Test("generated passwords satisfy the policy and need no escaping in a form body")
     func generatedPasswords() throws {
         let rules = PasswordRules(policy: .init())
-        for _ in 0..<50 { try rules.validate(rules.generate()) }
+        for _ in 0..<200 {
+            let password = rules.generate()
+            try rules.validate(password)
+            #expect(!password.contains(where: { "&=+%#? ".contains($0) }), "\(password)")
+        }
     }
 
     @Test("ordered ids sort in creation order")

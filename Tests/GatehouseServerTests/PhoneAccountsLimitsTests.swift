@@ -232,4 +232,36 @@ struct PhoneAccountsLimitsTests {
             _ = try await app.login(phone, "secret1!")
         }
     }
+
+    @Test("using one temporary password kills every other outstanding one", arguments: TestEngine.available)
+    func temporaryPassword_usedOnce_killsTheOthers(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            try await app.registerPhoneAccount(email: "t@example.com")
+            let token = try await app.login(phone, "secret1!")
+            try await app.postForm(P.sendConfirm, [], token: token)
+            #expect(try await app.confirmEmail("t@example.com").status == .ok)
+            #expect(try await app.postForm(P.restore, [("phone", phone), ("sms", "true")]).status == .ok)
+            let bySMS = try await app.latestCode(to: phone)
+            #expect(try await app.postForm(P.restore, [("mail", "t@example.com")]).status == .ok)
+            let byMail = try await app.latestCode(to: "t@example.com")
+            // the newer request superseded the older one, across destinations
+            #expect(try await app.postForm(P.login, [("login", phone), ("password", bySMS)]).status == .badRequest)
+            _ = try await app.login(phone, byMail)
+            #expect(try await app.postForm(P.login, [("login", phone), ("password", bySMS)]).status == .badRequest)
+        }
+    }
+
+    @Test("behind a trusted load balancer the right-most X-Forwarded-For hop is the client", arguments: TestEngine.available)
+    func forwardedFor_forgedEntriesDoNotDodgeTheIPBudget(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.trustForwardedFor = true; $0.limits.codeRequestsPerIP = 2 }) { app in
+            for i in 1...2 {
+                let forged = "10.0.0.\(i), 203.0.113.7"
+                #expect(try await app.postForm(P.sendSMS, [("phone", "+7912345670\(i)")], headers: [HTTPField.Name("X-Forwarded-For")!: forged]).status == .ok)
+            }
+            let third = try await app.postForm(P.sendSMS, [("phone", "+79123456709")], headers: [HTTPField.Name("X-Forwarded-For")!: "10.9.9.9, 203.0.113.7"])
+            #expect(third.status == .tooManyRequests)
+            let other = try await app.postForm(P.sendSMS, [("phone", "+79123456708")], headers: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.8"])
+            #expect(other.status == .ok)
+        }
+    }
 }

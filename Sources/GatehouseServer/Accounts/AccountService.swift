@@ -208,6 +208,13 @@ struct AccountService: Sendable {
         for candidate in candidates where try await hasher.verify(password, hash: candidate.secretHash) {
             return try await database.db.transaction { tx in
                 try await verification.consume(candidate, on: tx)
+                // Every other outstanding temporary password dies with this one.
+                try await VerificationCodeModel.query(on: tx)
+                    .filter(\.$accountID == account.id!)
+                    .filter(\.$purpose == VerificationPurpose.temporaryPassword.rawValue)
+                    .filter(\.$consumedAt == nil)
+                    .set(\.$consumedAt, to: now)
+                    .update()
                 account.passwordHash = candidate.secretHash
                 account.updatedAt = now
                 try await account.update(on: tx)
@@ -371,7 +378,8 @@ struct AccountService: Sendable {
             purpose: .temporaryPassword, destination: destination, accountID: accountID,
             secretHash: hash, ttl: limits.temporaryPasswordTTL,
             message: composer.temporaryPassword(kind: kind, to: destination, password: password, ttl: limits.temporaryPasswordTTL, language: account.language),
-            ip: origin.ip
+            ip: origin.ip,
+            supersedeAcrossDestinations: true
         ))
     }
 }

@@ -20,11 +20,13 @@ struct PasswordRules: Sendable {
     }
 
     /// A random password that satisfies any policy this configuration allows: 12 characters,
-    /// letters and digits plus two special characters, avoiding look-alikes (0/O, 1/l/I).
+    /// letters and digits plus two special characters, avoiding look-alikes (0/O, 1/l/I) and
+    /// characters a client would have to escape in a form body.
     func generate() -> String {
         let letters = Array("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ")
         let digits = Array("23456789")
-        let specials = Array("!#%+-=?@")
+        // Characters that survive a hand-built form body unescaped (no & = + % # ?).
+        let specials = Array("!*-._~")
         var generator = SystemRandomNumberGenerator()
         var chars: [Character] = []
         let length = max(12, policy.minLength)
@@ -48,9 +50,11 @@ enum LoginName {
             throw GatehouseError.invalid(.invalidLogin, "error.loginTooShort", String(minLength))
         }
         guard trimmed.count <= maxLength,
-              trimmed.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }),
-              trimmed.contains(where: \.isLetter) else {
-            throw GatehouseError.invalid(.invalidLogin, "error.loginInvalid")
+              trimmed.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }) else {
+            throw GatehouseError.invalid(.invalidLogin, "error.loginInvalid", String(maxLength))
+        }
+        guard trimmed.contains(where: \.isLetter) else {
+            throw GatehouseError.invalid(.invalidLogin, "error.loginNeedsLetter")
         }
         return trimmed
     }

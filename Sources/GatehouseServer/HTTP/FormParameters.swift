@@ -41,7 +41,7 @@ struct FormParameters: Sendable {
         } else {
             // The spec's clients send form bodies, sometimes without a content type.
             guard let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes) else {
-                throw GatehouseError.invalid(.malformedBody, "error.malformedBody", "not UTF-8")
+                throw GatehouseError.invalid(.malformedBody, "error.malformedBody.utf8")
             }
             bodyValues = parseURLEncoded(text)
         }
@@ -74,7 +74,7 @@ struct FormParameters: Sendable {
             .map({ String($0.dropFirst("boundary=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }),
             !boundary.isEmpty
         else {
-            throw GatehouseError.invalid(.malformedBody, "error.malformedBody", "multipart body without a boundary")
+            throw GatehouseError.invalid(.malformedBody, "error.malformedBody.boundary")
         }
         let parser = MultipartParser(boundary: boundary)
         var parts: [(String, String)] = []
@@ -104,14 +104,14 @@ struct FormParameters: Sendable {
         do {
             try parser.execute(buffer)
         } catch {
-            throw GatehouseError.invalid(.malformedBody, "error.malformedBody", "invalid multipart/form-data")
+            throw GatehouseError.invalid(.malformedBody, "error.malformedBody.multipart")
         }
         return parts
     }
 
     static func parseJSON(_ buffer: ByteBuffer) throws -> [(String, String)] {
         guard let object = try? JSONDecoder().decode([String: JSONScalar].self, from: Data(buffer.readableBytesView)) else {
-            throw GatehouseError.invalid(.malformedBody, "error.malformedBody", "expected a flat JSON object")
+            throw GatehouseError.invalid(.malformedBody, "error.malformedBody.json")
         }
         return object.compactMap { key, value in value.text.map { (key, $0) } }
     }

@@ -20,12 +20,13 @@ public struct GatehouseRequestContext: RequestContext {
 }
 
 extension Request {
-    /// The client's address: the peer, or the left-most `X-Forwarded-For` entry when the
-    /// operator says a trusted load balancer sets it.
+    /// The client's address: the peer, or, when the operator says a trusted load balancer sits
+    /// in front, the right-most `X-Forwarded-For` entry: the one that balancer appended. Entries
+    /// to its left come from the client and can be forged to dodge per-IP limits.
     func clientIP(context: GatehouseRequestContext, trustForwardedFor: Bool) -> String? {
         if trustForwardedFor, let forwarded = headers[.init("X-Forwarded-For")!],
-           let first = forwarded.split(separator: ",").first?.trimmingCharacters(in: .whitespaces), !first.isEmpty {
-            return String(first.prefix(64))
+           let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty {
+            return String(last.prefix(64))
         }
         return context.peerAddress
     }

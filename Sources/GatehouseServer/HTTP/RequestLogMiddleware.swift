@@ -20,9 +20,14 @@ struct RequestLogMiddleware: RouterMiddleware {
             response.headers[.init("X-Request-Id")!] = requestID
             log(context, request, status: response.status.code, start: start)
             return response
+        } catch let error as any HTTPResponseError {
+            // Router errors (404, 413…) become responses here so they carry the request id too.
+            var response = try error.response(from: request, context: context)
+            response.headers[.init("X-Request-Id")!] = requestID
+            log(context, request, status: response.status.code, start: start)
+            return response
         } catch {
-            let status = (error as? any HTTPResponseError)?.status.code ?? 500
-            log(context, request, status: status, start: start)
+            log(context, request, status: 500, start: start)
             throw error
         }
     }

@@ -21,6 +21,9 @@ struct VerificationService: Sendable {
         var ttl: TimeInterval
         var message: OutgoingMessage
         var ip: String?
+        /// Also supersede live secrets of this purpose sent to the account's other destinations
+        /// (a temporary password by SMS kills the one sent by mail).
+        var supersedeAcrossDestinations = false
     }
 
     struct Issued: Sendable {
@@ -71,13 +74,16 @@ struct VerificationService: Sendable {
         code.ip = request.ip
         let messageID = try await db.transaction { tx in
             // Only the newest secret works: a resend kills the one before.
-            try await VerificationCodeModel.query(on: tx)
-                .filter(\.$destination == request.destination)
+            var previous = VerificationCodeModel.query(on: tx)
                 .filter(\.$purpose == request.purpose.rawValue)
                 .filter(\.$consumedAt == nil)
                 .filter(\.$expiresAt > now)
-                .set(\.$expiresAt, to: now)
-                .update()
+            if request.supersedeAcrossDestinations, let accountID = request.accountID {
+                previous = previous.group(.or) { $0.filter(\.$destination == request.destination).filter(\.$accountID == accountID) }
+            } else {
+                previous = previous.filter(\.$destination == request.destination)
+            }
+            try await previous.set(\.$expiresAt, to: now).update()
             try await code.create(on: tx)
             return try await outbox.enqueue(request.message, on: tx)
         }
