@@ -1,0 +1,131 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// The `gatehouse` executable as an operator runs it: the README's command, graceful stop,
+/// migrations, the outbox, and configuration errors.
+@Suite("The gatehouse command", .serialized)
+struct CommandLineTests {
+    /// `swift build` puts the executable next to the test bundle.
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gatehouse")
+    }
+
+    func run(_ arguments: [String], in directory: URL, env: [String: String] = [:]) throws -> (Process, URL) {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("GATEHOUSE_") || key == "DATABASE_URL" || key == "PUBLIC_URL" { environment[key] = nil }
+        environment.merge(env) { $1 }
+        process.environment = environment
+        let output = directory.appendingPathComponent("output-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return (process, output)
+    }
+
+    func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    func waitForExit(_ process: Process, seconds: Double = 20) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning {
+            process.terminate()
+            Issue.record("process did not exit within \(seconds) s")
+        }
+    }
+
+    @Test("serve on embedded defaults: SQLite file in the working directory, banner, dev outbox, clean SIGTERM")
+    func serve_runsOnDefaultsAndStopsGracefully() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the executable first: \(Self.binary.path)")
+        let directory = try temporaryDirectory()
+        let probe = HTTPReceiver()
+        let port = try await probe.start()
+        await probe.stop()
+        let (process, output) = try run(["serve", "--port", String(port)], in: directory)
+
+        // wait until it answers
+        var healthy = false
+        for _ in 0..<200 where !healthy {
+            try await Task.sleep(for: .milliseconds(50))
+            if let (_, response) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/health")!),
+               (response as? HTTPURLResponse)?.statusCode == 200 { healthy = true }
+        }
+        #expect(healthy)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/api/users/sms")!)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data("phone=%2B79123456789".utf8)
+        let (_, smsResponse) = try await URLSession.shared.data(for: request)
+        #expect((smsResponse as? HTTPURLResponse)?.statusCode == 200)
+
+        // MUT
+        process.interrupt()  // SIGINT, as Ctrl-C; SIGTERM is handled the same way
+        try await waitForExit(process)
+
+        // validate
+        let log = try String(contentsOf: output, encoding: .utf8)
+        #expect(process.terminationStatus == 0, "\(log)")
+        #expect(log.contains("Gatehouse listening on http://127.0.0.1:\(port)"))
+        #expect(log.contains("/dev/outbox?to="))
+        #expect(log.contains("outbox deliverer stopped"))
+        #expect(!log.contains("Ваш код"), "codes never reach the log")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("gatehouse.sqlite").path))
+
+        let (outbox, outboxOutput) = try run(["outbox", "--to", "+79123456789"], in: directory)
+        try await waitForExit(outbox)
+        let printed = try String(contentsOf: outboxOutput, encoding: .utf8)
+        #expect(outbox.terminationStatus == 0)
+        #expect(printed.contains("sms to +79123456789"))
+        #expect(printed.contains("code: "))
+    }
+
+    @Test("SIGTERM stops it with status 0")
+    func serve_stopsOnSIGTERM() async throws {
+        let directory = try temporaryDirectory()
+        let probe = HTTPReceiver()
+        let port = try await probe.start()
+        await probe.stop()
+        let (process, output) = try run([], in: directory, env: ["GATEHOUSE_PORT": String(port)])
+        for _ in 0..<200 {
+            if (try? String(contentsOf: output, encoding: .utf8))?.contains("listening") == true { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        process.terminate()  // SIGTERM
+        try await waitForExit(process)
+        #expect(process.terminationStatus == 0)
+        #expect(try String(contentsOf: output, encoding: .utf8).contains("outbox deliverer stopped"))
+    }
+
+    @Test("migrate applies migrations and exits")
+    func migrate_appliesAndExits() async throws {
+        let directory = try temporaryDirectory()
+        let (process, output) = try run(["migrate"], in: directory, env: ["DATABASE_URL": "custom.sqlite"])
+        try await waitForExit(process)
+        #expect(process.terminationStatus == 0)
+        #expect(try String(contentsOf: output, encoding: .utf8).contains("migrations applied"))
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("custom.sqlite").path))
+    }
+
+    @Test("a bad configuration value stops it with one line naming the variable")
+    func badConfiguration_printsOneLine() async throws {
+        let directory = try temporaryDirectory()
+        let (process, output) = try run(["serve"], in: directory, env: ["GATEHOUSE_PORT": "eighty"])
+        try await waitForExit(process)
+        #expect(process.terminationStatus == 78)
+        let text = try String(contentsOf: output, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(text == #"gatehouse: configuration error: GATEHOUSE_PORT: must be a whole number in 0...65535, got "eighty""#)
+    }
+}
