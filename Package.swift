@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "GatehouseAPI", targets: ["GatehouseAPI"]),
         .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
         .executable(name: "gatehouse", targets: ["gatehouse"]),
+        .library(name: "GatehouseKit", targets: ["GatehouseKit"]),
+        .library(name: "GatehouseScreens", targets: ["GatehouseScreens"]),
+        .executable(name: "gatehouse-demo", targets: ["gatehouse-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -68,6 +71,36 @@ let package = Package(
                 "GatehouseServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GatehouseKit",
+            dependencies: ["GatehouseAPI"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GatehouseScreens",
+            dependencies: ["GatehouseKit", "GatehouseAPI"],
+            resources: [.copy("Resources/Strings")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "gatehouse-demo",
+            dependencies: [
+                "GatehouseScreens", "GatehouseKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseKitTests",
+            dependencies: [
+                "GatehouseKit", "GatehouseScreens",
+                "GatehouseServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            exclude: ["Support/demo_session.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -5,18 +5,20 @@ public typealias GatehouseApplication = Application<RouterResponder<GatehouseReq
 
 /// Builds a runnable server from a configuration value. Migrations run before the server
 /// accepts connections when `runMigrationsOnStart` is set.
+/// `onServerRunning` receives the port actually bound (useful with port 0).
 public func buildApplication(
     configuration: GatehouseConfiguration,
     dependencies: GatehouseDependencies = .live,
-    logger: Logger? = nil
+    logger: Logger? = nil,
+    onServerRunning: (@Sendable (Int) async -> Void)? = nil
 ) async throws -> GatehouseApplication {
     var log = logger ?? Logger(label: "gatehouse")
     if logger == nil { log.logLevel = configuration.logLevel }
     let services = try GatehouseServices(configuration: configuration, dependencies: dependencies, logger: log)
-    return buildApplication(services: services)
+    return buildApplication(services: services, onServerRunning: onServerRunning)
 }
 
-func buildApplication(services: GatehouseServices) -> GatehouseApplication {
+func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (Int) async -> Void)? = nil) -> GatehouseApplication {
     GatehouseMetrics.bootstrapOnce()
     let configuration = services.configuration
     let router = Router(context: GatehouseRequestContext.self)
@@ -32,6 +34,7 @@ func buildApplication(services: GatehouseServices) -> GatehouseApplication {
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
         services: [services.database, HTTPClientService(client: services.httpClient), services.deliverer],
+        onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
         logger: services.logger
     )
     if configuration.runMigrationsOnStart {

@@ -32,7 +32,8 @@ struct GatehouseError: Error, Sendable, CustomStringConvertible {
         GatehouseError(.conflict, code, LocalizedText(key, args))
     }
     static func rateLimited(_ code: GatehouseErrorCode, retryAfter: Double, _ key: String) -> GatehouseError {
-        let seconds = max(1, Int(retryAfter.rounded(.up)))
+        // Stored timestamps lose a few microseconds (SQLite keeps doubles): 60.000001 s is 60.
+        let seconds = max(1, Int((retryAfter - 0.001).rounded(.up)))
         return GatehouseError(.rateLimited(retryAfterSeconds: seconds), code, LocalizedText(key, [String(seconds)]))
     }
     static let unauthorized = GatehouseError(.unauthorized, .unauthorized, LocalizedText("error.unauthorized"))

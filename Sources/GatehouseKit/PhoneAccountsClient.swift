@@ -1,0 +1,194 @@
+import Foundation
+import GatehouseAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The client of the phone-first API of `specs/phone-accounts.md` (`/api/...`): form-encoded
+/// requests exactly as the spec describes, the Bearer header, answers decoded into the
+/// `GatehouseAPI` types, refusals turned into ``GatehouseClientError``.
+///
+/// The client keeps the session in its ``SessionStore``: ``login(login:password:)`` saves it,
+/// ``logout()`` and any 401 clear it, ``restoreSession()`` brings it back on launch only if it
+/// has not expired.
+public final class PhoneAccountsClient: Sendable {
+    /// The server's base URL, e.g. `https://id.example.com`.
+    public let baseURL: URL
+    /// Where the session is kept between launches.
+    public let sessionStore: any SessionStore
+    private let transport: any HTTPTransport
+    private let language: String?
+    private let now: @Sendable () -> Date
+
+    /// Creates a client.
+    /// - Parameters:
+    ///   - baseURL: the server, without a trailing path.
+    ///   - sessionStore: where to keep the session; ``DefaultSessionStore`` picks Keychain or a file.
+    ///   - transport: how requests are sent; `URLSession` by default.
+    ///   - language: sent as `Accept-Language` so the server's messages come in the app's
+    ///     language; the device's preferred language when nil.
+    ///   - now: the clock used to decide whether a stored session has expired.
+    public init(
+        baseURL: URL,
+        sessionStore: any SessionStore = InMemorySessionStore(),
+        transport: any HTTPTransport = URLSessionTransport(),
+        language: String? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.baseURL = baseURL
+        self.sessionStore = sessionStore
+        self.transport = transport
+        self.language = language ?? Locale.preferredLanguages.first
+        self.now = now
+    }
+
+    // MARK: Session
+
+    /// The current session, if one is stored and still valid.
+    public var session: GatehouseSession? {
+        guard let session = try? sessionStore.load(), session.isValid(at: now()) else { return nil }
+        return session
+    }
+
+    /// Call on launch: returns the stored session if it has not expired, and forgets an expired one.
+    @discardableResult
+    public func restoreSession() -> GatehouseSession? {
+        guard let stored = try? sessionStore.load() else { return nil }
+        if stored.isValid(at: now()) { return stored }
+        try? sessionStore.clear()
+        return nil
+    }
+
+    // MARK: Endpoints
+
+    /// `POST /api/users/sms`: sends a registration code by SMS to a phone in any common format.
+    public func sendRegistrationCode(phone: String) async throws {
+        _ = try await send(PhoneAccountsAPI.Path.sendSMS, fields: [(PhoneAccountsAPI.Parameter.phone, phone)])
+    }
+
+    /// `POST /api/users/register`: creates the account with the code from the SMS.
+    public func register(_ request: PhoneRegisterRequest) async throws -> PhoneRegisterResponse {
+        try decode(try await send(PhoneAccountsAPI.Path.register, fields: request.formFields))
+    }
+
+    /// `POST /api/auth/login` with a phone (any format), login or email; stores the session.
+    @discardableResult
+    public func login(login: String, password: String) async throws -> GatehouseSession {
+        let data = try await send(PhoneAccountsAPI.Path.login, fields: [(PhoneAccountsAPI.Parameter.login, login), (PhoneAccountsAPI.Parameter.password, password)])
+        let answer: PhoneLoginResponse = try decode(data)
+        // A server that omits `expires` still promises at most 24 hours.
+        let expires = answer.expires.flatMap(WireDates.parseFlexible) ?? now().addingTimeInterval(86_400)
+        let session = GatehouseSession(token: answer.token, expiresAt: expires)
+        try? sessionStore.save(session)
+        return session
+    }
+
+    /// `POST /api/auth/logout`: ends the session on the server and forgets it here, whatever the server says.
+    public func logout() async throws {
+        defer { try? sessionStore.clear() }
+        guard session != nil else { return }
+        _ = try? await send(PhoneAccountsAPI.Path.logout, fields: [], authenticated: true)
+    }
+
+    /// `GET /api/users/user`: the account.
+    public func currentUser() async throws -> PhoneUser {
+        try decode(try await send(PhoneAccountsAPI.Path.user, method: "GET", fields: [], authenticated: true))
+    }
+
+    /// `POST /api/users/change`: changes only what `change` sets; a new email resets `isConfirmed`.
+    @discardableResult
+    public func changeProfile(_ change: PhoneProfileChange) async throws -> PhoneUser {
+        try decode(try await send(PhoneAccountsAPI.Path.change, fields: change.formFields, authenticated: true))
+    }
+
+    /// `POST /api/users/send-confirm`: mails a confirmation link to the account's email.
+    public func sendConfirmationEmail() async throws {
+        _ = try await send(PhoneAccountsAPI.Path.sendConfirm, fields: [], authenticated: true)
+    }
+
+    /// `POST /api/users/restore`: sends a temporary password by SMS (`viaSMS`) or email.
+    public func restorePassword(_ identifier: PhoneRestoreIdentifier, viaSMS: Bool) async throws {
+        _ = try await send(PhoneAccountsAPI.Path.restore, fields: [identifier.formField, (PhoneAccountsAPI.Parameter.sms, viaSMS ? "true" : "false")])
+    }
+
+    // MARK: Plumbing
+
+    private func send(_ path: String, method: String = "POST", fields: [(String, String)], authenticated: Bool = false) async throws -> Data {
+        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        request.httpMethod = method
+        if method == "POST" {
+            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(FormURLEncoding.encode(fields).utf8)
+        }
+        if let language { request.setValue(language, forHTTPHeaderField: "Accept-Language") }
+        if authenticated {
+            guard let session else { throw GatehouseClientError.notLoggedIn }
+            request.setValue("Bearer \(session.token)", forHTTPHeaderField: "Authorization")
+        }
+        let data: Data
+        let response: HTTPURLResponse
+        do {
+            (data, response) = try await transport.send(request)
+        } catch let error as GatehouseClientError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as URLError where error.code == .cancelled {
+            throw CancellationError()
+        } catch {
+            throw GatehouseClientError.transport(error.localizedDescription)
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        let code = response.value(forHTTPHeaderField: PhoneAccountsAPI.errorCodeHeader).map(GatehouseErrorCode.init(rawValue:))
+        switch response.statusCode {
+        case 200..<300:
+            return data
+        case 401:
+            try? sessionStore.clear()
+            throw GatehouseClientError.sessionExpired(message: text.isEmpty ? nil : text)
+        case 429:
+            throw GatehouseClientError.rateLimited(code: code, message: text, retryAfter: response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init))
+        case 400..<500:
+            throw GatehouseClientError.rejected(code: code, message: text)
+        default:
+            throw GatehouseClientError.server(status: response.statusCode, message: text)
+        }
+    }
+
+    private func decode<T: Decodable>(_ data: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw GatehouseClientError.server(status: 200, message: "unexpected answer: \(error)")
+        }
+    }
+}
+
+/// Reads the server's development outbox (`GET /dev/outbox`), standing in for a phone and a
+/// mailbox against a development server. It does not exist on production servers.
+public struct DevOutboxClient: Sendable {
+    private let baseURL: URL
+    private let transport: any HTTPTransport
+
+    /// Creates a reader of `baseURL`'s development outbox.
+    public init(baseURL: URL, transport: any HTTPTransport = URLSessionTransport()) {
+        self.baseURL = baseURL
+        self.transport = transport
+    }
+
+    /// Messages sent to `destination` (E.164 phone or lower-case email), newest first.
+    public func messages(to destination: String) async throws -> [DevOutboxMessage] {
+        var components = URLComponents(url: baseURL.appendingPathComponent(DevAPI.Path.outbox), resolvingAgainstBaseURL: false)!
+        components.percentEncodedQuery = "to=" + FormURLEncoding.escape(destination)
+        let (data, response) = try await transport.send(URLRequest(url: components.url!))
+        guard response.statusCode == 200 else {
+            throw GatehouseClientError.server(status: response.statusCode, message: "no development outbox on this server")
+        }
+        return try JSONDecoder().decode([DevOutboxMessage].self, from: data)
+    }
+
+    /// The code of the newest message to `destination`, if any.
+    public func latestCode(to destination: String) async throws -> String? {
+        try await messages(to: destination).first?.code
+    }
+}

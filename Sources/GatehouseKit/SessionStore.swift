@@ -1,0 +1,159 @@
+import Foundation
+
+/// A logged-in session as the app keeps it: the opaque token and when it expires.
+public struct GatehouseSession: Codable, Sendable, Equatable {
+    /// The bearer token.
+    public var token: String
+    /// When the server stops accepting the token.
+    public var expiresAt: Date
+
+    /// Creates a session value.
+    public init(token: String, expiresAt: Date) {
+        self.token = token
+        self.expiresAt = expiresAt
+    }
+
+    /// Whether the token is still good at `date`.
+    public func isValid(at date: Date) -> Bool { expiresAt > date }
+}
+
+/// Where the SDK keeps the session between launches.
+public protocol SessionStore: Sendable {
+    /// The stored session, if any.
+    func load() throws -> GatehouseSession?
+    /// Replaces the stored session.
+    func save(_ session: GatehouseSession) throws
+    /// Forgets the session.
+    func clear() throws
+}
+
+/// Keeps the session in memory only (tests, previews, apps that never persist a login).
+public final class InMemorySessionStore: SessionStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var session: GatehouseSession?
+
+    /// Creates an empty store, or one holding `session`.
+    public init(_ session: GatehouseSession? = nil) { self.session = session }
+
+    public func load() throws -> GatehouseSession? { lock.withLock { session } }
+    public func save(_ session: GatehouseSession) throws { lock.withLock { self.session = session } }
+    public func clear() throws { lock.withLock { session = nil } }
+}
+
+/// Keeps the session in a file readable by the owner only (mode 0600), written atomically:
+/// the session storage on Linux, where there is no Keychain.
+public struct FileSessionStore: SessionStore {
+    /// The file's location.
+    public let url: URL
+
+    /// - Parameter url: the file to use; its directory is created when missing.
+    public init(url: URL) { self.url = url }
+
+    public func load() throws -> GatehouseSession? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data = try Data(contentsOf: url)
+        return try? JSONDecoder.gatehouse.decode(GatehouseSession.self, from: data)
+    }
+
+    public func save(_ session: GatehouseSession) throws {
+        let directory = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let data = try JSONEncoder.gatehouse.encode(session)
+        // Write a 0600 temporary file next to the target, then rename: readers see the old or the
+        // new session, never half of one, and the token is never world-readable.
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        if rename(temporary.path, url.path) != 0 {
+            try? FileManager.default.removeItem(at: temporary)
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+
+    public func clear() throws {
+        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+    }
+}
+
+#if canImport(Security)
+import Security
+
+/// Keeps the session in the Keychain (Apple platforms), available after first unlock and
+/// never synced to other devices.
+public struct KeychainSessionStore: SessionStore {
+    /// The Keychain service name.
+    public let service: String
+    /// The Keychain account name.
+    public let account: String
+
+    /// - Parameters:
+    ///   - service: usually the app's bundle identifier.
+    ///   - account: a name for this session slot.
+    public init(service: String, account: String = "gatehouse-session") {
+        self.service = service
+        self.account = account
+    }
+
+    private var query: [String: Any] {
+        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
+    }
+
+    public func load() throws -> GatehouseSession? {
+        var item: CFTypeRef?
+        var q = query
+        q[kSecReturnData as String] = true
+        q[kSecMatchLimit as String] = kSecMatchLimitOne
+        let status = SecItemCopyMatching(q as CFDictionary, &item)
+        if status == errSecItemNotFound { return nil }
+        guard status == errSecSuccess, let data = item as? Data else { throw NSError(domain: NSOSStatusErrorDomain, code: Int(status)) }
+        return try? JSONDecoder.gatehouse.decode(GatehouseSession.self, from: data)
+    }
+
+    public func save(_ session: GatehouseSession) throws {
+        let data = try JSONEncoder.gatehouse.encode(session)
+        let attributes: [String: Any] = [kSecValueData as String: data, kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly]
+        var status = SecItemUpdate(query as CFDictionary, attributes as CFDictionary)
+        if status == errSecItemNotFound {
+            status = SecItemAdd(query.merging(attributes) { $1 } as CFDictionary, nil)
+        }
+        guard status == errSecSuccess else { throw NSError(domain: NSOSStatusErrorDomain, code: Int(status)) }
+    }
+
+    public func clear() throws {
+        let status = SecItemDelete(query as CFDictionary)
+        guard status == errSecSuccess || status == errSecItemNotFound else { throw NSError(domain: NSOSStatusErrorDomain, code: Int(status)) }
+    }
+}
+#endif
+
+extension JSONEncoder {
+    static var gatehouse: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    static var gatehouse: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
+
+/// The session store the platform offers: Keychain on Apple platforms, a 0600 file in the
+/// user's application-support directory elsewhere.
+public enum DefaultSessionStore {
+    /// - Parameter name: the app's identifier, used as Keychain service or file name.
+    public static func make(name: String) -> any SessionStore {
+        #if canImport(Security)
+        return KeychainSessionStore(service: name)
+        #else
+        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/share")
+        return FileSessionStore(url: base.appendingPathComponent(name).appendingPathComponent("session.json"))
+        #endif
+    }
+}

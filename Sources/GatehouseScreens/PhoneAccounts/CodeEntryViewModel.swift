@@ -1,0 +1,152 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// How a text field should present itself; `oneTimeCode` maps to UIKit's
+/// `UITextContentType.oneTimeCode`, which lets iOS offer the SMS code above the keyboard.
+public enum TextContentType: String, Equatable, Sendable {
+    case oneTimeCode, telephoneNumber, emailAddress, password, newPassword, username, name
+}
+
+/// The code screen: the code from the SMS registers the account, then the app logs in with the
+/// phone and password from the form, asks for the confirmation mail and checks `isConfirmed`.
+/// A resend is offered after a visible countdown.
+@MainActor
+public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
+    /// What the code screen shows.
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var prompt: String
+        public var codeLabel: String
+        public var code = ""
+        public let codeLength = 6
+        /// The field's content type: a one-time code, so iOS autofills it from the SMS.
+        public let codeContentType = TextContentType.oneTimeCode
+        public var submitTitle: String
+        public var isSubmitEnabled = false
+        public var isLoading = false
+        /// What is happening during submit ("Creating your account…").
+        public var progressMessage: String?
+        public var errorMessage: String?
+        /// Seconds until "send again" works; 0 when it does.
+        public var resendSecondsLeft: Int
+        public var isResendEnabled = false
+        /// "Send again in 0:42" or "Send the code again".
+        public var resendTitle: String
+    }
+
+    /// Where the user goes from here.
+    public enum Outcome: Equatable, Sendable {
+        case completed(AccountDestination)
+        case back
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    /// The phone the code went to.
+    public let form: RegistrationForm
+    private let environment: PhoneAccountsEnvironment
+    private var resendAllowedAt: Date
+    private var registered = false
+    private var ticker: Task<Void, Never>?
+
+    public init(environment: PhoneAccountsEnvironment, form: RegistrationForm) {
+        self.environment = environment
+        self.form = form
+        self.resendAllowedAt = environment.now().addingTimeInterval(TimeInterval(environment.resendCooldown))
+        let l = environment.localizer
+        super.init(state: State(
+            title: l("code.title"), prompt: l("code.prompt", form.phone), codeLabel: l("code.field"), submitTitle: l("code.submit"),
+            resendSecondsLeft: environment.resendCooldown, resendTitle: ""
+        ))
+        tick()
+    }
+
+    /// Sets the code as typed or autofilled; digits only, at most `codeLength`.
+    public func setCode(_ text: String) {
+        let digits = String(text.filter { $0.isASCII && $0.isNumber }.prefix(state.codeLength))
+        update { $0.code = digits; $0.errorMessage = nil; $0.isSubmitEnabled = digits.count == $0.codeLength && !$0.isLoading }
+    }
+
+    /// Recomputes the countdown from the clock. Views call ``startCountdown()`` instead.
+    public func tick() {
+        let left = max(0, Int(resendAllowedAt.timeIntervalSince(environment.now()).rounded(.up)))
+        let l = environment.localizer
+        update {
+            $0.resendSecondsLeft = left
+            $0.isResendEnabled = left == 0 && !$0.isLoading
+            $0.resendTitle = left == 0 ? l("code.resend") : l("code.resendIn", String(format: "%d:%02d", left / 60, left % 60))
+        }
+    }
+
+    /// Ticks once a second until the resend is allowed (while the screen is shown).
+    public func startCountdown() {
+        ticker?.cancel()
+        ticker = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 1_000_000_000)
+                guard let self else { return }
+                self.tick()
+                if self.state.resendSecondsLeft == 0 { return }
+            }
+        }
+    }
+
+    /// Stops the countdown (the screen went away).
+    public func stopCountdown() { ticker?.cancel() }
+
+    /// "Send the code again".
+    public func resend() async {
+        guard state.isResendEnabled else { return }
+        update { $0.isLoading = true; $0.isResendEnabled = false; $0.errorMessage = nil }
+        do {
+            try await environment.client.sendRegistrationCode(phone: form.phone)
+            resendAllowedAt = environment.now().addingTimeInterval(TimeInterval(environment.resendCooldown))
+        } catch GatehouseClientError.rateLimited(_, let message, let retryAfter) {
+            resendAllowedAt = environment.now().addingTimeInterval(TimeInterval(retryAfter ?? environment.resendCooldown))
+            update { $0.errorMessage = message }
+        } catch {
+            update { $0.errorMessage = environment.message(for: error) }
+        }
+        update { $0.isLoading = false }
+        tick()
+        startCountdown()
+    }
+
+    /// "Confirm": register, log in, request the confirmation mail, check the account.
+    public func submit() async {
+        guard state.isSubmitEnabled else { return }
+        let l = environment.localizer
+        update { $0.isLoading = true; $0.isSubmitEnabled = false; $0.errorMessage = nil }
+        do {
+            if !registered {
+                update { $0.progressMessage = l("code.progress.registering") }
+                _ = try await environment.client.register(PhoneRegisterRequest(
+                    phone: form.phone, code: state.code, password: form.password,
+                    firstName: form.firstName, lastName: form.lastName, email: form.email
+                ))
+                registered = true   // a retry after a later failure must not register twice
+            }
+            update { $0.progressMessage = l("code.progress.loggingIn") }
+            try await environment.client.login(login: form.phone, password: form.password)
+            update { $0.progressMessage = l("code.progress.mailing") }
+            let destination = try await environment.destinationAfterLogin(sendConfirmation: true)
+            stopCountdown()
+            update { $0.isLoading = false; $0.progressMessage = nil }
+            onOutcome?(.completed(destination))
+        } catch {
+            update {
+                $0.isLoading = false
+                $0.progressMessage = nil
+                $0.errorMessage = environment.message(for: error)
+                $0.isSubmitEnabled = $0.code.count == $0.codeLength
+            }
+            tick()
+        }
+    }
+
+    /// Back to the form.
+    public func back() {
+        stopCountdown()
+        onOutcome?(.back)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// "Confirm your email": the mail went out; resend it, change a wrong address, or check again.
+@MainActor
+public final class ConfirmationPendingViewModel: ScreenModel<ConfirmationPendingViewModel.State> {
+    /// What the screen shows.
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var email: String
+        public var message: String
+        public var resendTitle: String
+        public var changeEmailTitle: String
+        public var checkTitle: String
+        public var logoutTitle: String
+        public var isLoading = false
+        /// A neutral notice ("Sent again to …", "… is not confirmed yet").
+        public var infoMessage: String?
+        public var errorMessage: String?
+    }
+
+    /// Where the user goes from here.
+    public enum Outcome: Equatable, Sendable {
+        case confirmed(PhoneUser)
+        /// Open the change-email prompt for this address.
+        case changeEmail(current: String)
+        case loggedOut
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    private let environment: PhoneAccountsEnvironment
+
+    public init(environment: PhoneAccountsEnvironment, user: PhoneUser) {
+        self.environment = environment
+        let l = environment.localizer
+        let email = user.email ?? ""
+        super.init(state: State(title: l("pending.title"), email: email, message: l("pending.sent", email), resendTitle: l("pending.resend"),
+                                changeEmailTitle: l("pending.change"), checkTitle: l("pending.check"), logoutTitle: l("pending.logout")))
+    }
+
+    /// "Send the mail again".
+    public func resend() async {
+        update { $0.isLoading = true; $0.infoMessage = nil; $0.errorMessage = nil }
+        do {
+            try await environment.client.sendConfirmationEmail()
+            update { $0.isLoading = false; $0.infoMessage = environment.localizer("pending.resent", $0.email) }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    /// "Wrong email? Change it".
+    public func changeEmail() { onOutcome?(.changeEmail(current: state.email)) }
+
+    /// "I have confirmed it": reads the account again.
+    public func checkConfirmation() async {
+        update { $0.isLoading = true; $0.infoMessage = nil; $0.errorMessage = nil }
+        do {
+            let user = try await environment.client.currentUser()
+            update { $0.isLoading = false }
+            if user.isConfirmed {
+                onOutcome?(.confirmed(user))
+            } else {
+                update { $0.email = user.email ?? ""; $0.infoMessage = environment.localizer("pending.stillUnconfirmed", $0.email) }
+            }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    /// The address was changed from the prompt: show the new one.
+    public func emailChanged(to user: PhoneUser) {
+        let email = user.email ?? ""
+        update { $0.email = email; $0.message = environment.localizer("pending.sent", email); $0.infoMessage = nil; $0.errorMessage = nil }
+    }
+
+    /// "Log out".
+    public func logout() async {
+        try? await environment.client.logout()
+        onOutcome?(.loggedOut)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// What the phone-account screens need: the client, the strings, a clock.
+public struct PhoneAccountsEnvironment: Sendable {
+    /// The client of the server's `/api`.
+    public var client: PhoneAccountsClient
+    /// The strings, chosen by the device locale by default.
+    public var localizer: Localizer
+    /// The clock for the resend countdown.
+    public var now: @Sendable () -> Date
+    /// Seconds before a code may be sent again (the server's cooldown).
+    public var resendCooldown: Int
+
+    /// Creates an environment.
+    public init(client: PhoneAccountsClient, localizer: Localizer = .device, now: @escaping @Sendable () -> Date = { Date() }, resendCooldown: Int = 60) {
+        self.client = client
+        self.localizer = localizer
+        self.now = now
+        self.resendCooldown = resendCooldown
+    }
+
+    /// The text to show for a failed call: the server's own message where it sent one.
+    func message(for error: any Error) -> String {
+        switch error {
+        case GatehouseClientError.transport: localizer("error.network")
+        case GatehouseClientError.sessionExpired, GatehouseClientError.notLoggedIn: localizer("error.sessionExpired")
+        case let error as GatehouseClientError: error.message
+        default: localizer("error.network")
+        }
+    }
+}
+
+/// The account categories of the spec, deciding the screen after login.
+public enum AccountCategory: Equatable, Sendable {
+    /// Email confirmed: the final screen.
+    case confirmed
+    /// Email present but not confirmed: a confirmation mail is sent and the user told so.
+    case unconfirmed(email: String)
+    /// No email: ask for one.
+    case noEmail
+
+    /// The category of an account as `GET /api/users/user` shows it.
+    public init(_ user: PhoneUser) {
+        if user.isConfirmed { self = .confirmed }
+        else if let email = user.email, !email.isEmpty { self = .unconfirmed(email: email) }
+        else { self = .noEmail }
+    }
+}
+
+/// Where a logged-in user goes next; computed once and shared by login, registration and launch.
+public enum AccountDestination: Equatable, Sendable {
+    case final(PhoneUser)
+    case confirmationPending(PhoneUser, mailSent: Bool)
+    case needsEmail(PhoneUser)
+}
+
+extension PhoneAccountsEnvironment {
+    /// Reads the account and decides the next screen, sending the confirmation mail when the
+    /// spec says so (after login and registration, not on a silent relaunch).
+    func destinationAfterLogin(sendConfirmation: Bool) async throws -> AccountDestination {
+        let user = try await client.currentUser()
+        switch AccountCategory(user) {
+        case .confirmed:
+            return .final(user)
+        case .noEmail:
+            return .needsEmail(user)
+        case .unconfirmed:
+            guard sendConfirmation else { return .confirmationPending(user, mailSent: false) }
+            do {
+                try await client.sendConfirmationEmail()
+                return .confirmationPending(user, mailSent: true)
+            } catch GatehouseClientError.rateLimited {
+                // One was sent moments ago: the user is still told to check the mail.
+                return .confirmationPending(user, mailSent: true)
+            }
+        }
+    }
+}

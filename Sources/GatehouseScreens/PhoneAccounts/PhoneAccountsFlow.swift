@@ -1,0 +1,173 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// The coordinator of the phone-accounts app: which screen is shown, and the prompt over it.
+/// It acts on the screens' outcomes, so an iOS app (or the terminal demo) only draws
+/// `state.screen` and `state.prompt` and forwards input to them.
+@MainActor
+public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
+    /// A screen and its view model.
+    public enum Screen: Equatable {
+        case launching
+        case start(StartViewModel)
+        case registration(RegistrationViewModel)
+        case codeEntry(CodeEntryViewModel)
+        case login(LoginViewModel)
+        case restorePassword(RestorePasswordViewModel)
+        case confirmationPending(ConfirmationPendingViewModel)
+        case final(FinalViewModel)
+
+        public static func == (a: Screen, b: Screen) -> Bool {
+            switch (a, b) {
+            case (.launching, .launching): true
+            case let (.start(x), .start(y)): x === y
+            case let (.registration(x), .registration(y)): x === y
+            case let (.codeEntry(x), .codeEntry(y)): x === y
+            case let (.login(x), .login(y)): x === y
+            case let (.restorePassword(x), .restorePassword(y)): x === y
+            case let (.confirmationPending(x), .confirmationPending(y)): x === y
+            case let (.final(x), .final(y)): x === y
+            default: false
+            }
+        }
+    }
+
+    /// What is on screen.
+    public struct State: Equatable {
+        public var screen: Screen = .launching
+        /// The email prompt, shown over the screen (an alert on iOS).
+        public var prompt: EmailPromptViewModel?
+
+        public static func == (a: State, b: State) -> Bool { a.screen == b.screen && a.prompt === b.prompt }
+    }
+
+    public let environment: PhoneAccountsEnvironment
+    /// The registration form is kept while its code screen is shown, so "back" returns to it filled in.
+    private var registration: RegistrationViewModel?
+
+    public init(environment: PhoneAccountsEnvironment) {
+        self.environment = environment
+        super.init(state: State())
+    }
+
+    /// On launch: a stored session that has not expired goes straight to its account's screen;
+    /// anything else (none, expired, refused by the server) shows the start screen.
+    public func launch() async {
+        guard environment.client.restoreSession() != nil else { return showStart() }
+        do {
+            show(try await environment.destinationAfterLogin(sendConfirmation: false))
+        } catch {
+            showStart()
+        }
+    }
+
+    // MARK: Navigation
+
+    private func set(_ screen: Screen, prompt: EmailPromptViewModel? = nil) {
+        update { $0.screen = screen; $0.prompt = prompt }
+    }
+
+    func showStart() {
+        let start = StartViewModel(environment: environment)
+        start.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .register: showRegistration()
+            case .login: showLogin()
+            }
+        }
+        set(.start(start))
+    }
+
+    func showRegistration() {
+        let form = registration ?? RegistrationViewModel(environment: environment)
+        registration = form
+        form.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .codeSent(let data): showCodeEntry(data)
+            case .back: registration = nil; showStart()
+            }
+        }
+        set(.registration(form))
+    }
+
+    func showCodeEntry(_ form: RegistrationForm) {
+        let code = CodeEntryViewModel(environment: environment, form: form)
+        code.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .completed(let destination): registration = nil; show(destination)
+            case .back: showRegistration()
+            }
+        }
+        set(.codeEntry(code))
+        code.startCountdown()
+    }
+
+    func showLogin(prefill: String = "") {
+        let login = LoginViewModel(environment: environment, login: prefill)
+        login.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .loggedIn(let destination): show(destination)
+            case .restorePassword: showRestore()
+            case .back: showStart()
+            }
+        }
+        set(.login(login))
+    }
+
+    func showRestore() {
+        let restore = RestorePasswordViewModel(environment: environment)
+        restore.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .backToLogin(let login): showLogin(prefill: login)
+            }
+        }
+        set(.restorePassword(restore))
+    }
+
+    func show(_ destination: AccountDestination) {
+        switch destination {
+        case .final(let user): showFinal(user)
+        case .confirmationPending(let user, _): showPending(user)
+        case .needsEmail(let user): showPending(user, prompt: .missing)
+        }
+    }
+
+    func showPending(_ user: PhoneUser, prompt reason: EmailPromptViewModel.Reason? = nil) {
+        let pending = ConfirmationPendingViewModel(environment: environment, user: user)
+        pending.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .confirmed(let user): showFinal(user)
+            case .changeEmail(let current): showPrompt(.wrong(current: current), over: pending)
+            case .loggedOut: showStart()
+            }
+        }
+        set(.confirmationPending(pending))
+        if let reason { showPrompt(reason, over: pending) }
+    }
+
+    func showPrompt(_ reason: EmailPromptViewModel.Reason, over pending: ConfirmationPendingViewModel) {
+        let prompt = EmailPromptViewModel(environment: environment, reason: reason)
+        prompt.onOutcome = { [unowned self, unowned pending] outcome in
+            switch outcome {
+            case .saved(let user):
+                pending.emailChanged(to: user)
+                update { $0.prompt = nil }
+            case .cancelled:
+                // An account without email cannot go on without one: cancelling logs out.
+                if reason == .missing {
+                    Task { await pending.logout() }
+                } else {
+                    update { $0.prompt = nil }
+                }
+            }
+        }
+        update { $0.prompt = prompt }
+    }
+
+    func showFinal(_ user: PhoneUser) {
+        let final = FinalViewModel(environment: environment, user: user)
+        final.onOutcome = { [unowned self] _ in showStart() }
+        set(.final(final))
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import GatehouseKit
+
+/// The fields of the registration form.
+public enum RegistrationField: String, CaseIterable, Sendable {
+    case phone, password, lastName, firstName, email
+}
+
+/// What the form collected, handed to the code screen.
+public struct RegistrationForm: Equatable, Sendable {
+    public var phone: String
+    public var password: String
+    public var lastName: String
+    public var firstName: String
+    public var email: String
+}
+
+/// The registration form: phone (the login), password, last and first name, email, the terms
+/// box. "Send code" stays disabled until every field is valid and the box is ticked.
+@MainActor
+public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.State> {
+    /// What the form shows.
+    public struct State: Equatable, Sendable {
+        public var values: [RegistrationField: String] = [:]
+        /// Labels of the fields, in the order the form shows them.
+        public var labels: [RegistrationField: String] = [:]
+        /// A message under each field that has been edited and is not valid yet.
+        public var fieldErrors: [RegistrationField: String] = [:]
+        public var termsAccepted = false
+        public var termsText: String = ""
+        public var title: String = ""
+        public var sendCodeTitle: String = ""
+        public var isSendCodeEnabled = false
+        public var isLoading = false
+        /// The server's refusal, shown above the button.
+        public var errorMessage: String?
+    }
+
+    /// Where the user goes from here.
+    public enum Outcome: Equatable, Sendable {
+        /// The code went out: show the code screen for this form.
+        case codeSent(RegistrationForm)
+        case back
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    private let environment: PhoneAccountsEnvironment
+    private var edited: Set<RegistrationField> = []
+
+    public init(environment: PhoneAccountsEnvironment) {
+        self.environment = environment
+        let l = environment.localizer
+        var state = State()
+        state.title = l("registration.title")
+        state.sendCodeTitle = l("registration.sendCode")
+        state.termsText = l("registration.terms")
+        for field in RegistrationField.allCases {
+            state.values[field] = ""
+            state.labels[field] = l("registration.\(field.rawValue)")
+        }
+        super.init(state: state)
+    }
+
+    /// The order fields are drawn in.
+    public static let fieldOrder: [RegistrationField] = [.phone, .password, .lastName, .firstName, .email]
+
+    /// Sets a field as the user types.
+    public func set(_ field: RegistrationField, _ value: String) {
+        edited.insert(field)
+        update { $0.values[field] = value; $0.errorMessage = nil }
+        revalidate()
+    }
+
+    /// Ticks or clears the terms box.
+    public func setTermsAccepted(_ accepted: Bool) {
+        update { $0.termsAccepted = accepted }
+        revalidate()
+    }
+
+    private func problem(_ field: RegistrationField, _ value: String) -> String? {
+        let l = environment.localizer
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        switch field {
+        case .phone:
+            if trimmed.isEmpty { return l("field.required") }
+            return InputRules.isPhone(trimmed) ? nil : l("field.phoneInvalid")
+        case .password:
+            return InputRules.passwordProblem(value).map { l($0, "6") }
+        case .email:
+            if trimmed.isEmpty { return l("field.required") }
+            return InputRules.isEmail(trimmed) ? nil : l("field.emailInvalid")
+        case .lastName, .firstName:
+            return trimmed.isEmpty ? l("field.required") : nil
+        }
+    }
+
+    private func revalidate() {
+        update { state in
+            var errors: [RegistrationField: String] = [:]
+            var allValid = true
+            for field in RegistrationField.allCases {
+                if let problem = problem(field, state.values[field] ?? "") {
+                    allValid = false
+                    if edited.contains(field) { errors[field] = problem }
+                }
+            }
+            state.fieldErrors = errors
+            state.isSendCodeEnabled = allValid && state.termsAccepted && !state.isLoading
+        }
+    }
+
+    var form: RegistrationForm {
+        let v = state.values
+        func t(_ f: RegistrationField) -> String { (v[f] ?? "").trimmingCharacters(in: .whitespaces) }
+        return RegistrationForm(phone: t(.phone), password: v[.password] ?? "", lastName: t(.lastName), firstName: t(.firstName), email: t(.email))
+    }
+
+    /// "Send code": asks the server to text a code to the phone.
+    public func sendCode() async {
+        guard state.isSendCodeEnabled else { return }
+        update { $0.isLoading = true; $0.isSendCodeEnabled = false; $0.errorMessage = nil }
+        do {
+            try await environment.client.sendRegistrationCode(phone: form.phone)
+            update { $0.isLoading = false }
+            revalidate()
+            onOutcome?(.codeSent(form))
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+            revalidate()
+        }
+    }
+
+    /// Leaves the form.
+    public func back() { onOutcome?(.back) }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// The first screen: "Register" and "Log in".
+@MainActor
+public final class StartViewModel: ScreenModel<StartViewModel.State> {
+    /// What the start screen shows.
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var registerTitle: String
+        public var loginTitle: String
+    }
+
+    /// Where the user goes from here.
+    public enum Outcome: Equatable, Sendable { case register, login }
+
+    /// Called when the user picks an action; the coordinator navigates.
+    public var onOutcome: ((Outcome) -> Void)?
+
+    /// Creates the screen's model.
+    public init(environment: PhoneAccountsEnvironment) {
+        let l = environment.localizer
+        super.init(state: State(title: l("start.title"), registerTitle: l("start.register"), loginTitle: l("start.login")))
+    }
+
+    /// "Register".
+    public func register() { onOutcome?(.register) }
+    /// "Log in".
+    public func login() { onOutcome?(.login) }
+}

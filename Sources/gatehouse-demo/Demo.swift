@@ -1,0 +1,1 @@
+@main struct Placeholder { static func main() {} }

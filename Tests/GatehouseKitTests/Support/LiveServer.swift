@@ -1,0 +1,99 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+import GatehouseServer
+import Logging
+import ServiceLifecycle
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A clock the test moves by hand, shared by the server and the SDK.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Date()
+    var now: Date { lock.withLock { current } }
+    func advance(by seconds: TimeInterval) { lock.withLock { current.addTimeInterval(seconds) } }
+}
+
+/// A real Gatehouse server in this process, on a loopback port, with a fresh SQLite file.
+struct LiveServer {
+    let baseURL: URL
+    let clock: ManualClock
+
+    var outbox: DevOutboxClient { DevOutboxClient(baseURL: baseURL) }
+
+    /// A client as an app would make one, sharing the server's clock.
+    func client(store: any SessionStore = InMemorySessionStore(), language: String = "en") -> PhoneAccountsClient {
+        PhoneAccountsClient(baseURL: baseURL, sessionStore: store, language: language, now: { [clock] in clock.now })
+    }
+
+    func latestCode(to destination: String) async throws -> String {
+        guard let code = try await outbox.latestCode(to: destination) else { throw LiveServerError("no message to \(destination)") }
+        return code
+    }
+
+    /// Opens the newest confirmation link mailed to `email`, as the user would in a browser.
+    func followConfirmationLink(to email: String) async throws {
+        guard let mail = try await outbox.messages(to: email).first(where: { $0.body.contains("confirm?id=") }),
+              let range = mail.body.range(of: "http://gatehouse.test") else { throw LiveServerError("no confirmation mail to \(email)") }
+        let path = String(mail.body[range.upperBound...].prefix { !$0.isWhitespace })
+        let (_, response) = try await URLSession.shared.data(from: URL(string: baseURL.absoluteString + path)!)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LiveServerError("confirmation link refused") }
+    }
+
+    /// Registers an account straight through the client (setup for login scenarios).
+    func makeAccount(phone: String, password: String = "secret1!", email: String?, confirmed: Bool = false) async throws {
+        let client = client()
+        try await client.sendRegistrationCode(phone: phone)
+        let code = try await latestCode(to: phone)
+        _ = try await client.register(PhoneRegisterRequest(phone: phone, code: code, password: password, firstName: "Test", lastName: "User", email: email))
+        if confirmed, let email {
+            try await client.login(login: phone, password: password)
+            try await client.sendConfirmationEmail()
+            try await followConfirmationLink(to: email)
+            try await client.logout()
+        }
+        clock.advance(by: 61)   // past the resend cooldown of any address used here
+    }
+}
+
+struct LiveServerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `body` against a fresh server; stops it afterwards.
+func withLiveServer(isolation: isolated (any Actor)? = #isolation, _ body: (LiveServer) async throws -> Void) async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-sdk-\(UUID().uuidString).sqlite").path
+    var configuration = GatehouseConfiguration()
+    configuration.port = 0
+    configuration.database = .sqlite(path: path)
+    configuration.publicURL = "http://gatehouse.test"
+    configuration.passwords.bcryptCost = 4
+    configuration.delivery.pollInterval = .milliseconds(50)
+    let clock = ManualClock()
+    var logger = Logger(label: "gatehouse-sdk-test")
+    logger.logLevel = .warning
+    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    let app = try await buildApplication(
+        configuration: configuration, dependencies: .init(clock: GatehouseClock { clock.now }), logger: logger,
+        onServerRunning: { port in continuation.yield(port) }
+    )
+    let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+    let task = Task { try await group.run() }
+    var iterator = ports.makeAsyncIterator()
+    guard let port = await iterator.next() else { throw LiveServerError("server did not start") }
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+    do {
+        try await body(LiveServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, clock: clock))
+    } catch {
+        await stop()
+        throw error
+    }
+    await stop()
+}
