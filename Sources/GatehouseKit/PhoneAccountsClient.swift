@@ -191,4 +191,22 @@ public struct DevOutboxClient: Sendable {
     public func latestCode(to destination: String) async throws -> String? {
         try await messages(to: destination).first?.code
     }
+
+    /// Opens the newest link mailed to `email` (a confirmation link), as a person would in a
+    /// browser, and returns whether the server accepted it.
+    @discardableResult
+    public func openLatestLink(to email: String) async throws -> Bool {
+        for message in try await messages(to: email) {
+            guard let start = message.body.range(of: "http://") ?? message.body.range(of: "https://") else { continue }
+            let link = String(message.body[start.lowerBound...].prefix { !$0.isWhitespace })
+            // The mail's link names the server's public URL; follow it on the server we talk to.
+            guard let url = URL(string: link), let path = URLComponents(url: url, resolvingAgainstBaseURL: false) else { continue }
+            var target = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
+            target.path = path.path
+            target.percentEncodedQuery = path.percentEncodedQuery
+            let (_, response) = try await transport.send(URLRequest(url: target.url!))
+            return response.statusCode == 200
+        }
+        return false
+    }
 }

@@ -1,1 +1,41 @@
-@main struct Placeholder { static func main() {} }
+import ArgumentParser
+import Foundation
+import GatehouseKit
+import GatehouseScreens
+
+@main
+struct GatehouseDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatehouse-demo",
+        abstract: "Walk through the apps of the specs in a terminal, with the same view models an iOS app uses.",
+        subcommands: [PhoneAccountsDemo.self],
+        defaultSubcommand: PhoneAccountsDemo.self
+    )
+}
+
+struct PhoneAccountsDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "phone-accounts",
+        abstract: "The five scenarios of specs/phone-accounts.md: register, log in, confirm the email, restore the password, change the email."
+    )
+
+    @Option(help: "The Gatehouse server.")
+    var server: String = "http://127.0.0.1:8080"
+
+    @Option(help: "en or ru (default: the device's language).")
+    var language: String?
+
+    @Option(help: "Where the session is kept between runs (default: the platform's store).")
+    var sessionFile: String?
+
+    @MainActor
+    func run() async throws {
+        guard let url = URL(string: server), url.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
+        let localizer = language.map(Localizer.init(language:)) ?? .device
+        let store: any SessionStore = sessionFile.map { FileSessionStore(url: URL(fileURLWithPath: $0)) } ?? DefaultSessionStore.make(name: "gatehouse-demo")
+        let client = PhoneAccountsClient(baseURL: url, sessionStore: store, language: localizer.language)
+        let flow = PhoneAccountsFlow(environment: PhoneAccountsEnvironment(client: client, localizer: localizer))
+        let ui = PhoneAccountsTerminal(flow: flow, outbox: DevOutboxClient(baseURL: url), language: localizer.language)
+        await ui.run()
+    }
+}

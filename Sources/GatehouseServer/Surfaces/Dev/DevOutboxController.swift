@@ -10,7 +10,11 @@ struct DevOutboxController: Sendable {
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get(RouterPath(DevAPI.Path.outbox)) { request, _ -> Response in
-            let to = request.uri.queryParameters.get("to")
+            // Destinations as typed work too: phones are normalised like everywhere else.
+            let to = request.uri.queryParameters.get("to").map { raw in
+                raw.contains("@") ? raw.trimmingCharacters(in: .whitespaces).lowercased()
+                    : (PhoneNumber.normalize(raw, defaultCountryCode: services.configuration.defaultCountryCode) ?? raw)
+            }
             let limit = request.uri.queryParameters.get("last").flatMap(Int.init).map { min(max($0, 1), 500) } ?? 50
             let messages = try await OutboxQuery.recent(database: services.database, to: to, limit: limit)
             return try JSONResponse.make(messages)
