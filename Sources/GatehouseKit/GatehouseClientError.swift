@@ -36,5 +36,6 @@ public enum GatehouseClientError: Error, Equatable, Sendable, LocalizedError {
         }
     }
 
+    /// The message, for `LocalizedError` consumers such as alerts.
     public var errorDescription: String? { message }
 }

@@ -27,6 +27,7 @@ public struct URLSessionTransport: HTTPTransport {
         self.session = session
     }
 
+    /// Sends the request through `URLSession` (see ``HTTPTransport``).
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else {

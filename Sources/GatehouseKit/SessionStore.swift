@@ -35,8 +35,11 @@ public final class InMemorySessionStore: SessionStore, @unchecked Sendable {
     /// Creates an empty store, or one holding `session`.
     public init(_ session: GatehouseSession? = nil) { self.session = session }
 
+    /// The stored session, if any (see ``SessionStore``).
     public func load() throws -> GatehouseSession? { lock.withLock { session } }
+    /// Replaces the stored session (see ``SessionStore``).
     public func save(_ session: GatehouseSession) throws { lock.withLock { self.session = session } }
+    /// Forgets the session (see ``SessionStore``).
     public func clear() throws { lock.withLock { session = nil } }
 }
 
@@ -49,12 +52,14 @@ public struct FileSessionStore: SessionStore {
     /// - Parameter url: the file to use; its directory is created when missing.
     public init(url: URL) { self.url = url }
 
+    /// The stored session, if any (see ``SessionStore``).
     public func load() throws -> GatehouseSession? {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         let data = try Data(contentsOf: url)
         return try? JSONDecoder.gatehouse.decode(GatehouseSession.self, from: data)
     }
 
+    /// Replaces the stored session (see ``SessionStore``).
     public func save(_ session: GatehouseSession) throws {
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -71,6 +76,7 @@ public struct FileSessionStore: SessionStore {
         }
     }
 
+    /// Forgets the session (see ``SessionStore``).
     public func clear() throws {
         if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
     }
@@ -99,6 +105,7 @@ public struct KeychainSessionStore: SessionStore {
         [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
     }
 
+    /// The stored session, if any (see ``SessionStore``).
     public func load() throws -> GatehouseSession? {
         var item: CFTypeRef?
         var q = query
@@ -110,6 +117,7 @@ public struct KeychainSessionStore: SessionStore {
         return try? JSONDecoder.gatehouse.decode(GatehouseSession.self, from: data)
     }
 
+    /// Replaces the stored session (see ``SessionStore``).
     public func save(_ session: GatehouseSession) throws {
         let data = try JSONEncoder.gatehouse.encode(session)
         let attributes: [String: Any] = [kSecValueData as String: data, kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly]
@@ -120,6 +128,7 @@ public struct KeychainSessionStore: SessionStore {
         guard status == errSecSuccess else { throw NSError(domain: NSOSStatusErrorDomain, code: Int(status)) }
     }
 
+    /// Forgets the session (see ``SessionStore``).
     public func clear() throws {
         let status = SecItemDelete(query as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else { throw NSError(domain: NSOSStatusErrorDomain, code: Int(status)) }

@@ -15,21 +15,31 @@ public enum TextContentType: String, Equatable, Sendable {
 public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
     /// What the code screen shows.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The instruction, naming the phone the code went to.
         public var prompt: String
+        /// The code field's label.
         public var codeLabel: String
+        /// The code typed or autofilled, digits only.
         public var code = ""
+        /// How many digits a code has.
         public let codeLength = 6
         /// The field's content type: a one-time code, so iOS autofills it from the SMS.
         public let codeContentType = TextContentType.oneTimeCode
+        /// The label of the main action.
         public var submitTitle: String
+        /// Whether the main action can be used now (the input is valid and nothing is in flight).
         public var isSubmitEnabled = false
+        /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
         /// What is happening during submit ("Creating your account…").
         public var progressMessage: String?
+        /// The server's (localized) message for the last failed action; cleared by the next edit.
         public var errorMessage: String?
         /// Seconds until "send again" works; 0 when it does.
         public var resendSecondsLeft: Int
+        /// Whether "send again" can be used (the countdown is over).
         public var isResendEnabled = false
         /// "Send again in 0:42" or "Send the code again".
         public var resendTitle: String
@@ -41,6 +51,7 @@ public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
         case back
     }
 
+    /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
     /// The phone the code went to.
     public let form: RegistrationForm
@@ -49,6 +60,7 @@ public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
     private var registered = false
     private var ticker: Task<Void, Never>?
 
+    /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment, form: RegistrationForm) {
         self.environment = environment
         self.form = form

@@ -7,16 +7,25 @@ import GatehouseKit
 public final class ConfirmationPendingViewModel: ScreenModel<ConfirmationPendingViewModel.State> {
     /// What the screen shows.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The email address shown.
         public var email: String
+        /// The explanation under the title.
         public var message: String
+        /// The label of the resend action.
         public var resendTitle: String
+        /// The label of the "change email" action.
         public var changeEmailTitle: String
+        /// The label of the "I have confirmed it" action.
         public var checkTitle: String
+        /// The label of the log-out action.
         public var logoutTitle: String
+        /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
         /// A neutral notice ("Sent again to …", "… is not confirmed yet").
         public var infoMessage: String?
+        /// The server's (localized) message for the last failed action; cleared by the next edit.
         public var errorMessage: String?
     }
 
@@ -28,9 +37,11 @@ public final class ConfirmationPendingViewModel: ScreenModel<ConfirmationPending
         case loggedOut
     }
 
+    /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: PhoneAccountsEnvironment
 
+    /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment, user: PhoneUser) {
         self.environment = environment
         let l = environment.localizer

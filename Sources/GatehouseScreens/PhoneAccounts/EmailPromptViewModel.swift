@@ -13,15 +13,25 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
 
     /// What the prompt shows.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The explanation under the title.
         public var message: String
+        /// The text field's placeholder.
         public var placeholder: String
+        /// The email address shown.
         public var email = ""
+        /// The text field's content type (email keyboard and autofill).
         public let emailContentType = TextContentType.emailAddress
+        /// The label of "Save".
         public var confirmTitle: String
+        /// The label of "Cancel".
         public var cancelTitle: String
+        /// Whether "Save" can be used: the field holds a valid email and nothing is in flight.
         public var isConfirmEnabled = false
+        /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
+        /// The server's (localized) message for the last failed action; cleared by the next edit.
         public var errorMessage: String?
     }
 
@@ -32,10 +42,13 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
         case cancelled
     }
 
+    /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
+    /// Why the prompt is shown (no email, or a wrong one).
     public let reason: Reason
     private let environment: PhoneAccountsEnvironment
 
+    /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment, reason: Reason) {
         self.environment = environment
         self.reason = reason
@@ -46,6 +59,7 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
         if case .wrong(let current) = reason { setEmail(current) }
     }
 
+    /// Sets the address as the user types; "Save" is enabled only for a valid email.
     public func setEmail(_ text: String) {
         update {
             $0.email = text

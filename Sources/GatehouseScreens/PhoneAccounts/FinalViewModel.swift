@@ -7,8 +7,11 @@ import GatehouseKit
 public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
     /// One labelled line of the account card.
     public struct Row: Equatable, Sendable {
+        /// The row's label.
         public var label: String
+        /// The phone or email typed.
         public var value: String
+        /// Creates a row.
         public init(label: String, value: String) {
             self.label = label
             self.value = value
@@ -17,20 +20,30 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
 
     /// What the screen shows.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The account, one labelled line each.
         public var rows: [Row]
+        /// The spec's `isConfirmed`.
         public var isEmailConfirmed: Bool
+        /// "Email confirmed", "Email not confirmed" or "No email".
         public var confirmationText: String
+        /// The label of the log-out action.
         public var logoutTitle: String
+        /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
+        /// The server's (localized) message for the last failed action; cleared by the next edit.
         public var errorMessage: String?
     }
 
+    /// Where the user goes from here; the coordinator acts on it.
     public enum Outcome: Equatable, Sendable { case loggedOut }
 
+    /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: PhoneAccountsEnvironment
 
+    /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment, user: PhoneUser) {
         self.environment = environment
         super.init(state: Self.makeState(user, environment.localizer))

@@ -7,17 +7,29 @@ import GatehouseKit
 public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
     /// What the login screen shows.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The login field's label.
         public var loginLabel: String
+        /// The password field's label.
         public var passwordLabel: String
+        /// The login typed.
         public var login = ""
+        /// The password as typed.
         public var password = ""
+        /// The login field's content type.
         public let loginContentType = TextContentType.username
+        /// The password field's content type (secure entry).
         public let passwordContentType = TextContentType.password
+        /// The label of the main action.
         public var submitTitle: String
+        /// The label of "Forgot password?".
         public var forgotTitle: String
+        /// Whether the main action can be used now (the input is valid and nothing is in flight).
         public var isSubmitEnabled = false
+        /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
+        /// The server's (localized) message for the last failed action; cleared by the next edit.
         public var errorMessage: String?
     }
 
@@ -28,9 +40,11 @@ public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
         case back
     }
 
+    /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: PhoneAccountsEnvironment
 
+    /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment, login: String = "") {
         self.environment = environment
         let l = environment.localizer
@@ -39,11 +53,13 @@ public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
         if !login.isEmpty { setLogin(login) }
     }
 
+    /// Sets the login field (phone in any format, login or email) as the user types.
     public func setLogin(_ text: String) {
         update { $0.login = text; $0.errorMessage = nil }
         refreshEnabled()
     }
 
+    /// Sets the password as the user types.
     public func setPassword(_ text: String) {
         update { $0.password = text; $0.errorMessage = nil }
         refreshEnabled()

@@ -18,6 +18,7 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
         case confirmationPending(ConfirmationPendingViewModel)
         case final(FinalViewModel)
 
+        /// Two values are equal when they show the same view models.
         public static func == (a: Screen, b: Screen) -> Bool {
             switch (a, b) {
             case (.launching, .launching): true
@@ -35,17 +36,21 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
 
     /// What is on screen.
     public struct State: Equatable {
+        /// The screen on display.
         public var screen: Screen = .launching
         /// The email prompt, shown over the screen (an alert on iOS).
         public var prompt: EmailPromptViewModel?
 
+        /// Two values are equal when they show the same view models.
         public static func == (a: State, b: State) -> Bool { a.screen == b.screen && a.prompt === b.prompt }
     }
 
+    /// The client, strings and clock shared by every screen of the flow.
     public let environment: PhoneAccountsEnvironment
     /// The registration form is kept while its code screen is shown, so "back" returns to it filled in.
     private var registration: RegistrationViewModel?
 
+    /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment) {
         self.environment = environment
         super.init(state: State())

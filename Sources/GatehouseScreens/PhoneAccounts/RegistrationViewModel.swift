@@ -8,10 +8,15 @@ public enum RegistrationField: String, CaseIterable, Sendable {
 
 /// What the form collected, handed to the code screen.
 public struct RegistrationForm: Equatable, Sendable {
+    /// The phone as typed (the login).
     public var phone: String
+    /// The password as typed.
     public var password: String
+    /// The last name.
     public var lastName: String
+    /// The first name.
     public var firstName: String
+    /// The email address shown.
     public var email: String
 }
 
@@ -21,16 +26,23 @@ public struct RegistrationForm: Equatable, Sendable {
 public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.State> {
     /// What the form shows.
     public struct State: Equatable, Sendable {
+        /// The value of each field as typed.
         public var values: [RegistrationField: String] = [:]
         /// Labels of the fields, in the order the form shows them.
         public var labels: [RegistrationField: String] = [:]
         /// A message under each field that has been edited and is not valid yet.
         public var fieldErrors: [RegistrationField: String] = [:]
+        /// Whether the terms box is ticked.
         public var termsAccepted = false
+        /// The terms box's text.
         public var termsText: String = ""
+        /// The screen's title.
         public var title: String = ""
+        /// The label of "Send code".
         public var sendCodeTitle: String = ""
+        /// Whether "Send code" can be used: every field valid and the terms box ticked.
         public var isSendCodeEnabled = false
+        /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
         /// The server's refusal, shown above the button.
         public var errorMessage: String?
@@ -43,10 +55,12 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
         case back
     }
 
+    /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: PhoneAccountsEnvironment
     private var edited: Set<RegistrationField> = []
 
+    /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment) {
         self.environment = environment
         let l = environment.localizer

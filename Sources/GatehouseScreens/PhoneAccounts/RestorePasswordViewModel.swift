@@ -10,29 +10,43 @@ public final class RestorePasswordViewModel: ScreenModel<RestorePasswordViewMode
 
     /// What the screen shows.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// How the new password travels.
         public var method: Method = .sms
+        /// The labels of the two methods.
         public var methodTitles: [Method: String]
+        /// The input field's label.
         public var fieldLabel: String
+        /// The phone or email typed.
         public var value = ""
+        /// The input field's content type (phone or email keyboard and autofill).
         public var fieldContentType = TextContentType.telephoneNumber
+        /// The label of the main action.
         public var submitTitle: String
+        /// The label of the "back to login" action.
         public var backTitle: String
+        /// Whether the main action can be used now (the input is valid and nothing is in flight).
         public var isSubmitEnabled = false
+        /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
+        /// The server's (localized) message for the last failed action; cleared by the next edit.
         public var errorMessage: String?
         /// Set once the password went out; the screen then offers only "Back to login".
         public var successMessage: String?
     }
 
+    /// Where the user goes from here; the coordinator acts on it.
     public enum Outcome: Equatable, Sendable {
         /// Back to login, with the identifier pre-filled.
         case backToLogin(login: String)
     }
 
+    /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: PhoneAccountsEnvironment
 
+    /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment) {
         self.environment = environment
         let l = environment.localizer
@@ -40,6 +54,7 @@ public final class RestorePasswordViewModel: ScreenModel<RestorePasswordViewMode
                                 fieldLabel: l("restore.phone"), submitTitle: l("restore.submit"), backTitle: l("restore.back")))
     }
 
+    /// Switches between restoring by SMS and by email.
     public func setMethod(_ method: Method) {
         let l = environment.localizer
         update {
@@ -51,6 +66,7 @@ public final class RestorePasswordViewModel: ScreenModel<RestorePasswordViewMode
         setValue(state.value)
     }
 
+    /// Sets the phone or email as the user types.
     public func setValue(_ text: String) {
         update {
             $0.value = text

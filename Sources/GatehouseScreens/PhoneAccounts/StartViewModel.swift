@@ -5,8 +5,11 @@ import Foundation
 public final class StartViewModel: ScreenModel<StartViewModel.State> {
     /// What the start screen shows.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The label of "Register".
         public var registerTitle: String
+        /// The label of "Log in".
         public var loginTitle: String
     }
 
