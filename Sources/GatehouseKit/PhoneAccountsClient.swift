@@ -26,7 +26,8 @@ public final class PhoneAccountsClient: Sendable {
     ///   - sessionStore: where to keep the session; ``DefaultSessionStore`` picks Keychain or a file.
     ///   - transport: how requests are sent; `URLSession` by default.
     ///   - language: sent as `Accept-Language` so the server's messages come in the app's
-    ///     language; the device's preferred language when nil.
+    ///     language; when nil, `ru` on a Russian device and `en` otherwise, as ``Localizer/device``
+    ///     of the screens chooses.
     ///   - now: the clock used to decide whether a stored session has expired.
     public init(
         baseURL: URL,
@@ -38,7 +39,7 @@ public final class PhoneAccountsClient: Sendable {
         self.baseURL = baseURL
         self.sessionStore = sessionStore
         self.transport = transport
-        self.language = language ?? Locale.preferredLanguages.first
+        self.language = language ?? ((Locale.preferredLanguages.first ?? "en").lowercased().hasPrefix("ru") ? "ru" : "en")
         self.now = now
     }
 
@@ -79,12 +80,14 @@ public final class PhoneAccountsClient: Sendable {
         // A server that omits `expires` still promises at most 24 hours.
         let expires = answer.expires.flatMap(WireDates.parseFlexible) ?? now().addingTimeInterval(86_400)
         let session = GatehouseSession(token: answer.token, expiresAt: expires)
-        try? sessionStore.save(session)
+        // A session that cannot be kept would make every later call fail: say so now.
+        try sessionStore.save(session)
         return session
     }
 
-    /// `POST /api/auth/logout`: ends the session on the server and forgets it here, whatever the server says.
-    public func logout() async throws {
+    /// `POST /api/auth/logout`: ends the session on the server and forgets it here. It cannot
+    /// fail: without a network the session is still forgotten locally (and expires on the server).
+    public func logout() async {
         defer { try? sessionStore.clear() }
         guard session != nil else { return }
         _ = try? await send(PhoneAccountsAPI.Path.logout, fields: [], authenticated: true)
@@ -149,7 +152,7 @@ public final class PhoneAccountsClient: Sendable {
         case 429:
             throw GatehouseClientError.rateLimited(code: code, message: text, retryAfter: response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init))
         case 400..<500:
-            throw GatehouseClientError.rejected(code: code, message: text)
+            throw GatehouseClientError.rejected(code: code, message: text.isEmpty ? "HTTP \(response.statusCode)" : text)
         default:
             throw GatehouseClientError.server(status: response.statusCode, message: text)
         }
@@ -167,7 +170,8 @@ public final class PhoneAccountsClient: Sendable {
 /// Reads the server's development outbox (`GET /dev/outbox`), standing in for a phone and a
 /// mailbox against a development server. It does not exist on production servers.
 public struct DevOutboxClient: Sendable {
-    private let baseURL: URL
+    /// The development server's base URL.
+    public let baseURL: URL
     private let transport: any HTTPTransport
 
     /// Creates a reader of `baseURL`'s development outbox.
@@ -176,7 +180,7 @@ public struct DevOutboxClient: Sendable {
         self.transport = transport
     }
 
-    /// Messages sent to `destination` (E.164 phone or lower-case email), newest first.
+    /// Messages sent to `destination` (a phone in any format, or an email), newest first.
     public func messages(to destination: String) async throws -> [DevOutboxMessage] {
         var components = URLComponents(url: baseURL.appendingPathComponent(DevAPI.Path.outbox), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery = "to=" + FormURLEncoding.escape(destination)

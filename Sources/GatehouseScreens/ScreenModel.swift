@@ -4,7 +4,7 @@ import Foundation
 /// the main actor whenever it changes. Works on iOS 15 (no Observation framework needed) and on
 /// Linux, and binds as easily to UIKit as to a terminal.
 @MainActor
-open class ScreenModel<State: Equatable> {
+public class ScreenModel<State: Equatable> {
     /// The current state; views draw exactly this.
     public private(set) var state: State
     private var observers: [UUID: @MainActor (State) -> Void] = [:]
@@ -22,12 +22,18 @@ open class ScreenModel<State: Equatable> {
         observers[id] = handler
         handler(state)
         return ObservationToken { [weak self] in
-            MainActor.assumeIsolated { _ = self?.observers.removeValue(forKey: id) }
+            // A token may be released on any thread; the observers live on the main actor.
+            if Thread.isMainThread {
+                MainActor.assumeIsolated { _ = self?.observers.removeValue(forKey: id) }
+            } else {
+                Task { @MainActor in _ = self?.observers.removeValue(forKey: id) }
+            }
         }
     }
 
-    /// Changes the state and notifies observers if anything changed.
-    public func update(_ change: (inout State) -> Void) {
+    /// Changes the state and notifies observers if anything changed. Only the view model
+    /// itself does this; views call its actions.
+    func update(_ change: (inout State) -> Void) {
         var next = state
         change(&next)
         guard next != state else { return }

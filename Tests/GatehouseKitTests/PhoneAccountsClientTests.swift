@@ -86,6 +86,22 @@ struct PhoneAccountsClientTests {
         }
     }
 
+    /// A store whose disk is full.
+    struct FullDiskStore: SessionStore {
+        func load() throws -> GatehouseSession? { nil }
+        func save(_ session: GatehouseSession) throws { throw CocoaError(.fileWriteOutOfSpace) }
+        func clear() throws {}
+    }
+
+    @Test("a session that cannot be saved fails the login instead of failing every later call")
+    func login_withUnsavableSession_throws() async throws {
+        try await withLiveServer { server in
+            try await server.makeAccount(phone: "+79000000001", email: nil)
+            let client = server.client(store: FullDiskStore())
+            await #expect(throws: CocoaError.self) { try await client.login(login: "+79000000001", password: "secret1!") }
+        }
+    }
+
     @Test("the file store writes atomically with mode 0600 and round-trips")
     func fileStore() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-store-\(UUID().uuidString)")

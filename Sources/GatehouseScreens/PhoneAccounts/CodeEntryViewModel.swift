@@ -24,7 +24,7 @@ public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
         /// The code typed or autofilled, digits only.
         public var code = ""
         /// How many digits a code has.
-        public let codeLength = 6
+        public var codeLength: Int
         /// The field's content type: a one-time code, so iOS autofills it from the SMS.
         public let codeContentType = TextContentType.oneTimeCode
         /// The label of the main action.
@@ -67,8 +67,8 @@ public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
         self.resendAllowedAt = environment.now().addingTimeInterval(TimeInterval(environment.resendCooldown))
         let l = environment.localizer
         super.init(state: State(
-            title: l("code.title"), prompt: l("code.prompt", form.phone), codeLabel: l("code.field"), submitTitle: l("code.submit"),
-            resendSecondsLeft: environment.resendCooldown, resendTitle: ""
+            title: l("code.title"), prompt: l("code.prompt", form.phone), codeLabel: l("code.field"), codeLength: environment.codeLength,
+            submitTitle: l("code.submit"), resendSecondsLeft: environment.resendCooldown, resendTitle: ""
         ))
         tick()
     }

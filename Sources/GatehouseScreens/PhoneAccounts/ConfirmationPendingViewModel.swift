@@ -56,6 +56,9 @@ public final class ConfirmationPendingViewModel: ScreenModel<ConfirmationPending
         do {
             try await environment.client.sendConfirmationEmail()
             update { $0.isLoading = false; $0.infoMessage = environment.localizer("pending.resent", $0.email) }
+        } catch GatehouseClientError.sessionExpired {
+            update { $0.isLoading = false }
+            onOutcome?(.loggedOut)
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
         }
@@ -75,6 +78,9 @@ public final class ConfirmationPendingViewModel: ScreenModel<ConfirmationPending
             } else {
                 update { $0.email = user.email ?? ""; $0.infoMessage = environment.localizer("pending.stillUnconfirmed", $0.email) }
             }
+        } catch GatehouseClientError.sessionExpired {
+            update { $0.isLoading = false }
+            onOutcome?(.loggedOut)
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
         }
@@ -88,7 +94,7 @@ public final class ConfirmationPendingViewModel: ScreenModel<ConfirmationPending
 
     /// "Log out".
     public func logout() async {
-        try? await environment.client.logout()
+        await environment.client.logout()
         onOutcome?(.loggedOut)
     }
 }

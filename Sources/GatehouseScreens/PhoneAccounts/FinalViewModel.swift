@@ -60,20 +60,21 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
 
     /// Reads the account again.
     public func refresh() async {
+        update { $0.isLoading = true; $0.errorMessage = nil }
         do {
             let user = try await environment.client.currentUser()
             update { $0 = Self.makeState(user, environment.localizer) }
         } catch GatehouseClientError.sessionExpired {
             onOutcome?(.loggedOut)
         } catch {
-            update { $0.errorMessage = environment.message(for: error) }
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
         }
     }
 
     /// "Log out".
     public func logout() async {
         update { $0.isLoading = true }
-        try? await environment.client.logout()
+        await environment.client.logout()
         update { $0.isLoading = false }
         onOutcome?(.loggedOut)
     }

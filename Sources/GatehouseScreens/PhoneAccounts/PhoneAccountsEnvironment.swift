@@ -10,22 +10,32 @@ public struct PhoneAccountsEnvironment: Sendable {
     public var localizer: Localizer
     /// The clock for the resend countdown.
     public var now: @Sendable () -> Date
-    /// Seconds before a code may be sent again (the server's cooldown).
+    /// Seconds before a code may be sent again (the server's `GATEHOUSE_CODE_RESEND_SECONDS`).
     public var resendCooldown: Int
+    /// Digits in a code (the server's `GATEHOUSE_CODE_LENGTH`).
+    public var codeLength: Int
+    /// The password rule's minimum length (the server's `GATEHOUSE_PASSWORD_MIN_LENGTH`).
+    public var passwordMinLength: Int
 
     /// Creates an environment.
-    public init(client: PhoneAccountsClient, localizer: Localizer = .device, now: @escaping @Sendable () -> Date = { Date() }, resendCooldown: Int = 60) {
+    public init(client: PhoneAccountsClient, localizer: Localizer = .device, now: @escaping @Sendable () -> Date = { Date() },
+                resendCooldown: Int = 60, codeLength: Int = 6, passwordMinLength: Int = 6) {
         self.client = client
         self.localizer = localizer
         self.now = now
         self.resendCooldown = resendCooldown
+        self.codeLength = codeLength
+        self.passwordMinLength = passwordMinLength
     }
 
-    /// The text to show for a failed call: the server's own message where it sent one.
-    func message(for error: any Error) -> String {
+    /// The text to show for a failed call: the server's own message where it sent one; nothing
+    /// for a call the app cancelled.
+    public func message(for error: any Error) -> String? {
         switch error {
+        case is CancellationError: nil
         case GatehouseClientError.transport: localizer("error.network")
         case GatehouseClientError.sessionExpired, GatehouseClientError.notLoggedIn: localizer("error.sessionExpired")
+        case GatehouseClientError.server: localizer("error.server")
         case let error as GatehouseClientError: error.message
         default: localizer("error.network")
         }
@@ -58,8 +68,9 @@ public enum AccountDestination: Equatable, Sendable {
 
 extension PhoneAccountsEnvironment {
     /// Reads the account and decides the next screen, sending the confirmation mail when the
-    /// spec says so (after login and registration, not on a silent relaunch).
-    func destinationAfterLogin(sendConfirmation: Bool) async throws -> AccountDestination {
+    /// spec says so (after login and registration, not on a silent relaunch). Public so an app
+    /// with screens of its own routes the same way.
+    public func destinationAfterLogin(sendConfirmation: Bool) async throws -> AccountDestination {
         let user = try await client.currentUser()
         switch AccountCategory(user) {
         case .confirmed:

@@ -28,7 +28,7 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
     public struct State: Equatable, Sendable {
         /// The value of each field as typed.
         public var values: [RegistrationField: String] = [:]
-        /// Labels of the fields, in the order the form shows them.
+        /// The label of each field; ``RegistrationViewModel/fieldOrder`` gives the order to draw them in.
         public var labels: [RegistrationField: String] = [:]
         /// A message under each field that has been edited and is not valid yet.
         public var fieldErrors: [RegistrationField: String] = [:]
@@ -99,7 +99,7 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
             if trimmed.isEmpty { return l("field.required") }
             return InputRules.isPhone(trimmed) ? nil : l("field.phoneInvalid")
         case .password:
-            return InputRules.passwordProblem(value).map { l($0, "6") }
+            return InputRules.passwordProblem(value, minLength: environment.passwordMinLength).map { l($0, String(environment.passwordMinLength)) }
         case .email:
             if trimmed.isEmpty { return l("field.required") }
             return InputRules.isEmail(trimmed) ? nil : l("field.emailInvalid")
