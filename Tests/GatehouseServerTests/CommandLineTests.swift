@@ -23,7 +23,7 @@ struct CommandLineTests {
         environment.merge(env) { $1 }
         process.environment = environment
         let output = directory.appendingPathComponent("output-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
         process.standardError = handle
@@ -106,6 +106,42 @@ struct CommandLineTests {
         process.terminate()  // SIGTERM
         try await waitForExit(process)
         #expect(process.terminationStatus == 0)
+        #expect(try String(contentsOf: output, encoding: .utf8).contains("outbox deliverer stopped"))
+    }
+
+    @Test("SIGTERM lets an in-flight request finish before the server stops")
+    func serve_finishesInFlightRequestsOnSIGTERM() async throws {
+        // setup: an SMS gateway that takes 1.5 s, so POST /api/users/sms is in flight that long
+        let gateway = HTTPReceiver(delay: .milliseconds(1500))
+        let gatewayPort = try await gateway.start()
+        defer { Task { await gateway.stop() } }
+        let directory = try temporaryDirectory()
+        let probe = HTTPReceiver()
+        let port = try await probe.start()
+        await probe.stop()
+        let (process, output) = try run(["serve", "--port", String(port)], in: directory, env: [
+            "GATEHOUSE_SMS_CHANNEL": "sms-http", "SMS_HTTP_URL": "http://127.0.0.1:\(gatewayPort)/send",
+        ])
+        for _ in 0..<200 {
+            if (try? String(contentsOf: output, encoding: .utf8))?.contains("listening") == true { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/api/users/sms")!)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data("phone=%2B79123456789".utf8)
+
+        // MUT: SIGTERM while the request waits for the gateway
+        let inFlight = Task { try await URLSession.shared.data(for: request) }
+        try await Task.sleep(for: .milliseconds(500))
+        process.terminate()
+
+        // validate: the request was answered, the SMS went out once, the server stopped cleanly
+        let (_, response) = try await inFlight.value
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        try await waitForExit(process)
+        #expect(process.terminationStatus == 0)
+        #expect(gateway.received.count == 1)
         #expect(try String(contentsOf: output, encoding: .utf8).contains("outbox deliverer stopped"))
     }
 

@@ -19,10 +19,12 @@ final class HTTPReceiver: @unchecked Sendable {
     private(set) var port: Int = 0
     let status: HTTPResponse.Status
     let answer: String
+    let delay: Duration
 
-    init(status: HTTPResponse.Status = .ok, answer: String = #"{"status":"queued"}"#) {
+    init(status: HTTPResponse.Status = .ok, answer: String = #"{"status":"queued"}"#, delay: Duration = .zero) {
         self.status = status
         self.answer = answer
+        self.delay = delay
     }
 
     var received: [Received] { lock.withLock { _received } }
@@ -37,6 +39,7 @@ final class HTTPReceiver: @unchecked Sendable {
             let body = try await request.body.collect(upTo: 1 << 20)
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
+            if delay > .zero { try await Task.sleep(for: delay) }
             lock.withLock {
                 _received.append(Received(method: request.method.rawValue, uri: request.uri.description, headers: headers, body: String(buffer: body)))
             }
