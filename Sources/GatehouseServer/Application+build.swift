@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 
 public typealias GatehouseApplication = Application<RouterResponder<GatehouseRequestContext>>
@@ -30,8 +31,15 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
     if configuration.environment == .development {
         DevOutboxController(services: services).addRoutes(to: router)
     }
+    let webSocketRouter = Router(context: GatewayRequestContext.self)
+    CustomerGatewayController(services: services).addRoutes(to: webSocketRouter)
+    let gateway = configuration.gateway
     var app = Application(
         router: router,
+        server: .http1WebSocketUpgrade(
+            webSocketRouter: webSocketRouter,
+            configuration: .init(maxFrameSize: gateway.maxFrameBytes, autoPing: .enabled(timePeriod: gateway.pingInterval))
+        ),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
         services: [services.database, HTTPClientService(client: services.httpClient), services.deliverer],
         onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },

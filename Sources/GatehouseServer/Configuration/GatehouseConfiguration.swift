@@ -28,6 +28,7 @@ public struct GatehouseConfiguration: Sendable {
     public var metricsEnabled: Bool = true
 
     public var delivery = Delivery()
+    public var gateway = Gateway()
     public var limits = Limits()
     public var passwords = PasswordPolicy()
     public var defaultCountryCode: String = "7"
@@ -73,6 +74,23 @@ public struct GatehouseConfiguration: Sendable {
         /// Body with `{{to}}`, `{{text}}` and `{{code}}` placeholders, escaped for `contentType`.
         public var bodyTemplate: String = #"{"to":"{{to}}","text":"{{text}}"}"#
         public var timeoutSeconds: Int = 10
+        public init() {}
+    }
+
+    /// The WebSocket login gateway (`/customer-gateway/customer`).
+    public struct Gateway: Sendable {
+        /// Largest frame accepted; a bigger one closes the connection with 1009.
+        public var maxFrameBytes: Int = 16_384
+        /// Ping period; a peer that does not answer is disconnected.
+        public var pingInterval: Duration = .seconds(30)
+        /// A connection that sends nothing for this long is closed.
+        public var idleTimeout: Duration = .seconds(300)
+        /// Connections served at once by this instance; more are closed with 1013 (try again later).
+        public var maxConnections: Int = 100_000
+        /// Requests answered concurrently on one connection.
+        public var maxInFlightPerConnection: Int = 64
+        /// Failed logins one connection may make before it is refused further attempts.
+        public var failuresPerConnection: Int = 10
         public init() {}
     }
 
@@ -207,6 +225,14 @@ extension GatehouseConfiguration {
         c.delivery.smsHTTP.contentType = try reader.string("SMS_HTTP_CONTENT_TYPE", default: c.delivery.smsHTTP.contentType, nonEmpty: true)
         c.delivery.smsHTTP.bodyTemplate = try reader.string("SMS_HTTP_BODY", default: c.delivery.smsHTTP.bodyTemplate)
         c.delivery.smsHTTP.timeoutSeconds = try reader.int("SMS_HTTP_TIMEOUT_SECONDS", default: c.delivery.smsHTTP.timeoutSeconds, range: 1...120)
+
+        // Gateway
+        c.gateway.maxFrameBytes = try reader.int("GATEHOUSE_WS_MAX_FRAME_BYTES", default: c.gateway.maxFrameBytes, range: 512...1_048_576)
+        c.gateway.pingInterval = .milliseconds(Int(try reader.seconds("GATEHOUSE_WS_PING_SECONDS", default: 30, range: 1...3600) * 1000))
+        c.gateway.idleTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_WS_IDLE_TIMEOUT_SECONDS", default: 300, range: 1...86_400) * 1000))
+        c.gateway.maxConnections = try reader.int("GATEHOUSE_WS_MAX_CONNECTIONS", default: c.gateway.maxConnections, range: 1...10_000_000)
+        c.gateway.maxInFlightPerConnection = try reader.int("GATEHOUSE_WS_MAX_IN_FLIGHT", default: c.gateway.maxInFlightPerConnection, range: 1...10_000)
+        c.gateway.failuresPerConnection = try reader.int("GATEHOUSE_WS_FAILURES_PER_CONNECTION", default: c.gateway.failuresPerConnection, range: 1...10_000)
 
         // Limits
         var l = c.limits

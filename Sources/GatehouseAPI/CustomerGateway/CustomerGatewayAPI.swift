@@ -1,0 +1,128 @@
+import Foundation
+
+/// The WebSocket login gateway of `specs/websocket-login.md`. The spec's text has typos
+/// (`sequence id`, `LOGIN CUSTOMER`, `api token`); these are the canonical, underscored names of
+/// its error sample, which real clients send.
+public enum CustomerGatewayAPI {
+    public static let path = "/customer-gateway/customer"
+
+    public enum MessageType {
+        public static let loginCustomer = "LOGIN_CUSTOMER"
+        public static let customerAPIToken = "CUSTOMER_API_TOKEN"
+        public static let customerError = "CUSTOMER_ERROR"
+    }
+
+    /// `error_code` values. Stable: clients match on them.
+    public enum ErrorCode {
+        /// Unknown email or wrong password (the same answer for both).
+        public static let customerNotFound = "customer.notFound"
+        /// Too many failed logins for this connection, address or account.
+        public static let tooManyAttempts = "customer.tooManyAttempts"
+        /// The text frame is not a JSON object.
+        public static let malformedJSON = "request.malformedJson"
+        /// `type` is missing, empty or not a string.
+        public static let missingType = "request.missingType"
+        /// `type` names no message this gateway handles.
+        public static let unknownType = "request.unknownType"
+        /// `sequence_id` is present but not a string.
+        public static let invalidSequenceID = "request.invalidSequenceId"
+        /// `data` is missing, or its fields are missing or of the wrong type.
+        public static let invalidData = "request.invalidData"
+        /// A binary frame: the protocol is JSON in text frames.
+        public static let binaryNotSupported = "request.binaryNotSupported"
+        /// Too many requests in flight on this connection.
+        public static let tooManyInFlight = "request.tooManyInFlight"
+        /// The server failed; try again.
+        public static let serverError = "server.error"
+    }
+
+    /// `yyyy-MM-dd'T'HH:mm:ss'Z'` in UTC, as the spec's `api_token_expiration_date`.
+    public static func expirationString(_ date: Date) -> String { WireDates.iso8601String(from: date) }
+}
+
+/// `CUSTOMER_API_TOKEN`'s `data`.
+public struct CustomerAPITokenData: Codable, Sendable, Equatable {
+    public var apiToken: String
+    public var apiTokenExpirationDate: String
+
+    public init(apiToken: String, apiTokenExpirationDate: String) {
+        self.apiToken = apiToken
+        self.apiTokenExpirationDate = apiTokenExpirationDate
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case apiToken = "api_token"
+        case apiTokenExpirationDate = "api_token_expiration_date"
+    }
+}
+
+/// `CUSTOMER_ERROR`'s `in_event`: the request as received, never its password.
+public struct CustomerInEvent: Codable, Sendable, Equatable {
+    public var type: String?
+    public var sequenceID: String
+    public var email: String?
+
+    public init(type: String?, sequenceID: String, email: String?) {
+        self.type = type
+        self.sequenceID = sequenceID
+        self.email = email
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type
+        case sequenceID = "sequence_id"
+        case email
+    }
+}
+
+/// `CUSTOMER_ERROR`'s `data`.
+public struct CustomerErrorData: Codable, Sendable, Equatable {
+    public var errorDescription: String
+    public var errorCode: String
+    public var inEvent: CustomerInEvent
+    public var errorUUID: String
+
+    public init(errorDescription: String, errorCode: String, inEvent: CustomerInEvent, errorUUID: String) {
+        self.errorDescription = errorDescription
+        self.errorCode = errorCode
+        self.inEvent = inEvent
+        self.errorUUID = errorUUID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case errorDescription = "error_description"
+        case errorCode = "error_code"
+        case inEvent = "in_event"
+        case errorUUID = "error_uuid"
+    }
+}
+
+/// A gateway message: `{"type": …, "sequence_id": …, "data": {…}}`.
+public struct CustomerGatewayMessage<Payload: Codable & Sendable>: Codable, Sendable {
+    public var type: String
+    public var sequenceID: String
+    public var data: Payload
+
+    public init(type: String, sequenceID: String, data: Payload) {
+        self.type = type
+        self.sequenceID = sequenceID
+        self.data = data
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type
+        case sequenceID = "sequence_id"
+        case data
+    }
+}
+
+/// `LOGIN_CUSTOMER`'s `data`.
+public struct LoginCustomerData: Codable, Sendable, Equatable {
+    public var email: String
+    public var password: String
+
+    public init(email: String, password: String) {
+        self.email = email
+        self.password = password
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import GatehouseAPI
+import Logging
+
+/// Any JSON value, for reading a frame whose shape is not trusted yet.
+enum JSONValue: Decodable, Sendable {
+    case string(String), number(Double), bool(Bool), object([String: JSONValue]), array([JSONValue]), null
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let n = try? c.decode(Double.self) { self = .number(n) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
+        else { self = .object(try c.decode([String: JSONValue].self)) }
+    }
+
+    var string: String? { if case .string(let s) = self { return s }; return nil }
+    var object: [String: JSONValue]? { if case .object(let o) = self { return o }; return nil }
+}
+
+/// Per-connection state the protocol needs: failed logins on this connection.
+final class GatewayConnectionState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failures = 0
+    var failedLogins: Int { lock.withLock { failures } }
+    func recordFailure() { lock.withLock { failures += 1 } }
+}
+
+/// The gateway's protocol: one text frame in, one text frame out. A thin adapter over
+/// `AccountService.login`, the same rule as `POST /api/auth/login`.
+struct CustomerGatewayProtocol: Sendable {
+    let accounts: AccountService
+    let settings: GatehouseConfiguration.Gateway
+    let logger: Logger
+
+    typealias API = CustomerGatewayAPI
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    struct Failure: Error {
+        var code: String
+        var description: String
+        var inEvent: CustomerInEvent
+    }
+
+    /// The answer to one text frame.
+    func respond(to text: String, connection: GatewayConnectionState, ip: String?) async -> String {
+        do {
+            return try await handle(text, connection: connection, ip: ip)
+        } catch let failure as Failure {
+            return Self.error(failure.code, failure.description, inEvent: failure.inEvent)
+        } catch {
+            logger.error("gateway: unexpected error: \(String(describing: error))")
+            return Self.error(API.ErrorCode.serverError, "Internal server error", inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
+        }
+    }
+
+    /// The answer to a binary frame: the protocol is JSON text.
+    static func binaryFrameError() -> String {
+        error(API.ErrorCode.binaryNotSupported, "Binary frames are not supported; send JSON in text frames",
+              inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
+    }
+
+    static func tooManyInFlightError() -> String {
+        error(API.ErrorCode.tooManyInFlight, "Too many requests in flight on this connection; wait for answers",
+              inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
+    }
+
+    private func handle(_ text: String, connection: GatewayConnectionState, ip: String?) async throws -> String {
+        guard let root = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), let object = root.object else {
+            throw Failure(code: API.ErrorCode.malformedJSON, description: "The message is not a JSON object", inEvent: .init(type: nil, sequenceID: "", email: nil))
+        }
+        let type = object["type"]?.string
+        var sequenceID = ""
+        switch object["sequence_id"] {
+        case .none, .null?: break
+        case .string(let s)?: sequenceID = String(s.prefix(128))
+        default:
+            throw Failure(code: API.ErrorCode.invalidSequenceID, description: "sequence_id must be a string", inEvent: .init(type: type, sequenceID: "", email: nil))
+        }
+        let data = object["data"]?.object
+        let email = data?["email"]?.string.map { String($0.prefix(254)) }
+        let inEvent = CustomerInEvent(type: type.map { String($0.prefix(64)) }, sequenceID: sequenceID, email: email)
+        guard let type, !type.isEmpty else {
+            throw Failure(code: API.ErrorCode.missingType, description: "type is missing or empty", inEvent: inEvent)
+        }
+        guard type == API.MessageType.loginCustomer else {
+            throw Failure(code: API.ErrorCode.unknownType, description: "Unknown message type \(type.prefix(64))", inEvent: inEvent)
+        }
+        guard let email, let password = data?["password"]?.string, !email.isEmpty, !password.isEmpty, password.utf8.count <= 1024 else {
+            throw Failure(code: API.ErrorCode.invalidData, description: "data.email and data.password must be non-empty strings", inEvent: inEvent)
+        }
+        if connection.failedLogins >= settings.failuresPerConnection {
+            throw Failure(code: API.ErrorCode.tooManyAttempts, description: "Too many failed logins on this connection", inEvent: inEvent)
+        }
+        do {
+            // The gateway identifies customers by email only.
+            guard email.contains("@") else { throw GatehouseError.invalidCredentials }
+            let session = try await accounts.login(identifier: email, password: password, origin: RequestOrigin(ip: ip, language: .en, device: "customer-gateway"))
+            let answer = CustomerGatewayMessage(
+                type: API.MessageType.customerAPIToken, sequenceID: sequenceID,
+                data: CustomerAPITokenData(apiToken: session.token, apiTokenExpirationDate: API.expirationString(session.expiresAt))
+            )
+            return String(decoding: try Self.encoder.encode(answer), as: UTF8.self)
+        } catch let error as GatehouseError {
+            switch error.kind {
+            case .rateLimited(let seconds):
+                throw Failure(code: API.ErrorCode.tooManyAttempts, description: "Too many failed logins. Try again in \(seconds) s", inEvent: inEvent)
+            case .invalidInput where error.code == .invalidCredentials:
+                connection.recordFailure()
+                throw Failure(code: API.ErrorCode.customerNotFound, description: "Customer not found", inEvent: inEvent)
+            default:
+                throw error
+            }
+        }
+    }
+
+    static func error(_ code: String, _ description: String, inEvent: CustomerInEvent) -> String {
+        let message = CustomerGatewayMessage(
+            type: API.MessageType.customerError, sequenceID: inEvent.sequenceID,
+            data: CustomerErrorData(errorDescription: description, errorCode: code, inEvent: inEvent, errorUUID: UUID().uuidString.lowercased())
+        )
+        return (try? encoder.encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
