@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
         .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
@@ -77,7 +78,12 @@ let package = Package(
         ),
         .target(
             name: "GatehouseKit",
-            dependencies: ["GatehouseAPI"],
+            dependencies: [
+                "GatehouseAPI",
+                // URLSessionWebSocketTask does not work on Linux (libcurl): the SDK speaks WebSocket
+                // there through swift-websocket's NIO client, behind the same protocol.
+                .product(name: "WSClient", package: "swift-websocket", condition: .when(platforms: [.linux])),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

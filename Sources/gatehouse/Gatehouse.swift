@@ -37,11 +37,13 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try loadConfiguration(host: host, port: port)
-        let app = try await buildApplication(configuration: configuration)
-        for line in ServerCommands.banner(configuration: configuration, port: configuration.port) {
-            print(line)
-        }
-        fflush(nil)  // flush stdout even when it is a pipe or a file
+        // The banner goes out once the port is bound, so "listening" is true when it is read.
+        let app = try await buildApplication(configuration: configuration, onServerRunning: { boundPort in
+            for line in ServerCommands.banner(configuration: configuration, port: boundPort) {
+                print(line)
+            }
+            fflush(nil)  // flush stdout even when it is a pipe or a file
+        })
         try await app.runService()
     }
 }
