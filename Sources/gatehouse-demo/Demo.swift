@@ -8,7 +8,7 @@ struct GatehouseDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-demo",
         abstract: "Walk through the apps of the specs in a terminal, with the same view models an iOS app uses.",
-        subcommands: [PhoneAccountsDemo.self],
+        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self],
         defaultSubcommand: PhoneAccountsDemo.self
     )
 }
@@ -37,5 +37,32 @@ struct PhoneAccountsDemo: AsyncParsableCommand {
         let flow = PhoneAccountsFlow(environment: PhoneAccountsEnvironment(client: client, localizer: localizer))
         let ui = PhoneAccountsTerminal(flow: flow, outbox: DevOutboxClient(baseURL: url), language: localizer.language)
         await ui.run()
+    }
+}
+
+struct WebSocketLoginDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "websocket-login",
+        abstract: "The two-screen app of specs/websocket-login.md: email and password over the WebSocket gateway."
+    )
+
+    @Option(help: "The Gatehouse server (its gateway is at /customer-gateway/customer).")
+    var server: String = "http://127.0.0.1:8080"
+
+    @Option(help: "en or ru (default: the device's language).")
+    var language: String?
+
+    @Option(help: "Where the token is kept between runs (default: the platform's store).")
+    var sessionFile: String?
+
+    @MainActor
+    func run() async throws {
+        guard let url = URL(string: server), url.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
+        let localizer = language.map(Localizer.init(language:)) ?? .device
+        let store: any SessionStore = sessionFile.map { FileSessionStore(url: URL(fileURLWithPath: $0)) } ?? DefaultSessionStore.make(name: "gatehouse-demo-websocket")
+        let client = CustomerGatewayClient(url: CustomerGatewayClient.gatewayURL(for: url), sessionStore: store)
+        let flow = WebSocketLoginFlow(environment: WebSocketLoginEnvironment(client: client, localizer: localizer))
+        await WebSocketLoginTerminal(flow: flow, language: localizer.language).run()
+        await client.disconnect()
     }
 }

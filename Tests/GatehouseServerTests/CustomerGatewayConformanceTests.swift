@@ -212,3 +212,66 @@ struct CustomerGatewayConformanceTests {
 final class TokenBox: @unchecked Sendable {
     var token: String?
 }
+
+@Suite("Failed-login limits under concurrency")
+struct ConcurrentThrottlingTests {
+    @Test("40 concurrent wrong passwords on one connection: no more than the limit are ever checked", arguments: TestEngine.available)
+    func gateway_concurrentGuesses_stayWithinTheLimit(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.gateway.failuresPerConnection = 10; $0.limits.loginFailuresPerAccount = 1000 }) { app in
+            try await app.registerPhoneAccount(email: "fpi@bk.ru")
+            try await app.client.ws(CustomerGatewayAPI.path) { inbound, outbound, _ in
+                for i in 0..<40 {
+                    try await outbound.write(.text(CustomerGatewayConformanceTests.login("fpi@bk.ru", "wrong-1!", sequence: "r\(i)")))
+                }
+                var codes: [String: Int] = [:]
+                var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                for _ in 0..<40 {
+                    guard case .text(let text)? = try await iterator.next() else { break }
+                    let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                    let code = (object?["data"] as? [String: Any])?["error_code"] as? String ?? "?"
+                    codes[code, default: 0] += 1
+                }
+                #expect(codes["customer.notFound"] == 10, "\(codes)")
+                #expect(codes[CustomerGatewayAPI.ErrorCode.tooManyAttempts] == 30, "\(codes)")
+            }
+        }
+    }
+
+    @Test("30 concurrent wrong passwords on REST: no more than the account limit are checked", arguments: TestEngine.available)
+    func rest_concurrentGuesses_stayWithinTheLimit(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 10 }) { app in
+            try await app.registerPhoneAccount()
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<30 {
+                    group.addTask { try await app.postForm(PhoneAccountsAPI.Path.login, [("login", "+79123456789"), ("password", "wrong-1!")]).status }
+                }
+                return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .badRequest }.count == 10)
+            #expect(statuses.filter { $0 == .tooManyRequests }.count == 20)
+        }
+    }
+
+    @Test("successful logins do not use up the failure budget", arguments: TestEngine.available)
+    func successes_doNotCount(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
+            try await app.registerPhoneAccount()
+            for _ in 0..<6 { _ = try await app.login("+79123456789", "secret1!") }
+            #expect(try await app.postForm(PhoneAccountsAPI.Path.login, [("login", "+79123456789"), ("password", "wrong-1!")]).status == .badRequest)
+        }
+    }
+
+    @Test("a long sequence_id is echoed whole", arguments: TestEngine.available)
+    func longSequenceID_isEchoedWhole(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let sequence = String(repeating: "q", count: 600)
+            try await app.client.ws(CustomerGatewayAPI.path) { inbound, outbound, _ in
+                try await outbound.write(.text(CustomerGatewayConformanceTests.login("nobody@example.com", "x", sequence: sequence)))
+                var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                guard case .text(let text)? = try await iterator.next() else { Issue.record("no answer"); return }
+                let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                #expect(object?["sequence_id"] as? String == sequence)
+            }
+        }
+    }
+}

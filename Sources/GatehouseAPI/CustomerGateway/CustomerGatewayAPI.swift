@@ -30,8 +30,6 @@ public enum CustomerGatewayAPI {
         public static let invalidData = "request.invalidData"
         /// A binary frame: the protocol is JSON in text frames.
         public static let binaryNotSupported = "request.binaryNotSupported"
-        /// Too many requests in flight on this connection.
-        public static let tooManyInFlight = "request.tooManyInFlight"
         /// The server failed; try again.
         public static let serverError = "server.error"
     }

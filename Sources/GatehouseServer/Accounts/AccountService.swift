@@ -168,31 +168,35 @@ struct AccountService: Sendable {
 
     /// Password login with any identifier. Unknown account and wrong password look the same,
     /// cost the same bcrypt time and count against the same throttles.
+    ///
+    /// Every attempt takes its slot in the failure budgets *before* the password is checked and
+    /// gives it back only when it succeeds, so concurrent guesses cannot slip past the limit.
     func login(identifier: String, password: String, origin: RequestOrigin) async throws -> IssuedSession {
         let ipKey = origin.ip ?? "unknown"
         let account = try await findAccount(identifier: identifier)
         let accountKey = account?.id?.uuidString ?? "id:" + identifier.lowercased().prefix(100)
-        try await rateLimiter.check("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
-        try await rateLimiter.check("login-account", key: accountKey, limit: limits.loginFailuresPerAccount, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
-
+        try await rateLimiter.hit("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
+        do {
+            try await rateLimiter.hit("login-account", key: accountKey, limit: limits.loginFailuresPerAccount, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
+        } catch {
+            try? await rateLimiter.release("login-ip", key: ipKey, window: limits.loginFailureWindow)
+            throw error
+        }
         guard let account, let accountID = account.id else {
             _ = try await hasher.verify(password, hash: hasher.dummyHash)
-            try await recordLoginFailure(ipKey: ipKey, accountKey: accountKey)
             throw GatehouseError.invalidCredentials
         }
+        let session: IssuedSession
         if try await hasher.verify(password, hash: account.passwordHash) {
-            return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip)
+            session = try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip)
+        } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
+            session = temporary
+        } else {
+            throw GatehouseError.invalidCredentials
         }
-        if let session = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
-            return session
-        }
-        try await recordLoginFailure(ipKey: ipKey, accountKey: accountKey)
-        throw GatehouseError.invalidCredentials
-    }
-
-    private func recordLoginFailure(ipKey: String, accountKey: String) async throws {
-        try await rateLimiter.record("login-ip", key: ipKey, window: limits.loginFailureWindow)
-        try await rateLimiter.record("login-account", key: accountKey, window: limits.loginFailureWindow)
+        try? await rateLimiter.release("login-ip", key: ipKey, window: limits.loginFailureWindow)
+        try? await rateLimiter.release("login-account", key: accountKey, window: limits.loginFailureWindow)
+        return session
     }
 
     /// A temporary password from `restorePassword` works once: it becomes the account's password,

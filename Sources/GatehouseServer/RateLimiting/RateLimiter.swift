@@ -52,6 +52,12 @@ struct RateLimiter: Sendable {
             """).run()
     }
 
+    /// Gives back one hit (an attempt that turned out to be allowed, such as a successful login).
+    func release(_ name: String, key: String, window length: TimeInterval) async throws {
+        let w = window(name, key: key, length: length)
+        try await database.sql.raw("UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = \(bind: w.bucket) AND hits > 0").run()
+    }
+
     func reset(_ name: String, key: String, window length: TimeInterval) async throws {
         let w = window(name, key: key, length: length)
         try await database.sql.raw("DELETE FROM rate_limit_counters WHERE bucket = \(bind: w.bucket)").run()

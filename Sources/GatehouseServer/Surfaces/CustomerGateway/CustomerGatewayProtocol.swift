@@ -20,12 +20,22 @@ enum JSONValue: Decodable, Sendable {
     var object: [String: JSONValue]? { if case .object(let o) = self { return o }; return nil }
 }
 
-/// Per-connection state the protocol needs: failed logins on this connection.
+/// Per-connection state the protocol needs: the login attempts this connection may still fail.
+/// An attempt reserves a slot before the password is checked and returns it on success, so
+/// concurrent requests on one connection cannot exceed the limit.
 final class GatewayConnectionState: @unchecked Sendable {
     private let lock = NSLock()
-    private var failures = 0
-    var failedLogins: Int { lock.withLock { failures } }
-    func recordFailure() { lock.withLock { failures += 1 } }
+    private var failuresOrPending = 0
+
+    func reserveAttempt(limit: Int) -> Bool {
+        lock.withLock {
+            guard failuresOrPending < limit else { return false }
+            failuresOrPending += 1
+            return true
+        }
+    }
+
+    func releaseAttempt() { lock.withLock { failuresOrPending -= 1 } }
 }
 
 /// The gateway's protocol: one text frame in, one text frame out. A thin adapter over
@@ -66,11 +76,6 @@ struct CustomerGatewayProtocol: Sendable {
               inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
     }
 
-    static func tooManyInFlightError() -> String {
-        error(API.ErrorCode.tooManyInFlight, "Too many requests in flight on this connection; wait for answers",
-              inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
-    }
-
     private func handle(_ text: String, connection: GatewayConnectionState, ip: String?) async throws -> String {
         guard let root = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), let object = root.object else {
             throw Failure(code: API.ErrorCode.malformedJSON, description: "The message is not a JSON object", inEvent: .init(type: nil, sequenceID: "", email: nil))
@@ -79,7 +84,7 @@ struct CustomerGatewayProtocol: Sendable {
         var sequenceID = ""
         switch object["sequence_id"] {
         case .none, .null?: break
-        case .string(let s)?: sequenceID = String(s.prefix(128))
+        case .string(let s)?: sequenceID = s   // echoed whole: clients match on it (frames are size-limited)
         default:
             throw Failure(code: API.ErrorCode.invalidSequenceID, description: "sequence_id must be a string", inEvent: .init(type: type, sequenceID: "", email: nil))
         }
@@ -95,29 +100,36 @@ struct CustomerGatewayProtocol: Sendable {
         guard let email, let password = data?["password"]?.string, !email.isEmpty, !password.isEmpty, password.utf8.count <= 1024 else {
             throw Failure(code: API.ErrorCode.invalidData, description: "data.email and data.password must be non-empty strings", inEvent: inEvent)
         }
-        if connection.failedLogins >= settings.failuresPerConnection {
+        guard connection.reserveAttempt(limit: settings.failuresPerConnection) else {
             throw Failure(code: API.ErrorCode.tooManyAttempts, description: "Too many failed logins on this connection", inEvent: inEvent)
         }
+        let session: IssuedSession
         do {
             // The gateway identifies customers by email only.
             guard email.contains("@") else { throw GatehouseError.invalidCredentials }
-            let session = try await accounts.login(identifier: email, password: password, origin: RequestOrigin(ip: ip, language: .en, device: "customer-gateway"))
-            let answer = CustomerGatewayMessage(
-                type: API.MessageType.customerAPIToken, sequenceID: sequenceID,
-                data: CustomerAPITokenData(apiToken: session.token, apiTokenExpirationDate: API.expirationString(session.expiresAt))
-            )
-            return String(decoding: try Self.encoder.encode(answer), as: UTF8.self)
+            session = try await accounts.login(identifier: email, password: password, origin: RequestOrigin(ip: ip, language: .en, device: "customer-gateway"))
         } catch let error as GatehouseError {
             switch error.kind {
-            case .rateLimited(let seconds):
-                throw Failure(code: API.ErrorCode.tooManyAttempts, description: "Too many failed logins. Try again in \(seconds) s", inEvent: inEvent)
             case .invalidInput where error.code == .invalidCredentials:
-                connection.recordFailure()
+                // A failed attempt keeps its reserved slot.
                 throw Failure(code: API.ErrorCode.customerNotFound, description: "Customer not found", inEvent: inEvent)
+            case .rateLimited(let seconds):
+                connection.releaseAttempt()   // refused before any password check
+                throw Failure(code: API.ErrorCode.tooManyAttempts, description: "Too many failed logins. Try again in \(seconds) s", inEvent: inEvent)
             default:
+                connection.releaseAttempt()
                 throw error
             }
+        } catch {
+            connection.releaseAttempt()
+            throw error
         }
+        connection.releaseAttempt()
+        let answer = CustomerGatewayMessage(
+            type: API.MessageType.customerAPIToken, sequenceID: sequenceID,
+            data: CustomerAPITokenData(apiToken: session.token, apiTokenExpirationDate: API.expirationString(session.expiresAt))
+        )
+        return String(decoding: try Self.encoder.encode(answer), as: UTF8.self)
     }
 
     static func error(_ code: String, _ description: String, inEvent: CustomerInEvent) -> String {
