@@ -62,10 +62,7 @@ public actor CustomerGatewayClient {
 
     /// Call on launch: the stored session if its expiry is still in the future; an expired one is forgotten.
     public nonisolated func restoreSession() -> GatehouseSession? {
-        guard let stored = try? sessionStore.load() else { return nil }
-        if stored.isValid(at: now()) { return stored }
-        try? sessionStore.clear()
-        return nil
+        sessionStore.restoreValid(at: now())
     }
 
     /// Sends `LOGIN_CUSTOMER`; on `CUSTOMER_API_TOKEN` stores and returns the session, on

@@ -54,10 +54,7 @@ public final class PhoneAccountsClient: Sendable {
     /// Call on launch: returns the stored session if it has not expired, and forgets an expired one.
     @discardableResult
     public func restoreSession() -> GatehouseSession? {
-        guard let stored = try? sessionStore.load() else { return nil }
-        if stored.isValid(at: now()) { return stored }
-        try? sessionStore.clear()
-        return nil
+        sessionStore.restoreValid(at: now())
     }
 
     // MARK: Endpoints

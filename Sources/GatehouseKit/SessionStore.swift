@@ -27,6 +27,17 @@ public protocol SessionStore: Sendable {
     func clear() throws
 }
 
+extension SessionStore {
+    /// The launch rule of every client: the stored session if it is still valid at `date`;
+    /// an expired one is forgotten.
+    public func restoreValid(at date: Date) -> GatehouseSession? {
+        guard let stored = try? load() else { return nil }
+        if stored.isValid(at: date) { return stored }
+        try? clear()
+        return nil
+    }
+}
+
 /// Keeps the session in memory only (tests, previews, apps that never persist a login).
 public final class InMemorySessionStore: SessionStore, @unchecked Sendable {
     private let lock = NSLock()

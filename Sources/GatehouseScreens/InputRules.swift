@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 
 /// Client-side checks that decide whether an action is enabled and what a field says. The
 /// server checks again; these only spare the user a round trip.
@@ -17,22 +18,20 @@ public enum InputRules {
         return (10...15).contains(digits)
     }
 
-    /// An email address as sign-up forms check it.
+    /// An email address, by the same rule the server applies (``EmailAddress``).
     public static func isEmail(_ text: String) -> Bool {
-        let email = text.trimmingCharacters(in: .whitespaces)
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !email.contains(" "), email.count <= 254 else { return false }
-        let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty }), let tld = labels.last, tld.count >= 2, tld.allSatisfy(\.isLetter) else { return false }
-        return true
+        EmailAddress.normalize(text) != nil
     }
 
-    /// The password rule of the spec: at least 6 characters, a digit and a special character.
-    /// Returns the localization key of the first rule that fails.
-    public static func passwordProblem(_ password: String, minLength: Int = 6) -> String? {
-        if password.count < minLength { return "field.passwordShort" }
-        if !password.contains(where: \.isNumber) { return "field.passwordDigit" }
-        if !password.contains(where: { !$0.isLetter && !$0.isNumber && !$0.isWhitespace }) { return "field.passwordSpecial" }
-        return nil
+    /// The localization key explaining the first part of the server's password rule that
+    /// `password` breaks, or nil when it passes.
+    public static func passwordProblem(_ password: String, rule: PasswordRule = PasswordRule()) -> String? {
+        switch rule.problem(with: password) {
+        case nil: nil
+        case .tooShort: "field.passwordShort"
+        case .tooLong: "field.passwordLong"
+        case .needsDigit: "field.passwordDigit"
+        case .needsSpecialCharacter: "field.passwordSpecial"
+        }
     }
 }

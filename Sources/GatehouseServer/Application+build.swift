@@ -38,7 +38,7 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
         router: router,
         server: .http1WebSocketUpgrade(
             webSocketRouter: webSocketRouter,
-            configuration: .init(maxFrameSize: gateway.maxFrameBytes, autoPing: .enabled(timePeriod: gateway.pingInterval))
+            configuration: .init(ws: .init(maxFrameSize: gateway.maxFrameBytes, autoPing: .enabled(timePeriod: gateway.pingInterval)))
         ),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
         services: [services.database, HTTPClientService(client: services.httpClient), services.deliverer],

@@ -13,12 +13,8 @@ struct GatehouseDemo: AsyncParsableCommand {
     )
 }
 
-struct PhoneAccountsDemo: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "phone-accounts",
-        abstract: "The five scenarios of specs/phone-accounts.md: register, log in, confirm the email, restore the password, change the email."
-    )
-
+/// The options every demo app takes.
+struct DemoOptions: ParsableArguments {
     @Option(help: "The Gatehouse server.")
     var server: String = "http://127.0.0.1:8080"
 
@@ -28,15 +24,33 @@ struct PhoneAccountsDemo: AsyncParsableCommand {
     @Option(help: "Where the session is kept between runs (default: the platform's store).")
     var sessionFile: String?
 
+    func serverURL() throws -> URL {
+        guard let url = URL(string: server), url.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
+        return url
+    }
+
+    var localizer: Localizer { language.map(Localizer.init(language:)) ?? .device }
+
+    func sessionStore(defaultName: String) -> any SessionStore {
+        sessionFile.map { FileSessionStore(url: URL(fileURLWithPath: $0)) } ?? DefaultSessionStore.make(name: defaultName)
+    }
+}
+
+struct PhoneAccountsDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "phone-accounts",
+        abstract: "The five scenarios of specs/phone-accounts.md: register, log in, confirm the email, restore the password, change the email."
+    )
+
+    @OptionGroup var options: DemoOptions
+
     @MainActor
     func run() async throws {
-        guard let url = URL(string: server), url.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
-        let localizer = language.map(Localizer.init(language:)) ?? .device
-        let store: any SessionStore = sessionFile.map { FileSessionStore(url: URL(fileURLWithPath: $0)) } ?? DefaultSessionStore.make(name: "gatehouse-demo")
-        let client = PhoneAccountsClient(baseURL: url, sessionStore: store, language: localizer.language)
+        let url = try options.serverURL()
+        let localizer = options.localizer
+        let client = PhoneAccountsClient(baseURL: url, sessionStore: options.sessionStore(defaultName: "gatehouse-demo"), language: localizer.language)
         let flow = PhoneAccountsFlow(environment: PhoneAccountsEnvironment(client: client, localizer: localizer))
-        let ui = PhoneAccountsTerminal(flow: flow, outbox: DevOutboxClient(baseURL: url), language: localizer.language)
-        await ui.run()
+        await PhoneAccountsTerminal(flow: flow, outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
     }
 }
 
@@ -46,21 +60,13 @@ struct WebSocketLoginDemo: AsyncParsableCommand {
         abstract: "The two-screen app of specs/websocket-login.md: email and password over the WebSocket gateway."
     )
 
-    @Option(help: "The Gatehouse server (its gateway is at /customer-gateway/customer).")
-    var server: String = "http://127.0.0.1:8080"
-
-    @Option(help: "en or ru (default: the device's language).")
-    var language: String?
-
-    @Option(help: "Where the token is kept between runs (default: the platform's store).")
-    var sessionFile: String?
+    @OptionGroup var options: DemoOptions
 
     @MainActor
     func run() async throws {
-        guard let url = URL(string: server), url.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
-        let localizer = language.map(Localizer.init(language:)) ?? .device
-        let store: any SessionStore = sessionFile.map { FileSessionStore(url: URL(fileURLWithPath: $0)) } ?? DefaultSessionStore.make(name: "gatehouse-demo-websocket")
-        let client = CustomerGatewayClient(url: CustomerGatewayClient.gatewayURL(for: url), sessionStore: store)
+        let url = try options.serverURL()
+        let localizer = options.localizer
+        let client = CustomerGatewayClient(url: CustomerGatewayClient.gatewayURL(for: url), sessionStore: options.sessionStore(defaultName: "gatehouse-demo-websocket"))
         let flow = WebSocketLoginFlow(environment: WebSocketLoginEnvironment(client: client, localizer: localizer))
         await WebSocketLoginTerminal(flow: flow, language: localizer.language).run()
         await client.disconnect()

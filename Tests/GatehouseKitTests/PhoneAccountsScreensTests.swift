@@ -29,6 +29,8 @@ struct PhoneAccountsScreensTests {
 
             // "Send code" disabled until every field is valid and the box is ticked
             #expect(!form.state.isSendCodeEnabled)
+            #expect(RegistrationViewModel.contentTypes[.password] == .newPassword)
+            #expect(RegistrationViewModel.contentTypes[.phone] == .telephoneNumber)
             form.set(.phone, "+7 912 345-67-89")
             form.set(.password, "secret")
             #expect(form.state.fieldErrors[.password] == "Add a digit")
@@ -236,6 +238,21 @@ struct PhoneAccountsScreensTests {
             await later.launch()
             guard case .start = later.state.screen else { Issue.record("expected start"); return }
             #expect(try store.load() == nil)
+        }
+    }
+
+    @Test("a relaunch with an unconfirmed email sends no mail and does not claim one was sent")
+    func launch_unconfirmed_sendsNothing() async throws {
+        try await withLiveServer { server in
+            try await server.makeAccount(phone: "+79000000001", email: "u@example.com")
+            let store = InMemorySessionStore()
+            try await server.client(store: store).login(login: "+79000000001", password: "secret1!")
+            let flow = makeFlow(server, store: store)
+            await flow.launch()
+            guard case .confirmationPending(let pending) = flow.state.screen else { Issue.record("expected pending"); return }
+            #expect(pending.state.message == "u@example.com is not confirmed yet. Send the confirmation mail again, or change the address.")
+            let mails = try await server.outbox.messages(to: "u@example.com")
+            #expect(mails.isEmpty)
         }
     }
 

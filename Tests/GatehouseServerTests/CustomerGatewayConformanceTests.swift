@@ -29,6 +29,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
+    @discardableResult
     func withConnection(_ app: TestHarness, _ body: @escaping @Sendable (inout Connection) async throws -> Void) async throws -> WebSocketCloseFrame? {
         try await app.client.ws(API.path) { inbound, outbound, _ in
             var connection = Connection(outbound: outbound, iterator: inbound.messages(maxSize: 1 << 20).makeAsyncIterator())
@@ -85,6 +86,19 @@ struct CustomerGatewayConformanceTests {
                     #expect(inEvent["password"] == nil)
                     #expect(!String(describing: answer).contains("newPassword"))
                 }
+            }
+        }
+    }
+
+    @Test("customers are identified by email: an account's phone with its right password is an unknown customer", arguments: TestEngine.available)
+    func login_withPhone_isUnknownCustomer(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            try await app.registerPhoneAccount(email: "fpi@bk.ru")
+            try await withConnection(app) { connection in
+                try await connection.send(Self.login("+79123456789", "secret1!", sequence: "by-phone"))
+                let answer = try await connection.receive()
+                #expect(answer["type"] as? String == "CUSTOMER_ERROR")
+                #expect((answer["data"] as? [String: Any])?["error_code"] as? String == "customer.notFound")
             }
         }
     }

@@ -90,6 +90,7 @@ struct PhoneAccountsConformanceTests {
             let token = try await app.login("+79123456789", "secret1!")
             #expect(try await app.user(token).isConfirmed == false)
             #expect(try await app.postForm(P.sendConfirm, [], token: token).status == .ok)
+            let firstLink = try await app.latestConfirmationToken(to: "boris@example.com")
             app.clock.advance(by: 61)
             // later login: still unconfirmed, the app asks again
             let later = try await app.login("89123456789", "secret1!")
@@ -99,9 +100,31 @@ struct PhoneAccountsConformanceTests {
             let mails = try await app.outbox(to: "boris@example.com")
             #expect(mails.count == 2)
             // only the newest link works
+            let stale = try await app.get("\(P.confirm)?id=\(firstLink)")
+            #expect(stale.status == .badRequest)
+            #expect(stale.text.contains("data-state=\"invalid\""))
+            #expect(try await app.user(later).isConfirmed == false)
             let page = try await app.confirmEmail("boris@example.com")
             #expect(page.status == .ok)
             #expect(try await app.user(later).isConfirmed)
+        }
+    }
+
+    @Test("mails speak the account's language (from sign-up), whatever the later request's language", arguments: TestEngine.available)
+    func mail_usesTheAccountsLanguage(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let sms = try await app.postForm(P.sendSMS, [("phone", "+79123456789")], headers: [.acceptLanguage: "en-GB,en;q=0.9"])
+            #expect(sms.status == .ok)
+            #expect(try await app.outbox(to: "+79123456789").first?.body.hasPrefix("Your Gatehouse code is ") == true)
+            let code = try await app.latestCode(to: "+79123456789")
+            let register = try await app.postForm(P.register, [("phone", "+79123456789"), ("code", code), ("password", "secret1!"), ("email", "en@example.com")],
+                                                  headers: [.acceptLanguage: "en-GB,en;q=0.9"])
+            #expect(register.status == .ok)
+            let token = try await app.login("+79123456789", "secret1!")
+            try await app.postForm(P.sendConfirm, [], token: token, headers: [.acceptLanguage: "ru"])
+            let mail = try #require(try await app.outbox(to: "en@example.com").first)
+            #expect(mail.subject == "Confirm your email address")
+            #expect(mail.body.hasPrefix("Hello!"))
         }
     }
 

@@ -44,6 +44,28 @@ struct SMSWebhookDeliveryTests {
         }
     }
 
+    @Test("placeholders in the URL are percent-encoded, Russian text included", arguments: TestEngine.available)
+    func sms_urlPlaceholders_areEscaped(engine: TestEngine) async throws {
+        let gateway = HTTPReceiver()
+        let port = try await gateway.start()
+        defer { Task { await gateway.stop() } }
+        try await withApp(engine, configure: {
+            $0.delivery.smsChannel = .smsHTTP
+            $0.delivery.smsHTTP.method = "GET"
+            $0.delivery.smsHTTP.url = "http://127.0.0.1:\(port)/send?to={{to}}&text={{text}}"
+        }) { app in
+            let response = try await app.postForm(PhoneAccountsAPI.Path.sendSMS, [("phone", "+79123456789")])   // Russian by default
+            #expect(response.status == .ok)
+            let uri = try #require(gateway.received.first?.uri)
+            let isASCII = uri.unicodeScalars.allSatisfy { $0.isASCII }
+            #expect(isASCII, "\(uri)")
+            let code = try await app.latestCode(to: "+79123456789")
+            let text = try #require(URLComponents(string: uri)?.queryItems?.first { $0.name == "text" }?.value)
+            #expect(text == "Ваш код Gatehouse: \(code)")
+            #expect(uri.hasPrefix("/send?to=%2B79123456789&text="))
+        }
+    }
+
     @Test("a gateway's refusal is a 400 with the gateway's text", arguments: TestEngine.available)
     func sms_refusedByGateway_is400WithItsText(engine: TestEngine) async throws {
         let gateway = HTTPReceiver(status: .badRequest, answer: "Invalid destination number")

@@ -42,11 +42,13 @@ public final class ConfirmationPendingViewModel: ScreenModel<ConfirmationPending
     private let environment: PhoneAccountsEnvironment
 
     /// Creates the screen's model.
-    public init(environment: PhoneAccountsEnvironment, user: PhoneUser) {
+    /// - Parameter mailSent: whether a confirmation mail just went out (after login or sign-up),
+    ///   or the screen was reached without one (a relaunch).
+    public init(environment: PhoneAccountsEnvironment, user: PhoneUser, mailSent: Bool = true) {
         self.environment = environment
         let l = environment.localizer
         let email = user.email ?? ""
-        super.init(state: State(title: l("pending.title"), email: email, message: l("pending.sent", email), resendTitle: l("pending.resend"),
+        super.init(state: State(title: l("pending.title"), email: email, message: l(mailSent ? "pending.sent" : "pending.notSent", email), resendTitle: l("pending.resend"),
                                 changeEmailTitle: l("pending.change"), checkTitle: l("pending.check"), logoutTitle: l("pending.logout")))
     }
 

@@ -14,18 +14,18 @@ public struct PhoneAccountsEnvironment: Sendable {
     public var resendCooldown: Int
     /// Digits in a code (the server's `GATEHOUSE_CODE_LENGTH`).
     public var codeLength: Int
-    /// The password rule's minimum length (the server's `GATEHOUSE_PASSWORD_MIN_LENGTH`).
-    public var passwordMinLength: Int
+    /// The server's password rule (`GATEHOUSE_PASSWORD_MIN_LENGTH`, `…_REQUIRE_DIGIT`, `…_REQUIRE_SPECIAL`).
+    public var passwordRule: PasswordRule
 
     /// Creates an environment.
     public init(client: PhoneAccountsClient, localizer: Localizer = .device, now: @escaping @Sendable () -> Date = { Date() },
-                resendCooldown: Int = 60, codeLength: Int = 6, passwordMinLength: Int = 6) {
+                resendCooldown: Int = 60, codeLength: Int = 6, passwordRule: PasswordRule = PasswordRule()) {
         self.client = client
         self.localizer = localizer
         self.now = now
         self.resendCooldown = resendCooldown
         self.codeLength = codeLength
-        self.passwordMinLength = passwordMinLength
+        self.passwordRule = passwordRule
     }
 
     /// The text to show for a failed call: the server's own message where it sent one; nothing

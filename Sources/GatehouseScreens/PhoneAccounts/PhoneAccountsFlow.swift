@@ -133,13 +133,13 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
     func show(_ destination: AccountDestination) {
         switch destination {
         case .final(let user): showFinal(user)
-        case .confirmationPending(let user, _): showPending(user)
-        case .needsEmail(let user): showPending(user, prompt: .missing)
+        case .confirmationPending(let user, let mailSent): showPending(user, mailSent: mailSent)
+        case .needsEmail(let user): showPending(user, mailSent: false, prompt: .missing)
         }
     }
 
-    func showPending(_ user: PhoneUser, prompt reason: EmailPromptViewModel.Reason? = nil) {
-        let pending = ConfirmationPendingViewModel(environment: environment, user: user)
+    func showPending(_ user: PhoneUser, mailSent: Bool, prompt reason: EmailPromptViewModel.Reason? = nil) {
+        let pending = ConfirmationPendingViewModel(environment: environment, user: user, mailSent: mailSent)
         pending.onOutcome = { [unowned self] outcome in
             switch outcome {
             case .confirmed(let user): showFinal(user)

@@ -75,6 +75,12 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
         super.init(state: state)
     }
 
+    /// Each field's content type, so iOS offers the right keyboard and autofill (a new
+    /// password is suggested and saved to the keychain).
+    public static let contentTypes: [RegistrationField: TextContentType] = [
+        .phone: .telephoneNumber, .password: .newPassword, .lastName: .name, .firstName: .name, .email: .emailAddress,
+    ]
+
     /// The order fields are drawn in.
     public static let fieldOrder: [RegistrationField] = [.phone, .password, .lastName, .firstName, .email]
 
@@ -99,7 +105,7 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
             if trimmed.isEmpty { return l("field.required") }
             return InputRules.isPhone(trimmed) ? nil : l("field.phoneInvalid")
         case .password:
-            return InputRules.passwordProblem(value, minLength: environment.passwordMinLength).map { l($0, String(environment.passwordMinLength)) }
+            return InputRules.passwordProblem(value, rule: environment.passwordRule).map { l($0, String(environment.passwordRule.minLength), String(environment.passwordRule.maxBytes)) }
         case .email:
             if trimmed.isEmpty { return l("field.required") }
             return InputRules.isEmail(trimmed) ? nil : l("field.emailInvalid")

@@ -1,5 +1,6 @@
 import FluentKit
 import Foundation
+import GatehouseAPI
 
 /// Who is asking, for limits and for the language of what they are sent.
 struct RequestOrigin: Sendable {
@@ -171,9 +172,12 @@ struct AccountService: Sendable {
     ///
     /// Every attempt takes its slot in the failure budgets *before* the password is checked and
     /// gives it back only when it succeeds, so concurrent guesses cannot slip past the limit.
-    func login(identifier: String, password: String, origin: RequestOrigin) async throws -> IssuedSession {
+    func login(identifier: String, password: String, origin: RequestOrigin, accepting kinds: LoginIdentifierKinds = .any) async throws -> IssuedSession {
         let ipKey = origin.ip ?? "unknown"
-        let account = try await findAccount(identifier: identifier)
+        // An identifier of a kind this surface does not take is an unknown account, with the
+        // same bcrypt time and the same budgets.
+        let acceptable = kinds == .any || identifier.contains("@")
+        let account = acceptable ? try await findAccount(identifier: identifier) : nil
         let accountKey = account?.id?.uuidString ?? "id:" + identifier.lowercased().prefix(100)
         try await rateLimiter.hit("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
         do {
@@ -231,6 +235,10 @@ struct AccountService: Sendable {
 
     // MARK: Profile
 
+    /// Which identifiers a login surface takes: any (email, login/tag, phone) or email only
+    /// (the WebSocket gateway, whose spec identifies customers by email).
+    enum LoginIdentifierKinds: Sendable { case any, emailOnly }
+
     struct ProfileChange: Sendable {
         /// `.some(nil)` clears a field; `nil` leaves it alone.
         var firstName: String??
@@ -239,10 +247,16 @@ struct AccountService: Sendable {
         var birthday: Date??
         var fcmToken: String??
         var email: String?
+        /// The phone is the login and cannot change: sending the current one (a client posting
+        /// its whole form) is fine, another one is refused.
+        var phone: String?
     }
 
     func updateProfile(accountID: UUID, change: ProfileChange, origin: RequestOrigin) async throws -> AccountModel {
         let account = try await account(id: accountID)
+        if let phone = change.phone, try normalizePhone(phone) != account.phone {
+            throw GatehouseError.invalid(.phoneChangeNotAllowed, "error.phoneChange")
+        }
         let now = clock.now()
         if let v = change.firstName { account.firstName = v }
         if let v = change.lastName { account.lastName = v }

@@ -1,21 +1,21 @@
-/// The password rule of the phone-accounts spec (at least 6 characters, a digit and a
-/// special character), every part configurable.
+import GatehouseAPI
+
+/// The server's use of the shared ``PasswordRule``: refusal naming the part that failed, and
+/// generated passwords that always pass.
 struct PasswordRules: Sendable {
     var policy: GatehouseConfiguration.PasswordPolicy
 
+    var rule: PasswordRule {
+        PasswordRule(minLength: policy.minLength, maxBytes: policy.maxLength, requireDigit: policy.requireDigit, requireSpecial: policy.requireSpecial)
+    }
+
     func validate(_ password: String) throws {
-        if password.count < policy.minLength {
-            throw GatehouseError.invalid(.weakPassword, "error.passwordTooShort", String(policy.minLength))
-        }
-        // bcrypt reads at most 72 bytes: a longer password would silently be cut.
-        if password.utf8.count > policy.maxLength {
-            throw GatehouseError.invalid(.weakPassword, "error.passwordTooLong", String(policy.maxLength))
-        }
-        if policy.requireDigit && !password.contains(where: { $0.isNumber }) {
-            throw GatehouseError.invalid(.weakPassword, "error.passwordNeedsDigit")
-        }
-        if policy.requireSpecial && !password.contains(where: { !$0.isLetter && !$0.isNumber && !$0.isWhitespace }) {
-            throw GatehouseError.invalid(.weakPassword, "error.passwordNeedsSpecial")
+        switch rule.problem(with: password) {
+        case nil: return
+        case .tooShort(let minimum): throw GatehouseError.invalid(.weakPassword, "error.passwordTooShort", String(minimum))
+        case .tooLong(let maximum): throw GatehouseError.invalid(.weakPassword, "error.passwordTooLong", String(maximum))
+        case .needsDigit: throw GatehouseError.invalid(.weakPassword, "error.passwordNeedsDigit")
+        case .needsSpecialCharacter: throw GatehouseError.invalid(.weakPassword, "error.passwordNeedsSpecial")
         }
     }
 

@@ -46,30 +46,3 @@ enum PhoneNumber {
         return "+" + international
     }
 }
-
-/// Email syntax as sign-up forms check it (not the full RFC 5322 grammar, which accepts
-/// addresses no mail provider hands out). Normalised to lower case.
-enum EmailAddress {
-    static func normalize(_ raw: String) -> String? {
-        let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-        return isValid(email) ? email : nil
-    }
-
-    static func isValid(_ email: String) -> Bool {
-        guard email.utf8.count <= 254 else { return false }
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return false }
-        let local = parts[0], domain = parts[1]
-        guard (1...64).contains(local.count), !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..") else { return false }
-        let localAllowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.!#$%&'*+/=?^_`{|}~-")
-        guard local.allSatisfy({ localAllowed.contains($0) }) else { return false }
-        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2 else { return false }
-        for label in labels {
-            guard (1...63).contains(label.count), !label.hasPrefix("-"), !label.hasSuffix("-"),
-                  label.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else { return false }
-        }
-        guard let tld = labels.last, tld.count >= 2, tld.allSatisfy(\.isLetter) || tld.hasPrefix("xn--") else { return false }
-        return true
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import Logging
 
 /// Everything the server needs to start, as one value. `buildApplication(configuration:)`

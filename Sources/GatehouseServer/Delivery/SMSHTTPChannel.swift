@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseAPI
 import NIOCore
 import NIOHTTP1
 
@@ -13,7 +14,7 @@ struct SMSHTTPChannel: DeliveryChannel {
 
     func deliver(_ message: OutgoingMessage) async throws {
         let values = ["to": message.destination, "text": message.body, "code": message.code ?? ""]
-        let url = Self.render(settings.url, values: values, escape: Self.percentEncode)
+        let url = Self.render(settings.url, values: values, escape: FormURLEncoding.escape)
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: settings.method)
         for (name, value) in settings.headers {
@@ -24,7 +25,7 @@ struct SMSHTTPChannel: DeliveryChannel {
             if settings.contentType.lowercased().contains("json") {
                 escape = Self.jsonEscape
             } else if settings.contentType.lowercased().contains("x-www-form-urlencoded") {
-                escape = Self.percentEncode
+                escape = FormURLEncoding.escape
             } else {
                 escape = { $0 }
             }
@@ -71,9 +72,4 @@ struct SMSHTTPChannel: DeliveryChannel {
         return out
     }
 
-    static func percentEncode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
 }

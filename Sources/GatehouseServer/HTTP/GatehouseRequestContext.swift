@@ -24,11 +24,16 @@ extension Request {
     /// in front, the right-most `X-Forwarded-For` entry: the one that balancer appended. Entries
     /// to its left come from the client and can be forged to dodge per-IP limits.
     func clientIP(context: GatehouseRequestContext, trustForwardedFor: Bool) -> String? {
+        clientIP(peer: context.peerAddress, trustForwardedFor: trustForwardedFor)
+    }
+
+    /// The client's address for any surface, given the peer the socket reports.
+    func clientIP(peer: String?, trustForwardedFor: Bool) -> String? {
         if trustForwardedFor, let forwarded = headers[.init("X-Forwarded-For")!],
            let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty {
             return String(last.prefix(64))
         }
-        return context.peerAddress
+        return peer
     }
 
     /// The bearer token of the `Authorization` header, if any.

@@ -34,33 +34,10 @@ struct RateLimiter: Sendable {
         }
     }
 
-    /// Throws `rateLimited` when `limit` hits were already counted, without counting one.
-    func check(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited") async throws {
-        let w = window(name, key: key, length: length)
-        let hits = try await database.sql.raw("SELECT hits FROM rate_limit_counters WHERE bucket = \(bind: w.bucket)")
-            .first(decodingColumn: "hits", as: Int.self) ?? 0
-        if hits >= limit {
-            throw GatehouseError.rateLimited(.rateLimited, retryAfter: w.retryAfter, messageKey)
-        }
-    }
-
-    func record(_ name: String, key: String, window length: TimeInterval) async throws {
-        let w = window(name, key: key, length: length)
-        try await database.sql.raw("""
-            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES (\(bind: w.bucket), 1, \(bind: w.expiresEpoch))
-            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + 1
-            """).run()
-    }
-
     /// Gives back one hit (an attempt that turned out to be allowed, such as a successful login).
     func release(_ name: String, key: String, window length: TimeInterval) async throws {
         let w = window(name, key: key, length: length)
         try await database.sql.raw("UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = \(bind: w.bucket) AND hits > 0").run()
-    }
-
-    func reset(_ name: String, key: String, window length: TimeInterval) async throws {
-        let w = window(name, key: key, length: length)
-        try await database.sql.raw("DELETE FROM rate_limit_counters WHERE bucket = \(bind: w.bucket)").run()
     }
 
     func purgeExpired() async throws {

@@ -11,11 +11,7 @@ import Testing
 /// hand, headers spelled out.
 enum Wire {
     static func formBody(_ fields: [(String, String)]) -> ByteBuffer {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let text = fields.map { "\($0.0.addingPercentEncoding(withAllowedCharacters: allowed)!)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }
-            .joined(separator: "&")
-        return ByteBuffer(string: text)
+        ByteBuffer(string: FormURLEncoding.encode(fields))
     }
 
     static func multipartBody(_ fields: [(String, String)], boundary: String) -> ByteBuffer {
@@ -54,7 +50,7 @@ extension TestHarness {
 
     /// The development outbox for a destination, newest first, read over the wire.
     func outbox(to destination: String) async throws -> [DevOutboxMessage] {
-        let encoded = destination.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let encoded = FormURLEncoding.escape(destination)
         let response = try await get("\(DevAPI.Path.outbox)?to=\(encoded)")
         #expect(response.status == .ok)
         return try JSONDecoder().decode([DevOutboxMessage].self, from: Data(buffer: response.body))

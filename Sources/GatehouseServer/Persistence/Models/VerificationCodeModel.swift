@@ -24,10 +24,6 @@ final class VerificationCodeModel: Model, @unchecked Sendable {
 /// What a verification secret is for; stored as its raw value.
 enum VerificationPurpose: String, Sendable, CaseIterable {
     case phoneSignup = "phone_signup"
-    case emailSignup = "email_signup"
     case emailConfirmation = "email_confirmation"
-    case passwordReset = "password_reset"
     case temporaryPassword = "temporary_password"
-    case emailChange = "email_change"
-    case phoneVerification = "phone_verification"
 }

@@ -43,9 +43,7 @@ struct CustomerGatewayController: Sendable {
                 return
             }
             defer { connections.withLockedValue { $0 -= 1 } }
-            let ip = trustForwardedFor
-                ? (context.request.headers[.init("X-Forwarded-For")!]?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? context.requestContext.peerAddress)
-                : context.requestContext.peerAddress
+            let ip = context.request.clientIP(peer: context.requestContext.peerAddress, trustForwardedFor: trustForwardedFor)
             let state = GatewayConnectionState()
             let lastActivity = NIOLockedValueBox(ContinuousClock.now)
 

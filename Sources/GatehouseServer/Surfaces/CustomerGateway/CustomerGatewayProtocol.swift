@@ -46,11 +46,7 @@ struct CustomerGatewayProtocol: Sendable {
     let logger: Logger
 
     typealias API = CustomerGatewayAPI
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    private static var encoder: JSONEncoder { JSONResponse.encoder }
 
     struct Failure: Error {
         var code: String
@@ -105,9 +101,8 @@ struct CustomerGatewayProtocol: Sendable {
         }
         let session: IssuedSession
         do {
-            // The gateway identifies customers by email only.
-            guard email.contains("@") else { throw GatehouseError.invalidCredentials }
-            session = try await accounts.login(identifier: email, password: password, origin: RequestOrigin(ip: ip, language: .en, device: "customer-gateway"))
+            session = try await accounts.login(identifier: email, password: password,
+                                               origin: RequestOrigin(ip: ip, language: .en, device: "customer-gateway"), accepting: .emailOnly)
         } catch let error as GatehouseError {
             switch error.kind {
             case .invalidInput where error.code == .invalidCredentials:

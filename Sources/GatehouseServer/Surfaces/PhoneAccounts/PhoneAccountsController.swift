@@ -99,12 +99,6 @@ struct PhoneAccountsController: Sendable {
         let session = try context.requireSession()
         let form = try await form(request)
         typealias K = PhoneAccountsAPI.Parameter
-        if let phone = try form.nonEmpty(K.phone) {
-            let current = try await accounts.account(id: session.accountID).phone
-            if try accounts.normalizePhone(phone) != current {
-                throw GatehouseError.invalid(.phoneChangeNotAllowed, "error.phoneChange")
-            }
-        }
         func optional(_ names: String...) throws -> String?? {
             for name in names {
                 if let value = try form.string(name) {
@@ -121,6 +115,7 @@ struct PhoneAccountsController: Sendable {
         change.fcmToken = try optional(K.fcm)
         change.birthday = try form.date(K.birthday)
         change.email = try form.string(K.email)
+        change.phone = try form.nonEmpty(K.phone)
         let account = try await accounts.updateProfile(accountID: session.accountID, change: change, origin: origin(request, context))
         return try json(account.phoneUser)
     }
