@@ -22,15 +22,7 @@ public func buildApplication(
 func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (Int) async -> Void)? = nil) -> GatehouseApplication {
     GatehouseMetrics.bootstrapOnce()
     let configuration = services.configuration
-    let router = Router(context: GatehouseRequestContext.self)
-    router.add(middleware: RequestLogMiddleware())
-    router.add(middleware: MetricsMiddleware())
-    router.get("/") { _, _ in "Gatehouse" }
-    OperationsController(services: services).addRoutes(to: router)
-    PhoneAccountsController(services: services).addRoutes(to: router)
-    if configuration.environment == .development {
-        DevOutboxController(services: services).addRoutes(to: router)
-    }
+    let router = makeRouter(services: services)
     let webSocketRouter = Router(context: GatewayRequestContext.self)
     CustomerGatewayController(services: services).addRoutes(to: webSocketRouter)
     let gateway = configuration.gateway
@@ -56,4 +48,24 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
         }
     }
     return app
+}
+
+/// Every HTTP route of the server. Separate from the application so tests can compare the
+/// routes with the OpenAPI document.
+func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> {
+    let router = Router(context: GatehouseRequestContext.self)
+    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: MetricsMiddleware())
+    let v1Routes = RouteTable()
+    router.add(middleware: ProblemMiddleware(prefix: "/v1/", routes: v1Routes))
+    router.get("/") { _, _ in "Gatehouse" }
+    OperationsController(services: services).addRoutes(to: router)
+    OpenAPIController().addRoutes(to: router)
+    PhoneAccountsController(services: services).addRoutes(to: router)
+    AccountsV1Controller(services: services).addRoutes(to: router)
+    if services.configuration.environment == .development {
+        DevOutboxController(services: services).addRoutes(to: router)
+    }
+    v1Routes.load(router.routes.map { (path: $0.path.description, method: $0.method) })
+    return router
 }

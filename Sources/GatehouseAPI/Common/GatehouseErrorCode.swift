@@ -23,6 +23,10 @@ extension GatehouseErrorCode {
     public static let fieldTooLong: Self = "field_too_long"
     public static let bodyTooLarge: Self = "body_too_large"
     public static let malformedBody: Self = "malformed_body"
+    public static let unsupportedMediaType: Self = "unsupported_media_type"
+    public static let invalidTag: Self = "invalid_tag"
+    public static let invalidLocale: Self = "invalid_locale"
+    public static let invalidImage: Self = "invalid_image"
     // Accounts
     public static let phoneTaken: Self = "phone_taken"
     public static let emailTaken: Self = "email_taken"
@@ -34,6 +38,10 @@ extension GatehouseErrorCode {
     public static let emailNotConfirmed: Self = "email_not_confirmed"
     public static let noPhone: Self = "no_phone"
     public static let phoneChangeNotAllowed: Self = "phone_change_not_allowed"
+    public static let tagTaken: Self = "tag_taken"
+    public static let emailUnchanged: Self = "email_unchanged"
+    public static let phoneAlreadyVerified: Self = "phone_already_verified"
+    public static let noPendingEmail: Self = "no_pending_email"
     // Codes
     public static let invalidCode: Self = "invalid_code"
     public static let codeExpired: Self = "code_expired"
@@ -43,9 +51,11 @@ extension GatehouseErrorCode {
     public static let resendTooSoon: Self = "resend_too_soon"
     // Sessions
     public static let unauthorized: Self = "unauthorized"
+    public static let sessionNotFound: Self = "session_not_found"
     // Delivery
     public static let deliveryFailed: Self = "delivery_failed"
     // Server
     public static let internalError: Self = "internal_error"
     public static let notFound: Self = "not_found"
+    public static let methodNotAllowed: Self = "method_not_allowed"
 }

@@ -99,6 +99,19 @@ public enum WireDates {
         return date.addingTimeInterval(TimeInterval(-offsetSeconds))
     }
 
+    /// `yyyy-MM-dd` (UTC), `/v1`'s calendar dates (a birthday is a day, not an instant).
+    public static func calendarDateString(from date: Date) -> String {
+        let c = utcCalendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+    }
+
+    /// Parses exactly `yyyy-MM-dd` (a real day) as midnight UTC; nil for anything else.
+    public static func parseCalendarDate(_ raw: String) -> Date? {
+        guard raw.utf8.count == 10, raw.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              Array(raw)[4] == "-", Array(raw)[7] == "-" else { return nil }
+        return parseFlexible(raw)
+    }
+
     static let utcCalendar: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!

@@ -246,6 +246,9 @@ struct AccountService: Sendable {
         var middleName: String??
         var birthday: Date??
         var fcmToken: String??
+        /// The tag (the `username` column): can be replaced, not removed.
+        var tag: String??
+        var locale: String??
         var email: String?
         /// The phone is the login and cannot change: sending the current one (a client posting
         /// its whole form) is fine, another one is refused.
@@ -263,6 +266,18 @@ struct AccountService: Sendable {
         if let v = change.middleName { account.middleName = v }
         if let v = change.birthday { account.birthday = v }
         if let v = change.fcmToken { account.fcmToken = v }
+        if let v = change.locale { account.locale = try v.map(validateLocale) }
+        var newTag: String?
+        if let v = change.tag {
+            guard let raw = v else { throw GatehouseError.invalid(.invalidParameter, "error.tagRequired").on(field: "tag") }
+            let tag = try validateTag(raw)
+            if tag != account.usernameKey {
+                if try await isTagTaken(tag, except: accountID) { throw GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag") }
+                account.username = tag
+                account.usernameKey = tag
+                newTag = tag
+            }
+        }
         let notice: OutgoingMessage? = if let raw = change.email {
             try await applyEmailChange(account, to: normalizeEmail(raw))
         } else {
@@ -275,6 +290,9 @@ struct AccountService: Sendable {
                 if let notice { try await outbox.enqueue(notice, on: tx) }
             }
         } catch where error.isConstraintViolation {
+            if let newTag, try await isTagTaken(newTag, except: accountID) {
+                throw GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag")
+            }
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
         }
         if notice != nil { outbox.signal.wake() }

@@ -112,6 +112,8 @@ public struct GatehouseConfiguration: Sendable {
         public var temporaryPasswordTTL: TimeInterval = 3_600
         public var maxBodyBytes: Int = 1_048_576
         public var maxFieldLength: Int = 256
+        /// Largest avatar image `PUT /v1/me/avatar` takes.
+        public var avatarMaxBytes: Int = 2_097_152
         public init() {}
     }
 
@@ -138,7 +140,7 @@ extension GatehouseConfiguration {
     /// Reads the configuration from environment variables; see the README's table.
     public static func fromEnvironment(_ env: [String: String]) throws -> GatehouseConfiguration {
         var c = GatehouseConfiguration()
-        var reader = EnvironmentReader(env: env)
+        let reader = EnvironmentReader(env: env)
         c.host = try reader.string("GATEHOUSE_HOST", default: c.host, nonEmpty: true)
         c.port = try reader.int("GATEHOUSE_PORT", default: c.port, range: 0...65535)
         c.environment = try reader.choice("GATEHOUSE_ENV", default: c.environment)
@@ -253,6 +255,7 @@ extension GatehouseConfiguration {
         l.temporaryPasswordTTL = try reader.seconds("GATEHOUSE_TEMP_PASSWORD_TTL_SECONDS", default: l.temporaryPasswordTTL, range: 60...604_800)
         l.maxBodyBytes = try reader.int("GATEHOUSE_MAX_BODY_BYTES", default: l.maxBodyBytes, range: 1024...104_857_600)
         l.maxFieldLength = try reader.int("GATEHOUSE_MAX_FIELD_LENGTH", default: l.maxFieldLength, range: 16...65_536)
+        l.avatarMaxBytes = try reader.int("GATEHOUSE_AVATAR_MAX_BYTES", default: l.avatarMaxBytes, range: 1024...52_428_800)
         c.limits = l
 
         var p = c.passwords

@@ -41,3 +41,39 @@ struct MessageComposer: Sendable {
     }
 }
 
+
+extension MessageComposer {
+    /// A one-time code for one of `/v1`'s flows, by SMS or mail as the destination is.
+    enum CodeMessage { case signup, recovery, emailChange }
+
+    func code(_ purpose: CodeMessage, to destination: String, channel: OutgoingMessage.Kind, code: String, ttl: TimeInterval, language: AppLanguage) -> OutgoingMessage {
+        let minutes = String(max(1, Int((ttl / 60).rounded())))
+        if channel == .sms {
+            return OutgoingMessage(kind: .sms, destination: destination, subject: nil, body: LocalizedText("sms.code", [code]).render(language), code: code)
+        }
+        let (subject, body): (String, LocalizedText) = switch purpose {
+        case .signup: ("mail.signupCode.subject", LocalizedText("mail.signupCode.body", [code, minutes]))
+        case .recovery: ("mail.recoveryCode.subject", LocalizedText("mail.recoveryCode.body", [code, minutes]))
+        case .emailChange: ("mail.emailChangeCode.subject", LocalizedText("mail.emailChangeCode.body", [destination, code, minutes]))
+        }
+        return OutgoingMessage(kind: .email, destination: destination, subject: LocalizedText(subject).render(language), body: body.render(language), code: code)
+    }
+
+    /// Sent instead of a sign-up code to an address that already has an account, so the
+    /// sign-up form tells a stranger nothing.
+    func accountExists(to destination: String, channel: OutgoingMessage.Kind, language: AppLanguage) -> OutgoingMessage {
+        if channel == .sms {
+            return OutgoingMessage(kind: .sms, destination: destination, subject: nil, body: LocalizedText("sms.accountExists").render(language), code: nil)
+        }
+        return OutgoingMessage(kind: .email, destination: destination, subject: LocalizedText("mail.accountExists.subject").render(language),
+                               body: LocalizedText("mail.accountExists.body", [destination]).render(language), code: nil)
+    }
+
+    func passwordChanged(to destination: String, channel: OutgoingMessage.Kind, language: AppLanguage) -> OutgoingMessage {
+        if channel == .sms {
+            return OutgoingMessage(kind: .sms, destination: destination, subject: nil, body: LocalizedText("sms.passwordChanged").render(language), code: nil)
+        }
+        return OutgoingMessage(kind: .email, destination: destination, subject: LocalizedText("mail.passwordChanged.subject").render(language),
+                               body: LocalizedText("mail.passwordChanged.body").render(language), code: nil)
+    }
+}

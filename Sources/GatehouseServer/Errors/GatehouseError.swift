@@ -8,6 +8,10 @@ struct GatehouseError: Error, Sendable, CustomStringConvertible {
         case conflict
         case unauthorized
         case notFound
+        /// A body over its limit: 413 where the surface speaks HTTP fully.
+        case payloadTooLarge
+        /// A body of a type the route does not take: 415 where the surface speaks HTTP fully.
+        case unsupportedMediaType
         case rateLimited(retryAfterSeconds: Int)
         case unavailable
         case `internal`
@@ -16,11 +20,24 @@ struct GatehouseError: Error, Sendable, CustomStringConvertible {
     var kind: Kind
     var code: GatehouseErrorCode
     var message: LocalizedText
+    /// The request member at fault, when the surface can name one.
+    var field: String?
+    /// Wrong tries left on a code (`invalid_code`).
+    var attemptsLeft: Int?
 
-    init(_ kind: Kind, _ code: GatehouseErrorCode, _ message: LocalizedText) {
+    init(_ kind: Kind, _ code: GatehouseErrorCode, _ message: LocalizedText, field: String? = nil, attemptsLeft: Int? = nil) {
         self.kind = kind
         self.code = code
         self.message = message
+        self.field = field
+        self.attemptsLeft = attemptsLeft
+    }
+
+    /// The same error, naming the request member at fault.
+    func on(field: String) -> GatehouseError {
+        var copy = self
+        copy.field = field
+        return copy
     }
 
     var description: String { "GatehouseError(\(code.rawValue))" }
@@ -35,6 +52,9 @@ struct GatehouseError: Error, Sendable, CustomStringConvertible {
         // Stored timestamps lose a few microseconds (SQLite keeps doubles): 60.000001 s is 60.
         let seconds = max(1, Int((retryAfter - 0.001).rounded(.up)))
         return GatehouseError(.rateLimited(retryAfterSeconds: seconds), code, LocalizedText(key, [String(seconds)]))
+    }
+    static func bodyTooLarge(_ limit: Int) -> GatehouseError {
+        GatehouseError(.payloadTooLarge, .bodyTooLarge, LocalizedText("error.bodyTooLarge", [String(limit)]))
     }
     static let unauthorized = GatehouseError(.unauthorized, .unauthorized, LocalizedText("error.unauthorized"))
     static let invalidCredentials = GatehouseError(.invalidInput, .invalidCredentials, LocalizedText("error.invalidCredentials"))

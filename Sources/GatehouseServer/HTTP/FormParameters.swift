@@ -23,13 +23,13 @@ struct FormParameters: Sendable {
             form.setIfAbsent(String(name), String(value))
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
-            throw GatehouseError.invalid(.bodyTooLarge, "error.bodyTooLarge", String(maxBodyBytes))
+            throw GatehouseError.bodyTooLarge(maxBodyBytes)
         }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maxBodyBytes)
         } catch {
-            throw GatehouseError.invalid(.bodyTooLarge, "error.bodyTooLarge", String(maxBodyBytes))
+            throw GatehouseError.bodyTooLarge(maxBodyBytes)
         }
         guard buffer.readableBytes > 0 else { return form }
         let contentType = request.headers[.contentType]?.lowercased() ?? ""

@@ -29,7 +29,7 @@ struct SessionService: Sendable {
         let token = Secrets.token()
         let now = clock.now()
         let session = SessionModel(
-            accountID: accountID, tokenHash: Secrets.sha256Hex(token), now: now,
+            id: OrderedID.make(), accountID: accountID, tokenHash: Secrets.sha256Hex(token), now: now,
             expiresAt: now.addingTimeInterval(ttl), device: device.map { String($0.prefix(200)) }, ip: ip
         )
         try await session.create(on: db ?? database.db)
@@ -57,11 +57,34 @@ struct SessionService: Sendable {
         try await SessionModel.query(on: database.db).filter(\.$id == sessionID).delete()
     }
 
-    /// Ends every session of the account except `keeping`.
-    func revokeAll(accountID: UUID, keeping: UUID? = nil, on db: (any Database)? = nil) async throws {
-        var query = SessionModel.query(on: db ?? database.db).filter(\.$accountID == accountID)
-        if let keeping { query = query.filter(\.$id != keeping) }
-        try await query.delete()
+    /// Ends one session if it belongs to the account; false when there is no such session.
+    func revoke(sessionID: UUID, ofAccount accountID: UUID) async throws -> Bool {
+        let ended = try await (database.db as! any SQLDatabase).raw("""
+            DELETE FROM sessions WHERE id = \(bind: sessionID) AND account_id = \(bind: accountID) RETURNING id
+            """).all()
+        return !ended.isEmpty
+    }
+
+    /// Ends every session of the account except `keeping`; returns how many ended.
+    @discardableResult
+    func revokeAll(accountID: UUID, keeping: UUID? = nil, on db: (any Database)? = nil) async throws -> Int {
+        let sql = (db ?? database.db) as! any SQLDatabase
+        let ended = if let keeping {
+            try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) AND id <> \(bind: keeping) RETURNING id").all()
+        } else {
+            try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) RETURNING id").all()
+        }
+        return ended.count
+    }
+
+    /// The account's live sessions, newest first.
+    func list(accountID: UUID) async throws -> [SessionModel] {
+        try await SessionModel.query(on: database.db)
+            .filter(\.$accountID == accountID)
+            .filter(\.$expiresAt > clock.now())
+            .sort(\.$createdAt, .descending)
+            .sort(\.$id, .descending)
+            .all()
     }
 
     func purgeExpired() async throws {

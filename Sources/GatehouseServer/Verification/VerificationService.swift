@@ -19,7 +19,9 @@ struct VerificationService: Sendable {
         var accountID: UUID?
         var secretHash: String
         var ttl: TimeInterval
-        var message: OutgoingMessage
+        /// What carries the secret. Nil for a decoy: a secret nobody was sent, recorded so that
+        /// cooldowns and budgets treat an unknown address exactly like a known one.
+        var message: OutgoingMessage?
         var ip: String?
         /// Also supersede live secrets of this purpose sent to the account's other destinations
         /// (a temporary password by SMS kills the one sent by mail).
@@ -27,7 +29,8 @@ struct VerificationService: Sendable {
     }
 
     struct Issued: Sendable {
-        var messageID: UUID
+        /// The outbox message carrying the secret (nil for a decoy).
+        var messageID: UUID?
         var expiresAt: Date
         var resendAllowedAt: Date
     }
@@ -50,7 +53,7 @@ struct VerificationService: Sendable {
             let wait = latest.createdAt.addingTimeInterval(limits.resendCooldown).timeIntervalSince(now)
             throw GatehouseError.rateLimited(.resendTooSoon, retryAfter: wait, "error.resendTooSoon")
         }
-        let dailyLimit = request.message.kind == .sms ? limits.smsPerPhonePerDay : limits.emailsPerAddressPerDay
+        let dailyLimit = request.destination.hasPrefix("+") ? limits.smsPerPhonePerDay : limits.emailsPerAddressPerDay
         let sentToday = try await VerificationCodeModel.query(on: db)
             .filter(\.$destination == request.destination)
             .filter(\.$createdAt > now.addingTimeInterval(-86_400))
@@ -72,7 +75,7 @@ struct VerificationService: Sendable {
         code.createdAt = now
         code.expiresAt = now.addingTimeInterval(request.ttl)
         code.ip = request.ip
-        let messageID = try await db.transaction { tx in
+        let messageID: UUID? = try await db.transaction { tx in
             // Only the newest secret works: a resend kills the one before.
             var previous = VerificationCodeModel.query(on: tx)
                 .filter(\.$purpose == request.purpose.rawValue)
@@ -85,9 +88,10 @@ struct VerificationService: Sendable {
             }
             try await previous.set(\.$expiresAt, to: now).update()
             try await code.create(on: tx)
-            return try await outbox.enqueue(request.message, on: tx)
+            guard let message = request.message else { return nil }
+            return try await outbox.enqueue(message, on: tx)
         }
-        outbox.signal.wake()
+        if messageID != nil { outbox.signal.wake() }
         return Issued(messageID: messageID, expiresAt: code.expiresAt, resendAllowedAt: now.addingTimeInterval(limits.resendCooldown))
     }
 
@@ -120,7 +124,7 @@ struct VerificationService: Sendable {
             if attempts >= row.maxAttempts {
                 throw GatehouseError.invalid(.codeAttemptsExhausted, "error.codeAttemptsExhausted")
             }
-            throw GatehouseError.invalid(.invalidCode, "error.invalidCode")
+            throw GatehouseError(.invalidInput, .invalidCode, LocalizedText("error.invalidCode"), attemptsLeft: row.maxAttempts - attempts)
         }
         return row
     }

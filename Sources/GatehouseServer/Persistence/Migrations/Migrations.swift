@@ -10,6 +10,7 @@ enum GatehouseMigrations {
             M003CreateVerificationCodes(),
             M004CreateOutboxMessages(),
             M005CreateRateLimitCounters(),
+            M006CreateAvatars(),
         ]
     }
 }
@@ -136,5 +137,24 @@ struct M005CreateRateLimitCounters: AsyncMigration {
     }
     func revert(on database: any Database) async throws {
         try await (database as! any SQLDatabase).drop(table: "rate_limit_counters").run()
+    }
+}
+
+struct M006CreateAvatars: AsyncMigration {
+    var name: String { "006_CreateAvatars" }
+    func prepare(on database: any Database) async throws {
+        try await database.schema("avatars")
+            .id()
+            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
+            .field("content_type", .string, .required)
+            .field("bytes", .data, .required)
+            .field("created_at", .datetime, .required)
+            .create()
+        try await (database as! any SQLDatabase).create(index: "ix_avatars_account").on("avatars").column("account_id").run()
+        try await database.schema("accounts").field("avatar_id", .uuid).update()
+    }
+    func revert(on database: any Database) async throws {
+        try await database.schema("accounts").deleteField("avatar_id").update()
+        try await database.schema("avatars").delete()
     }
 }

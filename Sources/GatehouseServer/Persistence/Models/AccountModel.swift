@@ -24,6 +24,8 @@ final class AccountModel: Model, @unchecked Sendable {
     @OptionalField(key: "birthday") var birthday: Date?
     @OptionalField(key: "locale") var locale: String?
     @OptionalField(key: "fcm_token") var fcmToken: String?
+    /// The current avatar (`avatars.id`); a new upload gets a new id, so its URL can be cached forever.
+    @OptionalField(key: "avatar_id") var avatarID: UUID?
     @Field(key: "created_at") var createdAt: Date
     @Field(key: "updated_at") var updatedAt: Date
 

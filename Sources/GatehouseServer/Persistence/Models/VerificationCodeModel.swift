@@ -26,4 +26,8 @@ enum VerificationPurpose: String, Sendable, CaseIterable {
     case phoneSignup = "phone_signup"
     case emailConfirmation = "email_confirmation"
     case temporaryPassword = "temporary_password"
+    case emailSignup = "email_signup"
+    case passwordReset = "password_reset"
+    case emailChange = "email_change"
+    case phoneVerification = "phone_verification"
 }

@@ -1,0 +1,315 @@
+import Foundation
+
+// The request and response bodies of `/v1`. camelCase keys, ISO 8601 instants
+// (`AccountsV1API.makeEncoder()`), calendar dates as `yyyy-MM-dd`.
+
+/// Where a one-time code goes.
+public enum CodeChannel: String, Codable, Sendable, Equatable {
+    case email
+    case sms
+}
+
+/// `POST /v1/signup/code`, `POST /v1/recovery/code`: exactly one of `email` or `phone`.
+public struct CodeRequest: Codable, Sendable, Equatable {
+    public var email: String?
+    public var phone: String?
+    public init(email: String? = nil, phone: String? = nil) {
+        self.email = email
+        self.phone = phone
+    }
+}
+
+/// The answer to every code request: when the code dies, when another may be asked for,
+/// and how many wrong tries it takes.
+public struct CodeSent: Codable, Sendable, Equatable {
+    public var channel: CodeChannel
+    /// The address or phone as the server normalised it (E.164 for phones).
+    public var destination: String
+    public var expiresAt: Date
+    public var resendAvailableAt: Date
+    public var attemptsAllowed: Int
+    public var codeLength: Int
+    public init(channel: CodeChannel, destination: String, expiresAt: Date, resendAvailableAt: Date, attemptsAllowed: Int, codeLength: Int) {
+        self.channel = channel
+        self.destination = destination
+        self.expiresAt = expiresAt
+        self.resendAvailableAt = resendAvailableAt
+        self.attemptsAllowed = attemptsAllowed
+        self.codeLength = codeLength
+    }
+}
+
+/// `POST /v1/signup`: the code from `/v1/signup/code` and the new account's fields.
+/// Exactly one of `email` or `phone` (the one the code was sent to).
+public struct SignupRequest: Codable, Sendable, Equatable {
+    public var email: String?
+    public var phone: String?
+    public var code: String
+    public var password: String
+    public var firstName: String?
+    public var lastName: String?
+    public var tag: String?
+    /// `yyyy-MM-dd`.
+    public var birthday: String?
+    /// `en` or `ru`: the language of the account's mail and SMS.
+    public var locale: String?
+    /// A label for the session this sign-up opens (e.g. "iPhone 15, iOS 18").
+    public var device: String?
+    public init(email: String? = nil, phone: String? = nil, code: String, password: String, firstName: String? = nil, lastName: String? = nil, tag: String? = nil, birthday: String? = nil, locale: String? = nil, device: String? = nil) {
+        self.email = email
+        self.phone = phone
+        self.code = code
+        self.password = password
+        self.firstName = firstName
+        self.lastName = lastName
+        self.tag = tag
+        self.birthday = birthday
+        self.locale = locale
+        self.device = device
+    }
+}
+
+/// `POST /v1/sessions`: log in with an email, a tag or a phone.
+public struct LoginRequest: Codable, Sendable, Equatable {
+    public var identifier: String
+    public var password: String
+    public var device: String?
+    public init(identifier: String, password: String, device: String? = nil) {
+        self.identifier = identifier
+        self.password = password
+        self.device = device
+    }
+}
+
+/// A new session: the only time its token is shown.
+public struct AuthSession: Codable, Sendable, Equatable {
+    public var token: String
+    /// Always `Bearer`.
+    public var tokenType: String
+    public var sessionId: UUID
+    public var expiresAt: Date
+    public var account: Account
+    public init(token: String, tokenType: String = "Bearer", sessionId: UUID, expiresAt: Date, account: Account) {
+        self.token = token
+        self.tokenType = tokenType
+        self.sessionId = sessionId
+        self.expiresAt = expiresAt
+        self.account = account
+    }
+}
+
+/// The account as `/v1` shows it to its owner.
+public struct Account: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var email: String?
+    public var emailConfirmed: Bool
+    /// A new address waiting for its code; `email` stays in use (and for login) until then.
+    public var pendingEmail: String?
+    /// E.164.
+    public var phone: String?
+    public var phoneVerified: Bool
+    public var tag: String?
+    public var firstName: String?
+    public var lastName: String?
+    public var middleName: String?
+    /// `yyyy-MM-dd`.
+    public var birthday: String?
+    public var locale: String?
+    /// Absolute URL of the avatar image, if any.
+    public var avatarUrl: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public init(id: UUID, email: String?, emailConfirmed: Bool, pendingEmail: String?, phone: String?, phoneVerified: Bool, tag: String?, firstName: String?, lastName: String?, middleName: String?, birthday: String?, locale: String?, avatarUrl: String?, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.email = email
+        self.emailConfirmed = emailConfirmed
+        self.pendingEmail = pendingEmail
+        self.phone = phone
+        self.phoneVerified = phoneVerified
+        self.tag = tag
+        self.firstName = firstName
+        self.lastName = lastName
+        self.middleName = middleName
+        self.birthday = birthday
+        self.locale = locale
+        self.avatarUrl = avatarUrl
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `GET /v1/tags/{tag}`.
+public struct TagAvailability: Codable, Sendable, Equatable {
+    /// The tag as it would be stored (lower-case).
+    public var tag: String
+    public var available: Bool
+    public init(tag: String, available: Bool) {
+        self.tag = tag
+        self.available = available
+    }
+}
+
+/// One of my sessions in `GET /v1/sessions`.
+public struct SessionInfo: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var device: String?
+    public var ip: String?
+    public var createdAt: Date
+    public var lastUsedAt: Date
+    public var expiresAt: Date
+    /// The session making this request.
+    public var current: Bool
+    public init(id: UUID, device: String?, ip: String?, createdAt: Date, lastUsedAt: Date, expiresAt: Date, current: Bool) {
+        self.id = id
+        self.device = device
+        self.ip = ip
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.expiresAt = expiresAt
+        self.current = current
+    }
+}
+
+/// `GET /v1/sessions`, newest first.
+public struct SessionList: Codable, Sendable, Equatable {
+    public var sessions: [SessionInfo]
+    public init(sessions: [SessionInfo]) { self.sessions = sessions }
+}
+
+/// `DELETE /v1/sessions?scope=others`.
+public struct SessionsRevoked: Codable, Sendable, Equatable {
+    public var revoked: Int
+    public init(revoked: Int) { self.revoked = revoked }
+}
+
+/// `POST /v1/recovery`: the code from `/v1/recovery/code` and the new password.
+public struct RecoveryRequest: Codable, Sendable, Equatable {
+    public var email: String?
+    public var phone: String?
+    public var code: String
+    public var password: String
+    public init(email: String? = nil, phone: String? = nil, code: String, password: String) {
+        self.email = email
+        self.phone = phone
+        self.code = code
+        self.password = password
+    }
+}
+
+/// `PATCH /v1/me` (JSON merge patch): a member left out stays as it is, `null` clears it.
+/// `tag` cannot be cleared once set.
+public struct ProfileUpdate: Codable, Sendable, Equatable {
+    public var firstName: String??
+    public var lastName: String??
+    public var middleName: String??
+    public var tag: String??
+    /// `yyyy-MM-dd`.
+    public var birthday: String??
+    public var locale: String??
+
+    public init(firstName: String?? = nil, lastName: String?? = nil, middleName: String?? = nil, tag: String?? = nil, birthday: String?? = nil, locale: String?? = nil) {
+        self.firstName = firstName
+        self.lastName = lastName
+        self.middleName = middleName
+        self.tag = tag
+        self.birthday = birthday
+        self.locale = locale
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case firstName, lastName, middleName, tag, birthday, locale
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func member(_ key: CodingKeys) throws -> String?? {
+            guard c.contains(key) else { return nil }
+            if try c.decodeNil(forKey: key) { return .some(nil) }
+            return .some(try c.decode(String.self, forKey: key))
+        }
+        firstName = try member(.firstName)
+        lastName = try member(.lastName)
+        middleName = try member(.middleName)
+        tag = try member(.tag)
+        birthday = try member(.birthday)
+        locale = try member(.locale)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        func member(_ value: String??, _ key: CodingKeys) throws {
+            guard let value else { return }
+            if let value { try c.encode(value, forKey: key) } else { try c.encodeNil(forKey: key) }
+        }
+        try member(firstName, .firstName)
+        try member(lastName, .lastName)
+        try member(middleName, .middleName)
+        try member(tag, .tag)
+        try member(birthday, .birthday)
+        try member(locale, .locale)
+    }
+}
+
+/// `POST /v1/me/password`.
+public struct PasswordChange: Codable, Sendable, Equatable {
+    public var currentPassword: String
+    public var newPassword: String
+    public init(currentPassword: String, newPassword: String) {
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+    }
+}
+
+/// `POST /v1/me/email`.
+public struct EmailChangeRequest: Codable, Sendable, Equatable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// `POST /v1/me/phone`.
+public struct PhoneVerificationRequest: Codable, Sendable, Equatable {
+    public var phone: String
+    public init(phone: String) { self.phone = phone }
+}
+
+/// `POST /v1/me/email/verify` (`phone` unused) and `POST /v1/me/phone/verify` (`phone` required).
+public struct CodeVerification: Codable, Sendable, Equatable {
+    public var code: String
+    public var phone: String?
+    public init(code: String, phone: String? = nil) {
+        self.code = code
+        self.phone = phone
+    }
+}
+
+/// An RFC 9457 problem document: every `/v1` error.
+public struct Problem: Codable, Sendable, Equatable, Error {
+    /// `urn:gatehouse:problem:<code>`.
+    public var type: String
+    /// The HTTP reason phrase.
+    public var title: String
+    public var status: Int
+    /// What went wrong, in the request's language (`Accept-Language`: en or ru).
+    public var detail: String
+    /// The stable machine-readable code.
+    public var code: GatehouseErrorCode
+    /// The request member at fault, when one is.
+    public var field: String?
+    /// Wrong tries left on the code, for `invalid_code`.
+    public var attemptsLeft: Int?
+    /// Seconds to wait, for `rate_limited` and `resend_too_soon` (also in `Retry-After`).
+    public var retryAfter: Int?
+    public init(type: String, title: String, status: Int, detail: String, code: GatehouseErrorCode, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil) {
+        self.type = type
+        self.title = title
+        self.status = status
+        self.detail = detail
+        self.code = code
+        self.field = field
+        self.attemptsLeft = attemptsLeft
+        self.retryAfter = retryAfter
+    }
+
+    /// The `type` URI for a code.
+    public static func typeURI(for code: GatehouseErrorCode) -> String { "urn:gatehouse:problem:\(code.rawValue)" }
+}

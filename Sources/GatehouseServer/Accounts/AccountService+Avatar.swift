@@ -1,0 +1,72 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+
+/// Avatars: an image kept in the database under a fresh id per upload, so its URL never changes
+/// meaning and can be cached forever.
+extension AccountService {
+    /// The image types an avatar may be, with the bytes each format starts with.
+    enum AvatarFormat: String, CaseIterable, Sendable {
+        case png = "image/png"
+        case jpeg = "image/jpeg"
+        case gif = "image/gif"
+        case webp = "image/webp"
+
+        static var allowedList: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+        /// Whether `bytes` really are this format (its magic number), whatever the client says.
+        func matches(_ bytes: Data) -> Bool {
+            let b = [UInt8](bytes.prefix(12))
+            switch self {
+            case .png: return b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+            case .jpeg: return b.starts(with: [0xFF, 0xD8, 0xFF])
+            case .gif: return b.starts(with: Array("GIF87a".utf8)) || b.starts(with: Array("GIF89a".utf8))
+            case .webp: return b.count == 12 && b.starts(with: Array("RIFF".utf8)) && Array(b[8..<12]) == Array("WEBP".utf8)
+            }
+        }
+    }
+
+    /// The format a `Content-Type` names (parameters ignored), or `unsupported_media_type`.
+    func avatarFormat(contentType: String?) throws -> AvatarFormat {
+        let type = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard let format = AvatarFormat(rawValue: type) else {
+            throw GatehouseError(.unsupportedMediaType, .unsupportedMediaType,
+                                 LocalizedText("error.unsupportedMediaType", [String(type.prefix(60)), AvatarFormat.allowedList]))
+        }
+        return format
+    }
+
+    /// Replaces the account's avatar. The bytes must be the declared format.
+    func setAvatar(accountID: UUID, format: AvatarFormat, bytes: Data) async throws -> AccountModel {
+        guard !bytes.isEmpty else { throw GatehouseError.invalid(.invalidImage, "error.emptyImage") }
+        guard bytes.count <= limits.avatarMaxBytes else { throw GatehouseError.bodyTooLarge(limits.avatarMaxBytes) }
+        guard format.matches(bytes) else { throw GatehouseError.invalid(.invalidImage, "error.invalidImage", format.rawValue) }
+        let account = try await account(id: accountID)
+        let now = clock.now()
+        let avatar = AvatarModel(accountID: accountID, contentType: format.rawValue, bytes: bytes, now: now)
+        try await database.db.transaction { tx in
+            try await AvatarModel.query(on: tx).filter(\.$accountID == accountID).delete()
+            try await avatar.create(on: tx)
+            account.avatarID = avatar.id
+            account.updatedAt = now
+            try await account.update(on: tx)
+        }
+        return account
+    }
+
+    func removeAvatar(accountID: UUID) async throws -> AccountModel {
+        let account = try await account(id: accountID)
+        guard account.avatarID != nil else { return account }
+        try await database.db.transaction { tx in
+            try await AvatarModel.query(on: tx).filter(\.$accountID == accountID).delete()
+            account.avatarID = nil
+            account.updatedAt = clock.now()
+            try await account.update(on: tx)
+        }
+        return account
+    }
+
+    func avatar(id: UUID) async throws -> AvatarModel? {
+        try await AvatarModel.find(id, on: database.db)
+    }
+}

@@ -1,0 +1,360 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+
+/// The code-based flows of `/v1` (any surface may use them): sign-up with an email or SMS code,
+/// password recovery with a code, the email change, attaching a phone, password change.
+extension AccountService {
+    /// An email address or a phone, normalised: where a code goes.
+    enum Destination: Sendable, Equatable {
+        case email(String)
+        case phone(String)
+
+        var value: String {
+            switch self {
+            case .email(let email): email
+            case .phone(let phone): phone
+            }
+        }
+
+        var channel: OutgoingMessage.Kind {
+            switch self {
+            case .email: .email
+            case .phone: .sms
+            }
+        }
+    }
+
+    /// Exactly one of an email or a phone.
+    func destination(email: String?, phone: String?) throws -> Destination {
+        let email = email.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        let phone = phone.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        switch (email, phone) {
+        case (let email?, nil): return .email(try normalizeEmail(email).self)
+        case (nil, let phone?): return .phone(try normalizePhone(phone))
+        case (nil, nil): throw GatehouseError.invalid(.missingParameter, "error.destinationRequired").on(field: "email")
+        case (_?, _?): throw GatehouseError.invalid(.invalidParameter, "error.oneDestination").on(field: "phone")
+        }
+    }
+
+    /// What a code request answers: when the code dies, when another may be asked for.
+    struct CodeIssued: Sendable {
+        var destination: Destination
+        var expiresAt: Date
+        var resendAllowedAt: Date
+        var attemptsAllowed: Int
+        var codeLength: Int
+    }
+
+    private func issued(_ destination: Destination, _ issued: VerificationService.Issued) -> CodeIssued {
+        CodeIssued(destination: destination, expiresAt: issued.expiresAt, resendAllowedAt: issued.resendAllowedAt,
+                   attemptsAllowed: limits.codeMaxAttempts, codeLength: limits.codeLength)
+    }
+
+    /// A secret nobody is told: stored for a decoy so an unknown address costs the same
+    /// cooldowns and budgets as a known one.
+    private func decoyHash() -> String { Secrets.sha256Hex(Secrets.token()) }
+
+    func accountByDestination(_ destination: Destination, on db: (any Database)? = nil) async throws -> AccountModel? {
+        let db = db ?? database.db
+        switch destination {
+        case .email(let email): return try await AccountModel.query(on: db).filter(\.$email == email).first()
+        case .phone(let phone): return try await AccountModel.query(on: db).filter(\.$phone == phone).first()
+        }
+    }
+
+    private func signupPurpose(_ destination: Destination) -> VerificationPurpose {
+        if case .phone = destination { return .phoneSignup }
+        return .emailSignup
+    }
+
+    // MARK: Sign-up with a code
+
+    /// Sends a sign-up code. An address that already has an account gets a notice instead, and
+    /// the answer is the same, so the form tells a stranger nothing.
+    func requestSignupCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
+        let purpose = signupPurpose(destination)
+        let code = Secrets.numericCode(length: limits.codeLength)
+        let taken = try await accountByDestination(destination) != nil
+        let message = taken
+            ? composer.accountExists(to: destination.value, channel: destination.channel, language: origin.language)
+            : composer.code(.signup, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: origin.language)
+        let result = try await verification.issue(.init(
+            purpose: purpose, destination: destination.value, accountID: nil,
+            secretHash: taken ? decoyHash() : secrets.codeHash(code, purpose: purpose.rawValue, destination: destination.value),
+            ttl: limits.codeTTL, message: message, ip: origin.ip
+        ))
+        return issued(destination, result)
+    }
+
+    struct CodeSignup: Sendable {
+        var destination: Destination
+        var code: String
+        var password: String
+        var firstName: String?
+        var lastName: String?
+        var tag: String?
+        var birthday: Date?
+        var locale: String?
+        var device: String?
+    }
+
+    /// Creates an account whose address the code proves, and opens its first session. The form
+    /// is checked before the code, so a typo does not burn an attempt; the code is consumed, the
+    /// account created and the session opened in one transaction.
+    func signup(_ input: CodeSignup, origin: RequestOrigin) async throws -> (AccountModel, IssuedSession) {
+        try passwordRules.validate(input.password)
+        let tag = try input.tag.map(validateTag)
+        let locale = try input.locale.map(validateLocale)
+        if let tag, try await isTagTaken(tag) { throw GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag") }
+        let purpose = signupPurpose(input.destination)
+        let codeRow = try await verification.check(code: input.code, purpose: purpose, destination: input.destination.value)
+        let hash = try await hasher.hash(input.password)
+        let now = clock.now()
+        let account = AccountModel(passwordHash: hash, now: now)
+        switch input.destination {
+        case .email(let email):
+            account.email = email
+            account.emailConfirmedAt = now
+        case .phone(let phone):
+            account.phone = phone
+            account.phoneVerifiedAt = now
+        }
+        account.username = tag
+        account.usernameKey = tag
+        account.firstName = input.firstName
+        account.lastName = input.lastName
+        account.birthday = input.birthday
+        account.locale = locale ?? origin.language.rawValue
+        do {
+            let session = try await database.db.transaction { tx in
+                try await verification.consume(codeRow, on: tx)
+                try await account.create(on: tx)
+                return try await sessions.create(accountID: account.id!, device: input.device ?? origin.device, ip: origin.ip, on: tx)
+            }
+            return (account, session)
+        } catch where error.isConstraintViolation {
+            if let tag, try await isTagTaken(tag) { throw GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag") }
+            if case .phone = input.destination { throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken") }
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+        }
+    }
+
+    // MARK: Tags and locales
+
+    /// The tag lower-cased, or `invalid_tag`.
+    func validateTag(_ raw: String) throws -> String {
+        guard let tag = TagRule.normalize(raw) else {
+            throw GatehouseError.invalid(.invalidTag, "error.invalidTag").on(field: "tag")
+        }
+        return tag
+    }
+
+    func isTagTaken(_ tag: String, except accountID: UUID? = nil) async throws -> Bool {
+        var query = AccountModel.query(on: database.db).filter(\.$usernameKey == tag.lowercased())
+        if let accountID { query = query.filter(\.$id != accountID) }
+        return try await query.count() > 0
+    }
+
+    /// A locale whose language Gatehouse writes in (`en`, `ru`, `ru-RU`, `en_GB`…), as given.
+    func validateLocale(_ raw: String) throws -> String {
+        let locale = raw.trimmingCharacters(in: .whitespaces)
+        let wellFormed = locale.count <= 35 && locale.split(separator: "-", omittingEmptySubsequences: false).count <= 4
+            && locale.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        guard wellFormed, AppLanguage(localeIdentifier: locale) != nil else {
+            throw GatehouseError.invalid(.invalidLocale, "error.invalidLocale", String(raw.prefix(40))).on(field: "locale")
+        }
+        return locale
+    }
+
+    // MARK: Password recovery with a code
+
+    /// Sends a recovery code to a confirmed address or a verified phone. Anything else (no
+    /// account, an unconfirmed address) is sent nothing but answers the same and costs the same
+    /// budgets, so the form cannot tell who has an account.
+    func requestRecoveryCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
+        let account = try await accountByDestination(destination)
+        let verified: Bool = switch destination {
+        case .email: account?.emailConfirmedAt != nil
+        case .phone: account?.phoneVerifiedAt != nil
+        }
+        let code = Secrets.numericCode(length: limits.codeLength)
+        let live = verified ? account : nil
+        let result = try await verification.issue(.init(
+            purpose: .passwordReset, destination: destination.value, accountID: live?.id,
+            secretHash: live == nil ? decoyHash() : secrets.codeHash(code, purpose: VerificationPurpose.passwordReset.rawValue, destination: destination.value),
+            ttl: limits.codeTTL,
+            message: live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) },
+            ip: origin.ip
+        ))
+        return issued(destination, result)
+    }
+
+    /// Sets a new password with a recovery code: every session of the account ends, every
+    /// outstanding temporary password and recovery code dies, and the account is told.
+    func recoverPassword(destination: Destination, code: String, newPassword: String, origin: RequestOrigin) async throws {
+        try passwordRules.validate(newPassword)
+        let row = try await verification.check(code: code, purpose: .passwordReset, destination: destination.value)
+        guard let accountID = row.accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
+        let account = try await account(id: accountID)
+        let hash = try await hasher.hash(newPassword)
+        try await setPassword(account, hash: hash, consuming: row, keepingSession: nil)
+    }
+
+    /// Writes a new password hash, ends the sessions (all, or all but one), kills every live
+    /// reset secret and queues the notice, in one transaction.
+    private func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?) async throws {
+        let now = clock.now()
+        let notice: OutgoingMessage? = if let email = account.email, account.emailConfirmedAt != nil {
+            composer.passwordChanged(to: email, channel: .email, language: account.language)
+        } else if let phone = account.phone {
+            composer.passwordChanged(to: phone, channel: .sms, language: account.language)
+        } else {
+            nil
+        }
+        try await database.db.transaction { tx in
+            if let row { try await verification.consume(row, on: tx) }
+            try await VerificationCodeModel.query(on: tx)
+                .filter(\.$accountID == account.id!)
+                .filter(\.$purpose ~~ [VerificationPurpose.temporaryPassword.rawValue, VerificationPurpose.passwordReset.rawValue])
+                .filter(\.$consumedAt == nil)
+                .set(\.$consumedAt, to: now)
+                .update()
+            account.passwordHash = hash
+            account.updatedAt = now
+            try await account.update(on: tx)
+            try await sessions.revokeAll(accountID: account.id!, keeping: keepingSession, on: tx)
+            if let notice { try await outbox.enqueue(notice, on: tx) }
+        }
+        if notice != nil { outbox.signal.wake() }
+    }
+
+    // MARK: Password change
+
+    /// Changes the password of a signed-in account. The current password is checked against the
+    /// same failure budget as logins, so a stolen token cannot be used to guess it.
+    func changePassword(accountID: UUID, sessionID: UUID, current: String, new: String, origin: RequestOrigin) async throws {
+        let account = try await account(id: accountID)
+        let key = accountID.uuidString
+        try await rateLimiter.hit("login-account", key: key, limit: limits.loginFailuresPerAccount, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
+        guard try await hasher.verify(current, hash: account.passwordHash) else {
+            throw GatehouseError.invalidCredentials.on(field: "currentPassword")
+        }
+        try? await rateLimiter.release("login-account", key: key, window: limits.loginFailureWindow)
+        do {
+            try passwordRules.validate(new)
+        } catch let error as GatehouseError {
+            throw error.on(field: "newPassword")
+        }
+        let hash = try await hasher.hash(new)
+        try await setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID)
+    }
+
+    // MARK: Email change with a code
+
+    /// Starts an email change: the new address is pending and gets a code; the address in use
+    /// stays in use (display, login, recovery) until then, and is told.
+    func requestEmailChange(accountID: UUID, email raw: String, origin: RequestOrigin) async throws -> CodeIssued {
+        let email = try normalizeEmail(raw)
+        let account = try await account(id: accountID)
+        if email == account.email { throw GatehouseError.invalid(.emailUnchanged, "error.emailUnchanged").on(field: "email") }
+        if try await AccountModel.query(on: database.db).filter(\.$email == email).count() > 0 {
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken").on(field: "email")
+        }
+        let code = Secrets.numericCode(length: limits.codeLength)
+        let result = try await verification.issue(.init(
+            purpose: .emailChange, destination: email, accountID: accountID,
+            secretHash: secrets.codeHash(code, purpose: VerificationPurpose.emailChange.rawValue, destination: email),
+            ttl: limits.codeTTL,
+            message: composer.code(.emailChange, to: email, channel: .email, code: code, ttl: limits.codeTTL, language: account.language),
+            ip: origin.ip
+        ))
+        let notice: OutgoingMessage? = if let old = account.email, account.emailConfirmedAt != nil, account.pendingEmail != email {
+            composer.emailChangeNotice(to: old, newEmail: email, language: account.language)
+        } else {
+            nil
+        }
+        account.pendingEmail = email
+        account.updatedAt = clock.now()
+        try await database.db.transaction { tx in
+            try await account.update(on: tx)
+            if let notice { try await outbox.enqueue(notice, on: tx) }
+        }
+        if notice != nil { outbox.signal.wake() }
+        return issued(.email(email), result)
+    }
+
+    /// Confirms the pending address with its code: it becomes the account's confirmed address.
+    func verifyEmailChange(accountID: UUID, code: String) async throws -> AccountModel {
+        let account = try await account(id: accountID)
+        guard let pending = account.pendingEmail else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
+        let row = try await verification.check(code: code, purpose: .emailChange, destination: pending)
+        guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
+        let now = clock.now()
+        account.email = pending
+        account.pendingEmail = nil
+        account.emailConfirmedAt = now
+        account.updatedAt = now
+        do {
+            try await database.db.transaction { tx in
+                try await verification.consume(row, on: tx)
+                try await account.update(on: tx)
+            }
+        } catch where error.isConstraintViolation {
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+        }
+        return account
+    }
+
+    func cancelEmailChange(accountID: UUID) async throws -> AccountModel {
+        let account = try await account(id: accountID)
+        guard account.pendingEmail != nil else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
+        account.pendingEmail = nil
+        account.updatedAt = clock.now()
+        try await account.update(on: database.db)
+        return account
+    }
+
+    // MARK: Phone verification
+
+    /// Sends an SMS code to attach a phone to an existing account (the wallet spec's "add phone").
+    func requestPhoneVerification(accountID: UUID, phone raw: String, origin: RequestOrigin) async throws -> CodeIssued {
+        let phone = try normalizePhone(raw)
+        let account = try await account(id: accountID)
+        if account.phone == phone, account.phoneVerifiedAt != nil {
+            throw GatehouseError.invalid(.phoneAlreadyVerified, "error.phoneAlreadyVerified").on(field: "phone")
+        }
+        if try await AccountModel.query(on: database.db).filter(\.$phone == phone).filter(\.$id != accountID).count() > 0 {
+            throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone")
+        }
+        let code = Secrets.numericCode(length: limits.codeLength)
+        let result = try await verification.issue(.init(
+            purpose: .phoneVerification, destination: phone, accountID: accountID,
+            secretHash: secrets.codeHash(code, purpose: VerificationPurpose.phoneVerification.rawValue, destination: phone),
+            ttl: limits.codeTTL,
+            message: composer.code(.signup, to: phone, channel: .sms, code: code, ttl: limits.codeTTL, language: account.language),
+            ip: origin.ip
+        ))
+        return issued(.phone(phone), result)
+    }
+
+    func verifyPhone(accountID: UUID, phone raw: String, code: String) async throws -> AccountModel {
+        let phone = try normalizePhone(raw)
+        let account = try await account(id: accountID)
+        let row = try await verification.check(code: code, purpose: .phoneVerification, destination: phone)
+        guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
+        let now = clock.now()
+        account.phone = phone
+        account.phoneVerifiedAt = now
+        account.updatedAt = now
+        do {
+            try await database.db.transaction { tx in
+                try await verification.consume(row, on: tx)
+                try await account.update(on: tx)
+            }
+        } catch where error.isConstraintViolation {
+            throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone")
+        }
+        return account
+    }
+}

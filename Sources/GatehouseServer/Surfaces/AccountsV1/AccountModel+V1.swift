@@ -1,0 +1,25 @@
+import Foundation
+import GatehouseAPI
+
+extension AccountModel {
+    /// The account as `/v1` shows it to its owner.
+    func v1Account(publicURL: String) -> Account {
+        Account(
+            id: id!,
+            email: email,
+            emailConfirmed: email != nil && emailConfirmedAt != nil,
+            pendingEmail: pendingEmail,
+            phone: phone,
+            phoneVerified: phone != nil && phoneVerifiedAt != nil,
+            tag: username,
+            firstName: firstName,
+            lastName: lastName,
+            middleName: middleName,
+            birthday: birthday.map(WireDates.calendarDateString),
+            locale: locale,
+            avatarUrl: avatarID.map { publicURL + AccountsV1API.Path.filling(AccountsV1API.Path.avatarImage, ["id": $0.uuidString.lowercased()]) },
+            createdAt: createdAt,
+            updatedAt: updatedAt
+        )
+    }
+}
