@@ -30,14 +30,14 @@ struct AccountService: Sendable {
 
     func normalizePhone(_ raw: String) throws -> String {
         guard let phone = PhoneNumber.normalize(raw, defaultCountryCode: configuration.defaultCountryCode) else {
-            throw GatehouseError.invalid(.invalidPhone, "error.invalidPhone", String(raw.prefix(40)))
+            throw GatehouseError.invalid(.invalidPhone, "error.invalidPhone", String(raw.prefix(40))).on(field: "phone")
         }
         return phone
     }
 
     func normalizeEmail(_ raw: String) throws -> String {
         guard let email = EmailAddress.normalize(raw) else {
-            throw GatehouseError.invalid(.invalidEmail, "error.invalidEmail", String(raw.prefix(80)))
+            throw GatehouseError.invalid(.invalidEmail, "error.invalidEmail", String(raw.prefix(80))).on(field: "email")
         }
         return email
     }

@@ -10,6 +10,14 @@ struct PasswordRules: Sendable {
     }
 
     func validate(_ password: String) throws {
+        do {
+            try check(password)
+        } catch let error as GatehouseError {
+            throw error.on(field: "password")
+        }
+    }
+
+    private func check(_ password: String) throws {
         switch rule.problem(with: password) {
         case nil: return
         case .tooShort(let minimum): throw GatehouseError.invalid(.weakPassword, "error.passwordTooShort", String(minimum))
