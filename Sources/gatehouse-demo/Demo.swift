@@ -8,7 +8,7 @@ struct GatehouseDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-demo",
         abstract: "Walk through the apps of the specs in a terminal, with the same view models an iOS app uses.",
-        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self],
+        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self],
         defaultSubcommand: PhoneAccountsDemo.self
     )
 }
@@ -70,5 +70,23 @@ struct WebSocketLoginDemo: AsyncParsableCommand {
         let flow = WebSocketLoginFlow(environment: WebSocketLoginEnvironment(client: client, localizer: localizer))
         await WebSocketLoginTerminal(flow: flow, language: localizer.language).run()
         await client.disconnect()
+    }
+}
+
+struct MessengerAuthDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "messenger-auth",
+        abstract: "The authorization epic of specs/messenger.md over /v1: splash, log in by email or tag, register with an email code, reset the password, log out."
+    )
+
+    @OptionGroup var options: DemoOptions
+
+    @MainActor
+    func run() async throws {
+        let url = try options.serverURL()
+        let localizer = options.localizer
+        let client = AccountsClient(baseURL: url, sessionStore: options.sessionStore(defaultName: "gatehouse-demo-messenger"), language: localizer.language)
+        let environment = MessengerAuthEnvironment(client: client, localizer: localizer, device: "gatehouse-demo")
+        await MessengerAuthTerminal(flow: MessengerAuthFlow(environment: environment), outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
     }
 }

@@ -13,7 +13,84 @@ p.add_argument("--demo", required=True)
 p.add_argument("--server", required=True)
 p.add_argument("--session-file", required=True)
 p.add_argument("--phone", default="+7 912 345-67-89")
+p.add_argument("--scenario", default="phone-accounts", choices=["phone-accounts", "messenger-auth"])
 args = p.parse_args()
+
+
+def messenger_auth():
+    """gatehouse-demo messenger-auth: registers with an email code (read from the development
+    outbox, standing in for the mailbox), logs out through the confirmation, logs in by tag."""
+    password = "Secret-42!"
+    demo = pexpect.spawn(args.demo, ["messenger-auth", "--server", args.server, "--language", "en",
+                                     "--session-file", args.session_file],
+                         encoding="utf-8", timeout=20, dimensions=(50, 160))
+    log = []
+    demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
+
+    def choose(number):
+        demo.expect_exact("> ")
+        demo.sendline(number)
+
+    try:
+        demo.expect_exact("== Log in ==")
+        demo.expect(r"2\) Log in \(unavailable\)")            # nothing typed yet
+        demo.expect(r"4\) Register")
+        choose("4")
+        demo.expect_exact("== Registration ==")
+        demo.expect(r"3\) Continue \(unavailable\)")
+        choose("1")                                             # fill in the form
+        demo.expect_exact("Email: "); demo.sendline("ivan@example.com")
+        demo.expect_exact("Last name: "); demo.sendline("Petrov")
+        demo.expect_exact("First name: "); demo.sendline("Ivan")
+        demo.expect_exact("Tag: "); demo.sendline("Ivan")
+        demo.expect_exact("Password: "); demo.sendline(password)
+        demo.expect_exact("Repeat the password: "); demo.sendline(password)
+        demo.expect_exact("== Registration ==")
+        demo.expect_exact("@ivan is free")                      # checked with the server
+        demo.expect_exact("Password: **********")               # masked when drawn again
+        demo.expect(r"3\) Continue\r?\n")
+        choose("3")
+        demo.expect_exact("Enter the code we sent to ivan@example.com")
+        demo.expect_exact("The code is valid for")
+        demo.expect(r"Send again in \d:\d\d \(unavailable\)")
+        choose("2")                                             # fetch the code from the dev outbox
+        demo.expect(r"Code from the email: (\d{6})")
+        choose("3")                                             # Create account
+        demo.expect_exact("== Profile ==")
+        demo.expect_exact("Name: Ivan Petrov")
+        demo.expect_exact("Tag: @ivan")
+        demo.expect_exact("Email: ivan@example.com")
+        demo.expect(r"2\) Log out")
+        choose("2")
+        demo.expect_exact("== Log out? ==")                     # asked again before logging out
+        demo.expect(r"2\) Cancel")
+        choose("1")
+        demo.expect_exact("== Log in ==")
+        choose("1")
+        demo.expect_exact("Email or tag: "); demo.sendline("@ivan")
+        demo.expect_exact("Password: "); demo.sendline(password)
+        demo.expect(r"2\) Log in\r?\n")
+        choose("2")
+        demo.expect_exact("== Profile ==")
+        demo.expect_exact("Tag: @ivan")
+        choose("q")
+        demo.expect(pexpect.EOF)
+        demo.close()
+    except pexpect.ExceptionPexpect as error:
+        sys.stderr.write("demo session failed: %s\n--- transcript ---\n%s\n" % (type(error).__name__, "".join(log)[-4000:]))
+        return 1
+    if password in "".join(log):
+        sys.stderr.write("the password was echoed in clear\n")
+        return 1
+    if demo.exitstatus != 0:
+        sys.stderr.write("demo exited with %s\n" % demo.exitstatus)
+        return 1
+    print("messenger-auth demo session passed")
+    return 0
+
+
+if args.scenario == "messenger-auth":
+    sys.exit(messenger_auth())
 
 PASSWORD = "Secret-42!"
 child = pexpect.spawn(args.demo, ["phone-accounts", "--server", args.server, "--language", "en",

@@ -1,0 +1,253 @@
+import Foundation
+import GatehouseKit
+import GatehouseScreens
+
+/// Draws `MessengerAuthFlow`'s screens as text and forwards what is typed to their view models.
+/// No flow logic lives here: every decision is the view models'.
+@MainActor
+final class MessengerAuthTerminal {
+    let flow: MessengerAuthFlow
+    let outbox: DevOutboxClient
+    let ru: Bool
+    private var quit = false
+
+    init(flow: MessengerAuthFlow, outbox: DevOutboxClient, language: String) {
+        self.flow = flow
+        self.outbox = outbox
+        self.ru = language == "ru"
+    }
+
+    /// Demo-only words (menus of the terminal itself), not app strings.
+    private func t(_ en: String, _ ru: String) -> String { self.ru ? ru : en }
+
+    struct Option {
+        var label: String
+        var enabled: Bool = true
+        var action: () async -> Void
+    }
+
+    func run() async {
+        await flow.launch()
+        while !quit {
+            switch flow.state.screen {
+            case .splash(let vm): await show(vm)
+            case .login(let vm): await show(vm)
+            case .forgotPassword(let vm): await show(vm)
+            case .registration(let vm): await show(vm)
+            case .home(let vm): await show(vm)
+            }
+        }
+    }
+
+    // MARK: Drawing helpers
+
+    private func header(_ title: String) {
+        Terminal.line("")
+        Terminal.line("== \(title) ==")
+    }
+
+    private func notices(error: String?, info: String? = nil) {
+        if let info { Terminal.line("  ℹ \(info)") }
+        if let error { Terminal.line("  ! \(error)") }
+    }
+
+    private func masked(_ text: String) -> String { String(repeating: "*", count: text.count) }
+
+    private func field(_ label: String, _ value: String, error: String? = nil) {
+        Terminal.line("  \(label): \(value)" + (error.map { "   ← \($0)" } ?? ""))
+    }
+
+    /// Prints numbered options, reads a choice, runs it.
+    private func menu(_ options: [Option]) async {
+        for (index, option) in options.enumerated() {
+            Terminal.line("  \(index + 1)) \(option.label)" + (option.enabled ? "" : t(" (unavailable)", " (недоступно)")))
+        }
+        Terminal.line("  q) " + t("Quit", "Выход"))
+        guard let answer = Terminal.ask("> ")?.trimmingCharacters(in: .whitespaces) else {
+            quit = true
+            return
+        }
+        if answer.lowercased() == "q" {
+            quit = true
+            return
+        }
+        guard let number = Int(answer), options.indices.contains(number - 1) else {
+            Terminal.line(t("  Choose one of the numbers.", "  Выберите один из номеров."))
+            return
+        }
+        let option = options[number - 1]
+        guard option.enabled else {
+            Terminal.line(t("  That is not available yet.", "  Это пока недоступно."))
+            return
+        }
+        await option.action()
+    }
+
+    private func read(_ label: String, secret: Bool = false) -> String? {
+        let answer = secret ? Terminal.askSecret("  \(label): ") : Terminal.ask("  \(label): ")
+        if answer == nil { quit = true }
+        return answer
+    }
+
+    /// The code block shared by the code steps: the field, the expiry, the resend countdown.
+    private func draw(_ code: MessengerCodeState, prompt: Bool = true) {
+        if prompt { Terminal.line("  \(code.prompt)") }
+        field(code.codeLabel, code.code)
+        Terminal.line("  ⏱ \(code.expiryText)")
+    }
+
+    /// "Fetch the code from the dev outbox": stands in for the user reading the mail.
+    private func fetchCode(to destination: String, label: String, into setCode: (String) -> Void) async {
+        do {
+            if let code = try await outbox.latestCode(to: destination) {
+                Terminal.line("  \(label): \(code)")
+                setCode(code)
+            } else {
+                Terminal.line(t("  No code in the outbox.", "  В outbox нет кода."))
+            }
+        } catch {
+            Terminal.line("  ! \(error.localizedDescription)")
+        }
+    }
+
+    private var fetchLabel: String {
+        t("Fetch the code from the server's development outbox (stands in for the mailbox)",
+          "Взять код из dev-outbox сервера (вместо почтового ящика)")
+    }
+
+    // MARK: Screens
+
+    private func show(_ vm: SplashViewModel) async {
+        header(vm.state.title)
+        if let progress = vm.state.progressMessage { Terminal.line("  … \(progress)") }
+        notices(error: vm.state.errorMessage)
+        if vm.state.isRetryEnabled {
+            await menu([Option(label: vm.state.retryTitle) { await vm.retry() }])
+        } else {
+            await flow.launch()
+        }
+    }
+
+    private func show(_ vm: MessengerLoginViewModel) async {
+        header(vm.state.title)
+        field(vm.state.loginLabel, vm.state.login)
+        field(vm.state.passwordLabel, masked(vm.state.password))
+        notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
+        await menu([
+            Option(label: t("Type login and password", "Ввести логин и пароль")) { [self] in
+                guard let login = read(vm.state.loginLabel) else { return }
+                vm.setLogin(login)
+                guard let password = read(vm.state.passwordLabel, secret: true) else { return }
+                vm.setPassword(password)
+            },
+            Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
+            Option(label: vm.state.forgotTitle) { vm.forgotPassword() },
+            Option(label: vm.state.registerTitle) { vm.register() },
+        ])
+    }
+
+    private func show(_ vm: ForgotPasswordViewModel) async {
+        vm.tick()
+        header(vm.state.title)
+        Terminal.line("  \(vm.state.prompt)")
+        switch vm.state.step {
+        case .email:
+            field(vm.state.emailLabel, vm.state.email, error: vm.state.emailError)
+            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
+            await menu([
+                Option(label: t("Type the email", "Ввести почту")) { [self] in if let email = read(vm.state.emailLabel) { vm.setEmail(email) } },
+                Option(label: vm.state.sendCodeTitle, enabled: vm.state.isSendCodeEnabled) { await vm.sendCode() },
+                Option(label: vm.state.backTitle) { vm.back() },
+            ])
+        case .code:
+            guard let code = vm.state.code else { return vm.back() }
+            draw(code, prompt: false)   // the step's prompt above is the code's
+            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
+            await menu([
+                Option(label: t("Type the code", "Ввести код")) { [self] in if let text = read(code.codeLabel) { vm.setCode(text) } },
+                Option(label: fetchLabel) { [self] in await fetchCode(to: code.destination, label: code.codeLabel) { vm.setCode($0) } },
+                Option(label: vm.state.continueTitle, enabled: vm.state.isContinueEnabled) { vm.continueWithCode() },
+                Option(label: code.resendTitle, enabled: code.isResendEnabled) { await vm.resend() },
+                Option(label: vm.state.backTitle) { vm.back() },
+            ])
+        case .newPassword:
+            field(vm.state.newPasswordLabel, masked(vm.state.newPassword), error: vm.state.newPasswordError)
+            field(vm.state.confirmationLabel, masked(vm.state.confirmation), error: vm.state.confirmationError)
+            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
+            await menu([
+                Option(label: t("Type the new password twice", "Ввести новый пароль дважды")) { [self] in
+                    guard let password = read(vm.state.newPasswordLabel, secret: true) else { return }
+                    vm.setNewPassword(password)
+                    guard let again = read(vm.state.confirmationLabel, secret: true) else { return }
+                    vm.setConfirmation(again)
+                },
+                Option(label: vm.state.saveTitle, enabled: vm.state.isSaveEnabled) { await vm.save() },
+                Option(label: vm.state.backTitle) { vm.back() },
+            ])
+        }
+    }
+
+    private func show(_ vm: MessengerRegistrationViewModel) async {
+        vm.tick()
+        header(vm.state.title)
+        switch vm.state.step {
+        case .form:
+            for name in MessengerRegistrationViewModel.fieldOrder {
+                let value = vm.state.values[name] ?? ""
+                let secret = MessengerRegistrationViewModel.contentTypes[name] == .newPassword
+                let note = name == .tag ? vm.state.tagMessage : vm.state.fieldErrors[name]
+                field(vm.state.labels[name] ?? name.rawValue, secret ? masked(value) : value, error: note)
+            }
+            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
+            await menu([
+                Option(label: t("Fill in the form", "Заполнить форму")) { [self] in
+                    for name in MessengerRegistrationViewModel.fieldOrder {
+                        let secret = MessengerRegistrationViewModel.contentTypes[name] == .newPassword
+                        guard let value = read(vm.state.labels[name] ?? name.rawValue, secret: secret) else { return }
+                        vm.set(name, value)
+                    }
+                    // The tag is checked after a pause in typing; wait for the answer before drawing.
+                    await vm.settleTagCheck()
+                },
+                Option(label: t("Change the tag", "Изменить тег")) { [self] in
+                    guard let tag = read(vm.state.labels[.tag] ?? "tag") else { return }
+                    vm.set(.tag, tag)
+                    await vm.settleTagCheck()
+                },
+                Option(label: vm.state.continueTitle, enabled: vm.state.isContinueEnabled) { await vm.continueToCode() },
+                Option(label: vm.state.backTitle) { vm.back() },
+            ])
+        case .code:
+            guard let code = vm.state.code else { return vm.back() }
+            draw(code)
+            if let progress = vm.state.progressMessage { Terminal.line("  … \(progress)") }
+            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
+            await menu([
+                Option(label: t("Type the code", "Ввести код")) { [self] in if let text = read(code.codeLabel) { vm.setCode(text) } },
+                Option(label: fetchLabel) { [self] in await fetchCode(to: code.destination, label: code.codeLabel) { vm.setCode($0) } },
+                Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
+                Option(label: code.resendTitle, enabled: code.isResendEnabled) { await vm.resend() },
+                Option(label: vm.state.backTitle) { vm.back() },
+            ])
+        }
+    }
+
+    private func show(_ vm: MessengerHomeViewModel) async {
+        if let question = vm.state.logoutConfirmation {
+            header(question.title)
+            Terminal.line("  \(question.message)")
+            await menu([
+                Option(label: question.confirmTitle) { await vm.confirmLogout() },
+                Option(label: question.cancelTitle) { vm.cancelLogout() },
+            ])
+            return
+        }
+        header(vm.state.title)
+        for row in vm.state.rows { Terminal.line("  \(row.label): \(row.value)") }
+        notices(error: vm.state.errorMessage)
+        await menu([
+            Option(label: t("Refresh", "Обновить")) { await vm.refresh() },
+            Option(label: vm.state.logoutTitle) { vm.requestLogout() },
+        ])
+    }
+}
