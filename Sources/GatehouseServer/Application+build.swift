@@ -56,8 +56,9 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     let router = Router(context: GatehouseRequestContext.self)
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware())
-    let v1Routes = RouteTable()
-    router.add(middleware: ProblemMiddleware(prefix: "/v1/", routes: v1Routes))
+    let routes = RouteTable()
+    router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
+    router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
     router.get("/") { _, _ in "Gatehouse" }
     OperationsController(services: services).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
@@ -66,6 +67,6 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     if services.configuration.environment == .development {
         DevOutboxController(services: services).addRoutes(to: router)
     }
-    v1Routes.load(router.routes.map { (path: $0.path.description, method: $0.method) })
+    routes.load(router.routes.map { (path: $0.path.description, method: $0.method) })
     return router
 }

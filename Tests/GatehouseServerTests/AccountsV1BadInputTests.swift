@@ -148,6 +148,24 @@ struct AccountsV1BadInputTests {
         }
     }
 
+    @Test("a known path with another method is 405 with Allow, on /v1 as a problem and on /api as HTTP", arguments: TestEngine.available)
+    func knownPathWrongMethod_is405WithAllow(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // MUT
+            let v1 = try await app.v1.put(AccountsV1API.Path.me, body: Array("{}".utf8), contentType: "application/json")
+            let api = try await app.client.execute(uri: PhoneAccountsAPI.Path.user, method: .delete)
+            let session = try await app.v1.put("/v1/sessions/\(UUID().uuidString)", body: [], contentType: nil)
+
+            // validate
+            try expectProblem(v1, .methodNotAllowed, .methodNotAllowed)
+            #expect(v1.headers[.allow] == "GET, PATCH")
+            #expect(api.status == .methodNotAllowed)
+            #expect(api.headers[.allow] == "GET")
+            try expectProblem(session, .methodNotAllowed, .methodNotAllowed)
+            #expect(session.headers[.allow] == "DELETE")
+        }
+    }
+
     @Test("problem documents carry exactly the documented members", arguments: TestEngine.available)
     func problem_invalidCode_hasTheDocumentedMembers(engine: TestEngine) async throws {
         try await withApp(engine) { app in
