@@ -44,11 +44,13 @@ extension AccountService {
         var resendAllowedAt: Date
         var attemptsAllowed: Int
         var codeLength: Int
+        /// The outbox message carrying it (nil when nothing was sent).
+        var messageID: UUID?
     }
 
     private func issued(_ destination: Destination, _ issued: VerificationService.Issued) -> CodeIssued {
         CodeIssued(destination: destination, expiresAt: issued.expiresAt, resendAllowedAt: issued.resendAllowedAt,
-                   attemptsAllowed: limits.codeMaxAttempts, codeLength: limits.codeLength)
+                   attemptsAllowed: limits.codeMaxAttempts, codeLength: limits.codeLength, messageID: issued.messageID)
     }
 
     /// A secret nobody is told: stored for a decoy so an unknown address costs the same

@@ -68,21 +68,14 @@ struct AccountService: Sendable {
 
     // MARK: Phone sign-up
 
-    /// Sends a sign-up code by SMS to a phone that has no account yet.
-    @discardableResult
-    func requestPhoneSignupCode(phone raw: String, origin: RequestOrigin) async throws -> VerificationService.Issued {
+    /// Sends a sign-up code by SMS to a phone that has no account yet. The phone spec answers
+    /// a taken phone openly (`phone_taken`); `/v1` sends a notice instead (`requestSignupCode`).
+    func requestPhoneSignupCode(phone raw: String, origin: RequestOrigin) async throws -> CodeIssued {
         let phone = try normalizePhone(raw)
         if try await AccountModel.query(on: database.db).filter(\.$phone == phone).count() > 0 {
             throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
         }
-        let code = Secrets.numericCode(length: limits.codeLength)
-        return try await verification.issue(.init(
-            purpose: .phoneSignup, destination: phone, accountID: nil,
-            secretHash: secrets.codeHash(code, purpose: VerificationPurpose.phoneSignup.rawValue, destination: phone),
-            ttl: limits.codeTTL,
-            message: composer.signupCodeSMS(to: phone, code: code, language: origin.language),
-            ip: origin.ip
-        ))
+        return try await requestSignupCode(to: .phone(phone), origin: origin)
     }
 
     struct PhoneRegistration: Sendable {

@@ -5,11 +5,6 @@ import GatehouseAPI
 struct MessageComposer: Sendable {
     let publicURL: String
 
-    func signupCodeSMS(to phone: String, code: String, language: AppLanguage) -> OutgoingMessage {
-        // "Your … code is 123456": the wording iOS recognises for one-time-code autofill.
-        OutgoingMessage(kind: .sms, destination: phone, subject: nil, body: LocalizedText("sms.signupCode", [code]).render(language), code: code)
-    }
-
     func confirmationMail(to email: String, token: String, linkTTL: TimeInterval, language: AppLanguage) -> OutgoingMessage {
         let link = "\(publicURL)\(PhoneAccountsAPI.Path.confirm)?id=\(token)"
         let hours = String(max(1, Int((linkTTL / 3600).rounded())))
@@ -49,6 +44,7 @@ extension MessageComposer {
     func code(_ purpose: CodeMessage, to destination: String, channel: OutgoingMessage.Kind, code: String, ttl: TimeInterval, language: AppLanguage) -> OutgoingMessage {
         let minutes = String(max(1, Int((ttl / 60).rounded())))
         if channel == .sms {
+            // "Your … code is 123456": the wording iOS recognises for one-time-code autofill.
             return OutgoingMessage(kind: .sms, destination: destination, subject: nil, body: LocalizedText("sms.code", [code]).render(language), code: code)
         }
         let (subject, body): (String, LocalizedText) = switch purpose {

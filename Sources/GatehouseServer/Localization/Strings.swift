@@ -63,7 +63,6 @@ enum Strings {
         "error.unavailable": [.en: "The service is temporarily unavailable. Please try again later.", .ru: "Сервис временно недоступен. Попробуйте позже."],
 
         // Messages
-        "sms.signupCode": [.en: "Your Gatehouse code is {0}", .ru: "Ваш код Gatehouse: {0}"],
         "sms.temporaryPassword": [.en: "Your new Gatehouse password is {0}. It is valid for {1} min; your old password works until you use it.", .ru: "Ваш новый пароль Gatehouse: {0}. Он действует {1} мин; старый пароль работает, пока вы не войдёте с новым."],
         "sms.code": [.en: "Your Gatehouse code is {0}", .ru: "Ваш код Gatehouse: {0}"],
         "sms.accountExists": [.en: "Someone tried to sign up to Gatehouse with this number, but you already have an account. Log in or restore your password.", .ru: "Кто-то пытался зарегистрироваться в Gatehouse с этим номером, но у вас уже есть учётная запись. Войдите или восстановите пароль."],
