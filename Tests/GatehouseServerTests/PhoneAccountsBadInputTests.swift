@@ -152,6 +152,34 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
+    @Test("hostile multipart bodies are 400 and the server keeps answering", arguments: TestEngine.available)
+    func hostileMultipart_is400AndServerSurvives(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: a part header with bytes above 0x7F (crashed MultipartKit 4.7.1), truncated
+            // bodies, a missing close delimiter, non-UTF-8 values
+            let bodies: [[UInt8]] = [
+                Array("--B\r\n".utf8) + [0xF1, 0x8B, 0xB9, 0x95, 0xC3, 0xA2, 0xC3, 0x81] + Array("--B--\r\n".utf8),
+                Array("--B\r\nContent-Disposition: form-data; name=\"phone\"\r\n\r\n+79123456789".utf8),
+                Array("--B\r\nContent-Disposition: form-data; name=\"phone\"\r\n\r\n+79123456789\r\n--B".utf8),
+                Array("--B\r\nContent-Disposition: form-data; name=\"phone\"\r\n\r\n".utf8) + [0xFF, 0xFE] + Array("\r\n--B--\r\n".utf8),
+                Array("--B\r\nno colon here\r\n\r\nx\r\n--B--\r\n".utf8),
+                Array("--B--\r\n".utf8),
+            ]
+            for body in bodies {
+                // MUT
+                let response = try await app.client.execute(uri: P.register, method: .post, headers: [.contentType: "multipart/form-data; boundary=B"], body: ByteBuffer(bytes: body))
+                // validate
+                #expect(response.status == .badRequest, "\(body)")
+                #expect(response.errorCode == GatehouseErrorCode.malformedBody.rawValue || response.errorCode == GatehouseErrorCode.missingParameter.rawValue)
+            }
+            // a well-formed multipart form still works, file parts ignored
+            let good = Array("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nignored\r\n--B\r\nContent-Disposition: form-data; name=\"phone\"\r\n\r\n+79123456789\r\n--B--\r\n".utf8)
+            let response = try await app.client.execute(uri: P.sendSMS, method: .post, headers: [.contentType: "multipart/form-data; boundary=B"], body: ByteBuffer(bytes: good))
+            #expect(response.status == .ok)
+            #expect(try await app.outbox(to: "+79123456789").count == 1)
+        }
+    }
+
     @Test("parameters come from the query string too, names in any case", arguments: TestEngine.available)
     func parameters_fromQueryStringAnyCase(engine: TestEngine) async throws {
         try await withApp(engine) { app in

@@ -1,7 +1,6 @@
 import Foundation
 import GatehouseAPI
 import Hummingbird
-import MultipartKit
 import NIOCore
 
 /// Request parameters as the phone-accounts spec's clients send them: an
@@ -76,37 +75,11 @@ struct FormParameters: Sendable {
         else {
             throw GatehouseError.invalid(.malformedBody, "error.malformedBody.boundary")
         }
-        let parser = MultipartParser(boundary: boundary)
-        var parts: [(String, String)] = []
-        var currentName: String?
-        var currentBody = ByteBuffer()
-        var isFile = false
-        parser.onHeader = { name, value in
-            guard name.lowercased() == "content-disposition" else { return }
-            for item in value.split(separator: ";") {
-                let kv = item.trimmingCharacters(in: .whitespaces)
-                if kv.lowercased().hasPrefix("name=") {
-                    currentName = String(kv.dropFirst(5)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                } else if kv.lowercased().hasPrefix("filename=") {
-                    isFile = true
-                }
-            }
-        }
-        parser.onBody = { body in currentBody.writeBuffer(&body) }
-        parser.onPartComplete = {
-            if let name = currentName, !isFile {
-                parts.append((name, String(buffer: currentBody)))
-            }
-            currentName = nil
-            currentBody.clear()
-            isFile = false
-        }
         do {
-            try parser.execute(buffer)
+            return try MultipartFormData.fields(buffer, boundary: boundary)
         } catch {
             throw GatehouseError.invalid(.malformedBody, "error.malformedBody.multipart")
         }
-        return parts
     }
 
     static func parseJSON(_ buffer: ByteBuffer) throws -> [(String, String)] {
