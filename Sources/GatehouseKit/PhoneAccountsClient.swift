@@ -39,17 +39,14 @@ public final class PhoneAccountsClient: Sendable {
         self.baseURL = baseURL
         self.sessionStore = sessionStore
         self.transport = transport
-        self.language = language ?? ((Locale.preferredLanguages.first ?? "en").lowercased().hasPrefix("ru") ? "ru" : "en")
+        self.language = language ?? defaultLanguage()
         self.now = now
     }
 
     // MARK: Session
 
     /// The current session, if one is stored and still valid.
-    public var session: GatehouseSession? {
-        guard let session = try? sessionStore.load(), session.isValid(at: now()) else { return nil }
-        return session
-    }
+    public var session: GatehouseSession? { sessionStore.validSession(at: now()) }
 
     /// Call on launch: returns the stored session if it has not expired, and forgets an expired one.
     @discardableResult
@@ -120,24 +117,8 @@ public final class PhoneAccountsClient: Sendable {
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(FormURLEncoding.encode(fields).utf8)
         }
-        if let language { request.setValue(language, forHTTPHeaderField: "Accept-Language") }
-        if authenticated {
-            guard let session else { throw GatehouseClientError.notLoggedIn }
-            request.setValue("Bearer \(session.token)", forHTTPHeaderField: "Authorization")
-        }
-        let data: Data
-        let response: HTTPURLResponse
-        do {
-            (data, response) = try await transport.send(request)
-        } catch let error as GatehouseClientError {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as URLError where error.code == .cancelled {
-            throw CancellationError()
-        } catch {
-            throw GatehouseClientError.transport(error.localizedDescription)
-        }
+        try request.setHeaders(language: language, authenticated: authenticated, session: session)
+        let (data, response) = try await transport.exchange(request)
         let text = String(decoding: data, as: UTF8.self)
         let code = response.value(forHTTPHeaderField: PhoneAccountsAPI.errorCodeHeader).map(GatehouseErrorCode.init(rawValue:))
         switch response.statusCode {

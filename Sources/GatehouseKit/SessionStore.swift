@@ -36,6 +36,13 @@ extension SessionStore {
         try? clear()
         return nil
     }
+
+    /// The stored session if it is still valid at `date`; unlike ``restoreValid(at:)`` it
+    /// forgets nothing (each client's `session`).
+    func validSession(at date: Date) -> GatehouseSession? {
+        guard let session = try? load(), session.isValid(at: date) else { return nil }
+        return session
+    }
 }
 
 /// Keeps the session in memory only (tests, previews, apps that never persist a login).

@@ -23,6 +23,11 @@ public enum InputRules {
         EmailAddress.normalize(text) != nil
     }
 
+    /// A one-time code as typed or autofilled: its ASCII digits only, at most `length` of them.
+    static func codeDigits(_ text: String, length: Int) -> String {
+        String(text.filter { $0.isASCII && $0.isNumber }.prefix(length))
+    }
+
     /// The localization key explaining the first part of the server's password rule that
     /// `password` breaks, or nil when it passes.
     public static func passwordProblem(_ password: String, rule: PasswordRule = PasswordRule()) -> String? {

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseKit
 
 /// Every user-facing string of the screens, in English and Russian, read from the package's
 /// resources (`Resources/Strings/en.json`, `ru.json`).
@@ -41,5 +42,20 @@ public struct Localizer: Sendable {
               let table = try? JSONDecoder().decode([String: String].self, from: data)
         else { return [:] }
         return table
+    }
+}
+
+extension Localizer {
+    /// The text to show for a failed call: the server's own message where it sent one; nothing
+    /// for a call the app cancelled. Every environment's `message(for:)`.
+    func message(for error: any Error) -> String? {
+        switch error {
+        case is CancellationError: nil
+        case GatehouseClientError.transport: self("error.network")
+        case GatehouseClientError.sessionExpired, GatehouseClientError.notLoggedIn: self("error.sessionExpired")
+        case GatehouseClientError.server: self("error.server")
+        case let error as GatehouseClientError: error.message
+        default: self("error.network")
+        }
     }
 }

@@ -5,25 +5,14 @@ import GatehouseScreens
 /// Draws `MessengerAuthFlow`'s screens as text and forwards what is typed to their view models.
 /// No flow logic lives here: every decision is the view models'.
 @MainActor
-final class MessengerAuthTerminal {
+final class MessengerAuthTerminal: TerminalMenu {
     let flow: MessengerAuthFlow
     let outbox: DevOutboxClient
-    let ru: Bool
-    private var quit = false
 
     init(flow: MessengerAuthFlow, outbox: DevOutboxClient, language: String) {
         self.flow = flow
         self.outbox = outbox
-        self.ru = language == "ru"
-    }
-
-    /// Demo-only words (menus of the terminal itself), not app strings.
-    private func t(_ en: String, _ ru: String) -> String { self.ru ? ru : en }
-
-    struct Option {
-        var label: String
-        var enabled: Bool = true
-        var action: () async -> Void
+        super.init(language: language)
     }
 
     func run() async {
@@ -41,73 +30,11 @@ final class MessengerAuthTerminal {
 
     // MARK: Drawing helpers
 
-    private func header(_ title: String) {
-        Terminal.line("")
-        Terminal.line("== \(title) ==")
-    }
-
-    private func notices(error: String?, info: String? = nil) {
-        if let info { Terminal.line("  ℹ \(info)") }
-        if let error { Terminal.line("  ! \(error)") }
-    }
-
-    private func masked(_ text: String) -> String { String(repeating: "*", count: text.count) }
-
-    private func field(_ label: String, _ value: String, error: String? = nil) {
-        Terminal.line("  \(label): \(value)" + (error.map { "   ← \($0)" } ?? ""))
-    }
-
-    /// Prints numbered options, reads a choice, runs it.
-    private func menu(_ options: [Option]) async {
-        for (index, option) in options.enumerated() {
-            Terminal.line("  \(index + 1)) \(option.label)" + (option.enabled ? "" : t(" (unavailable)", " (недоступно)")))
-        }
-        Terminal.line("  q) " + t("Quit", "Выход"))
-        guard let answer = Terminal.ask("> ")?.trimmingCharacters(in: .whitespaces) else {
-            quit = true
-            return
-        }
-        if answer.lowercased() == "q" {
-            quit = true
-            return
-        }
-        guard let number = Int(answer), options.indices.contains(number - 1) else {
-            Terminal.line(t("  Choose one of the numbers.", "  Выберите один из номеров."))
-            return
-        }
-        let option = options[number - 1]
-        guard option.enabled else {
-            Terminal.line(t("  That is not available yet.", "  Это пока недоступно."))
-            return
-        }
-        await option.action()
-    }
-
-    private func read(_ label: String, secret: Bool = false) -> String? {
-        let answer = secret ? Terminal.askSecret("  \(label): ") : Terminal.ask("  \(label): ")
-        if answer == nil { quit = true }
-        return answer
-    }
-
     /// The code block shared by the code steps: the field, the expiry, the resend countdown.
     private func draw(_ code: MessengerCodeState, prompt: Bool = true) {
         if prompt { Terminal.line("  \(code.prompt)") }
         field(code.codeLabel, code.code)
         Terminal.line("  ⏱ \(code.expiryText)")
-    }
-
-    /// "Fetch the code from the dev outbox": stands in for the user reading the mail.
-    private func fetchCode(to destination: String, label: String, into setCode: (String) -> Void) async {
-        do {
-            if let code = try await outbox.latestCode(to: destination) {
-                Terminal.line("  \(label): \(code)")
-                setCode(code)
-            } else {
-                Terminal.line(t("  No code in the outbox.", "  В outbox нет кода."))
-            }
-        } catch {
-            Terminal.line("  ! \(error.localizedDescription)")
-        }
     }
 
     private var fetchLabel: String {
@@ -135,10 +62,7 @@ final class MessengerAuthTerminal {
         notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
         await menu([
             Option(label: t("Type login and password", "Ввести логин и пароль")) { [self] in
-                guard let login = read(vm.state.loginLabel) else { return }
-                vm.setLogin(login)
-                guard let password = read(vm.state.passwordLabel, secret: true) else { return }
-                vm.setPassword(password)
+                readCredentials(vm.state.loginLabel, vm.state.passwordLabel, login: vm.setLogin, password: vm.setPassword)
             },
             Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
             Option(label: vm.state.forgotTitle) { vm.forgotPassword() },
@@ -165,7 +89,7 @@ final class MessengerAuthTerminal {
             notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
             await menu([
                 Option(label: t("Type the code", "Ввести код")) { [self] in if let text = read(code.codeLabel) { vm.setCode(text) } },
-                Option(label: fetchLabel) { [self] in await fetchCode(to: code.destination, label: code.codeLabel) { vm.setCode($0) } },
+                Option(label: fetchLabel) { [self] in await fetchCode(from: outbox, to: code.destination, label: code.codeLabel) { vm.setCode($0) } },
                 Option(label: vm.state.continueTitle, enabled: vm.state.isContinueEnabled) { vm.continueWithCode() },
                 Option(label: code.resendTitle, enabled: code.isResendEnabled) { await vm.resend() },
                 Option(label: vm.state.backTitle) { vm.back() },
@@ -224,7 +148,7 @@ final class MessengerAuthTerminal {
             notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
             await menu([
                 Option(label: t("Type the code", "Ввести код")) { [self] in if let text = read(code.codeLabel) { vm.setCode(text) } },
-                Option(label: fetchLabel) { [self] in await fetchCode(to: code.destination, label: code.codeLabel) { vm.setCode($0) } },
+                Option(label: fetchLabel) { [self] in await fetchCode(from: outbox, to: code.destination, label: code.codeLabel) { vm.setCode($0) } },
                 Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
                 Option(label: code.resendTitle, enabled: code.isResendEnabled) { await vm.resend() },
                 Option(label: vm.state.backTitle) { vm.back() },

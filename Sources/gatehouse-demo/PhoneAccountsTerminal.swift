@@ -5,25 +5,14 @@ import GatehouseScreens
 /// Draws `PhoneAccountsFlow`'s screen as text and forwards what is typed to its view model.
 /// No flow logic lives here: every decision is the view models'.
 @MainActor
-final class PhoneAccountsTerminal {
+final class PhoneAccountsTerminal: TerminalMenu {
     let flow: PhoneAccountsFlow
     let outbox: DevOutboxClient
-    let ru: Bool
-    private var quit = false
 
     init(flow: PhoneAccountsFlow, outbox: DevOutboxClient, language: String) {
         self.flow = flow
         self.outbox = outbox
-        self.ru = language == "ru"
-    }
-
-    /// Demo-only words (menus of the terminal itself), not app strings.
-    private func t(_ en: String, _ ru: String) -> String { self.ru ? ru : en }
-
-    struct Option {
-        var label: String
-        var enabled: Bool = true
-        var action: () async -> Void
+        super.init(language: language)
     }
 
     func run() async {
@@ -46,48 +35,6 @@ final class PhoneAccountsTerminal {
         }
     }
 
-    // MARK: Drawing helpers
-
-    private func header(_ title: String) {
-        Terminal.line("")
-        Terminal.line("== \(title) ==")
-    }
-
-    private func notices(error: String?, info: String? = nil) {
-        if let info { Terminal.line("  ℹ \(info)") }
-        if let error { Terminal.line("  ! \(error)") }
-    }
-
-    /// Prints numbered options, reads a choice, runs it.
-    private func menu(_ options: [Option]) async {
-        for (index, option) in options.enumerated() {
-            Terminal.line("  \(index + 1)) \(option.label)" + (option.enabled ? "" : t(" (unavailable)", " (недоступно)")))
-        }
-        Terminal.line("  q) " + t("Quit", "Выход"))
-        guard let answer = Terminal.ask("> ")?.trimmingCharacters(in: .whitespaces) else {
-            quit = true
-            return
-        }
-        if answer.lowercased() == "q" {
-            quit = true
-            return
-        }
-        guard let number = Int(answer), options.indices.contains(number - 1) else {
-            Terminal.line(t("  Choose one of the numbers.", "  Выберите один из номеров."))
-            return
-        }
-        let option = options[number - 1]
-        guard option.enabled else {
-            Terminal.line(t("  That is not available yet.", "  Это пока недоступно."))
-            return
-        }
-        await option.action()
-    }
-
-    private func read(_ label: String, secret: Bool = false) -> String? {
-        secret ? Terminal.askSecret("  \(label): ") : Terminal.ask("  \(label): ")
-    }
-
     // MARK: Screens
 
     private func show(_ vm: StartViewModel) async {
@@ -97,10 +44,9 @@ final class PhoneAccountsTerminal {
 
     private func show(_ vm: RegistrationViewModel) async {
         header(vm.state.title)
-        for field in RegistrationViewModel.fieldOrder {
-            let value = vm.state.values[field] ?? ""
-            let shown = field == .password ? String(repeating: "*", count: value.count) : value
-            Terminal.line("  \(vm.state.labels[field] ?? field.rawValue): \(shown)" + (vm.state.fieldErrors[field].map { "   ← \($0)" } ?? ""))
+        for name in RegistrationViewModel.fieldOrder {
+            let value = vm.state.values[name] ?? ""
+            field(vm.state.labels[name] ?? name.rawValue, name == .password ? masked(value) : value, error: vm.state.fieldErrors[name])
         }
         Terminal.line("  [\(vm.state.termsAccepted ? "x" : " ")] \(vm.state.termsText)")
         notices(error: vm.state.errorMessage)
@@ -121,7 +67,7 @@ final class PhoneAccountsTerminal {
         vm.tick()
         header(vm.state.title)
         Terminal.line("  \(vm.state.prompt)")
-        Terminal.line("  \(vm.state.codeLabel): \(vm.state.code)")
+        field(vm.state.codeLabel, vm.state.code)
         if let progress = vm.state.progressMessage { Terminal.line("  … \(progress)") }
         notices(error: vm.state.errorMessage)
         await menu([
@@ -130,16 +76,7 @@ final class PhoneAccountsTerminal {
             },
             Option(label: t("Fetch the code from the server's development outbox (stands in for SMS autofill)",
                             "Взять код из dev-outbox сервера (вместо автоподстановки из СМС)")) { [self] in
-                do {
-                    if let code = try await outbox.latestCode(to: vm.form.phone) {
-                        Terminal.line("  \(vm.state.codeLabel): \(code)")
-                        vm.setCode(code)
-                    } else {
-                        Terminal.line(t("  No code in the outbox.", "  В outbox нет кода."))
-                    }
-                } catch {
-                    Terminal.line("  ! \(error.localizedDescription)")
-                }
+                await fetchCode(from: outbox, to: vm.form.phone, label: vm.state.codeLabel) { vm.setCode($0) }
             },
             Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
             Option(label: vm.state.resendTitle, enabled: vm.state.isResendEnabled) { await vm.resend() },
@@ -149,15 +86,12 @@ final class PhoneAccountsTerminal {
 
     private func show(_ vm: LoginViewModel) async {
         header(vm.state.title)
-        Terminal.line("  \(vm.state.loginLabel): \(vm.state.login)")
-        Terminal.line("  \(vm.state.passwordLabel): \(String(repeating: "*", count: vm.state.password.count))")
+        field(vm.state.loginLabel, vm.state.login)
+        field(vm.state.passwordLabel, masked(vm.state.password))
         notices(error: vm.state.errorMessage)
         await menu([
             Option(label: t("Type login and password", "Ввести логин и пароль")) { [self] in
-                guard let login = read(vm.state.loginLabel) else { return }
-                vm.setLogin(login)
-                guard let password = read(vm.state.passwordLabel, secret: true) else { return }
-                vm.setPassword(password)
+                readCredentials(vm.state.loginLabel, vm.state.passwordLabel, login: vm.setLogin, password: vm.setPassword)
             },
             Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
             Option(label: vm.state.forgotTitle) { vm.forgotPassword() },

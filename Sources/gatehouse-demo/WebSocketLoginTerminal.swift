@@ -4,17 +4,13 @@ import GatehouseScreens
 
 /// Draws `WebSocketLoginFlow`'s two screens as text and forwards input; no logic of its own.
 @MainActor
-final class WebSocketLoginTerminal {
+final class WebSocketLoginTerminal: TerminalMenu {
     let flow: WebSocketLoginFlow
-    let ru: Bool
-    private var quit = false
 
     init(flow: WebSocketLoginFlow, language: String) {
         self.flow = flow
-        self.ru = language == "ru"
+        super.init(language: language)
     }
-
-    private func t(_ en: String, _ ru: String) -> String { self.ru ? ru : en }
 
     func run() async {
         flow.launch()
@@ -26,34 +22,27 @@ final class WebSocketLoginTerminal {
         }
     }
 
-    private func choose(_ options: [(String, Bool)]) -> Int? {
-        for (index, option) in options.enumerated() {
-            Terminal.line("  \(index + 1)) \(option.0)" + (option.1 ? "" : t(" (unavailable)", " (недоступно)")))
-        }
-        Terminal.line("  q) " + t("Quit", "Выход"))
-        guard let answer = Terminal.ask("> ")?.trimmingCharacters(in: .whitespaces), answer.lowercased() != "q" else {
-            quit = true
-            return nil
-        }
-        guard let number = Int(answer), options.indices.contains(number - 1), options[number - 1].1 else {
+    /// The 1-based number of the enabled option chosen; nil otherwise (after saying so).
+    private func chosenNumber(_ options: [(label: String, enabled: Bool)]) -> Int? {
+        switch choose(options) {
+        case .option(let index):
+            return index + 1
+        case .invalid, .unavailable:
             Terminal.line(t("  Choose one of the available numbers.", "  Выберите один из доступных номеров."))
             return nil
+        case .quit:
+            return nil
         }
-        return number
     }
 
     private func show(_ vm: WebSocketLoginViewModel) async {
-        Terminal.line("")
-        Terminal.line("== \(vm.state.title) ==")
-        Terminal.line("  \(vm.state.emailLabel): \(vm.state.email)" + (vm.state.emailError.map { "   ← \($0)" } ?? ""))
-        Terminal.line("  \(vm.state.passwordLabel): \(String(repeating: "*", count: vm.state.password.count))")
+        header(vm.state.title)
+        field(vm.state.emailLabel, vm.state.email, error: vm.state.emailError)
+        field(vm.state.passwordLabel, masked(vm.state.password))
         if let error = vm.state.errorOutput { Terminal.line("  ! \(error)") }
-        switch choose([(t("Type email and password", "Ввести почту и пароль"), true), (vm.state.submitTitle, vm.state.isSubmitEnabled)]) {
+        switch chosenNumber([(t("Type email and password", "Ввести почту и пароль"), true), (vm.state.submitTitle, vm.state.isSubmitEnabled)]) {
         case 1:
-            guard let email = Terminal.ask("  \(vm.state.emailLabel): ") else { quit = true; return }
-            vm.setEmail(email)
-            guard let password = Terminal.askSecret("  \(vm.state.passwordLabel): ") else { quit = true; return }
-            vm.setPassword(password)
+            readCredentials(vm.state.emailLabel, vm.state.passwordLabel, login: vm.setEmail, password: vm.setPassword)
         case 2:
             await vm.submit()
         default:
@@ -62,9 +51,8 @@ final class WebSocketLoginTerminal {
     }
 
     private func show(_ vm: WebSocketAppViewModel) async {
-        Terminal.line("")
-        Terminal.line("== \(vm.state.title) ==")
+        header(vm.state.title)
         Terminal.line("  \(vm.state.information)")
-        if choose([(vm.state.logoutTitle, true)]) == 1 { await vm.logout() }
+        if chosenNumber([(vm.state.logoutTitle, true)]) == 1 { await vm.logout() }
     }
 }

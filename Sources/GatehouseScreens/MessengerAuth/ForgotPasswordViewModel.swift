@@ -81,14 +81,13 @@ public final class ForgotPasswordViewModel: ScreenModel<ForgotPasswordViewModel.
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: MessengerAuthEnvironment
-    private var countdown: CodeCountdown?
-    /// The address the code was sent to, as typed (the request uses it again).
-    private var codeEmail: String?
+    private let codeStep: CodeStep
 
     /// Creates the screen's model.
     /// - Parameter email: pre-fills the email (what the login field held, if it was one).
     public init(environment: MessengerAuthEnvironment, email: String = "") {
         self.environment = environment
+        self.codeStep = CodeStep(environment: environment) { [client = environment.client] in try await client.requestRecoveryCode(email: $0) }
         let l = environment.localizer
         super.init(state: State(
             title: l("messenger.forgot.title"), prompt: l("messenger.forgot.emailPrompt"), emailLabel: l("messenger.forgot.email"),
@@ -115,10 +114,7 @@ public final class ForgotPasswordViewModel: ScreenModel<ForgotPasswordViewModel.
 
     /// Sets the code as typed or autofilled; digits only, at most the code's length.
     public func setCode(_ text: String) {
-        guard var code = state.code else { return }
-        code.code = String(text.filter { $0.isASCII && $0.isNumber }.prefix(code.codeLength))
-        update { $0.code = code; $0.errorMessage = nil }
-        refresh()
+        codeStep.setCode(text, on: self, refresh: refresh)
     }
 
     /// Sets the new password as the user types.
@@ -142,10 +138,7 @@ public final class ForgotPasswordViewModel: ScreenModel<ForgotPasswordViewModel.
             state.confirmationError = state.confirmation.isEmpty || state.confirmation == state.newPassword ? nil : environment.localizer("messenger.password.mismatch")
             state.isSaveEnabled = environment.passwordProblem(state.newPassword) == nil && state.confirmation == state.newPassword
                 && (state.code?.isComplete ?? false) && !state.isLoading
-            if var code = state.code, let countdown {
-                countdown.apply(to: &code, isLoading: state.isLoading)
-                state.code = code
-            }
+            codeStep.apply(to: &state)
         }
     }
 
@@ -156,36 +149,18 @@ public final class ForgotPasswordViewModel: ScreenModel<ForgotPasswordViewModel.
     public func tick() { refresh() }
 
     /// Ticks once a second while the code step is shown.
-    public func startCountdown() { countdown?.start { [weak self] in self?.tick() } }
+    public func startCountdown() { codeStep.startCountdown { [weak self] in self?.tick() } }
 
     /// Stops the countdown (the screen went away).
-    public func stopCountdown() { countdown?.stop() }
+    public func stopCountdown() { codeStep.stopCountdown() }
 
     // MARK: Actions
 
     /// "Send code" on the email step: asks for a recovery code and shows the code step.
     public func sendCode() async {
         guard state.isSendCodeEnabled else { return }
-        let email = state.email.trimmingCharacters(in: .whitespaces)
-        // The code already sent to this address still works: no second mail (and no 429).
-        if email == codeEmail, let countdown, !countdown.isExpired {
-            showCodeStep()
-            return
-        }
-        update { $0.isLoading = true; $0.errorMessage = nil; $0.infoMessage = nil }
-        refresh()
-        do {
-            let sent = try await environment.client.requestRecoveryCode(email: email)
-            let countdown = CodeCountdown(sent: sent, environment: environment)
-            self.countdown?.stop()
-            self.countdown = countdown
-            codeEmail = email
-            update { $0.isLoading = false; $0.code = countdown.makeState() }
-            showCodeStep()
-        } catch {
-            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
-            refresh()
-        }
+        // A code already sent to this address that still works is shown again: no second mail (and no 429).
+        await codeStep.send(to: state.email.trimmingCharacters(in: .whitespaces), on: self, refresh: refresh, show: showCodeStep)
     }
 
     private func showCodeStep() {
@@ -196,20 +171,7 @@ public final class ForgotPasswordViewModel: ScreenModel<ForgotPasswordViewModel.
 
     /// "Send the code again" on the code step.
     public func resend() async {
-        guard let email = codeEmail, state.code?.isResendEnabled == true else { return }
-        update { $0.isLoading = true; $0.errorMessage = nil; $0.infoMessage = nil }
-        refresh()
-        do {
-            let sent = try await environment.client.requestRecoveryCode(email: email)
-            countdown?.restart(with: sent)
-            update { $0.isLoading = false; $0.code?.code = ""; $0.infoMessage = environment.localizer("messenger.code.resent", sent.destination) }
-        } catch GatehouseClientError.rateLimited(_, let message, let retryAfter) {
-            countdown?.delayResend(by: retryAfter)
-            update { $0.isLoading = false; $0.errorMessage = message }
-        } catch {
-            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
-        }
-        refresh()
+        await codeStep.resend(on: self, refresh: refresh)
     }
 
     /// "Continue" on the code step: on to the new password.
@@ -221,7 +183,7 @@ public final class ForgotPasswordViewModel: ScreenModel<ForgotPasswordViewModel.
 
     /// "Save password": sets the new password with the code, then back to login.
     public func save() async {
-        guard state.isSaveEnabled, let email = codeEmail, let code = state.code?.code else { return }
+        guard state.isSaveEnabled, let email = codeStep.email, let code = state.code?.code else { return }
         update { $0.isLoading = true; $0.errorMessage = nil }
         refresh()
         do {

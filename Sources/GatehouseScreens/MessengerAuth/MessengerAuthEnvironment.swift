@@ -33,14 +33,7 @@ public struct MessengerAuthEnvironment: Sendable {
     /// The text to show for a failed call: the server's own message where it sent one; nothing
     /// for a call the app cancelled.
     public func message(for error: any Error) -> String? {
-        switch error {
-        case is CancellationError: nil
-        case GatehouseClientError.transport: localizer("error.network")
-        case GatehouseClientError.sessionExpired, GatehouseClientError.notLoggedIn: localizer("error.sessionExpired")
-        case GatehouseClientError.server: localizer("error.server")
-        case let error as GatehouseClientError: error.message
-        default: localizer("error.network")
-        }
+        localizer.message(for: error)
     }
 
     /// The text for a refused code: the server's message, and how many wrong tries are left
@@ -67,9 +60,6 @@ public struct MessengerAuthEnvironment: Sendable {
         case .needsLetter: localizer("messenger.tag.needsLetter")
         }
     }
-
-    /// `m:ss`.
-    static func clock(_ seconds: Int) -> String { String(format: "%d:%02d", seconds / 60, seconds % 60) }
 }
 
 /// The code part of a screen that had a one-time code mailed: the field, and two countdowns
@@ -108,7 +98,7 @@ public struct MessengerCodeState: Equatable, Sendable {
 final class CodeCountdown {
     private(set) var sent: CodeSent
     private var resendAllowedAt: Date
-    private var ticker: Task<Void, Never>?
+    private let ticker = SecondTicker()
     private let environment: MessengerAuthEnvironment
 
     init(sent: CodeSent, environment: MessengerAuthEnvironment) {
@@ -116,8 +106,6 @@ final class CodeCountdown {
         self.resendAllowedAt = sent.resendAvailableAt
         self.environment = environment
     }
-
-    deinit { ticker?.cancel() }
 
     /// A new code went out.
     func restart(with sent: CodeSent) {
@@ -145,34 +133,24 @@ final class CodeCountdown {
     func apply(to state: inout MessengerCodeState, isLoading: Bool) {
         let l = environment.localizer
         let now = environment.now()
-        let expiresIn = max(0, Int(sent.expiresAt.timeIntervalSince(now).rounded(.up)))
-        let resendIn = max(0, Int(resendAllowedAt.timeIntervalSince(now).rounded(.up)))
+        let expiresIn = Countdown.secondsLeft(until: sent.expiresAt, now: now)
+        let resendIn = Countdown.secondsLeft(until: resendAllowedAt, now: now)
         state.destination = sent.destination
         state.prompt = l("messenger.code.prompt", sent.destination)
         state.codeLength = sent.codeLength
         state.expiresInSeconds = expiresIn
-        state.expiryText = expiresIn == 0 ? l("messenger.code.expired") : l("messenger.code.expiresIn", MessengerAuthEnvironment.clock(expiresIn))
+        state.expiryText = expiresIn == 0 ? l("messenger.code.expired") : l("messenger.code.expiresIn", Countdown.clock(expiresIn))
         state.resendSecondsLeft = resendIn
         state.isResendEnabled = resendIn == 0 && !isLoading
-        state.resendTitle = resendIn == 0 ? l("messenger.code.resend") : l("messenger.code.resendIn", MessengerAuthEnvironment.clock(resendIn))
+        state.resendTitle = resendIn == 0 ? l("messenger.code.resend") : l("messenger.code.resendIn", Countdown.clock(resendIn))
     }
 
     /// Calls `tick` once a second until ``stop()`` (while the code step is shown).
     func start(_ tick: @escaping @MainActor () -> Void) {
-        ticker?.cancel()
-        ticker = Task { @MainActor in
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: 1_000_000_000)
-                if Task.isCancelled { return }
-                tick()
-            }
-        }
+        ticker.start { tick(); return true }
     }
 
-    func stop() {
-        ticker?.cancel()
-        ticker = nil
-    }
+    func stop() { ticker.stop() }
 }
 
 extension GatehouseErrorCode {

@@ -67,20 +67,10 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
     }
 
     /// Sets the login field (an email or a tag) as the user types.
-    public func setLogin(_ text: String) {
-        update { $0.login = text; $0.errorMessage = nil }
-        refreshEnabled()
-    }
+    public func setLogin(_ text: String) { editLogin(text) }
 
     /// Sets the password as the user types.
-    public func setPassword(_ text: String) {
-        update { $0.password = text; $0.errorMessage = nil }
-        refreshEnabled()
-    }
-
-    private func refreshEnabled() {
-        update { $0.isSubmitEnabled = !$0.login.trimmingCharacters(in: .whitespaces).isEmpty && !$0.password.isEmpty && !$0.isLoading }
-    }
+    public func setPassword(_ text: String) { editPassword(text) }
 
     /// The identifier as the server reads it: an email trimmed, a tag without its `@`.
     var identifier: String {
@@ -95,11 +85,11 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
         do {
             let session = try await environment.client.login(identifier: identifier, password: state.password, device: environment.device)
             update { $0.isLoading = false; $0.password = "" }
-            refreshEnabled()
+            refreshLoginEnabled()
             onOutcome?(.authenticated(session.account))
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
-            refreshEnabled()
+            refreshLoginEnabled()
         }
     }
 

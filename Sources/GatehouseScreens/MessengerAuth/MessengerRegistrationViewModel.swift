@@ -103,13 +103,12 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
     /// dropped when the field is edited.
     private var serverErrors: [MessengerRegistrationField: String] = [:]
     private var tagCheck: Task<Void, Never>?
-    private var countdown: CodeCountdown?
-    /// The address the code was sent to (normalised as typed).
-    private var codeEmail: String?
+    private let codeStep: CodeStep
 
     /// Creates the screen's model.
     public init(environment: MessengerAuthEnvironment) {
         self.environment = environment
+        self.codeStep = CodeStep(environment: environment) { [client = environment.client] in try await client.requestSignupCode(email: $0) }
         let l = environment.localizer
         var state = State(title: l("messenger.registration.title"), continueTitle: l("messenger.registration.continue"),
                           submitTitle: l("messenger.registration.createAccount"), backTitle: l("common.back"))
@@ -234,10 +233,7 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
             state.fieldErrors = errors
             state.isContinueEnabled = allValid && state.tagStatus == .available && !state.isLoading
             state.isSubmitEnabled = (state.code?.isComplete ?? false) && !state.isLoading
-            if var code = state.code, let countdown {
-                countdown.apply(to: &code, isLoading: state.isLoading)
-                state.code = code
-            }
+            codeStep.apply(to: &state)
         }
     }
 
@@ -248,10 +244,10 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
     public func tick() { revalidate() }
 
     /// Ticks once a second while the code step is shown.
-    public func startCountdown() { countdown?.start { [weak self] in self?.tick() } }
+    public func startCountdown() { codeStep.startCountdown { [weak self] in self?.tick() } }
 
     /// Stops the countdown (the screen went away).
-    public func stopCountdown() { countdown?.stop() }
+    public func stopCountdown() { codeStep.stopCountdown() }
 
     // MARK: Actions
 
@@ -261,25 +257,7 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
     /// and on again with the same address reuses the code already sent while it lives.
     public func continueToCode() async {
         guard state.isContinueEnabled else { return }
-        let email = self.email
-        if email == codeEmail, let countdown, !countdown.isExpired {
-            showCodeStep()
-            return
-        }
-        update { $0.isLoading = true; $0.errorMessage = nil; $0.infoMessage = nil }
-        revalidate()
-        do {
-            let sent = try await environment.client.requestSignupCode(email: email)
-            let countdown = CodeCountdown(sent: sent, environment: environment)
-            self.countdown?.stop()
-            self.countdown = countdown
-            codeEmail = email
-            update { $0.isLoading = false; $0.code = countdown.makeState() }
-            showCodeStep()
-        } catch {
-            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
-            revalidate()
-        }
+        await codeStep.send(to: email, on: self, refresh: revalidate, show: showCodeStep)
     }
 
     private func showCodeStep() {
@@ -290,33 +268,17 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
 
     /// Sets the code as typed or autofilled; digits only, at most the code's length.
     public func setCode(_ text: String) {
-        guard var code = state.code else { return }
-        code.code = String(text.filter { $0.isASCII && $0.isNumber }.prefix(code.codeLength))
-        update { $0.code = code; $0.errorMessage = nil }
-        revalidate()
+        codeStep.setCode(text, on: self, refresh: revalidate)
     }
 
     /// "Send the code again" on the code step.
     public func resend() async {
-        guard let email = codeEmail, state.code?.isResendEnabled == true else { return }
-        update { $0.isLoading = true; $0.errorMessage = nil; $0.infoMessage = nil }
-        revalidate()
-        do {
-            let sent = try await environment.client.requestSignupCode(email: email)
-            countdown?.restart(with: sent)
-            update { $0.isLoading = false; $0.code?.code = ""; $0.infoMessage = environment.localizer("messenger.code.resent", sent.destination) }
-        } catch GatehouseClientError.rateLimited(_, let message, let retryAfter) {
-            countdown?.delayResend(by: retryAfter)
-            update { $0.isLoading = false; $0.errorMessage = message }
-        } catch {
-            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
-        }
-        revalidate()
+        await codeStep.resend(on: self, refresh: revalidate)
     }
 
     /// "Create account": signs up with the code, which stores the session; then into the messenger.
     public func submit() async {
-        guard state.isSubmitEnabled, let email = codeEmail, let code = state.code?.code else { return }
+        guard state.isSubmitEnabled, let email = codeStep.email, let code = state.code?.code else { return }
         let v = state.values
         func t(_ f: MessengerRegistrationField) -> String { (v[f] ?? "").trimmingCharacters(in: .whitespaces) }
         let request = SignupRequest(email: email, code: code, password: v[.password] ?? "", firstName: t(.firstName), lastName: t(.lastName),

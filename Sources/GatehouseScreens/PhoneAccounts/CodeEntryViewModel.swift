@@ -58,7 +58,7 @@ public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
     private let environment: PhoneAccountsEnvironment
     private var resendAllowedAt: Date
     private var registered = false
-    private var ticker: Task<Void, Never>?
+    private let ticker = SecondTicker()
 
     /// Creates the screen's model.
     public init(environment: PhoneAccountsEnvironment, form: RegistrationForm) {
@@ -75,36 +75,32 @@ public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
 
     /// Sets the code as typed or autofilled; digits only, at most `codeLength`.
     public func setCode(_ text: String) {
-        let digits = String(text.filter { $0.isASCII && $0.isNumber }.prefix(state.codeLength))
+        let digits = InputRules.codeDigits(text, length: state.codeLength)
         update { $0.code = digits; $0.errorMessage = nil; $0.isSubmitEnabled = digits.count == $0.codeLength && !$0.isLoading }
     }
 
     /// Recomputes the countdown from the clock. Views call ``startCountdown()`` instead.
     public func tick() {
-        let left = max(0, Int(resendAllowedAt.timeIntervalSince(environment.now()).rounded(.up)))
+        let left = Countdown.secondsLeft(until: resendAllowedAt, now: environment.now())
         let l = environment.localizer
         update {
             $0.resendSecondsLeft = left
             $0.isResendEnabled = left == 0 && !$0.isLoading
-            $0.resendTitle = left == 0 ? l("code.resend") : l("code.resendIn", String(format: "%d:%02d", left / 60, left % 60))
+            $0.resendTitle = left == 0 ? l("code.resend") : l("code.resendIn", Countdown.clock(left))
         }
     }
 
     /// Ticks once a second until the resend is allowed (while the screen is shown).
     public func startCountdown() {
-        ticker?.cancel()
-        ticker = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: 1_000_000_000)
-                guard let self else { return }
-                self.tick()
-                if self.state.resendSecondsLeft == 0 { return }
-            }
+        ticker.start { [weak self] in
+            guard let self else { return false }
+            self.tick()
+            return self.state.resendSecondsLeft != 0
         }
     }
 
     /// Stops the countdown (the screen went away).
-    public func stopCountdown() { ticker?.cancel() }
+    public func stopCountdown() { ticker.stop() }
 
     /// "Send the code again".
     public func resend() async {

@@ -54,20 +54,10 @@ public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
     }
 
     /// Sets the login field (phone in any format, login or email) as the user types.
-    public func setLogin(_ text: String) {
-        update { $0.login = text; $0.errorMessage = nil }
-        refreshEnabled()
-    }
+    public func setLogin(_ text: String) { editLogin(text) }
 
     /// Sets the password as the user types.
-    public func setPassword(_ text: String) {
-        update { $0.password = text; $0.errorMessage = nil }
-        refreshEnabled()
-    }
-
-    private func refreshEnabled() {
-        update { $0.isSubmitEnabled = !$0.login.trimmingCharacters(in: .whitespaces).isEmpty && !$0.password.isEmpty && !$0.isLoading }
-    }
+    public func setPassword(_ text: String) { editPassword(text) }
 
     /// "Log in".
     public func submit() async {
@@ -77,11 +67,11 @@ public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
             try await environment.client.login(login: state.login.trimmingCharacters(in: .whitespaces), password: state.password)
             let destination = try await environment.destinationAfterLogin(sendConfirmation: true)
             update { $0.isLoading = false; $0.password = "" }
-            refreshEnabled()
+            refreshLoginEnabled()
             onOutcome?(.loggedIn(destination))
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
-            refreshEnabled()
+            refreshLoginEnabled()
         }
     }
 

@@ -31,14 +31,7 @@ public struct PhoneAccountsEnvironment: Sendable {
     /// The text to show for a failed call: the server's own message where it sent one; nothing
     /// for a call the app cancelled.
     public func message(for error: any Error) -> String? {
-        switch error {
-        case is CancellationError: nil
-        case GatehouseClientError.transport: localizer("error.network")
-        case GatehouseClientError.sessionExpired, GatehouseClientError.notLoggedIn: localizer("error.sessionExpired")
-        case GatehouseClientError.server: localizer("error.server")
-        case let error as GatehouseClientError: error.message
-        default: localizer("error.network")
-        }
+        localizer.message(for: error)
     }
 }
 

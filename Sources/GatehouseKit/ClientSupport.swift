@@ -1,0 +1,45 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// What the HTTP clients (`AccountsClient`, `PhoneAccountsClient`) do alike: the default
+// `Accept-Language`, the headers of a request, and a transport failure turned into a
+// `GatehouseClientError`.
+
+/// The language a client asks the server's messages in when the app names none: `ru` on a
+/// Russian device, `en` otherwise (as `Localizer.device` of the screens chooses).
+func defaultLanguage() -> String {
+    (Locale.preferredLanguages.first ?? "en").lowercased().hasPrefix("ru") ? "ru" : "en"
+}
+
+extension URLRequest {
+    /// Sets `Accept-Language` (when there is one) and, for an authenticated call, the Bearer
+    /// header of `session`; an authenticated call without a session is
+    /// ``GatehouseClientError/notLoggedIn``.
+    mutating func setHeaders(language: String?, authenticated: Bool, session: @autoclosure () -> GatehouseSession?) throws {
+        if let language { setValue(language, forHTTPHeaderField: "Accept-Language") }
+        if authenticated {
+            guard let session = session() else { throw GatehouseClientError.notLoggedIn }
+            setValue("Bearer \(session.token)", forHTTPHeaderField: "Authorization")
+        }
+    }
+}
+
+extension HTTPTransport {
+    /// Sends `request`; a failure becomes ``GatehouseClientError/transport(_:)``, while a
+    /// cancelled call stays a `CancellationError` and a ``GatehouseClientError`` passes through.
+    func exchange(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        do {
+            return try await send(request)
+        } catch let error as GatehouseClientError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as URLError where error.code == .cancelled {
+            throw CancellationError()
+        } catch {
+            throw GatehouseClientError.transport(error.localizedDescription)
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import GatehouseKit
+
+/// What every demo terminal draws with: headers, fields, notices, numbered menus and field
+/// reads, in the terminal's own words (English or Russian, not app strings). A terminal
+/// subclasses it and stops its loop once ``quit`` is set ("q", or the end of input).
+@MainActor
+class TerminalMenu {
+    /// One numbered line of a menu and what choosing it does.
+    struct Option {
+        var label: String
+        var enabled: Bool = true
+        var action: () async -> Void
+    }
+
+    /// What was chosen from a menu.
+    enum Choice: Equatable {
+        /// The option at this index (an enabled one).
+        case option(Int)
+        /// Not one of the numbers.
+        case invalid
+        /// One of the numbers, but that option is disabled.
+        case unavailable
+        /// "q" or the end of input; ``quit`` is set.
+        case quit
+    }
+
+    /// Whether the terminal speaks Russian.
+    let ru: Bool
+    /// Set by "q" or the end of input: the terminal's loop stops.
+    var quit = false
+
+    init(language: String) {
+        self.ru = language == "ru"
+    }
+
+    /// Demo-only words (menus of the terminal itself), not app strings.
+    func t(_ en: String, _ ru: String) -> String { self.ru ? ru : en }
+
+    // MARK: Drawing
+
+    func header(_ title: String) {
+        Terminal.line("")
+        Terminal.line("== \(title) ==")
+    }
+
+    func notices(error: String?, info: String? = nil) {
+        if let info { Terminal.line("  ℹ \(info)") }
+        if let error { Terminal.line("  ! \(error)") }
+    }
+
+    func masked(_ text: String) -> String { String(repeating: "*", count: text.count) }
+
+    func field(_ label: String, _ value: String, error: String? = nil) {
+        Terminal.line("  \(label): \(value)" + (error.map { "   ← \($0)" } ?? ""))
+    }
+
+    // MARK: Input
+
+    /// Prints numbered options and the quit line, and reads a choice.
+    func choose(_ options: [(label: String, enabled: Bool)]) -> Choice {
+        for (index, option) in options.enumerated() {
+            Terminal.line("  \(index + 1)) \(option.label)" + (option.enabled ? "" : t(" (unavailable)", " (недоступно)")))
+        }
+        Terminal.line("  q) " + t("Quit", "Выход"))
+        guard let answer = Terminal.ask("> ")?.trimmingCharacters(in: .whitespaces), answer.lowercased() != "q" else {
+            quit = true
+            return .quit
+        }
+        guard let number = Int(answer), options.indices.contains(number - 1) else { return .invalid }
+        return options[number - 1].enabled ? .option(number - 1) : .unavailable
+    }
+
+    /// Prints numbered options, reads a choice, runs it.
+    func menu(_ options: [Option]) async {
+        switch choose(options.map { ($0.label, $0.enabled) }) {
+        case .option(let index): await options[index].action()
+        case .invalid: Terminal.line(t("  Choose one of the numbers.", "  Выберите один из номеров."))
+        case .unavailable: Terminal.line(t("  That is not available yet.", "  Это пока недоступно."))
+        case .quit: break
+        }
+    }
+
+    /// Reads one field (masked when `secret`); nil, and ``quit`` set, at the end of input.
+    func read(_ label: String, secret: Bool = false) -> String? {
+        let answer = secret ? Terminal.askSecret("  \(label): ") : Terminal.ask("  \(label): ")
+        if answer == nil { quit = true }
+        return answer
+    }
+
+    /// Reads a login (or email) and then its password, masked, into the screen; stops at the
+    /// end of input.
+    func readCredentials(_ loginLabel: String, _ passwordLabel: String, login setLogin: (String) -> Void, password setPassword: (String) -> Void) {
+        guard let login = read(loginLabel) else { return }
+        setLogin(login)
+        guard let password = read(passwordLabel, secret: true) else { return }
+        setPassword(password)
+    }
+
+    /// "Fetch the code from the dev outbox": stands in for the user reading the SMS or the mail.
+    func fetchCode(from outbox: DevOutboxClient, to destination: String, label: String, into setCode: (String) -> Void) async {
+        do {
+            if let code = try await outbox.latestCode(to: destination) {
+                Terminal.line("  \(label): \(code)")
+                setCode(code)
+            } else {
+                Terminal.line(t("  No code in the outbox.", "  В outbox нет кода."))
+            }
+        } catch {
+            Terminal.line("  ! \(error.localizedDescription)")
+        }
+    }
+}
