@@ -38,11 +38,14 @@ SERVER=$!
 trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 1 100); do curl -sf "$BASE/health" >/dev/null && break; kill -0 $SERVER 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }; sleep 0.2; done
 
-# A signed-in account for the authenticated operations.
-curl -sf -X POST "$BASE/v1/signup/code" -H 'Content-Type: application/json' -d '{"email":"fuzz@example.com"}' >/dev/null
-CODE=$(curl -sf "$BASE/dev/outbox?to=fuzz@example.com" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["code"])')
+# A signed-in account for the authenticated operations (a new one each run: the database may
+# be one an earlier run used).
+RUN_ID="$(date +%s)$$"
+EMAIL="fuzz-$RUN_ID@example.com"
+curl -sf -X POST "$BASE/v1/signup/code" -H 'Content-Type: application/json' -d "{\"email\":\"$EMAIL\"}" >/dev/null
+CODE=$(curl -sf "$BASE/dev/outbox?to=$EMAIL" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["code"])')
 TOKEN=$(curl -sf -X POST "$BASE/v1/signup" -H 'Content-Type: application/json' \
-  -d "{\"email\":\"fuzz@example.com\",\"code\":\"$CODE\",\"password\":\"fuzz-pass-1\",\"tag\":\"fuzzer\"}" \
+  -d "{\"email\":\"$EMAIL\",\"code\":\"$CODE\",\"password\":\"fuzz-pass-1\",\"tag\":\"fz$RUN_ID\"}" \
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 
 # Operations that would end the fuzzer's own session are left out: logout on both surfaces.
