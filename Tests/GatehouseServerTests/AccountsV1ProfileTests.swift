@@ -184,6 +184,27 @@ struct AccountsV1ProfileTests {
         }
     }
 
+    @Test("wrong current passwords count against the account's login budget: then 429, even when right", arguments: TestEngine.available)
+    func passwordChange_wrongCurrentPasswords_areThrottledWithLogins(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
+            // setup
+            let session = try await app.v1.signedUp(email: "ann@example.com")
+            for _ in 0..<3 {
+                let wrong = try await app.v1.post(P.password, PasswordChange(currentPassword: "wrong1!x", newPassword: "brandnew1!"), token: session.token)
+                try expectProblem(wrong, .badRequest, .invalidCredentials)
+            }
+
+            // MUT
+            let right = try await app.v1.post(P.password, PasswordChange(currentPassword: "secret1!", newPassword: "brandnew1!"), token: session.token)
+            let login = try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
+
+            // validate
+            try expectProblem(right, .tooManyRequests, .rateLimited)
+            #expect(right.headers[.retryAfter] != nil)
+            try expectProblem(login, .tooManyRequests, .rateLimited)
+        }
+    }
+
     @Test("a password change: 204, ends every other session, keeps this one; the new password logs in", arguments: TestEngine.available)
     func passwordChange_endsOtherSessionsAndKeepsCurrent(engine: TestEngine) async throws {
         try await withApp(engine) { app in
@@ -237,6 +258,13 @@ struct AccountsV1ProfileTests {
             #expect(mails.first?.code != nil)
             #expect(try await app.v1.messages(to: "nobody@example.com").isEmpty)
             #expect(try await app.v1.messages(to: "+79990000000").isEmpty)
+
+            // and the resend cooldown is the same for both: no timing tells them apart
+            let knownAgain = try await app.v1.post(P.recoveryCode, json: #"{"email":"ann@example.com"}"#)
+            let unknownAgain = try await app.v1.post(P.recoveryCode, json: #"{"email":"nobody@example.com"}"#)
+            try expectProblem(knownAgain, .tooManyRequests, .resendTooSoon)
+            try expectProblem(unknownAgain, .tooManyRequests, .resendTooSoon)
+            #expect(knownAgain.headers[.retryAfter] == unknownAgain.headers[.retryAfter])
         }
     }
 

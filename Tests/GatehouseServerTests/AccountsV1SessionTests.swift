@@ -47,10 +47,12 @@ struct AccountsV1SessionTests {
             // MUT
             let byTag = try await app.v1.login("ann.smith", "secret1!")
             let byCapitals = try await app.v1.login("Ann.Smith", "secret1!")
+            let byHandle = try await app.v1.login("@ann.smith", "secret1!")
 
             // validate
             #expect(byTag.account.id == signup.account.id)
             #expect(byCapitals.account.id == signup.account.id)
+            #expect(byHandle.account.id == signup.account.id)
         }
     }
 

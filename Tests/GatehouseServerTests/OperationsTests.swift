@@ -104,6 +104,7 @@ struct ConfigurationTests {
             "GATEHOUSE_SECRET": String(repeating: "s", count: 40),
             "GATEHOUSE_SMS_CHANNEL": "sms-http", "SMS_HTTP_URL": "https://sms.example.com/send",
             "SMS_HTTP_HEADERS": "Authorization: Key k\nX-A: b", "GATEHOUSE_CODE_TTL_SECONDS": "300",
+            "GATEHOUSE_AVATAR_MAX_BYTES": "65536",
         ])
         #expect(c.host == "0.0.0.0" && c.port == 9090 && c.environment == .production)
         #expect(c.database == .postgres(url: "postgres://u:p@db:5432/gatehouse"))
@@ -111,6 +112,7 @@ struct ConfigurationTests {
         #expect(c.delivery.smsChannel == .smsHTTP)
         #expect(c.delivery.smsHTTP.headers.map(\.0) == ["Authorization", "X-A"])
         #expect(c.limits.codeTTL == 300)
+        #expect(c.limits.avatarMaxBytes == 65536)
     }
 
     @Test("a bad value stops the server with one line naming the variable", arguments: [
@@ -124,6 +126,7 @@ struct ConfigurationTests {
         (["SMTP_SECURITY": "ssl3"], "SMTP_SECURITY"),
         (["SMTP_USERNAME": "me"], "SMTP_PASSWORD"),
         (["GATEHOUSE_BCRYPT_COST": "40"], "GATEHOUSE_BCRYPT_COST"),
+        (["GATEHOUSE_AVATAR_MAX_BYTES": "12"], "GATEHOUSE_AVATAR_MAX_BYTES"),
         (["GATEHOUSE_CODE_MAX_ATTEMPTS": "0"], "GATEHOUSE_CODE_MAX_ATTEMPTS"),
         (["GATEHOUSE_TRUST_FORWARDED_FOR": "maybe"], "GATEHOUSE_TRUST_FORWARDED_FOR"),
     ])

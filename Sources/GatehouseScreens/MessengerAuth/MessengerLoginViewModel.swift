@@ -72,10 +72,10 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
     /// Sets the password as the user types.
     public func setPassword(_ text: String) { editPassword(text) }
 
-    /// The identifier as the server reads it: an email trimmed, a tag without its `@`.
+    /// The identifier as typed, trimmed; the server reads an email, a tag (with or without `@`)
+    /// or a phone from it.
     var identifier: String {
-        let trimmed = state.login.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.hasPrefix("@") ? TagRule.canonical(trimmed) : trimmed
+        state.login.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// "Log in".

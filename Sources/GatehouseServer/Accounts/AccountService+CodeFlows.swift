@@ -30,7 +30,7 @@ extension AccountService {
         let email = email.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
         let phone = phone.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
         switch (email, phone) {
-        case (let email?, nil): return .email(try normalizeEmail(email).self)
+        case (let email?, nil): return .email(try normalizeEmail(email))
         case (nil, let phone?): return .phone(try normalizePhone(phone))
         case (nil, nil): throw GatehouseError.invalid(.missingParameter, "error.destinationRequired").on(field: "email")
         case (_?, _?): throw GatehouseError.invalid(.invalidParameter, "error.oneDestination").on(field: "phone")
@@ -57,8 +57,8 @@ extension AccountService {
     /// cooldowns and budgets as a known one.
     private func decoyHash() -> String { Secrets.sha256Hex(Secrets.token()) }
 
-    func accountByDestination(_ destination: Destination, on db: (any Database)? = nil) async throws -> AccountModel? {
-        let db = db ?? database.db
+    func accountByDestination(_ destination: Destination) async throws -> AccountModel? {
+        let db = database.db
         switch destination {
         case .email(let email): return try await AccountModel.query(on: db).filter(\.$email == email).first()
         case .phone(let phone): return try await AccountModel.query(on: db).filter(\.$phone == phone).first()
@@ -108,7 +108,7 @@ extension AccountService {
         try passwordRules.validate(input.password)
         let tag = try input.tag.map(validateTag)
         let locale = try input.locale.map(validateLocale)
-        if let tag, try await isTagTaken(tag) { throw GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag") }
+        if let tag, try await isTagTaken(tag) { throw Self.tagTaken }
         let purpose = signupPurpose(input.destination)
         let codeRow = try await verification.check(code: input.code, purpose: purpose, destination: input.destination.value)
         let hash = try await hasher.hash(input.password)
@@ -136,13 +136,13 @@ extension AccountService {
             }
             return (account, session)
         } catch where error.isConstraintViolation {
-            if let tag, try await isTagTaken(tag) { throw GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag") }
-            if case .phone = input.destination { throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken") }
-            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+            throw try await duplicateError(phone: account.phone, username: tag, email: account.email, usernameTaken: Self.tagTaken)
         }
     }
 
     // MARK: Tags and locales
+
+    static let tagTaken = GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag")
 
     /// The tag lower-cased, or `invalid_tag`.
     func validateTag(_ raw: String) throws -> String {

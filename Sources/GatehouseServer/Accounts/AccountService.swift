@@ -45,7 +45,9 @@ struct AccountService: Sendable {
     /// Finds the account an identifier names: an email (contains `@`), a login/tag, or a phone
     /// in any common format.
     func findAccount(identifier raw: String) async throws -> AccountModel? {
-        let identifier = raw.trimmingCharacters(in: .whitespaces)
+        var identifier = raw.trimmingCharacters(in: .whitespaces)
+        // `@handle` is how people write a tag; a tag never contains a second `@`.
+        if identifier.hasPrefix("@"), !identifier.dropFirst().contains("@") { identifier.removeFirst() }
         guard !identifier.isEmpty else { return nil }
         let db = database.db
         if identifier.contains("@") {
@@ -141,19 +143,20 @@ struct AccountService: Sendable {
                 try await account.create(on: tx)
             }
         } catch where error.isConstraintViolation {
-            throw try await duplicateError(phone: phone, login: login, email: email)
+            throw try await duplicateError(phone: phone, username: login, email: email, usernameTaken: .conflict(.loginTaken, "error.loginTaken"))
         }
         return Registered(account: account, generatedPassword: generated)
     }
 
-    /// Which unique field a concurrent write took first.
-    private func duplicateError(phone: String?, login: String?, email: String?) async throws -> GatehouseError {
+    /// Which unique field a concurrent write took first. `usernameTaken` is the surface's word
+    /// for the username (the phone spec's login, the messenger's tag).
+    func duplicateError(phone: String?, username: String?, email: String?, usernameTaken: GatehouseError) async throws -> GatehouseError {
         let db = database.db
         if let phone, try await AccountModel.query(on: db).filter(\.$phone == phone).count() > 0 {
             return .conflict(.phoneTaken, "error.phoneTaken")
         }
-        if let login, try await AccountModel.query(on: db).filter(\.$usernameKey == login.lowercased()).count() > 0 {
-            return .conflict(.loginTaken, "error.loginTaken")
+        if let username, try await AccountModel.query(on: db).filter(\.$usernameKey == username.lowercased()).count() > 0 {
+            return usernameTaken
         }
         return .conflict(.emailTaken, "error.emailTaken")
     }
@@ -265,7 +268,7 @@ struct AccountService: Sendable {
             guard let raw = v else { throw GatehouseError.invalid(.invalidParameter, "error.tagRequired").on(field: "tag") }
             let tag = try validateTag(raw)
             if tag != account.usernameKey {
-                if try await isTagTaken(tag, except: accountID) { throw GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag") }
+                if try await isTagTaken(tag, except: accountID) { throw Self.tagTaken }
                 account.username = tag
                 account.usernameKey = tag
                 newTag = tag
@@ -284,7 +287,7 @@ struct AccountService: Sendable {
             }
         } catch where error.isConstraintViolation {
             if let newTag, try await isTagTaken(newTag, except: accountID) {
-                throw GatehouseError.conflict(.tagTaken, "error.tagTaken").on(field: "tag")
+                throw Self.tagTaken
             }
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
         }

@@ -21,15 +21,7 @@ struct FormParameters: Sendable {
         for (name, value) in request.uri.queryParameters {
             form.setIfAbsent(String(name), String(value))
         }
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
-            throw GatehouseError.bodyTooLarge(maxBodyBytes)
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: maxBodyBytes)
-        } catch {
-            throw GatehouseError.bodyTooLarge(maxBodyBytes)
-        }
+        let buffer = try await request.collectBody(upTo: maxBodyBytes)
         guard buffer.readableBytes > 0 else { return form }
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         var bodyValues: [(String, String)] = []

@@ -185,7 +185,7 @@ struct AccountsV1Controller: Sendable {
         change.firstName = member(input.firstName)
         change.lastName = member(input.lastName)
         change.middleName = member(input.middleName)
-        change.tag = input.tag.map { $0 }   // an empty tag is invalid, not a removal
+        change.tag = input.tag   // as sent: an empty tag is invalid, not a removal
         change.locale = member(input.locale)
         if let birthday = member(input.birthday) {
             change.birthday = .some(try calendarDate(birthday, field: "birthday"))
@@ -240,7 +240,7 @@ struct AccountsV1Controller: Sendable {
     @Sendable func uploadAvatar(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
         let format = try accounts.avatarFormat(contentType: request.headers[.contentType])
-        let buffer = try await V1JSON.collect(request, limit: limits.avatarMaxBytes)
+        let buffer = try await request.collectBody(upTo: limits.avatarMaxBytes)
         let model = try await accounts.setAvatar(accountID: session.accountID, format: format, bytes: Data(buffer.readableBytesView))
         return try V1JSON.response(account(model))
     }

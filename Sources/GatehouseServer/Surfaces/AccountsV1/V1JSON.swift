@@ -25,7 +25,7 @@ enum V1JSON {
                 throw GatehouseError(.unsupportedMediaType, .unsupportedMediaType, LocalizedText("error.unsupportedMediaType", [String(media.prefix(60)), "application/json"]))
             }
         }
-        let buffer = try await collect(request, limit: limits.maxBodyBytes)
+        let buffer = try await request.collectBody(upTo: limits.maxBodyBytes)
         let data = Data(buffer.readableBytesView)
         let value: T
         do {
@@ -37,18 +37,6 @@ enum V1JSON {
         }
         try checkLengths(value, limit: limits.maxFieldLength)
         return value
-    }
-
-    /// The raw body, at most `limit` bytes (413 beyond).
-    static func collect(_ request: Request, limit: Int) async throws -> ByteBuffer {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            throw GatehouseError.bodyTooLarge(limit)
-        }
-        do {
-            return try await request.body.collect(upTo: limit)
-        } catch {
-            throw GatehouseError.bodyTooLarge(limit)
-        }
     }
 
     private static func malformed(_ error: DecodingError) -> GatehouseError {
