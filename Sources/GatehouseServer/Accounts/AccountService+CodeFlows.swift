@@ -53,9 +53,36 @@ extension AccountService {
                    attemptsAllowed: limits.codeMaxAttempts, codeLength: limits.codeLength, messageID: issued.messageID)
     }
 
-    /// A secret nobody is told: stored for a decoy so an unknown address costs the same
-    /// cooldowns and budgets as a known one.
-    private func decoyHash() -> String { Secrets.sha256Hex(Secrets.token()) }
+    /// Issues a numeric code for `purpose` to `destination`. `message` builds what is sent for
+    /// the code: when it does not carry the code (a notice, or nil for nothing at all) the stored
+    /// secret is a decoy nobody is told, so an unknown or taken address costs the same cooldowns
+    /// and budgets as any other and no code for it can work.
+    private func issueCode(_ purpose: VerificationPurpose, to destination: Destination, accountID: UUID?, origin: RequestOrigin,
+                           message: (String) -> OutgoingMessage?) async throws -> CodeIssued {
+        let code = Secrets.numericCode(length: limits.codeLength)
+        let outgoing = message(code)
+        let secretHash = outgoing?.code == code
+            ? secrets.codeHash(code, purpose: purpose.rawValue, destination: destination.value)
+            : Secrets.sha256Hex(Secrets.token())
+        let result = try await verification.issue(.init(
+            purpose: purpose, destination: destination.value, accountID: accountID,
+            secretHash: secretHash, ttl: limits.codeTTL, message: outgoing, ip: origin.ip
+        ))
+        return issued(destination, result)
+    }
+
+    /// Spends a checked code and saves what it proved, in one transaction; a unique field taken
+    /// meanwhile by another account is `conflict`.
+    private func spend(_ row: VerificationCodeModel, saving account: AccountModel, conflict: GatehouseError) async throws {
+        do {
+            try await database.db.transaction { tx in
+                try await verification.consume(row, on: tx)
+                try await account.update(on: tx)
+            }
+        } catch where error.isConstraintViolation {
+            throw conflict
+        }
+    }
 
     func accountByDestination(_ destination: Destination) async throws -> AccountModel? {
         let db = database.db
@@ -75,18 +102,12 @@ extension AccountService {
     /// Sends a sign-up code. An address that already has an account gets a notice instead, and
     /// the answer is the same, so the form tells a stranger nothing.
     func requestSignupCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
-        let purpose = signupPurpose(destination)
-        let code = Secrets.numericCode(length: limits.codeLength)
         let taken = try await accountByDestination(destination) != nil
-        let message = taken
-            ? composer.accountExists(to: destination.value, channel: destination.channel, language: origin.language)
-            : composer.code(.signup, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: origin.language)
-        let result = try await verification.issue(.init(
-            purpose: purpose, destination: destination.value, accountID: nil,
-            secretHash: taken ? decoyHash() : secrets.codeHash(code, purpose: purpose.rawValue, destination: destination.value),
-            ttl: limits.codeTTL, message: message, ip: origin.ip
-        ))
-        return issued(destination, result)
+        return try await issueCode(signupPurpose(destination), to: destination, accountID: nil, origin: origin) { code in
+            taken
+                ? composer.accountExists(to: destination.value, channel: destination.channel, language: origin.language)
+                : composer.code(.signup, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: origin.language)
+        }
     }
 
     struct CodeSignup: Sendable {
@@ -180,16 +201,10 @@ extension AccountService {
         case .email: account?.emailConfirmedAt != nil
         case .phone: account?.phoneVerifiedAt != nil
         }
-        let code = Secrets.numericCode(length: limits.codeLength)
         let live = verified ? account : nil
-        let result = try await verification.issue(.init(
-            purpose: .passwordReset, destination: destination.value, accountID: live?.id,
-            secretHash: live == nil ? decoyHash() : secrets.codeHash(code, purpose: VerificationPurpose.passwordReset.rawValue, destination: destination.value),
-            ttl: limits.codeTTL,
-            message: live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) },
-            ip: origin.ip
-        ))
-        return issued(destination, result)
+        return try await issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
+            live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) }
+        }
     }
 
     /// Sets a new password with a recovery code: every session of the account ends, every
@@ -263,14 +278,9 @@ extension AccountService {
         if try await AccountModel.query(on: database.db).filter(\.$email == email).count() > 0 {
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken").on(field: "email")
         }
-        let code = Secrets.numericCode(length: limits.codeLength)
-        let result = try await verification.issue(.init(
-            purpose: .emailChange, destination: email, accountID: accountID,
-            secretHash: secrets.codeHash(code, purpose: VerificationPurpose.emailChange.rawValue, destination: email),
-            ttl: limits.codeTTL,
-            message: composer.code(.emailChange, to: email, channel: .email, code: code, ttl: limits.codeTTL, language: account.language),
-            ip: origin.ip
-        ))
+        let result = try await issueCode(.emailChange, to: .email(email), accountID: accountID, origin: origin) { code in
+            composer.code(.emailChange, to: email, channel: .email, code: code, ttl: limits.codeTTL, language: account.language)
+        }
         let notice: OutgoingMessage? = if let old = account.email, account.emailConfirmedAt != nil, account.pendingEmail != email {
             composer.emailChangeNotice(to: old, newEmail: email, language: account.language)
         } else {
@@ -283,7 +293,7 @@ extension AccountService {
             if let notice { try await outbox.enqueue(notice, on: tx) }
         }
         if notice != nil { outbox.signal.wake() }
-        return issued(.email(email), result)
+        return result
     }
 
     /// Confirms the pending address with its code: it becomes the account's confirmed address.
@@ -297,14 +307,7 @@ extension AccountService {
         account.pendingEmail = nil
         account.emailConfirmedAt = now
         account.updatedAt = now
-        do {
-            try await database.db.transaction { tx in
-                try await verification.consume(row, on: tx)
-                try await account.update(on: tx)
-            }
-        } catch where error.isConstraintViolation {
-            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
-        }
+        try await spend(row, saving: account, conflict: .conflict(.emailTaken, "error.emailTaken"))
         return account
     }
 
@@ -329,15 +332,9 @@ extension AccountService {
         if try await AccountModel.query(on: database.db).filter(\.$phone == phone).filter(\.$id != accountID).count() > 0 {
             throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone")
         }
-        let code = Secrets.numericCode(length: limits.codeLength)
-        let result = try await verification.issue(.init(
-            purpose: .phoneVerification, destination: phone, accountID: accountID,
-            secretHash: secrets.codeHash(code, purpose: VerificationPurpose.phoneVerification.rawValue, destination: phone),
-            ttl: limits.codeTTL,
-            message: composer.code(.signup, to: phone, channel: .sms, code: code, ttl: limits.codeTTL, language: account.language),
-            ip: origin.ip
-        ))
-        return issued(.phone(phone), result)
+        return try await issueCode(.phoneVerification, to: .phone(phone), accountID: accountID, origin: origin) { code in
+            composer.code(.signup, to: phone, channel: .sms, code: code, ttl: limits.codeTTL, language: account.language)
+        }
     }
 
     func verifyPhone(accountID: UUID, phone raw: String, code: String) async throws -> AccountModel {
@@ -349,14 +346,7 @@ extension AccountService {
         account.phone = phone
         account.phoneVerifiedAt = now
         account.updatedAt = now
-        do {
-            try await database.db.transaction { tx in
-                try await verification.consume(row, on: tx)
-                try await account.update(on: tx)
-            }
-        } catch where error.isConstraintViolation {
-            throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone")
-        }
+        try await spend(row, saving: account, conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"))
         return account
     }
 }
