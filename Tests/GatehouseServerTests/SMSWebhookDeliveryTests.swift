@@ -101,6 +101,8 @@ struct SMSWebhookDeliveryTests {
             #expect(gateway.received.isEmpty, "not before the backoff")
             app.clock.advance(by: app.configuration.delivery.retryBaseDelay + 1)
             await app.services.deliverer.deliverDue()
+            // The background loop may have claimed the retry first: wait for whichever sent it.
+            try await waitUntil { try await OutboxMessageModel.query(on: db).first()?.status == "sent" }
             await app.services.deliverer.deliverDue()
 
             // validate

@@ -68,6 +68,8 @@ struct SMTPDeliveryTests {
             defer { server.stop() }
             app.clock.advance(by: app.configuration.delivery.retryBaseDelay + 1)
             await app.services.deliverer.deliverDue()
+            // The background loop may have claimed the retry first: wait for whichever sent it.
+            try await waitUntil { try await OutboxMessageModel.query(on: db).filter(\.$kind == "email").first()?.status == "sent" }
             await app.services.deliverer.deliverDue()
 
             // validate
