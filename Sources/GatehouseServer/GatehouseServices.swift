@@ -34,7 +34,9 @@ final class GatehouseServices: Sendable {
         let signal = OutboxSignal()
         let outbox = Outbox(clock: clock, signal: signal)
         self.outbox = outbox
-        let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL)
+        let sessionCache = SessionCache(ttl: configuration.limits.sessionCacheTTL)
+        database.databases.middleware.use(AccountCacheInvalidation(cache: sessionCache))
+        let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL, cache: sessionCache)
         self.sessions = sessions
         let verification = VerificationService(
             database: database, clock: clock, limits: configuration.limits, secrets: secrets, outbox: outbox, rateLimiter: rateLimiter
@@ -42,7 +44,7 @@ final class GatehouseServices: Sendable {
         self.verification = verification
         self.accounts = AccountService(
             database: database, clock: clock, configuration: configuration,
-            hasher: PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: threadPool),
+            hasher: PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool),
             passwordRules: PasswordRules(policy: configuration.passwords),
             sessions: sessions, verification: verification, outbox: outbox,
             composer: MessageComposer(publicURL: configuration.publicURL),

@@ -8,7 +8,7 @@ struct Gatehouse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
-        subcommands: [Serve.self, Migrate.self, Outbox.self],
+        subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -80,5 +80,27 @@ struct Outbox: AsyncParsableCommand {
                 print("  \(line)")
             }
         }
+    }
+}
+
+struct BcryptSpeed: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bcrypt-speed",
+        abstract: "Time bcrypt at the configured cost (GATEHOUSE_BCRYPT_COST) on one core, to choose a cost."
+    )
+
+    @Option(help: "bcrypt cost (default: GATEHOUSE_BCRYPT_COST, else 10).")
+    var cost: Int?
+
+    @Option(help: "How many hashes to time.")
+    var count: Int = 20
+
+    func run() async throws {
+        let cost = try self.cost ?? loadConfiguration().passwords.bcryptCost
+        guard (4...16).contains(cost) else { throw ValidationError("--cost must be 4…16") }
+        let seconds = ServerCommands.bcryptSecondsPerHash(cost: cost, count: max(1, count))
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        print(String(format: "bcrypt cost %d: %.2f ms per hash, %.1f hashes/s per core, %.1f hashes/s on %d cores",
+                     cost, seconds * 1000, 1 / seconds, Double(cores) / seconds, cores))
     }
 }

@@ -30,6 +30,9 @@ struct OperationsTests {
             let response = try await app.get("/health")
             #expect(response.status == .ok)
             #expect(response.text == "ok")
+            let live = try await app.get("/health/live")
+            #expect(live.status == .ok && live.text == "ok")
+            #expect(live.headers[.contentType] == "text/plain; charset=utf-8")
         }
     }
 

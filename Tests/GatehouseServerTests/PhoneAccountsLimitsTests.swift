@@ -163,6 +163,30 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
+    @Test("a burst of right-password logins beyond the budget leaves the account unlocked and the budget whole", arguments: TestEngine.available)
+    func login_concurrentRightPasswords_doNotSpendTheBudget(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
+            try await app.registerPhoneAccount()
+            // MUT: twelve at once; attempts still being checked hold slots, so some may be refused
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 1...12 {
+                    group.addTask { try await app.postForm(P.login, [("login", phone), ("password", "secret1!")]).status.code }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+
+            // validate: only successes and refusals; afterwards the right password works at once,
+            // and the full budget of three failures is still there
+            #expect(statuses.allSatisfy { $0 == 200 || $0 == 429 }, "\(statuses)")
+            #expect(statuses.contains(200))
+            _ = try await app.login(phone, "secret1!")
+            for _ in 1...3 {
+                #expect(try await app.postForm(P.login, [("login", phone), ("password", "wrong1!")]).status == .badRequest)
+            }
+            #expect(try await app.postForm(P.login, [("login", phone), ("password", "secret1!")]).status == .tooManyRequests)
+        }
+    }
+
     @Test("failed logins are throttled per IP, across accounts", arguments: TestEngine.available)
     func login_afterTooManyFailuresFromIP_is429(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerIP = 4 }) { app in

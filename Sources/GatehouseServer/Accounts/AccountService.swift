@@ -182,20 +182,30 @@ struct AccountService: Sendable {
             try? await rateLimiter.release("login-ip", key: ipKey, window: limits.loginFailureWindow)
             throw error
         }
-        guard let account, let accountID = account.id else {
-            _ = try await hasher.verify(password, hash: hasher.dummyHash)
-            throw GatehouseError.invalidCredentials
+        let giveBack = {
+            try? await self.rateLimiter.release("login-ip", key: ipKey, window: self.limits.loginFailureWindow)
+            try? await self.rateLimiter.release("login-account", key: accountKey, window: self.limits.loginFailureWindow)
         }
         let session: IssuedSession
-        if try await hasher.verify(password, hash: account.passwordHash) {
-            session = try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip)
-        } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
-            session = temporary
-        } else {
-            throw GatehouseError.invalidCredentials
+        do {
+            guard let account, let accountID = account.id else {
+                _ = try await hasher.verify(password, hash: hasher.dummyHash)
+                throw GatehouseError.invalidCredentials
+            }
+            if try await hasher.verify(password, hash: account.passwordHash) {
+                session = try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip)
+            } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
+                session = temporary
+            } else {
+                throw GatehouseError.invalidCredentials
+            }
+        } catch let error as GatehouseError where error.code == .invalidCredentials {
+            throw error  // a failure: the slots stay spent
+        } catch {
+            await giveBack()  // not a failed guess (the database was away, say): nothing is spent
+            throw error
         }
-        try? await rateLimiter.release("login-ip", key: ipKey, window: limits.loginFailureWindow)
-        try? await rateLimiter.release("login-account", key: accountKey, window: limits.loginFailureWindow)
+        await giveBack()
         return session
     }
 

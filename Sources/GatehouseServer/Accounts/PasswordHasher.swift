@@ -1,9 +1,19 @@
 import HummingbirdBcrypt
+import NIOCore
 import NIOPosix
 
 /// bcrypt on a thread pool: a hash at cost 10 takes tens of milliseconds, which must never
 /// block an event loop.
 struct PasswordHasher: Sendable {
+    /// bcrypt's own threads, one per core, for the life of the process. Not NIO's shared pool:
+    /// SQLite runs its queries there, and a queue of 50 ms hashes in front of them made every
+    /// cheap request wait behind the logins (p99 0.9 s on SQLite during a login burst).
+    static let sharedThreadPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: System.coreCount)
+        pool.start()
+        return pool
+    }()
+
     let cost: UInt8
     let threadPool: NIOThreadPool
 

@@ -108,6 +108,9 @@ public struct GatehouseConfiguration: Sendable {
         public var loginFailuresPerIP: Int = 100
         public var loginFailureWindow: TimeInterval = 900
         public var sessionTTL: TimeInterval = 86_400
+        /// How long an instance may serve a session and its account from memory (0 turns it off).
+        /// Also the most a session revoked on another instance can still be used here.
+        public var sessionCacheTTL: TimeInterval = 0.5
         public var confirmationLinkTTL: TimeInterval = 86_400
         public var temporaryPasswordTTL: TimeInterval = 3_600
         public var maxBodyBytes: Int = 1_048_576
@@ -251,6 +254,7 @@ extension GatehouseConfiguration {
         l.loginFailuresPerIP = try reader.int("GATEHOUSE_LOGIN_FAILURES_PER_IP", default: l.loginFailuresPerIP, range: 1...1_000_000)
         l.loginFailureWindow = try reader.seconds("GATEHOUSE_LOGIN_FAILURE_WINDOW_SECONDS", default: l.loginFailureWindow, range: 1...86_400)
         l.sessionTTL = try reader.seconds("GATEHOUSE_SESSION_TTL_SECONDS", default: l.sessionTTL, range: 60...86_400)
+        l.sessionCacheTTL = try reader.seconds("GATEHOUSE_SESSION_CACHE_SECONDS", default: l.sessionCacheTTL, range: 0...1)
         l.confirmationLinkTTL = try reader.seconds("GATEHOUSE_CONFIRM_LINK_TTL_SECONDS", default: l.confirmationLinkTTL, range: 60...2_592_000)
         l.temporaryPasswordTTL = try reader.seconds("GATEHOUSE_TEMP_PASSWORD_TTL_SECONDS", default: l.temporaryPasswordTTL, range: 60...604_800)
         l.maxBodyBytes = try reader.int("GATEHOUSE_MAX_BODY_BYTES", default: l.maxBodyBytes, range: 1024...104_857_600)

@@ -6,6 +6,9 @@ public struct GatehouseRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     let peerAddress: String?
     var session: AuthenticatedSession?
+    /// The session's account as read with it: up to the session cache's TTL old. For answers
+    /// that show the account; code that changes the account loads it afresh.
+    var sessionAccount: AccountModel?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
@@ -16,6 +19,12 @@ public struct GatehouseRequestContext: RequestContext {
     func requireSession() throws -> AuthenticatedSession {
         guard let session else { throw GatehouseError.unauthorized }
         return session
+    }
+
+    /// The signed-in account for display (see `sessionAccount`), or `unauthorized`.
+    func requireSessionAccount() throws -> AccountModel {
+        guard session != nil, let sessionAccount else { throw GatehouseError.unauthorized }
+        return sessionAccount
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HummingbirdBcrypt
 import GatehouseAPI
 import Logging
 
@@ -32,6 +33,17 @@ public enum ServerCommands {
             await services.shutdownOutsideApplication()
             throw error
         }
+    }
+
+    /// Times `count` bcrypt hashes at `cost` with the hasher the server uses, one after another on
+    /// this thread: the seconds one hash takes. Operators pick a cost with it; the login benchmark
+    /// derives its bound (cores ÷ this) from it.
+    public static func bcryptSecondsPerHash(cost: Int, count: Int) -> Double {
+        _ = Bcrypt.hash("warm-up", cost: UInt8(cost))
+        let start = ContinuousClock.now
+        for i in 0..<count { _ = Bcrypt.hash("password-\(i)", cost: UInt8(cost)) }
+        let elapsed = ContinuousClock.now - start
+        return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) / Double(count)
     }
 
     /// The lines `gatehouse serve` prints once it listens.

@@ -21,7 +21,8 @@ struct RateLimiter: Sendable {
         return Window(bucket: "\(name):\(key):\(index)", expiresEpoch: Int64(end.rounded(.up)), retryAfter: end - now)
     }
 
-    /// Counts one hit and throws `rateLimited` when the budget of `limit` is already spent.
+    /// Counts one hit and throws `rateLimited` (counting nothing) when the budget of `limit` is
+    /// already spent.
     func hit(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited") async throws {
         let w = window(name, key: key, length: length)
         let hits = try await database.sql.raw("""
@@ -30,6 +31,10 @@ struct RateLimiter: Sendable {
             RETURNING hits
             """).first(decodingColumn: "hits", as: Int.self) ?? 1
         if hits > limit {
+            // A refused attempt never ran: it takes no slot. Otherwise refusals would outlive the
+            // attempts a budget gives back (successful logins), and a burst of right passwords
+            // would lock an account for the rest of its window.
+            try? await release(name, key: key, window: length)
             throw GatehouseError.rateLimited(.rateLimited, retryAfter: w.retryAfter, messageKey)
         }
     }

@@ -9,6 +9,13 @@ struct AuthenticatedSession: Sendable {
     var expiresAt: Date
 }
 
+/// A session with the account as it was read with it (at most the session cache's TTL ago).
+/// For answers that show the account; a change to the account reads it afresh.
+struct SessionWithAccount: Sendable {
+    var session: AuthenticatedSession
+    var account: AccountModel
+}
+
 /// A freshly issued session: the only moment the token exists in clear.
 struct IssuedSession: Sendable {
     var token: String
@@ -22,6 +29,7 @@ struct SessionService: Sendable {
     let database: DatabaseProvider
     let clock: GatehouseClock
     let ttl: TimeInterval
+    let cache: SessionCache
     /// `last_used_at` is written at most this often per session, keeping the hot read path read-only.
     let lastUsedResolution: TimeInterval = 60
 
@@ -38,23 +46,36 @@ struct SessionService: Sendable {
 
     /// The session for a bearer token, or nil when it is unknown, revoked or expired.
     /// One indexed lookup by the token's hash.
-    func authenticate(token: String) async throws -> AuthenticatedSession? {
+    /// Served from the session cache while its copy is fresh; otherwise the session by the
+    /// token's hash and its account, which the cache then keeps for its TTL.
+    func authenticate(token: String) async throws -> SessionWithAccount? {
         guard !token.isEmpty, token.utf8.count <= 512 else { return nil }
         let now = clock.now()
+        let tokenHash = Secrets.sha256Hex(token)
+        if let cached = cache.lookup(tokenHash: tokenHash) {
+            guard cached.session.expiresAt > now else { return nil }
+            return SessionWithAccount(session: cached.session, account: cached.account.detachedCopy())
+        }
         guard let session = try await SessionModel.query(on: database.db)
-            .filter(\.$tokenHash == Secrets.sha256Hex(token))
+            .filter(\.$tokenHash == tokenHash)
             .first(),
-            session.expiresAt > now
+            session.expiresAt > now,
+            let account = try await AccountModel.find(session.accountID, on: database.db)
         else { return nil }
         if now.timeIntervalSince(session.lastUsedAt) > lastUsedResolution {
             session.lastUsedAt = now
             try await session.update(on: database.db)
         }
-        return AuthenticatedSession(id: session.id!, accountID: session.accountID, expiresAt: session.expiresAt)
+        let authenticated = AuthenticatedSession(id: session.id!, accountID: session.accountID, expiresAt: session.expiresAt)
+        cache.store(tokenHash: tokenHash, session: authenticated, account: account.detachedCopy())
+        return SessionWithAccount(session: authenticated, account: account)
     }
 
     func revoke(sessionID: UUID) async throws {
-        try await SessionModel.query(on: database.db).filter(\.$id == sessionID).delete()
+        let ended = try await (database.db as! any SQLDatabase).raw("""
+            DELETE FROM sessions WHERE id = \(bind: sessionID) RETURNING account_id
+            """).all()
+        for row in ended { cache.invalidate(accountID: try row.decode(column: "account_id", as: UUID.self)) }
     }
 
     /// Ends one session if it belongs to the account; false when there is no such session.
@@ -62,6 +83,7 @@ struct SessionService: Sendable {
         let ended = try await (database.db as! any SQLDatabase).raw("""
             DELETE FROM sessions WHERE id = \(bind: sessionID) AND account_id = \(bind: accountID) RETURNING id
             """).all()
+        cache.invalidate(accountID: accountID)
         return !ended.isEmpty
     }
 
@@ -74,6 +96,7 @@ struct SessionService: Sendable {
         } else {
             try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) RETURNING id").all()
         }
+        cache.invalidate(accountID: accountID)
         return ended.count
     }
 

@@ -169,8 +169,7 @@ struct AccountsV1Controller: Sendable {
     // MARK: Profile
 
     @Sendable func me(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let session = try context.requireSession()
-        return try V1JSON.response(account(try await accounts.account(id: session.accountID)))
+        try V1JSON.response(account(try context.requireSessionAccount()))
     }
 
     @Sendable func updateProfile(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

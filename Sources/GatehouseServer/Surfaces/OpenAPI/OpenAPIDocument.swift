@@ -50,6 +50,21 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/health/live": {
+      "get": {
+        "operationId": "getLiveness",
+        "summary": "Liveness check",
+        "description": "The process answers HTTP; the database is not asked (use `/health` for readiness). Also the benchmarks' plaintext yardstick.",
+        "tags": ["Operations"],
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "Alive: the text `ok`.",
+            "content": {"text/plain": {"schema": {"type": "string"}, "example": "ok"}}
+          }
+        }
+      }
+    },
     "/metrics": {
       "get": {
         "operationId": "getMetrics",

@@ -6,6 +6,12 @@ struct OperationsController: Sendable {
     let services: GatehouseServices
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
+        // Liveness: the process answers; nothing else is asked. A restart is the cure when this fails,
+        // which a database outage is not.
+        let alive = ByteBuffer(string: "ok")
+        router.get("/health/live") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: alive))
+        }
         router.get("/health") { _, _ -> Response in
             // Ready only when the database answers: a load balancer should not send traffic otherwise.
             do {

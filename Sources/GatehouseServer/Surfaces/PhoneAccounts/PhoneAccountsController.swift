@@ -91,8 +91,7 @@ struct PhoneAccountsController: Sendable {
     }
 
     @Sendable func user(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let session = try context.requireSession()
-        return try json(try await accounts.account(id: session.accountID).phoneUser)
+        try json(try context.requireSessionAccount().phoneUser)
     }
 
     @Sendable func change(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -153,8 +152,9 @@ struct BearerSessionMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        if let token = request.bearerToken {
-            context.session = try await sessions.authenticate(token: token)
+        if let token = request.bearerToken, let authenticated = try await sessions.authenticate(token: token) {
+            context.session = authenticated.session
+            context.sessionAccount = authenticated.account
         }
         return try await next(request, context)
     }
