@@ -1,3 +1,6 @@
+#if os(Linux)
+import Glibc
+#endif
 import HummingbirdBcrypt
 import NIOCore
 import NIOPosix
@@ -29,10 +32,26 @@ struct PasswordHasher: Sendable {
 
     func hash(_ password: String) async throws -> String {
         let cost = self.cost
-        return try await threadPool.runIfActive { Bcrypt.hash(password, cost: cost) }
+        return try await threadPool.runIfActive {
+            Self.yieldToRequests()
+            return Bcrypt.hash(password, cost: cost)
+        }
     }
 
     func verify(_ password: String, hash: String) async throws -> Bool {
-        try await threadPool.runIfActive { Bcrypt.verify(password, hash: hash) }
+        try await threadPool.runIfActive {
+            Self.yieldToRequests()
+            return Bcrypt.verify(password, hash: hash)
+        }
+    }
+
+    /// Lowers the calling thread's priority (nice 10), so that when logins keep every core busy
+    /// the event loops still get the CPU at once and cheap requests stay fast; hashing takes
+    /// what is left. Idempotent and cheap next to a hash.
+    private static func yieldToRequests() {
+        #if os(Linux)
+        // On Linux, nice is per thread and "0" is the calling thread (setpriority(2), BUGS).
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
     }
 }

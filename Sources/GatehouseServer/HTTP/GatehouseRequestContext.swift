@@ -8,7 +8,7 @@ public struct GatehouseRequestContext: RequestContext {
     var session: AuthenticatedSession?
     /// The session's account as read with it: up to the session cache's TTL old. For answers
     /// that show the account; code that changes the account loads it afresh.
-    var sessionAccount: AccountModel?
+    var sessionAccount: AccountSnapshot?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
@@ -22,7 +22,7 @@ public struct GatehouseRequestContext: RequestContext {
     }
 
     /// The signed-in account for display (see `sessionAccount`), or `unauthorized`.
-    func requireSessionAccount() throws -> AccountModel {
+    func requireSessionAccount() throws -> AccountSnapshot {
         guard session != nil, let sessionAccount else { throw GatehouseError.unauthorized }
         return sessionAccount
     }

@@ -2,8 +2,9 @@ import FluentKit
 import Foundation
 import NIOConcurrencyHelpers
 
-/// A short-lived, in-process cache of authenticated sessions and their accounts, so a burst of
-/// reads with one token costs one database round trip per `ttl` instead of two per request.
+/// A short-lived, in-process cache of authenticated sessions and their accounts (as snapshots,
+/// without password hashes), so a burst of reads with one token costs one database lookup per
+/// `ttl` instead of two queries per request.
 ///
 /// The database stays the only source of truth (DESIGN.md §2): an entry is a copy at most `ttl`
 /// old (0.5 s by default, never more than 1 s). What this instance changes it forgets at once:
@@ -11,10 +12,11 @@ import NIOConcurrencyHelpers
 /// its own writes. A change made on another instance is seen here within `ttl`, which is the
 /// bound on how long a session revoked elsewhere can still be used (docs/decisions.md).
 final class SessionCache: @unchecked Sendable {
+    typealias Value = (session: AuthenticatedSession, account: AccountSnapshot)
+
     struct Entry {
         var session: AuthenticatedSession
-        /// Never handed out: callers get a copy, so no request can change what others read.
-        var account: AccountModel
+        var account: AccountSnapshot
         var storedAt: ContinuousClock.Instant
     }
 
@@ -23,6 +25,12 @@ final class SessionCache: @unchecked Sendable {
     private let lock = NIOLock()
     private var entries: [String: Entry] = [:]
     private var tokensByAccount: [UUID: Set<String>] = [:]
+    /// Lookups under way, so a burst of requests with one token after its entry expired makes
+    /// one database round trip, not one each.
+    private var loading: [String: Task<Value?, any Error>] = [:]
+    /// Bumped by every invalidation: a lookup that started before one does not store what it
+    /// read, so a revocation on this instance is never undone by a lookup racing it.
+    private var generation: UInt64 = 0
 
     init(ttl: TimeInterval, capacity: Int = 100_000) {
         self.ttl = .milliseconds(Int64((ttl * 1000).rounded()))
@@ -32,33 +40,49 @@ final class SessionCache: @unchecked Sendable {
     var isEnabled: Bool { ttl > .zero }
 
     /// The entry for a token hash while it is younger than `ttl`.
-    func lookup(tokenHash: String) -> (session: AuthenticatedSession, account: AccountModel)? {
+    func lookup(tokenHash: String) -> Value? {
         guard isEnabled else { return nil }
         let now = ContinuousClock.now
-        return lock.withLock {
-            guard let entry = entries[tokenHash] else { return nil }
-            guard now - entry.storedAt < ttl else {
-                removeLocked(tokenHash: tokenHash, accountID: entry.session.accountID)
-                return nil
-            }
-            return (entry.session, entry.account)
-        }
+        return lock.withLock { freshLocked(tokenHash: tokenHash, now: now) }
     }
 
-    func store(tokenHash: String, session: AuthenticatedSession, account: AccountModel) {
-        guard isEnabled else { return }
+    /// The fresh entry, or the result of `load` (shared with every concurrent caller for the same
+    /// token), which is kept for `ttl` when it found a session.
+    func value(tokenHash: String, load: @escaping @Sendable () async throws -> Value?) async throws -> Value? {
+        guard isEnabled else { return try await load() }
         let now = ContinuousClock.now
-        lock.withLock {
-            if entries.count >= capacity { evictLocked(now: now) }
-            entries[tokenHash] = Entry(session: session, account: account, storedAt: now)
-            tokensByAccount[session.accountID, default: []].insert(tokenHash)
+        let task: Task<Value?, any Error> = lock.withLock {
+            if let fresh = freshLocked(tokenHash: tokenHash, now: now) {
+                return Task { fresh }
+            }
+            if let running = loading[tokenHash] { return running }
+            let startedAt = generation
+            let task = Task<Value?, any Error> {
+                do {
+                    let value = try await load()
+                    self.finish(tokenHash: tokenHash, value: value, startedAt: startedAt)
+                    return value
+                } catch {
+                    self.finish(tokenHash: tokenHash, value: nil, startedAt: startedAt)
+                    throw error
+                }
+            }
+            loading[tokenHash] = task
+            return task
         }
+        return try await task.value
+    }
+
+    func store(tokenHash: String, session: AuthenticatedSession, account: AccountSnapshot) {
+        guard isEnabled else { return }
+        lock.withLock { storeLocked(tokenHash: tokenHash, session: session, account: account) }
     }
 
     /// Forgets every session of the account: after a revocation or a change to the account.
     func invalidate(accountID: UUID) {
         guard isEnabled else { return }
         lock.withLock {
+            generation &+= 1
             guard let hashes = tokensByAccount.removeValue(forKey: accountID) else { return }
             for hash in hashes { entries.removeValue(forKey: hash) }
         }
@@ -66,9 +90,35 @@ final class SessionCache: @unchecked Sendable {
 
     func removeAll() {
         lock.withLock {
+            generation &+= 1
             entries.removeAll()
             tokensByAccount.removeAll()
         }
+    }
+
+    private func finish(tokenHash: String, value: Value?, startedAt: UInt64) {
+        lock.withLock {
+            loading.removeValue(forKey: tokenHash)
+            if let value, generation == startedAt {
+                storeLocked(tokenHash: tokenHash, session: value.session, account: value.account)
+            }
+        }
+    }
+
+    private func freshLocked(tokenHash: String, now: ContinuousClock.Instant) -> Value? {
+        guard let entry = entries[tokenHash] else { return nil }
+        guard now - entry.storedAt < ttl else {
+            removeLocked(tokenHash: tokenHash, accountID: entry.session.accountID)
+            return nil
+        }
+        return (entry.session, entry.account)
+    }
+
+    private func storeLocked(tokenHash: String, session: AuthenticatedSession, account: AccountSnapshot) {
+        let now = ContinuousClock.now
+        if entries.count >= capacity { evictLocked(now: now) }
+        entries[tokenHash] = Entry(session: session, account: account, storedAt: now)
+        tokensByAccount[session.accountID, default: []].insert(tokenHash)
     }
 
     private func removeLocked(tokenHash: String, accountID: UUID) {
@@ -102,33 +152,5 @@ struct AccountCacheInvalidation: AsyncModelMiddleware {
     func delete(model: AccountModel, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.delete(model, force: force, on: db)
         if let id = model.id { cache.invalidate(accountID: id) }
-    }
-}
-
-extension AccountModel {
-    /// A detached copy for one request to read. Every stored field is copied; a field added to
-    /// the model must be added here (the cache tests compare a cached read with a fresh one).
-    func detachedCopy() -> AccountModel {
-        let copy = AccountModel()
-        copy.id = id
-        copy.phone = phone
-        copy.phoneVerifiedAt = phoneVerifiedAt
-        copy.email = email
-        copy.emailConfirmedAt = emailConfirmedAt
-        copy.pendingEmail = pendingEmail
-        copy.username = username
-        copy.usernameKey = usernameKey
-        copy.passwordHash = passwordHash
-        copy.firstName = firstName
-        copy.lastName = lastName
-        copy.middleName = middleName
-        copy.birthday = birthday
-        copy.locale = locale
-        copy.fcmToken = fcmToken
-        copy.avatarID = avatarID
-        copy.createdAt = createdAt
-        copy.updatedAt = updatedAt
-        copy.$id.exists = true
-        return copy
     }
 }

@@ -9,11 +9,11 @@ struct AuthenticatedSession: Sendable {
     var expiresAt: Date
 }
 
-/// A session with the account as it was read with it (at most the session cache's TTL ago).
+/// A session with its account as it was read with it (at most the session cache's TTL ago).
 /// For answers that show the account; a change to the account reads it afresh.
 struct SessionWithAccount: Sendable {
     var session: AuthenticatedSession
-    var account: AccountModel
+    var account: AccountSnapshot
 }
 
 /// A freshly issued session: the only moment the token exists in clear.
@@ -50,12 +50,15 @@ struct SessionService: Sendable {
     /// token's hash and its account, which the cache then keeps for its TTL.
     func authenticate(token: String) async throws -> SessionWithAccount? {
         guard !token.isEmpty, token.utf8.count <= 512 else { return nil }
-        let now = clock.now()
         let tokenHash = Secrets.sha256Hex(token)
-        if let cached = cache.lookup(tokenHash: tokenHash) {
-            guard cached.session.expiresAt > now else { return nil }
-            return SessionWithAccount(session: cached.session, account: cached.account.detachedCopy())
-        }
+        guard let found = try await cache.value(tokenHash: tokenHash, load: { try await self.load(tokenHash: tokenHash) }),
+              found.session.expiresAt > clock.now()
+        else { return nil }
+        return SessionWithAccount(session: found.session, account: found.account)
+    }
+
+    private func load(tokenHash: String) async throws -> SessionCache.Value? {
+        let now = clock.now()
         guard let session = try await SessionModel.query(on: database.db)
             .filter(\.$tokenHash == tokenHash)
             .first(),
@@ -66,9 +69,7 @@ struct SessionService: Sendable {
             session.lastUsedAt = now
             try await session.update(on: database.db)
         }
-        let authenticated = AuthenticatedSession(id: session.id!, accountID: session.accountID, expiresAt: session.expiresAt)
-        cache.store(tokenHash: tokenHash, session: authenticated, account: account.detachedCopy())
-        return SessionWithAccount(session: authenticated, account: account)
+        return (AuthenticatedSession(id: session.id!, accountID: session.accountID, expiresAt: session.expiresAt), account.snapshot)
     }
 
     func revoke(sessionID: UUID) async throws {

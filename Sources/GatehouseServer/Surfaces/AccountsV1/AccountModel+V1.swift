@@ -3,9 +3,14 @@ import GatehouseAPI
 
 extension AccountModel {
     /// The account as `/v1` shows it to its owner.
+    func v1Account(publicURL: String) -> Account { snapshot.v1Account(publicURL: publicURL) }
+}
+
+extension AccountSnapshot {
+    /// The account as `/v1` shows it to its owner.
     func v1Account(publicURL: String) -> Account {
         Account(
-            id: id!,
+            id: id,
             email: email,
             emailConfirmed: email != nil && emailConfirmedAt != nil,
             pendingEmail: pendingEmail,

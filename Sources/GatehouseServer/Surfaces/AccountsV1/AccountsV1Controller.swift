@@ -56,6 +56,10 @@ struct AccountsV1Controller: Sendable {
         model.v1Account(publicURL: configuration.publicURL)
     }
 
+    private func account(_ snapshot: AccountSnapshot) -> Account {
+        snapshot.v1Account(publicURL: configuration.publicURL)
+    }
+
     private func codeSent(_ issued: AccountService.CodeIssued) -> CodeSent {
         let channel: CodeChannel = if case .phone = issued.destination { .sms } else { .email }
         return CodeSent(channel: channel, destination: issued.destination.value, expiresAt: issued.expiresAt,

@@ -2,10 +2,15 @@ import GatehouseAPI
 
 extension AccountModel {
     /// The account as `GET /api/users/user` shows it.
+    var phoneUser: PhoneUser { snapshot.phoneUser }
+}
+
+extension AccountSnapshot {
+    /// The account as `GET /api/users/user` shows it.
     var phoneUser: PhoneUser {
-        let login = username ?? phone ?? email ?? id!.uuidString
+        let login = username ?? phone ?? email ?? id.uuidString
         return PhoneUser(
-            id: id!,
+            id: id,
             login: login,
             // The spec documents `name` as the login ("name (String): Логин").
             name: login,
