@@ -30,7 +30,9 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
         router: router,
         server: .http1WebSocketUpgrade(
             webSocketRouter: webSocketRouter,
-            configuration: .init(ws: .init(maxFrameSize: gateway.maxFrameBytes, autoPing: .enabled(timePeriod: gateway.pingInterval)))
+            // validateUTF8: a text message (or close reason) that is not UTF-8 fails the
+            // connection with 1007 (RFC 6455 8.1) instead of being decoded with U+FFFD.
+            configuration: .init(ws: .init(maxFrameSize: gateway.maxFrameBytes, autoPing: .enabled(timePeriod: gateway.pingInterval), validateUTF8: true))
         ),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
         services: [services.database, HTTPClientService(client: services.httpClient), services.deliverer],

@@ -26,7 +26,8 @@ final class GatehouseServices: Sendable {
         self.logger = logger
         let clock = dependencies.clock
         let threadPool = NIOThreadPool.singleton
-        let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize, threadPool: threadPool, logger: logger)
+        let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize,
+                                            poolTimeout: configuration.databasePoolTimeout, threadPool: threadPool, logger: logger)
         self.database = database
         let secrets = Secrets(serverSecret: configuration.secret)
         let rateLimiter = RateLimiter(database: database, clock: clock)

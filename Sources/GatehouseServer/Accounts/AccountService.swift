@@ -172,7 +172,9 @@ struct AccountService: Sendable {
         let ipKey = origin.ip ?? "unknown"
         // An identifier of a kind this surface does not take is an unknown account, with the
         // same bcrypt time and the same budgets.
-        let acceptable = kinds == .any || identifier.contains("@")
+        // `.emailOnly` means an email address: "@tag" (and "@+7912...") contains an "@" too, and
+        // `findAccount` would look it up as a login name or a phone number.
+        let acceptable = kinds == .any || EmailAddress.normalize(identifier) != nil
         let account = acceptable ? try await findAccount(identifier: identifier) : nil
         let accountKey = account?.id?.uuidString ?? "id:" + identifier.lowercased().prefix(100)
         try await rateLimiter.hit("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")

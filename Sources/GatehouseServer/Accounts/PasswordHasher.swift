@@ -38,11 +38,18 @@ struct PasswordHasher: Sendable {
         }
     }
 
+    /// The C bcrypt reads a NUL-terminated string and at most 72 bytes of it, so "secret\0x" and
+    /// a 72-byte password followed by anything would both verify against the hash of their
+    /// prefix. Such a candidate never matches; it still costs one bcrypt, so the answer takes the
+    /// same time. (Stored passwords are at most 72 bytes: `PasswordRule.maxBytes`.)
     func verify(_ password: String, hash: String) async throws -> Bool {
-        try await threadPool.runIfActive {
+        let verifiable = !password.utf8.contains(0) && password.utf8.count <= 72
+        let candidate = verifiable ? password : ""
+        let matched = try await threadPool.runIfActive {
             Self.yieldToRequests()
-            return Bcrypt.verify(password, hash: hash)
+            return Bcrypt.verify(candidate, hash: hash)
         }
+        return verifiable && matched
     }
 
     /// Lowers the calling thread's priority (nice 10), so that when logins keep every core busy

@@ -20,6 +20,10 @@ public struct GatehouseConfiguration: Sendable {
     public var publicURL: String = "http://127.0.0.1:8080"
     /// PostgreSQL connections per event loop (SQLite always uses one connection).
     public var databasePoolSize: Int = 4
+    /// How long a request waits for a pooled PostgreSQL connection before it fails. While the
+    /// database is away, requests beyond the pool's size wait this long (AsyncKit serves its
+    /// wait list only when a connection opens), so it bounds the answer time of an outage.
+    public var databasePoolTimeout: TimeInterval = 3
     public var runMigrationsOnStart: Bool = true
     public var logLevel: Logger.Level = .info
     /// Secret used to key the hashes of short one-time codes. Required in production.
@@ -155,6 +159,7 @@ extension GatehouseConfiguration {
             throw ConfigurationError(variable: "PUBLIC_URL", problem: "must be an http(s) URL such as https://id.example.com, got \"\(c.publicURL)\"")
         }
         c.databasePoolSize = try reader.int("GATEHOUSE_DB_POOL_SIZE", default: c.databasePoolSize, range: 1...100)
+        c.databasePoolTimeout = try reader.seconds("GATEHOUSE_DB_POOL_TIMEOUT_SECONDS", default: c.databasePoolTimeout, range: 0.1...60)
         c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
         c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
         let secret = env["GATEHOUSE_SECRET"]

@@ -4,7 +4,11 @@ import NIOConcurrencyHelpers
 
 /// A message to deliver, before it is written to the outbox.
 struct OutgoingMessage: Sendable {
-    enum Kind: String, Sendable { case sms, email }
+    enum Kind: String, Sendable {
+        case sms, email
+        /// The deliverer's lanes, in order: each kind is delivered by its own loop.
+        static let lanes: [Kind] = [.sms, .email]
+    }
     var kind: Kind
     var destination: String
     var subject: String?
@@ -39,31 +43,38 @@ struct Outbox: Sendable {
 }
 
 /// Wakes the deliverer after a commit so a code goes out at once rather than at the next poll.
-/// A wake with nobody waiting is remembered, so none is lost between two waits.
+/// A wake with nobody waiting is remembered, so none is lost between two waits. The deliverer
+/// runs one lane per channel; each lane waits on its own slot and a wake reaches every slot.
 final class OutboxSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
         var generation = 0
     }
-    private let state = NIOLockedValueBox(State())
+    /// One slot per lane: a slot has at most one waiter at a time.
+    private let lanes: [NIOLockedValueBox<State>]
 
-    init() {}
-
-    func wake() {
-        let waiter = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
-            if let w = s.waiter {
-                s.waiter = nil
-                return w
-            }
-            s.pending = true
-            return nil
-        }
-        waiter?.resume()
+    init(lanes: Int = OutgoingMessage.Kind.lanes.count) {
+        self.lanes = (0..<max(1, lanes)).map { _ in NIOLockedValueBox(State()) }
     }
 
-    /// Returns at the next wake, or after `timeout`.
-    func wait(timeout: Duration) async {
+    func wake() {
+        for state in lanes {
+            let waiter = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
+                if let w = s.waiter {
+                    s.waiter = nil
+                    return w
+                }
+                s.pending = true
+                return nil
+            }
+            waiter?.resume()
+        }
+    }
+
+    /// Returns at the next wake, or after `timeout`. Only one task may wait on a lane at a time.
+    func wait(lane: Int = 0, timeout: Duration) async {
+        let state = lanes[lane]
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let generation = state.withLockedValue { s -> Int? in
                 if s.pending {
@@ -80,7 +91,7 @@ final class OutboxSignal: Sendable {
             }
             Task {
                 try? await Task.sleep(for: timeout)
-                let waiter = self.state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
+                let waiter = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
                     guard s.generation == generation, let w = s.waiter else { return nil }
                     s.waiter = nil
                     return w

@@ -43,10 +43,18 @@ final class OutboxDeliverer: Service, @unchecked Sendable {
         let stopping = ManagedAtomicFlag()
         await withGracefulShutdownHandler {
             await self.database.waitUntilReady()
-            while !stopping.isSet && !Task.isCancelled {
-                await self.deliverDue()
-                await self.runMaintenanceIfDue()
-                await self.signal.wait(timeout: self.settings.pollInterval)
+            // One lane per channel, so a stalled mail server (each attempt can take
+            // SMTP_TIMEOUT_SECONDS) never holds back SMS codes, nor a slow SMS gateway the mail.
+            await withTaskGroup(of: Void.self) { lanes in
+                for (lane, kind) in OutgoingMessage.Kind.lanes.enumerated() {
+                    lanes.addTask {
+                        while !stopping.isSet && !Task.isCancelled {
+                            await self.deliverDue(kind: kind)
+                            if lane == 0 { await self.runMaintenanceIfDue() }
+                            await self.signal.wait(lane: lane, timeout: self.settings.pollInterval)
+                        }
+                    }
+                }
             }
         } onGracefulShutdown: {
             stopping.set()
@@ -55,12 +63,21 @@ final class OutboxDeliverer: Service, @unchecked Sendable {
         logger.info("outbox deliverer stopped")
     }
 
-    /// Delivers every message that is due now. Also called by tests after moving the clock.
+    /// Delivers every message that is due now, one kind after the other. Also called by tests
+    /// after moving the clock.
     func deliverDue() async {
+        for kind in OutgoingMessage.Kind.lanes {
+            await deliverDue(kind: kind)
+        }
+    }
+
+    /// Delivers every message of one kind that is due now.
+    func deliverDue(kind: OutgoingMessage.Kind) async {
         do {
             while true {
                 let now = clock.now()
                 let due = try await OutboxMessageModel.query(on: database.db)
+                    .filter(\.$kind == kind.rawValue)
                     .filter(\.$status == OutboxMessageModel.Status.pending.rawValue)
                     .filter(\.$nextAttemptAt <= now)
                     .group(.or) { $0.filter(\.$claimedUntil == nil).filter(\.$claimedUntil < now) }
@@ -79,7 +96,7 @@ final class OutboxDeliverer: Service, @unchecked Sendable {
                 .filter(\.$status == OutboxMessageModel.Status.pending.rawValue).count()
             depthGauge.record(depth)
         } catch {
-            logger.error("outbox: cannot read due messages: \(String(describing: error))")
+            logger.error("outbox: cannot read due \(kind.rawValue) messages: \(String(describing: error))")
         }
     }
 

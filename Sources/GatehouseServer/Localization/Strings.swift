@@ -21,6 +21,7 @@ enum Strings {
         "error.passwordTooShort": [.en: "The password must be at least {0} characters long.", .ru: "Пароль должен содержать не менее {0} символов."],
         "error.passwordTooLong": [.en: "The password must be at most {0} characters long.", .ru: "Пароль должен содержать не более {0} символов."],
         "error.passwordNeedsDigit": [.en: "The password must contain a digit.", .ru: "Пароль должен содержать цифру."],
+        "error.passwordControlCharacters": [.en: "The password must not contain control characters.", .ru: "Пароль не должен содержать управляющих символов."],
         "error.passwordNeedsSpecial": [.en: "The password must contain a special character (for example ! # % -).", .ru: "Пароль должен содержать специальный символ (например ! # % -)."],
         "error.phoneTaken": [.en: "An account with this phone number already exists.", .ru: "Пользователь с таким номером телефона уже зарегистрирован."],
         "error.emailTaken": [.en: "This email address is already used by another account.", .ru: "Этот адрес электронной почты уже используется другим пользователем."],

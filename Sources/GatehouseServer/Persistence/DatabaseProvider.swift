@@ -21,7 +21,8 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     private let ownedGroup: MultiThreadedEventLoopGroup?
     private let readyFlag = ManagedAtomicFlag()
 
-    init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, threadPool: NIOThreadPool, logger: Logger) throws {
+    init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, poolTimeout: Double = 3,
+         threadPool: NIOThreadPool, logger: Logger) throws {
         self.logger = logger
         switch location {
         case .sqlite(let path):
@@ -39,7 +40,8 @@ final class DatabaseProvider: Service, @unchecked Sendable {
             if let searchPath { configuration.searchPath = [searchPath] }
             self.databases = Databases(threadPool: threadPool, on: MultiThreadedEventLoopGroup.singleton)
             databases.use(
-                .postgres(configuration: configuration, maxConnectionsPerEventLoop: poolSize, connectionPoolTimeout: .seconds(10), sqlLogLevel: .trace),
+                .postgres(configuration: configuration, maxConnectionsPerEventLoop: poolSize,
+                          connectionPoolTimeout: .milliseconds(Int64(poolTimeout * 1000)), sqlLogLevel: .trace),
                 as: .psql
             )
         }

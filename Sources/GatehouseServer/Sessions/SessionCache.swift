@@ -57,13 +57,14 @@ final class SessionCache: @unchecked Sendable {
             }
             if let running = loading[tokenHash] { return running }
             let startedAt = generation
+            // An entry's age counts from the start of its lookup: what it holds may be that old.
             let task = Task<Value?, any Error> {
                 do {
                     let value = try await load()
-                    self.finish(tokenHash: tokenHash, value: value, startedAt: startedAt)
+                    self.finish(tokenHash: tokenHash, value: value, generation: startedAt, readAt: now)
                     return value
                 } catch {
-                    self.finish(tokenHash: tokenHash, value: nil, startedAt: startedAt)
+                    self.finish(tokenHash: tokenHash, value: nil, generation: startedAt, readAt: now)
                     throw error
                 }
             }
@@ -96,11 +97,11 @@ final class SessionCache: @unchecked Sendable {
         }
     }
 
-    private func finish(tokenHash: String, value: Value?, startedAt: UInt64) {
+    private func finish(tokenHash: String, value: Value?, generation startedAt: UInt64, readAt: ContinuousClock.Instant) {
         lock.withLock {
             loading.removeValue(forKey: tokenHash)
             if let value, generation == startedAt {
-                storeLocked(tokenHash: tokenHash, session: value.session, account: value.account)
+                storeLocked(tokenHash: tokenHash, session: value.session, account: value.account, at: readAt)
             }
         }
     }
@@ -114,10 +115,10 @@ final class SessionCache: @unchecked Sendable {
         return (entry.session, entry.account)
     }
 
-    private func storeLocked(tokenHash: String, session: AuthenticatedSession, account: AccountSnapshot) {
+    private func storeLocked(tokenHash: String, session: AuthenticatedSession, account: AccountSnapshot, at readAt: ContinuousClock.Instant = .now) {
         let now = ContinuousClock.now
         if entries.count >= capacity { evictLocked(now: now) }
-        entries[tokenHash] = Entry(session: session, account: account, storedAt: now)
+        entries[tokenHash] = Entry(session: session, account: account, storedAt: readAt)
         tokensByAccount[session.accountID, default: []].insert(tokenHash)
     }
 

@@ -60,6 +60,11 @@ struct CustomerGatewayProtocol: Sendable {
             return try await handle(text, connection: connection, ip: ip)
         } catch let failure as Failure {
             return Self.error(failure.code, failure.description, inEvent: failure.inEvent)
+        } catch is CancellationError {
+            // The connection closed while this request ran (a protocol error, the peer's close):
+            // the answer can't be delivered, and it is not a server failure worth an error line.
+            logger.debug("gateway: request cancelled: the connection closed")
+            return Self.error(API.ErrorCode.serverError, "Internal server error", inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
         } catch {
             logger.error("gateway: unexpected error: \(String(describing: error))")
             return Self.error(API.ErrorCode.serverError, "Internal server error", inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
@@ -77,16 +82,17 @@ struct CustomerGatewayProtocol: Sendable {
             throw Failure(code: API.ErrorCode.malformedJSON, description: "The message is not a JSON object", inEvent: .init(type: nil, sequenceID: "", email: nil))
         }
         let type = object["type"]?.string
+        let echoedType = type.map { String($0.prefix(64)) }
         var sequenceID = ""
         switch object["sequence_id"] {
         case .none, .null?: break
         case .string(let s)?: sequenceID = s   // echoed whole: clients match on it (frames are size-limited)
         default:
-            throw Failure(code: API.ErrorCode.invalidSequenceID, description: "sequence_id must be a string", inEvent: .init(type: type, sequenceID: "", email: nil))
+            throw Failure(code: API.ErrorCode.invalidSequenceID, description: "sequence_id must be a string", inEvent: .init(type: echoedType, sequenceID: "", email: nil))
         }
         let data = object["data"]?.object
         let email = data?["email"]?.string.map { String($0.prefix(254)) }
-        let inEvent = CustomerInEvent(type: type.map { String($0.prefix(64)) }, sequenceID: sequenceID, email: email)
+        let inEvent = CustomerInEvent(type: echoedType, sequenceID: sequenceID, email: email)
         guard let type, !type.isEmpty else {
             throw Failure(code: API.ErrorCode.missingType, description: "type is missing or empty", inEvent: inEvent)
         }
