@@ -19,7 +19,11 @@ final class OutboxDeliverer: Service, @unchecked Sendable {
     let logger: Logger
     let maintenance: @Sendable () async throws -> Void
     /// A claim lasts this long; a crashed instance's claims expire and another instance retries.
-    let claimDuration: TimeInterval = 120
+    /// Always longer than a delivery attempt may take, so no instance claims a message another
+    /// one is still sending.
+    var claimDuration: TimeInterval {
+        max(120, Double(max(settings.smtp.timeoutSeconds, settings.smsHTTP.timeoutSeconds)) * 2)
+    }
     private let depthGauge = Gauge(label: "gatehouse_outbox_depth")
     private let sentCounter = Counter(label: "gatehouse_outbox_delivered_total")
     private let failedCounter = Counter(label: "gatehouse_outbox_failures_total")
