@@ -24,6 +24,36 @@ struct OperationsTests {
         }
     }
 
+    @Test("a server whose migrations fail stops with the error instead of hanging")
+    func migrationFailure_stopsTheServer() async throws {
+        // setup: a SQLite file in a folder that does not exist, so the database never opens
+        var configuration = GatehouseConfiguration.testing(database: .sqlite(path: "/nonexistent-\(UUID().uuidString)/x.sqlite"))
+        configuration.delivery.pollInterval = .milliseconds(50)
+        let app = try await buildApplication(configuration: configuration)
+
+        // MUT: run it, with a watchdog
+        let outcome = try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                do {
+                    try await app.runService()
+                    return "returned"
+                } catch {
+                    return "threw"
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(20))
+                return "hung"
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+
+        // validate
+        #expect(outcome == "threw")
+    }
+
     @Test("/health answers when the database does", arguments: TestEngine.available)
     func health_isOK(engine: TestEngine) async throws {
         try await withApp(engine) { app in

@@ -46,7 +46,7 @@ final class OutboxDeliverer: Service, @unchecked Sendable {
     func run() async throws {
         let stopping = ManagedAtomicFlag()
         await withGracefulShutdownHandler {
-            await self.database.waitUntilReady()
+            await self.database.waitUntilReady(unless: stopping)
             // One lane per channel, so a stalled mail server (each attempt can take
             // SMTP_TIMEOUT_SECONDS) never holds back SMS codes, nor a slow SMS gateway the mail.
             await withTaskGroup(of: Void.self) { lanes in

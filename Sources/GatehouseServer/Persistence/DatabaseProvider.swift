@@ -66,8 +66,10 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     }
 
     /// Background services wait for this so they never query a schema that is not there yet.
-    func waitUntilReady() async {
-        while !readyFlag.isSet && !Task.isCancelled {
+    /// Returns early when `stopping` is set: a server whose migrations failed shuts down without
+    /// ever being ready, and a service still waiting here would hold that shutdown forever.
+    func waitUntilReady(unless stopping: ManagedAtomicFlag? = nil) async {
+        while !readyFlag.isSet && !(stopping?.isSet ?? false) && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(20))
         }
     }

@@ -91,6 +91,7 @@ extension GatehouseConfiguration {
         c.publicURL = "http://gatehouse.test"
         c.passwords.bcryptCost = 4
         c.databasePoolSize = 2
+        c.databasePoolTimeout = 10  // a loaded CI machine can take seconds to hand out a connection
         c.delivery.pollInterval = .milliseconds(50)
         c.delivery.firstAttemptWait = .seconds(3)
         c.logLevel = .warning
