@@ -71,10 +71,12 @@ def rss_kib(pid):
 class Gatehouse:
     """One `gatehouse serve` process on a fresh database."""
 
-    def __init__(self, binary, engine, port, workdir, postgres_url, cost, log_level):
+    def __init__(self, binary, engine, port, workdir, postgres_url, cost, log_level, database_url=None, extra_env=None):
         self.binary, self.engine, self.port, self.cost = binary, engine, port, cost
         self.workdir = workdir
-        if engine == "sqlite":
+        if database_url:  # a second process on another one's database
+            self.database_url = database_url
+        elif engine == "sqlite":
             self.database_url = os.path.join(workdir, "gatehouse-bench.sqlite")
             for suffix in ("", "-wal", "-shm"):
                 if os.path.exists(self.database_url + suffix):
@@ -87,11 +89,11 @@ class Gatehouse:
                         GATEHOUSE_DELIVERY_WAIT_SECONDS="0",
                         # Every registration comes from one address: the per-address budgets would
                         # (rightly) stop a real client doing this.
-                        GATEHOUSE_CODE_REQUESTS_PER_IP="100000", GATEHOUSE_CODE_RESEND_SECONDS="0")
+                        GATEHOUSE_CODE_REQUESTS_PER_IP="100000", GATEHOUSE_CODE_RESEND_SECONDS="0", **(extra_env or {}))
         self.proc = None
 
     def start(self):
-        self.log = open(os.path.join(self.workdir, f"gatehouse-{self.engine}.log"), "ab")
+        self.log = open(os.path.join(self.workdir, f"gatehouse-{self.engine}-{self.port}.log"), "ab")
         started = time.monotonic()
         self.proc = subprocess.Popen([self.binary, "serve"], env=self.env, stdout=self.log, stderr=self.log)
         wait_http(self.port, proc=self.proc)
@@ -169,9 +171,13 @@ def median_of(results, key):
 
 # --- 1: authenticated read ----------------------------------------------------------------------
 
-def bench_read(args, engine, gh, token, peers):
+def bench_read(args, engine, gh, token, peers, uncached_port=None):
     targets = [("gatehouse plaintext GET /health/live", gh.port, "/health/live", []),
                ("gatehouse GET /api/users/user", gh.port, "/api/users/user", [f"Authorization: Bearer {token}"])]
+    if uncached_port:
+        # The same read from a second process on the same database with the session cache off:
+        # what every request costs when no copy is fresh (many users, each reading rarely).
+        targets.append(("gatehouse, session cache off, GET /api/users/user", uncached_port, "/api/users/user", [f"Authorization: Bearer {token}"]))
     for name, port, path, header in peers:
         targets.append((f"{name} GET {path}", port, path, [header]))
     results = {}
@@ -341,7 +347,13 @@ def main():
                     prepared = json.loads(subprocess.run(["bash", PEER_SCRIPT, "prepare", name, "--port", str(port)],
                                                          capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
                     peer_targets.append((name, port, prepared["path"], prepared["header"]))
-                targets, results = bench_read(args, engine, gh, token, peer_targets)
+                uncached = Gatehouse(args.binary, engine, args.port + 5, workdir, args.postgres_url, args.cost, args.log_level,
+                                     database_url=gh.database_url, extra_env={"GATEHOUSE_SESSION_CACHE_SECONDS": "0"})
+                uncached.start()
+                try:
+                    targets, results = bench_read(args, engine, gh, token, peer_targets, uncached_port=uncached.port)
+                finally:
+                    uncached.stop()
                 for pid in peer_procs:
                     subprocess.run(["bash", PEER_SCRIPT, "stop", pid], check=False)
                 peer_procs = []
@@ -352,6 +364,9 @@ def main():
                     read = results[(targets[1][0], c)]
                     line = {"connections": c, "read_rps": read["rps"], "plaintext_rps": plain["rps"],
                             "read_vs_plaintext": read["rps"] / plain["rps"], "read_p99_ms": read["p99_ms"]}
+                    uncached = results.get(("gatehouse, session cache off, GET /api/users/user", c))
+                    if uncached:
+                        line.update(uncached_rps=uncached["rps"], uncached_p99_ms=uncached["p99_ms"])
                     peer_rps = {name: results[(f"{name} GET {path}", c)]["rps"] for name, _, path, _ in peer_targets}
                     if peer_rps:
                         best = max(peer_rps, key=peer_rps.get)
@@ -391,6 +406,9 @@ def print_report(report):
                     text += f", {line['read_vs_fastest_peer']:.1f}× {line['fastest_peer']} (goal ≥ 30×)"
                 text += f", p99 {line['read_p99_ms']:.2f} ms (goal ≤ 10 ms)"
                 print(text)
+                if "uncached_rps" in line:
+                    print(f"  c={line['connections']}: with the session cache off {line['uncached_rps']:.0f} req/s = "
+                          f"{100 * line['uncached_rps'] / line['plaintext_rps']:.0f}% of plaintext, p99 {line['uncached_p99_ms']:.2f} ms")
         if "login" in er:
             l = er["login"]
             print(f"  login: {l['logins_per_s']:.1f}/s = {100 * l['logins_per_s'] / l['bound_per_s']:.0f}% of the bcrypt bound "

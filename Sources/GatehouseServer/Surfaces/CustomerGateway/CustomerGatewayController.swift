@@ -61,27 +61,29 @@ struct CustomerGatewayController: Sendable {
                         }
                     }
                     connection.addTask {
-                        try await withThrowingTaskGroup(of: Void.self) { requests in
-                            var inFlight = 0
+                        // A discarding group: a finished request leaves nothing behind. (A plain
+                        // task group keeps every finished child until it is awaited, and with it
+                        // the child's task memory: 40 KiB per idle connection after its login.)
+                        let slots = RequestSlots(limit: settings.maxInFlightPerConnection)
+                        try await withThrowingDiscardingTaskGroup { requests in
                             for try await message in inbound.messages(maxSize: settings.maxFrameBytes) {
                                 lastActivity.withLockedValue { $0 = .now }
-                                if inFlight >= settings.maxInFlightPerConnection {
-                                    // Backpressure: read no further until an answer went out.
-                                    try await requests.next()
-                                    inFlight -= 1
-                                }
-                                inFlight += 1
+                                // Backpressure: read no further until an answer went out.
+                                await slots.acquire()
                                 switch message {
                                 case .text(let text):
                                     requests.addTask {
+                                        defer { slots.release() }
                                         let answer = await proto.respond(to: text, connection: state, ip: ip)
                                         try await outbound.write(.text(answer))
                                     }
                                 case .binary:
-                                    requests.addTask { try await outbound.write(.text(CustomerGatewayProtocol.binaryFrameError())) }
+                                    requests.addTask {
+                                        defer { slots.release() }
+                                        try await outbound.write(.text(CustomerGatewayProtocol.binaryFrameError()))
+                                    }
                                 }
                             }
-                            try await requests.waitForAll()
                         }
                     }
                     // The connection ends when the peer goes (reader done) or it idled out.
@@ -92,5 +94,41 @@ struct CustomerGatewayController: Sendable {
                 Task { try? await outbound.close(.goingAway, reason: "server shutting down") }
             }
         }
+    }
+}
+
+/// At most `limit` requests of one connection at once: `acquire` waits for a free slot.
+final class RequestSlots: Sendable {
+    private struct State {
+        var free: Int
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state: NIOLockedValueBox<State>
+
+    init(limit: Int) { state = NIOLockedValueBox(State(free: max(1, limit))) }
+
+    func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let granted = state.withLockedValue { s -> Bool in
+                if s.free > 0 {
+                    s.free -= 1
+                    return true
+                }
+                s.waiters.append(continuation)
+                return false
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let next = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
+            if s.waiters.isEmpty {
+                s.free += 1
+                return nil
+            }
+            return s.waiters.removeFirst()  // the slot passes straight to the waiter
+        }
+        next?.resume()
     }
 }
