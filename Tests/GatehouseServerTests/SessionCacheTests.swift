@@ -116,6 +116,24 @@ struct SessionCacheTests {
         }
     }
 
+    @Test("a read after a minute records the session's last use, which the session list shows", arguments: TestEngine.available)
+    func read_afterAMinute_recordsLastUse(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionCacheTTL = 0 }) { app in
+            // setup
+            let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann.lee")
+            let before = try #require(try await app.v1.sessions(signup.token).first)
+
+            // MUT: a read 2 minutes later (the lookup writes last_used_at at most once a minute)
+            app.clock.advance(by: 120)
+            _ = try await app.v1.me(signup.token)
+
+            // validate: written by the raw lookup, read back by Fluent
+            let after = try #require(try await app.v1.sessions(signup.token).first)
+            #expect(after.lastUsedAt.timeIntervalSince(before.lastUsedAt) >= 119)
+            #expect(after.id == before.id)
+        }
+    }
+
     @Test("a change to the account shows at once in the next read, on /v1 and /api", arguments: TestEngine.available)
     func ownChange_isReadBackAtOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in

@@ -57,19 +57,44 @@ struct SessionService: Sendable {
         return SessionWithAccount(session: found.session, account: found.account)
     }
 
+    /// The session and its account in one query, decoded by hand: Fluent's reflection and query
+    /// building cost more than the database itself on this path (docs/performance.md).
     private func load(tokenHash: String) async throws -> SessionCache.Value? {
         let now = clock.now()
-        guard let session = try await SessionModel.query(on: database.db)
-            .filter(\.$tokenHash == tokenHash)
-            .first(),
-            session.expiresAt > now,
-            let account = try await AccountModel.find(session.accountID, on: database.db)
+        guard let row = try await database.sql.raw("""
+            SELECT s.id AS session_id, s.expires_at AS session_expires_at, s.last_used_at AS session_last_used_at,
+                   a.id, a.phone, a.phone_verified_at, a.email, a.email_confirmed_at, a.pending_email, a.username,
+                   a.first_name, a.last_name, a.middle_name, a.birthday, a.locale, a.fcm_token, a.avatar_id,
+                   a.created_at, a.updated_at
+            FROM sessions s JOIN accounts a ON a.id = s.account_id
+            WHERE s.token_hash = \(bind: tokenHash)
+            """).first()
         else { return nil }
-        if now.timeIntervalSince(session.lastUsedAt) > lastUsedResolution {
-            session.lastUsedAt = now
-            try await session.update(on: database.db)
+        let sessionID = try row.decode(column: "session_id", as: UUID.self)
+        let expiresAt = try row.decode(column: "session_expires_at", as: Date.self)
+        guard expiresAt > now else { return nil }
+        let account = try AccountSnapshot(
+            id: row.decode(column: "id", as: UUID.self),
+            phone: row.decode(column: "phone", as: String?.self),
+            phoneVerifiedAt: row.decode(column: "phone_verified_at", as: Date?.self),
+            email: row.decode(column: "email", as: String?.self),
+            emailConfirmedAt: row.decode(column: "email_confirmed_at", as: Date?.self),
+            pendingEmail: row.decode(column: "pending_email", as: String?.self),
+            username: row.decode(column: "username", as: String?.self),
+            firstName: row.decode(column: "first_name", as: String?.self),
+            lastName: row.decode(column: "last_name", as: String?.self),
+            middleName: row.decode(column: "middle_name", as: String?.self),
+            birthday: row.decode(column: "birthday", as: Date?.self),
+            locale: row.decode(column: "locale", as: String?.self),
+            fcmToken: row.decode(column: "fcm_token", as: String?.self),
+            avatarID: row.decode(column: "avatar_id", as: UUID?.self),
+            createdAt: row.decode(column: "created_at", as: Date.self),
+            updatedAt: row.decode(column: "updated_at", as: Date.self)
+        )
+        if now.timeIntervalSince(try row.decode(column: "session_last_used_at", as: Date.self)) > lastUsedResolution {
+            try await database.sql.raw("UPDATE sessions SET last_used_at = \(bind: now) WHERE id = \(bind: sessionID)").run()
         }
-        return (AuthenticatedSession(id: session.id!, accountID: session.accountID, expiresAt: session.expiresAt), account.snapshot)
+        return (AuthenticatedSession(id: sessionID, accountID: account.id, expiresAt: expiresAt), account)
     }
 
     func revoke(sessionID: UUID) async throws {
