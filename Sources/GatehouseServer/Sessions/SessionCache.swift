@@ -51,11 +51,12 @@ final class SessionCache: @unchecked Sendable {
     func value(tokenHash: String, load: @escaping @Sendable () async throws -> Value?) async throws -> Value? {
         guard isEnabled else { return try await load() }
         let now = ContinuousClock.now
-        let task: Task<Value?, any Error> = lock.withLock {
+        enum Found { case fresh(Value), loading(Task<Value?, any Error>) }
+        let found: Found = lock.withLock {
             if let fresh = freshLocked(tokenHash: tokenHash, now: now) {
-                return Task { fresh }
+                return .fresh(fresh)
             }
-            if let running = loading[tokenHash] { return running }
+            if let running = loading[tokenHash] { return .loading(running) }
             let startedAt = generation
             // An entry's age counts from the start of its lookup: what it holds may be that old.
             let task = Task<Value?, any Error> {
@@ -69,9 +70,12 @@ final class SessionCache: @unchecked Sendable {
                 }
             }
             loading[tokenHash] = task
-            return task
+            return .loading(task)
         }
-        return try await task.value
+        switch found {
+        case .fresh(let value): return value
+        case .loading(let task): return try await task.value
+        }
     }
 
     func store(tokenHash: String, session: AuthenticatedSession, account: AccountSnapshot) {
