@@ -37,6 +37,7 @@ public enum InputRules {
         case .tooLong: "field.passwordLong"
         case .needsDigit: "field.passwordDigit"
         case .needsSpecialCharacter: "field.passwordSpecial"
+        case .controlCharacter: "field.passwordControl"
         }
     }
 }

@@ -137,7 +137,8 @@ struct ConfigurationTests {
             "GATEHOUSE_SECRET": String(repeating: "s", count: 40),
             "GATEHOUSE_SMS_CHANNEL": "sms-http", "SMS_HTTP_URL": "https://sms.example.com/send",
             "SMS_HTTP_HEADERS": "Authorization: Key k\nX-A: b", "GATEHOUSE_CODE_TTL_SECONDS": "300",
-            "GATEHOUSE_AVATAR_MAX_BYTES": "65536",
+            "GATEHOUSE_AVATAR_MAX_BYTES": "65536", "GATEHOUSE_SESSION_CACHE_SECONDS": "0.25",
+            "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "5",
         ])
         #expect(c.host == "0.0.0.0" && c.port == 9090 && c.environment == .production)
         #expect(c.database == .postgres(url: "postgres://u:p@db:5432/gatehouse"))
@@ -146,6 +147,15 @@ struct ConfigurationTests {
         #expect(c.delivery.smsHTTP.headers.map(\.0) == ["Authorization", "X-A"])
         #expect(c.limits.codeTTL == 300)
         #expect(c.limits.avatarMaxBytes == 65536)
+        #expect(c.limits.sessionCacheTTL == 0.25 && c.databasePoolTimeout == 5)
+    }
+
+    @Test("safe defaults for the session cache and the pool wait")
+    func cacheAndPoolDefaults() throws {
+        let c = try GatehouseConfiguration.fromEnvironment([:])
+        #expect(c.limits.sessionCacheTTL == 0.5)
+        #expect(c.databasePoolTimeout == 3)
+        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_SESSION_CACHE_SECONDS": "0"]).limits.sessionCacheTTL == 0)
     }
 
     @Test("a bad value stops the server with one line naming the variable", arguments: [
@@ -161,6 +171,9 @@ struct ConfigurationTests {
         (["GATEHOUSE_BCRYPT_COST": "40"], "GATEHOUSE_BCRYPT_COST"),
         (["GATEHOUSE_AVATAR_MAX_BYTES": "12"], "GATEHOUSE_AVATAR_MAX_BYTES"),
         (["GATEHOUSE_CODE_MAX_ATTEMPTS": "0"], "GATEHOUSE_CODE_MAX_ATTEMPTS"),
+        // Longer than 1 s would break the promise that a revocation reaches every instance within a second.
+        (["GATEHOUSE_SESSION_CACHE_SECONDS": "2"], "GATEHOUSE_SESSION_CACHE_SECONDS"),
+        (["GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "0"], "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS"),
         (["GATEHOUSE_TRUST_FORWARDED_FOR": "maybe"], "GATEHOUSE_TRUST_FORWARDED_FOR"),
     ])
     func badValue_namesTheVariable(env: [String: String], variable: String) throws {

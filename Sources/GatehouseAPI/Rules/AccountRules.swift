@@ -39,6 +39,9 @@ public struct PasswordRule: Sendable, Equatable {
         case tooLong(maximum: Int)
         case needsDigit
         case needsSpecialCharacter
+        /// A control character (NUL among them): no keyboard types one, and bcrypt stops at NUL,
+        /// so such a password would not be checked as typed.
+        case controlCharacter
     }
 
     public var minLength: Int
@@ -55,6 +58,7 @@ public struct PasswordRule: Sendable, Equatable {
 
     /// The first part of the rule `password` breaks, or nil when it is acceptable.
     public func problem(with password: String) -> Problem? {
+        if password.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return .controlCharacter }
         if password.count < minLength { return .tooShort(minimum: minLength) }
         if password.utf8.count > maxBytes { return .tooLong(maximum: maxBytes) }
         if requireDigit && !password.contains(where: \.isNumber) { return .needsDigit }

@@ -18,17 +18,13 @@ struct PasswordRules: Sendable {
     }
 
     private func check(_ password: String) throws {
-        // bcrypt stops at NUL, and no keyboard types a control character: refusing them keeps
-        // every stored password verifiable as typed.
-        if password.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            throw GatehouseError.invalid(.weakPassword, "error.passwordControlCharacters")
-        }
         switch rule.problem(with: password) {
         case nil: return
         case .tooShort(let minimum): throw GatehouseError.invalid(.weakPassword, "error.passwordTooShort", String(minimum))
         case .tooLong(let maximum): throw GatehouseError.invalid(.weakPassword, "error.passwordTooLong", String(maximum))
         case .needsDigit: throw GatehouseError.invalid(.weakPassword, "error.passwordNeedsDigit")
         case .needsSpecialCharacter: throw GatehouseError.invalid(.weakPassword, "error.passwordNeedsSpecial")
+        case .controlCharacter: throw GatehouseError.invalid(.weakPassword, "error.passwordControlCharacters")
         }
     }
 

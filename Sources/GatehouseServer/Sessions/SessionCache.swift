@@ -93,14 +93,6 @@ final class SessionCache: @unchecked Sendable {
         }
     }
 
-    func removeAll() {
-        lock.withLock {
-            generation &+= 1
-            entries.removeAll()
-            tokensByAccount.removeAll()
-        }
-    }
-
     private func finish(tokenHash: String, value: Value?, generation startedAt: UInt64, readAt: ContinuousClock.Instant) {
         lock.withLock {
             loading.removeValue(forKey: tokenHash)
