@@ -126,7 +126,8 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
             match = re.search(r"/api/users/confirm\?id=([A-Za-z0-9_\-]+)", first.get(address, ""))
             if not check.expect(match is not None, f"no link in the mail to {address}"):
                 continue
-            page = await http("GET", port, f"/api/users/confirm?id={match.group(1)}")
+            # Opening the link shows a button; the button confirms (POST).
+            page = await http("POST", port, "/api/users/confirm", form={"id": match.group(1)})
             ok = page.status == 200 and 'data-state="confirmed"' in page.text
             user = await http("GET", port, "/api/users/user", token=tokens[address])
             ok = ok and user.status == 200 and user.json().get("isConfirmed") is True

@@ -89,7 +89,9 @@ class Gatehouse:
                         GATEHOUSE_DELIVERY_WAIT_SECONDS="0",
                         # Every registration comes from one address: the per-address budgets would
                         # (rightly) stop a real client doing this.
-                        GATEHOUSE_CODE_REQUESTS_PER_IP="100000", GATEHOUSE_CODE_RESEND_SECONDS="0", **(extra_env or {}))
+                        GATEHOUSE_CODE_REQUESTS_PER_IP="100000", GATEHOUSE_CODE_RESEND_SECONDS="0",
+                        GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION="100000",
+                        GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS="1000000", **(extra_env or {}))
         self.proc = None
 
     def start(self):

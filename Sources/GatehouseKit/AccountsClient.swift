@@ -177,9 +177,10 @@ public final class AccountsClient: Sendable {
     }
 
     /// `POST /v1/me/email`: makes `email` pending and sends it a code; the current address
-    /// keeps working until ``verifyEmailChange(code:)``.
-    public func requestEmailChange(_ email: String) async throws -> CodeSent {
-        try await send("POST", AccountsV1API.Path.email, body: EmailChangeRequest(email: email), authenticated: true)
+    /// keeps working until ``verifyEmailChange(code:)``. The server asks for the current password
+    /// (a new address is a new way into the account).
+    public func requestEmailChange(_ email: String, currentPassword: String) async throws -> CodeSent {
+        try await send("POST", AccountsV1API.Path.email, body: EmailChangeRequest(email: email, currentPassword: currentPassword), authenticated: true)
     }
 
     /// `POST /v1/me/email/verify`: switches to the pending address with its code.
@@ -194,9 +195,10 @@ public final class AccountsClient: Sendable {
         try await send("DELETE", AccountsV1API.Path.email, authenticated: true)
     }
 
-    /// `POST /v1/me/phone`: sends an SMS code to a phone to attach it to the account.
-    public func requestPhoneVerification(_ phone: String) async throws -> CodeSent {
-        try await send("POST", AccountsV1API.Path.phone, body: PhoneVerificationRequest(phone: phone), authenticated: true)
+    /// `POST /v1/me/phone`: sends an SMS code to a phone to attach it to the account; needs the
+    /// current password.
+    public func requestPhoneVerification(_ phone: String, currentPassword: String) async throws -> CodeSent {
+        try await send("POST", AccountsV1API.Path.phone, body: PhoneVerificationRequest(phone: phone, currentPassword: currentPassword), authenticated: true)
     }
 
     /// `POST /v1/me/phone/verify`: attaches `phone` as verified with the code it received.

@@ -186,7 +186,10 @@ public struct DevOutboxClient: Sendable {
             var target = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
             target.path = path.path
             target.percentEncodedQuery = path.percentEncodedQuery
-            let (_, response) = try await transport.send(URLRequest(url: target.url!))
+            // The link opens a page that confirms nothing by itself; its button posts the token.
+            var press = URLRequest(url: target.url!)
+            press.httpMethod = "POST"
+            let (_, response) = try await transport.send(press)
             return response.statusCode == 200
         }
         return false

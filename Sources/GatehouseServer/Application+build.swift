@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 
@@ -26,14 +27,23 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
     let webSocketRouter = Router(context: GatewayRequestContext.self)
     CustomerGatewayController(services: services).addRoutes(to: webSocketRouter)
     let gateway = configuration.gateway
+    // validateUTF8: a text message (or close reason) that is not UTF-8 fails the connection with
+    // 1007 (RFC 6455 8.1) instead of being decoded with U+FFFD.
+    let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+        ws: .init(maxFrameSize: gateway.maxFrameBytes, autoPing: .enabled(timePeriod: gateway.pingInterval), validateUTF8: true)
+    )
+    let webSocketResponder = webSocketRouter.buildResponder()
+    // Behind a load balancer every connection comes from its address: no per-address cap then.
+    let guardSettings = ConnectionGuard.Settings(configuration.http, perAddressCap: !configuration.trustForwardedFor)
+    let addressCounts = ConnectionGuard.AddressCounts()
     var app = Application(
         router: router,
-        server: .http1WebSocketUpgrade(
-            webSocketRouter: webSocketRouter,
-            // validateUTF8: a text message (or close reason) that is not UTF-8 fails the
-            // connection with 1007 (RFC 6455 8.1) instead of being decoded with U+FFFD.
-            configuration: .init(ws: .init(maxFrameSize: gateway.maxFrameBytes, autoPing: .enabled(timePeriod: gateway.pingInterval), validateUTF8: true))
-        ),
+        server: HTTPServerBuilder { responder in
+            ConnectionGuard.Channel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+                settings: guardSettings, counts: addressCounts
+            )
+        },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
         services: [services.database, HTTPClientService(client: services.httpClient), services.deliverer],
         onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
@@ -57,6 +67,7 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
 func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> {
     let router = Router(context: GatehouseRequestContext.self)
     router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: NoStoreMiddleware())
     router.add(middleware: MetricsMiddleware())
     let routes = RouteTable()
     router.add(middleware: ProblemMiddleware(prefix: "/v1/"))

@@ -40,7 +40,8 @@ final class GatehouseServices: Sendable {
         let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL, cache: sessionCache)
         self.sessions = sessions
         let verification = VerificationService(
-            database: database, clock: clock, limits: configuration.limits, secrets: secrets, outbox: outbox, rateLimiter: rateLimiter
+            database: database, clock: clock, limits: configuration.limits, secrets: secrets, outbox: outbox, rateLimiter: rateLimiter,
+            smsCountries: configuration.effectiveSMSCountries
         )
         self.verification = verification
         self.accounts = AccountService(

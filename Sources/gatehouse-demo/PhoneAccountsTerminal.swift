@@ -137,9 +137,17 @@ final class PhoneAccountsTerminal: TerminalMenu {
         header(vm.state.title)
         Terminal.line("  \(vm.state.message)")
         Terminal.line("  [\(vm.state.email.isEmpty ? vm.state.placeholder : vm.state.email)]")
+        if vm.state.isPasswordRequested {
+            Terminal.line("  \(vm.state.passwordPlaceholder): [\(vm.state.password.isEmpty ? "" : "••••••")]")
+        }
         notices(error: vm.state.errorMessage)
-        await menu([
+        var options = [
             Option(label: t("Type the email", "Ввести почту")) { [self] in if let email = read(vm.state.placeholder) { vm.setEmail(email) } },
+        ]
+        if vm.state.isPasswordRequested {
+            options.append(Option(label: vm.state.passwordPlaceholder) { [self] in if let password = read(vm.state.passwordPlaceholder, secret: true) { vm.setPassword(password) } })
+        }
+        await menu(options + [
             Option(label: vm.state.confirmTitle, enabled: vm.state.isConfirmEnabled) { await vm.confirm() },
             Option(label: vm.state.cancelTitle) { vm.cancel() },
         ])

@@ -363,13 +363,13 @@ struct AccountsClientLiveTests {
             try await client.login(identifier: "ivan", password: "Secret-42!")
 
             // MUT
-            let sent = try await client.requestEmailChange("new@example.com")
+            let sent = try await client.requestEmailChange("new@example.com", currentPassword: "Secret-42!")
             let pending = try await client.me()
             let code = try await server.latestCodeV1(to: "new@example.com")
             let wrong = await clientError { try await client.verifyEmailChange(code: code == "000000" ? "111111" : "000000") }
             let switched = try await client.verifyEmailChange(code: code)
             server.clock.advance(by: 61)
-            _ = try await client.requestEmailChange("third@example.com")
+            _ = try await client.requestEmailChange("third@example.com", currentPassword: "Secret-42!")
             let cancelled = try await client.cancelEmailChange()
             let nothing = await clientError { try await client.cancelEmailChange() }
 
@@ -392,7 +392,7 @@ struct AccountsClientLiveTests {
             try await client.login(identifier: "ivan", password: "Secret-42!")
 
             // MUT
-            let sent = try await client.requestPhoneVerification("+7 912 345-67-89")
+            let sent = try await client.requestPhoneVerification("+7 912 345-67-89", currentPassword: "Secret-42!")
             let code = try await server.latestCodeV1(to: "+79123456789")
             let account = try await client.verifyPhone("+7 912 345-67-89", code: code)
 

@@ -18,7 +18,7 @@ struct WebSocketLoginScreensTests {
     @Test("no token: login screen; email validated as typed; errors shown from error_description; success opens the app screen")
     func loginPath() async throws {
         try await withLiveServer { server in
-            try await server.makeAccount(phone: "+79000000001", email: "fpi@bk.ru")
+            try await server.makeAccount(phone: "+79000000001", email: "fpi@bk.ru", confirmed: true)
             let store = InMemorySessionStore()
             let flow = makeFlow(server, store: store)
             flow.launch()
@@ -75,7 +75,7 @@ struct WebSocketLoginScreensTests {
     @Test("throttling and an unreachable server are shown in the error output")
     func otherErrors() async throws {
         try await withLiveServer { server in
-            try await server.makeAccount(phone: "+79000000001", email: "t@example.com")
+            try await server.makeAccount(phone: "+79000000001", email: "t@example.com", confirmed: true)
             let flow = makeFlow(server, store: InMemorySessionStore())
             guard case .login(let login) = flow.state.screen else { return }
             login.setEmail("t@example.com")
@@ -116,7 +116,7 @@ struct CustomerGatewayClientTests {
     @Test("concurrent logins through one client are matched by sequence_id; reconnect works")
     func concurrentAndReconnect() async throws {
         try await withLiveServer { server in
-            try await server.makeAccount(phone: "+79000000001", email: "c@example.com")
+            try await server.makeAccount(phone: "+79000000001", email: "c@example.com", confirmed: true)
             let client = CustomerGatewayClient(url: CustomerGatewayClient.gatewayURL(for: server.baseURL), timeout: 10)
             // At most 8 at once: every attempt in flight holds a slot of the failure budgets (10 per
             // connection and per account), so more could be refused with tooManyAttempts by timing.

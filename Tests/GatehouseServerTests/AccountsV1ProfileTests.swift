@@ -340,7 +340,7 @@ struct AccountsV1ProfileTests {
             let session = try await app.v1.signedUp(email: "ann@example.com")
 
             // MUT
-            let response = try await app.v1.post(P.email, json: #"{"email":"New@Example.com"}"#, token: session.token)
+            let response = try await app.v1.post(P.email, json: #"{"email":"New@Example.com","currentPassword":"secret1!"}"#, token: session.token)
 
             // validate: pending, shown, code to the new address
             #expect(response.status == .accepted, "\(response.text)")
@@ -386,7 +386,7 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
-            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "new@example.com"), token: session.token).status == .accepted)
+            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "new@example.com", currentPassword: "secret1!"), token: session.token).status == .accepted)
             app.clock.advance(by: 61)
             let before = try await app.v1.messages(to: "ann@example.com").count
 
@@ -408,7 +408,7 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
-            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "new@example.com"), token: session.token).status == .accepted)
+            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "new@example.com", currentPassword: "secret1!"), token: session.token).status == .accepted)
             let code = try await app.v1.code(sentTo: "new@example.com")
 
             // MUT
@@ -434,9 +434,9 @@ struct AccountsV1ProfileTests {
             let annMails = try await app.v1.messages(to: "ann@example.com").count
 
             // MUT
-            let taken = try await app.v1.post(P.email, json: #"{"email":"ANN@example.com"}"#, token: bob.token)
-            let same = try await app.v1.post(P.email, json: #"{"email":"Bob@Example.com"}"#, token: bob.token)
-            let invalid = try await app.v1.post(P.email, json: #"{"email":"not-an-email"}"#, token: bob.token)
+            let taken = try await app.v1.post(P.email, json: #"{"email":"ANN@example.com","currentPassword":"secret1!"}"#, token: bob.token)
+            let same = try await app.v1.post(P.email, json: #"{"email":"Bob@Example.com","currentPassword":"secret1!"}"#, token: bob.token)
+            let invalid = try await app.v1.post(P.email, json: #"{"email":"not-an-email","currentPassword":"secret1!"}"#, token: bob.token)
 
             // validate
             try expectProblem(taken, .conflict, .emailTaken)
@@ -452,7 +452,7 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let bob = try await app.v1.signedUp(email: "bob@example.com")
-            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "carol@example.com"), token: bob.token).status == .accepted)
+            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "carol@example.com", currentPassword: "secret1!"), token: bob.token).status == .accepted)
             let code = try await app.v1.code(sentTo: "carol@example.com")
             app.clock.advance(by: 61)
             _ = try await app.v1.signedUp(email: "carol@example.com")
@@ -475,7 +475,7 @@ struct AccountsV1ProfileTests {
             let session = try await app.v1.signedUp(email: "ann@example.com")
 
             // MUT
-            let response = try await app.v1.post(P.phone, json: #"{"phone":"+7 912 345-67-89"}"#, token: session.token)
+            let response = try await app.v1.post(P.phone, json: #"{"phone":"+7 912 345-67-89","currentPassword":"secret1!"}"#, token: session.token)
 
             // validate: the code goes by SMS
             #expect(response.status == .accepted, "\(response.text)")
@@ -502,7 +502,7 @@ struct AccountsV1ProfileTests {
             #expect(try await app.v1.me(session.token) == account)
             _ = try await app.v1.login("+79123456789", "secret1!")
             app.clock.advance(by: 61)
-            try expectProblem(try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "+79123456789"), token: session.token), .badRequest, .phoneAlreadyVerified)
+            try expectProblem(try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "+79123456789", currentPassword: "secret1!"), token: session.token), .badRequest, .phoneAlreadyVerified)
         }
     }
 
@@ -516,8 +516,8 @@ struct AccountsV1ProfileTests {
             app.clock.advance(by: 61)
 
             // MUT
-            let taken = try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "8 912 345-67-89"), token: ann.token)
-            let invalid = try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "12345"), token: ann.token)
+            let taken = try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "8 912 345-67-89", currentPassword: "secret1!"), token: ann.token)
+            let invalid = try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "12345", currentPassword: "secret1!"), token: ann.token)
 
             // validate
             try expectProblem(taken, .conflict, .phoneTaken)

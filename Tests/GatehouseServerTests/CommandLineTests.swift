@@ -91,6 +91,42 @@ struct CommandLineTests {
         #expect(printed.contains("code: "))
     }
 
+    @Test("SIGTERM with idle, half-sent and slow connections open: idle ones close at once, the rest after the grace period")
+    func serve_shutdownDoesNotWaitForIdleConnections() async throws {
+        // setup
+        let directory = try temporaryDirectory()
+        let probe = HTTPReceiver()
+        let port = try await probe.start()
+        await probe.stop()
+        let (process, output) = try run([], in: directory, env: ["GATEHOUSE_PORT": String(port), "GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "2"])
+        for _ in 0..<200 {
+            if (try? String(contentsOf: output, encoding: .utf8))?.contains("listening") == true { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let keptAlive = try await RawConnection.open(port: port)
+        try await keptAlive.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        let silent = try await RawConnection.open(port: port)
+        let halfHead = try await RawConnection.open(port: port)
+        try await halfHead.send("GET /health HTTP/1.1\r\nHost: x\r\n")
+        let slowBody = try await RawConnection.open(port: port)
+        try await slowBody.send("POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\nlogin=")
+        try await Task.sleep(for: .milliseconds(300))
+
+        // MUT
+        process.terminate()  // SIGTERM
+        let keptAliveClosed = await keptAlive.closedByServer(within: .seconds(1))
+        let silentClosed = await silent.closedByServer(within: .seconds(1))
+        let halfHeadClosed = await halfHead.closedByServer(within: .seconds(1))
+        let idleClosed = keptAliveClosed && silentClosed && halfHeadClosed
+        try await waitForExit(process, seconds: 8)
+
+        // validate: the default would have been "never" for the silent one
+        #expect(idleClosed, "idle connections close as soon as the server stops accepting")
+        let slowBodyClosed = await slowBody.closedByServer(within: .seconds(1))
+        #expect(slowBodyClosed)
+        #expect(process.terminationStatus == 0, "\((try? String(contentsOf: output, encoding: .utf8)) ?? "")")
+    }
+
     @Test("SIGTERM stops it with status 0")
     func serve_stopsOnSIGTERM() async throws {
         let directory = try temporaryDirectory()

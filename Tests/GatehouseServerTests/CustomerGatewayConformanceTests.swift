@@ -44,7 +44,7 @@ struct CustomerGatewayConformanceTests {
     @Test("LOGIN_CUSTOMER answers CUSTOMER_API_TOKEN with exactly api_token and its UTC expiry; the token works on REST", arguments: TestEngine.available)
     func login_success(engine: TestEngine) async throws {
         try await withApp(engine) { app in
-            try await app.registerPhoneAccount(email: "fpi@bk.ru")
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
             let box = TokenBox()
             try await withConnection(app) { connection in
                 try await connection.send(Self.login("fpi@bk.ru", "secret1!", sequence: "a29e4fd0-581d-e06b-c837-4f5f4be7dd18"))
@@ -68,7 +68,7 @@ struct CustomerGatewayConformanceTests {
     @Test("unknown email and wrong password: the same CUSTOMER_ERROR, never echoing the password", arguments: TestEngine.available)
     func login_failures_lookTheSame(engine: TestEngine) async throws {
         try await withApp(engine) { app in
-            try await app.registerPhoneAccount(email: "fpi@bk.ru")
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
             try await withConnection(app) { connection in
                 for (email, sequence) in [("fpi@bk.ru", "715c13b3-881a-9c97-b853-10be585a9747"), ("123@gmail.com", "seq-2")] {
                     try await connection.send(Self.login(email, "newPassword", sequence: sequence))
@@ -93,7 +93,7 @@ struct CustomerGatewayConformanceTests {
     @Test("customers are identified by email: an account's phone with its right password is an unknown customer", arguments: TestEngine.available)
     func login_withPhone_isUnknownCustomer(engine: TestEngine) async throws {
         try await withApp(engine) { app in
-            try await app.registerPhoneAccount(email: "fpi@bk.ru", extra: [("login", "ivan.petrov")])
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", extra: [("login", "ivan.petrov")], confirmingEmail: true)
             try await withConnection(app) { connection in
                 // "@login" and "@phone" contain an "@" but are no email (found by the WebSocket fuzzer)
                 for identifier in ["+79123456789", "@ivan.petrov", " @IVAN.PETROV ", "@+79123456789"] {
@@ -111,7 +111,7 @@ struct CustomerGatewayConformanceTests {
     @Test("every kind of bad input gets a CUSTOMER_ERROR with its code, and the connection stays usable", arguments: TestEngine.available)
     func badInput_isAnsweredAndTheConnectionSurvives(engine: TestEngine) async throws {
         try await withApp(engine) { app in
-            try await app.registerPhoneAccount(email: "fpi@bk.ru")
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
             let close = try await withConnection(app) { connection in
                 let cases: [(String, String, String)] = [
                     ("{not json", API.ErrorCode.malformedJSON, ""),
@@ -162,7 +162,7 @@ struct CustomerGatewayConformanceTests {
     @Test("100 concurrent logins on one connection are answered by sequence_id", arguments: TestEngine.available)
     func concurrentLogins_areMatchedBySequenceID(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.failuresPerConnection = 1000; $0.limits.loginFailuresPerAccount = 1000 }) { app in
-            try await app.registerPhoneAccount(email: "many@example.com")
+            try await app.registerPhoneAccount(email: "many@example.com", confirmingEmail: true)
             try await withConnection(app) { connection in
                 var expected: [String: String] = [:]
                 for i in 0..<100 {
@@ -186,7 +186,7 @@ struct CustomerGatewayConformanceTests {
     @Test("failed logins are throttled per connection", arguments: TestEngine.available)
     func failures_areThrottledPerConnection(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.failuresPerConnection = 3 }) { app in
-            try await app.registerPhoneAccount(email: "t@example.com")
+            try await app.registerPhoneAccount(email: "t@example.com", confirmingEmail: true)
             try await withConnection(app) { connection in
                 for i in 0..<3 {
                     try await connection.send(Self.login("t@example.com", "wrong-1!", sequence: "f\(i)"))
@@ -237,7 +237,7 @@ struct ConcurrentThrottlingTests {
     @Test("40 concurrent wrong passwords on one connection: no more than the limit are ever checked", arguments: TestEngine.available)
     func gateway_concurrentGuesses_stayWithinTheLimit(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.failuresPerConnection = 10; $0.limits.loginFailuresPerAccount = 1000 }) { app in
-            try await app.registerPhoneAccount(email: "fpi@bk.ru")
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
             try await app.client.ws(CustomerGatewayAPI.path) { inbound, outbound, _ in
                 for i in 0..<40 {
                     try await outbound.write(.text(CustomerGatewayConformanceTests.login("fpi@bk.ru", "wrong-1!", sequence: "r\(i)")))

@@ -241,6 +241,25 @@ struct DomainRuleTests {
         }
     }
 
+    @Test("a generated password is read as sent: no punctuation at its ends, no look-alikes, set apart in SMS and mail (en, ru)")
+    func generatedPasswords_readUnambiguously() throws {
+        let rules = PasswordRules(policy: .init())
+        let composer = MessageComposer(publicURL: "http://gatehouse.test")
+        for _ in 0..<2_000 {
+            let password = rules.generate()
+            #expect(password.first!.isLetter || password.first!.isNumber, "\(password)")
+            #expect(password.last!.isLetter || password.last!.isNumber, "\(password)")
+            #expect(!password.contains(where: { "0O1lI".contains($0) }), "\(password)")
+            for language in [AppLanguage.en, .ru] {
+                let sms = composer.temporaryPassword(kind: .sms, to: "+79123456789", password: password, ttl: 3600, language: language)
+                #expect(sms.body.hasSuffix(" " + password), "the SMS ends with the password: \(sms.body)")
+                let mail = composer.temporaryPassword(kind: .email, to: "a@example.com", password: password, ttl: 3600, language: language)
+                let lines = mail.body.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                #expect(lines.contains(password), "the mail has the password on a line of its own: \(mail.body)")
+            }
+        }
+    }
+
     @Test("ordered ids sort in creation order")
     func orderedIDs() {
         let ids = (0..<2000).map { _ in OrderedID.make() }

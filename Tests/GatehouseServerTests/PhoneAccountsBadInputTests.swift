@@ -232,17 +232,20 @@ struct PhoneAccountsBadInputTests {
             let token = try await app.login("+79123456789", "secret1!")
             try await app.postForm(P.sendConfirm, [], token: token)
             let link = try await app.latestConfirmationToken(to: "e@example.com")
-            let first = try await app.get("\(P.confirm)?id=\(link)", headers: [.acceptLanguage: "en"])
+            let first = try await app.postForm(P.confirm, [("id", link)], headers: [.acceptLanguage: "en"])
             #expect(first.text.contains("e@example.com is confirmed"))
             let second = try await app.get("\(P.confirm)?id=\(link)")
             #expect(second.status == .ok)
             #expect(second.text.contains("data-state=\"already\""))
+            let secondPress = try await app.postForm(P.confirm, [("id", link)])
+            #expect(secondPress.text.contains("data-state=\"already\""))
             let userID = try await app.user(token).id
             for bad in [userID.uuidString, "nonsense", ""] {
-                let page = try await app.get("\(P.confirm)?id=\(bad)")
-                #expect(page.status == .badRequest)
-                #expect(page.text.contains("data-state=\"invalid\""))
-                #expect(page.text.contains("<html lang=\"ru\">"))
+                for page in [try await app.get("\(P.confirm)?id=\(bad)"), try await app.postForm(P.confirm, [("id", bad)])] {
+                    #expect(page.status == .badRequest)
+                    #expect(page.text.contains("data-state=\"invalid\""))
+                    #expect(page.text.contains("<html lang=\"ru\">"))
+                }
             }
         }
     }

@@ -177,10 +177,13 @@ struct PhoneAccountsConformanceTests {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "dima@example.com")
             let token = try await app.login("+79123456789", "secret1!")
-            // unconfirmed address: refused, a password never goes to an address nobody proved
+            // unconfirmed address: it names no account (docs/security.md, "Claims"), so a
+            // password never goes to an address nobody proved
             let refused = try await app.postForm(P.restore, [("mail", "dima@example.com")])
             #expect(refused.status == .badRequest)
-            #expect(refused.errorCode == GatehouseErrorCode.emailNotConfirmed.rawValue)
+            #expect(refused.errorCode == GatehouseErrorCode.accountNotFound.rawValue)
+            #expect(try await app.outbox(to: "dima@example.com").allSatisfy { $0.code == nil || $0.body.contains("confirm?id=") })
+            app.clock.advance(by: 61)
 
             try await app.postForm(P.sendConfirm, [], token: token)
             #expect(try await app.confirmEmail("dima@example.com").status == .ok)
@@ -206,8 +209,11 @@ struct PhoneAccountsConformanceTests {
             try await app.postForm(P.sendConfirm, [], token: token)
             #expect(try await app.confirmEmail("old@example.com").status == .ok)
 
-            // MUT
-            let change = try await app.postForm(P.change, [("email", "new@example.com")], token: token)
+            // MUT: a confirmed address is a way into the account: changing it takes the password
+            let refused = try await app.postForm(P.change, [("email", "new@example.com")], token: token)
+            #expect(refused.status == .badRequest)
+            #expect(refused.errorCode == GatehouseErrorCode.currentPasswordRequired.rawValue)
+            let change = try await app.postForm(P.change, [("email", "new@example.com"), ("current_password", "secret1!")], token: token)
             #expect(change.status == .ok)
 
             // validate: reported as unconfirmed, the old address is told, login by it still works

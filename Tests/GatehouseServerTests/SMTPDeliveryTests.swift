@@ -44,6 +44,8 @@ struct SMTPDeliveryTests {
             let range = try #require(mail.body.range(of: "http://gatehouse.test/api/users/confirm?id="))
             let link = String(mail.body[range.upperBound...].prefix { !$0.isWhitespace })
             #expect(try await app.get("\(P.confirm)?id=\(link)").status == .ok)
+            #expect(try await app.user(token).isConfirmed == false)   // opening the link changes nothing
+            #expect(try await app.postForm(P.confirm, [("id", link)]).status == .ok)
             #expect(try await app.user(token).isConfirmed)
         }
     }

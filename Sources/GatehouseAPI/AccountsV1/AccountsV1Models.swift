@@ -260,16 +260,25 @@ public struct PasswordChange: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/me/email`.
+/// `POST /v1/me/email`. `currentPassword` proves the session's holder knows the password: a
+/// new address is a new way into the account (`current_password_required` without it).
 public struct EmailChangeRequest: Codable, Sendable, Equatable {
     public var email: String
-    public init(email: String) { self.email = email }
+    public var currentPassword: String?
+    public init(email: String, currentPassword: String?) {
+        self.email = email
+        self.currentPassword = currentPassword
+    }
 }
 
-/// `POST /v1/me/phone`.
+/// `POST /v1/me/phone`. `currentPassword` as for ``EmailChangeRequest``.
 public struct PhoneVerificationRequest: Codable, Sendable, Equatable {
     public var phone: String
-    public init(phone: String) { self.phone = phone }
+    public var currentPassword: String?
+    public init(phone: String, currentPassword: String?) {
+        self.phone = phone
+        self.currentPassword = currentPassword
+    }
 }
 
 /// `POST /v1/me/email/verify` (`phone` unused) and `POST /v1/me/phone/verify` (`phone` required).

@@ -42,6 +42,10 @@ extension GatehouseErrorCode {
     public static let emailUnchanged: Self = "email_unchanged"
     public static let phoneAlreadyVerified: Self = "phone_already_verified"
     public static let noPendingEmail: Self = "no_pending_email"
+    /// A change that opens a new way into the account (email, phone, password) needs the current password.
+    public static let currentPasswordRequired: Self = "current_password_required"
+    /// A phone number in a country this server does not send SMS to.
+    public static let phoneCountryNotAllowed: Self = "phone_country_not_allowed"
     // Codes
     public static let invalidCode: Self = "invalid_code"
     public static let codeExpired: Self = "code_expired"

@@ -29,6 +29,8 @@ public enum PhoneAccountsAPI {
         public static let fcm = "fcm"
         public static let sms = "sms"
         public static let id = "id"
+        /// Not in the spec: the current password, for `users/change` of the email or the password.
+        public static let currentPassword = "current_password"
     }
 
     /// The response header that carries a ``GatehouseErrorCode`` next to the plain-text message.

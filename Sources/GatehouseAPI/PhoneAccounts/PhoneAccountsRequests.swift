@@ -48,21 +48,29 @@ public struct PhoneProfileChange: Sendable, Equatable {
     public var email: String?
     public var birthday: String?
     public var fcm: String?
+    /// A new password (not in the spec); needs `currentPassword`.
+    public var password: String?
+    /// The password in use: needed for `password`, and for `email` unless the account has no confirmed
+    /// address and logged in within the last minutes.
+    public var currentPassword: String?
 
     public init(firstName: String? = nil, lastName: String? = nil, middleName: String? = nil, email: String? = nil,
-                birthday: String? = nil, fcm: String? = nil) {
+                birthday: String? = nil, fcm: String? = nil, password: String? = nil, currentPassword: String? = nil) {
         self.firstName = firstName
         self.lastName = lastName
         self.middleName = middleName
         self.email = email
         self.birthday = birthday
         self.fcm = fcm
+        self.password = password
+        self.currentPassword = currentPassword
     }
 
     public var formFields: [(String, String)] {
         typealias K = PhoneAccountsAPI.Parameter
         let pairs: [(String, String?)] = [
             (K.name, firstName), (K.lastName, lastName), (K.surname, middleName), (K.email, email), (K.birthday, birthday), (K.fcm, fcm),
+            (K.password, password), (K.currentPassword, currentPassword),
         ]
         return pairs.compactMap { name, value in value.map { (name, $0) } }
     }

@@ -5,7 +5,9 @@ import GatehouseKit
 /// The alert-style prompt of the spec (a `UIAlertController` with a text field): asks for an
 /// email when the account has none, or for the right one when it is wrong. "Save" is disabled
 /// while the field is empty or not an email; saving stores it with `/api/users/change` (which
-/// resets `isConfirmed`) and sends the confirmation mail.
+/// resets `isConfirmed`) and sends the confirmation mail. When the server asks for the current
+/// password (the address is a way into the account: a confirmed one, or a session opened more than
+/// a few minutes ago), the prompt shows a password field and "Save" sends it along.
 @MainActor
 public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State> {
     /// Why the prompt is shown.
@@ -27,7 +29,16 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
         public var confirmTitle: String
         /// The label of "Cancel".
         public var cancelTitle: String
-        /// Whether "Save" can be used: the field holds a valid email and nothing is in flight.
+        /// Whether the password field is shown: the server asked for the current password.
+        public var isPasswordRequested = false
+        /// The password field's content (secure entry).
+        public var password = ""
+        /// The password field's placeholder.
+        public var passwordPlaceholder: String
+        /// The password field's content type (password autofill).
+        public let passwordContentType = TextContentType.password
+        /// Whether "Save" can be used: the field holds a valid email (and the password, when asked
+        /// for) and nothing is in flight.
         public var isConfirmEnabled = false
         /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
@@ -55,7 +66,7 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
         let l = environment.localizer
         let key = reason == .missing ? "missing" : "wrong"
         super.init(state: State(title: l("prompt.\(key).title"), message: l("prompt.\(key).message"), placeholder: l("prompt.field"),
-                                confirmTitle: l("prompt.confirm"), cancelTitle: l("prompt.cancel")))
+                                confirmTitle: l("prompt.confirm"), cancelTitle: l("prompt.cancel"), passwordPlaceholder: l("prompt.password")))
         if case .wrong(let current) = reason { setEmail(current) }
     }
 
@@ -64,8 +75,21 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
         update {
             $0.email = text
             $0.errorMessage = nil
-            $0.isConfirmEnabled = InputRules.isEmail(text) && !$0.isLoading
+            $0.isConfirmEnabled = Self.canConfirm($0)
         }
+    }
+
+    /// Sets the current password (shown once the server asked for it).
+    public func setPassword(_ text: String) {
+        update {
+            $0.password = text
+            $0.errorMessage = nil
+            $0.isConfirmEnabled = Self.canConfirm($0)
+        }
+    }
+
+    private static func canConfirm(_ state: State) -> Bool {
+        InputRules.isEmail(state.email) && !state.isLoading && (!state.isPasswordRequested || !state.password.isEmpty)
     }
 
     /// "Save".
@@ -73,7 +97,8 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
         guard state.isConfirmEnabled else { return }
         update { $0.isLoading = true; $0.isConfirmEnabled = false; $0.errorMessage = nil }
         do {
-            try await environment.client.changeProfile(PhoneProfileChange(email: state.email.trimmingCharacters(in: .whitespaces)))
+            let password = state.isPasswordRequested ? state.password : nil
+            try await environment.client.changeProfile(PhoneProfileChange(email: state.email.trimmingCharacters(in: .whitespaces), currentPassword: password))
             do {
                 try await environment.client.sendConfirmationEmail()
             } catch GatehouseClientError.rateLimited {
@@ -83,8 +108,11 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
             update { $0.isLoading = false }
             onOutcome?(.saved(user))
         } catch {
-            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+            let message = environment.message(for: error)
+            let asksForPassword = (error as? GatehouseClientError)?.code == .currentPasswordRequired
+            update { $0.isLoading = false; $0.isPasswordRequested = $0.isPasswordRequested || asksForPassword }
             setEmail(state.email)
+            update { $0.errorMessage = message }
         }
     }
 

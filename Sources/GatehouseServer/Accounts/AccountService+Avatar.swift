@@ -40,7 +40,9 @@ extension AccountService {
     func setAvatar(accountID: UUID, format: AvatarFormat, bytes: Data) async throws -> AccountModel {
         guard !bytes.isEmpty else { throw GatehouseError.invalid(.invalidImage, "error.emptyImage") }
         guard bytes.count <= limits.avatarMaxBytes else { throw GatehouseError.bodyTooLarge(limits.avatarMaxBytes) }
-        guard format.matches(bytes) else { throw GatehouseError.invalid(.invalidImage, "error.invalidImage", format.rawValue) }
+        guard format.matches(bytes), ImageStructure.isComplete(bytes, format: format) else {
+            throw GatehouseError.invalid(.invalidImage, "error.invalidImage", format.rawValue)
+        }
         let account = try await account(id: accountID)
         let now = clock.now()
         let avatar = AvatarModel(accountID: accountID, contentType: format.rawValue, bytes: bytes, now: now)

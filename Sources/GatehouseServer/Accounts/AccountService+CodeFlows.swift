@@ -71,25 +71,80 @@ extension AccountService {
         return issued(destination, result)
     }
 
-    /// Spends a checked code and saves what it proved, in one transaction; a unique field taken
-    /// meanwhile by another account is `conflict`.
-    private func spend(_ row: VerificationCodeModel, saving account: AccountModel, conflict: GatehouseError) async throws {
+    /// Spends a checked code and saves what it proved, in one transaction: an unconfirmed claim
+    /// on the proven address elsewhere is dropped, the account's other sessions end (a new way
+    /// into the account is a change its other devices must sign in again for), and `notice` is
+    /// queued. A unique field taken meanwhile by another account is `conflict`.
+    private func spend(_ row: VerificationCodeModel, saving account: AccountModel, claiming destination: Destination,
+                       keepingSession: UUID?, notice: OutgoingMessage? = nil, conflict: GatehouseError) async throws {
         do {
             try await database.db.transaction { tx in
                 try await verification.consume(row, on: tx)
+                try await dropUnverifiedClaim(on: destination, except: account.id, on: tx)
                 try await account.update(on: tx)
+                try await sessions.revokeAll(accountID: account.id!, keeping: keepingSession, on: tx)
+                if let notice { try await outbox.enqueue(notice, on: tx) }
             }
+            outbox.signal.wake()
         } catch where error.isConstraintViolation {
             throw conflict
         }
     }
 
+    /// The account a confirmed email or a verified phone belongs to. An unconfirmed address is
+    /// only a claim: it names no account (docs/security.md, "Claims").
     func accountByDestination(_ destination: Destination) async throws -> AccountModel? {
         let db = database.db
         switch destination {
-        case .email(let email): return try await AccountModel.query(on: db).filter(\.$email == email).first()
-        case .phone(let phone): return try await AccountModel.query(on: db).filter(\.$phone == phone).first()
+        case .email(let email):
+            return try await AccountModel.query(on: db).filter(\.$email == email).filter(\.$emailConfirmedAt != nil).first()
+        case .phone(let phone):
+            return try await AccountModel.query(on: db).filter(\.$phone == phone).filter(\.$phoneVerifiedAt != nil).first()
         }
+    }
+
+    /// A proven address wins over an unproven claim on it: another account holding `destination`
+    /// unconfirmed loses it, inside the caller's transaction, and is told where it can still be
+    /// reached (its verified phone or confirmed email). Returns that notice, already queued.
+    @discardableResult
+    func dropUnverifiedClaim(on destination: Destination, except accountID: UUID? = nil, on tx: any Database) async throws -> OutgoingMessage? {
+        var query = AccountModel.query(on: tx)
+        switch destination {
+        case .email(let email): query = query.filter(\.$email == email).filter(\.$emailConfirmedAt == nil)
+        case .phone(let phone): query = query.filter(\.$phone == phone).filter(\.$phoneVerifiedAt == nil)
+        }
+        if let accountID { query = query.filter(\.$id != accountID) }
+        guard let claimant = try await query.first() else { return nil }
+        let notice: OutgoingMessage?
+        switch destination {
+        case .email(let email):
+            claimant.email = nil
+            claimant.emailConfirmedAt = nil
+            notice = claimant.phoneVerifiedAt != nil ? claimant.phone.map {
+                composer.claimLost(to: $0, channel: .sms, address: email, language: claimant.language)
+            } : nil
+        case .phone(let phone):
+            claimant.phone = nil
+            claimant.phoneVerifiedAt = nil
+            notice = claimant.emailConfirmedAt != nil ? claimant.email.map {
+                composer.claimLost(to: $0, channel: .email, address: phone, language: claimant.language)
+            } : nil
+        }
+        claimant.updatedAt = clock.now()
+        try await claimant.update(on: tx)
+        if let notice { try await outbox.enqueue(notice, on: tx) }
+        return notice
+    }
+
+    /// A recovery by email proves the email, not the phone: a phone verified before the email
+    /// was confirmed may be somebody else's (the one who created the account with a stranger's
+    /// address), so it stops being a way in until the account verifies it again. The account's
+    /// model is changed here; the returned notice to the phone is for the caller's transaction.
+    func unverifyPhoneAfterEmailRecovery(_ account: AccountModel) -> OutgoingMessage? {
+        guard let phone = account.phone, let verifiedAt = account.phoneVerifiedAt,
+              let confirmedAt = account.emailConfirmedAt, verifiedAt <= confirmedAt else { return nil }
+        account.phoneVerifiedAt = nil
+        return composer.phoneUnverified(to: phone, language: account.language)
     }
 
     private func signupPurpose(_ destination: Destination) -> VerificationPurpose {
@@ -101,6 +156,7 @@ extension AccountService {
 
     /// Sends a sign-up code. An address that already has an account gets a notice instead, and
     /// the answer is the same, so the form tells a stranger nothing.
+    /// An unconfirmed claim on the address does not make it taken: the sign-up will take it over.
     func requestSignupCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
         let taken = try await accountByDestination(destination) != nil
         return try await issueCode(signupPurpose(destination), to: destination, accountID: nil, origin: origin) { code in
@@ -152,9 +208,11 @@ extension AccountService {
         do {
             let session = try await database.db.transaction { tx in
                 try await verification.consume(codeRow, on: tx)
+                try await dropUnverifiedClaim(on: input.destination, on: tx)
                 try await account.create(on: tx)
                 return try await sessions.create(accountID: account.id!, device: input.device ?? origin.device, ip: origin.ip, on: tx)
             }
+            outbox.signal.wake()
             return (account, session)
         } catch where error.isConstraintViolation {
             throw try await duplicateError(phone: account.phone, username: tag, email: account.email, usernameTaken: Self.tagTaken)
@@ -215,12 +273,14 @@ extension AccountService {
         guard let accountID = row.accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
         let account = try await account(id: accountID)
         let hash = try await hasher.hash(newPassword)
-        try await setPassword(account, hash: hash, consuming: row, keepingSession: nil)
+        let phoneNotice: OutgoingMessage? = if case .email = destination { unverifyPhoneAfterEmailRecovery(account) } else { nil }
+        try await setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice)
     }
 
     /// Writes a new password hash, ends the sessions (all, or all but one), kills every live
     /// reset secret and queues the notice, in one transaction.
-    private func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?) async throws {
+    private func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?,
+                             extraNotice: OutgoingMessage? = nil) async throws {
         let now = clock.now()
         let notice: OutgoingMessage? = if let email = account.email, account.emailConfirmedAt != nil {
             composer.passwordChanged(to: email, channel: .email, language: account.language)
@@ -242,8 +302,9 @@ extension AccountService {
             try await account.update(on: tx)
             try await sessions.revokeAll(accountID: account.id!, keeping: keepingSession, on: tx)
             if let notice { try await outbox.enqueue(notice, on: tx) }
+            if let extraNotice { try await outbox.enqueue(extraNotice, on: tx) }
         }
-        if notice != nil { outbox.signal.wake() }
+        if notice != nil || extraNotice != nil { outbox.signal.wake() }
     }
 
     // MARK: Password change
@@ -252,12 +313,7 @@ extension AccountService {
     /// same failure budget as logins, so a stolen token cannot be used to guess it.
     func changePassword(accountID: UUID, sessionID: UUID, current: String, new: String, origin: RequestOrigin) async throws {
         let account = try await account(id: accountID)
-        let key = accountID.uuidString
-        try await rateLimiter.hit("login-account", key: key, limit: limits.loginFailuresPerAccount, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
-        guard try await hasher.verify(current, hash: account.passwordHash) else {
-            throw GatehouseError.invalidCredentials.on(field: "currentPassword")
-        }
-        try? await rateLimiter.release("login-account", key: key, window: limits.loginFailureWindow)
+        try await requireCurrentPassword(current, of: account)
         do {
             try passwordRules.validate(new)
         } catch let error as GatehouseError {
@@ -267,15 +323,32 @@ extension AccountService {
         try await setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID)
     }
 
+    /// Proof that the person holding a session also knows the password, before anything that
+    /// could lock the owner out (password, email or phone change). Checked against the same
+    /// failure budget as logins, slot first, so a stolen token cannot be used to guess it.
+    /// Every account has a password: sign-ups without one get a generated one.
+    func requireCurrentPassword(_ password: String?, of account: AccountModel) async throws {
+        guard let password, !password.isEmpty else {
+            throw GatehouseError.invalid(.currentPasswordRequired, "error.currentPasswordRequired").on(field: "currentPassword")
+        }
+        let key = account.id!.uuidString
+        try await rateLimiter.hit("login-account", key: key, limit: limits.loginFailuresPerAccount, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
+        guard try await hasher.verify(password, hash: account.passwordHash) else {
+            throw GatehouseError.invalidCredentials.on(field: "currentPassword")
+        }
+        try? await rateLimiter.release("login-account", key: key, window: limits.loginFailureWindow)
+    }
+
     // MARK: Email change with a code
 
     /// Starts an email change: the new address is pending and gets a code; the address in use
-    /// stays in use (display, login, recovery) until then, and is told.
-    func requestEmailChange(accountID: UUID, email raw: String, origin: RequestOrigin) async throws -> CodeIssued {
+    /// stays in use (display, login, recovery) until then, and is told. Needs the current password.
+    func requestEmailChange(accountID: UUID, email raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
         let email = try normalizeEmail(raw)
         let account = try await account(id: accountID)
         if email == account.email { throw GatehouseError.invalid(.emailUnchanged, "error.emailUnchanged").on(field: "email") }
-        if try await AccountModel.query(on: database.db).filter(\.$email == email).count() > 0 {
+        try await requireCurrentPassword(currentPassword, of: account)
+        if try await accountByDestination(.email(email)) != nil {
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken").on(field: "email")
         }
         let result = try await issueCode(.emailChange, to: .email(email), accountID: accountID, origin: origin) { code in
@@ -296,8 +369,9 @@ extension AccountService {
         return result
     }
 
-    /// Confirms the pending address with its code: it becomes the account's confirmed address.
-    func verifyEmailChange(accountID: UUID, code: String) async throws -> AccountModel {
+    /// Confirms the pending address with its code: it becomes the account's confirmed address,
+    /// an unconfirmed claim on it elsewhere is dropped, and every other session ends.
+    func verifyEmailChange(accountID: UUID, sessionID: UUID?, code: String) async throws -> AccountModel {
         let account = try await account(id: accountID)
         guard let pending = account.pendingEmail else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
         let row = try await verification.check(code: code, purpose: .emailChange, destination: pending)
@@ -307,7 +381,7 @@ extension AccountService {
         account.pendingEmail = nil
         account.emailConfirmedAt = now
         account.updatedAt = now
-        try await spend(row, saving: account, conflict: .conflict(.emailTaken, "error.emailTaken"))
+        try await spend(row, saving: account, claiming: .email(pending), keepingSession: sessionID, conflict: .conflict(.emailTaken, "error.emailTaken"))
         return account
     }
 
@@ -323,13 +397,15 @@ extension AccountService {
     // MARK: Phone verification
 
     /// Sends an SMS code to attach a phone to an existing account (the wallet spec's "add phone").
-    func requestPhoneVerification(accountID: UUID, phone raw: String, origin: RequestOrigin) async throws -> CodeIssued {
+    /// Needs the current password: the phone becomes a way into the account.
+    func requestPhoneVerification(accountID: UUID, phone raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
         let phone = try normalizePhone(raw)
         let account = try await account(id: accountID)
         if account.phone == phone, account.phoneVerifiedAt != nil {
             throw GatehouseError.invalid(.phoneAlreadyVerified, "error.phoneAlreadyVerified").on(field: "phone")
         }
-        if try await AccountModel.query(on: database.db).filter(\.$phone == phone).filter(\.$id != accountID).count() > 0 {
+        try await requireCurrentPassword(currentPassword, of: account)
+        if let holder = try await accountByDestination(.phone(phone)), holder.id != accountID {
             throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone")
         }
         return try await issueCode(.phoneVerification, to: .phone(phone), accountID: accountID, origin: origin) { code in
@@ -337,16 +413,24 @@ extension AccountService {
         }
     }
 
-    func verifyPhone(accountID: UUID, phone raw: String, code: String) async throws -> AccountModel {
+    /// Attaches the phone the code proves. The phone it replaces, if it was verified, is told;
+    /// every other session ends.
+    func verifyPhone(accountID: UUID, sessionID: UUID?, phone raw: String, code: String) async throws -> AccountModel {
         let phone = try normalizePhone(raw)
         let account = try await account(id: accountID)
         let row = try await verification.check(code: code, purpose: .phoneVerification, destination: phone)
         guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
+        let notice: OutgoingMessage? = if let old = account.phone, old != phone, account.phoneVerifiedAt != nil {
+            composer.phoneChangeNotice(to: old, newPhone: phone, language: account.language)
+        } else {
+            nil
+        }
         let now = clock.now()
         account.phone = phone
         account.phoneVerifiedAt = now
         account.updatedAt = now
-        try await spend(row, saving: account, conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"))
+        try await spend(row, saving: account, claiming: .phone(phone), keepingSession: sessionID, notice: notice,
+                        conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"))
         return account
     }
 }

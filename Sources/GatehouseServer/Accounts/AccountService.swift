@@ -43,22 +43,22 @@ struct AccountService: Sendable {
     }
 
     /// Finds the account an identifier names: an email (contains `@`), a login/tag, or a phone
-    /// in any common format.
+    /// in any common format. Only a confirmed email or a verified phone names an account: an
+    /// unconfirmed one is a claim anybody could have typed (docs/security.md, "Claims").
     func findAccount(identifier raw: String) async throws -> AccountModel? {
         var identifier = raw.trimmingCharacters(in: .whitespaces)
         // `@handle` is how people write a tag; a tag never contains a second `@`.
         if identifier.hasPrefix("@"), !identifier.dropFirst().contains("@") { identifier.removeFirst() }
         guard !identifier.isEmpty else { return nil }
-        let db = database.db
         if identifier.contains("@") {
             guard let email = EmailAddress.normalize(identifier) else { return nil }
-            return try await AccountModel.query(on: db).filter(\.$email == email).first()
+            return try await accountByDestination(.email(email))
         }
-        if let byName = try await AccountModel.query(on: db).filter(\.$usernameKey == identifier.lowercased()).first() {
+        if let byName = try await AccountModel.query(on: database.db).filter(\.$usernameKey == LoginName.key(identifier)).first() {
             return byName
         }
         if let phone = PhoneNumber.normalize(identifier, defaultCountryCode: configuration.defaultCountryCode) {
-            return try await AccountModel.query(on: db).filter(\.$phone == phone).first()
+            return try await accountByDestination(.phone(phone))
         }
         return nil
     }
@@ -72,9 +72,15 @@ struct AccountService: Sendable {
 
     /// Sends a sign-up code by SMS to a phone that has no account yet. The phone spec answers
     /// a taken phone openly (`phone_taken`); `/v1` sends a notice instead (`requestSignupCode`).
+    /// The open answer costs what a code costs (cooldown, daily and per-client budgets, recorded
+    /// as a decoy nobody is sent), so the form cannot be used to test phones in bulk.
     func requestPhoneSignupCode(phone raw: String, origin: RequestOrigin) async throws -> CodeIssued {
         let phone = try normalizePhone(raw)
-        if try await AccountModel.query(on: database.db).filter(\.$phone == phone).count() > 0 {
+        if try await accountByDestination(.phone(phone)) != nil {
+            try await verification.issue(.init(
+                purpose: .phoneSignup, destination: phone, accountID: nil, secretHash: Secrets.sha256Hex(Secrets.token()),
+                ttl: limits.codeTTL, message: nil, ip: origin.ip
+            ))
             throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
         }
         return try await requestSignupCode(to: .phone(phone), origin: origin)
@@ -97,9 +103,10 @@ struct AccountService: Sendable {
         var generatedPassword: String?
     }
 
-    /// Creates an account from a phone sign-up code. Validation and duplicates are checked before
-    /// the code, so a typo in the form does not burn an attempt; the code is consumed and the
-    /// account created in one transaction.
+    /// Creates an account from a phone sign-up code. The form's syntax is checked before the
+    /// code, so a typo does not burn an attempt; whether the login or email is taken only after
+    /// the code, so the form cannot be used to test addresses without one. The code is consumed,
+    /// an unverified claim on the phone dropped and the account created in one transaction.
     func registerWithPhone(_ input: PhoneRegistration, origin: RequestOrigin) async throws -> Registered {
         let phone = try normalizePhone(input.phone)
         let login = try input.login.map(LoginName.validate)
@@ -113,24 +120,24 @@ struct AccountService: Sendable {
             generated = passwordRules.generate()
             password = generated!
         }
+        let codeRow = try await verification.check(code: input.code, purpose: .phoneSignup, destination: phone)
         let db = database.db
-        if try await AccountModel.query(on: db).filter(\.$phone == phone).count() > 0 {
+        if try await accountByDestination(.phone(phone)) != nil {
             throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
         }
-        if let login, try await AccountModel.query(on: db).filter(\.$usernameKey == login.lowercased()).count() > 0 {
+        if let login, try await AccountModel.query(on: db).filter(\.$usernameKey == LoginName.key(login)).count() > 0 {
             throw GatehouseError.conflict(.loginTaken, "error.loginTaken")
         }
         if let email, try await AccountModel.query(on: db).filter(\.$email == email).count() > 0 {
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
         }
-        let codeRow = try await verification.check(code: input.code, purpose: .phoneSignup, destination: phone)
         let hash = try await hasher.hash(password)
         let now = clock.now()
         let account = AccountModel(passwordHash: hash, now: now)
         account.phone = phone
         account.phoneVerifiedAt = now
         account.username = login
-        account.usernameKey = login?.lowercased()
+        account.usernameKey = login.map(LoginName.key)
         account.email = email
         account.firstName = input.firstName
         account.lastName = input.lastName
@@ -138,10 +145,13 @@ struct AccountService: Sendable {
         account.birthday = input.birthday
         account.locale = origin.language.rawValue
         do {
-            try await db.transaction { tx in
+            let notice = try await db.transaction { tx in
                 try await verification.consume(codeRow, on: tx)
+                let notice = try await dropUnverifiedClaim(on: .phone(phone), on: tx)
                 try await account.create(on: tx)
+                return notice
             }
+            if notice != nil { outbox.signal.wake() }
         } catch where error.isConstraintViolation {
             throw try await duplicateError(phone: phone, username: login, email: email, usernameTaken: .conflict(.loginTaken, "error.loginTaken"))
         }
@@ -155,7 +165,7 @@ struct AccountService: Sendable {
         if let phone, try await AccountModel.query(on: db).filter(\.$phone == phone).count() > 0 {
             return .conflict(.phoneTaken, "error.phoneTaken")
         }
-        if let username, try await AccountModel.query(on: db).filter(\.$usernameKey == username.lowercased()).count() > 0 {
+        if let username, try await AccountModel.query(on: db).filter(\.$usernameKey == LoginName.key(username)).count() > 0 {
             return usernameTaken
         }
         return .conflict(.emailTaken, "error.emailTaken")
@@ -212,33 +222,46 @@ struct AccountService: Sendable {
     }
 
     /// A temporary password from `restorePassword` works once: it becomes the account's password,
-    /// and every other session ends.
+    /// and every other session ends. Temporary passwords are random (about 70 bits), so they are
+    /// stored as an HMAC rather than bcrypt: checking one costs microseconds, and a failed login
+    /// costs one bcrypt whether or not a restore is pending (docs/security.md, "Timing").
     private func loginWithTemporaryPassword(account: AccountModel, password: String, origin: RequestOrigin) async throws -> IssuedSession? {
         let now = clock.now()
+        let accountID = account.id!
         let candidates = try await VerificationCodeModel.query(on: database.db)
-            .filter(\.$accountID == account.id!)
+            .filter(\.$accountID == accountID)
             .filter(\.$purpose == VerificationPurpose.temporaryPassword.rawValue)
             .filter(\.$consumedAt == nil)
             .filter(\.$expiresAt > now)
             .all()
-        for candidate in candidates where try await hasher.verify(password, hash: candidate.secretHash) {
-            return try await database.db.transaction { tx in
-                try await verification.consume(candidate, on: tx)
-                // Every other outstanding temporary password dies with this one.
-                try await VerificationCodeModel.query(on: tx)
-                    .filter(\.$accountID == account.id!)
-                    .filter(\.$purpose == VerificationPurpose.temporaryPassword.rawValue)
-                    .filter(\.$consumedAt == nil)
-                    .set(\.$consumedAt, to: now)
-                    .update()
-                account.passwordHash = candidate.secretHash
-                account.updatedAt = now
-                try await account.update(on: tx)
-                try await sessions.revokeAll(accountID: account.id!, on: tx)
-                return try await sessions.create(accountID: account.id!, device: origin.device, ip: origin.ip, on: tx)
-            }
+        let offered = temporaryPasswordHash(password, accountID: accountID)
+        guard let match = candidates.first(where: { Secrets.constantTimeEquals(offered, $0.secretHash) }) else { return nil }
+        let hash = try await hasher.hash(password)
+        let viaEmail = match.destination.contains("@")
+        let phoneNotice = viaEmail ? unverifyPhoneAfterEmailRecovery(account) : nil
+        let session = try await database.db.transaction { tx in
+            try await verification.consume(match, on: tx)
+            // Every other outstanding temporary password dies with this one.
+            try await VerificationCodeModel.query(on: tx)
+                .filter(\.$accountID == accountID)
+                .filter(\.$purpose == VerificationPurpose.temporaryPassword.rawValue)
+                .filter(\.$consumedAt == nil)
+                .set(\.$consumedAt, to: now)
+                .update()
+            account.passwordHash = hash
+            account.updatedAt = now
+            try await account.update(on: tx)
+            try await sessions.revokeAll(accountID: accountID, on: tx)
+            if let phoneNotice { try await outbox.enqueue(phoneNotice, on: tx) }
+            return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, on: tx)
         }
-        return nil
+        if phoneNotice != nil { outbox.signal.wake() }
+        return session
+    }
+
+    /// How a temporary password is stored: keyed with the server secret and bound to its account.
+    func temporaryPasswordHash(_ password: String, accountID: UUID) -> String {
+        secrets.codeHash(password, purpose: VerificationPurpose.temporaryPassword.rawValue, destination: accountID.uuidString)
     }
 
     // MARK: Profile
@@ -261,10 +284,23 @@ struct AccountService: Sendable {
         /// The phone is the login and cannot change: sending the current one (a client posting
         /// its whole form) is fine, another one is refused.
         var phone: String?
+        /// Needed when `email` changes the address: the email is a way into the account.
+        var currentPassword: String?
     }
 
-    func updateProfile(accountID: UUID, change: ProfileChange, origin: RequestOrigin) async throws -> AccountModel {
+    /// `sessionID`: the session asking, which stays open when an email change ends the others.
+    func updateProfile(accountID: UUID, sessionID: UUID?, change: ProfileChange, origin: RequestOrigin) async throws -> AccountModel {
         let account = try await account(id: accountID)
+        let emailChanges = try change.email.map { try normalizeEmail($0) != account.displayedEmail } ?? false
+        if emailChanges {
+            // The phone-first spec's "wrong email" screen sends no password: right after a login
+            // (the flow it is part of), a session that has no confirmed email to lose may fix
+            // the address without one. Anything else needs the current password.
+            let recentLogin = try await sessions.openedAt(sessionID: sessionID).map { clock.now().timeIntervalSince($0) <= limits.recentLoginWindow } ?? false
+            if change.currentPassword != nil || account.emailConfirmedAt != nil || !recentLogin {
+                try await requireCurrentPassword(change.currentPassword, of: account)
+            }
+        }
         if let phone = change.phone, try normalizePhone(phone) != account.phone {
             throw GatehouseError.invalid(.phoneChangeNotAllowed, "error.phoneChange")
         }
@@ -296,6 +332,7 @@ struct AccountService: Sendable {
             try await database.db.transaction { tx in
                 try await account.update(on: tx)
                 if let notice { try await outbox.enqueue(notice, on: tx) }
+                if emailChanges { try await sessions.revokeAll(accountID: accountID, keeping: sessionID, on: tx) }
             }
         } catch where error.isConstraintViolation {
             if let newTag, try await isTagTaken(newTag, except: accountID) {
@@ -347,15 +384,28 @@ struct AccountService: Sendable {
     }
 
     enum ConfirmationOutcome: Sendable, Equatable {
+        /// A live link, not used yet: the page asks for the click that confirms it.
+        case pending(email: String, token: String)
         case confirmed(email: String)
         case alreadyConfirmed
         case invalid
     }
 
-    /// Follows a confirmation link. Single use; a link for an address the account no longer
-    /// shows is invalid.
-    func confirmEmail(token: String) async throws -> ConfirmationOutcome {
-        guard !token.isEmpty, token.utf8.count <= 128 else { return .invalid }
+    /// What a confirmation link would do, without doing it (the page a GET shows).
+    func inspectConfirmation(token: String) async throws -> ConfirmationOutcome {
+        switch try await confirmationState(token: token) {
+        case .ready(let row, _): .pending(email: row.destination, token: token)
+        case .done(let outcome): outcome
+        }
+    }
+
+    private enum ConfirmationState {
+        case ready(VerificationCodeModel, AccountModel)
+        case done(ConfirmationOutcome)
+    }
+
+    private func confirmationState(token: String) async throws -> ConfirmationState {
+        guard !token.isEmpty, token.utf8.count <= 128 else { return .done(.invalid) }
         let now = clock.now()
         let db = database.db
         guard let row = try await VerificationCodeModel.query(on: db)
@@ -364,18 +414,31 @@ struct AccountService: Sendable {
             .first(),
             let accountID = row.accountID,
             let account = try await AccountModel.find(accountID, on: db)
-        else { return .invalid }
+        else { return .done(.invalid) }
         if row.consumedAt != nil {
-            return account.email == row.destination && account.isEmailConfirmed ? .alreadyConfirmed : .invalid
+            return .done(account.email == row.destination && account.isEmailConfirmed ? .alreadyConfirmed : .invalid)
         }
-        guard row.expiresAt > now else { return .invalid }
+        guard row.expiresAt > now else { return .done(.invalid) }
+        if row.destination == account.pendingEmail || (row.destination == account.email && account.pendingEmail == nil) {
+            if row.destination == account.email, account.emailConfirmedAt != nil { return .done(.alreadyConfirmed) }
+            return .ready(row, account)
+        }
+        return .done(.invalid)
+    }
+
+    /// Confirms the address of a link (the page's POST). Single use; a link for an address the
+    /// account no longer shows is invalid.
+    func confirmEmail(token: String) async throws -> ConfirmationOutcome {
+        let (row, account): (VerificationCodeModel, AccountModel)
+        switch try await confirmationState(token: token) {
+        case .ready(let r, let a): (row, account) = (r, a)
+        case .done(let outcome): return outcome
+        }
+        let now = clock.now()
+        let db = database.db
         if row.destination == account.pendingEmail {
             account.email = row.destination
             account.pendingEmail = nil
-        } else if row.destination == account.email, account.pendingEmail == nil {
-            if account.emailConfirmedAt != nil { return .alreadyConfirmed }
-        } else {
-            return .invalid
         }
         account.emailConfirmedAt = now
         account.updatedAt = now
@@ -397,16 +460,24 @@ struct AccountService: Sendable {
     enum RecoveryChannel: Sendable { case sms, email }
 
     /// Sends a temporary password. The old password keeps working until the temporary one is
-    /// used, so nobody can lock a stranger out by asking for a reset.
+    /// used, so nobody can lock a stranger out by asking for a reset. Only a confirmed email or a
+    /// verified phone receives one. The spec answers an unknown account openly
+    /// (`account_not_found`), so that answer costs the same budgets as a real restore: a decoy
+    /// secret is recorded for the identifier.
     func restorePassword(identifier: String, channel: RecoveryChannel, origin: RequestOrigin) async throws {
         guard let account = try await findAccount(identifier: identifier), let accountID = account.id else {
+            let key = "restore:" + LoginName.key(identifier).prefix(100)
+            try await verification.issue(.init(
+                purpose: .temporaryPassword, destination: key, accountID: nil, secretHash: Secrets.sha256Hex(Secrets.token()),
+                ttl: limits.temporaryPasswordTTL, message: nil, ip: origin.ip
+            ))
             throw GatehouseError(.notFound, .accountNotFound, LocalizedText("error.accountNotFound"))
         }
         let destination: String
         let kind: OutgoingMessage.Kind
         switch channel {
         case .sms:
-            guard let phone = account.phone else { throw GatehouseError.invalid(.noPhone, "error.noPhone") }
+            guard let phone = account.phone, account.phoneVerifiedAt != nil else { throw GatehouseError.invalid(.noPhone, "error.noPhone") }
             destination = phone
             kind = .sms
         case .email:
@@ -417,10 +488,9 @@ struct AccountService: Sendable {
             kind = .email
         }
         let password = passwordRules.generate()
-        let hash = try await hasher.hash(password)
         try await verification.issue(.init(
             purpose: .temporaryPassword, destination: destination, accountID: accountID,
-            secretHash: hash, ttl: limits.temporaryPasswordTTL,
+            secretHash: temporaryPasswordHash(password, accountID: accountID), ttl: limits.temporaryPasswordTTL,
             message: composer.temporaryPassword(kind: kind, to: destination, password: password, ttl: limits.temporaryPasswordTTL, language: account.language),
             ip: origin.ip,
             supersedeAcrossDestinations: true

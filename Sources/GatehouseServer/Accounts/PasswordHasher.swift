@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HummingbirdBcrypt
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -24,6 +25,16 @@ struct PasswordHasher: Sendable {
     /// unknown login costs the same time as a wrong password.
     let dummyHash: String
 
+    /// How many bcrypt verifications ran: what a failed login costs, counted rather than timed
+    /// (docs/security.md, "Timing").
+    let verifications = Counter()
+
+    final class Counter: Sendable {
+        private let value = NIOLockedValueBox(0)
+        func increment() { value.withLockedValue { $0 += 1 } }
+        var count: Int { value.withLockedValue { $0 } }
+    }
+
     init(cost: Int, threadPool: NIOThreadPool) {
         self.cost = UInt8(cost)
         self.threadPool = threadPool
@@ -45,6 +56,7 @@ struct PasswordHasher: Sendable {
     func verify(_ password: String, hash: String) async throws -> Bool {
         let verifiable = !password.utf8.contains(0) && password.utf8.count <= 72
         let candidate = verifiable ? password : ""
+        verifications.increment()
         let matched = try await threadPool.runIfActive {
             Self.yieldToRequests()
             return Bcrypt.verify(candidate, hash: hash)

@@ -31,6 +31,31 @@ public struct GatehouseConfiguration: Sendable {
     /// Trust `X-Forwarded-For` from a load balancer for the client address.
     public var trustForwardedFor: Bool = false
     public var metricsEnabled: Bool = true
+    /// When set, `/metrics` answers only `Authorization: Bearer <token>`.
+    public var metricsToken: String?
+    /// Development mode (with `/dev/outbox`) on a non-loopback address needs this on purpose.
+    public var allowDevelopmentOnNetwork: Bool = false
+    /// Country calling codes SMS may be sent to; empty means the default country's only.
+    public var smsCountries: [String] = []
+    public var http = HTTP()
+
+    /// Connection-level limits of the HTTP server (docs/security.md, "Slow clients").
+    public struct HTTP: Sendable {
+        /// A request's head must arrive within this long of the connection or the previous response.
+        public var headerTimeout: TimeInterval = 10
+        /// A request body must finish arriving within this long of its head.
+        public var bodyTimeout: TimeInterval = 30
+        /// A keep-alive connection with no request in flight is closed after this long.
+        public var idleTimeout: TimeInterval = 60
+        /// Open connections from one client address; more are closed at once.
+        public var maxConnectionsPerAddress: Int = 256
+        /// After SIGTERM, in-flight requests get this long; then every connection is closed.
+        public var shutdownGrace: TimeInterval = 10
+        public init() {}
+    }
+
+    /// The SMS countries in effect: the configured list or the default country.
+    var effectiveSMSCountries: [String] { smsCountries.isEmpty ? [defaultCountryCode] : smsCountries }
 
     public var delivery = Delivery()
     public var gateway = Gateway()
@@ -121,6 +146,12 @@ public struct GatehouseConfiguration: Sendable {
         public var maxFieldLength: Int = 256
         /// Largest avatar image `PUT /v1/me/avatar` takes.
         public var avatarMaxBytes: Int = 2_097_152
+        /// Code requests one client address may make for one destination per 24 h: a stranger
+        /// cannot spend the whole daily SMS budget of somebody else's phone.
+        public var codeRequestsPerAddressPerDestination: Int = 3
+        /// A session opened with the password this recently counts as proof of it for the
+        /// phone-first API's email change (the spec's client sends no password there).
+        public var recentLoginWindow: TimeInterval = 600
         public init() {}
     }
 
@@ -173,6 +204,25 @@ extension GatehouseConfiguration {
         }
         c.trustForwardedFor = try reader.bool("GATEHOUSE_TRUST_FORWARDED_FOR", default: false)
         c.metricsEnabled = try reader.bool("GATEHOUSE_METRICS", default: true)
+        c.metricsToken = reader.raw("GATEHOUSE_METRICS_TOKEN")
+        if let token = c.metricsToken, token.utf8.count < 16 {
+            throw ConfigurationError(variable: "GATEHOUSE_METRICS_TOKEN", problem: "must be at least 16 characters")
+        }
+        c.allowDevelopmentOnNetwork = try reader.bool("GATEHOUSE_ALLOW_DEV_ON_NETWORK", default: false)
+        if c.environment == .development, !c.allowDevelopmentOnNetwork, !Self.isLoopback(c.host) {
+            throw ConfigurationError(variable: "GATEHOUSE_HOST", problem: "development mode (GATEHOUSE_ENV=development, with /dev/outbox showing every code) listens on loopback only; use GATEHOUSE_ENV=production, or set GATEHOUSE_ALLOW_DEV_ON_NETWORK=true to expose it on \(c.host) on purpose")
+        }
+        if let raw = reader.raw("GATEHOUSE_SMS_COUNTRIES") {
+            c.smsCountries = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "+", with: "") }
+            guard !c.smsCountries.isEmpty, c.smsCountries.allSatisfy({ (1...3).contains($0.count) && $0.allSatisfy(\.isASCIIDigit) }) else {
+                throw ConfigurationError(variable: "GATEHOUSE_SMS_COUNTRIES", problem: "must be calling codes separated by commas, e.g. 7,375,998; got \"\(raw)\"")
+            }
+        }
+        c.http.headerTimeout = try reader.seconds("GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS", default: c.http.headerTimeout, range: 0.1...600)
+        c.http.bodyTimeout = try reader.seconds("GATEHOUSE_HTTP_BODY_TIMEOUT_SECONDS", default: c.http.bodyTimeout, range: 0.1...3600)
+        c.http.idleTimeout = try reader.seconds("GATEHOUSE_HTTP_IDLE_TIMEOUT_SECONDS", default: c.http.idleTimeout, range: 0.1...3600)
+        c.http.maxConnectionsPerAddress = try reader.int("GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS", default: c.http.maxConnectionsPerAddress, range: 1...1_000_000)
+        c.http.shutdownGrace = try reader.seconds("GATEHOUSE_SHUTDOWN_GRACE_SECONDS", default: c.http.shutdownGrace, range: 0...600)
         c.defaultCountryCode = try reader.string("GATEHOUSE_DEFAULT_COUNTRY_CODE", default: c.defaultCountryCode, nonEmpty: true)
         guard c.defaultCountryCode.count <= 3, c.defaultCountryCode.allSatisfy(\.isASCIIDigit) else {
             throw ConfigurationError(variable: "GATEHOUSE_DEFAULT_COUNTRY_CODE", problem: "must be 1-3 digits, e.g. 7")
@@ -265,6 +315,8 @@ extension GatehouseConfiguration {
         l.maxBodyBytes = try reader.int("GATEHOUSE_MAX_BODY_BYTES", default: l.maxBodyBytes, range: 1024...104_857_600)
         l.maxFieldLength = try reader.int("GATEHOUSE_MAX_FIELD_LENGTH", default: l.maxFieldLength, range: 16...65_536)
         l.avatarMaxBytes = try reader.int("GATEHOUSE_AVATAR_MAX_BYTES", default: l.avatarMaxBytes, range: 1024...52_428_800)
+        l.codeRequestsPerAddressPerDestination = try reader.int("GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION", default: l.codeRequestsPerAddressPerDestination, range: 1...1000)
+        l.recentLoginWindow = try reader.seconds("GATEHOUSE_RECENT_LOGIN_SECONDS", default: l.recentLoginWindow, range: 0...86_400)
         c.limits = l
 
         var p = c.passwords
@@ -274,6 +326,12 @@ extension GatehouseConfiguration {
         p.bcryptCost = try reader.int("GATEHOUSE_BCRYPT_COST", default: p.bcryptCost, range: 4...16)
         c.passwords = p
         return c
+    }
+
+    /// Whether `host` only listens on this machine.
+    static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased()
+        return h == "localhost" || h == "::1" || h == "[::1]" || h.hasPrefix("127.")
     }
 
     static func parseDatabaseURL(_ raw: String) throws -> DatabaseLocation {

@@ -72,4 +72,23 @@ extension MessageComposer {
         return OutgoingMessage(kind: .email, destination: destination, subject: LocalizedText("mail.passwordChanged.subject").render(language),
                                body: LocalizedText("mail.passwordChanged.body").render(language), code: nil)
     }
+
+    /// To an account that held `address` unproven, when its owner proved it elsewhere.
+    func claimLost(to destination: String, channel: OutgoingMessage.Kind, address: String, language: AppLanguage) -> OutgoingMessage {
+        if channel == .sms {
+            return OutgoingMessage(kind: .sms, destination: destination, subject: nil, body: LocalizedText("sms.claimLost", [address]).render(language), code: nil)
+        }
+        return OutgoingMessage(kind: .email, destination: destination, subject: LocalizedText("mail.claimLost.subject").render(language),
+                               body: LocalizedText("mail.claimLost.body", [address]).render(language), code: nil)
+    }
+
+    /// To a phone that stopped being a way in after a recovery by email.
+    func phoneUnverified(to phone: String, language: AppLanguage) -> OutgoingMessage {
+        OutgoingMessage(kind: .sms, destination: phone, subject: nil, body: LocalizedText("sms.phoneUnverified").render(language), code: nil)
+    }
+
+    /// To the phone an account replaced.
+    func phoneChangeNotice(to oldPhone: String, newPhone: String, language: AppLanguage) -> OutgoingMessage {
+        OutgoingMessage(kind: .sms, destination: oldPhone, subject: nil, body: LocalizedText("sms.phoneChanged", [newPhone]).render(language), code: nil)
+    }
 }

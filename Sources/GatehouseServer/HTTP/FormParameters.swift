@@ -7,8 +7,13 @@ import NIOCore
 /// `application/x-www-form-urlencoded` body, a `multipart/form-data` body (the web client's
 /// FormData), a flat JSON object, and the query string. Names match case-insensitively
 /// (`FirstName` = `firstname`); a body value wins over a query value.
+///
+/// Secrets (passwords, codes) are read with `secret`, which takes the body only: a query string
+/// ends up in access logs, proxies and browser history.
 struct FormParameters: Sendable {
     private(set) var values: [String: String] = [:]
+    /// Names (lower-cased) whose value came from the body.
+    private(set) var bodyNames: Set<String> = []
     let maxFieldLength: Int
 
     init(values: [String: String] = [:], maxFieldLength: Int) {
@@ -37,7 +42,10 @@ struct FormParameters: Sendable {
             bodyValues = parseURLEncoded(text)
         }
         // Body wins over the query string.
-        for (name, value) in bodyValues.reversed() { form.values[name.lowercased()] = value }
+        for (name, value) in bodyValues.reversed() {
+            form.values[name.lowercased()] = value
+            form.bodyNames.insert(name.lowercased())
+        }
         return form
     }
 
@@ -118,6 +126,22 @@ struct FormParameters: Sendable {
             }
         }
         return nil
+    }
+
+    /// A secret (password, code): like `nonEmpty`, but from the body only.
+    func body(_ names: String...) throws -> String? {
+        for name in names where bodyNames.contains(name.lowercased()) {
+            if let value = try nonEmpty(name) { return value }
+        }
+        return nil
+    }
+
+    /// A required secret, from the body only.
+    func requiredSecret(_ name: String) throws -> String {
+        guard let value = try body(name) else {
+            throw GatehouseError.invalid(.missingParameter, "error.missingParameter", name)
+        }
+        return value
     }
 
     func required(_ name: String) throws -> String {

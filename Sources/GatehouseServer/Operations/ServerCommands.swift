@@ -49,6 +49,10 @@ public enum ServerCommands {
     /// The lines `gatehouse serve` prints once it listens.
     public static func banner(configuration: GatehouseConfiguration, port: Int) -> [String] {
         var lines = ["Gatehouse listening on http://\(configuration.host):\(port) (\(configuration.environment.rawValue))"]
+        if configuration.environment == .development, !GatehouseConfiguration.isLoopback(configuration.host) {
+            lines.append("WARNING: development mode on a network address (GATEHOUSE_ALLOW_DEV_ON_NETWORK=true): "
+                + "anyone who reaches \(configuration.host):\(port) can read every code and password at /dev/outbox")
+        }
         switch configuration.database {
         case .sqlite(let path): lines.append("database: SQLite file \(path)")
         case .postgres: lines.append("database: PostgreSQL")

@@ -113,6 +113,12 @@ struct SessionService: Sendable {
         return !ended.isEmpty
     }
 
+    /// When a session was opened (with a password or a code), or nil for none.
+    func openedAt(sessionID: UUID?) async throws -> Date? {
+        guard let sessionID else { return nil }
+        return try await SessionModel.find(sessionID, on: database.db)?.createdAt
+    }
+
     /// Ends every session of the account except `keeping`; returns how many ended.
     @discardableResult
     func revokeAll(accountID: UUID, keeping: UUID? = nil, on db: (any Database)? = nil) async throws -> Int {

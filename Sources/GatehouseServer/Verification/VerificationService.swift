@@ -12,6 +12,8 @@ struct VerificationService: Sendable {
     let secrets: Secrets
     let outbox: Outbox
     let rateLimiter: RateLimiter
+    /// Calling codes SMS may go to (`GATEHOUSE_SMS_COUNTRIES`).
+    let smsCountries: [String]
 
     struct IssueRequest {
         var purpose: VerificationPurpose
@@ -40,6 +42,10 @@ struct VerificationService: Sendable {
     @discardableResult
     func issue(_ request: IssueRequest) async throws -> Issued {
         let now = clock.now()
+        let isPhone = request.destination.hasPrefix("+")
+        if isPhone, !smsCountries.contains(where: { request.destination.dropFirst().hasPrefix($0) }) {
+            throw GatehouseError.invalid(.phoneCountryNotAllowed, "error.phoneCountry").on(field: "phone")
+        }
         if let ip = request.ip {
             try await rateLimiter.hit("send-ip", key: ip, limit: limits.codeRequestsPerIP, window: limits.codeRequestsPerIPWindow)
         }
@@ -53,12 +59,22 @@ struct VerificationService: Sendable {
             let wait = latest.createdAt.addingTimeInterval(limits.resendCooldown).timeIntervalSince(now)
             throw GatehouseError.rateLimited(.resendTooSoon, retryAfter: wait, "error.resendTooSoon")
         }
-        let dailyLimit = request.destination.hasPrefix("+") ? limits.smsPerPhonePerDay : limits.emailsPerAddressPerDay
+        let dailyLimit = isPhone ? limits.smsPerPhonePerDay : limits.emailsPerAddressPerDay
         let sentToday = try await VerificationCodeModel.query(on: db)
             .filter(\.$destination == request.destination)
             .filter(\.$createdAt > now.addingTimeInterval(-86_400))
             .sort(\.$createdAt, .ascending)
             .all()
+        // One client address may spend only part of a destination's daily budget, so a stranger
+        // cannot use up the owner's codes for the day.
+        if let ip = request.ip {
+            let fromHere = sentToday.filter { $0.ip == ip }
+            let cap = limits.codeRequestsPerAddressPerDestination
+            if fromHere.count >= cap {
+                let wait = fromHere[fromHere.count - cap].createdAt.addingTimeInterval(86_400).timeIntervalSince(now)
+                throw GatehouseError.rateLimited(.rateLimited, retryAfter: wait, "error.dailyLimit")
+            }
+        }
         if sentToday.count >= dailyLimit {
             let wait = sentToday[sentToday.count - dailyLimit].createdAt.addingTimeInterval(86_400).timeIntervalSince(now)
             throw GatehouseError.rateLimited(.rateLimited, retryAfter: wait, "error.dailyLimit")
@@ -95,8 +111,10 @@ struct VerificationService: Sendable {
         return Issued(messageID: messageID, expiresAt: code.expiresAt, resendAllowedAt: now.addingTimeInterval(limits.resendCooldown))
     }
 
-    /// Checks a numeric code for (purpose, destination). A wrong code counts an attempt; at the
-    /// limit the code dies. Returns the live code row; the caller consumes it with `consume`.
+    /// Checks a numeric code for (purpose, destination). Every guess first takes one attempt with a
+    /// conditional update (`attempts < max_attempts`), and only a guess that got its attempt is
+    /// compared: however many guesses arrive at once, at most `maxAttempts` comparisons ever
+    /// happen per code. Returns the live code row; the caller consumes it with `consume`.
     func check(code: String, purpose: VerificationPurpose, destination: String) async throws -> VerificationCodeModel {
         let now = clock.now()
         guard let row = try await VerificationCodeModel.query(on: database.db)
@@ -115,12 +133,19 @@ struct VerificationService: Sendable {
         if row.expiresAt <= now {
             throw GatehouseError.invalid(.codeExpired, "error.codeExpired")
         }
+        // Take the slot first: the row read above may be stale by now.
+        guard let attempts = try await database.sql.raw("""
+            UPDATE verification_codes SET attempts = attempts + 1
+            WHERE id = \(bind: row.id!) AND attempts < max_attempts AND consumed_at IS NULL
+            RETURNING attempts
+            """).first(decodingColumn: "attempts", as: Int.self)
+        else {
+            throw GatehouseError.invalid(.codeAttemptsExhausted, "error.codeAttemptsExhausted")
+        }
+        row.attempts = attempts
         let candidate = code.trimmingCharacters(in: .whitespaces)
         let expected = secrets.codeHash(candidate, purpose: purpose.rawValue, destination: destination)
         guard Secrets.constantTimeEquals(expected, row.secretHash) else {
-            let attempts = try await database.sql.raw("""
-                UPDATE verification_codes SET attempts = attempts + 1 WHERE id = \(bind: row.id!) RETURNING attempts
-                """).first(decodingColumn: "attempts", as: Int.self) ?? (row.attempts + 1)
             if attempts >= row.maxAttempts {
                 throw GatehouseError.invalid(.codeAttemptsExhausted, "error.codeAttemptsExhausted")
             }

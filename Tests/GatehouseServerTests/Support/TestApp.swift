@@ -95,6 +95,8 @@ extension GatehouseConfiguration {
         c.delivery.pollInterval = .milliseconds(50)
         c.delivery.firstAttemptWait = .seconds(3)
         c.logLevel = .warning
+        c.http.maxConnectionsPerAddress = 100_000   // every test client is 127.0.0.1
+        c.limits.codeRequestsPerAddressPerDestination = 1_000
         return c
     }
 }

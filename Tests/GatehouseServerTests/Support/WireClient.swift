@@ -72,9 +72,11 @@ extension TestHarness {
     // MARK: Scenario steps
 
     /// SMS code → register → (login). Returns the phone in E.164.
+    /// `confirmingEmail`: also confirm the address through its link, so that it names the account
+    /// (an unconfirmed address is only a claim and logs nobody in).
     func registerPhoneAccount(
         phone: String = "+79123456789", password: String = "secret1!", email: String? = "ivan@example.com",
-        extra: [(String, String)] = []
+        extra: [(String, String)] = [], confirmingEmail: Bool = false
     ) async throws {
         let sms = try await postForm(PhoneAccountsAPI.Path.sendSMS, [("phone", phone)])
         #expect(sms.status == .ok, "sms: \(String(buffer: sms.body))")
@@ -85,6 +87,12 @@ extension TestHarness {
         fields += extra
         let register = try await postForm(PhoneAccountsAPI.Path.register, fields)
         #expect(register.status == .ok, "register: \(String(buffer: register.body))")
+        if confirmingEmail, let email {
+            let token = try await login(normalized, password)
+            #expect(try await postForm(PhoneAccountsAPI.Path.sendConfirm, [], token: token).status == .ok)
+            #expect(try await confirmEmail(email.lowercased()).status == .ok)
+            #expect(try await postForm(PhoneAccountsAPI.Path.logout, [], token: token).status == .ok)
+        }
     }
 
     func login(_ login: String, _ password: String) async throws -> String {
@@ -99,10 +107,12 @@ extension TestHarness {
         return try JSONDecoder().decode(PhoneUser.self, from: Data(buffer: response.body))
     }
 
-    /// Follows the newest confirmation link sent to `email`.
+    /// Opens the newest confirmation link sent to `email` and presses its button, as a person does.
     func confirmEmail(_ email: String) async throws -> TestResponse {
         let token = try await latestConfirmationToken(to: email)
-        return try await get("\(PhoneAccountsAPI.Path.confirm)?id=\(token)")
+        let page = try await get("\(PhoneAccountsAPI.Path.confirm)?id=\(token)")
+        guard page.status == .ok, page.text.contains(#"data-state="pending""#) else { return page }
+        return try await postForm(PhoneAccountsAPI.Path.confirm, [("id", token)])
     }
 }
 

@@ -1,4 +1,5 @@
 import FluentKit
+import Foundation
 import SQLKit
 
 /// Numbered migrations. Never edit one that has landed: add the next.
@@ -11,6 +12,7 @@ enum GatehouseMigrations {
             M004CreateOutboxMessages(),
             M005CreateRateLimitCounters(),
             M006CreateAvatars(),
+            M007NormalizeUsernameKeys(),
         ]
     }
 }
@@ -158,3 +160,26 @@ struct M006CreateAvatars: AsyncMigration {
         try await database.schema("avatars").delete()
     }
 }
+
+/// Login keys become NFKC + Unicode case folding (`LoginName.key`) instead of `lowercased()`, so
+/// look-alike spellings of one name are one key. Only non-ASCII names can change. Two existing
+/// accounts whose names now fold to one key keep their old keys (both go on working; neither
+/// loses its name); new sign-ups cannot take either spelling.
+struct M007NormalizeUsernameKeys: AsyncMigration {
+    var name: String { "007_NormalizeUsernameKeys" }
+    func prepare(on database: any Database) async throws {
+        let sql = database as! any SQLDatabase
+        struct Row: Decodable { var id: UUID; var username: String; var username_key: String }
+        let rows = try await sql.raw("SELECT id, username, username_key FROM accounts WHERE username IS NOT NULL").all(decoding: Row.self)
+        var taken = Set(rows.map(\.username_key))
+        for row in rows where !row.username.allSatisfy(\.isASCII) {
+            let key = LoginName.key(row.username)
+            guard key != row.username_key, !taken.contains(key) else { continue }
+            try await sql.raw("UPDATE accounts SET username_key = \(bind: key) WHERE id = \(bind: row.id)").run()
+            taken.remove(row.username_key)
+            taken.insert(key)
+        }
+    }
+    func revert(on database: any Database) async throws {}
+}
+

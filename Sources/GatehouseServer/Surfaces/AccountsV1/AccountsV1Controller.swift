@@ -193,7 +193,7 @@ struct AccountsV1Controller: Sendable {
         if let birthday = member(input.birthday) {
             change.birthday = .some(try calendarDate(birthday, field: "birthday"))
         }
-        let model = try await accounts.updateProfile(accountID: session.accountID, change: change, origin: origin(request, context))
+        let model = try await accounts.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin(request, context))
         return try V1JSON.response(account(model))
     }
 
@@ -207,7 +207,7 @@ struct AccountsV1Controller: Sendable {
     @Sendable func requestEmailChange(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
         let input = try await body(EmailChangeRequest.self, request)
-        let issued = try await accounts.requestEmailChange(accountID: session.accountID, email: input.email, origin: origin(request, context))
+        let issued = try await accounts.requestEmailChange(accountID: session.accountID, email: input.email, currentPassword: input.currentPassword, origin: origin(request, context))
         return try V1JSON.response(codeSent(issued), status: .accepted)
     }
 
@@ -219,13 +219,13 @@ struct AccountsV1Controller: Sendable {
     @Sendable func verifyEmailChange(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
         let input = try await body(CodeVerification.self, request)
-        return try V1JSON.response(account(try await accounts.verifyEmailChange(accountID: session.accountID, code: input.code)))
+        return try V1JSON.response(account(try await accounts.verifyEmailChange(accountID: session.accountID, sessionID: session.id, code: input.code)))
     }
 
     @Sendable func requestPhoneVerification(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
         let input = try await body(PhoneVerificationRequest.self, request)
-        let issued = try await accounts.requestPhoneVerification(accountID: session.accountID, phone: input.phone, origin: origin(request, context))
+        let issued = try await accounts.requestPhoneVerification(accountID: session.accountID, phone: input.phone, currentPassword: input.currentPassword, origin: origin(request, context))
         return try V1JSON.response(codeSent(issued), status: .accepted)
     }
 
@@ -235,7 +235,7 @@ struct AccountsV1Controller: Sendable {
         guard let phone = text(input.phone) else {
             throw GatehouseError.invalid(.missingParameter, "error.missingParameter", "phone").on(field: "phone")
         }
-        return try V1JSON.response(account(try await accounts.verifyPhone(accountID: session.accountID, phone: phone, code: input.code)))
+        return try V1JSON.response(account(try await accounts.verifyPhone(accountID: session.accountID, sessionID: session.id, phone: phone, code: input.code)))
     }
 
     // MARK: Avatar
@@ -264,6 +264,9 @@ struct AccountsV1Controller: Sendable {
                 .contentType: avatar.contentType,
                 .cacheControl: "public, max-age=31536000, immutable",
                 .init("X-Content-Type-Options")!: "nosniff",
+                // Opened on its own, it is an image and nothing else: no script, no framing.
+                .contentDisposition: "inline; filename=\"avatar.\(avatar.contentType.split(separator: "/").last ?? "img")\"",
+                .contentSecurityPolicy: "default-src 'none'; sandbox; frame-ancestors 'none'",
             ],
             body: .init(byteBuffer: ByteBuffer(bytes: avatar.bytes))
         )

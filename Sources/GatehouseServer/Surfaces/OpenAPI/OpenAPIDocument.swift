@@ -413,7 +413,7 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "requestEmailChange",
         "summary": "Start an email change",
-        "description": "The new address becomes pending and gets a code; the old address keeps working and is told of the change.",
+        "description": "Needs the current password. The new address becomes pending and gets a code; the old address keeps working and is told of the change. Verifying the code ends every other session.",
         "tags": ["Account"],
         "security": [{"bearerAuth": []}],
         "requestBody": {
@@ -426,7 +426,7 @@ enum OpenAPIDocument {
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CodeSent"}}}
           },
           "400": {
-            "description": "`invalid_email`, `email_unchanged`, `missing_parameter`, `field_too_long`, `malformed_body`.",
+            "description": "`invalid_email`, `email_unchanged`, `current_password_required`, `invalid_credentials`, `missing_parameter`, `field_too_long`, `malformed_body`.",
             "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
           },
           "401": {"$ref": "#/components/responses/Unauthorized"},
@@ -507,7 +507,7 @@ enum OpenAPIDocument {
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CodeSent"}}}
           },
           "400": {
-            "description": "`invalid_phone`, `phone_already_verified`, `missing_parameter`, `field_too_long`, `malformed_body`.",
+            "description": "`invalid_phone`, `phone_already_verified`, `phone_country_not_allowed`, `current_password_required`, `invalid_credentials`, `missing_parameter`, `field_too_long`, `malformed_body`.",
             "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
           },
           "401": {"$ref": "#/components/responses/Unauthorized"},
@@ -810,8 +810,8 @@ enum OpenAPIDocument {
     "/api/users/confirm": {
       "get": {
         "operationId": "phoneConfirmEmail",
-        "summary": "Follow the link of a confirmation mail (browser)",
-        "description": "Answers a small HTML page in the browser's language (no `X-Error-Code`). The link is valid 24 h and works once.",
+        "summary": "Open the link of a confirmation mail (browser)",
+        "description": "Answers a small HTML page in the browser's language (no `X-Error-Code`) that shows the address and a button; opening the link changes nothing (a mail filter that fetches links confirms nobody). The button posts to the same path. The link is valid 24 h and works once.",
         "tags": ["Phone accounts"],
         "security": [],
         "parameters": [
@@ -831,6 +831,42 @@ enum OpenAPIDocument {
           },
           "400": {
             "description": "An unknown or expired link, or one for an address the account no longer shows (`data-state=\"invalid\"`).",
+            "content": {"text/html": {"schema": {"type": "string"}}}
+          },
+          "500": {"$ref": "#/components/responses/PhoneServerError"}
+        }
+      },
+      "post": {
+        "operationId": "phoneConfirmEmailPress",
+        "summary": "Confirm the address (the page's button)",
+        "description": "Confirms the address of the link whose token is posted (form field `id`, or the query as in the link). Answers the same HTML page with `data-state` `confirmed`, `already` or `invalid`.",
+        "tags": ["Phone accounts"],
+        "security": [],
+        "parameters": [
+          {
+            "name": "id",
+            "in": "query",
+            "required": false,
+            "description": "The token, when not in the body.",
+            "schema": {"type": "string", "maxLength": 128}
+          },
+          {"$ref": "#/components/parameters/AcceptLanguage"}
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/x-www-form-urlencoded": {
+              "schema": {"type": "object", "properties": {"id": {"type": "string", "maxLength": 128}}}
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Confirmed (`data-state=\"confirmed\"`), or already (`already`).",
+            "content": {"text/html": {"schema": {"type": "string"}}}
+          },
+          "400": {
+            "description": "An unknown, expired or stale link (`data-state=\"invalid\"`).",
             "content": {"text/html": {"schema": {"type": "string"}}}
           },
           "500": {"$ref": "#/components/responses/PhoneServerError"}
@@ -875,7 +911,7 @@ enum OpenAPIDocument {
       },
       "ErrorCode": {
         "type": "string",
-        "description": "A stable, machine-readable error code (`GatehouseErrorCode`): the `code` member of a problem document on `/v1`, the `X-Error-Code` header on `/api`. The set is open: a client must accept codes it does not know. Known codes: input: `missing_parameter`, `invalid_parameter`, `invalid_phone`, `invalid_email`, `invalid_date`, `invalid_login`, `weak_password`, `field_too_long`, `body_too_large`, `malformed_body`, `unsupported_media_type`, `invalid_tag`, `invalid_locale`, `invalid_image`; accounts: `phone_taken`, `email_taken`, `login_taken`, `invalid_credentials`, `account_not_found`, `no_email`, `email_already_confirmed`, `email_not_confirmed`, `no_phone`, `phone_change_not_allowed`, `tag_taken`, `email_unchanged`, `phone_already_verified`, `no_pending_email`; codes: `invalid_code`, `code_expired`, `code_attempts_exhausted`; limits: `rate_limited`, `resend_too_soon`; sessions: `unauthorized`, `session_not_found`; delivery: `delivery_failed`; server: `internal_error`, `not_found`, `method_not_allowed`.",
+        "description": "A stable, machine-readable error code (`GatehouseErrorCode`): the `code` member of a problem document on `/v1`, the `X-Error-Code` header on `/api`. The set is open: a client must accept codes it does not know. Known codes: input: `missing_parameter`, `invalid_parameter`, `invalid_phone`, `invalid_email`, `invalid_date`, `invalid_login`, `weak_password`, `field_too_long`, `body_too_large`, `malformed_body`, `unsupported_media_type`, `invalid_tag`, `invalid_locale`, `invalid_image`; accounts: `phone_taken`, `email_taken`, `login_taken`, `invalid_credentials`, `account_not_found`, `no_email`, `email_already_confirmed`, `email_not_confirmed`, `no_phone`, `phone_change_not_allowed`, `tag_taken`, `email_unchanged`, `phone_already_verified`, `no_pending_email`, `current_password_required`, `phone_country_not_allowed`; codes: `invalid_code`, `code_expired`, `code_attempts_exhausted`; limits: `rate_limited`, `resend_too_soon`; sessions: `unauthorized`, `session_not_found`; delivery: `delivery_failed`; server: `internal_error`, `not_found`, `method_not_allowed`.",
         "examples": ["invalid_code"]
       },
       "Problem": {
@@ -1185,8 +1221,14 @@ enum OpenAPIDocument {
       },
       "EmailChangeRequest": {
         "type": "object",
-        "required": ["email"],
+        "required": ["email", "currentPassword"],
         "properties": {
+          "currentPassword": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "The password in use: a new address or phone is a new way into the account, so a session alone cannot add one (400 `current_password_required` without it, 400 `invalid_credentials` when wrong; wrong ones count against the login failure budget)."
+          },
           "email": {
             "type": "string",
             "format": "email",
@@ -1198,8 +1240,14 @@ enum OpenAPIDocument {
       },
       "PhoneVerificationRequest": {
         "type": "object",
-        "required": ["phone"],
+        "required": ["phone", "currentPassword"],
         "properties": {
+          "currentPassword": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "The password in use: a new address or phone is a new way into the account, so a session alone cannot add one (400 `current_password_required` without it, 400 `invalid_credentials` when wrong; wrong ones count against the login failure budget)."
+          },
           "phone": {
             "type": "string",
             "maxLength": 32,

@@ -22,8 +22,14 @@ struct OperationsController: Sendable {
             }
         }
         if services.configuration.metricsEnabled {
-            router.get("/metrics") { _, _ -> Response in
-                Response(
+            let token = services.configuration.metricsToken
+            router.get("/metrics") { request, _ -> Response in
+                // With GATEHOUSE_METRICS_TOKEN set, only a scraper that shows it may read them.
+                if let token, !Secrets.constantTimeEquals(request.bearerToken ?? "", token) {
+                    return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer", .contentType: "text/plain; charset=utf-8"],
+                                    body: .init(byteBuffer: ByteBuffer(string: "metrics need Authorization: Bearer <GATEHOUSE_METRICS_TOKEN>")))
+                }
+                return Response(
                     status: .ok,
                     headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                     body: .init(byteBuffer: ByteBuffer(bytes: GatehouseMetrics.registry.emitToBuffer()))

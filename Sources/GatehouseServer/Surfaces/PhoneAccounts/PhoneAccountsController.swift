@@ -22,7 +22,8 @@ struct PhoneAccountsController: Sendable {
         api.get(RouterPath(P.user), use: user)
         api.post(RouterPath(P.change), use: change)
         api.post(RouterPath(P.sendConfirm), use: sendConfirm)
-        api.get(RouterPath(P.confirm), use: confirm)
+        api.get(RouterPath(P.confirm), use: confirmPage)
+        api.post(RouterPath(P.confirm), use: confirm)
         api.post(RouterPath(P.restore), use: restore)
     }
 
@@ -60,9 +61,9 @@ struct PhoneAccountsController: Sendable {
         typealias K = PhoneAccountsAPI.Parameter
         let input = AccountService.PhoneRegistration(
             phone: try form.required(K.phone),
-            code: try form.required(K.code),
+            code: try form.requiredSecret(K.code),
             login: try form.nonEmpty(K.login),
-            password: try form.nonEmpty(K.password),
+            password: try form.body(K.password),
             firstName: try form.nonEmpty(K.name, K.firstName),
             lastName: try form.nonEmpty(K.lastName),
             middleName: try form.nonEmpty(K.surname),
@@ -78,7 +79,7 @@ struct PhoneAccountsController: Sendable {
         let form = try await form(request)
         let session = try await accounts.login(
             identifier: try form.required(PhoneAccountsAPI.Parameter.login),
-            password: try form.required(PhoneAccountsAPI.Parameter.password),
+            password: try form.requiredSecret(PhoneAccountsAPI.Parameter.password),
             origin: origin(request, context)
         )
         return try json(PhoneLoginResponse(token: session.token, expires: WireDates.iso8601String(from: session.expiresAt)))
@@ -115,7 +116,14 @@ struct PhoneAccountsController: Sendable {
         change.birthday = try form.date(K.birthday)
         change.email = try form.string(K.email)
         change.phone = try form.nonEmpty(K.phone)
-        let account = try await accounts.updateProfile(accountID: session.accountID, change: change, origin: origin(request, context))
+        change.currentPassword = try form.body(K.currentPassword, "currentPassword")
+        let origin = origin(request, context)
+        // A new password (after a restore, say) needs the current one, as on `/v1/me/password`.
+        if let newPassword = try form.body(K.password) {
+            try await accounts.changePassword(accountID: session.accountID, sessionID: session.id,
+                                              current: change.currentPassword ?? "", new: newPassword, origin: origin)
+        }
+        let account = try await accounts.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin)
         return try json(account.phoneUser)
     }
 
@@ -125,11 +133,23 @@ struct PhoneAccountsController: Sendable {
         return try json("ok")
     }
 
-    @Sendable func confirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+    /// The mail's link: a page that shows the address and a button, and changes nothing.
+    @Sendable func confirmPage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let token = request.uri.queryParameters.get(PhoneAccountsAPI.Parameter.id) ?? ""
+        let outcome = try await accounts.inspectConfirmation(token: token)
+        return ConfirmationPage.response(outcome: outcome, language: pageLanguage(request), action: PhoneAccountsAPI.Path.confirm)
+    }
+
+    /// The page's button: confirms.
+    @Sendable func confirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await form(request)
+        let token = try form.nonEmpty(PhoneAccountsAPI.Parameter.id) ?? ""
         let outcome = try await accounts.confirmEmail(token: token)
-        let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru)
-        return ConfirmationPage.response(outcome: outcome, language: language)
+        return ConfirmationPage.response(outcome: outcome, language: pageLanguage(request), action: PhoneAccountsAPI.Path.confirm)
+    }
+
+    private func pageLanguage(_ request: Request) -> AppLanguage {
+        AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru)
     }
 
     @Sendable func restore(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

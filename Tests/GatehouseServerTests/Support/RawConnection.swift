@@ -1,0 +1,67 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A bare TCP connection to a test server: the bytes a slow, broken or hostile client sends, and
+/// everything the server answers, including whether it closed the connection.
+struct RawConnection: Sendable {
+    let channel: any Channel
+    private let received: NIOLockedValueBox<String>
+
+    static func open(port: Int) async throws -> RawConnection {
+        let received = NIOLockedValueBox("")
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Collector(received: received))
+                }
+            }
+            .connect(host: "127.0.0.1", port: port)
+            .get()
+        return RawConnection(channel: channel, received: received)
+    }
+
+    func send(_ text: String) async throws {
+        try await channel.writeAndFlush(ByteBuffer(string: text)).get()
+    }
+
+    /// What the server has sent so far.
+    var text: String { received.withLockedValue { $0 } }
+
+    /// Waits for the server to close the connection, at most `limit`; whether it did. After the
+    /// limit the connection is closed from this side.
+    func closedByServer(within limit: Duration) async -> Bool {
+        let timedOut = NIOLockedValueBox(false)
+        let channel = self.channel
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await channel.closeFuture.get() }
+            group.addTask {
+                do {
+                    try await Task.sleep(for: limit)
+                    timedOut.withLockedValue { $0 = true }
+                    try? await channel.close().get()
+                } catch {}   // cancelled: the server closed first
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        return !timedOut.withLockedValue { $0 }
+    }
+
+    func close() async {
+        try? await channel.close().get()
+    }
+
+    private final class Collector: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let received: NIOLockedValueBox<String>
+        init(received: NIOLockedValueBox<String>) { self.received = received }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var buffer = unwrapInboundIn(data)
+            let text = buffer.readString(length: buffer.readableBytes) ?? ""
+            received.withLockedValue { $0 += text }
+        }
+    }
+}
