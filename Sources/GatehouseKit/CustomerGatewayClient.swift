@@ -20,7 +20,7 @@ public enum CustomerGatewayError: Error, Equatable, Sendable, LocalizedError {
     }
 }
 
-/// The client of the WebSocket login gateway (`specs/websocket-login.md`): connects, sends
+/// The client of the WebSocket login gateway (`docs/websocket-login.md`): connects, sends
 /// `LOGIN_CUSTOMER` with a fresh UUID `sequence_id`, matches answers by `sequence_id` (several
 /// logins may be in flight), times out, reconnects when asked, and keeps the token and its
 /// expiry in a ``SessionStore``.

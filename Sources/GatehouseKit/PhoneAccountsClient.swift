@@ -4,7 +4,7 @@ import GatehouseAPI
 import FoundationNetworking
 #endif
 
-/// The client of the phone-first API of `specs/phone-accounts.md` (`/api/...`): form-encoded
+/// The client of the phone-first API of `docs/phone-accounts.md` (`/api/...`): form-encoded
 /// requests exactly as the spec describes, the Bearer header, answers decoded into the
 /// `GatehouseAPI` types, refusals turned into ``GatehouseClientError``.
 ///

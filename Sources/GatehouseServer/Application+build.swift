@@ -72,7 +72,11 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     let routes = RouteTable()
     router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
     router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
-    router.get("/") { _, _ in "Gatehouse" }
+    // A newcomer's first request: where to go next.
+    let root = ByteBuffer(string: #"{"name":"Gatehouse","openapi":"/openapi.json","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
+    router.get("/") { _, _ in
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: root))
+    }
     OperationsController(services: services).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     PhoneAccountsController(services: services).addRoutes(to: router)

@@ -39,7 +39,7 @@ struct DemoOptions: ParsableArguments {
 struct PhoneAccountsDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "phone-accounts",
-        abstract: "The five scenarios of specs/phone-accounts.md: register, log in, confirm the email, restore the password, change the email."
+        abstract: "The five scenarios of docs/phone-accounts.md: register, log in, confirm the email, restore the password, change the email."
     )
 
     @OptionGroup var options: DemoOptions
@@ -57,7 +57,7 @@ struct PhoneAccountsDemo: AsyncParsableCommand {
 struct WebSocketLoginDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "websocket-login",
-        abstract: "The two-screen app of specs/websocket-login.md: email and password over the WebSocket gateway."
+        abstract: "The two-screen app of docs/websocket-login.md: email and password over the WebSocket gateway."
     )
 
     @OptionGroup var options: DemoOptions
@@ -76,7 +76,7 @@ struct WebSocketLoginDemo: AsyncParsableCommand {
 struct MessengerAuthDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "messenger-auth",
-        abstract: "The authorization epic of specs/messenger.md over /v1: splash, log in by email or tag, register with an email code, reset the password, log out."
+        abstract: "The authorization epic of the messenger spec (docs/specs.md) over /v1: splash, log in by email or tag, register with an email code, reset the password, log out."
     )
 
     @OptionGroup var options: DemoOptions

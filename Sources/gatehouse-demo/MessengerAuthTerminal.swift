@@ -62,7 +62,7 @@ final class MessengerAuthTerminal: TerminalMenu {
         notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
         await menu([
             Option(label: t("Type login and password", "Ввести логин и пароль")) { [self] in
-                readCredentials(vm.state.loginLabel, vm.state.passwordLabel, login: vm.setLogin, password: vm.setPassword)
+                readCredentials(vm.state.loginLabel, vm.state.passwordLabel, current: (vm.state.login, vm.state.password), login: vm.setLogin, password: vm.setPassword)
             },
             Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
             Option(label: vm.state.forgotTitle) { vm.forgotPassword() },
@@ -79,7 +79,7 @@ final class MessengerAuthTerminal: TerminalMenu {
             field(vm.state.emailLabel, vm.state.email, error: vm.state.emailError)
             notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
             await menu([
-                Option(label: t("Type the email", "Ввести почту")) { [self] in if let email = read(vm.state.emailLabel) { vm.setEmail(email) } },
+                Option(label: t("Type the email", "Ввести почту")) { [self] in if let email = read(vm.state.emailLabel, current: vm.state.email) { vm.setEmail(email) } },
                 Option(label: vm.state.sendCodeTitle, enabled: vm.state.isSendCodeEnabled) { await vm.sendCode() },
                 Option(label: vm.state.backTitle) { vm.back() },
             ])
@@ -127,14 +127,14 @@ final class MessengerAuthTerminal: TerminalMenu {
                 Option(label: t("Fill in the form", "Заполнить форму")) { [self] in
                     for name in MessengerRegistrationViewModel.fieldOrder {
                         let secret = MessengerRegistrationViewModel.contentTypes[name] == .newPassword
-                        guard let value = read(vm.state.labels[name] ?? name.rawValue, secret: secret) else { return }
+                        guard let value = read(vm.state.labels[name] ?? name.rawValue, current: vm.state.values[name] ?? "", secret: secret) else { return }
                         vm.set(name, value)
                     }
                     // The tag is checked after a pause in typing; wait for the answer before drawing.
                     await vm.settleTagCheck()
                 },
                 Option(label: t("Change the tag", "Изменить тег")) { [self] in
-                    guard let tag = read(vm.state.labels[.tag] ?? "tag") else { return }
+                    guard let tag = read(vm.state.labels[.tag] ?? "tag", current: vm.state.values[.tag] ?? "") else { return }
                     vm.set(.tag, tag)
                     await vm.settleTagCheck()
                 },

@@ -53,12 +53,13 @@ final class PhoneAccountsTerminal: TerminalMenu {
         await menu([
             Option(label: t("Fill in the form", "Заполнить форму")) { [self] in
                 for field in RegistrationViewModel.fieldOrder {
-                    guard let value = read(vm.state.labels[field] ?? field.rawValue, secret: field == .password) else { return }
+                    guard let value = read(vm.state.labels[field] ?? field.rawValue, current: vm.state.values[field] ?? "", secret: field == .password) else { return }
                     vm.set(field, value)
                 }
             },
             Option(label: (vm.state.termsAccepted ? "[x] " : "[ ] ") + vm.state.termsText) { vm.setTermsAccepted(!vm.state.termsAccepted) },
-            Option(label: vm.state.sendCodeTitle, enabled: vm.state.isSendCodeEnabled) { await vm.sendCode() },
+            Option(label: t("Read the terms", "Прочитать условия")) { Terminal.line("  " + vm.state.termsDetail) },
+            Option(label: vm.state.sendCodeTitle, enabled: vm.state.isSendCodeEnabled, reason: vm.state.sendCodeHint) { await vm.sendCode() },
             Option(label: t("Back", "Назад")) { vm.back() },
         ])
     }
@@ -72,7 +73,7 @@ final class PhoneAccountsTerminal: TerminalMenu {
         notices(error: vm.state.errorMessage)
         await menu([
             Option(label: t("Type the code", "Ввести код")) { [self] in
-                if let code = read(vm.state.codeLabel) { vm.setCode(code) }
+                if let code = read(vm.state.codeLabel, current: vm.state.code) { vm.setCode(code) }
             },
             Option(label: t("Fetch the code from the server's development outbox (stands in for SMS autofill)",
                             "Взять код из dev-outbox сервера (вместо автоподстановки из СМС)")) { [self] in
@@ -91,7 +92,7 @@ final class PhoneAccountsTerminal: TerminalMenu {
         notices(error: vm.state.errorMessage)
         await menu([
             Option(label: t("Type login and password", "Ввести логин и пароль")) { [self] in
-                readCredentials(vm.state.loginLabel, vm.state.passwordLabel, login: vm.setLogin, password: vm.setPassword)
+                readCredentials(vm.state.loginLabel, vm.state.passwordLabel, current: (vm.state.login, vm.state.password), login: vm.setLogin, password: vm.setPassword)
             },
             Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
             Option(label: vm.state.forgotTitle) { vm.forgotPassword() },
@@ -106,8 +107,16 @@ final class PhoneAccountsTerminal: TerminalMenu {
         let other: RestorePasswordViewModel.Method = vm.state.method == .sms ? .email : .sms
         await menu([
             Option(label: vm.state.methodTitles[other] ?? "") { vm.setMethod(other) },
-            Option(label: vm.state.fieldLabel) { [self] in if let value = read(vm.state.fieldLabel) { vm.setValue(value) } },
+            Option(label: vm.state.fieldLabel) { [self] in if let value = read(vm.state.fieldLabel, current: vm.state.value) { vm.setValue(value) } },
             Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
+            Option(label: t("Read the new password from the server's development outbox (stands in for the SMS or mail)",
+                            "Прочитать новый пароль в dev-outbox сервера (вместо СМС или письма)"),
+                   enabled: vm.state.successMessage != nil,
+                   reason: t("Send the new password first.", "Сначала отправьте новый пароль.")) { [self] in
+                // The outbox normalises a phone as the server does.
+                let destination = vm.state.method == .sms ? vm.state.value : vm.state.value.lowercased()
+                await fetchCode(from: outbox, to: destination, label: t("New password", "Новый пароль")) { _ in }
+            },
             Option(label: vm.state.backTitle) { vm.backToLogin() },
         ])
     }
@@ -124,7 +133,9 @@ final class PhoneAccountsTerminal: TerminalMenu {
                             "Открыть ссылку из dev-outbox сервера (вместо почтового ящика)")) { [self] in
                 do {
                     let opened = try await outbox.openLatestLink(to: vm.state.email.lowercased())
-                    Terminal.line(opened ? t("  Link opened.", "  Ссылка открыта.") : t("  No working link in the outbox.", "  В outbox нет действующей ссылки."))
+                    Terminal.line(opened ? t("  Link opened and its button pressed.", "  Ссылка открыта, кнопка на странице нажата.")
+                                         : t("  No working link in the outbox.", "  В outbox нет действующей ссылки."))
+                    if opened { await vm.checkConfirmation() }   // the screen's "not confirmed yet" is stale now
                 } catch {
                     Terminal.line("  ! \(error.localizedDescription)")
                 }
@@ -142,7 +153,7 @@ final class PhoneAccountsTerminal: TerminalMenu {
         }
         notices(error: vm.state.errorMessage)
         var options = [
-            Option(label: t("Type the email", "Ввести почту")) { [self] in if let email = read(vm.state.placeholder) { vm.setEmail(email) } },
+            Option(label: t("Type the email", "Ввести почту")) { [self] in if let email = read(vm.state.placeholder, current: vm.state.email) { vm.setEmail(email) } },
         ]
         if vm.state.isPasswordRequested {
             options.append(Option(label: vm.state.passwordPlaceholder) { [self] in if let password = read(vm.state.passwordPlaceholder, secret: true) { vm.setPassword(password) } })
@@ -160,6 +171,7 @@ final class PhoneAccountsTerminal: TerminalMenu {
         notices(error: vm.state.errorMessage)
         await menu([
             Option(label: t("Refresh", "Обновить")) { await vm.refresh() },
+            Option(label: vm.state.changeEmailTitle) { vm.changeEmail() },
             Option(label: vm.state.logoutTitle) { await vm.logout() },
         ])
     }

@@ -10,6 +10,8 @@ class TerminalMenu {
     struct Option {
         var label: String
         var enabled: Bool = true
+        /// Why it is unavailable, shown when it is chosen anyway (the view model's words).
+        var reason: String? = nil
         var action: () async -> Void
     }
 
@@ -19,8 +21,8 @@ class TerminalMenu {
         case option(Int)
         /// Not one of the numbers.
         case invalid
-        /// One of the numbers, but that option is disabled.
-        case unavailable
+        /// One of the numbers, but the option at this index is disabled.
+        case unavailable(Int)
         /// "q" or the end of input; ``quit`` is set.
         case quit
     }
@@ -62,13 +64,14 @@ class TerminalMenu {
         for (index, option) in options.enumerated() {
             Terminal.line("  \(index + 1)) \(option.label)" + (option.enabled ? "" : t(" (unavailable)", " (недоступно)")))
         }
-        Terminal.line("  q) " + t("Quit", "Выход"))
+        // Not "Выход": the apps' own "Выйти" (log out) would sit next to a look-alike.
+        Terminal.line("  q) " + t("Quit the demo", "Закрыть демо"))
         guard let answer = Terminal.ask("> ")?.trimmingCharacters(in: .whitespaces), answer.lowercased() != "q" else {
             quit = true
             return .quit
         }
         guard let number = Int(answer), options.indices.contains(number - 1) else { return .invalid }
-        return options[number - 1].enabled ? .option(number - 1) : .unavailable
+        return options[number - 1].enabled ? .option(number - 1) : .unavailable(number - 1)
     }
 
     /// Prints numbered options, reads a choice, runs it.
@@ -76,24 +79,32 @@ class TerminalMenu {
         switch choose(options.map { ($0.label, $0.enabled) }) {
         case .option(let index): await options[index].action()
         case .invalid: Terminal.line(t("  Choose one of the numbers.", "  Выберите один из номеров."))
-        case .unavailable: Terminal.line(t("  That is not available yet.", "  Это пока недоступно."))
+        case .unavailable(let index):
+            Terminal.line("  " + (options[index].reason ?? t("That is not available yet.", "Это пока недоступно.")))
         case .quit: break
         }
     }
 
-    /// Reads one field (masked when `secret`); nil, and ``quit`` set, at the end of input.
-    func read(_ label: String, secret: Bool = false) -> String? {
-        let answer = secret ? Terminal.askSecret("  \(label): ") : Terminal.ask("  \(label): ")
-        if answer == nil { quit = true }
-        return answer
+    /// Reads one field (masked when `secret`). The current value is shown in brackets and an empty
+    /// answer keeps it, so one wrong field never means typing the others again. Nil, and ``quit``
+    /// set, at the end of input.
+    func read(_ label: String, current: String = "", secret: Bool = false) -> String? {
+        let shown = current.isEmpty ? "" : " [\(secret ? masked(current) : current)]"
+        let prompt = "  \(label)\(shown): "
+        guard let answer = secret ? Terminal.askSecret(prompt) : Terminal.ask(prompt) else {
+            quit = true
+            return nil
+        }
+        return answer.isEmpty ? current : answer
     }
 
-    /// Reads a login (or email) and then its password, masked, into the screen; stops at the
-    /// end of input.
-    func readCredentials(_ loginLabel: String, _ passwordLabel: String, login setLogin: (String) -> Void, password setPassword: (String) -> Void) {
-        guard let login = read(loginLabel) else { return }
+    /// Reads a login (or email) and then its password, masked, into the screen, each keeping its
+    /// current value on Enter; stops at the end of input.
+    func readCredentials(_ loginLabel: String, _ passwordLabel: String, current: (login: String, password: String),
+                         login setLogin: (String) -> Void, password setPassword: (String) -> Void) {
+        guard let login = read(loginLabel, current: current.login) else { return }
         setLogin(login)
-        guard let password = read(passwordLabel, secret: true) else { return }
+        guard let password = read(passwordLabel, current: current.password, secret: true) else { return }
         setPassword(password)
     }
 

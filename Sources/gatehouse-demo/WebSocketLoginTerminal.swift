@@ -42,7 +42,7 @@ final class WebSocketLoginTerminal: TerminalMenu {
         if let error = vm.state.errorOutput { Terminal.line("  ! \(error)") }
         switch chosenNumber([(t("Type email and password", "Ввести почту и пароль"), true), (vm.state.submitTitle, vm.state.isSubmitEnabled)]) {
         case 1:
-            readCredentials(vm.state.emailLabel, vm.state.passwordLabel, login: vm.setEmail, password: vm.setPassword)
+            readCredentials(vm.state.emailLabel, vm.state.passwordLabel, current: (vm.state.email, vm.state.password), login: vm.setEmail, password: vm.setPassword)
         case 2:
             await vm.submit()
         default:

@@ -4,7 +4,7 @@ import GatehouseKit
 import GatehouseScreens
 import Testing
 
-/// The authorization epic of `specs/messenger.md` through the view models, against a real
+/// The authorization epic of the messenger spec (`docs/specs.md`) through the view models, against a real
 /// server's `/v1` over loopback: what an iOS app would draw, step by step.
 @Suite("Messenger authorization through the view models")
 @MainActor

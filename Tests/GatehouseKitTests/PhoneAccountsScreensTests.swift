@@ -4,7 +4,7 @@ import GatehouseKit
 import GatehouseScreens
 import Testing
 
-/// The five scenarios of `specs/phone-accounts.md` through the view models, against a real
+/// The five scenarios of `docs/phone-accounts.md` through the view models, against a real
 /// server over loopback: what an iOS app would draw, step by step.
 @Suite("Phone accounts through the view models")
 @MainActor

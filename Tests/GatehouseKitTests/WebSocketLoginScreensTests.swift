@@ -4,7 +4,7 @@ import GatehouseKit
 import GatehouseScreens
 import Testing
 
-/// The two-screen app of `specs/websocket-login.md` through its view models, against the real
+/// The two-screen app of `docs/websocket-login.md` through its view models, against the real
 /// gateway of an in-process server.
 @Suite("WebSocket login through the view models")
 @MainActor

@@ -429,4 +429,39 @@ struct AccountsV1SignupTests {
             #expect(try expectProblem(phone, .badRequest, .invalidPhone).field == "phone")
         }
     }
+
+    @Test("the 'you already have an account' notice speaks the owner's language, not the asker's", arguments: TestEngine.available)
+    func accountExistsNotice_inOwnersLanguage(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: a Russian-speaking owner
+            _ = try await app.v1.signedUp(phone: "+79123456789", locale: "ru")
+            app.clock.advance(by: 61)
+
+            // MUT: a stranger asks in English
+            let response = try await app.v1.post(P.signupCode, CodeRequest(phone: "+79123456789"), headers: [.acceptLanguage: "en"])
+
+            // validate
+            #expect(response.status == .accepted)
+            let notice = try #require(try await app.v1.messages(to: "+79123456789").first)
+            #expect(notice.code == nil)
+            #expect(notice.body.contains("учётная запись") || notice.body.contains("уже есть"), "\(notice.body)")
+        }
+    }
+}
+
+@Suite("The first requests a newcomer makes")
+struct FirstRequestsTests {
+    @Test("GET / points to the document, the health checks and the APIs; /v1 without a slash is a problem like /v1/")
+    func root_andBareV1() async throws {
+        try await withApp(.sqlite) { app in
+            let root = try await app.get("/")
+            let object = try root.jsonObject()
+            #expect(root.status == .ok && root.mediaType == "application/json")
+            #expect(object["openapi"] as? String == "/openapi.json")
+            #expect(object["health"] as? String == "/health" && object["live"] as? String == "/health/live")
+            for path in ["/v1", "/v1/"] {
+                try expectProblem(try await app.get(path), .notFound, .notFound)
+            }
+        }
+    }
 }

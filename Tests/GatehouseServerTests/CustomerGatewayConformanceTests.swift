@@ -9,7 +9,7 @@ import NIOWebSocket
 import Testing
 @testable import GatehouseServer
 
-/// `specs/websocket-login.md` at the wire level: raw text and binary frames from a real
+/// `docs/websocket-login.md` at the wire level: raw text and binary frames from a real
 /// WebSocket client, answers checked field by field.
 @Suite("WebSocket login gateway")
 struct CustomerGatewayConformanceTests {

@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Testing
 @testable import GatehouseServer
 
-/// The five scenarios of `specs/phone-accounts.md`, walked at the wire level with raw form and
+/// The five scenarios of `docs/phone-accounts.md`, walked at the wire level with raw form and
 /// multipart requests, on every engine.
 @Suite("Phone accounts: the spec's five scenarios")
 struct PhoneAccountsConformanceTests {

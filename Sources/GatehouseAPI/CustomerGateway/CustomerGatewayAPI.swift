@@ -1,6 +1,6 @@
 import Foundation
 
-/// The WebSocket login gateway of `specs/websocket-login.md`. The spec's text has typos
+/// The WebSocket login gateway of `docs/websocket-login.md`. The spec's text has typos
 /// (`sequence id`, `LOGIN CUSTOMER`, `api token`); these are the canonical, underscored names of
 /// its error sample, which real clients send.
 public enum CustomerGatewayAPI {

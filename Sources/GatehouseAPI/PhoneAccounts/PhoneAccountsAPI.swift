@@ -1,4 +1,4 @@
-/// The phone-first REST API of `specs/phone-accounts.md`: paths and parameter names,
+/// The phone-first REST API of `docs/phone-accounts.md`: paths and parameter names,
 /// written once for the server, the SDK and the tests.
 public enum PhoneAccountsAPI {
     public enum Path {

@@ -30,6 +30,8 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
         public var confirmationText: String
         /// The label of the log-out action.
         public var logoutTitle: String
+        /// The label of "Change email" (a confirmed address too: the server then asks for the password).
+        public var changeEmailTitle: String = ""
         /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
         /// The server's (localized) message for the last failed action; cleared by the next edit.
@@ -37,7 +39,11 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
     }
 
     /// Where the user goes from here; the coordinator acts on it.
-    public enum Outcome: Equatable, Sendable { case loggedOut }
+    public enum Outcome: Equatable, Sendable {
+        case loggedOut
+        /// "Change email": the coordinator shows the email prompt with the current address.
+        case changeEmail(current: String)
+    }
 
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
@@ -55,7 +61,8 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
         if let phone = user.phone { rows.append(Row(label: l("final.phone"), value: phone)) }
         rows.append(Row(label: l("final.email"), value: user.email ?? "—"))
         let confirmation = user.email == nil ? l("final.noEmail") : (user.isConfirmed ? l("final.confirmed") : l("final.unconfirmed"))
-        return State(title: l("final.title"), rows: rows, isEmailConfirmed: user.isConfirmed, confirmationText: confirmation, logoutTitle: l("final.logout"))
+        return State(title: l("final.title"), rows: rows, isEmailConfirmed: user.isConfirmed, confirmationText: confirmation,
+                     logoutTitle: l("final.logout"), changeEmailTitle: l("final.changeEmail"))
     }
 
     /// Reads the account again.
@@ -69,6 +76,12 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
         }
+    }
+
+    /// "Change email".
+    public func changeEmail() {
+        let email = state.rows.last { $0.label == environment.localizer("final.email") }?.value ?? ""
+        onOutcome?(.changeEmail(current: email == "—" ? "" : email))
     }
 
     /// "Log out".

@@ -36,7 +36,8 @@ public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
     /// Where the user goes from here.
     public enum Outcome: Equatable, Sendable {
         case loggedIn(AccountDestination)
-        case restorePassword
+        /// "Forgot password?", with what was typed in the login field (it pre-fills the restore screen).
+        case restorePassword(login: String)
         case back
     }
 
@@ -76,7 +77,7 @@ public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
     }
 
     /// "Forgot password?".
-    public func forgotPassword() { onOutcome?(.restorePassword) }
+    public func forgotPassword() { onOutcome?(.restorePassword(login: state.login.trimmingCharacters(in: .whitespaces))) }
     /// Back to the start screen.
     public func back() { onOutcome?(.back) }
 }

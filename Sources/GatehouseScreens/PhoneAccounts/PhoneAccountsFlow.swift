@@ -113,15 +113,15 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
         login.onOutcome = { [unowned self] outcome in
             switch outcome {
             case .loggedIn(let destination): show(destination)
-            case .restorePassword: showRestore()
+            case .restorePassword(let typed): showRestore(prefill: typed)
             case .back: showStart()
             }
         }
         set(.login(login))
     }
 
-    func showRestore() {
-        let restore = RestorePasswordViewModel(environment: environment)
+    func showRestore(prefill: String = "") {
+        let restore = RestorePasswordViewModel(environment: environment, prefill: prefill)
         restore.onOutcome = { [unowned self] outcome in
             switch outcome {
             case .backToLogin(let login): showLogin(prefill: login)
@@ -151,6 +151,17 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
         if let reason { showPrompt(reason, over: pending) }
     }
 
+    /// The prompt over the final screen: a saved address is pending until its link is opened, so
+    /// the pending screen follows.
+    func showPrompt(_ reason: EmailPromptViewModel.Reason, fromFinal final: FinalViewModel) {
+        let prompt = EmailPromptViewModel(environment: environment, reason: reason)
+        prompt.onOutcome = { [unowned self] outcome in
+            update { $0.prompt = nil }
+            if case .saved(let user) = outcome { showPending(user, mailSent: true) }
+        }
+        update { $0.prompt = prompt }
+    }
+
     func showPrompt(_ reason: EmailPromptViewModel.Reason, over pending: ConfirmationPendingViewModel) {
         let prompt = EmailPromptViewModel(environment: environment, reason: reason)
         prompt.onOutcome = { [unowned self, unowned pending] outcome in
@@ -172,7 +183,12 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
 
     func showFinal(_ user: PhoneUser) {
         let final = FinalViewModel(environment: environment, user: user)
-        final.onOutcome = { [unowned self] _ in showStart() }
+        final.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .loggedOut: showStart()
+            case .changeEmail(let current): showPrompt(.wrong(current: current), fromFinal: final)
+            }
+        }
         set(.final(final))
     }
 }

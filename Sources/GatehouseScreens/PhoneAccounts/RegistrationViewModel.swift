@@ -36,12 +36,16 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
         public var termsAccepted = false
         /// The terms box's text.
         public var termsText: String = ""
+        /// The terms themselves, for a screen the terms text opens.
+        public var termsDetail: String = ""
         /// The screen's title.
         public var title: String = ""
         /// The label of "Send code".
         public var sendCodeTitle: String = ""
         /// Whether "Send code" can be used: every field valid and the terms box ticked.
         public var isSendCodeEnabled = false
+        /// While "Send code" is disabled, why: the first field still to fix, or the terms box.
+        public var sendCodeHint: String?
         /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
         /// The server's refusal, shown above the button.
@@ -68,11 +72,13 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
         state.title = l("registration.title")
         state.sendCodeTitle = l("registration.sendCode")
         state.termsText = l("registration.terms")
+        state.termsDetail = l("registration.termsDetail")
         for field in RegistrationField.allCases {
             state.values[field] = ""
             state.labels[field] = l("registration.\(field.rawValue)")
         }
         super.init(state: state)
+        revalidate()
     }
 
     /// Each field's content type, so iOS offers the right keyboard and autofill (a new
@@ -117,15 +123,17 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
     private func revalidate() {
         update { state in
             var errors: [RegistrationField: String] = [:]
-            var allValid = true
-            for field in RegistrationField.allCases {
+            var firstProblem: String?
+            for field in Self.fieldOrder {
                 if let problem = problem(field, state.values[field] ?? "") {
-                    allValid = false
+                    firstProblem = firstProblem ?? "\(state.labels[field] ?? field.rawValue): \(problem)"
                     if edited.contains(field) { errors[field] = problem }
                 }
             }
             state.fieldErrors = errors
-            state.isSendCodeEnabled = allValid && state.termsAccepted && !state.isLoading
+            state.isSendCodeEnabled = firstProblem == nil && state.termsAccepted && !state.isLoading
+            state.sendCodeHint = state.isSendCodeEnabled || state.isLoading ? nil
+                : firstProblem ?? environment.localizer("registration.hint.terms")
         }
     }
 

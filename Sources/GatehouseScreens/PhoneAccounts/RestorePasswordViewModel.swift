@@ -46,12 +46,15 @@ public final class RestorePasswordViewModel: ScreenModel<RestorePasswordViewMode
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: PhoneAccountsEnvironment
 
-    /// Creates the screen's model.
-    public init(environment: PhoneAccountsEnvironment) {
+    /// Creates the screen's model. `prefill`: what the login screen had (an email chooses the
+    /// email method, anything else is offered as the phone).
+    public init(environment: PhoneAccountsEnvironment, prefill: String = "") {
         self.environment = environment
         let l = environment.localizer
         super.init(state: State(title: l("restore.title"), methodTitles: [.sms: l("restore.bySMS"), .email: l("restore.byEmail")],
                                 fieldLabel: l("restore.phone"), submitTitle: l("restore.submit"), backTitle: l("restore.back")))
+        if prefill.contains("@") { setMethod(.email) }
+        if !prefill.isEmpty { setValue(prefill) }
     }
 
     /// Switches between restoring by SMS and by email.

@@ -147,7 +147,7 @@ public final class WebSocketAppViewModel: ScreenModel<WebSocketAppViewModel.Stat
     }
 }
 
-/// The two-screen app of `specs/websocket-login.md`: on launch a stored token whose expiry is
+/// The two-screen app of `docs/websocket-login.md`: on launch a stored token whose expiry is
 /// still in the future opens the app screen; otherwise the login screen.
 @MainActor
 public final class WebSocketLoginFlow: ScreenModel<WebSocketLoginFlow.State> {

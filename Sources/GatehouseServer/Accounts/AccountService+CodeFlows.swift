@@ -157,12 +157,15 @@ extension AccountService {
     /// Sends a sign-up code. An address that already has an account gets a notice instead, and
     /// the answer is the same, so the form tells a stranger nothing.
     /// An unconfirmed claim on the address does not make it taken: the sign-up will take it over.
+    /// The notice to an existing account goes out in the account owner's language, not the asker's.
     func requestSignupCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
-        let taken = try await accountByDestination(destination) != nil
+        let owner = try await accountByDestination(destination)
         return try await issueCode(signupPurpose(destination), to: destination, accountID: nil, origin: origin) { code in
-            taken
-                ? composer.accountExists(to: destination.value, channel: destination.channel, language: origin.language)
-                : composer.code(.signup, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: origin.language)
+            if let owner {
+                composer.accountExists(to: destination.value, channel: destination.channel, language: owner.language)
+            } else {
+                composer.code(.signup, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: origin.language)
+            }
         }
     }
 

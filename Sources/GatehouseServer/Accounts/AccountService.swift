@@ -344,7 +344,7 @@ struct AccountService: Sendable {
         return account
     }
 
-    /// The pending-address state machine (DESIGN.md §3). A confirmed address stays in use (and
+    /// The pending-address state machine (docs/architecture.md). A confirmed address stays in use (and
     /// for login) until the new one is confirmed, and is told of the change; an unconfirmed one
     /// is simply replaced. Returns the notice for the old address, if any.
     private func applyEmailChange(_ account: AccountModel, to email: String) async throws -> OutgoingMessage? {

@@ -315,7 +315,7 @@ extension GatehouseConfiguration {
         l.maxBodyBytes = try reader.int("GATEHOUSE_MAX_BODY_BYTES", default: l.maxBodyBytes, range: 1024...104_857_600)
         l.maxFieldLength = try reader.int("GATEHOUSE_MAX_FIELD_LENGTH", default: l.maxFieldLength, range: 16...65_536)
         l.avatarMaxBytes = try reader.int("GATEHOUSE_AVATAR_MAX_BYTES", default: l.avatarMaxBytes, range: 1024...52_428_800)
-        l.codeRequestsPerAddressPerDestination = try reader.int("GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION", default: l.codeRequestsPerAddressPerDestination, range: 1...1000)
+        l.codeRequestsPerAddressPerDestination = try reader.int("GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION", default: l.codeRequestsPerAddressPerDestination, range: 1...1_000_000)
         l.recentLoginWindow = try reader.seconds("GATEHOUSE_RECENT_LOGIN_SECONDS", default: l.recentLoginWindow, range: 0...86_400)
         c.limits = l
 

@@ -28,6 +28,6 @@ struct DevDeliveryChannel: DeliveryChannel {
     var name: String { "dev" }
 
     func deliver(_ message: OutgoingMessage) async throws {
-        logger.info("dev delivery: \(message.kind.rawValue) to \(message.destination) kept in the outbox; read it with `gatehouse outbox --to \(message.destination)` or GET /dev/outbox?to=\(message.destination)")
+        logger.info("dev delivery: \(message.kind.rawValue) to \(message.destination) kept in the outbox; read it with `\(ServerCommands.invocation) outbox --to \(message.destination)` or GET /dev/outbox?to=\(message.destination)")
     }
 }

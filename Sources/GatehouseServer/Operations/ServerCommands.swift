@@ -46,6 +46,15 @@ public enum ServerCommands {
         return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) / Double(count)
     }
 
+    /// How to run this executable again, as a person would type it: `swift run gatehouse` when it was
+    /// built and started by SwiftPM (the binary sits under `.build/`), its path when started by path,
+    /// `gatehouse` when found on PATH.
+    public static let invocation: String = {
+        let path = CommandLine.arguments.first ?? "gatehouse"
+        if path.contains("/.build/") { return "swift run gatehouse" }
+        return path.contains("/") ? path : "gatehouse"
+    }()
+
     /// The lines `gatehouse serve` prints once it listens.
     public static func banner(configuration: GatehouseConfiguration, port: Int) -> [String] {
         var lines = ["Gatehouse listening on http://\(configuration.host):\(port) (\(configuration.environment.rawValue))"]
@@ -58,7 +67,7 @@ public enum ServerCommands {
         case .postgres: lines.append("database: PostgreSQL")
         }
         if configuration.delivery.smsChannel == .dev || configuration.delivery.emailChannel == .dev {
-            var where_ = ["`gatehouse outbox --to +79123456789`"]
+            var where_ = ["`\(invocation) outbox --to +79123456789`"]
             if configuration.environment == .development {
                 where_.append("http://\(configuration.host):\(port)/dev/outbox?to=+79123456789")
             }

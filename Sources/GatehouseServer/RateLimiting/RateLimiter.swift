@@ -2,7 +2,7 @@ import Foundation
 import SQLKit
 
 /// Fixed-window counters in the database, so every instance behind a load balancer sees the
-/// same budget (DESIGN.md §2: nothing shared lives only in process memory).
+/// same budget (docs/architecture.md: nothing shared lives only in process memory).
 struct RateLimiter: Sendable {
     let database: DatabaseProvider
     let clock: GatehouseClock

@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 /// without password hashes), so a burst of reads with one token costs one database lookup per
 /// `ttl` instead of two queries per request.
 ///
-/// The database stays the only source of truth (DESIGN.md §2): an entry is a copy at most `ttl`
+/// The database stays the only source of truth (docs/architecture.md): an entry is a copy at most `ttl`
 /// old (0.5 s by default, never more than 1 s). What this instance changes it forgets at once:
 /// revoking a session or writing an account drops that account's entries, so a client reads
 /// its own writes. A change made on another instance is seen here within `ttl`, which is the

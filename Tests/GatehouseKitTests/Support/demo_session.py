@@ -111,16 +111,31 @@ try:
     child.expect_exact("== Welcome ==")
     step(r"1\) Register", "1")
     child.expect_exact("== Registration ==")
-    step(r"Send code \(unavailable\)", "1")          # disabled before the form is filled
+    step(r"4\) Send code \(unavailable\)", "4")          # disabled before the form is filled...
+    child.expect_exact("Phone number (your login): Required")   # ...and it says why
+    child.expect_exact("> "); child.sendline("1")
     child.expect_exact("Phone number (your login): "); child.sendline(args.phone)
     child.expect_exact("Password: "); child.sendline(PASSWORD)
     child.expect_exact("Last name: "); child.sendline("Petrov")
     child.expect_exact("First name: "); child.sendline("Ivan")
     child.expect_exact("Email: "); child.sendline("ivan@example.com")
     child.expect_exact("Password: **********")           # masked when the form is drawn again
-    step(r"Send code \(unavailable\)", "2")          # still disabled: the terms box
+    step(r"4\) Send code \(unavailable\)", "4")          # still disabled: the terms box
+    child.expect_exact("Tick the terms box first.")
+    # Filling the form again shows every value and keeps it on Enter: only the first name changes.
+    child.expect_exact("> "); child.sendline("1")
+    child.expect_exact("Phone number (your login) [%s]: " % args.phone); child.sendline("")
+    child.expect_exact("Password [**********]: "); child.sendline("")
+    child.expect_exact("Last name [Petrov]: "); child.sendline("")
+    child.expect_exact("First name [Ivan]: "); child.sendline("John")
+    child.expect_exact("Email [ivan@example.com]: "); child.sendline("")
+    child.expect_exact("First name: John")
+    child.expect_exact("Email: ivan@example.com")
+    child.expect_exact("> "); child.sendline("2")         # tick the terms
     child.expect_exact("[x] I accept the terms and conditions")
-    step(r"3\) Send code\r?\n", "3")
+    child.expect_exact("> "); child.sendline("3")         # the terms can be read
+    child.expect_exact("Gatehouse keeps your phone number")
+    step(r"4\) Send code\r?\n", "4")
     child.expect_exact("== Confirmation code ==")
     child.expect(r"Send again in \d:\d\d \(unavailable\)")
     child.expect_exact("> "); child.sendline("2")         # fetch the code from the dev outbox
@@ -129,21 +144,47 @@ try:
     child.expect_exact("== Confirm your email ==")
     child.expect_exact("We sent a confirmation link to ivan@example.com")
     child.expect_exact("> "); child.sendline("4")         # open the link from the dev outbox
-    child.expect_exact("Link opened.")
-    child.expect_exact("> "); child.sendline("1")         # I have confirmed it
-    child.expect_exact("== Your account ==")
+    child.expect_exact("Link opened and its button pressed.")
+    child.expect_exact("== Your account ==")              # no stale "not confirmed yet": the screen moved on
+    child.expect_exact("Name: John Petrov")
     child.expect_exact("Phone: +79123456789")
     child.expect_exact("✓ Email confirmed")
-    child.expect_exact("> "); child.sendline("2")         # Log out
+    # Change the confirmed email: the server asks for the password, the prompt shows a field for it.
+    child.expect_exact("> "); child.sendline("2")
+    child.expect_exact("== Change email ==")
+    child.expect_exact("> "); child.sendline("1")
+    child.expect_exact("name@example.com [ivan@example.com]: "); child.sendline("ivan.new@example.com")
+    child.expect_exact("> "); child.sendline("2")         # Save
+    child.expect_exact("Enter your current password to make this change.")
+    child.expect_exact("> "); child.sendline("2")         # the password field
+    child.expect_exact("Current password: "); child.sendline(PASSWORD)
+    child.expect_exact("> "); child.sendline("3")         # Save
+    child.expect_exact("== Confirm your email ==")
+    child.expect_exact("ivan.new@example.com")
+    child.expect_exact("> "); child.sendline("5")         # Log out
     child.expect_exact("== Welcome ==")
     step(r"2\) Log in", "2")
     child.expect_exact("== Log in ==")
     child.expect_exact("> "); child.sendline("1")
     child.expect_exact("Phone, login or email: "); child.sendline("8 912 345 67 89")
-    child.expect_exact("Password: "); child.sendline(PASSWORD)
+    child.expect_exact("Password: "); child.sendline("")
+    child.expect_exact("> "); child.sendline("3")         # Forgot password? carries the phone along
+    child.expect_exact("== Restore password ==")
+    child.expect_exact("By SMS · Phone number: 8 912 345 67 89")
+    child.expect_exact("> "); child.sendline("4")         # the outbox helper, before anything was sent
+    child.expect_exact("Send the new password first.")
+    child.expect_exact("> "); child.sendline("3")         # Send a new password
+    child.expect_exact("A new password was sent by SMS")
+    child.expect_exact("> "); child.sendline("4")
+    child.expect(r"New password: ([A-Za-z0-9][A-Za-z0-9!*._~-]{10}[A-Za-z0-9])")
+    child.expect_exact("> "); child.sendline("5")         # Back to login, the phone still there
+    child.expect_exact("== Log in ==")
+    child.expect_exact("Phone, login or email: 8 912 345 67 89")
+    child.expect_exact("> "); child.sendline("1")
+    child.expect_exact("Phone, login or email [8 912 345 67 89]: "); child.sendline("")
+    child.expect_exact("Password: "); child.sendline(PASSWORD)   # the old password works until the new one is used
     child.expect_exact("> "); child.sendline("2")         # Log in
-    child.expect_exact("== Your account ==")
-    child.expect_exact("✓ Email confirmed")
+    child.expect_exact("== Confirm your email ==")        # the new address is still pending
     child.expect_exact("> "); child.sendline("q")
     child.expect(pexpect.EOF)
     child.close()

@@ -1,7 +1,7 @@
 import FluentKit
 import Foundation
 
-/// One account for every spec (DESIGN.md §3). Emails and the username key are stored lower-case
+/// One account for every spec (docs/architecture.md). Emails and the username key are stored lower-case
 /// so uniqueness is case-insensitive on both engines.
 final class AccountModel: Model, @unchecked Sendable {
     static let schema = "accounts"

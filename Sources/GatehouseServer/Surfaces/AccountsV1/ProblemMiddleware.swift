@@ -14,7 +14,9 @@ struct ProblemMiddleware: RouterMiddleware {
     let prefix: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.uri.path.hasPrefix(prefix) else { return try await next(request, context) }
+        // `/v1` itself belongs to the surface too (a 404 problem, not the plain 404 of other paths).
+        let path = request.uri.path
+        guard path.hasPrefix(prefix) || path + "/" == prefix else { return try await next(request, context) }
         do {
             return try await next(request, context)
         } catch let error as GatehouseError {

@@ -1,7 +1,7 @@
 import GatehouseAPI
 import Hummingbird
 
-/// Serves the OpenAPI document of every HTTP surface (DESIGN.md §4).
+/// Serves the OpenAPI document of every HTTP surface (docs/architecture.md).
 struct OpenAPIController: Sendable {
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         let body = ByteBuffer(string: OpenAPIDocument.json)

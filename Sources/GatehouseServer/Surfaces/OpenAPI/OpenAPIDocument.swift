@@ -20,13 +20,23 @@ enum OpenAPIDocument {
     "/": {
       "get": {
         "operationId": "getRoot",
-        "summary": "Server name",
+        "summary": "Where to go next",
         "tags": ["Operations"],
         "security": [],
         "responses": {
           "200": {
-            "description": "The text `Gatehouse`.",
-            "content": {"text/plain": {"schema": {"type": "string"}, "example": "Gatehouse"}}
+            "description": "The server's name and the paths of this document, the health checks and the APIs.",
+            "content": {"application/json": {"schema": {
+              "type": "object",
+              "required": ["name", "openapi", "health", "live", "apis"],
+              "properties": {
+                "name": {"type": "string"},
+                "openapi": {"type": "string"},
+                "health": {"type": "string"},
+                "live": {"type": "string"},
+                "apis": {"type": "array", "items": {"type": "string"}}
+              }
+            }, "example": {"name": "Gatehouse", "openapi": "/openapi.json", "health": "/health", "live": "/health/live", "apis": ["/api", "/v1", "/customer-gateway/customer"]}}}
           }
         }
       }

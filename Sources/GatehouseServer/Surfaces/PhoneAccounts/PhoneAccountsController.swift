@@ -2,7 +2,7 @@ import Foundation
 import GatehouseAPI
 import Hummingbird
 
-/// The phone-first REST API of `specs/phone-accounts.md`. Translates form parameters to
+/// The phone-first REST API of `docs/phone-accounts.md`. Translates form parameters to
 /// `AccountService` calls and domain values to the spec's answers; nothing else.
 struct PhoneAccountsController: Sendable {
     let services: GatehouseServices
