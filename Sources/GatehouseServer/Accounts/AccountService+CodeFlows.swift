@@ -282,17 +282,24 @@ extension AccountService {
 
     /// Writes a new password hash, ends the sessions (all, or all but one), kills every live
     /// reset secret and queues the notice, in one transaction.
-    private func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?,
-                             extraNotice: OutgoingMessage? = nil) async throws {
+    /// `tellOwner` false: the owner was told already (a temporary password is used, which its
+    /// own message announced). `openingSessionFor`: also open a session in the same transaction
+    /// (a login that sets the password) and return it.
+    @discardableResult
+    func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?,
+                     extraNotice: OutgoingMessage? = nil, tellOwner: Bool = true,
+                     openingSessionFor origin: RequestOrigin? = nil) async throws -> IssuedSession? {
         let now = clock.now()
-        let notice: OutgoingMessage? = if let email = account.email, account.emailConfirmedAt != nil {
+        let notice: OutgoingMessage? = if !tellOwner {
+            nil
+        } else if let email = account.email, account.emailConfirmedAt != nil {
             composer.passwordChanged(to: email, channel: .email, language: account.language)
         } else if let phone = account.phone {
             composer.passwordChanged(to: phone, channel: .sms, language: account.language)
         } else {
             nil
         }
-        try await database.db.transaction { tx in
+        let session = try await database.db.transaction { tx -> IssuedSession? in
             if let row { try await verification.consume(row, on: tx) }
             try await VerificationCodeModel.query(on: tx)
                 .filter(\.$accountID == account.id!)
@@ -306,8 +313,11 @@ extension AccountService {
             try await sessions.revokeAll(accountID: account.id!, keeping: keepingSession, on: tx)
             if let notice { try await outbox.enqueue(notice, on: tx) }
             if let extraNotice { try await outbox.enqueue(extraNotice, on: tx) }
+            guard let origin else { return nil }
+            return try await sessions.create(accountID: account.id!, device: origin.device, ip: origin.ip, on: tx)
         }
         if notice != nil || extraNotice != nil { outbox.signal.wake() }
+        return session
     }
 
     // MARK: Password change

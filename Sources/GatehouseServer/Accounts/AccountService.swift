@@ -237,26 +237,11 @@ struct AccountService: Sendable {
         let offered = temporaryPasswordHash(password, accountID: accountID)
         guard let match = candidates.first(where: { Secrets.constantTimeEquals(offered, $0.secretHash) }) else { return nil }
         let hash = try await hasher.hash(password)
-        let viaEmail = match.destination.contains("@")
-        let phoneNotice = viaEmail ? unverifyPhoneAfterEmailRecovery(account) : nil
-        let session = try await database.db.transaction { tx in
-            try await verification.consume(match, on: tx)
-            // Every other outstanding temporary password dies with this one.
-            try await VerificationCodeModel.query(on: tx)
-                .filter(\.$accountID == accountID)
-                .filter(\.$purpose == VerificationPurpose.temporaryPassword.rawValue)
-                .filter(\.$consumedAt == nil)
-                .set(\.$consumedAt, to: now)
-                .update()
-            account.passwordHash = hash
-            account.updatedAt = now
-            try await account.update(on: tx)
-            try await sessions.revokeAll(accountID: accountID, on: tx)
-            if let phoneNotice { try await outbox.enqueue(phoneNotice, on: tx) }
-            return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, on: tx)
-        }
-        if phoneNotice != nil { outbox.signal.wake() }
-        return session
+        let phoneNotice = match.destination.contains("@") ? unverifyPhoneAfterEmailRecovery(account) : nil
+        // It becomes the password: every other temporary password and reset code dies, every
+        // other session ends.
+        return try await setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
+                                     tellOwner: false, openingSessionFor: origin)
     }
 
     /// How a temporary password is stored: keyed with the server secret and bound to its account.
