@@ -17,6 +17,37 @@ struct PhoneAccountsScreensTests {
         return PhoneAccountsFlow(environment: environment)
     }
 
+    @Test("registration without an email: the form says what is missing, then the prompt asks for the address after login")
+    func registration_withoutEmail_asksForItAfterLogin() async throws {
+        try await withLiveServer { server in
+            // setup
+            let flow = makeFlow(server)
+            await flow.launch()
+            guard case .start(let start) = flow.state.screen else { Issue.record("expected start"); return }
+            start.register()
+            guard case .registration(let form) = flow.state.screen else { Issue.record("expected registration"); return }
+            let untouched = form.state.sendCodeHint
+
+            // MUT
+            form.set(.phone, "+7 912 345-67-89")
+            form.set(.password, "secret1!")
+            form.set(.lastName, "Petrov")
+            form.set(.firstName, "Ivan")
+            let beforeTerms = form.state.sendCodeHint
+            form.setTermsAccepted(true)
+            await form.sendCode()
+            guard case .codeEntry(let code) = flow.state.screen else { Issue.record("expected the code screen"); return }
+            code.setCode(try await server.latestCode(to: "+79123456789"))
+            await code.submit()
+
+            // validate
+            #expect(untouched == "Phone number (your login): Required")
+            #expect(form.state.labels[.email] == "Email (optional)")
+            #expect(beforeTerms == "Tick the terms box first.")
+            #expect(flow.state.prompt?.reason == .missing, "the spec's \"no email\" category asks for one")
+        }
+    }
+
     @Test("1. Registration: form, code (a wrong one first), automatic login, confirmation mail, confirmed")
     func registration() async throws {
         try await withLiveServer { server in

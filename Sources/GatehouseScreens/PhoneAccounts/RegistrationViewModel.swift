@@ -20,8 +20,9 @@ public struct RegistrationForm: Equatable, Sendable {
     public var email: String
 }
 
-/// The registration form: phone (the login), password, last and first name, email, the terms
-/// box. "Send code" stays disabled until every field is valid and the box is ticked.
+/// The registration form: phone (the login), password, last and first name, an optional email,
+/// the terms box. "Send code" stays disabled until every field is valid and the box is ticked;
+/// ``State/sendCodeHint`` says what is still missing.
 @MainActor
 public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.State> {
     /// What the form shows.
@@ -113,7 +114,8 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
         case .password:
             return InputRules.passwordProblem(value, rule: environment.passwordRule).map { l($0, String(environment.passwordRule.minLength), String(environment.passwordRule.maxBytes)) }
         case .email:
-            if trimmed.isEmpty { return l("field.required") }
+            // Optional, as for the API: an account without one is asked for it after login.
+            if trimmed.isEmpty { return nil }
             return InputRules.isEmail(trimmed) ? nil : l("field.emailInvalid")
         case .lastName, .firstName:
             return trimmed.isEmpty ? l("field.required") : nil

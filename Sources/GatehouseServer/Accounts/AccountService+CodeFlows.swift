@@ -294,7 +294,7 @@ extension AccountService {
             nil
         } else if let email = account.email, account.emailConfirmedAt != nil {
             composer.passwordChanged(to: email, channel: .email, language: account.language)
-        } else if let phone = account.phone {
+        } else if let phone = account.phone, account.phoneVerifiedAt != nil {
             composer.passwordChanged(to: phone, channel: .sms, language: account.language)
         } else {
             nil

@@ -118,7 +118,7 @@ try:
     child.expect_exact("Password: "); child.sendline(PASSWORD)
     child.expect_exact("Last name: "); child.sendline("Petrov")
     child.expect_exact("First name: "); child.sendline("Ivan")
-    child.expect_exact("Email: "); child.sendline("ivan@example.com")
+    child.expect_exact("Email (optional): "); child.sendline("ivan@example.com")
     child.expect_exact("Password: **********")           # masked when the form is drawn again
     step(r"4\) Send code \(unavailable\)", "4")          # still disabled: the terms box
     child.expect_exact("Tick the terms box first.")
@@ -128,9 +128,9 @@ try:
     child.expect_exact("Password [**********]: "); child.sendline("")
     child.expect_exact("Last name [Petrov]: "); child.sendline("")
     child.expect_exact("First name [Ivan]: "); child.sendline("John")
-    child.expect_exact("Email [ivan@example.com]: "); child.sendline("")
+    child.expect_exact("Email (optional) [ivan@example.com]: "); child.sendline("")
     child.expect_exact("First name: John")
-    child.expect_exact("Email: ivan@example.com")
+    child.expect_exact("Email (optional): ivan@example.com")
     child.expect_exact("> "); child.sendline("2")         # tick the terms
     child.expect_exact("[x] I accept the terms and conditions")
     child.expect_exact("> "); child.sendline("3")         # the terms can be read
