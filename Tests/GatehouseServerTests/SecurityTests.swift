@@ -414,6 +414,30 @@ struct SlowClientTests {
         }
     }
 
+    @Test("a slow body that keeps moving is read whole: the body deadline is between its parts")
+    func slowButMovingBody_isRead() async throws {
+        try await withApp(.sqlite, configure: { $0.http.bodyTimeout = 2 }) { app in
+            // setup: 15 parts 0.2 s apart, 3 s in all, longer than the deadline
+            let body = "login=%2B79123456789&password=wrong-pass-1234"
+            let connection = try await RawConnection.open(port: try #require(app.client.port))
+            try await connection.send("POST /api/auth/login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+
+            // MUT
+            let parts = Array(body).chunked(into: 3)
+            for part in parts {
+                try await Task.sleep(for: .milliseconds(200))
+                try await connection.send(String(part))
+            }
+
+            // validate: answered (a wrong password), not timed out
+            #expect(parts.count == 15)
+            #expect(await connection.closedByServer(within: .seconds(10)))
+            #expect(connection.text.hasPrefix("HTTP/1.1 400"), "\(connection.text)")
+            #expect(connection.text.contains("invalid_credentials"))
+        }
+    }
+
     @Test("an unknown method is answered 501, a malformed request 400")
     func brokenRequests_areAnswered() async throws {
         try await withApp(.sqlite) { app in
@@ -629,5 +653,11 @@ struct HardeningTests {
             #expect(stranger == [.accepted, .accepted, .accepted, .tooManyRequests])
             #expect(owner.status == .accepted, "the owner still gets a code: \(owner.text)")
         }
+    }
+}
+
+private extension Array {
+    func chunked(into size: Int) -> [[Element]] {
+        stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
     }
 }

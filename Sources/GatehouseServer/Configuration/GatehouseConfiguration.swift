@@ -43,7 +43,7 @@ public struct GatehouseConfiguration: Sendable {
     public struct HTTP: Sendable {
         /// A request's head must arrive within this long of the connection or the previous response.
         public var headerTimeout: TimeInterval = 10
-        /// A request body must finish arriving within this long of its head.
+        /// A request body may stall this long (after its head, then between its parts).
         public var bodyTimeout: TimeInterval = 30
         /// A keep-alive connection with no request in flight is closed after this long.
         public var idleTimeout: TimeInterval = 60

@@ -10,7 +10,7 @@ import NIOHTTP1
 /// Hummingbird leaves to the application:
 ///
 /// - a request head must arrive within `headerTimeout` of the connection or of its first byte,
-///   and its body within `bodyTimeout`; a keep-alive connection with nothing in flight is closed
+///   and its body may pause at most `bodyTimeout`; a keep-alive connection with nothing in flight is closed
 ///   after `idleTimeout` (before the first request, too: Hummingbird's own idle handler joins
 ///   the pipeline only once a first request has arrived);
 /// - a request the HTTP parser refuses (an unknown method, a malformed head) is answered
@@ -278,7 +278,9 @@ enum ConnectionGuard {
                 outstanding += 1
                 if state.phase != .responding { state.enter(.readingBody) }
             case .body:
-                break
+                // The body deadline is between parts, not for the whole body: a 2 MiB avatar on a
+                // slow mobile link may take longer than the deadline, but never stalls that long.
+                if state.phase == .readingBody { state.enter(.readingBody) }
             case .end:
                 state.isFirstRequest = false
                 state.enter(.responding)
