@@ -259,7 +259,7 @@ struct SMTPClientTests {
     func serverDownThenBack() async throws {
         let probe = try await SMTPTestServer.start(mode: .startTLS, authUser: Self.user, authPassword: Self.password)
         let port = probe.port
-        probe.stop()
+        await probe.stopAndWait()
         let client = try Self.client(
             nil, port: port, security: .startTLS, username: Self.user, password: Self.password, timeout: .seconds(5))
         let error = await #expect(throws: SMTPError.self) { try await client.send(Self.message()) }

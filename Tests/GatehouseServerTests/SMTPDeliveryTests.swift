@@ -55,7 +55,7 @@ struct SMTPDeliveryTests {
         // setup: a free port with nothing listening
         let probe = try await SMTPTestServer.start(mode: .startTLS, authUser: "gatehouse", authPassword: "mail-secret")
         let port = probe.port
-        probe.stop()
+        await probe.stopAndWait()
         try await withApp(engine, configure: { try! configureSMTP(&$0, port: port) }) { app in
             try await app.registerPhoneAccount(email: "mila@example.com")
             let token = try await app.login("+79123456789", "secret1!")

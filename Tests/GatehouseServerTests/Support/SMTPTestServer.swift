@@ -53,8 +53,11 @@ final class SMTPTestServer: @unchecked Sendable {
         process.arguments = ["python3", scriptPath, "gen-certs", "--out", directory]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        // Not `waitUntilExit`: on Linux it spins the calling thread's run loop, and a missed exit
+        // spins it for ever (seen stalling parallel test runs). A bounded poll instead.
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        guard !process.isRunning, process.terminationStatus == 0 else {
             throw SMTPTestServerError("certificate generation failed (status \(process.terminationStatus))")
         }
         atexit {
@@ -137,20 +140,47 @@ final class SMTPTestServer: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// Stops the server without waiting for it: the wait (and a SIGKILL if it lingers) happens on a
+    /// thread of its own. It used to wait here, on a thread of Swift's cooperative pool, with
+    /// `waitUntilExit`, which spins for ever when Foundation misses the child's exit: with two
+    /// cores that is half the pool, and the parallel test runs stalled on it (the hang issue).
     func stop() {
+        guard beginStop() else { return }
+        let process = self.process, directory = self.directory
+        Thread.detachNewThread {
+            Self.reap(process, within: 3)
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// Stops the server and waits until it is gone (a test that needs its port closed), without
+    /// holding a thread: it polls with `Task.sleep`.
+    func stopAndWait() async {
+        guard beginStop() else { return }
+        for _ in 0..<150 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for _ in 0..<150 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Marks the server stopping and asks it to stop (EOF on stdin and SIGTERM both do);
+    /// false when it was stopped already.
+    private func beginStop() -> Bool {
         let alreadyStopped = lock.withLock {
             defer { stopped = true }
             return stopped
         }
-        guard !alreadyStopped else { return }
-        // EOF on stdin and SIGTERM both stop the server; SIGKILL if it lingers.
+        guard !alreadyStopped else { return false }
         try? stdin.fileHandleForWriting.close()
         if process.isRunning { process.terminate() }
-        let deadline = Date().addingTimeInterval(3)
+        return true
+    }
+
+    /// Waits up to `seconds` for the process to end, then SIGKILLs it; never blocks longer.
+    private static func reap(_ process: Process, within seconds: TimeInterval) {
+        let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning, Date() < deadline { usleep(20_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
     }
 
     /// Messages the server accepted, in arrival order.
