@@ -118,10 +118,12 @@ struct CommandLineTests {
         let silentClosed = await silent.closedByServer(within: .seconds(1))
         let halfHeadClosed = await halfHead.closedByServer(within: .seconds(1))
         let idleClosed = keptAliveClosed && silentClosed && halfHeadClosed
+        let slowBodyInGrace = slowBody.isOpen   // a request in flight gets the grace period
         try await waitForExit(process, seconds: 8)
 
         // validate: the default would have been "never" for the silent one
         #expect(idleClosed, "idle connections close as soon as the server stops accepting")
+        #expect(slowBodyInGrace, "a request still arriving is not cut off before the grace period ends")
         let slowBodyClosed = await slowBody.closedByServer(within: .seconds(1))
         #expect(slowBodyClosed)
         #expect(process.terminationStatus == 0, "\((try? String(contentsOf: output, encoding: .utf8)) ?? "")")

@@ -127,6 +127,11 @@ struct ConfigurationTests {
         #expect(c.limits.resendCooldown == 60 && c.limits.smsPerPhonePerDay == 5)
         #expect(c.limits.codeRequestsPerIP == 30 && c.limits.codeRequestsPerIPWindow == 300)
         #expect(c.limits.sessionTTL == 86_400 && c.passwords.bcryptCost == 10)
+        // the security review's limits (docs/security.md)
+        #expect(c.http.headerTimeout == 10 && c.http.bodyTimeout == 30 && c.http.idleTimeout == 60)
+        #expect(c.http.maxConnectionsPerAddress == 256 && c.http.shutdownGrace == 10)
+        #expect(c.limits.codeRequestsPerAddressPerDestination == 3 && c.limits.recentLoginWindow == 600)
+        #expect(c.effectiveSMSCountries == ["7"] && c.metricsToken == nil && !c.allowDevelopmentOnNetwork)
     }
 
     @Test("the names operators rely on are read")
@@ -139,6 +144,11 @@ struct ConfigurationTests {
             "SMS_HTTP_HEADERS": "Authorization: Key k\nX-A: b", "GATEHOUSE_CODE_TTL_SECONDS": "300",
             "GATEHOUSE_AVATAR_MAX_BYTES": "65536", "GATEHOUSE_SESSION_CACHE_SECONDS": "0.25",
             "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "5",
+            "GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS": "5", "GATEHOUSE_HTTP_BODY_TIMEOUT_SECONDS": "20",
+            "GATEHOUSE_HTTP_IDLE_TIMEOUT_SECONDS": "30", "GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "1000",
+            "GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "15", "GATEHOUSE_SMS_COUNTRIES": "+7, 375,998",
+            "GATEHOUSE_METRICS_TOKEN": "metrics-token-0123456789", "GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION": "2",
+            "GATEHOUSE_RECENT_LOGIN_SECONDS": "120",
         ])
         #expect(c.host == "0.0.0.0" && c.port == 9090 && c.environment == .production)
         #expect(c.database == .postgres(url: "postgres://u:p@db:5432/gatehouse"))
@@ -148,6 +158,18 @@ struct ConfigurationTests {
         #expect(c.limits.codeTTL == 300)
         #expect(c.limits.avatarMaxBytes == 65536)
         #expect(c.limits.sessionCacheTTL == 0.25 && c.databasePoolTimeout == 5)
+        #expect(c.http.headerTimeout == 5 && c.http.bodyTimeout == 20 && c.http.idleTimeout == 30)
+        #expect(c.http.maxConnectionsPerAddress == 1000 && c.http.shutdownGrace == 15)
+        #expect(c.effectiveSMSCountries == ["7", "375", "998"] && c.metricsToken == "metrics-token-0123456789")
+        #expect(c.limits.codeRequestsPerAddressPerDestination == 2 && c.limits.recentLoginWindow == 120)
+    }
+
+    @Test("development mode on a network address, when allowed, says so loudly in the banner")
+    func developmentOnNetwork_banner() throws {
+        let allowed = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_HOST": "0.0.0.0", "GATEHOUSE_ALLOW_DEV_ON_NETWORK": "true"])
+        let loopback = try GatehouseConfiguration.fromEnvironment([:])
+        #expect(ServerCommands.banner(configuration: allowed, port: 8080).contains { $0.hasPrefix("WARNING: development mode on a network address") })
+        #expect(!ServerCommands.banner(configuration: loopback, port: 8080).contains { $0.hasPrefix("WARNING") })
     }
 
     @Test("safe defaults for the session cache and the pool wait")
@@ -175,6 +197,13 @@ struct ConfigurationTests {
         (["GATEHOUSE_SESSION_CACHE_SECONDS": "2"], "GATEHOUSE_SESSION_CACHE_SECONDS"),
         (["GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "0"], "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS"),
         (["GATEHOUSE_TRUST_FORWARDED_FOR": "maybe"], "GATEHOUSE_TRUST_FORWARDED_FOR"),
+        (["GATEHOUSE_HOST": "0.0.0.0"], "GATEHOUSE_HOST"),   // development mode off loopback
+        (["GATEHOUSE_METRICS_TOKEN": "short"], "GATEHOUSE_METRICS_TOKEN"),
+        (["GATEHOUSE_SMS_COUNTRIES": "7,russia"], "GATEHOUSE_SMS_COUNTRIES"),
+        (["GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS": "0"], "GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS"),
+        (["GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "0"], "GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS"),
+        (["GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "-1"], "GATEHOUSE_SHUTDOWN_GRACE_SECONDS"),
+        (["GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION": "0"], "GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION"),
     ])
     func badValue_namesTheVariable(env: [String: String], variable: String) throws {
         let error = try #require(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(env) }

@@ -20,18 +20,32 @@ struct CodeGuessingTests {
         return wrong
     }
 
-    /// How many guesses were compared (a wrong code, or a success) and how many succeeded. Any
-    /// other answer but `code_attempts_exhausted` is recorded: there should be none.
-    static func comparisons(_ answers: [Crowd.Answer], sourceLocation: SourceLocation = #_sourceLocation) -> (compared: Int, succeeded: Int) {
+    static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try AccountsV1API.makeEncoder().encode(value), as: UTF8.self)
+    }
+
+    /// Sends every guess at once from its own connection, then checks the rule: at most 5
+    /// comparisons (the attempts column counts them), at most one success, and no answer but a
+    /// wrong code, a success or `code_attempts_exhausted`. Once the right code succeeded, later
+    /// guesses find no live code (`invalid_code`, nothing compared), so the wrong-code answers
+    /// are bounded only while nothing succeeded. Returns how many succeeded.
+    @discardableResult
+    static func guessInParallel(_ app: TestHarness, path: String, bodies: [String], contentType: String, purpose: VerificationPurpose,
+                                sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
+        // MUT: 60 clients at once
+        let answers = try await Crowd.post(port: try #require(app.client.port), path: path, bodies: bodies, contentType: contentType)
+
+        // validate
+        let attempts = try await app.services.database.sql.raw("SELECT MAX(attempts) AS n FROM verification_codes WHERE purpose = \(bind: purpose.rawValue)")
+            .first(decodingColumn: "n", as: Int.self) ?? 0
         let succeeded = answers.filter { $0.status < 300 }.count
         let wrong = answers.filter { $0.code == GatehouseErrorCode.invalidCode.rawValue }.count
         let others = answers.filter { $0.status >= 300 && $0.code != GatehouseErrorCode.invalidCode.rawValue && $0.code != GatehouseErrorCode.codeAttemptsExhausted.rawValue }
+        #expect(attempts <= 5, "\(attempts) guesses were compared", sourceLocation: sourceLocation)
+        #expect(succeeded <= 1, sourceLocation: sourceLocation)
+        #expect(succeeded == 1 || wrong <= 5, "\(wrong) guesses were answered invalid_code", sourceLocation: sourceLocation)
         #expect(others.isEmpty, "unexpected answers: \(others.map { "\($0.status) \($0.code ?? "")" })", sourceLocation: sourceLocation)
-        return (wrong + succeeded, succeeded)
-    }
-
-    static func json(_ value: some Encodable) throws -> String {
-        String(decoding: try AccountsV1API.makeEncoder().encode(value), as: UTF8.self)
+        return succeeded
     }
 
     @Test("60 parallel recovery guesses with the right code among them: at most 5 are compared, at most one succeeds", arguments: TestEngine.available)
@@ -45,18 +59,8 @@ struct CodeGuessingTests {
                 try Self.json(RecoveryRequest(email: "ann@example.com", code: $0, password: "Attacker-1!"))
             }
 
-            // MUT: 60 clients at once
-            let answers = try await Crowd.post(port: try #require(app.client.port), path: P.recovery, bodies: bodies, contentType: "application/json")
-
-            // validate
-            let (compared, succeeded) = Self.comparisons(answers)
-            // Once the right code succeeded, later guesses find no live code (invalid_code, nothing
-            // compared): the attempts column counts comparisons then.
-            #expect(succeeded == 1 || compared <= 5, "\(compared) guesses were compared")
-            #expect(succeeded <= 1)
-            let attempts = try await app.services.database.sql.raw("SELECT MAX(attempts) AS n FROM verification_codes WHERE purpose = 'password_reset'")
-                .first(decodingColumn: "n", as: Int.self)
-            #expect((attempts ?? 0) <= 5, "attempts: \(attempts ?? 0)")
+            // MUT, validate
+            let succeeded = try await Self.guessInParallel(app, path: P.recovery, bodies: bodies, contentType: "application/json", purpose: .passwordReset)
             if succeeded == 0 {
                 // the owner's password still works: nobody took the account over
                 _ = try await app.v1.login("ann@example.com", "secret1!")
@@ -74,18 +78,8 @@ struct CodeGuessingTests {
                 try Self.json(SignupRequest(email: "bob@example.com", code: $0, password: "Attacker-1!"))
             }
 
-            // MUT
-            let answers = try await Crowd.post(port: try #require(app.client.port), path: P.signup, bodies: bodies, contentType: "application/json")
-            let attempts = try await app.services.database.sql.raw("SELECT MAX(attempts) AS n FROM verification_codes WHERE purpose = 'email_signup'")
-                .first(decodingColumn: "n", as: Int.self)
-            #expect((attempts ?? 0) <= 5, "attempts: \(attempts ?? 0)")
-
-            // validate
-            let (compared, succeeded) = Self.comparisons(answers)
-            // Once the right code succeeded, later guesses find no live code (invalid_code, nothing
-            // compared): the attempts column counts comparisons then.
-            #expect(succeeded == 1 || compared <= 5, "\(compared) guesses were compared")
-            #expect(succeeded <= 1)
+            // MUT, validate
+            try await Self.guessInParallel(app, path: P.signup, bodies: bodies, contentType: "application/json", purpose: .emailSignup)
         }
     }
 
@@ -99,19 +93,9 @@ struct CodeGuessingTests {
                 FormURLEncoding.encode([("phone", "+79123456789"), ("code", $0), ("password", "Attacker-1!")])
             }
 
-            // MUT
-            let answers = try await Crowd.post(port: try #require(app.client.port), path: PhoneAccountsAPI.Path.register, bodies: bodies,
-                                               contentType: "application/x-www-form-urlencoded")
-            let attempts = try await app.services.database.sql.raw("SELECT MAX(attempts) AS n FROM verification_codes WHERE purpose = 'phone_signup'")
-                .first(decodingColumn: "n", as: Int.self)
-            #expect((attempts ?? 0) <= 5, "attempts: \(attempts ?? 0)")
-
-            // validate
-            let (compared, succeeded) = Self.comparisons(answers)
-            // Once the right code succeeded, later guesses find no live code (invalid_code, nothing
-            // compared): the attempts column counts comparisons then.
-            #expect(succeeded == 1 || compared <= 5, "\(compared) guesses were compared")
-            #expect(succeeded <= 1)
+            // MUT, validate
+            try await Self.guessInParallel(app, path: PhoneAccountsAPI.Path.register, bodies: bodies,
+                                           contentType: "application/x-www-form-urlencoded", purpose: .phoneSignup)
         }
     }
 }
@@ -221,6 +205,31 @@ struct ClaimTests {
             #expect(newest.code == nil)
             #expect(newest.body.contains("больше не восстанавливает"), "in the account's language (ru): \(newest.body)")
             _ = try await app.v1.login("victim@example.com", "Victim-1!")
+        }
+    }
+}
+
+extension ClaimTests {
+    @Test("a phone left unverified by an email recovery goes to whoever verifies it, and the account is told by mail", arguments: TestEngine.available)
+    func unverifiedPhone_losesToVerifiedSignup(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: as above, the phone loses its standing by a recovery by email
+            try await app.registerPhoneAccount(phone: "+79120000001", password: "Attacker-1!", email: "victim@example.com", confirmingEmail: true)
+            app.clock.advance(by: 61)
+            #expect(try await app.v1.post(P.recoveryCode, CodeRequest(email: "victim@example.com")).status == .accepted)
+            let code = try await app.v1.code(sentTo: "victim@example.com")
+            #expect(try await app.v1.post(P.recovery, RecoveryRequest(email: "victim@example.com", code: code, password: "Victim-1!")).status == .noContent)
+            app.clock.advance(by: 61)
+
+            // MUT: the phone's owner signs up with it
+            let phoneOwner = try await app.v1.signedUp(phone: "+79120000001", password: "Owner-1!x")
+
+            // validate
+            #expect(try await app.v1.me(phoneOwner.token).phoneVerified)
+            let victim = try await app.v1.login("victim@example.com", "Victim-1!")
+            #expect(try await app.v1.me(victim.token).phone == nil)
+            let told = try #require(try await app.v1.messages(to: "victim@example.com").first)
+            #expect(told.body.contains("+79120000001") && told.code == nil, "\(told.body)")
         }
     }
 }
@@ -454,18 +463,22 @@ struct SlowClientTests {
         }
     }
 
-    @Test("an unknown method is answered 501, a malformed request 400")
+    @Test("an unknown method is answered 501, a head too large 431, a malformed request 400")
     func brokenRequests_areAnswered() async throws {
         try await withApp(.sqlite) { app in
             let port = try #require(app.client.port)
             let unknown = try await RawConnection.open(port: port)
             try await unknown.send("FOOA /v1/me HTTP/1.1\r\nHost: x\r\n\r\n")
+            let huge = try await RawConnection.open(port: port)
+            try await huge.send("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 200_000))\r\n\r\n")
             let malformed = try await RawConnection.open(port: port)
             try await malformed.send("GET /health HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n")
 
             #expect(await unknown.closedByServer(within: .seconds(5)))
+            #expect(await huge.closedByServer(within: .seconds(5)))
             #expect(await malformed.closedByServer(within: .seconds(5)))
             #expect(unknown.text.hasPrefix("HTTP/1.1 501"), "\(unknown.text)")
+            #expect(huge.text.hasPrefix("HTTP/1.1 431"), "\(huge.text.prefix(80))")
             #expect(malformed.text.hasPrefix("HTTP/1.1 400"), "\(malformed.text)")
         }
     }
@@ -500,6 +513,19 @@ struct SlowClientTests {
             #expect(await next.closedByServer(within: .seconds(5)))
             #expect(next.text.hasPrefix("HTTP/1.1 200"), "\(next.text)")
             for connection in held { await connection.close() }
+        }
+    }
+
+    @Test("behind a load balancer (GATEHOUSE_TRUST_FORWARDED_FOR) the per-address cap is off: every connection comes from the balancer")
+    func connectionsPerAddress_offBehindALoadBalancer() async throws {
+        try await withApp(.sqlite, configure: { $0.http.maxConnectionsPerAddress = 1; $0.trustForwardedFor = true }) { app in
+            let port = try #require(app.client.port)
+            let first = try await RawConnection.open(port: port)
+            let second = try await RawConnection.open(port: port)
+            try await second.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(await second.closedByServer(within: .seconds(5)))
+            #expect(second.text.hasPrefix("HTTP/1.1 200"), "\(second.text)")
+            await first.close()
         }
     }
 }
@@ -625,6 +651,39 @@ struct HardeningTests {
             let image = try await app.v1.get(try TestImage.path(of: url))
             #expect(image.headers[.contentDisposition]?.hasPrefix("inline; filename=\"avatar.png\"") == true)
             #expect(image.headers[.contentSecurityPolicy]?.contains("sandbox") == true)
+        }
+    }
+
+    /// Real images, made with ImageMagick and cwebp for this test (2×2, one colour): a baseline
+    /// and a progressive JPEG (several scans), a GIF and a lossless WebP.
+    static let images: [(type: String, base64: String)] = [
+        ("image/jpeg", "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsOCwkJDRENDg8QEBEQCgwSExIQEw8QEBD/2wBDAQMDAwQDBAgEBAgQCwkLEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBD/wAARCAACAAIDAREAAhEBAxEB/8QAFAABAAAAAAAAAAAAAAAAAAAAB//EABQQAQAAAAAAAAAAAAAAAAAAAAD/xAAVAQEBAAAAAAAAAAAAAAAAAAAHCP/EABQRAQAAAAAAAAAAAAAAAAAAAAD/2gAMAwEAAhEDEQA/AAIZLjf/2Q=="),
+        ("image/jpeg", "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsOCwkJDRENDg8QEBEQCgwSExIQEw8QEBD/2wBDAQMDAwQDBAgEBAgQCwkLEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBD/wgARCAACAAIDAREAAhEBAxEB/8QAFAABAAAAAAAAAAAAAAAAAAAABv/EABUBAQEAAAAAAAAAAAAAAAAAAAYH/9oADAMBAAIQAxAAAAEAYuP/xAAUEAEAAAAAAAAAAAAAAAAAAAAA/9oACAEBAAEFAn//xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oACAEDAQE/AX//xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oACAECAQE/AX//xAAUEAEAAAAAAAAAAAAAAAAAAAAA/9oACAEBAAY/An//xAAUEAEAAAAAAAAAAAAAAAAAAAAA/9oACAEBAAE/IX//2gAMAwEAAgADAAAAEP8A/8QAFBEBAAAAAAAAAAAAAAAAAAAAAP/aAAgBAwEBPxB//8QAFBEBAAAAAAAAAAAAAAAAAAAAAP/aAAgBAgEBPxB//8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxB//9k="),
+        ("image/gif", "R0lGODlhAgACAPAAAMgeHgAAACH5BAAAAAAALAAAAAACAAIAAAIChFEAOw=="),
+        ("image/webp", "UklGRh4AAABXRUJQVlA4TBEAAAAvAUAAAAdQjyLXo/+BiOh/AAA="),
+    ]
+
+    @Test("JPEG (baseline and progressive), GIF and WebP are taken whole; with anything after their end, or cut short, refused", arguments: TestEngine.available)
+    func imageFormats_walkedToTheirEnd(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let session = try await app.v1.signedUp(email: "ann@example.com")
+            for (type, base64) in Self.images {
+                let image = try #require(Data(base64Encoded: base64)).map { $0 }
+                // MUT
+                let whole = try await app.v1.put(P.avatar, body: image, contentType: type, token: session.token)
+                let polyglot = try await app.v1.put(P.avatar, body: image + Array("<html><script>alert(1)</script>".utf8), contentType: type, token: session.token)
+                let cut = try await app.v1.put(P.avatar, body: Array(image.dropLast(3)), contentType: type, token: session.token)
+
+                // validate
+                #expect(whole.status == .ok, "\(type) \(image.count) bytes: \(whole.text)")
+                if let url = try? whole.decoded(as: Account.self).avatarUrl {
+                    let served = try await app.v1.get(try TestImage.path(of: url))
+                    #expect(Array(served.body.readableBytesView) == image)
+                    #expect(served.headers[.contentType] == type)
+                }
+                try expectProblem(polyglot, .badRequest, .invalidImage)
+                try expectProblem(cut, .badRequest, .invalidImage)
+            }
         }
     }
 

@@ -32,6 +32,8 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
         public var logoutTitle: String
         /// The label of "Change email" (a confirmed address too: the server then asks for the password).
         public var changeEmailTitle: String = ""
+        /// The account's email as the server shows it (the prompt starts from it), or nil.
+        public var email: String?
         /// True while a request is in flight: show progress and ignore repeated taps.
         public var isLoading = false
         /// The server's (localized) message for the last failed action; cleared by the next edit.
@@ -62,7 +64,7 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
         rows.append(Row(label: l("final.email"), value: user.email ?? "—"))
         let confirmation = user.email == nil ? l("final.noEmail") : (user.isConfirmed ? l("final.confirmed") : l("final.unconfirmed"))
         return State(title: l("final.title"), rows: rows, isEmailConfirmed: user.isConfirmed, confirmationText: confirmation,
-                     logoutTitle: l("final.logout"), changeEmailTitle: l("final.changeEmail"))
+                     logoutTitle: l("final.logout"), changeEmailTitle: l("final.changeEmail"), email: user.email)
     }
 
     /// Reads the account again.
@@ -79,10 +81,7 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
     }
 
     /// "Change email".
-    public func changeEmail() {
-        let email = state.rows.last { $0.label == environment.localizer("final.email") }?.value ?? ""
-        onOutcome?(.changeEmail(current: email == "—" ? "" : email))
-    }
+    public func changeEmail() { onOutcome?(.changeEmail(current: state.email ?? "")) }
 
     /// "Log out".
     public func logout() async {

@@ -324,7 +324,8 @@ extension AccountService {
 
     /// Changes the password of a signed-in account. The current password is checked against the
     /// same failure budget as logins, so a stolen token cannot be used to guess it.
-    func changePassword(accountID: UUID, sessionID: UUID, current: String, new: String, origin: RequestOrigin) async throws {
+    /// `current` nil or empty: `current_password_required`.
+    func changePassword(accountID: UUID, sessionID: UUID, current: String?, new: String, origin: RequestOrigin) async throws {
         let account = try await account(id: accountID)
         try await requireCurrentPassword(current, of: account)
         do {

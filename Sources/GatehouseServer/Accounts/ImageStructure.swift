@@ -51,12 +51,13 @@ enum ImageStructure {
     static func jpeg(_ b: [UInt8]) -> Bool {
         guard b.count >= 4, b[0] == 0xFF, b[1] == 0xD8 else { return false }
         var i = 2
-        while i + 4 <= b.count {
+        while i + 2 <= b.count {   // EOI is two bytes: the loop must reach the last two
             guard b[i] == 0xFF else { return false }
             var marker = b[i + 1]
             while marker == 0xFF, i + 2 < b.count { i += 1; marker = b[i + 1] }   // fill bytes
             if marker == 0xD9 { return i + 2 == b.count }
             if (0xD0...0xD7).contains(marker) || marker == 0x01 { i += 2; continue }
+            guard i + 4 <= b.count else { return false }
             let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
             guard length >= 2, i + 2 + length <= b.count else { return false }
             i += 2 + length

@@ -203,12 +203,7 @@ enum ConnectionGuard {
                 close()   // no request accepted: nothing to finish
                 return
             }
-            context.eventLoop.assumeIsolated().scheduleTask(in: settings.shutdownGrace) { [self] in
-                guard phase != .closing else { return }
-                phase = .closing
-                deadline?.cancel()
-                context.close(promise: nil)
-            }
+            context.eventLoop.assumeIsolated().scheduleTask(in: settings.shutdownGrace) { [self] in close() }
         }
     }
 

@@ -129,7 +129,7 @@ struct FormParameters: Sendable {
     }
 
     /// A secret (password, code): like `nonEmpty`, but from the body only.
-    func body(_ names: String...) throws -> String? {
+    func secret(_ names: String...) throws -> String? {
         for name in names where bodyNames.contains(name.lowercased()) {
             if let value = try nonEmpty(name) { return value }
         }
@@ -138,7 +138,7 @@ struct FormParameters: Sendable {
 
     /// A required secret, from the body only.
     func requiredSecret(_ name: String) throws -> String {
-        guard let value = try body(name) else {
+        guard let value = try secret(name) else {
             throw GatehouseError.invalid(.missingParameter, "error.missingParameter", name)
         }
         return value

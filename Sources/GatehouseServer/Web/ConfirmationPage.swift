@@ -45,7 +45,7 @@ enum ConfirmationPage {
 
     /// The headers of every HTML page: nothing but the inline style and a form posting back here
     /// may run or load; no framing, no sniffing, no referrer (the link carries a secret).
-    static var securityHeaders: HTTPFields {
+    static let securityHeaders: HTTPFields = {
         let styleHash = Data(SHA256.hash(data: Data(style.utf8))).base64EncodedString()
         return [
             .contentType: "text/html; charset=utf-8",
@@ -55,7 +55,7 @@ enum ConfirmationPage {
             HTTPField.Name("X-Content-Type-Options")!: "nosniff",
             HTTPField.Name("Referrer-Policy")!: "no-referrer",
         ]
-    }
+    }()
 
     static func response(outcome: AccountService.ConfirmationOutcome, language: AppLanguage, action: String) -> Response {
         var values: [String: String] = [

@@ -26,6 +26,9 @@ struct RawConnection: Sendable {
         try await channel.writeAndFlush(ByteBuffer(string: text)).get()
     }
 
+    /// Whether the connection is still open (the server has not closed it).
+    var isOpen: Bool { channel.isActive }
+
     /// What the server has sent so far.
     var text: String { received.withLockedValue { $0 } }
 

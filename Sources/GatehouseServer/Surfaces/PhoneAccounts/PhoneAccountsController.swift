@@ -63,7 +63,7 @@ struct PhoneAccountsController: Sendable {
             phone: try form.required(K.phone),
             code: try form.requiredSecret(K.code),
             login: try form.nonEmpty(K.login),
-            password: try form.body(K.password),
+            password: try form.secret(K.password),
             firstName: try form.nonEmpty(K.name, K.firstName),
             lastName: try form.nonEmpty(K.lastName),
             middleName: try form.nonEmpty(K.surname),
@@ -116,12 +116,12 @@ struct PhoneAccountsController: Sendable {
         change.birthday = try form.date(K.birthday)
         change.email = try form.string(K.email)
         change.phone = try form.nonEmpty(K.phone)
-        change.currentPassword = try form.body(K.currentPassword, "currentPassword")
+        change.currentPassword = try form.secret(K.currentPassword, "currentPassword")
         let origin = origin(request, context)
         // A new password (after a restore, say) needs the current one, as on `/v1/me/password`.
-        if let newPassword = try form.body(K.password) {
+        if let newPassword = try form.secret(K.password) {
             try await accounts.changePassword(accountID: session.accountID, sessionID: session.id,
-                                              current: change.currentPassword ?? "", new: newPassword, origin: origin)
+                                              current: change.currentPassword, new: newPassword, origin: origin)
         }
         let account = try await accounts.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin)
         return try json(account.phoneUser)
