@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite from one build. SQLite always; PostgreSQL too when POSTGRES_URL is set
 # (`export POSTGRES_URL=$(./scripts/start-postgres.sh)`). The SMTP tests talk to a real SMTP server
-# (aiosmtpd) and the terminal demo is driven through a pseudo-terminal (pexpect): both come from
+# (aiosmtpd), the S3 blob store talks to moto's S3 server (and is checked against botocore's
+# signer), and the terminal demo is driven through a pseudo-terminal (pexpect): all come from
 # PyPI into a virtual environment under .build/, never into the system Python.
 # Extra arguments go to `swift test` (e.g. `--filter SecurityTests`).
 set -euo pipefail
@@ -9,9 +10,9 @@ cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH=/opt/swift/usr/bin:$PATH; fi
 
 VENV=.build/test-venv
-if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect' 2>/dev/null; then
+if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server' 2>/dev/null; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet 'aiosmtpd>=1.4' 'pexpect>=4.8'
+  "$VENV/bin/pip" install --quiet 'aiosmtpd>=1.4' 'pexpect>=4.8' 'moto[server]>=5,<6'
 fi
 # The tests start `python3` through PATH: the environment's comes first.
 export PATH="$PWD/$VENV/bin:$PATH"

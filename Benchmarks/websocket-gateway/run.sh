@@ -22,16 +22,17 @@ PORT=${PORT:-18080}
   GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=1000000 \
   GATEHOUSE_BCRYPT_COST=${BCRYPT_COST:-10} GATEHOUSE_WS_IDLE_TIMEOUT_SECONDS=7200 GATEHOUSE_WS_PING_SECONDS=600 \
   GATEHOUSE_WS_MAX_CONNECTIONS=1000000 GATEHOUSE_LOGIN_FAILURES_PER_IP=1000000 GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT=10000 \
-  exec "$BIN" serve > server.log 2>&1 ) &
+  exec ${SERVER_WRAPPER:-} "$BIN" serve > server.log 2>&1 ) &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.2; done
 
-# One account to log in with.
-curl -sf -X POST "http://127.0.0.1:$PORT/api/users/sms" --data-urlencode 'phone=+79000000001' >/dev/null
-CODE=$(curl -sf "http://127.0.0.1:$PORT/dev/outbox?to=%2B79000000001" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["code"])')
-curl -sf -X POST "http://127.0.0.1:$PORT/api/users/register" --data-urlencode 'phone=+79000000001' -d "code=$CODE" \
-  --data-urlencode 'password=bench-1!' -d 'email=bench@example.com' >/dev/null
+# One account to log in with, signed up by email (a confirmed address: the gateway's login name).
+curl -sf -X POST "http://127.0.0.1:$PORT/v1/signup/code" -H 'Content-Type: application/json' \
+  -d '{"email":"bench@example.com"}' >/dev/null
+CODE=$(curl -sf "http://127.0.0.1:$PORT/dev/outbox?to=bench%40example.com" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["code"])')
+curl -sf -X POST "http://127.0.0.1:$PORT/v1/signup" -H 'Content-Type: application/json' \
+  -d "{\"email\":\"bench@example.com\",\"code\":\"$CODE\",\"password\":\"bench-1!\"}" >/dev/null
 
 SERVER_PID=$(pgrep -P $SERVER -f "$BIN" || echo $SERVER)
 "$VENV/bin/python" Benchmarks/websocket-gateway/idle_connections.py --url "ws://127.0.0.1:$PORT/customer-gateway/customer" \

@@ -1,7 +1,7 @@
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
+import ServiceLifecycle
 
 public typealias GatehouseApplication = Application<RouterResponder<GatehouseRequestContext>>
 
@@ -24,15 +24,10 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
     GatehouseMetrics.bootstrapOnce()
     let configuration = services.configuration
     let router = makeRouter(services: services)
-    let webSocketRouter = Router(context: GatewayRequestContext.self)
-    CustomerGatewayController(services: services).addRoutes(to: webSocketRouter)
-    let gateway = configuration.gateway
-    // validateUTF8: a text message (or close reason) that is not UTF-8 fails the connection with
-    // 1007 (RFC 6455 8.1) instead of being decoded with U+FFFD.
-    let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-        ws: .init(maxFrameSize: gateway.maxFrameBytes, autoPing: .enabled(timePeriod: gateway.pingInterval), validateUTF8: true)
+    let webSockets = WebSocketHost(
+        endpoints: [CustomerGatewayEndpoint(accounts: services.accounts, configuration: configuration, logger: services.logger)],
+        logger: services.logger
     )
-    let webSocketResponder = webSocketRouter.buildResponder()
     // Behind a load balancer every connection comes from its address: no per-address cap then.
     let guardSettings = ConnectionGuard.Settings(configuration.http, perAddressCap: !configuration.trustForwardedFor)
     let addressCounts = ConnectionGuard.AddressCounts()
@@ -40,18 +35,19 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
         router: router,
         server: HTTPServerBuilder { responder in
             ConnectionGuard.Channel(
-                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+                inner: HTTPAndWebSocketChannel(responder: responder, host: webSockets),
                 settings: guardSettings, counts: addressCounts
             )
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
-        services: [services.database, HTTPClientService(client: services.httpClient), services.deliverer],
+        services: [services.database] + [services.bus as? any Service].compactMap { $0 }
+            + [HTTPClientService(client: services.httpClient), services.deliverer],
         onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
         logger: services.logger
     )
     if configuration.runMigrationsOnStart {
         app.beforeServerStarts {
-            try await services.database.migrate()
+            try await services.migrate()
         }
     } else {
         app.beforeServerStarts {

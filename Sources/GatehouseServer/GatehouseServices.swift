@@ -19,6 +19,9 @@ final class GatehouseServices: Sendable {
     let deliverer: OutboxDeliverer
     let rateLimiter: RateLimiter
     let httpClient: HTTPClient
+    let bus: any EventBus
+    let blobs: any BlobStore
+    let blobCollector: BlobCollector
 
     init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         self.configuration = configuration
@@ -35,24 +38,22 @@ final class GatehouseServices: Sendable {
         let signal = OutboxSignal()
         let outbox = Outbox(clock: clock, signal: signal)
         self.outbox = outbox
+        let bus: any EventBus = if let postgres = database.postgres {
+            PostgresEventBus(database: database, configuration: postgres.configuration, schema: postgres.schema, logger: logger)
+        } else {
+            InProcessEventBus()
+        }
+        self.bus = bus
         let sessionCache = SessionCache(ttl: configuration.limits.sessionCacheTTL)
-        database.databases.middleware.use(AccountCacheInvalidation(cache: sessionCache))
-        let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL, cache: sessionCache)
+        sessionCache.follow(bus)
+        database.databases.middleware.use(AccountCacheInvalidation(cache: sessionCache, bus: bus))
+        let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL, cache: sessionCache, bus: bus)
         self.sessions = sessions
         let verification = VerificationService(
             database: database, clock: clock, limits: configuration.limits, secrets: secrets, outbox: outbox, rateLimiter: rateLimiter,
             smsCountries: configuration.effectiveSMSCountries
         )
         self.verification = verification
-        self.accounts = AccountService(
-            database: database, clock: clock, configuration: configuration,
-            hasher: PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool),
-            passwordRules: PasswordRules(policy: configuration.passwords),
-            sessions: sessions, verification: verification, outbox: outbox,
-            composer: MessageComposer(publicURL: configuration.publicURL),
-            secrets: secrets, rateLimiter: rateLimiter
-        )
-
         // Our own client: a refused connection must fail the attempt at once (the outbox retries),
         // not be retried inside the client until the request's deadline.
         var httpConfiguration = HTTPClient.Configuration()
@@ -60,6 +61,24 @@ final class GatehouseServices: Sendable {
         httpConfiguration.timeout.connect = .seconds(5)
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         self.httpClient = httpClient
+        let blobs: any BlobStore = if let s3 = configuration.storage.s3 {
+            try S3BlobStore(settings: .init(endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, accessKey: s3.accessKey,
+                                            secretKey: s3.secretKey, prefix: s3.prefix), client: httpClient)
+        } else {
+            try FileBlobStore(root: URL(fileURLWithPath: configuration.blobDirectory))
+        }
+        self.blobs = blobs
+        let blobCollector = BlobCollector(store: blobs, database: database, grace: configuration.storage.collectorGrace, logger: logger)
+        self.blobCollector = blobCollector
+        self.accounts = AccountService(
+            database: database, clock: clock, configuration: configuration,
+            hasher: PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool),
+            passwordRules: PasswordRules(policy: configuration.passwords),
+            sessions: sessions, verification: verification, outbox: outbox,
+            composer: MessageComposer(publicURL: configuration.publicURL),
+            secrets: secrets, rateLimiter: rateLimiter, blobs: blobs
+        )
+
         let dev = DevDeliveryChannel(logger: logger)
         let smsChannel: any DeliveryChannel
         switch configuration.delivery.smsChannel {
@@ -85,16 +104,23 @@ final class GatehouseServices: Sendable {
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
-            maintenance: { [sessions, verification, rateLimiter] in
+            maintenance: { [sessions, verification, rateLimiter, blobCollector] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
                 try await rateLimiter.purgeExpired()
+                try await blobCollector.runIfDue()
             }
         )
     }
 }
 
 extension GatehouseServices {
+    /// Migrations, then the data moves they imply (avatars into the blob store).
+    func migrate() async throws {
+        try await database.migrate()
+        try await AvatarMove(database: database, store: blobs).run()
+    }
+
     /// For commands that use the services without running the application.
     func shutdownOutsideApplication() async {
         try? await httpClient.shutdown()

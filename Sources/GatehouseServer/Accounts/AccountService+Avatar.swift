@@ -36,7 +36,8 @@ extension AccountService {
         return format
     }
 
-    /// Replaces the account's avatar. The bytes must be the declared format.
+    /// Replaces the account's avatar. The bytes must be the declared format. The blob is stored
+    /// before the row that names it; the old avatar's blob is left to the collector.
     func setAvatar(accountID: UUID, format: AvatarFormat, bytes: Data) async throws -> AccountModel {
         guard !bytes.isEmpty else { throw GatehouseError.invalid(.invalidImage, "error.emptyImage") }
         guard bytes.count <= limits.avatarMaxBytes else { throw GatehouseError.bodyTooLarge(limits.avatarMaxBytes) }
@@ -44,8 +45,9 @@ extension AccountService {
             throw GatehouseError.invalid(.invalidImage, "error.invalidImage", format.rawValue)
         }
         let account = try await account(id: accountID)
+        let blob = try await blobs.put(bytes)
         let now = clock.now()
-        let avatar = AvatarModel(accountID: accountID, contentType: format.rawValue, bytes: bytes, now: now)
+        let avatar = AvatarModel(accountID: accountID, contentType: format.rawValue, blob: blob, size: bytes.count, now: now)
         try await database.db.transaction { tx in
             try await AvatarModel.query(on: tx).filter(\.$accountID == accountID).delete()
             try await avatar.create(on: tx)
@@ -68,7 +70,14 @@ extension AccountService {
         return account
     }
 
-    func avatar(id: UUID) async throws -> AvatarModel? {
-        try await AvatarModel.find(id, on: database.db)
+    /// An avatar's type and bytes, or nil when there is no such avatar.
+    func avatar(id: UUID) async throws -> (contentType: String, bytes: Data)? {
+        guard let row = try await AvatarModel.find(id, on: database.db), let key = BlobKey(hex: row.blobKey) else { return nil }
+        guard let bytes = try await blobs.get(key) else {
+            // Only an operator deleting files or objects by hand can cause this: say so, answer 404.
+            database.logger.error("avatar blob missing from the blob store", metadata: ["avatar": "\(id)", "blob": "\(key)"])
+            return nil
+        }
+        return (row.contentType, bytes)
     }
 }

@@ -23,6 +23,7 @@ struct AccountService: Sendable {
     let composer: MessageComposer
     let secrets: Secrets
     let rateLimiter: RateLimiter
+    let blobs: any BlobStore
 
     var limits: GatehouseConfiguration.Limits { configuration.limits }
 

@@ -38,6 +38,41 @@ public struct GatehouseConfiguration: Sendable {
     /// Country calling codes SMS may be sent to; empty means the default country's only.
     public var smsCountries: [String] = []
     public var http = HTTP()
+    public var storage = Storage()
+
+    /// Where blobs (avatars, later attachments and documents) live: a folder by default, an
+    /// S3-compatible bucket when `GATEHOUSE_S3_BUCKET` is set (several instances need a bucket).
+    public struct Storage: Sendable {
+        /// The folder of the embedded store; nil: `<database file>.blobs` beside the SQLite file,
+        /// or `gatehouse-blobs` on PostgreSQL.
+        public var directory: String?
+        public var s3: S3?
+        /// A blob no row names is deleted once it has not been stored again for this long.
+        public var collectorGrace: TimeInterval = 3_600
+
+        public struct S3: Sendable {
+            public var endpoint: String
+            public var bucket: String
+            public var region: String = "us-east-1"
+            public var accessKey: String
+            public var secretKey: String
+            public var prefix: String = "blobs/"
+            public init(endpoint: String, bucket: String, accessKey: String, secretKey: String) {
+                self.endpoint = endpoint
+                self.bucket = bucket
+                self.accessKey = accessKey
+                self.secretKey = secretKey
+            }
+        }
+        public init() {}
+    }
+
+    /// The embedded blob folder in effect.
+    var blobDirectory: String {
+        if let directory = storage.directory { return directory }
+        if case .sqlite(let path) = database { return path + ".blobs" }
+        return "gatehouse-blobs"
+    }
 
     /// Connection-level limits of the HTTP server (docs/security.md, "Slow clients").
     public struct HTTP: Sendable {
@@ -203,6 +238,21 @@ extension GatehouseConfiguration {
             throw ConfigurationError(variable: "GATEHOUSE_SECRET", problem: "is required in production (at least 32 random characters, the same on every instance)")
         }
         c.trustForwardedFor = try reader.bool("GATEHOUSE_TRUST_FORWARDED_FOR", default: false)
+        c.storage.directory = reader.raw("GATEHOUSE_BLOB_DIR")
+        if let bucket = reader.raw("GATEHOUSE_S3_BUCKET") {
+            let endpoint = try reader.string("GATEHOUSE_S3_ENDPOINT", default: "https://s3.amazonaws.com", nonEmpty: true)
+            guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ConfigurationError(variable: "GATEHOUSE_S3_ENDPOINT", problem: "must be an http(s) URL, e.g. https://s3.eu-west-1.amazonaws.com")
+            }
+            guard let access = reader.raw("GATEHOUSE_S3_ACCESS_KEY"), let secretKey = reader.raw("GATEHOUSE_S3_SECRET_KEY") else {
+                throw ConfigurationError(variable: "GATEHOUSE_S3_ACCESS_KEY", problem: "and GATEHOUSE_S3_SECRET_KEY are required with GATEHOUSE_S3_BUCKET")
+            }
+            var s3 = Storage.S3(endpoint: endpoint, bucket: bucket, accessKey: access, secretKey: secretKey)
+            s3.region = try reader.string("GATEHOUSE_S3_REGION", default: s3.region, nonEmpty: true)
+            s3.prefix = try reader.string("GATEHOUSE_S3_PREFIX", default: s3.prefix)
+            c.storage.s3 = s3
+        }
+        c.storage.collectorGrace = try reader.seconds("GATEHOUSE_BLOB_GRACE_SECONDS", default: c.storage.collectorGrace, range: 60...604_800)
         c.metricsEnabled = try reader.bool("GATEHOUSE_METRICS", default: true)
         c.metricsToken = reader.raw("GATEHOUSE_METRICS_TOKEN")
         if let token = c.metricsToken, token.utf8.count < 16 {

@@ -112,6 +112,8 @@ enum ConnectionGuard {
         var countedAddress: String?
         var started = false
         var quiescing = false
+        /// Whether the request line starts with a well-formed method (an unknown one is 501, garbage 400).
+        var methodIsToken = true
 
         init(settings: Settings, counts: AddressCounts, logger: Logger) {
             self.settings = settings
@@ -242,6 +244,7 @@ enum ConnectionGuard {
             case .closing:
                 return   // the answer is on its way; whatever follows is not read
             case .idle:
+                state.methodIsToken = State.startsWithToken(unwrapInboundIn(data))
                 state.enter(.readingHead)
             default:
                 break
@@ -254,6 +257,9 @@ enum ConnectionGuard {
             context.fireUserInboundEventTriggered(event)
         }
     }
+
+    /// Sent through the pipeline (on its event loop) when an upgrade was accepted and is about to start.
+    struct UpgradeStarting {}
 
     /// Right after the HTTP decoder: request and response parts, parser errors.
     final class HTTPSide: ChannelDuplexHandler, RemovableChannelHandler {
@@ -281,6 +287,17 @@ enum ConnectionGuard {
                 state.enter(.responding)
             }
             context.fireChannelRead(data)
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is UpgradeStarting {
+                // NIO removes the HTTP decoder before it answers 101, and the decoder hands any
+                // bytes after the request (the client's first frames) to the next handler: that
+                // must no longer be this one, which reads only HTTP parts.
+                state.enter(.upgraded)
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            }
+            context.fireUserInboundEventTriggered(event)
         }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -314,12 +331,29 @@ enum ConnectionGuard {
                 return
             }
             switch parserError {
-            case .invalidMethod:
+            case .invalidMethod where state.methodIsToken:
                 state.answer(.notImplemented, reason: "unknown method")
             case .headerOverflow:
                 state.answer(.requestHeaderFieldsTooLarge, reason: "request header too large")
             default:
                 state.answer(.badRequest, reason: "malformed request")
+            }
+        }
+    }
+}
+
+extension ConnectionGuard.State {
+    /// Whether the bytes before the first space (or the first 32) are an RFC 9110 token.
+    static func startsWithToken(_ buffer: ByteBuffer) -> Bool {
+        let bytes = buffer.readableBytesView.prefix(32)
+        let method = bytes.prefix { $0 != UInt8(ascii: " ") }
+        guard !method.isEmpty else { return false }
+        return method.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "!#$%&'*+-.^_`|~".utf8.contains(byte)
             }
         }
     }

@@ -38,11 +38,7 @@ extension Request {
 
     /// The client's address for any surface, given the peer the socket reports.
     func clientIP(peer: String?, trustForwardedFor: Bool) -> String? {
-        if trustForwardedFor, let forwarded = headers[.init("X-Forwarded-For")!],
-           let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty {
-            return String(last.prefix(64))
-        }
-        return peer
+        ClientAddress.resolve(peer: peer, forwardedFor: headers[.init("X-Forwarded-For")!], trustForwardedFor: trustForwardedFor)
     }
 
     /// The bearer token of the `Authorization` header, if any.
@@ -56,5 +52,17 @@ extension Request {
         while token.first == " " || token.first == "\t" { token.removeFirst() }
         while token.last == " " || token.last == "\t" { token.removeLast() }
         return token.isEmpty ? nil : String(token)
+    }
+}
+
+/// The client's address, one rule for every surface: behind a trusted load balancer the last
+/// `X-Forwarded-For` entry (the one the balancer added), otherwise the socket's peer.
+enum ClientAddress {
+    static func resolve(peer: String?, forwardedFor: String?, trustForwardedFor: Bool) -> String? {
+        if trustForwardedFor, let forwardedFor,
+           let last = forwardedFor.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty {
+            return String(last.prefix(64))
+        }
+        return peer
     }
 }

@@ -11,7 +11,7 @@ public enum ServerCommands {
         logger.logLevel = configuration.logLevel
         let services = try GatehouseServices(configuration: configuration, logger: logger)
         do {
-            try await services.database.migrate()
+            try await services.migrate()
         } catch {
             await services.shutdownOutsideApplication()
             throw error

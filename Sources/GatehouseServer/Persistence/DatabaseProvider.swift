@@ -17,6 +17,8 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     let databases: Databases
     let logger: Logger
     let isPostgres: Bool
+    /// The PostgreSQL connection settings (for the event bus's own listening connection) and schema.
+    let postgres: (configuration: PostgresConnection.Configuration, schema: String?)?
     private let eventLoopGroup: any EventLoopGroup
     private let ownedGroup: MultiThreadedEventLoopGroup?
     private let readyFlag = ManagedAtomicFlag()
@@ -30,6 +32,7 @@ final class DatabaseProvider: Service, @unchecked Sendable {
             self.ownedGroup = group
             self.eventLoopGroup = group
             self.isPostgres = false
+            self.postgres = nil
             self.databases = Databases(threadPool: threadPool, on: group)
             databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
         case .postgres(let url, let searchPath):
@@ -38,6 +41,7 @@ final class DatabaseProvider: Service, @unchecked Sendable {
             self.isPostgres = true
             var configuration = try SQLPostgresConfiguration(url: url)
             if let searchPath { configuration.searchPath = [searchPath] }
+            self.postgres = (configuration.coreConfiguration, searchPath)
             self.databases = Databases(threadPool: threadPool, on: MultiThreadedEventLoopGroup.singleton)
             databases.use(
                 .postgres(configuration: configuration, maxConnectionsPerEventLoop: poolSize,

@@ -9,8 +9,8 @@ import NIOConcurrencyHelpers
 /// The database stays the only source of truth (docs/architecture.md): an entry is a copy at most `ttl`
 /// old (0.5 s by default, never more than 1 s). What this instance changes it forgets at once:
 /// revoking a session or writing an account drops that account's entries, so a client reads
-/// its own writes. A change made on another instance is seen here within `ttl`, which is the
-/// bound on how long a session revoked elsewhere can still be used (docs/decisions.md).
+/// its own writes. A change made on another instance arrives as an event on the bus and is
+/// forgotten then (`follow`); `ttl` is the bound when the bus is down (docs/decisions.md).
 final class SessionCache: @unchecked Sendable {
     typealias Value = (session: AuthenticatedSession, account: AccountSnapshot)
 
@@ -31,6 +31,8 @@ final class SessionCache: @unchecked Sendable {
     /// Bumped by every invalidation: a lookup that started before one does not store what it
     /// read, so a revocation on this instance is never undone by a lookup racing it.
     private var generation: UInt64 = 0
+    /// Its subscription to the event bus (`follow`).
+    var subscription: BusSubscription?
 
     init(ttl: TimeInterval, capacity: Int = 100_000) {
         self.ttl = .milliseconds(Int64((ttl * 1000).rounded()))
@@ -81,6 +83,16 @@ final class SessionCache: @unchecked Sendable {
     func store(tokenHash: String, session: AuthenticatedSession, account: AccountSnapshot) {
         guard isEnabled else { return }
         lock.withLock { storeLocked(tokenHash: tokenHash, session: session, account: account) }
+    }
+
+    /// Forgets everything (the event bus may have missed events).
+    func invalidateAll() {
+        guard isEnabled else { return }
+        lock.withLock {
+            generation &+= 1
+            entries.removeAll()
+            tokensByAccount.removeAll()
+        }
     }
 
     /// Forgets every session of the account: after a revocation or a change to the account.
@@ -136,18 +148,36 @@ final class SessionCache: @unchecked Sendable {
     }
 }
 
+extension SessionCache {
+    /// Keeps the cache in step with other instances: an account changed anywhere is dropped here
+    /// when its event arrives, and everything is dropped after a gap in the bus.
+    func follow(_ bus: any EventBus) {
+        subscription = bus.subscribe(topic: BusTopic.accountChanged, account: nil) { [weak self] event in
+            if let account = event.account { self?.invalidate(accountID: account) }
+        }
+        bus.onGap { [weak self] in self?.invalidateAll() }
+    }
+}
+
 /// Drops an account's cached sessions whenever Fluent writes or deletes the account, on any
-/// code path, so nothing that changes an account can forget to.
+/// code path, so nothing that changes an account can forget to; and tells the other instances
+/// (on the writing transaction, so they hear of it when it commits).
 struct AccountCacheInvalidation: AsyncModelMiddleware {
     let cache: SessionCache
+    let bus: any EventBus
 
     func update(model: AccountModel, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.update(model, on: db)
-        if let id = model.id { cache.invalidate(accountID: id) }
+        if let id = model.id { try await changed(id, on: db) }
     }
 
     func delete(model: AccountModel, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.delete(model, force: force, on: db)
-        if let id = model.id { cache.invalidate(accountID: id) }
+        if let id = model.id { try await changed(id, on: db) }
+    }
+
+    private func changed(_ id: UUID, on db: any Database) async throws {
+        cache.invalidate(accountID: id)
+        try await bus.publish(BusEvent(topic: BusTopic.accountChanged, account: id), on: db)
     }
 }

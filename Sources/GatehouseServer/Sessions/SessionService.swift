@@ -30,6 +30,7 @@ struct SessionService: Sendable {
     let clock: GatehouseClock
     let ttl: TimeInterval
     let cache: SessionCache
+    let bus: any EventBus
     /// `last_used_at` is written at most this often per session, keeping the hot read path read-only.
     let lastUsedResolution: TimeInterval = 60
 
@@ -101,7 +102,7 @@ struct SessionService: Sendable {
         let ended = try await (database.db as! any SQLDatabase).raw("""
             DELETE FROM sessions WHERE id = \(bind: sessionID) RETURNING account_id
             """).all()
-        for row in ended { cache.invalidate(accountID: try row.decode(column: "account_id", as: UUID.self)) }
+        for row in ended { try await sessionsEnded(accountID: try row.decode(column: "account_id", as: UUID.self)) }
     }
 
     /// Ends one session if it belongs to the account; false when there is no such session.
@@ -109,7 +110,7 @@ struct SessionService: Sendable {
         let ended = try await (database.db as! any SQLDatabase).raw("""
             DELETE FROM sessions WHERE id = \(bind: sessionID) AND account_id = \(bind: accountID) RETURNING id
             """).all()
-        cache.invalidate(accountID: accountID)
+        try await sessionsEnded(accountID: accountID)
         return !ended.isEmpty
     }
 
@@ -128,8 +129,15 @@ struct SessionService: Sendable {
         } else {
             try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) RETURNING id").all()
         }
-        cache.invalidate(accountID: accountID)
+        try await sessionsEnded(accountID: accountID, on: db)
         return ended.count
+    }
+
+    /// Sessions of the account ended: forgotten here at once, and on every other instance when
+    /// the event arrives (with `db` a transaction, when it commits).
+    private func sessionsEnded(accountID: UUID, on db: (any Database)? = nil) async throws {
+        cache.invalidate(accountID: accountID)
+        try await bus.publish(BusEvent(topic: BusTopic.accountChanged, account: accountID), on: db)
     }
 
     /// The account's live sessions, newest first.

@@ -8,23 +8,32 @@ import NIOPosix
 struct RawConnection: Sendable {
     let channel: any Channel
     private let received: NIOLockedValueBox<String>
+    private let receivedBytes: NIOLockedValueBox<[UInt8]>
 
     static func open(port: Int) async throws -> RawConnection {
         let received = NIOLockedValueBox("")
+        let bytes = NIOLockedValueBox<[UInt8]>([])
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Collector(received: received))
+                    try channel.pipeline.syncOperations.addHandler(Collector(received: received, bytes: bytes))
                 }
             }
             .connect(host: "127.0.0.1", port: port)
             .get()
-        return RawConnection(channel: channel, received: received)
+        return RawConnection(channel: channel, received: received, receivedBytes: bytes)
     }
 
     func send(_ text: String) async throws {
         try await channel.writeAndFlush(ByteBuffer(string: text)).get()
     }
+
+    func send(bytes: [UInt8]) async throws {
+        try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
+    }
+
+    /// Every byte the server has sent so far.
+    var bytes: [UInt8] { receivedBytes.withLockedValue { $0 } }
 
     /// Whether the connection is still open (the server has not closed it).
     var isOpen: Bool { channel.isActive }
@@ -59,10 +68,15 @@ struct RawConnection: Sendable {
     private final class Collector: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
         let received: NIOLockedValueBox<String>
-        init(received: NIOLockedValueBox<String>) { self.received = received }
+        let bytes: NIOLockedValueBox<[UInt8]>
+        init(received: NIOLockedValueBox<String>, bytes: NIOLockedValueBox<[UInt8]>) {
+            self.received = received
+            self.bytes = bytes
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             var buffer = unwrapInboundIn(data)
+            bytes.withLockedValue { $0 += buffer.readableBytesView }
             let text = buffer.readString(length: buffer.readableBytes) ?? ""
             received.withLockedValue { $0 += text }
         }

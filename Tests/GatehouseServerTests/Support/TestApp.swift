@@ -97,6 +97,8 @@ extension GatehouseConfiguration {
         c.logLevel = .warning
         c.http.maxConnectionsPerAddress = 100_000   // every test client is 127.0.0.1
         c.limits.codeRequestsPerAddressPerDestination = 1_000
+        // Blobs of one test in a folder of their own (beside a SQLite file they are anyway).
+        c.storage.directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-blobs-\(UUID().uuidString)").path
         return c
     }
 }
@@ -122,7 +124,9 @@ func withApp(
         }
     } catch {
         await database.cleanup()
+        try? FileManager.default.removeItem(atPath: finalConfiguration.blobDirectory)
         throw error
     }
     await database.cleanup()
+    try? FileManager.default.removeItem(atPath: finalConfiguration.blobDirectory)
 }

@@ -13,6 +13,7 @@ enum GatehouseMigrations {
             M005CreateRateLimitCounters(),
             M006CreateAvatars(),
             M007NormalizeUsernameKeys(),
+            M008CreateAvatarImages(),
         ]
     }
 }
@@ -183,3 +184,26 @@ struct M007NormalizeUsernameKeys: AsyncMigration {
     func revert(on database: any Database) async throws {}
 }
 
+
+/// Avatars move out of the database into the blob store: `avatar_images` names the blob. The rows
+/// of the old `avatars` table are moved by `AvatarMove` when the server starts (a migration cannot
+/// reach the blob store); the old table stays, empty, until a later migration drops it.
+struct M008CreateAvatarImages: AsyncMigration {
+    var name: String { "008_CreateAvatarImages" }
+    func prepare(on database: any Database) async throws {
+        try await database.schema("avatar_images")
+            .id()
+            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
+            .field("content_type", .string, .required)
+            .field("blob_key", .string, .required)
+            .field("size", .int, .required)
+            .field("created_at", .datetime, .required)
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "ix_avatar_images_account").on("avatar_images").column("account_id").run()
+        try await sql.create(index: "ix_avatar_images_blob").on("avatar_images").column("blob_key").run()
+    }
+    func revert(on database: any Database) async throws {
+        try await database.schema("avatar_images").delete()
+    }
+}

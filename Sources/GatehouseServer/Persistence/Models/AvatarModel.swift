@@ -1,23 +1,26 @@
 import FluentKit
 import Foundation
 
-/// An avatar image, kept in the database so every instance serves it without shared storage.
+/// An avatar: its bytes are a blob in the `BlobStore`, named by `blobKey`; the row says whose
+/// it is and what type. A new upload gets a new id, so an avatar URL never changes meaning.
 final class AvatarModel: Model, @unchecked Sendable {
-    static let schema = "avatars"
+    static let schema = "avatar_images"
 
     @ID(key: .id) var id: UUID?
     @Field(key: "account_id") var accountID: UUID
     @Field(key: "content_type") var contentType: String
-    @Field(key: "bytes") var bytes: Data
+    @Field(key: "blob_key") var blobKey: String
+    @Field(key: "size") var size: Int
     @Field(key: "created_at") var createdAt: Date
 
     init() {}
 
-    init(accountID: UUID, contentType: String, bytes: Data, now: Date) {
-        self.id = UUID()
+    init(id: UUID = UUID(), accountID: UUID, contentType: String, blob: BlobKey, size: Int, now: Date) {
+        self.id = id
         self.accountID = accountID
         self.contentType = contentType
-        self.bytes = bytes
+        self.blobKey = blob.hex
+        self.size = size
         self.createdAt = now
     }
 }

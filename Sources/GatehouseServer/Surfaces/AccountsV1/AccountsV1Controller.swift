@@ -268,7 +268,7 @@ struct AccountsV1Controller: Sendable {
                 .contentDisposition: "inline; filename=\"avatar.\(avatar.contentType.split(separator: "/").last ?? "img")\"",
                 .contentSecurityPolicy: "default-src 'none'; sandbox; frame-ancestors 'none'",
             ],
-            body: .init(byteBuffer: ByteBuffer(bytes: avatar.bytes))
+            body: .init(byteBuffer: ByteBuffer(data: avatar.bytes))
         )
     }
 }

@@ -1,134 +1,50 @@
 import Foundation
 import GatehouseAPI
-import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import NIOConcurrencyHelpers
-import NIOWebSocket
-import ServiceLifecycle
 
-/// The request context of the WebSocket upgrade route.
-public struct GatewayRequestContext: RequestContext, WebSocketRequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let webSocket: WebSocketHandlerReference<Self>
-    let peerAddress: String?
+/// `ws(s)://HOST/customer-gateway/customer` on the `WebSocketHost`: every text frame is a request
+/// answered by `sequence_id` (several may be in flight); admission, frame limits, pings, the idle
+/// timeout and shutdown are the host's.
+struct CustomerGatewayEndpoint: WebSocketEndpoint {
+    let proto: CustomerGatewayProtocol
+    let limits: WebSocketLimits
+    let trustForwardedFor: Bool
+    var path: String { CustomerGatewayAPI.path }
 
-    public init(source: ApplicationRequestContextSource) {
-        self.coreContext = .init(source: source)
-        self.webSocket = .init()
-        self.peerAddress = source.channel.remoteAddress?.ipAddress
+    init(accounts: AccountService, configuration: GatehouseConfiguration, logger: Logger) {
+        let settings = configuration.gateway
+        self.proto = CustomerGatewayProtocol(accounts: accounts, settings: settings, logger: logger)
+        self.limits = WebSocketLimits(
+            maxMessageBytes: settings.maxFrameBytes, pingInterval: settings.pingInterval, idleTimeout: settings.idleTimeout,
+            maxConnections: settings.maxConnections, maxInFlightPerConnection: settings.maxInFlightPerConnection
+        )
+        self.trustForwardedFor = configuration.trustForwardedFor
+    }
+
+    func open(_ opening: WebSocketOpening) async -> (any WebSocketSession)? {
+        let values = opening.headers["X-Forwarded-For"]
+        let forwarded = values.isEmpty ? nil : values.joined(separator: ", ")
+        let ip = ClientAddress.resolve(peer: opening.peerAddress, forwardedFor: forwarded, trustForwardedFor: trustForwardedFor)
+        return CustomerGatewaySession(proto: proto, ip: ip)
     }
 }
 
-/// `ws(s)://HOST/customer-gateway/customer`: reads frames, answers each by `sequence_id`
-/// (several may be in flight), keeps the connection alive with pings, closes idle ones and
-/// closes every connection cleanly when the server stops.
-struct CustomerGatewayController: Sendable {
-    let services: GatehouseServices
-    let connections = NIOLockedValueBox(0)
+/// One gateway connection: its client address and the login attempts it may still fail.
+final class CustomerGatewaySession: WebSocketSession {
+    let proto: CustomerGatewayProtocol
+    let ip: String?
+    let attempts = GatewayConnectionState()
 
-    func addRoutes(to router: Router<GatewayRequestContext>) {
-        let settings = services.configuration.gateway
-        let trustForwardedFor = services.configuration.trustForwardedFor
-        let proto = CustomerGatewayProtocol(accounts: services.accounts, settings: settings, logger: services.logger)
-        let connections = self.connections
-        router.ws(RouterPath(CustomerGatewayAPI.path)) { inbound, outbound, context in
-            let admitted = connections.withLockedValue { count -> Bool in
-                guard count < settings.maxConnections else { return false }
-                count += 1
-                return true
-            }
-            guard admitted else {
-                try await outbound.close(.unknown(1013), reason: "too many connections, try again later")
-                return
-            }
-            defer { connections.withLockedValue { $0 -= 1 } }
-            let ip = context.request.clientIP(peer: context.requestContext.peerAddress, trustForwardedFor: trustForwardedFor)
-            let state = GatewayConnectionState()
-            let lastActivity = NIOLockedValueBox(ContinuousClock.now)
-
-            try await withGracefulShutdownHandler {
-                try await withThrowingTaskGroup(of: Void.self) { connection in
-                    // Idle watchdog: a quiet connection is closed with 1001.
-                    connection.addTask {
-                        while !Task.isCancelled {
-                            let idleFor = ContinuousClock.now - lastActivity.withLockedValue { $0 }
-                            if idleFor >= settings.idleTimeout {
-                                try? await outbound.close(.goingAway, reason: "idle timeout")
-                                return
-                            }
-                            try await Task.sleep(for: settings.idleTimeout - idleFor)
-                        }
-                    }
-                    connection.addTask {
-                        // A discarding group: a finished request leaves nothing behind. (A plain
-                        // task group keeps every finished child until it is awaited, and with it
-                        // the child's task memory: 40 KiB per idle connection after its login.)
-                        let slots = RequestSlots(limit: settings.maxInFlightPerConnection)
-                        try await withThrowingDiscardingTaskGroup { requests in
-                            for try await message in inbound.messages(maxSize: settings.maxFrameBytes) {
-                                lastActivity.withLockedValue { $0 = .now }
-                                // Backpressure: read no further until an answer went out.
-                                await slots.acquire()
-                                switch message {
-                                case .text(let text):
-                                    requests.addTask {
-                                        defer { slots.release() }
-                                        let answer = await proto.respond(to: text, connection: state, ip: ip)
-                                        try await outbound.write(.text(answer))
-                                    }
-                                case .binary:
-                                    requests.addTask {
-                                        defer { slots.release() }
-                                        try await outbound.write(.text(CustomerGatewayProtocol.binaryFrameError()))
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    // The connection ends when the peer goes (reader done) or it idled out.
-                    try await connection.next()
-                    connection.cancelAll()
-                }
-            } onGracefulShutdown: {
-                Task { try? await outbound.close(.goingAway, reason: "server shutting down") }
-            }
-        }
-    }
-}
-
-/// At most `limit` requests of one connection at once: `acquire` waits for a free slot.
-final class RequestSlots: Sendable {
-    private struct State {
-        var free: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state: NIOLockedValueBox<State>
-
-    init(limit: Int) { state = NIOLockedValueBox(State(free: max(1, limit))) }
-
-    func acquire() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let granted = state.withLockedValue { s -> Bool in
-                if s.free > 0 {
-                    s.free -= 1
-                    return true
-                }
-                s.waiters.append(continuation)
-                return false
-            }
-            if granted { continuation.resume() }
-        }
+    init(proto: CustomerGatewayProtocol, ip: String?) {
+        self.proto = proto
+        self.ip = ip
     }
 
-    func release() {
-        let next = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
-            if s.waiters.isEmpty {
-                s.free += 1
-                return nil
-            }
-            return s.waiters.removeFirst()  // the slot passes straight to the waiter
+    func respond(to message: WebSocketMessage, on connection: WebSocketConnection) async -> String? {
+        switch message {
+        case .text(let text): await proto.respond(to: text, connection: attempts, ip: ip)
+        case .binary: CustomerGatewayProtocol.binaryFrameError()
         }
-        next?.resume()
     }
 }

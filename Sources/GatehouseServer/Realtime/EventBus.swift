@@ -1,0 +1,155 @@
+import FluentKit
+import Foundation
+import NIOConcurrencyHelpers
+import SQLKit
+
+/// A small event between instances (DESIGN §2 "Multi-instance ready"): what happened and to whom,
+/// never the data itself. A subscriber reads what it needs from the database, which stays the only
+/// source of truth; an event only says when to look.
+struct BusEvent: Codable, Equatable, Sendable {
+    var topic: String
+    var account: UUID?
+    /// Ids or counters; at most `EventBus.maxPayloadBytes` with the rest of the event.
+    var body: String
+
+    init(topic: String, account: UUID? = nil, body: String = "") {
+        self.topic = topic
+        self.account = account
+        self.body = body
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case topic = "t", account = "a", body = "b"
+    }
+}
+
+enum BusTopic {
+    /// An account or its sessions changed: every instance drops its cached copies.
+    static let accountChanged = "account.changed"
+}
+
+/// Publish/subscribe of `BusEvent`s. PostgreSQL: LISTEN/NOTIFY, one listening connection per
+/// instance (`PostgresEventBus`); SQLite: one instance, in process (`InProcessEventBus`).
+/// Handlers run on the bus's thread and must not block: they flag work, hop, or drop a cache entry.
+protocol EventBus: Sendable {
+    /// Publishes an event. With `db` a transaction, PostgreSQL delivers it when that transaction
+    /// commits and never if it rolls back; without, at once.
+    func publish(_ event: BusEvent, on db: (any Database)?) async throws
+    /// Calls `handler` for each event of `topic` (of `account`, or of every account when nil)
+    /// until the subscription is cancelled.
+    func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription
+    /// Calls `handler` whenever events may have been missed (the listener reconnected), so
+    /// whoever keeps copies can drop them all.
+    func onGap(_ handler: @escaping @Sendable () -> Void)
+    /// False while events from other instances may not arrive (the listener is down).
+    var isConnected: Bool { get }
+}
+
+extension EventBus {
+    func publish(_ event: BusEvent) async throws { try await publish(event, on: nil) }
+}
+
+enum EventBusError: Error, Equatable {
+    case payloadTooLarge(Int)
+}
+
+/// Cancels its subscription when cancelled or released.
+final class BusSubscription: Sendable {
+    private let cancellation: NIOLockedValueBox<(@Sendable () -> Void)?>
+
+    init(_ cancel: @escaping @Sendable () -> Void) { cancellation = NIOLockedValueBox(cancel) }
+
+    func cancel() {
+        let cancel = cancellation.withLockedValue { value in
+            defer { value = nil }
+            return value
+        }
+        cancel?()
+    }
+
+    deinit { cancel() }
+}
+
+/// Who listens to what: the dispatch table both buses share.
+final class BusSubscribers: Sendable {
+    private struct Key: Hashable {
+        var topic: String
+        var account: UUID?
+    }
+
+    private struct State {
+        var next = 0
+        var handlers: [Key: [Int: @Sendable (BusEvent) -> Void]] = [:]
+        var gapHandlers: [@Sendable () -> Void] = []
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription {
+        let key = Key(topic: topic, account: account)
+        let id = state.withLockedValue { state in
+            state.next += 1
+            state.handlers[key, default: [:]][state.next] = handler
+            return state.next
+        }
+        return BusSubscription { [weak self] in
+            self?.state.withLockedValue { state in
+                state.handlers[key]?[id] = nil
+                if state.handlers[key]?.isEmpty == true { state.handlers[key] = nil }
+            }
+        }
+    }
+
+    func onGap(_ handler: @escaping @Sendable () -> Void) {
+        state.withLockedValue { $0.gapHandlers.append(handler) }
+    }
+
+    /// Runs the handlers of the event's topic: those of its account and those of every account.
+    func dispatch(_ event: BusEvent) {
+        let handlers = state.withLockedValue { state in
+            var found = Array((state.handlers[Key(topic: event.topic, account: nil)] ?? [:]).values)
+            if let account = event.account {
+                found += (state.handlers[Key(topic: event.topic, account: account)] ?? [:]).values
+            }
+            return found
+        }
+        for handler in handlers { handler(event) }
+    }
+
+    func gap() {
+        for handler in state.withLockedValue({ $0.gapHandlers }) { handler() }
+    }
+
+    var subscriptionCount: Int { state.withLockedValue { $0.handlers.values.reduce(0) { $0 + $1.count } } }
+}
+
+/// The SQLite engine's bus: one instance, so an event is delivered in process, at once.
+final class InProcessEventBus: EventBus {
+    let subscribers = BusSubscribers()
+
+    func publish(_ event: BusEvent, on db: (any Database)?) async throws {
+        try EventBusLimits.check(event)
+        subscribers.dispatch(event)
+    }
+
+    func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription {
+        subscribers.subscribe(topic: topic, account: account, handler)
+    }
+
+    func onGap(_ handler: @escaping @Sendable () -> Void) { subscribers.onGap(handler) }
+
+    var isConnected: Bool { true }
+}
+
+enum EventBusLimits {
+    /// PostgreSQL's NOTIFY payload limit (less than 8,000 bytes); larger data goes by id.
+    static let maxPayloadBytes = 7_999
+
+    static func encode(_ event: BusEvent) throws -> String {
+        let payload = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
+        guard payload.utf8.count <= maxPayloadBytes else { throw EventBusError.payloadTooLarge(payload.utf8.count) }
+        return payload
+    }
+
+    static func check(_ event: BusEvent) throws { _ = try encode(event) }
+}
