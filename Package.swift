@@ -70,6 +70,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.copy("Resources/openapi.json")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

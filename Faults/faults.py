@@ -2,7 +2,9 @@
 """Runs the fault tests (docs/reliability.md#faults). Normally started by Faults/run.sh, which
 also starts and stops the harness's own PostgreSQL on port 55433.
 
-  python3 Faults/faults.py [--only crash,mail,pg-restart,two-instances,known] [--engines sqlite,pg]
+  python3 Faults/faults.py [--only crash,mail,pg-restart,two-instances,known,soak] [--engines sqlite,pg]
+
+`soak` (not in the default set) is the mixed-load soak of Faults/soak.py, SOAK_SECONDS per engine (600).
 
 Exit status 0 only when every test passed. FAULTS_SEED repeats a run's random choices.
 `known` reproduces known server issues: they are reported (KNOWN ...) but do not count, unless
@@ -23,15 +25,17 @@ import test_crash  # noqa: E402
 import test_mail  # noqa: E402
 import test_pg_restart  # noqa: E402
 import test_two_instances  # noqa: E402
+import soak  # noqa: E402
 import known_db_away_pool_wait  # noqa: E402
 import known_mail_stall_delays_sms  # noqa: E402
 
-TESTS = ("crash", "mail", "pg-restart", "two-instances", "known")
+TESTS = ("crash", "mail", "pg-restart", "two-instances", "known", "soak")
+DEFAULT_TESTS = ("crash", "mail", "pg-restart", "two-instances", "known")   # the soak runs when asked for
 
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default=",".join(TESTS))
+    parser.add_argument("--only", default=",".join(DEFAULT_TESTS))
     parser.add_argument("--engines", default=os.environ.get("FAULTS_ENGINES", "sqlite,pg"))
     args = parser.parse_args()
     only = [t for t in args.only.split(",") if t]
@@ -100,6 +104,18 @@ async def main() -> int:
             pg.drop_database(database)
         else:
             log("\n== two-instances: skipped (PostgreSQL only, --engines has no pg)")
+
+    if "soak" in only:
+        seconds = float(os.environ.get("SOAK_SECONDS", "600"))
+        for engine, port in (("sqlite", 19260), ("pg", 19261)):
+            if engine not in engines:
+                continue
+            log(f"\n== soak [{engine}], {seconds:.0f} s")
+            t0 = time.monotonic()
+            result = await soak.run(engine, seconds, pg if engine == "pg" else None, port)
+            result.figures["took_s"] = f"{time.monotonic() - t0:.1f}"
+            log(result.line())
+            results.append(result)
 
     known: list[Result] = []
     if "known" in only:

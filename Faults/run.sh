@@ -4,7 +4,8 @@
 # instances on one PostgreSQL. Exit status 0 only when every test passed.
 #
 #   bash Faults/run.sh                      # everything, on SQLite and PostgreSQL (about 2 min)
-#   bash Faults/run.sh --only crash,mail    # some tests (crash, mail, pg-restart, two-instances, known)
+#   bash Faults/run.sh --only crash,mail    # some tests (crash, mail, pg-restart, two-instances, known, soak)
+#   SOAK_SECONDS=600 bash Faults/run.sh --only soak   # the 10-minute mixed-load soak on each engine
 #   FAULTS_ENGINES=sqlite bash Faults/run.sh  # without PostgreSQL
 #   FAULTS_SEED=123 bash Faults/run.sh      # repeat a run's random choices (printed at the start)
 #

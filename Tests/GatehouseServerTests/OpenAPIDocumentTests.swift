@@ -45,6 +45,78 @@ struct OpenAPIDocumentTests {
         }
     }
 
+    /// Every schema with properties, and the wire type whose keys it lists. (Forms of the `/api`
+    /// surface are read by name from form fields and have no Codable type.)
+    static let wireTypes: [String: any Decodable.Type] = [
+        "Problem": Problem.self, "CodeRequest": CodeRequest.self, "CodeSent": CodeSent.self, "SignupRequest": SignupRequest.self,
+        "LoginRequest": LoginRequest.self, "Account": Account.self, "AuthSession": AuthSession.self,
+        "TagAvailability": TagAvailability.self, "SessionInfo": SessionInfo.self, "SessionList": SessionList.self,
+        "SessionsRevoked": SessionsRevoked.self, "RecoveryRequest": RecoveryRequest.self, "ProfileUpdate": ProfileUpdate.self,
+        "PasswordChange": PasswordChange.self, "EmailChangeRequest": EmailChangeRequest.self,
+        "PhoneVerificationRequest": PhoneVerificationRequest.self, "PhoneCodeVerification": CodeVerification.self,
+        "PhoneRegisterResponse": PhoneRegisterResponse.self, "PhoneLoginResponse": PhoneLoginResponse.self,
+        "PhonePartnerZone": PhonePartnerZone.self, "PhoneUser": PhoneUser.self,
+    ]
+    /// Schemas that document a narrower use of a wire type: their properties must be among its keys.
+    static let narrowed: [String: any Decodable.Type] = ["EmailCodeVerification": CodeVerification.self]
+    static let forms: Set<String> = ["PhoneSendSMSForm", "PhoneRegisterForm", "PhoneLoginForm", "PhoneChangeForm", "PhoneRestoreForm"]
+
+    static func keys(_ type: any Decodable.Type) throws -> Set<String> {
+        func open<T: Decodable>(_ type: T.Type) throws -> Set<String> { try KeyRecorder.keys(of: type) }
+        return try open(type)
+    }
+
+    @Test("every schema lists exactly the keys its wire type encodes, so the document cannot drift from the code")
+    func schemas_matchTheWireTypes() throws {
+        let schemas = try #require(OpenAPIDocument.value["components"]?["schemas"]).members
+        for (name, schema) in schemas {
+            let properties = Set(schema["properties"]?.members.map(\.0) ?? [])
+            if properties.isEmpty || Self.forms.contains(name) { continue }
+            if let type = Self.wireTypes[name] {
+                let encoded = try Self.keys(type)
+                #expect(properties == encoded, "\(name): documented \(properties.sorted()), \(type) encodes \(encoded.sorted())")
+            } else if let type = Self.narrowed[name] {
+                let encoded = try Self.keys(type)
+                #expect(properties.isSubset(of: encoded), "\(name): documented \(properties.sorted()), \(type) encodes \(encoded.sorted())")
+            } else {
+                Issue.record("schema \(name) has properties but no wire type is named for it in this test")
+            }
+            let required = Set((schema["required"]?.elements ?? []).compactMap(\.string))
+            #expect(required.isSubset(of: properties), "\(name): required \(required.subtracting(properties).sorted()) are not properties")
+        }
+        // The recorder itself: a key added to a type shows up.
+        #expect(try Self.keys(LoginRequest.self) == ["identifier", "password", "device"])
+    }
+
+    @Test("/openapi.yaml is the same document as /openapi.json, and /docs renders every operation")
+    func yamlAndReference_renderTheDocument() async throws {
+        try await withApp(.sqlite) { app in
+            let yaml = try await app.client.execute(uri: AccountsV1API.Path.openAPIYAML, method: .get)
+            #expect(yaml.status == .ok)
+            #expect(yaml.headers[.contentType]?.hasPrefix("application/yaml") == true)
+            // Parsed by PyYAML (an independent reader) and compared with the JSON, in the test environment's Python.
+            let same = try PythonCheck.run("""
+                import json, sys, yaml
+                a = yaml.safe_load(open(sys.argv[1]).read())
+                b = json.loads(open(sys.argv[2]).read())
+                print("same" if a == b else "different")
+                """, files: [String(buffer: yaml.body), OpenAPIDocument.json])
+            #expect(same == "same")
+
+            let page = try await app.client.execute(uri: AccountsV1API.Path.docs, method: .get)
+            #expect(page.status == .ok)
+            #expect(page.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+            let html = String(buffer: page.body)
+            for operation in try Self.documentedOperations() {
+                #expect(html.contains(">\(operation.method.lowercased())</span><span class=\"path\">\(APIReferencePage.escape(operation.path))<"),
+                        "\(operation) is missing from /docs")
+            }
+            #expect(!html.contains("<script"), "a page with no script")
+            #expect(!html.contains("http://") && !html.contains("https://"), "nothing loaded from elsewhere")
+        }
+    }
+
     @Test func document_isServedAsOpenAPI31() async throws {
         try await withApp(.sqlite) { app in
             // MUT

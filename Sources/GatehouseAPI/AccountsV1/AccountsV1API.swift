@@ -39,6 +39,10 @@ public enum AccountsV1API {
         public static let avatarImage = "/v1/avatars/{id}"
         /// `GET`: the OpenAPI 3.1 document of every HTTP surface.
         public static let openAPI = "/openapi.json"
+        /// The same document as YAML.
+        public static let openAPIYAML = "/openapi.yaml"
+        /// The API reference page, rendered from the document.
+        public static let docs = "/docs"
 
         /// `path` with its `{name}` placeholders filled in (values percent-escaped).
         public static func filling(_ path: String, _ values: [String: String]) -> String {

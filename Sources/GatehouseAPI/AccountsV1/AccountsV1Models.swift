@@ -4,7 +4,7 @@ import Foundation
 // (`AccountsV1API.makeEncoder()`), calendar dates as `yyyy-MM-dd`.
 
 /// Where a one-time code goes.
-public enum CodeChannel: String, Codable, Sendable, Equatable {
+public enum CodeChannel: String, Codable, Sendable, Equatable, CaseIterable {
     case email
     case sms
 }

@@ -83,7 +83,7 @@ func withLiveServer(isolation: isolated (any Actor)? = #isolation, _ body: (Live
     func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for suffix in ["", "-wal", "-shm", ".blobs"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
     do {
         try await body(LiveServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, clock: clock))

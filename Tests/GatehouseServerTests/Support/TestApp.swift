@@ -49,7 +49,7 @@ struct TestDatabase {
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-\(UUID().uuidString).sqlite").path
             return TestDatabase(location: .sqlite(path: path)) {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                for suffix in ["", "-wal", "-shm", ".blobs"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             }
         case .postgres:
             let url = ProcessInfo.processInfo.environment["POSTGRES_URL"]!

@@ -1,12 +1,29 @@
 import GatehouseAPI
 import Hummingbird
 
-/// Serves the OpenAPI document of every HTTP surface (docs/architecture.md).
+/// Serves the OpenAPI document of every HTTP surface (docs/architecture.md): as written, as YAML,
+/// and as a reference page.
 struct OpenAPIController: Sendable {
     func addRoutes(to router: Router<GatehouseRequestContext>) {
-        let body = ByteBuffer(string: OpenAPIDocument.json)
+        let json = ByteBuffer(string: OpenAPIDocument.json)
+        let yaml = ByteBuffer(string: OpenAPIDocument.yaml)
+        let html = ByteBuffer(string: OpenAPIDocument.html)
         router.get(RouterPath(AccountsV1API.Path.openAPI)) { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
+            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: json))
+        }
+        router.get(RouterPath(AccountsV1API.Path.openAPIYAML)) { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: yaml))
+        }
+        router.get(RouterPath(AccountsV1API.Path.docs)) { _, _ -> Response in
+            Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/html; charset=utf-8",
+                    // A page of text and links: nothing to run, nothing to load, nothing to frame it.
+                    .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+                ],
+                body: .init(byteBuffer: html)
+            )
         }
     }
 }
