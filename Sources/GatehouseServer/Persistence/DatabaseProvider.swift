@@ -58,6 +58,11 @@ final class DatabaseProvider: Service, @unchecked Sendable {
 
     var sql: any SQLDatabase { db as! any SQLDatabase }
 
+    /// One statement as written (schema set-up in tests and tools).
+    func run(statement: String) async throws {
+        try await sql.raw(SQLQueryString(statement)).run()
+    }
+
     /// Prepares the engine (SQLite: WAL, busy timeout) and runs pending migrations.
     func migrate() async throws {
         try await prepareEngine()

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseKit
-import GatehouseServer
+@testable import GatehouseServer
 import Logging
 import ServiceLifecycle
 #if canImport(FoundationNetworking)
@@ -65,6 +65,16 @@ func withLiveServer(isolation: isolated (any Actor)? = #isolation, _ body: (Live
     var configuration = GatehouseConfiguration()
     configuration.port = 0
     configuration.database = .sqlite(path: path)
+    // The SDK suites run on PostgreSQL too (CI does both): GATEHOUSE_SDK_TEST_ENGINE=postgres with POSTGRES_URL.
+    let environment = ProcessInfo.processInfo.environment
+    var schema: (url: String, name: String)?
+    if environment["GATEHOUSE_SDK_TEST_ENGINE"] == "postgres", let url = environment["POSTGRES_URL"], !url.isEmpty {
+        let name = "sdk_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try await postgresAdmin(url: url, "CREATE SCHEMA \(name)")
+        schema = (url, name)
+        configuration.database = .postgres(url: url, searchPath: name)
+        configuration.storage.directory = path + ".blobs"
+    }
     configuration.publicURL = "http://gatehouse.test"
     configuration.passwords.bcryptCost = 4
     configuration.delivery.pollInterval = .milliseconds(50)
@@ -84,6 +94,7 @@ func withLiveServer(isolation: isolated (any Actor)? = #isolation, _ body: (Live
         await group.triggerGracefulShutdown()
         _ = try? await task.value
         for suffix in ["", "-wal", "-shm", ".blobs"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        if let schema { try? await postgresAdmin(url: schema.url, "DROP SCHEMA \(schema.name) CASCADE") }
     }
     do {
         try await body(LiveServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, clock: clock))
@@ -92,4 +103,16 @@ func withLiveServer(isolation: isolated (any Actor)? = #isolation, _ body: (Live
         throw error
     }
     await stop()
+}
+
+/// One statement on the PostgreSQL server of `url` (creating and dropping a test's schema).
+func postgresAdmin(url: String, _ statement: String) async throws {
+    let provider = try DatabaseProvider(location: .postgres(url: url), poolSize: 1, threadPool: .singleton, logger: Logger(label: "sdk-test-admin"))
+    do {
+        try await provider.run(statement: statement)
+    } catch {
+        await provider.shutdown()
+        throw error
+    }
+    await provider.shutdown()
 }
