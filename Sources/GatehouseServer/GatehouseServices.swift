@@ -32,7 +32,7 @@ final class GatehouseServices: Sendable {
         let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize,
                                             poolTimeout: configuration.databasePoolTimeout, threadPool: threadPool, logger: logger)
         self.database = database
-        let secrets = Secrets(serverSecret: configuration.secret)
+        let secrets = Secrets(serverSecret: configuration.secret, random: dependencies.random)
         let rateLimiter = RateLimiter(database: database, clock: clock)
         self.rateLimiter = rateLimiter
         let signal = OutboxSignal()
@@ -47,7 +47,7 @@ final class GatehouseServices: Sendable {
         let sessionCache = SessionCache(ttl: configuration.limits.sessionCacheTTL)
         sessionCache.follow(bus)
         database.databases.middleware.use(AccountCacheInvalidation(cache: sessionCache, bus: bus))
-        let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL, cache: sessionCache, bus: bus)
+        let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL, cache: sessionCache, bus: bus, random: dependencies.random)
         self.sessions = sessions
         let verification = VerificationService(
             database: database, clock: clock, limits: configuration.limits, secrets: secrets, outbox: outbox, rateLimiter: rateLimiter,

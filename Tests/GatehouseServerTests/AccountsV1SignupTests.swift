@@ -2,6 +2,7 @@ import Foundation
 import GatehouseAPI
 import HTTPTypes
 import HummingbirdTesting
+import NIOConcurrencyHelpers
 import Testing
 @testable import GatehouseServer
 
@@ -462,6 +463,28 @@ struct FirstRequestsTests {
             for path in ["/v1", "/v1/"] {
                 try expectProblem(try await app.get(path), .notFound, .notFound)
             }
+        }
+    }
+}
+
+@Suite("Injected randomness")
+struct InjectedRandomnessTests {
+    @Test("codes and session tokens come from the injected source: a test knows the code without reading the outbox", arguments: TestEngine.available)
+    func knownCodesAndTokens(engine: TestEngine) async throws {
+        let issued = NIOLockedValueBox(0)
+        let random = GatehouseRandom(
+            code: { length in String(String(repeating: "42", count: length).prefix(length)) },
+            token: { issued.withLockedValue { $0 += 1; return "test-token-\($0)" } }
+        )
+        try await withApp(engine, random: random) { app in
+            let sent = try await app.v1.requestSignupCode(email: "known@example.com")
+            let code = String(String(repeating: "42", count: sent.codeLength).prefix(sent.codeLength))
+            let response = try await app.v1.post(AccountsV1API.Path.signup, SignupRequest(email: "known@example.com", code: code, password: "secret1!"))
+            #expect(response.status == .created, "\(response.text)")
+            let session = try response.decoded(as: AuthSession.self)
+            #expect(session.token.hasPrefix("test-token-"))
+            #expect(try await app.v1.me(session.token).email == "known@example.com")
+            #expect(try await app.v1.code(sentTo: "known@example.com") == code, "the mail carries the same code")
         }
     }
 }

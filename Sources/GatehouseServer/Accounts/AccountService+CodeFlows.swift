@@ -59,11 +59,11 @@ extension AccountService {
     /// and budgets as any other and no code for it can work.
     private func issueCode(_ purpose: VerificationPurpose, to destination: Destination, accountID: UUID?, origin: RequestOrigin,
                            message: (String) -> OutgoingMessage?) async throws -> CodeIssued {
-        let code = Secrets.numericCode(length: limits.codeLength)
+        let code = secrets.numericCode(length: limits.codeLength)
         let outgoing = message(code)
         let secretHash = outgoing?.code == code
             ? secrets.codeHash(code, purpose: purpose.rawValue, destination: destination.value)
-            : Secrets.sha256Hex(Secrets.token())
+            : Secrets.sha256Hex(secrets.token())
         let result = try await verification.issue(.init(
             purpose: purpose, destination: destination.value, accountID: accountID,
             secretHash: secretHash, ttl: limits.codeTTL, message: outgoing, ip: origin.ip

@@ -79,7 +79,7 @@ struct AccountService: Sendable {
         let phone = try normalizePhone(raw)
         if try await accountByDestination(.phone(phone)) != nil {
             try await verification.issue(.init(
-                purpose: .phoneSignup, destination: phone, accountID: nil, secretHash: Secrets.sha256Hex(Secrets.token()),
+                purpose: .phoneSignup, destination: phone, accountID: nil, secretHash: Secrets.sha256Hex(secrets.token()),
                 ttl: limits.codeTTL, message: nil, ip: origin.ip
             ))
             throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
@@ -360,7 +360,7 @@ struct AccountService: Sendable {
         let account = try await account(id: accountID)
         guard let email = account.displayedEmail else { throw GatehouseError.invalid(.noEmail, "error.noEmail") }
         if account.isEmailConfirmed { throw GatehouseError.invalid(.emailAlreadyConfirmed, "error.emailAlreadyConfirmed") }
-        let token = Secrets.token()
+        let token = secrets.token()
         return try await verification.issue(.init(
             purpose: .emailConfirmation, destination: email, accountID: accountID,
             secretHash: Secrets.sha256Hex(token), ttl: limits.confirmationLinkTTL,
@@ -454,7 +454,7 @@ struct AccountService: Sendable {
         guard let account = try await findAccount(identifier: identifier), let accountID = account.id else {
             let key = "restore:" + LoginName.key(identifier).prefix(100)
             try await verification.issue(.init(
-                purpose: .temporaryPassword, destination: key, accountID: nil, secretHash: Secrets.sha256Hex(Secrets.token()),
+                purpose: .temporaryPassword, destination: key, accountID: nil, secretHash: Secrets.sha256Hex(secrets.token()),
                 ttl: limits.temporaryPasswordTTL, message: nil, ip: origin.ip
             ))
             throw GatehouseError(.notFound, .accountNotFound, LocalizedText("error.accountNotFound"))

@@ -38,7 +38,7 @@ struct PasswordHasher: Sendable {
     init(cost: Int, threadPool: NIOThreadPool) {
         self.cost = UInt8(cost)
         self.threadPool = threadPool
-        self.dummyHash = Bcrypt.hash(Secrets.token(), cost: UInt8(cost))
+        self.dummyHash = Bcrypt.hash(Secrets.systemToken(), cost: UInt8(cost))
     }
 
     func hash(_ password: String) async throws -> String {

@@ -7,18 +7,26 @@ import Foundation
 struct Secrets: Sendable {
     private let keyBytes: [UInt8]
     private var hmacKey: SymmetricKey { SymmetricKey(data: keyBytes) }
+    let random: GatehouseRandom
 
-    init(serverSecret: String) {
+    init(serverSecret: String, random: GatehouseRandom = .live) {
         self.keyBytes = Array(SHA256.hash(data: Data(serverSecret.utf8)))
+        self.random = random
     }
 
-    static func numericCode(length: Int) -> String {
+    /// A fresh one-time code of `length` digits, from the injected source.
+    func numericCode(length: Int) -> String { random.code(length) }
+
+    /// A fresh token, from the injected source.
+    func token() -> String { random.token() }
+
+    @Sendable static func systemCode(length: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         return String((0..<length).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
     }
 
     /// 32 random bytes, base64url without padding (43 characters).
-    static func token() -> String {
+    @Sendable static func systemToken() -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes = [UInt8](repeating: 0, count: 32)
         for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255, using: &generator) }

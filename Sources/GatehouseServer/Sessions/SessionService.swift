@@ -31,11 +31,12 @@ struct SessionService: Sendable {
     let ttl: TimeInterval
     let cache: SessionCache
     let bus: any EventBus
+    let random: GatehouseRandom
     /// `last_used_at` is written at most this often per session, keeping the hot read path read-only.
     let lastUsedResolution: TimeInterval = 60
 
     func create(accountID: UUID, device: String?, ip: String?, on db: (any Database)? = nil) async throws -> IssuedSession {
-        let token = Secrets.token()
+        let token = random.token()
         let now = clock.now()
         let session = SessionModel(
             id: OrderedID.make(), accountID: accountID, tokenHash: Secrets.sha256Hex(token), now: now,

@@ -107,6 +107,7 @@ extension GatehouseConfiguration {
 func withApp(
     _ engine: TestEngine,
     configure: (inout GatehouseConfiguration) -> Void = { _ in },
+    random: GatehouseRandom = .live,
     _ body: @Sendable (TestHarness) async throws -> Void
 ) async throws {
     let database = try await TestDatabase.make(engine)
@@ -115,7 +116,7 @@ func withApp(
     let clock = TestClock()
     var logger = Logger(label: "gatehouse-test")
     logger.logLevel = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
-    let services = try GatehouseServices(configuration: configuration, dependencies: .init(clock: clock.gatehouseClock), logger: logger)
+    let services = try GatehouseServices(configuration: configuration, dependencies: .init(clock: clock.gatehouseClock, random: random), logger: logger)
     let app = buildApplication(services: services)
     let finalConfiguration = configuration
     do {
