@@ -120,6 +120,27 @@ struct WebSocketHostTests {
         }
     }
 
+    @Test("a connection failed while its requests hold reading back still reads the client's closing answer: closed at once, not after the close timeout")
+    func pipelineThenClose_isClosedPromptly() async throws {
+        try await withApp(.sqlite, configure: {
+            $0.gateway.maxInFlightPerConnection = 1
+            $0.gateway.closeTimeout = .seconds(60)
+            $0.limits.loginFailuresPerAccount = 1000
+            $0.gateway.failuresPerConnection = 1000
+        }) { app in
+            let socket = try await RawWebSocket.open(port: try #require(app.client.port))
+            #expect(await eventually { socket.head == "HTTP/1.1 101" })
+            for n in 0..<30 {
+                try await socket.sendText(#"{"type":"LOGIN_CUSTOMER","sequence_id":"\#(n)","data":{"email":"a@b.cd","password":"x"}}"#)
+            }
+            try await socket.send(opcode: 3, [])   // a reserved opcode: the server fails the connection (1002)
+            // The server's close comes while requests are still in flight and reading is held back; the
+            // client's answering close must still be read: well within the close timeout of a minute.
+            let close = try await socket.closeHandshake(within: .seconds(20))
+            #expect(close?.closeCode == 1002)
+        }
+    }
+
     @Test("the connection cap counts open connections: a place freed by a close is taken again")
     func connectionCap_isReleased() async throws {
         try await withApp(.sqlite, configure: { $0.gateway.maxConnections = 2 }) { app in

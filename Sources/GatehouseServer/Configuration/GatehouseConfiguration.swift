@@ -150,6 +150,8 @@ public struct GatehouseConfiguration: Sendable {
         public var pingInterval: Duration = .seconds(30)
         /// A connection that sends nothing for this long is closed.
         public var idleTimeout: Duration = .seconds(300)
+        /// After the server's close frame, how long the peer has to answer with its own before the socket is closed.
+        public var closeTimeout: Duration = .seconds(5)
         /// Connections served at once by this instance; more are closed with 1013 (try again later).
         public var maxConnections: Int = 100_000
         /// Requests answered concurrently on one connection.
@@ -341,6 +343,7 @@ extension GatehouseConfiguration {
         c.gateway.maxFrameBytes = try reader.int("GATEHOUSE_WS_MAX_FRAME_BYTES", default: c.gateway.maxFrameBytes, range: 512...1_048_576)
         c.gateway.pingInterval = .milliseconds(Int(try reader.seconds("GATEHOUSE_WS_PING_SECONDS", default: 30, range: 1...3600) * 1000))
         c.gateway.idleTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_WS_IDLE_TIMEOUT_SECONDS", default: 300, range: 1...86_400) * 1000))
+        c.gateway.closeTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_WS_CLOSE_TIMEOUT_SECONDS", default: 5, range: 0.1...60) * 1000))
         c.gateway.maxConnections = try reader.int("GATEHOUSE_WS_MAX_CONNECTIONS", default: c.gateway.maxConnections, range: 1...10_000_000)
         c.gateway.maxInFlightPerConnection = try reader.int("GATEHOUSE_WS_MAX_IN_FLIGHT", default: c.gateway.maxInFlightPerConnection, range: 1...10_000)
         c.gateway.failuresPerConnection = try reader.int("GATEHOUSE_WS_FAILURES_PER_CONNECTION", default: c.gateway.failuresPerConnection, range: 1...10_000)

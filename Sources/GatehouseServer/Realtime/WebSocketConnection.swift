@@ -90,7 +90,8 @@ final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func read(context: ChannelHandlerContext) {
-        if inFlight >= limits.maxInFlightPerConnection || !waiting.isEmpty {
+        // Backpressure holds reads only while open: once closing, the peer's close frame must be read.
+        if phase == .open, inFlight >= limits.maxInFlightPerConnection || !waiting.isEmpty {
             readHeld = true
         } else {
             context.read()
@@ -192,7 +193,13 @@ final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendable {
 
     private func finished(_ answer: String?) {
         inFlight -= 1
-        guard phase == .open else { return }
+        guard phase == .open else {
+            if readHeld {
+                readHeld = false
+                context?.read()
+            }
+            return
+        }
         if let answer { write(answer) }
         while inFlight < limits.maxInFlightPerConnection, !waiting.isEmpty {
             start(waiting.removeFirst())

@@ -17,7 +17,8 @@ struct CustomerGatewayEndpoint: WebSocketEndpoint {
         self.proto = CustomerGatewayProtocol(accounts: accounts, settings: settings, logger: logger)
         self.limits = WebSocketLimits(
             maxMessageBytes: settings.maxFrameBytes, pingInterval: settings.pingInterval, idleTimeout: settings.idleTimeout,
-            maxConnections: settings.maxConnections, maxInFlightPerConnection: settings.maxInFlightPerConnection
+            maxConnections: settings.maxConnections, maxInFlightPerConnection: settings.maxInFlightPerConnection,
+            closeTimeout: settings.closeTimeout
         )
         self.trustForwardedFor = configuration.trustForwardedFor
     }
