@@ -26,7 +26,7 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
     let router = makeRouter(services: services)
     let webSockets = WebSocketHost(
         endpoints: [CustomerGatewayEndpoint(accounts: services.accounts, configuration: configuration, logger: services.logger)],
-        logger: services.logger
+        shutdownGrace: .seconds(configuration.http.shutdownGrace)
     )
     // Behind a load balancer every connection comes from its address: no per-address cap then.
     let guardSettings = ConnectionGuard.Settings(configuration.http, perAddressCap: !configuration.trustForwardedFor)
@@ -40,8 +40,10 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
             )
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
+        // Stopped in reverse order once the HTTP server has: the WebSocket sessions' work, then the
+        // deliverer, the HTTP client, the bus, and the database last, so nothing queries it closed.
         services: [services.database] + [services.bus as? any Service].compactMap { $0 }
-            + [HTTPClientService(client: services.httpClient), services.deliverer],
+            + [HTTPClientService(client: services.httpClient), services.deliverer, webSockets],
         onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
         logger: services.logger
     )

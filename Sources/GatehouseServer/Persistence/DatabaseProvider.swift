@@ -22,6 +22,8 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let ownedGroup: MultiThreadedEventLoopGroup?
     private let readyFlag = ManagedAtomicFlag()
+    /// Answers in place of the database once it is shut down.
+    private var closed: ClosedDatabase!
 
     init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, poolTimeout: Double = 3,
          threadPool: NIOThreadPool, logger: Logger) throws {
@@ -49,11 +51,14 @@ final class DatabaseProvider: Service, @unchecked Sendable {
                 as: .psql
             )
         }
+        let live = databases.database(logger: logger, on: eventLoopGroup.any())!
+        closed = ClosedDatabase(configuration: live.context.configuration, dialect: (live as! any SQLDatabase).dialect, logger: logger)
     }
 
-    /// A database handle. Cheap: it borrows a pooled connection per query.
+    /// A database handle. Cheap: it borrows a pooled connection per query. After shutdown every
+    /// query through it fails (`DatabaseClosedError`).
     var db: any Database {
-        databases.database(logger: logger, on: eventLoopGroup.any())!
+        databases.database(logger: logger, on: eventLoopGroup.any()) ?? closed
     }
 
     var sql: any SQLDatabase { db as! any SQLDatabase }

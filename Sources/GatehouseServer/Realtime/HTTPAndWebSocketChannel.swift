@@ -63,7 +63,7 @@ struct HTTPAndWebSocketChannel: ServerChildChannel, HTTPChannelHandler {
                     channel.eventLoop.makeCompletedFuture {
                         guard let admission = admitted.value else { throw ChannelError.ioOnClosedChannel }
                         admitted.value = nil
-                        let connection = WebSocketConnection(admission: admission, wheel: host.wheel(for: channel.eventLoop), logger: logger)
+                        let connection = WebSocketConnection(admission: admission, wheel: host.wheel(for: channel.eventLoop))
                         try channel.pipeline.syncOperations.addHandler(connection)
                         return UpgradeResult.websocket
                     }

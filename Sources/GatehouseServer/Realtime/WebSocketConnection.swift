@@ -1,4 +1,3 @@
-import Logging
 import NIOCore
 import NIOWebSocket
 
@@ -20,7 +19,6 @@ final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendable {
     let session: (any WebSocketSession)?
     let wheel: TimerWheel
     let loop: any EventLoop
-    private let logger: Logger
     private var context: ChannelHandlerContext?
     private var phase = Phase.open
     private var fragments: ByteBuffer?
@@ -36,12 +34,11 @@ final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendable {
     /// The wheel's bookkeeping (0: not in the wheel).
     var wheelTick: Int64 = 0
 
-    init(admission: WebSocketHost.Admission, wheel: TimerWheel, logger: Logger) {
+    init(admission: WebSocketHost.Admission, wheel: TimerWheel) {
         self.endpoint = admission.endpoint
         self.session = admission.session
         self.wheel = wheel
         self.loop = wheel.loop
-        self.logger = logger
         let now = NIODeadline.now()
         self.lastActivity = now
         self.pingDue = now + TimeAmount(endpoint.limits.pingInterval)
@@ -185,7 +182,10 @@ final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendable {
     private func start(_ message: WebSocketMessage) {
         guard let session else { return }
         inFlight += 1
+        let work = endpoint.work
+        work.begin()
         Task {
+            defer { work.end() }
             let answer = await session.respond(to: message, on: self)
             self.loop.execute { self.finished(answer) }
         }

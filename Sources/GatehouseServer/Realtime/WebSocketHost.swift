@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
+import ServiceLifecycle
 
 /// The limits of one WebSocket surface.
 struct WebSocketLimits: Sendable {
@@ -63,15 +64,21 @@ protocol WebSocketEndpoint: Sendable {
 /// connection — frames, fragments, UTF-8, pings, the close handshake, backpressure, admission,
 /// shutdown — and gives each surface whole messages. An idle connection owns no task: its pings
 /// and idle timeout run from one timer wheel per event loop (`TimerWheel`).
-final class WebSocketHost: Sendable {
+///
+/// Sessions answer messages in tasks of their own, outside the server's structured tasks, so the
+/// host is a service: on shutdown it waits (up to `shutdownGrace`) for those tasks before the
+/// services after it — the database first — are stopped under them.
+final class WebSocketHost: Service, Sendable {
     final class Endpoint: Sendable {
         let endpoint: any WebSocketEndpoint
         let limits: WebSocketLimits
         let open = NIOLockedValueBox(0)
+        let work: InFlightWork
 
-        init(_ endpoint: any WebSocketEndpoint) {
+        init(_ endpoint: any WebSocketEndpoint, work: InFlightWork) {
             self.endpoint = endpoint
             self.limits = endpoint.limits
+            self.work = work
         }
 
         /// Counts a new connection; false when the surface is full.
@@ -97,12 +104,13 @@ final class WebSocketHost: Sendable {
     /// The largest frame any endpoint takes (the decoder's limit; each endpoint checks its own).
     let maxFrameBytes: Int
     let tick: TimeAmount
-    let logger: Logger
+    let work = InFlightWork()
+    let shutdownGrace: Duration
     private let wheels = NIOLockedValueBox<[ObjectIdentifier: TimerWheel]>([:])
 
-    init(endpoints: [any WebSocketEndpoint], logger: Logger) {
+    init(endpoints: [any WebSocketEndpoint], shutdownGrace: Duration = .seconds(10)) {
         var byPath: [String: Endpoint] = [:]
-        for endpoint in endpoints { byPath[endpoint.path] = Endpoint(endpoint) }
+        for endpoint in endpoints { byPath[endpoint.path] = Endpoint(endpoint, work: work) }
         self.endpoints = byPath
         self.maxFrameBytes = endpoints.map(\.limits.maxMessageBytes).max() ?? 16_384
         // A deadline fires within one tick of its time: a sixteenth of the shortest interval,
@@ -111,11 +119,15 @@ final class WebSocketHost: Sendable {
         let sixteenth = shortest / 16
         let nanos = sixteenth.components.seconds * 1_000_000_000 + sixteenth.components.attoseconds / 1_000_000_000
         self.tick = .nanoseconds(min(max(nanos, 5_000_000), 500_000_000))
-        self.logger = logger
+        self.shutdownGrace = shutdownGrace
     }
 
-    /// Connections open on every endpoint.
-    var openConnections: Int { endpoints.values.reduce(0) { $0 + $1.open.withLockedValue { $0 } } }
+    /// Runs until shutdown, then waits for the sessions' tasks (the HTTP server, stopped before
+    /// this service, has already sent every connection its 1001).
+    func run() async throws {
+        try? await gracefulShutdown()
+        await work.waitUntilIdle(within: shutdownGrace)
+    }
 
     /// Decides an upgrade request: the endpoint for its path opens a session, or nil (400).
     func admit(_ head: HTTPRequestHead, channel: any Channel) -> EventLoopFuture<Admission?> {
@@ -128,7 +140,9 @@ final class WebSocketHost: Sendable {
         }
         let opening = WebSocketOpening(path: path, query: query, headers: head.headers, peerAddress: channel.remoteAddress?.ipAddress)
         let promise = channel.eventLoop.makePromise(of: Admission?.self)
-        promise.completeWithTask {
+        promise.completeWithTask { [work] in
+            work.begin()
+            defer { work.end() }
             guard let session = await endpoint.endpoint.open(opening) else {
                 endpoint.release()
                 return nil
@@ -235,6 +249,23 @@ final class TimerWheel: @unchecked Sendable {
         if entries == 0 {
             task?.cancel()
             task = nil
+        }
+    }
+}
+
+/// Work started outside structured concurrency, counted so that shutdown can wait for it.
+final class InFlightWork: Sendable {
+    private let count = NIOLockedValueBox(0)
+
+    func begin() { count.withLockedValue { $0 += 1 } }
+    func end() { count.withLockedValue { $0 -= 1 } }
+    var current: Int { count.withLockedValue { $0 } }
+
+    /// Returns when nothing is in flight or `limit` has passed. Polls: it runs once, at shutdown.
+    func waitUntilIdle(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while current > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 }
