@@ -121,8 +121,11 @@ class Response:
 
 async def http(method: str, port: int, path: str, *, json_body=None, form=None, token: Optional[str] = None,
                headers: Optional[dict] = None, timeout: float = 10.0) -> Response:
-    """One HTTP/1.1 request on a fresh connection (`Connection: close`) to 127.0.0.1:port."""
+    """One HTTP/1.1 request on a fresh connection (`Connection: close`) to 127.0.0.1:port. A `Hang`
+    names the phase it stalled in (connect, send, status line, headers, body) so a report can tell
+    a server that never answered from a connection the kernel never completed."""
     start = now()
+    phase = ["connect"]
     body = b""
     hdrs = {"Host": f"127.0.0.1:{port}", "Connection": "close", "User-Agent": "gatehouse-faults"}
     if json_body is not None:
@@ -145,14 +148,17 @@ async def http(method: str, port: int, path: str, *, json_body=None, form=None, 
         except (ConnectionRefusedError, OSError) as error:
             raise NotSent(f"connect: {error}") from None
         try:
+            phase[0] = "send"
             writer.write(raw.encode() + body)
             await writer.drain()
+            phase[0] = "status line"
             status_line = await reader.readline()
             if not status_line:
                 raise NoAnswer("connection closed before the status line")
             parts = status_line.decode().split(" ", 2)
             status = int(parts[1])
             response_headers: dict[str, str] = {}
+            phase[0] = "headers"
             while True:
                 line = await reader.readline()
                 if not line:
@@ -161,6 +167,7 @@ async def http(method: str, port: int, path: str, *, json_body=None, form=None, 
                     break
                 name, _, value = line.decode().partition(":")
                 response_headers[name.strip().lower()] = value.strip()
+            phase[0] = "body"
             if "content-length" in response_headers:
                 data = await reader.readexactly(int(response_headers["content-length"]))
             elif response_headers.get("transfer-encoding", "").lower() == "chunked":
@@ -187,7 +194,7 @@ async def http(method: str, port: int, path: str, *, json_body=None, form=None, 
     try:
         return await asyncio.wait_for(exchange(), timeout)
     except asyncio.TimeoutError:
-        raise Hang(f"no answer within {timeout:.1f}s") from None
+        raise Hang(f"no answer within {timeout:.1f}s (stalled in: {phase[0]})") from None
 
 
 async def outbox_code(port: int, destination: str, timeout: float = 5.0) -> str:

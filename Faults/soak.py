@@ -92,10 +92,12 @@ class Soak:
         self.hangs: list[str] = []
         self.stop = False
 
-    def record(self, kind: str, outcome: str) -> None:
+    def record(self, kind: str, outcome: str, detail: str = "") -> None:
         self.outcomes[(kind, outcome)] += 1
         if outcome == "hang":
             self.hangs.append(kind)
+            # The request id is in the server's log line for the request, if it ever got that far.
+            log(f"  HANG {kind} at {now():.1f} s: {detail}")
 
     async def http_worker(self, index: int) -> None:
         n = 0
@@ -103,24 +105,23 @@ class Soak:
             n += 1
             account = self.accounts[(index + n) % len(self.accounts)]
             choice = n % 10
+            request_id = f"soak-{index}-{n}"
+            tag = {"X-Request-Id": request_id}
+            kind = "login" if choice == 0 else "code" if choice == 1 else "v1-read" if choice % 2 == 0 else "api-read"
             try:
-                if choice == 0:
-                    answer = await http("POST", self.port, "/v1/sessions", timeout=HANG_S,
+                if kind == "login":
+                    answer = await http("POST", self.port, "/v1/sessions", timeout=HANG_S, headers=tag,
                                         json_body={"identifier": account["email"], "password": account["password"]})
-                    kind = "login"
-                elif choice == 1:
-                    answer = await http("POST", self.port, "/v1/signup/code", timeout=HANG_S,
+                elif kind == "code":
+                    answer = await http("POST", self.port, "/v1/signup/code", timeout=HANG_S, headers=tag,
                                         json_body={"email": f"soak{self.rng.randrange(10**9)}@example.com"})
-                    kind = "code"
-                elif choice % 2 == 0:
-                    answer = await http("GET", self.port, "/v1/me", token=account["token"], timeout=HANG_S)
-                    kind = "v1-read"
+                elif kind == "v1-read":
+                    answer = await http("GET", self.port, "/v1/me", token=account["token"], timeout=HANG_S, headers=tag)
                 else:
-                    answer = await http("GET", self.port, "/api/users/user", token=account["token"], timeout=HANG_S)
-                    kind = "api-read"
+                    answer = await http("GET", self.port, "/api/users/user", token=account["token"], timeout=HANG_S, headers=tag)
                 self.record(kind, str(answer.status))
-            except Hang:
-                self.record("http", "hang")
+            except Hang as hang:
+                self.record(kind, "hang", f"{request_id} {hang}")
             except (NoAnswer, NotSent) as error:
                 self.record("http", "no-answer")
             await asyncio.sleep(0.005)
@@ -180,6 +181,8 @@ async def run(engine: str, seconds: float, pg: FaultsPostgres | None, port: int)
     server = Gatehouse(f"soak-{engine}", port, database_url, work, extra_env={
         "GATEHOUSE_BCRYPT_COST": "4", "GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT": "10000",
         "GATEHOUSE_LOGIN_FAILURES_PER_IP": "1000000", "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "3",
+        # `info` logs every request with its id (about 100 bytes each), to find a hang's request.
+        "GATEHOUSE_LOG_LEVEL": os.environ.get("SOAK_LOG_LEVEL", "warning"),
     })
     await server.start()
     pid = server.pid
