@@ -97,10 +97,16 @@ let package = Package(
             resources: [.copy("Resources/Strings")],
             swiftSettings: swiftSettings
         ),
+        // What the demo and the tests need of a development server (its outbox); not a product.
+        .target(
+            name: "GatehouseDevSupport",
+            dependencies: ["GatehouseKit", "GatehouseAPI"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "gatehouse-demo",
             dependencies: [
-                "GatehouseScreens", "GatehouseKit",
+                "GatehouseScreens", "GatehouseKit", "GatehouseDevSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -108,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "GatehouseKitTests",
             dependencies: [
-                "GatehouseKit", "GatehouseScreens",
+                "GatehouseKit", "GatehouseScreens", "GatehouseDevSupport",
                 "GatehouseServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -75,12 +75,17 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     router.get("/") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: root))
     }
-    OperationsController(services: services).addRoutes(to: router)
+    let configuration = services.configuration
+    OperationsController(database: services.database, configuration: configuration).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
-    PhoneAccountsController(services: services).addRoutes(to: router)
-    AccountsV1Controller(services: services).addRoutes(to: router)
-    if services.configuration.environment == .development {
-        DevOutboxController(services: services).addRoutes(to: router)
+    PhoneAccountsController(accounts: services.accounts, sessions: services.sessions, deliverer: services.deliverer,
+                            configuration: configuration).addRoutes(to: router)
+    // `/v1`: one controller per concept, behind the bearer-token middleware.
+    let v1 = router.group().add(middleware: BearerSessionMiddleware(sessions: services.sessions))
+    AccountsController(accounts: services.accounts, configuration: configuration).addRoutes(to: v1)
+    SessionsController(accounts: services.accounts, sessions: services.sessions, configuration: configuration).addRoutes(to: v1)
+    if configuration.environment == .development {
+        DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }
     routes.load(router.routes.map { (path: $0.path.description, method: $0.method) })
     return router

@@ -30,7 +30,8 @@ final class GatehouseServices: Sendable {
         let clock = dependencies.clock
         let threadPool = NIOThreadPool.singleton
         let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize,
-                                            poolTimeout: configuration.databasePoolTimeout, threadPool: threadPool, logger: logger)
+                                            poolTimeout: configuration.databasePoolTimeout, queryTimeout: configuration.databaseQueryTimeout,
+                                            threadPool: threadPool, logger: logger)
         self.database = database
         let secrets = Secrets(serverSecret: configuration.secret, random: dependencies.random)
         let rateLimiter = RateLimiter(database: database, clock: clock)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatehouseDevSupport
 import GatehouseKit
 import GatehouseScreens
 

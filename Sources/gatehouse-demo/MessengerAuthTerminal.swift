@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseDevSupport
 import GatehouseKit
 import GatehouseScreens
 

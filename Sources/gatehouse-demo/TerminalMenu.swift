@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseDevSupport
 import GatehouseKit
 
 /// What every demo terminal draws with: headers, fields, notices, numbered menus and field

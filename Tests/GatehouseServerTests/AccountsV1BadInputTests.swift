@@ -10,7 +10,6 @@ import Testing
 /// client's language, never a crash, a 500 or a glimpse of the server's insides.
 @Suite("/v1: bad input and problem documents")
 struct AccountsV1BadInputTests {
-    typealias P = AccountsV1API.Path
 
     static func containsCyrillic(_ text: String) -> Bool {
         text.unicodeScalars.contains { (0x0400...0x04FF).contains($0.value) }
@@ -24,7 +23,7 @@ struct AccountsV1BadInputTests {
 
             for body in bodies {
                 // MUT
-                let response = try await app.v1.post(P.signupCode, json: body)
+                let response = try await app.v1.post(V1.Accounts.signupCode.path, json: body)
 
                 // validate: the problem's members, read raw
                 try expectProblem(response, .badRequest, .malformedBody)
@@ -39,9 +38,9 @@ struct AccountsV1BadInputTests {
 
             // on other routes too
             let session = try await app.v1.signedUp(email: "bob@example.com")
-            try expectProblem(try await app.v1.post(P.sessions, json: #"{"identifier":"bob@example.com","#), .badRequest, .malformedBody)
-            try expectProblem(try await app.v1.patch(P.me, json: #"{"firstName":"#, token: session.token), .badRequest, .malformedBody)
-            try expectProblem(try await app.v1.post(P.password, json: "{", token: session.token), .badRequest, .malformedBody)
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"bob@example.com","#), .badRequest, .malformedBody)
+            try expectProblem(try await app.v1.patch(V1.Accounts.me.path, json: #"{"firstName":"#, token: session.token), .badRequest, .malformedBody)
+            try expectProblem(try await app.v1.post(V1.Accounts.changePassword.path, json: "{", token: session.token), .badRequest, .malformedBody)
         }
     }
 
@@ -51,14 +50,14 @@ struct AccountsV1BadInputTests {
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
             let cases: [(HTTPRequest.Method, String, String, String)] = [
-                (.post, P.signupCode, #"{"email":42}"#, "email"),
-                (.post, P.signupCode, #"{"phone":["+79123456789"]}"#, "phone"),
-                (.post, P.signup, #"{"email":"bob@example.com","code":123456,"password":"secret1!"}"#, "code"),
-                (.post, P.sessions, #"{"identifier":"ann@example.com","password":123}"#, "password"),
-                (.post, P.sessions, #"{"identifier":"ann@example.com","password":"secret1!","device":{"name":"x"}}"#, "device"),
-                (.patch, P.me, #"{"firstName":["Ann"]}"#, "firstName"),
-                (.patch, P.me, #"{"birthday":19900517}"#, "birthday"),
-                (.post, P.password, #"{"currentPassword":"secret1!","newPassword":true}"#, "newPassword"),
+                (.post, V1.Accounts.signupCode.path, #"{"email":42}"#, "email"),
+                (.post, V1.Accounts.signupCode.path, #"{"phone":["+79123456789"]}"#, "phone"),
+                (.post, V1.Accounts.signup.path, #"{"email":"bob@example.com","code":123456,"password":"secret1!"}"#, "code"),
+                (.post, V1.Sessions.login.path, #"{"identifier":"ann@example.com","password":123}"#, "password"),
+                (.post, V1.Sessions.login.path, #"{"identifier":"ann@example.com","password":"secret1!","device":{"name":"x"}}"#, "device"),
+                (.patch, V1.Accounts.me.path, #"{"firstName":["Ann"]}"#, "firstName"),
+                (.patch, V1.Accounts.me.path, #"{"birthday":19900517}"#, "birthday"),
+                (.post, V1.Accounts.changePassword.path, #"{"currentPassword":"secret1!","newPassword":true}"#, "newPassword"),
             ]
 
             for (method, path, body, field) in cases {
@@ -77,9 +76,9 @@ struct AccountsV1BadInputTests {
     func unknownMembersAndMissingContentType_areAccepted(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
-            let extra = try await app.v1.post(P.signupCode, json: #"{"email":"ann@example.com","referrer":{"a":[1,2]},"utm":"x"}"#)
-            let untyped = try await app.v1.post(P.signupCode, body: ByteBuffer(string: #"{"email":"bob@example.com"}"#), contentType: nil)
-            let charset = try await app.v1.post(P.signupCode, body: ByteBuffer(string: #"{"email":"cy@example.com"}"#), contentType: "application/json; charset=utf-8")
+            let extra = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"ann@example.com","referrer":{"a":[1,2]},"utm":"x"}"#)
+            let untyped = try await app.v1.post(V1.Accounts.signupCode.path, body: ByteBuffer(string: #"{"email":"bob@example.com"}"#), contentType: nil)
+            let charset = try await app.v1.post(V1.Accounts.signupCode.path, body: ByteBuffer(string: #"{"email":"cy@example.com"}"#), contentType: "application/json; charset=utf-8")
 
             // validate
             #expect(extra.status == .accepted, "\(extra.text)")
@@ -104,13 +103,13 @@ struct AccountsV1BadInputTests {
 
             for (type, body) in cases {
                 // MUT
-                let response = try await app.v1.post(P.signupCode, body: ByteBuffer(string: body), contentType: type)
+                let response = try await app.v1.post(V1.Accounts.signupCode.path, body: ByteBuffer(string: body), contentType: type)
 
                 // validate
                 try expectProblem(response, .unsupportedMediaType, .unsupportedMediaType)
             }
             #expect(try await app.v1.messages(to: "ann@example.com").isEmpty)
-            let login = try await app.v1.post(P.sessions, body: ByteBuffer(string: "identifier=ann&password=x"), contentType: "application/x-www-form-urlencoded")
+            let login = try await app.v1.post(V1.Sessions.login.path, body: ByteBuffer(string: "identifier=ann&password=x"), contentType: "application/x-www-form-urlencoded")
             try expectProblem(login, .unsupportedMediaType, .unsupportedMediaType)
         }
     }
@@ -122,13 +121,13 @@ struct AccountsV1BadInputTests {
             let padding = String(repeating: "x", count: 4_000)
 
             // MUT
-            let response = try await app.v1.post(P.signupCode, json: #"{"email":"ann@example.com","padding":"\#(padding)"}"#)
+            let response = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"ann@example.com","padding":"\#(padding)"}"#)
 
             // validate
             try expectProblem(response, .contentTooLarge, .bodyTooLarge)
             #expect(try await app.v1.messages(to: "ann@example.com").isEmpty)
             // under the limit the same request (unknown member and all) goes through
-            let small = try await app.v1.post(P.signupCode, json: #"{"email":"ann@example.com","padding":"\#(padding.prefix(1_500))"}"#)
+            let small = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"ann@example.com","padding":"\#(padding.prefix(1_500))"}"#)
             #expect(small.status == .accepted, "\(small.text)")
         }
     }
@@ -152,7 +151,7 @@ struct AccountsV1BadInputTests {
     func knownPathWrongMethod_is405WithAllow(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
-            let v1 = try await app.v1.put(AccountsV1API.Path.me, body: Array("{}".utf8), contentType: "application/json")
+            let v1 = try await app.v1.put(V1.Accounts.me.path, body: Array("{}".utf8), contentType: "application/json")
             let api = try await app.client.execute(uri: PhoneAccountsAPI.Path.user, method: .delete)
             let session = try await app.v1.put("/v1/sessions/\(UUID().uuidString)", body: [], contentType: nil)
 
@@ -174,7 +173,7 @@ struct AccountsV1BadInputTests {
             let code = try await app.v1.code(sentTo: "ann@example.com")
 
             // MUT
-            let response = try await app.v1.post(P.signup, SignupRequest(email: "ann@example.com", code: code == "000000" ? "111111" : "000000", password: "secret1!"))
+            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code == "000000" ? "111111" : "000000", password: "secret1!"))
 
             // validate: the contract's example, member for member
             try expectProblem(response, .badRequest, .invalidCode)
@@ -194,11 +193,11 @@ struct AccountsV1BadInputTests {
             let body = #"{"email":"not-an-email"}"#
 
             // MUT
-            let plain = try await app.v1.post(P.signupCode, json: body)
-            let english = try await app.v1.post(P.signupCode, json: body, headers: [.acceptLanguage: "en-GB,en;q=0.9"])
-            let russian = try await app.v1.post(P.signupCode, json: body, headers: [.acceptLanguage: "ru"])
-            let preferred = try await app.v1.post(P.signupCode, json: body, headers: [.acceptLanguage: "ru-RU,ru;q=0.9,en;q=0.8"])
-            let unsupported = try await app.v1.post(P.signupCode, json: body, headers: [.acceptLanguage: "de-DE"])
+            let plain = try await app.v1.post(V1.Accounts.signupCode.path, json: body)
+            let english = try await app.v1.post(V1.Accounts.signupCode.path, json: body, headers: [.acceptLanguage: "en-GB,en;q=0.9"])
+            let russian = try await app.v1.post(V1.Accounts.signupCode.path, json: body, headers: [.acceptLanguage: "ru"])
+            let preferred = try await app.v1.post(V1.Accounts.signupCode.path, json: body, headers: [.acceptLanguage: "ru-RU,ru;q=0.9,en;q=0.8"])
+            let unsupported = try await app.v1.post(V1.Accounts.signupCode.path, json: body, headers: [.acceptLanguage: "de-DE"])
 
             // validate
             let plainProblem = try expectProblem(plain, .badRequest, .invalidEmail)
@@ -216,9 +215,9 @@ struct AccountsV1BadInputTests {
             #expect(russianProblem.type == plainProblem.type)
 
             // other answers too: 401 and malformed_body
-            let unauthorized = try await app.v1.get(P.me, headers: [.acceptLanguage: "ru"])
+            let unauthorized = try await app.v1.get(V1.Accounts.me.path, headers: [.acceptLanguage: "ru"])
             #expect(Self.containsCyrillic(try expectProblem(unauthorized, .unauthorized, .unauthorized).detail))
-            let malformed = try await app.v1.post(P.signupCode, json: "{", headers: [.acceptLanguage: "ru"])
+            let malformed = try await app.v1.post(V1.Accounts.signupCode.path, json: "{", headers: [.acceptLanguage: "ru"])
             #expect(Self.containsCyrillic(try expectProblem(malformed, .badRequest, .malformedBody).detail))
             let notFound = try await app.v1.get("/v1/nothing-here", headers: [.acceptLanguage: "ru"])
             #expect(Self.containsCyrillic(try expectProblem(notFound, .notFound, .notFound).detail))
@@ -232,21 +231,21 @@ struct AccountsV1BadInputTests {
             let session = try await app.v1.signedUp(email: "ann@example.com")
             let deep = String(repeating: "[", count: 2_000) + String(repeating: "]", count: 2_000)
             let cases: [(HTTPRequest.Method, String, ByteBuffer?, String?)] = [
-                (.post, P.signupCode, ByteBuffer(string: #"{"email":"\u0000"}"#), "application/json"),
-                (.post, P.signupCode, ByteBuffer(string: #"{"email":1e400}"#), "application/json"),
-                (.post, P.signupCode, ByteBuffer(string: #"{"email":"a@example.com","phone":{"nested":[1,{"deep":null}]}}"#), "application/json"),
-                (.post, P.signupCode, ByteBuffer(bytes: [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x80, 0x7D]), "application/json"),
-                (.post, P.signupCode, ByteBuffer(string: #"{"email":"#+deep+"}"), "application/json"),
-                (.post, P.signup, ByteBuffer(string: #"{"email":"b@example.com","code":null,"password":null}"#), "application/json"),
-                (.post, P.sessions, ByteBuffer(string: #"{"identifier":"' OR 1=1 --","password":"x"}"#), "application/json"),
-                (.post, P.sessions, ByteBuffer(string: #"{"identifier":"\#(String(repeating: "a", count: 5_000))","password":"x"}"#), "application/json"),
-                (.post, P.sessions, ByteBuffer(string: #"{}"#), "application/json"),
-                (.get, V1Client.path(P.tag, ["tag": "'; DROP TABLE accounts; --"]), nil, nil),
-                (.delete, V1Client.path(P.session, ["id": "'; DROP TABLE sessions; --"]), nil, nil),
-                (.get, V1Client.path(P.avatarImage, ["id": "../../etc/passwd"]), nil, nil),
-                (.patch, P.me, ByteBuffer(string: "null"), "application/json"),
-                (.patch, P.me, ByteBuffer(string: #"{"birthday":"9999-99-99"}"#), "application/json"),
-                (.post, P.phoneVerify, ByteBuffer(string: #"{"phone":"+7","code":"\u0000"}"#), "application/json"),
+                (.post, V1.Accounts.signupCode.path, ByteBuffer(string: #"{"email":"\u0000"}"#), "application/json"),
+                (.post, V1.Accounts.signupCode.path, ByteBuffer(string: #"{"email":1e400}"#), "application/json"),
+                (.post, V1.Accounts.signupCode.path, ByteBuffer(string: #"{"email":"a@example.com","phone":{"nested":[1,{"deep":null}]}}"#), "application/json"),
+                (.post, V1.Accounts.signupCode.path, ByteBuffer(bytes: [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x80, 0x7D]), "application/json"),
+                (.post, V1.Accounts.signupCode.path, ByteBuffer(string: #"{"email":"#+deep+"}"), "application/json"),
+                (.post, V1.Accounts.signup.path, ByteBuffer(string: #"{"email":"b@example.com","code":null,"password":null}"#), "application/json"),
+                (.post, V1.Sessions.login.path, ByteBuffer(string: #"{"identifier":"' OR 1=1 --","password":"x"}"#), "application/json"),
+                (.post, V1.Sessions.login.path, ByteBuffer(string: #"{"identifier":"\#(String(repeating: "a", count: 5_000))","password":"x"}"#), "application/json"),
+                (.post, V1.Sessions.login.path, ByteBuffer(string: #"{}"#), "application/json"),
+                (.get, V1Client.path(V1.Accounts.tag.path, ["tag": "'; DROP TABLE accounts; --"]), nil, nil),
+                (.delete, V1Client.path(V1.Sessions.end.path, ["id": "'; DROP TABLE sessions; --"]), nil, nil),
+                (.get, V1Client.path(V1.Accounts.avatarImage.path, ["id": "../../etc/passwd"]), nil, nil),
+                (.patch, V1.Accounts.me.path, ByteBuffer(string: "null"), "application/json"),
+                (.patch, V1.Accounts.me.path, ByteBuffer(string: #"{"birthday":"9999-99-99"}"#), "application/json"),
+                (.post, V1.Accounts.verifyPhone.path, ByteBuffer(string: #"{"phone":"+7","code":"\u0000"}"#), "application/json"),
             ]
             let leaks = ["DecodingError", "Swift.", "codingPath", "debugDescription", "typeMismatch", "keyNotFound", "valueNotFound",
                          "dataCorrupted", "NSCocoaErrorDomain", "Error Domain", "Fluent", "SQLite", "sqlite", "Postgres", "PSQL",
@@ -258,7 +257,7 @@ struct AccountsV1BadInputTests {
 
                 // validate
                 #expect((400..<500).contains(response.status.code), "\(method) \(path): \(response.status.code) \(response.text)")
-                #expect(response.mediaType == AccountsV1API.problemContentType, "\(method) \(path)")
+                #expect(response.mediaType == V1.problemContentType, "\(method) \(path)")
                 #expect((try? response.decoded(as: Problem.self)) != nil, "\(method) \(path): \(response.text)")
                 for leak in leaks {
                     #expect(!response.text.contains(leak), "\(method) \(path) leaks \"\(leak)\": \(response.text)")

@@ -10,7 +10,6 @@ import Testing
 /// change, the phone and the avatar, at the wire level (docs/api-v1.md), on every engine.
 @Suite("/v1: profile, password, recovery, email, phone and avatar")
 struct AccountsV1ProfileTests {
-    typealias P = AccountsV1API.Path
 
     // MARK: Profile
 
@@ -21,7 +20,7 @@ struct AccountsV1ProfileTests {
             let session = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
 
             // MUT
-            let response = try await app.v1.get(P.me, token: session.token)
+            let response = try await app.v1.get(V1.Accounts.me.path, token: session.token)
 
             // validate
             #expect(response.status == .ok, "\(response.text)")
@@ -42,7 +41,7 @@ struct AccountsV1ProfileTests {
             app.clock.advance(by: 60)
 
             // MUT: set some members
-            let first = try await app.v1.patch(P.me, json: #"{"firstName":"Anna","middleName":"Maria","birthday":"1990-05-17","locale":"ru"}"#, token: session.token)
+            let first = try await app.v1.patch(V1.Accounts.me.path, json: #"{"firstName":"Anna","middleName":"Maria","birthday":"1990-05-17","locale":"ru"}"#, token: session.token)
 
             // validate
             #expect(first.status == .ok, "\(first.text)")
@@ -57,7 +56,7 @@ struct AccountsV1ProfileTests {
             #expect(account.createdAt == session.account.createdAt)
 
             // MUT: clear two, leave the rest out
-            let second = try await app.v1.patch(P.me, json: #"{"lastName":null,"birthday":null}"#, token: session.token)
+            let second = try await app.v1.patch(V1.Accounts.me.path, json: #"{"lastName":null,"birthday":null}"#, token: session.token)
 
             // validate
             #expect(second.status == .ok, "\(second.text)")
@@ -66,12 +65,12 @@ struct AccountsV1ProfileTests {
             #expect(account.firstName == "Anna" && account.middleName == "Maria" && account.locale == "ru" && account.tag == "ann")
 
             // an empty patch changes nothing; GET shows the same
-            let empty = try await app.v1.patch(P.me, json: "{}", token: session.token)
+            let empty = try await app.v1.patch(V1.Accounts.me.path, json: "{}", token: session.token)
             #expect(empty.status == .ok)
             #expect(try empty.decoded(as: Account.self) == account)
             #expect(try await app.v1.me(session.token) == account)
             // the wire type's own encoding (double optionals) means the same
-            let typed = try await app.v1.patch(P.me, ProfileUpdate(firstName: .some(nil)), token: session.token)
+            let typed = try await app.v1.patch(V1.Accounts.me.path, ProfileUpdate(firstName: .some(nil)), token: session.token)
             #expect(try typed.decoded(as: Account.self).firstName == nil)
             #expect(try await app.v1.me(session.token).middleName == "Maria")
         }
@@ -83,10 +82,10 @@ struct AccountsV1ProfileTests {
             // setup
             _ = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
             let bob = try await app.v1.signedUp(email: "bob@example.com", tag: "bob")
-            func tagPath(_ tag: String) -> String { V1Client.path(P.tag, ["tag": tag]) }
+            func tagPath(_ tag: String) -> String { V1Client.path(V1.Accounts.tag.path, ["tag": tag]) }
 
             // MUT + validate: a new tag, typed with @ and capitals
-            let changed = try await app.v1.patch(P.me, json: #"{"tag":"@Carol"}"#, token: bob.token)
+            let changed = try await app.v1.patch(V1.Accounts.me.path, json: #"{"tag":"@Carol"}"#, token: bob.token)
             #expect(changed.status == .ok, "\(changed.text)")
             #expect(try changed.decoded(as: Account.self).tag == "carol")
             #expect(try await app.v1.get(tagPath("bob")).decoded(as: TagAvailability.self).available)
@@ -94,19 +93,19 @@ struct AccountsV1ProfileTests {
             _ = try await app.v1.login("carol", "secret1!")
 
             // my own tag in another case is not "taken"
-            let same = try await app.v1.patch(P.me, json: #"{"tag":"CAROL"}"#, token: bob.token)
+            let same = try await app.v1.patch(V1.Accounts.me.path, json: #"{"tag":"CAROL"}"#, token: bob.token)
             #expect(same.status == .ok, "\(same.text)")
 
             // someone else's, in any case
-            let taken = try await app.v1.patch(P.me, json: #"{"tag":"ANN"}"#, token: bob.token)
+            let taken = try await app.v1.patch(V1.Accounts.me.path, json: #"{"tag":"ANN"}"#, token: bob.token)
             #expect(try expectProblem(taken, .conflict, .tagTaken).field == "tag")
 
             // against the rule
-            let invalid = try await app.v1.patch(P.me, json: #"{"tag":"ab"}"#, token: bob.token)
+            let invalid = try await app.v1.patch(V1.Accounts.me.path, json: #"{"tag":"ab"}"#, token: bob.token)
             #expect(try expectProblem(invalid, .badRequest, .invalidTag).field == "tag")
 
             // cleared
-            let cleared = try await app.v1.patch(P.me, json: #"{"tag":null}"#, token: bob.token)
+            let cleared = try await app.v1.patch(V1.Accounts.me.path, json: #"{"tag":null}"#, token: bob.token)
             try expectProblem(cleared, .badRequest, nil)
             #expect(try await app.v1.me(bob.token).tag == "carol")
         }
@@ -120,7 +119,7 @@ struct AccountsV1ProfileTests {
 
             for bad in ["1990-02-30", "17.05.1990", "1990-5-17", "yesterday", "1990-05-17T10:00:00Z"] {
                 // MUT
-                let response = try await app.v1.patch(P.me, ProfileUpdate(birthday: .some(bad)), token: session.token)
+                let response = try await app.v1.patch(V1.Accounts.me.path, ProfileUpdate(birthday: .some(bad)), token: session.token)
 
                 // validate
                 let problem = try expectProblem(response, .badRequest, .invalidDate)
@@ -138,7 +137,7 @@ struct AccountsV1ProfileTests {
 
             for bad in ["fr", "xx", "english"] {
                 // MUT
-                let response = try await app.v1.patch(P.me, ProfileUpdate(locale: .some(bad)), token: session.token)
+                let response = try await app.v1.patch(V1.Accounts.me.path, ProfileUpdate(locale: .some(bad)), token: session.token)
 
                 // validate
                 let problem = try expectProblem(response, .badRequest, .invalidLocale)
@@ -156,7 +155,7 @@ struct AccountsV1ProfileTests {
             let long = String(repeating: "x", count: app.configuration.limits.maxFieldLength + 1)
 
             // MUT
-            let response = try await app.v1.patch(P.me, ProfileUpdate(firstName: .some(long)), token: session.token)
+            let response = try await app.v1.patch(V1.Accounts.me.path, ProfileUpdate(firstName: .some(long)), token: session.token)
 
             // validate
             #expect(try expectProblem(response, .badRequest, .fieldTooLong).field == "firstName")
@@ -174,13 +173,13 @@ struct AccountsV1ProfileTests {
             let other = try await app.v1.login("ann@example.com", "secret1!")
 
             // MUT
-            let response = try await app.v1.post(P.password, PasswordChange(currentPassword: "wrong1!x", newPassword: "brandnew1!"), token: session.token)
+            let response = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "wrong1!x", newPassword: "brandnew1!"), token: session.token)
 
             // validate
             try expectProblem(response, .badRequest, .invalidCredentials)
-            #expect(try await app.v1.get(P.me, token: other.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: other.token).status == .ok)
             _ = try await app.v1.login("ann@example.com", "secret1!")
-            #expect(try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "brandnew1!")).status == .badRequest)
+            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "brandnew1!")).status == .badRequest)
         }
     }
 
@@ -190,13 +189,13 @@ struct AccountsV1ProfileTests {
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
             for _ in 0..<3 {
-                let wrong = try await app.v1.post(P.password, PasswordChange(currentPassword: "wrong1!x", newPassword: "brandnew1!"), token: session.token)
+                let wrong = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "wrong1!x", newPassword: "brandnew1!"), token: session.token)
                 try expectProblem(wrong, .badRequest, .invalidCredentials)
             }
 
             // MUT
-            let right = try await app.v1.post(P.password, PasswordChange(currentPassword: "secret1!", newPassword: "brandnew1!"), token: session.token)
-            let login = try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
+            let right = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret1!", newPassword: "brandnew1!"), token: session.token)
+            let login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
 
             // validate
             try expectProblem(right, .tooManyRequests, .rateLimited)
@@ -211,20 +210,20 @@ struct AccountsV1ProfileTests {
             // setup
             let current = try await app.v1.signedUp(email: "ann@example.com")
             let other = try await app.v1.login("ann@example.com", "secret1!")
-            let weak = try await app.v1.post(P.password, PasswordChange(currentPassword: "secret1!", newPassword: "abc"), token: current.token)
+            let weak = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret1!", newPassword: "abc"), token: current.token)
             try expectProblem(weak, .badRequest, .weakPassword)
 
             // MUT
-            let response = try await app.v1.post(P.password, PasswordChange(currentPassword: "secret1!", newPassword: "brandnew1!"), token: current.token)
+            let response = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret1!", newPassword: "brandnew1!"), token: current.token)
 
             // validate
             #expect(response.status == .noContent, "\(response.text)")
             #expect(response.body.readableBytes == 0)
-            #expect(try await app.v1.get(P.me, token: current.token).status == .ok)
-            try expectProblem(try await app.v1.get(P.me, token: other.token), .unauthorized, .unauthorized)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: current.token).status == .ok)
+            try expectProblem(try await app.v1.get(V1.Accounts.me.path, token: other.token), .unauthorized, .unauthorized)
             #expect(try await app.v1.sessions(current.token).map(\.id) == [current.sessionId])
             _ = try await app.v1.login("ann@example.com", "brandnew1!")
-            try expectProblem(try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
         }
     }
 
@@ -239,9 +238,9 @@ struct AccountsV1ProfileTests {
             app.clock.advance(by: 61)
 
             // MUT
-            let known = try await app.v1.post(P.recoveryCode, json: #"{"email":"ann@example.com"}"#)
-            let unknown = try await app.v1.post(P.recoveryCode, json: #"{"email":"nobody@example.com"}"#)
-            let unknownPhone = try await app.v1.post(P.recoveryCode, json: #"{"phone":"+79990000000"}"#)
+            let known = try await app.v1.post(V1.Accounts.recoveryCode.path, json: #"{"email":"ann@example.com"}"#)
+            let unknown = try await app.v1.post(V1.Accounts.recoveryCode.path, json: #"{"email":"nobody@example.com"}"#)
+            let unknownPhone = try await app.v1.post(V1.Accounts.recoveryCode.path, json: #"{"phone":"+79990000000"}"#)
 
             // validate
             #expect(known.status == .accepted, "\(known.text)")
@@ -260,8 +259,8 @@ struct AccountsV1ProfileTests {
             #expect(try await app.v1.messages(to: "+79990000000").isEmpty)
 
             // and the resend cooldown is the same for both: no timing tells them apart
-            let knownAgain = try await app.v1.post(P.recoveryCode, json: #"{"email":"ann@example.com"}"#)
-            let unknownAgain = try await app.v1.post(P.recoveryCode, json: #"{"email":"nobody@example.com"}"#)
+            let knownAgain = try await app.v1.post(V1.Accounts.recoveryCode.path, json: #"{"email":"ann@example.com"}"#)
+            let unknownAgain = try await app.v1.post(V1.Accounts.recoveryCode.path, json: #"{"email":"nobody@example.com"}"#)
             try expectProblem(knownAgain, .tooManyRequests, .resendTooSoon)
             try expectProblem(unknownAgain, .tooManyRequests, .resendTooSoon)
             #expect(knownAgain.headers[.retryAfter] == unknownAgain.headers[.retryAfter])
@@ -275,18 +274,18 @@ struct AccountsV1ProfileTests {
             let first = try await app.v1.signedUp(email: "ann@example.com")
             let second = try await app.v1.login("ann@example.com", "secret1!")
             app.clock.advance(by: 61)
-            #expect(try await app.v1.post(P.recoveryCode, CodeRequest(email: "ann@example.com")).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "ann@example.com")).status == .accepted)
             let code = try await app.v1.code(sentTo: "ann@example.com")
             let before = try await app.v1.messages(to: "ann@example.com").count
 
             // MUT
-            let response = try await app.v1.post(P.recovery, RecoveryRequest(email: "ann@example.com", code: code, password: "brandnew1!"))
+            let response = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "brandnew1!"))
 
             // validate
             #expect(response.status == .noContent, "\(response.text)")
             #expect(response.body.readableBytes == 0)
             for old in [first, second] {
-                let ended = try await app.v1.get(P.me, token: old.token)
+                let ended = try await app.v1.get(V1.Accounts.me.path, token: old.token)
                 try expectProblem(ended, .unauthorized, .unauthorized)
             }
             let mails = try await app.v1.messages(to: "ann@example.com")
@@ -297,9 +296,9 @@ struct AccountsV1ProfileTests {
             #expect(notice.subject != nil)
             #expect(!notice.body.contains("brandnew1!"), "a mail never carries the password")
             _ = try await app.v1.login("ann@example.com", "brandnew1!")
-            try expectProblem(try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
             // the code was single use
-            let reused = try await app.v1.post(P.recovery, RecoveryRequest(email: "ann@example.com", code: code, password: "another1!"))
+            let reused = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "another1!"))
             try expectProblem(reused, .badRequest, nil)
             _ = try await app.v1.login("ann@example.com", "brandnew1!")
         }
@@ -311,22 +310,22 @@ struct AccountsV1ProfileTests {
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
             app.clock.advance(by: 61)
-            let sent = try await app.v1.post(P.recoveryCode, CodeRequest(email: "ann@example.com")).decoded(as: CodeSent.self)
+            let sent = try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "ann@example.com")).decoded(as: CodeSent.self)
             let code = try await app.v1.code(sentTo: "ann@example.com")
             let wrong = code == "000000" ? "111111" : "000000"
 
             // MUT + validate
-            let wrongCode = try await app.v1.post(P.recovery, RecoveryRequest(email: "ann@example.com", code: wrong, password: "brandnew1!"))
+            let wrongCode = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: wrong, password: "brandnew1!"))
             #expect(try expectProblem(wrongCode, .badRequest, .invalidCode).attemptsLeft == sent.attemptsAllowed - 1)
-            let weak = try await app.v1.post(P.recovery, RecoveryRequest(email: "ann@example.com", code: code, password: "abc"))
+            let weak = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "abc"))
             try expectProblem(weak, .badRequest, .weakPassword)
-            let noAddress = try await app.v1.post(P.recovery, json: #"{"code":"\#(code)","password":"brandnew1!"}"#)
+            let noAddress = try await app.v1.post(V1.Accounts.recover.path, json: #"{"code":"\#(code)","password":"brandnew1!"}"#)
             try expectProblem(noAddress, .badRequest, .missingParameter)
-            let unknown = try await app.v1.post(P.recovery, RecoveryRequest(email: "nobody@example.com", code: code, password: "brandnew1!"))
+            let unknown = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "nobody@example.com", code: code, password: "brandnew1!"))
             try expectProblem(unknown, .badRequest, nil)
 
             // nothing changed
-            #expect(try await app.v1.get(P.me, token: session.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: session.token).status == .ok)
             _ = try await app.v1.login("ann@example.com", "secret1!")
         }
     }
@@ -340,7 +339,7 @@ struct AccountsV1ProfileTests {
             let session = try await app.v1.signedUp(email: "ann@example.com")
 
             // MUT
-            let response = try await app.v1.post(P.email, json: #"{"email":"New@Example.com","currentPassword":"secret1!"}"#, token: session.token)
+            let response = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"New@Example.com","currentPassword":"secret1!"}"#, token: session.token)
 
             // validate: pending, shown, code to the new address
             #expect(response.status == .accepted, "\(response.text)")
@@ -357,17 +356,17 @@ struct AccountsV1ProfileTests {
             #expect(notice.code == nil, "a notice, not a code: \(notice.body)")
             #expect(notice.body.contains("new@example.com"))
             _ = try await app.v1.login("ann@example.com", "secret1!")
-            try expectProblem(try await app.v1.post(P.sessions, LoginRequest(identifier: "new@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "new@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
             let mailsToNew = try await app.v1.messages(to: "new@example.com").count
-            #expect(try await app.v1.post(P.recoveryCode, CodeRequest(email: "new@example.com")).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "new@example.com")).status == .accepted)
             #expect(try await app.v1.messages(to: "new@example.com").count == mailsToNew, "an unconfirmed address gets no recovery code")
 
             // a wrong code counts
-            let wrong = try await app.v1.post(P.emailVerify, CodeVerification(code: code == "000000" ? "111111" : "000000"), token: session.token)
+            let wrong = try await app.v1.post(V1.Accounts.verifyEmailChange.path, CodeVerification(code: code == "000000" ? "111111" : "000000"), token: session.token)
             #expect(try expectProblem(wrong, .badRequest, .invalidCode).attemptsLeft == sent.attemptsAllowed - 1)
 
             // MUT: the code switches over
-            let verified = try await app.v1.post(P.emailVerify, CodeVerification(code: code), token: session.token)
+            let verified = try await app.v1.post(V1.Accounts.verifyEmailChange.path, CodeVerification(code: code), token: session.token)
 
             // validate
             #expect(verified.status == .ok, "\(verified.text)")
@@ -377,7 +376,7 @@ struct AccountsV1ProfileTests {
             #expect(account.emailConfirmed)
             #expect(try await app.v1.me(session.token) == account)
             _ = try await app.v1.login("new@example.com", "secret1!")
-            try expectProblem(try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
         }
     }
 
@@ -386,19 +385,19 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
-            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "new@example.com", currentPassword: "secret1!"), token: session.token).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "new@example.com", currentPassword: "secret1!"), token: session.token).status == .accepted)
             app.clock.advance(by: 61)
             let before = try await app.v1.messages(to: "ann@example.com").count
 
             // MUT
-            let response = try await app.v1.post(P.recoveryCode, CodeRequest(email: "ann@example.com"))
+            let response = try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "ann@example.com"))
 
             // validate
             #expect(response.status == .accepted)
             let mails = try await app.v1.messages(to: "ann@example.com")
             #expect(mails.count == before + 1)
             let code = try #require(mails.first?.code)
-            #expect(try await app.v1.post(P.recovery, RecoveryRequest(email: "ann@example.com", code: code, password: "brandnew1!")).status == .noContent)
+            #expect(try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "brandnew1!")).status == .noContent)
             _ = try await app.v1.login("ann@example.com", "brandnew1!")
         }
     }
@@ -408,20 +407,20 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
-            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "new@example.com", currentPassword: "secret1!"), token: session.token).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "new@example.com", currentPassword: "secret1!"), token: session.token).status == .accepted)
             let code = try await app.v1.code(sentTo: "new@example.com")
 
             // MUT
-            let response = try await app.v1.delete(P.email, token: session.token)
+            let response = try await app.v1.delete(V1.Accounts.requestEmailChange.path, token: session.token)
 
             // validate
             #expect(response.status == .ok, "\(response.text)")
             let account = try response.decoded(as: Account.self)
             #expect(account.email == "ann@example.com" && account.pendingEmail == nil && account.emailConfirmed)
-            try expectProblem(try await app.v1.post(P.emailVerify, CodeVerification(code: code), token: session.token), .badRequest, .noPendingEmail)
-            try expectProblem(try await app.v1.delete(P.email, token: session.token), .badRequest, .noPendingEmail)
+            try expectProblem(try await app.v1.post(V1.Accounts.verifyEmailChange.path, CodeVerification(code: code), token: session.token), .badRequest, .noPendingEmail)
+            try expectProblem(try await app.v1.delete(V1.Accounts.requestEmailChange.path, token: session.token), .badRequest, .noPendingEmail)
             #expect(try await app.v1.me(session.token).email == "ann@example.com")
-            try expectProblem(try await app.v1.post(P.sessions, LoginRequest(identifier: "new@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "new@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
         }
     }
 
@@ -434,9 +433,9 @@ struct AccountsV1ProfileTests {
             let annMails = try await app.v1.messages(to: "ann@example.com").count
 
             // MUT
-            let taken = try await app.v1.post(P.email, json: #"{"email":"ANN@example.com","currentPassword":"secret1!"}"#, token: bob.token)
-            let same = try await app.v1.post(P.email, json: #"{"email":"Bob@Example.com","currentPassword":"secret1!"}"#, token: bob.token)
-            let invalid = try await app.v1.post(P.email, json: #"{"email":"not-an-email","currentPassword":"secret1!"}"#, token: bob.token)
+            let taken = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"ANN@example.com","currentPassword":"secret1!"}"#, token: bob.token)
+            let same = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"Bob@Example.com","currentPassword":"secret1!"}"#, token: bob.token)
+            let invalid = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"not-an-email","currentPassword":"secret1!"}"#, token: bob.token)
 
             // validate
             try expectProblem(taken, .conflict, .emailTaken)
@@ -452,13 +451,13 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let bob = try await app.v1.signedUp(email: "bob@example.com")
-            #expect(try await app.v1.post(P.email, EmailChangeRequest(email: "carol@example.com", currentPassword: "secret1!"), token: bob.token).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "carol@example.com", currentPassword: "secret1!"), token: bob.token).status == .accepted)
             let code = try await app.v1.code(sentTo: "carol@example.com")
             app.clock.advance(by: 61)
             _ = try await app.v1.signedUp(email: "carol@example.com")
 
             // MUT
-            let response = try await app.v1.post(P.emailVerify, CodeVerification(code: code), token: bob.token)
+            let response = try await app.v1.post(V1.Accounts.verifyEmailChange.path, CodeVerification(code: code), token: bob.token)
 
             // validate
             try expectProblem(response, .conflict, .emailTaken)
@@ -475,7 +474,7 @@ struct AccountsV1ProfileTests {
             let session = try await app.v1.signedUp(email: "ann@example.com")
 
             // MUT
-            let response = try await app.v1.post(P.phone, json: #"{"phone":"+7 912 345-67-89","currentPassword":"secret1!"}"#, token: session.token)
+            let response = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, json: #"{"phone":"+7 912 345-67-89","currentPassword":"secret1!"}"#, token: session.token)
 
             // validate: the code goes by SMS
             #expect(response.status == .accepted, "\(response.text)")
@@ -487,12 +486,12 @@ struct AccountsV1ProfileTests {
             #expect(try await app.v1.me(session.token).phone == nil)
 
             // the phone is required, a wrong code counts
-            try expectProblem(try await app.v1.post(P.phoneVerify, json: #"{"code":"\#(code)"}"#, token: session.token), .badRequest, .missingParameter)
-            let wrong = try await app.v1.post(P.phoneVerify, CodeVerification(code: code == "000000" ? "111111" : "000000", phone: "+79123456789"), token: session.token)
+            try expectProblem(try await app.v1.post(V1.Accounts.verifyPhone.path, json: #"{"code":"\#(code)"}"#, token: session.token), .badRequest, .missingParameter)
+            let wrong = try await app.v1.post(V1.Accounts.verifyPhone.path, CodeVerification(code: code == "000000" ? "111111" : "000000", phone: "+79123456789"), token: session.token)
             #expect(try expectProblem(wrong, .badRequest, .invalidCode).attemptsLeft == sent.attemptsAllowed - 1)
 
             // MUT: the right code, the phone typed differently
-            let verified = try await app.v1.post(P.phoneVerify, CodeVerification(code: code, phone: "8 912 345 67 89"), token: session.token)
+            let verified = try await app.v1.post(V1.Accounts.verifyPhone.path, CodeVerification(code: code, phone: "8 912 345 67 89"), token: session.token)
 
             // validate
             #expect(verified.status == .ok, "\(verified.text)")
@@ -502,7 +501,7 @@ struct AccountsV1ProfileTests {
             #expect(try await app.v1.me(session.token) == account)
             _ = try await app.v1.login("+79123456789", "secret1!")
             app.clock.advance(by: 61)
-            try expectProblem(try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "+79123456789", currentPassword: "secret1!"), token: session.token), .badRequest, .phoneAlreadyVerified)
+            try expectProblem(try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "+79123456789", currentPassword: "secret1!"), token: session.token), .badRequest, .phoneAlreadyVerified)
         }
     }
 
@@ -516,8 +515,8 @@ struct AccountsV1ProfileTests {
             app.clock.advance(by: 61)
 
             // MUT
-            let taken = try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "8 912 345-67-89", currentPassword: "secret1!"), token: ann.token)
-            let invalid = try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "12345", currentPassword: "secret1!"), token: ann.token)
+            let taken = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "8 912 345-67-89", currentPassword: "secret1!"), token: ann.token)
+            let invalid = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "12345", currentPassword: "secret1!"), token: ann.token)
 
             // validate
             try expectProblem(taken, .conflict, .phoneTaken)
@@ -537,7 +536,7 @@ struct AccountsV1ProfileTests {
             let png = TestImage.png(width: 1, height: 1, rgba: (255, 0, 0, 255))
 
             // MUT
-            let response = try await app.v1.put(P.avatar, body: png, contentType: "image/png", token: session.token)
+            let response = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: png, contentType: "image/png", token: session.token)
 
             // validate
             #expect(response.status == .ok, "\(response.text)")
@@ -552,7 +551,7 @@ struct AccountsV1ProfileTests {
 
             // a second upload: another URL, the new bytes
             let blue = TestImage.png(width: 2, height: 2, rgba: (0, 0, 255, 255))
-            let second = try await app.v1.put(P.avatar, body: blue, contentType: "image/png", token: session.token)
+            let second = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: blue, contentType: "image/png", token: session.token)
             #expect(second.status == .ok, "\(second.text)")
             let secondURL = try #require(try second.decoded(as: Account.self).avatarUrl)
             #expect(secondURL != url)
@@ -577,7 +576,7 @@ struct AccountsV1ProfileTests {
 
             for (label, bytes, type) in cases {
                 // MUT
-                let response = try await app.v1.put(P.avatar, body: bytes, contentType: type, token: session.token)
+                let response = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: bytes, contentType: type, token: session.token)
 
                 // validate
                 let problem = try expectProblem(response, .badRequest, .invalidImage)
@@ -596,7 +595,7 @@ struct AccountsV1ProfileTests {
 
             for type in ["text/plain", "application/json", "image/svg+xml", "application/octet-stream"] {
                 // MUT
-                let response = try await app.v1.put(P.avatar, body: png, contentType: type, token: session.token)
+                let response = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: png, contentType: type, token: session.token)
 
                 // validate
                 try expectProblem(response, .unsupportedMediaType, .unsupportedMediaType)
@@ -615,12 +614,12 @@ struct AccountsV1ProfileTests {
             #expect(big.count > 8_192 && medium.count > 2_048 && medium.count < 8_192)
 
             // MUT
-            let response = try await app.v1.put(P.avatar, body: big, contentType: "image/png", token: session.token)
+            let response = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: big, contentType: "image/png", token: session.token)
 
             // validate
             try expectProblem(response, .contentTooLarge, .bodyTooLarge)
             #expect(try await app.v1.me(session.token).avatarUrl == nil)
-            let fits = try await app.v1.put(P.avatar, body: medium, contentType: "image/png", token: session.token)
+            let fits = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: medium, contentType: "image/png", token: session.token)
             #expect(fits.status == .ok, "\(fits.text)")
         }
     }
@@ -630,11 +629,11 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
-            let put = try await app.v1.put(P.avatar, body: TestImage.png(width: 1, height: 1), contentType: "image/png", token: session.token)
+            let put = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: TestImage.png(width: 1, height: 1), contentType: "image/png", token: session.token)
             #expect(try put.decoded(as: Account.self).avatarUrl != nil)
 
             // MUT
-            let response = try await app.v1.delete(P.avatar, token: session.token)
+            let response = try await app.v1.delete(V1.Accounts.uploadAvatar.path, token: session.token)
 
             // validate
             #expect(response.status == .ok, "\(response.text)")
@@ -647,7 +646,7 @@ struct AccountsV1ProfileTests {
     func avatarImage_unknownId_is404(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
-            let response = try await app.v1.get(V1Client.path(P.avatarImage, ["id": UUID().uuidString]))
+            let response = try await app.v1.get(V1Client.path(V1.Accounts.avatarImage.path, ["id": UUID().uuidString]))
 
             // validate
             try expectProblem(response, .notFound, .notFound)

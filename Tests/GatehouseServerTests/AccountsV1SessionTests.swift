@@ -10,9 +10,8 @@ import Testing
 /// level (docs/api-v1.md), on every engine.
 @Suite("/v1: login and sessions")
 struct AccountsV1SessionTests {
-    typealias P = AccountsV1API.Path
 
-    func sessionPath(_ id: String) -> String { V1Client.path(P.session, ["id": id]) }
+    func sessionPath(_ id: String) -> String { V1Client.path(V1.Sessions.end.path, ["id": id]) }
 
     // MARK: Login
 
@@ -23,7 +22,7 @@ struct AccountsV1SessionTests {
             let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
 
             // MUT
-            let response = try await app.v1.post(P.sessions, json: #"{"identifier":"ANN@Example.com","password":"secret1!","device":"Pixel 8"}"#)
+            let response = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"ANN@Example.com","password":"secret1!","device":"Pixel 8"}"#)
 
             // validate
             #expect(response.status == .created, "\(response.text)")
@@ -80,10 +79,10 @@ struct AccountsV1SessionTests {
             _ = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
 
             // MUT
-            let wrong = try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "wrong1!x"))
-            let unknownEmail = try await app.v1.post(P.sessions, LoginRequest(identifier: "nobody@example.com", password: "wrong1!x"))
-            let unknownTag = try await app.v1.post(P.sessions, LoginRequest(identifier: "nobody", password: "wrong1!x"))
-            let unknownPhone = try await app.v1.post(P.sessions, LoginRequest(identifier: "+79990000000", password: "wrong1!x"))
+            let wrong = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "wrong1!x"))
+            let unknownEmail = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "nobody@example.com", password: "wrong1!x"))
+            let unknownTag = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "nobody", password: "wrong1!x"))
+            let unknownPhone = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "+79990000000", password: "wrong1!x"))
 
             // validate
             try expectProblem(wrong, .badRequest, .invalidCredentials)
@@ -101,11 +100,11 @@ struct AccountsV1SessionTests {
             // setup
             _ = try await app.v1.signedUp(email: "ann@example.com")
             for _ in 1...3 {
-                try expectProblem(try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "wrong1!x")), .badRequest, .invalidCredentials)
+                try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "wrong1!x")), .badRequest, .invalidCredentials)
             }
 
             // MUT
-            let blocked = try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
+            let blocked = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
 
             // validate
             let problem = try expectProblem(blocked, .tooManyRequests, .rateLimited)
@@ -122,12 +121,12 @@ struct AccountsV1SessionTests {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerIP = 4 }) { app in
             // setup
             for i in 1...4 {
-                let response = try await app.v1.post(P.sessions, LoginRequest(identifier: "user\(i)@example.com", password: "wrong1!x"))
+                let response = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "user\(i)@example.com", password: "wrong1!x"))
                 try expectProblem(response, .badRequest, .invalidCredentials)
             }
 
             // MUT
-            let blocked = try await app.v1.post(P.sessions, LoginRequest(identifier: "user9@example.com", password: "wrong1!x"))
+            let blocked = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "user9@example.com", password: "wrong1!x"))
 
             // validate
             let problem = try expectProblem(blocked, .tooManyRequests, .rateLimited)
@@ -150,7 +149,7 @@ struct AccountsV1SessionTests {
             _ = try await app.v1.signedUp(email: "bob@example.com", device: "Not mine")
 
             // MUT
-            let response = try await app.v1.get(P.sessions, token: tablet.token)
+            let response = try await app.v1.get(V1.Sessions.login.path, token: tablet.token)
 
             // validate
             #expect(response.status == .ok, "\(response.text)")
@@ -181,7 +180,7 @@ struct AccountsV1SessionTests {
             // validate
             #expect(response.status == .noContent, "\(response.text)")
             #expect(response.body.readableBytes == 0)
-            let ended = try await app.v1.get(P.me, token: other.token)
+            let ended = try await app.v1.get(V1.Accounts.me.path, token: other.token)
             try expectProblem(ended, .unauthorized, .unauthorized)
             #expect(ended.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
             #expect(try await app.v1.sessions(mine.token).map(\.id) == [mine.sessionId])
@@ -203,7 +202,7 @@ struct AccountsV1SessionTests {
 
             // validate
             try expectProblem(response, .notFound, .sessionNotFound)
-            #expect(try await app.v1.get(P.me, token: bob.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: bob.token).status == .ok)
             let unknown = try await app.v1.delete(sessionPath(UUID().uuidString), token: ann.token)
             try expectProblem(unknown, .notFound, .sessionNotFound)
         }
@@ -223,7 +222,7 @@ struct AccountsV1SessionTests {
                 let problem = try expectProblem(response, .notFound, nil)
                 #expect(problem.code == .sessionNotFound || problem.code == .notFound, "\(id): \(response.text)")
             }
-            #expect(try await app.v1.get(P.me, token: ann.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: ann.token).status == .ok)
         }
     }
 
@@ -237,20 +236,20 @@ struct AccountsV1SessionTests {
             let stranger = try await app.v1.signedUp(email: "bob@example.com")
 
             // MUT
-            let response = try await app.v1.delete("\(P.sessions)?scope=others", token: current.token)
+            let response = try await app.v1.delete("\(V1.Sessions.login.path)?scope=others", token: current.token)
 
             // validate
             #expect(response.status == .ok, "\(response.text)")
             #expect(response.mediaType == "application/json")
             #expect(try response.decoded(as: SessionsRevoked.self) == SessionsRevoked(revoked: 2))
             #expect(response.text == #"{"revoked":2}"#)
-            #expect(try await app.v1.get(P.me, token: current.token).status == .ok)
-            #expect(try await app.v1.get(P.me, token: b.token).status == .unauthorized)
-            #expect(try await app.v1.get(P.me, token: c.token).status == .unauthorized)
-            #expect(try await app.v1.get(P.me, token: stranger.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: current.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: b.token).status == .unauthorized)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: c.token).status == .unauthorized)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: stranger.token).status == .ok)
             #expect(try await app.v1.sessions(current.token).map(\.id) == [current.sessionId])
             // nothing left to end
-            let none = try await app.v1.delete("\(P.sessions)?scope=others", token: current.token)
+            let none = try await app.v1.delete("\(V1.Sessions.login.path)?scope=others", token: current.token)
             #expect(try none.decoded(as: SessionsRevoked.self) == SessionsRevoked(revoked: 0))
         }
     }
@@ -263,12 +262,12 @@ struct AccountsV1SessionTests {
             let other = try await app.v1.login("ann@example.com", "secret1!")
 
             // MUT
-            let response = try await app.v1.delete("\(P.sessions)?scope=all", token: current.token)
+            let response = try await app.v1.delete("\(V1.Sessions.login.path)?scope=all", token: current.token)
 
             // validate
             try expectProblem(response, .badRequest, .invalidParameter)
-            #expect(try await app.v1.get(P.me, token: other.token).status == .ok)
-            #expect(try await app.v1.get(P.me, token: current.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: other.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: current.token).status == .ok)
         }
     }
 
@@ -282,17 +281,17 @@ struct AccountsV1SessionTests {
             let staying = try await app.v1.login("ann@example.com", "secret1!")
 
             // MUT
-            let response = try await app.v1.delete(P.currentSession, token: leaving.token)
+            let response = try await app.v1.delete(V1.Sessions.logout.path, token: leaving.token)
 
             // validate
             #expect(response.status == .noContent, "\(response.text)")
             #expect(response.body.readableBytes == 0)
-            let after = try await app.v1.get(P.me, token: leaving.token)
+            let after = try await app.v1.get(V1.Accounts.me.path, token: leaving.token)
             try expectProblem(after, .unauthorized, .unauthorized)
             #expect(after.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true, "\(after.headers)")
-            #expect(try await app.v1.get(P.me, token: staying.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: staying.token).status == .ok)
             // the ended token cannot log out twice
-            try expectProblem(try await app.v1.delete(P.currentSession, token: leaving.token), .unauthorized, .unauthorized)
+            try expectProblem(try await app.v1.delete(V1.Sessions.logout.path, token: leaving.token), .unauthorized, .unauthorized)
         }
     }
 
@@ -311,7 +310,7 @@ struct AccountsV1SessionTests {
 
             for (label, headers) in requests {
                 // MUT
-                let response = try await app.v1.get(P.me, headers: headers)
+                let response = try await app.v1.get(V1.Accounts.me.path, headers: headers)
 
                 // validate
                 try expectProblem(response, .unauthorized, .unauthorized)
@@ -319,10 +318,10 @@ struct AccountsV1SessionTests {
             }
             // every route behind Bearer, without one
             let guarded: [(HTTPRequest.Method, String)] = [
-                (.get, P.sessions), (.delete, "\(P.sessions)?scope=others"), (.delete, P.currentSession),
-                (.delete, sessionPath(session.sessionId.uuidString)), (.patch, P.me), (.post, P.password),
-                (.post, P.email), (.delete, P.email), (.post, P.emailVerify), (.post, P.phone), (.post, P.phoneVerify),
-                (.delete, P.avatar),
+                (.get, V1.Sessions.login.path), (.delete, "\(V1.Sessions.login.path)?scope=others"), (.delete, V1.Sessions.logout.path),
+                (.delete, sessionPath(session.sessionId.uuidString)), (.patch, V1.Accounts.me.path), (.post, V1.Accounts.changePassword.path),
+                (.post, V1.Accounts.requestEmailChange.path), (.delete, V1.Accounts.requestEmailChange.path), (.post, V1.Accounts.verifyEmailChange.path), (.post, V1.Accounts.requestPhoneVerification.path), (.post, V1.Accounts.verifyPhone.path),
+                (.delete, V1.Accounts.uploadAvatar.path),
             ]
             for (method, path) in guarded {
                 let body: ByteBuffer? = method == .post || method == .patch ? ByteBuffer(string: "{}") : nil
@@ -330,7 +329,7 @@ struct AccountsV1SessionTests {
                 try expectProblem(response, .unauthorized, .unauthorized)
                 #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true, "\(method) \(path)")
             }
-            #expect(try await app.v1.get(P.me, token: session.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: session.token).status == .ok)
         }
     }
 
@@ -342,9 +341,9 @@ struct AccountsV1SessionTests {
 
             // MUT + validate
             app.clock.advance(by: app.configuration.limits.sessionTTL - 1)
-            #expect(try await app.v1.get(P.me, token: session.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: session.token).status == .ok)
             app.clock.advance(by: 2)
-            let expired = try await app.v1.get(P.me, token: session.token)
+            let expired = try await app.v1.get(V1.Accounts.me.path, token: session.token)
             try expectProblem(expired, .unauthorized, .unauthorized)
             #expect(expired.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
         }

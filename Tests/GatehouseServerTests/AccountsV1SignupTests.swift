@@ -10,7 +10,6 @@ import Testing
 /// (docs/api-v1.md), on every engine.
 @Suite("/v1: sign-up, codes and tags")
 struct AccountsV1SignupTests {
-    typealias P = AccountsV1API.Path
 
     // MARK: Code requests
 
@@ -21,7 +20,7 @@ struct AccountsV1SignupTests {
             let now = app.clock.now
 
             // MUT: the address as typed, mixed case
-            let response = try await app.v1.post(P.signupCode, json: #"{"email":"Ann@Example.com"}"#)
+            let response = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"Ann@Example.com"}"#)
 
             // validate
             #expect(response.status == .accepted, "\(response.text)")
@@ -50,7 +49,7 @@ struct AccountsV1SignupTests {
     func signupCode_byPhone_sendsSMSToE164(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
-            let response = try await app.v1.post(P.signupCode, json: #"{"phone":"+7 912 345-67-89"}"#)
+            let response = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"phone":"+7 912 345-67-89"}"#)
 
             // validate
             #expect(response.status == .accepted, "\(response.text)")
@@ -97,7 +96,7 @@ struct AccountsV1SignupTests {
             let now = app.clock.now
 
             // MUT
-            let response = try await app.v1.post(P.signup, json: """
+            let response = try await app.v1.post(V1.Accounts.signup.path, json: """
                 {"email":"Ann@Example.com","code":"\(code)","password":"secret1!","firstName":"Ann","lastName":"Smith",\
                 "tag":"Ann_1","birthday":"1990-05-17","locale":"en","device":"iPhone 15, iOS 18"}
                 """)
@@ -142,7 +141,7 @@ struct AccountsV1SignupTests {
             let code = try await app.v1.code(sentTo: "+79123456789")
 
             // MUT: the phone as typed in another format
-            let response = try await app.v1.post(P.signup, json: #"{"phone":"8 912 345 67 89","code":"\#(code)","password":"secret1!","tag":"ivan"}"#)
+            let response = try await app.v1.post(V1.Accounts.signup.path, json: #"{"phone":"8 912 345 67 89","code":"\#(code)","password":"secret1!","tag":"ivan"}"#)
 
             // validate
             #expect(response.status == .created, "\(response.text)")
@@ -165,12 +164,12 @@ struct AccountsV1SignupTests {
 
             // MUT + validate: one second before the end it works
             app.clock.advance(by: 599)
-            let inTime = try await app.v1.post(P.signup, SignupRequest(email: "early@example.com", code: early, password: "secret1!"))
+            let inTime = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "early@example.com", code: early, password: "secret1!"))
             #expect(inTime.status == .created, "\(inTime.text)")
 
             // one second after, it is expired
             app.clock.advance(by: 2)
-            let tooLate = try await app.v1.post(P.signup, SignupRequest(email: "late@example.com", code: late, password: "secret1!"))
+            let tooLate = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "late@example.com", code: late, password: "secret1!"))
             try expectProblem(tooLate, .badRequest, .codeExpired)
         }
     }
@@ -185,16 +184,16 @@ struct AccountsV1SignupTests {
 
             // MUT + validate
             for attempt in 1..<sent.attemptsAllowed {
-                let response = try await app.v1.post(P.signup, SignupRequest(email: "ann@example.com", code: wrong, password: "secret1!"))
+                let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: wrong, password: "secret1!"))
                 let problem = try expectProblem(response, .badRequest, .invalidCode)
                 #expect(problem.attemptsLeft == sent.attemptsAllowed - attempt, "attempt \(attempt): \(response.text)")
                 #expect(response.text.contains(#""attemptsLeft":\#(sent.attemptsAllowed - attempt)"#))
             }
-            let last = try await app.v1.post(P.signup, SignupRequest(email: "ann@example.com", code: wrong, password: "secret1!"))
+            let last = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: wrong, password: "secret1!"))
             try expectProblem(last, .badRequest, .codeAttemptsExhausted)
-            let right = try await app.v1.post(P.signup, SignupRequest(email: "ann@example.com", code: code, password: "secret1!"))
+            let right = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!"))
             try expectProblem(right, .badRequest, .codeAttemptsExhausted)
-            #expect(try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "secret1!")).status == .badRequest)
+            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!")).status == .badRequest)
         }
     }
 
@@ -206,7 +205,7 @@ struct AccountsV1SignupTests {
             app.clock.advance(by: 20)
 
             // MUT
-            let early = try await app.v1.post(P.signupCode, CodeRequest(email: "ann@example.com"))
+            let early = try await app.v1.post(V1.Accounts.signupCode.path, CodeRequest(email: "ann@example.com"))
 
             // validate
             let problem = try expectProblem(early, .tooManyRequests, .resendTooSoon)
@@ -229,10 +228,10 @@ struct AccountsV1SignupTests {
             let existing = try await app.v1.signedUp(email: "taken@example.com", tag: "taken")
             let before = try await app.v1.messages(to: "taken@example.com").count
             app.clock.advance(by: 61)
-            let free = try await app.v1.post(P.signupCode, json: #"{"email":"free@example.com"}"#)
+            let free = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"free@example.com"}"#)
 
             // MUT: same instant, an address with an account
-            let taken = try await app.v1.post(P.signupCode, json: #"{"email":"Taken@Example.com"}"#)
+            let taken = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"Taken@Example.com"}"#)
 
             // validate: indistinguishable from the free address but for the destination
             #expect(free.status == .accepted)
@@ -248,13 +247,13 @@ struct AccountsV1SignupTests {
 
             // a guessed code does not create a second account nor touch the first
             for guess in ["000000", "123456"] {
-                let response = try await app.v1.post(P.signup, SignupRequest(email: "taken@example.com", code: guess, password: "other1!pw"))
+                let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "taken@example.com", code: guess, password: "other1!pw"))
                 #expect(response.status == .badRequest || response.status == .conflict, "\(response.text)")
-                #expect(response.mediaType == AccountsV1API.problemContentType)
+                #expect(response.mediaType == V1.problemContentType)
             }
             #expect(try await app.v1.me(existing.token).email == "taken@example.com")
             _ = try await app.v1.login("taken@example.com", "secret1!")
-            #expect(try await app.v1.post(P.sessions, LoginRequest(identifier: "taken@example.com", password: "other1!pw")).status == .badRequest)
+            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "taken@example.com", password: "other1!pw")).status == .badRequest)
         }
     }
 
@@ -264,10 +263,10 @@ struct AccountsV1SignupTests {
             // setup
             _ = try await app.v1.signedUp(phone: "+79123456789")
             app.clock.advance(by: 61)
-            let free = try await app.v1.post(P.signupCode, json: #"{"phone":"+79000000001"}"#)
+            let free = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"phone":"+79000000001"}"#)
 
             // MUT
-            let taken = try await app.v1.post(P.signupCode, json: #"{"phone":"+79123456789"}"#)
+            let taken = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"phone":"+79123456789"}"#)
 
             // validate
             #expect(taken.status == .accepted, "\(taken.text)")
@@ -290,7 +289,7 @@ struct AccountsV1SignupTests {
 
             for tag in bad {
                 // MUT
-                let response = try await app.v1.post(P.signup, SignupRequest(email: "ann@example.com", code: code, password: "secret1!", tag: tag))
+                let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!", tag: tag))
 
                 // validate
                 let problem = try expectProblem(response, .badRequest, .invalidTag)
@@ -325,12 +324,12 @@ struct AccountsV1SignupTests {
             let code = try await app.v1.code(sentTo: "other@example.com")
 
             // MUT
-            let response = try await app.v1.post(P.signup, SignupRequest(email: "other@example.com", code: code, password: "secret1!", tag: "@ANN"))
+            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "other@example.com", code: code, password: "secret1!", tag: "@ANN"))
 
             // validate
             let problem = try expectProblem(response, .conflict, .tagTaken)
             #expect(problem.field == "tag")
-            let retry = try await app.v1.post(P.signup, SignupRequest(email: "other@example.com", code: code, password: "secret1!", tag: "ann2"))
+            let retry = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "other@example.com", code: code, password: "secret1!", tag: "ann2"))
             #expect(retry.status == .created, "a taken tag does not burn the code: \(retry.text)")
         }
     }
@@ -340,7 +339,7 @@ struct AccountsV1SignupTests {
         try await withApp(engine) { app in
             // setup
             _ = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
-            func tagPath(_ tag: String) -> String { V1Client.path(P.tag, ["tag": tag]) }
+            func tagPath(_ tag: String) -> String { V1Client.path(V1.Accounts.tag.path, ["tag": tag]) }
 
             // MUT + validate: free
             let free = try await app.v1.get(tagPath("bob"))
@@ -378,13 +377,13 @@ struct AccountsV1SignupTests {
 
             for weak in ["a1!", "abcdefg!", "abcdefg1"] {
                 // MUT
-                let response = try await app.v1.post(P.signup, SignupRequest(email: "ann@example.com", code: code, password: weak))
+                let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: weak))
 
                 // validate
                 let problem = try expectProblem(response, .badRequest, .weakPassword)
                 #expect(problem.field == "password", "\(weak): \(response.text)")
             }
-            #expect(try await app.v1.post(P.signup, SignupRequest(email: "ann@example.com", code: code, password: "secret1!")).status == .created)
+            #expect(try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!")).status == .created)
         }
     }
 
@@ -392,9 +391,9 @@ struct AccountsV1SignupTests {
     func signupAndCode_withoutEmailOrPhone_isMissingParameter(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
-            let codeRequest = try await app.v1.post(P.signupCode, json: "{}")
-            let nulls = try await app.v1.post(P.signupCode, json: #"{"email":null,"phone":null}"#)
-            let signup = try await app.v1.post(P.signup, json: #"{"code":"123456","password":"secret1!"}"#)
+            let codeRequest = try await app.v1.post(V1.Accounts.signupCode.path, json: "{}")
+            let nulls = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":null,"phone":null}"#)
+            let signup = try await app.v1.post(V1.Accounts.signup.path, json: #"{"code":"123456","password":"secret1!"}"#)
 
             // validate
             try expectProblem(codeRequest, .badRequest, .missingParameter)
@@ -407,8 +406,8 @@ struct AccountsV1SignupTests {
     func signupAndCode_withEmailAndPhone_is400(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
-            let codeRequest = try await app.v1.post(P.signupCode, json: #"{"email":"ann@example.com","phone":"+79123456789"}"#)
-            let signup = try await app.v1.post(P.signup, json: #"{"email":"ann@example.com","phone":"+79123456789","code":"123456","password":"secret1!"}"#)
+            let codeRequest = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"ann@example.com","phone":"+79123456789"}"#)
+            let signup = try await app.v1.post(V1.Accounts.signup.path, json: #"{"email":"ann@example.com","phone":"+79123456789","code":"123456","password":"secret1!"}"#)
 
             // validate
             try expectProblem(codeRequest, .badRequest, nil)
@@ -422,8 +421,8 @@ struct AccountsV1SignupTests {
     func signupCode_withMalformedAddress_isInvalid(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
-            let email = try await app.v1.post(P.signupCode, CodeRequest(email: "not-an-email"))
-            let phone = try await app.v1.post(P.signupCode, CodeRequest(phone: "12345"))
+            let email = try await app.v1.post(V1.Accounts.signupCode.path, CodeRequest(email: "not-an-email"))
+            let phone = try await app.v1.post(V1.Accounts.signupCode.path, CodeRequest(phone: "12345"))
 
             // validate
             #expect(try expectProblem(email, .badRequest, .invalidEmail).field == "email")
@@ -439,7 +438,7 @@ struct AccountsV1SignupTests {
             app.clock.advance(by: 61)
 
             // MUT: a stranger asks in English
-            let response = try await app.v1.post(P.signupCode, CodeRequest(phone: "+79123456789"), headers: [.acceptLanguage: "en"])
+            let response = try await app.v1.post(V1.Accounts.signupCode.path, CodeRequest(phone: "+79123456789"), headers: [.acceptLanguage: "en"])
 
             // validate
             #expect(response.status == .accepted)
@@ -479,7 +478,7 @@ struct InjectedRandomnessTests {
         try await withApp(engine, random: random) { app in
             let sent = try await app.v1.requestSignupCode(email: "known@example.com")
             let code = String(String(repeating: "42", count: sent.codeLength).prefix(sent.codeLength))
-            let response = try await app.v1.post(AccountsV1API.Path.signup, SignupRequest(email: "known@example.com", code: code, password: "secret1!"))
+            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "known@example.com", code: code, password: "secret1!"))
             #expect(response.status == .created, "\(response.text)")
             let session = try response.decoded(as: AuthSession.self)
             #expect(session.token.hasPrefix("test-token-"))

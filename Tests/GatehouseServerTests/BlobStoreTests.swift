@@ -117,13 +117,13 @@ struct AvatarBlobTests {
     func replacedAvatar_isCollected(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let session = try await app.v1.signedUp(email: "pic@example.com")
-            let first = try await app.v1.put(AccountsV1API.Path.avatar, body: Array(Self.png), contentType: "image/png", token: session.token)
+            let first = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: Array(Self.png), contentType: "image/png", token: session.token)
             #expect(first.status == .ok)
             let firstKey = BlobKey(of: Self.png)
             #expect(try await app.services.blobs.get(firstKey) == Self.png)
 
             let second = try #require(Data(base64Encoded: "R0lGODlhAgACAPAAAMgeHgAAACH5BAAAAAAALAAAAAACAAIAAAIChFEAOw=="))  // a 2×2 GIF
-            let replaced = try await app.v1.put(AccountsV1API.Path.avatar, body: Array(second), contentType: "image/gif", token: session.token)
+            let replaced = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: Array(second), contentType: "image/gif", token: session.token)
             #expect(replaced.status == .ok, "\(replaced.text)")
             let avatarURL = try #require(try replaced.decoded(as: Account.self).avatarUrl)
 
@@ -152,7 +152,7 @@ struct AvatarBlobTests {
             try await app.services.migrate()   // what the next start does
 
             #expect(try await sql.raw("SELECT id FROM avatars").all().isEmpty)
-            let served = try await app.v1.get(AccountsV1API.Path.filling(AccountsV1API.Path.avatarImage, ["id": id.uuidString.lowercased()]))
+            let served = try await app.v1.get(V1.filling(V1.Accounts.avatarImage.path, ["id": id.uuidString.lowercased()]))
             #expect(served.status == .ok)
             #expect(Data(buffer: served.body) == Self.png)
             #expect(try await app.services.blobs.get(BlobKey(of: Self.png)) == Self.png)
@@ -170,7 +170,7 @@ struct AvatarBlobTests {
             let store = try #require(app.services.blobs as? S3BlobStore)
             try await store.createBucket()
             let session = try await app.v1.signedUp(email: "s3@example.com")
-            let uploaded = try await app.v1.put(AccountsV1API.Path.avatar, body: Array(Self.png), contentType: "image/png", token: session.token)
+            let uploaded = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: Array(Self.png), contentType: "image/png", token: session.token)
             #expect(uploaded.status == .ok)
             let avatarURL = try #require(try uploaded.decoded(as: Account.self).avatarUrl)
             #expect(try await store.keys(putBefore: Date().addingTimeInterval(60)) == [BlobKey(of: Self.png)])

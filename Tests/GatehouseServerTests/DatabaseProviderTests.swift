@@ -1,6 +1,7 @@
 import FluentKit
 import Foundation
 import Logging
+import SQLKit
 import Testing
 @testable import GatehouseServer
 
@@ -21,6 +22,37 @@ struct DatabaseProviderTests {
         #expect(throws: DatabaseClosedError.self) { try outcome.get() }
         #expect(throws: DatabaseClosedError.self) { try raw.get() }
         await database.cleanup()
+    }
+
+    @Test("an operation past its deadline fails with DatabaseTimeoutError, and the pool keeps serving")
+    func queryPastDeadline_fails() async throws {
+        // PostgreSQL only: it has a statement that takes as long as asked (SQLite has no sleep).
+        guard TestEngine.available.contains(.postgres) else { return }
+        // setup
+        let database = try await TestDatabase.make(.postgres)
+        let provider = try DatabaseProvider(location: database.location, poolSize: 1, queryTimeout: 0.3,
+                                            threadPool: .singleton, logger: Logger(label: "test"))
+        let outcome = await Result(catching: {
+            try await provider.migrate()
+            // MUT
+            let slow = await Result(catching: { try await provider.run(statement: "SELECT pg_sleep(2)") })
+            let slowTransaction = await Result(catching: {
+                try await provider.db.transaction { tx in try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(2)").run() }
+            })
+            // validate
+            #expect(throws: DatabaseTimeoutError.self) { try slow.get() }
+            #expect(throws: DatabaseTimeoutError.self) { try slowTransaction.get() }
+            // The slow statements finish on the server and give their connections back: the same pool
+            // answers again (each try below is itself bounded by the 0.3 s deadline; at most 60 tries).
+            var answered: Int?
+            for _ in 0..<60 where answered == nil {
+                answered = try? await AccountModel.query(on: provider.db).count()
+            }
+            #expect(answered == 0)
+        })
+        await provider.shutdown()
+        await database.cleanup()
+        try outcome.get()
     }
 
     @Test("shutdown waits for work begun outside structured tasks, up to its bound")

@@ -108,16 +108,16 @@ struct EventBusTests {
                 #expect(try await second.v1.me(session.token).firstName == "Ann")   // now cached on the second
 
                 // A change on the first is seen on the second.
-                let renamed = try await first.v1.patch(AccountsV1API.Path.me, ProfileUpdate(firstName: "Anna"), token: session.token)
+                let renamed = try await first.v1.patch(V1.Accounts.me.path, ProfileUpdate(firstName: "Anna"), token: session.token)
                 #expect(renamed.status == .ok)
                 #expect(await eventually { (try? await second.v1.me(session.token).firstName) == "Anna" })
 
                 // A revocation on the first is refused on the second.
                 let started = ContinuousClock.now
-                let revoked = try await first.v1.delete(AccountsV1API.Path.currentSession, token: session.token)
+                let revoked = try await first.v1.delete(V1.Sessions.logout.path, token: session.token)
                 #expect(revoked.status == .noContent)
                 let refused = await eventually {
-                    (try? await second.v1.get(AccountsV1API.Path.me, token: session.token).status) == .unauthorized
+                    (try? await second.v1.get(V1.Accounts.me.path, token: session.token).status) == .unauthorized
                 }
                 #expect(refused, "the second instance still serves a session revoked on the first")
                 print("revocation seen by the other instance after \(ContinuousClock.now - started)")
@@ -146,9 +146,9 @@ struct EventBusTests {
                 #expect(killed.count == 2, "both instances' listeners")
                 #expect(await eventually { gaps.withLockedValue { $0 } >= 1 && bus.isConnected }, "reconnected, with a gap")
 
-                let revoked = try await first.v1.delete(AccountsV1API.Path.currentSession, token: session.token)
+                let revoked = try await first.v1.delete(V1.Sessions.logout.path, token: session.token)
                 #expect(revoked.status == .noContent)
-                #expect(await eventually { (try? await second.v1.get(AccountsV1API.Path.me, token: session.token).status) == .unauthorized })
+                #expect(await eventually { (try? await second.v1.get(V1.Accounts.me.path, token: session.token).status) == .unauthorized })
             }
         }
     }

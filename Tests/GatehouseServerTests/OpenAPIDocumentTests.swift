@@ -41,7 +41,30 @@ struct OpenAPIDocumentTests {
             // validate
             #expect(served.subtracting(documented).isEmpty, "routes missing from the OpenAPI document: \(served.subtracting(documented).sorted { $0.description < $1.description })")
             #expect(documented.subtracting(served).isEmpty, "documented routes the server does not have: \(documented.subtracting(served).sorted { $0.description < $1.description })")
-            #expect(served.contains(Operation(method: "PATCH", path: AccountsV1API.Path.me)))
+            #expect(served.contains(Operation(method: "PATCH", path: V1.Accounts.me.path)))
+        }
+    }
+
+    @Test("every /v1 route is a declared endpoint, and the document gives each its method, success status and access")
+    func declaredEndpoints_matchRouterAndDocument() async throws {
+        try await withApp(.sqlite) { app in
+            // setup
+            let declared = V1.Accounts.all + V1.Sessions.all
+            let document = try #require(OpenAPIDocument.value["paths"])
+            // MUT
+            let routes = Set(makeRouter(services: app.services).routes
+                .map { Operation(method: $0.method.rawValue, path: $0.path.description) }
+                .filter { $0.path.hasPrefix("/v1/") })
+            // validate
+            #expect(routes == Set(declared.map { Operation(method: $0.method.rawValue, path: $0.path) }))
+            #expect(Set(declared.map(\.description)).count == declared.count, "an operation declared twice")
+            for endpoint in declared {
+                let operation = try #require(document[endpoint.path]?[endpoint.method.rawValue.lowercased()], "\(endpoint) is not in the document")
+                let statuses = Set(operation["responses"]?.members.map(\.0) ?? [])
+                #expect(statuses.contains(String(endpoint.successStatus)), "\(endpoint): declared \(endpoint.successStatus), documented \(statuses.sorted())")
+                let bearer = !(operation["security"]?.elements ?? []).isEmpty
+                #expect(bearer == (endpoint.access == .session), "\(endpoint): access \(endpoint.access), documented bearer: \(bearer)")
+            }
         }
     }
 
@@ -91,7 +114,7 @@ struct OpenAPIDocumentTests {
     @Test("/openapi.yaml is the same document as /openapi.json, and /docs renders every operation")
     func yamlAndReference_renderTheDocument() async throws {
         try await withApp(.sqlite) { app in
-            let yaml = try await app.client.execute(uri: AccountsV1API.Path.openAPIYAML, method: .get)
+            let yaml = try await app.client.execute(uri: APIReference.openAPIYAML, method: .get)
             #expect(yaml.status == .ok)
             #expect(yaml.headers[.contentType]?.hasPrefix("application/yaml") == true)
             // Parsed by PyYAML (an independent reader) and compared with the JSON, in the test environment's Python.
@@ -103,7 +126,7 @@ struct OpenAPIDocumentTests {
                 """, files: [String(buffer: yaml.body), OpenAPIDocument.json])
             #expect(same == "same")
 
-            let page = try await app.client.execute(uri: AccountsV1API.Path.docs, method: .get)
+            let page = try await app.client.execute(uri: APIReference.docs, method: .get)
             #expect(page.status == .ok)
             #expect(page.headers[.contentType]?.hasPrefix("text/html") == true)
             #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
@@ -120,7 +143,7 @@ struct OpenAPIDocumentTests {
     @Test func document_isServedAsOpenAPI31() async throws {
         try await withApp(.sqlite) { app in
             // MUT
-            let response = try await app.client.execute(uri: AccountsV1API.Path.openAPI, method: .get)
+            let response = try await app.client.execute(uri: APIReference.openAPI, method: .get)
             // validate
             #expect(response.status == .ok)
             #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)

@@ -20,7 +20,7 @@ struct PasswordBytesTests {
             for candidate in ["secret1!\u{0}", "secret1!\u{0}anything"] {
                 let api = try await app.postForm(PhoneAccountsAPI.Path.login, [("login", phone), ("password", candidate)])
                 #expect(api.status == .badRequest && api.headers[.init("X-Error-Code")!] == "invalid_credentials")
-                let v1 = try await app.v1.post(AccountsV1API.Path.sessions, LoginRequest(identifier: phone, password: candidate))
+                let v1 = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: phone, password: candidate))
                 #expect(v1.status == .badRequest && v1.text.contains("invalid_credentials"))
             }
             _ = try await app.login(phone, "secret1!")
@@ -36,7 +36,7 @@ struct PasswordBytesTests {
             _ = try await app.v1.signedUp(email: "ann@example.com", password: password)
 
             // MUT
-            let longer = try await app.v1.post(AccountsV1API.Path.sessions, LoginRequest(identifier: "ann@example.com", password: password + "y"))
+            let longer = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: password + "y"))
 
             // validate
             #expect(longer.status == .badRequest && longer.text.contains("invalid_credentials"))
@@ -49,7 +49,7 @@ struct PasswordBytesTests {
         try await withApp(engine) { app in
             let sent = try await app.v1.requestSignupCode(email: "ann@example.com")
             let code = try await app.v1.code(sentTo: sent.destination)
-            let response = try await app.v1.post(AccountsV1API.Path.signup, SignupRequest(email: "ann@example.com", code: code, password: "secret1!\u{0}x"))
+            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!\u{0}x"))
             #expect(response.status == .badRequest)
             #expect(response.text.contains("weak_password") && response.text.contains("\"field\":\"password\""))
         }

@@ -11,7 +11,6 @@ import Testing
 /// sent it. Every test here failed on the code before its fix.
 @Suite("Security: one-time codes under parallel guessing")
 struct CodeGuessingTests {
-    typealias P = AccountsV1API.Path
 
     static func guesses(around code: String, count: Int, rightAt index: Int) -> [String] {
         var wrong = (0..<count).map { String(format: "%06d", ($0 * 7919 + 13) % 1_000_000) }.filter { $0 != code }
@@ -21,7 +20,7 @@ struct CodeGuessingTests {
     }
 
     static func json(_ value: some Encodable) throws -> String {
-        String(decoding: try AccountsV1API.makeEncoder().encode(value), as: UTF8.self)
+        String(decoding: try V1.makeEncoder().encode(value), as: UTF8.self)
     }
 
     /// Sends every guess at once from its own connection, then checks the rule: at most 5
@@ -53,14 +52,14 @@ struct CodeGuessingTests {
         try await withApp(engine) { app in
             // setup
             _ = try await app.v1.signedUp(email: "ann@example.com")
-            #expect(try await app.v1.post(P.recoveryCode, CodeRequest(email: "ann@example.com")).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "ann@example.com")).status == .accepted)
             let code = try await app.v1.code(sentTo: "ann@example.com")
             let bodies = try Self.guesses(around: code, count: 60, rightAt: 40).map {
                 try Self.json(RecoveryRequest(email: "ann@example.com", code: $0, password: "Attacker-1!"))
             }
 
             // MUT, validate
-            let succeeded = try await Self.guessInParallel(app, path: P.recovery, bodies: bodies, contentType: "application/json", purpose: .passwordReset)
+            let succeeded = try await Self.guessInParallel(app, path: V1.Accounts.recover.path, bodies: bodies, contentType: "application/json", purpose: .passwordReset)
             if succeeded == 0 {
                 // the owner's password still works: nobody took the account over
                 _ = try await app.v1.login("ann@example.com", "secret1!")
@@ -79,7 +78,7 @@ struct CodeGuessingTests {
             }
 
             // MUT, validate
-            try await Self.guessInParallel(app, path: P.signup, bodies: bodies, contentType: "application/json", purpose: .emailSignup)
+            try await Self.guessInParallel(app, path: V1.Accounts.signup.path, bodies: bodies, contentType: "application/json", purpose: .emailSignup)
         }
     }
 
@@ -102,7 +101,6 @@ struct CodeGuessingTests {
 
 @Suite("Security: an unproven address is only a claim")
 struct ClaimTests {
-    typealias P = AccountsV1API.Path
     typealias A = PhoneAccountsAPI.Path
 
     @Test("an email squatted unconfirmed on /api does not block its owner's sign-up, and the squatter loses it", arguments: TestEngine.available)
@@ -115,7 +113,7 @@ struct ClaimTests {
             // MUT: the victim signs up with the address
             let sent = try await app.v1.requestSignupCode(email: "victim@example.com")
             let mail = try #require(try await app.v1.messages(to: "victim@example.com").first)
-            let signup = try await app.v1.post(P.signup, SignupRequest(email: "victim@example.com", code: mail.code ?? "", password: "Victim-1!"))
+            let signup = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "victim@example.com", code: mail.code ?? "", password: "Victim-1!"))
 
             // validate
             #expect(sent.destination == "victim@example.com")
@@ -137,7 +135,7 @@ struct ClaimTests {
 
             // MUT
             let apiLogin = try await app.postForm(A.login, [("login", "victim@example.com"), ("password", "Attacker-1!")])
-            let v1Login = try await app.v1.post(P.sessions, LoginRequest(identifier: "victim@example.com", password: "Attacker-1!"))
+            let v1Login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "victim@example.com", password: "Attacker-1!"))
             let restore = try await app.postForm(A.restore, [("mail", "victim@example.com"), ("sms", "true")])
 
             // validate
@@ -187,14 +185,14 @@ struct ClaimTests {
             // setup: created with the attacker's phone and the victim's address, which the victim confirmed
             try await app.registerPhoneAccount(phone: "+79120000001", password: "Attacker-1!", email: "victim@example.com", confirmingEmail: true)
             app.clock.advance(by: 61)
-            #expect(try await app.v1.post(P.recoveryCode, CodeRequest(email: "victim@example.com")).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "victim@example.com")).status == .accepted)
             let code = try await app.v1.code(sentTo: "victim@example.com")
 
             // MUT
-            let recovered = try await app.v1.post(P.recovery, RecoveryRequest(email: "victim@example.com", code: code, password: "Victim-1!"))
+            let recovered = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "victim@example.com", code: code, password: "Victim-1!"))
             app.clock.advance(by: 61)
             let restoreByPhone = try await app.postForm(A.restore, [("phone", "+79120000001"), ("sms", "true")])
-            let recoveryByPhone = try await app.v1.post(P.recoveryCode, CodeRequest(phone: "+79120000001"))
+            let recoveryByPhone = try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(phone: "+79120000001"))
 
             // validate
             #expect(recovered.status == .noContent, "\(recovered.text)")
@@ -216,9 +214,9 @@ extension ClaimTests {
             // setup: as above, the phone loses its standing by a recovery by email
             try await app.registerPhoneAccount(phone: "+79120000001", password: "Attacker-1!", email: "victim@example.com", confirmingEmail: true)
             app.clock.advance(by: 61)
-            #expect(try await app.v1.post(P.recoveryCode, CodeRequest(email: "victim@example.com")).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "victim@example.com")).status == .accepted)
             let code = try await app.v1.code(sentTo: "victim@example.com")
-            #expect(try await app.v1.post(P.recovery, RecoveryRequest(email: "victim@example.com", code: code, password: "Victim-1!")).status == .noContent)
+            #expect(try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "victim@example.com", code: code, password: "Victim-1!")).status == .noContent)
             app.clock.advance(by: 61)
 
             // MUT: the phone's owner signs up with it
@@ -236,7 +234,6 @@ extension ClaimTests {
 
 @Suite("Security: a stolen session cannot add a way in")
 struct StolenSessionTests {
-    typealias P = AccountsV1API.Path
     typealias A = PhoneAccountsAPI.Path
 
     @Test("a new phone needs the current password; the old phone is told; other sessions end", arguments: TestEngine.available)
@@ -247,11 +244,11 @@ struct StolenSessionTests {
             let owner = try await app.v1.login("+79120000001", "secret1!")
 
             // MUT
-            let without = try await app.v1.post(P.phone, json: #"{"phone":"+79120000002"}"#, token: thief.token)
-            let wrong = try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "+79120000002", currentPassword: "guess-1!"), token: thief.token)
-            let right = try await app.v1.post(P.phone, PhoneVerificationRequest(phone: "+79120000002", currentPassword: "secret1!"), token: thief.token)
+            let without = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, json: #"{"phone":"+79120000002"}"#, token: thief.token)
+            let wrong = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "+79120000002", currentPassword: "guess-1!"), token: thief.token)
+            let right = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "+79120000002", currentPassword: "secret1!"), token: thief.token)
             let code = try await app.v1.code(sentTo: "+79120000002")
-            let verified = try await app.v1.post(P.phoneVerify, CodeVerification(code: code, phone: "+79120000002"), token: thief.token)
+            let verified = try await app.v1.post(V1.Accounts.verifyPhone.path, CodeVerification(code: code, phone: "+79120000002"), token: thief.token)
 
             // validate
             try expectProblem(without, .badRequest, .currentPasswordRequired)
@@ -260,8 +257,8 @@ struct StolenSessionTests {
             #expect(verified.status == .ok, "\(verified.text)")
             let told = try #require(try await app.outbox(to: "+79120000001").first)
             #expect(told.body.contains("+79120000002"))
-            #expect(try await app.v1.get(P.me, token: owner.token).status == .unauthorized)
-            #expect(try await app.v1.get(P.me, token: thief.token).status == .ok)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: owner.token).status == .unauthorized)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: thief.token).status == .ok)
         }
     }
 
@@ -273,17 +270,17 @@ struct StolenSessionTests {
             let owner = try await app.v1.login("ann@example.com", "secret1!")
 
             // MUT
-            let without = try await app.v1.post(P.email, json: #"{"email":"thief@example.com"}"#, token: thief.token)
-            let right = try await app.v1.post(P.email, EmailChangeRequest(email: "thief@example.com", currentPassword: "secret1!"), token: thief.token)
+            let without = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"thief@example.com"}"#, token: thief.token)
+            let right = try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "thief@example.com", currentPassword: "secret1!"), token: thief.token)
             let code = try await app.v1.code(sentTo: "thief@example.com")
-            let verified = try await app.v1.post(P.emailVerify, CodeVerification(code: code), token: thief.token)
+            let verified = try await app.v1.post(V1.Accounts.verifyEmailChange.path, CodeVerification(code: code), token: thief.token)
 
             // validate
             try expectProblem(without, .badRequest, .currentPasswordRequired)
             #expect(right.status == .accepted)
             #expect(verified.status == .ok)
             #expect(try await app.v1.messages(to: "ann@example.com").contains { $0.body.contains("thief@example.com") })
-            #expect(try await app.v1.get(P.me, token: owner.token).status == .unauthorized)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: owner.token).status == .unauthorized)
         }
     }
 
@@ -598,7 +595,6 @@ struct LoginCostTests {
 
 @Suite("Security: hardening")
 struct HardeningTests {
-    typealias P = AccountsV1API.Path
     typealias A = PhoneAccountsAPI.Path
 
     @Test("answers carrying a token or a secret are not stored by caches", arguments: TestEngine.available)
@@ -608,8 +604,8 @@ struct HardeningTests {
             let apiLogin = try await app.postForm(A.login, [("login", "+79123456789"), ("password", "secret1!")])
             _ = try await app.v1.requestSignupCode(email: "ann@example.com")
             let code = try await app.v1.code(sentTo: "ann@example.com")
-            let signup = try await app.v1.post(P.signup, SignupRequest(email: "ann@example.com", code: code, password: "secret1!"))
-            let v1Login = try await app.v1.post(P.sessions, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
+            let signup = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!"))
+            let v1Login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
             for response in [apiLogin, signup, v1Login] {
                 #expect(response.status.code < 300)
                 #expect(response.headers[.cacheControl] == "no-store")
@@ -647,10 +643,10 @@ struct HardeningTests {
             let png = TestImage.png(width: 2, height: 2)
             let polyglot = png + Array("<html><script>alert(1)</script></html>".utf8)
             let truncated = Array(png.dropLast(5))
-            try expectProblem(try await app.v1.put(P.avatar, body: polyglot, contentType: "image/png", token: session.token), .badRequest, .invalidImage)
-            try expectProblem(try await app.v1.put(P.avatar, body: truncated, contentType: "image/png", token: session.token), .badRequest, .invalidImage)
+            try expectProblem(try await app.v1.put(V1.Accounts.uploadAvatar.path, body: polyglot, contentType: "image/png", token: session.token), .badRequest, .invalidImage)
+            try expectProblem(try await app.v1.put(V1.Accounts.uploadAvatar.path, body: truncated, contentType: "image/png", token: session.token), .badRequest, .invalidImage)
 
-            let uploaded = try await app.v1.put(P.avatar, body: png, contentType: "image/png", token: session.token)
+            let uploaded = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: png, contentType: "image/png", token: session.token)
             let url = try #require(try uploaded.decoded(as: Account.self).avatarUrl)
             let image = try await app.v1.get(try TestImage.path(of: url))
             #expect(image.headers[.contentDisposition]?.hasPrefix("inline; filename=\"avatar.png\"") == true)
@@ -674,9 +670,9 @@ struct HardeningTests {
             for (type, base64) in Self.images {
                 let image = try #require(Data(base64Encoded: base64)).map { $0 }
                 // MUT
-                let whole = try await app.v1.put(P.avatar, body: image, contentType: type, token: session.token)
-                let polyglot = try await app.v1.put(P.avatar, body: image + Array("<html><script>alert(1)</script>".utf8), contentType: type, token: session.token)
-                let cut = try await app.v1.put(P.avatar, body: Array(image.dropLast(3)), contentType: type, token: session.token)
+                let whole = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: image, contentType: type, token: session.token)
+                let polyglot = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: image + Array("<html><script>alert(1)</script>".utf8), contentType: type, token: session.token)
+                let cut = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: Array(image.dropLast(3)), contentType: type, token: session.token)
 
                 // validate
                 #expect(whole.status == .ok, "\(type) \(image.count) bytes: \(whole.text)")
@@ -705,12 +701,12 @@ struct HardeningTests {
     @Test("SMS go to the allowed countries only", arguments: TestEngine.available)
     func sms_countryAllowList(engine: TestEngine) async throws {
         try await withApp(engine) { app in
-            try expectProblem(try await app.v1.post(P.signupCode, CodeRequest(phone: "+1 202 555 0100")), .badRequest, .phoneCountryNotAllowed)
+            try expectProblem(try await app.v1.post(V1.Accounts.signupCode.path, CodeRequest(phone: "+1 202 555 0100")), .badRequest, .phoneCountryNotAllowed)
             #expect(try await app.postForm(A.sendSMS, [("phone", "+12025550100")]).status == .badRequest)
             #expect(try await app.outbox(to: "+12025550100").isEmpty)
         }
         try await withApp(engine, configure: { $0.smsCountries = ["7", "1"] }) { app in
-            let response = try await app.v1.post(P.signupCode, CodeRequest(phone: "+1 202 555 0100"))
+            let response = try await app.v1.post(V1.Accounts.signupCode.path, CodeRequest(phone: "+1 202 555 0100"))
             #expect(response.status == .accepted)
         }
     }
@@ -723,7 +719,7 @@ struct HardeningTests {
             $0.trustForwardedFor = true
         }) { app in
             func ask(from ip: String) async throws -> TestResponse {
-                try await app.v1.post(P.signupCode, CodeRequest(phone: "+79123456789"), headers: [HTTPField.Name("X-Forwarded-For")!: ip])
+                try await app.v1.post(V1.Accounts.signupCode.path, CodeRequest(phone: "+79123456789"), headers: [HTTPField.Name("X-Forwarded-For")!: ip])
             }
             var stranger: [HTTPResponse.Status] = []
             for _ in 0..<4 { stranger.append(try await ask(from: "203.0.113.9").status) }

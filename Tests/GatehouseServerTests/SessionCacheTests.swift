@@ -9,7 +9,6 @@ import Testing
 /// changes, and never older than the TTL for changes made elsewhere.
 @Suite("Session cache")
 struct SessionCacheTests {
-    typealias P = AccountsV1API.Path
 
     func session(_ account: UUID) -> AuthenticatedSession {
         AuthenticatedSession(id: UUID(), accountID: account, expiresAt: Date().addingTimeInterval(3600))
@@ -108,7 +107,7 @@ struct SessionCacheTests {
 
             // validate
             let fresh = try #require(try await AccountModel.find(signup.account.id, on: db))
-            #expect(first == fresh.v1Account(publicURL: app.configuration.publicURL))
+            #expect(first == fresh.snapshot.v1Account(publicURL: app.configuration.publicURL))
             #expect(second == first)
             #expect(second.middleName == "M" && second.phoneVerified)
             let hit = try #require(app.services.sessions.cache.lookup(tokenHash: Secrets.sha256Hex(signup.token)))
@@ -142,7 +141,7 @@ struct SessionCacheTests {
             #expect(try await app.v1.me(signup.token).firstName == "Ann")
 
             // MUT
-            let patched = try await app.v1.patch(P.me, ProfileUpdate(firstName: "Anna"), token: signup.token)
+            let patched = try await app.v1.patch(V1.Accounts.me.path, ProfileUpdate(firstName: "Anna"), token: signup.token)
             #expect(patched.status == .ok)
 
             // validate
@@ -164,10 +163,10 @@ struct SessionCacheTests {
 
             // validate: served from memory for at most the TTL, then refused
             let started = ContinuousClock.now
-            var status = try await app.v1.get(P.me, token: signup.token).status
+            var status = try await app.v1.get(V1.Accounts.me.path, token: signup.token).status
             while status == .ok && ContinuousClock.now - started < .seconds(2) {
                 try await Task.sleep(for: .milliseconds(20))
-                status = try await app.v1.get(P.me, token: signup.token).status
+                status = try await app.v1.get(V1.Accounts.me.path, token: signup.token).status
             }
             #expect(status == .unauthorized)
             #expect(ContinuousClock.now - started < .milliseconds(600), "refused within the TTL (0.3 s), with scheduling slack")

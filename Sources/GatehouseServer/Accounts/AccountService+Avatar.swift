@@ -38,13 +38,13 @@ extension AccountService {
 
     /// Replaces the account's avatar. The bytes must be the declared format. The blob is stored
     /// before the row that names it; the old avatar's blob is left to the collector.
-    func setAvatar(accountID: UUID, format: AvatarFormat, bytes: Data) async throws -> AccountModel {
+    func setAvatar(accountID: UUID, format: AvatarFormat, bytes: Data) async throws -> AccountSnapshot {
         guard !bytes.isEmpty else { throw GatehouseError.invalid(.invalidImage, "error.emptyImage") }
         guard bytes.count <= limits.avatarMaxBytes else { throw GatehouseError.bodyTooLarge(limits.avatarMaxBytes) }
         guard format.matches(bytes), ImageStructure.isComplete(bytes, format: format) else {
             throw GatehouseError.invalid(.invalidImage, "error.invalidImage", format.rawValue)
         }
-        let account = try await account(id: accountID)
+        let account = try await accountRow(id: accountID)
         let blob = try await blobs.put(bytes)
         let now = clock.now()
         let avatar = AvatarModel(accountID: accountID, contentType: format.rawValue, blob: blob, size: bytes.count, now: now)
@@ -55,19 +55,19 @@ extension AccountService {
             account.updatedAt = now
             try await account.update(on: tx)
         }
-        return account
+        return account.snapshot
     }
 
-    func removeAvatar(accountID: UUID) async throws -> AccountModel {
-        let account = try await account(id: accountID)
-        guard account.avatarID != nil else { return account }
+    func removeAvatar(accountID: UUID) async throws -> AccountSnapshot {
+        let account = try await accountRow(id: accountID)
+        guard account.avatarID != nil else { return account.snapshot }
         try await database.db.transaction { tx in
             try await AvatarModel.query(on: tx).filter(\.$accountID == accountID).delete()
             account.avatarID = nil
             account.updatedAt = clock.now()
             try await account.update(on: tx)
         }
-        return account
+        return account.snapshot
     }
 
     /// An avatar's type and bytes, or nil when there is no such avatar.

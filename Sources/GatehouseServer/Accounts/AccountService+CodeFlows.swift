@@ -184,7 +184,7 @@ extension AccountService {
     /// Creates an account whose address the code proves, and opens its first session. The form
     /// is checked before the code, so a typo does not burn an attempt; the code is consumed, the
     /// account created and the session opened in one transaction.
-    func signup(_ input: CodeSignup, origin: RequestOrigin) async throws -> (AccountModel, IssuedSession) {
+    func signup(_ input: CodeSignup, origin: RequestOrigin) async throws -> (AccountSnapshot, IssuedSession) {
         try passwordRules.validate(input.password)
         let tag = try input.tag.map(validateTag)
         let locale = try input.locale.map(validateLocale)
@@ -216,7 +216,7 @@ extension AccountService {
                 return try await sessions.create(accountID: account.id!, device: input.device ?? origin.device, ip: origin.ip, on: tx)
             }
             outbox.signal.wake()
-            return (account, session)
+            return (account.snapshot, session)
         } catch where error.isConstraintViolation {
             throw try await duplicateError(phone: account.phone, username: tag, email: account.email, usernameTaken: Self.tagTaken)
         }
@@ -274,7 +274,7 @@ extension AccountService {
         try passwordRules.validate(newPassword)
         let row = try await verification.check(code: code, purpose: .passwordReset, destination: destination.value)
         guard let accountID = row.accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
-        let account = try await account(id: accountID)
+        let account = try await accountRow(id: accountID)
         let hash = try await hasher.hash(newPassword)
         let phoneNotice: OutgoingMessage? = if case .email = destination { unverifyPhoneAfterEmailRecovery(account) } else { nil }
         try await setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice)
@@ -326,7 +326,7 @@ extension AccountService {
     /// same failure budget as logins, so a stolen token cannot be used to guess it.
     /// `current` nil or empty: `current_password_required`.
     func changePassword(accountID: UUID, sessionID: UUID, current: String?, new: String, origin: RequestOrigin) async throws {
-        let account = try await account(id: accountID)
+        let account = try await accountRow(id: accountID)
         try await requireCurrentPassword(current, of: account)
         do {
             try passwordRules.validate(new)
@@ -359,7 +359,7 @@ extension AccountService {
     /// stays in use (display, login, recovery) until then, and is told. Needs the current password.
     func requestEmailChange(accountID: UUID, email raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
         let email = try normalizeEmail(raw)
-        let account = try await account(id: accountID)
+        let account = try await accountRow(id: accountID)
         if email == account.email { throw GatehouseError.invalid(.emailUnchanged, "error.emailUnchanged").on(field: "email") }
         try await requireCurrentPassword(currentPassword, of: account)
         if try await accountByDestination(.email(email)) != nil {
@@ -385,8 +385,8 @@ extension AccountService {
 
     /// Confirms the pending address with its code: it becomes the account's confirmed address,
     /// an unconfirmed claim on it elsewhere is dropped, and every other session ends.
-    func verifyEmailChange(accountID: UUID, sessionID: UUID?, code: String) async throws -> AccountModel {
-        let account = try await account(id: accountID)
+    func verifyEmailChange(accountID: UUID, sessionID: UUID?, code: String) async throws -> AccountSnapshot {
+        let account = try await accountRow(id: accountID)
         guard let pending = account.pendingEmail else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
         let row = try await verification.check(code: code, purpose: .emailChange, destination: pending)
         guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
@@ -396,16 +396,16 @@ extension AccountService {
         account.emailConfirmedAt = now
         account.updatedAt = now
         try await spend(row, saving: account, claiming: .email(pending), keepingSession: sessionID, conflict: .conflict(.emailTaken, "error.emailTaken"))
-        return account
+        return account.snapshot
     }
 
-    func cancelEmailChange(accountID: UUID) async throws -> AccountModel {
-        let account = try await account(id: accountID)
+    func cancelEmailChange(accountID: UUID) async throws -> AccountSnapshot {
+        let account = try await accountRow(id: accountID)
         guard account.pendingEmail != nil else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
         account.pendingEmail = nil
         account.updatedAt = clock.now()
         try await account.update(on: database.db)
-        return account
+        return account.snapshot
     }
 
     // MARK: Phone verification
@@ -414,7 +414,7 @@ extension AccountService {
     /// Needs the current password: the phone becomes a way into the account.
     func requestPhoneVerification(accountID: UUID, phone raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
         let phone = try normalizePhone(raw)
-        let account = try await account(id: accountID)
+        let account = try await accountRow(id: accountID)
         if account.phone == phone, account.phoneVerifiedAt != nil {
             throw GatehouseError.invalid(.phoneAlreadyVerified, "error.phoneAlreadyVerified").on(field: "phone")
         }
@@ -429,9 +429,9 @@ extension AccountService {
 
     /// Attaches the phone the code proves. The phone it replaces, if it was verified, is told;
     /// every other session ends.
-    func verifyPhone(accountID: UUID, sessionID: UUID?, phone raw: String, code: String) async throws -> AccountModel {
+    func verifyPhone(accountID: UUID, sessionID: UUID?, phone raw: String, code: String) async throws -> AccountSnapshot {
         let phone = try normalizePhone(raw)
-        let account = try await account(id: accountID)
+        let account = try await accountRow(id: accountID)
         let row = try await verification.check(code: code, purpose: .phoneVerification, destination: phone)
         guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
         let notice: OutgoingMessage? = if let old = account.phone, old != phone, account.phoneVerifiedAt != nil {
@@ -445,6 +445,6 @@ extension AccountService {
         account.updatedAt = now
         try await spend(row, saving: account, claiming: .phone(phone), keepingSession: sessionID, notice: notice,
                         conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"))
-        return account
+        return account.snapshot
     }
 }

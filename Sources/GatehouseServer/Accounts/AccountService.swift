@@ -64,7 +64,13 @@ struct AccountService: Sendable {
         return nil
     }
 
-    func account(id: UUID) async throws -> AccountModel {
+    /// The account as a value (what surfaces show).
+    func account(id: UUID) async throws -> AccountSnapshot {
+        try await accountRow(id: id).snapshot
+    }
+
+    /// The account's row, for the rules here that change it.
+    func accountRow(id: UUID) async throws -> AccountModel {
         guard let account = try await AccountModel.find(id, on: database.db) else { throw GatehouseError.unauthorized }
         return account
     }
@@ -100,7 +106,7 @@ struct AccountService: Sendable {
     }
 
     struct Registered: Sendable {
-        var account: AccountModel
+        var account: AccountSnapshot
         var generatedPassword: String?
     }
 
@@ -156,7 +162,7 @@ struct AccountService: Sendable {
         } catch where error.isConstraintViolation {
             throw try await duplicateError(phone: phone, username: login, email: email, usernameTaken: .conflict(.loginTaken, "error.loginTaken"))
         }
-        return Registered(account: account, generatedPassword: generated)
+        return Registered(account: account.snapshot, generatedPassword: generated)
     }
 
     /// Which unique field a concurrent write took first. `usernameTaken` is the surface's word
@@ -275,8 +281,8 @@ struct AccountService: Sendable {
     }
 
     /// `sessionID`: the session asking, which stays open when an email change ends the others.
-    func updateProfile(accountID: UUID, sessionID: UUID?, change: ProfileChange, origin: RequestOrigin) async throws -> AccountModel {
-        let account = try await account(id: accountID)
+    func updateProfile(accountID: UUID, sessionID: UUID?, change: ProfileChange, origin: RequestOrigin) async throws -> AccountSnapshot {
+        let account = try await accountRow(id: accountID)
         let emailChanges = try change.email.map { try normalizeEmail($0) != account.displayedEmail } ?? false
         if emailChanges {
             // The phone-first spec's "wrong email" screen sends no password: right after a login
@@ -327,7 +333,7 @@ struct AccountService: Sendable {
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
         }
         if notice != nil { outbox.signal.wake() }
-        return account
+        return account.snapshot
     }
 
     /// The pending-address state machine (docs/architecture.md). A confirmed address stays in use (and
@@ -357,7 +363,7 @@ struct AccountService: Sendable {
     /// Sends a confirmation link to the account's displayed address.
     @discardableResult
     func sendEmailConfirmation(accountID: UUID, origin: RequestOrigin) async throws -> VerificationService.Issued {
-        let account = try await account(id: accountID)
+        let account = try await accountRow(id: accountID)
         guard let email = account.displayedEmail else { throw GatehouseError.invalid(.noEmail, "error.noEmail") }
         if account.isEmailConfirmed { throw GatehouseError.invalid(.emailAlreadyConfirmed, "error.emailAlreadyConfirmed") }
         let token = secrets.token()

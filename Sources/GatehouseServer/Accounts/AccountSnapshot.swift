@@ -25,6 +25,8 @@ struct AccountSnapshot: Sendable {
 
     /// The spec's `isConfirmed`: the displayed address is confirmed.
     var isEmailConfirmed: Bool { pendingEmail == nil && email != nil && emailConfirmedAt != nil }
+
+    var language: AppLanguage { AppLanguage(localeIdentifier: locale) ?? .ru }
 }
 
 extension AccountModel {

@@ -24,6 +24,8 @@ public struct GatehouseConfiguration: Sendable {
     /// database is away, requests beyond the pool's size wait this long (AsyncKit serves its
     /// wait list only when a connection opens), so it bounds the answer time of an outage.
     public var databasePoolTimeout: TimeInterval = 3
+    /// Longest one database operation may take before it fails (and its request gets an answer).
+    public var databaseQueryTimeout: TimeInterval = 15
     public var runMigrationsOnStart: Bool = true
     public var logLevel: Logger.Level = .info
     /// Secret used to key the hashes of short one-time codes. Required in production.
@@ -228,6 +230,7 @@ extension GatehouseConfiguration {
         }
         c.databasePoolSize = try reader.int("GATEHOUSE_DB_POOL_SIZE", default: c.databasePoolSize, range: 1...100)
         c.databasePoolTimeout = try reader.seconds("GATEHOUSE_DB_POOL_TIMEOUT_SECONDS", default: c.databasePoolTimeout, range: 0.1...60)
+        c.databaseQueryTimeout = try reader.seconds("GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS", default: c.databaseQueryTimeout, range: 0.1...3_600)
         c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
         c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
         let secret = env["GATEHOUSE_SECRET"]

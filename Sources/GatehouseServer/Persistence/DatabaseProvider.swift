@@ -25,9 +25,13 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     /// Answers in place of the database once it is shut down.
     private var closed: ClosedDatabase!
 
+    /// Longest any one operation may take (`DeadlineDatabase`).
+    let queryDeadline: TimeAmount
+
     init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, poolTimeout: Double = 3,
-         threadPool: NIOThreadPool, logger: Logger) throws {
+         queryTimeout: Double = 15, threadPool: NIOThreadPool, logger: Logger) throws {
         self.logger = logger
+        self.queryDeadline = .milliseconds(Int64(queryTimeout * 1000))
         switch location {
         case .sqlite(let path):
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -58,7 +62,8 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     /// A database handle. Cheap: it borrows a pooled connection per query. After shutdown every
     /// query through it fails (`DatabaseClosedError`).
     var db: any Database {
-        databases.database(logger: logger, on: eventLoopGroup.any()) ?? closed
+        guard let live = databases.database(logger: logger, on: eventLoopGroup.any()) else { return closed }
+        return DeadlineDatabase(base: live, deadline: queryDeadline)
     }
 
     var sql: any SQLDatabase { db as! any SQLDatabase }

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import GatehouseDevSupport
 import GatehouseKit
 @testable import GatehouseServer
 import Logging

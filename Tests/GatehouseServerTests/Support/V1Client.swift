@@ -16,7 +16,6 @@ extension TestHarness {
 /// wire types, `Authorization: Bearer`, `Accept-Language` and any other header spelled out, and
 /// raw bodies with any `Content-Type` (avatars, wrong media types).
 struct V1Client {
-    typealias P = AccountsV1API.Path
     let app: TestHarness
 
     // MARK: Requests
@@ -78,7 +77,7 @@ struct V1Client {
     }
 
     static func encode(_ value: some Encodable) throws -> ByteBuffer {
-        ByteBuffer(bytes: try AccountsV1API.makeEncoder().encode(value))
+        ByteBuffer(bytes: try V1.makeEncoder().encode(value))
     }
 
     // MARK: The development outbox
@@ -99,7 +98,7 @@ struct V1Client {
     /// `POST /v1/signup/code`, expecting 202.
     @discardableResult
     func requestSignupCode(email: String? = nil, phone: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> CodeSent {
-        let response = try await post(P.signupCode, CodeRequest(email: email, phone: phone))
+        let response = try await post(V1.Accounts.signupCode.path, CodeRequest(email: email, phone: phone))
         #expect(response.status == .accepted, "signup code: \(response.text)", sourceLocation: sourceLocation)
         return try response.decoded(as: CodeSent.self)
     }
@@ -112,7 +111,7 @@ struct V1Client {
     ) async throws -> AuthSession {
         let sent = try await requestSignupCode(email: email, sourceLocation: sourceLocation)
         let code = try await self.code(sentTo: sent.destination, sourceLocation: sourceLocation)
-        let response = try await post(P.signup, SignupRequest(
+        let response = try await post(V1.Accounts.signup.path, SignupRequest(
             email: email, code: code, password: password, firstName: firstName, lastName: lastName,
             tag: tag, locale: locale, device: device
         ))
@@ -127,42 +126,42 @@ struct V1Client {
     ) async throws -> AuthSession {
         let sent = try await requestSignupCode(phone: phone, sourceLocation: sourceLocation)
         let code = try await self.code(sentTo: sent.destination, sourceLocation: sourceLocation)
-        let response = try await post(P.signup, SignupRequest(phone: phone, code: code, password: password, tag: tag, locale: locale, device: device))
+        let response = try await post(V1.Accounts.signup.path, SignupRequest(phone: phone, code: code, password: password, tag: tag, locale: locale, device: device))
         #expect(response.status == .created, "signup: \(response.text)", sourceLocation: sourceLocation)
         return try response.decoded(as: AuthSession.self)
     }
 
     /// `POST /v1/sessions`, expecting 201.
     func login(_ identifier: String, _ password: String, device: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> AuthSession {
-        let response = try await post(P.sessions, LoginRequest(identifier: identifier, password: password, device: device))
+        let response = try await post(V1.Sessions.login.path, LoginRequest(identifier: identifier, password: password, device: device))
         #expect(response.status == .created, "login \(identifier): \(response.text)", sourceLocation: sourceLocation)
         return try response.decoded(as: AuthSession.self)
     }
 
     /// `GET /v1/me`, expecting 200.
     func me(_ token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Account {
-        let response = try await get(P.me, token: token)
+        let response = try await get(V1.Accounts.me.path, token: token)
         #expect(response.status == .ok, "me: \(response.text)", sourceLocation: sourceLocation)
         return try response.decoded(as: Account.self)
     }
 
     /// `GET /v1/sessions`, expecting 200.
     func sessions(_ token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [SessionInfo] {
-        let response = try await get(P.sessions, token: token)
+        let response = try await get(V1.Sessions.login.path, token: token)
         #expect(response.status == .ok, "sessions: \(response.text)", sourceLocation: sourceLocation)
         return try response.decoded(as: SessionList.self).sessions
     }
 
     /// `path` with `{name}` placeholders filled.
     static func path(_ template: String, _ values: [String: String]) -> String {
-        P.filling(template, values)
+        V1.filling(template, values)
     }
 }
 
 extension TestResponse {
     /// The body as a wire type, read with the SDK's decoder.
     func decoded<T: Decodable>(as type: T.Type) throws -> T {
-        try AccountsV1API.makeDecoder().decode(T.self, from: Data(buffer: body))
+        try V1.makeDecoder().decode(T.self, from: Data(buffer: body))
     }
 
     /// `Content-Type` without its parameters, lower-cased (`application/problem+json`).
@@ -187,7 +186,7 @@ func expectProblem(
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> Problem {
     #expect(response.status == status, "expected \(status.code), got \(response.status.code): \(response.text)", sourceLocation: sourceLocation)
-    #expect(response.mediaType == AccountsV1API.problemContentType, "Content-Type: \(response.headers[.contentType] ?? "none")", sourceLocation: sourceLocation)
+    #expect(response.mediaType == V1.problemContentType, "Content-Type: \(response.headers[.contentType] ?? "none")", sourceLocation: sourceLocation)
     let problem = try #require(try? response.decoded(as: Problem.self), "not a problem document: \(response.text)", sourceLocation: sourceLocation)
     if let code {
         #expect(problem.code == code, "code \(problem.code), expected \(code): \(response.text)", sourceLocation: sourceLocation)

@@ -8,13 +8,13 @@ struct OpenAPIController: Sendable {
         let json = ByteBuffer(string: OpenAPIDocument.json)
         let yaml = ByteBuffer(string: OpenAPIDocument.yaml)
         let html = ByteBuffer(string: OpenAPIDocument.html)
-        router.get(RouterPath(AccountsV1API.Path.openAPI)) { _, _ -> Response in
+        router.get(RouterPath(APIReference.openAPI)) { _, _ -> Response in
             Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: json))
         }
-        router.get(RouterPath(AccountsV1API.Path.openAPIYAML)) { _, _ -> Response in
+        router.get(RouterPath(APIReference.openAPIYAML)) { _, _ -> Response in
             Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: yaml))
         }
-        router.get(RouterPath(AccountsV1API.Path.docs)) { _, _ -> Response in
+        router.get(RouterPath(APIReference.docs)) { _, _ -> Response in
             Response(
                 status: .ok,
                 headers: [

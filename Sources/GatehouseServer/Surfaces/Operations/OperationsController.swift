@@ -3,7 +3,8 @@ import Prometheus
 
 /// Health and Prometheus metrics for operators and load balancers.
 struct OperationsController: Sendable {
-    let services: GatehouseServices
+    let database: DatabaseProvider
+    let configuration: GatehouseConfiguration
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         // Liveness: the process answers; nothing else is asked. A restart is the cure when this fails,
@@ -15,14 +16,14 @@ struct OperationsController: Sendable {
         router.get("/health") { _, _ -> Response in
             // Ready only when the database answers: a load balancer should not send traffic otherwise.
             do {
-                try await services.database.sql.raw("SELECT 1").run()
+                try await database.sql.raw("SELECT 1").run()
                 return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok")))
             } catch {
                 return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "database unavailable")))
             }
         }
-        if services.configuration.metricsEnabled {
-            let token = services.configuration.metricsToken
+        if configuration.metricsEnabled {
+            let token = configuration.metricsToken
             router.get("/metrics") { request, _ -> Response in
                 // With GATEHOUSE_METRICS_TOKEN set, only a scraper that shows it may read them.
                 if let token, !Secrets.constantTimeEquals(request.bearerToken ?? "", token) {

@@ -5,15 +5,15 @@ import Hummingbird
 /// The phone-first REST API of `docs/phone-accounts.md`. Translates form parameters to
 /// `AccountService` calls and domain values to the spec's answers; nothing else.
 struct PhoneAccountsController: Sendable {
-    let services: GatehouseServices
-
-    var accounts: AccountService { services.accounts }
-    var configuration: GatehouseConfiguration { services.configuration }
+    let accounts: AccountService
+    let sessions: SessionService
+    let deliverer: OutboxDeliverer
+    let configuration: GatehouseConfiguration
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         let api = router.group()
             .add(middleware: PhoneAccountsErrorMiddleware())
-            .add(middleware: BearerSessionMiddleware(sessions: services.sessions))
+            .add(middleware: BearerSessionMiddleware(sessions: sessions))
         typealias P = PhoneAccountsAPI.Path
         api.post(RouterPath(P.sendSMS), use: sendSMS)
         api.post(RouterPath(P.register), use: register)
@@ -52,7 +52,7 @@ struct PhoneAccountsController: Sendable {
         let issued = try await accounts.requestPhoneSignupCode(phone: try form.required(PhoneAccountsAPI.Parameter.phone), origin: origin(request, context))
         // The spec answers 400 with the gateway's text when the SMS is refused: give the first
         // delivery attempt a moment, and report a hard refusal.
-        if let messageID = issued.messageID { try await services.deliverer.awaitFirstAttempt(messageID: messageID) }
+        if let messageID = issued.messageID { try await deliverer.awaitFirstAttempt(messageID: messageID) }
         return Response(status: .ok)
     }
 
@@ -87,7 +87,7 @@ struct PhoneAccountsController: Sendable {
 
     @Sendable func logout(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
-        try await services.sessions.revoke(sessionID: session.id)
+        try await sessions.revoke(sessionID: session.id)
         return Response(status: .ok)
     }
 
@@ -161,21 +161,5 @@ struct PhoneAccountsController: Sendable {
         let viaSMS = try form.bool(K.sms) ?? false
         try await accounts.restorePassword(identifier: identifier, channel: viaSMS ? .sms : .email, origin: origin(request, context))
         return Response(status: .ok)
-    }
-}
-
-/// Resolves a bearer token into `context.session`. A route that needs a session calls
-/// `context.requireSession()`; its surface decides how "unauthorized" looks on the wire.
-struct BearerSessionMiddleware: RouterMiddleware {
-    typealias Context = GatehouseRequestContext
-    let sessions: SessionService
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var context = context
-        if let token = request.bearerToken, let authenticated = try await sessions.authenticate(token: token) {
-            context.session = authenticated.session
-            context.sessionAccount = authenticated.account
-        }
-        return try await next(request, context)
     }
 }

@@ -3,10 +3,10 @@ import GatehouseAPI
 import Hummingbird
 import NIOCore
 
-/// Reading and writing `/v1` JSON bodies with the shared coders of `AccountsV1API`.
+/// Reading and writing `/v1` JSON bodies with the shared coders of `V1`.
 enum V1JSON {
-    static let encoder = AccountsV1API.makeEncoder()
-    static let decoder = AccountsV1API.makeDecoder()
+    static let encoder = V1.makeEncoder()
+    static let decoder = V1.makeDecoder()
 
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try encoder.encode(value)

@@ -1,11 +1,6 @@
 import Foundation
 import GatehouseAPI
 
-extension AccountModel {
-    /// The account as `/v1` shows it to its owner.
-    func v1Account(publicURL: String) -> Account { snapshot.v1Account(publicURL: publicURL) }
-}
-
 extension AccountSnapshot {
     /// The account as `/v1` shows it to its owner.
     func v1Account(publicURL: String) -> Account {
@@ -22,7 +17,7 @@ extension AccountSnapshot {
             middleName: middleName,
             birthday: birthday.map(WireDates.calendarDateString),
             locale: locale,
-            avatarUrl: avatarID.map { publicURL + AccountsV1API.Path.filling(AccountsV1API.Path.avatarImage, ["id": $0.uuidString.lowercased()]) },
+            avatarUrl: avatarID.map { publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) },
             createdAt: createdAt,
             updatedAt: updatedAt
         )

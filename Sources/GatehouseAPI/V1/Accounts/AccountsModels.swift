@@ -1,7 +1,7 @@
 import Foundation
 
-// The request and response bodies of `/v1`. camelCase keys, ISO 8601 instants
-// (`AccountsV1API.makeEncoder()`), calendar dates as `yyyy-MM-dd`.
+// The bodies of `/v1`'s accounts (sign-up, recovery, profile). camelCase keys, ISO 8601 instants
+// (`V1.makeEncoder()`), calendar dates as `yyyy-MM-dd`.
 
 /// Where a one-time code goes.
 public enum CodeChannel: String, Codable, Sendable, Equatable, CaseIterable {
@@ -69,35 +69,6 @@ public struct SignupRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/sessions`: log in with an email, a tag or a phone.
-public struct LoginRequest: Codable, Sendable, Equatable {
-    public var identifier: String
-    public var password: String
-    public var device: String?
-    public init(identifier: String, password: String, device: String? = nil) {
-        self.identifier = identifier
-        self.password = password
-        self.device = device
-    }
-}
-
-/// A new session: the only time its token is shown.
-public struct AuthSession: Codable, Sendable, Equatable {
-    public var token: String
-    /// Always `Bearer`.
-    public var tokenType: String
-    public var sessionId: UUID
-    public var expiresAt: Date
-    public var account: Account
-    public init(token: String, tokenType: String = "Bearer", sessionId: UUID, expiresAt: Date, account: Account) {
-        self.token = token
-        self.tokenType = tokenType
-        self.sessionId = sessionId
-        self.expiresAt = expiresAt
-        self.account = account
-    }
-}
-
 /// The account as `/v1` shows it to its owner.
 public struct Account: Codable, Sendable, Equatable {
     public var id: UUID
@@ -147,39 +118,6 @@ public struct TagAvailability: Codable, Sendable, Equatable {
         self.tag = tag
         self.available = available
     }
-}
-
-/// One of my sessions in `GET /v1/sessions`.
-public struct SessionInfo: Codable, Sendable, Equatable {
-    public var id: UUID
-    public var device: String?
-    public var ip: String?
-    public var createdAt: Date
-    public var lastUsedAt: Date
-    public var expiresAt: Date
-    /// The session making this request.
-    public var current: Bool
-    public init(id: UUID, device: String?, ip: String?, createdAt: Date, lastUsedAt: Date, expiresAt: Date, current: Bool) {
-        self.id = id
-        self.device = device
-        self.ip = ip
-        self.createdAt = createdAt
-        self.lastUsedAt = lastUsedAt
-        self.expiresAt = expiresAt
-        self.current = current
-    }
-}
-
-/// `GET /v1/sessions`, newest first.
-public struct SessionList: Codable, Sendable, Equatable {
-    public var sessions: [SessionInfo]
-    public init(sessions: [SessionInfo]) { self.sessions = sessions }
-}
-
-/// `DELETE /v1/sessions?scope=others`.
-public struct SessionsRevoked: Codable, Sendable, Equatable {
-    public var revoked: Int
-    public init(revoked: Int) { self.revoked = revoked }
 }
 
 /// `POST /v1/recovery`: the code from `/v1/recovery/code` and the new password.
@@ -289,36 +227,4 @@ public struct CodeVerification: Codable, Sendable, Equatable {
         self.code = code
         self.phone = phone
     }
-}
-
-/// An RFC 9457 problem document: every `/v1` error.
-public struct Problem: Codable, Sendable, Equatable, Error {
-    /// `urn:gatehouse:problem:<code>`.
-    public var type: String
-    /// The HTTP reason phrase.
-    public var title: String
-    public var status: Int
-    /// What went wrong, in the request's language (`Accept-Language`: en or ru).
-    public var detail: String
-    /// The stable machine-readable code.
-    public var code: GatehouseErrorCode
-    /// The request member at fault, when one is.
-    public var field: String?
-    /// Wrong tries left on the code, for `invalid_code`.
-    public var attemptsLeft: Int?
-    /// Seconds to wait, for `rate_limited` and `resend_too_soon` (also in `Retry-After`).
-    public var retryAfter: Int?
-    public init(type: String, title: String, status: Int, detail: String, code: GatehouseErrorCode, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil) {
-        self.type = type
-        self.title = title
-        self.status = status
-        self.detail = detail
-        self.code = code
-        self.field = field
-        self.attemptsLeft = attemptsLeft
-        self.retryAfter = retryAfter
-    }
-
-    /// The `type` URI for a code.
-    public static func typeURI(for code: GatehouseErrorCode) -> String { "urn:gatehouse:problem:\(code.rawValue)" }
 }

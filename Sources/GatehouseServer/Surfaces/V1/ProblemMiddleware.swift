@@ -35,7 +35,7 @@ struct ProblemMiddleware: RouterMiddleware {
 
     static func response(for error: GatehouseError, request: Request, status override: HTTPResponse.Status? = nil) -> Response {
         let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en)
-        var headers: HTTPFields = [.contentType: AccountsV1API.problemContentType]
+        var headers: HTTPFields = [.contentType: V1.problemContentType]
         var retryAfter: Int?
         let status: HTTPResponse.Status
         switch error.kind {

@@ -1,0 +1,40 @@
+import Foundation
+
+/// The messenger's tag (its `@handle`): 3–32 of `a-z`, `0-9`, `_` and `.`, with at least one
+/// letter (so a tag can never be read as a phone number at login), unique case-insensitively.
+/// Typed capitals are accepted and lower-cased. One rule for the server and the SDK's forms.
+public enum TagRule {
+    public static let minLength = 3
+    public static let maxLength = 32
+
+    /// Which part of the rule a tag breaks.
+    public enum Problem: Sendable, Equatable {
+        case tooShort(minimum: Int)
+        case tooLong(maximum: Int)
+        case invalidCharacters
+        case needsLetter
+    }
+
+    /// The tag trimmed and lower-cased (a leading `@` dropped), or nil when it breaks the rule.
+    public static func normalize(_ raw: String) -> String? {
+        let tag = canonical(raw)
+        return problem(with: tag) == nil ? tag : nil
+    }
+
+    /// `raw` trimmed, without a leading `@`, lower-cased; not yet checked.
+    public static func canonical(_ raw: String) -> String {
+        var tag = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        if tag.hasPrefix("@") { tag.removeFirst() }
+        return tag.lowercased()
+    }
+
+    /// The first part of the rule `tag` (already canonical) breaks, or nil.
+    public static func problem(with tag: String) -> Problem? {
+        if tag.count < minLength { return .tooShort(minimum: minLength) }
+        if tag.count > maxLength { return .tooLong(maximum: maxLength) }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789_.")
+        if !tag.allSatisfy({ allowed.contains($0) }) { return .invalidCharacters }
+        if !tag.contains(where: { $0.isLetter }) { return .needsLetter }
+        return nil
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// One operation of an HTTP API, declared once: its method, its path (OpenAPI form, `{name}` for
+/// a parameter), the status of its success, who may call it, and the types of its body and its
+/// answer. The server's router, the SDK's clients and the tests all take it from here, so a path,
+/// a method or a status cannot differ between them (the OpenAPI test checks each against the
+/// document too).
+public struct Endpoint<Input: Sendable, Output: Sendable>: EndpointDeclaration {
+    public let method: HTTPVerb
+    public let path: String
+    /// The status of a successful answer (`204` when `Output` is ``NoContent``).
+    public let successStatus: Int
+    public let access: Access
+
+    public init(_ method: HTTPVerb, _ path: String, success successStatus: Int = 200, access: Access = .session) {
+        self.method = method
+        self.path = path
+        self.successStatus = successStatus
+        self.access = access
+    }
+
+    /// The path with its `{name}` placeholders filled in (values percent-escaped).
+    public func path(_ values: [String: String]) -> String { V1.filling(path, values) }
+
+    public var description: String { "\(method.rawValue) \(path)" }
+}
+
+/// What every endpoint says about itself, whatever its types (for lists of endpoints).
+public protocol EndpointDeclaration: Sendable, CustomStringConvertible {
+    var method: HTTPVerb { get }
+    var path: String { get }
+    var successStatus: Int { get }
+    var access: Access { get }
+}
+
+public enum HTTPVerb: String, Sendable, CaseIterable {
+    case get = "GET", post = "POST", put = "PUT", patch = "PATCH", delete = "DELETE"
+}
+
+/// Who may call an endpoint.
+public enum Access: Sendable, Equatable {
+    /// Anybody (sign-up, login, recovery, public images).
+    case anyone
+    /// A bearer token of a live session.
+    case session
+}
+
+/// No body: the input of an endpoint that takes none, the output of one that answers `204`.
+public struct NoContent: Codable, Sendable, Equatable {
+    public init() {}
+}
+
+/// A body that is not JSON: an image upload or download, with its media type.
+public struct RawBody: Sendable, Equatable {
+    public var data: Data
+    public var contentType: String
+    public init(data: Data, contentType: String) {
+        self.data = data
+        self.contentType = contentType
+    }
+}
+
+/// Paths outside the versioned API: the API's own description.
+public enum APIReference {
+    /// `GET`: the OpenAPI 3.1 document of every HTTP surface.
+    public static let openAPI = "/openapi.json"
+    /// The same document as YAML.
+    public static let openAPIYAML = "/openapi.yaml"
+    /// The API reference page, rendered from the document.
+    public static let docs = "/docs"
+}

@@ -1,0 +1,33 @@
+import Foundation
+
+/// An RFC 9457 problem document: every `/v1` error.
+public struct Problem: Codable, Sendable, Equatable, Error {
+    /// `urn:gatehouse:problem:<code>`.
+    public var type: String
+    /// The HTTP reason phrase.
+    public var title: String
+    public var status: Int
+    /// What went wrong, in the request's language (`Accept-Language`: en or ru).
+    public var detail: String
+    /// The stable machine-readable code.
+    public var code: GatehouseErrorCode
+    /// The request member at fault, when one is.
+    public var field: String?
+    /// Wrong tries left on the code, for `invalid_code`.
+    public var attemptsLeft: Int?
+    /// Seconds to wait, for `rate_limited` and `resend_too_soon` (also in `Retry-After`).
+    public var retryAfter: Int?
+    public init(type: String, title: String, status: Int, detail: String, code: GatehouseErrorCode, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil) {
+        self.type = type
+        self.title = title
+        self.status = status
+        self.detail = detail
+        self.code = code
+        self.field = field
+        self.attemptsLeft = attemptsLeft
+        self.retryAfter = retryAfter
+    }
+
+    /// The `type` URI for a code.
+    public static func typeURI(for code: GatehouseErrorCode) -> String { "urn:gatehouse:problem:\(code.rawValue)" }
+}

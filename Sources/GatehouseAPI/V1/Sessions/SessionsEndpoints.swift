@@ -1,0 +1,20 @@
+import Foundation
+
+extension V1 {
+    /// Sessions: logging in, my sessions, ending them.
+    public enum Sessions {
+        /// Logs in with an email, a tag or a phone; answers a new session.
+        public static let login = Endpoint<LoginRequest, AuthSession>(.post, "/v1/sessions", success: 201, access: .anyone)
+        /// My sessions, newest first.
+        public static let list = Endpoint<NoContent, SessionList>(.get, "/v1/sessions")
+        /// Ends every session but this one (`?scope=others`, required).
+        public static let endOthers = Endpoint<NoContent, SessionsRevoked>(.delete, "/v1/sessions")
+        /// Logs out: ends the session making the request.
+        public static let logout = Endpoint<NoContent, NoContent>(.delete, "/v1/sessions/current", success: 204)
+        /// Ends one of my sessions.
+        public static let end = Endpoint<NoContent, NoContent>(.delete, "/v1/sessions/{id}", success: 204)
+
+        /// Every operation above (the tests check it against the router and the OpenAPI document).
+        public static let all: [any EndpointDeclaration] = [login, list, endOthers, logout, end]
+    }
+}

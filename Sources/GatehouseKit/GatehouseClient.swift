@@ -1,0 +1,178 @@
+import Foundation
+import GatehouseAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The shared core of every `/v1` client: the server's base URL, the transport, the session
+/// store and the language, and one way to call an ``Endpoint`` as `GatehouseAPI` declares it —
+/// the Bearer header for ``Access/session`` endpoints, JSON both ways, and every RFC 9457 problem
+/// document turned into a ``GatehouseClientError`` carrying the server's code and `detail`.
+///
+/// One core serves every per-surface client (``AccountsClient`` today, the apps' clients next),
+/// so they share one session: a login through one is seen by all, and a refused token (401)
+/// clears it for all.
+public final class GatehouseClient: Sendable {
+    /// The server's base URL, e.g. `https://id.example.com`.
+    public let baseURL: URL
+    /// Where the session is kept between launches.
+    public let sessionStore: any SessionStore
+    private let transport: any HTTPTransport
+    private let language: String?
+    private let now: @Sendable () -> Date
+    private let lastProblemBox = ProblemBox()
+
+    /// Creates a client core.
+    /// - Parameters:
+    ///   - baseURL: the server, without a trailing path.
+    ///   - sessionStore: where to keep the session; ``DefaultSessionStore`` picks Keychain or a file.
+    ///   - transport: how requests are sent; `URLSession` by default.
+    ///   - language: sent as `Accept-Language` so the server's `detail` comes in the app's
+    ///     language; when nil, `ru` on a Russian device and `en` otherwise.
+    ///   - now: the clock used to decide whether a stored session has expired.
+    public init(
+        baseURL: URL,
+        sessionStore: any SessionStore = InMemorySessionStore(),
+        transport: any HTTPTransport = URLSessionTransport(),
+        language: String? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.baseURL = baseURL
+        self.sessionStore = sessionStore
+        self.transport = transport
+        self.language = language ?? defaultLanguage()
+        self.now = now
+    }
+
+    /// The current session, if one is stored and still valid.
+    public var session: GatehouseSession? { sessionStore.validSession(at: now()) }
+
+    /// Call on launch: returns the stored session if it has not expired, and forgets an expired one.
+    @discardableResult
+    public func restoreSession() -> GatehouseSession? {
+        sessionStore.restoreValid(at: now())
+    }
+
+    /// Keeps a new session (a session that cannot be kept would make every later call fail: the
+    /// error says so now).
+    public func store(_ answer: AuthSession) throws {
+        try sessionStore.save(GatehouseSession(token: answer.token, expiresAt: answer.expiresAt))
+    }
+
+    /// The problem document of the most recent refusal, for the members ``GatehouseClientError``
+    /// does not carry (`attemptsLeft`, `field`). With several calls in flight it belongs to
+    /// whichever failed last; read it right after catching the error.
+    public var lastProblem: Problem? { lastProblemBox.value }
+
+    // MARK: Calls
+
+    /// Calls `endpoint` with a JSON body.
+    /// - Parameters:
+    ///   - parameters: values for the path's `{name}` placeholders (percent-escaped here).
+    ///   - query: an already-escaped query string, without `?`.
+    public func call<Input: Encodable, Output: Decodable>(
+        _ endpoint: Endpoint<Input, Output>, _ input: Input, parameters: [String: String] = [:], query: String? = nil
+    ) async throws -> Output {
+        let body = Input.self == NoContent.self ? nil : (try encode(input), "application/json")
+        return try decode(try await perform(endpoint, path: endpoint.path(parameters), query: query, body: body))
+    }
+
+    /// Calls an endpoint that takes no body.
+    public func call<Output: Decodable>(
+        _ endpoint: Endpoint<NoContent, Output>, parameters: [String: String] = [:], query: String? = nil
+    ) async throws -> Output {
+        try decode(try await perform(endpoint, path: endpoint.path(parameters), query: query, body: nil))
+    }
+
+    /// Calls an endpoint whose body is not JSON (an image upload).
+    public func call<Output: Decodable>(_ endpoint: Endpoint<RawBody, Output>, _ input: RawBody) async throws -> Output {
+        try decode(try await perform(endpoint, path: endpoint.path, query: nil, body: (input.data, input.contentType)))
+    }
+
+    /// Calls an endpoint on an exact, already-escaped path (for paths `parameters` cannot
+    /// express, such as a tag made only of dots).
+    func call<Output: Decodable>(_ endpoint: Endpoint<NoContent, Output>, escapedPath: String) async throws -> Output {
+        try decode(try await perform(endpoint, path: escapedPath, query: nil, body: nil))
+    }
+
+    // MARK: Plumbing
+
+    private func encode<Body: Encodable>(_ body: Body) throws -> Data {
+        do {
+            return try V1.makeEncoder().encode(body)
+        } catch {
+            throw GatehouseClientError.transport("cannot encode the request: \(error)")
+        }
+    }
+
+    /// `path` is already percent-escaped, so it is set as the encoded path rather than appended
+    /// (which would escape the `%` again).
+    private func url(_ path: String, query: String?) -> URL {
+        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
+        var base = components.percentEncodedPath
+        while base.hasSuffix("/") { base.removeLast() }
+        components.percentEncodedPath = base + path
+        components.percentEncodedQuery = query
+        return components.url!
+    }
+
+    private func perform<Input, Output>(_ endpoint: Endpoint<Input, Output>, path: String, query: String?, body: (Data, String)?) async throws -> Data {
+        let authenticated = endpoint.access == .session
+        var request = URLRequest(url: url(path, query: query))
+        request.httpMethod = endpoint.method.rawValue
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let (data, contentType) = body {
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            request.httpBody = data
+        }
+        try request.setHeaders(language: language, authenticated: authenticated, session: session)
+        let (data, response) = try await transport.exchange(request)
+        if (200..<300).contains(response.statusCode) { return data }
+        throw refusal(response, data, authenticated: authenticated)
+    }
+
+    /// The typed error for a non-2xx answer: from its problem document, or, for a body that is
+    /// not one (a proxy's page, an older server), from the status, `X-Error-Code` and the text.
+    private func refusal(_ response: HTTPURLResponse, _ data: Data, authenticated: Bool) -> GatehouseClientError {
+        let status = response.statusCode
+        let problem = try? V1.makeDecoder().decode(Problem.self, from: data)
+        lastProblemBox.value = problem
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let code = problem?.code ?? response.value(forHTTPHeaderField: PhoneAccountsAPI.errorCodeHeader).map(GatehouseErrorCode.init(rawValue:))
+        let message = problem?.detail ?? (text.isEmpty || text.hasPrefix("<") ? "HTTP \(status)" : text)
+        switch status {
+        case 401:
+            // Only a refused token ends the stored session; an unauthenticated call's 401 is about
+            // its own input and leaves the session alone.
+            if authenticated { try? sessionStore.clear() }
+            return .sessionExpired(message: problem?.detail ?? (text.isEmpty ? nil : message))
+        case 429:
+            let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? problem?.retryAfter
+            return .rateLimited(code: code ?? .rateLimited, message: message, retryAfter: retryAfter)
+        case 400..<500:
+            return .rejected(code: code, message: message)
+        default:
+            return .server(status: status, message: message)
+        }
+    }
+
+    /// An empty 2xx body decodes as ``NoContent``; anything else must be the declared type.
+    private func decode<T: Decodable>(_ data: Data) throws -> T {
+        if T.self == NoContent.self, let none = NoContent() as? T { return none }
+        do {
+            return try V1.makeDecoder().decode(T.self, from: data)
+        } catch {
+            throw GatehouseClientError.server(status: 200, message: "unexpected answer: \(error)")
+        }
+    }
+}
+
+/// The last problem document, shared between concurrent calls.
+private final class ProblemBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Problem?
+    var value: Problem? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}

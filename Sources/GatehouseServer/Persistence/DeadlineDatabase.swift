@@ -1,0 +1,73 @@
+import FluentKit
+import Logging
+import NIOCore
+import SQLKit
+
+/// Every database operation of the server with a deadline (`GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS`):
+/// one that has not finished by then fails with `DatabaseTimeoutError`, and the request it
+/// belongs to is answered (500) instead of waiting for ever. The pool's own timeout only bounds
+/// the wait *for* a connection; this bounds the work *on* one. The mixed-load soak found one
+/// request in about 200,000 whose query never completed when PostgreSQL was shut down under it
+/// (docs/decisions.md, "the hang"); the error logged here names the operation.
+///
+/// A late answer is dropped (a promise completes once). Queries inside a transaction get their
+/// own deadlines, and so does the transaction as a whole.
+struct DeadlineDatabase: Database, SQLDatabase {
+    let base: any Database
+    let deadline: TimeAmount
+
+    var context: DatabaseContext { base.context }
+    var inTransaction: Bool { base.inTransaction }
+    private var sql: any SQLDatabase { base as! any SQLDatabase }
+
+    func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void) -> EventLoopFuture<Void> {
+        bounded("\(query.action) \(query.schema)", base.execute(query: query, onOutput: onOutput))
+    }
+
+    func execute(schema: DatabaseSchema) -> EventLoopFuture<Void> {
+        bounded("schema \(schema.schema)", base.execute(schema: schema))
+    }
+
+    func execute(enum: DatabaseEnum) -> EventLoopFuture<Void> {
+        bounded("enum \(`enum`.name)", base.execute(enum: `enum`))
+    }
+
+    func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        bounded("transaction", base.transaction { [deadline] db in closure(DeadlineDatabase(base: db, deadline: deadline)) })
+    }
+
+    func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        base.withConnection { [deadline] db in closure(DeadlineDatabase(base: db, deadline: deadline)) }
+    }
+
+    // SQLDatabase
+    var logger: Logger { base.logger }
+    var eventLoop: any EventLoop { base.eventLoop }
+    var dialect: any SQLDialect { sql.dialect }
+    var version: (any SQLDatabaseReportedVersion)? { sql.version }
+    var queryLogLevel: Logger.Level? { sql.queryLogLevel }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        bounded("sql", sql.execute(sql: query, onRow))
+    }
+
+    private func bounded<T>(_ operation: @autoclosure () -> String, _ future: EventLoopFuture<T>) -> EventLoopFuture<T> {
+        let promise = future.eventLoop.makePromise(of: T.self)
+        let description = operation()
+        let timer = future.eventLoop.scheduleTask(in: deadline) { [logger, deadline] in
+            logger.error("database operation unfinished after its deadline; failing it", metadata: [
+                "operation": "\(description)", "deadline_ms": "\(deadline.nanoseconds / 1_000_000)",
+            ])
+            promise.fail(DatabaseTimeoutError())
+        }
+        future.whenComplete { result in
+            timer.cancel()
+            promise.completeWith(result)
+        }
+        return promise.futureResult
+    }
+}
+
+struct DatabaseTimeoutError: Error, CustomStringConvertible {
+    var description: String { "the database did not answer within the query deadline" }
+}

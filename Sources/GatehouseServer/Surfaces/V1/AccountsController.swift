@@ -1,0 +1,184 @@
+import Foundation
+import GatehouseAPI
+import Hummingbird
+
+/// `/v1` accounts (docs/api-v1.md): sign-up, tags, recovery, the profile, email and phone
+/// changes, avatars — each operation as `V1.Accounts` declares it, each answered by
+/// `AccountService`.
+struct AccountsController: Sendable {
+    let accounts: AccountService
+    let configuration: GatehouseConfiguration
+
+    private var limits: GatehouseConfiguration.Limits { configuration.limits }
+    private var read: V1Request { V1Request(configuration: configuration) }
+
+    func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
+        typealias E = V1.Accounts
+        v1.on(E.signupCode, limits: limits, use: signupCode)
+        v1.on(E.signup, limits: limits, use: signup)
+        v1.on(E.tag, limits: limits, use: tag)
+        v1.on(E.recoveryCode, limits: limits, use: recoveryCode)
+        v1.on(E.recover, limits: limits, use: recover)
+        v1.on(E.me, limits: limits, use: me)
+        v1.on(E.updateProfile, limits: limits, use: updateProfile)
+        v1.on(E.changePassword, limits: limits, use: changePassword)
+        v1.on(E.requestEmailChange, limits: limits, use: requestEmailChange)
+        v1.on(E.cancelEmailChange, limits: limits, use: cancelEmailChange)
+        v1.on(E.verifyEmailChange, limits: limits, use: verifyEmailChange)
+        v1.on(E.requestPhoneVerification, limits: limits, use: requestPhoneVerification)
+        v1.on(E.verifyPhone, limits: limits, use: verifyPhone)
+        v1.on(E.uploadAvatar, raw: uploadAvatar)
+        v1.on(E.removeAvatar, limits: limits, use: removeAvatar)
+        v1.on(E.avatarImage, raw: avatarImage)
+    }
+
+    // MARK: Helpers
+
+    private func codeSent(_ issued: AccountService.CodeIssued) -> CodeSent {
+        let channel: CodeChannel = if case .phone = issued.destination { .sms } else { .email }
+        return CodeSent(channel: channel, destination: issued.destination.value, expiresAt: issued.expiresAt,
+                        resendAvailableAt: issued.resendAllowedAt, attemptsAllowed: issued.attemptsAllowed, codeLength: issued.codeLength)
+    }
+
+    private func calendarDate(_ raw: String?, field: String) throws -> Date? {
+        guard let raw else { return nil }
+        guard let date = WireDates.parseCalendarDate(raw) else {
+            throw GatehouseError.invalid(.invalidDate, "error.invalidCalendarDate", String(raw.prefix(40))).on(field: field)
+        }
+        return date
+    }
+
+    // MARK: Sign-up
+
+    @Sendable func signupCode(_ input: CodeRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
+        let destination = try accounts.destination(email: input.email, phone: input.phone)
+        return codeSent(try await accounts.requestSignupCode(to: destination, origin: read.origin(request, context)))
+    }
+
+    @Sendable func signup(_ input: SignupRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
+        let signup = AccountService.CodeSignup(
+            destination: try accounts.destination(email: input.email, phone: input.phone),
+            code: input.code,
+            password: input.password,
+            firstName: read.text(input.firstName),
+            lastName: read.text(input.lastName),
+            tag: read.text(input.tag),
+            birthday: try calendarDate(read.text(input.birthday), field: "birthday"),
+            locale: read.text(input.locale),
+            device: read.text(input.device)
+        )
+        let (account, session) = try await accounts.signup(signup, origin: read.origin(request, context))
+        return AuthSession(token: session.token, sessionId: session.id, expiresAt: session.expiresAt, account: read.account(account))
+    }
+
+    @Sendable func tag(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> TagAvailability {
+        let tag = try accounts.validateTag(context.parameters.get("tag") ?? "")
+        return TagAvailability(tag: tag, available: try await !accounts.isTagTaken(tag))
+    }
+
+    // MARK: Recovery
+
+    @Sendable func recoveryCode(_ input: CodeRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
+        let destination = try accounts.destination(email: input.email, phone: input.phone)
+        return codeSent(try await accounts.requestRecoveryCode(to: destination, origin: read.origin(request, context)))
+    }
+
+    @Sendable func recover(_ input: RecoveryRequest, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        let destination = try accounts.destination(email: input.email, phone: input.phone)
+        try await accounts.recoverPassword(destination: destination, code: input.code, newPassword: input.password, origin: read.origin(request, context))
+        return NoContent()
+    }
+
+    // MARK: Profile
+
+    @Sendable func me(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
+        read.account(try context.requireSessionAccount())
+    }
+
+    @Sendable func updateProfile(_ input: ProfileUpdate, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
+        let session = try context.requireSession()
+        /// Trimmed; an empty string clears like `null`.
+        func member(_ value: String??) -> String?? {
+            guard let value else { return nil }
+            return .some(read.text(value))
+        }
+        var change = AccountService.ProfileChange()
+        change.firstName = member(input.firstName)
+        change.lastName = member(input.lastName)
+        change.middleName = member(input.middleName)
+        change.tag = input.tag   // as sent: an empty tag is invalid, not a removal
+        change.locale = member(input.locale)
+        if let birthday = member(input.birthday) {
+            change.birthday = .some(try calendarDate(birthday, field: "birthday"))
+        }
+        return read.account(try await accounts.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: read.origin(request, context)))
+    }
+
+    @Sendable func changePassword(_ input: PasswordChange, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        let session = try context.requireSession()
+        try await accounts.changePassword(accountID: session.accountID, sessionID: session.id, current: input.currentPassword, new: input.newPassword, origin: read.origin(request, context))
+        return NoContent()
+    }
+
+    @Sendable func requestEmailChange(_ input: EmailChangeRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
+        let session = try context.requireSession()
+        return codeSent(try await accounts.requestEmailChange(accountID: session.accountID, email: input.email, currentPassword: input.currentPassword, origin: read.origin(request, context)))
+    }
+
+    @Sendable func cancelEmailChange(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
+        let session = try context.requireSession()
+        return read.account(try await accounts.cancelEmailChange(accountID: session.accountID))
+    }
+
+    @Sendable func verifyEmailChange(_ input: CodeVerification, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
+        let session = try context.requireSession()
+        return read.account(try await accounts.verifyEmailChange(accountID: session.accountID, sessionID: session.id, code: input.code))
+    }
+
+    @Sendable func requestPhoneVerification(_ input: PhoneVerificationRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
+        let session = try context.requireSession()
+        return codeSent(try await accounts.requestPhoneVerification(accountID: session.accountID, phone: input.phone, currentPassword: input.currentPassword, origin: read.origin(request, context)))
+    }
+
+    @Sendable func verifyPhone(_ input: CodeVerification, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
+        let session = try context.requireSession()
+        guard let phone = read.text(input.phone) else {
+            throw GatehouseError.invalid(.missingParameter, "error.missingParameter", "phone").on(field: "phone")
+        }
+        return read.account(try await accounts.verifyPhone(accountID: session.accountID, sessionID: session.id, phone: phone, code: input.code))
+    }
+
+    // MARK: Avatar
+
+    @Sendable func uploadAvatar(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let session = try context.requireSession()
+        let format = try accounts.avatarFormat(contentType: request.headers[.contentType])
+        let buffer = try await request.collectBody(upTo: limits.avatarMaxBytes)
+        let account = try await accounts.setAvatar(accountID: session.accountID, format: format, bytes: Data(buffer.readableBytesView))
+        return try V1JSON.response(read.account(account), status: .init(code: V1.Accounts.uploadAvatar.successStatus))
+    }
+
+    @Sendable func removeAvatar(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
+        let session = try context.requireSession()
+        return read.account(try await accounts.removeAvatar(accountID: session.accountID))
+    }
+
+    @Sendable func avatarImage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+              let avatar = try await accounts.avatar(id: id) else {
+            throw GatehouseError(.notFound, .notFound, LocalizedText("error.notFound"))
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: avatar.contentType,
+                .cacheControl: "public, max-age=31536000, immutable",
+                .init("X-Content-Type-Options")!: "nosniff",
+                // Opened on its own, it is an image and nothing else: no script, no framing.
+                .contentDisposition: "inline; filename=\"avatar.\(avatar.contentType.split(separator: "/").last ?? "img")\"",
+                .contentSecurityPolicy: "default-src 'none'; sandbox; frame-ancestors 'none'",
+            ],
+            body: .init(byteBuffer: ByteBuffer(data: avatar.bytes))
+        )
+    }
+}
