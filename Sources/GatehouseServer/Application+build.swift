@@ -25,7 +25,7 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
     let configuration = services.configuration
     let router = makeRouter(services: services)
     let webSockets = WebSocketHost(
-        endpoints: [CustomerGatewayEndpoint(accounts: services.accounts, configuration: configuration, logger: services.logger)],
+        endpoints: [CustomerGatewayEndpoint(login: services.login, configuration: configuration, logger: services.logger)],
         shutdownGrace: .seconds(configuration.http.shutdownGrace)
     )
     // Behind a load balancer every connection comes from its address: no per-address cap then.
@@ -78,12 +78,14 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     let configuration = services.configuration
     OperationsController(database: services.database, configuration: configuration).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
-    PhoneAccountsController(accounts: services.accounts, sessions: services.sessions, deliverer: services.deliverer,
+    PhoneAccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
+                            email: services.email, sessions: services.sessions, deliverer: services.deliverer,
                             configuration: configuration).addRoutes(to: router)
     // `/v1`: one controller per concept, behind the bearer-token middleware.
     let v1 = router.group().add(middleware: BearerSessionMiddleware(sessions: services.sessions))
-    AccountsController(accounts: services.accounts, configuration: configuration).addRoutes(to: v1)
-    SessionsController(accounts: services.accounts, sessions: services.sessions, configuration: configuration).addRoutes(to: v1)
+    AccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
+                       email: services.email, avatars: services.avatars, configuration: configuration).addRoutes(to: v1)
+    SessionsController(login: services.login, sessions: services.sessions, configuration: configuration).addRoutes(to: v1)
     if configuration.environment == .development {
         DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }

@@ -14,7 +14,13 @@ final class GatehouseServices: Sendable {
     let database: DatabaseProvider
     let sessions: SessionService
     let verification: VerificationService
-    let accounts: AccountService
+    /// The account services, one per concept, on one shared core.
+    let signup: SignupService
+    let login: LoginService
+    let recovery: RecoveryService
+    let profile: ProfileService
+    let email: EmailService
+    let avatars: AvatarService
     let outbox: Outbox
     let deliverer: OutboxDeliverer
     let rateLimiter: RateLimiter
@@ -71,7 +77,7 @@ final class GatehouseServices: Sendable {
         self.blobs = blobs
         let blobCollector = BlobCollector(store: blobs, database: database, grace: configuration.storage.collectorGrace, logger: logger)
         self.blobCollector = blobCollector
-        self.accounts = AccountService(
+        let core = AccountCore(
             database: database, clock: clock, configuration: configuration,
             hasher: PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool),
             passwordRules: PasswordRules(policy: configuration.passwords),
@@ -79,6 +85,12 @@ final class GatehouseServices: Sendable {
             composer: MessageComposer(publicURL: configuration.publicURL),
             secrets: secrets, rateLimiter: rateLimiter, blobs: blobs
         )
+        self.signup = SignupService(core: core)
+        self.login = LoginService(core: core)
+        self.recovery = RecoveryService(core: core)
+        self.profile = ProfileService(core: core)
+        self.email = EmailService(core: core)
+        self.avatars = AvatarService(core: core)
 
         let dev = DevDeliveryChannel(logger: logger)
         let smsChannel: any DeliveryChannel

@@ -15,7 +15,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 }
 
 /// A fresh, empty store of the kind; `body` gets it, the folder or bucket is left behind for the OS or moto.
-func withStore(_ kind: StoreKind, _ body: (any BlobStore) async throws -> Void) async throws {
+func withStore(_ kind: StoreKind, s3PageSize: Int = 1_000, _ body: (any BlobStore) async throws -> Void) async throws {
     switch kind {
     case .files:
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString)")
@@ -24,8 +24,10 @@ func withStore(_ kind: StoreKind, _ body: (any BlobStore) async throws -> Void) 
     case .s3:
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            let store = try S3BlobStore(settings: .init(endpoint: try MotoServer.endpoint(), bucket: "t-\(UUID().uuidString.lowercased().prefix(18))",
-                                                        accessKey: "test-access", secretKey: "test-secret"), client: client)
+            var settings = S3BlobStore.Settings(endpoint: try await MotoServer.endpoint(), bucket: "t-\(UUID().uuidString.lowercased().prefix(18))",
+                                                accessKey: "test-access", secretKey: "test-secret")
+            settings.listPageSize = s3PageSize
+            let store = try S3BlobStore(settings: settings, client: client)
             try await store.createBucket()
             try await body(store)
         } catch {
@@ -56,6 +58,19 @@ struct BlobStoreTests {
             #expect(try await store.get(key) == nil)
             try await store.delete(key)   // deleting twice is fine
             #expect(try await store.keys(putBefore: Date().addingTimeInterval(60)) == [other])
+        }
+    }
+
+    @Test("a listing longer than one page is read to its end (continuation tokens)")
+    func s3Listing_followsContinuationTokens() async throws {
+        try await withStore(.s3, s3PageSize: 2) { store in
+            // setup
+            var keys: Set<BlobKey> = []
+            for n in 0..<7 { keys.insert(try await store.put(Data("blob \(n)".utf8))) }
+            // MUT
+            let listed = try await store.keys(putBefore: Date().addingTimeInterval(60))
+            // validate: four pages of two
+            #expect(listed.count == 7 && Set(listed) == keys)
         }
     }
 
@@ -162,7 +177,7 @@ struct AvatarBlobTests {
 
     @Test("with GATEHOUSE_S3_BUCKET set, avatars go to the bucket and come back from it")
     func s3Configured_servesAvatars() async throws {
-        let endpoint = try MotoServer.endpoint()
+        let endpoint = try await MotoServer.endpoint()
         let bucket = "avatars-\(UUID().uuidString.lowercased().prefix(12))"
         try await withApp(.sqlite, configure: {
             $0.storage.s3 = .init(endpoint: endpoint, bucket: bucket, accessKey: "test-access", secretKey: "test-secret")
@@ -176,6 +191,14 @@ struct AvatarBlobTests {
             #expect(try await store.keys(putBefore: Date().addingTimeInterval(60)) == [BlobKey(of: Self.png)])
             let served = try await app.v1.get(try #require(URL(string: avatarURL)?.path))
             #expect(served.status == .ok && Data(buffer: served.body) == Self.png)
+
+            // The collector on the bucket: a replaced avatar's object goes after the grace period.
+            let gif = try #require(Data(base64Encoded: "R0lGODlhAgACAPAAAMgeHgAAACH5BAAAAAAALAAAAAACAAIAAAIChFEAOw=="))
+            let replaced = try await app.v1.put(V1.Accounts.uploadAvatar.path, body: Array(gif), contentType: "image/gif", token: session.token)
+            #expect(replaced.status == .ok)
+            #expect(try await app.services.blobCollector.collect(now: Date()) == 0)
+            #expect(try await app.services.blobCollector.collect(now: Date().addingTimeInterval(app.configuration.storage.collectorGrace + 1)) == 1)
+            #expect(try await store.keys(putBefore: Date().addingTimeInterval(60)) == [BlobKey(of: gif)])
         }
     }
 }

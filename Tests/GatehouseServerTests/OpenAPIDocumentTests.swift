@@ -118,7 +118,7 @@ struct OpenAPIDocumentTests {
             #expect(yaml.status == .ok)
             #expect(yaml.headers[.contentType]?.hasPrefix("application/yaml") == true)
             // Parsed by PyYAML (an independent reader) and compared with the JSON, in the test environment's Python.
-            let same = try PythonCheck.run("""
+            let same = try await PythonCheck.run("""
                 import json, sys, yaml
                 a = yaml.safe_load(open(sys.argv[1]).read())
                 b = json.loads(open(sys.argv[2]).read())

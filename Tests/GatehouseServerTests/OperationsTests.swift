@@ -164,6 +164,34 @@ struct ConfigurationTests {
         #expect(c.limits.codeRequestsPerAddressPerDestination == 2 && c.limits.recentLoginWindow == 120)
     }
 
+    @Test("storage, WebSocket and database-deadline variables are read, and a half-given S3 setting is refused by name")
+    func storageAndRealtimeVariables() throws {
+        // setup, MUT
+        let c = try GatehouseConfiguration.fromEnvironment([
+            "GATEHOUSE_BLOB_DIR": "/var/lib/gatehouse/blobs", "GATEHOUSE_BLOB_GRACE_SECONDS": "120",
+            "GATEHOUSE_S3_BUCKET": "avatars", "GATEHOUSE_S3_ENDPOINT": "http://minio:9000", "GATEHOUSE_S3_REGION": "eu-west-1",
+            "GATEHOUSE_S3_ACCESS_KEY": "AKIA0123", "GATEHOUSE_S3_SECRET_KEY": "secret", "GATEHOUSE_S3_PREFIX": "prod/",
+            "GATEHOUSE_WS_CLOSE_TIMEOUT_SECONDS": "2.5", "GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS": "7",
+        ])
+        let defaults = try GatehouseConfiguration.fromEnvironment([:])
+        // validate
+        #expect(c.storage.directory == "/var/lib/gatehouse/blobs" && c.storage.collectorGrace == 120)
+        let s3 = try #require(c.storage.s3)
+        #expect(s3.bucket == "avatars" && s3.endpoint == "http://minio:9000" && s3.region == "eu-west-1")
+        #expect(s3.accessKey == "AKIA0123" && s3.secretKey == "secret" && s3.prefix == "prod/")
+        #expect(c.gateway.closeTimeout == .milliseconds(2500) && c.databaseQueryTimeout == 7)
+        #expect(defaults.storage.s3 == nil && defaults.gateway.closeTimeout == .seconds(5) && defaults.databaseQueryTimeout == 15)
+        #expect(throws: ConfigurationError(variable: "GATEHOUSE_S3_ACCESS_KEY", problem: "and GATEHOUSE_S3_SECRET_KEY are required with GATEHOUSE_S3_BUCKET")) {
+            try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_S3_BUCKET": "b", "GATEHOUSE_S3_ACCESS_KEY": "k"])
+        }
+        #expect(throws: ConfigurationError.self) {
+            try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_S3_BUCKET": "b", "GATEHOUSE_S3_ENDPOINT": "minio:9000",
+                                                       "GATEHOUSE_S3_ACCESS_KEY": "k", "GATEHOUSE_S3_SECRET_KEY": "s"])
+        }
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_WS_CLOSE_TIMEOUT_SECONDS": "0"]) }
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_BLOB_GRACE_SECONDS": "1"]) }
+    }
+
     @Test("development mode on a network address, when allowed, says so loudly in the banner")
     func developmentOnNetwork_banner() throws {
         let allowed = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_HOST": "0.0.0.0", "GATEHOUSE_ALLOW_DEV_ON_NETWORK": "true"])

@@ -572,7 +572,7 @@ struct LoginCostTests {
         try await withApp(engine) { app in
             // setup
             try await app.registerPhoneAccount()
-            let hasher = app.services.accounts.hasher
+            let hasher = app.services.login.hasher
             func cost(_ login: String) async throws -> Int {
                 let before = hasher.verifications.count
                 #expect(try await app.postForm(PhoneAccountsAPI.Path.login, [("login", login), ("password", "wrong-1!")]).status == .badRequest)

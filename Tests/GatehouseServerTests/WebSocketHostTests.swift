@@ -141,15 +141,31 @@ struct WebSocketHostTests {
         }
     }
 
+    @Test("a peer that never answers the server's close frame is dropped after the close timeout")
+    func unansweredClose_isDroppedAfterCloseTimeout() async throws {
+        try await withApp(.sqlite, configure: { $0.gateway.closeTimeout = .milliseconds(300) }) { app in
+            // setup
+            let socket = try await RawWebSocket.open(port: try #require(app.client.port))
+            #expect(await eventually { socket.head == "HTTP/1.1 101" })
+            // MUT: a reserved opcode makes the server fail the connection; this peer never answers.
+            try await socket.send(opcode: 3, [])
+            // validate
+            #expect(await eventually { socket.frames.contains { $0.opcode == 8 } })
+            #expect(socket.frames.first { $0.opcode == 8 }?.closeCode == 1002)
+            #expect(await socket.connection.closedByServer(within: .seconds(20)), "the server gave up waiting and closed the socket")
+        }
+    }
+
     @Test("the connection cap counts open connections: a place freed by a close is taken again")
     func connectionCap_isReleased() async throws {
         try await withApp(.sqlite, configure: { $0.gateway.maxConnections = 2 }) { app in
             let port = try #require(app.client.port)
             let first = try await RawWebSocket.open(port: port)
             let second = try await RawWebSocket.open(port: port)
+            // Upgrades are admitted concurrently: the third must come after both, not race them.
+            #expect(await eventually { first.head == "HTTP/1.1 101" && second.head == "HTTP/1.1 101" })
             let third = try await RawWebSocket.open(port: port)
             #expect(try await third.closeHandshake()?.closeCode == 1013)
-            #expect(await eventually { first.head == "HTTP/1.1 101" && second.head == "HTTP/1.1 101" })
             // A clean close by the first frees its place.
             try await first.send(opcode: 8, [0x03, 0xE8])
             #expect(await first.connection.closedByServer(within: .seconds(10)))

@@ -23,7 +23,7 @@ struct SMSHTTPChannel: DeliveryChannel {
         if settings.method != "GET" {
             let escape: (String) -> String
             if settings.contentType.lowercased().contains("json") {
-                escape = Self.jsonEscape
+                escape = JSONString.escape
             } else if settings.contentType.lowercased().contains("x-www-form-urlencoded") {
                 escape = FormURLEncoding.escape
             } else {
@@ -55,21 +55,4 @@ struct SMSHTTPChannel: DeliveryChannel {
         }
         return result
     }
-
-    static func jsonEscape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-
 }

@@ -20,8 +20,9 @@ import NIOHTTP1
 ///
 /// Two handlers share one state per connection: `RawSide` at the front of the pipeline sees
 /// bytes (the first byte of a request, the socket to answer on, shutdown), `HTTPSide` right
-/// after the HTTP decoder sees request and response parts. A WebSocket upgrade (a 101 going
-/// out) ends the HTTP rules for that connection; the WebSocket layer has its own.
+/// after the HTTP decoder sees request and response parts. A WebSocket upgrade (the
+/// `UpgradeStarting` event, fired before the 101 goes out) ends the HTTP rules for that
+/// connection; the WebSocket layer has its own.
 enum ConnectionGuard {
     struct Settings: Sendable {
         var headerTimeout: TimeAmount
@@ -303,13 +304,6 @@ enum ConnectionGuard {
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
             let part = unwrapOutboundIn(data)
             switch part {
-            case .head(let head) where head.status == .switchingProtocols:
-                // A WebSocket from here on: its frames are not ours to read.
-                // Flushed here: the flush of this `writeAndFlush` would reach a handler already gone.
-                state.enter(.upgraded)
-                context.writeAndFlush(data, promise: promise)
-                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-                return
             case .end:
                 outstanding = max(0, outstanding - 1)
                 context.write(data, promise: promise)

@@ -119,8 +119,6 @@ final class BusSubscribers: Sendable {
     func gap() {
         for handler in state.withLockedValue({ $0.gapHandlers }) { handler() }
     }
-
-    var subscriptionCount: Int { state.withLockedValue { $0.handlers.values.reduce(0) { $0 + $1.count } } }
 }
 
 /// The SQLite engine's bus: one instance, so an event is delivered in process, at once.

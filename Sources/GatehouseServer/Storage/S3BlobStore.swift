@@ -82,6 +82,8 @@ struct S3BlobStore: BlobStore {
         var secretKey: String
         var prefix: String = "blobs/"
         var timeout: TimeAmount = .seconds(30)
+        /// Keys per listing page (S3's own default and maximum is 1,000; tests page with fewer).
+        var listPageSize = 1_000
     }
 
     let settings: Settings
@@ -163,7 +165,7 @@ struct S3BlobStore: BlobStore {
         let parser = ISO8601DateFormatter()
         parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         repeat {
-            var query = [("list-type", "2"), ("prefix", settings.prefix)]
+            var query = [("list-type", "2"), ("max-keys", String(settings.listPageSize)), ("prefix", settings.prefix)]
             if let token { query.append(("continuation-token", token)) }
             let (status, body) = try await send(.GET, path: "/\(settings.bucket)", query: query)
             guard status == 200 else { throw failure("list", status, body) }

@@ -57,7 +57,7 @@ enum ConfirmationPage {
         ]
     }()
 
-    static func response(outcome: AccountService.ConfirmationOutcome, language: AppLanguage, action: String) -> Response {
+    static func response(outcome: EmailService.ConfirmationOutcome, language: AppLanguage, action: String) -> Response {
         var values: [String: String] = [
             "lang": language.rawValue,
             "title": LocalizedText("page.confirm.title").render(language),

@@ -96,7 +96,11 @@ enum KeyRecorder {
 enum PythonCheck {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    static func run(_ script: String, files: [String]) throws -> String {
+    static func run(_ script: String, files: [String]) async throws -> String {
+        try await blocking { try runBlocking(script, files: files) }
+    }
+
+    private static func runBlocking(_ script: String, files: [String]) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pycheck-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -42,9 +42,9 @@ enum MotoServer {
         return .failure(Failure(description: "moto_server did not answer within 30 s"))
     }()
 
-    /// The endpoint of the running server (started on first call).
-    static func endpoint() throws -> String {
-        "http://127.0.0.1:\(try started.get())"
+    /// The endpoint of the running server (started on first call, off the cooperative pool).
+    static func endpoint() async throws -> String {
+        "http://127.0.0.1:\(try await blocking { try started.get() })"
     }
 
     private static func freePort() -> Int {

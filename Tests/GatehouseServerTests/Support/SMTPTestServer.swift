@@ -93,7 +93,7 @@ final class SMTPTestServer: @unchecked Sendable {
 
         var arguments = ["python3", scriptPath, "serve", "--dir", messages.path, "--mode", mode.rawValue, "--exit-on-stdin-eof"]
         if mode != .plain {
-            let certificates = try certificates.get()
+            let certificates = try await blocking { try SMTPTestServer.certificates.get() }
             arguments += ["--cert", certificates.serverCertificate, "--key", certificates.serverKey]
         }
         if let authUser { arguments += ["--auth-user", authUser, "--auth-pass", authPassword ?? ""] }

@@ -12,9 +12,9 @@ struct CustomerGatewayEndpoint: WebSocketEndpoint {
     let trustForwardedFor: Bool
     var path: String { CustomerGatewayAPI.path }
 
-    init(accounts: AccountService, configuration: GatehouseConfiguration, logger: Logger) {
+    init(login: LoginService, configuration: GatehouseConfiguration, logger: Logger) {
         let settings = configuration.gateway
-        self.proto = CustomerGatewayProtocol(accounts: accounts, settings: settings, logger: logger)
+        self.proto = CustomerGatewayProtocol(login: login, settings: settings, logger: logger)
         self.limits = WebSocketLimits(
             maxMessageBytes: settings.maxFrameBytes, pingInterval: settings.pingInterval, idleTimeout: settings.idleTimeout,
             maxConnections: settings.maxConnections, maxInFlightPerConnection: settings.maxInFlightPerConnection,

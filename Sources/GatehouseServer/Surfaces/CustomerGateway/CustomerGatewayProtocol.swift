@@ -39,16 +39,16 @@ final class GatewayConnectionState: @unchecked Sendable {
 }
 
 /// The gateway's protocol: one text frame in, one text frame out. A thin adapter over
-/// `AccountService.login`, the same rule as `POST /api/auth/login`.
+/// `LoginService.login`, the same rule as `POST /api/auth/login`.
 /// A class: every connection's session points at the one instance (a copy of the services
 /// in each session was 1.3 KiB of every idle connection).
 final class CustomerGatewayProtocol: Sendable {
-    let accounts: AccountService
+    let login: LoginService
     let settings: GatehouseConfiguration.Gateway
     let logger: Logger
 
-    init(accounts: AccountService, settings: GatehouseConfiguration.Gateway, logger: Logger) {
-        self.accounts = accounts
+    init(login: LoginService, settings: GatehouseConfiguration.Gateway, logger: Logger) {
+        self.login = login
         self.settings = settings
         self.logger = logger
     }
@@ -115,7 +115,7 @@ final class CustomerGatewayProtocol: Sendable {
         }
         let session: IssuedSession
         do {
-            session = try await accounts.login(identifier: email, password: password,
+            session = try await login.login(identifier: email, password: password,
                                                origin: RequestOrigin(ip: ip, language: .en, device: "customer-gateway"), accepting: .emailOnly)
         } catch let error as GatehouseError {
             switch error.kind {

@@ -144,7 +144,7 @@ indirect enum OrderedJSON: Equatable, Sendable {
         case .object(let members) where !members.isEmpty:
             if inline { out += "\n" }
             for (key, value) in members {
-                out += pad + Self.quoted(key) + ":"
+                out += pad + JSONString.quoted(key) + ":"
                 value.emitValue(into: &out, indent: indent + 1)
             }
         case .array(let elements) where !elements.isEmpty:
@@ -156,7 +156,7 @@ indirect enum OrderedJSON: Equatable, Sendable {
                     // The first member on the dash's line, the rest aligned under it.
                     var first = true
                     for (key, value) in members {
-                        out += (first ? " " : pad + "  ") + Self.quoted(key) + ":"
+                        out += (first ? " " : pad + "  ") + JSONString.quoted(key) + ":"
                         value.emitValue(into: &out, indent: indent + 2)
                         first = false
                     }
@@ -179,33 +179,12 @@ indirect enum OrderedJSON: Equatable, Sendable {
 
     private var scalar: String {
         switch self {
-        case .string(let s): Self.quoted(s)
+        case .string(let s): JSONString.quoted(s)
         case .number(let n): n
         case .bool(let b): b ? "true" : "false"
         case .null: "null"
         case .object: "{}"
         case .array: "[]"
         }
-    }
-
-    /// A YAML double-quoted scalar (the same escapes as JSON, which YAML's double quotes accept).
-    static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += String(format: "\\u%04X", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 }

@@ -3,9 +3,13 @@ import GatehouseAPI
 import Hummingbird
 
 /// The phone-first REST API of `docs/phone-accounts.md`. Translates form parameters to
-/// `AccountService` calls and domain values to the spec's answers; nothing else.
+/// account-service calls and domain values to the spec's answers; nothing else.
 struct PhoneAccountsController: Sendable {
-    let accounts: AccountService
+    let signup: SignupService
+    let login: LoginService
+    let recovery: RecoveryService
+    let profile: ProfileService
+    let email: EmailService
     let sessions: SessionService
     let deliverer: OutboxDeliverer
     let configuration: GatehouseConfiguration
@@ -49,7 +53,7 @@ struct PhoneAccountsController: Sendable {
 
     @Sendable func sendSMS(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await form(request)
-        let issued = try await accounts.requestPhoneSignupCode(phone: try form.required(PhoneAccountsAPI.Parameter.phone), origin: origin(request, context))
+        let issued = try await signup.requestPhoneSignupCode(phone: try form.required(PhoneAccountsAPI.Parameter.phone), origin: origin(request, context))
         // The spec answers 400 with the gateway's text when the SMS is refused: give the first
         // delivery attempt a moment, and report a hard refusal.
         if let messageID = issued.messageID { try await deliverer.awaitFirstAttempt(messageID: messageID) }
@@ -59,7 +63,7 @@ struct PhoneAccountsController: Sendable {
     @Sendable func register(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await form(request)
         typealias K = PhoneAccountsAPI.Parameter
-        let input = AccountService.PhoneRegistration(
+        let input = SignupService.PhoneRegistration(
             phone: try form.required(K.phone),
             code: try form.requiredSecret(K.code),
             login: try form.nonEmpty(K.login),
@@ -70,14 +74,14 @@ struct PhoneAccountsController: Sendable {
             email: try form.nonEmpty(K.email),
             birthday: try form.date(K.birthday) ?? nil
         )
-        let registered = try await accounts.registerWithPhone(input, origin: origin(request, context))
+        let registered = try await signup.registerWithPhone(input, origin: origin(request, context))
         let account = registered.account
         return try json(PhoneRegisterResponse(login: account.username ?? account.phone!, password: registered.generatedPassword))
     }
 
     @Sendable func login(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await form(request)
-        let session = try await accounts.login(
+        let session = try await login.login(
             identifier: try form.required(PhoneAccountsAPI.Parameter.login),
             password: try form.requiredSecret(PhoneAccountsAPI.Parameter.password),
             origin: origin(request, context)
@@ -108,7 +112,7 @@ struct PhoneAccountsController: Sendable {
             }
             return nil
         }
-        var change = AccountService.ProfileChange()
+        var change = ProfileService.ProfileChange()
         change.firstName = try optional(K.name, K.firstName)
         change.lastName = try optional(K.lastName)
         change.middleName = try optional(K.surname, "surName")
@@ -120,23 +124,23 @@ struct PhoneAccountsController: Sendable {
         let origin = origin(request, context)
         // A new password (after a restore, say) needs the current one, as on `/v1/me/password`.
         if let newPassword = try form.secret(K.password) {
-            try await accounts.changePassword(accountID: session.accountID, sessionID: session.id,
+            try await login.changePassword(accountID: session.accountID, sessionID: session.id,
                                               current: change.currentPassword, new: newPassword, origin: origin)
         }
-        let account = try await accounts.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin)
+        let account = try await profile.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin)
         return try json(account.phoneUser)
     }
 
     @Sendable func sendConfirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
-        try await accounts.sendEmailConfirmation(accountID: session.accountID, origin: origin(request, context))
+        try await email.sendEmailConfirmation(accountID: session.accountID, origin: origin(request, context))
         return try json("ok")
     }
 
     /// The mail's link: a page that shows the address and a button, and changes nothing.
     @Sendable func confirmPage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let token = request.uri.queryParameters.get(PhoneAccountsAPI.Parameter.id) ?? ""
-        let outcome = try await accounts.inspectConfirmation(token: token)
+        let outcome = try await email.inspectConfirmation(token: token)
         return ConfirmationPage.response(outcome: outcome, language: pageLanguage(request), action: PhoneAccountsAPI.Path.confirm)
     }
 
@@ -144,7 +148,7 @@ struct PhoneAccountsController: Sendable {
     @Sendable func confirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await form(request)
         let token = try form.nonEmpty(PhoneAccountsAPI.Parameter.id) ?? ""
-        let outcome = try await accounts.confirmEmail(token: token)
+        let outcome = try await email.confirmEmail(token: token)
         return ConfirmationPage.response(outcome: outcome, language: pageLanguage(request), action: PhoneAccountsAPI.Path.confirm)
     }
 
@@ -159,7 +163,7 @@ struct PhoneAccountsController: Sendable {
             throw GatehouseError.invalid(.missingParameter, "error.restoreNeedsIdentifier")
         }
         let viaSMS = try form.bool(K.sms) ?? false
-        try await accounts.restorePassword(identifier: identifier, channel: viaSMS ? .sms : .email, origin: origin(request, context))
+        try await recovery.restorePassword(identifier: identifier, channel: viaSMS ? .sms : .email, origin: origin(request, context))
         return Response(status: .ok)
     }
 }

@@ -4,9 +4,14 @@ import Hummingbird
 
 /// `/v1` accounts (docs/api-v1.md): sign-up, tags, recovery, the profile, email and phone
 /// changes, avatars — each operation as `V1.Accounts` declares it, each answered by
-/// `AccountService`.
+/// the account services (`SignupService`, `RecoveryService`, `ProfileService`, `EmailService`, `AvatarService`).
 struct AccountsController: Sendable {
-    let accounts: AccountService
+    let signup: SignupService
+    let login: LoginService
+    let recovery: RecoveryService
+    let profile: ProfileService
+    let email: EmailService
+    let avatars: AvatarService
     let configuration: GatehouseConfiguration
 
     private var limits: GatehouseConfiguration.Limits { configuration.limits }
@@ -34,7 +39,7 @@ struct AccountsController: Sendable {
 
     // MARK: Helpers
 
-    private func codeSent(_ issued: AccountService.CodeIssued) -> CodeSent {
+    private func codeSent(_ issued: CodeIssued) -> CodeSent {
         let channel: CodeChannel = if case .phone = issued.destination { .sms } else { .email }
         return CodeSent(channel: channel, destination: issued.destination.value, expiresAt: issued.expiresAt,
                         resendAvailableAt: issued.resendAllowedAt, attemptsAllowed: issued.attemptsAllowed, codeLength: issued.codeLength)
@@ -51,13 +56,13 @@ struct AccountsController: Sendable {
     // MARK: Sign-up
 
     @Sendable func signupCode(_ input: CodeRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
-        let destination = try accounts.destination(email: input.email, phone: input.phone)
-        return codeSent(try await accounts.requestSignupCode(to: destination, origin: read.origin(request, context)))
+        let destination = try signup.destination(email: input.email, phone: input.phone)
+        return codeSent(try await signup.requestSignupCode(to: destination, origin: read.origin(request, context)))
     }
 
     @Sendable func signup(_ input: SignupRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
-        let signup = AccountService.CodeSignup(
-            destination: try accounts.destination(email: input.email, phone: input.phone),
+        let signup = SignupService.CodeSignup(
+            destination: try signup.destination(email: input.email, phone: input.phone),
             code: input.code,
             password: input.password,
             firstName: read.text(input.firstName),
@@ -67,25 +72,25 @@ struct AccountsController: Sendable {
             locale: read.text(input.locale),
             device: read.text(input.device)
         )
-        let (account, session) = try await accounts.signup(signup, origin: read.origin(request, context))
+        let (account, session) = try await self.signup.signup(signup, origin: read.origin(request, context))
         return AuthSession(token: session.token, sessionId: session.id, expiresAt: session.expiresAt, account: read.account(account))
     }
 
     @Sendable func tag(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> TagAvailability {
-        let tag = try accounts.validateTag(context.parameters.get("tag") ?? "")
-        return TagAvailability(tag: tag, available: try await !accounts.isTagTaken(tag))
+        let tag = try signup.validateTag(context.parameters.get("tag") ?? "")
+        return TagAvailability(tag: tag, available: try await !signup.isTagTaken(tag))
     }
 
     // MARK: Recovery
 
     @Sendable func recoveryCode(_ input: CodeRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
-        let destination = try accounts.destination(email: input.email, phone: input.phone)
-        return codeSent(try await accounts.requestRecoveryCode(to: destination, origin: read.origin(request, context)))
+        let destination = try recovery.destination(email: input.email, phone: input.phone)
+        return codeSent(try await recovery.requestRecoveryCode(to: destination, origin: read.origin(request, context)))
     }
 
     @Sendable func recover(_ input: RecoveryRequest, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        let destination = try accounts.destination(email: input.email, phone: input.phone)
-        try await accounts.recoverPassword(destination: destination, code: input.code, newPassword: input.password, origin: read.origin(request, context))
+        let destination = try recovery.destination(email: input.email, phone: input.phone)
+        try await recovery.recoverPassword(destination: destination, code: input.code, newPassword: input.password, origin: read.origin(request, context))
         return NoContent()
     }
 
@@ -102,7 +107,7 @@ struct AccountsController: Sendable {
             guard let value else { return nil }
             return .some(read.text(value))
         }
-        var change = AccountService.ProfileChange()
+        var change = ProfileService.ProfileChange()
         change.firstName = member(input.firstName)
         change.lastName = member(input.lastName)
         change.middleName = member(input.middleName)
@@ -111,33 +116,33 @@ struct AccountsController: Sendable {
         if let birthday = member(input.birthday) {
             change.birthday = .some(try calendarDate(birthday, field: "birthday"))
         }
-        return read.account(try await accounts.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: read.origin(request, context)))
+        return read.account(try await profile.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: read.origin(request, context)))
     }
 
     @Sendable func changePassword(_ input: PasswordChange, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
         let session = try context.requireSession()
-        try await accounts.changePassword(accountID: session.accountID, sessionID: session.id, current: input.currentPassword, new: input.newPassword, origin: read.origin(request, context))
+        try await login.changePassword(accountID: session.accountID, sessionID: session.id, current: input.currentPassword, new: input.newPassword, origin: read.origin(request, context))
         return NoContent()
     }
 
     @Sendable func requestEmailChange(_ input: EmailChangeRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
         let session = try context.requireSession()
-        return codeSent(try await accounts.requestEmailChange(accountID: session.accountID, email: input.email, currentPassword: input.currentPassword, origin: read.origin(request, context)))
+        return codeSent(try await email.requestEmailChange(accountID: session.accountID, email: input.email, currentPassword: input.currentPassword, origin: read.origin(request, context)))
     }
 
     @Sendable func cancelEmailChange(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
         let session = try context.requireSession()
-        return read.account(try await accounts.cancelEmailChange(accountID: session.accountID))
+        return read.account(try await email.cancelEmailChange(accountID: session.accountID))
     }
 
     @Sendable func verifyEmailChange(_ input: CodeVerification, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
         let session = try context.requireSession()
-        return read.account(try await accounts.verifyEmailChange(accountID: session.accountID, sessionID: session.id, code: input.code))
+        return read.account(try await email.verifyEmailChange(accountID: session.accountID, sessionID: session.id, code: input.code))
     }
 
     @Sendable func requestPhoneVerification(_ input: PhoneVerificationRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
         let session = try context.requireSession()
-        return codeSent(try await accounts.requestPhoneVerification(accountID: session.accountID, phone: input.phone, currentPassword: input.currentPassword, origin: read.origin(request, context)))
+        return codeSent(try await profile.requestPhoneVerification(accountID: session.accountID, phone: input.phone, currentPassword: input.currentPassword, origin: read.origin(request, context)))
     }
 
     @Sendable func verifyPhone(_ input: CodeVerification, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
@@ -145,27 +150,27 @@ struct AccountsController: Sendable {
         guard let phone = read.text(input.phone) else {
             throw GatehouseError.invalid(.missingParameter, "error.missingParameter", "phone").on(field: "phone")
         }
-        return read.account(try await accounts.verifyPhone(accountID: session.accountID, sessionID: session.id, phone: phone, code: input.code))
+        return read.account(try await profile.verifyPhone(accountID: session.accountID, sessionID: session.id, phone: phone, code: input.code))
     }
 
     // MARK: Avatar
 
     @Sendable func uploadAvatar(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
-        let format = try accounts.avatarFormat(contentType: request.headers[.contentType])
+        let format = try avatars.avatarFormat(contentType: request.headers[.contentType])
         let buffer = try await request.collectBody(upTo: limits.avatarMaxBytes)
-        let account = try await accounts.setAvatar(accountID: session.accountID, format: format, bytes: Data(buffer.readableBytesView))
+        let account = try await avatars.setAvatar(accountID: session.accountID, format: format, bytes: Data(buffer.readableBytesView))
         return try V1JSON.response(read.account(account), status: .init(code: V1.Accounts.uploadAvatar.successStatus))
     }
 
     @Sendable func removeAvatar(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
         let session = try context.requireSession()
-        return read.account(try await accounts.removeAvatar(accountID: session.accountID))
+        return read.account(try await avatars.removeAvatar(accountID: session.accountID))
     }
 
     @Sendable func avatarImage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-              let avatar = try await accounts.avatar(id: id) else {
+              let avatar = try await avatars.avatar(id: id) else {
             throw GatehouseError(.notFound, .notFound, LocalizedText("error.notFound"))
         }
         return Response(

@@ -5,7 +5,7 @@ import Hummingbird
 /// `/v1` sessions (docs/api-v1.md): logging in, listing my sessions, ending them — each
 /// operation as `V1.Sessions` declares it.
 struct SessionsController: Sendable {
-    let accounts: AccountService
+    let login: LoginService
     let sessions: SessionService
     let configuration: GatehouseConfiguration
 
@@ -22,9 +22,9 @@ struct SessionsController: Sendable {
     }
 
     @Sendable func login(_ input: LoginRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
-        let session = try await accounts.login(identifier: input.identifier, password: input.password,
+        let session = try await self.login.login(identifier: input.identifier, password: input.password,
                                                origin: read.origin(request, context, device: read.text(input.device)))
-        let account = try await accounts.account(id: session.accountID)
+        let account = try await self.login.account(id: session.accountID)
         return AuthSession(token: session.token, sessionId: session.id, expiresAt: session.expiresAt, account: read.account(account))
     }
 

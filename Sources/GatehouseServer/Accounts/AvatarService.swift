@@ -2,9 +2,11 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 
-/// Avatars: an image kept in the database under a fresh id per upload, so its URL never changes
-/// meaning and can be cached forever.
-extension AccountService {
+/// Avatars: the image checked to its end, its bytes in the blob store, its row naming them; a new
+/// upload gets a fresh id, so its URL never changes meaning and can be cached forever.
+struct AvatarService: AccountConcept {
+    let core: AccountCore
+
     /// The image types an avatar may be, with the bytes each format starts with.
     enum AvatarFormat: String, CaseIterable, Sendable {
         case png = "image/png"
