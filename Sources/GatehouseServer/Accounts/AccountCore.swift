@@ -48,6 +48,7 @@ extension AccountConcept {
     var rateLimiter: RateLimiter { core.rateLimiter }
     var blobs: any BlobStore { core.blobs }
     var limits: GatehouseConfiguration.Limits { configuration.limits }
+    var store: AccountStore { AccountStore(database: database) }
 
     // MARK: Identifiers
 
@@ -77,7 +78,7 @@ extension AccountConcept {
             guard let email = EmailAddress.normalize(identifier) else { return nil }
             return try await accountByDestination(.email(email))
         }
-        if let byName = try await AccountModel.query(on: database.db).filter(\.$usernameKey == LoginName.key(identifier)).first() {
+        if let byName = try await store.named(LoginName.key(identifier)) {
             return byName
         }
         if let phone = PhoneNumber.normalize(identifier, defaultCountryCode: configuration.defaultCountryCode) {
@@ -93,7 +94,7 @@ extension AccountConcept {
 
     /// The account's row, for the rules here that change it.
     func accountRow(id: UUID) async throws -> AccountModel {
-        guard let account = try await AccountModel.find(id, on: database.db) else { throw GatehouseError.unauthorized }
+        guard let account = try await store.row(id: id) else { throw GatehouseError.unauthorized }
         return account
     }
 
@@ -158,13 +159,7 @@ extension AccountConcept {
     /// The account a confirmed email or a verified phone belongs to. An unconfirmed address is
     /// only a claim: it names no account (docs/security.md, "Claims").
     func accountByDestination(_ destination: Destination) async throws -> AccountModel? {
-        let db = database.db
-        switch destination {
-        case .email(let email):
-            return try await AccountModel.query(on: db).filter(\.$email == email).filter(\.$emailConfirmedAt != nil).first()
-        case .phone(let phone):
-            return try await AccountModel.query(on: db).filter(\.$phone == phone).filter(\.$phoneVerifiedAt != nil).first()
-        }
+        try await store.owner(of: destination)
     }
 
     /// A proven address wins over an unproven claim on it: another account holding `destination`
@@ -172,13 +167,7 @@ extension AccountConcept {
     /// reached (its verified phone or confirmed email). Returns that notice, already queued.
     @discardableResult
     func dropUnverifiedClaim(on destination: Destination, except accountID: UUID? = nil, on tx: any Database) async throws -> OutgoingMessage? {
-        var query = AccountModel.query(on: tx)
-        switch destination {
-        case .email(let email): query = query.filter(\.$email == email).filter(\.$emailConfirmedAt == nil)
-        case .phone(let phone): query = query.filter(\.$phone == phone).filter(\.$phoneVerifiedAt == nil)
-        }
-        if let accountID { query = query.filter(\.$id != accountID) }
-        guard let claimant = try await query.first() else { return nil }
+        guard let claimant = try await store.claimant(of: destination, except: accountID, on: tx) else { return nil }
         let notice: OutgoingMessage?
         switch destination {
         case .email(let email):
@@ -229,9 +218,7 @@ extension AccountConcept {
     }
 
     func isTagTaken(_ tag: String, except accountID: UUID? = nil) async throws -> Bool {
-        var query = AccountModel.query(on: database.db).filter(\.$usernameKey == tag.lowercased())
-        if let accountID { query = query.filter(\.$id != accountID) }
-        return try await query.count() > 0
+        try await store.isNameTaken(tag.lowercased(), except: accountID)
     }
 
     /// A locale whose language Gatehouse writes in (`en`, `ru`, `ru-RU`, `en_GB`…), as given.

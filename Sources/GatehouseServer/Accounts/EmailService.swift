@@ -53,7 +53,7 @@ struct EmailService: AccountConcept {
             .filter(\.$purpose == VerificationPurpose.emailConfirmation.rawValue)
             .first(),
             let accountID = row.accountID,
-            let account = try await AccountModel.find(accountID, on: db)
+            let account = try await store.row(id: accountID, on: db)
         else { return .done(.invalid) }
         if row.consumedAt != nil {
             return .done(account.email == row.destination && account.isEmailConfirmed ? .alreadyConfirmed : .invalid)

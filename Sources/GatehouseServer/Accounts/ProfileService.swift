@@ -92,7 +92,7 @@ struct ProfileService: AccountConcept {
             account.pendingEmail = nil   // back to the confirmed address: cancel the change
             return nil
         }
-        if try await AccountModel.query(on: database.db).filter(\.$email == email).filter(\.$id != account.id!).count() > 0 {
+        if try await store.isEmailTaken(email, except: account.id!) {
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
         }
         if let old = account.email, account.emailConfirmedAt != nil {

@@ -42,69 +42,106 @@ struct SignupService: AccountConcept {
         var generatedPassword: String?
     }
 
-    /// Creates an account from a phone sign-up code. The form's syntax is checked before the
-    /// code, so a typo does not burn an attempt; whether the login or email is taken only after
-    /// the code, so the form cannot be used to test addresses without one. The code is consumed,
-    /// an unverified claim on the phone dropped and the account created in one transaction.
+    /// Creates an account from a phone sign-up code (the phone spec's form): the phone is proven,
+    /// the login and an extra email are optional, the password may be generated. The form's syntax
+    /// is checked before the code, so a typo does not burn an attempt; whether the login or email is
+    /// taken only after the code, so the form cannot be used to test addresses without one.
     func registerWithPhone(_ input: PhoneRegistration, origin: RequestOrigin) async throws -> Registered {
         let phone = try normalizePhone(input.phone)
         let login = try input.login.map(LoginName.validate)
         let email = try input.email.map(normalizeEmail)
-        var generated: String?
-        let password: String
-        if let given = input.password {
-            try passwordRules.validate(given)
-            password = given
-        } else {
-            generated = passwordRules.generate()
-            password = generated!
+        if let given = input.password { try passwordRules.validate(given) }
+        let created = try await create(NewAccount(
+            destination: .phone(phone), code: input.code, password: input.password, name: login,
+            nameTaken: .conflict(.loginTaken, "error.loginTaken"), nameCheckedBeforeCode: false, email: email,
+            firstName: input.firstName, lastName: input.lastName, middleName: input.middleName, birthday: input.birthday,
+            locale: origin.language.rawValue, session: nil
+        ))
+        return Registered(account: created.account, generatedPassword: created.generatedPassword)
+    }
+
+    /// What both sign-up flows create: an account whose `destination` the code proves.
+    struct NewAccount: Sendable {
+        var destination: Destination
+        var code: String
+        /// Already checked against the password rules; nil: generate one (the phone spec).
+        var password: String?
+        /// The login or tag, already validated.
+        var name: String?
+        /// The surface's word for a taken name (the phone spec's login, the messenger's tag).
+        var nameTaken: GatehouseError
+        /// `/v1` says a tag is taken before the code (tags are public: `GET /v1/tags/{tag}`); the
+        /// phone spec only after it, so its form cannot be used to test logins.
+        var nameCheckedBeforeCode: Bool
+        /// An extra address, unconfirmed (the phone spec's optional email).
+        var email: String?
+        var firstName: String?
+        var lastName: String?
+        var middleName: String?
+        var birthday: Date?
+        var locale: String
+        /// Open a first session for this device and address (`/v1`), or none.
+        var session: (device: String?, ip: String?)?
+    }
+
+    /// The one way an account is made. The code is checked (an attempt spent on a wrong one), the
+    /// proven address and the names checked again after it, and then the code is consumed, an
+    /// unproven claim on the address dropped (its holder told), the account created and its
+    /// first session opened in one transaction. A unique field taken meanwhile by a concurrent
+    /// sign-up is the same conflict as one taken before.
+    func create(_ new: NewAccount) async throws -> (account: AccountSnapshot, session: IssuedSession?, generatedPassword: String?) {
+        if new.nameCheckedBeforeCode, let name = new.name, try await store.isNameTaken(LoginName.key(name)) { throw new.nameTaken }
+        let codeRow = try await verification.check(code: new.code, purpose: signupPurpose(new.destination), destination: new.destination.value)
+        if try await accountByDestination(new.destination) != nil {
+            switch new.destination {
+            case .phone: throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
+            case .email: throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+            }
         }
-        let codeRow = try await verification.check(code: input.code, purpose: .phoneSignup, destination: phone)
-        let db = database.db
-        if try await accountByDestination(.phone(phone)) != nil {
-            throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
-        }
-        if let login, try await AccountModel.query(on: db).filter(\.$usernameKey == LoginName.key(login)).count() > 0 {
-            throw GatehouseError.conflict(.loginTaken, "error.loginTaken")
-        }
-        if let email, try await AccountModel.query(on: db).filter(\.$email == email).count() > 0 {
-            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
-        }
-        let hash = try await hasher.hash(password)
+        if !new.nameCheckedBeforeCode, let name = new.name, try await store.isNameTaken(LoginName.key(name)) { throw new.nameTaken }
+        if let email = new.email, try await store.isEmailTaken(email) { throw GatehouseError.conflict(.emailTaken, "error.emailTaken") }
+        let generated = new.password == nil ? passwordRules.generate() : nil
+        let hash = try await hasher.hash(new.password ?? generated!)
         let now = clock.now()
         let account = AccountModel(passwordHash: hash, now: now)
-        account.phone = phone
-        account.phoneVerifiedAt = now
-        account.username = login
-        account.usernameKey = login.map(LoginName.key)
-        account.email = email
-        account.firstName = input.firstName
-        account.lastName = input.lastName
-        account.middleName = input.middleName
-        account.birthday = input.birthday
-        account.locale = origin.language.rawValue
-        do {
-            let notice = try await db.transaction { tx in
-                try await verification.consume(codeRow, on: tx)
-                let notice = try await dropUnverifiedClaim(on: .phone(phone), on: tx)
-                try await account.create(on: tx)
-                return notice
-            }
-            if notice != nil { outbox.signal.wake() }
-        } catch where error.isConstraintViolation {
-            throw try await duplicateError(phone: phone, username: login, email: email, usernameTaken: .conflict(.loginTaken, "error.loginTaken"))
+        switch new.destination {
+        case .email(let email):
+            account.email = email
+            account.emailConfirmedAt = now
+        case .phone(let phone):
+            account.phone = phone
+            account.phoneVerifiedAt = now
+            account.email = new.email
         }
-        return Registered(account: account.snapshot, generatedPassword: generated)
+        account.username = new.name
+        account.usernameKey = new.name.map(LoginName.key)
+        account.firstName = new.firstName
+        account.lastName = new.lastName
+        account.middleName = new.middleName
+        account.birthday = new.birthday
+        account.locale = new.locale
+        do {
+            let session = try await database.db.transaction { tx -> IssuedSession? in
+                try await verification.consume(codeRow, on: tx)
+                try await dropUnverifiedClaim(on: new.destination, on: tx)
+                try await account.create(on: tx)
+                guard let opening = new.session else { return nil }
+                return try await sessions.create(accountID: account.id!, device: opening.device, ip: opening.ip, on: tx)
+            }
+            outbox.signal.wake()
+            return (account.snapshot, session, generated)
+        } catch where error.isConstraintViolation {
+            throw try await duplicateError(phone: account.phone, username: new.name, email: account.email, usernameTaken: new.nameTaken)
+        }
     }
 
     /// Which unique field a concurrent write took first. `usernameTaken` is the surface's word
     /// for the username (the phone spec's login, the messenger's tag).
     func duplicateError(phone: String?, username: String?, email: String?, usernameTaken: GatehouseError) async throws -> GatehouseError {
-        let db = database.db
-        if let phone, try await AccountModel.query(on: db).filter(\.$phone == phone).count() > 0 {
+        if let phone, try await store.isPhoneTaken(phone) {
             return .conflict(.phoneTaken, "error.phoneTaken")
         }
-        if let username, try await AccountModel.query(on: db).filter(\.$usernameKey == LoginName.key(username)).count() > 0 {
+        if let username, try await store.isNameTaken(LoginName.key(username)) {
             return usernameTaken
         }
         return .conflict(.emailTaken, "error.emailTaken")
@@ -139,44 +176,18 @@ struct SignupService: AccountConcept {
         var device: String?
     }
 
-    /// Creates an account whose address the code proves, and opens its first session. The form
-    /// is checked before the code, so a typo does not burn an attempt; the code is consumed, the
-    /// account created and the session opened in one transaction.
+    /// Creates an account whose address the code proves, and opens its first session (`/v1`).
+    /// The form is checked before the code, so a typo does not burn an attempt.
     func signup(_ input: CodeSignup, origin: RequestOrigin) async throws -> (AccountSnapshot, IssuedSession) {
         try passwordRules.validate(input.password)
         let tag = try input.tag.map(validateTag)
         let locale = try input.locale.map(validateLocale)
-        if let tag, try await isTagTaken(tag) { throw Self.tagTaken }
-        let purpose = signupPurpose(input.destination)
-        let codeRow = try await verification.check(code: input.code, purpose: purpose, destination: input.destination.value)
-        let hash = try await hasher.hash(input.password)
-        let now = clock.now()
-        let account = AccountModel(passwordHash: hash, now: now)
-        switch input.destination {
-        case .email(let email):
-            account.email = email
-            account.emailConfirmedAt = now
-        case .phone(let phone):
-            account.phone = phone
-            account.phoneVerifiedAt = now
-        }
-        account.username = tag
-        account.usernameKey = tag
-        account.firstName = input.firstName
-        account.lastName = input.lastName
-        account.birthday = input.birthday
-        account.locale = locale ?? origin.language.rawValue
-        do {
-            let session = try await database.db.transaction { tx in
-                try await verification.consume(codeRow, on: tx)
-                try await dropUnverifiedClaim(on: input.destination, on: tx)
-                try await account.create(on: tx)
-                return try await sessions.create(accountID: account.id!, device: input.device ?? origin.device, ip: origin.ip, on: tx)
-            }
-            outbox.signal.wake()
-            return (account.snapshot, session)
-        } catch where error.isConstraintViolation {
-            throw try await duplicateError(phone: account.phone, username: tag, email: account.email, usernameTaken: Self.tagTaken)
-        }
+        let created = try await create(NewAccount(
+            destination: input.destination, code: input.code, password: input.password, name: tag,
+            nameTaken: Self.tagTaken, nameCheckedBeforeCode: true, email: nil,
+            firstName: input.firstName, lastName: input.lastName, middleName: nil, birthday: input.birthday,
+            locale: locale ?? origin.language.rawValue, session: (input.device ?? origin.device, origin.ip)
+        ))
+        return (created.account, created.session!)
     }
 }

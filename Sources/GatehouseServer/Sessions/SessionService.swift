@@ -142,13 +142,25 @@ struct SessionService: Sendable {
     }
 
     /// The account's live sessions, newest first.
-    func list(accountID: UUID) async throws -> [SessionModel] {
+    /// One live session as the account's owner sees it in a list (no token, no hash).
+    struct Summary: Sendable, Equatable {
+        var id: UUID
+        var device: String?
+        var ip: String?
+        var createdAt: Date
+        var lastUsedAt: Date
+        var expiresAt: Date
+    }
+
+    /// The account's live sessions, newest first.
+    func list(accountID: UUID) async throws -> [Summary] {
         try await SessionModel.query(on: database.db)
             .filter(\.$accountID == accountID)
             .filter(\.$expiresAt > clock.now())
             .sort(\.$createdAt, .descending)
             .sort(\.$id, .descending)
             .all()
+            .map { Summary(id: $0.id!, device: $0.device, ip: $0.ip, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, expiresAt: $0.expiresAt) }
     }
 
     func purgeExpired() async throws {

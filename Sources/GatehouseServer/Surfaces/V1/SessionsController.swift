@@ -31,7 +31,7 @@ struct SessionsController: Sendable {
     @Sendable func list(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SessionList {
         let current = try context.requireSession()
         let list = try await sessions.list(accountID: current.accountID).map { row in
-            SessionInfo(id: row.id!, device: row.device, ip: row.ip, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt, expiresAt: row.expiresAt, current: row.id == current.id)
+            SessionInfo(id: row.id, device: row.device, ip: row.ip, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt, expiresAt: row.expiresAt, current: row.id == current.id)
         }
         return SessionList(sessions: list)
     }
