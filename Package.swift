@@ -111,10 +111,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What every test target shares: one test clock, the engines and a fresh database per test,
+        // the test configuration, the live-server launcher and its outbox reader, `eventually`.
+        .target(
+            name: "GatehouseTestSupport",
+            dependencies: [
+                "GatehouseServer", "GatehouseKit", "GatehouseDevSupport", "GatehouseAPI",
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/GatehouseTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GatehouseKitTests",
             dependencies: [
-                "GatehouseKit", "GatehouseScreens", "GatehouseDevSupport",
+                "GatehouseKit", "GatehouseScreens", "GatehouseDevSupport", "GatehouseTestSupport",
                 "GatehouseServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -130,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
-                "GatehouseServer",
+                "GatehouseServer", "GatehouseTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

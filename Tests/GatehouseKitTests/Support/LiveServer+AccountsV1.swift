@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import GatehouseAPI
 import GatehouseKit
 

@@ -1,0 +1,49 @@
+import Foundation
+import GatehouseTestSupport
+import Testing
+
+/// The terminal demo driven through a pseudo-terminal (pexpect) against a running server:
+/// proof that the view models carry the whole flow and the demo only draws and forwards.
+@Suite("gatehouse-demo in a terminal")
+struct DemoTerminalSessionTests {
+    static var demoBinary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gatehouse-demo")
+    }
+
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Support/demo_session.py").path
+    }
+
+    /// Runs `demo_session.py` with `arguments`; its exit status and everything it printed.
+    static func runSession(_ arguments: [String]) async throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        // Read and wait on a thread of its own: blocking one of the few threads of Swift's
+        // cooperative pool (two on a two-core machine) would stall the in-process servers.
+        let data: Data = await withCheckedContinuation { continuation in
+            Thread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: data)
+            }.start()
+        }
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("registering and logging in a new account through the demo's menus")
+    func registerAndLogIn() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
+        try await withLiveServer { server in
+            let sessionFile = FileManager.default.temporaryDirectory.appendingPathComponent("demo-session-\(UUID().uuidString).json").path
+            let (status, text) = try await Self.runSession(["--demo", Self.demoBinary.path, "--server", server.baseURL.absoluteString, "--session-file", sessionFile])
+            #expect(status == 0, "\(text)")
+            #expect(text.contains("demo session passed"))
+            try? FileManager.default.removeItem(atPath: sessionFile)
+        }
+    }
+}

@@ -1,0 +1,327 @@
+import Foundation
+import GatehouseTestSupport
+import GatehouseAPI
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+@testable import GatehouseServer
+
+@Suite("Operations: metrics, health, dev outbox, request ids")
+struct OperationsTests {
+    @Test("/metrics reports request counts, latency and the outbox depth", arguments: TestEngine.available)
+    func metrics_exposePrometheusText(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            #expect(try await app.postForm(PhoneAccountsAPI.Path.sendSMS, [("phone", "+79123456789")]).status == .ok)
+            await app.services.deliverer.deliverDue()
+            let response = try await app.get("/metrics")
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
+            let text = response.text
+            #expect(text.contains("hb_requests"))
+            #expect(text.contains(#"http_route="/api/users/sms""#))
+            #expect(text.contains("http_server_request_duration"))
+            #expect(text.contains("gatehouse_outbox_depth"))
+            #expect(text.contains("gatehouse_outbox_delivered_total"))
+        }
+    }
+
+    @Test("a server whose migrations fail stops with the error instead of hanging")
+    func migrationFailure_stopsTheServer() async throws {
+        // setup: a SQLite file in a folder that does not exist, so the database never opens
+        var configuration = GatehouseConfiguration.testing(database: .sqlite(path: "/nonexistent-\(UUID().uuidString)/x.sqlite"))
+        configuration.delivery.pollInterval = .milliseconds(50)
+        let app = try await buildApplication(configuration: configuration)
+
+        // MUT: run it, with a watchdog
+        let outcome = try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                do {
+                    try await app.runService()
+                    return "returned"
+                } catch {
+                    return "threw"
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(20))
+                return "hung"
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+
+        // validate
+        #expect(outcome == "threw")
+    }
+
+    @Test("/health answers when the database does", arguments: TestEngine.available)
+    func health_isOK(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let response = try await app.get("/health")
+            #expect(response.status == .ok)
+            #expect(response.text == "ok")
+            let live = try await app.get("/health/live")
+            #expect(live.status == .ok && live.text == "ok")
+            #expect(live.headers[.contentType] == "text/plain; charset=utf-8")
+        }
+    }
+
+    @Test("the dev outbox lists messages newest first with every field", arguments: TestEngine.available)
+    func devOutbox_listsNewestFirst(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            try await app.registerPhoneAccount(email: "x@example.com")
+            let raw = try await app.get("\(DevAPI.Path.outbox)?to=%2B79123456789").text
+            #expect(raw.hasPrefix(#"[{"body":"#))
+            for key in ["channel", "to", "subject", "body", "code", "createdAt"] {
+                #expect(raw.contains("\"\(key)\":"), "\(key) missing in \(raw)")
+            }
+            let token = try await app.login("+79123456789", "secret1!")
+            try await app.postForm(PhoneAccountsAPI.Path.sendConfirm, [], token: token)
+            app.clock.advance(by: 5)
+            try await app.postForm(PhoneAccountsAPI.Path.restore, [("phone", "+79123456789"), ("sms", "1")])
+            let sms = try await app.outbox(to: "+79123456789")
+            #expect(sms.count == 2)
+            #expect(sms[0].createdAt > sms[1].createdAt)
+            #expect(sms[1].body.contains("code is") || sms[1].body.contains("код"))
+            let all = try await app.get(DevAPI.Path.outbox)
+            #expect(try JSONDecoder().decode([DevOutboxMessage].self, from: Data(buffer: all.body)).count == 3)
+        }
+    }
+
+    @Test("in production the dev outbox route does not exist", arguments: TestEngine.available)
+    func devOutbox_inProduction_is404(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { (c: inout GatehouseConfiguration) in c.environment = GatehouseConfiguration.Environment.production }) { app in
+            let outbox = try await app.get(DevAPI.Path.outbox)
+            #expect(outbox.status == .notFound)
+            let sms = try await app.postForm(PhoneAccountsAPI.Path.sendSMS, [("phone", "+79123456789")])
+            #expect(sms.status == .ok)
+        }
+    }
+
+    @Test("every answer carries a request id; a sane client id is echoed", arguments: TestEngine.available)
+    func requestID_isEchoed(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let own = try await app.get("/health", headers: [HTTPField.Name("X-Request-Id")!: "abc-123"])
+            #expect(own.headers[HTTPField.Name("X-Request-Id")!] == "abc-123")
+            let generated = try await app.get("/health", headers: [HTTPField.Name("X-Request-Id")!: "<script>"])
+            let id = try #require(generated.headers[HTTPField.Name("X-Request-Id")!])
+            #expect(id != "<script>" && !id.isEmpty)
+            let missing = try await app.get("/api/users/nope")
+            #expect(missing.status == .notFound)
+            #expect(missing.headers[HTTPField.Name("X-Request-Id")!] != nil)
+        }
+    }
+}
+
+@Suite("Configuration from the environment")
+struct ConfigurationTests {
+    @Test("defaults: 127.0.0.1:8080, development, SQLite file in the working directory, dev delivery")
+    func defaults() throws {
+        let c = try GatehouseConfiguration.fromEnvironment([:])
+        #expect(c.host == "127.0.0.1" && c.port == 8080)
+        #expect(c.environment == .development)
+        #expect(c.database == .sqlite(path: "gatehouse.sqlite"))
+        #expect(c.publicURL == "http://127.0.0.1:8080")
+        #expect(c.delivery.smsChannel == .dev && c.delivery.emailChannel == .dev)
+        #expect(c.limits.codeLength == 6 && c.limits.codeTTL == 600 && c.limits.codeMaxAttempts == 5)
+        #expect(c.limits.resendCooldown == 60 && c.limits.smsPerPhonePerDay == 5)
+        #expect(c.limits.codeRequestsPerIP == 30 && c.limits.codeRequestsPerIPWindow == 300)
+        #expect(c.limits.sessionTTL == 86_400 && c.passwords.bcryptCost == 10)
+        // the security review's limits (docs/security.md)
+        #expect(c.http.headerTimeout == 10 && c.http.bodyTimeout == 30 && c.http.idleTimeout == 60)
+        #expect(c.http.maxConnectionsPerAddress == 256 && c.http.shutdownGrace == 10)
+        #expect(c.limits.codeRequestsPerAddressPerDestination == 3 && c.limits.recentLoginWindow == 600)
+        #expect(c.effectiveSMSCountries == ["7"] && c.metricsToken == nil && !c.allowDevelopmentOnNetwork)
+    }
+
+    @Test("the names operators rely on are read")
+    func operatorVariables() throws {
+        let c = try GatehouseConfiguration.fromEnvironment([
+            "GATEHOUSE_HOST": "0.0.0.0", "GATEHOUSE_PORT": "9090", "GATEHOUSE_ENV": "production",
+            "DATABASE_URL": "postgres://u:p@db:5432/gatehouse", "PUBLIC_URL": "https://id.example.com/",
+            "GATEHOUSE_SECRET": String(repeating: "s", count: 40),
+            "GATEHOUSE_SMS_CHANNEL": "sms-http", "SMS_HTTP_URL": "https://sms.example.com/send",
+            "SMS_HTTP_HEADERS": "Authorization: Key k\nX-A: b", "GATEHOUSE_CODE_TTL_SECONDS": "300",
+            "GATEHOUSE_AVATAR_MAX_BYTES": "65536", "GATEHOUSE_SESSION_CACHE_SECONDS": "0.25",
+            "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "5",
+            "GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS": "5", "GATEHOUSE_HTTP_BODY_TIMEOUT_SECONDS": "20",
+            "GATEHOUSE_HTTP_IDLE_TIMEOUT_SECONDS": "30", "GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "1000",
+            "GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "15", "GATEHOUSE_SMS_COUNTRIES": "+7, 375,998",
+            "GATEHOUSE_METRICS_TOKEN": "metrics-token-0123456789", "GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION": "2",
+            "GATEHOUSE_RECENT_LOGIN_SECONDS": "120",
+        ])
+        #expect(c.host == "0.0.0.0" && c.port == 9090 && c.environment == .production)
+        #expect(c.database == .postgres(url: "postgres://u:p@db:5432/gatehouse"))
+        #expect(c.publicURL == "https://id.example.com")
+        #expect(c.delivery.smsChannel == .smsHTTP)
+        #expect(c.delivery.smsHTTP.headers.map(\.0) == ["Authorization", "X-A"])
+        #expect(c.limits.codeTTL == 300)
+        #expect(c.limits.avatarMaxBytes == 65536)
+        #expect(c.limits.sessionCacheTTL == 0.25 && c.databasePoolTimeout == 5)
+        #expect(c.http.headerTimeout == 5 && c.http.bodyTimeout == 20 && c.http.idleTimeout == 30)
+        #expect(c.http.maxConnectionsPerAddress == 1000 && c.http.shutdownGrace == 15)
+        #expect(c.effectiveSMSCountries == ["7", "375", "998"] && c.metricsToken == "metrics-token-0123456789")
+        #expect(c.limits.codeRequestsPerAddressPerDestination == 2 && c.limits.recentLoginWindow == 120)
+    }
+
+    @Test("storage, WebSocket and database-deadline variables are read, and a half-given S3 setting is refused by name")
+    func storageAndRealtimeVariables() throws {
+        // setup, MUT
+        let c = try GatehouseConfiguration.fromEnvironment([
+            "GATEHOUSE_BLOB_DIR": "/var/lib/gatehouse/blobs", "GATEHOUSE_BLOB_GRACE_SECONDS": "120",
+            "GATEHOUSE_S3_BUCKET": "avatars", "GATEHOUSE_S3_ENDPOINT": "http://minio:9000", "GATEHOUSE_S3_REGION": "eu-west-1",
+            "GATEHOUSE_S3_ACCESS_KEY": "AKIA0123", "GATEHOUSE_S3_SECRET_KEY": "secret", "GATEHOUSE_S3_PREFIX": "prod/",
+            "GATEHOUSE_WS_CLOSE_TIMEOUT_SECONDS": "2.5", "GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS": "7",
+        ])
+        let defaults = try GatehouseConfiguration.fromEnvironment([:])
+        // validate
+        #expect(c.storage.directory == "/var/lib/gatehouse/blobs" && c.storage.collectorGrace == 120)
+        let s3 = try #require(c.storage.s3)
+        #expect(s3.bucket == "avatars" && s3.endpoint == "http://minio:9000" && s3.region == "eu-west-1")
+        #expect(s3.accessKey == "AKIA0123" && s3.secretKey == "secret" && s3.prefix == "prod/")
+        #expect(c.gateway.closeTimeout == .milliseconds(2500) && c.databaseQueryTimeout == 7)
+        #expect(defaults.storage.s3 == nil && defaults.gateway.closeTimeout == .seconds(5) && defaults.databaseQueryTimeout == 15)
+        #expect(throws: ConfigurationError(variable: "GATEHOUSE_S3_ACCESS_KEY", problem: "and GATEHOUSE_S3_SECRET_KEY are required with GATEHOUSE_S3_BUCKET")) {
+            try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_S3_BUCKET": "b", "GATEHOUSE_S3_ACCESS_KEY": "k"])
+        }
+        #expect(throws: ConfigurationError.self) {
+            try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_S3_BUCKET": "b", "GATEHOUSE_S3_ENDPOINT": "minio:9000",
+                                                       "GATEHOUSE_S3_ACCESS_KEY": "k", "GATEHOUSE_S3_SECRET_KEY": "s"])
+        }
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_WS_CLOSE_TIMEOUT_SECONDS": "0"]) }
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_BLOB_GRACE_SECONDS": "1"]) }
+    }
+
+    @Test("development mode on a network address, when allowed, says so loudly in the banner")
+    func developmentOnNetwork_banner() throws {
+        let allowed = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_HOST": "0.0.0.0", "GATEHOUSE_ALLOW_DEV_ON_NETWORK": "true"])
+        let loopback = try GatehouseConfiguration.fromEnvironment([:])
+        #expect(ServerCommands.banner(configuration: allowed, port: 8080).contains { $0.hasPrefix("WARNING: development mode on a network address") })
+        #expect(!ServerCommands.banner(configuration: loopback, port: 8080).contains { $0.hasPrefix("WARNING") })
+    }
+
+    @Test("safe defaults for the session cache and the pool wait")
+    func cacheAndPoolDefaults() throws {
+        let c = try GatehouseConfiguration.fromEnvironment([:])
+        #expect(c.limits.sessionCacheTTL == 0.5)
+        #expect(c.databasePoolTimeout == 3)
+        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_SESSION_CACHE_SECONDS": "0"]).limits.sessionCacheTTL == 0)
+    }
+
+    @Test("a bad value stops the server with one line naming the variable", arguments: [
+        (["GATEHOUSE_PORT": "eighty"], "GATEHOUSE_PORT"),
+        (["GATEHOUSE_PORT": "70000"], "GATEHOUSE_PORT"),
+        (["GATEHOUSE_ENV": "staging"], "GATEHOUSE_ENV"),
+        (["DATABASE_URL": "mysql://x"], "DATABASE_URL"),
+        (["PUBLIC_URL": "not a url"], "PUBLIC_URL"),
+        (["GATEHOUSE_ENV": "production"], "GATEHOUSE_SECRET"),
+        (["GATEHOUSE_SMS_CHANNEL": "sms-http"], "SMS_HTTP_URL"),
+        (["SMTP_SECURITY": "ssl3"], "SMTP_SECURITY"),
+        (["SMTP_USERNAME": "me"], "SMTP_PASSWORD"),
+        (["GATEHOUSE_BCRYPT_COST": "40"], "GATEHOUSE_BCRYPT_COST"),
+        (["GATEHOUSE_AVATAR_MAX_BYTES": "12"], "GATEHOUSE_AVATAR_MAX_BYTES"),
+        (["GATEHOUSE_CODE_MAX_ATTEMPTS": "0"], "GATEHOUSE_CODE_MAX_ATTEMPTS"),
+        // Longer than 1 s would break the promise that a revocation reaches every instance within a second.
+        (["GATEHOUSE_SESSION_CACHE_SECONDS": "2"], "GATEHOUSE_SESSION_CACHE_SECONDS"),
+        (["GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "0"], "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS"),
+        (["GATEHOUSE_TRUST_FORWARDED_FOR": "maybe"], "GATEHOUSE_TRUST_FORWARDED_FOR"),
+        (["GATEHOUSE_HOST": "0.0.0.0"], "GATEHOUSE_HOST"),   // development mode off loopback
+        (["GATEHOUSE_METRICS_TOKEN": "short"], "GATEHOUSE_METRICS_TOKEN"),
+        (["GATEHOUSE_SMS_COUNTRIES": "7,russia"], "GATEHOUSE_SMS_COUNTRIES"),
+        (["GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS": "0"], "GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS"),
+        (["GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "0"], "GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS"),
+        (["GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "-1"], "GATEHOUSE_SHUTDOWN_GRACE_SECONDS"),
+        (["GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION": "0"], "GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION"),
+    ])
+    func badValue_namesTheVariable(env: [String: String], variable: String) throws {
+        let error = try #require(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(env) }
+        #expect(error.variable == variable)
+        #expect(error.description.hasPrefix("configuration error: \(variable): "))
+        #expect(!error.description.contains("\n"))
+    }
+}
+
+@Suite("Phone, email and language rules")
+struct DomainRuleTests {
+    @Test("phone normalisation", arguments: [
+        ("+7 912 345-67-89", "+79123456789"), ("89123456789", "+79123456789"), ("79123456789", "+79123456789"),
+        ("9123456789", "+79123456789"), ("8 (912) 345-67-89", "+79123456789"), ("+49 30 1234567", "+49301234567"),
+        ("0049 30 1234567", "+49301234567"),
+    ])
+    func phone_normalises(typed: String, expected: String) {
+        #expect(PhoneNumber.normalize(typed, defaultCountryCode: "7") == expected)
+    }
+
+    @Test("bad phones", arguments: ["", "12345", "+7 912 345", "+7912345678901", "phone", "+0123456789", "12-34-56+7", "8912345678a"])
+    func phone_rejects(typed: String) {
+        #expect(PhoneNumber.normalize(typed, defaultCountryCode: "7") == nil)
+    }
+
+    @Test("another default country: national numbers with a trunk 0")
+    func phone_otherCountry() {
+        #expect(PhoneNumber.normalize("030 1234567", defaultCountryCode: "49") == "+49301234567")
+    }
+
+    @Test("emails", arguments: [("Ivan@Example.COM", "ivan@example.com"), (" a.b+c@mail.example.org ", "a.b+c@mail.example.org")])
+    func email_normalises(typed: String, expected: String) {
+        #expect(EmailAddress.normalize(typed) == expected)
+    }
+
+    @Test("bad emails", arguments: ["", "a", "a@b", "a@@b.com", "a b@c.com", ".a@b.com", "a@-b.com", "a@b.c", "a@b.123"])
+    func email_rejects(typed: String) {
+        #expect(EmailAddress.normalize(typed) == nil)
+    }
+
+    @Test("Accept-Language negotiation honours q-values and falls back")
+    func language() {
+        #expect(AppLanguage.negotiate(nil, fallback: .ru) == .ru)
+        #expect(AppLanguage.negotiate("en-US,en;q=0.9", fallback: .ru) == .en)
+        #expect(AppLanguage.negotiate("de-DE,ru;q=0.5,en;q=0.8", fallback: .ru) == .en)
+        #expect(AppLanguage.negotiate("fr", fallback: .ru) == .ru)
+    }
+
+    @Test("every server text exists in English and Russian")
+    func strings_areComplete() {
+        for (key, translations) in Strings.table {
+            #expect(translations[.en]?.isEmpty == false, "\(key) en")
+            #expect(translations[.ru]?.isEmpty == false, "\(key) ru")
+        }
+    }
+
+    @Test("generated passwords satisfy the policy and need no escaping in a form body")
+    func generatedPasswords() throws {
+        let rules = PasswordRules(policy: .init())
+        for _ in 0..<200 {
+            let password = rules.generate()
+            try rules.validate(password)
+            #expect(!password.contains(where: { "&=+%#? ".contains($0) }), "\(password)")
+        }
+    }
+
+    @Test("a generated password is read as sent: no punctuation at its ends, no look-alikes, set apart in SMS and mail (en, ru)")
+    func generatedPasswords_readUnambiguously() throws {
+        let rules = PasswordRules(policy: .init())
+        let composer = MessageComposer(publicURL: "http://gatehouse.test")
+        for _ in 0..<2_000 {
+            let password = rules.generate()
+            #expect(password.first!.isLetter || password.first!.isNumber, "\(password)")
+            #expect(password.last!.isLetter || password.last!.isNumber, "\(password)")
+            #expect(!password.contains(where: { "0O1lI".contains($0) }), "\(password)")
+            for language in [AppLanguage.en, .ru] {
+                let sms = composer.temporaryPassword(kind: .sms, to: "+79123456789", password: password, ttl: 3600, language: language)
+                #expect(sms.body.hasSuffix(" " + password), "the SMS ends with the password: \(sms.body)")
+                let mail = composer.temporaryPassword(kind: .email, to: "a@example.com", password: password, ttl: 3600, language: language)
+                let lines = mail.body.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                #expect(lines.contains(password), "the mail has the password on a line of its own: \(mail.body)")
+            }
+        }
+    }
+
+    @Test("ordered ids sort in creation order")
+    func orderedIDs() {
+        let ids = (0..<2000).map { _ in OrderedID.make() }
+        let bytes = ids.map { withUnsafeBytes(of: $0.uuid) { Array($0) } }
+        for i in 1..<bytes.count { #expect(bytes[i - 1].lexicographicallyPrecedes(bytes[i])) }
+    }
+}

@@ -1,0 +1,146 @@
+import FluentKit
+import Foundation
+import GatehouseTestSupport
+import GatehouseAPI
+import HummingbirdTesting
+import Logging
+import NIOConcurrencyHelpers
+import SQLKit
+import Testing
+@testable import GatehouseServer
+
+/// Events a test subscriber received.
+final class Received: Sendable {
+    private let events = NIOLockedValueBox<[BusEvent]>([])
+    func add(_ event: BusEvent) { events.withLockedValue { $0.append(event) } }
+    var all: [BusEvent] { events.withLockedValue { $0 } }
+}
+
+/// A second server on the same database as `app` (a second instance behind the load balancer).
+func withSecondInstance(of app: TestHarness, _ body: @Sendable (TestHarness) async throws -> Void) async throws {
+    var logger = Logger(label: "gatehouse-test-2")
+    logger.logLevel = .warning
+    let services = try GatehouseServices(configuration: app.configuration, dependencies: .init(clock: app.clock.gatehouseClock), logger: logger)
+    try await buildApplication(services: services).test(.live) { client in
+        try await body(TestHarness(client: client, clock: app.clock, services: services, configuration: app.configuration))
+    }
+}
+
+@Suite("Event bus")
+struct EventBusTests {
+    @Test("an event reaches the subscribers of its topic and account, and no one else; a cancelled subscription hears nothing", arguments: TestEngine.available)
+    func subscriptions(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let bus = app.services.bus
+            #expect(await eventually { bus.isConnected })
+            let ann = UUID(), bob = UUID()
+            let annOnly = Received(), everyone = Received(), otherTopic = Received(), cancelled = Received()
+            let s1 = bus.subscribe(topic: "test.a", account: ann) { annOnly.add($0) }
+            let s2 = bus.subscribe(topic: "test.a", account: nil) { everyone.add($0) }
+            let s3 = bus.subscribe(topic: "test.b", account: nil) { otherTopic.add($0) }
+            let s4 = bus.subscribe(topic: "test.a", account: nil) { cancelled.add($0) }
+            s4.cancel()
+            try await bus.publish(BusEvent(topic: "test.a", account: ann, body: "1"))
+            try await bus.publish(BusEvent(topic: "test.a", account: bob, body: "2"))
+            #expect(await eventually { everyone.all.count == 2 })
+            #expect(annOnly.all == [BusEvent(topic: "test.a", account: ann, body: "1")])
+            #expect(everyone.all.map(\.body).sorted() == ["1", "2"])
+            #expect(otherTopic.all.isEmpty)
+            #expect(cancelled.all.isEmpty)
+            withExtendedLifetime((s1, s2, s3)) {}
+        }
+    }
+
+    @Test("an event too large for NOTIFY is refused, not cut", arguments: TestEngine.available)
+    func payloadLimit(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let big = BusEvent(topic: "test.big", body: String(repeating: "x", count: 8_000))
+            await #expect(throws: EventBusError.self) { try await app.services.bus.publish(big) }
+            let fits = BusEvent(topic: "test.big", body: String(repeating: "x", count: 7_900))
+            try await app.services.bus.publish(fits)
+        }
+    }
+
+    @Test("PostgreSQL: an event published in a transaction arrives when it commits, never when it rolls back")
+    func transactional() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        try await withApp(.postgres) { app in
+            let bus = app.services.bus
+            #expect(await eventually { bus.isConnected })
+            let received = Received()
+            let subscription = bus.subscribe(topic: "test.tx", account: nil) { received.add($0) }
+            struct Rollback: Error {}
+            try? await app.services.database.db.transaction { db in
+                try await bus.publish(BusEvent(topic: "test.tx", body: "rolled back"), on: db)
+                throw Rollback()
+            }
+            try await app.services.database.db.transaction { db in
+                try await bus.publish(BusEvent(topic: "test.tx", body: "committed"), on: db)
+                // Not before the commit: the listener has had time to hear anything sent so far.
+                try await (db as! any SQLDatabase).raw("SELECT pg_sleep(0.2)").run()
+                #expect(received.all.isEmpty)
+            }
+            #expect(await eventually { !received.all.isEmpty })
+            try await bus.publish(BusEvent(topic: "test.tx", body: "marker"))
+            #expect(await eventually { received.all.count == 2 })
+            #expect(received.all.map(\.body) == ["committed", "marker"])
+            withExtendedLifetime(subscription) {}
+        }
+    }
+
+    @Test("two instances on PostgreSQL: a session revoked on one is refused on the other at once, not after the cache's TTL")
+    func revocationAcrossInstances() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        // A minute of cache: only the bus can make the other instance forget in time.
+        try await withApp(.postgres, configure: { $0.limits.sessionCacheTTL = 60 }) { first in
+            try await withSecondInstance(of: first) { second in
+                #expect(await eventually { first.services.bus.isConnected && second.services.bus.isConnected })
+                let session = try await first.v1.signedUp(email: "two@example.com")
+                #expect(try await second.v1.me(session.token).firstName == "Ann")   // now cached on the second
+
+                // A change on the first is seen on the second.
+                let renamed = try await first.v1.patch(V1.Accounts.me.path, ProfileUpdate(firstName: "Anna"), token: session.token)
+                #expect(renamed.status == .ok)
+                #expect(await eventually { (try? await second.v1.me(session.token).firstName) == "Anna" })
+
+                // A revocation on the first is refused on the second.
+                let started = ContinuousClock.now
+                let revoked = try await first.v1.delete(V1.Sessions.logout.path, token: session.token)
+                #expect(revoked.status == .noContent)
+                let refused = await eventually {
+                    (try? await second.v1.get(V1.Accounts.me.path, token: session.token).status) == .unauthorized
+                }
+                #expect(refused, "the second instance still serves a session revoked on the first")
+                print("revocation seen by the other instance after \(ContinuousClock.now - started)")
+            }
+        }
+    }
+
+    @Test("PostgreSQL: a listener that loses its connection reconnects, drops the cache, and hears events again")
+    func listenerReconnects() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        try await withApp(.postgres, configure: { $0.limits.sessionCacheTTL = 60 }) { first in
+            try await withSecondInstance(of: first) { second in
+                let bus = try #require(second.services.bus as? PostgresEventBus)
+                #expect(await eventually { first.services.bus.isConnected && bus.isConnected })
+                let session = try await first.v1.signedUp(email: "re@example.com")
+                _ = try await second.v1.me(session.token)
+                let gaps = NIOLockedValueBox(0)
+                bus.onGap { gaps.withLockedValue { $0 += 1 } }
+
+                // The database ends the listener's connection (as a restart or a failover would).
+                let sql = first.services.database.sql
+                let killed = try await sql.raw("""
+                    SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+                    WHERE query = \(bind: "LISTEN \"\(bus.channel)\";") AND pid <> pg_backend_pid()
+                    """).all()
+                #expect(killed.count == 2, "both instances' listeners")
+                #expect(await eventually { gaps.withLockedValue { $0 } >= 1 && bus.isConnected }, "reconnected, with a gap")
+
+                let revoked = try await first.v1.delete(V1.Sessions.logout.path, token: session.token)
+                #expect(revoked.status == .noContent)
+                #expect(await eventually { (try? await second.v1.get(V1.Accounts.me.path, token: session.token).status) == .unauthorized })
+            }
+        }
+    }
+}

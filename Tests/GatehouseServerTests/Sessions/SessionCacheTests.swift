@@ -1,0 +1,184 @@
+import FluentKit
+import Foundation
+import GatehouseTestSupport
+import GatehouseAPI
+import SQLKit
+import Testing
+@testable import GatehouseServer
+
+/// The in-process session cache: fresh for its TTL, forgotten at once on this instance's own
+/// changes, and never older than the TTL for changes made elsewhere.
+@Suite("Session cache")
+struct SessionCacheTests {
+
+    func session(_ account: UUID) -> AuthenticatedSession {
+        AuthenticatedSession(id: UUID(), accountID: account, expiresAt: Date().addingTimeInterval(3600))
+    }
+
+    func snapshot(_ id: UUID) -> AccountSnapshot {
+        AccountModel(id: id, passwordHash: "x", now: Date()).snapshot
+    }
+
+    @Test("concurrent lookups of one token after it expired share one load")
+    func cache_concurrentMisses_shareOneLoad() async throws {
+        let cache = SessionCache(ttl: 1)
+        let id = UUID()
+        let loads = Counter()
+        let value = (session(id), snapshot(id))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    let found = try await cache.value(tokenHash: "t") {
+                        loads.increment()
+                        try await Task.sleep(for: .milliseconds(50))
+                        return value
+                    }
+                    #expect(found?.session.accountID == id)
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(loads.value == 1)
+        #expect(cache.lookup(tokenHash: "t") != nil, "kept for the TTL")
+    }
+
+    @Test("a lookup racing an invalidation does not store what it read before it")
+    func cache_loadRacingInvalidation_isNotStored() async throws {
+        let cache = SessionCache(ttl: 1)
+        let id = UUID()
+        let found = try await cache.value(tokenHash: "t") {
+            cache.invalidate(accountID: id)  // a logout lands while the lookup is reading
+            return (session(id), snapshot(id))
+        }
+        #expect(found != nil, "the caller still gets its answer")
+        #expect(cache.lookup(tokenHash: "t") == nil, "but the cache does not keep it")
+    }
+
+    @Test("an entry lives for the TTL; invalidating an account drops all of its sessions only")
+    func cache_ttlAndInvalidation() async throws {
+        // setup
+        let cache = SessionCache(ttl: 0.2)
+        let ann = UUID(), bob = UUID()
+        cache.store(tokenHash: "a1", session: session(ann), account: snapshot(ann))
+        cache.store(tokenHash: "a2", session: session(ann), account: snapshot(ann))
+        cache.store(tokenHash: "b1", session: session(bob), account: snapshot(bob))
+
+        // MUT + validate
+        #expect(cache.lookup(tokenHash: "a1") != nil)
+        cache.invalidate(accountID: ann)
+        #expect(cache.lookup(tokenHash: "a1") == nil && cache.lookup(tokenHash: "a2") == nil)
+        #expect(cache.lookup(tokenHash: "b1")?.session.accountID == bob)
+        try await Task.sleep(for: .milliseconds(250))
+        #expect(cache.lookup(tokenHash: "b1") == nil, "older than the TTL")
+    }
+
+    @Test("a TTL of 0 turns the cache off; a full cache makes room instead of growing")
+    func cache_disabledAndBounded() {
+        let off = SessionCache(ttl: 0)
+        let id = UUID()
+        off.store(tokenHash: "t", session: session(id), account: snapshot(id))
+        #expect(off.lookup(tokenHash: "t") == nil)
+
+        let small = SessionCache(ttl: 1, capacity: 3)
+        for i in 0..<10 {
+            let account = UUID()
+            small.store(tokenHash: "t\(i)", session: session(account), account: snapshot(account))
+        }
+        #expect((0..<10).filter { small.lookup(tokenHash: "t\($0)") != nil }.count <= 3)
+        #expect(small.lookup(tokenHash: "t9") != nil, "the newest entry is kept")
+    }
+
+    @Test("a cached read answers what the database holds, without the password hash", arguments: TestEngine.available)
+    func cachedRead_matchesTheDatabase(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: an account with most optional fields set
+            let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann.lee")
+            let db = app.services.database.db
+            let account = try #require(try await AccountModel.find(signup.account.id, on: db))
+            account.phone = "+79123456789"
+            account.phoneVerifiedAt = Date(timeIntervalSince1970: 1_700_000_000)
+            account.middleName = "M"
+            account.birthday = Date(timeIntervalSince1970: 600_000_000)
+            account.fcmToken = "fcm"
+            try await account.update(on: db)
+
+            // MUT: the first read fills the cache, the second is served from it
+            let first = try await app.v1.me(signup.token)
+            let second = try await app.v1.me(signup.token)
+
+            // validate
+            let fresh = try #require(try await AccountModel.find(signup.account.id, on: db))
+            #expect(first == fresh.snapshot.v1Account(publicURL: app.configuration.publicURL))
+            #expect(second == first)
+            #expect(second.middleName == "M" && second.phoneVerified)
+            let hit = try #require(app.services.sessions.cache.lookup(tokenHash: Secrets.sha256Hex(signup.token)))
+            #expect(!String(describing: hit.account).contains(fresh.passwordHash))
+        }
+    }
+
+    @Test("a read after a minute records the session's last use, which the session list shows", arguments: TestEngine.available)
+    func read_afterAMinute_recordsLastUse(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionCacheTTL = 0 }) { app in
+            // setup
+            let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann.lee")
+            let before = try #require(try await app.v1.sessions(signup.token).first)
+
+            // MUT: a read 2 minutes later (the lookup writes last_used_at at most once a minute)
+            app.clock.advance(by: 120)
+            _ = try await app.v1.me(signup.token)
+
+            // validate: written by the raw lookup, read back by Fluent
+            let after = try #require(try await app.v1.sessions(signup.token).first)
+            #expect(after.lastUsedAt.timeIntervalSince(before.lastUsedAt) >= 119)
+            #expect(after.id == before.id)
+        }
+    }
+
+    @Test("a change to the account shows at once in the next read, on /v1 and /api", arguments: TestEngine.available)
+    func ownChange_isReadBackAtOnce(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: the read is cached
+            let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann.lee")
+            #expect(try await app.v1.me(signup.token).firstName == "Ann")
+
+            // MUT
+            let patched = try await app.v1.patch(V1.Accounts.me.path, ProfileUpdate(firstName: "Anna"), token: signup.token)
+            #expect(patched.status == .ok)
+
+            // validate
+            #expect(try await app.v1.me(signup.token).firstName == "Anna")
+            let user = try await app.get(PhoneAccountsAPI.Path.user, headers: [.authorization: "Bearer \(signup.token)"])
+            #expect(user.text.contains("\"firstName\":\"Anna\""))
+        }
+    }
+
+    @Test("a session ended elsewhere (another instance) is refused here once the TTL has passed", arguments: TestEngine.available)
+    func sessionEndedElsewhere_isRefusedWithinTheTTL(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionCacheTTL = 0.3 }) { app in
+            // setup
+            let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann.lee")
+            _ = try await app.v1.me(signup.token)
+
+            // MUT: what another instance's logout does to the shared database
+            try await app.services.database.sql.raw("DELETE FROM sessions").run()
+
+            // validate: served from memory for at most the TTL, then refused
+            let started = ContinuousClock.now
+            var status = try await app.v1.get(V1.Accounts.me.path, token: signup.token).status
+            while status == .ok && ContinuousClock.now - started < .seconds(2) {
+                try await Task.sleep(for: .milliseconds(20))
+                status = try await app.v1.get(V1.Accounts.me.path, token: signup.token).status
+            }
+            #expect(status == .unauthorized)
+            #expect(ContinuousClock.now - started < .milliseconds(600), "refused within the TTL (0.3 s), with scheduling slack")
+        }
+    }
+}
+
+/// A thread-safe count for tests.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
+}
