@@ -17,9 +17,10 @@ public final class GatehouseClient: Sendable {
     public let baseURL: URL
     /// Where the session is kept between launches.
     public let sessionStore: any SessionStore
-    private let transport: any HTTPTransport
-    private let language: String?
-    private let now: @Sendable () -> Date
+    // Internal: the module's other clients (the phone API's, with its own wire format) send through these too.
+    let transport: any HTTPTransport
+    let language: String?
+    let now: @Sendable () -> Date
     private let lastProblemBox = ProblemBox()
 
     /// Creates a client core.

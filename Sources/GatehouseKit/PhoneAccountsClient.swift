@@ -12,13 +12,16 @@ import FoundationNetworking
 /// ``logout()`` and any 401 clear it, ``restoreSession()`` brings it back on launch only if it
 /// has not expired.
 public final class PhoneAccountsClient: Sendable {
+    /// The core it shares with the other clients: base URL, transport, session store, language.
+    /// The phone API has its own wire format (forms, its own errors), so only these are shared.
+    public let core: GatehouseClient
     /// The server's base URL, e.g. `https://id.example.com`.
-    public let baseURL: URL
+    public var baseURL: URL { core.baseURL }
     /// Where the session is kept between launches.
-    public let sessionStore: any SessionStore
-    private let transport: any HTTPTransport
-    private let language: String?
-    private let now: @Sendable () -> Date
+    public var sessionStore: any SessionStore { core.sessionStore }
+    private var transport: any HTTPTransport { core.transport }
+    private var language: String? { core.language }
+    private func now() -> Date { core.now() }
 
     /// Creates a client.
     /// - Parameters:
@@ -29,30 +32,29 @@ public final class PhoneAccountsClient: Sendable {
     ///     language; when nil, `ru` on a Russian device and `en` otherwise, as ``Localizer/device``
     ///     of the screens chooses.
     ///   - now: the clock used to decide whether a stored session has expired.
-    public init(
+    public convenience init(
         baseURL: URL,
         sessionStore: any SessionStore = InMemorySessionStore(),
         transport: any HTTPTransport = URLSessionTransport(),
         language: String? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.baseURL = baseURL
-        self.sessionStore = sessionStore
-        self.transport = transport
-        self.language = language ?? defaultLanguage()
-        self.now = now
+        self.init(core: GatehouseClient(baseURL: baseURL, sessionStore: sessionStore, transport: transport, language: language, now: now))
+    }
+
+    /// Creates a client on a shared core.
+    public init(core: GatehouseClient) {
+        self.core = core
     }
 
     // MARK: Session
 
     /// The current session, if one is stored and still valid.
-    public var session: GatehouseSession? { sessionStore.validSession(at: now()) }
+    public var session: GatehouseSession? { core.session }
 
     /// Call on launch: returns the stored session if it has not expired, and forgets an expired one.
     @discardableResult
-    public func restoreSession() -> GatehouseSession? {
-        sessionStore.restoreValid(at: now())
-    }
+    public func restoreSession() -> GatehouseSession? { core.restoreSession() }
 
     // MARK: Endpoints
 
