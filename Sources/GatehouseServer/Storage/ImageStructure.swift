@@ -5,7 +5,7 @@ import Foundation
 /// alone lets "a PNG header followed by HTML" through, which a browser told the wrong type may
 /// render as a page (docs/security.md, "Uploads").
 enum ImageStructure {
-    static func isComplete(_ data: Data, format: AvatarService.AvatarFormat) -> Bool {
+    static func isComplete(_ data: Data, format: ImageFormat) -> Bool {
         let bytes = [UInt8](data)
         switch format {
         case .png: return png(bytes)
