@@ -496,11 +496,18 @@ struct SlowClientTests {
     func connectionsPerAddress_areCapped() async throws {
         try await withApp(.sqlite, configure: { $0.http.maxConnectionsPerAddress = 3 }) { app in
             let port = try #require(app.client.port)
+            // From an address of their own (the harness's client holds a connection from 127.0.0.1), and
+            // each answered once before the next: a connection the client has opened may not be counted
+            // yet, and on a loaded machine a later one could be counted first.
             var held: [RawConnection] = []
-            for _ in 0..<3 { held.append(try await RawConnection.open(port: port)) }
-            try await held[0].send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            for _ in 0..<3 {
+                let connection = try await RawConnection.open(port: port, from: "127.0.0.2")
+                try await connection.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await eventually { connection.text.hasPrefix("HTTP/1.1 200") }, "connection \(held.count): \(connection.text)")
+                held.append(connection)
+            }
 
-            let extra = try await RawConnection.open(port: port)
+            let extra = try await RawConnection.open(port: port, from: "127.0.0.2")
             #expect(await extra.closedByServer(within: .seconds(5)))
             #expect(extra.text.hasPrefix("HTTP/1.1 503"), "\(extra.text)")
 
@@ -508,7 +515,7 @@ struct SlowClientTests {
             // the close is up to the machine's load: a new connection is tried until one is admitted.)
             await held[1].close()
             let admitted = await eventually(within: .seconds(10)) {
-                guard let next = try? await RawConnection.open(port: port) else { return false }
+                guard let next = try? await RawConnection.open(port: port, from: "127.0.0.2") else { return false }
                 try? await next.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 _ = await next.closedByServer(within: .seconds(5))
                 return next.text.hasPrefix("HTTP/1.1 200")

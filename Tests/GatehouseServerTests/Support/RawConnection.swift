@@ -10,10 +10,14 @@ struct RawConnection: Sendable {
     private let received: NIOLockedValueBox<String>
     private let receivedBytes: NIOLockedValueBox<[UInt8]>
 
-    static func open(port: Int) async throws -> RawConnection {
+    /// `source`: another loopback address to connect from (Linux routes all of 127/8 to the
+    /// loopback), for tests that count connections per client address apart from the harness's own.
+    static func open(port: Int, from source: String? = nil) async throws -> RawConnection {
         let received = NIOLockedValueBox("")
         let bytes = NIOLockedValueBox<[UInt8]>([])
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
+        let channel = try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(Collector(received: received, bytes: bytes))
