@@ -60,12 +60,11 @@ struct PhoneAccountsClientTests {
     @Test("cancelling the task ends a stalled request at once with CancellationError")
     func cancellation() async throws {
         let client = PhoneAccountsClient(baseURL: URL(string: "http://127.0.0.1:9")!, transport: StalledTransport())
-        let started = ContinuousClock.now
         let task = Task { try await client.sendRegistrationCode(phone: "+79000000001") }
         try await Task.sleep(nanoseconds: 50_000_000)
         task.cancel()
+        // Not a timing check: uncancelled, the stalled transport ends after a minute with another error.
         let result = await task.result
-        #expect(ContinuousClock.now - started < .seconds(5))
         guard case .failure(let error) = result else { Issue.record("a cancelled request cannot succeed"); return }
         #expect(error is CancellationError, "\(error)")
     }

@@ -231,7 +231,8 @@ struct SMTPClientTests {
             try await Self.client(server, security: .none, timeout: .seconds(1)).send(Self.message())
         }
         #expect(error == .timeout)
-        #expect(clock.now - start < .seconds(5))
+        // The configured second, not the 30 s default (the bound leaves a loaded machine its slack).
+        #expect(clock.now - start < .seconds(20))
     }
 
     // 6
@@ -252,7 +253,8 @@ struct SMTPClientTests {
             return
         }
         #expect(error?.isPermanent == false)
-        #expect(clock.now - start < .seconds(5))
+        // Refused at once, not after the 30 s connect timeout (the bound leaves a loaded machine its slack).
+        #expect(clock.now - start < .seconds(20))
     }
 
     @Test("server down (connectionFailed), then back on the same port: delivered")
