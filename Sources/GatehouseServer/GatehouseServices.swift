@@ -30,6 +30,9 @@ final class GatehouseServices: Sendable {
     let blobCollector: BlobCollector
 
     init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
+        // Before any service makes its counters and gauges: one made earlier reports to nowhere
+        // (the outbox's were, in every production process, until a parallel test run showed it).
+        GatehouseMetrics.bootstrapOnce()
         self.configuration = configuration
         self.dependencies = dependencies
         self.logger = logger

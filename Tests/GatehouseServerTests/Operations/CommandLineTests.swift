@@ -69,6 +69,16 @@ struct CommandLineTests {
         request.httpBody = Data("phone=%2B79123456789".utf8)
         let (_, smsResponse) = try await URLSession.shared.data(for: request)
         #expect((smsResponse as? HTTPURLResponse)?.statusCode == 200)
+        // The outbox's own metrics reach /metrics in a real process (they were made before the metrics
+        // system was set up, and went nowhere): the code's delivery is counted.
+        var delivered = false
+        for _ in 0..<200 where !delivered {
+            if let (data, _) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!) {
+                delivered = String(decoding: data, as: UTF8.self).contains("gatehouse_outbox_delivered_total")
+            }
+            if !delivered { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(delivered, "gatehouse_outbox_delivered_total in /metrics")
 
         // MUT
         process.interrupt()  // SIGINT, as Ctrl-C; SIGTERM is handled the same way
