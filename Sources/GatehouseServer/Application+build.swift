@@ -25,7 +25,10 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
     let configuration = services.configuration
     let router = makeRouter(services: services)
     let webSockets = WebSocketHost(
-        endpoints: [CustomerGatewayEndpoint(login: services.login, configuration: configuration, logger: services.logger)],
+        endpoints: [
+            CustomerGatewayEndpoint(login: services.login, configuration: configuration, logger: services.logger),
+            RealtimeEndpoint(hub: services.realtime, settings: configuration.messenger),
+        ],
         shutdownGrace: .seconds(configuration.http.shutdownGrace)
     )
     // Behind a load balancer every connection comes from its address: no per-address cap then.
@@ -86,6 +89,8 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     AccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
                        email: services.email, avatars: services.avatars, configuration: configuration).addRoutes(to: v1)
     SessionsController(login: services.login, sessions: services.sessions, configuration: configuration).addRoutes(to: v1)
+    MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
+                        attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     if configuration.environment == .development {
         DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }

@@ -28,6 +28,13 @@ final class GatehouseServices: Sendable {
     let bus: any EventBus
     let blobs: any BlobStore
     let blobCollector: BlobCollector
+    /// The messenger's services, on one shared core (docs/messenger.md).
+    let people: PeopleService
+    let friends: FriendsService
+    let chats: ChatsService
+    let messages: MessagesService
+    let attachments: AttachmentService
+    let realtime: RealtimeHub
 
     init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -95,6 +102,22 @@ final class GatehouseServices: Sendable {
         self.email = EmailService(core: core)
         self.avatars = AvatarService(core: core)
 
+        let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention)
+        let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)
+        database.databases.middleware.use(PeopleIndexUpkeep(events: eventLog, people: personLoader))
+        let messenger = MessengerCore(
+            database: database, clock: clock, settings: configuration.messenger, publicURL: configuration.publicURL,
+            rateLimiter: rateLimiter, blobs: blobs, events: eventLog, people: personLoader,
+            reader: MessageReader(publicURL: configuration.publicURL)
+        )
+        self.people = PeopleService(core: messenger)
+        self.friends = FriendsService(core: messenger)
+        self.chats = ChatsService(core: messenger)
+        self.messages = MessagesService(core: messenger)
+        let attachments = AttachmentService(core: messenger)
+        self.attachments = attachments
+        self.realtime = RealtimeHub(log: eventLog, sessions: sessions, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
+
         let dev = DevDeliveryChannel(logger: logger)
         let smsChannel: any DeliveryChannel
         switch configuration.delivery.smsChannel {
@@ -120,10 +143,12 @@ final class GatehouseServices: Sendable {
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
-            maintenance: { [sessions, verification, rateLimiter, blobCollector] in
+            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
                 try await rateLimiter.purgeExpired()
+                try await eventLog.purgeExpired()
+                try await attachments.purgeUnsent()
                 try await blobCollector.runIfDue()
             }
         )

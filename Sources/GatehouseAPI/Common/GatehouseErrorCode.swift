@@ -56,6 +56,27 @@ extension GatehouseErrorCode {
     // Sessions
     public static let unauthorized: Self = "unauthorized"
     public static let sessionNotFound: Self = "session_not_found"
+    // Messenger
+    public static let personNotFound: Self = "person_not_found"
+    public static let requestNotFound: Self = "request_not_found"
+    public static let chatNotFound: Self = "chat_not_found"
+    public static let messageNotFound: Self = "message_not_found"
+    public static let attachmentNotFound: Self = "attachment_not_found"
+    /// Only an account with a tag is a person: the messenger needs one.
+    public static let tagRequired: Self = "tag_required"
+    /// The person takes messages from friends only.
+    public static let messagingNotAllowed: Self = "messaging_not_allowed"
+    public static let notYourself: Self = "not_yourself"
+    public static let notFriends: Self = "not_friends"
+    public static let emptyMessage: Self = "empty_message"
+    public static let invalidText: Self = "invalid_text"
+    public static let tooManyAttachments: Self = "too_many_attachments"
+    public static let notMessageAuthor: Self = "not_message_author"
+    public static let editWindowClosed: Self = "edit_window_closed"
+    public static let messageDeleted: Self = "message_deleted"
+    /// A `clientMessageId` already used for a message in another chat.
+    public static let clientMessageIdReused: Self = "client_message_id_reused"
+    public static let rangeNotSatisfiable: Self = "range_not_satisfiable"
     // Delivery
     public static let deliveryFailed: Self = "delivery_failed"
     // Server

@@ -97,6 +97,7 @@ public struct GatehouseConfiguration: Sendable {
     public var delivery = Delivery()
     public var gateway = Gateway()
     public var limits = Limits()
+    public var messenger = Messenger()
     public var passwords = PasswordPolicy()
     public var defaultCountryCode: String = "7"
 
@@ -160,6 +161,40 @@ public struct GatehouseConfiguration: Sendable {
         public var maxInFlightPerConnection: Int = 64
         /// Failed logins one connection may make before it is refused further attempts.
         public var failuresPerConnection: Int = 10
+        public init() {}
+    }
+
+    /// The messenger (docs/messenger.md, "Limits").
+    public struct Messenger: Sendable {
+        /// Longest message text, in characters.
+        public var maxTextLength: Int = 4_096
+        /// How long after sending its author may edit a message.
+        public var editWindow: TimeInterval = 48 * 3_600
+        /// Messages (sent or forwarded copies) one account may send per minute.
+        public var messagesPerMinute: Int = 120
+        /// Friend requests one account may send per day.
+        public var friendRequestsPerDay: Int = 100
+        /// Largest attachment, in bytes.
+        public var attachmentMaxBytes: Int = 20 * 1_048_576
+        /// Attachments on one message.
+        public var attachmentsPerMessage: Int = 10
+        /// Attachments one account may upload per hour.
+        public var uploadsPerHour: Int = 200
+        /// Chats one forward may go to.
+        public var forwardMaxChats: Int = 20
+        /// Items per page when the request does not say, and the most it may ask for.
+        public var pageSize: Int = 50
+        public var maxPageSize: Int = 200
+        /// How long events are kept for clients to resume from (older: `resync`).
+        public var eventRetention: TimeInterval = 7 * 86_400
+        /// Realtime sockets (`/v1/realtime`) this instance serves at once.
+        public var realtimeMaxConnections: Int = 100_000
+        /// Ping period of a realtime socket; a peer that does not answer is disconnected.
+        public var realtimePingInterval: Duration = .seconds(30)
+        /// A realtime socket sends nothing to the server normally: it is closed after this long without a frame from the client.
+        public var realtimeIdleTimeout: Duration = .seconds(86_400)
+        /// Time a client without an `Authorization` header has to send its `auth` frame.
+        public var realtimeAuthTimeout: Duration = .seconds(10)
         public init() {}
     }
 
@@ -350,6 +385,25 @@ extension GatehouseConfiguration {
         c.gateway.maxConnections = try reader.int("GATEHOUSE_WS_MAX_CONNECTIONS", default: c.gateway.maxConnections, range: 1...10_000_000)
         c.gateway.maxInFlightPerConnection = try reader.int("GATEHOUSE_WS_MAX_IN_FLIGHT", default: c.gateway.maxInFlightPerConnection, range: 1...10_000)
         c.gateway.failuresPerConnection = try reader.int("GATEHOUSE_WS_FAILURES_PER_CONNECTION", default: c.gateway.failuresPerConnection, range: 1...10_000)
+
+        // Messenger
+        var m = c.messenger
+        m.maxTextLength = try reader.int("GATEHOUSE_MESSENGER_MAX_TEXT_LENGTH", default: m.maxTextLength, range: 1...65_536)
+        m.editWindow = try reader.seconds("GATEHOUSE_MESSENGER_EDIT_WINDOW_SECONDS", default: m.editWindow, range: 0...31_536_000)
+        m.messagesPerMinute = try reader.int("GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE", default: m.messagesPerMinute, range: 1...1_000_000)
+        m.friendRequestsPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_DAY", default: m.friendRequestsPerDay, range: 1...1_000_000)
+        m.attachmentMaxBytes = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENT_MAX_BYTES", default: m.attachmentMaxBytes, range: 1_024...1_073_741_824)
+        m.attachmentsPerMessage = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENTS_PER_MESSAGE", default: m.attachmentsPerMessage, range: 0...100)
+        m.uploadsPerHour = try reader.int("GATEHOUSE_MESSENGER_UPLOADS_PER_HOUR", default: m.uploadsPerHour, range: 1...1_000_000)
+        m.forwardMaxChats = try reader.int("GATEHOUSE_MESSENGER_FORWARD_MAX_CHATS", default: m.forwardMaxChats, range: 1...1_000)
+        m.pageSize = try reader.int("GATEHOUSE_MESSENGER_PAGE_SIZE", default: m.pageSize, range: 1...1_000)
+        m.maxPageSize = try reader.int("GATEHOUSE_MESSENGER_MAX_PAGE_SIZE", default: max(m.maxPageSize, m.pageSize), range: m.pageSize...10_000)
+        m.eventRetention = try reader.seconds("GATEHOUSE_MESSENGER_EVENT_RETENTION_SECONDS", default: m.eventRetention, range: 60...31_536_000)
+        m.realtimeMaxConnections = try reader.int("GATEHOUSE_REALTIME_MAX_CONNECTIONS", default: m.realtimeMaxConnections, range: 1...10_000_000)
+        m.realtimePingInterval = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_PING_SECONDS", default: 30, range: 1...3600) * 1000))
+        m.realtimeIdleTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_IDLE_TIMEOUT_SECONDS", default: 86_400, range: 1...604_800) * 1000))
+        m.realtimeAuthTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_AUTH_TIMEOUT_SECONDS", default: 10, range: 0.1...600) * 1000))
+        c.messenger = m
 
         // Limits
         var l = c.limits

@@ -7,6 +7,8 @@ struct GatehouseError: Error, Sendable, CustomStringConvertible {
         case invalidInput
         case conflict
         case unauthorized
+        /// Visible, but not for this account to do (403): only where the thing itself is no secret.
+        case forbidden
         case notFound
         /// A body over its limit: 413 where the surface speaks HTTP fully.
         case payloadTooLarge
@@ -55,6 +57,9 @@ struct GatehouseError: Error, Sendable, CustomStringConvertible {
     }
     static func bodyTooLarge(_ limit: Int) -> GatehouseError {
         GatehouseError(.payloadTooLarge, .bodyTooLarge, LocalizedText("error.bodyTooLarge", [String(limit)]))
+    }
+    static func notFound(_ code: GatehouseErrorCode, _ key: String, field: String? = nil) -> GatehouseError {
+        GatehouseError(.notFound, code, LocalizedText(key), field: field)
     }
     static let unauthorized = GatehouseError(.unauthorized, .unauthorized, LocalizedText("error.unauthorized"))
     static let invalidCredentials = GatehouseError(.invalidInput, .invalidCredentials, LocalizedText("error.invalidCredentials"))

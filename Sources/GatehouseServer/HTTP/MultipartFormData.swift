@@ -7,15 +7,31 @@ import NIOCore
 enum MultipartFormData {
     struct Malformed: Error {}
 
+    /// One part: its name, its file name (for a file part) and type, and its bytes.
+    struct Part {
+        var name: String
+        var fileName: String?
+        var contentType: String?
+        var body: ArraySlice<UInt8>
+    }
+
     /// The text fields, in order; file parts are skipped. Throws `Malformed` for anything that
     /// is not well-formed multipart with UTF-8 headers and values.
     static func fields(_ buffer: ByteBuffer, boundary: String) throws -> [(String, String)] {
-        let bytes = Array(buffer.readableBytesView)
+        try parts(Array(buffer.readableBytesView), boundary: boundary).compactMap { part in
+            guard part.fileName == nil else { return nil }
+            guard let value = String(validating: part.body, as: UTF8.self) else { throw Malformed() }
+            return (part.name, value)
+        }
+    }
+
+    /// Every named part, in order.
+    static func parts(_ bytes: [UInt8], boundary: String) throws -> [Part] {
         let delimiter = Array("--\(boundary)".utf8)
         guard !boundary.isEmpty, boundary.utf8.count <= 200 else { throw Malformed() }
         let positions = occurrences(of: delimiter, in: bytes)
         guard positions.count >= 2 else { throw Malformed() }
-        var fields: [(String, String)] = []
+        var parts: [Part] = []
         for (index, position) in positions.enumerated().dropLast() {
             var start = position + delimiter.count
             if bytes.starts(with: [0x2D, 0x2D], at: start) { throw Malformed() }   // "--" before the last part
@@ -38,27 +54,34 @@ enum MultipartFormData {
             }
             guard let headers = String(validating: bytes[start..<headerEnd], as: UTF8.self) else { throw Malformed() }
             var name: String?
-            var isFile = false
+            var fileName: String?
+            var contentType: String?
             for line in headers.split(separator: "\r\n", omittingEmptySubsequences: true) {
                 guard let colon = line.firstIndex(of: ":") else { throw Malformed() }
-                guard line[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == "content-disposition" else { continue }
-                for item in line[line.index(after: colon)...].split(separator: ";") {
+                let header = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                if header == "content-type" { contentType = value; continue }
+                guard header == "content-disposition" else { continue }
+                for item in value.split(separator: ";") {
                     let pair = item.trimmingCharacters(in: .whitespaces)
                     let lower = pair.lowercased()
                     if lower.hasPrefix("name=") {
                         name = String(pair.dropFirst(5)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                    } else if lower.hasPrefix("filename=") || lower.hasPrefix("filename*=") {
-                        isFile = true
+                    } else if lower.hasPrefix("filename=") {
+                        fileName = String(pair.dropFirst(9)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                    } else if lower.hasPrefix("filename*=") {
+                        // RFC 5987: charset'language'percent-encoded
+                        let encoded = String(pair.dropFirst(10)).split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false).last.map(String.init) ?? ""
+                        fileName = encoded.removingPercentEncoding ?? encoded
                     }
                 }
             }
-            guard let name, !isFile else { continue }
-            guard let value = String(validating: bytes[bodyStart..<end], as: UTF8.self) else { throw Malformed() }
-            fields.append((name, value))
+            guard let name else { continue }
+            parts.append(Part(name: name, fileName: fileName, contentType: contentType, body: bytes[bodyStart..<end]))
         }
         // The last delimiter closes the body.
         guard let last = positions.last, bytes.starts(with: [0x2D, 0x2D], at: last + delimiter.count) else { throw Malformed() }
-        return fields
+        return parts
     }
 
     private static func occurrences(of needle: [UInt8], in bytes: [UInt8], from start: Int = 0, upTo end: Int? = nil) -> [Int] {

@@ -35,6 +35,8 @@ protocol EventBus: Sendable {
     /// Publishes an event. With `db` a transaction, PostgreSQL delivers it when that transaction
     /// commits and never if it rolls back; without, at once.
     func publish(_ event: BusEvent, on db: (any Database)?) async throws
+    /// Publishes several events in order, as one write where the engine allows.
+    func publish(_ events: [BusEvent], on db: (any Database)?) async throws
     /// Calls `handler` for each event of `topic` (of `account`, or of every account when nil)
     /// until the subscription is cancelled.
     func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription
@@ -47,6 +49,11 @@ protocol EventBus: Sendable {
 
 extension EventBus {
     func publish(_ event: BusEvent) async throws { try await publish(event, on: nil) }
+
+    /// Publishes several events, in order (PostgreSQL: in one statement).
+    func publish(_ events: [BusEvent], on db: (any Database)?) async throws {
+        for event in events { try await publish(event, on: db) }
+    }
 }
 
 enum EventBusError: Error, Equatable {

@@ -42,6 +42,13 @@ final class PostgresEventBus: EventBus, Service {
         try await sql.raw("SELECT pg_notify(\(bind: channel), \(bind: payload))").run()
     }
 
+    func publish(_ events: [BusEvent], on db: (any Database)?) async throws {
+        guard !events.isEmpty else { return }
+        let calls = try events.map { event -> SQLQueryString in "pg_notify(\(bind: channel), \(bind: try EventBusLimits.encode(event)))" }
+        let sql = (db ?? database.db) as! any SQLDatabase
+        try await sql.raw("SELECT \(calls.joined(separator: ", "))").run()
+    }
+
     func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription {
         subscribers.subscribe(topic: topic, account: account, handler)
     }

@@ -115,6 +115,13 @@ struct SessionService: Sendable {
         return !ended.isEmpty
     }
 
+    /// Whether the session still exists and has not expired (read from the database, not the cache).
+    func isLive(sessionID: UUID) async throws -> Bool {
+        guard let expires = try await database.sql.raw("SELECT expires_at FROM sessions WHERE id = \(bind: sessionID)")
+            .first(decodingColumn: "expires_at", as: Date.self) else { return false }
+        return expires > clock.now()
+    }
+
     /// When a session was opened (with a password or a code), or nil for none.
     func openedAt(sessionID: UUID?) async throws -> Date? {
         guard let sessionID else { return nil }

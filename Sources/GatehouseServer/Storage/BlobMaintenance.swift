@@ -9,6 +9,7 @@ import SQLKit
 enum BlobReferences {
     static let columns: [(table: String, column: String)] = [
         ("avatar_images", "blob_key"),
+        ("attachments", "blob_key"),
     ]
 
     static func isReferenced(_ key: BlobKey, on sql: any SQLDatabase) async throws -> Bool {

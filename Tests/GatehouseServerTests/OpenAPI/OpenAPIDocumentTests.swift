@@ -49,7 +49,7 @@ struct OpenAPIDocumentTests {
     func declaredEndpoints_matchRouterAndDocument() async throws {
         try await withApp(.sqlite) { app in
             // setup
-            let declared = V1.Accounts.all + V1.Sessions.all
+            let declared = V1.Accounts.all + V1.Sessions.all + V1.Messenger.all
             let document = try #require(OpenAPIDocument.value["paths"])
             // MUT
             let routes = Set(makeRouter(services: app.services).routes
@@ -79,6 +79,13 @@ struct OpenAPIDocumentTests {
         "PhoneVerificationRequest": PhoneVerificationRequest.self, "PhoneCodeVerification": CodeVerification.self,
         "PhoneRegisterResponse": PhoneRegisterResponse.self, "PhoneLoginResponse": PhoneLoginResponse.self,
         "PhonePartnerZone": PhonePartnerZone.self, "PhoneUser": PhoneUser.self,
+        "Person": Person.self, "PeoplePage": PeoplePage.self, "FriendsOverview": FriendsOverview.self, "PersonReference": PersonReference.self,
+        "PrivacySettings": PrivacySettings.self, "PrivacyUpdate": PrivacyUpdate.self, "Attachment": GatehouseAPI.Attachment.self,
+        "ReplyPreview": ReplyPreview.self, "ForwardOrigin": ForwardOrigin.self, "Message": Message.self, "MessagePage": MessagePage.self,
+        "SendMessage": SendMessage.self, "EditMessage": EditMessage.self, "ForwardRequest": ForwardRequest.self, "ForwardResult": ForwardResult.self,
+        "Chat": Chat.self, "ChatPage": ChatPage.self, "ChatUpdate": ChatUpdate.self, "ReadMark": ReadMark.self, "ReadState": ReadState.self,
+        "ChatAttachment": ChatAttachment.self, "ChatAttachmentPage": ChatAttachmentPage.self, "MessageDeletion": MessageDeletion.self,
+        "ChatDeletion": ChatDeletion.self, "FriendRemoval": FriendRemoval.self,
     ]
     /// Schemas that document a narrower use of a wire type: their properties must be among its keys.
     static let narrowed: [String: any Decodable.Type] = ["EmailCodeVerification": CodeVerification.self]

@@ -14,6 +14,7 @@ enum GatehouseMigrations {
             M006CreateAvatars(),
             M007NormalizeUsernameKeys(),
             M008CreateAvatarImages(),
+            M009CreateMessenger(),
         ]
     }
 }

@@ -42,6 +42,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case .invalidInput: status = .badRequest
         case .conflict: status = .conflict
         case .notFound: status = .notFound
+        case .forbidden: status = .forbidden
         case .payloadTooLarge: status = .contentTooLarge
         case .unsupportedMediaType: status = .unsupportedMediaType
         case .unavailable: status = .serviceUnavailable

@@ -1,0 +1,311 @@
+import Foundation
+
+// The bodies of `/v1`'s messenger: people, friends, chats, messages, attachments, privacy and
+// the realtime events (docs/messenger.md).
+
+/// How I stand with a person.
+public enum PersonRelation: String, Codable, Sendable, CaseIterable {
+    /// Nothing between us.
+    case none
+    /// We are friends.
+    case friend
+    /// They asked to be my friend; I have not answered.
+    case incoming
+    /// I asked to be their friend; they have not answered.
+    case outgoing
+}
+
+/// A person: an account with a tag, as another account sees it.
+public struct Person: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var firstName: String?
+    public var lastName: String?
+    public var tag: String
+    /// Absolute URL of the avatar image, if any.
+    public var avatarUrl: String?
+    public var relation: PersonRelation
+    /// The pending friend request between us (`incoming` or `outgoing`), to accept, decline or cancel.
+    public var requestId: UUID?
+    /// Our direct chat, once one exists.
+    public var chatId: UUID?
+    public init(id: UUID, firstName: String?, lastName: String?, tag: String, avatarUrl: String?, relation: PersonRelation, requestId: UUID?, chatId: UUID?) {
+        self.id = id
+        self.firstName = firstName
+        self.lastName = lastName
+        self.tag = tag
+        self.avatarUrl = avatarUrl
+        self.relation = relation
+        self.requestId = requestId
+        self.chatId = chatId
+    }
+}
+
+/// One page of people; `nextCursor` fetches the next (absent on the last page).
+public struct PeoplePage: Codable, Sendable, Equatable {
+    public var items: [Person]
+    public var nextCursor: String?
+    public init(items: [Person], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}
+
+/// `GET /v1/friends`: the friends screen's three sections.
+public struct FriendsOverview: Codable, Sendable, Equatable {
+    public var friends: [Person]
+    /// Requests to me, newest first.
+    public var incoming: [Person]
+    /// My requests, newest first.
+    public var outgoing: [Person]
+    public init(friends: [Person], incoming: [Person], outgoing: [Person]) {
+        self.friends = friends
+        self.incoming = incoming
+        self.outgoing = outgoing
+    }
+}
+
+/// `POST /v1/friends/requests` and `POST /v1/chats`: whom.
+public struct PersonReference: Codable, Sendable, Equatable {
+    public var personId: UUID
+    public init(personId: UUID) { self.personId = personId }
+}
+
+/// Who may start a chat with me or write to me.
+public enum MessagingAudience: String, Codable, Sendable, CaseIterable {
+    case everyone, friends
+}
+
+/// `GET/PATCH /v1/me/privacy`.
+public struct PrivacySettings: Codable, Sendable, Equatable {
+    public var whoCanMessageMe: MessagingAudience
+    public init(whoCanMessageMe: MessagingAudience) { self.whoCanMessageMe = whoCanMessageMe }
+}
+
+/// `PATCH /v1/me/privacy`: what to change (absent members stay).
+public struct PrivacyUpdate: Codable, Sendable, Equatable {
+    public var whoCanMessageMe: MessagingAudience?
+    public init(whoCanMessageMe: MessagingAudience? = nil) { self.whoCanMessageMe = whoCanMessageMe }
+}
+
+/// An uploaded file or image.
+public struct Attachment: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable, CaseIterable { case image, file }
+    public var id: UUID
+    /// `image` when the bytes are a JPEG, PNG, GIF or WebP image (by their magic bytes), else `file`.
+    public var kind: Kind
+    public var contentType: String
+    public var fileName: String
+    public var size: Int
+    /// Absolute URL of the bytes (`GET /v1/attachments/{id}`, bearer token).
+    public var url: String
+    public init(id: UUID, kind: Kind, contentType: String, fileName: String, size: Int, url: String) {
+        self.id = id
+        self.kind = kind
+        self.contentType = contentType
+        self.fileName = fileName
+        self.size = size
+        self.url = url
+    }
+}
+
+/// The message a reply quotes, as it was when quoted.
+public struct ReplyPreview: Codable, Sendable, Equatable {
+    public var messageId: UUID
+    public var authorId: UUID
+    /// The first 200 characters of the quoted text; absent once the original is deleted for everyone.
+    public var excerpt: String?
+    /// The original was deleted for everyone (the reply shows a stub).
+    public var deleted: Bool
+    public init(messageId: UUID, authorId: UUID, excerpt: String?, deleted: Bool) {
+        self.messageId = messageId
+        self.authorId = authorId
+        self.excerpt = excerpt
+        self.deleted = deleted
+    }
+}
+
+/// Where a forwarded message came from.
+public struct ForwardOrigin: Codable, Sendable, Equatable {
+    public var authorId: UUID
+    /// When the original was sent.
+    public var sentAt: Date
+    public init(authorId: UUID, sentAt: Date) {
+        self.authorId = authorId
+        self.sentAt = sentAt
+    }
+}
+
+/// One message. A message deleted for everyone stays in the history as a tombstone: `deleted`
+/// true, no text, no attachments.
+public struct Message: Codable, Sendable, Equatable {
+    /// Time-ordered (UUIDv7): sorting by id is sorting by sending order.
+    public var id: UUID
+    public var chatId: UUID
+    public var authorId: UUID
+    public var text: String
+    public var createdAt: Date
+    public var editedAt: Date?
+    public var deleted: Bool
+    public var replyTo: ReplyPreview?
+    public var forwardedFrom: ForwardOrigin?
+    public var attachments: [Attachment]
+    /// The sender's own id for the message (only in answers and events to the author).
+    public var clientMessageId: String?
+    public init(id: UUID, chatId: UUID, authorId: UUID, text: String, createdAt: Date, editedAt: Date?, deleted: Bool,
+                replyTo: ReplyPreview?, forwardedFrom: ForwardOrigin?, attachments: [Attachment], clientMessageId: String?) {
+        self.id = id
+        self.chatId = chatId
+        self.authorId = authorId
+        self.text = text
+        self.createdAt = createdAt
+        self.editedAt = editedAt
+        self.deleted = deleted
+        self.replyTo = replyTo
+        self.forwardedFrom = forwardedFrom
+        self.attachments = attachments
+        self.clientMessageId = clientMessageId
+    }
+}
+
+/// A page of a chat's history, oldest first.
+public struct MessagePage: Codable, Sendable, Equatable {
+    public var items: [Message]
+    /// Older messages exist (fetch with `before` = the first item's id).
+    public var hasMoreBefore: Bool
+    /// Newer messages exist (fetch with `after` = the last item's id).
+    public var hasMoreAfter: Bool
+    public init(items: [Message], hasMoreBefore: Bool, hasMoreAfter: Bool) {
+        self.items = items
+        self.hasMoreBefore = hasMoreBefore
+        self.hasMoreAfter = hasMoreAfter
+    }
+}
+
+/// `POST /v1/chats/{id}/messages`.
+public struct SendMessage: Codable, Sendable, Equatable {
+    public var text: String
+    public var replyTo: UUID?
+    public var attachmentIds: [UUID]?
+    /// The client's id for this message (1–64 characters): a retry with the same id answers the
+    /// message already sent instead of sending another.
+    public var clientMessageId: String
+    public init(text: String, replyTo: UUID? = nil, attachmentIds: [UUID]? = nil, clientMessageId: String) {
+        self.text = text
+        self.replyTo = replyTo
+        self.attachmentIds = attachmentIds
+        self.clientMessageId = clientMessageId
+    }
+}
+
+/// `PATCH /v1/messages/{id}`.
+public struct EditMessage: Codable, Sendable, Equatable {
+    public var text: String
+    public init(text: String) { self.text = text }
+}
+
+/// `POST /v1/messages/{id}/forward`.
+public struct ForwardRequest: Codable, Sendable, Equatable {
+    public var chatIds: [UUID]
+    /// Makes a retried forward answer the copies already made (one per chat) instead of new ones.
+    public var clientMessageId: String?
+    public init(chatIds: [UUID], clientMessageId: String? = nil) {
+        self.chatIds = chatIds
+        self.clientMessageId = clientMessageId
+    }
+}
+
+/// The copies a forward made, one per chat, in the order asked.
+public struct ForwardResult: Codable, Sendable, Equatable {
+    public var messages: [Message]
+    public init(messages: [Message]) { self.messages = messages }
+}
+
+/// A chat in my list.
+public struct Chat: Codable, Sendable, Equatable {
+    public var id: UUID
+    /// The other member.
+    public var person: Person
+    /// The newest message I can see, if any.
+    public var lastMessage: Message?
+    /// Messages from the other member after my last read one.
+    public var unreadCount: Int
+    /// `unreadCount > 0`: the list's flag.
+    public var unread: Bool
+    public var lastReadMessageId: UUID?
+    /// The newest of my messages the other member has read (read receipts).
+    public var otherLastReadMessageId: UUID?
+    public var mutedUntil: Date?
+    public init(id: UUID, person: Person, lastMessage: Message?, unreadCount: Int, lastReadMessageId: UUID?,
+                otherLastReadMessageId: UUID?, mutedUntil: Date?) {
+        self.id = id
+        self.person = person
+        self.lastMessage = lastMessage
+        self.unreadCount = unreadCount
+        self.unread = unreadCount > 0
+        self.lastReadMessageId = lastReadMessageId
+        self.otherLastReadMessageId = otherLastReadMessageId
+        self.mutedUntil = mutedUntil
+    }
+}
+
+/// One page of chats, newest activity first.
+public struct ChatPage: Codable, Sendable, Equatable {
+    public var items: [Chat]
+    public var nextCursor: String?
+    public init(items: [Chat], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}
+
+/// `PATCH /v1/chats/{id}`: mute until a time, or unmute with `null`.
+public struct ChatUpdate: Codable, Sendable, Equatable {
+    public var mutedUntil: Date?
+    public init(mutedUntil: Date?) { self.mutedUntil = mutedUntil }
+}
+
+/// `POST /v1/chats/{id}/read`: every message up to this one is read.
+public struct ReadMark: Codable, Sendable, Equatable {
+    public var upTo: UUID
+    public init(upTo: UUID) { self.upTo = upTo }
+}
+
+/// A member's read position in a chat (the answer to a read mark, and the `chat.read` event).
+public struct ReadState: Codable, Sendable, Equatable {
+    public var chatId: UUID
+    /// Whose position this is.
+    public var accountId: UUID
+    public var lastReadMessageId: UUID?
+    /// My unread count after the mark (in the event: for the reader, 0 for the other side's copy).
+    public var unreadCount: Int
+    public init(chatId: UUID, accountId: UUID, lastReadMessageId: UUID?, unreadCount: Int) {
+        self.chatId = chatId
+        self.accountId = accountId
+        self.lastReadMessageId = lastReadMessageId
+        self.unreadCount = unreadCount
+    }
+}
+
+/// An attachment as the chat's profile lists it, with the message that carries it.
+public struct ChatAttachment: Codable, Sendable, Equatable {
+    public var attachment: Attachment
+    public var messageId: UUID
+    public var authorId: UUID
+    public var sentAt: Date
+    public init(attachment: Attachment, messageId: UUID, authorId: UUID, sentAt: Date) {
+        self.attachment = attachment
+        self.messageId = messageId
+        self.authorId = authorId
+        self.sentAt = sentAt
+    }
+}
+
+/// One page of a chat's attachments, newest first.
+public struct ChatAttachmentPage: Codable, Sendable, Equatable {
+    public var items: [ChatAttachment]
+    public var nextCursor: String?
+    public init(items: [ChatAttachment], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+
+extension V1 {
+    /// `GET /v1/realtime`: one WebSocket per device carrying my events in order (docs/messenger.md).
+    ///
+    /// Authenticate with `Authorization: Bearer …` on the upgrade, or, for clients that cannot set
+    /// headers, with a first text frame `{"type":"auth","token":"…"}`. `?since=SEQ` replays what
+    /// came after `SEQ`. The server then sends `{"type":"ready","seq":N}` (N: my newest event),
+    /// the missed events, and every new event as it happens, each as one text frame.
+    public enum Realtime {
+        public static let path = "/v1/realtime"
+
+        /// Close codes beyond RFC 6455's.
+        public enum CloseCode {
+            /// No valid token (in the header, or in the first frame within the auth timeout).
+            public static let unauthorized: UInt16 = 4001
+            /// The session was ended (logout, revoked, password changed) or expired.
+            public static let sessionEnded: UInt16 = 4002
+        }
+    }
+}
+
+/// What a realtime event says happened.
+public enum RealtimeEventKind: String, Codable, Sendable, CaseIterable {
+    case messageCreated = "message.created"
+    case messageUpdated = "message.updated"
+    case messageDeleted = "message.deleted"
+    case chatRead = "chat.read"
+    case chatDeleted = "chat.deleted"
+    case friendRequested = "friend.requested"
+    case friendAccepted = "friend.accepted"
+    case friendRemoved = "friend.removed"
+    case profileUpdated = "profile.updated"
+}
+
+/// `message.deleted`: a message gone for everyone (a tombstone now) or only for me.
+public struct MessageDeletion: Codable, Sendable, Equatable {
+    public enum Scope: String, Codable, Sendable, CaseIterable { case me, everyone }
+    public var chatId: UUID
+    public var messageId: UUID
+    public var scope: Scope
+    public init(chatId: UUID, messageId: UUID, scope: Scope) {
+        self.chatId = chatId
+        self.messageId = messageId
+        self.scope = scope
+    }
+}
+
+/// `chat.deleted`: the chat left my list (deleted on another of my devices).
+public struct ChatDeletion: Codable, Sendable, Equatable {
+    public var chatId: UUID
+    public init(chatId: UUID) { self.chatId = chatId }
+}
+
+/// `friend.removed`: a friendship or a request between us is gone.
+public struct FriendRemoval: Codable, Sendable, Equatable {
+    public enum Reason: String, Codable, Sendable, CaseIterable { case removed, declined, cancelled }
+    public var personId: UUID
+    public var reason: Reason
+    public init(personId: UUID, reason: Reason) {
+        self.personId = personId
+        self.reason = reason
+    }
+}
+
+/// One event of my sequence: `seq` is gap-free and increasing per account, so a client that
+/// saw `seq` N and then N+2 knows it missed one (and reconnects with `?since=N`).
+public struct RealtimeEvent: Sendable, Equatable {
+    public enum Payload: Sendable, Equatable {
+        case message(Message)
+        case deletion(MessageDeletion)
+        case read(ReadState)
+        case chatDeletion(ChatDeletion)
+        case person(Person)
+        case friendRemoval(FriendRemoval)
+    }
+
+    public var seq: Int64
+    public var kind: RealtimeEventKind
+    public var payload: Payload
+    public init(seq: Int64, kind: RealtimeEventKind, payload: Payload) {
+        self.seq = seq
+        self.kind = kind
+        self.payload = payload
+    }
+}
+
+/// One frame of the realtime socket, either way.
+public enum RealtimeFrame: Sendable, Equatable {
+    /// Client → server: the token, for clients that cannot set the header.
+    case auth(token: String)
+    /// Server → client: authenticated; `seq` is my newest event now.
+    case ready(seq: Int64)
+    /// Server → client: one event.
+    case event(RealtimeEvent)
+    /// Server → client: events after `since` are no longer kept: reload, then continue from `seq`.
+    case resync(seq: Int64)
+    /// Server → client: a frame it could not take.
+    case error(code: String, message: String)
+}
+
+extension RealtimeFrame: Codable {
+    private enum Keys: String, CodingKey { case type, seq, data, token, code, message }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        let type = try c.decode(String.self, forKey: .type)
+        switch type {
+        case "auth": self = .auth(token: try c.decode(String.self, forKey: .token))
+        case "ready": self = .ready(seq: try c.decode(Int64.self, forKey: .seq))
+        case "resync": self = .resync(seq: try c.decode(Int64.self, forKey: .seq))
+        case "error": self = .error(code: try c.decode(String.self, forKey: .code), message: try c.decode(String.self, forKey: .message))
+        default:
+            guard let kind = RealtimeEventKind(rawValue: type) else {
+                throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown frame type \(type)")
+            }
+            let seq = try c.decode(Int64.self, forKey: .seq)
+            let payload: RealtimeEvent.Payload
+            switch kind {
+            case .messageCreated, .messageUpdated: payload = .message(try c.decode(Message.self, forKey: .data))
+            case .messageDeleted: payload = .deletion(try c.decode(MessageDeletion.self, forKey: .data))
+            case .chatRead: payload = .read(try c.decode(ReadState.self, forKey: .data))
+            case .chatDeleted: payload = .chatDeletion(try c.decode(ChatDeletion.self, forKey: .data))
+            case .friendRequested, .friendAccepted, .profileUpdated: payload = .person(try c.decode(Person.self, forKey: .data))
+            case .friendRemoved: payload = .friendRemoval(try c.decode(FriendRemoval.self, forKey: .data))
+            }
+            self = .event(RealtimeEvent(seq: seq, kind: kind, payload: payload))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        switch self {
+        case .auth(let token):
+            try c.encode("auth", forKey: .type)
+            try c.encode(token, forKey: .token)
+        case .ready(let seq):
+            try c.encode("ready", forKey: .type)
+            try c.encode(seq, forKey: .seq)
+        case .resync(let seq):
+            try c.encode("resync", forKey: .type)
+            try c.encode(seq, forKey: .seq)
+        case .error(let code, let message):
+            try c.encode("error", forKey: .type)
+            try c.encode(code, forKey: .code)
+            try c.encode(message, forKey: .message)
+        case .event(let event):
+            try c.encode(event.kind.rawValue, forKey: .type)
+            try c.encode(event.seq, forKey: .seq)
+            switch event.payload {
+            case .message(let value): try c.encode(value, forKey: .data)
+            case .deletion(let value): try c.encode(value, forKey: .data)
+            case .read(let value): try c.encode(value, forKey: .data)
+            case .chatDeletion(let value): try c.encode(value, forKey: .data)
+            case .person(let value): try c.encode(value, forKey: .data)
+            case .friendRemoval(let value): try c.encode(value, forKey: .data)
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import SQLKit
+
+/// Attachments: uploaded first (bytes into the `BlobStore`, a row naming them), then sent on
+/// messages. An image is known by its magic bytes, never by what the client says; anything
+/// else is a file, served as a download.
+struct AttachmentService: MessengerConcept {
+    let core: MessengerCore
+    /// Uploads never sent on a message are deleted after this long.
+    let unsentTTL: TimeInterval = 86_400
+
+    /// What a download answers.
+    struct Download: Sendable {
+        var attachment: Attachment
+        var blob: BlobKey
+        var bytes: Data
+    }
+
+    func upload(viewer: AccountSnapshot, contentType declared: String?, fileName: String?, bytes: Data) async throws -> Attachment {
+        try requirePerson(viewer)
+        guard !bytes.isEmpty else { throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", "", "body").on(field: "body") }
+        guard bytes.count <= settings.attachmentMaxBytes else { throw GatehouseError.bodyTooLarge(settings.attachmentMaxBytes) }
+        let media = Self.mediaType(declared)
+        let kind: Attachment.Kind
+        let contentType: String
+        if let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }) {
+            guard media == nil || !media!.hasPrefix("image/") || media == format.rawValue || ImageFormat(rawValue: media!) == nil else {
+                throw GatehouseError.invalid(.invalidImage, "error.invalidImage", media!)
+            }
+            kind = .image
+            contentType = format.rawValue
+        } else {
+            if let media, ImageFormat(rawValue: media) != nil { throw GatehouseError.invalid(.invalidImage, "error.invalidImage", media) }
+            kind = .file
+            contentType = media ?? "application/octet-stream"
+        }
+        try await core.rateLimiter.hit("uploads", key: viewer.id.uuidString, limit: settings.uploadsPerHour, window: 3_600)
+        let blob = try await core.blobs.put(bytes)
+        let id = OrderedID.make()
+        let name = Self.cleanFileName(fileName, kind: kind, contentType: contentType)
+        try await database.sql.raw("""
+            INSERT INTO attachments (id, owner_id, blob_key, kind, content_type, file_name, size, created_at)
+            VALUES (\(bind: id), \(bind: viewer.id), \(bind: blob.hex), \(bind: kind.rawValue), \(bind: contentType), \(bind: name),
+                    \(bind: bytes.count), \(bind: clock.now()))
+            """).run()
+        return Attachment(id: id, kind: kind, contentType: contentType, fileName: name, size: bytes.count,
+                          url: core.publicURL + V1.Messenger.download.path(["id": id.uuidString.lowercased()]))
+    }
+
+    /// An attachment its uploader, or a member who sees a message carrying it, may read; 404 otherwise.
+    func download(viewer: UUID, attachment id: UUID) async throws -> Download {
+        guard let row = try await database.sql.raw("""
+            SELECT \(MessageReader.attachmentColumns), att.blob_key FROM attachments att
+            WHERE att.id = \(bind: id) AND (att.owner_id = \(bind: viewer) OR EXISTS (
+                SELECT 1 FROM message_attachments ma JOIN messages m ON m.id = ma.message_id
+                JOIN chat_members mine ON mine.chat_id = m.chat_id AND mine.account_id = \(bind: viewer)
+                WHERE ma.attachment_id = att.id AND m.deleted_at IS NULL AND \(MessageReader.visible(to: viewer, cleared: "mine.cleared_through"))))
+            """).first(),
+            let key = BlobKey(hex: try row.decode(column: "blob_key", as: String.self)),
+            let bytes = try await core.blobs.get(key)
+        else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound") }
+        return Download(attachment: try reader.attachment(row), blob: key, bytes: bytes)
+    }
+
+    /// Deletes uploads no message carries after `unsentTTL` (their blobs go with the collector).
+    func purgeUnsent() async throws {
+        try await database.sql.raw("""
+            DELETE FROM attachments WHERE created_at < \(bind: clock.now().addingTimeInterval(-unsentTTL))
+            AND NOT EXISTS (SELECT 1 FROM message_attachments ma WHERE ma.attachment_id = attachments.id)
+            """).run()
+    }
+
+    /// `type/subtype` in lowercase, or nil when absent or not a media type.
+    static func mediaType(_ header: String?) -> String? {
+        guard let raw = header?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(), !raw.isEmpty else { return nil }
+        let parts = raw.split(separator: "/", omittingEmptySubsequences: false)
+        let token = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789!#$&^_.+-")
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.count <= 64 && $0.unicodeScalars.allSatisfy(token.contains) }) else { return nil }
+        return raw
+    }
+
+    /// A file name without folders or control characters, at most 255 characters; a default by kind.
+    static func cleanFileName(_ raw: String?, kind: Attachment.Kind, contentType: String) -> String {
+        var name = (raw ?? "").replacingOccurrences(of: "\\", with: "/").split(separator: "/").last.map(String.init) ?? ""
+        name = String(name.unicodeScalars.filter { $0.properties.generalCategory != .control && $0 != "\"" }.map(Character.init))
+            .trimmingCharacters(in: .whitespaces)
+        if name == "." || name == ".." { name = "" }
+        if name.isEmpty {
+            let ext = ImageFormat(rawValue: contentType).map { "." + $0.rawValue.dropFirst(6) } ?? ""
+            name = (kind == .image ? "image" : "file") + ext
+        }
+        return String(name.prefix(255))
+    }
+}

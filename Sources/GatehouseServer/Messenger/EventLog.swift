@@ -1,0 +1,144 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import NIOConcurrencyHelpers
+import SQLKit
+
+/// An event to write: to whom, what, and its `data` already in wire JSON.
+struct PendingEvent: Sendable {
+    var account: UUID
+    var kind: RealtimeEventKind
+    var data: String
+}
+
+/// An event with its place in the account's sequence.
+struct StoredEvent: Sendable, Equatable {
+    var account: UUID
+    var seq: Int64
+    var kind: String
+    var data: String
+
+    /// The text frame a realtime client receives (`RealtimeFrame.event`, keys sorted like the API's JSON).
+    var frame: String { #"{"data":\#(data),"seq":\#(seq),"type":"\#(kind)"}"# }
+}
+
+/// Collects the events of one transaction.
+final class EventRecorder: Sendable {
+    private let pending = NIOLockedValueBox<[PendingEvent]>([])
+
+    func add(_ kind: RealtimeEventKind, to account: UUID, _ payload: some Encodable) throws {
+        let data = String(decoding: try V1JSON.encoder.encode(payload), as: UTF8.self)
+        pending.withLockedValue { $0.append(PendingEvent(account: account, kind: kind, data: data)) }
+    }
+
+    var events: [PendingEvent] { pending.withLockedValue { $0 } }
+}
+
+/// Every account's events (DESIGN §7 "Messenger"): written in the transaction of the change
+/// they tell of, numbered per account without gaps, kept for the retention period, announced
+/// on the `EventBus` so that every instance's realtime sockets send them.
+///
+/// Numbering: one counter row per account, raised by the number of the transaction's events
+/// for it, in account order (two transactions never wait on each other's counters in a cycle).
+/// The row stays locked until commit, so an account's events commit in the order of their
+/// numbers and a reader never sees N+1 before N.
+struct EventLog: Sendable {
+    let database: DatabaseProvider
+    let bus: any EventBus
+    let clock: GatehouseClock
+    let retention: TimeInterval
+
+    static let topic = "messenger.event"
+
+    /// Runs `body` in a transaction and writes the events it records in the same transaction.
+    /// On PostgreSQL the announcement is part of the transaction (NOTIFY leaves on commit); on the
+    /// in-process bus it follows the commit.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any Database, EventRecorder) async throws -> T) async throws -> T {
+        let recorder = EventRecorder()
+        let announcesInTransaction = bus is PostgresEventBus
+        let (value, stored) = try await database.db.transaction { tx in
+            let value = try await body(tx, recorder)
+            let stored = try await self.store(recorder.events, on: tx)
+            if announcesInTransaction { try await self.announce(stored, withFrames: true, on: tx) }
+            return (value, stored)
+        }
+        if !announcesInTransaction { try? await announce(stored, withFrames: true, on: nil) }
+        return value
+    }
+
+    /// Writes events in a transaction someone else commits (an account change seen by the
+    /// people index). The in-process bus cannot see that commit, so it announces only the
+    /// numbers: sockets read the events once they are committed (`RealtimeSession.pump`).
+    func append(_ events: [PendingEvent], on db: any Database) async throws {
+        let stored = try await store(events, on: db)
+        try await announce(stored, withFrames: bus is PostgresEventBus, on: bus is PostgresEventBus ? db : nil)
+    }
+
+    /// Numbers the events and inserts them.
+    func store(_ events: [PendingEvent], on db: any Database) async throws -> [StoredEvent] {
+        guard !events.isEmpty else { return [] }
+        let sql = db as! any SQLDatabase
+        let byAccount = Dictionary(grouping: events, by: \.account)
+        var stored: [StoredEvent] = []
+        for account in byAccount.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
+            let mine = byAccount[account]!
+            let count = Int64(mine.count)
+            let last = try await sql.raw("""
+                INSERT INTO messenger_event_counters (account_id, last_seq) VALUES (\(bind: account), \(bind: count))
+                ON CONFLICT (account_id) DO UPDATE SET last_seq = messenger_event_counters.last_seq + \(bind: count)
+                RETURNING last_seq
+                """).first(decodingColumn: "last_seq", as: Int64.self) ?? count
+            for (offset, event) in mine.enumerated() {
+                stored.append(StoredEvent(account: account, seq: last - count + 1 + Int64(offset), kind: event.kind.rawValue, data: event.data))
+            }
+        }
+        let now = clock.now()
+        let rows = stored.map { e -> SQLQueryString in "(\(bind: e.account), \(bind: e.seq), \(bind: e.kind), \(bind: e.data), \(bind: now))" }
+        try await sql.raw("INSERT INTO messenger_events (account_id, seq, kind, data, created_at) VALUES \(rows.joined(separator: ", "))").run()
+        return stored
+    }
+
+    /// Tells every instance: the account's event `seq`, with its frame when it fits a notification.
+    private func announce(_ stored: [StoredEvent], withFrames: Bool, on db: (any Database)?) async throws {
+        guard !stored.isEmpty else { return }
+        let events = stored.map { event -> BusEvent in
+            var body = String(event.seq)
+            if withFrames {
+                let frame = event.frame
+                if frame.utf8.count < EventLimits.frameInNotification { body += "\n" + frame }
+            }
+            return BusEvent(topic: Self.topic, account: event.account, body: body)
+        }
+        try await bus.publish(events, on: db)
+    }
+
+    /// The account's events after `seq`, oldest first.
+    func events(of account: UUID, after seq: Int64, limit: Int) async throws -> [StoredEvent] {
+        try await database.sql.raw("""
+            SELECT seq, kind, data FROM messenger_events WHERE account_id = \(bind: account) AND seq > \(bind: seq)
+            ORDER BY seq LIMIT \(literal: limit)
+            """).all().map { row in
+            StoredEvent(account: account, seq: try row.decode(column: "seq", as: Int64.self),
+                        kind: try row.decode(column: "kind", as: String.self), data: try row.decode(column: "data", as: String.self))
+        }
+    }
+
+    /// The account's newest number (0 before its first event) and its oldest kept one.
+    func bounds(of account: UUID) async throws -> (last: Int64, oldest: Int64?) {
+        let last = try await database.sql.raw("SELECT last_seq FROM messenger_event_counters WHERE account_id = \(bind: account)")
+            .first(decodingColumn: "last_seq", as: Int64.self) ?? 0
+        let oldest = try await database.sql.raw("SELECT MIN(seq) AS oldest FROM messenger_events WHERE account_id = \(bind: account)")
+            .first(decodingColumn: "oldest", as: Int64?.self) ?? nil
+        return (last, oldest)
+    }
+
+    /// Deletes events older than the retention period (a client that was away longer resyncs).
+    func purgeExpired() async throws {
+        try await database.sql.raw("DELETE FROM messenger_events WHERE created_at < \(bind: clock.now().addingTimeInterval(-retention))").run()
+    }
+}
+
+enum EventLimits {
+    /// A frame up to this size rides in the notification itself; a larger one is read from the table.
+    static let frameInNotification = 7_000
+}

@@ -1,0 +1,105 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import SQLKit
+
+/// What every messenger service shares (docs/messenger.md): the database, the clock, the limits,
+/// the event log and the people loader.
+struct MessengerCore: Sendable {
+    let database: DatabaseProvider
+    let clock: GatehouseClock
+    let settings: GatehouseConfiguration.Messenger
+    let publicURL: String
+    let rateLimiter: RateLimiter
+    let blobs: any BlobStore
+    let events: EventLog
+    let people: PersonLoader
+    let reader: MessageReader
+}
+
+/// One concept of the messenger (people, friends, chats, messages, attachments) on the shared core.
+protocol MessengerConcept: Sendable {
+    var core: MessengerCore { get }
+}
+
+extension MessengerConcept {
+    var database: DatabaseProvider { core.database }
+    var clock: GatehouseClock { core.clock }
+    var settings: GatehouseConfiguration.Messenger { core.settings }
+    var events: EventLog { core.events }
+    var people: PersonLoader { core.people }
+    var reader: MessageReader { core.reader }
+
+    /// My membership of a chat, or 404 `chat_not_found` (another's chat is as unknown as none).
+    func membership(_ chat: UUID, of account: UUID, field: String? = nil, on db: (any Database)? = nil) async throws -> Membership {
+        guard let membership = try await reader.membership(chat, of: account, on: sql(db ?? database.db)) else {
+            throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound", field: field)
+        }
+        return membership
+    }
+
+    /// Whether `sender` may write to `recipient` (their `whoCanMessageMe`); 403 otherwise.
+    func checkMayMessage(_ recipient: UUID, from sender: UUID, on db: any Database) async throws {
+        let row = try await sql(db).raw("""
+            SELECT p.who_can_message, f.state FROM messenger_people p
+            LEFT JOIN friendships f ON f.low_id = \(bind: ordered(sender, recipient).low) AND f.high_id = \(bind: ordered(sender, recipient).high)
+            WHERE p.account_id = \(bind: recipient)
+            """).first()
+        let audience = try row?.decode(column: "who_can_message", as: String.self)
+        let state = try row?.decode(column: "state", as: String?.self)
+        if audience == MessagingAudience.friends.rawValue, state != FriendshipState.friends.rawValue {
+            throw GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed"))
+        }
+    }
+
+    /// The messenger is for people: accounts with a tag.
+    func requirePerson(_ account: AccountSnapshot) throws {
+        guard account.username != nil else {
+            throw GatehouseError(.conflict, .tagRequired, LocalizedText("error.tagRequired.messenger"))
+        }
+    }
+
+    /// A person `viewer` may see (any account with a tag but the viewer); 404 otherwise.
+    func visiblePerson(_ id: UUID, seenBy viewer: UUID, field: String? = nil, on db: (any Database)? = nil) async throws -> Person {
+        guard id != viewer, let person = try await people.person(id, seenBy: viewer, on: db) else {
+            throw GatehouseError.notFound(.personNotFound, "error.personNotFound", field: field)
+        }
+        return person
+    }
+
+    /// `limit` within the configured page sizes.
+    func pageSize(_ limit: Int?) -> Int {
+        min(max(limit ?? settings.pageSize, 1), settings.maxPageSize)
+    }
+
+    func sql(_ db: any Database) -> any SQLDatabase { db as! any SQLDatabase }
+
+    /// The two ids of a pair in the order the unique pair columns keep them.
+    func ordered(_ a: UUID, _ b: UUID) -> (low: UUID, high: UUID) {
+        a.uuidString < b.uuidString ? (a, b) : (b, a)
+    }
+}
+
+/// Opaque page cursors: the sort key of the last item, base64url, checked on the way back.
+enum PageCursor {
+    static func make(_ parts: [String]) -> String {
+        Data(parts.joined(separator: "\u{1F}").utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func read(_ cursor: String?, parts count: Int) throws -> [String]? {
+        guard let cursor, !cursor.isEmpty else { return nil }
+        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard cursor.utf8.count <= 1_024, let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else {
+            throw invalid
+        }
+        let parts = text.components(separatedBy: "\u{1F}")
+        guard parts.count == count else { throw invalid }
+        return parts
+    }
+
+    static var invalid: GatehouseError {
+        GatehouseError(.invalidInput, .invalidParameter, LocalizedText("error.invalidCursor"), field: "cursor")
+    }
+}

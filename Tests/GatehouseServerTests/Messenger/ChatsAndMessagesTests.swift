@@ -1,0 +1,397 @@
+import Foundation
+import GatehouseTestSupport
+import GatehouseAPI
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import GatehouseServer
+
+/// Chats and messages at the wire level (docs/messenger.md), on every engine.
+@Suite("Messenger: chats and messages")
+struct ChatsAndMessagesTests {
+    typealias M = V1.Messenger
+
+    @Test("opening a chat: the same chat however many open it at once, from either side", arguments: TestEngine.available)
+    func openChat_isOneChat(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let v1 = app.v1
+
+            // MUT
+            let ids = try await withThrowingTaskGroup(of: UUID.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        let (me, other) = index % 2 == 0 ? (ann, bob) : (bob, ann)
+                        return try await v1.openChat(me, with: other).id
+                    }
+                }
+                return try await group.reduce(into: Set<UUID>()) { $0.insert($1) }
+            }
+
+            // validate
+            #expect(ids.count == 1, "\(ids)")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            #expect(ids == [chat.id])
+            #expect(chat.person.id == bob.id && chat.person.chatId == chat.id && chat.lastMessage == nil && chat.unreadCount == 0 && !chat.unread)
+            #expect(try await app.v1.get(app.v1.path(M.person, bob.id), token: ann.token).decoded(as: Person.self).chatId == chat.id)
+            try expectProblem(try await app.v1.post(M.openChat.path, PersonReference(personId: ann.id), token: ann.token), .badRequest, .notYourself)
+        }
+    }
+
+    @Test("sending: 201 with the message; a retried clientMessageId, even at once, gives the one message", arguments: TestEngine.available)
+    func send_isIdempotent(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let v1 = app.v1
+
+            // MUT
+            let first = try await app.v1.send("Привет\r\nмир", in: chat.id, by: ann, clientID: "msg-1")
+            let retry = try await app.v1.send("Привет\r\nмир", in: chat.id, by: ann, clientID: "msg-1")
+            let racing = try await withThrowingTaskGroup(of: UUID.self) { group in
+                for _ in 0..<6 { group.addTask { try await v1.send("race", in: chat.id, by: ann, clientID: "msg-2").id } }
+                return try await group.reduce(into: Set<UUID>()) { $0.insert($1) }
+            }
+
+            // validate
+            #expect(first.text == "Привет\nмир", "CRLF becomes LF")
+            #expect(first.clientMessageId == "msg-1" && first.authorId == ann.id && first.chatId == chat.id && !first.deleted)
+            #expect(retry == first)
+            #expect(racing.count == 1)
+            let history = try await app.v1.history(chat.id, for: bob)
+            #expect(history.items.map(\.text) == ["Привет\nмир", "race"])
+            #expect(history.items.allSatisfy { $0.clientMessageId == nil }, "the client id is the author's own")
+            let other = try await app.v1.openChat(ann, with: try await app.v1.person("cat"))
+            let reused = try await app.v1.post(app.v1.path(M.send, other.id), SendMessage(text: "x", clientMessageId: "msg-1"), token: ann.token)
+            try expectProblem(reused, .conflict, .clientMessageIdReused)
+        }
+    }
+
+    @Test("bad messages: empty, too long, control characters, bad client ids, too many attachments", arguments: TestEngine.available)
+    func send_rejectsBadInput(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.messenger.maxTextLength = 10; $0.messenger.attachmentsPerMessage = 1 }) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let path = app.v1.path(M.send, chat.id)
+
+            // MUT + validate
+            try expectProblem(try await app.v1.post(path, json: #"{"text":"  \n ","clientMessageId":"a"}"#, token: ann.token), .badRequest, .emptyMessage)
+            try expectProblem(try await app.v1.post(path, json: #"{"text":"12345678901","clientMessageId":"a"}"#, token: ann.token), .badRequest, .fieldTooLong)
+            try expectProblem(try await app.v1.post(path, json: #"{"text":"bell\u0007","clientMessageId":"a"}"#, token: ann.token), .badRequest, .invalidText)
+            try expectProblem(try await app.v1.post(path, json: #"{"text":"hi","clientMessageId":""}"#, token: ann.token), .badRequest, .invalidParameter)
+            try expectProblem(try await app.v1.post(path, json: #"{"text":"hi"}"#, token: ann.token), .badRequest, .missingParameter)
+            let two = [UUID(), UUID()].map { "\"\($0)\"" }.joined(separator: ",")
+            try expectProblem(try await app.v1.post(path, json: #"{"text":"hi","clientMessageId":"a","attachmentIds":[\#(two)]}"#, token: ann.token), .badRequest, .tooManyAttachments)
+            try expectProblem(try await app.v1.post(path, json: #"{"text":"hi","clientMessageId":"a","attachmentIds":["\#(UUID())"]}"#, token: ann.token), .notFound, .attachmentNotFound)
+            // "é" as e + combining accent is one character after NFC: 10 fit.
+            let decomposed = String(repeating: "e\u{301}", count: 10)
+            let stored = try await app.v1.send(decomposed, in: chat.id, by: ann)
+            #expect(stored.text == String(repeating: "\u{E9}", count: 10))
+        }
+    }
+
+    @Test("every id of another's chat, message, request or attachment is 404 to an outsider", arguments: TestEngine.available)
+    func outsiders_get404(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let eve = try await app.v1.person("eve")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let file = try await app.v1.upload(SampleFiles.png, type: "image/png", by: ann)
+            let message = try await app.v1.send("secret", in: chat.id, by: ann, attachments: [file.id])
+            let eveChat = try await app.v1.openChat(eve, with: ann)
+
+            // MUT + validate: each operation on each id.
+            let c = chat.id, m = message.id
+            try expectProblem(try await app.v1.get(app.v1.path(M.chat, c), token: eve.token), .notFound, .chatNotFound)
+            try expectProblem(try await app.v1.get(app.v1.path(M.messages, c), token: eve.token), .notFound, .chatNotFound)
+            try expectProblem(try await app.v1.get(app.v1.path(M.chatAttachments, c), token: eve.token), .notFound, .chatNotFound)
+            try expectProblem(try await app.v1.post(app.v1.path(M.send, c), SendMessage(text: "x", clientMessageId: "e"), token: eve.token), .notFound, .chatNotFound)
+            try expectProblem(try await app.v1.post(app.v1.path(M.markRead, c), ReadMark(upTo: m), token: eve.token), .notFound, .chatNotFound)
+            try expectProblem(try await app.v1.patch(app.v1.path(M.updateChat, c), json: #"{"mutedUntil":null}"#, token: eve.token), .notFound, .chatNotFound)
+            try expectProblem(try await app.v1.delete(app.v1.path(M.deleteChat, c), token: eve.token), .notFound, .chatNotFound)
+            try expectProblem(try await app.v1.patch(app.v1.path(M.edit, m), EditMessage(text: "x"), token: eve.token), .notFound, .messageNotFound)
+            try expectProblem(try await app.v1.delete(app.v1.path(M.deleteMessage, m) + "?for=me", token: eve.token), .notFound, .messageNotFound)
+            try expectProblem(try await app.v1.delete(app.v1.path(M.deleteMessage, m) + "?for=everyone", token: eve.token), .notFound, .messageNotFound)
+            try expectProblem(try await app.v1.post(app.v1.path(M.forward, m), ForwardRequest(chatIds: [eveChat.id]), token: eve.token), .notFound, .messageNotFound)
+            try expectProblem(try await app.v1.get(app.v1.path(M.download, file.id), token: eve.token), .notFound, .attachmentNotFound)
+            // Ann cannot forward into a chat that is not hers, nor reply with a message from another chat.
+            try expectProblem(try await app.v1.post(app.v1.path(M.forward, m), ForwardRequest(chatIds: [UUID()]), token: ann.token), .notFound, .chatNotFound)
+            let elsewhere = try await app.v1.send("other chat", in: eveChat.id, by: eve)
+            let crossReply = try await app.v1.post(app.v1.path(M.send, c), SendMessage(text: "re", replyTo: elsewhere.id, clientMessageId: "r"), token: ann.token)
+            #expect(try expectProblem(crossReply, .notFound, .messageNotFound).field == "replyTo")
+            // Nor mark read with another chat's message.
+            try expectProblem(try await app.v1.post(app.v1.path(M.markRead, c), ReadMark(upTo: elsewhere.id), token: ann.token), .notFound, .messageNotFound)
+            // Ann's unsent upload is hers alone; Bob sees it once it is on a message to him.
+            let unsent = try await app.v1.upload(SampleFiles.pdf, type: "application/pdf", by: ann)
+            try expectProblem(try await app.v1.get(app.v1.path(M.download, unsent.id), token: bob.token), .notFound, .attachmentNotFound)
+            #expect(try await app.v1.get(app.v1.path(M.download, file.id), token: bob.token).status == .ok)
+        }
+    }
+
+    @Test("history pages both ways without gaps or duplicates while messages keep arriving", arguments: TestEngine.available)
+    func history_pagesWithoutGaps(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            var sent: [UUID] = []
+            for index in 0..<12 { sent.append(try await app.v1.send("m\(index)", in: chat.id, by: index % 2 == 0 ? ann : bob).id) }
+
+            // MUT: backwards in pages of 5, a new message arriving after each page.
+            var backwards: [UUID] = []
+            var page = try await app.v1.history(chat.id, for: ann, query: "?limit=5")
+            #expect(!page.hasMoreAfter)
+            var arrived: [UUID] = []
+            while true {
+                backwards = page.items.map(\.id) + backwards
+                arrived.append(try await app.v1.send("late", in: chat.id, by: bob).id)
+                guard page.hasMoreBefore, let first = page.items.first else { break }
+                page = try await app.v1.history(chat.id, for: ann, query: "?limit=5&before=\(first.id)")
+                #expect(page.hasMoreAfter)
+            }
+            // Then forwards from the newest message seen, in pages of 2.
+            var forwards: [UUID] = []
+            var anchor = try #require(backwards.last)
+            while true {
+                let next = try await app.v1.history(chat.id, for: ann, query: "?limit=2&after=\(anchor)")
+                forwards += next.items.map(\.id)
+                #expect(next.hasMoreBefore)
+                guard next.hasMoreAfter, let last = next.items.last else { break }
+                anchor = last.id
+            }
+
+            // validate
+            #expect(backwards == sent, "every message once, in order")
+            #expect(forwards == arrived, "everything that arrived meanwhile, once, in order")
+            let between = try await app.v1.history(chat.id, for: ann, query: "?after=\(sent[2])&before=\(sent[6])")
+            #expect(between.items.map(\.id) == Array(sent[3...5]) && between.hasMoreBefore && between.hasMoreAfter)
+            try expectProblem(try await app.v1.get(app.v1.path(M.messages, chat.id) + "?before=nope", token: ann.token), .badRequest, .invalidParameter)
+            try expectProblem(try await app.v1.get(app.v1.path(M.messages, chat.id) + "?limit=0", token: ann.token), .badRequest, .invalidParameter)
+        }
+    }
+
+    @Test("edit: the author, within the window, not after deletion; both sides see the new text", arguments: TestEngine.available)
+    func edit_rules(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.messenger.editWindow = 600 }) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let message = try await app.v1.send("helo", in: chat.id, by: ann)
+
+            // MUT
+            app.clock.advance(by: 60)
+            let edited = try await app.v1.patch(app.v1.path(M.edit, message.id), EditMessage(text: "hello"), token: ann.token)
+
+            // validate
+            #expect(edited.status == .ok)
+            let after = try edited.decoded(as: Message.self)
+            #expect(after.text == "hello" && after.editedAt == app.clock.now && after.id == message.id)
+            #expect(try await app.v1.history(chat.id, for: bob).items.map(\.text) == ["hello"])
+            try expectProblem(try await app.v1.patch(app.v1.path(M.edit, message.id), EditMessage(text: "mine"), token: bob.token), .forbidden, .notMessageAuthor)
+            app.clock.advance(by: app.configuration.messenger.editWindow)
+            try expectProblem(try await app.v1.patch(app.v1.path(M.edit, message.id), EditMessage(text: "late"), token: ann.token), .conflict, .editWindowClosed)
+            let fresh = try await app.v1.send("oops", in: chat.id, by: ann)
+            #expect(try await app.v1.delete(app.v1.path(M.deleteMessage, fresh.id) + "?for=everyone", token: ann.token).status == .noContent)
+            try expectProblem(try await app.v1.patch(app.v1.path(M.edit, fresh.id), EditMessage(text: "x"), token: ann.token), .conflict, .messageDeleted)
+        }
+    }
+
+    @Test("delete for me hides it from me only; for everyone leaves a tombstone both see; only the author deletes for everyone", arguments: TestEngine.available)
+    func delete_forMeAndEveryone(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let file = try await app.v1.upload(SampleFiles.png, type: "image/png", by: ann)
+            let first = try await app.v1.send("first", in: chat.id, by: ann)
+            let second = try await app.v1.send("second", in: chat.id, by: ann, attachments: [file.id])
+
+            // MUT
+            let forMe = try await app.v1.delete(app.v1.path(M.deleteMessage, first.id) + "?for=me", token: bob.token)
+            let notMine = try await app.v1.delete(app.v1.path(M.deleteMessage, second.id) + "?for=everyone", token: bob.token)
+            let forAll = try await app.v1.delete(app.v1.path(M.deleteMessage, second.id) + "?for=everyone", token: ann.token)
+            let again = try await app.v1.delete(app.v1.path(M.deleteMessage, second.id) + "?for=everyone", token: ann.token)
+
+            // validate
+            #expect(forMe.status == .noContent && forAll.status == .noContent && again.status == .noContent)
+            try expectProblem(notMine, .forbidden, .notMessageAuthor)
+            let bobSees = try await app.v1.history(chat.id, for: bob).items
+            let annSees = try await app.v1.history(chat.id, for: ann).items
+            #expect(bobSees.map(\.id) == [second.id], "Bob deleted the first for himself")
+            #expect(annSees.map(\.id) == [first.id, second.id], "Ann keeps it")
+            for tombstone in [bobSees[0], annSees[1]] {
+                #expect(tombstone.deleted && tombstone.text.isEmpty && tombstone.attachments.isEmpty)
+            }
+            try expectProblem(try await app.v1.get(app.v1.path(M.download, file.id), token: bob.token), .notFound, .attachmentNotFound)
+            try expectProblem(try await app.v1.delete(app.v1.path(M.deleteMessage, first.id) + "?for=me", token: bob.token), .notFound, .messageNotFound)
+            try expectProblem(try await app.v1.delete(app.v1.path(M.deleteMessage, first.id) + "?for=all", token: ann.token), .badRequest, .invalidParameter)
+            try expectProblem(try await app.v1.delete(app.v1.path(M.deleteMessage, first.id), token: ann.token), .badRequest, .invalidParameter)
+        }
+    }
+
+    @Test("a reply quotes author and text; deleting the original leaves a stub; replying to a deleted message still sends", arguments: TestEngine.available)
+    func reply_toDeleted(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let long = String(repeating: "я", count: 250)
+            let original = try await app.v1.send(long, in: chat.id, by: ann)
+
+            // MUT
+            let reply = try await app.v1.send("re", in: chat.id, by: bob, replyTo: original.id)
+            #expect(try await app.v1.delete(app.v1.path(M.deleteMessage, original.id) + "?for=everyone", token: ann.token).status == .noContent)
+            let late = try await app.v1.send("re2", in: chat.id, by: bob, replyTo: original.id)
+
+            // validate
+            #expect(reply.replyTo == ReplyPreview(messageId: original.id, authorId: ann.id, excerpt: String(repeating: "я", count: 200), deleted: false))
+            let stub = ReplyPreview(messageId: original.id, authorId: ann.id, excerpt: nil, deleted: true)
+            #expect(late.replyTo == stub)
+            let history = try await app.v1.history(chat.id, for: bob).items
+            #expect(history.map(\.replyTo) == [nil, stub, stub], "the earlier reply's excerpt is gone with the original")
+        }
+    }
+
+    @Test("forward into several chats: copies keep the first author and time, carry the attachments; a retry makes no more", arguments: TestEngine.available)
+    func forward_intoSeveralChats(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let cat = try await app.v1.person("cat")
+            let dan = try await app.v1.person("dan")
+            let withBob = try await app.v1.openChat(ann, with: bob)
+            let withCat = try await app.v1.openChat(ann, with: cat)
+            let withDan = try await app.v1.openChat(ann, with: dan)
+            let file = try await app.v1.upload(SampleFiles.pdf, type: "application/pdf", name: "plan.pdf", by: bob)
+            let original = try await app.v1.send("news", in: withBob.id, by: bob, attachments: [file.id])
+
+            // MUT
+            app.clock.advance(by: 30)
+            let request = ForwardRequest(chatIds: [withCat.id, withDan.id], clientMessageId: "fw-1")
+            let response = try await app.v1.post(app.v1.path(M.forward, original.id), request, token: ann.token)
+            let retried = try await app.v1.post(app.v1.path(M.forward, original.id), request, token: ann.token)
+
+            // validate
+            #expect(response.status == .created, "\(response.text)")
+            let copies = try response.decoded(as: ForwardResult.self).messages
+            #expect(try retried.decoded(as: ForwardResult.self).messages.map(\.id) == copies.map(\.id))
+            #expect(copies.map(\.chatId) == [withCat.id, withDan.id])
+            for copy in copies {
+                #expect(copy.authorId == ann.id && copy.text == "news")
+                #expect(copy.forwardedFrom == ForwardOrigin(authorId: bob.id, sentAt: original.createdAt))
+                #expect(copy.attachments.map(\.id) == [file.id])
+            }
+            #expect(try await app.v1.get(app.v1.path(M.download, file.id), token: cat.token).status == .ok, "Cat sees the forwarded file")
+            // A forward of the forward still names Bob.
+            let withBobAgain = try await app.v1.post(app.v1.path(M.forward, copies[0].id), ForwardRequest(chatIds: [withBob.id]), token: cat.token)
+            try expectProblem(withBobAgain, .notFound, .chatNotFound)
+            let catToAnn = try await app.v1.openChat(cat, with: ann)
+            let second = try await app.v1.post(app.v1.path(M.forward, copies[0].id), ForwardRequest(chatIds: [catToAnn.id]), token: cat.token)
+            #expect(try second.decoded(as: ForwardResult.self).messages.first?.forwardedFrom?.authorId == bob.id)
+            try expectProblem(try await app.v1.post(app.v1.path(M.forward, original.id), ForwardRequest(chatIds: []), token: ann.token), .badRequest, .invalidParameter)
+        }
+    }
+
+    @Test("chat list: newest activity first, last message, unread flag; reading is monotonic and clears it", arguments: TestEngine.available)
+    func chatList_unreadAndRead(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let me = try await app.v1.person("myself")
+            let ann = try await app.v1.person("ann", first: "Ann", last: "Zed")
+            let bob = try await app.v1.person("bob", first: "Bob", last: "Young")
+            let withAnn = try await app.v1.openChat(ann, with: me)
+            let withBob = try await app.v1.openChat(bob, with: me)
+            let a1 = try await app.v1.send("a1", in: withAnn.id, by: ann)
+            let b1 = try await app.v1.send("b1", in: withBob.id, by: bob)
+            let a2 = try await app.v1.send("a2", in: withAnn.id, by: ann)
+
+            // MUT
+            let list = try await app.v1.chats(of: me)
+
+            // validate
+            #expect(list.items.map(\.id) == [withAnn.id, withBob.id])
+            #expect(list.items[0].lastMessage?.id == a2.id && list.items[0].unreadCount == 2 && list.items[0].unread)
+            #expect(list.items[1].lastMessage?.id == b1.id && list.items[1].unreadCount == 1)
+            #expect(try await app.v1.chats(of: me, query: "?q=you").items.map(\.id) == [withBob.id], "search by the other's name")
+            let paged = try await app.v1.chats(of: me, query: "?limit=1")
+            let rest = try await app.v1.chats(of: me, query: "?limit=1&cursor=\(try #require(paged.nextCursor))")
+            #expect(paged.items.map(\.id) + rest.items.map(\.id) == [withAnn.id, withBob.id] && rest.nextCursor == nil)
+
+            let read = try await app.v1.post(app.v1.path(M.markRead, withAnn.id), ReadMark(upTo: a2.id), token: me.token)
+            #expect(try read.decoded(as: ReadState.self) == ReadState(chatId: withAnn.id, accountId: me.id, lastReadMessageId: a2.id, unreadCount: 0))
+            let back = try await app.v1.post(app.v1.path(M.markRead, withAnn.id), ReadMark(upTo: a1.id), token: me.token)
+            #expect(try back.decoded(as: ReadState.self).lastReadMessageId == a2.id, "never moves back")
+            let annChat = try await app.v1.get(app.v1.path(M.chat, withAnn.id), token: ann.token).decoded(as: Chat.self)
+            #expect(annChat.otherLastReadMessageId == a2.id && annChat.unreadCount == 0, "Ann sees it read; her own messages are never unread to her")
+            let muted = try await app.v1.patch(app.v1.path(M.updateChat, withBob.id), json: #"{"mutedUntil":"2030-01-01T00:00:00Z"}"#, token: me.token)
+            #expect(try muted.decoded(as: Chat.self).mutedUntil == WireDates.parseFlexible("2030-01-01T00:00:00Z"))
+        }
+    }
+
+    @Test("delete a chat for me: it leaves my list and my history; a new message brings it back with only what is new; the other keeps all", arguments: TestEngine.available)
+    func deleteChat_forMe(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            try await app.v1.send("old 1", in: chat.id, by: ann)
+            try await app.v1.send("old 2", in: chat.id, by: bob)
+
+            // MUT
+            #expect(try await app.v1.delete(app.v1.path(M.deleteChat, chat.id), token: bob.token).status == .noContent)
+
+            // validate
+            #expect(try await app.v1.chats(of: bob).items.isEmpty)
+            #expect(try await app.v1.history(chat.id, for: bob).items.isEmpty)
+            #expect(try await app.v1.history(chat.id, for: ann).items.count == 2)
+            try await app.v1.send("new", in: chat.id, by: ann)
+            let back = try await app.v1.chats(of: bob).items
+            #expect(back.map(\.id) == [chat.id] && back[0].unreadCount == 1 && back[0].lastMessage?.text == "new")
+            #expect(try await app.v1.history(chat.id, for: bob).items.map(\.text) == ["new"])
+            #expect(try await app.v1.history(chat.id, for: ann).items.map(\.text) == ["old 1", "old 2", "new"])
+        }
+    }
+
+    @Test("a chat shows in the other's list only once it has a message", arguments: TestEngine.available)
+    func emptyChat_isOnlyTheOpeners(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            #expect(try await app.v1.chats(of: ann).items.map(\.id) == [chat.id])
+            #expect(try await app.v1.chats(of: bob).items.isEmpty)
+            try await app.v1.send("hi", in: chat.id, by: ann)
+            #expect(try await app.v1.chats(of: bob).items.map(\.id) == [chat.id])
+        }
+    }
+
+    @Test("messages per minute are limited with Retry-After; a retry of a sent message is not counted", arguments: TestEngine.available)
+    func send_isRateLimited(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.messenger.messagesPerMinute = 2 }) { app in
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            try await app.v1.send("1", in: chat.id, by: ann, clientID: "one")
+            try await app.v1.send("2", in: chat.id, by: ann, clientID: "two")
+            try await app.v1.send("1", in: chat.id, by: ann, clientID: "one")
+            let third = try await app.v1.post(app.v1.path(M.send, chat.id), SendMessage(text: "3", clientMessageId: "three"), token: ann.token)
+            try expectProblem(third, .tooManyRequests, .rateLimited)
+            #expect(third.headers[.retryAfter] != nil)
+        }
+    }
+}
