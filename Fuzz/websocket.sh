@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# WebSocket fuzzing of the customer gateway: malformed, oversized, binary, fragmented and
+# WebSocket fuzzing of the customer gateway, then of the messenger's realtime socket: malformed, oversized, binary, fragmented and
 # interleaved frames against a fresh server (see Fuzz/websocket.py for the cases and the oracle).
 #
 #   bash Fuzz/websocket.sh                          # the bounded CI run: 600 cases, seed 1 (~40 s)
@@ -57,6 +57,7 @@ GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION=100000 GATEHOUSE_HTTP_MAX_CONNECT
 GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT=10000 GATEHOUSE_LOGIN_FAILURES_PER_IP=1000000 \
 GATEHOUSE_WS_FAILURES_PER_CONNECTION=10000 GATEHOUSE_WS_MAX_FRAME_BYTES="$MAX_FRAME" \
 GATEHOUSE_WS_PING_SECONDS=3 GATEHOUSE_WS_IDLE_TIMEOUT_SECONDS="$IDLE" \
+GATEHOUSE_REALTIME_PING_SECONDS=3 GATEHOUSE_REALTIME_MAX_FRAME_BYTES="$MAX_FRAME" GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE=1000000 \
   "$BIN" serve > "$WORK/server.log" 2>&1 &
 SERVER=$!
 cleanup() {
@@ -95,6 +96,24 @@ python3 Fuzz/websocket.py --port "$PORT" --seed "$SEED" --cases "$CASES" --max-f
   --idle-timeout "$IDLE" --email "$EMAIL" --password "$PASSWORD" --tag "$TAG" \
   --email72 "$EMAIL72" --password72 "$PASSWORD72" ${PASS[@]+"${PASS[@]}"} || STATUS=$?
 echo "fuzzer finished in $(( $(date +%s) - START ))s with status $STATUS"
+
+# The messenger's realtime socket (Fuzz/realtime.py): a second pair of accounts with a chat, so
+# the cases can make events happen while they send their frames.
+token_of() {  # email password
+  curl -sf -X POST "$BASE/v1/sessions" -H 'Content-Type: application/json' -d "{\"identifier\":\"$1\",\"password\":\"$2\"}" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])'
+}
+signup "rtfuzz@example.com" "$PASSWORD" "rtfuzz1"
+signup "rtpartner@example.com" "$PASSWORD" "rtpartner1"
+RT_TOKEN=$(token_of "rtfuzz@example.com" "$PASSWORD")
+RT_PARTNER=$(token_of "rtpartner@example.com" "$PASSWORD")
+RT_ID=$(curl -sf "$BASE/v1/me" -H "Authorization: Bearer $RT_TOKEN" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+RT_CHAT=$(curl -sf -X POST "$BASE/v1/chats" -H "Authorization: Bearer $RT_PARTNER" -H 'Content-Type: application/json' \
+  -d "{\"personId\":\"$RT_ID\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+START=$(date +%s)
+python3 Fuzz/realtime.py --port "$PORT" --seed "$SEED" --cases "${REALTIME_CASES:-$(( CASES / 2 ))}" --max-frame-bytes "$MAX_FRAME" \
+  --token "$RT_TOKEN" --partner-token "$RT_PARTNER" --chat "$RT_CHAT" || STATUS=$?
+echo "realtime fuzzer finished in $(( $(date +%s) - START ))s with status $STATUS"
 
 sleep 1
 if ! kill -0 "$SERVER" 2>/dev/null; then

@@ -59,11 +59,10 @@ struct MessagesService: MessengerConcept {
         guard Set(attachmentIDs).count == attachmentIDs.count else { throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", "attachmentIds", "attachmentIds").on(field: "attachmentIds") }
         guard !text.isEmpty || !attachmentIDs.isEmpty else { throw GatehouseError(.invalidInput, .emptyMessage, LocalizedText("error.emptyMessage"), field: "text") }
         if let sent = try await sentBefore(viewer.id, clientID, chat: id) { return sent }
-        try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60)
         return try await events.write { tx, recorder in
             let member = try await membership(id, of: viewer.id, on: tx)
             try await checkMayMessage(member.other, from: viewer.id, on: tx)
-            var reply: (id: UUID, author: UUID, excerpt: String?, deleted: Bool)?
+            var reply: ReplyPreview?
             if let replyTo = input.replyTo {
                 let cleared: SQLQueryString = member.clearedThrough.map { "\(bind: $0)" } ?? "NULL"
                 guard let quoted = try await reader.messages(
@@ -71,18 +70,17 @@ struct MessagesService: MessengerConcept {
                     viewer: viewer.id, on: sql(tx)).first
                 else { throw GatehouseError.notFound(.messageNotFound, "error.messageNotFound", field: "replyTo") }
                 // A reply to a message deleted a moment ago still goes out, quoting a stub.
-                reply = (quoted.id, quoted.authorId, quoted.deleted ? nil : Self.excerpt(quoted.text), quoted.deleted)
+                reply = ReplyPreview(messageId: quoted.id, authorId: quoted.authorId, excerpt: quoted.deleted ? nil : Self.excerpt(quoted.text), deleted: quoted.deleted)
             }
-            if !attachmentIDs.isEmpty {
-                let mine = try await sql(tx).raw("SELECT id FROM attachments WHERE owner_id = \(bind: viewer.id) AND id IN (\(binds: attachmentIDs))").all()
-                guard mine.count == attachmentIDs.count else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound", field: "attachmentIds") }
-            }
-            let now = clock.now()
-            let messageID = OrderedID.make()
+            let attachments = try await ownAttachments(attachmentIDs, of: viewer.id, on: tx)
+            // Counted in the transaction: a refused or failed send takes no slot.
+            try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
+            let message = Message(id: OrderedID.make(), chatId: id, authorId: viewer.id, text: text, createdAt: clock.now(), editedAt: nil,
+                                  deleted: false, replyTo: reply, forwardedFrom: nil, attachments: attachments, clientMessageId: clientID)
             let inserted = try await sql(tx).raw("""
                 INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_to_id, reply_author_id, reply_excerpt, reply_deleted, client_message_id)
-                VALUES (\(bind: messageID), \(bind: id), \(bind: viewer.id), \(bind: text), \(bind: now), \(bind: reply?.id), \(bind: reply?.author),
-                        \(bind: reply?.excerpt), \(bind: reply?.deleted ?? false), \(bind: clientID))
+                VALUES (\(bind: message.id), \(bind: id), \(bind: viewer.id), \(bind: text), \(bind: message.createdAt), \(bind: reply?.messageId),
+                        \(bind: reply?.authorId), \(bind: reply?.excerpt), \(bind: reply?.deleted ?? false), \(bind: clientID))
                 ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id
                 """).first()
             guard inserted != nil else {
@@ -92,9 +90,22 @@ struct MessagesService: MessengerConcept {
                 }
                 return sent
             }
-            try await attach(attachmentIDs, to: messageID, on: tx)
-            try await delivered(messageID, in: id, from: viewer.id, to: member.other, recorder, on: tx)
-            return try await reader.message(messageID, viewer: viewer.id, on: sql(tx))!
+            try await attach(attachmentIDs, to: message.id, on: tx)
+            try await delivered(message, to: member.other, recorder, on: tx)
+            return message
+        }
+    }
+
+    /// My uploads by id, in the order given; 404 naming `attachmentIds` when one is not mine.
+    private func ownAttachments(_ ids: [UUID], of owner: UUID, on tx: any Database) async throws -> [GatehouseAPI.Attachment] {
+        guard !ids.isEmpty else { return [] }
+        let rows = try await sql(tx).raw("""
+            SELECT \(MessageReader.attachmentColumns) FROM attachments att WHERE att.owner_id = \(bind: owner) AND att.id IN (\(binds: ids))
+            """).all()
+        let found = Dictionary(uniqueKeysWithValues: try rows.map { row in let a = try reader.attachment(row); return (a.id, a) })
+        return try ids.map { id in
+            guard let attachment = found[id] else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound", field: "attachmentIds") }
+            return attachment
         }
     }
 
@@ -115,16 +126,22 @@ struct MessagesService: MessengerConcept {
         try await sql(tx).raw("INSERT INTO message_attachments (message_id, attachment_id, position) VALUES \(rows.joined(separator: ", "))").run()
     }
 
-    /// A new message in a chat: its activity, both members see it again, the sender has read
-    /// up to it, and both hear of it.
-    private func delivered(_ message: UUID, in chat: UUID, from author: UUID, to other: UUID, _ recorder: EventRecorder, on tx: any Database) async throws {
+    /// A new message in a chat (written already): the chat's activity, both members see the
+    /// chat again, the sender has read up to it, and both hear of it (the client id only the author).
+    private func delivered(_ message: Message, to other: UUID, _ recorder: EventRecorder, on tx: any Database) async throws {
+        let chat = message.chatId
         try await sql(tx).raw("""
-            UPDATE chats SET last_message_id = \(bind: message), activity_key = \(bind: message.uuidString.lowercased()) WHERE id = \(bind: chat)
+            UPDATE chats SET last_message_id = \(bind: message.id), activity_key = \(bind: message.id.uuidString.lowercased()) WHERE id = \(bind: chat)
             """).run()
-        try await sql(tx).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: chat)").run()
-        try await sql(tx).raw("UPDATE chat_members SET last_read_id = \(bind: message) WHERE chat_id = \(bind: chat) AND account_id = \(bind: author)").run()
-        try recorder.add(.messageCreated, to: author, try await reader.message(message, viewer: author, on: sql(tx))!)
-        try recorder.add(.messageCreated, to: other, try await reader.message(message, viewer: other, on: sql(tx))!)
+        try await sql(tx).raw("""
+            UPDATE chat_members SET visible = \(true),
+                last_read_id = CASE WHEN account_id = \(bind: message.authorId) THEN \(bind: message.id) ELSE last_read_id END
+            WHERE chat_id = \(bind: chat)
+            """).run()
+        try recorder.add(.messageCreated, to: message.authorId, message)
+        var theirs = message
+        theirs.clientMessageId = nil
+        try recorder.add(.messageCreated, to: other, theirs)
     }
 
     // MARK: - changing
@@ -182,9 +199,6 @@ struct MessagesService: MessengerConcept {
             throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", "chatIds", "1–\(settings.forwardMaxChats) distinct chats").on(field: "chatIds")
         }
         let clientID = try input.clientMessageId.map(cleanClientID)
-        for _ in input.chatIds {
-            try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60)
-        }
         return try await events.write { tx, recorder in
             let (source, _) = try await visibleMessage(id, viewer: viewer.id, on: tx)
             guard !source.deleted else { throw GatehouseError(.conflict, .messageDeleted, LocalizedText("error.messageDeleted")) }
@@ -198,15 +212,17 @@ struct MessagesService: MessengerConcept {
                     continue
                 }
                 try await checkMayMessage(member.other, from: viewer.id, on: tx)
-                let copyID = OrderedID.make()
+                try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
+                let copy = Message(id: OrderedID.make(), chatId: chat, authorId: viewer.id, text: source.text, createdAt: clock.now(), editedAt: nil,
+                                   deleted: false, replyTo: nil, forwardedFrom: origin, attachments: source.attachments, clientMessageId: copyClientID)
                 try await sql(tx).raw("""
                     INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_deleted, forward_author_id, forward_sent_at, client_message_id)
-                    VALUES (\(bind: copyID), \(bind: chat), \(bind: viewer.id), \(bind: source.text), \(bind: clock.now()), \(false),
+                    VALUES (\(bind: copy.id), \(bind: chat), \(bind: viewer.id), \(bind: source.text), \(bind: copy.createdAt), \(false),
                             \(bind: origin.authorId), \(bind: origin.sentAt), \(bind: copyClientID))
                     """).run()
-                try await attach(source.attachments.map(\.id), to: copyID, on: tx)
-                try await delivered(copyID, in: chat, from: viewer.id, to: member.other, recorder, on: tx)
-                copies.append(try await reader.message(copyID, viewer: viewer.id, on: sql(tx))!)
+                try await attach(source.attachments.map(\.id), to: copy.id, on: tx)
+                try await delivered(copy, to: member.other, recorder, on: tx)
+                copies.append(copy)
             }
             return copies
         }

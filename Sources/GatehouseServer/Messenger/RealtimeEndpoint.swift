@@ -15,7 +15,7 @@ struct RealtimeEndpoint: WebSocketEndpoint {
     init(hub: RealtimeHub, settings: GatehouseConfiguration.Messenger) {
         self.hub = hub
         self.limits = WebSocketLimits(
-            maxMessageBytes: 4_096, pingInterval: settings.realtimePingInterval, idleTimeout: settings.realtimeIdleTimeout,
+            maxMessageBytes: settings.realtimeMaxFrameBytes, pingInterval: settings.realtimePingInterval, idleTimeout: settings.realtimeIdleTimeout,
             maxConnections: settings.realtimeMaxConnections, maxInFlightPerConnection: 1
         )
     }

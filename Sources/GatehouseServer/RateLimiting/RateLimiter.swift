@@ -1,3 +1,4 @@
+import FluentKit
 import Foundation
 import SQLKit
 
@@ -22,10 +23,12 @@ struct RateLimiter: Sendable {
     }
 
     /// Counts one hit and throws `rateLimited` (counting nothing) when the budget of `limit` is
-    /// already spent.
-    func hit(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited") async throws {
+    /// already spent. With `db` a transaction, the hit is part of it (and goes if it rolls back).
+    func hit(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited",
+             on db: (any Database)? = nil) async throws {
         let w = window(name, key: key, length: length)
-        let hits = try await database.sql.raw("""
+        let sql = (db ?? database.db) as! any SQLDatabase
+        let hits = try await sql.raw("""
             INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES (\(bind: w.bucket), 1, \(bind: w.expiresEpoch))
             ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + 1
             RETURNING hits
@@ -34,15 +37,15 @@ struct RateLimiter: Sendable {
             // A refused attempt never ran: it takes no slot. Otherwise refusals would outlive the
             // attempts a budget gives back (successful logins), and a burst of right passwords
             // would lock an account for the rest of its window.
-            try? await release(name, key: key, window: length)
+            try? await release(name, key: key, window: length, on: db)
             throw GatehouseError.rateLimited(.rateLimited, retryAfter: w.retryAfter, messageKey)
         }
     }
 
     /// Gives back one hit (an attempt that turned out to be allowed, such as a successful login).
-    func release(_ name: String, key: String, window length: TimeInterval) async throws {
+    func release(_ name: String, key: String, window length: TimeInterval, on db: (any Database)? = nil) async throws {
         let w = window(name, key: key, length: length)
-        try await database.sql.raw("UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = \(bind: w.bucket) AND hits > 0").run()
+        try await ((db ?? database.db) as! any SQLDatabase).raw("UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = \(bind: w.bucket) AND hits > 0").run()
     }
 
     func purgeExpired() async throws {

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The messenger against Matrix Synapse, on SQLite and on the same PostgreSQL, one command:
+#
+#   Benchmarks/messenger/run.sh                       # both engines
+#   Benchmarks/messenger/run.sh --engines sqlite      # one
+#
+# Builds gatehouse in release mode, installs wrk (Debian) when missing, Synapse and the client's
+# libraries from PyPI into .build/messenger-bench-venv, starts a throwaway PostgreSQL
+# (scripts/start-postgres.sh) unless POSTGRES_URL is set, and runs Benchmarks/messenger/bench.py
+# against each server in turn. Env: SECONDS_SEND (10), IDLE (1000), INTERVAL (1.0), LATENCY_SECONDS (20).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ENGINES="sqlite postgres"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --engines) ENGINES="${2//,/ }"; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 64 ;;
+  esac
+done
+export PATH=/opt/swift/usr/bin:$PATH
+ulimit -n "$(ulimit -Hn)" || true
+if ! command -v wrk >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then apt-get install -y wrk >/dev/null; else sudo apt-get install -y wrk >/dev/null; fi
+fi
+swift build -c release --product gatehouse >&2
+BIN="$(swift build -c release --show-bin-path)/gatehouse"
+VENV=.build/messenger-bench-venv
+SYNAPSE_VERSION=1.163.2
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import synapse, sys; sys.exit(synapse.__version__ != '$SYNAPSE_VERSION')" 2>/dev/null; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q "matrix-synapse[postgres]==$SYNAPSE_VERSION" "aiohttp==3.14.5" "websockets==17.4"
+fi
+if [[ " $ENGINES " == *" postgres "* ]] && [ -z "${POSTGRES_URL:-}" ]; then
+  POSTGRES_URL=$(bash scripts/start-postgres.sh)
+fi
+PG_HOST=127.0.0.1
+PG_PORT=$(echo "${POSTGRES_URL:-postgres://x@127.0.0.1:55432/x}" | sed -E 's#.*:([0-9]+)/.*#\1#')
+PG_ADMIN="postgres://postgres@$PG_HOST:$PG_PORT/postgres"
+
+WORK=$(mktemp -d)
+SERVER=""
+stop_server() { if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; SERVER=""; fi; }
+trap 'stop_server; rm -rf "$WORK"' EXIT
+wait_up() { for _ in $(seq 1 300); do curl -sf "$1" >/dev/null && return 0; kill -0 "$SERVER" 2>/dev/null || { tail -50 "$2" >&2; return 1; }; sleep 0.2; done; return 1; }
+bench() {  # target url pid [secret]
+  "$VENV/bin/python" Benchmarks/messenger/bench.py --target "$1" --url "$2" --server-pid "$3" --shared-secret "${4:-}" \
+    --seconds "${SECONDS_SEND:-10}" --idle "${IDLE:-1000}" --interval "${INTERVAL:-1.0}" --latency-seconds "${LATENCY_SECONDS:-20}" \
+    | sed -n 's/^RESULT //p'
+}
+fresh_database() {  # name
+  psql "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
+}
+
+RESULTS="$WORK/results.jsonl"
+for engine in $ENGINES; do
+  # Gatehouse: limits high enough that the run measures sending, not throttling.
+  if [ "$engine" = postgres ]; then fresh_database bench_gatehouse; DB="postgres://postgres@$PG_HOST:$PG_PORT/bench_gatehouse"; else DB="$WORK/gatehouse.sqlite"; fi
+  ( cd "$WORK" && DATABASE_URL="$DB" GATEHOUSE_PORT=18090 GATEHOUSE_LOG_LEVEL=warning GATEHOUSE_BCRYPT_COST=4 GATEHOUSE_DELIVERY_WAIT_SECONDS=0 \
+    GATEHOUSE_CODE_REQUESTS_PER_IP=1000000 GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION=1000000 GATEHOUSE_EMAILS_PER_ADDRESS_PER_DAY=1000 \
+    GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=1000000 GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE=1000000 \
+    exec "$BIN" serve > gatehouse.log 2>&1 ) &
+  SERVER=$!
+  wait_up http://127.0.0.1:18090/health "$WORK/gatehouse.log"
+  PID=$(pgrep -P "$SERVER" -f "$BIN" || echo "$SERVER")
+  echo "== gatehouse on $engine" >&2
+  bench gatehouse http://127.0.0.1:18090 "$PID" | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
+  stop_server
+
+  # Synapse: the client-server API only, no federation, presence off, rate limits out of the way.
+  SYN="$WORK/synapse-$engine"
+  mkdir -p "$SYN"
+  "$VENV/bin/python" -m synapse.app.homeserver --server-name bench.local --config-path "$SYN/homeserver.yaml" \
+    --data-directory "$SYN" --generate-config --report-stats=no >/dev/null
+  SECRET=bench-shared-secret
+  if [ "$engine" = postgres ]; then
+    fresh_database bench_synapse
+    DATABASE_YAML="database: {name: psycopg2, args: {user: postgres, database: bench_synapse, host: $PG_HOST, port: $PG_PORT, cp_min: 5, cp_max: 10}}"
+  else
+    DATABASE_YAML="database: {name: sqlite3, args: {database: $SYN/homeserver.db}}"
+  fi
+  "$VENV/bin/python" - "$SYN/homeserver.yaml" "$DATABASE_YAML" "$SECRET" <<'PY'
+import sys, yaml
+path, database, secret = sys.argv[1], sys.argv[2], sys.argv[3]
+config = yaml.safe_load(open(path))
+config["listeners"] = [{"port": 18091, "bind_addresses": ["127.0.0.1"], "type": "http", "tls": False, "x_forwarded": False,
+                        "resources": [{"names": ["client"], "compress": False}]}]
+config["database"] = yaml.safe_load(database)["database"]
+config["registration_shared_secret"] = secret
+config["enable_registration"] = False
+config["bcrypt_rounds"] = 4
+config["presence"] = {"enabled": False}
+config["trusted_key_servers"] = []
+config["suppress_key_server_warning"] = True
+config["url_preview_enabled"] = False
+config["report_stats"] = False
+big = {"per_second": 1000000, "burst_count": 1000000}
+for key in ["rc_message", "rc_registration", "rc_admin_redaction", "rc_joins_per_room", "rc_3pid_validation", "rc_room_creation",
+            "rc_delayed_event_mgmt", "rc_reports", "rc_presence"]:
+    config[key] = big if key != "rc_presence" else {"per_user": big}
+config["rc_login"] = {"address": big, "account": big, "failed_attempts": big}
+config["rc_joins"] = {"local": big, "remote": big}
+config["rc_invites"] = {"per_room": big, "per_user": big, "per_issuer": big}
+yaml.safe_dump(config, open(path, "w"))
+log = config["log_config"]
+text = open(log).read().replace("level: INFO", "level: WARNING")
+open(log, "w").write(text)
+PY
+  ( cd "$SYN" && exec "$VENV/bin/python" -m synapse.app.homeserver --config-path "$SYN/homeserver.yaml" > "$SYN/stdout.log" 2>&1 ) &
+  SERVER=$!
+  wait_up http://127.0.0.1:18091/health "$SYN/stdout.log"
+  echo "== synapse on $engine" >&2
+  bench synapse http://127.0.0.1:18091 "$SERVER" "$SECRET" | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
+  stop_server
+done
+
+mkdir -p .build/bench-results
+cp "$RESULTS" ".build/bench-results/messenger-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+python3 - "$RESULTS" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+by = {(r["engine"], r["target"]): r for r in rows}
+print(f"{'engine':<9} {'server':<10} {'send/s':>9} {'deliv p50':>10} {'deliv p99':>10} {'KiB/idle conn':>14} {'delivered':>10}")
+for (engine, target), r in sorted(by.items()):
+    print(f"{engine:<9} {target:<10} {r['send_rps']:>9.1f} {r['latency_p50_ms'] or 0:>8.2f}ms {r['latency_p99_ms'] or 0:>8.2f}ms "
+          f"{r['kib_per_idle_connection']:>14.1f} {r['delivered']:>5}/{r['delivered'] + r['undelivered']}")
+for engine in sorted({e for e, _ in by}):
+    g, s = by.get((engine, "gatehouse")), by.get((engine, "synapse"))
+    if g and s:
+        print(f"{engine}: send throughput {g['send_rps'] / s['send_rps']:.1f}x Synapse; delivery p99 {s['latency_p99_ms'] / g['latency_p99_ms']:.1f}x lower; "
+              f"memory per idle connection {s['kib_per_idle_connection'] / max(g['kib_per_idle_connection'], 0.01):.1f}x less")
+PY
