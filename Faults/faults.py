@@ -2,7 +2,7 @@
 """Runs the fault tests (docs/reliability.md#faults). Normally started by Faults/run.sh, which
 also starts and stops the harness's own PostgreSQL on port 55433.
 
-  python3 Faults/faults.py [--only crash,mail,pg-restart,two-instances,known,soak] [--engines sqlite,pg]
+  python3 Faults/faults.py [--only crash,messages,mail,pg-restart,two-instances,known,soak] [--engines sqlite,pg]
 
 `soak` (not in the default set) is the mixed-load soak of Faults/soak.py, SOAK_SECONDS per engine (600).
 
@@ -25,12 +25,13 @@ import test_crash  # noqa: E402
 import test_mail  # noqa: E402
 import test_pg_restart  # noqa: E402
 import test_two_instances  # noqa: E402
+import test_messages  # noqa: E402
 import soak  # noqa: E402
 import known_db_away_pool_wait  # noqa: E402
 import known_mail_stall_delays_sms  # noqa: E402
 
-TESTS = ("crash", "mail", "pg-restart", "two-instances", "known", "soak")
-DEFAULT_TESTS = ("crash", "mail", "pg-restart", "two-instances", "known")   # the soak runs when asked for
+TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "known", "soak")
+DEFAULT_TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "known")   # the soak runs when asked for
 
 
 async def main() -> int:
@@ -78,6 +79,8 @@ async def main() -> int:
 
     if "crash" in only:
         await each_engine("crash", test_crash.run, {"sqlite": 19201, "pg": 19202})
+    if "messages" in only:
+        await each_engine("messages", test_messages.run, {"sqlite": 19240, "pg": 19241})
     if "mail" in only:
         await each_engine("mail", test_mail.run, {"sqlite": 19210, "pg": 19215})
     if "pg-restart" in only:

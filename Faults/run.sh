@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fault harness (docs/reliability.md#faults): kill -9 under registration load, a mail server that
+# Fault harness (docs/reliability.md#faults): kill -9 under registration load and under message
+# sends, a mail server that
 # rejects or drops a quarter of its connections, a PostgreSQL restart under load, and two
 # instances on one PostgreSQL. Exit status 0 only when every test passed.
 #
 #   bash Faults/run.sh                      # everything, on SQLite and PostgreSQL (about 2 min)
-#   bash Faults/run.sh --only crash,mail    # some tests (crash, mail, pg-restart, two-instances, known, soak)
+#   bash Faults/run.sh --only crash,mail    # some tests (crash, messages, mail, pg-restart, two-instances, known, soak)
 #   SOAK_SECONDS=600 bash Faults/run.sh --only soak   # the 10-minute mixed-load soak on each engine
 #   FAULTS_ENGINES=sqlite bash Faults/run.sh  # without PostgreSQL
 #   FAULTS_SEED=123 bash Faults/run.sh      # repeat a run's random choices (printed at the start)

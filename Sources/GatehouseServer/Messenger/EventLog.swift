@@ -79,22 +79,28 @@ struct EventLog: Sendable {
         guard !events.isEmpty else { return [] }
         let sql = db as! any SQLDatabase
         let byAccount = Dictionary(grouping: events, by: \.account)
+        // One statement raises every counter, in account order (the order the rows are locked in).
+        let accounts = byAccount.keys.sorted(by: { $0.uuidString < $1.uuidString })
+        let raises = accounts.map { account -> SQLQueryString in "(\(bind: account), \(bind: Int64(byAccount[account]!.count)))" }
+        let rows = try await sql.raw("""
+            INSERT INTO messenger_event_counters (account_id, last_seq) VALUES \(raises.joined(separator: ", "))
+            ON CONFLICT (account_id) DO UPDATE SET last_seq = messenger_event_counters.last_seq + excluded.last_seq
+            RETURNING account_id, last_seq
+            """).all()
+        var last: [UUID: Int64] = [:]
+        for row in rows { last[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self) }
         var stored: [StoredEvent] = []
-        for account in byAccount.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
+        for account in accounts {
             let mine = byAccount[account]!
-            let count = Int64(mine.count)
-            let last = try await sql.raw("""
-                INSERT INTO messenger_event_counters (account_id, last_seq) VALUES (\(bind: account), \(bind: count))
-                ON CONFLICT (account_id) DO UPDATE SET last_seq = messenger_event_counters.last_seq + \(bind: count)
-                RETURNING last_seq
-                """).first(decodingColumn: "last_seq", as: Int64.self) ?? count
+            guard let newest = last[account] else { throw EventLogError.counterNotRaised(account) }
+            let first = newest - Int64(mine.count) + 1
             for (offset, event) in mine.enumerated() {
-                stored.append(StoredEvent(account: account, seq: last - count + 1 + Int64(offset), kind: event.kind.rawValue, data: event.data))
+                stored.append(StoredEvent(account: account, seq: first + Int64(offset), kind: event.kind.rawValue, data: event.data))
             }
         }
         let now = clock.now()
-        let rows = stored.map { e -> SQLQueryString in "(\(bind: e.account), \(bind: e.seq), \(bind: e.kind), \(bind: e.data), \(bind: now))" }
-        try await sql.raw("INSERT INTO messenger_events (account_id, seq, kind, data, created_at) VALUES \(rows.joined(separator: ", "))").run()
+        let values = stored.map { e -> SQLQueryString in "(\(bind: e.account), \(bind: e.seq), \(bind: e.kind), \(bind: e.data), \(bind: now))" }
+        try await sql.raw("INSERT INTO messenger_events (account_id, seq, kind, data, created_at) VALUES \(values.joined(separator: ", "))").run()
         return stored
     }
 
@@ -136,6 +142,10 @@ struct EventLog: Sendable {
     func purgeExpired() async throws {
         try await database.sql.raw("DELETE FROM messenger_events WHERE created_at < \(bind: clock.now().addingTimeInterval(-retention))").run()
     }
+}
+
+enum EventLogError: Error {
+    case counterNotRaised(UUID)
 }
 
 enum EventLimits {

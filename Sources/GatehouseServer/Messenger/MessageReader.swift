@@ -34,10 +34,15 @@ struct MessageReader: Sendable {
     }
 
     func membership(_ chat: UUID, of account: UUID, on sql: any SQLDatabase) async throws -> Membership? {
-        guard let row = try await sql.raw("""
+        try await Self.membership(sql.raw("""
             SELECT chat_id, account_id, other_id, visible, cleared_through, last_read_id, muted_until
             FROM chat_members WHERE chat_id = \(bind: chat) AND account_id = \(bind: account)
-            """).first() else { return nil }
+            """).first())
+    }
+
+    /// A `chat_members` row (its own column names) as a membership.
+    static func membership(_ row: (any SQLRow)?) throws -> Membership? {
+        guard let row else { return nil }
         return Membership(
             chatID: try row.decode(column: "chat_id", as: UUID.self), account: try row.decode(column: "account_id", as: UUID.self),
             other: try row.decode(column: "other_id", as: UUID.self), visible: try row.decode(column: "visible", as: Bool.self),

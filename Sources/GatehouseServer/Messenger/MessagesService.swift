@@ -58,10 +58,14 @@ struct MessagesService: MessengerConcept {
         }
         guard Set(attachmentIDs).count == attachmentIDs.count else { throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", "attachmentIds", "attachmentIds").on(field: "attachmentIds") }
         guard !text.isEmpty || !attachmentIDs.isEmpty else { throw GatehouseError(.invalidInput, .emptyMessage, LocalizedText("error.emptyMessage"), field: "text") }
-        if let sent = try await sentBefore(viewer.id, clientID, chat: id) { return sent }
         return try await events.write { tx, recorder in
-            let member = try await membership(id, of: viewer.id, on: tx)
-            try await checkMayMessage(member.other, from: viewer.id, on: tx)
+            let sending = try await membershipForSending(id, of: viewer.id, on: tx)
+            let member = sending.member
+            guard sending.mayMessage else {
+                // A retry of a message sent before the other side changed their setting still answers it.
+                if let sent = try await sentBefore(viewer.id, clientID, chat: id, on: tx) { return sent }
+                throw GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed"))
+            }
             var reply: ReplyPreview?
             if let replyTo = input.replyTo {
                 let cleared: SQLQueryString = member.clearedThrough.map { "\(bind: $0)" } ?? "NULL"
@@ -73,8 +77,6 @@ struct MessagesService: MessengerConcept {
                 reply = ReplyPreview(messageId: quoted.id, authorId: quoted.authorId, excerpt: quoted.deleted ? nil : Self.excerpt(quoted.text), deleted: quoted.deleted)
             }
             let attachments = try await ownAttachments(attachmentIDs, of: viewer.id, on: tx)
-            // Counted in the transaction: a refused or failed send takes no slot.
-            try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
             let message = Message(id: OrderedID.make(), chatId: id, authorId: viewer.id, text: text, createdAt: clock.now(), editedAt: nil,
                                   deleted: false, replyTo: reply, forwardedFrom: nil, attachments: attachments, clientMessageId: clientID)
             let inserted = try await sql(tx).raw("""
@@ -84,16 +86,43 @@ struct MessagesService: MessengerConcept {
                 ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id
                 """).first()
             guard inserted != nil else {
-                // The same message sent twice at once: the first one stands.
+                // A retry (or the same message sent twice at once): the first one stands, and it
+                // is not refused by the rate limit it passed the first time.
                 guard let sent = try await sentBefore(viewer.id, clientID, chat: id, on: tx) else {
                     throw GatehouseError(.internal, .internalError, LocalizedText("error.internal"))
                 }
                 return sent
             }
+            // Counted after the insert, so that a retry is neither counted nor refused; a refusal
+            // rolls back the insert and the count together.
+            try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
             try await attach(attachmentIDs, to: message.id, on: tx)
-            try await delivered(message, to: member.other, recorder, on: tx)
+            try await delivered(message, to: member.other, bothVisible: member.visible && sending.otherVisible, recorder, on: tx)
             return message
         }
+    }
+
+    /// What a send needs to know, in one read: my membership (404 otherwise), whether the other
+    /// member takes my messages (their `whoCanMessageMe`), and whether they see the chat.
+    private struct Sending {
+        var member: Membership
+        var mayMessage: Bool
+        var otherVisible: Bool
+    }
+
+    private func membershipForSending(_ chat: UUID, of account: UUID, on tx: any Database) async throws -> Sending {
+        guard let row = try await sql(tx).raw("""
+            SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
+                   p.who_can_message, f.state, theirs.visible AS other_visible
+            FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
+            JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
+            LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
+            WHERE cm.chat_id = \(bind: chat) AND cm.account_id = \(bind: account)
+            """).first(), let member = try MessageReader.membership(row)
+        else { throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound") }
+        let friendsOnly = try row.decode(column: "who_can_message", as: String.self) == MessagingAudience.friends.rawValue
+        let friends = try row.decode(column: "state", as: String?.self) == FriendshipState.friends.rawValue
+        return Sending(member: member, mayMessage: !friendsOnly || friends, otherVisible: try row.decode(column: "other_visible", as: Bool.self))
     }
 
     /// My uploads by id, in the order given; 404 naming `attachmentIds` when one is not mine.
@@ -127,17 +156,15 @@ struct MessagesService: MessengerConcept {
     }
 
     /// A new message in a chat (written already): the chat's activity, both members see the
-    /// chat again, the sender has read up to it, and both hear of it (the client id only the author).
-    private func delivered(_ message: Message, to other: UUID, _ recorder: EventRecorder, on tx: any Database) async throws {
+    /// chat (again), and both hear of it (the client id only the author).
+    private func delivered(_ message: Message, to other: UUID, bothVisible: Bool, _ recorder: EventRecorder, on tx: any Database) async throws {
         let chat = message.chatId
         try await sql(tx).raw("""
             UPDATE chats SET last_message_id = \(bind: message.id), activity_key = \(bind: message.id.uuidString.lowercased()) WHERE id = \(bind: chat)
             """).run()
-        try await sql(tx).raw("""
-            UPDATE chat_members SET visible = \(true),
-                last_read_id = CASE WHEN account_id = \(bind: message.authorId) THEN \(bind: message.id) ELSE last_read_id END
-            WHERE chat_id = \(bind: chat)
-            """).run()
+        if !bothVisible {
+            try await sql(tx).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: chat) AND visible = \(false)").run()
+        }
         try recorder.add(.messageCreated, to: message.authorId, message)
         var theirs = message
         theirs.clientMessageId = nil
@@ -221,7 +248,7 @@ struct MessagesService: MessengerConcept {
                             \(bind: origin.authorId), \(bind: origin.sentAt), \(bind: copyClientID))
                     """).run()
                 try await attach(source.attachments.map(\.id), to: copy.id, on: tx)
-                try await delivered(copy, to: member.other, recorder, on: tx)
+                try await delivered(copy, to: member.other, bothVisible: false, recorder, on: tx)
                 copies.append(copy)
             }
             return copies

@@ -10,11 +10,14 @@ import SQLKit
 /// request in about 200,000 whose query never completed when PostgreSQL was shut down under it
 /// (docs/decisions.md, "the hang"); the error logged here names the operation.
 ///
-/// A late answer is dropped (a promise completes once). Queries inside a transaction get their
-/// own deadlines, and so does the transaction as a whole.
+/// A late answer is dropped (a promise completes once). A transaction has one deadline as a
+/// whole; the statements inside it run under it without timers of their own (a timer per
+/// statement cost a thread wake-up each: a tenth of a message send on SQLite).
 struct DeadlineDatabase: Database, SQLDatabase {
     let base: any Database
     let deadline: TimeAmount
+    /// False inside a transaction: the transaction's deadline bounds its statements.
+    var boundsEachOperation = true
 
     var context: DatabaseContext { base.context }
     var inTransaction: Bool { base.inTransaction }
@@ -33,11 +36,15 @@ struct DeadlineDatabase: Database, SQLDatabase {
     }
 
     func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        bounded("transaction", base.transaction { [deadline] db in closure(DeadlineDatabase(base: db, deadline: deadline)) })
+        bounded("transaction", always: true, base.transaction { [deadline] db in
+            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false))
+        })
     }
 
     func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        base.withConnection { [deadline] db in closure(DeadlineDatabase(base: db, deadline: deadline)) }
+        base.withConnection { [deadline, boundsEachOperation] db in
+            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: boundsEachOperation))
+        }
     }
 
     // SQLDatabase
@@ -51,10 +58,12 @@ struct DeadlineDatabase: Database, SQLDatabase {
         bounded("sql", sql.execute(sql: query, onRow))
     }
 
-    private func bounded<T>(_ operation: @autoclosure () -> String, _ future: EventLoopFuture<T>) -> EventLoopFuture<T> {
+    private func bounded<T>(_ operation: @escaping @autoclosure @Sendable () -> String, always: Bool = false,
+                            _ future: EventLoopFuture<T>) -> EventLoopFuture<T> {
+        guard boundsEachOperation || always else { return future }
         let promise = future.eventLoop.makePromise(of: T.self)
-        let description = operation()
         let timer = future.eventLoop.scheduleTask(in: deadline) { [logger, deadline] in
+            let description = operation()
             logger.error("database operation unfinished after its deadline; failing it", metadata: [
                 "operation": "\(description)", "deadline_ms": "\(deadline.nanoseconds / 1_000_000)",
             ])

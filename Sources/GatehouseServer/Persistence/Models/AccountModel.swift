@@ -44,5 +44,5 @@ final class AccountModel: Model, @unchecked Sendable {
     /// The spec's `isConfirmed`: the displayed address is confirmed.
     var isEmailConfirmed: Bool { pendingEmail == nil && email != nil && emailConfirmedAt != nil }
 
-    var language: AppLanguage { AppLanguage(localeIdentifier: locale) ?? .ru }
+    var language: AppLanguage { AccountSnapshot.language(locale: locale) }
 }

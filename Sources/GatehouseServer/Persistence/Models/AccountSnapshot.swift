@@ -26,7 +26,10 @@ struct AccountSnapshot: Sendable {
     /// The spec's `isConfirmed`: the displayed address is confirmed.
     var isEmailConfirmed: Bool { pendingEmail == nil && email != nil && emailConfirmedAt != nil }
 
-    var language: AppLanguage { AppLanguage(localeIdentifier: locale) ?? .ru }
+    var language: AppLanguage { Self.language(locale: locale) }
+
+    /// The language an account's messages go out in: its locale, Russian when it has none (the specs' language).
+    static func language(locale: String?) -> AppLanguage { AppLanguage(localeIdentifier: locale) ?? .ru }
 }
 
 extension AccountModel {
