@@ -8,6 +8,16 @@ import SQLKit
 /// events for both members.
 struct MessagesService: MessengerConcept {
     let core: MessengerCore
+    /// Group commit for plain sends (nil: every send on its own, the batcher's own fallback).
+    let batcher: SendBatcher?
+
+    init(core: MessengerCore, batched: Bool = true) {
+        self.core = core
+        self.batcher = batched ? SendBatcher(core: core, single: { request in
+            try await MessagesService(core: core, batched: false).sendAlone(
+                author: request.author, chat: request.chat, text: request.text, clientID: request.clientID, replyTo: nil, attachmentIDs: [])
+        }) : nil
+    }
 
     // MARK: - history
 
@@ -58,44 +68,52 @@ struct MessagesService: MessengerConcept {
         }
         guard Set(attachmentIDs).count == attachmentIDs.count else { throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", "attachmentIds", "attachmentIds").on(field: "attachmentIds") }
         guard !text.isEmpty || !attachmentIDs.isEmpty else { throw GatehouseError(.invalidInput, .emptyMessage, LocalizedText("error.emptyMessage"), field: "text") }
+        if let batcher, input.replyTo == nil, attachmentIDs.isEmpty {
+            return try await batcher.send(SendBatcher.Request(author: viewer.id, chat: id, text: text, clientID: clientID))
+        }
+        return try await sendAlone(author: viewer.id, chat: id, text: text, clientID: clientID, replyTo: input.replyTo, attachmentIDs: attachmentIDs)
+    }
+
+    /// One send in a transaction of its own (replies, attachments; and the batcher's fallback).
+    func sendAlone(author: UUID, chat id: UUID, text: String, clientID: String, replyTo: UUID?, attachmentIDs: [UUID]) async throws -> Message {
         return try await events.write { tx, recorder in
-            let sending = try await membershipForSending(id, of: viewer.id, on: tx)
+            let sending = try await membershipForSending(id, of: author, on: tx)
             let member = sending.member
             guard sending.mayMessage else {
                 // A retry of a message sent before the other side changed their setting still answers it.
-                if let sent = try await sentBefore(viewer.id, clientID, chat: id, on: tx) { return sent }
+                if let sent = try await sentBefore(author, clientID, chat: id, on: tx) { return sent }
                 throw GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed"))
             }
             var reply: ReplyPreview?
-            if let replyTo = input.replyTo {
+            if let replyTo {
                 let cleared: SQLQueryString = member.clearedThrough.map { "\(bind: $0)" } ?? "NULL"
                 guard let quoted = try await reader.messages(
-                    where: "m.id = \(bind: replyTo) AND m.chat_id = \(bind: id) AND \(MessageReader.visible(to: viewer.id, cleared: cleared))",
-                    viewer: viewer.id, on: sql(tx)).first
+                    where: "m.id = \(bind: replyTo) AND m.chat_id = \(bind: id) AND \(MessageReader.visible(to: author, cleared: cleared))",
+                    viewer: author, on: sql(tx)).first
                 else { throw GatehouseError.notFound(.messageNotFound, "error.messageNotFound", field: "replyTo") }
                 // A reply to a message deleted a moment ago still goes out, quoting a stub.
                 reply = ReplyPreview(messageId: quoted.id, authorId: quoted.authorId, excerpt: quoted.deleted ? nil : Self.excerpt(quoted.text), deleted: quoted.deleted)
             }
-            let attachments = try await ownAttachments(attachmentIDs, of: viewer.id, on: tx)
-            let message = Message(id: OrderedID.make(), chatId: id, authorId: viewer.id, text: text, createdAt: clock.now(), editedAt: nil,
+            let attachments = try await ownAttachments(attachmentIDs, of: author, on: tx)
+            let message = Message(id: OrderedID.make(), chatId: id, authorId: author, text: text, createdAt: clock.now(), editedAt: nil,
                                   deleted: false, replyTo: reply, forwardedFrom: nil, attachments: attachments, clientMessageId: clientID)
             let inserted = try await sql(tx).raw("""
                 INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_to_id, reply_author_id, reply_excerpt, reply_deleted, client_message_id)
-                VALUES (\(bind: message.id), \(bind: id), \(bind: viewer.id), \(bind: text), \(bind: message.createdAt), \(bind: reply?.messageId),
+                VALUES (\(bind: message.id), \(bind: id), \(bind: author), \(bind: text), \(bind: message.createdAt), \(bind: reply?.messageId),
                         \(bind: reply?.authorId), \(bind: reply?.excerpt), \(bind: reply?.deleted ?? false), \(bind: clientID))
                 ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id
                 """).first()
             guard inserted != nil else {
                 // A retry (or the same message sent twice at once): the first one stands, and it
                 // is not refused by the rate limit it passed the first time.
-                guard let sent = try await sentBefore(viewer.id, clientID, chat: id, on: tx) else {
+                guard let sent = try await sentBefore(author, clientID, chat: id, on: tx) else {
                     throw GatehouseError(.internal, .internalError, LocalizedText("error.internal"))
                 }
                 return sent
             }
             // Counted after the insert, so that a retry is neither counted nor refused; a refusal
             // rolls back the insert and the count together.
-            try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
+            try await core.rateLimiter.hit("messages", key: author.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
             try await attach(attachmentIDs, to: message.id, on: tx)
             try await delivered(message, to: member.other, bothVisible: member.visible && sending.otherVisible, recorder, on: tx)
             return message

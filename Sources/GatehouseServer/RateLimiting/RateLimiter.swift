@@ -42,6 +42,36 @@ struct RateLimiter: Sendable {
         }
     }
 
+    /// Counts several hits for several keys at once (in key order, the order their rows are locked
+    /// in); answers, per key, how many of its hits fit the budget and when the window ends. The hits
+    /// that do not fit are given back: a refused attempt takes no slot.
+    func hit(_ name: String, counts: [String: Int], limit: Int, window length: TimeInterval,
+             on db: any Database) async throws -> [String: (allowed: Int, retryAfter: Double)] {
+        let keys = counts.keys.sorted()
+        let windows = Dictionary(uniqueKeysWithValues: keys.map { ($0, window(name, key: $0, length: length)) })
+        let values = keys.map { key -> SQLQueryString in "(\(bind: windows[key]!.bucket), \(bind: counts[key]!), \(bind: windows[key]!.expiresEpoch))" }
+        let sql = db as! any SQLDatabase
+        var after: [String: Int] = [:]
+        for row in try await sql.raw("""
+            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES \(values.joined(separator: ", "))
+            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + excluded.hits
+            RETURNING bucket, hits
+            """).all() {
+            after[try row.decode(column: "bucket", as: String.self)] = try row.decode(column: "hits", as: Int.self)
+        }
+        var answer: [String: (allowed: Int, retryAfter: Double)] = [:]
+        for key in keys {
+            let w = windows[key]!, count = counts[key]!
+            let before = (after[w.bucket] ?? count) - count
+            let allowed = max(0, min(count, limit - before))
+            if allowed < count {
+                try await sql.raw("UPDATE rate_limit_counters SET hits = hits - \(bind: count - allowed) WHERE bucket = \(bind: w.bucket)").run()
+            }
+            answer[key] = (allowed, w.retryAfter)
+        }
+        return answer
+    }
+
     /// Gives back one hit (an attempt that turned out to be allowed, such as a successful login).
     func release(_ name: String, key: String, window length: TimeInterval, on db: (any Database)? = nil) async throws {
         let w = window(name, key: key, length: length)

@@ -72,6 +72,67 @@ struct ChatsAndMessagesTests {
         }
     }
 
+    @Test("many sends at once (written in shared transactions): each gets its own answer, refusals stay alone, events stay gap-free", arguments: TestEngine.available)
+    func concurrentSends_areIsolatedAndOrdered(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.messenger.messagesPerMinute = 25 }) { app in
+            // setup: four senders to one reader; a stranger; a chat whose other side takes friends only.
+            let reader = try await app.v1.person("reader")
+            var senders: [Someone] = []
+            var chats: [UUID] = []
+            for index in 0..<4 {
+                let sender = try await app.v1.person("sender\(index)")
+                senders.append(sender)
+                chats.append(try await app.v1.openChat(sender, with: reader).id)
+            }
+            let stranger = try await app.v1.person("stranger")
+            let shy = try await app.v1.person("shyone")
+            let shyChat = try await app.v1.openChat(senders[0], with: shy)
+            _ = try await app.v1.patch(M.updatePrivacy.path, json: #"{"whoCanMessageMe":"friends"}"#, token: shy.token)
+            let v1 = app.v1
+            let (allSenders, allChats) = (senders, chats)
+
+            // MUT: 4 × 30 sends (over the limit of 25 each), a stranger writing into a chat not theirs,
+            // and a send to the shy person, all at once; every send retried once.
+            let answers = try await withThrowingTaskGroup(of: (String, Int, String).self) { group in
+                for (index, sender) in allSenders.enumerated() {
+                    for n in 0..<30 {
+                        group.addTask {
+                            let body = SendMessage(text: "s\(index) #\(n)", clientMessageId: "s\(index)-\(n)")
+                            let path = v1.path(M.send, allChats[index])
+                            let first = try await v1.post(path, body, token: sender.token)
+                            let again = try await v1.post(path, body, token: sender.token)
+                            #expect(again.status == first.status || first.status == .tooManyRequests, "a retry answers like the first: \(first.status) then \(again.status)")
+                            return ("s\(index)", first.status.code, first.text)
+                        }
+                    }
+                }
+                group.addTask {
+                    let r = try await v1.post(v1.path(M.send, allChats[0]), SendMessage(text: "x", clientMessageId: "x"), token: stranger.token)
+                    return ("stranger", r.status.code, r.text)
+                }
+                group.addTask {
+                    let r = try await v1.post(v1.path(M.send, shyChat.id), SendMessage(text: "hi", clientMessageId: "hi"), token: allSenders[0].token)
+                    return ("shy", r.status.code, r.text)
+                }
+                return try await group.reduce(into: [(String, Int, String)]()) { $0.append($1) }
+            }
+
+            // validate
+            #expect(answers.filter { $0.0 == "stranger" }.map(\.1) == [404])
+            #expect(answers.filter { $0.0 == "shy" }.map(\.1) == [403])
+            for index in 0..<4 {
+                let mine = answers.filter { $0.0 == "s\(index)" }
+                #expect(mine.filter { $0.1 == 201 }.count == 25, "sender \(index): the limit lets 25 through: \(mine.map(\.1))")
+                #expect(mine.filter { $0.1 == 429 }.count == 5)
+                let stored = try await app.v1.history(chats[index], for: reader).items
+                #expect(stored.count == 25 && Set(stored.map(\.text)).count == 25, "each accepted message once")
+            }
+            let events = try await app.services.realtime.log.events(of: reader.id, after: 0, limit: 1_000)
+            #expect(events.map(\.seq) == Array(1...Int64(events.count)), "the reader's events are gap-free")
+            #expect(events.filter { $0.kind == "message.created" }.count == 100, "one event per message")
+        }
+    }
+
     @Test("bad messages: empty, too long, control characters, bad client ids, too many attachments", arguments: TestEngine.available)
     func send_rejectsBadInput(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.maxTextLength = 10; $0.messenger.attachmentsPerMessage = 1 }) { app in

@@ -1,0 +1,220 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import NIOConcurrencyHelpers
+import SQLKit
+
+/// Group commit for plain text sends (no reply, no attachments: most messages). Sends that
+/// arrive while a batch is being written wait for the next one, and a batch is one transaction
+/// with a fixed number of statements however many messages it holds: the memberships in one
+/// read, the messages in one insert, the chats' activity in one update, every event in one
+/// insert. The cost of a send was its round trips to the database (docs/performance.md); a
+/// batch shares them.
+///
+/// Each send keeps its own outcome: a chat that is not mine, a person who takes messages from
+/// friends only, a rate limit, a reused client id fail that send alone. A retried
+/// `clientMessageId` answers the message already sent, in this batch or an earlier one. When a
+/// batch fails as a whole (the database), each of its sends is tried again on its own.
+final class SendBatcher: Sendable {
+    struct Request: Sendable {
+        var author: UUID
+        var chat: UUID
+        var text: String
+        var clientID: String
+    }
+
+    private struct Waiting {
+        var request: Request
+        var continuation: CheckedContinuation<Message, any Error>
+    }
+
+    private struct State {
+        var queue: [Waiting] = []
+        var draining = false
+    }
+
+    let core: MessengerCore
+    /// The most sends one transaction writes.
+    let maxBatch: Int
+    /// Sends one at a time (the fallback when a batch fails).
+    let single: @Sendable (Request) async throws -> Message
+    private let state = NIOLockedValueBox(State())
+
+    init(core: MessengerCore, maxBatch: Int = 128, single: @escaping @Sendable (Request) async throws -> Message) {
+        self.core = core
+        self.maxBatch = maxBatch
+        self.single = single
+    }
+
+    func send(_ request: Request) async throws -> Message {
+        try await withCheckedThrowingContinuation { continuation in
+            let start = state.withLockedValue { state -> Bool in
+                state.queue.append(Waiting(request: request, continuation: continuation))
+                if state.draining { return false }
+                state.draining = true
+                return true
+            }
+            if start { Task { await self.drain() } }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            let batch = state.withLockedValue { state -> [Waiting] in
+                guard !state.queue.isEmpty else {
+                    state.draining = false
+                    return []
+                }
+                let count = min(state.queue.count, maxBatch)
+                let batch = Array(state.queue.prefix(count))
+                state.queue.removeFirst(count)
+                return batch
+            }
+            if batch.isEmpty { return }
+            do {
+                let outcomes = try await write(batch.map(\.request))
+                for (waiting, outcome) in zip(batch, outcomes) { waiting.continuation.resume(with: outcome.mapError { $0 as any Error }) }
+            } catch {
+                // The batch as a whole failed: each send on its own, so that one cannot fail the others.
+                await withTaskGroup(of: Void.self) { group in
+                    for waiting in batch {
+                        group.addTask {
+                            do { waiting.continuation.resume(returning: try await self.single(waiting.request)) } catch { waiting.continuation.resume(throwing: error) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private var settings: GatehouseConfiguration.Messenger { core.settings }
+
+    /// One transaction for the batch; an outcome per request, in order.
+    private func write(_ requests: [Request]) async throws -> [Result<Message, GatehouseError>] {
+        let core = self.core
+        let settings = self.settings
+        return try await core.events.write { tx, recorder in
+            let sql = tx as! any SQLDatabase
+            var outcomes = [Result<Message, GatehouseError>?](repeating: nil, count: requests.count)
+
+            // 1. My memberships, the other members' settings and whether they see the chat, in one read.
+            let pairs = Array(Set(requests.map { Pair(chat: $0.chat, author: $0.author) }))
+            let rows = try await sql.raw("""
+                SELECT cm.chat_id, cm.account_id, cm.other_id, theirs.visible AS other_visible, cm.visible, p.who_can_message, f.state
+                FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
+                JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
+                LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
+                WHERE \(pairs.map { "(cm.chat_id = \(bind: $0.chat) AND cm.account_id = \(bind: $0.author))" as SQLQueryString }.joined(separator: " OR "))
+                """).all()
+            var members: [Pair: (other: UUID, bothVisible: Bool, mayMessage: Bool)] = [:]
+            for row in rows {
+                let pair = Pair(chat: try row.decode(column: "chat_id", as: UUID.self), author: try row.decode(column: "account_id", as: UUID.self))
+                let friendsOnly = try row.decode(column: "who_can_message", as: String.self) == MessagingAudience.friends.rawValue
+                let friends = try row.decode(column: "state", as: String?.self) == FriendshipState.friends.rawValue
+                members[pair] = (try row.decode(column: "other_id", as: UUID.self),
+                                 try row.decode(column: "visible", as: Bool.self) && row.decode(column: "other_visible", as: Bool.self),
+                                 !friendsOnly || friends)
+            }
+
+            // 2. The messages, in one insert; a client id already used makes no row.
+            var candidates: [(index: Int, message: Message)] = []
+            let now = core.clock.now()
+            for (index, request) in requests.enumerated() {
+                guard let member = members[Pair(chat: request.chat, author: request.author)] else {
+                    outcomes[index] = .failure(.notFound(.chatNotFound, "error.chatNotFound"))
+                    continue
+                }
+                guard member.mayMessage else { continue }  // answered below: a retry of an earlier send, or 403
+                candidates.append((index, Message(id: OrderedID.make(), chatId: request.chat, authorId: request.author, text: request.text,
+                                                  createdAt: now, editedAt: nil, deleted: false, replyTo: nil, forwardedFrom: nil,
+                                                  attachments: [], clientMessageId: request.clientID)))
+            }
+            var inserted: Set<UUID> = []
+            if !candidates.isEmpty {
+                let values = candidates.map { c -> SQLQueryString in
+                    "(\(bind: c.message.id), \(bind: c.message.chatId), \(bind: c.message.authorId), \(bind: c.message.text), \(bind: now), \(false), \(bind: c.message.clientMessageId))"
+                }
+                for row in try await sql.raw("""
+                    INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_deleted, client_message_id)
+                    VALUES \(values.joined(separator: ", ")) ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id
+                    """).all() {
+                    inserted.insert(try row.decode(column: "id", as: UUID.self))
+                }
+            }
+
+            // 3. The rate limit counts what was written; over it, the newest go again.
+            var refusedAuthors: [String: Double] = [:]
+            var written = candidates.filter { inserted.contains($0.message.id) }
+            let perAuthor = Dictionary(grouping: written, by: { $0.message.authorId.uuidString }).mapValues(\.count)
+            if !perAuthor.isEmpty {
+                let allowed = try await core.rateLimiter.hit("messages", counts: perAuthor, limit: settings.messagesPerMinute, window: 60, on: tx)
+                var refused: [UUID] = []
+                for (author, fits) in allowed where fits.allowed < perAuthor[author]! {
+                    refusedAuthors[author] = fits.retryAfter
+                    let theirs = written.filter { $0.message.authorId.uuidString == author }
+                    for over in theirs.dropFirst(fits.allowed) {
+                        refused.append(over.message.id)
+                        outcomes[over.index] = .failure(.rateLimited(.rateLimited, retryAfter: fits.retryAfter, "error.rateLimited"))
+                    }
+                }
+                if !refused.isEmpty {
+                    try await sql.raw("DELETE FROM messages WHERE id IN (\(binds: refused))").run()
+                    written.removeAll { refused.contains($0.message.id) }
+                }
+            }
+
+            // 4. The chats' activity (locked in id order on PostgreSQL, like every writer), who sees them, the events.
+            if !written.isEmpty {
+                var newest: [UUID: UUID] = [:]
+                for w in written where newest[w.message.chatId].map({ $0.uuidString < w.message.id.uuidString }) ?? true {
+                    newest[w.message.chatId] = w.message.id
+                }
+                let chats = newest.keys.sorted { $0.uuidString < $1.uuidString }
+                if core.database.isPostgres {
+                    try await sql.raw("SELECT id FROM chats WHERE id IN (\(binds: chats)) ORDER BY id FOR UPDATE").run()
+                }
+                let lastCases = chats.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
+                let keyCases = chats.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
+                try await sql.raw("""
+                    UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: chats))
+                    """).run()
+                let hidden = Set(written.filter { !(members[Pair(chat: $0.message.chatId, author: $0.message.authorId)]?.bothVisible ?? true) }.map(\.message.chatId))
+                if !hidden.isEmpty {
+                    try await sql.raw("UPDATE chat_members SET visible = \(true) WHERE chat_id IN (\(binds: Array(hidden))) AND visible = \(false)").run()
+                }
+                for w in written.sorted(by: { $0.message.id.uuidString < $1.message.id.uuidString }) {
+                    try recorder.add(.messageCreated, to: w.message.authorId, w.message)
+                    var theirs = w.message
+                    theirs.clientMessageId = nil
+                    try recorder.add(.messageCreated, to: members[Pair(chat: w.message.chatId, author: w.message.authorId)]!.other, theirs)
+                    outcomes[w.index] = .success(w.message)
+                }
+            }
+
+            // 5. The rest (retries and refusals: rare): a client id used before, here or earlier,
+            //    answers its message; otherwise the reason.
+            for index in outcomes.indices where outcomes[index].map({ _ in false }) ?? true {
+                let request = requests[index]
+                let match = try await core.reader.messages(
+                    where: "m.author_id = \(bind: request.author) AND m.client_message_id = \(bind: request.clientID)", viewer: request.author, on: sql
+                ).first
+                if let match {
+                    outcomes[index] = match.chatId == request.chat ? .success(match)
+                        : .failure(GatehouseError(.conflict, .clientMessageIdReused, LocalizedText("error.clientMessageIdReused"), field: "clientMessageId"))
+                } else if let retryAfter = refusedAuthors[request.author.uuidString] {
+                    outcomes[index] = .failure(.rateLimited(.rateLimited, retryAfter: retryAfter, "error.rateLimited"))
+                } else if members[Pair(chat: request.chat, author: request.author)]?.mayMessage == false {
+                    outcomes[index] = .failure(GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed")))
+                } else {
+                    outcomes[index] = .failure(GatehouseError(.internal, .internalError, LocalizedText("error.internal")))
+                }
+            }
+            return outcomes.map { $0 ?? .failure(GatehouseError(.internal, .internalError, LocalizedText("error.internal"))) }
+        }
+    }
+
+    private struct Pair: Hashable, Sendable {
+        var chat: UUID
+        var author: UUID
+    }
+}
