@@ -241,7 +241,7 @@ struct PhoneAccountsBadInputTests {
             let secondPress = try await app.postForm(P.confirm, [("id", link)])
             #expect(secondPress.text.contains("data-state=\"already\""))
             let userID = try await app.user(token).id
-            for bad in [userID.uuidString, "nonsense", ""] {
+            for bad in [userID.uuidString, "nonsense", "", String(repeating: "x", count: 300)] {   // overlong: still the page, not plain text
                 for page in [try await app.get("\(P.confirm)?id=\(bad)"), try await app.postForm(P.confirm, [("id", bad)])] {
                     #expect(page.status == .badRequest)
                     #expect(page.text.contains("data-state=\"invalid\""))

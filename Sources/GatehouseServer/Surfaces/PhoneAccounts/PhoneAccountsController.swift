@@ -144,10 +144,10 @@ struct PhoneAccountsController: Sendable {
         return ConfirmationPage.response(outcome: outcome, language: pageLanguage(request), action: PhoneAccountsAPI.Path.confirm)
     }
 
-    /// The page's button: confirms.
+    /// The page's button: confirms. A form that cannot be read (an overlong or malformed `id`) is
+    /// a link that does not work: the page says so, as HTML like every answer of this page.
     @Sendable func confirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let form = try await form(request)
-        let token = try form.nonEmpty(PhoneAccountsAPI.Parameter.id) ?? ""
+        let token = (try? await form(request).nonEmpty(PhoneAccountsAPI.Parameter.id)) ?? ""
         let outcome = try await email.confirmEmail(token: token)
         return ConfirmationPage.response(outcome: outcome, language: pageLanguage(request), action: PhoneAccountsAPI.Path.confirm)
     }
