@@ -73,8 +73,8 @@ for engine in $ENGINES; do
   # Synapse: the client-server API only, no federation, presence off, rate limits out of the way.
   SYN="$WORK/synapse-$engine"
   mkdir -p "$SYN"
-  "$VENV/bin/python" -m synapse.app.homeserver --server-name bench.local --config-path "$SYN/homeserver.yaml" \
-    --data-directory "$SYN" --generate-config --report-stats=no >/dev/null
+  ( cd "$SYN" && "$VENV/bin/python" -m synapse.app.homeserver --server-name bench.local --config-path "$SYN/homeserver.yaml" \
+    --data-directory "$SYN" --generate-config --report-stats=no >/dev/null )
   SECRET=bench-shared-secret
   if [ "$engine" = postgres ]; then
     fresh_database bench_synapse
@@ -106,8 +106,12 @@ config["rc_joins"] = {"local": big, "remote": big}
 config["rc_invites"] = {"per_room": big, "per_user": big, "per_issuer": big}
 yaml.safe_dump(config, open(path, "w"))
 log = config["log_config"]
-text = open(log).read().replace("level: INFO", "level: WARNING")
-open(log, "w").write(text)
+logging = yaml.safe_load(open(log))
+logging["root"]["level"] = "WARNING"
+for handler in logging.get("handlers", {}).values():
+    if "filename" in handler:   # inside the run's folder, never the working tree
+        handler["filename"] = str(__import__("pathlib").Path(path).parent / "homeserver.log")
+yaml.safe_dump(logging, open(log, "w"))
 PY
   ( cd "$SYN" && exec "$VENV/bin/python" -m synapse.app.homeserver --config-path "$SYN/homeserver.yaml" > "$SYN/stdout.log" 2>&1 ) &
   SERVER=$!

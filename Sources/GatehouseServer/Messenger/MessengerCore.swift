@@ -91,9 +91,9 @@ enum PageCursor {
         guard let cursor, !cursor.isEmpty else { return nil }
         var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        guard cursor.utf8.count <= 1_024, let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else {
-            throw invalid
-        }
+        guard cursor.utf8.count <= 1_024, let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
+              !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\u{1F}" })
+        else { throw invalid }
         let parts = text.components(separatedBy: "\u{1F}")
         guard parts.count == count else { throw invalid }
         return parts

@@ -38,11 +38,13 @@ enum PeopleIndex {
         entry(tag: account.username, firstName: account.firstName, lastName: account.lastName, avatarID: account.avatarID)
     }
 
-    /// Writes the account's entry; answers the card it replaced (nil for a new entry).
+    /// Writes the account's entry (nothing when its card is unchanged: the keys follow from the
+    /// card's fields); answers the card it replaced (nil for a new entry).
     @discardableResult
     static func upsert(_ accountID: UUID, _ entry: Entry, on sql: any SQLDatabase) async throws -> String? {
         let previous = try await sql.raw("SELECT card FROM messenger_people WHERE account_id = \(bind: accountID)")
             .first(decodingColumn: "card", as: String.self)
+        if previous == entry.card { return previous }
         try await sql.raw("""
             INSERT INTO messenger_people (account_id, tag_key, first_key, last_key, full_key, reverse_key, sort_name, card, who_can_message)
             VALUES (\(bind: accountID), \(bind: entry.tagKey), \(bind: entry.firstKey), \(bind: entry.lastKey), \(bind: entry.fullKey),
@@ -75,7 +77,9 @@ enum PeopleIndex {
     /// A search as SQL: the query's words each prefix one of the name keys, or the whole query
     /// prefixes the tag (a leading `@` ignored). Nil for an empty query.
     static func matching(_ query: String?, alias p: String = "p") -> SQLQueryString? {
-        guard var text = query?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
+        // Control characters match nothing a person is called (and PostgreSQL refuses a NUL in text).
+        let visible = query.map { String(String.UnicodeScalarView($0.unicodeScalars.filter { $0.properties.generalCategory != .control })) }
+        guard var text = visible?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }
         if text.hasPrefix("@") { text.removeFirst() }
         let folded = fold(String(text.prefix(100)))
         guard !folded.isEmpty else { return nil }

@@ -216,7 +216,14 @@ final class RealtimeSession: WebSocketSession {
         }
         state.withLockedValue { $0.timer = timer }
         run {
-            let bounds = try await self.hub.log.bounds(of: account)
+            let bounds: (last: Int64, oldest: Int64?)
+            do {
+                bounds = try await self.hub.log.bounds(of: account)
+            } catch {
+                // Without a starting point the socket cannot promise order: the client reconnects.
+                self.close(1011, "try again")
+                throw error
+            }
             var resync = false
             if let since = self.since, since != bounds.last {
                 // Events after `since` must all still be kept; otherwise the client reloads.

@@ -38,6 +38,8 @@ struct PeopleAndFriendsTests {
             #expect(try await search("sear").isEmpty, "never myself")
             #expect(try await search("zzz").isEmpty)
             #expect(try await search("%").isEmpty, "LIKE wildcards are literal")
+            #expect(try await search("jo\u{0}se") == [jose.id], "control characters (a NUL PostgreSQL would refuse) are left out")
+            #expect(try await app.v1.get(M.friends.path + "?q=%00%1B&sort=tag", token: me.token).status == .ok)
 
             var seen: [UUID] = []
             var cursor: String?
@@ -50,6 +52,8 @@ struct PeopleAndFriendsTests {
             } while cursor != nil
             #expect(seen.count == 3 && Set(seen).count == 3 && !seen.contains(me.id), "every person once, in pages of one")
             try expectProblem(try await app.v1.get(M.people.path + "?cursor=garbage!", token: me.token), .badRequest, .invalidParameter)
+            let withNUL = PageCursor.make(["a\u{0}", UUID().uuidString])   // well-formed, but with a NUL in it
+            try expectProblem(try await app.v1.get(M.people.path + "?cursor=\(withNUL)", token: me.token), .badRequest, .invalidParameter)
         }
     }
 
