@@ -85,9 +85,15 @@ public final class GatehouseClient: Sendable {
         try decode(try await perform(endpoint, path: endpoint.path(parameters), query: query, body: nil))
     }
 
-    /// Calls an endpoint whose body is not JSON (an image upload).
-    public func call<Output: Decodable>(_ endpoint: Endpoint<RawBody, Output>, _ input: RawBody) async throws -> Output {
-        try decode(try await perform(endpoint, path: endpoint.path, query: nil, body: (input.data, input.contentType)))
+    /// Calls an endpoint whose body is not JSON (an image upload, an attachment).
+    public func call<Output: Decodable>(_ endpoint: Endpoint<RawBody, Output>, _ input: RawBody, query: String? = nil) async throws -> Output {
+        try decode(try await perform(endpoint, path: endpoint.path, query: query, body: (input.data, input.contentType)))
+    }
+
+    /// Calls an endpoint whose answer is not JSON (an attachment's bytes): the body with its `Content-Type`.
+    public func call(_ endpoint: Endpoint<NoContent, RawBody>, parameters: [String: String] = [:]) async throws -> RawBody {
+        let (data, response) = try await exchange(endpoint, path: endpoint.path(parameters), query: nil, body: nil)
+        return RawBody(data: data, contentType: response.value(forHTTPHeaderField: "Content-Type") ?? "application/octet-stream")
     }
 
     /// Calls an endpoint on an exact, already-escaped path (for paths `parameters` cannot
@@ -118,6 +124,11 @@ public final class GatehouseClient: Sendable {
     }
 
     private func perform<Input, Output>(_ endpoint: Endpoint<Input, Output>, path: String, query: String?, body: (Data, String)?) async throws -> Data {
+        try await exchange(endpoint, path: path, query: query, body: body).0
+    }
+
+    private func exchange<Input, Output>(_ endpoint: Endpoint<Input, Output>, path: String, query: String?,
+                                         body: (Data, String)?) async throws -> (Data, HTTPURLResponse) {
         let authenticated = endpoint.access == .session
         var request = URLRequest(url: url(path, query: query))
         request.httpMethod = endpoint.method.rawValue
@@ -128,7 +139,7 @@ public final class GatehouseClient: Sendable {
         }
         try request.setHeaders(language: language, authenticated: authenticated, session: session)
         let (data, response) = try await transport.exchange(request)
-        if (200..<300).contains(response.statusCode) { return data }
+        if (200..<300).contains(response.statusCode) { return (data, response) }
         throw refusal(response, data, authenticated: authenticated)
     }
 

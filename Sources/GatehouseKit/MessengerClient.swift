@@ -1,0 +1,163 @@
+import Foundation
+import GatehouseAPI
+
+/// The client of the messenger on `/v1` (`docs/messenger.md`): people, friends, chats, messages,
+/// attachments and privacy, each call the ``Endpoint`` that `V1.Messenger` declares, sent through
+/// a ``GatehouseClient`` core — share the core of the app's ``AccountsClient`` so both use one
+/// session. Errors are ``GatehouseClientError`` values with the server's code
+/// (`chat_not_found`, `messaging_not_allowed`, …).
+public final class MessengerClient: Sendable {
+    typealias M = V1.Messenger
+    public let core: GatehouseClient
+
+    public init(core: GatehouseClient) {
+        self.core = core
+    }
+
+    // MARK: People and privacy
+
+    /// People whose first name, last name or tag starts with `query` (any case, any accents).
+    public func searchPeople(_ query: String? = nil, cursor: String? = nil, limit: Int? = nil) async throws -> PeoplePage {
+        try await core.call(M.people, query: Self.query(["q": query, "cursor": cursor, "limit": limit.map(String.init)]))
+    }
+
+    public func person(_ id: UUID) async throws -> Person {
+        try await core.call(M.person, parameters: ["id": id.uuidString.lowercased()])
+    }
+
+    public func privacy() async throws -> PrivacySettings {
+        try await core.call(M.privacy)
+    }
+
+    public func setPrivacy(whoCanMessageMe: MessagingAudience) async throws -> PrivacySettings {
+        try await core.call(M.updatePrivacy, PrivacyUpdate(whoCanMessageMe: whoCanMessageMe))
+    }
+
+    // MARK: Friends
+
+    public enum FriendsOrder: String, Sendable { case name, tag }
+
+    /// My friends (by name or tag) and the requests to and from me.
+    public func friends(sortedBy order: FriendsOrder = .name, matching query: String? = nil) async throws -> FriendsOverview {
+        try await core.call(M.friends, query: Self.query(["sort": order.rawValue, "q": query]))
+    }
+
+    /// Asks to be friends (or accepts, when they asked first); the person as I now see them.
+    @discardableResult
+    public func requestFriend(_ person: UUID) async throws -> Person {
+        try await core.call(M.requestFriend, PersonReference(personId: person))
+    }
+
+    @discardableResult
+    public func acceptRequest(_ request: UUID) async throws -> Person {
+        try await core.call(M.acceptRequest, parameters: ["id": request.uuidString.lowercased()])
+    }
+
+    public func declineRequest(_ request: UUID) async throws {
+        let _: NoContent = try await core.call(M.declineRequest, parameters: ["id": request.uuidString.lowercased()])
+    }
+
+    public func cancelRequest(_ request: UUID) async throws {
+        let _: NoContent = try await core.call(M.cancelRequest, parameters: ["id": request.uuidString.lowercased()])
+    }
+
+    public func removeFriend(_ person: UUID) async throws {
+        let _: NoContent = try await core.call(M.removeFriend, parameters: ["personId": person.uuidString.lowercased()])
+    }
+
+    // MARK: Chats
+
+    /// My chats, newest activity first.
+    public func chats(matching query: String? = nil, cursor: String? = nil, limit: Int? = nil) async throws -> ChatPage {
+        try await core.call(M.chats, query: Self.query(["q": query, "cursor": cursor, "limit": limit.map(String.init)]))
+    }
+
+    /// My chat with a person, made the first time ("Написать сообщение").
+    public func openChat(with person: UUID) async throws -> Chat {
+        try await core.call(M.openChat, PersonReference(personId: person))
+    }
+
+    public func chat(_ id: UUID) async throws -> Chat {
+        try await core.call(M.chat, parameters: ["id": id.uuidString.lowercased()])
+    }
+
+    /// Mutes a chat until a time, or unmutes it with nil.
+    public func mute(_ chat: UUID, until: Date?) async throws -> Chat {
+        try await core.call(M.updateChat, ChatUpdate(mutedUntil: until), parameters: ["id": chat.uuidString.lowercased()])
+    }
+
+    /// Deletes a chat for me.
+    public func deleteChat(_ chat: UUID) async throws {
+        let _: NoContent = try await core.call(M.deleteChat, parameters: ["id": chat.uuidString.lowercased()])
+    }
+
+    /// Marks every message up to `message` read.
+    @discardableResult
+    public func markRead(_ chat: UUID, upTo message: UUID) async throws -> ReadState {
+        try await core.call(M.markRead, ReadMark(upTo: message), parameters: ["id": chat.uuidString.lowercased()])
+    }
+
+    /// The chat's attachments, newest first (the profile behind the chat's header).
+    public func attachments(of chat: UUID, cursor: String? = nil, limit: Int? = nil) async throws -> ChatAttachmentPage {
+        try await core.call(M.chatAttachments, parameters: ["id": chat.uuidString.lowercased()],
+                            query: Self.query(["cursor": cursor, "limit": limit.map(String.init)]))
+    }
+
+    // MARK: Messages
+
+    /// A page of history, oldest first: the newest `limit`, those before `before`, or after `after`.
+    public func messages(in chat: UUID, before: UUID? = nil, after: UUID? = nil, limit: Int? = nil) async throws -> MessagePage {
+        try await core.call(M.messages, parameters: ["id": chat.uuidString.lowercased()], query: Self.query([
+            "before": before?.uuidString.lowercased(), "after": after?.uuidString.lowercased(), "limit": limit.map(String.init),
+        ]))
+    }
+
+    /// Sends a message. Keep `clientMessageId` to retry: the same id answers the message already sent.
+    public func send(_ text: String, in chat: UUID, replyTo: UUID? = nil, attachments: [UUID] = [],
+                     clientMessageId: String = UUID().uuidString) async throws -> Message {
+        try await core.call(M.send, SendMessage(text: text, replyTo: replyTo, attachmentIds: attachments.isEmpty ? nil : attachments,
+                                                clientMessageId: clientMessageId),
+                            parameters: ["id": chat.uuidString.lowercased()])
+    }
+
+    public func edit(_ message: UUID, text: String) async throws -> Message {
+        try await core.call(M.edit, EditMessage(text: text), parameters: ["id": message.uuidString.lowercased()])
+    }
+
+    /// Deletes a message for me, or (mine only) for everyone.
+    public func delete(_ message: UUID, for scope: MessageDeletion.Scope) async throws {
+        let _: NoContent = try await core.call(M.deleteMessage, parameters: ["id": message.uuidString.lowercased()],
+                                               query: Self.query(["for": scope.rawValue]))
+    }
+
+    /// Forwards a message into chats of mine; one copy per chat, in order.
+    public func forward(_ message: UUID, to chats: [UUID], clientMessageId: String? = UUID().uuidString) async throws -> [Message] {
+        try await core.call(M.forward, ForwardRequest(chatIds: chats, clientMessageId: clientMessageId),
+                            parameters: ["id": message.uuidString.lowercased()]).messages
+    }
+
+    // MARK: Attachments
+
+    /// Uploads a file or an image (known by its bytes on the server) to send with a message.
+    public func upload(_ data: Data, contentType: String, fileName: String? = nil) async throws -> Attachment {
+        try await core.call(M.upload, RawBody(data: data, contentType: contentType), query: Self.query(["name": fileName]))
+    }
+
+    /// An attachment's bytes and type.
+    public func download(_ attachment: UUID) async throws -> RawBody {
+        try await core.call(M.download, parameters: ["id": attachment.uuidString.lowercased()])
+    }
+
+    // MARK: Plumbing
+
+    /// A query string from the values present, escaped (`+`, `&`, `=` included).
+    static func query(_ values: [String: String?]) -> String? {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "+&=?#")
+        let pairs = values.compactMap { name, value -> String? in
+            guard let value, !value.isEmpty else { return nil }
+            return "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+        }.sorted()
+        return pairs.isEmpty ? nil : pairs.joined(separator: "&")
+    }
+}
