@@ -77,12 +77,14 @@ struct MessagesService: MessengerConcept {
     /// One send in a transaction of its own (replies, attachments; and the batcher's fallback).
     func sendAlone(author: UUID, chat id: UUID, text: String, clientID: String, replyTo: UUID?, attachmentIDs: [UUID]) async throws -> Message {
         return try await events.write { tx, recorder in
-            let sending = try await membershipForSending(id, of: author, on: tx)
+            guard let sending = try await sendingContexts([SendPair(chat: id, author: author)], on: tx)[SendPair(chat: id, author: author)] else {
+                throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound")
+            }
             let member = sending.member
             guard sending.mayMessage else {
                 // A retry of a message sent before the other side changed their setting still answers it.
                 if let sent = try await sentBefore(author, clientID, chat: id, on: tx) { return sent }
-                throw GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed"))
+                throw Self.messagingNotAllowed
             }
             var reply: ReplyPreview?
             if let replyTo {
@@ -115,32 +117,9 @@ struct MessagesService: MessengerConcept {
             // rolls back the insert and the count together.
             try await core.rateLimiter.hit("messages", key: author.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
             try await attach(attachmentIDs, to: message.id, on: tx)
-            try await delivered(message, to: member.other, bothVisible: member.visible && sending.otherVisible, recorder, on: tx)
+            try await delivered(message, to: member.other, bothVisible: sending.bothVisible, recorder, on: tx)
             return message
         }
-    }
-
-    /// What a send needs to know, in one read: my membership (404 otherwise), whether the other
-    /// member takes my messages (their `whoCanMessageMe`), and whether they see the chat.
-    private struct Sending {
-        var member: Membership
-        var mayMessage: Bool
-        var otherVisible: Bool
-    }
-
-    private func membershipForSending(_ chat: UUID, of account: UUID, on tx: any Database) async throws -> Sending {
-        guard let row = try await sql(tx).raw("""
-            SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
-                   p.who_can_message, f.state, theirs.visible AS other_visible
-            FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
-            JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
-            LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
-            WHERE cm.chat_id = \(bind: chat) AND cm.account_id = \(bind: account)
-            """).first(), let member = try MessageReader.membership(row)
-        else { throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound") }
-        let friendsOnly = try row.decode(column: "who_can_message", as: String.self) == MessagingAudience.friends.rawValue
-        let friends = try row.decode(column: "state", as: String?.self) == FriendshipState.friends.rawValue
-        return Sending(member: member, mayMessage: !friendsOnly || friends, otherVisible: try row.decode(column: "other_visible", as: Bool.self))
     }
 
     /// My uploads by id, in the order given; 404 naming `attachmentIds` when one is not mine.
@@ -183,10 +162,7 @@ struct MessagesService: MessengerConcept {
         if !bothVisible {
             try await sql(tx).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: chat) AND visible = \(false)").run()
         }
-        try recorder.add(.messageCreated, to: message.authorId, message)
-        var theirs = message
-        theirs.clientMessageId = nil
-        try recorder.add(.messageCreated, to: other, theirs)
+        try recordCreated(message, to: other, recorder)
     }
 
     // MARK: - changing

@@ -45,11 +45,51 @@ extension MessengerConcept {
             LEFT JOIN friendships f ON f.low_id = \(bind: ordered(sender, recipient).low) AND f.high_id = \(bind: ordered(sender, recipient).high)
             WHERE p.account_id = \(bind: recipient)
             """).first()
-        let audience = try row?.decode(column: "who_can_message", as: String.self)
-        let state = try row?.decode(column: "state", as: String?.self)
-        if audience == MessagingAudience.friends.rawValue, state != FriendshipState.friends.rawValue {
-            throw GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed"))
+        guard Self.mayMessage(audience: try row?.decode(column: "who_can_message", as: String.self),
+                              friendship: try row?.decode(column: "state", as: String?.self)) else { throw Self.messagingNotAllowed }
+    }
+
+    /// The privacy rule: a person who takes messages from friends only takes none from anyone else.
+    static func mayMessage(audience: String?, friendship: String?) -> Bool {
+        audience != MessagingAudience.friends.rawValue || friendship == FriendshipState.friends.rawValue
+    }
+
+    static var messagingNotAllowed: GatehouseError {
+        GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed"))
+    }
+
+    /// What sending into chats needs to know, for each (chat, author) in one read: the author's
+    /// membership, whether the other member takes the author's messages, and whether both see
+    /// the chat. A pair missing from the answer is not a membership (404 for its sends).
+    func sendingContexts(_ pairs: [SendPair], on db: any Database) async throws -> [SendPair: Sending] {
+        guard !pairs.isEmpty else { return [:] }
+        let rows = try await sql(db).raw("""
+            SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
+                   p.who_can_message, f.state, theirs.visible AS other_visible
+            FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
+            JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
+            LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
+            WHERE \(pairs.map { "(cm.chat_id = \(bind: $0.chat) AND cm.account_id = \(bind: $0.author))" as SQLQueryString }.joined(separator: " OR "))
+            """).all()
+        var found: [SendPair: Sending] = [:]
+        for row in rows {
+            guard let member = try MessageReader.membership(row) else { continue }
+            found[SendPair(chat: member.chatID, author: member.account)] = Sending(
+                member: member,
+                mayMessage: Self.mayMessage(audience: try row.decode(column: "who_can_message", as: String.self),
+                                            friendship: try row.decode(column: "state", as: String?.self)),
+                bothVisible: try member.visible && row.decode(column: "other_visible", as: Bool.self)
+            )
         }
+        return found
+    }
+
+    /// A new message's `message.created` for both members: the author's copy with its client id, the other's without.
+    func recordCreated(_ message: Message, to other: UUID, _ recorder: EventRecorder) throws {
+        try recorder.add(.messageCreated, to: message.authorId, message)
+        var theirs = message
+        theirs.clientMessageId = nil
+        try recorder.add(.messageCreated, to: other, theirs)
     }
 
     /// The messenger is for people: accounts with a tag.
@@ -78,6 +118,19 @@ extension MessengerConcept {
     func ordered(_ a: UUID, _ b: UUID) -> (low: UUID, high: UUID) {
         a.uuidString < b.uuidString ? (a, b) : (b, a)
     }
+}
+
+/// A chat and an author sending into it.
+struct SendPair: Hashable, Sendable {
+    var chat: UUID
+    var author: UUID
+}
+
+/// What a send into a chat needs to know (`sendingContexts`).
+struct Sending: Sendable {
+    var member: Membership
+    var mayMessage: Bool
+    var bothVisible: Bool
 }
 
 /// Opaque page cursors: the sort key of the last item, base64url, checked on the way back.

@@ -79,8 +79,6 @@ final class RealtimeHub: Sendable {
         }
     }
 
-    var connectedSessions: Int { registry.withLockedValue { $0.values.reduce(0) { $0 + $1.count } } }
-
     private func sessions(of account: UUID) -> [RealtimeSession] {
         registry.withLockedValue { $0[account].map { Array($0.values) } ?? [] }
     }
@@ -209,7 +207,7 @@ final class RealtimeSession: WebSocketSession {
             return (account, connection, expires)
         }) else { return }
         hub.register(self, account: account)
-        let left = max(0, expiresAt.timeIntervalSinceNow)
+        let left = max(0, expiresAt.timeIntervalSince(hub.sessions.clock.now()))
         let timer = connection.loop.scheduleTask(in: .milliseconds(Int64(min(left, 86_400 * 365) * 1000))) { [weak self] in
             guard let self else { return }
             self.close(V1.Realtime.CloseCode.sessionEnded, "session expired")

@@ -15,7 +15,7 @@ import SQLKit
 /// friends only, a rate limit, a reused client id fail that send alone. A retried
 /// `clientMessageId` answers the message already sent, in this batch or an earlier one. When a
 /// batch fails as a whole (the database), each of its sends is tried again on its own.
-final class SendBatcher: Sendable {
+final class SendBatcher: MessengerConcept {
     struct Request: Sendable {
         var author: UUID
         var chat: UUID
@@ -87,8 +87,6 @@ final class SendBatcher: Sendable {
         }
     }
 
-    private var settings: GatehouseConfiguration.Messenger { core.settings }
-
     /// One transaction for the batch; an outcome per request, in order.
     private func write(_ requests: [Request]) async throws -> [Result<Message, GatehouseError>] {
         let core = self.core
@@ -98,29 +96,13 @@ final class SendBatcher: Sendable {
             var outcomes = [Result<Message, GatehouseError>?](repeating: nil, count: requests.count)
 
             // 1. My memberships, the other members' settings and whether they see the chat, in one read.
-            let pairs = Array(Set(requests.map { Pair(chat: $0.chat, author: $0.author) }))
-            let rows = try await sql.raw("""
-                SELECT cm.chat_id, cm.account_id, cm.other_id, theirs.visible AS other_visible, cm.visible, p.who_can_message, f.state
-                FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
-                JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
-                LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
-                WHERE \(pairs.map { "(cm.chat_id = \(bind: $0.chat) AND cm.account_id = \(bind: $0.author))" as SQLQueryString }.joined(separator: " OR "))
-                """).all()
-            var members: [Pair: (other: UUID, bothVisible: Bool, mayMessage: Bool)] = [:]
-            for row in rows {
-                let pair = Pair(chat: try row.decode(column: "chat_id", as: UUID.self), author: try row.decode(column: "account_id", as: UUID.self))
-                let friendsOnly = try row.decode(column: "who_can_message", as: String.self) == MessagingAudience.friends.rawValue
-                let friends = try row.decode(column: "state", as: String?.self) == FriendshipState.friends.rawValue
-                members[pair] = (try row.decode(column: "other_id", as: UUID.self),
-                                 try row.decode(column: "visible", as: Bool.self) && row.decode(column: "other_visible", as: Bool.self),
-                                 !friendsOnly || friends)
-            }
+            let members = try await self.sendingContexts(Array(Set(requests.map { SendPair(chat: $0.chat, author: $0.author) })), on: tx)
 
             // 2. The messages, in one insert; a client id already used makes no row.
             var candidates: [(index: Int, message: Message)] = []
             let now = core.clock.now()
             for (index, request) in requests.enumerated() {
-                guard let member = members[Pair(chat: request.chat, author: request.author)] else {
+                guard let member = members[SendPair(chat: request.chat, author: request.author)] else {
                     outcomes[index] = .failure(.notFound(.chatNotFound, "error.chatNotFound"))
                     continue
                 }
@@ -178,15 +160,12 @@ final class SendBatcher: Sendable {
                 try await sql.raw("""
                     UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: chats))
                     """).run()
-                let hidden = Set(written.filter { !(members[Pair(chat: $0.message.chatId, author: $0.message.authorId)]?.bothVisible ?? true) }.map(\.message.chatId))
+                let hidden = Set(written.filter { !(members[SendPair(chat: $0.message.chatId, author: $0.message.authorId)]?.bothVisible ?? true) }.map(\.message.chatId))
                 if !hidden.isEmpty {
                     try await sql.raw("UPDATE chat_members SET visible = \(true) WHERE chat_id IN (\(binds: Array(hidden))) AND visible = \(false)").run()
                 }
                 for w in written.sorted(by: { $0.message.id.uuidString < $1.message.id.uuidString }) {
-                    try recorder.add(.messageCreated, to: w.message.authorId, w.message)
-                    var theirs = w.message
-                    theirs.clientMessageId = nil
-                    try recorder.add(.messageCreated, to: members[Pair(chat: w.message.chatId, author: w.message.authorId)]!.other, theirs)
+                    try self.recordCreated(w.message, to: members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!.member.other, recorder)
                     outcomes[w.index] = .success(w.message)
                 }
             }
@@ -203,7 +182,7 @@ final class SendBatcher: Sendable {
                         : .failure(GatehouseError(.conflict, .clientMessageIdReused, LocalizedText("error.clientMessageIdReused"), field: "clientMessageId"))
                 } else if let retryAfter = refusedAuthors[request.author.uuidString] {
                     outcomes[index] = .failure(.rateLimited(.rateLimited, retryAfter: retryAfter, "error.rateLimited"))
-                } else if members[Pair(chat: request.chat, author: request.author)]?.mayMessage == false {
+                } else if members[SendPair(chat: request.chat, author: request.author)]?.mayMessage == false {
                     outcomes[index] = .failure(GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed")))
                 } else {
                     outcomes[index] = .failure(GatehouseError(.internal, .internalError, LocalizedText("error.internal")))
@@ -213,8 +192,4 @@ final class SendBatcher: Sendable {
         }
     }
 
-    private struct Pair: Hashable, Sendable {
-        var chat: UUID
-        var author: UUID
-    }
 }

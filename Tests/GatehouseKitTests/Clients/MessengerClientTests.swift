@@ -19,13 +19,8 @@ struct MessengerClientTests {
     }
 
     func person(_ server: LiveServer, _ tag: String, first: String) async throws -> Someone {
-        let accounts = server.accountsClient(store: InMemorySessionStore())
-        let email = "\(tag)@example.com"
-        _ = try await accounts.requestSignupCode(email: email)
-        let code = try await server.latestCodeV1(to: email)
-        let session = try await accounts.signup(SignupRequest(email: email, code: code, password: "Secret-42!", firstName: first,
-                                                              lastName: "Smith", tag: tag, locale: "en"))
-        return Someone(accounts: accounts, messenger: MessengerClient(core: accounts.core), id: session.account.id)
+        let user = try await server.messengerUser(tag, firstName: first)
+        return Someone(accounts: user.accounts, messenger: user.messenger, id: user.id)
     }
 
     @Test("find a person, become friends, open the chat, write, read, edit, reply, forward, delete; upload and download")

@@ -7,14 +7,6 @@ import Testing
 /// `RealtimeClient` against a live server: events in order, resume after a stop, the end of the session.
 @Suite("GatehouseKit: the realtime client")
 struct RealtimeClientTests {
-    func person(_ server: LiveServer, _ tag: String) async throws -> (AccountsClient, MessengerClient, UUID) {
-        let accounts = server.accountsClient(store: InMemorySessionStore())
-        _ = try await accounts.requestSignupCode(email: "\(tag)@example.com")
-        let code = try await server.latestCodeV1(to: "\(tag)@example.com")
-        let session = try await accounts.signup(SignupRequest(email: "\(tag)@example.com", code: code, password: "Secret-42!", firstName: tag, tag: tag))
-        return (accounts, MessengerClient(core: accounts.core), session.account.id)
-    }
-
     /// The next `count` updates that are events, within a bound.
     func events(_ iterator: inout AsyncStream<RealtimeUpdate>.Iterator, _ count: Int) async -> [RealtimeEvent] {
         var found: [RealtimeEvent] = []
@@ -28,8 +20,8 @@ struct RealtimeClientTests {
     func eventsAndResume() async throws {
         try await withLiveServer { server in
             // setup
-            let (_, ann, _) = try await person(server, "ann.rt")
-            let (bobAccounts, _, bobID) = try await person(server, "bob.rt")
+            let (_, ann, _) = try await server.messengerUser("ann.rt")
+            let (bobAccounts, _, bobID) = try await server.messengerUser("bob.rt")
             let chat = try await ann.openChat(with: bobID)
             let first = RealtimeClient(core: bobAccounts.core)
             var updates = first.updates().makeAsyncIterator()
@@ -58,7 +50,7 @@ struct RealtimeClientTests {
     func sessionEnds() async throws {
         try await withLiveServer { server in
             // setup
-            let (accounts, _, _) = try await person(server, "cat.rt")
+            let (accounts, _, _) = try await server.messengerUser("cat.rt")
             let other = server.accountsClient(store: InMemorySessionStore())
             _ = try await other.login(identifier: "cat.rt", password: "Secret-42!")
             let client = RealtimeClient(core: accounts.core, backoff: .init(delays: [.milliseconds(50)]))

@@ -19,6 +19,18 @@ extension LiveServer {
         return code
     }
 
+    /// A signed-up messenger user (`<tag>@example.com`, password `Secret-42!`): an accounts client
+    /// and a messenger client on one core, and the account's id.
+    func messengerUser(_ tag: String, firstName: String? = nil) async throws -> (accounts: AccountsClient, messenger: MessengerClient, id: UUID) {
+        let accounts = accountsClient(store: InMemorySessionStore())
+        let email = "\(tag)@example.com"
+        _ = try await accounts.requestSignupCode(email: email)
+        let code = try await latestCodeV1(to: email)
+        let session = try await accounts.signup(SignupRequest(email: email, code: code, password: "Secret-42!", firstName: firstName ?? tag,
+                                                              lastName: "Smith", tag: tag, locale: "en"))
+        return (accounts, MessengerClient(core: accounts.core), session.account.id)
+    }
+
     /// Signs up a `/v1` account with an email code straight through the client (setup for the
     /// scenarios that start logged out), then moves the clock past the resend cooldown.
     @discardableResult

@@ -97,9 +97,9 @@ struct AttachmentsTests {
         }
     }
 
-    @Test("limits: too large is 413, empty is 400, a lying image type is 400, too many on a message is 400", arguments: TestEngine.available)
+    @Test("limits: too large is 413, empty is 400, a lying image type is 400, uploads per hour are 429", arguments: TestEngine.available)
     func upload_limits(engine: TestEngine) async throws {
-        try await withApp(engine, configure: { $0.messenger.attachmentMaxBytes = 2_048 }) { app in
+        try await withApp(engine, configure: { $0.messenger.attachmentMaxBytes = 2_048; $0.messenger.uploadsPerHour = 2 }) { app in
             let ann = try await app.v1.person("ann")
             try expectProblem(try await app.v1.post(M.upload.path, body: ByteBuffer(bytes: SampleFiles.text(2_049)), contentType: "text/plain", token: ann.token),
                               .contentTooLarge, .bodyTooLarge)
@@ -109,6 +109,12 @@ struct AttachmentsTests {
             try expectProblem(try await app.v1.post(M.upload.path, body: ByteBuffer(bytes: SampleFiles.png), contentType: "image/jpeg", token: ann.token),
                               .badRequest, .invalidImage)
             try expectProblem(try await app.v1.get(app.v1.path(M.download, UUID()), token: ann.token), .notFound, .attachmentNotFound)
+            // Refused uploads took no slot: two go through, the third is refused.
+            _ = try await app.v1.upload(SampleFiles.text(10), type: "text/plain", by: ann)
+            _ = try await app.v1.upload(SampleFiles.text(11), type: "text/plain", by: ann)
+            let third = try await app.v1.post(M.upload.path, body: ByteBuffer(bytes: SampleFiles.text(12)), contentType: "text/plain", token: ann.token)
+            try expectProblem(third, .tooManyRequests, .rateLimited)
+            #expect(third.headers[.retryAfter] != nil)
         }
     }
 

@@ -364,6 +364,8 @@ struct ChatsAndMessagesTests {
             let second = try await app.v1.post(app.v1.path(M.forward, copies[0].id), ForwardRequest(chatIds: [catToAnn.id]), token: cat.token)
             #expect(try second.decoded(as: ForwardResult.self).messages.first?.forwardedFrom?.authorId == bob.id)
             try expectProblem(try await app.v1.post(app.v1.path(M.forward, original.id), ForwardRequest(chatIds: []), token: ann.token), .badRequest, .invalidParameter)
+            let tooMany = ForwardRequest(chatIds: (0...app.configuration.messenger.forwardMaxChats).map { _ in UUID() })
+            try expectProblem(try await app.v1.post(app.v1.path(M.forward, original.id), tooMany, token: ann.token), .badRequest, .invalidParameter)
         }
     }
 

@@ -88,9 +88,12 @@ struct RealtimeTests {
                     #expect(events.map(\.seq) == Array(first..<first + 5), "gap-free, increasing")
                     #expect(frames.ready == first - 1)
                 }
-                if case .message(let created) = annFrames.events[0].payload { #expect(created.text == "one" && created.clientMessageId != nil) }
-                if case .message(let created) = bobFrames.events[0].payload { #expect(created.clientMessageId == nil) }
-                if case .read(let read) = annFrames.events[1].payload { #expect(read.accountId == bob.id && read.lastReadMessageId != nil) }
+                guard case .message(let annsCopy) = annFrames.events[0].payload, case .message(let bobsCopy) = bobFrames.events[0].payload,
+                      case .read(let read) = annFrames.events[1].payload
+                else { Issue.record("events of the wrong kinds: \(annFrames.events.map(\.kind))"); return }
+                #expect(annsCopy.text == "one" && annsCopy.clientMessageId != nil, "the author's copy carries the client id")
+                #expect(bobsCopy.id == annsCopy.id && bobsCopy.clientMessageId == nil, "the other's does not")
+                #expect(read.accountId == bob.id && read.lastReadMessageId == annsCopy.id)
                 // The frame on the wire: keys sorted, exactly type, seq, data.
                 let raw = try #require(bobFrames.texts.first { $0.contains("message.created") })
                 #expect(raw.hasPrefix(#"{"data":{"#) && raw.hasSuffix(#","type":"message.created"}"#))
@@ -174,6 +177,23 @@ struct RealtimeTests {
             let close = try await app.realtime(token: ann.token) { frames in
                 #expect(await eventually { frames.ready != nil })
                 #expect(try await app.v1.delete(V1.Sessions.logout.path, token: ann.token).status == .noContent)
+                try await Task.sleep(for: .seconds(30))  // ended by the server's close
+            }
+
+            // validate
+            #expect(close?.closeCode == .unknown(V1.Realtime.CloseCode.sessionEnded), "\(String(describing: close))")
+        }
+    }
+
+    @Test("a session that expires closes its realtime socket with 4002", arguments: TestEngine.available)
+    func expiredSession_closesSocket(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionTTL = 1 }) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+
+            // MUT: the session lives one second (by the server's clock); the socket stays open meanwhile.
+            let close = try await app.realtime(token: ann.token) { frames in
+                #expect(await eventually { frames.ready != nil })
                 try await Task.sleep(for: .seconds(30))  // ended by the server's close
             }
 
