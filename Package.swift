@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -85,6 +86,8 @@ let package = Package(
             name: "GatehouseKit",
             dependencies: [
                 "GatehouseAPI",
+                // The messenger's offline store (SQLite; the system's libsqlite3 on Linux).
+                .product(name: "GRDB", package: "GRDB.swift"),
                 // URLSessionWebSocketTask does not work on Linux (libcurl): the SDK speaks WebSocket
                 // there through swift-websocket's NIO client, behind the same protocol.
                 .product(name: "WSClient", package: "swift-websocket", condition: .when(platforms: [.linux])),

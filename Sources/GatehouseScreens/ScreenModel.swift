@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseKit
 
 /// The one observation mechanism of every view model: a `State` value and closures called on
 /// the main actor whenever it changes. Works on iOS 15 (no Observation framework needed) and on
@@ -40,21 +41,4 @@ public class ScreenModel<State: Equatable> {
         state = next
         for observer in observers.values { observer(next) }
     }
-}
-
-/// Keeps an observation alive; cancel it (or let it go) to stop being called.
-public final class ObservationToken: @unchecked Sendable {
-    private let onCancel: @Sendable () -> Void
-    private var cancelled = false
-
-    init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
-
-    /// Stops the observation.
-    public func cancel() {
-        guard !cancelled else { return }
-        cancelled = true
-        onCancel()
-    }
-
-    deinit { cancel() }
 }

@@ -32,6 +32,12 @@ struct DemoOptions: ParsableArguments {
 
     var localizer: Localizer { language.map(Localizer.init(language:)) ?? .device }
 
+    /// The messenger's offline stores: beside the session file when one is given.
+    func messengerStores(defaultName: String) -> MessengerStores {
+        sessionFile.map { MessengerStores(directory: URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("messenger")) }
+            ?? .standard(name: defaultName)
+    }
+
     func sessionStore(defaultName: String) -> any SessionStore {
         sessionFile.map { FileSessionStore(url: URL(fileURLWithPath: $0)) } ?? DefaultSessionStore.make(name: defaultName)
     }
@@ -87,7 +93,8 @@ struct MessengerAuthDemo: AsyncParsableCommand {
         let url = try options.serverURL()
         let localizer = options.localizer
         let client = AccountsClient(baseURL: url, sessionStore: options.sessionStore(defaultName: "gatehouse-demo-messenger"), language: localizer.language)
-        let environment = MessengerAuthEnvironment(client: client, localizer: localizer, device: "gatehouse-demo")
-        await MessengerAuthTerminal(flow: MessengerAuthFlow(environment: environment), outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
+        let environment = MessengerEnvironment(client: client, localizer: localizer, device: "gatehouse-demo",
+                                               stores: options.messengerStores(defaultName: "gatehouse-demo-messenger"))
+        await MessengerAuthTerminal(flow: MessengerAppFlow(environment: environment), outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
     }
 }

@@ -3,14 +3,14 @@ import GatehouseDevSupport
 import GatehouseKit
 import GatehouseScreens
 
-/// Draws `MessengerAuthFlow`'s screens as text and forwards what is typed to their view models.
+/// Draws `MessengerAppFlow`'s screens as text and forwards what is typed to their view models.
 /// No flow logic lives here: every decision is the view models'.
 @MainActor
 final class MessengerAuthTerminal: TerminalMenu {
-    let flow: MessengerAuthFlow
+    let flow: MessengerAppFlow
     let outbox: DevOutboxClient
 
-    init(flow: MessengerAuthFlow, outbox: DevOutboxClient, language: String) {
+    init(flow: MessengerAppFlow, outbox: DevOutboxClient, language: String) {
         self.flow = flow
         self.outbox = outbox
         super.init(language: language)
@@ -24,7 +24,7 @@ final class MessengerAuthTerminal: TerminalMenu {
             case .login(let vm): await show(vm)
             case .forgotPassword(let vm): await show(vm)
             case .registration(let vm): await show(vm)
-            case .home(let vm): await show(vm)
+            case .messenger(let vm): await show(vm.profile)
             }
         }
     }
@@ -157,10 +157,12 @@ final class MessengerAuthTerminal: TerminalMenu {
         }
     }
 
-    private func show(_ vm: MessengerHomeViewModel) async {
-        if let question = vm.state.logoutConfirmation {
+    /// The signed-in side as far as the authorization epic goes: the Profile tab's card and
+    /// "Log out" (`gatehouse-demo messenger` draws the whole messenger).
+    private func show(_ vm: ProfileViewModel) async {
+        if let question = vm.state.confirmation {
             header(question.title)
-            Terminal.line("  \(question.message)")
+            if let message = question.message { Terminal.line("  \(message)") }
             await menu([
                 Option(label: question.confirmTitle) { await vm.confirmLogout() },
                 Option(label: question.cancelTitle) { vm.cancelLogout() },
@@ -168,11 +170,12 @@ final class MessengerAuthTerminal: TerminalMenu {
             return
         }
         header(vm.state.title)
-        for row in vm.state.rows { Terminal.line("  \(row.label): \(row.value)") }
-        notices(error: vm.state.errorMessage)
+        Terminal.line("  \(t("Name", "Имя")): \(vm.state.name.isEmpty ? "—" : vm.state.name)")
+        Terminal.line("  \(t("Tag", "Тег")): \(vm.state.tag.isEmpty ? "—" : vm.state.tag)")
+        Terminal.line("  \(t("Email", "Почта")): \(vm.state.email.isEmpty ? "—" : vm.state.email)")
         await menu([
             Option(label: t("Refresh", "Обновить")) { await vm.refresh() },
-            Option(label: vm.state.logoutTitle) { vm.requestLogout() },
+            Option(label: vm.state.settings.first { $0.item == .logout }?.title ?? "Log out") { vm.open(.logout) },
         ])
     }
 }

@@ -26,14 +26,14 @@ extension MessengerRegistrationViewModel.State: CodeStepState {}
 /// calling ``apply(to:)``) and `show` (move to its code step).
 @MainActor
 final class CodeStep {
-    private let environment: MessengerAuthEnvironment
+    private let environment: MessengerEnvironment
     private let request: @Sendable (String) async throws -> CodeSent
     private var countdown: CodeCountdown?
     /// The address the code was sent to, as typed (the later requests use it again).
     private(set) var email: String?
 
     /// - Parameter request: asks the server to mail a code to an address.
-    init(environment: MessengerAuthEnvironment, request: @escaping @Sendable (String) async throws -> CodeSent) {
+    init(environment: MessengerEnvironment, request: @escaping @Sendable (String) async throws -> CodeSent) {
         self.environment = environment
         self.request = request
     }

@@ -80,12 +80,12 @@ public final class ForgotPasswordViewModel: ScreenModel<ForgotPasswordViewModel.
 
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
-    private let environment: MessengerAuthEnvironment
+    private let environment: MessengerEnvironment
     private let codeStep: CodeStep
 
     /// Creates the screen's model.
     /// - Parameter email: pre-fills the email (what the login field held, if it was one).
-    public init(environment: MessengerAuthEnvironment, email: String = "") {
+    public init(environment: MessengerEnvironment, email: String = "") {
         self.environment = environment
         self.codeStep = CodeStep(environment: environment) { [client = environment.client] in try await client.requestRecoveryCode(email: $0) }
         let l = environment.localizer

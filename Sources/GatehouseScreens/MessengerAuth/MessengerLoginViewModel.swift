@@ -51,13 +51,13 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
 
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
-    private let environment: MessengerAuthEnvironment
+    private let environment: MessengerEnvironment
 
     /// Creates the screen's model.
     /// - Parameters:
     ///   - login: pre-fills the login field (e.g. the email a password was just reset for).
     ///   - notice: a neutral notice to show, e.g. "Your password has been changed".
-    public init(environment: MessengerAuthEnvironment, login: String = "", notice: String? = nil) {
+    public init(environment: MessengerEnvironment, login: String = "", notice: String? = nil) {
         self.environment = environment
         let l = environment.localizer
         super.init(state: State(title: l("messenger.login.title"), loginLabel: l("messenger.login.login"), passwordLabel: l("messenger.login.password"),

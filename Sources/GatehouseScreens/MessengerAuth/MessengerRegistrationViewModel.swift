@@ -97,17 +97,18 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
 
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
-    private let environment: MessengerAuthEnvironment
+    private let environment: MessengerEnvironment
     private var edited: Set<MessengerRegistrationField> = []
     /// Messages the server gave for a field's current value (`email_taken`, `weak_password`);
     /// dropped when the field is edited.
     private var serverErrors: [MessengerRegistrationField: String] = [:]
-    private var tagCheck: Task<Void, Never>?
+    private let tagCheck: TagCheck
     private let codeStep: CodeStep
 
     /// Creates the screen's model.
-    public init(environment: MessengerAuthEnvironment) {
+    public init(environment: MessengerEnvironment) {
         self.environment = environment
+        self.tagCheck = TagCheck(environment: environment)
         self.codeStep = CodeStep(environment: environment) { [client = environment.client] in try await client.requestSignupCode(email: $0) }
         let l = environment.localizer
         var state = State(title: l("messenger.registration.title"), continueTitle: l("messenger.registration.continue"),
@@ -119,12 +120,10 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
         super.init(state: state)
     }
 
-    deinit { tagCheck?.cancel() }
-
     // MARK: Form
 
     /// Sets a field as the user types. The tag is checked against the rule at once and with the
-    /// server after ``MessengerAuthEnvironment/tagCheckDelay`` of quiet.
+    /// server after ``MessengerEnvironment/tagCheckDelay`` of quiet.
     public func set(_ field: MessengerRegistrationField, _ value: String) {
         edited.insert(field)
         serverErrors[field] = nil
@@ -136,65 +135,16 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
     /// Waits for the pending tag check, if any (a terminal or a test that wants the answer
     /// before drawing again).
     public func settleTagCheck() async {
-        await tagCheck?.value
+        await tagCheck.settle()
     }
 
     private var canonicalTag: String { TagRule.canonical(state.values[.tag] ?? "") }
 
     private func scheduleTagCheck() {
-        tagCheck?.cancel()
-        tagCheck = nil
-        let l = environment.localizer
-        let tag = canonicalTag
-        if tag.isEmpty {
-            update { $0.tagStatus = .empty; $0.tagMessage = nil }
-            return
+        tagCheck.schedule(canonicalTag, current: { [weak self] in self?.canonicalTag }) { [weak self] status, message in
+            self?.update { $0.tagStatus = status; $0.tagMessage = message }
+            self?.revalidate()
         }
-        if let problem = environment.tagProblem(tag) {
-            update { $0.tagStatus = .invalid; $0.tagMessage = problem }
-            return
-        }
-        update { $0.tagStatus = .checking; $0.tagMessage = l("messenger.tag.checking", tag) }
-        let delay = environment.tagCheckDelay
-        let client = environment.client
-        tagCheck = Task { [weak self] in
-            if delay > 0 {
-                try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
-            }
-            if Task.isCancelled { return }
-            let status: TagStatus
-            var message: String?
-            do {
-                let answer = try await client.tagAvailability(tag)
-                status = answer.available ? .available : .taken
-            } catch let error as GatehouseClientError where error.code == .invalidTag {
-                status = .invalid
-                message = error.message
-            } catch is CancellationError {
-                return
-            } catch {
-                status = .unknown
-            }
-            // An answer about a tag no longer in the field is dropped.
-            guard let self, !Task.isCancelled, self.canonicalTag == tag else { return }
-            self.applyTagStatus(status, tag: tag, message: message)
-        }
-    }
-
-    private func applyTagStatus(_ status: TagStatus, tag: String, message: String? = nil) {
-        let l = environment.localizer
-        update {
-            $0.tagStatus = status
-            switch status {
-            case .available: $0.tagMessage = l("messenger.tag.available", tag)
-            case .taken: $0.tagMessage = message ?? l("messenger.tag.taken", tag)
-            case .invalid: $0.tagMessage = message ?? environment.tagProblem(tag)
-            case .unknown: $0.tagMessage = l("messenger.tag.unknown")
-            case .checking: $0.tagMessage = l("messenger.tag.checking", tag)
-            case .empty: $0.tagMessage = nil
-            }
-        }
-        revalidate()
     }
 
     private func problem(_ field: MessengerRegistrationField, in values: [MessengerRegistrationField: String]) -> String? {
@@ -331,7 +281,7 @@ public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistra
     public func back() {
         switch state.step {
         case .form:
-            tagCheck?.cancel()
+            tagCheck.cancel()
             stopCountdown()
             onOutcome?(.back)
         case .code:

@@ -4,7 +4,9 @@ import GatehouseKit
 
 /// The messenger's launch screen: a stored, unexpired token goes straight into the messenger
 /// once `GET /v1/me` accepts it; no token, an expired one, or one the server refuses (401)
-/// goes to the login screen. Without a network the screen says so and offers to try again.
+/// goes to the login screen. Without a network, the account signed in last goes into the
+/// messenger with what the device saved (offline); only with nothing saved does the screen say
+/// so and offer to try again.
 @MainActor
 public final class SplashViewModel: ScreenModel<SplashViewModel.State> {
     /// What the splash screen shows.
@@ -27,16 +29,18 @@ public final class SplashViewModel: ScreenModel<SplashViewModel.State> {
     public enum Outcome: Equatable, Sendable {
         /// The token is good: into the messenger with this account.
         case authenticated(Account)
+        /// No network, but the device has the messenger of the account signed in last: into it, offline.
+        case offline(Account)
         /// No usable token: the login screen.
         case login
     }
 
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
-    private let environment: MessengerAuthEnvironment
+    private let environment: MessengerEnvironment
 
     /// Creates the screen's model.
-    public init(environment: MessengerAuthEnvironment) {
+    public init(environment: MessengerEnvironment) {
         self.environment = environment
         let l = environment.localizer
         super.init(state: State(title: l("messenger.splash.title"), retryTitle: l("messenger.splash.retry")))
@@ -67,6 +71,9 @@ public final class SplashViewModel: ScreenModel<SplashViewModel.State> {
         } catch GatehouseClientError.notLoggedIn {
             update { $0.isLoading = false; $0.progressMessage = nil }
             onOutcome?(.login)
+        } catch GatehouseClientError.transport where environment.stores.openLast()?.account != nil {
+            update { $0.isLoading = false; $0.progressMessage = nil }
+            onOutcome?(.offline(environment.stores.openLast()!.account!))
         } catch {
             update {
                 $0.isLoading = false

@@ -10,15 +10,16 @@ import Testing
 @Suite("Messenger authorization through the view models")
 @MainActor
 struct MessengerAuthScreensTests {
-    func makeFlow(_ server: LiveServer, store: any SessionStore = InMemorySessionStore(), language: String = "en") -> MessengerAuthFlow {
+    func makeFlow(_ server: LiveServer, store: any SessionStore = InMemorySessionStore(), language: String = "en") -> MessengerAppFlow {
         // No pause before the tag check: the tests wait for it with `settleTagCheck()` instead.
-        let environment = MessengerAuthEnvironment(client: server.accountsClient(store: store, language: language), localizer: Localizer(language: language),
-                                                   now: { [clock = server.clock] in clock.now }, tagCheckDelay: 0, device: "tests")
-        return MessengerAuthFlow(environment: environment)
+        let environment = MessengerEnvironment(client: server.accountsClient(store: store, language: language), localizer: Localizer(language: language),
+                                                   now: { [clock = server.clock] in clock.now }, tagCheckDelay: 0, device: "tests",
+                                                   stores: .temporary(), preferences: InMemoryPreferences())
+        return MessengerAppFlow(environment: environment)
     }
 
     /// Launches with no session and lands on login.
-    func openLogin(_ flow: MessengerAuthFlow) async throws -> MessengerLoginViewModel {
+    func openLogin(_ flow: MessengerAppFlow) async throws -> MessengerLoginViewModel {
         await flow.launch()
         guard case .login(let login) = flow.state.screen else { throw LiveServerError("expected login, got \(flow.state.screen)") }
         return login
@@ -43,9 +44,9 @@ struct MessengerAuthScreensTests {
             await flow.launch()
 
             // validate
-            guard case .home(let home) = flow.state.screen else { Issue.record("expected home, got \(flow.state.screen)"); return }
-            #expect(home.state.account.tag == "ivan")
-            #expect(home.state.rows == [.init(label: "Name", value: "Ivan Petrov"), .init(label: "Tag", value: "@ivan"), .init(label: "Email", value: "ivan@example.com")])
+            guard case .messenger(let home) = flow.state.screen else { Issue.record("expected the messenger, got \(flow.state.screen)"); return }
+            #expect(home.repository.account.tag == "ivan")
+            #expect(home.profile.state.name == "Ivan Petrov" && home.profile.state.tag == "@ivan" && home.profile.state.email == "ivan@example.com")
             #expect(try store.load() != nil)
         }
     }
@@ -108,7 +109,7 @@ struct MessengerAuthScreensTests {
         // setup
         let store = InMemorySessionStore(GatehouseSession(token: "kept", expiresAt: Date().addingTimeInterval(3600)))
         let client = AccountsClient(baseURL: URL(string: "http://127.0.0.1:9")!, sessionStore: store, transport: URLSessionTransport(timeout: 5), language: "en")
-        let flow = MessengerAuthFlow(environment: MessengerAuthEnvironment(client: client, localizer: Localizer(language: "en")))
+        let flow = MessengerAppFlow(environment: MessengerEnvironment(client: client, localizer: Localizer(language: "en")))
 
         // MUT
         await flow.launch()
@@ -141,8 +142,8 @@ struct MessengerAuthScreensTests {
             await login.submit()
 
             // validate
-            guard case .home(let home) = flow.state.screen else { Issue.record("expected home: \(login.state.errorMessage ?? "")"); return }
-            #expect(home.state.account.email == "ivan@example.com")
+            guard case .messenger(let home) = flow.state.screen else { Issue.record("expected home: \(login.state.errorMessage ?? "")"); return }
+            #expect(home.repository.account.email == "ivan@example.com")
             #expect(try store.load() != nil)
         }
     }
@@ -163,8 +164,8 @@ struct MessengerAuthScreensTests {
                 await login.submit()
 
                 // validate
-                guard case .home(let home) = flow.state.screen else { Issue.record("\(typed): expected home: \(login.state.errorMessage ?? "")"); return }
-                #expect(home.state.account.tag == "ivan")
+                guard case .messenger(let home) = flow.state.screen else { Issue.record("\(typed): expected home: \(login.state.errorMessage ?? "")"); return }
+                #expect(home.repository.account.tag == "ivan")
             }
         }
     }
@@ -270,7 +271,7 @@ struct MessengerAuthScreensTests {
             #expect(back.state.infoMessage == "Your password has been changed. Log in with the new one.")
             back.setPassword("Better-43!")
             await back.submit()
-            guard case .home = flow.state.screen else { Issue.record("the new password should work: \(back.state.errorMessage ?? "")"); return }
+            guard case .messenger = flow.state.screen else { Issue.record("the new password should work: \(back.state.errorMessage ?? "")"); return }
         }
     }
 
@@ -411,9 +412,9 @@ struct MessengerAuthScreensTests {
             await form.submit()
 
             // validate
-            guard case .home(let home) = flow.state.screen else { Issue.record("expected home: \(form.state.errorMessage ?? "")"); return }
-            #expect(home.state.account.tag == "ivan" && home.state.account.email == "ivan@example.com" && home.state.account.emailConfirmed)
-            #expect(home.state.account.locale == "en")
+            guard case .messenger(let home) = flow.state.screen else { Issue.record("expected home: \(form.state.errorMessage ?? "")"); return }
+            #expect(home.repository.account.tag == "ivan" && home.repository.account.email == "ivan@example.com" && home.repository.account.emailConfirmed)
+            #expect(home.repository.account.locale == "en")
             #expect(try store.load() != nil)
         }
     }
@@ -453,8 +454,8 @@ struct MessengerAuthScreensTests {
             #expect(try await server.outbox.messages(to: "ivan@example.com").filter { $0.code != nil }.count == 1, "the first code still lives: no second mail")
             form.setCode(code)
             await form.submit()
-            guard case .home(let home) = flow.state.screen else { Issue.record("expected home: \(form.state.errorMessage ?? "")"); return }
-            #expect(home.state.account.tag == "ivan2")
+            guard case .messenger(let home) = flow.state.screen else { Issue.record("expected home: \(form.state.errorMessage ?? "")"); return }
+            #expect(home.repository.account.tag == "ivan2")
         }
     }
 
@@ -471,22 +472,24 @@ struct MessengerAuthScreensTests {
             login.setLogin("ivan")
             login.setPassword("Secret-42!")
             await login.submit()
-            guard case .home(let home) = flow.state.screen else { Issue.record("expected home"); return }
+            guard case .messenger(let home) = flow.state.screen else { Issue.record("expected home"); return }
             let token = try #require(try store.load())
-            #expect(home.state.logoutTitle == "Log out" && home.state.logoutConfirmation == nil)
+            let profile = home.profile
+            let logout = try #require(profile.state.settings.last)
+            #expect(logout.item == .logout && logout.title == "Log out" && logout.isDestructive && profile.state.confirmation == nil)
 
             // cancel
-            home.requestLogout()
-            #expect(home.state.logoutConfirmation?.title == "Log out?")
-            #expect(home.state.logoutConfirmation?.confirmTitle == "Log out" && home.state.logoutConfirmation?.cancelTitle == "Cancel")
-            home.cancelLogout()
-            #expect(home.state.logoutConfirmation == nil)
-            guard case .home = flow.state.screen else { Issue.record("cancel must stay signed in"); return }
+            profile.open(.logout)
+            #expect(profile.state.confirmation?.title == "Log out?")
+            #expect(profile.state.confirmation?.confirmTitle == "Log out" && profile.state.confirmation?.cancelTitle == "Cancel")
+            profile.cancelLogout()
+            #expect(profile.state.confirmation == nil)
+            guard case .messenger = flow.state.screen else { Issue.record("cancel must stay signed in"); return }
             #expect(try store.load() != nil)
 
             // MUT
-            home.requestLogout()
-            await home.confirmLogout()
+            profile.open(.logout)
+            await profile.confirmLogout()
 
             // validate
             guard case .login = flow.state.screen else { Issue.record("expected login after logout"); return }

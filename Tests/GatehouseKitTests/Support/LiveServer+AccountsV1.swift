@@ -43,3 +43,10 @@ extension LiveServer {
         return session.account
     }
 }
+
+extension MessengerStores {
+    /// A fresh folder of its own under the system's temporary directory.
+    static func temporary() -> MessengerStores {
+        MessengerStores(directory: FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-stores-\(UUID().uuidString)"))
+    }
+}

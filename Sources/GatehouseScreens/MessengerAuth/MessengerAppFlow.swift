@@ -2,18 +2,19 @@ import Foundation
 import GatehouseAPI
 import GatehouseKit
 
-/// The coordinator of the messenger's authorization epic: splash, login, forgot password,
-/// registration, and the signed-in screen. It acts on the screens' outcomes, so an iOS app (or
-/// the terminal demo) only draws `state.screen` and forwards input to its view model.
+/// The coordinator of the messenger app: splash, login, forgot password, registration, and the
+/// messenger itself (the tab bar, which routes between its own screens). It acts on the screens'
+/// outcomes, so an iOS app (or the terminal demo) only draws `state.screen` and forwards input to
+/// its view model; it applies `state.theme` to the whole app.
 @MainActor
-public final class MessengerAuthFlow: ScreenModel<MessengerAuthFlow.State> {
+public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
     /// A screen and its view model.
     public enum Screen: Equatable {
         case splash(SplashViewModel)
         case login(MessengerLoginViewModel)
         case forgotPassword(ForgotPasswordViewModel)
         case registration(MessengerRegistrationViewModel)
-        case home(MessengerHomeViewModel)
+        case messenger(MessengerMainViewModel)
 
         /// Two values are equal when they show the same view model.
         public static func == (a: Screen, b: Screen) -> Bool {
@@ -22,7 +23,7 @@ public final class MessengerAuthFlow: ScreenModel<MessengerAuthFlow.State> {
             case let (.login(x), .login(y)): x === y
             case let (.forgotPassword(x), .forgotPassword(y)): x === y
             case let (.registration(x), .registration(y)): x === y
-            case let (.home(x), .home(y)): x === y
+            case let (.messenger(x), .messenger(y)): x === y
             default: false
             }
         }
@@ -32,16 +33,18 @@ public final class MessengerAuthFlow: ScreenModel<MessengerAuthFlow.State> {
     public struct State: Equatable {
         /// The screen on display.
         public var screen: Screen
+        /// The appearance the user chose (kept on the device).
+        public var theme: Theme
     }
 
     /// The client, strings and clock shared by every screen of the flow.
-    public let environment: MessengerAuthEnvironment
+    public let environment: MessengerEnvironment
 
     /// Creates the flow on the splash screen; call ``launch()`` to check the stored token.
-    public init(environment: MessengerAuthEnvironment) {
+    public init(environment: MessengerEnvironment) {
         self.environment = environment
         let splash = SplashViewModel(environment: environment)
-        super.init(state: State(screen: .splash(splash)))
+        super.init(state: State(screen: .splash(splash), theme: Theme.stored(in: environment.preferences)))
         wire(splash)
     }
 
@@ -56,7 +59,8 @@ public final class MessengerAuthFlow: ScreenModel<MessengerAuthFlow.State> {
     private func wire(_ splash: SplashViewModel) {
         splash.onOutcome = { [unowned self] outcome in
             switch outcome {
-            case .authenticated(let account): showHome(account)
+            case .authenticated(let account): showMessenger(account)
+            case .offline(let account): showMessenger(account, offline: true)
             case .login: showLogin()
             }
         }
@@ -66,7 +70,7 @@ public final class MessengerAuthFlow: ScreenModel<MessengerAuthFlow.State> {
         let login = MessengerLoginViewModel(environment: environment, login: prefill, notice: notice)
         login.onOutcome = { [unowned self] outcome in
             switch outcome {
-            case .authenticated(let account): showHome(account)
+            case .authenticated(let account): showMessenger(account)
             case .forgotPassword(let email): showForgotPassword(email: email ?? "")
             case .register: showRegistration()
             }
@@ -89,16 +93,28 @@ public final class MessengerAuthFlow: ScreenModel<MessengerAuthFlow.State> {
         let registration = MessengerRegistrationViewModel(environment: environment)
         registration.onOutcome = { [unowned self] outcome in
             switch outcome {
-            case .authenticated(let account): showHome(account)
+            case .authenticated(let account): showMessenger(account)
             case .back: showLogin()
             }
         }
         update { $0.screen = .registration(registration) }
     }
 
-    func showHome(_ account: Account) {
-        let home = MessengerHomeViewModel(environment: environment, account: account)
-        home.onOutcome = { [unowned self] _ in showLogin() }
-        update { $0.screen = .home(home) }
+    func showMessenger(_ account: Account, offline: Bool = false) {
+        let repository: MessengerRepository
+        do {
+            repository = try MessengerRepository(accounts: environment.client, account: account, stores: environment.stores,
+                                                 configuration: environment.repository, now: environment.now)
+        } catch {
+            // The device cannot keep a store (no space, no permission): say so on login.
+            showLogin(notice: environment.localizer("messenger.storeFailed"))
+            return
+        }
+        if offline { repository.startOffline() }
+        let main = MessengerMainViewModel(environment: environment, repository: repository)
+        main.onOutcome = { [unowned self] _ in showLogin() }
+        main.themeChanged = { [unowned self] in update { $0.theme = Theme.stored(in: environment.preferences) } }
+        update { $0.screen = .messenger(main) }
+        main.start()
     }
 }

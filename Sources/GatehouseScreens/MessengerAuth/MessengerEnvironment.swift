@@ -2,32 +2,53 @@ import Foundation
 import GatehouseAPI
 import GatehouseKit
 
-/// What the messenger's authorization screens need: the `/v1` client, the strings, a clock,
-/// the password rule, and how long to wait after typing before asking whether a tag is free.
-public struct MessengerAuthEnvironment: Sendable {
+/// What the messenger's screens need: the `/v1` client, the strings, a clock, the password
+/// rule, how long to wait after typing before asking the server (a tag's availability, a people
+/// search), and the device side of the messenger: where the offline stores live, how the
+/// realtime socket connects, and the device's preferences (the theme).
+public struct MessengerEnvironment: Sendable {
     /// The client of the server's `/v1`.
     public var client: AccountsClient
     /// The strings, chosen by the device locale by default.
     public var localizer: Localizer
-    /// The clock for the code's expiry and resend countdowns.
+    /// The clock for the code's expiry and resend countdowns, and the messages' times.
     public var now: @Sendable () -> Date
     /// The server's password rule (`GATEHOUSE_PASSWORD_MIN_LENGTH`, `…_REQUIRE_DIGIT`, `…_REQUIRE_SPECIAL`).
     public var passwordRule: PasswordRule
     /// Seconds of quiet after the last keystroke in the tag field before the server is asked;
-    /// typing on within it cancels the pending check.
+    /// typing on within it cancels the pending check. The people search waits as long.
     public var tagCheckDelay: TimeInterval
     /// A label for the sessions this app opens (shown in the list of sessions), e.g. "iPhone 15".
     public var device: String?
+    /// Where each account's offline copy of the messenger is kept.
+    public var stores: MessengerStores
+    /// The messenger's paging, socket and reconnection settings.
+    public var repository: MessengerRepository.Configuration
+    /// What this device remembers whoever is signed in (the theme).
+    public var preferences: any DevicePreferences
+    /// How long after sending a message its author may still edit it (the server's
+    /// `GATEHOUSE_MESSENGER_EDIT_WINDOW`, 48 hours by default).
+    public var editWindow: TimeInterval
+    /// The time zone the messages' times and days are shown in.
+    public var timeZone: TimeZone
 
     /// Creates an environment.
     public init(client: AccountsClient, localizer: Localizer = .device, now: @escaping @Sendable () -> Date = { Date() },
-                passwordRule: PasswordRule = PasswordRule(), tagCheckDelay: TimeInterval = 0.4, device: String? = nil) {
+                passwordRule: PasswordRule = PasswordRule(), tagCheckDelay: TimeInterval = 0.4, device: String? = nil,
+                stores: MessengerStores = .standard(name: "OneOnOne"), repository: MessengerRepository.Configuration = .init(),
+                preferences: any DevicePreferences = UserDefaultsPreferences(), editWindow: TimeInterval = 48 * 3_600,
+                timeZone: TimeZone = .current) {
         self.client = client
         self.localizer = localizer
         self.now = now
         self.passwordRule = passwordRule
         self.tagCheckDelay = tagCheckDelay
         self.device = device
+        self.stores = stores
+        self.repository = repository
+        self.preferences = preferences
+        self.editWindow = editWindow
+        self.timeZone = timeZone
     }
 
     /// The text to show for a failed call: the server's own message where it sent one; nothing
@@ -99,9 +120,9 @@ final class CodeCountdown {
     private(set) var sent: CodeSent
     private var resendAllowedAt: Date
     private let ticker = SecondTicker()
-    private let environment: MessengerAuthEnvironment
+    private let environment: MessengerEnvironment
 
-    init(sent: CodeSent, environment: MessengerAuthEnvironment) {
+    init(sent: CodeSent, environment: MessengerEnvironment) {
         self.sent = sent
         self.resendAllowedAt = sent.resendAvailableAt
         self.environment = environment

@@ -1,0 +1,385 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// One chat: the history with day separators (paging back), mine on one side and theirs on the
+/// other, each message's time, edit mark, quote, forward origin and delivery (sending, not sent,
+/// read); the composer that sends, replies or edits; the menu of a message (reply, edit mine
+/// within the window, delete for me or for everyone, forward, retry or discard a failed one);
+/// the header with the other person, which opens their profile with the chat's attachments.
+/// Live: realtime events land here as they come; offline, what is written waits as pending.
+@MainActor
+public final class ChatViewModel: ScreenModel<ChatViewModel.State>, Navigating {
+    /// A quoted message (a reply's).
+    public struct Quote: Equatable, Sendable {
+        public var author: String
+        public var text: String
+    }
+
+    public enum Delivery: Equatable, Sendable {
+        case sent, read, pending
+        case failed(reason: String)
+    }
+
+    public struct MessageRow: Equatable, Sendable, Identifiable {
+        public var id: UUID
+        /// The text; "Message deleted" for a deleted one.
+        public var text: String
+        public var time: String
+        /// Mine: drawn on the trailing side.
+        public var isMine: Bool
+        public var isEdited: Bool
+        public var isDeleted: Bool
+        public var quote: Quote?
+        /// "Forwarded from Ann".
+        public var forwardedFrom: String?
+        /// The attachments' file names.
+        public var attachments: [String]
+        public var delivery: Delivery
+        /// "Sending…", "Not sent: …", "Read"; nil for a plain sent message.
+        public var deliveryText: String?
+    }
+
+    public enum Item: Equatable, Sendable, Identifiable {
+        case day(String)
+        case message(MessageRow)
+
+        public var id: String {
+            switch self {
+            case .day(let title): "day:" + title
+            case .message(let row): row.id.uuidString
+            }
+        }
+    }
+
+    public enum Composer: Equatable, Sendable {
+        case new
+        case reply(to: UUID, Quote)
+        case edit(UUID)
+    }
+
+    public enum MessageAction: String, CaseIterable, Equatable, Sendable {
+        case reply, edit, deleteForMe, deleteForEveryone, forward, retry, discard
+    }
+
+    public struct ActionItem: Equatable, Sendable {
+        public var action: MessageAction
+        public var title: String
+        public var isDestructive: Bool
+    }
+
+    public struct State: Equatable, Sendable {
+        /// The other person's name (the header; tapping it opens their profile).
+        public var title: String
+        public var person: PersonRow
+        /// The connection line; nil when online.
+        public var notice: String?
+        /// Oldest first.
+        public var items: [Item] = []
+        /// "No messages yet. Say hello!"
+        public var emptyMessage: String?
+        public var canLoadOlder = false
+        public var isLoadingOlder = false
+        public var draft = ""
+        public var placeholder: String
+        public var composer: Composer = .new
+        /// "Reply to Ann" / "Editing"; nil for a new message.
+        public var composerTitle: String?
+        public var sendTitle: String
+        public var isSendEnabled = false
+        /// The message whose menu is open, and the menu.
+        public var selected: UUID?
+        public var actions: [ActionItem] = []
+        public var errorMessage: String?
+    }
+
+    public let navigate = NavigationHook()
+    public let chatId: UUID
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+    private var chat: Chat
+    private var token: ObservationToken?
+    private var messages: [LocalMessage] = []
+    private var isVisible = false
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository, chat: Chat) {
+        self.environment = environment
+        self.repository = repository
+        self.chat = chat
+        self.chatId = chat.id
+        let l = environment.localizer
+        super.init(state: State(title: PersonRow.name(of: chat.person), person: PersonRow(chat.person),
+                                placeholder: l("messenger.chat.placeholder"), sendTitle: l("messenger.chat.send")))
+        token = repository.observe { [weak self] changes in
+            guard let self else { return }
+            if changes.contains(.messages(chatId)) || changes.contains(.chats) || changes.contains(.connectivity) {
+                rebuild()
+                if isVisible, changes.contains(.messages(chatId)) { Task { await self.repository.markRead(self.chatId) } }
+            }
+            if changes.contains(.chats), repository.chat(chatId) == nil, isVisible {
+                // Deleted (here or on another device): leave it.
+                isVisible = false
+                navigate(.back)
+            }
+        }
+        rebuild()
+    }
+
+    /// The screen appeared: the newest messages are read from the server and marked read.
+    public func appear() async {
+        isVisible = true
+        rebuild()
+        await repository.loadNewest(in: chatId)
+        await repository.markRead(chatId)
+    }
+
+    /// The screen went away (no more marking read).
+    public func disappear() { isVisible = false }
+
+    private func rebuild() {
+        let l = environment.localizer
+        let clock = MessengerClock(environment: environment)
+        if let current = repository.chat(chatId) { chat = current }
+        messages = repository.messages(in: chatId)
+        let me = repository.account.id
+        let readUpTo = chat.otherLastReadMessageId.flatMap { id in messages.first { $0.id == id }?.message.createdAt }
+        var items: [Item] = []
+        var lastDay: Date?
+        for local in messages {
+            let message = local.message
+            if lastDay.map({ !clock.sameDay($0, message.createdAt) }) ?? true {
+                items.append(.day(clock.day(message.createdAt)))
+                lastDay = message.createdAt
+            }
+            items.append(.message(row(local, me: me, readUpTo: readUpTo, clock: clock, l)))
+        }
+        update { state in
+            state.title = PersonRow.name(of: chat.person)
+            state.person = PersonRow(chat.person)
+            state.items = items
+            state.emptyMessage = items.isEmpty ? l("messenger.chat.empty") : nil
+            state.canLoadOlder = repository.hasOlderMessages(in: chatId) && !messages.isEmpty
+            state.notice = connectivityNotice(repository.connectivity, l)
+            if let selected = state.selected, let local = messages.first(where: { $0.id == selected }) {
+                state.actions = actions(for: local, me: me)
+            } else {
+                state.selected = nil
+                state.actions = []
+            }
+            state.isSendEnabled = !state.draft.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        }
+    }
+
+    private func row(_ local: LocalMessage, me: UUID, readUpTo: Date?, clock: MessengerClock, _ l: Localizer) -> MessageRow {
+        let message = local.message
+        let mine = message.authorId == me
+        let delivery: Delivery
+        var deliveryText: String?
+        switch local.delivery {
+        case .sent:
+            delivery = mine && readUpTo.map { message.createdAt <= $0 } == true ? .read : .sent
+            if delivery == .read { deliveryText = l("messenger.chat.read") }
+        case .pending(let change):
+            delivery = .pending
+            deliveryText = l("messenger.chat.pending.\(change.rawValue)")
+        case .failed(let change, let reason):
+            delivery = .failed(reason: reason)
+            deliveryText = l("messenger.chat.failed.\(change.rawValue)", reason)
+        }
+        return MessageRow(
+            id: message.id, text: message.deleted ? l("messenger.message.deleted") : message.text, time: clock.time(message.createdAt),
+            isMine: mine, isEdited: message.editedAt != nil && !message.deleted, isDeleted: message.deleted,
+            quote: message.replyTo.map { Quote(author: author($0.authorId, me: me), text: $0.deleted ? l("messenger.message.deleted") : ($0.excerpt ?? "")) },
+            forwardedFrom: message.forwardedFrom.map { l("messenger.chat.forwardedFrom", author($0.authorId, me: me)) },
+            attachments: message.attachments.map(\.fileName), delivery: delivery, deliveryText: deliveryText)
+    }
+
+    private func author(_ id: UUID, me: UUID) -> String {
+        if id == me { return environment.localizer("messenger.chat.you") }
+        if id == chat.person.id { return PersonRow.name(of: chat.person) }
+        return repository.cachedPerson(id).map(PersonRow.name(of:)) ?? environment.localizer("messenger.chat.someone")
+    }
+
+    private func actions(for local: LocalMessage, me: UUID) -> [ActionItem] {
+        let l = environment.localizer
+        let message = local.message
+        let mine = message.authorId == me
+        var list: [MessageAction] = []
+        switch local.delivery {
+        case .failed:
+            list = [.retry, .discard]
+        case .pending(.send):
+            list = [.edit, .discard]
+        case .pending:
+            list = []
+        case .sent:
+            guard !message.deleted else { return [] }
+            list = [.reply]
+            if mine && environment.now().timeIntervalSince(message.createdAt) < environment.editWindow && !message.text.isEmpty { list.append(.edit) }
+            list.append(.forward)
+            list.append(.deleteForMe)
+            if mine { list.append(.deleteForEveryone) }
+        }
+        return list.map { ActionItem(action: $0, title: l("messenger.chat.action.\($0.rawValue)"),
+                                     isDestructive: [.deleteForMe, .deleteForEveryone, .discard].contains($0)) }
+    }
+
+    // MARK: Composer
+
+    public func setDraft(_ text: String) {
+        update { $0.draft = text; $0.isSendEnabled = !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty; $0.errorMessage = nil }
+    }
+
+    /// "Send": a new message (or the reply), or the edit. Shown at once; pending until the server has it.
+    public func send() {
+        let text = state.draft.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return }
+        do {
+            switch state.composer {
+            case .new:
+                try repository.send(text, in: chatId)
+            case .reply(let id, _):
+                try repository.send(text, in: chatId, replyTo: messages.first { $0.id == id }?.message)
+            case .edit(let id):
+                guard let message = messages.first(where: { $0.id == id })?.message else { break }
+                if message.text != text { try repository.edit(message, text: text) }
+            }
+            update { $0.draft = ""; $0.composer = .new; $0.composerTitle = nil; $0.isSendEnabled = false }
+        } catch {
+            update { $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    /// Leaves reply or edit mode.
+    public func cancelComposer() {
+        let wasEditing = if case .edit = state.composer { true } else { false }
+        update {
+            $0.composer = .new
+            $0.composerTitle = nil
+            if wasEditing { $0.draft = ""; $0.isSendEnabled = false }
+        }
+    }
+
+    // MARK: History
+
+    /// The page before the oldest message shown (scrolled to the top).
+    public func loadOlder() async {
+        guard state.canLoadOlder, !state.isLoadingOlder else { return }
+        update { $0.isLoadingOlder = true }
+        do {
+            try await repository.loadOlder(in: chatId)
+            update { $0.isLoadingOlder = false }
+        } catch {
+            update { $0.isLoadingOlder = false; $0.errorMessage = environment.message(for: error) }
+        }
+        rebuild()
+    }
+
+    // MARK: A message's menu
+
+    /// A message pressed: its menu.
+    public func select(_ id: UUID) {
+        guard let local = messages.first(where: { $0.id == id }) else { return }
+        let actions = actions(for: local, me: repository.account.id)
+        update { $0.selected = actions.isEmpty ? nil : id; $0.actions = actions }
+    }
+
+    public func dismissMenu() { update { $0.selected = nil; $0.actions = [] } }
+
+    /// An item of the open menu.
+    public func perform(_ action: MessageAction) {
+        guard let id = state.selected, let local = messages.first(where: { $0.id == id }),
+              state.actions.contains(where: { $0.action == action }) else { return }
+        let message = local.message
+        let l = environment.localizer
+        dismissMenu()
+        do {
+            switch action {
+            case .reply:
+                let quote = Quote(author: author(message.authorId, me: repository.account.id), text: String(message.text.prefix(100)))
+                update { $0.composer = .reply(to: id, quote); $0.composerTitle = l("messenger.chat.replyingTo", quote.author) }
+            case .edit:
+                update { $0.composer = .edit(id); $0.composerTitle = l("messenger.chat.editing"); $0.draft = message.text; $0.isSendEnabled = true }
+            case .deleteForMe:
+                try repository.delete(message, for: .me)
+            case .deleteForEveryone:
+                try repository.delete(message, for: .everyone)
+            case .forward:
+                navigate(.forward(message))
+            case .retry:
+                repository.retry(local)
+            case .discard:
+                repository.discard(local)
+            }
+        } catch {
+            update { $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    /// The header tapped: the person's profile with the chat's attachments.
+    public func openProfile() { navigate(.person(chat.person, chat: chatId)) }
+
+    public func back() {
+        isVisible = false
+        navigate(.back)
+    }
+}
+
+/// "Forward": my chats to pick one or more of; "Send" forwards the message to each.
+@MainActor
+public final class ForwardPickerViewModel: ScreenModel<ForwardPickerViewModel.State>, Navigating {
+    public struct Row: Equatable, Sendable, Identifiable {
+        public var id: UUID
+        public var person: PersonRow
+        public var isSelected: Bool
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var rows: [Row]
+        public var sendTitle: String
+        public var isSendEnabled = false
+        public var isLoading = false
+        public var errorMessage: String?
+    }
+
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+    private let message: Message
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository, message: Message) {
+        self.environment = environment
+        self.repository = repository
+        self.message = message
+        let l = environment.localizer
+        super.init(state: State(title: l("messenger.forward.title"),
+                                rows: repository.chats.map { Row(id: $0.id, person: PersonRow($0.person), isSelected: false) },
+                                sendTitle: l("messenger.forward.send")))
+    }
+
+    /// A chat tapped: picked, or unpicked.
+    public func toggle(_ id: UUID) {
+        update { state in
+            guard let index = state.rows.firstIndex(where: { $0.id == id }) else { return }
+            state.rows[index].isSelected.toggle()
+            state.isSendEnabled = state.rows.contains(where: \.isSelected) && !state.isLoading
+        }
+    }
+
+    /// "Send": forwards to the picked chats, then closes.
+    public func send() async {
+        let picked = state.rows.filter(\.isSelected).map(\.id)
+        guard !picked.isEmpty, !state.isLoading else { return }
+        update { $0.isLoading = true; $0.isSendEnabled = false; $0.errorMessage = nil }
+        do {
+            try await repository.forward(message, to: picked)
+            update { $0.isLoading = false }
+            navigate(.back)
+        } catch {
+            update { $0.isLoading = false; $0.isSendEnabled = true; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    public func back() { navigate(.back) }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// The Chats tab: my chats, newest activity first, each with the person, the last message, its
+/// time and the unread flag; searched by name or tag on the device; deleted after a
+/// confirmation (a long press on iOS); "+" picks a friend to write to. Shows the saved list
+/// when offline.
+@MainActor
+public final class ChatsViewModel: ScreenModel<ChatsViewModel.State>, Navigating {
+    public struct ChatRow: Equatable, Sendable, Identifiable {
+        public var id: UUID
+        public var person: PersonRow
+        /// The last message's text ("You: …" for mine, "Photo"/"File" for an attachment alone).
+        public var lastMessage: String
+        /// Its time: today's time, "Yesterday", a date.
+        public var time: String
+        public var isUnread: Bool
+        public var unreadCount: Int
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var query = ""
+        public var searchPlaceholder: String
+        public var rows: [ChatRow] = []
+        /// "No chats yet…" or "Nobody matches…", when there are no rows.
+        public var emptyMessage: String?
+        public var notice: String?
+        /// The delete question, while shown.
+        public var confirmation: Confirmation?
+        public var newChatTitle: String
+        public var deleteTitle: String
+        public var isLoading = false
+        public var errorMessage: String?
+    }
+
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+    private var token: ObservationToken?
+    private var deleting: UUID?
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        self.environment = environment
+        self.repository = repository
+        let l = environment.localizer
+        super.init(state: State(title: l("messenger.chats.title"), searchPlaceholder: l("messenger.friends.search"),
+                                newChatTitle: l("messenger.chats.new"), deleteTitle: l("messenger.chats.delete")))
+        token = repository.observe { [weak self] changes in
+            if changes.contains(.chats) || changes.contains(.connectivity) || changes.contains(.account) { self?.rebuild() }
+        }
+        rebuild()
+    }
+
+    private func rebuild() {
+        let l = environment.localizer
+        let clock = MessengerClock(environment: environment)
+        let me = repository.account.id
+        update { state in
+            let chats = repository.chats
+            state.rows = chats.filter { LocalSearch.matches($0.person, state.query) }.map { chat in
+                ChatRow(id: chat.id, person: PersonRow(chat.person), lastMessage: Self.preview(chat.lastMessage, me: me, l),
+                        time: chat.lastMessage.map { clock.stamp($0.createdAt) } ?? "", isUnread: chat.unread, unreadCount: chat.unreadCount)
+            }
+            state.emptyMessage = state.rows.isEmpty ? l(chats.isEmpty ? "messenger.chats.empty" : "messenger.friends.noMatches") : nil
+            state.notice = connectivityNotice(repository.connectivity, l)
+        }
+    }
+
+    static func preview(_ message: Message?, me: UUID, _ l: Localizer) -> String {
+        guard let message else { return l("messenger.chats.noMessages") }
+        var text: String
+        if message.deleted {
+            text = l("messenger.message.deleted")
+        } else if !message.text.isEmpty {
+            text = message.text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        } else if let first = message.attachments.first {
+            text = l(first.kind == .image ? "messenger.message.photo" : "messenger.message.file")
+        } else {
+            text = ""
+        }
+        if message.authorId == me { text = l("messenger.chats.you", text) }
+        return text
+    }
+
+    public func setQuery(_ query: String) {
+        update { $0.query = query }
+        rebuild()
+    }
+
+    /// A chat tapped.
+    public func open(_ id: UUID) {
+        guard let chat = repository.chat(id) else { return }
+        navigate(.chat(chat))
+    }
+
+    /// "+": pick a friend to write to.
+    public func newChat() { navigate(.newChat) }
+
+    /// "Delete" (a long press, or a swipe): asks first.
+    public func requestDelete(_ id: UUID) {
+        guard let chat = repository.chat(id) else { return }
+        let l = environment.localizer
+        deleting = id
+        update {
+            $0.confirmation = Confirmation(title: l("messenger.chats.deleteQuestion", PersonRow.name(of: chat.person)),
+                                           message: l("messenger.chats.deleteMessage"), confirmTitle: l("messenger.chats.delete"),
+                                           cancelTitle: l("common.cancel"))
+        }
+    }
+
+    public func cancelDelete() {
+        deleting = nil
+        update { $0.confirmation = nil }
+    }
+
+    /// "Delete" on the question: the chat goes from my list (not from theirs).
+    public func confirmDelete() async {
+        guard let id = deleting else { return }
+        deleting = nil
+        update { $0.confirmation = nil; $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            try await repository.deleteChat(id)
+            update { $0.isLoading = false }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    /// Pull to refresh.
+    public func refresh() async { await repository.refreshChats() }
+}

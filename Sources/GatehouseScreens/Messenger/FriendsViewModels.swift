@@ -1,0 +1,412 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// The Friends tab: my friends, the requests to me and from me (each section only when it has
+/// someone), searched by name or tag on the device and sorted by name or tag (the choice is
+/// remembered); "+" opens the people search. Shows the saved lists when offline.
+@MainActor
+public final class FriendsViewModel: ScreenModel<FriendsViewModel.State>, Navigating {
+    public enum Sort: String, CaseIterable, Equatable, Sendable { case name, tag }
+
+    public enum SectionKind: String, CaseIterable, Equatable, Sendable { case friends, incoming, outgoing }
+
+    public struct Section: Equatable, Sendable {
+        public var kind: SectionKind
+        public var title: String
+        public var rows: [PersonRow]
+    }
+
+    public struct SortOption: Equatable, Sendable {
+        public var sort: Sort
+        public var title: String
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var query = ""
+        public var searchPlaceholder: String
+        public var sort: Sort
+        public var sortOptions: [SortOption]
+        /// The non-empty sections, friends first.
+        public var sections: [Section] = []
+        /// "No friends yet…" or "Nobody matches…", when there are no sections.
+        public var emptyMessage: String?
+        /// The connection line; nil when online.
+        public var notice: String?
+        /// The accessibility label of "+".
+        public var addTitle: String
+    }
+
+    static let sortKey = "friends.sort"
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+    private var token: ObservationToken?
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        self.environment = environment
+        self.repository = repository
+        let l = environment.localizer
+        let sort = repository.store.preference(Self.sortKey).flatMap(Sort.init(rawValue:)) ?? .name
+        super.init(state: State(title: l("messenger.friends.title"), searchPlaceholder: l("messenger.friends.search"), sort: sort,
+                                sortOptions: Sort.allCases.map { SortOption(sort: $0, title: l("messenger.friends.sort.\($0.rawValue)")) },
+                                addTitle: l("messenger.friends.add")))
+        token = repository.observe { [weak self] changes in
+            if changes.contains(.friends) || changes.contains(.connectivity) { self?.rebuild() }
+        }
+        rebuild()
+    }
+
+    private func rebuild() {
+        let l = environment.localizer
+        let overview = repository.friends
+        update { state in
+            let lists: [(SectionKind, [Person])] = [(.friends, overview.friends), (.incoming, overview.incoming), (.outgoing, overview.outgoing)]
+            state.sections = lists.compactMap { kind, people in
+                let rows = Self.sorted(people.filter { LocalSearch.matches($0, state.query) }, by: state.sort).map(PersonRow.init)
+                return rows.isEmpty ? nil : Section(kind: kind, title: l("messenger.friends.section.\(kind.rawValue)"), rows: rows)
+            }
+            let anyone = !(overview.friends.isEmpty && overview.incoming.isEmpty && overview.outgoing.isEmpty)
+            state.emptyMessage = state.sections.isEmpty ? (anyone ? l("messenger.friends.noMatches") : l("messenger.friends.empty")) : nil
+            state.notice = connectivityNotice(repository.connectivity, l)
+        }
+    }
+
+    static func sorted(_ people: [Person], by sort: Sort) -> [Person] {
+        func key(_ person: Person) -> String {
+            switch sort {
+            case .tag: person.tag
+            case .name: LocalSearch.fold(PersonRow.name(of: person))
+            }
+        }
+        return people.sorted { (key($0), $0.tag) < (key($1), $1.tag) }
+    }
+
+    /// The search field as typed.
+    public func setQuery(_ query: String) {
+        update { $0.query = query }
+        rebuild()
+    }
+
+    /// Sort by name or by tag; remembered for next time.
+    public func setSort(_ sort: Sort) {
+        try? repository.store.setPreference(Self.sortKey, sort.rawValue)
+        update { $0.sort = sort }
+        rebuild()
+    }
+
+    /// A cell tapped: the person's profile.
+    public func open(_ id: UUID) {
+        let overview = repository.friends
+        guard let person = (overview.friends + overview.incoming + overview.outgoing).first(where: { $0.id == id }) else { return }
+        navigate(.person(person))
+    }
+
+    /// "+": the people search.
+    public func add() { navigate(.peopleSearch) }
+
+    /// Pull to refresh.
+    public func refresh() async { await repository.refreshFriends() }
+}
+
+/// Everyone on the server, searched by name or tag (the server's search, paged); the same cells
+/// as the friends list. Needs the network.
+@MainActor
+public final class PeopleSearchViewModel: ScreenModel<PeopleSearchViewModel.State>, Navigating {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var query = ""
+        public var searchPlaceholder: String
+        public var rows: [PersonRow] = []
+        public var isLoading = false
+        /// More results wait (load them when the last cell shows).
+        public var hasMore = false
+        /// "Type a name or a tag" before a search, "Nobody found" after an empty one.
+        public var emptyMessage: String?
+        public var errorMessage: String?
+    }
+
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+    private var people: [Person] = []
+    private var cursor: String?
+    private var search: Task<Void, Never>?
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        self.environment = environment
+        self.repository = repository
+        let l = environment.localizer
+        super.init(state: State(title: l("messenger.people.title"), searchPlaceholder: l("messenger.friends.search"),
+                                emptyMessage: l("messenger.people.hint")))
+    }
+
+    deinit { search?.cancel() }
+
+    /// The search field as typed: searches after a pause in typing.
+    public func setQuery(_ query: String) {
+        update { $0.query = query; $0.errorMessage = nil }
+        search?.cancel()
+        let trimmed = query.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else {
+            people = []
+            update { $0.rows = []; $0.hasMore = false; $0.isLoading = false; $0.emptyMessage = environment.localizer("messenger.people.hint") }
+            return
+        }
+        let delay = environment.tagCheckDelay
+        search = Task { [weak self] in
+            if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) }
+            guard !Task.isCancelled else { return }
+            await self?.load(trimmed, more: false)
+        }
+    }
+
+    /// Waits for the search in flight (a terminal or a test that wants its answer).
+    public func settle() async { await search?.value }
+
+    /// The next page (the last cell showed).
+    public func loadMore() async {
+        guard state.hasMore, !state.isLoading else { return }
+        await load(state.query.trimmingCharacters(in: .whitespaces), more: true)
+    }
+
+    private func load(_ query: String, more: Bool) async {
+        update { $0.isLoading = true }
+        do {
+            let page = try await repository.searchPeople(query, cursor: more ? cursor : nil)
+            guard state.query.trimmingCharacters(in: .whitespaces) == query else { return }
+            people = (more ? people : []) + page.items
+            cursor = page.nextCursor
+            update {
+                $0.isLoading = false
+                $0.rows = people.map(PersonRow.init)
+                $0.hasMore = page.nextCursor != nil
+                $0.emptyMessage = people.isEmpty ? environment.localizer("messenger.people.none") : nil
+            }
+        } catch is CancellationError {
+            update { $0.isLoading = false }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    public func open(_ id: UUID) {
+        guard let person = people.first(where: { $0.id == id }) else { return }
+        navigate(.person(person))
+    }
+
+    public func back() { navigate(.back) }
+}
+
+/// Chats' "+": my friends (the same cells and search); picking one opens our chat, or makes it.
+@MainActor
+public final class FriendPickerViewModel: ScreenModel<FriendPickerViewModel.State>, Navigating {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var query = ""
+        public var searchPlaceholder: String
+        public var rows: [PersonRow] = []
+        public var emptyMessage: String?
+        public var isLoading = false
+        public var errorMessage: String?
+    }
+
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        self.environment = environment
+        self.repository = repository
+        let l = environment.localizer
+        super.init(state: State(title: l("messenger.newChat.title"), searchPlaceholder: l("messenger.friends.search")))
+        rebuild()
+    }
+
+    private func rebuild() {
+        let l = environment.localizer
+        update { state in
+            let friends = repository.friends.friends
+            state.rows = FriendsViewModel.sorted(friends.filter { LocalSearch.matches($0, state.query) }, by: .name).map(PersonRow.init)
+            state.emptyMessage = state.rows.isEmpty ? l(friends.isEmpty ? "messenger.newChat.noFriends" : "messenger.friends.noMatches") : nil
+        }
+    }
+
+    public func setQuery(_ query: String) {
+        update { $0.query = query }
+        rebuild()
+    }
+
+    /// A friend picked: our chat opens.
+    public func pick(_ id: UUID) async {
+        guard !state.isLoading else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            let chat = try await repository.openChat(with: id)
+            update { $0.isLoading = false }
+            navigate(.chat(chat))
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    public func back() { navigate(.back) }
+}
+
+/// A person's profile: names, tag, avatar; the friendship action that fits (add, cancel, accept
+/// or decline, remove after a confirmation); "Write a message" opens our chat or makes it. Opened
+/// from a chat's header it also lists the chat's attachments.
+@MainActor
+public final class PersonProfileViewModel: ScreenModel<PersonProfileViewModel.State>, Navigating {
+    public enum Action: String, Equatable, Sendable { case add, cancel, accept, decline, remove }
+
+    public struct ActionButton: Equatable, Sendable {
+        public var action: Action
+        public var title: String
+        public var isDestructive: Bool
+    }
+
+    /// One attachment of the chat (its profile).
+    public struct AttachmentRow: Equatable, Sendable, Identifiable {
+        public var id: UUID
+        public var fileName: String
+        public var isImage: Bool
+        /// "1.2 MB · 5 March".
+        public var details: String
+        public var url: URL?
+    }
+
+    public struct State: Equatable, Sendable {
+        public var person: PersonRow
+        /// "Your friend", "Wants to be your friend", "Request sent"; nil for nobody yet.
+        public var relationText: String?
+        public var actions: [ActionButton] = []
+        public var messageTitle: String
+        /// The remove question, while shown.
+        public var confirmation: Confirmation?
+        /// The chat's attachments, when opened from a chat.
+        public var attachments: [AttachmentRow] = []
+        public var attachmentsTitle: String?
+        public var isLoading = false
+        public var errorMessage: String?
+        public var notice: String?
+    }
+
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+    private var person: Person
+    private let chatId: UUID?
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository, person: Person, chat: UUID?) {
+        self.environment = environment
+        self.repository = repository
+        self.person = person
+        self.chatId = chat
+        let l = environment.localizer
+        super.init(state: State(person: PersonRow(person), messageTitle: l("messenger.person.write"),
+                                attachmentsTitle: chat == nil ? nil : l("messenger.person.attachments")))
+        apply(person)
+    }
+
+    private func apply(_ person: Person) {
+        self.person = person
+        let l = environment.localizer
+        func button(_ action: Action, destructive: Bool = false) -> ActionButton {
+            ActionButton(action: action, title: l("messenger.person.\(action.rawValue)"), isDestructive: destructive)
+        }
+        update {
+            $0.person = PersonRow(person)
+            switch person.relation {
+            case .none: $0.relationText = nil; $0.actions = [button(.add)]
+            case .friend: $0.relationText = l("messenger.person.isFriend"); $0.actions = [button(.remove, destructive: true)]
+            case .incoming: $0.relationText = l("messenger.person.isIncoming"); $0.actions = [button(.accept), button(.decline, destructive: true)]
+            case .outgoing: $0.relationText = l("messenger.person.isOutgoing"); $0.actions = [button(.cancel)]
+            }
+            $0.notice = connectivityNotice(repository.connectivity, l)
+        }
+    }
+
+    /// Reads the person (and the chat's attachments) again when the screen appears.
+    public func appear() async {
+        do {
+            apply(try await repository.person(person.id))
+            if let chatId {
+                let page = try await repository.attachments(of: chatId)
+                let clock = MessengerClock(environment: environment)
+                let sizes = ByteCountFormatter()
+                update {
+                    $0.attachments = page.items.map { item in
+                        AttachmentRow(id: item.attachment.id, fileName: item.attachment.fileName, isImage: item.attachment.kind == .image,
+                                      details: sizes.string(fromByteCount: Int64(item.attachment.size)) + " · " + clock.stamp(item.sentAt),
+                                      url: URL(string: item.attachment.url))
+                    }
+                }
+            }
+        } catch {
+            // Offline: the profile as it was passed in.
+            update { $0.notice = connectivityNotice(repository.connectivity, environment.localizer) }
+        }
+    }
+
+    /// A friendship button tapped; "Remove" asks first.
+    public func perform(_ action: Action) async {
+        guard !state.isLoading, state.actions.contains(where: { $0.action == action }) else { return }
+        if action == .remove {
+            let l = environment.localizer
+            update {
+                $0.confirmation = Confirmation(title: l("messenger.person.removeQuestion", PersonRow.name(of: person)), message: nil,
+                                               confirmTitle: l("messenger.person.remove"), cancelTitle: l("common.cancel"))
+            }
+            return
+        }
+        await run(action)
+    }
+
+    /// "Remove" on the question.
+    public func confirm() async {
+        guard state.confirmation != nil else { return }
+        update { $0.confirmation = nil }
+        await run(.remove)
+    }
+
+    public func cancelConfirmation() { update { $0.confirmation = nil } }
+
+    private func run(_ action: Action) async {
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            switch action {
+            case .add: apply(try await repository.requestFriend(person))
+            case .accept: apply(try await repository.acceptRequest(from: person))
+            case .decline: try await repository.declineRequest(from: person)
+            case .cancel: try await repository.cancelRequest(to: person)
+            case .remove: try await repository.removeFriend(person)
+            }
+            if [.decline, .cancel, .remove].contains(action) {
+                var updated = person
+                updated.relation = .none
+                updated.requestId = nil
+                apply((try? await repository.person(person.id)) ?? updated)
+            }
+            update { $0.isLoading = false }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    /// "Write a message": our chat, opened or made.
+    public func writeMessage() async {
+        guard !state.isLoading else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            let chat = try await repository.openChat(with: person.id)
+            update { $0.isLoading = false }
+            navigate(.chat(chat))
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    public func back() { navigate(.back) }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// Where a messenger screen asks to go; the tab bar's model acts on it (one mechanism for every
+/// screen's navigation).
+public enum MessengerNavigation: Equatable, Sendable {
+    /// A person's profile; with a chat, the profile behind that chat's header (with its attachments).
+    case person(Person, chat: UUID? = nil)
+    case chat(Chat)
+    case peopleSearch
+    case newChat
+    case forward(Message)
+    case editProfile
+    case privacy
+    case theme
+    /// Close the screen on top.
+    case back
+}
+
+/// The messenger once signed in: the tab bar (Friends, Chats, Profile), each tab's stack of
+/// screens pushed over its root, and the line about the connection. Every screen's model is made
+/// and wired here, so a UIKit app pushes what ``State/stacks`` holds and nothing else.
+@MainActor
+public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.State> {
+    public enum Tab: String, CaseIterable, Equatable, Sendable {
+        case friends, chats, profile
+    }
+
+    /// A screen pushed over a tab's root, with its model.
+    public enum Route: Equatable {
+        case peopleSearch(PeopleSearchViewModel)
+        case person(PersonProfileViewModel)
+        case chat(ChatViewModel)
+        case newChat(FriendPickerViewModel)
+        case forward(ForwardPickerViewModel)
+        case editProfile(EditProfileViewModel)
+        case privacy(PrivacyViewModel)
+        case theme(ThemeViewModel)
+
+        /// The same screen (the same model).
+        public static func == (a: Route, b: Route) -> Bool { a.model === b.model }
+
+        var model: AnyObject {
+            switch self {
+            case .peopleSearch(let m): m
+            case .person(let m): m
+            case .chat(let m): m
+            case .newChat(let m): m
+            case .forward(let m): m
+            case .editProfile(let m): m
+            case .privacy(let m): m
+            case .theme(let m): m
+            }
+        }
+    }
+
+    public struct State: Equatable {
+        public var selectedTab: Tab = .chats
+        /// Each tab's label.
+        public var tabTitles: [Tab: String]
+        /// Each tab's pushed screens, bottom first (the root screens are ``friends``, ``chats``, ``profile``).
+        public var stacks: [Tab: [Route]] = [:]
+        /// "Offline: showing saved data" / "Connecting…"; nil when online.
+        public var connectivityNotice: String?
+        /// The Chats tab's badge: chats with unread messages.
+        public var unreadChats = 0
+        /// The Friends tab's badge: requests waiting for me.
+        public var incomingRequests = 0
+
+        /// The screens over the selected tab's root.
+        public var path: [Route] { stacks[selectedTab] ?? [] }
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        /// Logged out here or elsewhere: the store is wiped; back to login.
+        case loggedOut
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    public let repository: MessengerRepository
+    public let friends: FriendsViewModel
+    public let chats: ChatsViewModel
+    public let profile: ProfileViewModel
+    private let environment: MessengerEnvironment
+    private var token: ObservationToken?
+
+    public init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        self.environment = environment
+        self.repository = repository
+        let l = environment.localizer
+        friends = FriendsViewModel(environment: environment, repository: repository)
+        chats = ChatsViewModel(environment: environment, repository: repository)
+        profile = ProfileViewModel(environment: environment, repository: repository)
+        super.init(state: State(tabTitles: Dictionary(uniqueKeysWithValues: Tab.allCases.map { ($0, l("messenger.tab.\($0.rawValue)")) })))
+        for screen in [friends.navigate, chats.navigate, profile.navigate] as [NavigationHook] { screen.handler = { [unowned self] in go($0) } }
+        token = repository.observe { [unowned self] changes in
+            if changes.contains(.sessionEnded) { onOutcome?(.loggedOut); return }
+            refresh()
+        }
+        refresh()
+    }
+
+    /// Goes online (call when the tab bar appears).
+    public func start() {
+        repository.start()
+    }
+
+    private func refresh() {
+        update {
+            $0.connectivityNotice = connectivityNotice(repository.connectivity, environment.localizer)
+            $0.unreadChats = repository.chats.filter(\.unread).count
+            $0.incomingRequests = repository.friends.incoming.count
+        }
+    }
+
+    /// A tab tapped.
+    public func select(_ tab: Tab) {
+        update { $0.selectedTab = tab }
+    }
+
+    /// "Back" (or a swipe back) on the selected tab.
+    public func pop() {
+        update { state in
+            guard var stack = state.stacks[state.selectedTab], !stack.isEmpty else { return }
+            stack.removeLast()
+            state.stacks[state.selectedTab] = stack
+        }
+    }
+
+    /// The screen on top of the selected tab, if any.
+    public var top: Route? { state.path.last }
+
+    private func push(_ route: Route, on tab: Tab? = nil) {
+        update { state in
+            let tab = tab ?? state.selectedTab
+            state.selectedTab = tab
+            state.stacks[tab, default: []].append(route)
+        }
+    }
+
+    /// Makes and wires the screen a navigation asks for.
+    func go(_ navigation: MessengerNavigation) {
+        let env = environment
+        switch navigation {
+        case .back:
+            pop()
+        case .peopleSearch:
+            push(.peopleSearch(wired(PeopleSearchViewModel(environment: env, repository: repository))))
+        case .person(let person, let chat):
+            push(.person(wired(PersonProfileViewModel(environment: env, repository: repository, person: person, chat: chat))))
+        case .chat(let chat):
+            // A chat opens on the Chats tab, over its list, whichever tab asked.
+            let model = wired(ChatViewModel(environment: env, repository: repository, chat: chat))
+            update { state in
+                state.stacks[.chats] = (state.stacks[.chats] ?? []).filter {
+                    if case .chat = $0 { return false }
+                    if case .newChat = $0 { return false }
+                    return true
+                }
+            }
+            push(.chat(model), on: .chats)
+        case .newChat:
+            push(.newChat(wired(FriendPickerViewModel(environment: env, repository: repository))))
+        case .forward(let message):
+            push(.forward(wired(ForwardPickerViewModel(environment: env, repository: repository, message: message))))
+        case .editProfile:
+            push(.editProfile(wired(EditProfileViewModel(environment: env, repository: repository))))
+        case .privacy:
+            push(.privacy(wired(PrivacyViewModel(environment: env, repository: repository))))
+        case .theme:
+            let model = ThemeViewModel(environment: env)
+            model.onChange = { [unowned self] _ in profile.rebuild(); themeChanged?() }
+            push(.theme(wired(model)))
+        }
+    }
+
+    /// Called when the theme screen changes the theme (the flow re-reads it).
+    var themeChanged: (() -> Void)?
+
+    private func wired<Model: Navigating>(_ model: Model) -> Model {
+        model.navigate.handler = { [unowned self] in go($0) }
+        return model
+    }
+}
+
+/// A screen that can ask to go somewhere.
+@MainActor
+protocol Navigating: AnyObject {
+    var navigate: NavigationHook { get }
+}
+
+/// The closure a screen calls to navigate; the tab bar's model sets it.
+@MainActor
+public final class NavigationHook {
+    var handler: ((MessengerNavigation) -> Void)?
+    nonisolated init() {}
+    func callAsFunction(_ navigation: MessengerNavigation) { handler?(navigation) }
+}

@@ -1,0 +1,385 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// The Profile tab: my avatar, names, tag and email, and the settings list: edit my data,
+/// privacy, theme, log out (after a confirmation; the device's copy of the messenger is wiped).
+@MainActor
+public final class ProfileViewModel: ScreenModel<ProfileViewModel.State>, Navigating {
+    public enum Item: String, CaseIterable, Equatable, Sendable { case editProfile, privacy, theme, logout }
+
+    public struct SettingRow: Equatable, Sendable {
+        public var item: Item
+        public var title: String
+        /// The current choice ("Friends only", "Dark"), where the row has one.
+        public var value: String?
+        public var isDestructive: Bool
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var name: String
+        public var tag: String
+        public var email: String
+        public var avatarURL: URL?
+        public var initials: String
+        public var settings: [SettingRow] = []
+        /// The "Log out?" question, while shown.
+        public var confirmation: Confirmation?
+        public var isLoading = false
+        public var notice: String?
+    }
+
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+    private var token: ObservationToken?
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        self.environment = environment
+        self.repository = repository
+        super.init(state: State(title: environment.localizer("messenger.profile.title"), name: "", tag: "", email: "", initials: ""))
+        token = repository.observe { [weak self] changes in
+            if changes.contains(.account) || changes.contains(.privacy) || changes.contains(.connectivity) { self?.rebuild() }
+        }
+        rebuild()
+    }
+
+    /// Redraws (the theme screen changed the theme).
+    func rebuild() {
+        let l = environment.localizer
+        let account = repository.account
+        let name = [account.firstName, account.lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+        let theme = Theme.stored(in: environment.preferences)
+        update {
+            $0.name = name
+            $0.tag = account.tag.map { "@" + $0 } ?? ""
+            $0.email = account.email ?? ""
+            $0.avatarURL = account.avatarUrl.flatMap(URL.init(string:))
+            $0.initials = String(([account.firstName?.first, account.lastName?.first].compactMap { $0 }.map(String.init).joined()).prefix(2)).uppercased()
+            $0.settings = Item.allCases.map { item in
+                let value: String? = switch item {
+                case .privacy: repository.privacy.map { l("messenger.privacy.\($0.whoCanMessageMe.rawValue)") }
+                case .theme: l("messenger.theme.\(theme.rawValue)")
+                default: nil
+                }
+                return SettingRow(item: item, title: l("messenger.profile.\(item.rawValue)"), value: value, isDestructive: item == .logout)
+            }
+            $0.notice = connectivityNotice(repository.connectivity, l)
+        }
+    }
+
+    /// Pull to refresh: the account, and the rest of the messenger, read again.
+    public func refresh() async { await repository.refresh() }
+
+    /// A settings row tapped; "Log out" asks first.
+    public func open(_ item: Item) {
+        switch item {
+        case .editProfile: navigate(.editProfile)
+        case .privacy: navigate(.privacy)
+        case .theme: navigate(.theme)
+        case .logout:
+            let l = environment.localizer
+            update {
+                $0.confirmation = Confirmation(title: l("messenger.home.logoutQuestion"), message: l("messenger.home.logoutMessage"),
+                                               confirmTitle: l("messenger.home.logoutConfirm"), cancelTitle: l("messenger.home.logoutCancel"))
+            }
+        }
+    }
+
+    public func cancelLogout() { update { $0.confirmation = nil } }
+
+    /// "Log out" on the question: the session ends on the server (best effort offline), the
+    /// token and the device's copy are forgotten; the app goes back to login.
+    public func confirmLogout() async {
+        guard state.confirmation != nil, !state.isLoading else { return }
+        update { $0.isLoading = true; $0.confirmation = nil }
+        await repository.logout()
+        update { $0.isLoading = false }
+    }
+}
+
+/// "Edit my data": avatar, first and last name, the tag (checked as typed), and the email
+/// (changed after a code mailed to the new address, with the current password).
+@MainActor
+public final class EditProfileViewModel: ScreenModel<EditProfileViewModel.State>, Navigating {
+    public enum EmailStep: Equatable, Sendable {
+        /// The address shown; "Change" starts the change.
+        case idle
+        /// The new address and the current password.
+        case form
+        /// The code sent to the new address.
+        case code
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var avatarURL: URL?
+        public var initials: String
+        public var firstName: String
+        public var lastName: String
+        public var tag: String
+        public var tagStatus: TagStatus = .available
+        public var tagMessage: String?
+        public var labels: [String: String]
+        public var saveTitle: String
+        /// Something changed, the tag can be had, nothing in flight.
+        public var isSaveEnabled = false
+        public var email: String
+        /// An address waiting for its code.
+        public var pendingEmail: String?
+        public var emailStep: EmailStep = .idle
+        public var newEmail = ""
+        public var currentPassword = ""
+        public var code: MessengerCodeState?
+        public var isLoading = false
+        public var errorMessage: String?
+        public var infoMessage: String?
+    }
+
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+    private let tagCheck: TagCheck
+    private var codeStep: CodeStep?
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        self.environment = environment
+        self.repository = repository
+        self.tagCheck = TagCheck(environment: environment)
+        let l = environment.localizer
+        let account = repository.account
+        let labels = Dictionary(uniqueKeysWithValues: ["firstName", "lastName", "tag", "email", "newEmail", "currentPassword", "changeEmail", "sendCode", "confirm", "avatar", "removeAvatar"]
+            .map { ($0, l("messenger.edit.\($0)")) })
+        super.init(state: State(title: l("messenger.edit.title"), avatarURL: account.avatarUrl.flatMap(URL.init(string:)),
+                                initials: String((account.firstName?.prefix(1) ?? "") + (account.lastName?.prefix(1) ?? "")).uppercased(),
+                                firstName: account.firstName ?? "", lastName: account.lastName ?? "", tag: account.tag ?? "",
+                                labels: labels, saveTitle: l("messenger.edit.save"), email: account.email ?? "", pendingEmail: account.pendingEmail))
+    }
+
+    private var account: Account { repository.account }
+    private var canonicalTag: String { TagRule.canonical(state.tag) }
+
+    public func setFirstName(_ text: String) { update { $0.firstName = text; $0.errorMessage = nil; $0.infoMessage = nil }; revalidate() }
+    public func setLastName(_ text: String) { update { $0.lastName = text; $0.errorMessage = nil; $0.infoMessage = nil }; revalidate() }
+
+    /// The tag as typed: checked against the rule at once and with the server after a pause (my own is fine).
+    public func setTag(_ text: String) {
+        update { $0.tag = text; $0.errorMessage = nil; $0.infoMessage = nil }
+        tagCheck.schedule(canonicalTag, mine: account.tag, current: { [weak self] in self?.canonicalTag }) { [weak self] status, message in
+            self?.update { $0.tagStatus = status; $0.tagMessage = message }
+            self?.revalidate()
+        }
+        revalidate()
+    }
+
+    /// Waits for the tag check in flight.
+    public func settleTagCheck() async { await tagCheck.settle() }
+
+    private var changes: ProfileUpdate? {
+        func trimmed(_ s: String) -> String { s.trimmingCharacters(in: .whitespaces) }
+        var update = ProfileUpdate()
+        if trimmed(state.firstName) != (account.firstName ?? "") { update.firstName = .some(trimmed(state.firstName)) }
+        if trimmed(state.lastName) != (account.lastName ?? "") { update.lastName = .some(trimmed(state.lastName)) }
+        if canonicalTag != (account.tag ?? "") { update.tag = .some(canonicalTag) }
+        return update == ProfileUpdate() ? nil : update
+    }
+
+    private func revalidate() {
+        update {
+            $0.isSaveEnabled = changes != nil && $0.tagStatus == .available && !$0.isLoading
+                && !$0.firstName.trimmingCharacters(in: .whitespaces).isEmpty
+            codeStep?.apply(to: &$0)
+        }
+    }
+
+    /// "Save": names and tag.
+    public func save() async {
+        guard state.isSaveEnabled, let changes else { return }
+        await perform { try await self.environment.client.updateProfile(changes) }
+        if state.errorMessage == nil { update { $0.infoMessage = environment.localizer("messenger.edit.saved") } }
+    }
+
+    /// A new avatar (the picked image's bytes; the server knows JPEG, PNG, WebP by their bytes).
+    public func setAvatar(_ data: Data, contentType: String) async {
+        await perform { try await self.environment.client.uploadAvatar(data: data, contentType: contentType) }
+    }
+
+    public func removeAvatar() async {
+        await perform { try await self.environment.client.removeAvatar() }
+    }
+
+    private func perform(_ call: @escaping () async throws -> Account) async {
+        guard !state.isLoading else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil; $0.infoMessage = nil }
+        revalidate()
+        do {
+            let account = try await call()
+            repository.accountChanged(account)
+            update {
+                $0.isLoading = false
+                $0.avatarURL = account.avatarUrl.flatMap(URL.init(string:))
+                $0.firstName = account.firstName ?? ""
+                $0.lastName = account.lastName ?? ""
+                $0.tag = account.tag ?? ""
+                $0.email = account.email ?? ""
+                $0.pendingEmail = account.pendingEmail
+            }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+            if let error = error as? GatehouseClientError, error.code == .tagTaken {
+                update { $0.tagStatus = .taken; $0.tagMessage = error.message }
+            }
+        }
+        revalidate()
+    }
+
+    // MARK: Email
+
+    /// "Change email": the new address and the current password.
+    public func startEmailChange() { update { $0.emailStep = .form; $0.errorMessage = nil } }
+    public func setNewEmail(_ text: String) { update { $0.newEmail = text; $0.errorMessage = nil } }
+    public func setCurrentPassword(_ text: String) { update { $0.currentPassword = text; $0.errorMessage = nil } }
+
+    /// "Send code": mails a code to the new address.
+    public func requestEmailCode() async {
+        let email = state.newEmail.trimmingCharacters(in: .whitespaces)
+        guard InputRules.isEmail(email) else {
+            update { $0.errorMessage = environment.localizer("field.emailInvalid") }
+            return
+        }
+        let password = state.currentPassword
+        let client = environment.client
+        let step = CodeStep(environment: environment) { try await client.requestEmailChange($0, currentPassword: password) }
+        codeStep?.stopCountdown()
+        codeStep = step
+        await step.send(to: email, on: self, refresh: revalidate) {
+            update { $0.emailStep = .code; $0.currentPassword = "" }
+            step.startCountdown { [weak self] in self?.revalidate() }
+        }
+    }
+
+    public func setCode(_ text: String) {
+        codeStep?.setCode(text, on: self, refresh: revalidate)
+    }
+
+    public func resendCode() async {
+        await codeStep?.resend(on: self, refresh: revalidate)
+    }
+
+    /// "Confirm": the code; the new address becomes the account's.
+    public func confirmEmail() async {
+        guard let code = state.code, code.isComplete else { return }
+        await perform { try await self.environment.client.verifyEmailChange(code: code.code) }
+        if state.errorMessage == nil {
+            codeStep?.stopCountdown()
+            codeStep = nil
+            update { $0.emailStep = .idle; $0.code = nil; $0.newEmail = ""; $0.infoMessage = environment.localizer("messenger.edit.emailChanged") }
+        }
+    }
+
+    /// Leaves the email change.
+    public func cancelEmailChange() {
+        codeStep?.stopCountdown()
+        codeStep = nil
+        update { $0.emailStep = .idle; $0.code = nil; $0.newEmail = ""; $0.currentPassword = ""; $0.errorMessage = nil }
+    }
+
+    public func back() {
+        tagCheck.cancel()
+        codeStep?.stopCountdown()
+        navigate(.back)
+    }
+}
+
+extension EditProfileViewModel.State: CodeStepState {}
+
+/// Privacy: who can message me (everyone, or friends only).
+@MainActor
+public final class PrivacyViewModel: ScreenModel<PrivacyViewModel.State>, Navigating {
+    public struct Option: Equatable, Sendable {
+        public var audience: MessagingAudience
+        public var title: String
+        public var isSelected: Bool
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var caption: String
+        public var options: [Option] = []
+        public var isLoading = false
+        public var errorMessage: String?
+    }
+
+    public let navigate = NavigationHook()
+    private let environment: MessengerEnvironment
+    private let repository: MessengerRepository
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        self.environment = environment
+        self.repository = repository
+        let l = environment.localizer
+        super.init(state: State(title: l("messenger.privacy.title"), caption: l("messenger.privacy.caption")))
+        rebuild()
+    }
+
+    private func rebuild() {
+        let l = environment.localizer
+        let current = repository.privacy?.whoCanMessageMe ?? .everyone
+        update { $0.options = MessagingAudience.allCases.map { Option(audience: $0, title: l("messenger.privacy.\($0.rawValue)"), isSelected: $0 == current) } }
+    }
+
+    public func choose(_ audience: MessagingAudience) async {
+        guard !state.isLoading else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            try await repository.setPrivacy(audience)
+            update { $0.isLoading = false }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+        rebuild()
+    }
+
+    public func back() { navigate(.back) }
+}
+
+/// Theme: light, dark or as the system; kept on the device and applied at once through
+/// ``MessengerAppFlow/State/theme``.
+@MainActor
+public final class ThemeViewModel: ScreenModel<ThemeViewModel.State>, Navigating {
+    public struct Option: Equatable, Sendable {
+        public var theme: Theme
+        public var title: String
+        public var isSelected: Bool
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var options: [Option] = []
+    }
+
+    public let navigate = NavigationHook()
+    var onChange: ((Theme) -> Void)?
+    private let environment: MessengerEnvironment
+
+    init(environment: MessengerEnvironment) {
+        self.environment = environment
+        super.init(state: State(title: environment.localizer("messenger.theme.title")))
+        rebuild()
+    }
+
+    private func rebuild() {
+        let l = environment.localizer
+        let current = Theme.stored(in: environment.preferences)
+        update { $0.options = Theme.allCases.map { Option(theme: $0, title: l("messenger.theme.\($0.rawValue)"), isSelected: $0 == current) } }
+    }
+
+    public func choose(_ theme: Theme) {
+        environment.preferences.set(theme.rawValue, for: Theme.preferenceKey)
+        rebuild()
+        onChange?(theme)
+    }
+
+    public func back() { navigate(.back) }
+}
