@@ -94,7 +94,12 @@ public final class MessengerRepository {
         let id = UUID()
         observers[id] = handler
         return ObservationToken { [weak self] in
-            Task { @MainActor in _ = self?.observers.removeValue(forKey: id) }
+            // Gone at once when released on the main thread (an observer is never called after).
+            if Thread.isMainThread {
+                MainActor.assumeIsolated { _ = self?.observers.removeValue(forKey: id) }
+            } else {
+                Task { @MainActor in _ = self?.observers.removeValue(forKey: id) }
+            }
         }
     }
 

@@ -208,11 +208,11 @@ public final class MessengerStore: Sendable {
         try queue.write { db in
             let local = Set(try String.fetchAll(db, sql: "SELECT message_id FROM outbox WHERE chat_id = ?", arguments: [key(chat)]))
             if let oldest = page.items.first {
-                let reached = try !page.hasMoreBefore || (Bool.fetchOne(db, sql: """
-                    SELECT EXISTS (SELECT 1 FROM message WHERE chat_id = ? AND created_at <= ? AND id = ?)
-                    """, arguments: [key(chat), oldest.createdAt.timeIntervalSince1970, key(oldest.id)]) ?? false)
-                let stale = try String.fetchAll(db, sql: "SELECT id FROM message WHERE chat_id = ? AND created_at >= ?",
-                                                arguments: [key(chat), reached ? oldest.createdAt.timeIntervalSince1970 : -Double.infinity])
+                // The page reaches the cache when its oldest message is there; it is the whole
+                // history when nothing comes before it. Otherwise the cache before it has a gap.
+                let reached = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM message WHERE id = ?)", arguments: [key(oldest.id)]) ?? false
+                let from = page.hasMoreBefore && reached ? oldest.createdAt.timeIntervalSince1970 : -Double.infinity
+                let stale = try String.fetchAll(db, sql: "SELECT id FROM message WHERE chat_id = ? AND created_at >= ?", arguments: [key(chat), from])
                 let kept = Set(page.items.map { key($0.id) })
                 for id in stale where !kept.contains(id) && !local.contains(id) {
                     try db.execute(sql: "DELETE FROM message WHERE id = ?", arguments: [id])

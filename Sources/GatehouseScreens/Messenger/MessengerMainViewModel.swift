@@ -93,10 +93,10 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         chats = ChatsViewModel(environment: environment, repository: repository)
         profile = ProfileViewModel(environment: environment, repository: repository)
         super.init(state: State(tabTitles: Dictionary(uniqueKeysWithValues: Tab.allCases.map { ($0, l("messenger.tab.\($0.rawValue)")) })))
-        for screen in [friends.navigate, chats.navigate, profile.navigate] as [NavigationHook] { screen.handler = { [unowned self] in go($0) } }
-        token = repository.observe { [unowned self] changes in
-            if changes.contains(.sessionEnded) { onOutcome?(.loggedOut); return }
-            refresh()
+        for screen in [friends.navigate, chats.navigate, profile.navigate] as [NavigationHook] { screen.handler = { [weak self] in self?.go($0) } }
+        token = repository.observe { [weak self] changes in
+            if changes.contains(.sessionEnded) { self?.onOutcome?(.loggedOut); return }
+            self?.refresh()
         }
         refresh()
     }
@@ -170,7 +170,7 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
             push(.privacy(wired(PrivacyViewModel(environment: env, repository: repository))))
         case .theme:
             let model = ThemeViewModel(environment: env)
-            model.onChange = { [unowned self] _ in profile.rebuild(); themeChanged?() }
+            model.onChange = { [weak self] _ in self?.profile.rebuild(); self?.themeChanged?() }
             push(.theme(wired(model)))
         }
     }
@@ -179,7 +179,7 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
     var themeChanged: (() -> Void)?
 
     private func wired<Model: Navigating>(_ model: Model) -> Model {
-        model.navigate.handler = { [unowned self] in go($0) }
+        model.navigate.handler = { [weak self] in self?.go($0) }
         return model
     }
 }

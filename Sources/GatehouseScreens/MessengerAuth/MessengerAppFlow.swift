@@ -112,8 +112,11 @@ public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
         }
         if offline { repository.startOffline() }
         let main = MessengerMainViewModel(environment: environment, repository: repository)
-        main.onOutcome = { [unowned self] _ in showLogin() }
-        main.themeChanged = { [unowned self] in update { $0.theme = Theme.stored(in: environment.preferences) } }
+        main.onOutcome = { [weak self] _ in self?.showLogin() }
+        main.themeChanged = { [weak self] in
+            guard let self else { return }
+            update { $0.theme = Theme.stored(in: self.environment.preferences) }
+        }
         update { $0.screen = .messenger(main) }
         main.start()
     }
