@@ -135,7 +135,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            exclude: ["Support/demo_session.py"],
+            exclude: ["Support/demo_session.py", "Support/demo_messenger.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

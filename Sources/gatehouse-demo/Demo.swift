@@ -9,7 +9,7 @@ struct GatehouseDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-demo",
         abstract: "Walk through the apps of the specs in a terminal, with the same view models an iOS app uses.",
-        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self],
+        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self, MessengerDemo.self],
         defaultSubcommand: PhoneAccountsDemo.self
     )
 }
@@ -96,5 +96,26 @@ struct MessengerAuthDemo: AsyncParsableCommand {
         let environment = MessengerEnvironment(client: client, localizer: localizer, device: "gatehouse-demo",
                                                stores: options.messengerStores(defaultName: "gatehouse-demo-messenger"))
         await MessengerAuthTerminal(flow: MessengerAppFlow(environment: environment), outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
+    }
+}
+
+struct MessengerDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "messenger",
+        abstract: "The whole messenger of specs/messenger.md full-screen: sign in, then Friends, Chats and Profile with arrow keys; chats update live and work offline."
+    )
+
+    @OptionGroup var options: DemoOptions
+
+    @MainActor
+    func run() async throws {
+        let url = try options.serverURL()
+        let localizer = options.localizer
+        let client = AccountsClient(baseURL: url, sessionStore: options.sessionStore(defaultName: "gatehouse-demo-messenger"), language: localizer.language)
+        let environment = MessengerEnvironment(client: client, localizer: localizer, device: "gatehouse-demo",
+                                               stores: options.messengerStores(defaultName: "gatehouse-demo-messenger"),
+                                               preferences: UserDefaultsPreferences(suiteName: "gatehouse-demo-messenger"))
+        await MessengerAuthTerminal(flow: MessengerAppFlow(environment: environment), outbox: DevOutboxClient(baseURL: url),
+                                    language: localizer.language, fullScreen: true).run()
     }
 }

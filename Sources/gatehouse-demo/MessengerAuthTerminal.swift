@@ -9,10 +9,16 @@ import GatehouseScreens
 final class MessengerAuthTerminal: TerminalMenu {
     let flow: MessengerAppFlow
     let outbox: DevOutboxClient
+    /// Signed in, the whole messenger full-screen (`gatehouse-demo messenger`), or only the
+    /// profile card (`messenger-auth`).
+    let fullScreen: Bool
+    private let language: String
 
-    init(flow: MessengerAppFlow, outbox: DevOutboxClient, language: String) {
+    init(flow: MessengerAppFlow, outbox: DevOutboxClient, language: String, fullScreen: Bool = false) {
         self.flow = flow
         self.outbox = outbox
+        self.fullScreen = fullScreen
+        self.language = language
         super.init(language: language)
     }
 
@@ -24,7 +30,13 @@ final class MessengerAuthTerminal: TerminalMenu {
             case .login(let vm): await show(vm)
             case .forgotPassword(let vm): await show(vm)
             case .registration(let vm): await show(vm)
-            case .messenger(let vm): await show(vm.profile)
+            case .messenger(let vm):
+                guard fullScreen else { await show(vm.profile); break }
+                let flow = flow
+                let quitNow = await MessengerTerminal(main: vm, language: language).run {
+                    if case .messenger(let current) = flow.state.screen { current === vm } else { false }
+                }
+                if quitNow { quit = true }
             }
         }
     }

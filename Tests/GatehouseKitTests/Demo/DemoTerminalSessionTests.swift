@@ -10,15 +10,20 @@ struct DemoTerminalSessionTests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gatehouse-demo")
     }
 
-    static var script: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Support/demo_session.py").path
+    static var serverBinary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gatehouse")
     }
 
-    /// Runs `demo_session.py` with `arguments`; its exit status and everything it printed.
-    static func runSession(_ arguments: [String]) async throws -> (Int32, String) {
+    static func script(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Support/\(name)").path
+    }
+
+    /// Runs a script of `Support/` (`demo_session.py` by default) with `arguments`; its exit
+    /// status and everything it printed.
+    static func runSession(_ arguments: [String], script name: String = "demo_session.py") async throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script] + arguments
+        process.arguments = ["python3", script(name)] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -45,5 +50,15 @@ struct DemoTerminalSessionTests {
             #expect(text.contains("demo session passed"))
             try? FileManager.default.removeItem(atPath: sessionFile)
         }
+    }
+
+    @Test("gatehouse-demo messenger, two people full-screen against a server process: friends, a live chat, reply, edit, delete, forward; offline sends arrive once after a restart")
+    func messengerTwoPeople() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
+        #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first: \(Self.serverBinary.path)")
+        let (status, text) = try await Self.runSession(["--demo", Self.demoBinary.path, "--gatehouse", Self.serverBinary.path],
+                                                       script: "demo_messenger.py")
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("messenger demo session passed"))
     }
 }

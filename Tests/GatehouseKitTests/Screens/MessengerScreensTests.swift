@@ -358,13 +358,16 @@ struct MessengerScreensTests {
     @Test("history pages back 50 at a time with day separators")
     func paging() async throws {
         try await withLiveServer { server in
-            let (app, annID, ann) = try await server.signedInApp("ann.h")
+            // A time zone where it is 23:00 now: two hours on is the next day.
+            let secondsToday = Int(server.clock.now.timeIntervalSince1970) % 86_400
+            var offset = (23 * 3_600 - secondsToday) % 86_400
+            if offset > 12 * 3_600 { offset -= 86_400 } else if offset <= -12 * 3_600 { offset += 86_400 }
+            let (app, annID, ann) = try await server.signedInApp("ann.h", timeZone: try #require(TimeZone(secondsFromGMT: offset)))
             let bob = try await server.messengerUser("bob.h")
             try await befriend(ann, annID, bob.messenger, bob.id)
             let bobChat = try await bob.messenger.openChat(with: annID)
             for index in 1...60 {
-                // The test clock starts at 08:00 UTC: twenty hours on is the next day (the session still lives).
-                if index == 31 { server.clock.advance(by: 20 * 3_600) }
+                if index == 31 { server.clock.advance(by: 2 * 3_600) }
                 _ = try await bob.messenger.send("m\(index)", in: bobChat.id)
             }
             let chat = try await openChat(app, with: bob.id)

@@ -70,7 +70,7 @@ extension LiveServer {
     @MainActor
     func messengerApp(signedIn: AccountsClient? = nil, network: NetworkSwitch = NetworkSwitch(), sessions: (any SessionStore)? = nil,
                       stores: MessengerStores = .temporary(), preferences: InMemoryPreferences = InMemoryPreferences(),
-                      language: String = "en") -> MessengerApp {
+                      language: String = "en", timeZone: TimeZone = TimeZone(identifier: "UTC")!) -> MessengerApp {
         let sessions = sessions ?? InMemorySessionStore(try? signedIn?.sessionStore.load())
         let client = AccountsClient(baseURL: baseURL, sessionStore: sessions, transport: network, language: language, now: { [clock] in clock.now })
         var configuration = MessengerRepository.Configuration()
@@ -78,16 +78,17 @@ extension LiveServer {
         configuration.backoff = .init(delays: [.milliseconds(50), .milliseconds(100)])
         let environment = MessengerEnvironment(client: client, localizer: Localizer(language: language), now: { [clock] in clock.now },
                                                tagCheckDelay: 0, device: "tests", stores: stores, repository: configuration,
-                                               preferences: preferences, timeZone: TimeZone(identifier: "UTC")!)
+                                               preferences: preferences, timeZone: timeZone)
         return MessengerApp(flow: MessengerAppFlow(environment: environment), network: network, sessions: sessions, stores: stores,
                             preferences: preferences)
     }
 
     /// A person and their phone, signed in and online.
     @MainActor
-    func signedInApp(_ tag: String, firstName: String? = nil) async throws -> (app: MessengerApp, id: UUID, messenger: MessengerClient) {
+    func signedInApp(_ tag: String, firstName: String? = nil, timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws
+        -> (app: MessengerApp, id: UUID, messenger: MessengerClient) {
         let user = try await messengerUser(tag, firstName: firstName)
-        let app = messengerApp(signedIn: user.accounts)
+        let app = messengerApp(signedIn: user.accounts, timeZone: timeZone)
         try await app.launch()
         _ = try app.main
         return (app, user.id, user.messenger)
