@@ -541,8 +541,15 @@ public final class MessengerRepository {
                     if let result, case .send = entry.operation { bumpChat(with: result) }
                 } catch let error as GatehouseClientError {
                     switch error {
-                    case .transport, .server, .rateLimited:
-                        if case .transport = error { setConnectivity(.offline) }
+                    case .transport:
+                        // The next connection sends the rest.
+                        setConnectivity(.offline)
+                        notify([.messages(entry.chatId)])
+                        return
+                    case .server, .rateLimited:
+                        // The server is there but cannot take it now: again after a pause.
+                        let wait: Int = if case .rateLimited(_, _, let retryAfter) = error { retryAfter ?? 5 } else { 5 }
+                        scheduleFlush(after: .seconds(max(1, wait)))
                         notify([.messages(entry.chatId)])
                         return
                     case .sessionExpired, .notLoggedIn:
@@ -559,6 +566,17 @@ public final class MessengerRepository {
                 notify([.messages(entry.chatId)])
             }
         } while flushAgain
+    }
+
+    private var retryTask: Task<Void, Never>?
+
+    private func scheduleFlush(after delay: Duration) {
+        retryTask?.cancel()
+        retryTask = Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            guard !Task.isCancelled, let self, self.connectivity == .online else { return }
+            await self.flushOutbox()
+        }
     }
 
     private func bumpChat(with message: Message) {
@@ -584,6 +602,7 @@ public final class MessengerRepository {
     private func end() async {
         guard !ended else { return }
         ended = true
+        retryTask?.cancel()
         await stop()
         try? accounts.core.sessionStore.clear()
         stores.wipe(account: account.id)

@@ -71,10 +71,12 @@ public final class SplashViewModel: ScreenModel<SplashViewModel.State> {
         } catch GatehouseClientError.notLoggedIn {
             update { $0.isLoading = false; $0.progressMessage = nil }
             onOutcome?(.login)
-        } catch GatehouseClientError.transport where environment.stores.openLast()?.account != nil {
-            update { $0.isLoading = false; $0.progressMessage = nil }
-            onOutcome?(.offline(environment.stores.openLast()!.account!))
         } catch {
+            if case GatehouseClientError.transport = error, let account = environment.stores.openLast()?.account {
+                update { $0.isLoading = false; $0.progressMessage = nil }
+                onOutcome?(.offline(account))
+                return
+            }
             update {
                 $0.isLoading = false
                 $0.progressMessage = nil
