@@ -54,7 +54,7 @@ final class MessengerTerminal {
 
     /// A screen that just came on top is told so (its `appear()`), as a view controller would.
     private func appearIfNeeded() {
-        let top = main.top.map(Self.model)
+        let top = main.top?.model
         let id = top.map(ObjectIdentifier.init)
         guard id != shown else { return }
         if let previous = shown, let chat = lastChat, ObjectIdentifier(chat) == previous { chat.disappear() }
@@ -72,19 +72,6 @@ final class MessengerTerminal {
     }
 
     private var lastChat: ChatViewModel?
-
-    private static func model(_ route: MessengerMainViewModel.Route) -> AnyObject {
-        switch route {
-        case .peopleSearch(let m): m
-        case .person(let m): m
-        case .chat(let m): m
-        case .newChat(let m): m
-        case .forward(let m): m
-        case .editProfile(let m): m
-        case .privacy(let m): m
-        case .theme(let m): m
-        }
-    }
 
     // MARK: Cursor
 

@@ -9,7 +9,7 @@ import GatehouseKit
 /// the header with the other person, which opens their profile with the chat's attachments.
 /// Live: realtime events land here as they come; offline, what is written waits as pending.
 @MainActor
-public final class ChatViewModel: ScreenModel<ChatViewModel.State>, Navigating {
+public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
     /// A quoted message (a reply's).
     public struct Quote: Equatable, Sendable {
         public var author: String
@@ -93,22 +93,17 @@ public final class ChatViewModel: ScreenModel<ChatViewModel.State>, Navigating {
         public var errorMessage: String?
     }
 
-    public let navigate = NavigationHook()
     public let chatId: UUID
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
     private var chat: Chat
     private var token: ObservationToken?
     private var messages: [LocalMessage] = []
     private var isVisible = false
 
     init(environment: MessengerEnvironment, repository: MessengerRepository, chat: Chat) {
-        self.environment = environment
-        self.repository = repository
         self.chat = chat
         self.chatId = chat.id
         let l = environment.localizer
-        super.init(state: State(title: PersonRow.name(of: chat.person), person: PersonRow(chat.person),
+        super.init(environment: environment, repository: repository, state: State(title: PersonRow.name(of: chat.person), person: PersonRow(chat.person),
                                 placeholder: l("messenger.chat.placeholder"), sendTitle: l("messenger.chat.send")))
         token = repository.observe { [weak self] changes in
             guard let self else { return }
@@ -327,7 +322,7 @@ public final class ChatViewModel: ScreenModel<ChatViewModel.State>, Navigating {
 
 /// "Forward": my chats to pick one or more of; "Send" forwards the message to each.
 @MainActor
-public final class ForwardPickerViewModel: ScreenModel<ForwardPickerViewModel.State>, Navigating {
+public final class ForwardPickerViewModel: MessengerScreenModel<ForwardPickerViewModel.State> {
     public struct Row: Equatable, Sendable, Identifiable {
         public var id: UUID
         public var person: PersonRow
@@ -343,17 +338,12 @@ public final class ForwardPickerViewModel: ScreenModel<ForwardPickerViewModel.St
         public var errorMessage: String?
     }
 
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
     private let message: Message
 
     init(environment: MessengerEnvironment, repository: MessengerRepository, message: Message) {
-        self.environment = environment
-        self.repository = repository
         self.message = message
         let l = environment.localizer
-        super.init(state: State(title: l("messenger.forward.title"),
+        super.init(environment: environment, repository: repository, state: State(title: l("messenger.forward.title"),
                                 rows: repository.chats.map { Row(id: $0.id, person: PersonRow($0.person), isSelected: false) },
                                 sendTitle: l("messenger.forward.send")))
     }

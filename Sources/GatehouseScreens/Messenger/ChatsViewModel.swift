@@ -7,7 +7,7 @@ import GatehouseKit
 /// confirmation (a long press on iOS); "+" picks a friend to write to. Shows the saved list
 /// when offline.
 @MainActor
-public final class ChatsViewModel: ScreenModel<ChatsViewModel.State>, Navigating {
+public final class ChatsViewModel: MessengerScreenModel<ChatsViewModel.State> {
     public struct ChatRow: Equatable, Sendable, Identifiable {
         public var id: UUID
         public var person: PersonRow
@@ -35,17 +35,12 @@ public final class ChatsViewModel: ScreenModel<ChatsViewModel.State>, Navigating
         public var errorMessage: String?
     }
 
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
     private var token: ObservationToken?
     private var deleting: UUID?
 
     init(environment: MessengerEnvironment, repository: MessengerRepository) {
-        self.environment = environment
-        self.repository = repository
         let l = environment.localizer
-        super.init(state: State(title: l("messenger.chats.title"), searchPlaceholder: l("messenger.friends.search"),
+        super.init(environment: environment, repository: repository, state: State(title: l("messenger.chats.title"), searchPlaceholder: l("messenger.friends.search"),
                                 newChatTitle: l("messenger.chats.new"), deleteTitle: l("messenger.chats.delete")))
         token = repository.observe { [weak self] changes in
             if changes.contains(.chats) || changes.contains(.connectivity) || changes.contains(.account) { self?.rebuild() }

@@ -6,7 +6,7 @@ import GatehouseKit
 /// someone), searched by name or tag on the device and sorted by name or tag (the choice is
 /// remembered); "+" opens the people search. Shows the saved lists when offline.
 @MainActor
-public final class FriendsViewModel: ScreenModel<FriendsViewModel.State>, Navigating {
+public final class FriendsViewModel: MessengerScreenModel<FriendsViewModel.State> {
     public enum Sort: String, CaseIterable, Equatable, Sendable { case name, tag }
 
     public enum SectionKind: String, CaseIterable, Equatable, Sendable { case friends, incoming, outgoing }
@@ -39,17 +39,12 @@ public final class FriendsViewModel: ScreenModel<FriendsViewModel.State>, Naviga
     }
 
     static let sortKey = "friends.sort"
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
     private var token: ObservationToken?
 
     init(environment: MessengerEnvironment, repository: MessengerRepository) {
-        self.environment = environment
-        self.repository = repository
         let l = environment.localizer
         let sort = repository.store.preference(Self.sortKey).flatMap(Sort.init(rawValue:)) ?? .name
-        super.init(state: State(title: l("messenger.friends.title"), searchPlaceholder: l("messenger.friends.search"), sort: sort,
+        super.init(environment: environment, repository: repository, state: State(title: l("messenger.friends.title"), searchPlaceholder: l("messenger.friends.search"), sort: sort,
                                 sortOptions: Sort.allCases.map { SortOption(sort: $0, title: l("messenger.friends.sort.\($0.rawValue)")) },
                                 addTitle: l("messenger.friends.add")))
         token = repository.observe { [weak self] changes in
@@ -113,7 +108,7 @@ public final class FriendsViewModel: ScreenModel<FriendsViewModel.State>, Naviga
 /// Everyone on the server, searched by name or tag (the server's search, paged); the same cells
 /// as the friends list. Needs the network.
 @MainActor
-public final class PeopleSearchViewModel: ScreenModel<PeopleSearchViewModel.State>, Navigating {
+public final class PeopleSearchViewModel: MessengerScreenModel<PeopleSearchViewModel.State> {
     public struct State: Equatable, Sendable {
         public var title: String
         public var query = ""
@@ -127,18 +122,13 @@ public final class PeopleSearchViewModel: ScreenModel<PeopleSearchViewModel.Stat
         public var errorMessage: String?
     }
 
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
     private var people: [Person] = []
     private var cursor: String?
     private var search: Task<Void, Never>?
 
     init(environment: MessengerEnvironment, repository: MessengerRepository) {
-        self.environment = environment
-        self.repository = repository
         let l = environment.localizer
-        super.init(state: State(title: l("messenger.people.title"), searchPlaceholder: l("messenger.friends.search"),
+        super.init(environment: environment, repository: repository, state: State(title: l("messenger.people.title"), searchPlaceholder: l("messenger.friends.search"),
                                 emptyMessage: l("messenger.people.hint")))
     }
 
@@ -201,7 +191,7 @@ public final class PeopleSearchViewModel: ScreenModel<PeopleSearchViewModel.Stat
 
 /// Chats' "+": my friends (the same cells and search); picking one opens our chat, or makes it.
 @MainActor
-public final class FriendPickerViewModel: ScreenModel<FriendPickerViewModel.State>, Navigating {
+public final class FriendPickerViewModel: MessengerScreenModel<FriendPickerViewModel.State> {
     public struct State: Equatable, Sendable {
         public var title: String
         public var query = ""
@@ -212,15 +202,10 @@ public final class FriendPickerViewModel: ScreenModel<FriendPickerViewModel.Stat
         public var errorMessage: String?
     }
 
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
 
     init(environment: MessengerEnvironment, repository: MessengerRepository) {
-        self.environment = environment
-        self.repository = repository
         let l = environment.localizer
-        super.init(state: State(title: l("messenger.newChat.title"), searchPlaceholder: l("messenger.friends.search")))
+        super.init(environment: environment, repository: repository, state: State(title: l("messenger.newChat.title"), searchPlaceholder: l("messenger.friends.search")))
         rebuild()
     }
 
@@ -258,7 +243,7 @@ public final class FriendPickerViewModel: ScreenModel<FriendPickerViewModel.Stat
 /// or decline, remove after a confirmation); "Write a message" opens our chat or makes it. Opened
 /// from a chat's header it also lists the chat's attachments.
 @MainActor
-public final class PersonProfileViewModel: ScreenModel<PersonProfileViewModel.State>, Navigating {
+public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileViewModel.State> {
     public enum Action: String, Equatable, Sendable { case add, cancel, accept, decline, remove }
 
     public struct ActionButton: Equatable, Sendable {
@@ -293,19 +278,14 @@ public final class PersonProfileViewModel: ScreenModel<PersonProfileViewModel.St
         public var notice: String?
     }
 
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
     private var person: Person
     private let chatId: UUID?
 
     init(environment: MessengerEnvironment, repository: MessengerRepository, person: Person, chat: UUID?) {
-        self.environment = environment
-        self.repository = repository
         self.person = person
         self.chatId = chat
         let l = environment.localizer
-        super.init(state: State(person: PersonRow(person), messageTitle: l("messenger.person.write"),
+        super.init(environment: environment, repository: repository, state: State(person: PersonRow(person), messageTitle: l("messenger.person.write"),
                                 attachmentsTitle: chat == nil ? nil : l("messenger.person.attachments")))
         apply(person)
     }

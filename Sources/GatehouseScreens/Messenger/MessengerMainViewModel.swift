@@ -41,7 +41,8 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         /// The same screen (the same model).
         public static func == (a: Route, b: Route) -> Bool { a.model === b.model }
 
-        var model: AnyObject {
+        /// The screen's view model.
+        public var model: AnyObject {
             switch self {
             case .peopleSearch(let m): m
             case .person(let m): m
@@ -169,7 +170,7 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         case .privacy:
             push(.privacy(wired(PrivacyViewModel(environment: env, repository: repository))))
         case .theme:
-            let model = ThemeViewModel(environment: env)
+            let model = ThemeViewModel(environment: env, repository: repository)
             model.onChange = { [weak self] _ in self?.profile.rebuild(); self?.themeChanged?() }
             push(.theme(wired(model)))
         }
@@ -188,6 +189,21 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
 @MainActor
 protocol Navigating: AnyObject {
     var navigate: NavigationHook { get }
+}
+
+/// What every messenger screen's model has: the environment, the account's repository, and
+/// the hook it navigates through.
+@MainActor
+public class MessengerScreenModel<State: Equatable>: ScreenModel<State>, Navigating {
+    public let navigate = NavigationHook()
+    let environment: MessengerEnvironment
+    let repository: MessengerRepository
+
+    init(environment: MessengerEnvironment, repository: MessengerRepository, state: State) {
+        self.environment = environment
+        self.repository = repository
+        super.init(state: state)
+    }
 }
 
 /// The closure a screen calls to navigate; the tab bar's model sets it.

@@ -5,7 +5,7 @@ import GatehouseKit
 /// The Profile tab: my avatar, names, tag and email, and the settings list: edit my data,
 /// privacy, theme, log out (after a confirmation; the device's copy of the messenger is wiped).
 @MainActor
-public final class ProfileViewModel: ScreenModel<ProfileViewModel.State>, Navigating {
+public final class ProfileViewModel: MessengerScreenModel<ProfileViewModel.State> {
     public enum Item: String, CaseIterable, Equatable, Sendable { case editProfile, privacy, theme, logout }
 
     public struct SettingRow: Equatable, Sendable {
@@ -30,15 +30,10 @@ public final class ProfileViewModel: ScreenModel<ProfileViewModel.State>, Naviga
         public var notice: String?
     }
 
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
     private var token: ObservationToken?
 
     init(environment: MessengerEnvironment, repository: MessengerRepository) {
-        self.environment = environment
-        self.repository = repository
-        super.init(state: State(title: environment.localizer("messenger.profile.title"), name: "", tag: "", email: "", initials: ""))
+        super.init(environment: environment, repository: repository, state: State(title: environment.localizer("messenger.profile.title"), name: "", tag: "", email: "", initials: ""))
         token = repository.observe { [weak self] changes in
             if changes.contains(.account) || changes.contains(.privacy) || changes.contains(.connectivity) { self?.rebuild() }
         }
@@ -102,7 +97,7 @@ public final class ProfileViewModel: ScreenModel<ProfileViewModel.State>, Naviga
 /// "Edit my data": avatar, first and last name, the tag (checked as typed), and the email
 /// (changed after a code mailed to the new address, with the current password).
 @MainActor
-public final class EditProfileViewModel: ScreenModel<EditProfileViewModel.State>, Navigating {
+public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewModel.State> {
     public enum EmailStep: Equatable, Sendable {
         /// The address shown; "Change" starts the change.
         case idle
@@ -137,21 +132,16 @@ public final class EditProfileViewModel: ScreenModel<EditProfileViewModel.State>
         public var infoMessage: String?
     }
 
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
     private let tagCheck: TagCheck
     private var codeStep: CodeStep?
 
     init(environment: MessengerEnvironment, repository: MessengerRepository) {
-        self.environment = environment
-        self.repository = repository
         self.tagCheck = TagCheck(environment: environment)
         let l = environment.localizer
         let account = repository.account
         let labels = Dictionary(uniqueKeysWithValues: ["firstName", "lastName", "tag", "email", "newEmail", "currentPassword", "changeEmail", "sendCode", "confirm", "avatar", "removeAvatar"]
             .map { ($0, l("messenger.edit.\($0)")) })
-        super.init(state: State(title: l("messenger.edit.title"), avatarURL: account.avatarUrl.flatMap(URL.init(string:)),
+        super.init(environment: environment, repository: repository, state: State(title: l("messenger.edit.title"), avatarURL: account.avatarUrl.flatMap(URL.init(string:)),
                                 initials: String((account.firstName?.prefix(1) ?? "") + (account.lastName?.prefix(1) ?? "")).uppercased(),
                                 firstName: account.firstName ?? "", lastName: account.lastName ?? "", tag: account.tag ?? "",
                                 labels: labels, saveTitle: l("messenger.edit.save"), email: account.email ?? "", pendingEmail: account.pendingEmail))
@@ -296,7 +286,7 @@ extension EditProfileViewModel.State: CodeStepState {}
 
 /// Privacy: who can message me (everyone, or friends only).
 @MainActor
-public final class PrivacyViewModel: ScreenModel<PrivacyViewModel.State>, Navigating {
+public final class PrivacyViewModel: MessengerScreenModel<PrivacyViewModel.State> {
     public struct Option: Equatable, Sendable {
         public var audience: MessagingAudience
         public var title: String
@@ -311,15 +301,10 @@ public final class PrivacyViewModel: ScreenModel<PrivacyViewModel.State>, Naviga
         public var errorMessage: String?
     }
 
-    public let navigate = NavigationHook()
-    private let environment: MessengerEnvironment
-    private let repository: MessengerRepository
 
     init(environment: MessengerEnvironment, repository: MessengerRepository) {
-        self.environment = environment
-        self.repository = repository
         let l = environment.localizer
-        super.init(state: State(title: l("messenger.privacy.title"), caption: l("messenger.privacy.caption")))
+        super.init(environment: environment, repository: repository, state: State(title: l("messenger.privacy.title"), caption: l("messenger.privacy.caption")))
         rebuild()
     }
 
@@ -347,7 +332,7 @@ public final class PrivacyViewModel: ScreenModel<PrivacyViewModel.State>, Naviga
 /// Theme: light, dark or as the system; kept on the device and applied at once through
 /// ``MessengerAppFlow/State/theme``.
 @MainActor
-public final class ThemeViewModel: ScreenModel<ThemeViewModel.State>, Navigating {
+public final class ThemeViewModel: MessengerScreenModel<ThemeViewModel.State> {
     public struct Option: Equatable, Sendable {
         public var theme: Theme
         public var title: String
@@ -359,13 +344,10 @@ public final class ThemeViewModel: ScreenModel<ThemeViewModel.State>, Navigating
         public var options: [Option] = []
     }
 
-    public let navigate = NavigationHook()
     var onChange: ((Theme) -> Void)?
-    private let environment: MessengerEnvironment
 
-    init(environment: MessengerEnvironment) {
-        self.environment = environment
-        super.init(state: State(title: environment.localizer("messenger.theme.title")))
+    init(environment: MessengerEnvironment, repository: MessengerRepository) {
+        super.init(environment: environment, repository: repository, state: State(title: environment.localizer("messenger.theme.title")))
         rebuild()
     }
 

@@ -29,17 +29,7 @@ struct MessengerApp {
     /// The screen on top of the selected tab, as `T`.
     func top<T>(_ type: T.Type = T.self, sourceLocation: SourceLocation = #_sourceLocation) throws -> T {
         let route = try main.top
-        let model: AnyObject? = switch route {
-        case .peopleSearch(let m)?: m
-        case .person(let m)?: m
-        case .chat(let m)?: m
-        case .newChat(let m)?: m
-        case .forward(let m)?: m
-        case .editProfile(let m)?: m
-        case .privacy(let m)?: m
-        case .theme(let m)?: m
-        case nil: nil
-        }
+        let model = route?.model
         guard let typed = model as? T else { throw LiveServerError("expected \(T.self) on top, got \(String(describing: route))") }
         return typed
     }
