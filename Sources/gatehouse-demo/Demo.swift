@@ -80,6 +80,21 @@ struct WebSocketLoginDemo: AsyncParsableCommand {
     }
 }
 
+extension DemoOptions {
+    /// The messenger app's terminal, on the environment an iPhone would give it (sessions labelled
+    /// `gatehouse-demo`, the offline store beside the session file).
+    @MainActor
+    func messengerTerminal(fullScreen: Bool) throws -> MessengerAuthTerminal {
+        let url = try serverURL()
+        let client = AccountsClient(baseURL: url, sessionStore: sessionStore(defaultName: "gatehouse-demo-messenger"), language: localizer.language)
+        let environment = MessengerEnvironment(client: client, localizer: localizer, device: "gatehouse-demo",
+                                               stores: messengerStores(defaultName: "gatehouse-demo-messenger"),
+                                               preferences: UserDefaultsPreferences(suiteName: "gatehouse-demo-messenger"))
+        return MessengerAuthTerminal(flow: MessengerAppFlow(environment: environment), outbox: DevOutboxClient(baseURL: url),
+                                     language: localizer.language, fullScreen: fullScreen)
+    }
+}
+
 struct MessengerAuthDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "messenger-auth",
@@ -90,12 +105,7 @@ struct MessengerAuthDemo: AsyncParsableCommand {
 
     @MainActor
     func run() async throws {
-        let url = try options.serverURL()
-        let localizer = options.localizer
-        let client = AccountsClient(baseURL: url, sessionStore: options.sessionStore(defaultName: "gatehouse-demo-messenger"), language: localizer.language)
-        let environment = MessengerEnvironment(client: client, localizer: localizer, device: "gatehouse-demo",
-                                               stores: options.messengerStores(defaultName: "gatehouse-demo-messenger"))
-        await MessengerAuthTerminal(flow: MessengerAppFlow(environment: environment), outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
+        try await options.messengerTerminal(fullScreen: false).run()
     }
 }
 
@@ -109,13 +119,6 @@ struct MessengerDemo: AsyncParsableCommand {
 
     @MainActor
     func run() async throws {
-        let url = try options.serverURL()
-        let localizer = options.localizer
-        let client = AccountsClient(baseURL: url, sessionStore: options.sessionStore(defaultName: "gatehouse-demo-messenger"), language: localizer.language)
-        let environment = MessengerEnvironment(client: client, localizer: localizer, device: "gatehouse-demo",
-                                               stores: options.messengerStores(defaultName: "gatehouse-demo-messenger"),
-                                               preferences: UserDefaultsPreferences(suiteName: "gatehouse-demo-messenger"))
-        await MessengerAuthTerminal(flow: MessengerAppFlow(environment: environment), outbox: DevOutboxClient(baseURL: url),
-                                    language: localizer.language, fullScreen: true).run()
+        try await options.messengerTerminal(fullScreen: true).run()
     }
 }
