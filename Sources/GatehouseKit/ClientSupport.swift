@@ -29,8 +29,9 @@ extension URLRequest {
 extension HTTPTransport {
     /// Sends `request`; a failure becomes ``GatehouseClientError/transport(_:)``, while a
     /// cancelled call stays a `CancellationError` and a ``GatehouseClientError`` passes through.
-    func exchange(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    func exchange(_ request: URLRequest, progress: UploadProgress? = nil) async throws -> (Data, HTTPURLResponse) {
         do {
+            if let progress { return try await send(request, progress: progress) }
             return try await send(request)
         } catch let error as GatehouseClientError {
             throw error

@@ -85,9 +85,11 @@ public final class GatehouseClient: Sendable {
         try decode(try await perform(endpoint, path: endpoint.path(parameters), query: query, body: nil))
     }
 
-    /// Calls an endpoint whose body is not JSON (an image upload, an attachment).
-    public func call<Output: Decodable>(_ endpoint: Endpoint<RawBody, Output>, _ input: RawBody, query: String? = nil) async throws -> Output {
-        try decode(try await perform(endpoint, path: endpoint.path, query: query, body: (input.data, input.contentType)))
+    /// Calls an endpoint whose body is not JSON (an image upload, an attachment); `progress`
+    /// hears how much of the body has gone out.
+    public func call<Output: Decodable>(_ endpoint: Endpoint<RawBody, Output>, _ input: RawBody, query: String? = nil,
+                                        progress: UploadProgress? = nil) async throws -> Output {
+        try decode(try await exchange(endpoint, path: endpoint.path, query: query, body: (input.data, input.contentType), progress: progress).0)
     }
 
     /// Calls an endpoint whose answer is not JSON (an attachment's bytes): the body with its `Content-Type`.
@@ -128,7 +130,7 @@ public final class GatehouseClient: Sendable {
     }
 
     private func exchange<Input, Output>(_ endpoint: Endpoint<Input, Output>, path: String, query: String?,
-                                         body: (Data, String)?) async throws -> (Data, HTTPURLResponse) {
+                                         body: (Data, String)?, progress: UploadProgress? = nil) async throws -> (Data, HTTPURLResponse) {
         let authenticated = endpoint.access == .session
         var request = URLRequest(url: url(path, query: query))
         request.httpMethod = endpoint.method.rawValue
@@ -138,7 +140,7 @@ public final class GatehouseClient: Sendable {
             request.httpBody = data
         }
         try request.setHeaders(language: language, authenticated: authenticated, session: session)
-        let (data, response) = try await transport.exchange(request)
+        let (data, response) = try await transport.exchange(request, progress: progress)
         if (200..<300).contains(response.statusCode) { return (data, response) }
         throw refusal(response, data, authenticated: authenticated)
     }

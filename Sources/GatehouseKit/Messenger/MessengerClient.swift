@@ -138,9 +138,10 @@ public final class MessengerClient: Sendable {
 
     // MARK: Attachments
 
-    /// Uploads a file or an image (known by its bytes on the server) to send with a message.
-    public func upload(_ data: Data, contentType: String, fileName: String? = nil) async throws -> Attachment {
-        try await core.call(M.upload, RawBody(data: data, contentType: contentType), query: Self.query(["name": fileName]))
+    /// Uploads a file or an image (known by its bytes on the server) to send with a message;
+    /// `progress` hears the bytes sent and the total as they go (for a progress bar).
+    public func upload(_ data: Data, contentType: String, fileName: String? = nil, progress: UploadProgress? = nil) async throws -> Attachment {
+        try await core.call(M.upload, RawBody(data: data, contentType: contentType), query: Self.query(["name": fileName]), progress: progress)
     }
 
     /// An attachment's bytes and type.

@@ -82,6 +82,36 @@ struct MessengerClientTests {
         }
     }
 
+    @Test("an upload reports its progress as the body goes out, up to the whole file")
+    func uploadProgress() async throws {
+        try await withLiveServer { server in
+            // setup
+            let ann = try await person(server, "ann.up", first: "Ann")
+            let bytes = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+            let reports = Reports()
+
+            // MUT
+            let file = try await ann.messenger.upload(bytes, contentType: "application/octet-stream", fileName: "big.bin") { sent, total in
+                reports.add(sent, total)
+            }
+
+            // validate
+            let seen = reports.all
+            #expect(file.size == bytes.count)
+            #expect(seen.count > 1, "a 3 MB body goes out in several parts: \(seen.count) reports")
+            #expect(seen.last.map { $0.sent == Int64(bytes.count) && $0.total == Int64(bytes.count) } == true)
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.sent <= $1.sent })
+        }
+    }
+
+    /// Progress reports, from whichever thread the transport calls on.
+    final class Reports: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [(sent: Int64, total: Int64)] = []
+        func add(_ sent: Int64, _ total: Int64) { lock.withLock { values.append((sent, total)) } }
+        var all: [(sent: Int64, total: Int64)] { lock.withLock { values } }
+    }
+
     @Test("errors come back typed: another's chat is chat_not_found, a friends-only person is messaging_not_allowed")
     func errorsAreTyped() async throws {
         try await withLiveServer { server in

@@ -526,6 +526,13 @@ struct MessengerScreensTests {
             #expect(edit.state.infoMessage == "Saved." && !edit.state.isSaveEnabled)
             #expect(profile.state.name == "Anna Smith" && profile.state.tag == "@anna.e")
 
+            // Avatar: set, shown on the Profile tab, removed.
+            #expect(edit.state.avatarURL == nil && profile.state.initials == "AS")
+            await edit.setAvatar(AccountsClientLiveTests.png, contentType: "image/png")
+            #expect(edit.state.avatarURL != nil && profile.state.avatarURL == edit.state.avatarURL, "\(edit.state.errorMessage ?? "")")
+            await edit.removeAvatar()
+            #expect(edit.state.avatarURL == nil && profile.state.avatarURL == nil)
+
             // Email: the current password, a code to the new address.
             edit.startEmailChange()
             edit.setNewEmail("anna@example.com")

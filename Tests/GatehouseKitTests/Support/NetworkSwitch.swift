@@ -23,6 +23,11 @@ final class NetworkSwitch: HTTPTransport, WebSocketTransport, @unchecked Sendabl
         return try await http.send(request)
     }
 
+    func send(_ request: URLRequest, progress: @escaping UploadProgress) async throws -> (Data, HTTPURLResponse) {
+        guard isOnline else { throw URLError(.notConnectedToInternet) }
+        return try await http.send(request, progress: progress)
+    }
+
     func connect(to url: URL) async throws -> any WebSocketConnection {
         guard isOnline else { throw URLError(.notConnectedToInternet) }
         let connection = try await sockets.connect(to: url)
