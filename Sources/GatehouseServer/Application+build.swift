@@ -91,6 +91,7 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     SessionsController(login: services.login, sessions: services.sessions, configuration: configuration).addRoutes(to: v1)
     MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
+    AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
     if configuration.environment == .development {
         DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }

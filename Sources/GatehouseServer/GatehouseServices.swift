@@ -35,6 +35,8 @@ final class GatehouseServices: Sendable {
     let messages: MessagesService
     let attachments: AttachmentService
     let realtime: RealtimeHub
+    /// The signature identity service (docs/signature-identity.md).
+    let apps: AppsService
 
     init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -101,6 +103,7 @@ final class GatehouseServices: Sendable {
         self.profile = ProfileService(core: core)
         self.email = EmailService(core: core)
         self.avatars = AvatarService(core: core)
+        self.apps = AppsService(core: core)
 
         let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention)
         let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)

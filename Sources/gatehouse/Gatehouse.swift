@@ -8,7 +8,7 @@ struct Gatehouse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
-        subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self],
+        subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self, Apps.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -103,4 +103,87 @@ struct BcryptSpeed: AsyncParsableCommand {
         print(String(format: "bcrypt cost %d: %.2f ms per hash, %.1f hashes/s per core, %.1f hashes/s on %d cores",
                      cost, seconds * 1000, 1 / seconds, Double(cores) / seconds, cores))
     }
+}
+
+/// `gatehouse apps`: the signature identity service's apps and their API keys.
+struct Apps: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Register and manage the apps of the signature identity service and their API keys.",
+        subcommands: [Create.self, List.self, Disable.self, Enable.self, Rotate.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Register an app and print its API key (shown once).")
+        @Option(help: "The app's name.") var name: String
+        @Option(name: .customLong("bundle-id"), help: "The iOS bundle ID, e.g. com.example.signer.") var bundleID: String
+        @Option(help: "Who answers for the app.") var email: String
+        @Option(help: "The app's web page (http or https).") var website: String?
+        @Option(help: "A PNG, JPEG or WebP icon file.") var icon: String?
+        @Option(help: "The owner: an account's confirmed email (it then sees the app on /v1/apps).") var owner: String?
+        @Flag(help: "Print one JSON object (with \"apikey\").") var json = false
+
+        func run() async throws {
+            let app = try await AppCommands.create(configuration: loadConfiguration(), name: name, bundleID: bundleID, email: email,
+                                                   website: website, iconPath: icon, ownerEmail: owner)
+            printApp(app, json: json)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List every app.")
+        @Flag(help: "Print a JSON array.") var json = false
+
+        func run() async throws {
+            let apps = try await AppCommands.list(configuration: loadConfiguration())
+            if json { return print(jsonText(apps)) }
+            if apps.isEmpty { print("no apps") }
+            for app in apps {
+                print("\(app.id)  \(app.enabled ? "enabled " : "disabled")  \(app.keyHint)  \(app.bundleId)  \(app.name)  <\(app.email)>"
+                      + (app.owner.map { "  owner \($0)" } ?? ""))
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable an app: its key is refused on every endpoint.")
+        @Argument(help: "The app's id or its key.") var app: String
+        @Flag(help: "Print one JSON object.") var json = false
+        func run() async throws {
+            printApp(try await AppCommands.setEnabled(configuration: loadConfiguration(), idOrKey: app, enabled: false), json: json)
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled app again.")
+        @Argument(help: "The app's id or its key.") var app: String
+        @Flag(help: "Print one JSON object.") var json = false
+        func run() async throws {
+            printApp(try await AppCommands.setEnabled(configuration: loadConfiguration(), idOrKey: app, enabled: true), json: json)
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Give an app a new key; the old one stops working at once.")
+        @Argument(help: "The app's id or its key.") var app: String
+        @Flag(help: "Print one JSON object (with \"apikey\").") var json = false
+        func run() async throws {
+            printApp(try await AppCommands.rotate(configuration: loadConfiguration(), idOrKey: app), json: json)
+        }
+    }
+}
+
+func printApp(_ app: AppCommands.Output, json: Bool) {
+    if json { return print(jsonText(app)) }
+    print("app \(app.id): \(app.name) (\(app.bundleId)), \(app.enabled ? "enabled" : "disabled")")
+    if let key = app.apikey {
+        print("API key (shown once, keep it now): \(key)")
+    } else {
+        print("key \(app.keyHint)")
+    }
+}
+
+func jsonText(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self)
 }

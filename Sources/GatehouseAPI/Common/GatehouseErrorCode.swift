@@ -77,6 +77,10 @@ extension GatehouseErrorCode {
     /// A `clientMessageId` already used for a message in another chat.
     public static let clientMessageIdReused: Self = "client_message_id_reused"
     public static let rangeNotSatisfiable: Self = "range_not_satisfiable"
+    public static let appNotFound: Self = "app_not_found"
+    public static let invalidBundleId: Self = "invalid_bundle_id"
+    public static let invalidURL: Self = "invalid_url"
+    public static let tooManyApps: Self = "too_many_apps"
     // Delivery
     public static let deliveryFailed: Self = "delivery_failed"
     // Server

@@ -98,6 +98,8 @@ public struct GatehouseConfiguration: Sendable {
     public var gateway = Gateway()
     public var limits = Limits()
     public var messenger = Messenger()
+    /// The signature identity service (docs/signature-identity.md).
+    public var signature = Signature()
     public var passwords = PasswordPolicy()
     public var defaultCountryCode: String = "7"
 
@@ -161,6 +163,15 @@ public struct GatehouseConfiguration: Sendable {
         public var maxInFlightPerConnection: Int = 64
         /// Failed logins one connection may make before it is refused further attempts.
         public var failuresPerConnection: Int = 10
+        public init() {}
+    }
+
+    /// The signature identity service (docs/signature-identity.md, "Limits").
+    public struct Signature: Sendable {
+        /// Apps one account may register.
+        public var appsPerAccount: Int = 20
+        /// Largest app icon, in bytes.
+        public var appIconMaxBytes: Int = 1_048_576
         public init() {}
     }
 
@@ -407,6 +418,12 @@ extension GatehouseConfiguration {
         m.realtimeIdleTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_IDLE_TIMEOUT_SECONDS", default: 86_400, range: 1...604_800) * 1000))
         m.realtimeAuthTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_AUTH_TIMEOUT_SECONDS", default: 10, range: 0.1...600) * 1000))
         c.messenger = m
+
+        // Signature identity
+        var sig = c.signature
+        sig.appsPerAccount = try reader.int("GATEHOUSE_APPS_PER_ACCOUNT", default: sig.appsPerAccount, range: 1...10_000)
+        sig.appIconMaxBytes = try reader.int("GATEHOUSE_APP_ICON_MAX_BYTES", default: sig.appIconMaxBytes, range: 1_024...67_108_864)
+        c.signature = sig
 
         // Limits
         var l = c.limits

@@ -10,6 +10,7 @@ enum BlobReferences {
     static let columns: [(table: String, column: String)] = [
         ("avatar_images", "blob_key"),
         ("attachments", "blob_key"),
+        ("apps", "icon_blob_key"),
     ]
 
     static func isReferenced(_ key: BlobKey, on sql: any SQLDatabase) async throws -> Bool {

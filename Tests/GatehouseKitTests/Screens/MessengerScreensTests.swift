@@ -386,16 +386,18 @@ struct MessengerScreensTests {
 
     // MARK: Offline
 
-    @Test("offline: lists stay with a notice; sends and an edit wait as pending and arrive exactly once, in order, when the network is back")
+    @Test("offline: lists stay with a notice; sends, an edit and a delete wait as pending and reach the server exactly once, in order, when the network is back")
     func offlineOutbox() async throws {
         try await withLiveServer { server in
             let (app, annID, ann) = try await server.signedInApp("ann.o", firstName: "Ann")
             let bob = try await server.messengerUser("bob.o", firstName: "Bob")
             try await befriend(ann, annID, bob.messenger, bob.id)
             let chat = try await openChat(app, with: bob.id)
-            chat.setDraft("before")
-            chat.send()
-            try await app.waitUntil("sent") { self.row(chat, "before")?.delivery == .sent }
+            for text in ["before", "gone soon"] {
+                chat.setDraft(text)
+                chat.send()
+                try await app.waitUntil("sent") { self.row(chat, text)?.delivery == .sent }
+            }
             let main = try app.main
 
             // MUT: the network goes.
@@ -411,6 +413,9 @@ struct MessengerScreensTests {
             chat.perform(.edit)
             chat.setDraft("before, edited")
             chat.send()
+            chat.select(try #require(row(chat, "gone soon")).id)
+            chat.perform(.deleteForEveryone)
+            #expect(row(chat, "gone soon")?.delivery == .pending && row(chat, "gone soon")?.deliveryText == "Deleting…")
             #expect(row(chat, "one")?.delivery == .pending && row(chat, "one")?.deliveryText == "Sending…")
             #expect(row(chat, "two")?.delivery == .pending)
             #expect(row(chat, "before, edited")?.delivery == .pending && row(chat, "before, edited")?.deliveryText == "Saving the edit…")
@@ -425,8 +430,9 @@ struct MessengerScreensTests {
 
             // validate: exactly once, in order, on the other side.
             let bobChat = try await bob.messenger.openChat(with: annID)
-            #expect(try await bob.messenger.messages(in: bobChat.id).items.map(\.text) == ["before, edited", "one", "two"])
-            #expect(rows(chat).map(\.text) == ["before, edited", "one", "two"])
+            #expect(try await bob.messenger.messages(in: bobChat.id).items.map(\.text) == ["before, edited", "", "one", "two"])
+            #expect(try await bob.messenger.messages(in: bobChat.id).items[1].deleted)
+            #expect(rows(chat).map(\.text) == ["before, edited", "Message deleted", "one", "two"])
         }
     }
 

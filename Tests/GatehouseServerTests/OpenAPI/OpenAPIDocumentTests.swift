@@ -49,7 +49,7 @@ struct OpenAPIDocumentTests {
     func declaredEndpoints_matchRouterAndDocument() async throws {
         try await withApp(.sqlite) { app in
             // setup
-            let declared = V1.Accounts.all + V1.Sessions.all + V1.Messenger.all
+            let declared = V1.Accounts.all + V1.Sessions.all + V1.Messenger.all + V1.Apps.all
             let document = try #require(OpenAPIDocument.value["paths"])
             // MUT
             let routes = Set(makeRouter(services: app.services).routes
@@ -86,6 +86,7 @@ struct OpenAPIDocumentTests {
         "Chat": Chat.self, "ChatPage": ChatPage.self, "ChatUpdate": ChatUpdate.self, "ReadMark": ReadMark.self, "ReadState": ReadState.self,
         "ChatAttachment": ChatAttachment.self, "ChatAttachmentPage": ChatAttachmentPage.self, "MessageDeletion": MessageDeletion.self,
         "ChatDeletion": ChatDeletion.self, "FriendRemoval": FriendRemoval.self,
+        "DeveloperApp": DeveloperApp.self, "AppWithKey": AppWithKey.self, "AppList": AppList.self, "NewApp": NewApp.self, "AppUpdate": AppUpdate.self,
     ]
     /// Schemas that document a narrower use of a wire type: their properties must be among its keys.
     static let narrowed: [String: any Decodable.Type] = ["EmailCodeVerification": CodeVerification.self]

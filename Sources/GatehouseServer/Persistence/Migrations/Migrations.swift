@@ -15,6 +15,7 @@ enum GatehouseMigrations {
             M007NormalizeUsernameKeys(),
             M008CreateAvatarImages(),
             M009CreateMessenger(),
+            M010CreateApps(),
         ]
     }
 }

@@ -1,0 +1,26 @@
+import Foundation
+
+extension V1 {
+    /// The apps a developer registers for the signature identity service (specs/signature-identity.md,
+    /// "Создание и регистрация iOS приложения"): each gets an API key its SDK sends as `apikey`.
+    /// Every operation is on the signed-in account's own apps; another's app is 404.
+    public enum Apps {
+        /// My apps, newest first.
+        public static let list = Endpoint<NoContent, AppList>(.get, "/v1/apps")
+        /// Registers an app; the answer carries its API key, shown this once.
+        public static let create = Endpoint<NewApp, AppWithKey>(.post, "/v1/apps", success: 201)
+        /// One of my apps.
+        public static let app = Endpoint<NoContent, DeveloperApp>(.get, "/v1/apps/{id}")
+        /// Changes an app's details, or disables and enables it.
+        public static let update = Endpoint<AppUpdate, DeveloperApp>(.patch, "/v1/apps/{id}")
+        /// Replaces the app's API key: the old one stops working at once; the new one is shown this once.
+        public static let rotateKey = Endpoint<NoContent, AppWithKey>(.post, "/v1/apps/{id}/key")
+        /// Sets the app's icon (a PNG, JPEG or WebP body).
+        public static let uploadIcon = Endpoint<RawBody, DeveloperApp>(.put, "/v1/apps/{id}/icon")
+        /// An app's icon (public: the history page shows it).
+        public static let icon = Endpoint<NoContent, RawBody>(.get, "/v1/app-icons/{id}", access: .anyone)
+
+        /// Every operation above (the tests check it against the router and the OpenAPI document).
+        public static let all: [any EndpointDeclaration] = [list, create, app, update, rotateKey, uploadIcon, icon]
+    }
+}

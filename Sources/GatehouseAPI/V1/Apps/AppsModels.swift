@@ -1,0 +1,80 @@
+import Foundation
+
+/// A registered app, as its owner sees it (never its key: only a hint of it).
+public struct DeveloperApp: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var name: String
+    /// The iOS bundle ID, e.g. `com.example.signer`.
+    public var bundleId: String
+    /// Who answers for the app.
+    public var email: String
+    public var website: String?
+    /// The icon's URL, when one was uploaded.
+    public var iconUrl: String?
+    /// A disabled app's key is refused on every endpoint.
+    public var enabled: Bool
+    /// The key's first characters, to tell keys apart (`stl_AbCd…`).
+    public var keyHint: String
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: UUID, name: String, bundleId: String, email: String, website: String?, iconUrl: String?, enabled: Bool,
+                keyHint: String, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.name = name
+        self.bundleId = bundleId
+        self.email = email
+        self.website = website
+        self.iconUrl = iconUrl
+        self.enabled = enabled
+        self.keyHint = keyHint
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// An app and its API key: the answer of registering an app or rotating its key, the only
+/// time the key is shown (the server keeps only its hash).
+public struct AppWithKey: Codable, Sendable, Equatable {
+    public var app: DeveloperApp
+    public var apiKey: String
+    public init(app: DeveloperApp, apiKey: String) {
+        self.app = app
+        self.apiKey = apiKey
+    }
+}
+
+/// My apps.
+public struct AppList: Codable, Sendable, Equatable {
+    public var items: [DeveloperApp]
+    public init(items: [DeveloperApp]) { self.items = items }
+}
+
+/// The five fields of a new app (the icon is uploaded after).
+public struct NewApp: Codable, Sendable, Equatable {
+    public var name: String
+    public var bundleId: String
+    public var email: String
+    public var website: String?
+    public init(name: String, bundleId: String, email: String, website: String? = nil) {
+        self.name = name
+        self.bundleId = bundleId
+        self.email = email
+        self.website = website
+    }
+}
+
+/// What to change of an app; absent members stay.
+public struct AppUpdate: Codable, Sendable, Equatable {
+    public var name: String?
+    public var email: String?
+    /// An empty string removes the website.
+    public var website: String?
+    public var enabled: Bool?
+    public init(name: String? = nil, email: String? = nil, website: String? = nil, enabled: Bool? = nil) {
+        self.name = name
+        self.email = email
+        self.website = website
+        self.enabled = enabled
+    }
+}
