@@ -152,7 +152,7 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            exclude: ["Support/smtp_test_server.py"],
+            exclude: ["Support/smtp_test_server.py", "Support/console_browser.py"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -2,17 +2,18 @@
 # Runs every test suite from one build. SQLite always; PostgreSQL too when POSTGRES_URL is set
 # (`export POSTGRES_URL=$(./scripts/start-postgres.sh)`). The SMTP tests talk to a real SMTP server
 # (aiosmtpd), the S3 blob store talks to moto's S3 server (and is checked against botocore's
-# signer), and the terminal demo is driven through a pseudo-terminal (pexpect): all come from
-# PyPI into a virtual environment under .build/, never into the system Python.
+# signer), the terminal demo is driven through a pseudo-terminal (pexpect), and the web pages through
+# Debian's headless chromium with Selenium: the Python tools come from PyPI into a virtual
+# environment under .build/, never into the system Python.
 # Extra arguments go to `swift test` (e.g. `--filter SecurityTests`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH=/opt/swift/usr/bin:$PATH; fi
 
 VENV=.build/test-venv
-if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server, yaml' 2>/dev/null; then
+if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server, yaml, selenium' 2>/dev/null; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet 'aiosmtpd>=1.4' 'pexpect>=4.8' 'moto[server]>=5,<6' 'pyyaml>=6'
+  "$VENV/bin/pip" install --quiet 'aiosmtpd>=1.4' 'pexpect>=4.8' 'moto[server]>=5,<6' 'pyyaml>=6' 'selenium>=4.20,<5'
 fi
 # The tests start `python3` through PATH: the environment's comes first.
 export PATH="$PWD/$VENV/bin:$PATH"

@@ -92,6 +92,7 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
+    ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {
         DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }

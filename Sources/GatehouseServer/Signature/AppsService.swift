@@ -116,6 +116,18 @@ struct AppsService: AccountConcept {
     /// Sets the icon: an image checked to its end (PNG, JPEG, WebP), its bytes in the blob store
     /// before the row names them; the old icon's blob is left to the collector.
     func setIcon(_ row: AppModel, contentType: String?, bytes: Data) async throws -> AppModel {
+        let format = try checkIcon(contentType: contentType, bytes: bytes)
+        let blob = try await blobs.put(bytes)
+        row.iconBlobKey = blob.hex
+        row.iconContentType = format.rawValue
+        row.updatedAt = clock.now()
+        try await row.update(on: database.db)
+        return row
+    }
+
+    /// The icon's format, when the bytes are a whole image of the declared type within the limit.
+    @discardableResult
+    func checkIcon(contentType: String?, bytes: Data) throws -> ImageFormat {
         let type = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         guard let format = ImageFormat(rawValue: type) else {
             throw GatehouseError(.unsupportedMediaType, .unsupportedMediaType,
@@ -126,12 +138,7 @@ struct AppsService: AccountConcept {
         guard format.matches(bytes), ImageStructure.isComplete(bytes, format: format) else {
             throw GatehouseError.invalid(.invalidImage, "error.invalidImage", format.rawValue)
         }
-        let blob = try await blobs.put(bytes)
-        row.iconBlobKey = blob.hex
-        row.iconContentType = format.rawValue
-        row.updatedAt = clock.now()
-        try await row.update(on: database.db)
-        return row
+        return format
     }
 
     /// An app's icon: its type and bytes, or nil.

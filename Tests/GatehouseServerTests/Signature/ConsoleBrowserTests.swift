@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// The developer console in headless Chromium against a `gatehouse serve` process
+/// (`Support/console_browser.py`, Selenium with Debian's chromium and chromedriver): sign in,
+/// add an app with an icon, the key once, disable, enable, rotate, CSRF, cookie flags and CSP.
+/// The screenshots are attached to the test and their paths printed.
+@Suite("Signature identity: the developer console in a browser")
+struct ConsoleBrowserTests {
+    static var serverBinary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gatehouse")
+    }
+
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Support/console_browser.py").path
+    }
+
+    @Test("a developer signs in, adds an app with its icon, sees the key once, disables, enables and rotates it")
+    func console() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "install Debian's chromium and chromium-driver (.ci/run does)")
+        #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first")
+        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("console-shots-\(UUID().uuidString)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.script, "--gatehouse", Self.serverBinary.path, "--screenshots", shots.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        // Read and wait on a thread of its own, off Swift's small cooperative pool.
+        let data: Data = await withCheckedContinuation { continuation in
+            Thread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: data)
+            }.start()
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        print(text)
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("console browser session passed"))
+        let files = (try? FileManager.default.contentsOfDirectory(at: shots, includingPropertiesForKeys: nil)) ?? []
+        #expect(files.count >= 5, "screenshots: \(files.map(\.lastPathComponent))")
+        for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
+            if let png = try? Data(contentsOf: file) { Attachment.record(png, named: file.lastPathComponent) }
+        }
+    }
+}

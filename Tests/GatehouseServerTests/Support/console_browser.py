@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The developer console in headless Chromium (Debian's chromium and chromedriver, driven by
+Selenium): a developer signs in, adds an app with an icon, reads its key once, disables it,
+rotates the key; the key works and stops working as it should (checked with the server's
+apps list through the API), a form without its CSRF token is refused, and the headers say what
+they must (CSP, HttpOnly and SameSite cookies; Secure outside development). Screenshots of each
+step go to --screenshots. Exits 0 when every step was seen."""
+import argparse
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+p = argparse.ArgumentParser()
+p.add_argument("--gatehouse", required=True)
+p.add_argument("--screenshots", required=True)
+args = p.parse_args()
+args.gatehouse = os.path.abspath(args.gatehouse)
+os.makedirs(args.screenshots, exist_ok=True)
+work = tempfile.mkdtemp(prefix="console-")
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(port, env_extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_") and k not in ("DATABASE_URL", "PUBLIC_URL")}
+    env.update({"DATABASE_URL": os.path.join(work, f"g{port}.sqlite"), "GATEHOUSE_HOST": "127.0.0.1", "GATEHOUSE_PORT": str(port),
+                "GATEHOUSE_LOG_LEVEL": "warning", "GATEHOUSE_BCRYPT_COST": "4", "GATEHOUSE_DELIVERY_WAIT_SECONDS": "0",
+                "GATEHOUSE_BLOB_DIR": os.path.join(work, f"blobs{port}")})
+    env.update(env_extra)
+    process = subprocess.Popen([args.gatehouse, "serve"], cwd=work, env=env, stdout=open(os.path.join(work, f"server{port}.log"), "a"),
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                return process
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(open(os.path.join(work, f"server{port}.log")).read()[-3000:])
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k):
+        return None
+
+
+def call(base, method, path, body=None, token=None, headers=None, raw=None):
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(base + path, method=method, data=data, headers=headers or {"Content-Type": "application/json"})
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=10) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+PORT = free_port()
+BASE = f"http://127.0.0.1:{PORT}"
+server = start(PORT, {"GATEHOUSE_ENV": "development"})
+production = None
+browser = None
+step = "setup"
+try:
+    # A developer's account, made through the API (its email code from the development outbox).
+    call(BASE, "POST", "/v1/signup/code", {"email": "dev@example.com"})
+    code = json.loads(call(BASE, "GET", "/dev/outbox?to=dev%40example.com&last=1")[2])[0]["code"]
+    status, _, answer = call(BASE, "POST", "/v1/signup", {"email": "dev@example.com", "code": code, "password": "Secret-42!",
+                                                         "firstName": "Dana", "lastName": "Dev", "locale": "en"})
+    assert status == 201, answer
+    api_token = json.loads(answer)["token"]
+
+    options = Options()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"):
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    browser.set_page_load_timeout(20)
+
+    def press(element):
+        """Clicks a submit button and waits until the next page has replaced this one."""
+        page = browser.find_element(By.TAG_NAME, "html")
+        element.click()
+        WebDriverWait(browser, 15).until(expected_conditions.staleness_of(page))
+        WebDriverWait(browser, 15).until(lambda b: b.execute_script("return document.readyState") == "complete")
+
+    def shot(name):
+        path = os.path.join(args.screenshots, f"console-{name}.png")
+        browser.save_screenshot(path)
+        print(f"screenshot: {path}")
+
+    step = "not signed in: the console sends to the sign-in page"
+    browser.get(BASE + "/console")
+    assert browser.current_url.endswith("/console/login"), browser.current_url
+    shot("1-sign-in")
+
+    step = "a wrong password keeps the developer on the page with the message"
+    browser.find_element(By.ID, "email").send_keys("dev@example.com")
+    browser.find_element(By.ID, "password").send_keys("wrong-password-1!")
+    press(browser.find_element(By.ID, "signin"))
+    assert "Wrong login or password" in browser.find_element(By.ID, "error").text, browser.page_source[:2000]
+
+    step = "sign in"
+    browser.find_element(By.ID, "password").send_keys("Secret-42!")
+    press(browser.find_element(By.ID, "signin"))
+    assert browser.current_url.endswith("/console"), browser.current_url
+    assert "No apps yet." in browser.page_source
+    shot("2-no-apps")
+
+    step = "add an app with its icon; the key is shown once"
+    icon = os.path.join(work, "icon.png")
+    with open(icon, "wb") as f:
+        f.write(PNG)
+    browser.find_element(By.ID, "name").send_keys("Acme Signer")
+    browser.find_element(By.ID, "bundleId").send_keys("com.acme.signer")
+    browser.find_element(By.ID, "appEmail").send_keys("apps@acme.example")
+    browser.find_element(By.ID, "website").send_keys("https://acme.example")
+    browser.find_element(By.ID, "icon").send_keys(icon)
+    press(browser.find_element(By.ID, "add"))
+    key = browser.find_element(By.ID, "apikey").text.strip()
+    assert key.startswith("stl_") and len(key) == 47, key
+    shot("3-key-once")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#apps tr[data-app]")
+    assert len(rows) == 1 and "com.acme.signer" in rows[0].text and "Enabled" in rows[0].text, rows[0].text
+    assert rows[0].find_element(By.TAG_NAME, "img").get_property("naturalWidth") == 1, "the icon loads under the CSP"
+    apps = json.loads(call(BASE, "GET", "/v1/apps", token=api_token)[2])["items"]
+    assert len(apps) == 1 and apps[0]["iconUrl"], apps
+
+    step = "the key is not shown again"
+    browser.get(BASE + "/console")
+    assert key not in browser.page_source and "apikey" not in [e.get_attribute("id") for e in browser.find_elements(By.ID, "apikey")]
+
+    step = "disable, then enable"
+    press(browser.find_element(By.XPATH, "//button[text()='Disable']"))
+    assert "Disabled" in browser.find_element(By.CSS_SELECTOR, "#apps tr[data-app]").text
+    assert json.loads(call(BASE, "GET", "/v1/apps", token=api_token)[2])["items"][0]["enabled"] is False
+    shot("4-disabled")
+    press(browser.find_element(By.XPATH, "//button[text()='Enable']"))
+    assert "Enabled" in browser.find_element(By.CSS_SELECTOR, "#apps tr[data-app]").text
+
+    step = "rotate: a new key, shown once"
+    press(browser.find_element(By.XPATH, "//button[text()='Rotate key']"))
+    rotated = browser.find_element(By.ID, "apikey").text.strip()
+    assert rotated.startswith("stl_") and rotated != key, rotated
+    hint = json.loads(call(BASE, "GET", "/v1/apps", token=api_token)[2])["items"][0]["keyHint"]
+    assert rotated.startswith(hint.rstrip("…")), (rotated, hint)
+    shot("5-rotated")
+
+    step = "headers: CSP without script, HttpOnly SameSite cookies (no Secure in development)"
+    status, headers, _ = call(BASE, "GET", "/console/login")
+    csp = headers["Content-Security-Policy"]
+    assert "default-src 'none'" in csp and "script-src" not in csp and "form-action 'self'" in csp, csp
+    cookie = headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie, cookie
+
+    step = "a form without the CSRF cookie and token is refused"
+    session_cookie = [c for c in browser.get_cookies() if c["name"] == "gh_console"][0]
+    assert session_cookie["httpOnly"], session_cookie
+    status, _, _ = call(BASE, "POST", f"/console/apps/{apps[0]['id']}/disable", raw=b"csrf=guess",
+                        headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"gh_console={session_cookie['value']}"})
+    assert status == 403, status
+    assert json.loads(call(BASE, "GET", "/v1/apps", token=api_token)[2])["items"][0]["enabled"] is True
+
+    step = "sign out"
+    browser.get(BASE + "/console")
+    press(browser.find_element(By.XPATH, "//button[text()='Sign out']"))
+    assert browser.current_url.endswith("/console/login"), browser.current_url
+    browser.get(BASE + "/console")
+    assert browser.current_url.endswith("/console/login")
+
+    step = "outside development the cookies are Secure"
+    prod_port = free_port()
+    production = start(prod_port, {"GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": "x" * 40,
+                                    "PUBLIC_URL": f"https://127.0.0.1:{prod_port}"})
+    status, headers, _ = call(f"http://127.0.0.1:{prod_port}", "GET", "/console/login")
+    assert status == 200 and "Secure" in headers["Set-Cookie"], headers["Set-Cookie"]
+    print("console browser session passed")
+except Exception as error:
+    sys.stderr.write(f"console browser test failed at: {step}: {type(error).__name__}: {error}\n")
+    if browser:
+        sys.stderr.write(browser.page_source[:3000] + "\n")
+    sys.exit(1)
+finally:
+    if browser:
+        browser.quit()
+    for process in (server, production):
+        if process and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(10)
