@@ -37,6 +37,7 @@ final class GatehouseServices: Sendable {
     let realtime: RealtimeHub
     /// The signature identity service (docs/signature-identity.md).
     let apps: AppsService
+    let signatures: SignatureService
 
     init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -104,6 +105,7 @@ final class GatehouseServices: Sendable {
         self.email = EmailService(core: core)
         self.avatars = AvatarService(core: core)
         self.apps = AppsService(core: core)
+        self.signatures = SignatureService(core: core)
 
         let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention)
         let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)

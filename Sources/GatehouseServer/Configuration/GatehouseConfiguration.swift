@@ -172,6 +172,18 @@ public struct GatehouseConfiguration: Sendable {
         public var appsPerAccount: Int = 20
         /// Largest app icon, in bytes.
         public var appIconMaxBytes: Int = 1_048_576
+        /// Signatures an enrolment takes (the spec's 10).
+        public var enrolmentSignatures: Int = 10
+        /// How long the accepted signatures of an unfinished enrolment are kept for the missing ones.
+        public var enrolmentKeep: TimeInterval = 3_600
+        /// Authentication attempts per account, and per client address, in `attemptWindow`.
+        public var attemptsPerAccount: Int = 20
+        public var attemptsPerIP: Int = 200
+        public var attemptWindow: TimeInterval = 900
+        /// Largest request body of the spec's endpoints, largest photo, most points in one signature.
+        public var maxBodyBytes: Int = 4_194_304
+        public var photoMaxBytes: Int = 2_097_152
+        public var maxPointsPerSignature: Int = 5_000
         public init() {}
     }
 
@@ -423,6 +435,14 @@ extension GatehouseConfiguration {
         var sig = c.signature
         sig.appsPerAccount = try reader.int("GATEHOUSE_APPS_PER_ACCOUNT", default: sig.appsPerAccount, range: 1...10_000)
         sig.appIconMaxBytes = try reader.int("GATEHOUSE_APP_ICON_MAX_BYTES", default: sig.appIconMaxBytes, range: 1_024...67_108_864)
+        sig.enrolmentSignatures = try reader.int("GATEHOUSE_SIGNATURE_ENROLMENT_SIGNATURES", default: sig.enrolmentSignatures, range: 3...50)
+        sig.enrolmentKeep = try reader.seconds("GATEHOUSE_SIGNATURE_ENROLMENT_KEEP_SECONDS", default: sig.enrolmentKeep, range: 60...604_800)
+        sig.attemptsPerAccount = try reader.int("GATEHOUSE_SIGNATURE_ATTEMPTS_PER_ACCOUNT", default: sig.attemptsPerAccount, range: 1...1_000_000)
+        sig.attemptsPerIP = try reader.int("GATEHOUSE_SIGNATURE_ATTEMPTS_PER_IP", default: sig.attemptsPerIP, range: 1...1_000_000)
+        sig.attemptWindow = try reader.seconds("GATEHOUSE_SIGNATURE_ATTEMPT_WINDOW_SECONDS", default: sig.attemptWindow, range: 1...86_400)
+        sig.maxBodyBytes = try reader.int("GATEHOUSE_SIGNATURE_MAX_BODY_BYTES", default: sig.maxBodyBytes, range: 65_536...268_435_456)
+        sig.photoMaxBytes = try reader.int("GATEHOUSE_SIGNATURE_PHOTO_MAX_BYTES", default: sig.photoMaxBytes, range: 1_024...67_108_864)
+        sig.maxPointsPerSignature = try reader.int("GATEHOUSE_SIGNATURE_MAX_POINTS", default: sig.maxPointsPerSignature, range: 16...1_000_000)
         c.signature = sig
 
         // Limits

@@ -11,6 +11,8 @@ enum BlobReferences {
         ("avatar_images", "blob_key"),
         ("attachments", "blob_key"),
         ("apps", "icon_blob_key"),
+        ("signature_attempts", "photo_blob_key"),
+        ("signature_profiles", "photo_blob_key"),
     ]
 
     static func isReferenced(_ key: BlobKey, on sql: any SQLDatabase) async throws -> Bool {

@@ -15,14 +15,17 @@ struct OpenAPIDocumentTests {
         var description: String { "\(method) \(path)" }
     }
 
-    static func documentedOperations() throws -> Set<Operation> {
+    static func documentedOperations(asServed: Bool = true) throws -> Set<Operation> {
         let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         let methods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
         var operations: Set<Operation> = []
         for (path, item) in paths {
+            // The router takes a path with or without its trailing slash alike (the signature spec's
+            // `/register/`), and names it without.
+            let served = asServed && path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
             for key in item.keys where methods.contains(key) {
-                operations.insert(Operation(method: key.uppercased(), path: path))
+                operations.insert(Operation(method: key.uppercased(), path: served))
             }
         }
         return operations
@@ -90,7 +93,8 @@ struct OpenAPIDocumentTests {
     ]
     /// Schemas that document a narrower use of a wire type: their properties must be among its keys.
     static let narrowed: [String: any Decodable.Type] = ["EmailCodeVerification": CodeVerification.self]
-    static let forms: Set<String> = ["PhoneSendSMSForm", "PhoneRegisterForm", "PhoneLoginForm", "PhoneChangeForm", "PhoneRestoreForm"]
+    // SignatureAnswer is written member by member (SignatureController.answer), in the spec's order.
+    static let forms: Set<String> = ["PhoneSendSMSForm", "PhoneRegisterForm", "PhoneLoginForm", "PhoneChangeForm", "PhoneRestoreForm", "SignatureAnswer"]
 
     static func keys(_ type: any Decodable.Type) throws -> Set<String> {
         func open<T: Decodable>(_ type: T.Type) throws -> Set<String> { try KeyRecorder.keys(of: type) }
@@ -139,7 +143,7 @@ struct OpenAPIDocumentTests {
             #expect(page.headers[.contentType]?.hasPrefix("text/html") == true)
             #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
             let html = String(buffer: page.body)
-            for operation in try Self.documentedOperations() {
+            for operation in try Self.documentedOperations(asServed: false) {
                 #expect(html.contains(">\(operation.method.lowercased())</span><span class=\"path\">\(APIReferencePage.escape(operation.path))<"),
                         "\(operation) is missing from /docs")
             }

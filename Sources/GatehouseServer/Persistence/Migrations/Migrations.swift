@@ -16,6 +16,7 @@ enum GatehouseMigrations {
             M008CreateAvatarImages(),
             M009CreateMessenger(),
             M010CreateApps(),
+            M011CreateSignatureModels(),
         ]
     }
 }

@@ -30,4 +30,6 @@ enum VerificationPurpose: String, Sendable, CaseIterable {
     case passwordReset = "password_reset"
     case emailChange = "email_change"
     case phoneVerification = "phone_verification"
+    /// Enrolling a signature for an address that already has an account (docs/signature-identity.md).
+    case signatureEnrolment = "signature_enrolment"
 }

@@ -1,0 +1,274 @@
+import Foundation
+import GatehouseAPI
+import Hummingbird
+import NIOCore
+
+/// The spec's endpoints of the signature identity service (specs/signature-identity.md,
+/// "Требования к серверному API"): `/register/`, `/login/`, `/authenticate/`. Bodies as JSON,
+/// urlencoded or multipart forms alike; every answer is a JSON object whose `res` is a string,
+/// with the spec's texts where it gives them and the codes of docs/signature-identity.md where
+/// it does not. The API key is checked first, on every endpoint.
+struct SignatureController: Sendable {
+    let apps: AppsService
+    let signatures: SignatureService
+    let configuration: GatehouseConfiguration
+
+    private var settings: GatehouseConfiguration.Signature { configuration.signature }
+
+    /// The `res` codes the spec does not name (docs/signature-identity.md, "Answers").
+    enum Res {
+        static let invalidInput = "10"
+        static let tooLarge = "11"
+        static let rateLimited = "12"
+        static let emailConfirmationRequired = "13"
+        static let invalidEmailCode = "14"
+    }
+
+    func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
+        // The router takes a path with or without its trailing slash alike.
+        router.post("/register/", use: register)
+        router.post("/login/", use: login)
+        router.post("/authenticate/", use: authenticate)
+    }
+
+    // MARK: Answers
+
+    /// A JSON object with its members in the given order (`res` first, as the spec writes them).
+    static func answer(_ members: [(String, Any)]) -> Response {
+        var text = "{"
+        for (index, (name, value)) in members.enumerated() {
+            if index > 0 { text += "," }
+            text += quoted(name) + ":"
+            switch value {
+            case let int as Int: text += String(int)
+            case let double as Double: text += String(format: "%.2f", double)
+            default: text += quoted("\(value)")
+            }
+        }
+        text += "}"
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    private static func quoted(_ text: String) -> String {
+        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\\/", with: "/")
+    }
+
+    static func invalid(_ message: String) -> Response {
+        answer([("res", Res.invalidInput), ("error", message)])
+    }
+
+    /// A request read with its app, or the answer that ends it.
+    enum Opened {
+        case success((SignatureRequest, AppModel))
+        case failure(Response)
+    }
+
+    /// A value, or the answer that refuses it.
+    enum Checked<Value> {
+        case success(Value)
+        case failure(Response)
+    }
+
+    /// Reads the request and checks its key; an answer instead when either fails.
+    private func open(_ request: Request) async -> Opened {
+        let body: SignatureRequest
+        do {
+            body = try await SignatureRequest.read(request, maxBytes: settings.maxBodyBytes)
+        } catch SignatureRequest.Failure.tooLarge {
+            return .failure(Self.answer([("res", Res.tooLarge), ("error", "The request is too large (at most \(settings.maxBodyBytes) bytes)")]))
+        } catch {
+            return .failure(Self.invalid("The request body could not be read: send JSON, a urlencoded or a multipart form"))
+        }
+        let key = body.text("apikey") ?? ""
+        do {
+            guard let app = try await apps.enabledApp(key: key) else {
+                let shown = key.count > 100 ? String(key.prefix(100)) + "…" : key
+                return .failure(Self.answer([("res", "1"), ("error", "Application with key '\(shown)' is not registered or disabled")]))
+            }
+            return .success((body, app))
+        } catch {
+            return .failure(Self.answer([("res", "1"), ("error", "Application with key '' is not registered or disabled")]))
+        }
+    }
+
+    private func email(_ body: SignatureRequest) -> String? {
+        body.text("email").flatMap(EmailAddress.normalize)
+    }
+
+    private func origin(_ request: Request, _ context: GatehouseRequestContext) -> RequestOrigin {
+        RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+                      language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en), device: request.headers[.userAgent])
+    }
+
+    // MARK: Signatures on the wire
+
+    /// One signature object: `signature_contents` (points with `x` and `y`, numbers or strings;
+    /// `p` ignored), `dot_count` or `dot count` checked only for being plausible.
+    func points(_ value: WireValue?) -> SignaturePoints? {
+        guard let value, case .array(let raw)? = value["signature_contents", "signature contents", "points"] else { return nil }
+        guard !raw.isEmpty, raw.count <= settings.maxPointsPerSignature else { return nil }
+        var xs: [Double] = [], ys: [Double] = []
+        for point in raw {
+            guard let x = point["x"]?.number, let y = point["y"]?.number, abs(x) < 1e6, abs(y) < 1e6 else { return nil }
+            xs.append(x)
+            ys.append(y)
+        }
+        if let count = value["dot_count", "dot count", "dotcount"]?.number {
+            guard count >= 0, count <= Double(settings.maxPointsPerSignature) * 2 else { return nil }
+        }
+        return SignaturePoints(x: xs, y: ys)
+    }
+
+    /// A structured field as the JSON text stored with the model (`location`, `resolution`).
+    private func jsonText(_ body: SignatureRequest, _ name: String) -> String? {
+        guard let value = body.structured(name) ?? body.fields[name] else { return nil }
+        switch value {
+        case .object(let members):
+            let pairs = members.keys.sorted().compactMap { key in members[key]?.text.map { "\"\(key)\":\($0)" } }
+            return "{" + pairs.joined(separator: ",") + "}"
+        default:
+            return value.text
+        }
+    }
+
+    private func photo(_ body: SignatureRequest) -> Checked<Data?> {
+        guard let bytes = body.photo() else {
+            return body.text("photo") == nil && body.files["photo"] == nil ? .success(nil) : .failure(Self.invalid("photo is not an image"))
+        }
+        guard bytes.count <= settings.photoMaxBytes else {
+            return .failure(Self.answer([("res", Res.tooLarge), ("error", "The photo is too large (at most \(settings.photoMaxBytes) bytes)")]))
+        }
+        guard let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }), ImageStructure.isComplete(bytes, format: format) else {
+            return .failure(Self.invalid("photo is not an image (PNG, JPEG, GIF or WebP)"))
+        }
+        return .success(bytes)
+    }
+
+    /// The spec's dates: `DD.MM.YYYY HH:MM:SS` (or a date alone).
+    static func isSpecTime(_ text: String) -> Bool {
+        let parser = DateFormatter()
+        parser.locale = Locale(identifier: "en_US_POSIX")
+        parser.timeZone = TimeZone(identifier: "UTC")
+        for format in ["dd.MM.yyyy HH:mm:ss", "dd.MM.yyyy"] {
+            parser.dateFormat = format
+            if parser.date(from: text) != nil { return true }
+        }
+        return false
+    }
+
+    private func rateLimited(_ error: GatehouseError) -> Response? {
+        guard case .rateLimited(let seconds) = error.kind else { return nil }
+        var response = Self.answer([("res", Res.rateLimited), ("error", "Too many attempts; try again in \(seconds) s"), ("retry_after", seconds)])
+        response.headers[.retryAfter] = String(seconds)
+        return response
+    }
+
+    // MARK: Endpoints
+
+    @Sendable func login(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, _): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, _) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        switch try await signatures.presence(email: email, deviceVersion: body.text("device_version")) {
+        case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
+        case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
+        case .enrolled: return Self.answer([("res", "0")])
+        }
+    }
+
+    @Sendable func register(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, app): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, app) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        guard let userName = body.text("user_name"), userName.count <= 200 else { return Self.invalid("user_name is missing or longer than 200 characters") }
+        guard let time = body.text("time"), Self.isSpecTime(time) else { return Self.invalid("time is missing or not DD.MM.YYYY HH:MM:SS") }
+        if let birthday = body.text("birthday"), !Self.isSpecTime(birthday) { return Self.invalid("birthday is not DD.MM.YYYY") }
+        if let sex = body.text("sex"), !["male", "female"].contains(sex.lowercased()) { return Self.invalid("sex is male or female") }
+        guard case .array(let raw)? = body.structured("signatures"), !raw.isEmpty, raw.count <= settings.enrolmentSignatures * 2 else {
+            return Self.invalid("signatures is missing or not an array of at most \(settings.enrolmentSignatures * 2) signatures")
+        }
+        var parsed: [SignaturePoints] = []
+        for (index, item) in raw.enumerated() {
+            guard let points = points(item) else { return Self.invalid("signatures[\(index)] is not a signature: signature_contents of x and y") }
+            parsed.append(points)
+        }
+        let photo: Data?
+        switch self.photo(body) {
+        case .failure(let answer): return answer
+        case .success(let bytes): photo = bytes
+        }
+        var device: [String: String] = ["time": time]
+        for name in ["os_version", "device_version"] { if let value = body.text(name) { device[name] = String(value.prefix(200)) } }
+        for name in ["resolution", "location"] { if let value = jsonText(body, name) { device[name] = String(value.prefix(500)) } }
+        var profile: [String: String] = [:]
+        for name in ["company_name", "position", "phone_number", "birthday", "sex", "country", "city", "address"] {
+            if let value = body.text(name) { profile[name] = String(value.prefix(500)) }
+        }
+        if let location = jsonText(body, "location") { profile["location"] = String(location.prefix(500)) }
+        let registration = SignatureService.Registration(
+            email: email, userName: userName, signatures: parsed, deviceVersion: body.text("device_version"), device: device,
+            profile: profile, photo: photo, emailCode: body.text("email_code"), appID: app.id!)
+        do {
+            switch try await signatures.register(registration, origin: origin(request, context)) {
+            case .session(let token):
+                return Self.answer([("res", "0"), ("sessionid", token)])
+            case .incomplete(let required, let exist, let model, let incorrect):
+                return Self.answer([("res", "2"), ("error", "Not all signatures a valid"), ("count_required", required), ("count_exist", exist),
+                                    ("count_model", model), ("count_incorrect", incorrect)])
+            case .emailCodeSent:
+                return Self.answer([("res", Res.emailConfirmationRequired),
+                                    ("error", "Email confirmation required: enter the code sent to \(email) as email_code")])
+            }
+        } catch let error as GatehouseError {
+            if let limited = rateLimited(error) { return limited }
+            switch error.code {
+            case .invalidCode, .codeExpired, .codeAttemptsExhausted:
+                return Self.answer([("res", Res.invalidEmailCode), ("error", error.message.render(.en))])
+            case .emailTaken:
+                return Self.answer([("res", Res.emailConfirmationRequired), ("error", "Email confirmation required: send the request again")])
+            default:
+                return Self.invalid(error.message.render(.en))
+            }
+        }
+    }
+
+    @Sendable func authenticate(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, app): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, app) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        guard let signature = points(body.structured("signature")) else {
+            return Self.invalid("signature is missing or not a signature: signature_contents of x and y")
+        }
+        let photo: Data?
+        switch self.photo(body) {
+        case .failure(let answer): return answer
+        case .success(let bytes): photo = bytes
+        }
+        if let time = body.text("time"), !Self.isSpecTime(time) { return Self.invalid("time is not DD.MM.YYYY HH:MM:SS") }
+        let attempt = SignatureService.Attempt(
+            email: email, signature: signature, deviceVersion: body.text("device_version"), photo: photo,
+            location: jsonText(body, "location").map { String($0.prefix(500)) }, country: body.text("country").map { String($0.prefix(200)) },
+            city: body.text("city").map { String($0.prefix(200)) }, address: body.text("address").map { String($0.prefix(500)) },
+            time: body.text("time"), appID: app.id!)
+        do {
+            switch try await signatures.authenticate(attempt, origin: origin(request, context)) {
+            case .scored(let similarity, let id): return Self.answer([("res", "0"), ("similarity", similarity), ("signatureid", id)])
+            case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
+            case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
+            }
+        } catch let error as GatehouseError {
+            if let limited = rateLimited(error) { return limited }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import GatehouseAPI
+import GatehouseTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import GatehouseServer
+
+/// The spec's `/register/`, `/login/` and `/authenticate/` at the wire level on both engines,
+/// with JSON, urlencoded and multipart bodies, and signatures of synthetic writers.
+@Suite("Signature identity: the spec's endpoints")
+struct SignatureEndpointsTests {
+    /// A writer's signatures as the spec's JSON: `{pressure, "dot count", signature_contents: [{x, y, p}]}`.
+    static func wire(_ signature: SignaturePoints, spacedKey: Bool = false) -> String {
+        let points = zip(signature.x, signature.y).map { String(format: "{\"x\":%.1f,\"y\":%.1f,\"p\":0}", $0, $1) }.joined(separator: ",")
+        return "{\"pressure\":0,\"\(spacedKey ? "dot count" : "dot_count")\":\(signature.count),\"signature_contents\":[\(points)]}"
+    }
+
+    static func signatures(_ list: [SignaturePoints]) -> String { "[" + list.map { wire($0) }.joined(separator: ",") + "]" }
+
+    struct Fixture {
+        let app: TestHarness
+        let key: String
+        var rng = SyntheticWriter.Generator(state: 11)
+        let writer = SyntheticWriter(seed: 4242)
+        let stranger = SyntheticWriter(seed: 777)
+
+        mutating func genuine(_ count: Int) -> [SignaturePoints] { (0..<count).map { _ in writer.sign(&rng, shapeNoise: 0.03) } }
+        mutating func other() -> SignaturePoints { stranger.sign(&rng, shapeNoise: 0.03) }
+
+        func json(_ path: String, _ fields: [String: String]) async throws -> [String: Any] {
+            let body = "{" + fields.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"
+            let response = try await app.v1.post(path, json: body)
+            #expect(response.status == .ok && response.headers[.contentType]?.hasPrefix("application/json") == true)
+            return try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as! [String: Any]
+        }
+
+        func form(_ path: String, _ fields: [(String, String)], multipart: Bool = false) async throws -> [String: Any] {
+            let response = multipart ? try await app.postMultipart(path, fields) : try await app.postForm(path, fields)
+            #expect(response.status == .ok)
+            return try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as! [String: Any]
+        }
+
+        func registerFields(_ email: String, _ list: [SignaturePoints], code: String? = nil, device: String = "iPhone 15") -> [String: String] {
+            var fields = ["apikey": "\"\(key)\"", "email": "\"\(email)\"", "user_name": "\"Ivan Petrov\"", "time": "\"22.01.2026 15:23:56\"",
+                          "os_version": "\"18.1\"", "device_version": "\"\(device)\"", "resolution": "{\"width\":1179,\"height\":2556}",
+                          "pressure": "0", "signatures": SignatureEndpointsTests.signatures(list), "company_name": "\"Acme\"", "sex": "\"male\""]
+            if let code { fields["email_code"] = "\"\(code)\"" }
+            return fields
+        }
+    }
+
+    func fixture(_ app: TestHarness) async throws -> Fixture {
+        let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil)
+        return Fixture(app: app, key: created.key)
+    }
+
+    @Test("an unknown, disabled or rotated key gets the spec's answer on every endpoint", arguments: TestEngine.available)
+    func apiKey(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let f = try await fixture(app)
+            let row = try #require(try await app.services.apps.enabledApp(key: f.key))
+            _ = try await app.services.apps.update(row, AppUpdate(enabled: false))
+            for path in ["/register/", "/login/", "/authenticate/"] {
+                let unknown = try await f.json(path, ["apikey": "\"550e8400-e29b-41d4-a716-446655440000\"", "email": "\"a@b.example\""])
+                #expect(unknown["res"] as? String == "1")
+                #expect(unknown["error"] as? String == "Application with key '550e8400-e29b-41d4-a716-446655440000' is not registered or disabled")
+                let disabled = try await f.form(path, [("apikey", f.key), ("email", "a@b.example")])
+                #expect(disabled["error"] as? String == "Application with key '\(f.key)' is not registered or disabled")
+            }
+            let raw = try await app.v1.post("/login/", json: "{\"apikey\":\"x\",\"email\":\"a@b.example\"}")
+            #expect(raw.text == "{\"res\":\"1\",\"error\":\"Application with key 'x' is not registered or disabled\"}", "byte for byte: \(raw.text)")
+        }
+    }
+
+    @Test("register a new email with ten signatures: a session of the core, a confirmation mail; login by type of device", arguments: TestEngine.available)
+    func registerAndLogin(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            var f = try await fixture(app)
+            let before = try await f.json("/login/", ["apikey": "\"\(f.key)\"", "email": "\"ivan@example.com\"", "device_version": "\"iPhone 15\""])
+            #expect(before["res"] as? String == "2" && before["error"] as? String == "User does not exist")
+
+            // MUT
+            let answer = try await f.json("/register/", f.registerFields("Ivan@Example.com", f.genuine(10)))
+
+            // validate
+            #expect(answer["res"] as? String == "0", "\(answer)")
+            let session = try #require(answer["sessionid"] as? String)
+            let me = try await app.v1.get(V1.Accounts.me.path, token: session)
+            #expect(me.status == .ok && (try? me.decoded(as: Account.self).email) == "ivan@example.com")
+            #expect(try await app.v1.messages(to: "ivan@example.com").contains { $0.body.contains("/api/users/confirm?id=") })
+            let iphone = try await f.form("/login/", [("apikey", f.key), ("email", "ivan@example.com"), ("device_version", "iPhone 13 Pro")])
+            let ipad = try await f.form("/login/", [("apikey", f.key), ("email", "ivan@example.com"), ("device_version", "iPad Air")])
+            #expect(iphone["res"] as? String == "0" && iphone.count == 1)
+            #expect(ipad["res"] as? String == "3" && ipad["error"] as? String == "Registration is required for this type of device")
+        }
+    }
+
+    @Test("signatures that do not fit: res 2 with the counts; the missing ones complete the model (form, then multipart)", arguments: TestEngine.available)
+    func incompleteEnrolment(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            var f = try await fixture(app)
+            var first = f.genuine(10)
+            first[2] = SignaturePoints(points: [(1, 1), (2, 2)])
+            first[6] = f.other()
+            var fields = f.registerFields("anna@example.com", first).map { ($0.key, $0.value) }
+            fields = fields.map { name, value in (name, value.hasPrefix("\"") ? String(value.dropFirst().dropLast()) : value) }
+
+            // MUT: a urlencoded form with the structured fields as JSON text
+            let incomplete = try await f.form("/register/", fields)
+
+            // validate
+            #expect(incomplete["res"] as? String == "2" && incomplete["error"] as? String == "Not all signatures a valid")
+            #expect(incomplete["count_required"] as? Int == 2 && incomplete["count_exist"] as? Int == 8)
+            #expect(incomplete["count_model"] as? Int == 10 && incomplete["count_incorrect"] as? Int == 2)
+            let login = try await f.form("/login/", [("apikey", f.key), ("email", "anna@example.com"), ("device_version", "iPhone")])
+            #expect(login["res"] as? String == "2", "no account before the model is complete")
+
+            // the two missing, in a multipart form
+            var rest = fields.filter { $0.0 != "signatures" }
+            rest.append(("signatures", SignatureEndpointsTests.signatures(f.genuine(2))))
+            let done = try await f.form("/register/", rest, multipart: true)
+            #expect(done["res"] as? String == "0", "\(done)")
+        }
+    }
+
+    @Test("an email that already has an account needs the code mailed to it: res 13, a wrong code res 14, the right one enrols", arguments: TestEngine.available)
+    func proofForExistingEmail(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            var f = try await fixture(app)
+            let owner = try await app.v1.signedUp(email: "olga@example.com")
+            let signatures = f.genuine(10)
+
+            // MUT
+            let asked = try await f.json("/register/", f.registerFields("olga@example.com", signatures))
+            let code = try await app.v1.code(sentTo: "olga@example.com")
+            let wrong = try await f.json("/register/", f.registerFields("olga@example.com", signatures, code: code == "000000" ? "111111" : "000000"))
+            let enrolled = try await f.json("/register/", f.registerFields("olga@example.com", signatures, code: code))
+
+            // validate
+            #expect(asked["res"] as? String == "13" && (asked["error"] as? String)?.hasPrefix("Email confirmation required") == true, "\(asked)")
+            #expect(wrong["res"] as? String == "14", "\(wrong)")
+            #expect(enrolled["res"] as? String == "0", "\(enrolled)")
+            let session = try #require(enrolled["sessionid"] as? String)
+            #expect(try await app.v1.get(V1.Accounts.me.path, token: session).decoded(as: Account.self).id == owner.account.id)
+            let again = try await f.json("/register/", f.registerFields("olga@example.com", signatures, code: code))
+            #expect(again["res"] as? String == "14", "a code works once: \(again)")
+        }
+    }
+
+    @Test("authenticate: the writer scores high, another writer low; every attempt kept; unknown and not enrolled; rate limited", arguments: TestEngine.available)
+    func authenticate(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.signature.attemptsPerAccount = 4 }) { app in
+            var f = try await fixture(app)
+            _ = try await f.json("/register/", f.registerFields("petr@example.com", f.genuine(10)))
+            let png = Data(SampleFiles.png).base64EncodedString()
+
+            // MUT
+            let genuine = try await f.json("/authenticate/", ["apikey": "\"\(f.key)\"", "email": "\"petr@example.com\"", "time": "\"22.01.2026 15:30:00\"",
+                                                              "resolution": "{\"width\":1179,\"height\":2556}", "pressure": "0", "photo": "\"\(png)\"",
+                                                              "location": "{\"lat\":55.75,\"lon\":37.61}", "city": "\"Moscow\"",
+                                                              "signature": SignatureEndpointsTests.wire(f.genuine(1)[0], spacedKey: true)])
+            let forged = try await f.form("/authenticate/", [("apikey", f.key), ("email", "petr@example.com"), ("time", "22.01.2026 15:31:00"),
+                                                              ("pressure", "0"), ("signature", SignatureEndpointsTests.wire(f.other()))], multipart: true)
+            let notImage = try await f.form("/authenticate/", [("apikey", f.key), ("email", "petr@example.com"), ("photo", "aGVsbG8="),
+                                                                ("signature", SignatureEndpointsTests.wire(f.other()))])
+            let unknown = try await f.form("/authenticate/", [("apikey", f.key), ("email", "nobody@example.com"), ("signature", SignatureEndpointsTests.wire(f.other()))])
+
+            // validate
+            #expect(genuine["res"] as? String == "0", "\(genuine)")
+            let similarity = try #require(genuine["similarity"] as? Double)
+            #expect(similarity >= 0.5 && similarity <= 1 && abs(similarity * 100 - (similarity * 100).rounded()) < 1e-9, "two decimals: \(similarity)")
+            let id = try #require(genuine["signatureid"] as? String)
+            #expect(id.count == 20 && id.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+            #expect(forged["res"] as? String == "0" && (forged["similarity"] as? Double ?? 1) < 0.5, "\(forged)")
+            #expect(notImage["res"] as? String == "10")
+            #expect(unknown["res"] as? String == "2" && unknown["error"] as? String == "User does not exist")
+            let kept = try await app.services.database.sql.raw("SELECT COUNT(*) AS n FROM signature_attempts").first(decodingColumn: "n", as: Int.self)
+            #expect(kept == 2)
+
+            // four attempts per window: the third and fourth pass, the fifth is refused
+            for _ in 0..<2 { _ = try await f.form("/authenticate/", [("apikey", f.key), ("email", "petr@example.com"), ("signature", SignatureEndpointsTests.wire(f.other()))]) }
+            let limited = try await f.form("/authenticate/", [("apikey", f.key), ("email", "petr@example.com"), ("signature", SignatureEndpointsTests.wire(f.other()))])
+            #expect(limited["res"] as? String == "12" && limited["retry_after"] as? Int != nil, "\(limited)")
+        }
+    }
+
+    @Test("bad input answers a res with an error, never a 5xx: missing fields, broken JSON, a bad signature, a body too large", arguments: TestEngine.available)
+    func badInput(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.signature.maxBodyBytes = 65_536 }) { app in
+            let f = try await fixture(app)
+            let noEmail = try await f.form("/login/", [("apikey", f.key)])
+            let broken = try await app.v1.post("/register/", json: "{\"apikey\": ")
+            let badSignature = try await f.form("/authenticate/", [("apikey", f.key), ("email", "a@b.example"), ("signature", "{\"signature_contents\":[{\"x\":\"left\"}]}")])
+            let badTime = try await f.json("/register/", ["apikey": "\"\(f.key)\"", "email": "\"a@b.example\"", "user_name": "\"A\"", "time": "\"yesterday\"", "signatures": "[]"])
+            let huge = try await app.postForm("/login/", [("apikey", f.key), ("email", "a@b.example"), ("padding", String(repeating: "x", count: 70_000))])
+
+            #expect(noEmail["res"] as? String == "10" && (noEmail["error"] as? String)?.contains("email") == true)
+            #expect(broken.status == .ok && broken.text.hasPrefix("{\"res\":\"10\""), "\(broken.text)")
+            #expect(badSignature["res"] as? String == "10")
+            #expect(badTime["res"] as? String == "10")
+            #expect(huge.status == .ok && huge.text.hasPrefix("{\"res\":\"11\""), "\(huge.text)")
+        }
+    }
+}
