@@ -20,7 +20,6 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     /// The PostgreSQL connection settings (for the event bus's own listening connection) and schema.
     let postgres: (configuration: PostgresConnection.Configuration, schema: String?)?
     private let eventLoopGroup: any EventLoopGroup
-    private let ownedGroup: MultiThreadedEventLoopGroup?
     private let readyFlag = ManagedAtomicFlag()
     /// Answers in place of the database once it is shut down.
     private var closed: ClosedDatabase!
@@ -34,15 +33,17 @@ final class DatabaseProvider: Service, @unchecked Sendable {
         self.queryDeadline = .milliseconds(Int64(queryTimeout * 1000))
         switch location {
         case .sqlite(let path):
-            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            self.ownedGroup = group
+            // One loop for SQLite's one connection, shared by every provider of the process and
+            // never shut down: a query still running on the thread pool when its provider shuts
+            // down (a request that came in as the server stopped) completes on a live loop, where
+            // an owned loop shut down under it left a promise unfulfilled (a crash in debug builds).
+            let group = Self.sqliteEventLoop
             self.eventLoopGroup = group
             self.isPostgres = false
             self.postgres = nil
             self.databases = Databases(threadPool: threadPool, on: group)
             databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
         case .postgres(let url, let searchPath):
-            self.ownedGroup = nil
             self.eventLoopGroup = MultiThreadedEventLoopGroup.singleton
             self.isPostgres = true
             var configuration = try SQLPostgresConfiguration(url: url)
@@ -109,9 +110,11 @@ final class DatabaseProvider: Service, @unchecked Sendable {
         await shutdown()
     }
 
+    /// The loop every SQLite provider runs its connection on.
+    static let sqliteEventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     func shutdown() async {
         await databases.shutdownAsync()
-        try? await ownedGroup?.shutdownGracefully()
     }
 }
 
