@@ -93,7 +93,7 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
-    SignatureController(apps: services.apps, signatures: services.signatures, configuration: configuration).addRoutes(to: router)
+    SignatureController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {
         DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }

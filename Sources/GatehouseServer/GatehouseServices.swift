@@ -38,6 +38,7 @@ final class GatehouseServices: Sendable {
     /// The signature identity service (docs/signature-identity.md).
     let apps: AppsService
     let signatures: SignatureService
+    let documents: SignatureDocuments
 
     init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -106,6 +107,7 @@ final class GatehouseServices: Sendable {
         self.avatars = AvatarService(core: core)
         self.apps = AppsService(core: core)
         self.signatures = SignatureService(core: core)
+        self.documents = SignatureDocuments(core: core, signatures: signatures)
 
         let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention)
         let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)

@@ -184,6 +184,8 @@ public struct GatehouseConfiguration: Sendable {
         public var maxBodyBytes: Int = 4_194_304
         public var photoMaxBytes: Int = 2_097_152
         public var maxPointsPerSignature: Int = 5_000
+        /// A signing in a document's history below this similarity carries a low-match warning.
+        public var warnBelow: Double = 0.5
         public init() {}
     }
 
@@ -442,6 +444,7 @@ extension GatehouseConfiguration {
         sig.attemptWindow = try reader.seconds("GATEHOUSE_SIGNATURE_ATTEMPT_WINDOW_SECONDS", default: sig.attemptWindow, range: 1...86_400)
         sig.maxBodyBytes = try reader.int("GATEHOUSE_SIGNATURE_MAX_BODY_BYTES", default: sig.maxBodyBytes, range: 65_536...268_435_456)
         sig.photoMaxBytes = try reader.int("GATEHOUSE_SIGNATURE_PHOTO_MAX_BYTES", default: sig.photoMaxBytes, range: 1_024...67_108_864)
+        sig.warnBelow = try reader.double("GATEHOUSE_SIGNATURE_WARN_BELOW", default: sig.warnBelow, range: 0...1)
         sig.maxPointsPerSignature = try reader.int("GATEHOUSE_SIGNATURE_MAX_POINTS", default: sig.maxPointsPerSignature, range: 16...1_000_000)
         c.signature = sig
 
@@ -533,6 +536,14 @@ struct EnvironmentReader {
         guard let raw = raw(name) else { return value }
         guard let number = Double(raw), number.isFinite, range.contains(number) else {
             throw ConfigurationError(variable: name, problem: "must be a number of seconds in \(range.lowerBound)...\(range.upperBound), got \"\(raw)\"")
+        }
+        return number
+    }
+
+    func double(_ name: String, default value: Double, range: ClosedRange<Double>) throws -> Double {
+        guard let raw = raw(name) else { return value }
+        guard let number = Double(raw), number.isFinite, range.contains(number) else {
+            throw ConfigurationError(variable: name, problem: "must be a number in \(range.lowerBound)...\(range.upperBound), got \"\(raw)\"")
         }
         return number
     }

@@ -64,3 +64,43 @@ struct M011CreateSignatureModels: AsyncMigration {
         }
     }
 }
+
+/// Signed documents: a chain of versions by hash, and the signatures each version added.
+struct M012CreateSignatureDocuments: AsyncMigration {
+    var name: String { "012_CreateSignatureDocuments" }
+
+    func prepare(on database: any Database) async throws {
+        let sql = database as! any SQLDatabase
+        try await database.schema("signature_documents")
+            .field("id", .string, .identifier(auto: false))
+            .field("latest_hash", .string, .required)
+            .field("versions", .int, .required)
+            .field("created_at", .datetime, .required)
+            .field("updated_at", .datetime, .required)
+            .create()
+        try await sql.create(index: "ix_signature_documents_latest").on("signature_documents").column("latest_hash").run()
+        try await database.schema("signature_document_versions")
+            .field("document_id", .string, .required, .references("signature_documents", "id", onDelete: .cascade))
+            .field("seq", .int, .required)
+            .field("document_hash", .string, .required)
+            .field("account_id", .uuid, .references("accounts", "id", onDelete: .setNull))
+            .field("app_id", .uuid)
+            .field("created_at", .datetime, .required)
+            .compositeIdentifier(over: "document_id", "seq")
+            .create()
+        try await sql.create(index: "ix_signature_document_versions_hash").on("signature_document_versions").column("document_hash").run()
+        try await database.schema("signature_version_signatures")
+            .field("document_id", .string, .required, .references("signature_documents", "id", onDelete: .cascade))
+            .field("seq", .int, .required)
+            .field("position", .int, .required)
+            .field("signature_id", .string, .required, .references("signature_attempts", "id", onDelete: .cascade))
+            .compositeIdentifier(over: "document_id", "seq", "position")
+            .create()
+    }
+
+    func revert(on database: any Database) async throws {
+        for table in ["signature_version_signatures", "signature_document_versions", "signature_documents"] {
+            try await database.schema(table).delete()
+        }
+    }
+}

@@ -203,4 +203,83 @@ struct SignatureEndpointsTests {
             #expect(huge.status == .ok && huge.text.hasPrefix("{\"res\":\"11\""), "\(huge.text)")
         }
     }
+
+    /// Ann's and Bob's models, and an authentication of each with its signature id.
+    func signed(_ f: inout Fixture, photo: Bool = false) async throws -> (ann: String, bob: String) {
+        _ = try await f.json("/register/", f.registerFields("ann@example.com", f.genuine(10)))
+        var bobFields = f.registerFields("bob@example.com", f.genuine(10))
+        bobFields["user_name"] = "\"Bob Brown\""
+        _ = try await f.json("/register/", bobFields)
+        var annAttempt = ["apikey": "\"\(f.key)\"", "email": "\"ann@example.com\"", "city": "\"Kazan\"", "time": "\"22.01.2026 10:00:00\"",
+                          "signature": SignatureEndpointsTests.wire(f.genuine(1)[0])]
+        if photo { annAttempt["photo"] = "\"\(Data(SampleFiles.png).base64EncodedString())\"" }
+        let ann = try await f.json("/authenticate/", annAttempt)
+        let bob = try await f.json("/authenticate/", ["apikey": "\"\(f.key)\"", "email": "\"bob@example.com\"", "signature": SignatureEndpointsTests.wire(f.other())])
+        return (try #require(ann["signatureid"] as? String), try #require(bob["signatureid"] as? String))
+    }
+
+    @Test("documents: the first save makes a document, the next extend its chain; open answers the history, res 1 when changed outside", arguments: TestEngine.available)
+    func documents(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            var f = try await fixture(app)
+            let (annSig, bobSig) = try await signed(&f, photo: true)
+
+            // MUT: Ann signs and saves; Bob opens, signs and saves the next version (a form, signatures as JSON text)
+            let first = try await f.json("/savedocument/", ["apikey": "\"\(f.key)\"", "email": "\"ann@example.com\"", "previous_hash": "\"\"",
+                                                             "document_hash": "\"h1\"", "signatures": "[\"\(annSig)\"]"])
+            let documentID = try #require(first["documentid"] as? String)
+            let second = try await f.form("/savedocument/", [("apikey", f.key), ("email", "bob@example.com"), ("previous_hash", "h1"),
+                                                              ("document_hash", "h2"), ("signatures", "[\"\(bobSig)\"]")])
+            let current = try await f.form("/opendocument/", [("apikey", f.key), ("email", "bob@example.com"), ("documentid", documentID), ("document_hash", "h2")])
+            let outside = try await f.form("/opendocument/", [("apikey", f.key), ("email", "ann@example.com"), ("documentid", documentID), ("document_hash", "tampered")])
+
+            // validate
+            #expect(first["res"] as? String == "0" && documentID.count == 20 && documentID.allSatisfy(\.isHexDigit))
+            #expect(second["res"] as? String == "0" && second["documentid"] as? String == documentID, "\(second)")
+            #expect(current["res"] as? String == "0", "\(current)")
+            let history = try #require(current["history"] as? [[String: Any]])
+            #expect(history.map { $0["name"] as? String } == ["Ivan Petrov", "Bob Brown"])
+            #expect(history.map { $0["signatureid"] as? String } == [annSig, bobSig])
+            #expect(history.map { $0["document_hash"] as? String } == ["h1", "h2"])
+            #expect(history[0]["warning"] as? Bool == false && history[1]["warning"] as? Bool == true, "Bob's low match is flagged")
+            #expect(history[0]["city"] as? String == "Kazan" && history[0]["client_time"] as? String == "22.01.2026 10:00:00")
+            #expect((history[0]["time"] as? String)?.count == 19)
+            let photo = try #require(history[0]["photo"] as? String)
+            #expect(history[1]["photo"] is NSNull)
+            let image = try await app.client.execute(uri: String(photo.dropFirst(app.configuration.publicURL.count)), method: .get)
+            #expect(image.status == .ok && image.headers[.contentType] == "image/png" && Array(image.body.readableBytesView) == SampleFiles.png)
+            #expect(outside["res"] as? String == "1" && outside["error"] as? String == "Document has been updated outside of the application")
+            #expect((outside["history"] as? [Any])?.count == 2)
+        }
+    }
+
+    @Test("two saves from the same version make one chain: the second is refused with res 15; foreign signatures, unknown documents", arguments: TestEngine.available)
+    func documentConflicts(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            var f = try await fixture(app)
+            let (annSig, bobSig) = try await signed(&f)
+            let first = try await f.json("/savedocument/", ["apikey": "\"\(f.key)\"", "email": "\"ann@example.com\"", "document_hash": "\"v1\"", "signatures": "[]"])
+            let documentID = try #require(first["documentid"] as? String)
+
+            // MUT: two saves from v1 at once
+            let key = f.key
+            async let a = app.postForm("/savedocument/", [("apikey", key), ("email", "ann@example.com"), ("previous_hash", "v1"), ("document_hash", "v2a"), ("signatures", "[\"\(annSig)\"]")])
+            async let b = app.postForm("/savedocument/", [("apikey", key), ("email", "bob@example.com"), ("previous_hash", "v1"), ("document_hash", "v2b"), ("signatures", "[\"\(bobSig)\"]")])
+            let answers = try await [a, b].map { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as! [String: Any] }
+            let foreign = try await f.form("/savedocument/", [("apikey", f.key), ("email", "ann@example.com"), ("document_hash", "x"), ("signatures", "[\"\(bobSig)\"]")])
+            let unknown = try await f.form("/opendocument/", [("apikey", f.key), ("email", "ann@example.com"), ("documentid", "00ff00ff00ff00ff00ff"), ("document_hash", "x")])
+            let stranger = try await f.form("/savedocument/", [("apikey", f.key), ("email", "nobody@example.com"), ("document_hash", "x")])
+
+            // validate
+            #expect(Set(answers.compactMap { $0["res"] as? String }) == ["0", "15"], "\(answers)")
+            let winner = try #require(answers.first { $0["res"] as? String == "0" })
+            #expect(winner["documentid"] as? String == documentID)
+            let versions = try await app.services.database.sql.raw("SELECT COUNT(*) AS n FROM signature_document_versions WHERE document_id = \(bind: documentID)")
+                .first(decodingColumn: "n", as: Int.self)
+            #expect(versions == 2)
+            #expect(foreign["res"] as? String == "10" && (foreign["error"] as? String)?.contains(bobSig) == true)
+            #expect(unknown["res"] as? String == "16")
+            #expect(stranger["res"] as? String == "2")
+        }
+    }
 }

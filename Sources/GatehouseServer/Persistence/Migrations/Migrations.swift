@@ -17,6 +17,7 @@ enum GatehouseMigrations {
             M009CreateMessenger(),
             M010CreateApps(),
             M011CreateSignatureModels(),
+            M012CreateSignatureDocuments(),
         ]
     }
 }

@@ -11,6 +11,7 @@ import NIOCore
 struct SignatureController: Sendable {
     let apps: AppsService
     let signatures: SignatureService
+    let documents: SignatureDocuments
     let configuration: GatehouseConfiguration
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
@@ -22,6 +23,8 @@ struct SignatureController: Sendable {
         static let rateLimited = "12"
         static let emailConfirmationRequired = "13"
         static let invalidEmailCode = "14"
+        static let documentConflict = "15"
+        static let documentNotFound = "16"
     }
 
     func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
@@ -29,24 +32,38 @@ struct SignatureController: Sendable {
         router.post("/register/", use: register)
         router.post("/login/", use: login)
         router.post("/authenticate/", use: authenticate)
+        router.post("/savedocument/", use: saveDocument)
+        router.post("/opendocument/", use: openDocument)
+        router.get("/signature-photos/{id}", use: photo)
     }
 
     // MARK: Answers
 
     /// A JSON object with its members in the given order (`res` first, as the spec writes them).
     static func answer(_ members: [(String, Any)]) -> Response {
-        var text = "{"
-        for (index, (name, value)) in members.enumerated() {
-            if index > 0 { text += "," }
-            text += quoted(name) + ":"
-            switch value {
-            case let int as Int: text += String(int)
-            case let double as Double: text += String(format: "%.2f", double)
-            default: text += quoted("\(value)")
-            }
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(string: json(members))))
+    }
+
+    /// JSON text of ordered objects (`[(String, Any)]`), arrays, strings, integers, numbers with two
+    /// decimals, booleans and `nil` (null).
+    static func json(_ value: Any?) -> String {
+        switch value {
+        case nil: return "null"
+        case let members as [(String, Any?)]:
+            return "{" + members.map { quoted($0.0) + ":" + json($0.1) }.joined(separator: ",") + "}"
+        case let members as [(String, Any)]:
+            return "{" + members.map { quoted($0.0) + ":" + json($0.1) }.joined(separator: ",") + "}"
+        case let items as [Any]:
+            return "[" + items.map { json($0) }.joined(separator: ",") + "]"
+        case let bool as Bool: return bool ? "true" : "false"
+        case let int as Int: return String(int)
+        case let double as Double: return String(format: "%.2f", double)
+        case let text as String: return quoted(text)
+        case let optional as Optional<Any>:
+            if case .some(let wrapped) = optional { return json(wrapped) }
+            return "null"
         }
-        text += "}"
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     private static func quoted(_ text: String) -> String {
@@ -270,5 +287,87 @@ struct SignatureController: Sendable {
             if let limited = rateLimited(error) { return limited }
             throw error
         }
+    }
+
+    // MARK: Documents
+
+    /// A document hash as apps send them: at most 256 printable characters.
+    private func hash(_ body: SignatureRequest, _ name: String) -> String? {
+        guard let value = body.text(name), value.count <= 256, value.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else { return nil }
+        return value
+    }
+
+    @Sendable func saveDocument(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, app): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, app) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        guard let documentHash = hash(body, "document_hash") else { return Self.invalid("document_hash is missing or not a hash") }
+        let previous = body.text("previous_hash")
+        if previous != nil, hash(body, "previous_hash") == nil { return Self.invalid("previous_hash is not a hash") }
+        var ids: [String] = []
+        switch body.structured("signatures") {
+        case nil, .null?: break
+        case .array(let items)?:
+            for item in items {
+                guard let id = item.text?.lowercased(), id.count <= 64, id.allSatisfy(\.isHexDigit) else {
+                    return Self.invalid("signatures holds something that is not a signature id")
+                }
+                ids.append(id)
+            }
+        default:
+            if body.text("signatures") != nil { return Self.invalid("signatures is not an array of signature ids") }
+        }
+        guard ids.count <= 100, Set(ids).count == ids.count else { return Self.invalid("signatures names a signature twice, or more than 100") }
+        switch try await documents.save(email: email, previousHash: previous, documentHash: documentHash, signatureIDs: ids, appID: app.id!) {
+        case .saved(let id): return Self.answer([("res", "0"), ("documentid", id)])
+        case .unknownUser: return Self.answer([("res", "2"), ("error", "User does not exist")])
+        case .foreignSignature(let id): return Self.invalid("signature '\(id)' is not one of this user's signatures")
+        case .conflict:
+            return Self.answer([("res", Res.documentConflict), ("error", "Document has been saved from this version already: open it again")])
+        }
+    }
+
+    @Sendable func openDocument(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let body: SignatureRequest
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): body = opened.0
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        guard let documentID = body.text("documentid") else { return Self.invalid("documentid is missing") }
+        guard let documentHash = hash(body, "document_hash") else { return Self.invalid("document_hash is missing or not a hash") }
+        guard try await signatures.account(email: email) != nil else { return Self.answer([("res", "2"), ("error", "User does not exist")]) }
+        switch try await documents.open(documentID: documentID, documentHash: documentHash) {
+        case .notFound: return Self.answer([("res", Res.documentNotFound), ("error", "Document does not exist")])
+        case .current(let history): return Self.answer([("res", "0"), ("history", history.map(Self.entry))])
+        case .changed(let history):
+            return Self.answer([("res", "1"), ("error", "Document has been updated outside of the application"), ("history", history.map(Self.entry))])
+        }
+    }
+
+    /// One history entry on the wire.
+    static func entry(_ entry: SignatureDocuments.Entry) -> [(String, Any?)] {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "dd.MM.yyyy HH:mm:ss"
+        return [("name", entry.signer), ("similarity", entry.similarity), ("warning", entry.lowMatch), ("time", formatter.string(from: entry.signedAt)),
+                ("client_time", entry.clientTime), ("location", entry.location), ("country", entry.country), ("city", entry.city),
+                ("address", entry.address), ("photo", entry.photoURL), ("signatureid", entry.signatureID), ("document_hash", entry.documentHash)]
+    }
+
+    @Sendable func photo(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let id = context.parameters.get("id"), let bytes = try await documents.photo(signatureID: id.lowercased()),
+              let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }) else {
+            return Response(status: .notFound, headers: [.contentType: "application/json; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: Self.json([("res", Res.documentNotFound), ("error", "No such photo")] as [(String, Any)]))))
+        }
+        return Response(status: .ok, headers: [
+            .contentType: format.rawValue, .cacheControl: "private, max-age=3600", .init("X-Content-Type-Options")!: "nosniff",
+            .contentSecurityPolicy: "default-src 'none'; sandbox; frame-ancestors 'none'",
+        ], body: .init(byteBuffer: ByteBuffer(data: bytes)))
     }
 }
