@@ -186,6 +186,8 @@ public struct GatehouseConfiguration: Sendable {
         public var maxPointsPerSignature: Int = 5_000
         /// A signing in a document's history below this similarity carries a low-match warning.
         public var warnBelow: Double = 0.5
+        /// Where the history page sends an iPhone or iPad without the app (the spec's App Store link).
+        public var appStoreURL = "itms-apps://itunes.com/apps/signtologin/"
         public init() {}
     }
 
@@ -444,6 +446,7 @@ extension GatehouseConfiguration {
         sig.attemptWindow = try reader.seconds("GATEHOUSE_SIGNATURE_ATTEMPT_WINDOW_SECONDS", default: sig.attemptWindow, range: 1...86_400)
         sig.maxBodyBytes = try reader.int("GATEHOUSE_SIGNATURE_MAX_BODY_BYTES", default: sig.maxBodyBytes, range: 65_536...268_435_456)
         sig.photoMaxBytes = try reader.int("GATEHOUSE_SIGNATURE_PHOTO_MAX_BYTES", default: sig.photoMaxBytes, range: 1_024...67_108_864)
+        sig.appStoreURL = reader.raw("GATEHOUSE_SIGNATURE_APP_STORE_URL").flatMap { $0.isEmpty ? nil : $0 } ?? sig.appStoreURL
         sig.warnBelow = try reader.double("GATEHOUSE_SIGNATURE_WARN_BELOW", default: sig.warnBelow, range: 0...1)
         sig.maxPointsPerSignature = try reader.int("GATEHOUSE_SIGNATURE_MAX_POINTS", default: sig.maxPointsPerSignature, range: 16...1_000_000)
         c.signature = sig

@@ -108,6 +108,10 @@ struct SignatureDocuments: AccountConcept {
         return latest == documentHash ? .current(history) : .changed(history)
     }
 
+    func exists(documentID: String) async throws -> Bool {
+        try await sql.raw("SELECT 1 AS found FROM signature_documents WHERE id = \(bind: documentID)").first() != nil
+    }
+
     func history(documentID: String) async throws -> [Entry] {
         let rows = try await sql.raw("""
             SELECT a.id AS signature_id, a.similarity, a.created_at, a.client_time, a.location, a.country, a.city, a.address,

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-/// The developer console in headless Chromium against a `gatehouse serve` process
-/// (`Support/console_browser.py`, Selenium with Debian's chromium and chromedriver): sign in,
-/// add an app with an icon, the key once, disable, enable, rotate, CSRF, cookie flags and CSP.
-/// The screenshots are attached to the test and their paths printed.
-@Suite("Signature identity: the developer console in a browser")
+/// The signature identity service's pages in headless Chromium against a `gatehouse serve`
+/// process (`Support/console_browser.py`, Selenium with Debian's chromium and chromedriver): the
+/// developer console (sign in, add an app with an icon, the key once, disable, enable, rotate,
+/// CSRF, cookie flags, CSP), and a document's history page on a desktop and, in Russian, on an
+/// iPhone (the app tried, then the App Store offered). The screenshots are attached to the test.
+@Suite("Signature identity: the console and the history page in a browser")
 struct ConsoleBrowserTests {
     static var serverBinary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gatehouse")
@@ -15,7 +16,7 @@ struct ConsoleBrowserTests {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Support/console_browser.py").path
     }
 
-    @Test("a developer signs in, adds an app with its icon, sees the key once, disables, enables and rotates it")
+    @Test("a developer signs in, adds an app with its icon, sees the key once, disables, enables and rotates it; a signed document's history on a desktop and an iPhone")
     func console() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "install Debian's chromium and chromium-driver (.ci/run does)")
         #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first")
@@ -40,7 +41,7 @@ struct ConsoleBrowserTests {
         #expect(process.terminationStatus == 0, "\(text)")
         #expect(text.contains("console browser session passed"))
         let files = (try? FileManager.default.contentsOfDirectory(at: shots, includingPropertiesForKeys: nil)) ?? []
-        #expect(files.count >= 5, "screenshots: \(files.map(\.lastPathComponent))")
+        #expect(files.count >= 7, "screenshots: \(files.map(\.lastPathComponent))")
         for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
             if let png = try? Data(contentsOf: file) { Attachment.record(png, named: file.lastPathComponent) }
         }

@@ -196,6 +196,87 @@ try:
                                     "PUBLIC_URL": f"https://127.0.0.1:{prod_port}"})
     status, headers, _ = call(f"http://127.0.0.1:{prod_port}", "GET", "/console/login")
     assert status == 200 and "Secure" in headers["Set-Cookie"], headers["Set-Cookie"]
+    step = "the history page: a document signed through the spec's endpoints"
+    import math, random
+    rng = random.Random(5)
+
+    def sign(noise):
+        n = rng.randint(120, 150)
+        raw, t = [], 0.0
+        for i in range(n):
+            raw.append(t)
+            t += 1 + 0.5 * math.sin(2 * math.pi * 2 * i / n + 0.3)
+        a, b = 1 + rng.uniform(-noise, noise), 1 + rng.uniform(-noise, noise)
+        ox, oy = rng.uniform(100, 300), rng.uniform(100, 300)
+        points = []
+        for r in raw:
+            s_ = r / raw[-1] * 2 * math.pi
+            x = 60 * s_ + 40 * a * math.cos(2 * s_ + 1) + 25 * math.cos(3.1 * s_)
+            y = 30 * b * math.sin(1.5 * s_) + 20 * math.sin(2.7 * s_ + 0.5)
+            points.append({"x": round(ox + 2 * x + rng.uniform(-.5, .5), 1), "y": round(oy + 2 * y + rng.uniform(-.5, .5), 1), "p": 0})
+        return {"pressure": 0, "dot_count": len(points), "signature_contents": points}
+
+    def post(path, fields):
+        status, _, answer = call(BASE, "POST", path, fields)
+        assert status == 200, (path, status, answer)
+        return json.loads(answer)
+
+    registered = post("/register/", {"apikey": rotated, "email": "signer@example.com", "user_name": "Ivan Petrov", "time": "22.01.2026 10:00:00",
+                                     "device_version": "iPhone 15", "os_version": "18.1", "resolution": {"width": 1179, "height": 2556},
+                                     "pressure": 0, "signatures": [sign(0.03) for _ in range(10)]})
+    assert registered["res"] == "0", registered
+    attempt = post("/authenticate/", {"apikey": rotated, "email": "signer@example.com", "signature": sign(0.03), "city": "Kazan",
+                                      "country": "Russia", "photo": base64.b64encode(PNG).decode(), "time": "22.01.2026 10:05:00"})
+    assert attempt["res"] == "0" and attempt["similarity"] >= 0.5, attempt
+    saved = post("/savedocument/", {"apikey": rotated, "email": "signer@example.com", "previous_hash": "", "document_hash": "h1",
+                                    "signatures": [attempt["signatureid"]]})
+    document = saved["documentid"]
+    # A second signing that does not match (another shape): the history flags it.
+    forged = sign(0.03)
+    for point in forged["signature_contents"]:
+        point["y"] = round(300 - point["y"] * 0.6 + 0.4 * point["x"], 1)
+    low = post("/authenticate/", {"apikey": rotated, "email": "signer@example.com", "signature": forged})
+    assert low["res"] == "0" and low["similarity"] < 0.5, low
+    again = post("/savedocument/", {"apikey": rotated, "email": "signer@example.com", "previous_hash": "h1", "document_hash": "h2",
+                                    "signatures": [low["signatureid"]]})
+    assert again["documentid"] == document, again
+    browser.get(BASE + f"/documents/?documentid={document}")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#signings tr[data-signature]")
+    assert len(rows) == 2 and "Ivan Petrov" in rows[0].text and "Kazan, Russia" in rows[0].text, browser.page_source[:2000]
+    assert "low match" not in rows[0].text and "low match" in rows[1].text, rows[1].text
+    assert rows[0].find_element(By.TAG_NAME, "img").get_property("naturalWidth") == 1, "the photo loads under the CSP"
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Signing history"
+    shot("6-history-desktop")
+    status, headers, _ = call(BASE, "GET", f"/documents/?documentid={document}")
+    assert "script-src 'nonce-" in headers["Content-Security-Policy"], headers["Content-Security-Policy"]
+
+    step = "the history page on an iPhone, in Russian: the app is tried, then the App Store offered"
+    phone_options = Options()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=430,932", "--lang=ru",
+                 "--user-agent=Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"):
+        phone_options.add_argument(flag)
+    phone_options.add_experimental_option("prefs", {"intl.accept_languages": "ru"})
+    phone_options.binary_location = "/usr/bin/chromium"
+    phone = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=phone_options)
+    try:
+        phone.get(BASE + f"/documents/?documentid={document}")
+        alert = WebDriverWait(phone, 10).until(expected_conditions.alert_is_present())
+        question = alert.text
+        alert.dismiss()
+        assert question == "У вас нет приложения Sign To Login. Скачать его?", question
+        assert phone.find_element(By.TAG_NAME, "h1").text == "История подписания"
+        path = os.path.join(args.screenshots, "console-7-history-iphone-ru.png")
+        phone.save_screenshot(path)
+        print(f"screenshot: {path}")
+    finally:
+        phone.quit()
+
+    step = "no alert on a desktop, and an unknown document is a 404 page"
+    browser.get(BASE + f"/documents/?documentid={document}")
+    time.sleep(0.6)
+    assert not expected_conditions.alert_is_present()(browser), "no app offer on a desktop"
+    status, _, page = call(BASE, "GET", "/documents/?documentid=00ff00ff")
+    assert status == 404 and b"There is no such document." in page, (status, page[:300])
     print("console browser session passed")
 except Exception as error:
     sys.stderr.write(f"console browser test failed at: {step}: {type(error).__name__}: {error}\n")

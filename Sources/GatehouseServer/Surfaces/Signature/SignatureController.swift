@@ -35,6 +35,7 @@ struct SignatureController: Sendable {
         router.post("/savedocument/", use: saveDocument)
         router.post("/opendocument/", use: openDocument)
         router.get("/signature-photos/{id}", use: photo)
+        router.get("/documents/", use: historyPage)
     }
 
     // MARK: Answers
@@ -369,5 +370,17 @@ struct SignatureController: Sendable {
             .contentType: format.rawValue, .cacheControl: "private, max-age=3600", .init("X-Content-Type-Options")!: "nosniff",
             .contentSecurityPolicy: "default-src 'none'; sandbox; frame-ancestors 'none'",
         ], body: .init(byteBuffer: ByteBuffer(data: bytes)))
+    }
+
+    /// `/documents/?documentid=…`: the history page a signed PDF links to.
+    @Sendable func historyPage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en)
+        let raw = request.uri.queryParameters.get("documentid") ?? ""
+        let id = raw.lowercased()
+        guard !id.isEmpty, id.count <= 64, id.allSatisfy(\.isHexDigit), let entries = try await documents.exists(documentID: id) ? documents.history(documentID: id) : nil else {
+            return DocumentHistoryPage.response(found: false, documentID: String(id.filter(\.isHexDigit).prefix(64)), entries: [], language: language,
+                                                storeURL: settings.appStoreURL)
+        }
+        return DocumentHistoryPage.response(found: true, documentID: id, entries: entries, language: language, storeURL: settings.appStoreURL)
     }
 }
