@@ -67,12 +67,8 @@ struct FormParameters: Sendable {
     }
 
     static func parseMultipart(_ buffer: ByteBuffer, contentType: String) throws -> [(String, String)] {
-        guard let boundary = contentType.split(separator: ";").lazy
-            .map({ $0.trimmingCharacters(in: .whitespaces) })
-            .first(where: { $0.lowercased().hasPrefix("boundary=") })
-            .map({ String($0.dropFirst("boundary=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }),
-            !boundary.isEmpty
-        else {
+        let boundary = MultipartFormData.boundary(in: contentType)
+        guard !boundary.isEmpty else {
             throw GatehouseError.invalid(.malformedBody, "error.malformedBody.boundary")
         }
         do {

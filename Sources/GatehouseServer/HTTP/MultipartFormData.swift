@@ -25,6 +25,15 @@ enum MultipartFormData {
         }
     }
 
+    /// The boundary a `multipart/form-data` `Content-Type` names (quotes removed), or "" when it
+    /// names none. The one reading of it for every route that takes multipart bodies.
+    static func boundary(in contentType: String) -> String {
+        contentType.split(separator: ";").dropFirst()
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.lowercased().hasPrefix("boundary=") }
+            .map { String($0.dropFirst("boundary=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? ""
+    }
+
     /// Every named part, in order.
     static func parts(_ bytes: [UInt8], boundary: String) throws -> [Part] {
         let delimiter = Array("--\(boundary)".utf8)

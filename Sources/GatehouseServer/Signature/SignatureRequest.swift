@@ -77,9 +77,7 @@ struct SignatureRequest: Sendable {
         var result = SignatureRequest()
         let type = (contentType ?? "").lowercased()
         if type.hasPrefix("multipart/form-data") {
-            let boundary = (contentType ?? "").split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
-                .first { $0.lowercased().hasPrefix("boundary=") }
-                .map { String($0.dropFirst(9)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? ""
+            let boundary = MultipartFormData.boundary(in: contentType ?? "")
             guard !boundary.isEmpty, let parts = try? MultipartFormData.parts(bytes, boundary: boundary) else { throw Failure.malformed }
             for part in parts {
                 let name = part.name.lowercased()

@@ -21,23 +21,7 @@ struct DemoTerminalSessionTests {
     /// Runs a script of `Support/` (`demo_session.py` by default) with `arguments`; its exit
     /// status and everything it printed.
     static func runSession(_ arguments: [String], script name: String = "demo_session.py") async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script(name)] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        // Read and wait on a thread of its own: blocking one of the few threads of Swift's
-        // cooperative pool (two on a two-core machine) would stall the in-process servers.
-        let data: Data = await withCheckedContinuation { continuation in
-            Thread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: data)
-            }.start()
-        }
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try await runPythonScript(script(name), arguments)
     }
 
     @Test("registering and logging in a new account through the demo's menus")

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import Testing
 
 /// The signature identity service's pages in headless Chromium against a `gatehouse serve`
@@ -21,24 +22,9 @@ struct ConsoleBrowserTests {
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "install Debian's chromium and chromium-driver (.ci/run does)")
         #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first")
         let shots = FileManager.default.temporaryDirectory.appendingPathComponent("console-shots-\(UUID().uuidString)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, "--gatehouse", Self.serverBinary.path, "--screenshots", shots.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        // Read and wait on a thread of its own, off Swift's small cooperative pool.
-        let data: Data = await withCheckedContinuation { continuation in
-            Thread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: data)
-            }.start()
-        }
-        let text = String(decoding: data, as: UTF8.self)
+        let (status, text) = try await runPythonScript(Self.script, ["--gatehouse", Self.serverBinary.path, "--screenshots", shots.path])
         print(text)
-        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(status == 0, "\(text)")
         #expect(text.contains("console browser session passed"))
         let files = (try? FileManager.default.contentsOfDirectory(at: shots, includingPropertiesForKeys: nil)) ?? []
         #expect(files.count >= 7, "screenshots: \(files.map(\.lastPathComponent))")

@@ -66,9 +66,7 @@ struct ConsoleController: Sendable {
         var fields: [String: String] = [:]
         var files: [String: (String?, Data)] = [:]
         if contentType.lowercased().hasPrefix("multipart/form-data") {
-            let boundary = contentType.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
-                .first { $0.lowercased().hasPrefix("boundary=") }
-                .map { String($0.dropFirst(9)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? ""
+            let boundary = MultipartFormData.boundary(in: contentType)
             guard !boundary.isEmpty, let parts = try? MultipartFormData.parts(Array(buffer.readableBytesView), boundary: boundary) else {
                 throw ConsoleError.message("The form could not be read.")
             }

@@ -196,10 +196,7 @@ struct MessengerController: Sendable {
         var fileName = query(request, "name")
         var partType: String?
         if let contentType, contentType.lowercased().hasPrefix("multipart/form-data") {
-            let boundary = contentType.split(separator: ";").dropFirst()
-                .map { $0.trimmingCharacters(in: .whitespaces) }
-                .first { $0.lowercased().hasPrefix("boundary=") }
-                .map { String($0.dropFirst(9)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? ""
+            let boundary = MultipartFormData.boundary(in: contentType)
             let buffer = try await request.collectBody(upTo: maxBytes + 16_384)
             guard let part = try? MultipartFormData.parts(Array(buffer.readableBytesView), boundary: boundary).first(where: { $0.name == "file" }) else {
                 throw GatehouseError.invalid(.malformedBody, "error.malformedJSON", "multipart/form-data with a part named file").on(field: "file")
