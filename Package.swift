@@ -43,10 +43,23 @@ let package = Package(
             name: "GatehouseAPI",
             swiftSettings: swiftSettings
         ),
+        // The handwritten-signature verifier, Foundation only, so that its evaluator
+        // (Benchmarks/signature) builds in release without the server.
+        .target(
+            name: "GatehouseVerifier",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "signature-eval",
+            dependencies: ["GatehouseVerifier"],
+            path: "Benchmarks/signature/Evaluator",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "GatehouseServer",
             dependencies: [
                 "GatehouseAPI",
+                "GatehouseVerifier",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseVerifier
 import Testing
 @testable import GatehouseServer
 
@@ -120,5 +121,73 @@ struct SignatureVerifierTests {
         let a = verifier.features(attempt)
         #expect(verifier.distance(a, a) == 0)
         #expect(verifier.distance(a, verifier.features(references[0])) > 0)
+    }
+}
+
+@Suite("Signature identity: the verifier's model")
+struct SignatureModelTests {
+    let verifier = SignatureVerifier()
+
+    @Test("a model made by another version of the verifier is made again from its signatures and scores as a new one")
+    func modelOfAnotherVersionIsRemade() throws {
+        // setup
+        var rng = SyntheticWriter.Generator(state: 11)
+        let writer = SyntheticWriter(seed: 21)
+        let references = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
+        guard case .model(let model) = verifier.enrol(references) else { Issue.record("refused"); return }
+        var old = model
+        old.version = SignatureVerifier.version - 1
+        old.spread = 1000
+        let attempt = writer.sign(&rng, shapeNoise: 0.03)
+
+        // MUT
+        let remade = verifier.current(old)
+
+        // validate
+        #expect(remade == model)
+        #expect(verifier.similarity(attempt, to: old) == verifier.similarity(attempt, to: model))
+        #expect(verifier.current(model) == model)
+    }
+
+    @Test("the same shape traced at half the speed scores clearly below the same signature at the writer's pace")
+    func slowTracingScoresLower() throws {
+        // setup: the writer's own signatures, and each of them traced with every point doubled
+        var rng = SyntheticWriter.Generator(state: 12)
+        let writer = SyntheticWriter(seed: 22)
+        let references = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
+        guard case .model(let model) = verifier.enrol(references) else { Issue.record("refused"); return }
+        let genuine = (0..<5).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
+        let traced = genuine.map { signature in
+            SignaturePoints(x: signature.x.flatMap { [$0, $0] }, y: signature.y.flatMap { [$0, $0] })
+        }
+
+        // MUT
+        let genuineScores = genuine.map { verifier.similarity($0, to: model) }
+        let tracedScores = traced.map { verifier.similarity($0, to: model) }
+
+        // validate
+        #expect(genuineScores.min()! >= 0.5, "\(genuineScores)")
+        for (own, slow) in zip(genuineScores, tracedScores) { #expect(slow < own - 0.1, "\(own) → \(slow)") }
+    }
+
+    @Test("enrolment in steps: refused signatures are asked for again, the kept ones count, the missing ones complete the model")
+    func enrolmentInSteps() throws {
+        // setup
+        var rng = SyntheticWriter.Generator(state: 13)
+        let writer = SyntheticWriter(seed: 23), stranger = SyntheticWriter(seed: 24)
+        var first = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
+        first[2] = SignaturePoints(points: [(1, 1), (2, 2)])
+        first[6] = stranger.sign(&rng, shapeNoise: 0.03)
+
+        // MUT: the first try, then the two missing ones
+        let step = verifier.continueEnrolment(kept: [], new: first, needed: 10)
+        guard case .incomplete(let kept, let required, let incorrect) = step else { Issue.record("\(step)"); return }
+        let second = verifier.continueEnrolment(kept: kept, new: (0..<required).map { _ in writer.sign(&rng, shapeNoise: 0.03) }, needed: 10)
+
+        // validate
+        #expect(kept.count == 8 && required == 2 && incorrect == 2)
+        #expect(!kept.contains(first[2]) && !kept.contains(first[6]))
+        guard case .model(let model) = second else { Issue.record("\(second)"); return }
+        #expect(model.references.count == 10 && model.version == SignatureVerifier.version)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseVerifier
 import GatehouseAPI
 import Hummingbird
 import NIOCore

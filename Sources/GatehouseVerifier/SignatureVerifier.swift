@@ -3,18 +3,18 @@ import Foundation
 /// A handwritten signature as an iPhone sends it: the pen-down points in order, x and y only
 /// (no pressure, no timestamps). Touch events come at a steady rate, so the spacing of the points
 /// stands in for the pen's speed.
-struct SignaturePoints: Sendable, Equatable, Codable {
-    var x: [Double]
-    var y: [Double]
+public struct SignaturePoints: Sendable, Equatable, Codable {
+    public var x: [Double]
+    public var y: [Double]
 
-    var count: Int { x.count }
+    public var count: Int { x.count }
 
-    init(x: [Double], y: [Double]) {
+    public init(x: [Double], y: [Double]) {
         self.x = x
         self.y = y
     }
 
-    init(points: [(Double, Double)]) {
+    public init(points: [(Double, Double)]) {
         self.x = points.map(\.0)
         self.y = points.map(\.1)
     }
@@ -33,45 +33,56 @@ struct SignaturePoints: Sendable, Equatable, Codable {
 /// That ratio is 1 for an attempt as close as the person's own signatures are to each other, so
 /// one threshold means the same for everybody; it is mapped to 0…1 with 0.5 at `ratioAtHalf`.
 /// Deterministic, allocation-light, and run off the event loop by its callers.
-struct SignatureVerifier: Sendable {
+public struct SignatureVerifier: Sendable {
     /// The fewest points a signature may have.
-    var minPoints = 16
+    public var minPoints = 16
     /// Signatures are cut to at most this many points (evenly) before comparing.
-    var maxPoints = 256
+    public var maxPoints = 256
     /// The DTW band, as a fraction of the longer sequence.
-    var band = 0.15
-    /// The similarity is 0.5 when the attempt is this many times as far from the references as
-    /// they are from each other.
-    var ratioAtHalf = 1.6
+    public var band = 0.15
+    /// An attempt is compared with this many of the references nearest to it.
+    public var nearest = 3
+    /// The spread (median distance between two references) of a typical person: a person's own
+    /// spread is pulled halfway towards it.
+    public var typicalSpread = 0.45
+    /// How much a duration unlike the references' counts, per standard deviation.
+    public var durationWeight = 0.15
+    /// The smallest standard deviation of the references' log-durations the duration is measured in.
+    public var durationSpreadFloor = 0.15
+    /// The similarity is 0.5 at this distance ratio (the equal error point against skilled
+    /// forgeries on the research sets, docs/performance.md).
+    public var ratioAtHalf = 1.5
     /// How steeply the similarity falls around `ratioAtHalf`.
-    var steepness = 4.0
+    public var steepness = 4.0
     /// A reference whose spread is this many times the median one is an outlier at enrolment.
-    var outlierFactor = 1.9
+    public var outlierFactor = 1.9
 
     /// Features of one signature, point by point (row-major, `dimensions` per point).
-    struct Features: Sendable, Equatable, Codable {
-        var values: [Double]
-        var count: Int
+    public struct Features: Sendable, Equatable, Codable {
+        public var values: [Double]
+        public var count: Int
     }
 
-    static let dimensions = 6
+    public static let dimensions = 6
+
+    public init() {}
 
     // MARK: Features
 
     /// Why a signature cannot be used, if it cannot.
-    enum Problem: Equatable, Sendable {
+    public enum Problem: Equatable, Sendable {
         case tooFewPoints
         case tooSmall
     }
 
-    func problem(with signature: SignaturePoints) -> Problem? {
+    public func problem(with signature: SignaturePoints) -> Problem? {
         guard signature.count >= minPoints, signature.x.count == signature.y.count else { return .tooFewPoints }
         let width = (signature.x.max() ?? 0) - (signature.x.min() ?? 0)
         let height = (signature.y.max() ?? 0) - (signature.y.min() ?? 0)
         return max(width, height) < 10 ? .tooSmall : nil
     }
 
-    func features(_ signature: SignaturePoints) -> Features {
+    public func features(_ signature: SignaturePoints) -> Features {
         // Cut evenly to at most maxPoints (keeps the spacing pattern, i.e. the speed).
         var xs = signature.x, ys = signature.y
         if xs.count > maxPoints {
@@ -121,10 +132,10 @@ struct SignatureVerifier: Sendable {
     // MARK: Distance
 
     /// Weights of the features: position, direction, speed, turning.
-    private static let weights: [Double] = [1.0, 1.0, 0.8, 0.8, 0.5, 0.3]
+    private static let weights: [Double] = [1.0, 1.0, 0.8, 0.8, 1.5, 0.3]
 
     /// The DTW distance of two signatures' features, per step of the warping path.
-    func distance(_ a: Features, _ b: Features) -> Double {
+    public func distance(_ a: Features, _ b: Features) -> Double {
         let n = a.count, m = b.count
         guard n > 0, m > 0 else { return .infinity }
         let d = Self.dimensions
@@ -171,15 +182,22 @@ struct SignatureVerifier: Sendable {
 
     // MARK: The model
 
-    /// A person's references and how far they are from each other.
-    struct Model: Sendable, Codable, Equatable {
-        var references: [Features]
+    /// A person's references and how far they are from each other. It keeps the signatures
+    /// themselves, not their features, so that a later verifier can make it again.
+    public struct Model: Sendable, Codable, Equatable {
+        /// The verifier that made it (`SignatureVerifier.version`).
+        public var version: Int
+        public var references: [SignaturePoints]
         /// The typical distance between two of the person's own signatures.
-        var spread: Double
+        public var spread: Double
     }
 
+    /// Changes whenever features, distance or normalisation change: a model of another version is
+    /// made again from its signatures (`current(_:)`).
+    public static let version = 1
+
     /// What enrolment makes of a set of signatures: the model, or which ones do not fit.
-    enum Enrolment: Equatable, Sendable {
+    public enum Enrolment: Equatable, Sendable {
         case model(Model)
         /// The indexes of the signatures refused (unusable, or outliers against the rest).
         case refused([Int])
@@ -187,21 +205,14 @@ struct SignatureVerifier: Sendable {
 
     /// Builds a model from the signatures when every one is usable and fits the others; otherwise
     /// says which do not. With fewer than three usable signatures there is nothing to compare.
-    func enrol(_ signatures: [SignaturePoints]) -> Enrolment {
+    public func enrol(_ signatures: [SignaturePoints]) -> Enrolment {
         var refused = signatures.indices.filter { problem(with: signatures[$0]) != nil }
         let usable = signatures.indices.filter { !refused.contains($0) }
         let features = usable.map { self.features(signatures[$0]) }
+        let distances = pairwise(features)
         if features.count >= 3 {
             // Each signature's mean distance to the others; an outlier's is far above the median.
-            var mean = [Double](repeating: 0, count: features.count)
-            for i in features.indices {
-                for j in features.indices where j > i {
-                    let value = distance(features[i], features[j])
-                    mean[i] += value
-                    mean[j] += value
-                }
-            }
-            for i in mean.indices { mean[i] /= Double(features.count - 1) }
+            let mean = features.indices.map { i in features.indices.filter { $0 != i }.map { distances[i][$0] }.reduce(0, +) / Double(features.count - 1) }
             let median = mean.sorted()[mean.count / 2]
             for (position, index) in usable.enumerated() where mean[position] > median * outlierFactor {
                 refused.append(index)
@@ -210,27 +221,89 @@ struct SignatureVerifier: Sendable {
         refused.sort()
         guard refused.isEmpty else { return .refused(refused) }
         guard features.count >= 3 else { return .refused(Array(signatures.indices)) }
-        return .model(model(features))
+        return .model(model(usable.map { signatures[$0] }, distances: distances))
     }
 
-    /// A model of usable, fitting references (`enrol` has checked them).
-    func model(_ references: [Features]) -> Model {
-        var distances: [Double] = []
-        for i in references.indices {
-            for j in references.indices where j > i { distances.append(distance(references[i], references[j])) }
+    private func pairwise(_ features: [Features]) -> [[Double]] {
+        var distances = [[Double]](repeating: [Double](repeating: 0, count: features.count), count: features.count)
+        for i in features.indices {
+            for j in features.indices where j > i {
+                distances[i][j] = distance(features[i], features[j])
+                distances[j][i] = distances[i][j]
+            }
         }
-        let sorted = distances.sorted()
-        let spread = sorted.isEmpty ? 1 : max(sorted[sorted.count / 2], 1e-6)
-        return Model(references: references, spread: spread)
+        return distances
     }
 
-    /// The similarity (0…1) of an attempt to a model: the mean distance to its three nearest
-    /// references, relative to the references' own spread, mapped through a logistic curve.
-    func similarity(_ attempt: SignaturePoints, to model: Model) -> Double {
+    private func model(_ references: [SignaturePoints], distances: [[Double]]) -> Model {
+        var values: [Double] = []
+        for i in references.indices {
+            for j in references.indices where j > i { values.append(distances[i][j]) }
+        }
+        let sorted = values.sorted()
+        let spread = sorted.isEmpty ? 1 : max(sorted[sorted.count / 2], 1e-6)
+        return Model(version: Self.version, references: references, spread: spread)
+    }
+
+    /// The model as this verifier makes it: one of another version is made again from its
+    /// signatures (they were accepted once; they are not checked again).
+    public func current(_ model: Model) -> Model {
+        guard model.version != Self.version else { return model }
+        return self.model(model.references, distances: pairwise(model.references.map(features)))
+    }
+
+    /// One step of the spec's enrolment: the signatures kept from earlier tries and the new ones
+    /// make the model when `needed` of them fit together; otherwise the ones that fit are kept
+    /// (at most `needed`) and the client is asked for the rest. `incorrect` counts the new
+    /// signatures refused.
+    public enum EnrolmentStep: Equatable, Sendable {
+        case model(Model)
+        case incomplete(kept: [SignaturePoints], required: Int, incorrect: Int)
+    }
+
+    public func continueEnrolment(kept: [SignaturePoints], new: [SignaturePoints], needed: Int) -> EnrolmentStep {
+        let all = kept + new
+        var accepted = all
+        var incorrect = 0
+        switch enrol(all) {
+        case .refused(let indexes):
+            accepted = all.indices.filter { !indexes.contains($0) }.map { all[$0] }
+            incorrect = indexes.filter { $0 >= kept.count }.count
+        case .model(let model) where all.count == needed:
+            return .model(model)
+        case .model:
+            break
+        }
+        if accepted.count < needed || incorrect > 0 {
+            let keep = Array(accepted.prefix(needed))
+            return .incomplete(kept: keep, required: needed - keep.count, incorrect: incorrect)
+        }
+        guard case .model(let model) = enrol(Array(accepted.prefix(needed))) else {
+            return .incomplete(kept: [], required: needed, incorrect: min(new.count, needed))
+        }
+        return .model(model)
+    }
+
+    /// The similarity (0…1) of an attempt to a model (docs/signature-identity.md, "The verifier"):
+    ///
+    /// - the mean DTW distance to the attempt's `nearest` references, divided by the person's own
+    ///   spread pulled halfway (geometrically) towards a typical spread: a person whose
+    ///   signatures vary a lot is not given a limitless tolerance, and a very steady one is not
+    ///   refused their own signature;
+    /// - plus how far the attempt's duration (its number of points: touches come at the device's
+    ///   steady rate) is from the references', in the references' own standard deviations
+    ///   (log scale; at least `durationSpreadFloor`): a forger who traces slowly gives themselves away;
+    /// - mapped through a logistic curve, 0.5 at `ratioAtHalf`.
+    public func similarity(_ attempt: SignaturePoints, to model: Model) -> Double {
         guard problem(with: attempt) == nil, !model.references.isEmpty else { return 0 }
+        let model = current(model)
         let features = self.features(attempt)
-        let nearest = model.references.map { distance(features, $0) }.sorted().prefix(3)
-        let ratio = (nearest.reduce(0, +) / Double(nearest.count)) / model.spread
+        let nearest = model.references.map { distance(features, self.features($0)) }.sorted().prefix(self.nearest)
+        var ratio = (nearest.reduce(0, +) / Double(nearest.count)) / (model.spread * typicalSpread).squareRoot()
+        let logs = model.references.map { log(Double($0.count)) }
+        let mean = logs.reduce(0, +) / Double(logs.count)
+        let deviation = (logs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(logs.count)).squareRoot()
+        ratio += durationWeight * abs(log(Double(attempt.count)) - mean) / max(deviation, durationSpreadFloor)
         guard ratio.isFinite else { return 0 }
         return 1 / (1 + exp(steepness * (ratio - ratioAtHalf)))
     }

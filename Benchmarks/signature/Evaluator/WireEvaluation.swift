@@ -1,0 +1,137 @@
+import Foundation
+import GatehouseVerifier
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The same evaluation through a running server: each writer registers with `/register/` (as a new
+/// address, answering `res 2` with the missing signatures) and every attempt goes through
+/// `/authenticate/`, whose `similarity` is the score. Writers run `concurrency` at a time.
+struct WireEvaluation {
+    let server: URL
+    let apiKey: String
+    let concurrency: Int
+    /// Makes the addresses of this run new to the server.
+    let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+
+    struct Result {
+        var outcome: Outcome
+        var latencyMeanMs: Double
+        var latencyP99Ms: Double
+        /// Authentications per second over the whole run.
+        var rate: Double
+    }
+
+    init(server: URL, apiKey: String, concurrency: Int) async throws {
+        self.server = server
+        self.apiKey = apiKey
+        self.concurrency = max(1, concurrency)
+    }
+
+    func run(_ writers: [Writer], references: Int, randomPerWriter: Int?) async throws -> Result {
+        let start = Date()
+        let shards = (0..<concurrency).map { shard in Array(stride(from: shard, to: writers.count, by: concurrency)) }
+        let results = try await withThrowingTaskGroup(of: (Outcome, [Double]).self) { group in
+            for positions in shards where !positions.isEmpty {
+                group.addTask {
+                    var scorer = WireScorer(server: server, apiKey: apiKey, run: run)
+                    let outcome = try await evaluate(writers, positions: positions, scorer: &scorer, references: references,
+                                                     randomPerWriter: randomPerWriter)
+                    return (outcome, scorer.latencies)
+                }
+            }
+            var all: [(Outcome, [Double])] = []
+            for try await result in group { all.append(result) }
+            return all
+        }
+        var outcome = Outcome()
+        var latencies: [Double] = []
+        for (part, times) in results {
+            outcome.merge(part)
+            latencies += times
+        }
+        latencies.sort()
+        let elapsed = Date().timeIntervalSince(start)
+        return Result(outcome: outcome,
+                      latencyMeanMs: latencies.isEmpty ? 0 : latencies.reduce(0, +) / Double(latencies.count) * 1000,
+                      latencyP99Ms: latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))] * 1000,
+                      rate: Double(latencies.count) / elapsed)
+    }
+}
+
+struct WireScorer: Scorer {
+    enum Failure: Error, CustomStringConvertible {
+        case answer(String, String)
+        var description: String {
+            switch self {
+            case .answer(let path, let body): "\(path) answered \(body)"
+            }
+        }
+    }
+
+    let server: URL
+    let apiKey: String
+    let run: String
+    var latencies: [Double] = []
+
+    init(server: URL, apiKey: String, run: String) {
+        self.server = server
+        self.apiKey = apiKey
+        self.run = run
+    }
+
+    func email(_ writer: String) -> String { "eval-\(run)-\(writer)@eval.example" }
+
+    static func wire(_ signature: SignaturePoints) -> [String: Any] {
+        ["pressure": 0, "dot_count": signature.count,
+         "signature_contents": zip(signature.x, signature.y).map { ["x": $0.0, "y": $0.1, "p": 0] }]
+    }
+
+    static let time: String = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "dd.MM.yyyy HH:mm:ss"
+        return formatter.string(from: Date())
+    }()
+
+    func post(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
+        var request = URLRequest(url: server.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let (data, _) = try await URLSession.shared.data(for: request)
+        guard let answer = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw Failure.answer(path, String(decoding: data, as: UTF8.self))
+        }
+        return answer
+    }
+
+    mutating func enrol(_ writer: String, _ signatures: [SignaturePoints]) async throws -> Int? {
+        let answer = try await post("register/", [
+            "apikey": apiKey, "email": email(writer), "user_name": "Writer \(writer)", "time": Self.time,
+            "device_version": "iPhone15,2", "os_version": "17.4", "signatures": signatures.map(Self.wire),
+        ])
+        switch answer["res"] as? String {
+        case "0": return nil
+        case "2":
+            guard let count = (answer["count_required"] as? NSNumber)?.intValue ?? (answer["count_required"] as? String).flatMap(Int.init) else {
+                throw Failure.answer("register/", "\(answer)")
+            }
+            return count
+        default: throw Failure.answer("register/", "\(answer)")
+        }
+    }
+
+    mutating func score(_ writer: String, _ attempt: SignaturePoints) async throws -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let answer = try await post("authenticate/", [
+            "apikey": apiKey, "email": email(writer), "time": Self.time, "device_version": "iPhone15,2",
+            "signature": Self.wire(attempt),
+        ])
+        latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        guard answer["res"] as? String == "0", let similarity = (answer["similarity"] as? NSNumber)?.doubleValue else {
+            throw Failure.answer("authenticate/", "\(answer)")
+        }
+        return similarity
+    }
+}
