@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "gatehouse", targets: ["gatehouse"]),
         .library(name: "GatehouseKit", targets: ["GatehouseKit"]),
         .library(name: "GatehouseScreens", targets: ["GatehouseScreens"]),
+        .library(name: "GatehouseSignature", targets: ["GatehouseSignature"]),
         .executable(name: "gatehouse-demo", targets: ["gatehouse-demo"]),
     ],
     dependencies: [
@@ -37,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         .target(
@@ -113,6 +115,17 @@ let package = Package(
             resources: [.copy("Resources/Strings")],
             swiftSettings: swiftSettings
         ),
+        // Sign To Login on the device: signature capture and PDF signing by incremental update, in
+        // pure Swift (no PDFKit on Linux; the same code runs on iOS and on servers). Flate through
+        // compress-nio.
+        .target(
+            name: "GatehouseSignature",
+            dependencies: [
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // What the demo and the tests need of a development server (its outbox); not a product.
         .target(
             name: "GatehouseDevSupport",
@@ -144,11 +157,11 @@ let package = Package(
             name: "GatehouseKitTests",
             dependencies: [
                 "GatehouseKit", "GatehouseScreens", "GatehouseDevSupport", "GatehouseTestSupport",
-                "GatehouseServer",
+                "GatehouseServer", "GatehouseSignature",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            exclude: ["Support/demo_session.py", "Support/demo_messenger.py"],
+            exclude: ["Support/demo_session.py", "Support/demo_messenger.py", "Support/pdf_corpus.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
