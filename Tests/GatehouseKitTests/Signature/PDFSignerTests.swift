@@ -10,17 +10,11 @@ struct PDFSignerTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Support/pdf_corpus.py").path
 
-    /// A signature-like ribbon: a wavy stroke 2–4 points thick, as SignatureCapture outlines one.
+    /// A signature drawn through SignatureCapture (two strokes at 60 Hz), as the app would stamp it.
     static let ink: SignatureInk = {
-        var top: [SignatureInk.Point] = [], bottom: [SignatureInk.Point] = []
-        for i in 0...80 {
-            let x = 10 + Double(i) * 2.2
-            let y = 30 + 15 * sin(Double(i) / 6)
-            let half = 1 + Double(i % 7) / 6
-            top.append(.init(x: x, y: y - half))
-            bottom.append(.init(x: x, y: y + half))
-        }
-        return SignatureInk(width: 200, height: 60, polygons: [top + bottom.reversed()], color: .blue)
+        var capture = SignatureCapture(color: .blue)
+        SignatureCaptureTests.write(&capture, speed: 500)
+        return capture.ink(width: 340, height: 150)
     }()
 
     static func corpus(in folder: URL) async throws -> [String: String] {
