@@ -159,6 +159,7 @@ let package = Package(
                 "GatehouseKit", "GatehouseScreens", "GatehouseDevSupport", "GatehouseTestSupport",
                 "GatehouseServer", "GatehouseSignature",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             exclude: ["Support/demo_session.py", "Support/demo_messenger.py", "Support/pdf_corpus.py"],

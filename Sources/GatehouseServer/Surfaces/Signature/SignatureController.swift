@@ -17,26 +17,18 @@ struct SignatureController: Sendable {
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
 
-    /// The `res` codes the spec does not name (docs/signature-identity.md, "Answers").
-    enum Res {
-        static let invalidInput = "10"
-        static let tooLarge = "11"
-        static let rateLimited = "12"
-        static let emailConfirmationRequired = "13"
-        static let invalidEmailCode = "14"
-        static let documentConflict = "15"
-        static let documentNotFound = "16"
-    }
+    /// The `res` codes, written once in GatehouseAPI (docs/signature-identity.md, "Answers").
+    typealias Res = SignatureIdentityAPI.Res
 
     func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
         // The router takes a path with or without its trailing slash alike.
-        router.post("/register/", use: register)
-        router.post("/login/", use: login)
-        router.post("/authenticate/", use: authenticate)
-        router.post("/savedocument/", use: saveDocument)
-        router.post("/opendocument/", use: openDocument)
-        router.get("/signature-photos/{id}", use: photo)
-        router.get("/documents/", use: historyPage)
+        router.post(RouterPath(SignatureIdentityAPI.Path.register), use: register)
+        router.post(RouterPath(SignatureIdentityAPI.Path.login), use: login)
+        router.post(RouterPath(SignatureIdentityAPI.Path.authenticate), use: authenticate)
+        router.post(RouterPath(SignatureIdentityAPI.Path.saveDocument), use: saveDocument)
+        router.post(RouterPath(SignatureIdentityAPI.Path.openDocument), use: openDocument)
+        router.get(RouterPath(SignatureIdentityAPI.Path.photos + "{id}"), use: photo)
+        router.get(RouterPath(SignatureIdentityAPI.Path.history), use: historyPage)
     }
 
     // MARK: Answers

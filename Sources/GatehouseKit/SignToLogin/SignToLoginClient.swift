@@ -1,0 +1,348 @@
+import Foundation
+import GatehouseAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the app tells the server about the device (specs/signature-identity.md: "тип устройства,
+/// версия iOS, текущая дата", the screen, and the place only when the person allows it).
+public struct DeviceFacts: Equatable, Sendable {
+    /// `os_version`, e.g. "18.1".
+    public var osVersion: String
+    /// `device_version`, e.g. "iPhone16,2" or "iPad13,4": the server keeps one model per type of device by it.
+    public var deviceModel: String
+    /// `resolution`, in points.
+    public var screenWidth: Double
+    public var screenHeight: Double
+    /// `location`, `country`, `city`, `address`: nil unless the app has the person's permission.
+    public var location: (latitude: Double, longitude: Double)?
+    public var country: String?
+    public var city: String?
+    public var address: String?
+
+    public init(osVersion: String, deviceModel: String, screenWidth: Double, screenHeight: Double,
+                location: (latitude: Double, longitude: Double)? = nil, country: String? = nil, city: String? = nil, address: String? = nil) {
+        self.osVersion = osVersion
+        self.deviceModel = deviceModel
+        self.screenWidth = screenWidth
+        self.screenHeight = screenHeight
+        self.location = location
+        self.country = country
+        self.city = city
+        self.address = address
+    }
+
+    public static func == (a: DeviceFacts, b: DeviceFacts) -> Bool {
+        a.osVersion == b.osVersion && a.deviceModel == b.deviceModel && a.screenWidth == b.screenWidth && a.screenHeight == b.screenHeight
+            && a.location?.latitude == b.location?.latitude && a.location?.longitude == b.location?.longitude
+            && a.country == b.country && a.city == b.city && a.address == b.address
+    }
+}
+
+/// Where the device facts come from: UIDevice and UIScreen (and Core Location when allowed) in an
+/// app; a fixed value in tests and the terminal demo.
+public protocol DeviceFactsProvider: Sendable {
+    func facts() async -> DeviceFacts
+}
+
+/// A provider that always answers the same facts.
+public struct FixedDeviceFacts: DeviceFactsProvider {
+    public let value: DeviceFacts
+    public init(_ value: DeviceFacts) { self.value = value }
+    public func facts() async -> DeviceFacts { value }
+}
+
+/// One signature's points in the spec's order (pen-down points, x and y in points).
+public typealias SignaturePointList = [(x: Double, y: Double)]
+
+/// The person's profile for `/register/` (the spec's form; only email and user name are required).
+public struct SignToLoginProfile: Equatable, Sendable {
+    public var email: String
+    public var userName: String
+    public var phone: String?
+    public var company: String?
+    public var position: String?
+    /// `DD.MM.YYYY`.
+    public var birthday: String?
+    /// "male" or "female".
+    public var sex: String?
+    /// A JPEG or PNG of the person.
+    public var photo: Data?
+
+    public init(email: String, userName: String, phone: String? = nil, company: String? = nil, position: String? = nil,
+                birthday: String? = nil, sex: String? = nil, photo: Data? = nil) {
+        self.email = email
+        self.userName = userName
+        self.phone = phone
+        self.company = company
+        self.position = position
+        self.birthday = birthday
+        self.sex = sex
+        self.photo = photo
+    }
+}
+
+/// One signing in a document's history (`/opendocument/`).
+public struct DocumentHistoryEntry: Equatable, Sendable, Decodable {
+    public var name: String?
+    public var similarity: Double
+    /// Below the server's warning threshold: shown as a low match.
+    public var warning: Bool
+    /// The server's time of the signing, `DD.MM.YYYY HH:MM:SS` UTC.
+    public var time: String
+    public var clientTime: String?
+    public var location: String?
+    public var country: String?
+    public var city: String?
+    public var address: String?
+    /// The photo's URL, when the signer sent one.
+    public var photo: String?
+    public var signatureID: String
+    /// The document's hash after this signing.
+    public var documentHash: String
+
+    enum CodingKeys: String, CodingKey {
+        case name, similarity, warning, time, location, country, city, address, photo
+        case clientTime = "client_time", signatureID = "signatureid", documentHash = "document_hash"
+    }
+}
+
+/// What went wrong, typed from the server's `res` (docs/signature-identity.md).
+public enum SignToLoginError: Error, Equatable, Sendable {
+    /// `res 1`: the app's API key is unknown or the app disabled.
+    case applicationRefused(message: String)
+    /// `res 10`: the server could not read a field (its message names it).
+    case invalidInput(message: String)
+    /// `res 11`: the body or the photo is too large.
+    case tooLarge(message: String)
+    /// `res 12`: too many attempts; try again after `retryAfter` seconds.
+    case rateLimited(retryAfter: Int?)
+    /// `res 14`: the email code is wrong, expired or used up.
+    case invalidEmailCode(message: String)
+    /// The request got no answer.
+    case transport(String)
+    /// An answer this SDK does not understand (with the HTTP status).
+    case unexpected(status: Int, body: String)
+}
+
+/// The client of the signature identity service's five calls (specs/signature-identity.md,
+/// "Требования к серверному API"), for an app registered with an API key. JSON bodies; every
+/// answer's `res` becomes a typed result or a `SignToLoginError`.
+public struct SignToLoginClient: Sendable {
+    public let server: URL
+    public let apiKey: String
+    let transport: any HTTPTransport
+    let device: any DeviceFactsProvider
+    let now: @Sendable () -> Date
+
+    public init(server: URL, apiKey: String, device: any DeviceFactsProvider, transport: any HTTPTransport = URLSessionTransport(),
+                now: @escaping @Sendable () -> Date = Date.init) {
+        self.server = server
+        self.apiKey = apiKey
+        self.device = device
+        self.transport = transport
+        self.now = now
+    }
+
+    // MARK: The calls
+
+    public enum Registration: Equatable, Sendable {
+        /// The model is made: a session of the account (`sessionid`).
+        case registered(sessionID: String)
+        /// `res 2`: send `required` more signatures in the same request (the server kept the others).
+        case moreSignaturesNeeded(required: Int, exist: Int, model: Int, incorrect: Int)
+        /// `res 13`: the address already has an account; a code went to it: repeat with `emailCode`.
+        case emailCodeRequired
+    }
+
+    /// `/register/`: the profile and the signatures (10 at first; after `moreSignaturesNeeded`, the missing ones).
+    public func register(_ profile: SignToLoginProfile, signatures: [SignaturePointList], emailCode: String? = nil) async throws -> Registration {
+        var body = try await common(email: profile.email)
+        body["user_name"] = profile.userName
+        body["signatures"] = signatures.map(Self.wire)
+        for (key, value) in [("phone_number", profile.phone), ("company_name", profile.company), ("position", profile.position),
+                             ("birthday", profile.birthday), ("sex", profile.sex), ("email_code", emailCode)] {
+            if let value { body[key] = value }
+        }
+        if let photo = profile.photo { body["photo"] = photo.base64EncodedString() }
+        let answer = try await post(SignatureIdentityAPI.Path.register, body)
+        switch answer.res {
+        case SignatureIdentityAPI.Res.ok:
+            guard let session = answer.string("sessionid") else { throw answer.unexpected }
+            return .registered(sessionID: session)
+        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser:
+            return .moreSignaturesNeeded(required: answer.int("count_required") ?? 0, exist: answer.int("count_exist") ?? 0,
+                                         model: answer.int("count_model") ?? 0, incorrect: answer.int("count_incorrect") ?? 0)
+        case SignatureIdentityAPI.Res.emailConfirmationRequired: return .emailCodeRequired
+        default: throw answer.error
+        }
+    }
+
+    public enum Presence: Equatable, Sendable {
+        /// `res 0`: enrolled from this type of device: go to the signature.
+        case enrolled
+        /// `res 3`: the account exists without a model for this type of device: enrol.
+        case enrolmentRequired
+        /// `res 2`: no such user.
+        case unknownUser
+    }
+
+    /// `/login/`: whether the email may sign in on this device.
+    public func login(email: String) async throws -> Presence {
+        let answer = try await post(SignatureIdentityAPI.Path.login, try await common(email: email))
+        switch answer.res {
+        case SignatureIdentityAPI.Res.ok: return .enrolled
+        case SignatureIdentityAPI.Res.notEnrolledForDevice: return .enrolmentRequired
+        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        default: throw answer.error
+        }
+    }
+
+    public enum Authentication: Equatable, Sendable {
+        /// `res 0`: how alike (0…1, two decimals) and the attempt's id for `/savedocument/`.
+        case scored(similarity: Double, signatureID: String)
+        case enrolmentRequired
+        case unknownUser
+    }
+
+    /// `/authenticate/`: scores a signature (the app decides what similarity is enough).
+    public func authenticate(email: String, signature: SignaturePointList, photo: Data? = nil) async throws -> Authentication {
+        var body = try await common(email: email)
+        body["signature"] = Self.wire(signature)
+        if let photo { body["photo"] = photo.base64EncodedString() }
+        let answer = try await post(SignatureIdentityAPI.Path.authenticate, body)
+        switch answer.res {
+        case SignatureIdentityAPI.Res.ok:
+            guard let similarity = answer.double("similarity"), let id = answer.string("signatureid") else { throw answer.unexpected }
+            return .scored(similarity: similarity, signatureID: id)
+        case SignatureIdentityAPI.Res.notEnrolledForDevice: return .enrolmentRequired
+        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        default: throw answer.error
+        }
+    }
+
+    public enum Saved: Equatable, Sendable {
+        case saved(documentID: String)
+        /// `res 15`: another save from the same version came first: open the document again.
+        case conflict
+        case unknownUser
+    }
+
+    /// `/savedocument/`: records a new version (`documentHash`, the SHA-256 of the saved file, lower-case
+    /// hex) after `previousHash` (nil for a document not registered yet) with the signatures on it.
+    public func saveDocument(email: String, documentHash: String, previousHash: String?, signatureIDs: [String]) async throws -> Saved {
+        var body = try await common(email: email)
+        body["document_hash"] = documentHash
+        if let previousHash { body["previous_hash"] = previousHash }
+        body["signatures"] = signatureIDs
+        let answer = try await post(SignatureIdentityAPI.Path.saveDocument, body)
+        switch answer.res {
+        case SignatureIdentityAPI.Res.ok:
+            guard let id = answer.string("documentid") else { throw answer.unexpected }
+            return .saved(documentID: id)
+        case SignatureIdentityAPI.Res.documentConflict: return .conflict
+        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        default: throw answer.error
+        }
+    }
+
+    public enum Opened: Equatable, Sendable {
+        /// The hash is the newest version's.
+        case current(history: [DocumentHistoryEntry])
+        /// `res 1`: the file changed outside the app since its last signing (the spec's warning).
+        case changedOutside(history: [DocumentHistoryEntry])
+        case notFound
+        case unknownUser
+    }
+
+    /// `/opendocument/`: the document's history, and whether the file is the newest signed version.
+    public func openDocument(email: String, documentID: String, documentHash: String) async throws -> Opened {
+        var body = try await common(email: email)
+        body["documentid"] = documentID
+        body["document_hash"] = documentHash
+        let answer = try await post(SignatureIdentityAPI.Path.openDocument, body)
+        switch answer.res {
+        case SignatureIdentityAPI.Res.ok: return .current(history: try answer.history())
+        case SignatureIdentityAPI.Res.keyRefusedOrDocumentChanged where answer.raw["history"] != nil:
+            return .changedOutside(history: try answer.history())
+        case SignatureIdentityAPI.Res.documentNotFound: return .notFound
+        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        default: throw answer.error
+        }
+    }
+
+    /// The public history page a signed PDF links to.
+    public func historyURL(documentID: String) -> URL { SignatureIdentityAPI.historyURL(server: server, documentID: documentID) }
+
+    // MARK: Wire
+
+    static func wire(_ signature: SignaturePointList) -> [String: Any] {
+        ["pressure": 0, "dot_count": signature.count,
+         "signature_contents": signature.map { ["x": ($0.x * 10).rounded() / 10, "y": ($0.y * 10).rounded() / 10, "p": 0] }]
+    }
+
+    /// What every call sends: the key, the email, the time and the device.
+    private func common(email: String) async throws -> [String: Any] {
+        let facts = await device.facts()
+        var body: [String: Any] = [
+            "apikey": apiKey, "email": email, "time": SignatureIdentityAPI.specTime(now()),
+            "os_version": facts.osVersion, "device_version": facts.deviceModel, "pressure": 0,
+            "resolution": ["width": facts.screenWidth, "height": facts.screenHeight],
+        ]
+        if let location = facts.location { body["location"] = ["lat": location.latitude, "lon": location.longitude] }
+        for (key, value) in [("country", facts.country), ("city", facts.city), ("address", facts.address)] {
+            if let value { body[key] = value }
+        }
+        return body
+    }
+
+    struct Answer {
+        var status: Int
+        var raw: [String: Any]
+        var text: String
+        var res: String? { raw["res"] as? String }
+        func string(_ key: String) -> String? { raw[key] as? String }
+        func int(_ key: String) -> Int? { (raw[key] as? NSNumber)?.intValue ?? (raw[key] as? String).flatMap(Int.init) }
+        func double(_ key: String) -> Double? { (raw[key] as? NSNumber)?.doubleValue ?? (raw[key] as? String).flatMap(Double.init) }
+        var unexpected: SignToLoginError { .unexpected(status: status, body: String(text.prefix(500))) }
+
+        var error: SignToLoginError {
+            let message = string("error") ?? ""
+            switch res {
+            case SignatureIdentityAPI.Res.keyRefusedOrDocumentChanged: return .applicationRefused(message: message)
+            case SignatureIdentityAPI.Res.invalidInput: return .invalidInput(message: message)
+            case SignatureIdentityAPI.Res.tooLarge: return .tooLarge(message: message)
+            case SignatureIdentityAPI.Res.rateLimited: return .rateLimited(retryAfter: int("retry_after"))
+            case SignatureIdentityAPI.Res.invalidEmailCode: return .invalidEmailCode(message: message)
+            default: return unexpected
+            }
+        }
+
+        func history() throws -> [DocumentHistoryEntry] {
+            guard let items = raw["history"] else { return [] }
+            let data = try JSONSerialization.data(withJSONObject: items)
+            do { return try JSONDecoder().decode([DocumentHistoryEntry].self, from: data) } catch { throw unexpected }
+        }
+    }
+
+    private func post(_ path: String, _ body: [String: Any]) async throws -> Answer {
+        var request = URLRequest(url: server.appendingPathComponent(String(path.dropFirst())))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let data: Data, response: HTTPURLResponse
+        do {
+            (data, response) = try await transport.send(request)
+        } catch let error as GatehouseClientError {
+            throw SignToLoginError.transport(error.message)
+        } catch {
+            throw SignToLoginError.transport(error.localizedDescription)
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["res"] is String else {
+            throw SignToLoginError.unexpected(status: response.statusCode, body: String(text.prefix(500)))
+        }
+        return Answer(status: response.statusCode, raw: object, text: text)
+    }
+}
