@@ -111,7 +111,10 @@ let package = Package(
         ),
         .target(
             name: "GatehouseScreens",
-            dependencies: ["GatehouseKit", "GatehouseAPI"],
+            dependencies: [
+                "GatehouseKit", "GatehouseAPI", "GatehouseSignature",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             resources: [.copy("Resources/Strings")],
             swiftSettings: swiftSettings
         ),

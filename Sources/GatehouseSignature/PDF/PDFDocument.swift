@@ -206,6 +206,17 @@ public struct PDFDocument: Sendable {
         public var rotation: Int
     }
 
+    /// The URIs of every page's Link annotations, page by page (a signed document's history links).
+    public func linkURIs() throws -> [[String]] {
+        try pages().map { page in
+            try (try resolve(page.dictionary["Annots"])?.array ?? []).compactMap { item in
+                guard let annotation = try resolve(item)?.dictionary, annotation["Subtype"]?.name == "Link",
+                      let action = try resolve(annotation["A"])?.dictionary, case .string(let uri)? = try resolve(action["URI"]) else { return nil }
+                return String(decoding: uri, as: UTF8.self)
+            }
+        }
+    }
+
     /// The pages in order.
     public func pages() throws -> [Page] {
         guard let root = try resolve(trailer["Root"])?.dictionary, let top = root["Pages"]?.reference else {

@@ -31,12 +31,12 @@ struct TestPen {
 }
 
 /// A one-page PDF written by hand, with a correct cross-reference table.
-func minimalPDF(text: String = "Agreement") -> Data {
+func minimalPDF(text: String = "Agreement", rotate: Int = 0) -> Data {
     let content = "BT /F1 18 Tf 72 720 Td (\(text)) Tj ET"
     let objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Rotate \(rotate) /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
         "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]

@@ -1,0 +1,357 @@
+import Foundation
+import GatehouseKit
+import GatehouseSignature
+
+/// The kind of keyboard a field wants (the UI maps it to `UIKeyboardType`).
+public enum KeyboardKind: String, Equatable, Sendable {
+    case text, email, phone, date, name
+}
+
+/// The registration form (specs/signature-identity.md, "Регистрация"): email and user name
+/// required; picture, phone, company, position, birthday and sex optional; each field checked by
+/// its own rule as the person types, "Next" only when every filled field is valid.
+@MainActor
+public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State> {
+    public enum Field: String, CaseIterable, Equatable, Sendable {
+        case email, userName, phone, company, position, birthday, sex
+    }
+
+    public struct FieldState: Equatable, Sendable {
+        public var field: Field
+        public var label: String
+        public var value: String
+        public var isRequired: Bool
+        public var keyboard: KeyboardKind
+        /// Why the value is not accepted, once something is typed.
+        public var error: String?
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var fields: [FieldState]
+        public var photo: Data?
+        public var photoTitle: String
+        public var sexChoices: [String: String]
+        public var nextTitle: String
+        public var isNextEnabled = false
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        case enrol(SignToLoginProfile)
+        case back
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    private let localizer: Localizer
+
+    static let rules: [Field: (keyboard: KeyboardKind, pattern: String, maxLength: Int)] = [
+        .email: (.email, #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, 254),
+        .userName: (.name, #"^[\p{L}\p{M}][\p{L}\p{M} .'\-]*$"#, 100),
+        .phone: (.phone, #"^\+?[0-9][0-9 ()\-]{5,19}$"#, 20),
+        .company: (.text, #"^[^\p{Cc}]+$"#, 200),
+        .position: (.text, #"^[^\p{Cc}]+$"#, 200),
+        .birthday: (.date, #"^(0[1-9]|[12][0-9]|3[01])\.(0[1-9]|1[0-2])\.(19|20)[0-9]{2}$"#, 10),
+        .sex: (.text, #"^(male|female)$"#, 6),
+    ]
+
+    public init(localizer: Localizer, remembered: RememberedProfile? = nil) {
+        self.localizer = localizer
+        let values: [Field: String?] = [.email: remembered?.email, .userName: remembered?.userName, .phone: remembered?.phone,
+                                        .company: remembered?.company, .position: remembered?.position, .birthday: remembered?.birthday,
+                                        .sex: remembered?.sex]
+        let fields = Field.allCases.map { field in
+            FieldState(field: field, label: localizer("stl.profile.\(field.rawValue)"), value: (values[field] ?? nil) ?? "",
+                       isRequired: field == .email || field == .userName, keyboard: Self.rules[field]!.keyboard)
+        }
+        super.init(state: State(title: localizer("stl.profile.title"), fields: fields, photoTitle: localizer("stl.profile.photo"),
+                                sexChoices: ["male": localizer("stl.profile.male"), "female": localizer("stl.profile.female")],
+                                nextTitle: localizer("stl.profile.next")))
+        revalidate()
+    }
+
+    public func set(_ field: Field, _ value: String) {
+        let limit = Self.rules[field]!.maxLength
+        update { state in
+            if let index = state.fields.firstIndex(where: { $0.field == field }) { state.fields[index].value = String(value.prefix(limit)) }
+        }
+        revalidate()
+    }
+
+    public func setPhoto(_ data: Data?) { update { $0.photo = data } }
+
+    public func value(_ field: Field) -> String {
+        state.fields.first { $0.field == field }?.value.trimmingCharacters(in: .whitespaces) ?? ""
+    }
+
+    /// Whether a value passes its field's rule (an empty optional field passes).
+    static func isValid(_ field: Field, _ value: String, required: Bool) -> Bool {
+        guard !value.isEmpty else { return !required }
+        return value.range(of: rules[field]!.pattern, options: .regularExpression) != nil
+    }
+
+    private func revalidate() {
+        let localizer = self.localizer
+        update { state in
+            for index in state.fields.indices {
+                let field = state.fields[index]
+                let value = field.value.trimmingCharacters(in: .whitespaces)
+                state.fields[index].error = value.isEmpty || Self.isValid(field.field, value, required: field.isRequired)
+                    ? nil : localizer("stl.profile.invalid.\(field.field.rawValue)")
+            }
+            state.isNextEnabled = state.fields.allSatisfy { field in
+                Self.isValid(field.field, field.value.trimmingCharacters(in: .whitespaces), required: field.isRequired)
+            }
+        }
+    }
+
+    public func next() {
+        guard state.isNextEnabled else { return }
+        func optional(_ field: Field) -> String? { value(field).isEmpty ? nil : value(field) }
+        onOutcome?(.enrol(SignToLoginProfile(email: value(.email).lowercased(), userName: value(.userName), phone: optional(.phone),
+                                             company: optional(.company), position: optional(.position), birthday: optional(.birthday),
+                                             sex: optional(.sex), photo: state.photo)))
+    }
+
+    public func back() { onOutcome?(.back) }
+}
+
+/// Enrolment (specs/signature-identity.md, figure 3): ten signatures, each on a clean pad, a
+/// counter, the pen's colour; "Cancel" goes back to the form. The ten go in one request; when the
+/// server refuses some (`res 2`) the screen asks for exactly the missing ones and sends them the
+/// same way; an address that already has an account gets a code by email first.
+@MainActor
+public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        /// "Signature 3 of 10".
+        public var counter: String
+        public var collected: Int
+        public var required: Int
+        public var acceptTitle: String
+        public var isAcceptEnabled = false
+        public var cancelTitle: String
+        /// Waiting for the email code (`res 13`); the field's value and label.
+        public var isAskingForCode = false
+        public var codeLabel: String
+        public var code = ""
+        public var isLoading = false
+        public var errorMessage: String?
+        /// A neutral notice, e.g. "2 signatures could not be used: please sign 2 more times".
+        public var infoMessage: String?
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        case enrolled(RememberedProfile)
+        case cancelled
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    public let pad: SignaturePadModel
+    private let environment: SignToLoginEnvironment
+    private let profile: SignToLoginProfile
+    private var signatures: [SignaturePointList] = []
+    private var padToken: ObservationToken?
+
+    public init(environment: SignToLoginEnvironment, profile: SignToLoginProfile, count: Int = 10) {
+        self.environment = environment
+        self.profile = profile
+        let l = environment.localizer
+        pad = SignaturePadModel(localizer: l)
+        super.init(state: State(title: l("stl.enrol.title"), counter: l("stl.enrol.counter", "1", String(count)), collected: 0, required: count,
+                                acceptTitle: l("stl.enrol.accept"), cancelTitle: l("stl.enrol.cancel"), codeLabel: l("stl.enrol.code")))
+        padToken = pad.observe { [weak self] pad in self?.update { $0.isAcceptEnabled = pad.isLongEnough && !$0.isLoading && !$0.isAskingForCode } }
+    }
+
+    /// "Accept": keeps the pad's signature and clears it; the last one sends them all.
+    public func accept() async {
+        guard state.isAcceptEnabled else { return }
+        signatures.append(pad.points)
+        pad.clear()
+        let l = environment.localizer
+        update {
+            $0.collected = signatures.count
+            $0.counter = l("stl.enrol.counter", String(min(signatures.count + 1, $0.required)), String($0.required))
+            $0.errorMessage = nil
+        }
+        if signatures.count >= state.required { await send(code: nil) }
+    }
+
+    public func setCode(_ code: String) { update { $0.code = String(code.filter(\.isNumber).prefix(6)) } }
+
+    /// Sends the signatures again with the code from the email.
+    public func submitCode() async {
+        guard state.isAskingForCode, state.code.count == 6 else { return }
+        await send(code: state.code)
+    }
+
+    public func cancel() { onOutcome?(.cancelled) }
+
+    private func send(code: String?) async {
+        update { $0.isLoading = true; $0.isAcceptEnabled = false }
+        let l = environment.localizer
+        do {
+            switch try await environment.client.register(profile, signatures: signatures, emailCode: code) {
+            case .registered:
+                let remembered = RememberedProfile(email: profile.email, userName: profile.userName, phone: profile.phone, company: profile.company,
+                                                   position: profile.position, birthday: profile.birthday, sex: profile.sex)
+                environment.remember(remembered)
+                update { $0.isLoading = false; $0.isAskingForCode = false; $0.infoMessage = l("stl.enrol.done") }
+                onOutcome?(.enrolled(remembered))
+            case .moreSignaturesNeeded(let required, _, _, _):
+                // The server kept the others: only the missing ones go next time.
+                signatures = []
+                update {
+                    $0.isLoading = false
+                    $0.required = required
+                    $0.collected = 0
+                    $0.counter = l("stl.enrol.counter", "1", String(required))
+                    $0.infoMessage = l("stl.enrol.more", String(required))
+                }
+            case .emailCodeRequired:
+                update { $0.isLoading = false; $0.isAskingForCode = true; $0.infoMessage = l("stl.enrol.codeSent", profile.email) }
+            }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+        let long = pad.state.isLongEnough
+        update { $0.isAcceptEnabled = long && !$0.isLoading && !$0.isAskingForCode }
+    }
+}
+
+/// "Log in" by email (figure 5): unknown → an error and back to the start; known without a model
+/// from this type of device → enrolment; enrolled → the signature.
+@MainActor
+public final class SignInViewModel: ScreenModel<SignInViewModel.State> {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var emailLabel: String
+        public var email: String
+        public let keyboard = KeyboardKind.email
+        public var submitTitle: String
+        public var isSubmitEnabled = false
+        public var isLoading = false
+        public var errorMessage: String?
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        case authenticate(email: String)
+        case enrol(email: String)
+        /// Back to the start screen, with the error to show there.
+        case unknownUser(message: String)
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    private let environment: SignToLoginEnvironment
+
+    public init(environment: SignToLoginEnvironment) {
+        self.environment = environment
+        let l = environment.localizer
+        let email = environment.rememberedProfile?.email ?? ""
+        super.init(state: State(title: l("stl.login.title"), emailLabel: l("stl.profile.email"), email: email, submitTitle: l("stl.login.submit"),
+                                isSubmitEnabled: ProfileFormViewModel.isValid(.email, email, required: true)))
+    }
+
+    public func setEmail(_ text: String) {
+        let email = text.trimmingCharacters(in: .whitespaces)
+        update { $0.email = email; $0.errorMessage = nil; $0.isSubmitEnabled = ProfileFormViewModel.isValid(.email, email, required: true) }
+    }
+
+    public func submit() async {
+        guard state.isSubmitEnabled, !state.isLoading else { return }
+        let email = state.email.lowercased()
+        update { $0.isLoading = true }
+        do {
+            let presence = try await environment.client.login(email: email)
+            update { $0.isLoading = false }
+            switch presence {
+            case .enrolled: onOutcome?(.authenticate(email: email))
+            case .enrolmentRequired: onOutcome?(.enrol(email: email))
+            case .unknownUser: onOutcome?(.unknownUser(message: environment.localizer("stl.login.unknown", email)))
+            }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+}
+
+/// The signature that signs in (figure 6) or signs a document: the pad, "Sign", and the server's
+/// similarity shown as a percentage. Signing in needs the app's threshold (a lower score clears
+/// the pad for another try); signing a document always goes on (the spec: "authorisation always
+/// succeeds"), and the score is what later readers of the document are warned by.
+@MainActor
+public final class AuthenticateViewModel: ScreenModel<AuthenticateViewModel.State> {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var submitTitle: String
+        public var isSubmitEnabled = false
+        public var isLoading = false
+        /// "Match: 82%" once scored.
+        public var similarityText: String?
+        public var similarity: Double?
+        public var isAccepted = false
+        public var errorMessage: String?
+    }
+
+    public struct Result: Equatable, Sendable {
+        public var similarity: Double
+        public var signatureID: String
+        /// The signature as drawn (what a document's stamp shows).
+        public var ink: SignatureInk
+        public var points: Int
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        case authenticated(Result)
+        case enrolmentRequired
+        case unknownUser
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    public let pad: SignaturePadModel
+    public let email: String
+    private let environment: SignToLoginEnvironment
+    private var padToken: ObservationToken?
+    /// Sent with the signature when the app took one (the spec: a photo taken when signing).
+    public var photo: Data?
+
+    /// Whether the threshold decides (signing in) or any score goes on (signing a document).
+    public let requiresMatch: Bool
+
+    public init(environment: SignToLoginEnvironment, email: String, requiresMatch: Bool = true) {
+        self.environment = environment
+        self.email = email
+        self.requiresMatch = requiresMatch
+        let l = environment.localizer
+        pad = SignaturePadModel(localizer: l)
+        super.init(state: State(title: l("stl.auth.title"), submitTitle: l("stl.auth.submit")))
+        padToken = pad.observe { [weak self] pad in self?.update { $0.isSubmitEnabled = pad.isLongEnough && !$0.isLoading } }
+    }
+
+    public func submit() async {
+        guard state.isSubmitEnabled else { return }
+        update { $0.isLoading = true; $0.isSubmitEnabled = false; $0.errorMessage = nil }
+        let l = environment.localizer
+        do {
+            switch try await environment.client.authenticate(email: email, signature: pad.points, photo: photo) {
+            case .scored(let similarity, let id):
+                let accepted = similarity >= environment.acceptSimilarity
+                update {
+                    $0.isLoading = false
+                    $0.similarity = similarity
+                    $0.isAccepted = accepted
+                    $0.similarityText = l(accepted ? "stl.auth.match" : "stl.auth.lowMatch", String(Int((similarity * 100).rounded())))
+                }
+                if accepted || !requiresMatch {
+                    onOutcome?(.authenticated(Result(similarity: similarity, signatureID: id, ink: pad.capture.ink(width: 600, height: 240),
+                                                     points: pad.points.count)))
+                } else {
+                    pad.clear()
+                }
+            case .enrolmentRequired: update { $0.isLoading = false }; onOutcome?(.enrolmentRequired)
+            case .unknownUser: update { $0.isLoading = false }; onOutcome?(.unknownUser)
+            }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+}

@@ -1,0 +1,418 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+import GatehouseSignature
+import Crypto
+
+/// The PDFs in the app's Documents folder (figure 7). A PDF opened from elsewhere (mail, Files)
+/// is copied in first, under a name of its own.
+@MainActor
+public final class DocumentsViewModel: ScreenModel<DocumentsViewModel.State> {
+    public struct Item: Equatable, Sendable {
+        public var name: String
+        public var url: URL
+        public var size: Int
+        public var modified: Date
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var items: [Item] = []
+        public var emptyMessage: String
+        public var errorMessage: String?
+    }
+
+    public var onOpen: ((URL) -> Void)?
+    private let environment: SignToLoginEnvironment
+
+    public init(environment: SignToLoginEnvironment) {
+        self.environment = environment
+        let l = environment.localizer
+        super.init(state: State(title: l("stl.documents.title"), emptyMessage: l("stl.documents.empty")))
+        reload()
+    }
+
+    /// Reads the folder again, newest first.
+    public func reload() {
+        let folder = environment.documentsFolder
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let urls = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.fileSizeKey, .contentModificationDateKey])) ?? []
+        let items = urls.filter { $0.pathExtension.lowercased() == "pdf" }.map { url in
+            let values = try? url.resourceValues(forKeys: [.fileSizeKey, .contentModificationDateKey])
+            return Item(name: url.lastPathComponent, url: url, size: values?.fileSize ?? 0, modified: values?.contentModificationDate ?? .distantPast)
+        }
+        update { $0.items = items.sorted { ($0.modified, $0.name) > ($1.modified, $1.name) } }
+    }
+
+    /// A PDF opened from another app: copied into the folder (a free name if taken) and opened.
+    @discardableResult
+    public func importDocument(from url: URL) -> URL? {
+        let folder = environment.documentsFolder
+        do {
+            let data = try Data(contentsOf: url)
+            guard data.starts(with: Data("%PDF-".utf8)) || String(decoding: data.prefix(1024), as: UTF8.self).contains("%PDF-") else {
+                update { $0.errorMessage = environment.localizer("stl.documents.notPDF") }
+                return nil
+            }
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let base = url.deletingPathExtension().lastPathComponent
+            var target = folder.appendingPathComponent("\(base).pdf")
+            var index = 2
+            while FileManager.default.fileExists(atPath: target.path) {
+                target = folder.appendingPathComponent("\(base) \(index).pdf")
+                index += 1
+            }
+            try data.write(to: target, options: .atomic)
+            reload()
+            onOpen?(target)
+            return target
+        } catch {
+            update { $0.errorMessage = environment.localizer("stl.documents.importFailed") }
+            return nil
+        }
+    }
+
+    public func open(_ item: Item) { onOpen?(item.url) }
+}
+
+/// One signing of a document's history, as the screens show it.
+public struct HistoryRow: Equatable, Sendable {
+    public var name: String
+    /// "91%".
+    public var similarity: String
+    /// Below the server's threshold: shown as a warning.
+    public var isLowMatch: Bool
+    public var time: String
+    public var place: String?
+    public var photoURL: URL?
+    public var signatureID: String
+
+    init(_ entry: DocumentHistoryEntry, localizer: Localizer) {
+        name = entry.name ?? localizer("stl.history.unknownSigner")
+        similarity = "\(Int((entry.similarity * 100).rounded()))%"
+        isLowMatch = entry.warning
+        time = entry.time
+        place = [entry.city, entry.country, entry.address].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ", ").nilIfEmpty
+        photoURL = entry.photo.flatMap(URL.init(string:))
+        signatureID = entry.signatureID
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+/// A document's signing history (figure 9): one row per signature, low matches marked. Opened
+/// from the viewer's "History", or by the deep link `stl://user/?documentid=…` the history page
+/// sends an iPhone to.
+@MainActor
+public final class SigningHistoryViewModel: ScreenModel<SigningHistoryViewModel.State> {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var documentID: String
+        public var rows: [HistoryRow] = []
+        public var isLoading = false
+        public var emptyMessage: String
+        public var errorMessage: String?
+        /// The same history on the web (to share).
+        public var webURL: URL
+    }
+
+    private let environment: SignToLoginEnvironment
+    private let email: String
+
+    public init(environment: SignToLoginEnvironment, email: String, documentID: String, entries: [DocumentHistoryEntry]? = nil) {
+        self.environment = environment
+        self.email = email
+        let l = environment.localizer
+        super.init(state: State(title: l("stl.history.title"), documentID: documentID,
+                                rows: (entries ?? []).map { HistoryRow($0, localizer: l) }, emptyMessage: l("stl.history.empty"),
+                                webURL: environment.client.historyURL(documentID: documentID)))
+    }
+
+    /// The view model a deep link (or a history page URL) opens, nil for any other link.
+    public static func opening(_ url: URL, environment: SignToLoginEnvironment, email: String) -> SigningHistoryViewModel? {
+        SignatureIdentityAPI.documentID(from: url).map { SigningHistoryViewModel(environment: environment, email: email, documentID: $0) }
+    }
+
+    /// Loads the history. Without the file at hand there is no hash to compare, so whether the
+    /// file changed is not asked here (the viewer does that); the history is the same either way.
+    public func load() async {
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            switch try await environment.client.openDocument(email: email, documentID: state.documentID, documentHash: "-") {
+            case .current(let history), .changedOutside(let history):
+                let l = environment.localizer
+                update { $0.isLoading = false; $0.rows = history.map { HistoryRow($0, localizer: l) } }
+            case .notFound, .unknownUser:
+                update { $0.isLoading = false; $0.errorMessage = environment.localizer("stl.history.notFound") }
+            }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+}
+
+/// What "Send by email" hands the platform's mail composer: sending is the platform's.
+public struct DocumentEmail: Equatable, Sendable {
+    public var recipients: [String]
+    public var subject: String
+    public var body: String
+    public var attachment: URL
+    public var mimeType = "application/pdf"
+}
+
+/// The document viewer (figure 8): the pages, "Sign" (draw → the server scores it → the stamp
+/// placed, then moved, resized or deleted on its page), "Save" (the PDF signed by incremental
+/// update, its hash recorded with `/savedocument/`), "History", "Send by email"; on opening, the
+/// warning when the file changed outside the app since its last signing and the signers whose
+/// signature matched poorly.
+@MainActor
+public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.State> {
+    /// A page as shown: its size in points after the crop box and the rotation.
+    public struct PageSize: Equatable, Sendable {
+        public var width: Double
+        public var height: Double
+        public init(width: Double, height: Double) {
+            self.width = width
+            self.height = height
+        }
+    }
+
+    /// The stamp being placed: its page and its rectangle in that page's shown coordinates
+    /// (points, origin top left, as the view draws the page).
+    public struct Placement: Equatable, Sendable {
+        public var page: Int
+        public var x: Double
+        public var y: Double
+        public var width: Double
+        public var height: Double
+        public var similarity: String
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        public var pages: [PageSize] = []
+        public var documentID: String?
+        public var history: [HistoryRow] = []
+        /// The spec's warning: the file is not the version its last signer saved.
+        public var changedOutsideWarning: String?
+        /// The signers whose signature matched poorly.
+        public var lowMatchWarning: String?
+        public var placement: Placement?
+        public var signTitle: String
+        public var saveTitle: String
+        public var deleteTitle: String
+        public var historyTitle: String
+        public var emailTitle: String
+        public var isSignEnabled = false
+        public var isSaveEnabled = false
+        public var isLoading = false
+        public var errorMessage: String?
+        public var infoMessage: String?
+    }
+
+    public var onShowHistory: ((SigningHistoryViewModel) -> Void)?
+    public let url: URL
+    private let environment: SignToLoginEnvironment
+    private let email: String
+    private var data = Data()
+    private var document: PDFDocument?
+    private var signature: AuthenticateViewModel.Result?
+    private var photo: Data?
+    private var entries: [DocumentHistoryEntry] = []
+
+    public init(environment: SignToLoginEnvironment, email: String, url: URL) {
+        self.environment = environment
+        self.email = email
+        self.url = url
+        let l = environment.localizer
+        super.init(state: State(title: url.deletingPathExtension().lastPathComponent, signTitle: l("stl.viewer.sign"), saveTitle: l("stl.viewer.save"),
+                                deleteTitle: l("stl.viewer.delete"), historyTitle: l("stl.viewer.history"), emailTitle: l("stl.viewer.email")))
+    }
+
+    static func sha256(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+    /// Reads the file, and asks the server about it when it carries a history link.
+    public func open() async {
+        let l = environment.localizer
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            data = try Data(contentsOf: url)
+            let document = try PDFDocument(data: data)
+            self.document = document
+            let pages = try document.pages().map { page -> PageSize in
+                page.rotation % 180 == 0 ? PageSize(width: page.cropBox.width, height: page.cropBox.height)
+                    : PageSize(width: page.cropBox.height, height: page.cropBox.width)
+            }
+            let documentID = try document.linkURIs().flatMap { $0 }.compactMap { URL(string: $0).flatMap(SignatureIdentityAPI.documentID(from:)) }.last
+            update { $0.pages = pages; $0.documentID = documentID; $0.isSignEnabled = true }
+            if let documentID { try await refreshHistory(documentID: documentID, hash: Self.sha256(data)) }
+            update { $0.isLoading = false }
+        } catch PDFError.encrypted {
+            update { $0.isLoading = false; $0.errorMessage = l("stl.viewer.encrypted") }
+        } catch let error as PDFError {
+            update { $0.isLoading = false; $0.errorMessage = l("stl.viewer.unreadable", error.description) }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    private func refreshHistory(documentID: String, hash: String) async throws {
+        let l = environment.localizer
+        let opened = try await environment.client.openDocument(email: email, documentID: documentID, documentHash: hash)
+        var history: [DocumentHistoryEntry] = []
+        var changed = false
+        switch opened {
+        case .current(let entries): history = entries
+        case .changedOutside(let entries): history = entries; changed = true
+        case .notFound, .unknownUser: break
+        }
+        entries = history
+        let low = history.filter(\.warning).map { $0.name ?? l("stl.history.unknownSigner") }
+        update {
+            $0.history = history.map { HistoryRow($0, localizer: l) }
+            $0.changedOutsideWarning = changed ? l("stl.viewer.changedOutside") : nil
+            $0.lowMatchWarning = low.isEmpty ? nil : l("stl.viewer.lowMatch", low.joined(separator: ", "))
+        }
+    }
+
+    /// "Sign": the screen to draw on (it always goes on; the score is kept for later readers).
+    public func sign() -> AuthenticateViewModel {
+        let model = AuthenticateViewModel(environment: environment, email: email, requiresMatch: false)
+        model.onOutcome = { [weak self] outcome in
+            if case .authenticated(let result) = outcome { self?.place(result) }
+        }
+        return model
+    }
+
+    /// Attaches the photo taken when signing (shown beside the signature).
+    public func setPhoto(_ jpeg: Data?) { photo = jpeg }
+
+    /// Puts a scored signature on the page (the last page, bottom right, at a third of its width).
+    func place(_ result: AuthenticateViewModel.Result) {
+        signature = result
+        guard let last = state.pages.indices.last else { return }
+        let page = state.pages[last]
+        let width = page.width / 3, height = width * result.ink.height / result.ink.width
+        update {
+            $0.placement = Placement(page: last, x: page.width - width - 24, y: page.height - height - 24, width: width, height: height,
+                                     similarity: "\(Int((result.similarity * 100).rounded()))%")
+            $0.isSaveEnabled = true
+        }
+    }
+
+    /// Moves the stamp by a drag, kept on its page.
+    public func move(dx: Double, dy: Double) {
+        guard var placement = state.placement else { return }
+        let page = state.pages[placement.page]
+        placement.x = min(max(0, placement.x + dx), page.width - placement.width)
+        placement.y = min(max(0, placement.y + dy), page.height - placement.height)
+        update { $0.placement = placement }
+    }
+
+    /// Resizes the stamp (a pinch), keeping its proportions, between 40 points wide and the page.
+    public func resize(scale: Double) {
+        guard var placement = state.placement, scale > 0 else { return }
+        let page = state.pages[placement.page]
+        let ratio = placement.height / placement.width
+        var width = min(max(40, placement.width * scale), page.width)
+        if width * ratio > page.height { width = page.height / ratio }
+        placement.width = width
+        placement.height = width * ratio
+        placement.x = min(max(0, placement.x), page.width - placement.width)
+        placement.y = min(max(0, placement.y), page.height - placement.height)
+        update { $0.placement = placement }
+    }
+
+    /// Moves the stamp to another page.
+    public func moveToPage(_ index: Int) {
+        guard var placement = state.placement, state.pages.indices.contains(index) else { return }
+        let page = state.pages[index]
+        placement.page = index
+        placement.width = min(placement.width, page.width)
+        placement.height = min(placement.height, page.height)
+        placement.x = min(placement.x, page.width - placement.width)
+        placement.y = min(placement.y, page.height - placement.height)
+        update { $0.placement = placement }
+    }
+
+    /// "Delete": takes the stamp off the page (nothing was saved).
+    public func deletePlacement() {
+        signature = nil
+        update { $0.placement = nil; $0.isSaveEnabled = false }
+    }
+
+    /// The placement in the page's user space (what the PDF writer takes).
+    public func userSpaceRect(of placement: Placement) throws -> PDFRect {
+        guard let document else { throw PDFError.malformed("not open") }
+        let page = try document.pages()[placement.page]
+        let crop = page.cropBox
+        let shown = state.pages[placement.page]
+        func user(_ sx: Double, _ sy: Double) -> (Double, Double) {
+            let up = shown.height - sy
+            switch page.rotation {
+            case 90: return (crop.x + crop.width - up, crop.y + sx)
+            case 180: return (crop.x + crop.width - sx, crop.y + crop.height - up)
+            case 270: return (crop.x + up, crop.y + crop.height - sx)
+            default: return (crop.x + sx, crop.y + up)
+            }
+        }
+        let a = user(placement.x, placement.y), b = user(placement.x + placement.width, placement.y + placement.height)
+        return PDFRect(x: min(a.0, b.0), y: min(a.1, b.1), width: abs(b.0 - a.0), height: abs(b.1 - a.1))
+    }
+
+    /// "Save": registers a new document first (the spec's first save has no signatures), signs the
+    /// file by an incremental update with the link to its history, writes it, and records its hash.
+    public func save() async {
+        guard let placement = state.placement, let signature, state.isSaveEnabled else { return }
+        let l = environment.localizer
+        update { $0.isLoading = true; $0.isSaveEnabled = false; $0.errorMessage = nil }
+        do {
+            let before = Self.sha256(data)
+            var documentID = state.documentID
+            if documentID == nil {
+                switch try await environment.client.saveDocument(email: email, documentHash: before, previousHash: nil, signatureIDs: []) {
+                case .saved(let id): documentID = id
+                case .conflict, .unknownUser: throw SignToLoginError.invalidInput(message: l("stl.viewer.saveFailed"))
+                }
+            }
+            guard let documentID else { return }
+            let stamp = SignatureStamp(ink: signature.ink, photoJPEG: photo,
+                                       link: environment.client.historyURL(documentID: documentID).absoluteString)
+            let signed = try PDFSigner.sign(data, page: placement.page, rect: try userSpaceRect(of: placement), stamp: stamp)
+            let after = Self.sha256(signed)
+            switch try await environment.client.saveDocument(email: email, documentHash: after, previousHash: before, signatureIDs: [signature.signatureID]) {
+            case .saved:
+                try signed.write(to: url, options: .atomic)
+                data = signed
+                document = try PDFDocument(data: signed)
+                self.signature = nil
+                update { $0.placement = nil; $0.documentID = documentID; $0.infoMessage = l("stl.viewer.saved") }
+                try await refreshHistory(documentID: documentID, hash: after)
+            case .conflict:
+                update { $0.errorMessage = l("stl.viewer.conflict"); $0.isSaveEnabled = true }
+            case .unknownUser:
+                update { $0.errorMessage = l("stl.login.unknown", email) }
+            }
+        } catch {
+            update { $0.errorMessage = environment.message(for: error); $0.isSaveEnabled = true }
+        }
+        update { $0.isLoading = false }
+    }
+
+    /// "History".
+    public func showHistory() {
+        guard let documentID = state.documentID else { return }
+        let model = SigningHistoryViewModel(environment: environment, email: email, documentID: documentID, entries: entries)
+        onShowHistory?(model)
+    }
+
+    /// "Send by email": what the platform's composer needs.
+    public func emailDraft(to recipients: [String] = []) -> DocumentEmail {
+        let l = environment.localizer
+        var body = l("stl.email.body", state.title)
+        if let documentID = state.documentID { body += "\n\n" + l("stl.email.history", environment.client.historyURL(documentID: documentID).absoluteString) }
+        return DocumentEmail(recipients: recipients, subject: l("stl.email.subject", state.title), body: body, attachment: url)
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import GatehouseKit
+import GatehouseSignature
+
+/// The Sign To Login app's coordinator: splash → (remembered person) documents, or start →
+/// register (profile form → enrolment) / log in (email → signature or enrolment) → documents →
+/// viewer → history; a deep link opens a history. The UI shows `state.screen`'s model.
+@MainActor
+public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
+    public enum Screen {
+        case splash
+        /// The start screen: "Register" and "Log in", with an error brought back from logging in.
+        case start(message: String?)
+        case profile(ProfileFormViewModel)
+        case enrolment(EnrolmentViewModel)
+        case signIn(SignInViewModel)
+        case authenticate(AuthenticateViewModel)
+        case documents(DocumentsViewModel)
+        case viewer(DocumentViewerViewModel)
+        case history(SigningHistoryViewModel)
+    }
+
+    public struct State: Equatable {
+        public var screen: Screen
+        public var startTitle: String
+        public var registerTitle: String
+        public var loginTitle: String
+
+        /// Screens compare by kind and model identity (a new model is a new screen).
+        public static func == (a: State, b: State) -> Bool {
+            a.startTitle == b.startTitle && a.screen.identity == b.screen.identity
+        }
+    }
+
+    public let environment: SignToLoginEnvironment
+    /// The person signed in on this device.
+    public private(set) var email: String?
+    private var pendingLink: URL?
+
+    public init(environment: SignToLoginEnvironment) {
+        self.environment = environment
+        let l = environment.localizer
+        super.init(state: State(screen: .splash, startTitle: l("stl.start.title"), registerTitle: l("stl.start.register"), loginTitle: l("stl.start.login")))
+    }
+
+    /// The splash: at least `splashSeconds`, then the documents for a remembered person, else the start.
+    public func start() async {
+        await environment.sleep(environment.splashSeconds)
+        if let remembered = environment.rememberedProfile {
+            email = remembered.email
+            if let link = pendingLink { pendingLink = nil; openLink(link) } else { showDocuments() }
+        } else {
+            show(.start(message: nil))
+        }
+    }
+
+    /// "Register" on the start screen.
+    public func register() {
+        let model = ProfileFormViewModel(localizer: environment.localizer, remembered: environment.rememberedProfile)
+        model.onOutcome = { [weak self] outcome in
+            switch outcome {
+            case .enrol(let profile): self?.enrol(profile)
+            case .back: self?.show(.start(message: nil))
+            }
+        }
+        show(.profile(model))
+    }
+
+    /// "Log in" on the start screen.
+    public func logIn() {
+        let model = SignInViewModel(environment: environment)
+        model.onOutcome = { [weak self] outcome in
+            guard let self else { return }
+            switch outcome {
+            case .authenticate(let email): authenticate(email)
+            case .enrol(let email):
+                // The account exists without a model from this device: the profile form, then enrolment.
+                let form = ProfileFormViewModel(localizer: environment.localizer, remembered: environment.rememberedProfile?.email == email
+                    ? environment.rememberedProfile : RememberedProfile(email: email, userName: ""))
+                form.onOutcome = { [weak self] outcome in
+                    switch outcome {
+                    case .enrol(let profile): self?.enrol(profile)
+                    case .back: self?.show(.start(message: nil))
+                    }
+                }
+                show(.profile(form))
+            case .unknownUser(let message): show(.start(message: message))
+            }
+        }
+        show(.signIn(model))
+    }
+
+    func enrol(_ profile: SignToLoginProfile) {
+        let model = EnrolmentViewModel(environment: environment, profile: profile)
+        model.onOutcome = { [weak self] outcome in
+            guard let self else { return }
+            switch outcome {
+            case .enrolled(let remembered):
+                email = remembered.email
+                showDocuments()
+            case .cancelled:
+                let form = ProfileFormViewModel(localizer: environment.localizer, remembered: RememberedProfile(
+                    email: profile.email, userName: profile.userName, phone: profile.phone, company: profile.company,
+                    position: profile.position, birthday: profile.birthday, sex: profile.sex))
+                form.setPhoto(profile.photo)
+                form.onOutcome = { [weak self] outcome in
+                    switch outcome {
+                    case .enrol(let profile): self?.enrol(profile)
+                    case .back: self?.show(.start(message: nil))
+                    }
+                }
+                show(.profile(form))
+            }
+        }
+        show(.enrolment(model))
+    }
+
+    func authenticate(_ email: String) {
+        let model = AuthenticateViewModel(environment: environment, email: email)
+        model.onOutcome = { [weak self] outcome in
+            guard let self else { return }
+            switch outcome {
+            case .authenticated:
+                self.email = email
+                let known = environment.rememberedProfile
+                environment.remember(known?.email == email ? known : RememberedProfile(email: email, userName: known?.userName ?? ""))
+                showDocuments()
+            case .enrolmentRequired: enrol(SignToLoginProfile(email: email, userName: environment.rememberedProfile?.userName ?? ""))
+            case .unknownUser: show(.start(message: environment.localizer("stl.login.unknown", email)))
+            }
+        }
+        show(.authenticate(model))
+    }
+
+    public func showDocuments() {
+        let model = DocumentsViewModel(environment: environment)
+        model.onOpen = { [weak self] url in self?.openDocument(url) }
+        show(.documents(model))
+    }
+
+    public func openDocument(_ url: URL) {
+        guard let email else { return }
+        let model = DocumentViewerViewModel(environment: environment, email: email, url: url)
+        model.onShowHistory = { [weak self] history in self?.show(.history(history)) }
+        show(.viewer(model))
+    }
+
+    /// A PDF handed over by another app: copied into the documents and opened.
+    public func openFile(_ url: URL) {
+        guard email != nil else { return }
+        let documents = DocumentsViewModel(environment: environment)
+        documents.onOpen = { [weak self] url in self?.openDocument(url) }
+        documents.importDocument(from: url)
+    }
+
+    /// `stl://user/?documentid=…` (from the history page): the history, once someone is signed in.
+    @discardableResult
+    public func openLink(_ url: URL) -> Bool {
+        guard let email else {
+            pendingLink = url
+            return SigningHistoryViewModel.opening(url, environment: environment, email: "") != nil
+        }
+        guard let model = SigningHistoryViewModel.opening(url, environment: environment, email: email) else { return false }
+        show(.history(model))
+        return true
+    }
+
+    /// Logs out on this device: the remembered person is forgotten.
+    public func logOut() {
+        environment.remember(nil)
+        email = nil
+        show(.start(message: nil))
+    }
+
+    private func show(_ screen: Screen) { update { $0.screen = screen } }
+}
+
+extension SignToLoginFlow.Screen {
+    var identity: String {
+        switch self {
+        case .splash: "splash"
+        case .start(let message): "start:\(message ?? "")"
+        case .profile(let m): "profile:\(ObjectIdentifier(m).hashValue)"
+        case .enrolment(let m): "enrolment:\(ObjectIdentifier(m).hashValue)"
+        case .signIn(let m): "signIn:\(ObjectIdentifier(m).hashValue)"
+        case .authenticate(let m): "authenticate:\(ObjectIdentifier(m).hashValue)"
+        case .documents(let m): "documents:\(ObjectIdentifier(m).hashValue)"
+        case .viewer(let m): "viewer:\(ObjectIdentifier(m).hashValue)"
+        case .history(let m): "history:\(ObjectIdentifier(m).hashValue)"
+        }
+    }
+}
