@@ -138,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "gatehouse-demo",
             dependencies: [
-                "GatehouseScreens", "GatehouseKit", "GatehouseDevSupport",
+                "GatehouseScreens", "GatehouseKit", "GatehouseDevSupport", "GatehouseSignature",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -165,7 +165,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            exclude: ["Support/demo_session.py", "Support/demo_messenger.py", "Support/pdf_corpus.py"],
+            exclude: ["Support/demo_session.py", "Support/demo_messenger.py", "Support/pdf_corpus.py", "Support/demo_sign_to_login.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -9,7 +9,7 @@ struct GatehouseDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-demo",
         abstract: "Walk through the apps of the specs in a terminal, with the same view models an iOS app uses.",
-        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self, MessengerDemo.self],
+        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self, MessengerDemo.self, SignToLoginDemo.self],
         defaultSubcommand: PhoneAccountsDemo.self
     )
 }
@@ -120,5 +120,37 @@ struct MessengerDemo: AsyncParsableCommand {
     @MainActor
     func run() async throws {
         try await options.messengerTerminal(fullScreen: true).run()
+    }
+}
+
+struct SignToLoginDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign-to-login",
+        abstract: "The Sign To Login app of docs/signature-identity.md: register with ten signatures, log in by signature, sign PDFs and read their history."
+    )
+
+    @OptionGroup var options: DemoOptions
+
+    @Option(help: "The app's API key (gatehouse apps create --name … --bundle-id … --email … --json).")
+    var apikey: String
+
+    @Option(help: "The app's documents folder (default: ~/SignToLogin).")
+    var documents: String?
+
+    @Option(help: "Where the app remembers the person between runs (default: beside the documents).")
+    var stateFile: String?
+
+    @MainActor
+    func run() async throws {
+        let url = try options.serverURL()
+        let localizer = options.localizer
+        let folder = URL(fileURLWithPath: documents ?? (NSHomeDirectory() + "/SignToLogin"))
+        let state = URL(fileURLWithPath: stateFile ?? folder.deletingLastPathComponent().appendingPathComponent(".sign-to-login-demo.json").path)
+        let device = DeviceFacts(osVersion: ProcessInfo.processInfo.operatingSystemVersionString.prefix(40).description,
+                                 deviceModel: "iPhone16,2", screenWidth: 393, screenHeight: 852)
+        let client = SignToLoginClient(server: url, apiKey: apikey, device: FixedDeviceFacts(device))
+        let environment = SignToLoginEnvironment(client: client, localizer: localizer, preferences: FilePreferences(url: state),
+                                                 documentsFolder: folder, splashSeconds: 1)
+        await SignToLoginTerminal(flow: SignToLoginFlow(environment: environment), outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
     }
 }

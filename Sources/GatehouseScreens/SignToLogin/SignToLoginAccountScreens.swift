@@ -147,6 +147,8 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
 
     public var onOutcome: ((Outcome) -> Void)?
     public let pad: SignaturePadModel
+    /// Whose signature is enrolled.
+    public var email: String { profile.email }
     private let environment: SignToLoginEnvironment
     private let profile: SignToLoginProfile
     private var signatures: [SignaturePointList] = []

@@ -45,4 +45,24 @@ struct DemoTerminalSessionTests {
         #expect(status == 0, "\(text)")
         #expect(text.contains("messenger demo session passed"))
     }
+
+    @Test("gatehouse-demo sign-to-login: register with ten signatures, sign a PDF from elsewhere, move and save it, the history; relaunched, a poor signature warns and the stl:// link opens the history")
+    @MainActor
+    func signToLogin() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
+        try await withLiveServer { server in
+            let client = try await server.signToLoginClient()
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stl-demo-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let pdf = folder.appendingPathComponent("Contract.pdf")
+            try minimalPDF(text: "Contract").write(to: pdf)
+            let (status, text) = try await Self.runSession(["--demo", Self.demoBinary.path, "--server", server.baseURL.absoluteString,
+                                                            "--apikey", client.apiKey, "--documents", folder.appendingPathComponent("docs").path,
+                                                            "--state-file", folder.appendingPathComponent("state.json").path, "--pdf", pdf.path],
+                                                           script: "demo_sign_to_login.py")
+            #expect(status == 0, "\(text)")
+            #expect(text.contains("sign-to-login demo session passed"))
+        }
+    }
 }

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Drives `gatehouse-demo sign-to-login` through a pseudo-terminal as a person would, against a
+running server: registers with ten signatures (one scribble refused by the pad first), opens a
+PDF handed over from elsewhere, signs it, moves the signature, saves it, reads the history; then a
+relaunch goes straight to the documents (the person remembered), a stranger's signature on the
+document is saved with a low-match warning for the next reader, and the stl:// link opens the
+history. Exits 0 when every expected screen appeared."""
+import argparse
+import re
+import sys
+
+import pexpect
+
+p = argparse.ArgumentParser()
+p.add_argument("--demo", required=True)
+p.add_argument("--server", required=True)
+p.add_argument("--apikey", required=True)
+p.add_argument("--documents", required=True)
+p.add_argument("--state-file", required=True)
+p.add_argument("--pdf", required=True)
+args = p.parse_args()
+
+log = []
+
+
+def spawn():
+    demo = pexpect.spawn(args.demo, ["sign-to-login", "--server", args.server, "--apikey", args.apikey, "--language", "en",
+                                     "--documents", args.documents, "--state-file", args.state_file],
+                         encoding="utf-8", timeout=30, dimensions=(60, 160))
+    demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
+    return demo
+
+
+def option(demo, label):
+    """Waits for the menu line with `label` and its prompt, and chooses it."""
+    demo.expect(r"(\d+)\) " + re.escape(label) + r"\r?\n")
+    number = demo.match.group(1)
+    demo.expect_exact("> ")
+    demo.sendline(number)
+
+
+def run():
+    demo = spawn()
+    demo.expect_exact("== Sign To Login ==")
+    option(demo, "Register")
+    demo.expect_exact("== Your profile ==")
+    option(demo, "Fill in the form")
+    demo.expect_exact("Email: "); demo.sendline("ann@example.com")
+    demo.expect_exact("Name: "); demo.sendline("Ann Lee")
+    for _ in range(5):
+        demo.expect(r"\(optional\): "); demo.sendline("")
+    option(demo, "Next")
+    demo.expect_exact("== Your signature ==")
+    demo.expect_exact("Signature 1 of 10")
+    option(demo, "Draw a short scribble")
+    demo.expect(r"(\d+)\) Clear\r?\n")
+    clear = demo.match.group(1)
+    demo.expect(r"\d+\) Accept \(unavailable\)")               # the pad refuses a scribble
+    demo.expect_exact("> ")
+    demo.sendline(clear)
+    for n in range(10):
+        option(demo, "Draw my signature")
+        demo.expect_exact("#")                                  # the ink, drawn as characters
+        option(demo, "Accept")
+    demo.expect_exact("== Documents ==")
+    demo.expect_exact("No documents yet")
+    option(demo, "Open a PDF from elsewhere (a path)")
+    demo.expect_exact("Path: "); demo.sendline(args.pdf)
+    demo.expect_exact("== Contract ==")
+    demo.expect_exact("Page 1: 595×842 pt")
+    option(demo, "Sign")
+    demo.expect_exact("== Sign to continue ==")
+    option(demo, "Draw my signature")
+    option(demo, "Sign")
+    demo.expect(r"Signature on page 1 at x \d+, y \d+, \d+×\d+ \((\d+)%\)")
+    option(demo, "Move the signature (dx dy, points)")
+    demo.expect_exact("dx dy: "); demo.sendline("-100 -50")
+    option(demo, "Save")
+    demo.expect(r"documentid: ([0-9a-f]{20})")
+    document_id = demo.match.group(1)
+    demo.expect(r"✎ Ann Lee  \d+%")
+    demo.expect_exact("Signed and saved.")
+    option(demo, "History")
+    demo.expect_exact("== Signing history ==")
+    demo.expect(r"✎ Ann Lee  \d+%")
+    demo.expect_exact("/documents/?documentid=" + document_id)
+    option(demo, "Back to the documents")
+    demo.expect_exact("== Documents ==")
+    demo.expect_exact("Contract.pdf")
+    demo.expect_exact("> "); demo.sendline("q")
+    demo.expect(pexpect.EOF)
+    demo.close()
+
+    # Relaunch: remembered, straight to the documents; a poor signature warns the next reader.
+    demo = spawn()
+    demo.expect_exact("== Documents ==")
+    option(demo, "Open Contract.pdf")
+    demo.expect_exact("== Contract ==")
+    demo.expect_exact("documentid: " + document_id)
+    option(demo, "Sign")
+    option(demo, "Draw someone else's signature")
+    option(demo, "Sign")
+    demo.expect(r"Signature on page 1 at")
+    option(demo, "Save")
+    demo.expect_exact("Warning: the signature of Ann Lee matched poorly.")
+    demo.expect_exact("Signed and saved.")
+    option(demo, "Back to the documents")
+    option(demo, "Open a link (stl://…)")
+    demo.expect_exact("Link: "); demo.sendline("stl://user/?documentid=" + document_id)
+    demo.expect_exact("== Signing history ==")
+    demo.expect(r"✎ Ann Lee  \d+%  ")
+    demo.expect(r"✎ Ann Lee  \d+% ⚠")
+    demo.expect_exact("> "); demo.sendline("q")
+    demo.expect(pexpect.EOF)
+    demo.close()
+
+
+try:
+    run()
+    print("sign-to-login demo session passed")
+except pexpect.ExceptionPexpect as error:
+    sys.stderr.write("demo session failed: %s\n--- transcript ---\n%s\n" % (type(error).__name__, "".join(log)[-5000:]))
+    sys.exit(1)
