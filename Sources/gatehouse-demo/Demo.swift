@@ -9,7 +9,7 @@ struct GatehouseDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-demo",
         abstract: "Walk through the apps of the specs in a terminal, with the same view models an iOS app uses.",
-        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self, MessengerDemo.self, SignToLoginDemo.self],
+        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self, MessengerDemo.self, SignToLoginDemo.self, SignPDFDemo.self, OpenPDFDemo.self],
         defaultSubcommand: PhoneAccountsDemo.self
     )
 }
@@ -123,14 +123,9 @@ struct MessengerDemo: AsyncParsableCommand {
     }
 }
 
-struct SignToLoginDemo: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "sign-to-login",
-        abstract: "The Sign To Login app of docs/signature-identity.md: register with ten signatures, log in by signature, sign PDFs and read their history."
-    )
-
-    @OptionGroup var options: DemoOptions
-
+/// What the Sign To Login demos share: the server, the app's key, the documents folder and the
+/// file the person is remembered in.
+struct SignToLoginOptions: ParsableArguments {
     @Option(help: "The app's API key (gatehouse apps create --name … --bundle-id … --email … --json).")
     var apikey: String
 
@@ -141,16 +136,117 @@ struct SignToLoginDemo: AsyncParsableCommand {
     var stateFile: String?
 
     @MainActor
-    func run() async throws {
+    func environment(_ options: DemoOptions) throws -> SignToLoginEnvironment {
         let url = try options.serverURL()
-        let localizer = options.localizer
         let folder = URL(fileURLWithPath: documents ?? (NSHomeDirectory() + "/SignToLogin"))
         let state = URL(fileURLWithPath: stateFile ?? folder.deletingLastPathComponent().appendingPathComponent(".sign-to-login-demo.json").path)
-        let device = DeviceFacts(osVersion: ProcessInfo.processInfo.operatingSystemVersionString.prefix(40).description,
+        let device = DeviceFacts(osVersion: String(ProcessInfo.processInfo.operatingSystemVersionString.prefix(40)),
                                  deviceModel: "iPhone16,2", screenWidth: 393, screenHeight: 852)
         let client = SignToLoginClient(server: url, apiKey: apikey, device: FixedDeviceFacts(device))
-        let environment = SignToLoginEnvironment(client: client, localizer: localizer, preferences: FilePreferences(url: state),
-                                                 documentsFolder: folder, splashSeconds: 1)
-        await SignToLoginTerminal(flow: SignToLoginFlow(environment: environment), outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
+        return SignToLoginEnvironment(client: client, localizer: options.localizer, preferences: FilePreferences(url: state),
+                                      documentsFolder: folder, splashSeconds: 1)
+    }
+}
+
+struct SignPDFDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign-pdf",
+        abstract: "Signs a PDF through the document viewer's model as the remembered person: scored by the server, stamped by incremental update, saved and registered; prints the history link."
+    )
+
+    @OptionGroup var options: DemoOptions
+    @OptionGroup var app: SignToLoginOptions
+
+    @Argument(help: "The PDF to sign.")
+    var input: String
+
+    @Option(help: "The page, from 1.")
+    var page: Int = 1
+
+    @Option(help: "Where the signature goes, x,y,w,h in points of the page as shown (origin top left; the height follows the signature).")
+    var rect: String
+
+    @Option(help: "The signature: a JSON file of [x, y] points as a finger drew them.")
+    var signature: String
+
+    @Option(help: "The signed file (default: the input, signed in place).")
+    var out: String?
+
+    @MainActor
+    func run() async throws {
+        let environment = try app.environment(options)
+        guard let email = environment.rememberedProfile?.email else {
+            throw ValidationError("nobody is registered in \(app.stateFile ?? "the demo's state"): run gatehouse-demo sign-to-login first")
+        }
+        let numbers = rect.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard numbers.count == 4 || numbers.count == 3, numbers[2] > 0 else { throw ValidationError("--rect is x,y,w,h") }
+        guard let points = SignToLoginTerminal.points(file: signature) else { throw ValidationError("--signature is not a point file") }
+        let target = URL(fileURLWithPath: out ?? input)
+        if target.path != URL(fileURLWithPath: input).path {
+            try? FileManager.default.removeItem(at: target)
+            try FileManager.default.copyItem(at: URL(fileURLWithPath: input), to: target)
+        }
+        let viewer = DocumentViewerViewModel(environment: environment, email: email, url: target)
+        await viewer.open()
+        if let error = viewer.state.errorMessage { throw ValidationError(error) }
+        let signing = viewer.sign()
+        SignToLoginTerminal.feed(points, to: signing.pad)
+        await signing.submit()
+        guard viewer.state.placement != nil else { throw ValidationError(signing.state.errorMessage ?? "the signature was not accepted") }
+        viewer.setPlacement(page: page - 1, x: numbers[0], y: numbers[1], width: numbers[2])
+        await viewer.save()
+        if let error = viewer.state.errorMessage { throw ValidationError(error) }
+        print(viewer.state.infoMessage ?? "")
+        if let similarity = signing.state.similarityText { print(similarity) }
+        if let id = viewer.state.documentID { print("History: \(environment.client.historyURL(documentID: id).absoluteString)") }
+        print("Saved: \(target.path)")
+    }
+}
+
+struct OpenPDFDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "open-pdf",
+        abstract: "Opens a PDF in the document viewer's model: its signing history, and the warnings (changed outside the app, low matches)."
+    )
+
+    @OptionGroup var options: DemoOptions
+    @OptionGroup var app: SignToLoginOptions
+
+    @Argument(help: "The PDF to open.")
+    var file: String
+
+    @MainActor
+    func run() async throws {
+        let environment = try app.environment(options)
+        let viewer = DocumentViewerViewModel(environment: environment, email: environment.rememberedProfile?.email ?? "", url: URL(fileURLWithPath: file))
+        await viewer.open()
+        if let error = viewer.state.errorMessage { throw ValidationError(error) }
+        print(viewer.state.title)
+        guard let id = viewer.state.documentID else {
+            print("Not signed with Sign To Login yet.")
+            return
+        }
+        print("documentid: \(id)")
+        for row in viewer.state.history { print("✎ \(row.name)  \(row.similarity)\(row.isLowMatch ? " ⚠" : "")  \(row.time)  \(row.signatureID)") }
+        if let warning = viewer.state.changedOutsideWarning { print("⚠ \(warning)") }
+        if let warning = viewer.state.lowMatchWarning { print("⚠ \(warning)") }
+        if viewer.state.changedOutsideWarning == nil { print("Unchanged since its last signing.") }
+    }
+}
+
+struct SignToLoginDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign-to-login",
+        abstract: "The Sign To Login app of docs/signature-identity.md: register with ten signatures, log in by signature, sign PDFs and read their history."
+    )
+
+    @OptionGroup var options: DemoOptions
+    @OptionGroup var app: SignToLoginOptions
+
+    @MainActor
+    func run() async throws {
+        let environment = try app.environment(options)
+        await SignToLoginTerminal(flow: SignToLoginFlow(environment: environment), outbox: DevOutboxClient(baseURL: try options.serverURL()),
+                                  language: environment.localizer.language).run()
     }
 }

@@ -60,6 +60,26 @@ final class SignToLoginTerminal: TerminalMenu {
         pad.end()
     }
 
+    /// Touches from a point file: a JSON array of `[x, y]` pairs or `{"x":…, "y":…}` objects, one
+    /// touch per 1/60 s (how a phone samples a finger).
+    static func points(file: String) -> [(Double, Double)]? {
+        guard let data = FileManager.default.contents(atPath: file),
+              let items = try? JSONSerialization.jsonObject(with: data) as? [Any] else { return nil }
+        let points = items.compactMap { item -> (Double, Double)? in
+            if let pair = item as? [NSNumber], pair.count == 2 { return (pair[0].doubleValue, pair[1].doubleValue) }
+            if let object = item as? [String: Any], let x = (object["x"] as? NSNumber)?.doubleValue, let y = (object["y"] as? NSNumber)?.doubleValue { return (x, y) }
+            return nil
+        }
+        return points.count == items.count && !points.isEmpty ? points : nil
+    }
+
+    static func feed(_ points: [(Double, Double)], to pad: SignaturePadModel) {
+        for (index, point) in points.enumerated() {
+            if index == 0 { pad.begin(x: point.0, y: point.1, time: 0) } else { pad.move(x: point.0, y: point.1, time: Double(index) / 60) }
+        }
+        pad.end()
+    }
+
     /// A scribble too short to be a signature.
     func drawScribble(on pad: SignaturePadModel) {
         pad.begin(x: 100, y: 100, time: 0)
@@ -108,6 +128,10 @@ final class SignToLoginTerminal: TerminalMenu {
             Option(label: t("Draw my signature", "Нарисовать мою подпись")) { [self] in drawSignature(on: pad, who: who) },
             Option(label: t("Draw someone else's signature", "Нарисовать чужую подпись")) { [self] in drawSignature(on: pad, who: who, stranger: true) },
             Option(label: t("Draw a short scribble", "Нарисовать короткий росчерк")) { [self] in drawScribble(on: pad) },
+            Option(label: t("Draw from a point file", "Нарисовать из файла точек")) { [self] in
+                guard let path = read(t("Point file", "Файл точек")), !path.isEmpty else { return }
+                if let points = Self.points(file: path) { Self.feed(points, to: pad) } else { Terminal.line(t("  Not a point file.", "  Это не файл точек.")) }
+            },
             Option(label: pad.state.undoTitle, enabled: !pad.state.isEmpty) { pad.undo() },
             Option(label: pad.state.clearTitle, enabled: !pad.state.isEmpty) { pad.clear() },
             Option(label: pad.state.colorTitles[pad.state.color == .blue ? .black : .blue] ?? "") {

@@ -325,6 +325,17 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
         update { $0.placement = placement }
     }
 
+    /// Puts the stamp at a rectangle of a page's shown coordinates (a drag and a pinch in one;
+    /// kept on the page).
+    public func setPlacement(page index: Int, x: Double, y: Double, width: Double) {
+        guard var placement = state.placement, state.pages.indices.contains(index) else { return }
+        placement.page = index
+        update { $0.placement = placement }
+        resize(scale: width / placement.width)
+        guard let sized = state.placement else { return }
+        move(dx: x - sized.x, dy: y - sized.y)
+    }
+
     /// Moves the stamp to another page.
     public func moveToPage(_ index: Int) {
         guard var placement = state.placement, state.pages.indices.contains(index) else { return }

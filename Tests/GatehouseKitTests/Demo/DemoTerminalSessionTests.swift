@@ -65,4 +65,23 @@ struct DemoTerminalSessionTests {
             #expect(text.contains("sign-to-login demo session passed"))
         }
     }
+
+    @Test("gatehouse-demo sign-pdf and open-pdf: registered from point files, a generated PDF signed and registered; opened unchanged, then with one byte changed outside: the warning")
+    @MainActor
+    func signAndOpenPDF() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
+        try await withLiveServer { server in
+            let client = try await server.signToLoginClient()
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stl-pdf-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let pdf = folder.appendingPathComponent("Contract.pdf")
+            try minimalPDF(text: "Contract").write(to: pdf)
+            let (status, text) = try await Self.runSession(["--demo", Self.demoBinary.path, "--server", server.baseURL.absoluteString,
+                                                            "--apikey", client.apiKey, "--folder", folder.path, "--pdf", pdf.path],
+                                                           script: "demo_sign_pdf.py")
+            #expect(status == 0, "\(text)")
+            #expect(text.contains("sign-pdf demo session passed"))
+        }
+    }
 }

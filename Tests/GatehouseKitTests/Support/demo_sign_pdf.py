@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Drives `gatehouse-demo sign-to-login`, `sign-pdf` and `open-pdf` through a pseudo-terminal:
+registers with ten signatures read from point files (one writer's curve, a little different each
+time), signs a generated PDF with an eleventh, opens it (no warning), changes one byte of it
+outside the app and opens it again (the warning). Exits 0 when every expected line appeared."""
+import argparse
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+
+import pexpect
+
+p = argparse.ArgumentParser()
+p.add_argument("--demo", required=True)
+p.add_argument("--server", required=True)
+p.add_argument("--apikey", required=True)
+p.add_argument("--folder", required=True)
+p.add_argument("--pdf", required=True)
+args = p.parse_args()
+
+common = ["--server", args.server, "--apikey", args.apikey, "--language", "en",
+          "--documents", os.path.join(args.folder, "docs"), "--state-file", os.path.join(args.folder, "state.json")]
+rng = random.Random(5)
+log = []
+
+
+def point_file(index):
+    count = 110 + rng.randrange(20)
+    scale = 0.95 + rng.random() * 0.1
+    points = []
+    for i in range(count):
+        t = i / count * 2 * math.pi
+        x = 60 * math.cos(t) + 25 * math.sin(2.3 * t) + 20 * t
+        y = 40 * math.sin(1.7 * t) + 10 * math.cos(4 * t)
+        points.append([200 + scale * x + rng.random() - 0.5, 150 + scale * y + rng.random() - 0.5])
+    path = os.path.join(args.folder, "signature-%d.json" % index)
+    with open(path, "w") as f:
+        json.dump(points, f)
+    return path
+
+
+def spawn(arguments):
+    demo = pexpect.spawn(args.demo, arguments, encoding="utf-8", timeout=30, dimensions=(60, 160))
+    demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
+    return demo
+
+
+def option(demo, label):
+    demo.expect(r"(\d+)\) " + re.escape(label) + r"\r?\n")
+    number = demo.match.group(1)
+    demo.expect_exact("> ")
+    demo.sendline(number)
+
+
+def run():
+    files = [point_file(i) for i in range(11)]
+    demo = spawn(["sign-to-login"] + common)
+    option(demo, "Register")
+    option(demo, "Fill in the form")
+    demo.expect_exact("Email: "); demo.sendline("ann@example.com")
+    demo.expect_exact("Name: "); demo.sendline("Ann Lee")
+    for _ in range(5):
+        demo.expect(r"\(optional\): "); demo.sendline("")
+    option(demo, "Next")
+    for path in files[:10]:
+        option(demo, "Draw from a point file")
+        demo.expect_exact("Point file: "); demo.sendline(path)
+        option(demo, "Accept")
+    demo.expect_exact("== Documents ==")
+    demo.expect_exact("> "); demo.sendline("q")
+    demo.expect(pexpect.EOF)
+
+    signed = os.path.join(args.folder, "Contract-signed.pdf")
+    demo = spawn(["sign-pdf", args.pdf, "--page", "1", "--rect", "300,650,200,80", "--signature", files[10], "--out", signed] + common)
+    demo.expect_exact("Signed and saved.")
+    demo.expect(r"Match: \d+%")
+    demo.expect(r"History: http://[^\s]+/documents/\?documentid=([0-9a-f]{20})")
+    document_id = demo.match.group(1)
+    demo.expect(pexpect.EOF)
+    check = subprocess.run(["qpdf", "--check", signed], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    with open(args.pdf, "rb") as a, open(signed, "rb") as b:
+        assert b.read().startswith(a.read()), "the original is not a prefix of the signed file"
+
+    demo = spawn(["open-pdf", signed] + common)
+    demo.expect_exact("documentid: " + document_id)
+    demo.expect(r"✎ Ann Lee  \d+%")
+    demo.expect_exact("Unchanged since its last signing.")
+    demo.expect(pexpect.EOF)
+
+    with open(signed, "rb") as f:
+        data = f.read()
+    assert data.count(b"(Contract)") == 1
+    with open(signed, "wb") as f:
+        f.write(data.replace(b"(Contract)", b"(Contracu)"))          # one byte, outside the app
+    demo = spawn(["open-pdf", signed] + common)
+    demo.expect_exact("documentid: " + document_id)
+    demo.expect_exact("⚠ Warning: this document has been changed outside Sign To Login since it was last signed.")
+    demo.expect(pexpect.EOF)
+
+
+try:
+    run()
+    print("sign-pdf demo session passed")
+except (pexpect.ExceptionPexpect, AssertionError) as error:
+    sys.stderr.write("demo session failed: %s %s\n--- transcript ---\n%s\n" % (type(error).__name__, error, "".join(log)[-5000:]))
+    sys.exit(1)
