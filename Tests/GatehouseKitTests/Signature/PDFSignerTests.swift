@@ -45,7 +45,7 @@ struct PDFSignerTests {
         return folder
     }
 
-    @Test("every kind of file (classic xref, object streams with an xref stream, an earlier incremental update, rotated and cropped pages) signs: qpdf checks it, pypdf sees the link, the pixels change only in the rectangle, the original is a prefix")
+    @Test("every kind of file (classic xref, LibreOffice's, object streams with an xref stream, an earlier incremental update, rotated and cropped pages) signs: qpdf checks it, pypdf sees the link, the pixels change only in the rectangle, the original is a prefix")
     func signsEveryKindOfFile() async throws {
         // setup
         let folder = try temporaryFolder()
@@ -55,6 +55,7 @@ struct PDFSignerTests {
             ("reportlab", 0, PDFRect(x: 320, y: 90, width: 200, height: 60)),
             ("reportlab", 1, PDFRect(x: 72, y: 400, width: 150, height: 45)),
             ("objstm", 1, PDFRect(x: 300, y: 120, width: 200, height: 60)),
+            ("libreoffice", 0, PDFRect(x: 330, y: 80, width: 200, height: 60)),
             ("updated", 0, PDFRect(x: 100, y: 200, width: 200, height: 60)),
             ("rotated", 0, PDFRect(x: 400, y: 300, width: 60, height: 200)),
             ("rotated", 1, PDFRect(x: 300, y: 600, width: 200, height: 60)),

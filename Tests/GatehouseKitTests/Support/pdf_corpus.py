@@ -2,7 +2,7 @@
 
   pdf_corpus.py make FOLDER
       writes the corpus, made at test time (nothing downloaded): reportlab.pdf (two pages, classic
-      xref table), objstm.pdf (qpdf rewrites it with object streams and a cross-reference stream),
+      xref table), libreoffice.pdf (LibreOffice's --convert-to pdf), objstm.pdf (qpdf rewrites it with object streams and a cross-reference stream),
       updated.pdf (pypdf appends an incremental update to it first), rotated.pdf (page 1 turned
       90 degrees and page 2 180 degrees, with a crop box), encrypted.pdf (qpdf, AES-256) and
       photo.jpg (Pillow).
@@ -44,6 +44,15 @@ def make(folder):
         c.showPage()
     c.save()
     paths["reportlab"] = base
+
+    # LibreOffice: a document converted as an office suite writes it (indirect stream lengths, PDF 1.6).
+    text = os.path.join(folder, "libreoffice.txt")
+    with open(text, "w") as f:
+        f.write("Agreement\n\n" + "\n".join("Clause %d: the parties agree to sign below." % (i + 1) for i in range(20)) + "\n")
+    profile = "file://" + os.path.join(os.path.abspath(folder), "lo-profile")
+    subprocess.run(["soffice", "--headless", "-env:UserInstallation=" + profile, "--convert-to", "pdf", "--outdir", folder, text],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    paths["libreoffice"] = os.path.join(folder, "libreoffice.pdf")
 
     objstm = os.path.join(folder, "objstm.pdf")
     subprocess.run(["qpdf", "--object-streams=generate", "--compress-streams=y", base, objstm], check=True)
