@@ -8,11 +8,13 @@ import json
 import math
 import os
 import random
-import re
 import subprocess
 import sys
 
 import pexpect
+
+import demo_menu
+from demo_menu import option
 
 p = argparse.ArgumentParser()
 p.add_argument("--demo", required=True)
@@ -25,7 +27,6 @@ args = p.parse_args()
 common = ["--server", args.server, "--apikey", args.apikey, "--language", "en",
           "--documents", os.path.join(args.folder, "docs"), "--state-file", os.path.join(args.folder, "state.json")]
 rng = random.Random(5)
-log = []
 
 
 def point_file(index):
@@ -44,28 +45,13 @@ def point_file(index):
 
 
 def spawn(arguments):
-    demo = pexpect.spawn(args.demo, arguments, encoding="utf-8", timeout=30, dimensions=(60, 160))
-    demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
-    return demo
-
-
-def option(demo, label):
-    demo.expect(r"(\d+)\) " + re.escape(label) + r"\r?\n")
-    number = demo.match.group(1)
-    demo.expect_exact("> ")
-    demo.sendline(number)
+    return demo_menu.spawn(args.demo, arguments)
 
 
 def run():
     files = [point_file(i) for i in range(11)]
     demo = spawn(["sign-to-login"] + common)
-    option(demo, "Register")
-    option(demo, "Fill in the form")
-    demo.expect_exact("Email: "); demo.sendline("ann@example.com")
-    demo.expect_exact("Name: "); demo.sendline("Ann Lee")
-    for _ in range(5):
-        demo.expect(r"\(optional\): "); demo.sendline("")
-    option(demo, "Next")
+    demo_menu.fill_profile(demo, "ann@example.com", "Ann Lee")
     for path in files[:10]:
         option(demo, "Draw from a point file")
         demo.expect_exact("Point file: "); demo.sendline(path)
@@ -107,5 +93,5 @@ try:
     run()
     print("sign-pdf demo session passed")
 except (pexpect.ExceptionPexpect, AssertionError) as error:
-    sys.stderr.write("demo session failed: %s %s\n--- transcript ---\n%s\n" % (type(error).__name__, error, "".join(log)[-5000:]))
+    sys.stderr.write("demo session failed: %s %s\n--- transcript ---\n%s\n" % (type(error).__name__, error, demo_menu.transcript()))
     sys.exit(1)

@@ -6,10 +6,12 @@ relaunch goes straight to the documents (the person remembered), a stranger's si
 document is saved with a low-match warning for the next reader, and the stl:// link opens the
 history. Exits 0 when every expected screen appeared."""
 import argparse
-import re
 import sys
 
 import pexpect
+
+import demo_menu
+from demo_menu import option
 
 p = argparse.ArgumentParser()
 p.add_argument("--demo", required=True)
@@ -20,37 +22,17 @@ p.add_argument("--state-file", required=True)
 p.add_argument("--pdf", required=True)
 args = p.parse_args()
 
-log = []
 
 
 def spawn():
-    demo = pexpect.spawn(args.demo, ["sign-to-login", "--server", args.server, "--apikey", args.apikey, "--language", "en",
-                                     "--documents", args.documents, "--state-file", args.state_file],
-                         encoding="utf-8", timeout=30, dimensions=(60, 160))
-    demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
-    return demo
-
-
-def option(demo, label):
-    """Waits for the menu line with `label` and its prompt, and chooses it."""
-    demo.expect(r"(\d+)\) " + re.escape(label) + r"\r?\n")
-    number = demo.match.group(1)
-    demo.expect_exact("> ")
-    demo.sendline(number)
+    return demo_menu.spawn(args.demo, ["sign-to-login", "--server", args.server, "--apikey", args.apikey, "--language", "en",
+                                       "--documents", args.documents, "--state-file", args.state_file])
 
 
 def run():
     demo = spawn()
     demo.expect_exact("== Sign To Login ==")
-    option(demo, "Register")
-    demo.expect_exact("== Your profile ==")
-    option(demo, "Fill in the form")
-    demo.expect_exact("Email: "); demo.sendline("ann@example.com")
-    demo.expect_exact("Name: "); demo.sendline("Ann Lee")
-    for _ in range(5):
-        demo.expect(r"\(optional\): "); demo.sendline("")
-    option(demo, "Next")
-    demo.expect_exact("== Your signature ==")
+    demo_menu.fill_profile(demo, "ann@example.com", "Ann Lee")
     demo.expect_exact("Signature 1 of 10")
     option(demo, "Draw a short scribble")
     demo.expect(r"(\d+)\) Clear\r?\n")
@@ -119,5 +101,5 @@ try:
     run()
     print("sign-to-login demo session passed")
 except pexpect.ExceptionPexpect as error:
-    sys.stderr.write("demo session failed: %s\n--- transcript ---\n%s\n" % (type(error).__name__, "".join(log)[-5000:]))
+    sys.stderr.write("demo session failed: %s\n--- transcript ---\n%s\n" % (type(error).__name__, demo_menu.transcript()))
     sys.exit(1)

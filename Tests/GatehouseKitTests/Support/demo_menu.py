@@ -1,0 +1,38 @@
+"""What the Sign To Login demo scripts share: a demo process in a pseudo-terminal whose output is
+kept for the failure report, choosing a menu line by its label, and the registration form."""
+import re
+
+import pexpect
+
+log = []
+
+
+def spawn(demo, arguments):
+    process = pexpect.spawn(demo, arguments, encoding="utf-8", timeout=30, dimensions=(60, 160))
+    process.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
+    return process
+
+
+def option(demo, label):
+    """Waits for the menu line with `label` and its prompt, and chooses it."""
+    demo.expect(r"(\d+)\) " + re.escape(label) + r"\r?\n")
+    number = demo.match.group(1)
+    demo.expect_exact("> ")
+    demo.sendline(number)
+
+
+def fill_profile(demo, email, name):
+    """On the start screen: Register, the form with the two required fields, Next."""
+    option(demo, "Register")
+    demo.expect_exact("== Your profile ==")
+    option(demo, "Fill in the form")
+    demo.expect_exact("Email: "); demo.sendline(email)
+    demo.expect_exact("Name: "); demo.sendline(name)
+    for _ in range(5):
+        demo.expect(r"\(optional\): "); demo.sendline("")
+    option(demo, "Next")
+    demo.expect_exact("== Your signature ==")
+
+
+def transcript():
+    return "".join(log)[-5000:]
