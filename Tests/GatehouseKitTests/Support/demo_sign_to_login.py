@@ -4,7 +4,8 @@ running server: registers with ten signatures (one scribble refused by the pad f
 PDF handed over from elsewhere, signs it, moves the signature, saves it, reads the history; then a
 relaunch goes straight to the documents (the person remembered), a stranger's signature on the
 document is saved with a low-match warning for the next reader, and the stl:// link opens the
-history. Exits 0 when every expected screen appeared."""
+history; logged out, it logs in again by email and signature (a stranger's refused). Exits 0 when
+every expected screen appeared."""
 import argparse
 import sys
 
@@ -92,6 +93,24 @@ def run():
     demo.expect_exact("== Signing history ==")
     demo.expect(r"✎ Ann Lee  \d+%  ")
     demo.expect(r"✎ Ann Lee  \d+% ⚠")
+
+    # Log out, and in again by email and signature: a stranger's is refused, hers goes in.
+    option(demo, "Back to the documents")
+    option(demo, "Log out")
+    demo.expect_exact("== Sign To Login ==")
+    option(demo, "Log in")
+    demo.expect_exact("== Log in ==")
+    option(demo, "Type the email")
+    demo.expect_exact("Email: "); demo.sendline("ann@example.com")
+    option(demo, "Continue")
+    demo.expect_exact("== Sign to continue ==")
+    option(demo, "Draw someone else's signature")
+    option(demo, "Sign")
+    demo.expect(r"Match: \d+%\. That does not look like your signature")
+    option(demo, "Draw my signature")
+    option(demo, "Sign")
+    demo.expect_exact("== Documents ==")
+    demo.expect_exact("Contract.pdf")
     demo.expect_exact("> "); demo.sendline("q")
     demo.expect(pexpect.EOF)
     demo.close()
