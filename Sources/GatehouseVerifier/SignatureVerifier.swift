@@ -255,7 +255,8 @@ public struct SignatureVerifier: Sendable {
     /// One step of the spec's enrolment: the signatures kept from earlier tries and the new ones
     /// make the model when `needed` of them fit together; otherwise the ones that fit are kept
     /// (at most `needed`) and the client is asked for the rest. `incorrect` counts the new
-    /// signatures refused.
+    /// signatures refused. (A client that sent more than needed is not asked for "0 more": when
+    /// `needed` of them fit, the model is made.)
     public enum EnrolmentStep: Equatable, Sendable {
         case model(Model)
         case incomplete(kept: [SignaturePoints], required: Int, incorrect: Int)
@@ -274,7 +275,8 @@ public struct SignatureVerifier: Sendable {
         case .model:
             break
         }
-        if accepted.count < needed || incorrect > 0 {
+        // Enough fit together (extra ones sent and refused do not matter): the model is made from them.
+        if accepted.count < needed {
             let keep = Array(accepted.prefix(needed))
             return .incomplete(kept: keep, required: needed - keep.count, incorrect: incorrect)
         }

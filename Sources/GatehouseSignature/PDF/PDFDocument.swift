@@ -112,6 +112,9 @@ public struct PDFDocument: Sendable {
         }
         var pair = 0
         while pair + 1 < index.count {
+            guard index[pair] >= 0, index[pair + 1] >= 0, index[pair + 1] <= decoded.count / rowLength else {
+                throw PDFError.malformed("bad /Index")
+            }
             for number in index[pair]..<(index[pair] + index[pair + 1]) {
                 let at = row * rowLength
                 guard at + rowLength <= decoded.count else { throw PDFError.malformed("short cross-reference stream") }
@@ -224,15 +227,17 @@ public struct PDFDocument: Sendable {
         }
         var pages: [Page] = []
         var visited = Set<Int>()
-        func walk(_ reference: PDFReference, inherited: PDFDictionary) throws {
-            guard visited.insert(reference.number).inserted, visited.count < 100_000 else { throw PDFError.malformed("page tree loops") }
+        func walk(_ reference: PDFReference, inherited: PDFDictionary, depth: Int) throws {
+            guard visited.insert(reference.number).inserted, visited.count < 100_000, depth < 64 else {
+                throw PDFError.malformed("page tree loops or is too deep")
+            }
             guard let node = try object(reference).dictionary else { throw PDFError.malformed("page tree node \(reference.number)") }
             var inherits = inherited
             for key in ["Resources", "MediaBox", "CropBox", "Rotate"] where node[key] != nil { inherits[key] = node[key] }
             if node["Type"]?.name == "Pages" || node["Kids"] != nil {
                 for kid in try resolve(node["Kids"])?.array ?? [] {
                     guard let kidReference = kid.reference else { throw PDFError.malformed("a page is not an indirect object") }
-                    try walk(kidReference, inherited: inherits)
+                    try walk(kidReference, inherited: inherits, depth: depth + 1)
                 }
                 return
             }
@@ -243,7 +248,7 @@ public struct PDFDocument: Sendable {
             pages.append(Page(reference: reference, dictionary: node, resources: resources, mediaBox: media, cropBox: crop,
                               rotation: rotate / 90 * 90))
         }
-        try walk(top, inherited: PDFDictionary())
+        try walk(top, inherited: PDFDictionary(), depth: 0)
         return pages
     }
 }

@@ -56,6 +56,9 @@ enum PDFFilters {
         }
         let colors = parameters["Colors"]?.int ?? 1, bits = parameters["BitsPerComponent"]?.int ?? 8
         let columns = parameters["Columns"]?.int ?? 1
+        guard (1...32).contains(colors), [1, 2, 4, 8, 16].contains(bits), columns > 0, columns <= data.count * 8 else {
+            throw PDFError.malformed("bad predictor parameters")
+        }
         let pixel = max(1, colors * bits / 8)
         let rowLength = (colors * bits * columns + 7) / 8
         let input = [UInt8](data)
