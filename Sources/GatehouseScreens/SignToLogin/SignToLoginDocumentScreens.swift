@@ -387,6 +387,8 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
                 case .saved(let id): documentID = id
                 case .conflict, .unknownUser: throw SignToLoginError.invalidInput(message: l("stl.viewer.saveFailed"))
                 }
+                // Kept at once: a save that fails after this retries on the same document.
+                update { $0.documentID = documentID }
             }
             guard let documentID else { return }
             let stamp = SignatureStamp(ink: signature.ink, photoJPEG: photo,
