@@ -245,7 +245,12 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
                 page.rotation % 180 == 0 ? PageSize(width: page.cropBox.width, height: page.cropBox.height)
                     : PageSize(width: page.cropBox.height, height: page.cropBox.width)
             }
-            let documentID = try document.linkURIs().flatMap { $0 }.compactMap { URL(string: $0).flatMap(SignatureIdentityAPI.documentID(from:)) }.last
+            // Our stamps' links: the history page on this app's server (a link to another server's
+            // page that happens to look alike is not ours).
+            let server = environment.client.server
+            let documentID = try document.linkURIs().flatMap { $0 }.compactMap { URL(string: $0) }
+                .filter { $0.host == server.host && $0.port == server.port }
+                .compactMap(SignatureIdentityAPI.documentID(from:)).last
             update { $0.pages = pages; $0.documentID = documentID; $0.isSignEnabled = true }
             if let documentID { try await refreshHistory(documentID: documentID, hash: Self.sha256(data)) }
             update { $0.isLoading = false }

@@ -319,6 +319,15 @@ extension SignToLoginScreensTests {
             // validate
             #expect(viewer.state.pages == [.init(width: 842, height: 595)])
             #expect(abs(placement.width - 200) < 0.001 && placement.x == 0 && placement.y == 0)
+
+            // A look-alike link to another server's history page is not this app's document.
+            let foreign = app.folder.appendingPathComponent("foreign.pdf")
+            try PDFSigner.sign(minimalPDF(), page: 0, rect: PDFRect(x: 10, y: 10, width: 100, height: 40),
+                               stamp: SignatureStamp(ink: SignatureCapture().ink(width: 100, height: 40),
+                                                     link: "https://elsewhere.example/documents/?documentid=0123456789abcdef0123")).write(to: foreign)
+            let other = DocumentViewerViewModel(environment: app.environment, email: "eve@example.com", url: foreign)
+            await other.open()
+            #expect(other.state.documentID == nil && other.state.errorMessage == nil)
             #expect(abs(rect.x) < 0.001 && abs(rect.y) < 0.001 && abs(rect.width - placement.height) < 0.001 && abs(rect.height - 200) < 0.001)
             #expect(viewer.state.infoMessage == "Signed and saved.")
         }
