@@ -53,7 +53,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "signature-eval",
-            dependencies: ["GatehouseVerifier"],
+            dependencies: ["GatehouseVerifier", "GatehouseAPI"],
             path: "Benchmarks/signature/Evaluator",
             swiftSettings: swiftSettings
         ),

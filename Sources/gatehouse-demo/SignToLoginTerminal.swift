@@ -29,7 +29,7 @@ final class SignToLoginTerminal: TerminalMenu {
             case .profile(let vm): await show(vm)
             case .enrolment(let vm): await show(vm)
             case .signIn(let vm): await show(vm)
-            case .authenticate(let vm): await show(vm, inFlow: true)
+            case .authenticate(let vm): await show(vm)
             case .documents(let vm): await show(vm)
             case .viewer(let vm): await show(vm)
             case .history(let vm): await show(vm)
@@ -98,24 +98,12 @@ final class SignToLoginTerminal: TerminalMenu {
         }
         let minX = points.map(\.x).min()!, maxX = points.map(\.x).max()!, minY = points.map(\.y).min()!, maxY = points.map(\.y).max()!
         let sx = max(maxX - minX, 1) / Double(columns), sy = max(maxY - minY, 1) / Double(rows)
-        func inside(_ x: Double, _ y: Double, _ polygon: [SignatureInk.Point]) -> Bool {
-            var result = false
-            var j = polygon.count - 1
-            for i in polygon.indices {
-                let a = polygon[i], b = polygon[j]
-                if (a.y > y) != (b.y > y), x < (b.x - a.x) * (y - a.y) / (b.y - a.y) + a.x { result.toggle() }
-                j = i
-            }
-            return result
-        }
         Terminal.line("  ┌" + String(repeating: "─", count: columns) + "┐ " + (ink.color == .blue ? t("blue pen", "синее перо") : t("black pen", "чёрное перо")))
         for row in 0..<rows {
             var line = ""
             for column in 0..<columns {
                 let x0 = minX + Double(column) * sx, y0 = minY + Double(row) * sy
-                let covered = ink.polygons.contains { polygon in
-                    [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75), (0.5, 0.5)].contains { inside(x0 + $0.0 * sx, y0 + $0.1 * sy, polygon) }
-                }
+                let covered = [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75), (0.5, 0.5)].contains { ink.covers(x: x0 + $0.0 * sx, y: y0 + $0.1 * sy) }
                 line += covered ? "#" : " "
             }
             Terminal.line("  │" + line + "│")
@@ -177,20 +165,18 @@ final class SignToLoginTerminal: TerminalMenu {
                 Option(label: t("Type the code", "Ввести код")) { [self] in if let code = read(vm.state.codeLabel) { vm.setCode(code) } },
                 Option(label: t("Fetch the code from the server's development outbox (stands in for the mailbox)",
                                 "Взять код из dev-outbox сервера (вместо почтового ящика)")) { [self] in
-                    await fetchCode(from: outbox, to: flow.environment.rememberedProfile?.email ?? enrolmentEmail(vm), label: vm.state.codeLabel) { vm.setCode($0) }
+                    await fetchCode(from: outbox, to: vm.email, label: vm.state.codeLabel) { vm.setCode($0) }
                 },
                 Option(label: t("Send", "Отправить"), enabled: vm.state.code.count == 6) { await vm.submitCode() },
                 Option(label: vm.state.cancelTitle) { vm.cancel() },
             ])
             return
         }
-        await menu(padOptions(vm.pad, who: enrolmentEmail(vm)) + [
+        await menu(padOptions(vm.pad, who: vm.email) + [
             Option(label: vm.state.acceptTitle, enabled: vm.state.isAcceptEnabled) { await vm.accept() },
             Option(label: vm.state.cancelTitle) { vm.cancel() },
         ])
     }
-
-    private func enrolmentEmail(_ vm: EnrolmentViewModel) -> String { vm.email }
 
     private func show(_ vm: SignInViewModel) async {
         header(vm.state.title)
@@ -202,8 +188,8 @@ final class SignToLoginTerminal: TerminalMenu {
         ])
     }
 
-    /// The signature screen; in the flow (signing in) or over the viewer (signing a document).
-    private func show(_ vm: AuthenticateViewModel, inFlow: Bool) async {
+    /// The signature screen, signing in or signing a document.
+    private func show(_ vm: AuthenticateViewModel) async {
         header(vm.state.title)
         render(vm.pad.state.ink)
         if let text = vm.state.similarityText { Terminal.line("  \(text)") }
@@ -252,7 +238,7 @@ final class SignToLoginTerminal: TerminalMenu {
             Option(label: vm.state.signTitle, enabled: vm.state.isSignEnabled && !placed) { [self] in
                 let signing = vm.sign()
                 while !quit, vm.state.placement == nil {
-                    await show(signing, inFlow: false)
+                    await show(signing)
                     if signing.state.errorMessage != nil { break }
                 }
             },

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseVerifier
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -87,12 +88,7 @@ struct WireScorer: Scorer {
          "signature_contents": zip(signature.x, signature.y).map { ["x": $0.0, "y": $0.1, "p": 0] }]
     }
 
-    static let time: String = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "dd.MM.yyyy HH:mm:ss"
-        return formatter.string(from: Date())
-    }()
+    static let time = SignatureIdentityAPI.specTime(Date())
 
     func post(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
         var request = URLRequest(url: server.appendingPathComponent(path))

@@ -36,13 +36,26 @@ public enum SignatureIdentityAPI {
         public static let documentNotFound = "16"
     }
 
-    /// The spec's date formats: `DD.MM.YYYY HH:MM:SS` and `DD.MM.YYYY` (birthday).
-    public static func specTime(_ date: Date, timeZone: TimeZone = .current) -> String {
+    /// The spec's date formats: `DD.MM.YYYY HH:MM:SS`, and `DD.MM.YYYY` for a date alone (birthday).
+    static let timeFormat = "dd.MM.yyyy HH:mm:ss", dateFormat = "dd.MM.yyyy"
+
+    static func formatter(_ format: String, _ timeZone: TimeZone) -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = timeZone
-        formatter.dateFormat = "dd.MM.yyyy HH:mm:ss"
-        return formatter.string(from: date)
+        formatter.dateFormat = format
+        return formatter
+    }
+
+    /// A time as the spec writes it, `DD.MM.YYYY HH:MM:SS`, in `timeZone` (the device's for what an
+    /// app sends; the server answers in UTC).
+    public static func specTime(_ date: Date, timeZone: TimeZone = .current) -> String {
+        formatter(timeFormat, timeZone).string(from: date)
+    }
+
+    /// Whether `text` is a time or a date the spec's way.
+    public static func isSpecTime(_ text: String) -> Bool {
+        [timeFormat, dateFormat].contains { formatter($0, TimeZone(identifier: "UTC")!).date(from: text) != nil }
     }
 
     /// The app's deep link to a document's history (the page's script tries it on iPhone and iPad).

@@ -56,7 +56,8 @@ public struct FixedDeviceFacts: DeviceFactsProvider {
 public typealias SignaturePointList = [(x: Double, y: Double)]
 
 /// The person's profile for `/register/` (the spec's form; only email and user name are required).
-public struct SignToLoginProfile: Equatable, Sendable {
+/// Codable without the photo: what an app remembers of the person between launches.
+public struct SignToLoginProfile: Equatable, Sendable, Codable {
     public var email: String
     public var userName: String
     public var phone: String?
@@ -79,6 +80,10 @@ public struct SignToLoginProfile: Equatable, Sendable {
         self.birthday = birthday
         self.sex = sex
         self.photo = photo
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case email, userName, phone, company, position, birthday, sex
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseKit
 import GatehouseSignature
 
@@ -44,17 +45,23 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
     public var onOutcome: ((Outcome) -> Void)?
     private let localizer: Localizer
 
-    static let rules: [Field: (keyboard: KeyboardKind, pattern: String, maxLength: Int)] = [
-        .email: (.email, #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, 254),
-        .userName: (.name, #"^[\p{L}\p{M}][\p{L}\p{M} .'\-]*$"#, 100),
-        .phone: (.phone, #"^\+?[0-9][0-9 ()\-]{5,19}$"#, 20),
-        .company: (.text, #"^[^\p{Cc}]+$"#, 200),
-        .position: (.text, #"^[^\p{Cc}]+$"#, 200),
-        .birthday: (.date, #"^(0[1-9]|[12][0-9]|3[01])\.(0[1-9]|1[0-2])\.(19|20)[0-9]{2}$"#, 10),
-        .sex: (.text, #"^(male|female)$"#, 6),
+    /// Each field's keyboard, longest value and rule; email and phone by the rules every screen
+    /// of the package uses (``InputRules``).
+    static let rules: [Field: (keyboard: KeyboardKind, maxLength: Int, isValid: @Sendable (String) -> Bool)] = [
+        .email: (.email, 254, InputRules.isEmail),
+        .userName: (.name, 100, matches(#"^[\p{L}\p{M}][\p{L}\p{M} .'\-]*$"#)),
+        .phone: (.phone, 20, InputRules.isPhone),
+        .company: (.text, 200, matches(#"^[^\p{Cc}]+$"#)),
+        .position: (.text, 200, matches(#"^[^\p{Cc}]+$"#)),
+        .birthday: (.date, 10, matches(#"^(0[1-9]|[12][0-9]|3[01])\.(0[1-9]|1[0-2])\.(19|20)[0-9]{2}$"#)),
+        .sex: (.text, 6, matches(#"^(male|female)$"#)),
     ]
 
-    public init(localizer: Localizer, remembered: RememberedProfile? = nil) {
+    static func matches(_ pattern: String) -> @Sendable (String) -> Bool {
+        { $0.range(of: pattern, options: .regularExpression) != nil }
+    }
+
+    public init(localizer: Localizer, remembered: SignToLoginProfile? = nil) {
         self.localizer = localizer
         let values: [Field: String?] = [.email: remembered?.email, .userName: remembered?.userName, .phone: remembered?.phone,
                                         .company: remembered?.company, .position: remembered?.position, .birthday: remembered?.birthday,
@@ -63,7 +70,7 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
             FieldState(field: field, label: localizer("stl.profile.\(field.rawValue)"), value: (values[field] ?? nil) ?? "",
                        isRequired: field == .email || field == .userName, keyboard: Self.rules[field]!.keyboard)
         }
-        super.init(state: State(title: localizer("stl.profile.title"), fields: fields, photoTitle: localizer("stl.profile.photo"),
+        super.init(state: State(title: localizer("stl.profile.title"), fields: fields, photo: remembered?.photo, photoTitle: localizer("stl.profile.photo"),
                                 sexChoices: ["male": localizer("stl.profile.male"), "female": localizer("stl.profile.female")],
                                 nextTitle: localizer("stl.profile.next")))
         revalidate()
@@ -86,7 +93,7 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
     /// Whether a value passes its field's rule (an empty optional field passes).
     static func isValid(_ field: Field, _ value: String, required: Bool) -> Bool {
         guard !value.isEmpty else { return !required }
-        return value.range(of: rules[field]!.pattern, options: .regularExpression) != nil
+        return rules[field]!.isValid(value)
     }
 
     private func revalidate() {
@@ -107,7 +114,7 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
     public func next() {
         guard state.isNextEnabled else { return }
         func optional(_ field: Field) -> String? { value(field).isEmpty ? nil : value(field) }
-        onOutcome?(.enrol(SignToLoginProfile(email: value(.email).lowercased(), userName: value(.userName), phone: optional(.phone),
+        onOutcome?(.enrol(SignToLoginProfile(email: EmailAddress.normalize(value(.email)) ?? value(.email).lowercased(), userName: value(.userName), phone: optional(.phone),
                                              company: optional(.company), position: optional(.position), birthday: optional(.birthday),
                                              sex: optional(.sex), photo: state.photo)))
     }
@@ -141,7 +148,8 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
     }
 
     public enum Outcome: Equatable, Sendable {
-        case enrolled(RememberedProfile)
+        /// Enrolled: the profile as the device remembers it (without the photo).
+        case enrolled(SignToLoginProfile)
         case cancelled
     }
 
@@ -178,7 +186,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
         if signatures.count >= state.required { await send(code: nil) }
     }
 
-    public func setCode(_ code: String) { update { $0.code = String(code.filter(\.isNumber).prefix(6)) } }
+    public func setCode(_ code: String) { update { $0.code = InputRules.codeDigits(code, length: 6) } }
 
     /// Sends the signatures again with the code from the email.
     public func submitCode() async {
@@ -194,8 +202,8 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
         do {
             switch try await environment.client.register(profile, signatures: signatures, emailCode: code) {
             case .registered:
-                let remembered = RememberedProfile(email: profile.email, userName: profile.userName, phone: profile.phone, company: profile.company,
-                                                   position: profile.position, birthday: profile.birthday, sex: profile.sex)
+                var remembered = profile
+                remembered.photo = nil
                 environment.remember(remembered)
                 update { $0.isLoading = false; $0.isAskingForCode = false; $0.infoMessage = l("stl.enrol.done") }
                 onOutcome?(.enrolled(remembered))
@@ -250,12 +258,12 @@ public final class SignInViewModel: ScreenModel<SignInViewModel.State> {
         let l = environment.localizer
         let email = environment.rememberedProfile?.email ?? ""
         super.init(state: State(title: l("stl.login.title"), emailLabel: l("stl.profile.email"), email: email, submitTitle: l("stl.login.submit"),
-                                isSubmitEnabled: ProfileFormViewModel.isValid(.email, email, required: true)))
+                                isSubmitEnabled: InputRules.isEmail(email)))
     }
 
     public func setEmail(_ text: String) {
         let email = text.trimmingCharacters(in: .whitespaces)
-        update { $0.email = email; $0.errorMessage = nil; $0.isSubmitEnabled = ProfileFormViewModel.isValid(.email, email, required: true) }
+        update { $0.email = email; $0.errorMessage = nil; $0.isSubmitEnabled = InputRules.isEmail(email) }
     }
 
     public func submit() async {
@@ -299,7 +307,6 @@ public final class AuthenticateViewModel: ScreenModel<AuthenticateViewModel.Stat
         public var signatureID: String
         /// The signature as drawn (what a document's stamp shows).
         public var ink: SignatureInk
-        public var points: Int
     }
 
     public enum Outcome: Equatable, Sendable {
@@ -344,8 +351,7 @@ public final class AuthenticateViewModel: ScreenModel<AuthenticateViewModel.Stat
                     $0.similarityText = l(accepted ? "stl.auth.match" : "stl.auth.lowMatch", String(Int((similarity * 100).rounded())))
                 }
                 if accepted || !requiresMatch {
-                    onOutcome?(.authenticated(Result(similarity: similarity, signatureID: id, ink: pad.capture.ink(width: 600, height: 240),
-                                                     points: pad.points.count)))
+                    onOutcome?(.authenticated(Result(similarity: similarity, signatureID: id, ink: pad.state.ink)))
                 } else {
                     pad.clear()
                 }

@@ -48,36 +48,14 @@ public struct SignToLoginEnvironment: Sendable {
 
     static let profileKey = "stl.profile"
 
-    /// The profile of the person registered or logged in on this device, if any.
-    public var rememberedProfile: RememberedProfile? {
-        preferences.string(Self.profileKey).flatMap { try? JSONDecoder().decode(RememberedProfile.self, from: Data($0.utf8)) }
+    /// The profile of the person registered or logged in on this device, if any (no photo, no
+    /// secrets: the spec's app signs in by signature, the email names the account).
+    public var rememberedProfile: SignToLoginProfile? {
+        preferences.string(Self.profileKey).flatMap { try? JSONDecoder().decode(SignToLoginProfile.self, from: Data($0.utf8)) }
     }
 
-    func remember(_ profile: RememberedProfile?) {
+    func remember(_ profile: SignToLoginProfile?) {
         preferences.set(profile.flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) }, for: Self.profileKey)
-    }
-}
-
-/// What the device keeps of the person between launches (no secrets: the spec's app signs in by
-/// signature, the email names the account).
-public struct RememberedProfile: Codable, Equatable, Sendable {
-    public var email: String
-    public var userName: String
-    public var phone: String?
-    public var company: String?
-    public var position: String?
-    public var birthday: String?
-    public var sex: String?
-
-    public init(email: String, userName: String, phone: String? = nil, company: String? = nil, position: String? = nil,
-                birthday: String? = nil, sex: String? = nil) {
-        self.email = email
-        self.userName = userName
-        self.phone = phone
-        self.company = company
-        self.position = position
-        self.birthday = birthday
-        self.sex = sex
     }
 }
 

@@ -55,8 +55,11 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
     }
 
     /// "Register" on the start screen.
-    public func register() {
-        let model = ProfileFormViewModel(localizer: environment.localizer, remembered: environment.rememberedProfile)
+    public func register() { showProfile(environment.rememberedProfile) }
+
+    /// The profile form, filled with `profile`; "Next" goes to enrolment, "Back" to the start.
+    func showProfile(_ profile: SignToLoginProfile?) {
+        let model = ProfileFormViewModel(localizer: environment.localizer, remembered: profile)
         model.onOutcome = { [weak self] outcome in
             switch outcome {
             case .enrol(let profile): self?.enrol(profile)
@@ -75,15 +78,8 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
             case .authenticate(let email): authenticate(email)
             case .enrol(let email):
                 // The account exists without a model from this device: the profile form, then enrolment.
-                let form = ProfileFormViewModel(localizer: environment.localizer, remembered: environment.rememberedProfile?.email == email
-                    ? environment.rememberedProfile : RememberedProfile(email: email, userName: ""))
-                form.onOutcome = { [weak self] outcome in
-                    switch outcome {
-                    case .enrol(let profile): self?.enrol(profile)
-                    case .back: self?.show(.start(message: nil))
-                    }
-                }
-                show(.profile(form))
+                let remembered = environment.rememberedProfile
+                showProfile(remembered?.email == email ? remembered : SignToLoginProfile(email: email, userName: ""))
             case .unknownUser(let message): show(.start(message: message))
             }
         }
@@ -99,17 +95,7 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
                 email = remembered.email
                 showDocuments()
             case .cancelled:
-                let form = ProfileFormViewModel(localizer: environment.localizer, remembered: RememberedProfile(
-                    email: profile.email, userName: profile.userName, phone: profile.phone, company: profile.company,
-                    position: profile.position, birthday: profile.birthday, sex: profile.sex))
-                form.setPhoto(profile.photo)
-                form.onOutcome = { [weak self] outcome in
-                    switch outcome {
-                    case .enrol(let profile): self?.enrol(profile)
-                    case .back: self?.show(.start(message: nil))
-                    }
-                }
-                show(.profile(form))
+                showProfile(profile)
             }
         }
         show(.enrolment(model))
@@ -123,7 +109,7 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
             case .authenticated:
                 self.email = email
                 let known = environment.rememberedProfile
-                environment.remember(known?.email == email ? known : RememberedProfile(email: email, userName: known?.userName ?? ""))
+                environment.remember(known?.email == email ? known : SignToLoginProfile(email: email, userName: known?.userName ?? ""))
                 showDocuments()
             case .enrolmentRequired: enrol(SignToLoginProfile(email: email, userName: environment.rememberedProfile?.userName ?? ""))
             case .unknownUser: show(.start(message: environment.localizer("stl.login.unknown", email)))

@@ -25,6 +25,21 @@ public struct SignatureInk: Equatable, Sendable, Codable {
         self.polygons = polygons
         self.color = color
     }
+
+    /// Whether the ink covers a point (inside any polygon, by the even-odd test of each): what a
+    /// surface without vector drawing fills, such as the terminal demo's character grid.
+    public func covers(x: Double, y: Double) -> Bool {
+        polygons.contains { polygon in
+            var inside = false
+            var j = polygon.count - 1
+            for i in polygon.indices {
+                let a = polygon[i], b = polygon[j]
+                if (a.y > y) != (b.y > y), x < (b.x - a.x) * (y - a.y) / (b.y - a.y) + a.x { inside.toggle() }
+                j = i
+            }
+            return inside
+        }
+    }
 }
 
 /// The spec's two pen colours.

@@ -16,6 +16,8 @@ struct SignToLoginScreensTests {
         let environment: SignToLoginEnvironment
         let folder: URL
         let preferences: InMemoryPreferences
+        /// What the splash asked to wait, in seconds (the test's sleep returns at once).
+        let slept: Recorder
         var pen = TestPen(state: 7)
 
         /// Draws a signature on a pad as touches at 60 Hz.
@@ -34,9 +36,10 @@ struct SignToLoginScreensTests {
             let client = try await server.signToLoginClient()
             let folder = folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("stl-docs-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
+            let slept = Recorder()
             let environment = SignToLoginEnvironment(client: client, localizer: Localizer(language: language), preferences: preferences,
-                                                     documentsFolder: folder, splashSeconds: 0, sleep: { _ in })
-            var app = App(server: server, environment: environment, folder: folder, preferences: preferences)
+                                                     documentsFolder: folder, splashSeconds: 1.5, sleep: { slept.append($0) })
+            var app = App(server: server, environment: environment, folder: folder, preferences: preferences, slept: slept)
             try await body(&app)
         }
     }
@@ -61,7 +64,9 @@ struct SignToLoginScreensTests {
         try await withApp { app in
             // setup
             let flow = SignToLoginFlow(environment: app.environment)
+            #expect(flow.state.screen.kind == "splash")
             await flow.start()
+            #expect(app.slept.values == [1.5])                 // the splash shows its 1–3 s
             guard case .start(nil) = flow.state.screen else { Issue.record("not start"); return }
             flow.register()
             guard case .profile(let form) = flow.state.screen else { Issue.record("not the form"); return }
@@ -101,7 +106,7 @@ struct SignToLoginScreensTests {
             // validate
             guard case .documents(let documents) = flow.state.screen else { Issue.record("not documents: \(enrolment.state)"); return }
             #expect(documents.state.items.isEmpty && documents.state.emptyMessage.hasPrefix("No documents yet"))
-            #expect(app.environment.rememberedProfile == RememberedProfile(email: "ann@example.com", userName: "Ann Lee", phone: "+79123456789", birthday: "31.12.1990"))
+            #expect(app.environment.rememberedProfile == SignToLoginProfile(email: "ann@example.com", userName: "Ann Lee", phone: "+79123456789", birthday: "31.12.1990"))
             let relaunched = SignToLoginFlow(environment: app.environment)
             await relaunched.start()
             guard case .documents = relaunched.state.screen else { Issue.record("relaunch did not skip to documents"); return }
@@ -336,6 +341,14 @@ extension SignToLoginScreensTests {
 
 extension SignToLoginFlow.Screen {
     var kind: String { String(describing: self).components(separatedBy: "(").first ?? "" }
+}
+
+/// Records what the view models asked to wait.
+final class Recorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [Double] = []
+    var values: [Double] { lock.withLock { recorded } }
+    func append(_ value: Double) { lock.withLock { recorded.append(value) } }
 }
 
 extension String {

@@ -126,12 +126,40 @@ struct SignToLoginClientTests {
 
             // MUT + validate
             #expect(try await client.register(profile, signatures: signatures) == .emailCodeRequired)
-            await #expect(throws: SignToLoginError.self) { try await client.register(profile, signatures: signatures, emailCode: "000000") }
+            do {
+                _ = try await client.register(profile, signatures: signatures, emailCode: "000000")
+                Issue.record("a wrong code enrolled")
+            } catch SignToLoginError.invalidEmailCode(let message) {
+                #expect(!message.isEmpty)
+            }
             let code = try await server.latestCodeV1(to: "cat@example.com")
             guard case .registered = try await client.register(profile, signatures: signatures, emailCode: code) else {
                 Issue.record("not registered with the right code"); return
             }
             #expect(try await client.login(email: "cat@example.com") == .enrolled)
+        }
+    }
+
+    @Test("authentications past GATEHOUSE_SIGNATURE_ATTEMPTS_PER_ACCOUNT (20 by default) are res 12: rateLimited with the seconds to wait")
+    func rateLimited() async throws {
+        try await withLiveServer { server in
+            // setup
+            let client = try await server.signToLoginClient()
+            var pen = TestPen(state: 6)
+            _ = try await client.register(SignToLoginProfile(email: "fay@example.com", userName: "Fay"), signatures: (0..<10).map { _ in pen.signature() })
+            for _ in 0..<20 {
+                guard case .scored = try await client.authenticate(email: "fay@example.com", signature: pen.signature()) else {
+                    Issue.record("not scored"); return
+                }
+            }
+
+            // MUT + validate
+            do {
+                _ = try await client.authenticate(email: "fay@example.com", signature: pen.signature())
+                Issue.record("the 21st attempt was scored")
+            } catch SignToLoginError.rateLimited(let retryAfter) {
+                #expect((retryAfter ?? 0) > 0 && (retryAfter ?? 0) <= 900)
+            }
         }
     }
 

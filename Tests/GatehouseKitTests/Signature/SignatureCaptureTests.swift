@@ -82,24 +82,14 @@ struct SignatureCaptureTests {
         let ink = capture.ink(width: 400, height: 150)
 
         // validate
-        func inside(_ point: SignatureInk.Point, _ polygon: [SignatureInk.Point]) -> Bool {
-            var result = false
-            var j = polygon.count - 1
-            for i in polygon.indices {
-                let a = polygon[i], b = polygon[j]
-                if (a.y > point.y) != (b.y > point.y), point.x < (b.x - a.x) * (point.y - a.y) / (b.y - a.y) + a.x { result.toggle() }
-                j = i
-            }
-            return result
-        }
         #expect(ink.color == .black && ink.width == 400)
         for stroke in capture.strokes {
             for (i, sample) in stroke.enumerated() where i > 0 && i + 1 < stroke.count {
                 let smoothed = SignatureInk.Point(x: (stroke[i - 1].x + sample.x + stroke[i + 1].x) / 3,
                                                   y: (stroke[i - 1].y + sample.y + stroke[i + 1].y) / 3)
-                #expect(ink.polygons.contains { inside(smoothed, $0) })
+                #expect(ink.covers(x: smoothed.x, y: smoothed.y))
             }
         }
-        #expect(!ink.polygons.contains { inside(.init(x: 390, y: 5), $0) })
+        #expect(!ink.covers(x: 390, y: 5))
     }
 }

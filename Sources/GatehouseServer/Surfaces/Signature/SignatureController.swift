@@ -157,16 +157,7 @@ struct SignatureController: Sendable {
     }
 
     /// The spec's dates: `DD.MM.YYYY HH:MM:SS` (or a date alone).
-    static func isSpecTime(_ text: String) -> Bool {
-        let parser = DateFormatter()
-        parser.locale = Locale(identifier: "en_US_POSIX")
-        parser.timeZone = TimeZone(identifier: "UTC")
-        for format in ["dd.MM.yyyy HH:mm:ss", "dd.MM.yyyy"] {
-            parser.dateFormat = format
-            if parser.date(from: text) != nil { return true }
-        }
-        return false
-    }
+    static func isSpecTime(_ text: String) -> Bool { SignatureIdentityAPI.isSpecTime(text) }
 
     private func rateLimited(_ error: GatehouseError) -> Response? {
         guard case .rateLimited(let seconds) = error.kind else { return nil }
@@ -344,13 +335,10 @@ struct SignatureController: Sendable {
 
     /// One history entry on the wire.
     static func entry(_ entry: SignatureDocuments.Entry) -> [(String, Any?)] {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "dd.MM.yyyy HH:mm:ss"
-        return [("name", entry.signer), ("similarity", entry.similarity), ("warning", entry.lowMatch), ("time", formatter.string(from: entry.signedAt)),
-                ("client_time", entry.clientTime), ("location", entry.location), ("country", entry.country), ("city", entry.city),
-                ("address", entry.address), ("photo", entry.photoURL), ("signatureid", entry.signatureID), ("document_hash", entry.documentHash)]
+        [("name", entry.signer), ("similarity", entry.similarity), ("warning", entry.lowMatch),
+         ("time", SignatureIdentityAPI.specTime(entry.signedAt, timeZone: TimeZone(identifier: "UTC")!)),
+         ("client_time", entry.clientTime), ("location", entry.location), ("country", entry.country), ("city", entry.city),
+         ("address", entry.address), ("photo", entry.photoURL), ("signatureid", entry.signatureID), ("document_hash", entry.documentHash)]
     }
 
     @Sendable func photo(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
