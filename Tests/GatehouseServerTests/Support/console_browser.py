@@ -22,6 +22,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -103,7 +104,17 @@ try:
         """Clicks a submit button and waits until the next page has replaced this one."""
         page = browser.find_element(By.TAG_NAME, "html")
         element.click()
-        WebDriverWait(browser, 15).until(expected_conditions.staleness_of(page))
+
+        def replaced(_):
+            # Selenium's staleness_of knows only StaleElementReferenceException; Chromium also
+            # answers "Node with given id does not belong to the document" for a page just replaced.
+            try:
+                page.is_enabled()
+                return False
+            except WebDriverException:
+                return True
+
+        WebDriverWait(browser, 15).until(replaced)
         WebDriverWait(browser, 15).until(lambda b: b.execute_script("return document.readyState") == "complete")
 
     def shot(name):
