@@ -92,6 +92,8 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
+    WalletController(wallets: services.wallets, requests: services.moneyRequests, keys: services.idempotencyKeys, database: services.database,
+                     configuration: configuration).addRoutes(to: v1)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
     SignatureController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {

@@ -39,6 +39,10 @@ final class GatehouseServices: Sendable {
     let apps: AppsService
     let signatures: SignatureService
     let documents: SignatureDocuments
+    /// The wallet's services, on one shared core (docs/wallet.md).
+    let wallets: WalletService
+    let moneyRequests: MoneyRequestsService
+    let idempotencyKeys: IdempotencyKeys
 
     init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -123,6 +127,16 @@ final class GatehouseServices: Sendable {
         self.messages = MessagesService(core: messenger)
         let attachments = AttachmentService(core: messenger)
         self.attachments = attachments
+        let idempotencyKeys = IdempotencyKeys(clock: clock, ttl: configuration.wallet.idempotencyKeyTTL)
+        self.idempotencyKeys = idempotencyKeys
+        let walletCore = WalletCore(
+            database: database, clock: clock, settings: configuration.wallet, publicURL: configuration.publicURL,
+            defaultCountryCode: configuration.defaultCountryCode, rateLimiter: rateLimiter, events: eventLog, ledger: Ledger(clock: clock),
+            keys: idempotencyKeys, dialogs: PaymentMessages(core: messenger)
+        )
+        let wallets = WalletService(core: walletCore)
+        self.wallets = wallets
+        self.moneyRequests = MoneyRequestsService(core: walletCore, wallets: wallets)
         self.realtime = RealtimeHub(log: eventLog, sessions: sessions, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
 
         let dev = DevDeliveryChannel(logger: logger)
@@ -150,11 +164,12 @@ final class GatehouseServices: Sendable {
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
-            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments] in
+            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
                 try await rateLimiter.purgeExpired()
                 try await eventLog.purgeExpired()
+                try await idempotencyKeys.purgeExpired(on: database.db)
                 try await attachments.purgeUnsent()
                 try await blobCollector.runIfDue()
             }

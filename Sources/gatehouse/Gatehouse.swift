@@ -8,7 +8,7 @@ struct Gatehouse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
-        subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self, Apps.self],
+        subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -168,6 +168,41 @@ struct Apps: AsyncParsableCommand {
         @Flag(help: "Print one JSON object (with \"apikey\").") var json = false
         func run() async throws {
             printApp(try await AppCommands.rotate(configuration: loadConfiguration(), idOrKey: app), json: json)
+        }
+    }
+}
+
+/// `gatehouse wallet`: money into wallets, and the ledger's audit.
+struct Wallet: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Credit wallets and audit the ledger.",
+        subcommands: [Credit.self, Audit.self]
+    )
+
+    struct Credit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put money into the wallet of a verified phone (where a payment provider would).")
+        @Option(help: "The wallet's verified phone, e.g. +79991234567.") var phone: String
+        @Option(help: "Roubles, with at most two decimals, e.g. 100.00.") var amount: String
+        @Option(help: "Why, shown in the wallet's history (e.g. the provider's payment id).") var reason: String?
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let credit = try await WalletCommands.credit(configuration: loadConfiguration(), phone: phone, amount: amount, reason: reason)
+            if json { return print(jsonText(credit)) }
+            print("credited \(Kopecks.format(credit.amount, grouping: " ")) RUB to \(phone): balance \(Kopecks.format(credit.balance, grouping: " ")) RUB (transfer \(credit.transferId))")
+        }
+    }
+
+    struct Audit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check the ledger: balanced transactions, balances equal to their entries, none negative, all summing to zero.")
+
+        func run() async throws {
+            let problems = try await WalletCommands.audit(configuration: loadConfiguration())
+            if problems.isEmpty { return print("ledger ok") }
+            problems.forEach { print($0) }
+            throw ExitCode(1)
         }
     }
 }

@@ -82,6 +82,27 @@ extension GatehouseErrorCode {
     public static let invalidURL: Self = "invalid_url"
     public static let tooManyApps: Self = "too_many_apps"
     // Delivery
+    // Wallet
+    public static let walletNotFound: Self = "wallet_not_found"
+    /// A wallet is attached to a verified phone: verify one first.
+    public static let phoneNotVerified: Self = "phone_not_verified"
+    public static let recipientNotFound: Self = "recipient_not_found"
+    public static let transferNotFound: Self = "transfer_not_found"
+    public static let moneyRequestNotFound: Self = "money_request_not_found"
+    public static let insufficientFunds: Self = "insufficient_funds"
+    public static let invalidAmount: Self = "invalid_amount"
+    /// Over the configured largest single transfer.
+    public static let transferLimitExceeded: Self = "transfer_limit_exceeded"
+    /// Over the configured sum a wallet may pay out in 24 hours.
+    public static let dailyLimitExceeded: Self = "daily_limit_exceeded"
+    /// A money-moving `POST` without an `Idempotency-Key` header.
+    public static let idempotencyKeyRequired: Self = "idempotency_key_required"
+    /// The key was used before with another request.
+    public static let idempotencyKeyReused: Self = "idempotency_key_reused"
+    /// The request is not in a state that allows this (the problem's detail says which).
+    public static let invalidRequestState: Self = "invalid_request_state"
+    /// A wallet message is a record of a payment: it cannot be edited, deleted for everyone or forwarded.
+    public static let paymentMessage: Self = "payment_message"
     public static let deliveryFailed: Self = "delivery_failed"
     // Server
     public static let internalError: Self = "internal_error"

@@ -301,6 +301,9 @@ public final class MessengerRepository {
             Task { await refreshFriends() }
         case .friendRemoval:
             Task { await refreshFriends() }
+        case .transfer, .moneyRequest:
+            // The wallet's own events; the chat message that shows each arrives as `message.created`.
+            break
         }
     }
 

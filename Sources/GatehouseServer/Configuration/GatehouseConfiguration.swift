@@ -98,6 +98,8 @@ public struct GatehouseConfiguration: Sendable {
     public var gateway = Gateway()
     public var limits = Limits()
     public var messenger = Messenger()
+    /// The wallet (docs/wallet.md).
+    public var wallet = Wallet()
     /// The signature identity service (docs/signature-identity.md).
     public var signature = Signature()
     public var passwords = PasswordPolicy()
@@ -224,6 +226,24 @@ public struct GatehouseConfiguration: Sendable {
         public var realtimeIdleTimeout: Duration = .seconds(86_400)
         /// Time a client without an `Authorization` header has to send its `auth` frame.
         public var realtimeAuthTimeout: Duration = .seconds(10)
+        public init() {}
+    }
+
+    public struct Wallet: Sendable {
+        /// Largest single transfer or request, in kopecks.
+        public var maxTransfer: Int64 = 15_000_000
+        /// Most a wallet may pay out in any 24 hours, in kopecks.
+        public var dailyLimit: Int64 = 60_000_000
+        /// How long a money request stays open.
+        public var requestTTL: TimeInterval = 7 * 86_400
+        /// How long an `Idempotency-Key` is remembered.
+        public var idempotencyKeyTTL: TimeInterval = 86_400
+        /// Longest comment, in characters.
+        public var maxComment: Int = 500
+        /// Recipient lookups (`GET /v1/wallet/recipients`) one account may make per hour.
+        public var lookupsPerHour: Int = 300
+        /// Money requests one account may make per day.
+        public var requestsPerDay: Int = 200
         public init() {}
     }
 
@@ -434,6 +454,18 @@ extension GatehouseConfiguration {
         m.realtimeIdleTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_IDLE_TIMEOUT_SECONDS", default: 86_400, range: 1...604_800) * 1000))
         m.realtimeAuthTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_AUTH_TIMEOUT_SECONDS", default: 10, range: 0.1...600) * 1000))
         c.messenger = m
+
+        // Wallet
+        var w = c.wallet
+        w.maxTransfer = Int64(try reader.int("GATEHOUSE_WALLET_MAX_TRANSFER_KOPECKS", default: Int(w.maxTransfer), range: 1...1_000_000_000_000))
+        w.dailyLimit = Int64(try reader.int("GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS", default: Int(max(w.dailyLimit, w.maxTransfer)),
+                                            range: Int(w.maxTransfer)...1_000_000_000_000))
+        w.requestTTL = try reader.seconds("GATEHOUSE_WALLET_REQUEST_TTL_SECONDS", default: w.requestTTL, range: 60...31_536_000)
+        w.idempotencyKeyTTL = try reader.seconds("GATEHOUSE_WALLET_IDEMPOTENCY_TTL_SECONDS", default: w.idempotencyKeyTTL, range: 3_600...2_592_000)
+        w.maxComment = try reader.int("GATEHOUSE_WALLET_MAX_COMMENT_LENGTH", default: w.maxComment, range: 1...4_096)
+        w.lookupsPerHour = try reader.int("GATEHOUSE_WALLET_LOOKUPS_PER_HOUR", default: w.lookupsPerHour, range: 1...1_000_000)
+        w.requestsPerDay = try reader.int("GATEHOUSE_WALLET_REQUESTS_PER_DAY", default: w.requestsPerDay, range: 1...1_000_000)
+        c.wallet = w
 
         // Signature identity
         var sig = c.signature

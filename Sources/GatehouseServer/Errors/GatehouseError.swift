@@ -10,6 +10,9 @@ struct GatehouseError: Error, Sendable, CustomStringConvertible {
         /// Visible, but not for this account to do (403): only where the thing itself is no secret.
         case forbidden
         case notFound
+        /// Well-formed, but refused by a rule of the domain (422 where the surface speaks HTTP
+        /// fully): not enough money, a limit, a reused idempotency key.
+        case unprocessable
         /// A body over its limit: 413 where the surface speaks HTTP fully.
         case payloadTooLarge
         /// A body of a type the route does not take: 415 where the surface speaks HTTP fully.

@@ -21,7 +21,7 @@ struct MessageReader: Sendable {
 
     static let columns: SQLQueryString = """
         m.id, m.chat_id, m.author_id, m.text, m.created_at, m.edited_at, m.deleted_at, m.reply_to_id, m.reply_author_id,
-        m.reply_excerpt, m.reply_deleted, m.forward_author_id, m.forward_sent_at, m.client_message_id
+        m.reply_excerpt, m.reply_deleted, m.forward_author_id, m.forward_sent_at, m.client_message_id, m.payment
         """
 
     /// Messages `m` the account sees: after what they cleared, and not deleted for them.
@@ -85,7 +85,8 @@ struct MessageReader: Sendable {
             text: deleted ? "" : try row.decode(column: "text", as: String.self), createdAt: try row.decode(column: "created_at", as: Date.self),
             editedAt: try row.decode(column: "edited_at", as: Date?.self), deleted: deleted,
             replyTo: deleted ? nil : reply, forwardedFrom: deleted ? nil : forward, attachments: [],
-            clientMessageId: author == viewer ? try row.decode(column: "client_message_id", as: String?.self) : nil
+            clientMessageId: author == viewer ? try row.decode(column: "client_message_id", as: String?.self) : nil,
+            payment: try row.decode(column: "payment", as: String?.self).flatMap { try? V1JSON.decoder.decode(PaymentNote.self, from: Data($0.utf8)) }
         )
     }
 

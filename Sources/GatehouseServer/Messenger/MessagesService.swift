@@ -174,6 +174,7 @@ struct MessagesService: MessengerConcept {
             let (message, member) = try await visibleMessage(id, viewer: viewer, on: tx)
             guard message.authorId == viewer else { throw GatehouseError(.forbidden, .notMessageAuthor, LocalizedText("error.notMessageAuthor")) }
             guard !message.deleted else { throw GatehouseError(.conflict, .messageDeleted, LocalizedText("error.messageDeleted")) }
+            guard message.payment == nil else { throw Self.paymentMessage }
             let now = clock.now()
             guard now.timeIntervalSince(message.createdAt) <= settings.editWindow else {
                 throw GatehouseError(.conflict, .editWindowClosed, LocalizedText("error.editWindowClosed", [String(Int(settings.editWindow / 3_600))]))
@@ -202,6 +203,7 @@ struct MessagesService: MessengerConcept {
             case .everyone:
                 guard message.authorId == viewer else { throw GatehouseError(.forbidden, .notMessageAuthor, LocalizedText("error.notMessageAuthor")) }
                 guard !message.deleted else { return }
+                guard message.payment == nil else { throw Self.paymentMessage }
                 let seers = try await seers(of: id, in: member, on: tx)
                 try await sql(tx).raw("UPDATE messages SET deleted_at = \(bind: clock.now()), text = '' WHERE id = \(bind: id)").run()
                 try await sql(tx).raw("DELETE FROM message_attachments WHERE message_id = \(bind: id)").run()
@@ -223,6 +225,7 @@ struct MessagesService: MessengerConcept {
         return try await events.write { tx, recorder in
             let (source, _) = try await visibleMessage(id, viewer: viewer.id, on: tx)
             guard !source.deleted else { throw GatehouseError(.conflict, .messageDeleted, LocalizedText("error.messageDeleted")) }
+            guard source.payment == nil else { throw Self.paymentMessage }
             let origin = source.forwardedFrom ?? ForwardOrigin(authorId: source.authorId, sentAt: source.createdAt)
             var copies: [Message] = []
             for chat in input.chatIds {
@@ -292,6 +295,11 @@ struct MessagesService: MessengerConcept {
             throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", String(raw.prefix(64)), "clientMessageId").on(field: "clientMessageId")
         }
         return raw
+    }
+
+    /// A wallet message records a payment: it is neither edited, deleted for everyone nor forwarded.
+    static var paymentMessage: GatehouseError {
+        GatehouseError(.conflict, .paymentMessage, LocalizedText("error.paymentMessage"))
     }
 
     /// The first 200 characters a reply quotes.

@@ -52,7 +52,7 @@ struct OpenAPIDocumentTests {
     func declaredEndpoints_matchRouterAndDocument() async throws {
         try await withApp(.sqlite) { app in
             // setup
-            let declared = V1.Accounts.all + V1.Sessions.all + V1.Messenger.all + V1.Apps.all
+            let declared = V1.Accounts.all + V1.Sessions.all + V1.Messenger.all + V1.Apps.all + V1.Wallet.all
             let document = try #require(OpenAPIDocument.value["paths"])
             // MUT
             let routes = Set(makeRouter(services: app.services).routes
@@ -90,6 +90,10 @@ struct OpenAPIDocumentTests {
         "ChatAttachment": ChatAttachment.self, "ChatAttachmentPage": ChatAttachmentPage.self, "MessageDeletion": MessageDeletion.self,
         "ChatDeletion": ChatDeletion.self, "FriendRemoval": FriendRemoval.self,
         "DeveloperApp": DeveloperApp.self, "AppWithKey": AppWithKey.self, "AppList": AppList.self, "NewApp": NewApp.self, "AppUpdate": AppUpdate.self,
+        "WalletInfo": WalletInfo.self, "PartyReference": PartyReference.self, "WalletParty": WalletParty.self, "NewTransfer": NewTransfer.self,
+        "Transfer": Transfer.self, "TransferResult": TransferResult.self, "WalletTransaction": WalletTransaction.self,
+        "WalletTransactionPage": WalletTransactionPage.self, "NewMoneyRequest": NewMoneyRequest.self, "MoneyRequest": MoneyRequest.self,
+        "MoneyRequestPage": MoneyRequestPage.self, "RequestPayment": RequestPayment.self, "PaymentNote": PaymentNote.self,
     ]
     /// Schemas that document a narrower use of a wire type: their properties must be among its keys.
     static let narrowed: [String: any Decodable.Type] = ["EmailCodeVerification": CodeVerification.self]

@@ -33,6 +33,7 @@ enum KeyRecorder {
         if T.self == String.self { return "x" as! T }
         if T.self == Bool.self { return false as! T }
         if T.self == Int.self { return 0 as! T }
+        if T.self == Int64.self { return Int64(0) as! T }
         if T.self == Double.self { return 0.0 as! T }
         if T.self == UUID.self { return UUID() as! T }
         if T.self == Date.self { return Date() as! T }

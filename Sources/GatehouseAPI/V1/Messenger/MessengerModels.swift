@@ -151,8 +151,10 @@ public struct Message: Codable, Sendable, Equatable {
     public var attachments: [Attachment]
     /// The sender's own id for the message (only in answers and events to the author).
     public var clientMessageId: String?
+    /// A wallet message: the payment or request it records (its text is the comment).
+    public var payment: PaymentNote?
     public init(id: UUID, chatId: UUID, authorId: UUID, text: String, createdAt: Date, editedAt: Date?, deleted: Bool,
-                replyTo: ReplyPreview?, forwardedFrom: ForwardOrigin?, attachments: [Attachment], clientMessageId: String?) {
+                replyTo: ReplyPreview?, forwardedFrom: ForwardOrigin?, attachments: [Attachment], clientMessageId: String?, payment: PaymentNote? = nil) {
         self.id = id
         self.chatId = chatId
         self.authorId = authorId
@@ -164,6 +166,7 @@ public struct Message: Codable, Sendable, Equatable {
         self.forwardedFrom = forwardedFrom
         self.attachments = attachments
         self.clientMessageId = clientMessageId
+        self.payment = payment
     }
 }
 

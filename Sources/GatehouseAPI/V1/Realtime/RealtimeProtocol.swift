@@ -31,6 +31,12 @@ public enum RealtimeEventKind: String, Codable, Sendable, CaseIterable {
     case friendAccepted = "friend.accepted"
     case friendRemoved = "friend.removed"
     case profileUpdated = "profile.updated"
+    /// Money moved into or out of my wallet (``TransferResult``: the transfer and my balance after it).
+    case walletTransfer = "wallet.transfer"
+    /// A money request from me or to me was made (``MoneyRequest``).
+    case walletRequestCreated = "wallet.request.created"
+    /// A money request changed state: paid, declined, cancelled, expired, repaid (``MoneyRequest``).
+    case walletRequestUpdated = "wallet.request.updated"
 }
 
 /// `message.deleted`: a message gone for everyone (a tombstone now) or only for me.
@@ -73,6 +79,8 @@ public struct RealtimeEvent: Sendable, Equatable {
         case chatDeletion(ChatDeletion)
         case person(Person)
         case friendRemoval(FriendRemoval)
+        case transfer(TransferResult)
+        case moneyRequest(MoneyRequest)
     }
 
     public var seq: Int64
@@ -123,6 +131,8 @@ extension RealtimeFrame: Codable {
             case .chatDeleted: payload = .chatDeletion(try c.decode(ChatDeletion.self, forKey: .data))
             case .friendRequested, .friendAccepted, .profileUpdated: payload = .person(try c.decode(Person.self, forKey: .data))
             case .friendRemoved: payload = .friendRemoval(try c.decode(FriendRemoval.self, forKey: .data))
+            case .walletTransfer: payload = .transfer(try c.decode(TransferResult.self, forKey: .data))
+            case .walletRequestCreated, .walletRequestUpdated: payload = .moneyRequest(try c.decode(MoneyRequest.self, forKey: .data))
             }
             self = .event(RealtimeEvent(seq: seq, kind: kind, payload: payload))
         }
@@ -154,6 +164,8 @@ extension RealtimeFrame: Codable {
             case .chatDeletion(let value): try c.encode(value, forKey: .data)
             case .person(let value): try c.encode(value, forKey: .data)
             case .friendRemoval(let value): try c.encode(value, forKey: .data)
+            case .transfer(let value): try c.encode(value, forKey: .data)
+            case .moneyRequest(let value): try c.encode(value, forKey: .data)
             }
         }
     }

@@ -18,6 +18,7 @@ enum GatehouseMigrations {
             M010CreateApps(),
             M011CreateSignatureModels(),
             M012CreateSignatureDocuments(),
+            M013CreateWallet(),
         ]
     }
 }

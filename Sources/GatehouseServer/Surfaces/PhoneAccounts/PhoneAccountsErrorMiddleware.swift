@@ -39,7 +39,7 @@ struct PhoneAccountsErrorMiddleware: RouterMiddleware {
             status = .internalServerError
         case .unavailable:
             status = .serviceUnavailable
-        case .invalidInput, .conflict, .forbidden, .notFound, .payloadTooLarge, .unsupportedMediaType:
+        case .invalidInput, .conflict, .forbidden, .notFound, .unprocessable, .payloadTooLarge, .unsupportedMediaType:
             status = .badRequest
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: error.message.render(language))))

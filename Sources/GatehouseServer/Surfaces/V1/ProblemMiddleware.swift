@@ -34,6 +34,12 @@ struct ProblemMiddleware: RouterMiddleware {
     }
 
     static func response(for error: GatehouseError, request: Request, status override: HTTPResponse.Status? = nil) -> Response {
+        let (status, headers, data) = rendered(error, request: request, status: override)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The problem document's status, headers and bytes (what a replayed refusal stores).
+    static func rendered(_ error: GatehouseError, request: Request, status override: HTTPResponse.Status? = nil) -> (HTTPResponse.Status, HTTPFields, Data) {
         let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en)
         var headers: HTTPFields = [.contentType: V1.problemContentType]
         var retryAfter: Int?
@@ -42,6 +48,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case .invalidInput: status = .badRequest
         case .conflict: status = .conflict
         case .notFound: status = .notFound
+        case .unprocessable: status = .unprocessableContent
         case .forbidden: status = .forbidden
         case .payloadTooLarge: status = .contentTooLarge
         case .unsupportedMediaType: status = .unsupportedMediaType
@@ -61,7 +68,7 @@ struct ProblemMiddleware: RouterMiddleware {
             detail: error.message.render(language), code: error.code, field: error.field,
             attemptsLeft: error.attemptsLeft, retryAfter: retryAfter
         )
-        let data = (try? V1JSON.encoder.encode(problem)) ?? Array("{}".utf8).withUnsafeBytes { Data($0) }
-        return Response(status: finalStatus, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        let data = (try? V1JSON.encoder.encode(problem)) ?? Data("{}".utf8)
+        return (finalStatus, headers, data)
     }
 }

@@ -1,0 +1,301 @@
+import Foundation
+
+/// `GET /v1/wallet`: my wallet.
+public struct WalletInfo: Codable, Sendable, Equatable {
+    public var id: UUID
+    /// The verified phone the wallet is attached to (E.164).
+    public var phone: String
+    /// Always ``V1/Wallet/currency``.
+    public var currency: String
+    /// In kopecks.
+    public var balance: Int64
+    public var createdAt: Date
+    public init(id: UUID, phone: String, currency: String, balance: Int64, createdAt: Date) {
+        self.id = id
+        self.phone = phone
+        self.currency = currency
+        self.balance = balance
+        self.createdAt = createdAt
+    }
+}
+
+/// Whom to pay or ask: exactly one of a phone (any usual spelling), a tag or an email.
+public struct PartyReference: Codable, Sendable, Equatable {
+    public var phone: String?
+    public var tag: String?
+    public var email: String?
+    public init(phone: String? = nil, tag: String? = nil, email: String? = nil) {
+        self.phone = phone
+        self.tag = tag
+        self.email = email
+    }
+}
+
+/// A person on the other side of a payment, as I may see them.
+public struct WalletParty: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var tag: String?
+    public var firstName: String?
+    public var lastName: String?
+    /// Absolute URL of the avatar image, if any.
+    public var avatarUrl: String?
+    public init(id: UUID, tag: String?, firstName: String?, lastName: String?, avatarUrl: String?) {
+        self.id = id
+        self.tag = tag
+        self.firstName = firstName
+        self.lastName = lastName
+        self.avatarUrl = avatarUrl
+    }
+
+    /// "First Last", else the tag.
+    public var displayName: String {
+        let name = [firstName, lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+        return name.isEmpty ? (tag.map { "@" + $0 } ?? "") : name
+    }
+}
+
+/// `POST /v1/wallet/transfers`.
+public struct NewTransfer: Codable, Sendable, Equatable {
+    public var to: PartyReference
+    /// In kopecks, at least 1.
+    public var amount: Int64
+    public var comment: String?
+    public init(to: PartyReference, amount: Int64, comment: String? = nil) {
+        self.to = to
+        self.amount = amount
+        self.comment = comment
+    }
+}
+
+/// Why money moved.
+public enum TransferKind: String, Codable, Sendable, CaseIterable {
+    /// One person paid another.
+    case transfer
+    /// An operator credited a wallet (`gatehouse wallet credit`).
+    case topup
+    /// A money request was confirmed: its payer paid its requester.
+    case requestPayment = "request_payment"
+    /// A borrower paid a loan back.
+    case repayment
+}
+
+/// One movement of money between two wallets (a balanced ledger transaction).
+public struct Transfer: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var kind: TransferKind
+    /// Absent for a top-up.
+    public var from: WalletParty?
+    public var to: WalletParty
+    /// In kopecks.
+    public var amount: Int64
+    public var comment: String?
+    /// The request it paid or repaid.
+    public var requestId: UUID?
+    public var createdAt: Date
+    public init(id: UUID, kind: TransferKind, from: WalletParty?, to: WalletParty, amount: Int64, comment: String?, requestId: UUID?, createdAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.from = from
+        self.to = to
+        self.amount = amount
+        self.comment = comment
+        self.requestId = requestId
+        self.createdAt = createdAt
+    }
+}
+
+/// A transfer and my balance after it: the answer of a payment, and the `wallet.transfer` event.
+public struct TransferResult: Codable, Sendable, Equatable {
+    public var transfer: Transfer
+    /// My balance right after the transfer, in kopecks.
+    public var balance: Int64
+    public init(transfer: Transfer, balance: Int64) {
+        self.transfer = transfer
+        self.balance = balance
+    }
+}
+
+/// One line of my wallet's history.
+public struct WalletTransaction: Codable, Sendable, Equatable {
+    /// The transfer's id.
+    public var id: UUID
+    public var kind: TransferKind
+    /// Signed from my side, in kopecks: negative when I paid.
+    public var amount: Int64
+    /// The other person; absent for a top-up.
+    public var counterparty: WalletParty?
+    public var comment: String?
+    public var requestId: UUID?
+    /// My balance after it, in kopecks.
+    public var balanceAfter: Int64
+    public var createdAt: Date
+    public init(id: UUID, kind: TransferKind, amount: Int64, counterparty: WalletParty?, comment: String?, requestId: UUID?, balanceAfter: Int64, createdAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.amount = amount
+        self.counterparty = counterparty
+        self.comment = comment
+        self.requestId = requestId
+        self.balanceAfter = balanceAfter
+        self.createdAt = createdAt
+    }
+}
+
+/// A page of my wallet's history, newest first.
+public struct WalletTransactionPage: Codable, Sendable, Equatable {
+    public var items: [WalletTransaction]
+    public var nextCursor: String?
+    public init(items: [WalletTransaction], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}
+
+/// What a money request asks for.
+public enum MoneyRequestKind: String, Codable, Sendable, CaseIterable {
+    /// Pay me (a bill).
+    case invoice
+    /// Lend me; I repay it later with one action.
+    case loan
+}
+
+/// Where a money request stands. `open` is the only state that takes confirm, decline or cancel;
+/// a `paid` loan takes repay (→ `repaid`). Every other move is `409`.
+public enum MoneyRequestState: String, Codable, Sendable, CaseIterable {
+    case open, paid, declined, cancelled, expired, repaid
+}
+
+/// `POST /v1/wallet/requests`: I ask `from` for money.
+public struct NewMoneyRequest: Codable, Sendable, Equatable {
+    public var from: PartyReference
+    /// In kopecks, at least 1.
+    public var amount: Int64
+    public var kind: MoneyRequestKind
+    public var comment: String?
+    public init(from: PartyReference, amount: Int64, kind: MoneyRequestKind, comment: String? = nil) {
+        self.from = from
+        self.amount = amount
+        self.kind = kind
+        self.comment = comment
+    }
+}
+
+/// A request for money from its requester to its payer.
+public struct MoneyRequest: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var kind: MoneyRequestKind
+    public var state: MoneyRequestState
+    /// In kopecks.
+    public var amount: Int64
+    public var comment: String?
+    /// Who asked (and is paid).
+    public var requester: WalletParty
+    /// Who is asked (and pays).
+    public var payer: WalletParty
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// An open request past this instant is `expired`.
+    public var expiresAt: Date
+    /// The transfer that paid it.
+    public var paymentId: UUID?
+    /// The transfer that repaid it (a loan).
+    public var repaymentId: UUID?
+    public init(id: UUID, kind: MoneyRequestKind, state: MoneyRequestState, amount: Int64, comment: String?, requester: WalletParty, payer: WalletParty,
+                createdAt: Date, updatedAt: Date, expiresAt: Date, paymentId: UUID?, repaymentId: UUID?) {
+        self.id = id
+        self.kind = kind
+        self.state = state
+        self.amount = amount
+        self.comment = comment
+        self.requester = requester
+        self.payer = payer
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.expiresAt = expiresAt
+        self.paymentId = paymentId
+        self.repaymentId = repaymentId
+    }
+}
+
+/// A page of money requests, newest first.
+public struct MoneyRequestPage: Codable, Sendable, Equatable {
+    public var items: [MoneyRequest]
+    public var nextCursor: String?
+    public init(items: [MoneyRequest], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}
+
+/// The answer of confirm and repay: the request after it, the transfer, my new balance.
+public struct RequestPayment: Codable, Sendable, Equatable {
+    public var request: MoneyRequest
+    public var transfer: Transfer
+    /// My balance right after, in kopecks.
+    public var balance: Int64
+    public init(request: MoneyRequest, transfer: Transfer, balance: Int64) {
+        self.request = request
+        self.transfer = transfer
+        self.balance = balance
+    }
+}
+
+/// What a wallet message in a chat stands for. The message's text is the comment.
+public struct PaymentNote: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        /// The author sent money.
+        case transfer
+        /// The author asked for money (the request's state: `GET /v1/wallet/requests/{id}` and `wallet.request.updated`).
+        case request
+        /// The author paid a request.
+        case requestPaid = "request_paid"
+        /// The author repaid a loan.
+        case repayment
+    }
+    public var kind: Kind
+    /// In kopecks.
+    public var amount: Int64
+    public var transferId: UUID?
+    public var requestId: UUID?
+    public var requestKind: MoneyRequestKind?
+    public init(kind: Kind, amount: Int64, transferId: UUID?, requestId: UUID?, requestKind: MoneyRequestKind?) {
+        self.kind = kind
+        self.amount = amount
+        self.transferId = transferId
+        self.requestId = requestId
+        self.requestKind = requestKind
+    }
+}
+
+/// Amounts in kopecks as people write them: "100", "100.5", "100,50", "1 234.56".
+public enum Kopecks {
+    /// The amount in kopecks, or nil when the text is not a positive amount with at most two
+    /// decimals (or exceeds `limit`).
+    public static func parse(_ text: String, limit: Int64 = 1_000_000_000_000) -> Int64? {
+        let cleaned = text.filter { !$0.isWhitespace && $0 != "\u{00A0}" && $0 != "\u{202F}" && $0 != "₽" }
+        let parts = cleaned.replacingOccurrences(of: ",", with: ".").split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 13,
+              whole.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        var fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard fraction.count <= 2, fraction.allSatisfy({ $0.isASCII && $0.isNumber }), parts.count == 1 || !fraction.isEmpty else { return nil }
+        while fraction.count < 2 { fraction += "0" }
+        guard let roubles = Int64(whole), let kopecks = Int64(fraction) else { return nil }
+        let (value, overflow) = roubles.multipliedReportingOverflow(by: 100)
+        guard !overflow, value + kopecks <= limit else { return nil }
+        return value + kopecks
+    }
+
+    /// "1 234.56" (a thin grouping space, a point, always two decimals; a minus when negative).
+    public static func format(_ kopecks: Int64, grouping: String = "\u{202F}", decimal: String = ".") -> String {
+        let magnitude = kopecks.magnitude
+        var whole = String(magnitude / 100)
+        var groups: [String] = []
+        while whole.count > 3 {
+            groups.insert(String(whole.suffix(3)), at: 0)
+            whole = String(whole.dropLast(3))
+        }
+        groups.insert(whole, at: 0)
+        let cents = magnitude % 100
+        return (kopecks < 0 ? "-" : "") + groups.joined(separator: grouping) + decimal + (cents < 10 ? "0" : "") + String(cents)
+    }
+}

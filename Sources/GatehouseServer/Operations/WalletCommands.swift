@@ -1,0 +1,59 @@
+import Foundation
+import GatehouseAPI
+import Logging
+
+/// `gatehouse wallet …`: an operator credits a wallet and audits the ledger, straight on the
+/// database (no server needed; a running server's sockets hear of a credit through the event bus
+/// on PostgreSQL, and on their next resume on SQLite).
+///
+/// The credit is the boundary where a deployment's payment provider plugs in (docs/wallet.md,
+/// "Money in"): its webhook would call the same `WalletService.credit` with its payment's id as
+/// the reason.
+public enum WalletCommands {
+    /// What `credit` prints.
+    public struct Credit: Encodable, Sendable {
+        public var transferId: UUID
+        public var accountId: UUID
+        public var amount: Int64
+        public var balance: Int64
+        public var reason: String?
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Credits the wallet of the verified phone with `amount` ("100.00" roubles).
+    public static func credit(configuration: GatehouseConfiguration, phone: String, amount: String, reason: String?) async throws -> Credit {
+        guard let kopecks = Kopecks.parse(amount), kopecks > 0 else {
+            throw Failure(description: "--amount must be a positive amount in roubles with at most two decimals, such as 100.00")
+        }
+        return try await withServices(configuration) { services in
+            let result = try await services.wallets.credit(phone: phone, amount: kopecks, reason: reason)
+            return Credit(transferId: result.transfer.id, accountId: result.transfer.to.id, amount: kopecks, balance: result.balance, reason: result.transfer.comment)
+        }
+    }
+
+    /// The ledger's invariants; an empty list when they all hold.
+    public static func audit(configuration: GatehouseConfiguration) async throws -> [String] {
+        try await withServices(configuration) { try await $0.wallets.audit() }
+    }
+
+    private static func withServices<T>(_ configuration: GatehouseConfiguration, _ body: (GatehouseServices) async throws -> T) async throws -> T {
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = .warning
+        let services = try GatehouseServices(configuration: configuration, logger: logger)
+        do {
+            if configuration.runMigrationsOnStart { try await services.migrate() } else { try await services.database.prepareEngine() }
+            let result = try await body(services)
+            await services.shutdownOutsideApplication()
+            return result
+        } catch let error as GatehouseError {
+            await services.shutdownOutsideApplication()
+            throw Failure(description: error.message.render(.en))
+        } catch {
+            await services.shutdownOutsideApplication()
+            throw error
+        }
+    }
+}

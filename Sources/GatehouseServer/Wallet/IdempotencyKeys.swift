@@ -1,0 +1,108 @@
+import Crypto
+import FluentKit
+import Foundation
+import GatehouseAPI
+import SQLKit
+
+/// One money-moving call under an `Idempotency-Key` (docs/wallet.md, "Idempotency"): who made
+/// it, the key, and a fingerprint of what was asked (method, path and body), so that the same
+/// key with another request is told apart from a retry.
+struct IdempotentCall: Sendable {
+    var account: UUID
+    var key: String
+    var fingerprint: String
+    /// The status of a successful answer.
+    var successStatus: Int
+
+    /// The key as sent: 1–255 visible ASCII characters.
+    static func validKey(_ raw: String?) -> String? {
+        guard let raw, (1...255).contains(raw.utf8.count), raw.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else { return nil }
+        return raw
+    }
+
+    static func fingerprint(method: String, path: String, body: Data) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data("\(method) \(path)\n".utf8))
+        hasher.update(data: body)
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// A stored answer: what the first call answered, replayed byte for byte.
+struct StoredAnswer: Sendable, Equatable {
+    var status: Int
+    var body: Data
+}
+
+/// What a money-moving call comes to: done now, or the answer to the first call with its key.
+enum Idempotent<Value: Sendable>: Sendable {
+    case fresh(Value)
+    case replay(StoredAnswer)
+}
+
+/// The remembered keys. A call claims its key in the transaction that moves the money and
+/// stores its answer there too, so the key and the money commit or roll back together: an
+/// acknowledged payment is remembered, and a payment that never committed leaves no key behind.
+/// A concurrent duplicate blocks on the first one's uncommitted key (PostgreSQL waits on the
+/// unique key; SQLite has one writer) and then replays its answer.
+struct IdempotencyKeys: Sendable {
+    let clock: GatehouseClock
+    let ttl: TimeInterval
+
+    static var reused: GatehouseError {
+        GatehouseError(.unprocessable, .idempotencyKeyReused, LocalizedText("error.idempotencyKeyReused"), field: V1.Wallet.idempotencyKeyHeader)
+    }
+
+    /// Claims the key in `tx`; answers the stored answer when the key was used before with the
+    /// same request (422 `idempotency_key_reused` with another). A key past its time is forgotten.
+    func claim(_ call: IdempotentCall, on tx: any Database) async throws -> StoredAnswer? {
+        let sql = tx as! any SQLDatabase
+        let now = clock.now()
+        let claimed = try await sql.raw("""
+            INSERT INTO idempotency_keys (account_id, key, fingerprint, status, body, created_at)
+            VALUES (\(bind: call.account), \(bind: call.key), \(bind: call.fingerprint), 0, '', \(bind: now))
+            ON CONFLICT (account_id, key) DO NOTHING RETURNING status
+            """).first()
+        if claimed != nil { return nil }
+        guard let row = try await sql.raw("""
+            SELECT fingerprint, status, body, created_at FROM idempotency_keys WHERE account_id = \(bind: call.account) AND key = \(bind: call.key)
+            """).first() else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
+        if try row.decode(column: "created_at", as: Date.self) < now.addingTimeInterval(-ttl) {
+            // Forgotten: the key starts over (the purge had not reached it yet).
+            try await sql.raw("""
+                UPDATE idempotency_keys SET fingerprint = \(bind: call.fingerprint), status = 0, body = '', created_at = \(bind: now)
+                WHERE account_id = \(bind: call.account) AND key = \(bind: call.key)
+                """).run()
+            return nil
+        }
+        guard try row.decode(column: "fingerprint", as: String.self) == call.fingerprint else { throw Self.reused }
+        let status = try row.decode(column: "status", as: Int.self)
+        // Status 0 is a claim in this transaction's own snapshot: cannot be another's (it would have waited).
+        guard status != 0 else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
+        return StoredAnswer(status: status, body: Data(try row.decode(column: "body", as: String.self).utf8))
+    }
+
+    /// Stores the answer of a call that claimed its key, in the same transaction.
+    func complete(_ call: IdempotentCall, _ answer: StoredAnswer, on tx: any Database) async throws {
+        try await (tx as! any SQLDatabase).raw("""
+            UPDATE idempotency_keys SET status = \(bind: answer.status), body = \(bind: String(decoding: answer.body, as: UTF8.self))
+            WHERE account_id = \(bind: call.account) AND key = \(bind: call.key)
+            """).run()
+    }
+
+    /// Remembers a refusal (`insufficient_funds`, a limit, an unknown recipient) after its
+    /// transaction rolled back, so a retry answers it again, as Stripe does. When another call
+    /// with the key got there first, answers what that one stored instead.
+    func remember(_ call: IdempotentCall, _ answer: StoredAnswer, on db: any Database) async throws -> StoredAnswer? {
+        try await db.transaction { tx in
+            if let stored = try await self.claim(call, on: tx) { return stored }
+            try await self.complete(call, answer, on: tx)
+            return nil
+        }
+    }
+
+    /// Forgets keys past their time.
+    func purgeExpired(on db: any Database) async throws {
+        try await (db as! any SQLDatabase).raw("DELETE FROM idempotency_keys WHERE created_at < \(bind: clock.now().addingTimeInterval(-ttl))").run()
+    }
+}

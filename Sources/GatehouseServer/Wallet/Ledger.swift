@@ -1,0 +1,107 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import SQLKit
+
+/// The double-entry ledger (docs/wallet.md, "The ledger"). Every movement is one
+/// `ledger_transactions` row and two `ledger_entries` rows that sum to zero, written in the
+/// caller's database transaction together with the balances they change. A balance is kept in
+/// step with its entries: each entry records the balance after it, and the checker proves that
+/// every balance equals the sum of its entries.
+///
+/// Locking: the two wallet rows are changed in the order of their ids, so two transfers between
+/// the same wallets in opposite directions never wait on each other in a cycle. The debit is one
+/// conditional `UPDATE … WHERE balance >= amount`: it takes the row's lock and checks the funds
+/// in one statement, so no read-then-write race can overdraw a wallet, on either engine.
+struct Ledger: Sendable {
+    /// The system wallet top-ups come from; its balance is minus all money issued.
+    static let systemWalletID = UUID(uuidString: "00000000-0000-7000-8000-000000000001")!
+
+    let clock: GatehouseClock
+
+    /// A posted movement: its id, instant and the two balances after it.
+    struct Posting: Sendable {
+        var id: UUID
+        var createdAt: Date
+        var debitBalance: Int64
+        var creditBalance: Int64
+    }
+
+    /// Why a posting was refused.
+    enum Refusal: Error, Equatable {
+        case insufficientFunds
+        case dailyLimitExceeded(limit: Int64)
+    }
+
+    /// Moves `amount` from `debit` to `credit`. `dailyLimit`, when given, caps what `debit` pays
+    /// out in the last 24 hours including this movement (checked under the debit row's lock).
+    func post(kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String?, request: UUID?,
+              dailyLimit: Int64?, on db: any Database) async throws -> Posting {
+        precondition(amount > 0 && debit != credit)
+        let sql = db as! any SQLDatabase
+        let now = clock.now()
+        var debitBalance: Int64 = 0
+        var creditBalance: Int64 = 0
+        for wallet in [debit, credit].sorted(by: { $0.uuidString < $1.uuidString }) {
+            if wallet == debit {
+                guard let balance = try await sql.raw("""
+                    UPDATE wallets SET balance = balance - \(bind: amount)
+                    WHERE id = \(bind: debit) AND (kind = 'system' OR balance >= \(bind: amount)) RETURNING balance
+                    """).first(decodingColumn: "balance", as: Int64.self)
+                else { throw Refusal.insufficientFunds }
+                debitBalance = balance
+                if let dailyLimit {
+                    // Under the debit row's lock: a concurrent payout of this wallet waits, then sees ours.
+                    let paid = try await sql.raw("""
+                        SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS paid FROM ledger_entries
+                        WHERE wallet_id = \(bind: debit) AND amount < 0 AND created_at > \(bind: now.addingTimeInterval(-86_400))
+                        """).first(decodingColumn: "paid", as: Int64.self) ?? 0
+                    if -paid + amount > dailyLimit { throw Refusal.dailyLimitExceeded(limit: dailyLimit) }
+                }
+            } else {
+                guard let balance = try await sql.raw("""
+                    UPDATE wallets SET balance = balance + \(bind: amount) WHERE id = \(bind: credit) RETURNING balance
+                    """).first(decodingColumn: "balance", as: Int64.self)
+                else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
+                creditBalance = balance
+            }
+        }
+        let id = OrderedID.make()
+        try await sql.raw("""
+            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, created_at)
+            VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: debit), \(bind: credit), \(bind: amount), \(bind: comment), \(bind: request), \(bind: now))
+            """).run()
+        try await sql.raw("""
+            INSERT INTO ledger_entries (id, transaction_id, wallet_id, amount, balance_after, created_at) VALUES
+            (\(bind: OrderedID.make()), \(bind: id), \(bind: debit), \(bind: -amount), \(bind: debitBalance), \(bind: now)),
+            (\(bind: OrderedID.make()), \(bind: id), \(bind: credit), \(bind: amount), \(bind: creditBalance), \(bind: now))
+            """).run()
+        return Posting(id: id, createdAt: now, debitBalance: debitBalance, creditBalance: creditBalance)
+    }
+
+    /// What `gatehouse wallet audit` and the checker verify: every transaction balanced with two
+    /// entries, every balance equal to the sum of its entries, no person's balance below zero,
+    /// and all balances summing to zero (money is only ever moved, never made or lost).
+    func audit(on db: any Database) async throws -> [String] {
+        let sql = db as! any SQLDatabase
+        var problems: [String] = []
+        for row in try await sql.raw("""
+            SELECT t.id, COUNT(e.id) AS legs, COALESCE(SUM(e.amount), 0) AS total FROM ledger_transactions t
+            LEFT JOIN ledger_entries e ON e.transaction_id = t.id GROUP BY t.id HAVING COUNT(e.id) <> 2 OR COALESCE(SUM(e.amount), 0) <> 0
+            """).all() {
+            problems.append("transaction \(try row.decode(column: "id", as: UUID.self)) is unbalanced")
+        }
+        for row in try await sql.raw("""
+            SELECT w.id, w.kind, w.balance, CAST(COALESCE((SELECT SUM(e.amount) FROM ledger_entries e WHERE e.wallet_id = w.id), 0) AS BIGINT) AS total
+            FROM wallets w
+            """).all() {
+            let id = try row.decode(column: "id", as: UUID.self)
+            let balance = try row.decode(column: "balance", as: Int64.self)
+            if balance != (try row.decode(column: "total", as: Int64.self)) { problems.append("wallet \(id): balance \(balance) is not the sum of its entries") }
+            if balance < 0, try row.decode(column: "kind", as: String.self) != "system" { problems.append("wallet \(id): negative balance \(balance)") }
+        }
+        let total = try await sql.raw("SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) AS total FROM wallets").first(decodingColumn: "total", as: Int64.self) ?? 0
+        if total != 0 { problems.append("the balances sum to \(total), not 0") }
+        return problems
+    }
+}

@@ -1,0 +1,175 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import SQLKit
+
+/// What every wallet service shares (docs/wallet.md): the database, the clock, the limits, the
+/// ledger, the idempotency keys, the event log (wallet events ride the messenger's per-account
+/// sequence) and the chat messages that show payments.
+struct WalletCore: Sendable {
+    let database: DatabaseProvider
+    let clock: GatehouseClock
+    let settings: GatehouseConfiguration.Wallet
+    let publicURL: String
+    let defaultCountryCode: String
+    let rateLimiter: RateLimiter
+    let events: EventLog
+    let ledger: Ledger
+    let keys: IdempotencyKeys
+    let dialogs: PaymentMessages
+}
+
+/// A refusal met while moving money under an idempotency key (not enough money, a limit, an
+/// unknown recipient, a request in the wrong state): the surface remembers it for the key, so a
+/// retry answers it again.
+struct IdempotentRefusal: Error {
+    var error: GatehouseError
+}
+
+/// One concept of the wallet (wallets and transfers, money requests) on the shared core.
+protocol WalletConcept: Sendable {
+    var core: WalletCore { get }
+}
+
+/// A wallet row: whose, and its id.
+struct WalletRow: Sendable {
+    var id: UUID
+    var account: UUID
+    var phone: String?
+    var balance: Int64
+    var createdAt: Date
+}
+
+extension WalletConcept {
+    var database: DatabaseProvider { core.database }
+    var clock: GatehouseClock { core.clock }
+    var settings: GatehouseConfiguration.Wallet { core.settings }
+    func sql(_ db: any Database) -> any SQLDatabase { db as! any SQLDatabase }
+
+    /// Runs a money-moving `body` under `call`'s key in one transaction with its events: answers
+    /// the stored answer for a key seen before, or runs `body` and stores its answer with it.
+    func idempotent<T: Encodable & Sendable>(_ call: IdempotentCall, _ body: @escaping @Sendable (any Database, EventRecorder) async throws -> T) async throws -> Idempotent<T> {
+        try await core.events.write { tx, recorder in
+            if let stored = try await core.keys.claim(call, on: tx) { return .replay(stored) }
+            let value: T
+            do {
+                value = try await body(tx, recorder)
+            } catch let error as GatehouseError {
+                switch error.kind {
+                case .unprocessable, .notFound, .conflict, .forbidden: throw IdempotentRefusal(error: error)
+                default: throw error
+                }
+            } catch let refusal as Ledger.Refusal {
+                throw IdempotentRefusal(error: Self.error(for: refusal))
+            }
+            try await core.keys.complete(call, StoredAnswer(status: call.successStatus, body: try V1JSON.encoder.encode(value)), on: tx)
+            return .fresh(value)
+        }
+    }
+
+    static func error(for refusal: Ledger.Refusal) -> GatehouseError {
+        switch refusal {
+        case .insufficientFunds:
+            GatehouseError(.unprocessable, .insufficientFunds, LocalizedText("error.insufficientFunds"))
+        case .dailyLimitExceeded(let limit):
+            GatehouseError(.unprocessable, .dailyLimitExceeded, LocalizedText("error.dailyLimitExceeded", [Kopecks.format(limit, grouping: " ")]), field: "amount")
+        }
+    }
+
+    /// A person's wallet, or nil.
+    func wallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow? {
+        guard let row = try await sql(db ?? database.db).raw("""
+            SELECT id, account_id, phone, balance, created_at FROM wallets WHERE account_id = \(bind: account)
+            """).first() else { return nil }
+        return WalletRow(id: try row.decode(column: "id", as: UUID.self), account: account, phone: try row.decode(column: "phone", as: String?.self),
+                         balance: try row.decode(column: "balance", as: Int64.self), createdAt: try row.decode(column: "created_at", as: Date.self))
+    }
+
+    /// My wallet, or 404 `wallet_not_found` (attach one first).
+    func requireWallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow {
+        guard let wallet = try await wallet(of: account, on: db) else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
+        return wallet
+    }
+
+    /// Money leaves a wallet only while its owner's phone is verified (a wallet is a phone's).
+    func requireVerifiedPhone(_ account: AccountSnapshot) throws {
+        guard account.phone != nil, account.phoneVerifiedAt != nil else {
+            throw GatehouseError(.conflict, .phoneNotVerified, LocalizedText("error.phoneNotVerified"))
+        }
+    }
+
+    /// The account a reference names and its wallet; 404 `recipient_not_found` for nobody and for
+    /// someone without a wallet (`field` names the member). A phone counts when verified, an
+    /// email when confirmed: an unproven claim names nobody.
+    func resolve(_ reference: PartyReference, field: String, on db: (any Database)? = nil) async throws -> WalletRow {
+        let notFound = GatehouseError.notFound(.recipientNotFound, "error.recipientNotFound", field: field)
+        let condition: SQLQueryString
+        switch (reference.phone, reference.tag, reference.email) {
+        case (let phone?, nil, nil):
+            guard let normalized = PhoneNumber.normalize(phone, defaultCountryCode: core.defaultCountryCode) else {
+                throw GatehouseError(.invalidInput, .invalidPhone, LocalizedText("error.invalidPhone", [String(phone.prefix(32))]), field: "\(field).phone")
+            }
+            condition = "a.phone = \(bind: normalized) AND a.phone_verified_at IS NOT NULL"
+        case (nil, let tag?, nil):
+            guard let normalized = TagRule.normalize(tag) else { throw notFound }
+            condition = "a.username_key = \(bind: normalized)"
+        case (nil, nil, let email?):
+            guard let normalized = EmailAddress.normalize(email) else {
+                throw GatehouseError(.invalidInput, .invalidEmail, LocalizedText("error.invalidEmail", [String(email.prefix(64))]), field: "\(field).email")
+            }
+            condition = "a.email = \(bind: normalized) AND a.email_confirmed_at IS NOT NULL"
+        default:
+            throw GatehouseError(.invalidInput, .invalidParameter, LocalizedText("error.oneRecipient"), field: field)
+        }
+        guard let row = try await sql(db ?? database.db).raw("""
+            SELECT w.id, w.account_id, w.phone, w.balance, w.created_at FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(condition)
+            """).first() else { throw notFound }
+        return WalletRow(id: try row.decode(column: "id", as: UUID.self), account: try row.decode(column: "account_id", as: UUID.self),
+                         phone: try row.decode(column: "phone", as: String?.self), balance: try row.decode(column: "balance", as: Int64.self),
+                         createdAt: try row.decode(column: "created_at", as: Date.self))
+    }
+
+    /// People as payments show them.
+    func parties(_ ids: Set<UUID>, on db: (any Database)? = nil) async throws -> [UUID: WalletParty] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await sql(db ?? database.db).raw("""
+            SELECT id, username, first_name, last_name, avatar_id FROM accounts WHERE id IN (\(binds: Array(ids)))
+            """).all()
+        var found: [UUID: WalletParty] = [:]
+        for row in rows {
+            let id = try row.decode(column: "id", as: UUID.self)
+            found[id] = WalletParty(
+                id: id, tag: try row.decode(column: "username", as: String?.self)?.lowercased(),
+                firstName: try row.decode(column: "first_name", as: String?.self), lastName: try row.decode(column: "last_name", as: String?.self),
+                avatarUrl: try row.decode(column: "avatar_id", as: UUID?.self).map { core.publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) }
+            )
+        }
+        return found
+    }
+
+    func party(_ id: UUID, on db: (any Database)? = nil) async throws -> WalletParty {
+        guard let party = try await parties([id], on: db)[id] else { throw GatehouseError.notFound(.recipientNotFound, "error.recipientNotFound") }
+        return party
+    }
+
+    /// An amount as sent: at least one kopeck, at most the configured largest transfer.
+    func checkAmount(_ amount: Int64) throws {
+        guard amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
+        guard amount <= settings.maxTransfer else {
+            throw GatehouseError(.unprocessable, .transferLimitExceeded, LocalizedText("error.transferLimitExceeded", [Kopecks.format(settings.maxTransfer, grouping: " ")]), field: "amount")
+        }
+    }
+
+    /// A comment as stored: trimmed, NFC, no control characters, within the limit; empty is none.
+    func cleanComment(_ raw: String?) throws -> String? {
+        guard let raw else { return nil }
+        let text = raw.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) else {
+            throw GatehouseError(.invalidInput, .invalidText, LocalizedText("error.invalidText"), field: "comment")
+        }
+        guard text.count <= settings.maxComment else {
+            throw GatehouseError.invalid(.fieldTooLong, "error.fieldTooLong", "comment", String(settings.maxComment)).on(field: "comment")
+        }
+        return text.isEmpty ? nil : text
+    }
+}

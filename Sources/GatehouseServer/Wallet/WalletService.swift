@@ -1,0 +1,153 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import SQLKit
+
+/// Wallets and transfers (docs/wallet.md): attaching a wallet to a verified phone, the balance
+/// and history, finding whom a phone, tag or email pays, sending money, and the operator's top-up.
+struct WalletService: WalletConcept {
+    let core: WalletCore
+
+    // MARK: - the wallet
+
+    /// Attaches my wallet to my verified phone; answers it and whether it is new.
+    func attach(_ account: AccountSnapshot) async throws -> (WalletInfo, created: Bool) {
+        try requireVerifiedPhone(account)
+        guard account.username != nil else {
+            throw GatehouseError(.conflict, .tagRequired, LocalizedText("error.tagRequired.wallet"))
+        }
+        let id = OrderedID.make()
+        let created = try await sql(database.db).raw("""
+            INSERT INTO wallets (id, account_id, kind, phone, currency, balance, created_at)
+            VALUES (\(bind: id), \(bind: account.id), 'person', \(bind: account.phone), \(bind: V1.Wallet.currency), 0, \(bind: clock.now()))
+            ON CONFLICT (account_id) DO NOTHING RETURNING id
+            """).first() != nil
+        return (try await info(account), created)
+    }
+
+    /// My wallet.
+    func info(_ account: AccountSnapshot) async throws -> WalletInfo {
+        let wallet = try await requireWallet(of: account.id)
+        return WalletInfo(id: wallet.id, phone: account.phone ?? wallet.phone ?? "", currency: V1.Wallet.currency, balance: wallet.balance, createdAt: wallet.createdAt)
+    }
+
+    /// My wallet's movements, newest first.
+    func transactions(_ account: UUID, cursor: String?, limit: Int?) async throws -> WalletTransactionPage {
+        let wallet = try await requireWallet(of: account)
+        let size = min(max(limit ?? 50, 1), 200)
+        var condition: SQLQueryString = "e.wallet_id = \(bind: wallet.id)"
+        if let parts = try PageCursor.read(cursor, parts: 1) {
+            guard let after = UUID(uuidString: parts[0]) else { throw PageCursor.invalid }
+            condition += " AND e.id < \(bind: after)"
+        }
+        let rows = try await sql(database.db).raw("""
+            SELECT e.id AS entry_id, e.amount AS entry_amount, e.balance_after, t.id, t.kind, t.comment, t.request_id, t.created_at,
+                   other.account_id AS other_account
+            FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+            JOIN wallets other ON other.id = CASE WHEN t.debit_wallet_id = e.wallet_id THEN t.credit_wallet_id ELSE t.debit_wallet_id END
+            WHERE \(condition) ORDER BY e.id DESC LIMIT \(literal: size + 1)
+            """).all()
+        let others = Set(try rows.compactMap { try $0.decode(column: "other_account", as: UUID?.self) })
+        let people = try await parties(others)
+        var items: [WalletTransaction] = []
+        var last: UUID?
+        for row in rows.prefix(size) {
+            last = try row.decode(column: "entry_id", as: UUID.self)
+            items.append(WalletTransaction(
+                id: try row.decode(column: "id", as: UUID.self),
+                kind: TransferKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .transfer,
+                amount: try row.decode(column: "entry_amount", as: Int64.self),
+                counterparty: try row.decode(column: "other_account", as: UUID?.self).flatMap { people[$0] },
+                comment: try row.decode(column: "comment", as: String?.self), requestId: try row.decode(column: "request_id", as: UUID?.self),
+                balanceAfter: try row.decode(column: "balance_after", as: Int64.self), createdAt: try row.decode(column: "created_at", as: Date.self)
+            ))
+        }
+        let next = rows.count > size ? last.map { PageCursor.make([$0.uuidString]) } : nil
+        return WalletTransactionPage(items: items, nextCursor: next)
+    }
+
+    /// Whom a reference pays: to show their name before paying. Counted against a budget, as it
+    /// tells a phone's owner.
+    func recipient(viewer: UUID, _ reference: PartyReference) async throws -> WalletParty {
+        try await core.rateLimiter.hit("wallet-lookups", key: viewer.uuidString, limit: settings.lookupsPerHour, window: 3_600)
+        let wallet = try await resolve(reference, field: "to")
+        return try await party(wallet.account)
+    }
+
+    // MARK: - transfers
+
+    /// Sends money from my wallet.
+    func transfer(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
+        let comment = try cleanComment(input.comment)
+        guard input.amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
+        return try await idempotent(call) { tx, recorder in
+            let mine = try await requireWallet(of: viewer.id, on: tx)
+            try requireVerifiedPhone(viewer)
+            try checkAmount(input.amount)
+            let theirs = try await resolve(input.to, field: "to", on: tx)
+            guard theirs.account != viewer.id else {
+                throw GatehouseError(.unprocessable, .notYourself, LocalizedText("error.payYourself"), field: "to")
+            }
+            return try await move(.transfer, from: mine, to: theirs, amount: input.amount, comment: comment, request: nil,
+                                  note: .transfer, on: tx, recorder)
+        }
+    }
+
+    /// Moves money between two people's wallets in `tx`, posts the chat message that shows it
+    /// (`note`, authored by the payer) and tells both: answers the transfer with the payer's balance.
+    func move(_ kind: TransferKind, from payer: WalletRow, to payee: WalletRow, amount: Int64, comment: String?, request: UUID?,
+              requestKind: MoneyRequestKind? = nil, note: PaymentNote.Kind, on tx: any Database, _ recorder: EventRecorder) async throws -> TransferResult {
+        let posting = try await core.ledger.post(kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment, request: request,
+                                                 dailyLimit: settings.dailyLimit, on: tx)
+        let people = try await parties([payer.account, payee.account], on: tx)
+        guard let from = people[payer.account], let to = people[payee.account] else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
+        let transfer = Transfer(id: posting.id, kind: kind, from: from, to: to, amount: amount, comment: comment, requestId: request, createdAt: posting.createdAt)
+        try await core.dialogs.post(PaymentNote(kind: note, amount: amount, transferId: posting.id, requestId: request, requestKind: requestKind),
+                                    comment: comment, author: payer.account, to: payee.account, on: tx, recorder)
+        try recorder.add(.walletTransfer, to: payer.account, TransferResult(transfer: transfer, balance: posting.debitBalance))
+        try recorder.add(.walletTransfer, to: payee.account, TransferResult(transfer: transfer, balance: posting.creditBalance))
+        return TransferResult(transfer: transfer, balance: posting.debitBalance)
+    }
+
+    /// One transfer of mine (404 for anyone else's).
+    func transfer(_ id: UUID, viewer: UUID) async throws -> Transfer {
+        guard let row = try await sql(database.db).raw("""
+            SELECT t.id, t.kind, t.amount, t.comment, t.request_id, t.created_at, d.account_id AS payer, c.account_id AS payee
+            FROM ledger_transactions t JOIN wallets d ON d.id = t.debit_wallet_id JOIN wallets c ON c.id = t.credit_wallet_id
+            WHERE t.id = \(bind: id) AND (d.account_id = \(bind: viewer) OR c.account_id = \(bind: viewer))
+            """).first() else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
+        let payer = try row.decode(column: "payer", as: UUID?.self)
+        let payee = try row.decode(column: "payee", as: UUID?.self)
+        let people = try await parties(Set([payer, payee].compactMap { $0 }))
+        guard let payee, let to = people[payee] else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
+        return Transfer(
+            id: id, kind: TransferKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .transfer, from: payer.flatMap { people[$0] }, to: to,
+            amount: try row.decode(column: "amount", as: Int64.self), comment: try row.decode(column: "comment", as: String?.self),
+            requestId: try row.decode(column: "request_id", as: UUID?.self), createdAt: try row.decode(column: "created_at", as: Date.self)
+        )
+    }
+
+    // MARK: - the operator
+
+    /// Credits the wallet of a verified phone from the system wallet (`gatehouse wallet credit`):
+    /// where a deployment's payment provider would put money in.
+    func credit(phone raw: String, amount: Int64, reason: String?) async throws -> TransferResult {
+        guard amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
+        let comment = try cleanComment(reason)
+        return try await core.events.write { tx, recorder in
+            let wallet = try await resolve(PartyReference(phone: raw), field: "phone", on: tx)
+            let posting = try await core.ledger.post(kind: .topup, debit: Ledger.systemWalletID, credit: wallet.id, amount: amount, comment: comment,
+                                                     request: nil, dailyLimit: nil, on: tx)
+            let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: try await party(wallet.account, on: tx), amount: amount, comment: comment,
+                                    requestId: nil, createdAt: posting.createdAt)
+            let result = TransferResult(transfer: transfer, balance: posting.creditBalance)
+            try recorder.add(.walletTransfer, to: wallet.account, result)
+            return result
+        }
+    }
+
+    /// The ledger's own check (`gatehouse wallet audit`): empty when every invariant holds.
+    func audit() async throws -> [String] {
+        try await core.ledger.audit(on: database.db)
+    }
+}

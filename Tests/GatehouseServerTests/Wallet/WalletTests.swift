@@ -1,0 +1,304 @@
+import Foundation
+import GatehouseTestSupport
+import GatehouseAPI
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import GatehouseServer
+
+/// The wallet at the wire level (docs/wallet.md): attaching, transfers, idempotency, limits, and
+/// the payment messages in chats, on every engine.
+@Suite("Wallet: wallets and transfers")
+struct WalletTests {
+    typealias W = V1.Wallet
+
+    @Test("a wallet is attached to a verified phone, once", arguments: TestEngine.available)
+    func attach_needsVerifiedPhone_andIsIdempotent(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+
+            // MUT + validate: no wallet, no phone
+            try expectProblem(try await app.v1.get(W.wallet.path, token: ann.token), .notFound, .walletNotFound)
+            try expectProblem(try await app.v1.post(W.attach.path, json: "", token: ann.token), .conflict, .phoneNotVerified)
+            try await app.v1.verifyPhone("+79161112233", of: ann)
+            let first = try await app.v1.post(W.attach.path, json: "", token: ann.token)
+            let again = try await app.v1.post(W.attach.path, json: "", token: ann.token)
+
+            #expect(first.status == .created)
+            #expect(again.status == .ok)
+            let wallet = try first.decoded(as: WalletInfo.self)
+            #expect(wallet == (try again.decoded(as: WalletInfo.self)))
+            #expect(wallet.phone == "+79161112233" && wallet.currency == "RUB" && wallet.balance == 0)
+            #expect(try await app.v1.get(W.wallet.path, token: ann.token).decoded(as: WalletInfo.self) == wallet)
+            // An account without a tag has no chats to show payments in.
+            let untagged = try await app.v1.signedUp(email: "plain@example.com")
+            try await app.v1.verifyPhone("+79161112299", of: Someone(token: untagged.token, id: untagged.account.id, tag: ""))
+            try expectProblem(try await app.v1.post(W.attach.path, json: "", token: untagged.token), .conflict, .tagRequired)
+        }
+    }
+
+    @Test("a transfer moves money once, shows in both histories and in the chat, and tells both", arguments: TestEngine.available)
+    func transfer_movesMoney_andShowsEverywhere(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            let cat = try await app.v1.walletHolder("cat", phone: "+79160000003")
+            try await app.credit("+79160000001", 100_00)
+
+            // MUT: by tag, by phone (any spelling), by email
+            let byTag = try await app.v1.paid(30_00, to: bob, by: ann, comment: "за кофе")
+            let byPhone = try await app.v1.pay(5_50, to: PartyReference(phone: "8 (916) 000-00-02"), by: ann)
+            let byEmail = try await app.v1.pay(1, to: PartyReference(email: "BOB@example.com"), by: ann)
+
+            // validate: the answers
+            #expect(byTag.balance == 70_00)
+            #expect(byTag.transfer.kind == .transfer && byTag.transfer.amount == 30_00 && byTag.transfer.comment == "за кофе")
+            #expect(byTag.transfer.from?.id == ann.id && byTag.transfer.to.id == bob.id && byTag.transfer.to.tag == "bob")
+            #expect(try byPhone.status == .created && byPhone.decoded(as: TransferResult.self).balance == 64_50)
+            #expect(try byEmail.status == .created && byEmail.decoded(as: TransferResult.self).balance == 64_49)
+            #expect(try await app.v1.balance(of: bob) == 35_51)
+            // the histories, newest first, signed from each side
+            let annHistory = try await app.v1.get(W.transactions.path, token: ann.token).decoded(as: WalletTransactionPage.self)
+            #expect(annHistory.items.map(\.amount) == [-1, -5_50, -30_00, 100_00])
+            #expect(annHistory.items.map(\.balanceAfter) == [64_49, 64_50, 70_00, 100_00])
+            #expect(annHistory.items.last?.kind == .topup && annHistory.items.last?.counterparty == nil)
+            #expect(annHistory.items[2].counterparty?.id == bob.id && annHistory.items[2].comment == "за кофе")
+            let bobHistory = try await app.v1.get(W.transactions.path, token: bob.token).decoded(as: WalletTransactionPage.self)
+            #expect(bobHistory.items.map(\.amount) == [1, 5_50, 30_00])
+            // pages
+            let page1 = try await app.v1.get(W.transactions.path + "?limit=3", token: ann.token).decoded(as: WalletTransactionPage.self)
+            let cursor = try #require(page1.nextCursor)
+            let page2 = try await app.v1.get(W.transactions.path + "?limit=3&cursor=\(cursor)", token: ann.token).decoded(as: WalletTransactionPage.self)
+            #expect(page1.items + page2.items == annHistory.items && page2.nextCursor == nil)
+            // one transfer: its two sides see it, nobody else does
+            let detailPath = app.v1.path(W.transferDetail, byTag.transfer.id)
+            #expect(try await app.v1.get(detailPath, token: bob.token).decoded(as: Transfer.self) == byTag.transfer)
+            try expectProblem(try await app.v1.get(detailPath, token: cat.token), .notFound, .transferNotFound)
+            // the chat: one message per transfer, authored by the payer, with the comment as text
+            let chat = try #require(try await app.v1.chats(of: bob).items.first)
+            #expect(chat.person.id == ann.id)
+            let history = try await app.v1.history(chat.id, for: bob)
+            #expect(history.items.map(\.payment?.amount) == [30_00, 5_50, 1])
+            #expect(history.items.allSatisfy { $0.authorId == ann.id && $0.payment?.kind == .transfer })
+            #expect(history.items[0].text == "за кофе" && history.items[0].payment?.transferId == byTag.transfer.id)
+            #expect(chat.lastMessage?.payment?.amount == 1)
+            // the events: wallet.transfer with each one's own balance, and the message
+            let bobs = try await app.services.realtime.log.events(of: bob.id, after: 0, limit: 100)
+            let transfers = try bobs.filter { $0.kind == RealtimeEventKind.walletTransfer.rawValue }
+                .map { try V1JSON.decoder.decode(TransferResult.self, from: Data($0.data.utf8)) }
+            #expect(transfers.map(\.balance) == [30_00, 35_50, 35_51])
+            #expect(bobs.filter { $0.kind == RealtimeEventKind.messageCreated.rawValue }.count == 3)
+            #expect(try await app.services.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("transfers are refused with clear reasons and nothing moves", arguments: TestEngine.available)
+    func transfer_refusals(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.wallet.maxTransfer = 500_00; $0.wallet.dailyLimit = 800_00; $0.limits.sessionTTL = 7 * 86_400 }) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            let walletless = try await app.v1.person("dan")
+            try await app.credit("+79160000001", 2_000_00)
+
+            // MUT + validate
+            try expectProblem(try await app.v1.post(W.transfer.path, NewTransfer(to: PartyReference(tag: "bob"), amount: 1), token: ann.token),
+                              .badRequest, .idempotencyKeyRequired)
+            try expectProblem(try await app.v1.pay(0, to: PartyReference(tag: "bob"), by: ann), .badRequest, .invalidAmount)
+            try expectProblem(try await app.v1.pay(-5, to: PartyReference(tag: "bob"), by: ann), .badRequest, .invalidAmount)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "bob", email: "bob@example.com"), by: ann), .badRequest, .invalidParameter)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(), by: ann), .badRequest, .invalidParameter)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(phone: "12"), by: ann), .badRequest, .invalidPhone)
+            try expectProblem(try await app.v1.post(W.transfer.path, json: #"{"to":{"tag":"bob"},"amount":1.5}"#, token: ann.token,
+                                                    headers: app.v1.idempotencyHeaders("k")), .badRequest, .malformedBody)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "dan"), by: ann), .notFound, .recipientNotFound)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "nobody"), by: ann), .notFound, .recipientNotFound)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: ann), .unprocessableContent, .notYourself)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: walletless), .notFound, .walletNotFound)
+            try expectProblem(try await app.v1.pay(500_01, to: PartyReference(tag: "bob"), by: ann), .unprocessableContent, .transferLimitExceeded)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: bob), .unprocessableContent, .insufficientFunds)
+            try await app.v1.paid(500_00, to: bob, by: ann)
+            try await app.v1.paid(300_00, to: bob, by: ann)
+            let overDay = try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann), .unprocessableContent, .dailyLimitExceeded)
+            #expect(overDay.field == "amount")
+            // A day later the limit has room again.
+            app.clock.advance(by: 86_401)
+            try await app.v1.paid(1, to: bob, by: ann)
+            #expect(try await app.v1.balance(of: ann) == 1_199_99)
+            #expect(try await app.v1.balance(of: bob) == 800_01)
+            #expect(try await app.services.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("the same key and body replay the first answer byte for byte; another body is 422; a refusal is remembered", arguments: TestEngine.available)
+    func idempotency_replaysAndRefuses(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionTTL = 7 * 86_400 }) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 100_00)
+            let replayed = HTTPField.Name(W.replayedHeader)!
+
+            // MUT
+            let first = try await app.v1.pay(10_00, to: PartyReference(tag: "bob"), by: ann, comment: "once", key: "intent-1")
+            // The same request spelled differently (key order, spacing) is the same request.
+            let retry = try await app.v1.post(W.transfer.path, json: #"{ "comment": "once", "amount": 10000e-2, "to": {"tag": "bob"} }"#.replacingOccurrences(of: "10000e-2", with: "1000"),
+                                              token: ann.token, headers: app.v1.idempotencyHeaders("intent-1"))
+            let other = try await app.v1.pay(20_00, to: PartyReference(tag: "bob"), by: ann, comment: "once", key: "intent-1")
+            let othersKey = try await app.v1.pay(10_00, to: PartyReference(tag: "ann"), by: bob, comment: "once", key: "intent-1")
+
+            // validate
+            #expect(first.status == .created && first.headers[replayed] == nil)
+            #expect(retry.status == .created && retry.headers[replayed] == "true")
+            #expect(retry.text == first.text, "the replay is the first answer's bytes")
+            try expectProblem(other, .unprocessableContent, .idempotencyKeyReused)
+            #expect(othersKey.status == .created, "keys are per account")
+            #expect(try await app.v1.balance(of: ann) == 100_00)
+
+            // A refusal is remembered for its key: the same key answers it again even after a top-up.
+            let poor = try await app.v1.pay(1_000_00, to: PartyReference(tag: "bob"), by: ann, key: "intent-2")
+            try expectProblem(poor, .unprocessableContent, .insufficientFunds)
+            try await app.credit("+79160000001", 1_000_00)
+            let poorAgain = try await app.v1.pay(1_000_00, to: PartyReference(tag: "bob"), by: ann, key: "intent-2")
+            try expectProblem(poorAgain, .unprocessableContent, .insufficientFunds)
+            #expect(poorAgain.headers[replayed] == "true" && poorAgain.text == poor.text)
+            #expect(try await app.v1.pay(1_000_00, to: PartyReference(tag: "bob"), by: ann, key: "intent-3").status == .created)
+            // Validation errors are not remembered: the same key works once the request is right.
+            try expectProblem(try await app.v1.pay(0, to: PartyReference(tag: "bob"), by: ann, key: "intent-4"), .badRequest, .invalidAmount)
+            #expect(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann, key: "intent-4").status == .created)
+            // Keys are forgotten after their time: the same key is then a new payment.
+            app.clock.advance(by: app.configuration.wallet.idempotencyKeyTTL + 1)
+            try await app.services.idempotencyKeys.purgeExpired(on: app.services.database.db)
+            let reborn = try await app.v1.pay(10_00, to: PartyReference(tag: "bob"), by: ann, comment: "once", key: "intent-1")
+            #expect(reborn.status == .created && reborn.headers[replayed] == nil && reborn.text != first.text)
+            #expect(try await app.v1.balance(of: ann) == 100_00 - 1_000_00 + 1_000_00 - 1 - 10_00 + 10_00 - 10_00)
+            #expect(try await app.services.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("concurrent duplicates of one key pay once and all get the same answer", arguments: TestEngine.available)
+    func idempotency_concurrentDuplicates_payOnce(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            _ = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 100_00)
+            let v1 = app.v1
+
+            // MUT
+            let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        let response = try await v1.pay(7_00, to: PartyReference(tag: "bob"), by: ann, key: "same-tap")
+                        return (response.status.code, response.text)
+                    }
+                }
+                return try await group.reduce(into: [(Int, String)]()) { $0.append($1) }
+            }
+
+            // validate
+            #expect(Set(answers.map(\.0)) == [201], "\(answers)")
+            #expect(Set(answers.map(\.1)).count == 1, "every duplicate answers the first answer")
+            #expect(try await app.v1.balance(of: ann) == 93_00)
+            #expect(try await app.v1.get(W.transactions.path, token: ann.token).decoded(as: WalletTransactionPage.self).items.count == 2)
+        }
+    }
+
+    @Test("many concurrent transfers from one wallet never overdraw it and lose nothing", arguments: TestEngine.available)
+    func concurrentTransfers_neverOverdraw(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            try await app.credit("+79160000002", 5_00)
+            let v1 = app.v1
+
+            // MUT: 30 payments of 1 rouble from ann to bob, and 10 back, at once
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let (from, to) = index < 30 ? (ann, "bob") : (bob, "ann")
+                        return try await v1.pay(1_00, to: PartyReference(tag: to), by: from).status.code
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+
+            // validate
+            #expect(Set(statuses).isSubset(of: [201, 422]))
+            let annBalance = try await app.v1.balance(of: ann)
+            let bobBalance = try await app.v1.balance(of: bob)
+            #expect(annBalance >= 0 && bobBalance >= 0)
+            #expect(annBalance + bobBalance == 15_00)
+            #expect(statuses.filter { $0 == 201 }.count >= 10)
+            #expect(try await app.services.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("a wallet message can be neither edited, deleted for everyone nor forwarded", arguments: TestEngine.available)
+    func paymentMessage_isARecord(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            try await app.v1.paid(1_00, to: bob, by: ann, comment: "rent")
+            let chat = try #require(try await app.v1.chats(of: ann).items.first)
+            let message = try #require(try await app.v1.history(chat.id, for: ann).items.first)
+
+            // MUT + validate
+            try expectProblem(try await app.v1.patch(app.v1.path(V1.Messenger.edit, message.id), EditMessage(text: "more"), token: ann.token), .conflict, .paymentMessage)
+            try expectProblem(try await app.v1.delete(app.v1.path(V1.Messenger.deleteMessage, message.id) + "?for=everyone", token: ann.token), .conflict, .paymentMessage)
+            try expectProblem(try await app.v1.post(app.v1.path(V1.Messenger.forward, message.id), ForwardRequest(chatIds: [chat.id]), token: ann.token), .conflict, .paymentMessage)
+            // Deleting it for myself only hides it from me.
+            #expect(try await app.v1.delete(app.v1.path(V1.Messenger.deleteMessage, message.id) + "?for=me", token: bob.token).status == .noContent)
+            #expect(try await app.v1.history(chat.id, for: bob).items.isEmpty)
+            #expect(try await app.v1.history(chat.id, for: ann).items.first?.payment?.amount == 1_00)
+        }
+    }
+
+    @Test("recipient lookup shows the name before paying, and only for wallets", arguments: TestEngine.available)
+    func recipient_lookup(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.wallet.lookupsPerHour = 4 }) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            _ = try await app.v1.walletHolder("bob", phone: "+79160000002")
+
+            // MUT + validate
+            let bob = try await app.v1.get(W.recipient.path + "?phone=%2B79160000002", token: ann.token).decoded(as: WalletParty.self)
+            #expect(bob.tag == "bob" && bob.displayName == "Bob Smith")
+            try expectProblem(try await app.v1.get(W.recipient.path + "?tag=nobody", token: ann.token), .notFound, .recipientNotFound)
+            try expectProblem(try await app.v1.get(W.recipient.path + "?phone=1&tag=bob", token: ann.token), .badRequest, .invalidParameter)
+            _ = try await app.v1.get(W.recipient.path + "?tag=bob", token: ann.token)
+            try expectProblem(try await app.v1.get(W.recipient.path + "?tag=bob", token: ann.token), .tooManyRequests, .rateLimited)
+        }
+    }
+
+    @Test("the operator's credit command puts money into a verified phone's wallet", arguments: TestEngine.available)
+    func creditCommand(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+
+            // MUT
+            let credit = try await WalletCommands.credit(configuration: app.configuration, phone: "+7 916 000-00-01", amount: "100.50", reason: "card top-up")
+            let bad = await #expect(throws: WalletCommands.Failure.self) {
+                try await WalletCommands.credit(configuration: app.configuration, phone: "+79160000001", amount: "1.005", reason: nil)
+            }
+            let unknown = await #expect(throws: WalletCommands.Failure.self) {
+                try await WalletCommands.credit(configuration: app.configuration, phone: "+79169999999", amount: "1", reason: nil)
+            }
+
+            // validate
+            #expect(credit.amount == 100_50 && credit.balance == 100_50 && credit.accountId == ann.id)
+            #expect(bad?.description.contains("--amount") == true)
+            #expect(unknown?.description.isEmpty == false)
+            #expect(try await app.v1.balance(of: ann) == 100_50)
+            #expect(try await WalletCommands.audit(configuration: app.configuration).isEmpty)
+        }
+    }
+}
