@@ -2,7 +2,7 @@
 """Runs the fault tests (docs/reliability.md#faults). Normally started by Faults/run.sh, which
 also starts and stops the harness's own PostgreSQL on port 55433.
 
-  python3 Faults/faults.py [--only crash,messages,mail,pg-restart,two-instances,known,soak] [--engines sqlite,pg]
+  python3 Faults/faults.py [--only crash,messages,mail,pg-restart,two-instances,ledger,known,soak] [--engines sqlite,pg]
 
 `soak` (not in the default set) is the mixed-load soak of Faults/soak.py, SOAK_SECONDS per engine (600).
 
@@ -26,12 +26,13 @@ import test_mail  # noqa: E402
 import test_pg_restart  # noqa: E402
 import test_two_instances  # noqa: E402
 import test_messages  # noqa: E402
+import test_ledger  # noqa: E402
 import soak  # noqa: E402
 import known_db_away_pool_wait  # noqa: E402
 import known_mail_stall_delays_sms  # noqa: E402
 
-TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "known", "soak")
-DEFAULT_TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "known")   # the soak runs when asked for
+TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "known", "soak")
+DEFAULT_TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "known")   # the soak runs when asked for
 
 
 async def main() -> int:
@@ -81,6 +82,12 @@ async def main() -> int:
         await each_engine("crash", test_crash.run, {"sqlite": 19201, "pg": 19202})
     if "messages" in only:
         await each_engine("messages", test_messages.run, {"sqlite": 19240, "pg": 19241})
+    if "ledger" in only:
+        # The ledger checker: undisturbed, then with kill -9 and (on PostgreSQL) a database restart.
+        for faults, ports in ((False, {"sqlite": 19270, "pg": 19271}), (True, {"sqlite": 19272, "pg": 19273})):
+            async def ledger(engine, url, inspector, port, run_seed, faults=faults):
+                return await test_ledger.run(engine, url, inspector, port, run_seed, faults, pg)
+            await each_engine("ledger-faults" if faults else "ledger", ledger, ports)
     if "mail" in only:
         await each_engine("mail", test_mail.run, {"sqlite": 19210, "pg": 19215})
     if "pg-restart" in only:

@@ -184,11 +184,13 @@ struct Wallet: AsyncParsableCommand {
             abstract: "Put money into the wallet of a verified phone (where a payment provider would).")
         @Option(help: "The wallet's verified phone, e.g. +79991234567.") var phone: String
         @Option(help: "Roubles, with at most two decimals, e.g. 100.00.") var amount: String
-        @Option(help: "Why, shown in the wallet's history (e.g. the provider's payment id).") var reason: String?
+        @Option(help: "Why, shown in the wallet's history.") var reason: String?
+        @Option(help: "The payment's id at your provider: the same reference credits once, however often it is repeated.") var reference: String?
         @Flag(help: "Print one JSON object.") var json = false
 
         func run() async throws {
-            let credit = try await WalletCommands.credit(configuration: loadConfiguration(), phone: phone, amount: amount, reason: reason)
+            let credit = try await WalletCommands.credit(configuration: loadConfiguration(), phone: phone, amount: amount, reason: reason,
+                                                         reference: reference)
             if json { return print(jsonText(credit)) }
             print("credited \(Kopecks.format(credit.amount, grouping: " ")) RUB to \(phone): balance \(Kopecks.format(credit.balance, grouping: " ")) RUB (transfer \(credit.transferId))")
         }

@@ -123,6 +123,7 @@ enum Strings {
         "error.requestWrongSide.decline": [.en: "Only the one asked can decline a request.", .ru: "Отклонить запрос может только тот, у кого просят."],
         "error.requestWrongSide.cancel": [.en: "Only the one who asked can cancel a request.", .ru: "Отменить запрос может только тот, кто его отправил."],
         "error.requestWrongSide.repay": [.en: "Only the borrower repays a loan.", .ru: "Вернуть долг может только тот, кто занял."],
+        "error.creditReferenceReused": [.en: "The reference {0} was already used for another credit.", .ru: "Ссылка {0} уже использована для другого зачисления."],
         "error.paymentMessage": [.en: "A payment message records money: it cannot be edited, deleted for everyone or forwarded.", .ru: "Сообщение о платеже — запись о деньгах: его нельзя изменить, удалить у всех или переслать."],
         "error.internal": [.en: "Internal server error. Please try again later.", .ru: "Внутренняя ошибка сервера. Попробуйте позже."],
         "error.unavailable": [.en: "The service is temporarily unavailable. Please try again later.", .ru: "Сервис временно недоступен. Попробуйте позже."],

@@ -36,7 +36,7 @@ struct Ledger: Sendable {
     /// Moves `amount` from `debit` to `credit`. `dailyLimit`, when given, caps what `debit` pays
     /// out in the last 24 hours including this movement (checked under the debit row's lock).
     func post(kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String?, request: UUID?,
-              dailyLimit: Int64?, on db: any Database) async throws -> Posting {
+              dailyLimit: Int64?, reference: String? = nil, on db: any Database) async throws -> Posting {
         precondition(amount > 0 && debit != credit)
         let sql = db as! any SQLDatabase
         let now = clock.now()
@@ -68,8 +68,9 @@ struct Ledger: Sendable {
         }
         let id = OrderedID.make()
         try await sql.raw("""
-            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, created_at)
-            VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: debit), \(bind: credit), \(bind: amount), \(bind: comment), \(bind: request), \(bind: now))
+            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
+            VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: debit), \(bind: credit), \(bind: amount), \(bind: comment), \(bind: request),
+                    \(bind: reference), \(bind: now))
             """).run()
         try await sql.raw("""
             INSERT INTO ledger_entries (id, transaction_id, wallet_id, amount, balance_after, created_at) VALUES

@@ -34,7 +34,10 @@ struct M013CreateWallet: AsyncMigration {
             .field("amount", .int64, .required)
             .field("comment", .string)
             .field("request_id", .uuid)
+            // A top-up's reference from outside (a payment provider's payment id): at most one movement each.
+            .field("reference", .string)
             .field("created_at", .datetime, .required)
+            .unique(on: "reference", name: "uq_ledger_transactions_reference")
             .constraint(.constraint(.custom(SQLRaw("CHECK (amount > 0 AND debit_wallet_id <> credit_wallet_id)")), name: "ck_ledger_transactions_amount"))
             .create()
         try await database.schema("ledger_entries")

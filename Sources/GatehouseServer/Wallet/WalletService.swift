@@ -130,20 +130,42 @@ struct WalletService: WalletConcept {
     // MARK: - the operator
 
     /// Credits the wallet of a verified phone from the system wallet (`gatehouse wallet credit`):
-    /// where a deployment's payment provider would put money in.
-    func credit(phone raw: String, amount: Int64, reason: String?) async throws -> TransferResult {
+    /// where a deployment's payment provider would put money in. `reference` (the provider's
+    /// payment id) makes it idempotent: a second credit with the same reference answers the first
+    /// and moves nothing; with another phone or amount it is refused.
+    func credit(phone raw: String, amount: Int64, reason: String?, reference: String? = nil) async throws -> TransferResult {
         guard amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
         let comment = try cleanComment(reason)
+        // Read before the transaction, so that its first statement is a write: on SQLite a
+        // transaction that reads first cannot wait for another process's writer (the server's),
+        // it fails at once with "database is locked".
+        let wallet = try await resolve(PartyReference(phone: raw), field: "phone")
+        if let reference, let earlier = try await credited(reference) {
+            guard earlier.transfer.to.id == wallet.account, earlier.transfer.amount == amount else {
+                throw GatehouseError(.unprocessable, .idempotencyKeyReused, LocalizedText("error.creditReferenceReused", [reference]))
+            }
+            return earlier
+        }
         return try await core.events.write { tx, recorder in
-            let wallet = try await resolve(PartyReference(phone: raw), field: "phone", on: tx)
             let posting = try await core.ledger.post(kind: .topup, debit: Ledger.systemWalletID, credit: wallet.id, amount: amount, comment: comment,
-                                                     request: nil, dailyLimit: nil, on: tx)
+                                                     request: nil, dailyLimit: nil, reference: reference, on: tx)
             let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: try await party(wallet.account, on: tx), amount: amount, comment: comment,
                                     requestId: nil, createdAt: posting.createdAt)
             let result = TransferResult(transfer: transfer, balance: posting.creditBalance)
             try recorder.add(.walletTransfer, to: wallet.account, result)
             return result
         }
+    }
+
+    /// The top-up made with an outside reference, with the balance it left.
+    private func credited(_ reference: String) async throws -> TransferResult? {
+        guard let row = try await sql(database.db).raw("""
+            SELECT t.id, e.balance_after, w.account_id FROM ledger_transactions t
+            JOIN ledger_entries e ON e.transaction_id = t.id AND e.wallet_id = t.credit_wallet_id JOIN wallets w ON w.id = t.credit_wallet_id
+            WHERE t.reference = \(bind: reference)
+            """).first() else { return nil }
+        let transfer = try await self.transfer(try row.decode(column: "id", as: UUID.self), viewer: try row.decode(column: "account_id", as: UUID.self))
+        return TransferResult(transfer: transfer, balance: try row.decode(column: "balance_after", as: Int64.self))
     }
 
     /// The ledger's own check (`gatehouse wallet audit`): empty when every invariant holds.

@@ -298,6 +298,15 @@ struct WalletTests {
             #expect(bad?.description.contains("--amount") == true)
             #expect(unknown?.description.isEmpty == false)
             #expect(try await app.v1.balance(of: ann) == 100_50)
+            // A provider's payment id credits once, however often the webhook (or the operator) repeats it.
+            let first = try await WalletCommands.credit(configuration: app.configuration, phone: "+79160000001", amount: "5", reason: nil, reference: "pay_881")
+            let again = try await WalletCommands.credit(configuration: app.configuration, phone: "+79160000001", amount: "5", reason: nil, reference: "pay_881")
+            let otherAmount = await #expect(throws: WalletCommands.Failure.self) {
+                try await WalletCommands.credit(configuration: app.configuration, phone: "+79160000001", amount: "6", reason: nil, reference: "pay_881")
+            }
+            #expect(first.transferId == again.transferId && again.balance == 105_50)
+            #expect(otherAmount?.description.contains("pay_881") == true)
+            #expect(try await app.v1.balance(of: ann) == 105_50)
             #expect(try await WalletCommands.audit(configuration: app.configuration).isEmpty)
         }
     }

@@ -1,0 +1,315 @@
+"""The ledger checker (docs/wallet.md, "The checker"), Jepsen-style: many clients move money
+between wallets at once, every one retrying a request that got no answer with the same
+`Idempotency-Key` until it is answered, while the server is killed (`kill -9`) and restarted and
+PostgreSQL is restarted under them. Then the final database is read directly and every claim is
+checked against what the clients were told:
+
+- the balances of all people sum to the money credited, and all wallets (with the system one) to 0;
+- no person's balance is below zero;
+- every transfer a client was told about (201, or 200 for a paid request) is in the ledger exactly
+  once, with its amount and its two sides, and nothing else is: a refused intent moved nothing, and
+  no key moved money twice however often it was retried (one transfer in twenty is also sent again
+  after its answer, as a client that lost the answer would, and must be answered the same);
+- every balance equals the sum of its entries, every movement has two entries summing to zero;
+- what each client saw agrees with the ledger: the balance a payer was told after a transfer is
+  the entry's `balance_after` in the ledger, and each account's history over the API is its entries.
+
+`LEDGER_OPS` operations (10,000 by default: 80% transfers, 20% requests confirmed by their payer)
+from `LEDGER_CLIENTS` (64) concurrent clients among `LEDGER_ACCOUNTS` (100) accounts. With faults:
+the server is killed at a third of the run and PostgreSQL is restarted at two thirds.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import subprocess
+import uuid
+from collections import defaultdict
+from typing import Optional
+
+from common import (Checker, FaultsPostgres, Gatehouse, Inspector, NoAnswer, NotSent, Result, gatehouse_binary, http, log, now,
+                    outbox_code, workdir)
+
+ACCOUNTS = int(os.environ.get("LEDGER_ACCOUNTS", "100"))
+CLIENTS = int(os.environ.get("LEDGER_CLIENTS", "64"))
+OPS = int(os.environ.get("LEDGER_OPS", "10000"))
+CREDIT_ROUBLES = 1000
+LIMITS = {
+    "GATEHOUSE_WALLET_REQUESTS_PER_DAY": "1000000",
+    "GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS": "1000000000000",
+    "GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE": "1000000",
+}
+# Answers that say "not done, try again": the server was going down or the database was away.
+RETRIED = {500, 502, 503, 504}
+
+
+def norm(uuid_text: str) -> str:
+    """An id as both engines and the API may spell it (upper or lower case, with or without dashes)."""
+    return uuid_text.lower().replace("-", "")
+
+
+class Account:
+    def __init__(self, index: int, token: str, account_id: str, tag: str, phone: str):
+        self.index, self.token, self.id, self.tag, self.phone = index, token, account_id, tag, phone
+
+
+async def sign_up(port: int, index: int) -> Account:
+    tag = f"payer{index}"
+    email = f"{tag}@ledger.faults.test"
+    phone = f"+7916{index:07d}"
+    answer = await http("POST", port, "/v1/signup/code", json_body={"email": email})
+    assert answer.status == 202, answer.text
+    code = await outbox_code(port, email)
+    answer = await http("POST", port, "/v1/signup", json_body={"email": email, "code": code, "password": "Fault-pw-1!", "tag": tag,
+                                                                "firstName": "Payer", "lastName": str(index)})
+    assert answer.status == 201, answer.text
+    session = answer.json()
+    token = session["token"]
+    answer = await http("POST", port, "/v1/me/phone", json_body={"phone": phone, "currentPassword": "Fault-pw-1!"}, token=token)
+    assert answer.status == 202, answer.text
+    code = await outbox_code(port, phone)
+    answer = await http("POST", port, "/v1/me/phone/verify", json_body={"code": code, "phone": phone}, token=token)
+    assert answer.status == 200, answer.text
+    answer = await http("POST", port, "/v1/wallet", token=token)
+    assert answer.status == 201, answer.text
+    return Account(index, token, session["account"]["id"], tag, phone)
+
+
+def credit(server: Gatehouse, phone: str, roubles: int) -> None:
+    """`gatehouse wallet credit`, the operator's command, on the server's database."""
+    out = subprocess.run([gatehouse_binary(), "wallet", "credit", "--phone", phone, "--amount", f"{roubles}.00", "--json"],
+                         cwd=server.workdir, env=server.env(), capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(f"wallet credit {phone}: {out.stderr.strip() or out.stdout.strip()}")
+
+
+class Client:
+    """One of the concurrent clients: takes operations from the shared budget, retries each request
+    with its key until it has an answer, and writes down what it was told."""
+
+    def __init__(self, index: int, accounts: list[Account], server: Gatehouse, budget: list, rng: random.Random):
+        self.index, self.accounts, self.server, self.budget, self.rng = index, accounts, server, budget, rng
+        self.acknowledged: list[dict] = []   # transfers we were told happened: id, amount, from, to, balance, key
+        self.refused = 0
+        self.retries = 0
+        self.keys_retried = 0
+        self.duplicates = 0
+        self.unexpected: list[str] = []
+
+    async def call(self, method: str, path: str, token: str, key: str, body=None) -> tuple[int, dict]:
+        """The request, repeated with the same key until the server answers it for good."""
+        tries = 0
+        first = now()
+        while True:
+            tries += 1
+            if now() - first > 120:
+                # A server that never comes back is a finding, not a reason to wait for ever.
+                return 0, {"raw": f"no answer for 120 s after {tries - 1} tries"}
+            try:
+                answer = await http(method, self.server.port, path, json_body=body, token=token,
+                                    headers={"Idempotency-Key": key}, timeout=20)
+            except (NotSent, NoAnswer):
+                self.retries += 1
+                await asyncio.sleep(0.05 + self.rng.random() * 0.1)
+                continue
+            if answer.status in RETRIED:
+                self.retries += 1
+                await asyncio.sleep(0.05 + self.rng.random() * 0.1)
+                continue
+            if tries > 1:
+                self.keys_retried += 1
+            try:
+                return answer.status, answer.json() if answer.body else {}
+            except ValueError:
+                return answer.status, {"raw": answer.text[:200]}
+
+    async def run(self) -> None:
+        while self.budget[0] > 0:
+            self.budget[0] -= 1
+            payer, payee = self.rng.sample(self.accounts, 2)
+            amount = self.rng.randint(1, 50_000)
+            if self.rng.random() < 0.8:
+                key = f"t-{uuid.uuid4()}"
+                status, body = await self.call("POST", "/v1/wallet/transfers", payer.token, key,
+                                               {"to": {"tag": payee.tag}, "amount": amount, "comment": f"c{self.index}"})
+                if status == 201 and self.rng.random() < 0.05:
+                    # A client that lost the answer and sends the same request again: it must be
+                    # told the same thing, and nothing may move a second time.
+                    again, replayed = await self.call("POST", "/v1/wallet/transfers", payer.token, key,
+                                                      {"to": {"tag": payee.tag}, "amount": amount, "comment": f"c{self.index}"})
+                    self.duplicates += 1
+                    if (again, replayed) != (status, body):
+                        self.unexpected.append(f"a repeated key answered {again} {str(replayed)[:120]}, first {status} {str(body)[:120]}")
+                if status == 201:
+                    body = dict(body["transfer"], balance=body["balance"])
+                self.record(status, body, 201, amount, payer, payee, key)
+            else:
+                # The payee asks, the payer confirms: two-sided consent, then the money.
+                status, body = await self.call("POST", "/v1/wallet/requests", payee.token, f"r-{uuid.uuid4()}",
+                                               {"from": {"tag": payer.tag}, "amount": amount, "kind": "invoice"})
+                if status != 201:
+                    self.unexpected.append(f"request: {status} {body}")
+                    continue
+                key = f"c-{uuid.uuid4()}"
+                status, paid = await self.call("POST", f"/v1/wallet/requests/{body['id']}/confirm", payer.token, key)
+                if status == 200:
+                    paid = dict(paid["transfer"], balance=paid["balance"], requestState=paid["request"]["state"])
+                self.record(status, paid, 200, amount, payer, payee, key)
+
+    def record(self, status: int, body: dict, success: int, amount: int, payer: Account, payee: Account, key: str) -> None:
+        if status == success:
+            self.acknowledged.append({"id": body["id"], "amount": amount, "from": payer.id, "to": payee.id,
+                                      "balance": body["balance"], "key": key, "state": body.get("requestState")})
+            if body["amount"] != amount or body["from"]["id"] != payer.id or body["to"]["id"] != payee.id:
+                self.unexpected.append(f"an answer that is not the request: {body}")
+        elif status == 422 and body.get("code") == "insufficient_funds":
+            self.refused += 1
+        else:
+            self.unexpected.append(f"{status} {str(body)[:160]}")
+
+
+async def run(engine: str, database_url: str, inspector: Inspector, port: int, seed: int, faults: bool,
+              pg: Optional[FaultsPostgres] = None) -> Result:
+    name = f"ledger{'-faults' if faults else ''}[{engine}]"
+    check = Checker(name)
+    rng = random.Random(seed)
+    server = Gatehouse(f"ledger-{engine}-{'faults' if faults else 'calm'}", port, database_url,
+                       workdir(f"faults-ledger-{engine}"), extra_env=LIMITS)
+    try:
+        await server.start()
+        t0 = now()
+        accounts = []
+        for start in range(0, ACCOUNTS, 16):
+            accounts += await asyncio.gather(*(sign_up(port, i) for i in range(start, min(start + 16, ACCOUNTS))))
+        loop = asyncio.get_running_loop()
+        semaphore = asyncio.Semaphore(6)
+
+        async def credited(account: Account) -> None:
+            async with semaphore:
+                await loop.run_in_executor(None, credit, server, account.phone, CREDIT_ROUBLES)
+        await asyncio.gather(*(credited(a) for a in accounts))
+        credited_total = len(accounts) * CREDIT_ROUBLES * 100
+        log(f"  {len(accounts)} accounts signed up, phones verified, wallets attached and credited in {now() - t0:.1f}s")
+
+        budget = [OPS]
+        clients = [Client(i, accounts, server, budget, random.Random(rng.random())) for i in range(CLIENTS)]
+        started = now()
+        tasks = [asyncio.create_task(c.run()) for c in clients]
+        events = []
+        if faults:
+            while budget[0] > OPS * 2 // 3 and not all(t.done() for t in tasks):
+                await asyncio.sleep(0.02)
+            server.kill9()
+            events.append(f"kill -9 at {OPS - budget[0]} ops")
+            await asyncio.sleep(rng.uniform(0.2, 0.8))
+            await server.start()
+            if engine == "pg" and pg is not None:
+                while budget[0] > OPS // 3 and not all(t.done() for t in tasks):
+                    await asyncio.sleep(0.02)
+                await loop.run_in_executor(None, pg.stop, "immediate")
+                events.append(f"PostgreSQL restarted at {OPS - budget[0]} ops")
+                await asyncio.sleep(rng.uniform(0.5, 1.5))
+                await loop.run_in_executor(None, pg.start)
+        await asyncio.gather(*tasks)
+        took = now() - started
+        acknowledged = [a for c in clients for a in c.acknowledged]
+        refused = sum(c.refused for c in clients)
+        log(f"  {OPS} operations by {CLIENTS} clients in {took:.1f}s: {len(acknowledged)} acknowledged, {refused} refused "
+            f"for want of money, {sum(c.retries for c in clients)} retries ({'; '.join(events) or 'undisturbed'})")
+        for client in clients:
+            for problem in client.unexpected[:3]:
+                check.expect(False, f"client {client.index}: unexpected answer {problem}")
+        check.expect(len(acknowledged) > OPS // 4, f"only {len(acknowledged)} of {OPS} operations moved money: the load did not run")
+
+        # 1-2. Money is conserved and nobody is overdrawn.
+        people = int(inspector.scalar("SELECT COALESCE(SUM(balance), 0) FROM wallets WHERE kind = 'person'"))
+        everyone = int(inspector.scalar("SELECT COALESCE(SUM(balance), 0) FROM wallets"))
+        check.expect(people == credited_total, f"people's balances sum to {people}, {credited_total} was credited")
+        check.expect(everyone == 0, f"all balances (with the system wallet) sum to {everyone}, not 0")
+        negative = inspector.rows("SELECT id, balance FROM wallets WHERE kind = 'person' AND balance < 0")
+        check.expect(not negative, f"negative balances: {negative[:5]}")
+
+        # 3. The ledger's movements between people are exactly the acknowledged ones, once each.
+        rows = inspector.rows("""
+            SELECT t.id, t.amount, d.account_id, c.account_id, e.balance_after FROM ledger_transactions t
+            JOIN wallets d ON d.id = t.debit_wallet_id JOIN wallets c ON c.id = t.credit_wallet_id
+            JOIN ledger_entries e ON e.transaction_id = t.id AND e.wallet_id = t.debit_wallet_id
+            WHERE t.kind <> 'topup'""")
+        ledger = {}
+        for tid, amount, payer, payee, after in rows:
+            key = norm(tid)
+            check.expect(key not in ledger, f"transaction {tid} read twice")
+            ledger[key] = (int(amount), norm(payer), norm(payee), int(after))
+        told = {}
+        for ack in acknowledged:
+            key = norm(ack["id"])
+            check.expect(key not in told, f"two intents were told the same transfer {ack['id']}")
+            told[key] = ack
+        missing = [k for k in told if k not in ledger]
+        extra = [k for k in ledger if k not in told]
+        check.expect(not missing, f"{len(missing)} acknowledged transfers are not in the ledger: {missing[:3]}")
+        check.expect(not extra, f"{len(extra)} transfers in the ledger nobody was told about (a retry applied twice, "
+                                f"or a refused one applied): {extra[:3]}")
+        wrong = []
+        for key, ack in told.items():
+            if key in ledger:
+                amount, payer, payee, after = ledger[key]
+                if (amount, payer, payee) != (ack["amount"], norm(ack["from"]), norm(ack["to"])):
+                    wrong.append(key)
+                # 6a. The balance the payer was told is the one the ledger recorded after this movement.
+                check.expect(after == ack["balance"], f"transfer {key}: the payer was told balance {ack['balance']}, the ledger says {after}")
+        check.expect(not wrong, f"{len(wrong)} transfers differ from what was asked: {wrong[:3]}")
+        paid = [a for a in acknowledged if a["state"] is not None]
+        check.expect(all(a["state"] == "paid" for a in paid), "a confirmed request not answered as paid")
+        unpaid = inspector.scalar("SELECT COUNT(*) FROM money_requests WHERE state = 'paid' AND payment_id IS NULL")
+        check.expect(unpaid == "0", f"{unpaid} paid requests without their payment")
+        check.expect(int(inspector.scalar("SELECT COUNT(*) FROM money_requests WHERE state = 'paid'")) == len(paid),
+                     "the paid requests are not the confirmed ones")
+
+        # 4. No key moved money twice: each stored answer names one movement, no movement two keys.
+        keyed = inspector.rows("SELECT key, body FROM idempotency_keys WHERE status IN (200, 201) AND (key LIKE 't-%' OR key LIKE 'c-%')")
+        named = defaultdict(list)
+        for key, body in keyed:
+            parsed = json.loads(body)
+            tid = (parsed.get("transfer") or {}).get("id") or parsed.get("id")
+            named[norm(tid)].append(key)
+        check.expect(all(len(v) == 1 for v in named.values()), "one movement stored for two keys")
+        check.expect(set(named) == set(ledger), f"stored answers and movements differ: {len(set(named) ^ set(ledger))}")
+
+        # 5. The ledger's own invariants, by the operator's command.
+        audit = subprocess.run([gatehouse_binary(), "wallet", "audit"], cwd=server.workdir, env=server.env(),
+                               capture_output=True, text=True, timeout=120)
+        check.expect(audit.returncode == 0 and "ledger ok" in audit.stdout, f"gatehouse wallet audit: {audit.stdout.strip()[:300]} {audit.stderr.strip()[:200]}")
+
+        # 6b. Each account's history over the API is its entries in the ledger.
+        entries = defaultdict(int)
+        for account_id, count in inspector.rows("SELECT w.account_id, COUNT(*) FROM ledger_entries e JOIN wallets w ON w.id = e.wallet_id "
+                                                "WHERE w.kind = 'person' GROUP BY w.account_id"):
+            entries[norm(account_id)] = int(count)
+        for account in rng.sample(accounts, min(10, len(accounts))):
+            seen, cursor, balance = 0, None, None
+            while True:
+                answer = await http("GET", port, "/v1/wallet/transactions?limit=200" + (f"&cursor={cursor}" if cursor else ""), token=account.token)
+                check.expect(answer.status == 200, f"history: {answer.status}")
+                page = answer.json()
+                if balance is None and page["items"]:
+                    balance = page["items"][0]["balanceAfter"]
+                seen += len(page["items"])
+                cursor = page.get("nextCursor")
+                if not cursor:
+                    break
+            wallet = (await http("GET", port, "/v1/wallet", token=account.token)).json()
+            check.expect(seen == entries[norm(account.id)], f"{account.tag}: the API shows {seen} movements, the ledger has {entries[norm(account.id)]}")
+            check.expect(balance == wallet["balance"], f"{account.tag}: the newest movement's balance {balance} is not the wallet's {wallet['balance']}")
+        if inspector.engine == "sqlite":
+            check.expect(inspector.rows("PRAGMA integrity_check") == [["ok"]], "sqlite integrity_check failed")
+        check.figures.update({"ops": OPS, "clients": CLIENTS, "accounts": len(accounts), "acknowledged": len(acknowledged), "refused": refused,
+                              "retries": sum(c.retries for c in clients), "keys_retried": sum(c.keys_retried for c in clients), "duplicates": sum(c.duplicates for c in clients),
+                              "ops_per_s": f"{OPS / max(took, 0.001):.0f}", "faults": "; ".join(events) or "none"})
+    except Exception as error:
+        check.expect(False, f"harness error: {type(error).__name__}: {error}")
+    finally:
+        server.stop()
+    return check.result()
