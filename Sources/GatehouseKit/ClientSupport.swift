@@ -9,6 +9,18 @@ import FoundationNetworking
 
 /// The language a client asks the server's messages in when the app names none: `ru` on a
 /// Russian device, `en` otherwise (as `Localizer.device` of the screens chooses).
+/// A query string of the values given (nil and empty ones left out), names sorted, each value
+/// percent-escaped: what every client's list calls send after `?`.
+func queryString(_ values: [String: String?]) -> String? {
+    var allowed = CharacterSet.urlQueryAllowed
+    allowed.remove(charactersIn: "+&=?#")
+    let pairs = values.compactMap { name, value -> String? in
+        guard let value, !value.isEmpty else { return nil }
+        return "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+    }.sorted()
+    return pairs.isEmpty ? nil : pairs.joined(separator: "&")
+}
+
 func defaultLanguage() -> String {
     (Locale.preferredLanguages.first ?? "en").lowercased().hasPrefix("ru") ? "ru" : "en"
 }

@@ -71,18 +71,20 @@ public final class GatehouseClient: Sendable {
     /// - Parameters:
     ///   - parameters: values for the path's `{name}` placeholders (percent-escaped here).
     ///   - query: an already-escaped query string, without `?`.
+    ///   - headers: extra request headers (the wallet's `Idempotency-Key`).
     public func call<Input: Encodable, Output: Decodable>(
-        _ endpoint: Endpoint<Input, Output>, _ input: Input, parameters: [String: String] = [:], query: String? = nil
+        _ endpoint: Endpoint<Input, Output>, _ input: Input, parameters: [String: String] = [:], query: String? = nil,
+        headers: [String: String] = [:]
     ) async throws -> Output {
         let body = Input.self == NoContent.self ? nil : (try encode(input), "application/json")
-        return try decode(try await perform(endpoint, path: endpoint.path(parameters), query: query, body: body))
+        return try decode(try await exchange(endpoint, path: endpoint.path(parameters), query: query, body: body, headers: headers).0)
     }
 
     /// Calls an endpoint that takes no body.
     public func call<Output: Decodable>(
-        _ endpoint: Endpoint<NoContent, Output>, parameters: [String: String] = [:], query: String? = nil
+        _ endpoint: Endpoint<NoContent, Output>, parameters: [String: String] = [:], query: String? = nil, headers: [String: String] = [:]
     ) async throws -> Output {
-        try decode(try await perform(endpoint, path: endpoint.path(parameters), query: query, body: nil))
+        try decode(try await exchange(endpoint, path: endpoint.path(parameters), query: query, body: nil, headers: headers).0)
     }
 
     /// Calls an endpoint whose body is not JSON (an image upload, an attachment); `progress`
@@ -130,7 +132,8 @@ public final class GatehouseClient: Sendable {
     }
 
     private func exchange<Input, Output>(_ endpoint: Endpoint<Input, Output>, path: String, query: String?,
-                                         body: (Data, String)?, progress: UploadProgress? = nil) async throws -> (Data, HTTPURLResponse) {
+                                         body: (Data, String)?, headers: [String: String] = [:],
+                                         progress: UploadProgress? = nil) async throws -> (Data, HTTPURLResponse) {
         let authenticated = endpoint.access == .session
         var request = URLRequest(url: url(path, query: query))
         request.httpMethod = endpoint.method.rawValue
@@ -139,6 +142,7 @@ public final class GatehouseClient: Sendable {
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
             request.httpBody = data
         }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         try request.setHeaders(language: language, authenticated: authenticated, session: session)
         let (data, response) = try await transport.exchange(request, progress: progress)
         if (200..<300).contains(response.statusCode) { return (data, response) }

@@ -9,7 +9,8 @@ struct GatehouseDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-demo",
         abstract: "Walk through the apps of the specs in a terminal, with the same view models an iOS app uses.",
-        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self, MessengerDemo.self, SignToLoginDemo.self, SignPDFDemo.self, OpenPDFDemo.self],
+        subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self, MessengerDemo.self, SignToLoginDemo.self, SignPDFDemo.self, OpenPDFDemo.self,
+                      WalletDemo.self],
         defaultSubcommand: PhoneAccountsDemo.self
     )
 }
@@ -120,6 +121,27 @@ struct MessengerDemo: AsyncParsableCommand {
     @MainActor
     func run() async throws {
         try await options.messengerTerminal(fullScreen: true).run()
+    }
+}
+
+struct WalletDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wallet",
+        abstract: "The wallet of specs/wallet.md: sign up, add info and a phone, attach a wallet, send money and ask for it in dialogs (an operator credits it with `gatehouse wallet credit`)."
+    )
+
+    @OptionGroup var options: DemoOptions
+
+    @MainActor
+    func run() async throws {
+        let url = try options.serverURL()
+        let localizer = options.localizer
+        let client = AccountsClient(baseURL: url, sessionStore: options.sessionStore(defaultName: "gatehouse-demo-wallet"), language: localizer.language)
+        let accounts = MessengerEnvironment(client: client, localizer: localizer, device: "gatehouse-demo",
+                                            stores: options.messengerStores(defaultName: "gatehouse-demo-wallet"),
+                                            preferences: UserDefaultsPreferences(suiteName: "gatehouse-demo-wallet"))
+        let flow = WalletFlow(environment: WalletEnvironment(accounts: accounts))
+        await WalletTerminal(flow: flow, outbox: DevOutboxClient(baseURL: url), language: localizer.language).run()
     }
 }
 

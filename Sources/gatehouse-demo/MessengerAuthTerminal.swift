@@ -6,9 +6,8 @@ import GatehouseScreens
 /// Draws `MessengerAppFlow`'s screens as text and forwards what is typed to their view models.
 /// No flow logic lives here: every decision is the view models'.
 @MainActor
-final class MessengerAuthTerminal: TerminalMenu {
+final class MessengerAuthTerminal: AccountEntryTerminal {
     let flow: MessengerAppFlow
-    let outbox: DevOutboxClient
     /// Signed in, the whole messenger full-screen (`gatehouse-demo messenger`), or only the
     /// profile card (`messenger-auth`).
     let fullScreen: Bool
@@ -16,17 +15,16 @@ final class MessengerAuthTerminal: TerminalMenu {
 
     init(flow: MessengerAppFlow, outbox: DevOutboxClient, language: String, fullScreen: Bool = false) {
         self.flow = flow
-        self.outbox = outbox
         self.fullScreen = fullScreen
         self.language = language
-        super.init(language: language)
+        super.init(outbox: outbox, language: language)
     }
 
     func run() async {
         await flow.launch()
         while !quit {
             switch flow.state.screen {
-            case .splash(let vm): await show(vm)
+            case .splash(let vm): await show(vm) { await flow.launch() }
             case .login(let vm): await show(vm)
             case .forgotPassword(let vm): await show(vm)
             case .registration(let vm): await show(vm)
@@ -38,134 +36,6 @@ final class MessengerAuthTerminal: TerminalMenu {
                 }
                 if quitNow { quit = true }
             }
-        }
-    }
-
-    // MARK: Drawing helpers
-
-    /// The code block shared by the code steps: the field, the expiry, the resend countdown.
-    private func draw(_ code: MessengerCodeState, prompt: Bool = true) {
-        if prompt { Terminal.line("  \(code.prompt)") }
-        field(code.codeLabel, code.code)
-        Terminal.line("  ⏱ \(code.expiryText)")
-    }
-
-    private var fetchLabel: String {
-        t("Fetch the code from the server's development outbox (stands in for the mailbox)",
-          "Взять код из dev-outbox сервера (вместо почтового ящика)")
-    }
-
-    // MARK: Screens
-
-    private func show(_ vm: SplashViewModel) async {
-        header(vm.state.title)
-        if let progress = vm.state.progressMessage { Terminal.line("  … \(progress)") }
-        notices(error: vm.state.errorMessage)
-        if vm.state.isRetryEnabled {
-            await menu([Option(label: vm.state.retryTitle) { await vm.retry() }])
-        } else {
-            await flow.launch()
-        }
-    }
-
-    private func show(_ vm: MessengerLoginViewModel) async {
-        header(vm.state.title)
-        field(vm.state.loginLabel, vm.state.login)
-        field(vm.state.passwordLabel, masked(vm.state.password))
-        notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
-        await menu([
-            Option(label: t("Type login and password", "Ввести логин и пароль")) { [self] in
-                readCredentials(vm.state.loginLabel, vm.state.passwordLabel, current: (vm.state.login, vm.state.password), login: vm.setLogin, password: vm.setPassword)
-            },
-            Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
-            Option(label: vm.state.forgotTitle) { vm.forgotPassword() },
-            Option(label: vm.state.registerTitle) { vm.register() },
-        ])
-    }
-
-    private func show(_ vm: ForgotPasswordViewModel) async {
-        vm.tick()
-        header(vm.state.title)
-        Terminal.line("  \(vm.state.prompt)")
-        switch vm.state.step {
-        case .email:
-            field(vm.state.emailLabel, vm.state.email, error: vm.state.emailError)
-            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
-            await menu([
-                Option(label: t("Type the email", "Ввести почту")) { [self] in if let email = read(vm.state.emailLabel, current: vm.state.email) { vm.setEmail(email) } },
-                Option(label: vm.state.sendCodeTitle, enabled: vm.state.isSendCodeEnabled) { await vm.sendCode() },
-                Option(label: vm.state.backTitle) { vm.back() },
-            ])
-        case .code:
-            guard let code = vm.state.code else { return vm.back() }
-            draw(code, prompt: false)   // the step's prompt above is the code's
-            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
-            await menu([
-                Option(label: t("Type the code", "Ввести код")) { [self] in if let text = read(code.codeLabel) { vm.setCode(text) } },
-                Option(label: fetchLabel) { [self] in await fetchCode(from: outbox, to: code.destination, label: code.codeLabel) { vm.setCode($0) } },
-                Option(label: vm.state.continueTitle, enabled: vm.state.isContinueEnabled) { vm.continueWithCode() },
-                Option(label: code.resendTitle, enabled: code.isResendEnabled) { await vm.resend() },
-                Option(label: vm.state.backTitle) { vm.back() },
-            ])
-        case .newPassword:
-            field(vm.state.newPasswordLabel, masked(vm.state.newPassword), error: vm.state.newPasswordError)
-            field(vm.state.confirmationLabel, masked(vm.state.confirmation), error: vm.state.confirmationError)
-            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
-            await menu([
-                Option(label: t("Type the new password twice", "Ввести новый пароль дважды")) { [self] in
-                    guard let password = read(vm.state.newPasswordLabel, secret: true) else { return }
-                    vm.setNewPassword(password)
-                    guard let again = read(vm.state.confirmationLabel, secret: true) else { return }
-                    vm.setConfirmation(again)
-                },
-                Option(label: vm.state.saveTitle, enabled: vm.state.isSaveEnabled) { await vm.save() },
-                Option(label: vm.state.backTitle) { vm.back() },
-            ])
-        }
-    }
-
-    private func show(_ vm: MessengerRegistrationViewModel) async {
-        vm.tick()
-        header(vm.state.title)
-        switch vm.state.step {
-        case .form:
-            for name in MessengerRegistrationViewModel.fieldOrder {
-                let value = vm.state.values[name] ?? ""
-                let secret = MessengerRegistrationViewModel.contentTypes[name] == .newPassword
-                let note = name == .tag ? vm.state.tagMessage : vm.state.fieldErrors[name]
-                field(vm.state.labels[name] ?? name.rawValue, secret ? masked(value) : value, error: note)
-            }
-            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
-            await menu([
-                Option(label: t("Fill in the form", "Заполнить форму")) { [self] in
-                    for name in MessengerRegistrationViewModel.fieldOrder {
-                        let secret = MessengerRegistrationViewModel.contentTypes[name] == .newPassword
-                        guard let value = read(vm.state.labels[name] ?? name.rawValue, current: vm.state.values[name] ?? "", secret: secret) else { return }
-                        vm.set(name, value)
-                    }
-                    // The tag is checked after a pause in typing; wait for the answer before drawing.
-                    await vm.settleTagCheck()
-                },
-                Option(label: t("Change the tag", "Изменить тег")) { [self] in
-                    guard let tag = read(vm.state.labels[.tag] ?? "tag", current: vm.state.values[.tag] ?? "") else { return }
-                    vm.set(.tag, tag)
-                    await vm.settleTagCheck()
-                },
-                Option(label: vm.state.continueTitle, enabled: vm.state.isContinueEnabled) { await vm.continueToCode() },
-                Option(label: vm.state.backTitle) { vm.back() },
-            ])
-        case .code:
-            guard let code = vm.state.code else { return vm.back() }
-            draw(code)
-            if let progress = vm.state.progressMessage { Terminal.line("  … \(progress)") }
-            notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
-            await menu([
-                Option(label: t("Type the code", "Ввести код")) { [self] in if let text = read(code.codeLabel) { vm.setCode(text) } },
-                Option(label: fetchLabel) { [self] in await fetchCode(from: outbox, to: code.destination, label: code.codeLabel) { vm.setCode($0) } },
-                Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
-                Option(label: code.resendTitle, enabled: code.isResendEnabled) { await vm.resend() },
-                Option(label: vm.state.backTitle) { vm.back() },
-            ])
         }
     }
 

@@ -15,6 +15,8 @@ public struct LiveServer: Sendable {
     public let baseURL: URL
     /// Shared by the server and the SDK's clients, moved by hand.
     public let clock: TestClock
+    /// The server's configuration: what the operator's commands (`WalletCommands`) run against.
+    public let configuration: GatehouseConfiguration
 
     /// The development outbox: what a phone or a mailbox would receive.
     public var outbox: DevOutboxClient { DevOutboxClient(baseURL: baseURL) }
@@ -83,7 +85,7 @@ public func withLiveServer(isolation: isolated (any Actor)? = #isolation, _ body
         if let blobs = configuration.storage.directory { try? FileManager.default.removeItem(atPath: blobs) }
     }
     do {
-        try await body(LiveServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, clock: clock))
+        try await body(LiveServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, clock: clock, configuration: configuration))
     } catch {
         await stop()
         throw error

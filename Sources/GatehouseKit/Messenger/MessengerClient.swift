@@ -152,13 +152,5 @@ public final class MessengerClient: Sendable {
     // MARK: Plumbing
 
     /// A query string from the values present, escaped (`+`, `&`, `=` included).
-    static func query(_ values: [String: String?]) -> String? {
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "+&=?#")
-        let pairs = values.compactMap { name, value -> String? in
-            guard let value, !value.isEmpty else { return nil }
-            return "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
-        }.sorted()
-        return pairs.isEmpty ? nil : pairs.joined(separator: "&")
-    }
+    static func query(_ values: [String: String?]) -> String? { queryString(values) }
 }

@@ -40,12 +40,29 @@ public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
     /// The client, strings and clock shared by every screen of the flow.
     public let environment: MessengerEnvironment
 
+    /// The splash, login, recovery and registration screens.
+    private var entry: AccountEntry!
+
     /// Creates the flow on the splash screen; call ``launch()`` to check the stored token.
     public init(environment: MessengerEnvironment) {
         self.environment = environment
-        let splash = SplashViewModel(environment: environment)
-        super.init(state: State(screen: .splash(splash), theme: Theme.stored(in: environment.preferences)))
-        wire(splash)
+        // The splash is made again once the entry exists; this one only fills the first state.
+        super.init(state: State(screen: .splash(SplashViewModel(environment: environment)), theme: Theme.stored(in: environment.preferences)))
+        entry = AccountEntry(environment: environment, show: { [unowned self] screen in
+            update { $0.screen = Self.screen(screen) }
+        }, enter: { [unowned self] account, offline in
+            showMessenger(account, offline: offline)
+        })
+        update { $0.screen = .splash(entry.makeSplash()) }
+    }
+
+    private static func screen(_ screen: AccountEntry.Screen) -> Screen {
+        switch screen {
+        case .splash(let vm): .splash(vm)
+        case .login(let vm): .login(vm)
+        case .forgotPassword(let vm): .forgotPassword(vm)
+        case .registration(let vm): .registration(vm)
+        }
     }
 
     /// On launch: the splash screen checks the stored token and moves on.
@@ -56,49 +73,7 @@ public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
 
     // MARK: Navigation
 
-    private func wire(_ splash: SplashViewModel) {
-        splash.onOutcome = { [unowned self] outcome in
-            switch outcome {
-            case .authenticated(let account): showMessenger(account)
-            case .offline(let account): showMessenger(account, offline: true)
-            case .login: showLogin()
-            }
-        }
-    }
-
-    func showLogin(prefill: String = "", notice: String? = nil) {
-        let login = MessengerLoginViewModel(environment: environment, login: prefill, notice: notice)
-        login.onOutcome = { [unowned self] outcome in
-            switch outcome {
-            case .authenticated(let account): showMessenger(account)
-            case .forgotPassword(let email): showForgotPassword(email: email ?? "")
-            case .register: showRegistration()
-            }
-        }
-        update { $0.screen = .login(login) }
-    }
-
-    func showForgotPassword(email: String) {
-        let forgot = ForgotPasswordViewModel(environment: environment, email: email)
-        forgot.onOutcome = { [unowned self] outcome in
-            switch outcome {
-            case .backToLogin(let email, let changed):
-                showLogin(prefill: email ?? "", notice: changed ? environment.localizer("messenger.login.passwordChanged") : nil)
-            }
-        }
-        update { $0.screen = .forgotPassword(forgot) }
-    }
-
-    func showRegistration() {
-        let registration = MessengerRegistrationViewModel(environment: environment)
-        registration.onOutcome = { [unowned self] outcome in
-            switch outcome {
-            case .authenticated(let account): showMessenger(account)
-            case .back: showLogin()
-            }
-        }
-        update { $0.screen = .registration(registration) }
-    }
+    func showLogin(prefill: String = "", notice: String? = nil) { entry.showLogin(prefill: prefill, notice: notice) }
 
     func showMessenger(_ account: Account, offline: Bool = false) {
         let repository: MessengerRepository

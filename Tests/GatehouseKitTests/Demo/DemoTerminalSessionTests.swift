@@ -46,6 +46,16 @@ struct DemoTerminalSessionTests {
         #expect(text.contains("messenger demo session passed"))
     }
 
+    @Test("gatehouse-demo wallet, two people against a server process: sign up, add info, verify phones, attach wallets; the operator credits one, who pays the other; a loan asked back in the dialog, paid, repaid; both sides and the ledger agree")
+    func walletTwoPeople() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
+        #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first: \(Self.serverBinary.path)")
+        let (status, text) = try await Self.runSession(["--demo", Self.demoBinary.path, "--gatehouse", Self.serverBinary.path],
+                                                       script: "demo_wallet.py")
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("wallet demo session passed"))
+    }
+
     @Test("gatehouse-demo sign-to-login: register with ten signatures, sign a PDF from elsewhere, move and save it, the history; relaunched, a poor signature warns and the stl:// link opens the history")
     @MainActor
     func signToLogin() async throws {

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Wallet benchmark: transfers per second over HTTP against the database's own bank transfer, in
+one run (docs/performance.md, "Wallet").
+
+  gatehouse  --url URL --gatehouse BIN --workdir DIR   PAYERS accounts (signed up, phone verified,
+             wallet attached, credited by `gatehouse wallet credit`), then wrk with CONNECTIONS
+             connections posting 1-kopeck transfers between random payers, each with its own
+             Idempotency-Key; checks the ledger balanced afterwards.
+  pgbench    --pg URL   pgbench's built-in tpcb-like script (a bank transfer in raw SQL: three
+             UPDATEs, a SELECT and an INSERT in one transaction) with the same number of clients
+             on the same PostgreSQL; per-transaction latencies from its log.
+  sqlite     --path FILE   the same tpcb-like transaction on SQLite in WAL mode with
+             synchronous=NORMAL (Gatehouse's settings), one writer as fast as it goes: the single
+             writer's own limit.
+
+Each prints one `RESULT {json}` line; run.sh starts the servers and prints the ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import glob
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(p / 100 * len(ordered))) - 1))]
+
+
+def http(method, url, body=None, token=None, headers=None):
+    request = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(request, timeout=30) as r:
+        text = r.read()
+        return json.loads(text) if text else None
+
+
+def payer(url, index):
+    tag, email, phone = f"payer{index}", f"payer{index}@bench.test", f"+7917{index:07d}"
+    http("POST", url + "/v1/signup/code", {"email": email})
+    code = http("GET", f"{url}/dev/outbox?to={email}&last=1")[0]["code"]
+    session = http("POST", url + "/v1/signup", {"email": email, "code": code, "password": "Bench-pw-1!", "tag": tag})
+    token = session["token"]
+    http("POST", url + "/v1/me/phone", {"phone": phone, "currentPassword": "Bench-pw-1!"}, token)
+    code = http("GET", f"{url}/dev/outbox?to=%2B{phone[1:]}&last=1")[0]["code"]
+    http("POST", url + "/v1/me/phone/verify", {"phone": phone, "code": code}, token)
+    http("POST", url + "/v1/wallet", token=token)
+    return token, tag, phone
+
+
+def gatehouse(args):
+    from concurrent.futures import ThreadPoolExecutor
+    env = dict(os.environ)
+    with ThreadPoolExecutor(8) as pool:
+        payers = list(pool.map(lambda i: payer(args.url, i), range(args.payers)))
+    with ThreadPoolExecutor(4) as pool:
+        def credit(p):
+            subprocess.run([args.gatehouse, "wallet", "credit", "--phone", p[2], "--amount", "1000000.00"], cwd=args.workdir, env=env,
+                           check=True, capture_output=True)
+        list(pool.map(credit, payers))
+    lua = os.path.join(os.path.dirname(os.path.abspath(__file__)), "transfer.lua")
+    runs = []
+    for seconds in (args.warmup, args.seconds):
+        out = subprocess.run(["wrk", "-t", "2", "-c", str(args.connections), "-d", f"{seconds}s", "--timeout", "10s", "--latency", "-s", lua, args.url],
+                             env={**env, "WRK_PAYERS": "\n".join(f"{t}\t{g}" for t, g, _ in payers)}, capture_output=True, text=True, check=True).stdout
+        runs.append(json.loads(next(line for line in out.splitlines() if line.startswith("WRK_JSON "))[9:]))
+    result = runs[-1]
+    audit = subprocess.run([args.gatehouse, "wallet", "audit"], cwd=args.workdir, env=env, capture_output=True, text=True)
+    result.update({"target": "gatehouse", "payers": args.payers, "connections": args.connections, "audit": audit.stdout.strip()})
+    print("RESULT " + json.dumps(result))
+
+
+def pgbench(args):
+    work = tempfile.mkdtemp(prefix="pgbench-")
+    subprocess.run(["pgbench", "-i", "-q", "-s", str(args.scale), args.pg], check=True, capture_output=True)
+    runs = []
+    for seconds in (args.warmup, args.seconds):
+        for old in glob.glob(os.path.join(work, "pgbench_log*")):
+            os.remove(old)
+        out = subprocess.run(["pgbench", "-b", "tpcb-like", "-c", str(args.connections), "-j", "2", "-T", str(seconds), "-l",
+                              "--log-prefix", os.path.join(work, "pgbench_log"), args.pg], capture_output=True, text=True, check=True).stdout
+        tps = float(next(line for line in out.splitlines() if line.startswith("tps")).split("=")[1].split()[0])
+        latencies = []
+        for path in glob.glob(os.path.join(work, "pgbench_log*")):
+            with open(path) as f:
+                latencies += [int(line.split()[2]) / 1000 for line in f if line.strip()]
+        runs.append({"rps": tps, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99), "requests": len(latencies)})
+    result = runs[-1]
+    result.update({"target": "pgbench", "scale": args.scale, "connections": args.connections})
+    print("RESULT " + json.dumps(result))
+
+
+def sqlite(args):
+    db = sqlite3.connect(args.path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    accounts, tellers, branches = 100_000, 10, 1
+    db.executescript("""
+        CREATE TABLE branches (bid INTEGER PRIMARY KEY, bbalance INTEGER);
+        CREATE TABLE tellers (tid INTEGER PRIMARY KEY, bid INTEGER, tbalance INTEGER);
+        CREATE TABLE accounts (aid INTEGER PRIMARY KEY, bid INTEGER, abalance INTEGER);
+        CREATE TABLE history (tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime TEXT);
+    """)
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO branches VALUES (?, 0)", [(i,) for i in range(1, branches + 1)])
+    db.executemany("INSERT INTO tellers VALUES (?, 1, 0)", [(i,) for i in range(1, tellers + 1)])
+    db.executemany("INSERT INTO accounts VALUES (?, 1, 0)", [(i,) for i in range(1, accounts + 1)])
+    db.execute("COMMIT")
+    rng = random.Random(1)
+    runs = []
+    for seconds in (args.warmup, args.seconds):
+        latencies = []
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            aid, tid, delta = rng.randint(1, accounts), rng.randint(1, tellers), rng.randint(-5000, 5000)
+            t0 = time.perf_counter()
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("UPDATE accounts SET abalance = abalance + ? WHERE aid = ?", (delta, aid))
+            db.execute("SELECT abalance FROM accounts WHERE aid = ?", (aid,)).fetchone()
+            db.execute("UPDATE tellers SET tbalance = tbalance + ? WHERE tid = ?", (delta, tid))
+            db.execute("UPDATE branches SET bbalance = bbalance + ? WHERE bid = 1", (delta,))
+            db.execute("INSERT INTO history VALUES (?, 1, ?, ?, datetime('now'))", (tid, aid, delta))
+            db.execute("COMMIT")
+            latencies.append((time.perf_counter() - t0) * 1000)
+        runs.append({"rps": len(latencies) / seconds, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99), "requests": len(latencies)})
+    result = runs[-1]
+    result.update({"target": "sqlite-tpcb", "connections": 1})
+    print("RESULT " + json.dumps(result))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", choices=["gatehouse", "pgbench", "sqlite"])
+    p.add_argument("--url")
+    p.add_argument("--gatehouse")
+    p.add_argument("--workdir")
+    p.add_argument("--pg")
+    p.add_argument("--path")
+    p.add_argument("--payers", type=int, default=int(os.environ.get("PAYERS", "200")))
+    p.add_argument("--connections", type=int, default=int(os.environ.get("CONNECTIONS", "64")))
+    p.add_argument("--scale", type=int, default=int(os.environ.get("SCALE", "16")))
+    p.add_argument("--seconds", type=int, default=int(os.environ.get("SECONDS_RUN", "15")))
+    p.add_argument("--warmup", type=int, default=int(os.environ.get("WARMUP", "3")))
+    args = p.parse_args()
+    {"gatehouse": gatehouse, "pgbench": pgbench, "sqlite": sqlite}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The wallet's transfers against the database's own bank transfer, in one run:
+#
+#   Benchmarks/wallet/run.sh                      # PostgreSQL (against pgbench tpcb-like) and SQLite
+#   Benchmarks/wallet/run.sh --engines postgres   # one
+#
+# Builds gatehouse in release mode, installs wrk and pgbench (Debian) when missing, starts a
+# throwaway PostgreSQL (scripts/start-postgres.sh) unless POSTGRES_URL is set, and prints each
+# result and the ratios. Env: PAYERS (200), CONNECTIONS (64), SCALE (16, pgbench), SECONDS_RUN (15), WARMUP (3).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ENGINES="postgres sqlite"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --engines) ENGINES="${2//,/ }"; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 64 ;;
+  esac
+done
+export PATH=/opt/swift/usr/bin:$PATH
+ulimit -n "$(ulimit -Hn)" || true
+need() { command -v "$1" >/dev/null || { if [ "$(id -u)" = 0 ]; then apt-get install -y "$2" >/dev/null; else sudo apt-get install -y "$2" >/dev/null; fi; }; }
+need wrk wrk
+need pgbench postgresql-contrib
+swift build -c release --product gatehouse >&2
+BIN="$(swift build -c release --show-bin-path)/gatehouse"
+if [[ " $ENGINES " == *" postgres "* ]] && [ -z "${POSTGRES_URL:-}" ]; then
+  POSTGRES_URL=$(bash scripts/start-postgres.sh)
+fi
+PG_PORT=$(echo "${POSTGRES_URL:-postgres://x@127.0.0.1:55432/x}" | sed -E 's#.*:([0-9]+)/.*#\1#')
+PG_ADMIN="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
+
+WORK=$(mktemp -d)
+SERVER=""
+stop_server() { if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; SERVER=""; fi; }
+trap 'stop_server; rm -rf "$WORK"' EXIT
+wait_up() { for _ in $(seq 1 300); do curl -sf "$1" >/dev/null && return 0; kill -0 "$SERVER" 2>/dev/null || { tail -50 "$2" >&2; return 1; }; sleep 0.2; done; return 1; }
+fresh_database() { psql "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" >/dev/null; }
+RESULTS="$WORK/results.jsonl"
+
+for engine in $ENGINES; do
+  if [ "$engine" = postgres ]; then fresh_database bench_wallet; DB="postgres://postgres@127.0.0.1:$PG_PORT/bench_wallet"; else DB="$WORK/gatehouse.sqlite"; fi
+  # Limits high enough that the run measures transfers, not throttling.
+  export DATABASE_URL="$DB" GATEHOUSE_PORT=18091 GATEHOUSE_LOG_LEVEL=warning GATEHOUSE_BCRYPT_COST=4 GATEHOUSE_DELIVERY_WAIT_SECONDS=0 \
+    GATEHOUSE_CODE_REQUESTS_PER_IP=100000 GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION=100000 GATEHOUSE_SMS_PER_PHONE_PER_DAY=1000 \
+    GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=1000000 GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS=1000000000000
+  ( cd "$WORK" && exec "$BIN" serve > "gatehouse-$engine.log" 2>&1 ) &
+  SERVER=$!
+  wait_up http://127.0.0.1:18091/health "$WORK/gatehouse-$engine.log"
+  echo "== gatehouse transfers on $engine" >&2
+  python3 Benchmarks/wallet/bench.py gatehouse --url http://127.0.0.1:18091 --gatehouse "$BIN" --workdir "$WORK" \
+    | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
+  stop_server
+  unset DATABASE_URL
+  if [ "$engine" = postgres ]; then
+    echo "== pgbench tpcb-like on the same PostgreSQL" >&2
+    fresh_database bench_pgbench
+    python3 Benchmarks/wallet/bench.py pgbench --pg "postgres://postgres@127.0.0.1:$PG_PORT/bench_pgbench" \
+      | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"postgres\",/" >> "$RESULTS"
+  else
+    echo "== tpcb-like on SQLite, one writer" >&2
+    python3 Benchmarks/wallet/bench.py sqlite --path "$WORK/tpcb.sqlite" | sed -n 's/^RESULT //p' | sed 's/^{/{"engine":"sqlite",/' >> "$RESULTS"
+  fi
+done
+
+python3 - "$RESULTS" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+for r in rows:
+    print(f"{r['engine']:8} {r['target']:12} {r['rps']:8.0f}/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms"
+          + (f"  non-2xx {r['non2xx']}  errors {r['errors']}  audit: {r['audit']}" if r['target'] == 'gatehouse' else ""))
+for engine, peer in (("postgres", "pgbench"), ("sqlite", "sqlite-tpcb")):
+    ours = next((r for r in rows if r["engine"] == engine and r["target"] == "gatehouse"), None)
+    theirs = next((r for r in rows if r["engine"] == engine and r["target"] == peer), None)
+    if ours and theirs:
+        print(f"{engine}: gatehouse transfers / {peer} = {ours['rps'] / theirs['rps']:.2f}  (goal on PostgreSQL: >= 0.50, p99 <= 20 ms; p99 {ours['p99_ms']:.1f} ms)")
+PY

@@ -1,0 +1,290 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// What "Send money" and "Request money" share: the person (a phone, a tag or an email, as typed),
+/// the amount in roubles and kopecks ("250", "250,50", "1 000.5"), the comment; the check of the
+/// amount; the look-up that shows the person's name before anything is sent; and the intent
+/// that makes a retried "Confirm" pay once.
+@MainActor
+final class PaymentForm {
+    let environment: WalletEnvironment
+    /// The intent of the payment on the confirm step; a new one once it is answered or edited.
+    private(set) var intent = PaymentIntent()
+    private(set) var recipient: WalletParty?
+
+    init(environment: WalletEnvironment) {
+        self.environment = environment
+    }
+
+    /// A typed person as the API names them: an email, a phone, else a tag.
+    static func reference(_ typed: String) -> PartyReference? {
+        let text = typed.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { return nil }
+        if InputRules.isEmail(text) { return PartyReference(email: text) }
+        if InputRules.isPhone(text) { return PartyReference(phone: text) }
+        return PartyReference(tag: text)
+    }
+
+    /// The amount in kopecks, or why not.
+    func amount(_ typed: String, limit: Int64? = nil) -> (Int64?, String?) {
+        let text = typed.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { return (nil, nil) }
+        let l = environment.localizer
+        guard let kopecks = Kopecks.parse(text) else { return (nil, l("wallet.form.badAmount")) }
+        guard kopecks > 0 else { return (nil, l("wallet.form.zeroAmount")) }
+        if let limit, kopecks > limit { return (nil, l("wallet.form.notEnough", WalletFormat.money(limit, l))) }
+        return (kopecks, nil)
+    }
+
+    /// Looks the person up (the name for the confirm step).
+    func lookUp(_ typed: String) async throws -> WalletParty {
+        guard let reference = Self.reference(typed) else { throw GatehouseClientError.rejected(code: .recipientNotFound, message: environment.localizer("wallet.form.noRecipient")) }
+        let party = try await environment.wallet.recipient(reference)
+        recipient = party
+        return party
+    }
+
+    /// The form changed: whatever is confirmed next is a new intent.
+    func edited() {
+        intent = PaymentIntent()
+        recipient = nil
+    }
+
+    /// The intent was answered (paid or refused): the next one is new.
+    func answered() { intent = PaymentIntent() }
+}
+
+/// Where a payment form stands.
+public enum PaymentStep: Equatable, Sendable {
+    /// Typing the person, the amount, the comment.
+    case form
+    /// The person's name and the amount, to confirm.
+    case confirm
+    /// Done: what happened, in words.
+    case done
+}
+
+/// The spec's "Send money": to whom, how much, a comment; "Continue" shows the person's name and
+/// the amount to confirm; "Confirm" sends with one intent, so a second tap or a retry after a lost
+/// answer pays once.
+@MainActor
+public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        /// Labels by name: `recipient`, `amount`, `comment`, `continue`, `confirm`, `edit`, `back`.
+        public var labels: [String: String]
+        public var step: PaymentStep = .form
+        public var recipient = ""
+        public var amount = ""
+        public var comment = ""
+        public var amountError: String?
+        /// My balance, shown above the form.
+        public var balance = ""
+        /// "Send 250,50 ₽ to Bob Ray (@bob.ray)?": the confirm step's question.
+        public var confirmText = ""
+        public var doneText = ""
+        public var isContinueEnabled = false
+        public var isConfirmEnabled = false
+        public var isLoading = false
+        public var errorMessage: String?
+    }
+
+    public enum Outcome: Equatable, Sendable { case sent(TransferResult), back }
+    public var onOutcome: ((Outcome) -> Void)?
+    private let form: PaymentForm
+    private var balance: Int64?
+
+    /// - Parameter recipient: pre-filled from a dialog (the person's tag).
+    public init(environment: WalletEnvironment, recipient: String = "") {
+        self.form = PaymentForm(environment: environment)
+        let l = environment.localizer
+        let labels = Dictionary(uniqueKeysWithValues: ["recipient", "amount", "comment", "continue", "confirm", "edit", "back"].map { ($0, l("wallet.send.\($0)")) })
+        super.init(state: State(title: l("wallet.send.title"), labels: labels, recipient: recipient))
+    }
+
+    private var l: Localizer { form.environment.localizer }
+
+    /// Loads the balance (the amount is checked against it).
+    public func load() async {
+        do {
+            let wallet = try await form.environment.wallet.wallet()
+            balance = wallet.balance
+            update { $0.balance = WalletFormat.money(wallet.balance, l) }
+        } catch {
+            update { $0.errorMessage = form.environment.message(for: error) }
+        }
+        revalidate()
+    }
+
+    public func setRecipient(_ text: String) { edit { $0.recipient = text } }
+    public func setAmount(_ text: String) { edit { $0.amount = text } }
+    public func setComment(_ text: String) { edit { $0.comment = text } }
+
+    private func edit(_ change: (inout State) -> Void) {
+        form.edited()
+        update { change(&$0); $0.step = .form; $0.errorMessage = nil }
+        revalidate()
+    }
+
+    private func revalidate() {
+        let (kopecks, problem) = form.amount(state.amount, limit: balance)
+        update {
+            $0.amountError = problem
+            $0.isContinueEnabled = !$0.isLoading && $0.step == .form && kopecks != nil && PaymentForm.reference($0.recipient) != nil
+            $0.isConfirmEnabled = !$0.isLoading && $0.step == .confirm
+        }
+    }
+
+    /// "Continue": the person's name and the amount to confirm.
+    public func review() async {
+        guard state.isContinueEnabled, let kopecks = form.amount(state.amount, limit: balance).0 else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        revalidate()
+        do {
+            let party = try await form.lookUp(state.recipient)
+            let who = party.displayName + (party.tag.map { " (@\($0))" } ?? "")
+            update { $0.isLoading = false; $0.step = .confirm; $0.confirmText = l("wallet.send.question", WalletFormat.money(kopecks, l), who) }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
+        }
+        revalidate()
+    }
+
+    /// "Confirm": sends the money.
+    public func confirm() async {
+        guard state.isConfirmEnabled, let party = form.recipient, let kopecks = form.amount(state.amount).0 else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        revalidate()
+        let comment = state.comment.trimmingCharacters(in: .whitespacesAndNewlines)
+        do {
+            // The person as looked up, by their id's tag when they have one: the name confirmed is the one paid.
+            let to = party.tag.map { PartyReference(tag: $0) } ?? PaymentForm.reference(state.recipient)!
+            let result = try await form.environment.wallet.send(NewTransfer(to: to, amount: kopecks, comment: comment.isEmpty ? nil : comment), intent: form.intent)
+            form.answered()
+            balance = result.balance
+            update {
+                $0.isLoading = false
+                $0.step = .done
+                $0.balance = WalletFormat.money(result.balance, l)
+                $0.doneText = l("wallet.send.done", WalletFormat.money(kopecks, l), party.displayName, WalletFormat.money(result.balance, l))
+            }
+            onOutcome?(.sent(result))
+        } catch let error as GatehouseClientError where error.isTransport {
+            // Maybe sent, maybe not: "Confirm" again sends the same intent, which cannot pay twice.
+            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
+        } catch {
+            form.answered()
+            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = form.environment.message(for: error) }
+        }
+        revalidate()
+    }
+
+    /// "Change": back to the form from the confirm step.
+    public func editAgain() { edit { _ in } }
+
+    public func back() { onOutcome?(.back) }
+}
+
+/// The spec's "request money" (their "later"): whom to ask, how much, an invoice or a loan, a
+/// comment; "Continue" shows the person's name; "Confirm" sends the request with one intent.
+@MainActor
+public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.State> {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        /// Labels by name: `recipient`, `amount`, `comment`, `kind`, `continue`, `confirm`, `edit`, `back`.
+        public var labels: [String: String]
+        public var step: PaymentStep = .form
+        public var recipient = ""
+        public var amount = ""
+        public var comment = ""
+        public var kind: MoneyRequestKind = .invoice
+        /// The kinds' names.
+        public var kindTitles: [MoneyRequestKind: String]
+        public var amountError: String?
+        public var confirmText = ""
+        public var doneText = ""
+        public var isContinueEnabled = false
+        public var isConfirmEnabled = false
+        public var isLoading = false
+        public var errorMessage: String?
+    }
+
+    public enum Outcome: Equatable, Sendable { case requested(MoneyRequest), back }
+    public var onOutcome: ((Outcome) -> Void)?
+    private let form: PaymentForm
+
+    public init(environment: WalletEnvironment, recipient: String = "") {
+        self.form = PaymentForm(environment: environment)
+        let l = environment.localizer
+        let labels = Dictionary(uniqueKeysWithValues: ["recipient", "amount", "comment", "kind", "continue", "confirm", "edit", "back"].map { ($0, l("wallet.ask.\($0)")) })
+        super.init(state: State(title: l("wallet.ask.title"), labels: labels, recipient: recipient,
+                                kindTitles: Dictionary(uniqueKeysWithValues: MoneyRequestKind.allCases.map { ($0, l("wallet.kind.\($0.rawValue)")) })))
+    }
+
+    private var l: Localizer { form.environment.localizer }
+
+    public func setRecipient(_ text: String) { edit { $0.recipient = text } }
+    public func setAmount(_ text: String) { edit { $0.amount = text } }
+    public func setComment(_ text: String) { edit { $0.comment = text } }
+    public func setKind(_ kind: MoneyRequestKind) { edit { $0.kind = kind } }
+
+    private func edit(_ change: (inout State) -> Void) {
+        form.edited()
+        update { change(&$0); $0.step = .form; $0.errorMessage = nil }
+        revalidate()
+    }
+
+    private func revalidate() {
+        let (kopecks, problem) = form.amount(state.amount)
+        update {
+            $0.amountError = problem
+            $0.isContinueEnabled = !$0.isLoading && $0.step == .form && kopecks != nil && PaymentForm.reference($0.recipient) != nil
+            $0.isConfirmEnabled = !$0.isLoading && $0.step == .confirm
+        }
+    }
+
+    /// "Continue": the person's name, the amount and the kind to confirm.
+    public func review() async {
+        guard state.isContinueEnabled, let kopecks = form.amount(state.amount).0 else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        revalidate()
+        do {
+            let party = try await form.lookUp(state.recipient)
+            let who = party.displayName + (party.tag.map { " (@\($0))" } ?? "")
+            update {
+                $0.isLoading = false
+                $0.step = .confirm
+                $0.confirmText = l("wallet.ask.question", who, WalletFormat.money(kopecks, l), $0.kindTitles[$0.kind] ?? "")
+            }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
+        }
+        revalidate()
+    }
+
+    /// "Confirm": sends the request.
+    public func confirm() async {
+        guard state.isConfirmEnabled, let party = form.recipient, let kopecks = form.amount(state.amount).0 else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        revalidate()
+        let comment = state.comment.trimmingCharacters(in: .whitespacesAndNewlines)
+        do {
+            let from = party.tag.map { PartyReference(tag: $0) } ?? PaymentForm.reference(state.recipient)!
+            let request = try await form.environment.wallet.ask(
+                NewMoneyRequest(from: from, amount: kopecks, kind: state.kind, comment: comment.isEmpty ? nil : comment), intent: form.intent)
+            form.answered()
+            update { $0.isLoading = false; $0.step = .done; $0.doneText = l("wallet.ask.done", party.displayName, WalletFormat.money(kopecks, l)) }
+            onOutcome?(.requested(request))
+        } catch let error as GatehouseClientError where error.isTransport {
+            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
+        } catch {
+            form.answered()
+            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = form.environment.message(for: error) }
+        }
+        revalidate()
+    }
+
+    public func editAgain() { edit { _ in } }
+    public func back() { onOutcome?(.back) }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// The coordinator of the wallet app (specs/wallet.md): the way in (splash, login, recovery,
+/// sign-up with a login and an email), then the profile with its steps (add info, add phone,
+/// attach wallet), the dialogs, one dialog, and the send and request forms. It acts on the
+/// screens' outcomes, so an iOS app (or the terminal demo) only draws `state.screen` and forwards
+/// input to its view model. Navigation is immediate; a screen that shows server data (the
+/// profile, the dialogs, a dialog, "Send money") loads it when the view calls its `load()` on
+/// appearing, as a view controller does in `viewWillAppear`.
+@MainActor
+public final class WalletFlow: ScreenModel<WalletFlow.State> {
+    public enum Screen: Equatable {
+        case splash(SplashViewModel)
+        case login(MessengerLoginViewModel)
+        case forgotPassword(ForgotPasswordViewModel)
+        case registration(MessengerRegistrationViewModel)
+        case home(WalletHomeViewModel)
+        case addInfo(AddInfoViewModel)
+        case addPhone(AddPhoneViewModel)
+        case attachWallet(AttachWalletViewModel)
+        case dialogs(WalletDialogsViewModel)
+        case dialog(WalletDialogViewModel)
+        case send(SendMoneyViewModel)
+        case request(RequestMoneyViewModel)
+
+        public static func == (a: Screen, b: Screen) -> Bool { a.model === b.model }
+
+        /// The view model on screen.
+        public var model: AnyObject {
+            switch self {
+            case .splash(let vm): vm
+            case .login(let vm): vm
+            case .forgotPassword(let vm): vm
+            case .registration(let vm): vm
+            case .home(let vm): vm
+            case .addInfo(let vm): vm
+            case .addPhone(let vm): vm
+            case .attachWallet(let vm): vm
+            case .dialogs(let vm): vm
+            case .dialog(let vm): vm
+            case .send(let vm): vm
+            case .request(let vm): vm
+            }
+        }
+    }
+
+    public struct State: Equatable {
+        public var screen: Screen
+    }
+
+    public let environment: WalletEnvironment
+    private var entry: AccountEntry!
+    private var account: Account?
+
+    public init(environment: WalletEnvironment) {
+        self.environment = environment
+        super.init(state: State(screen: .splash(SplashViewModel(environment: environment.accounts))))
+        entry = AccountEntry(environment: environment.accounts, show: { [unowned self] screen in
+            switch screen {
+            case .splash(let vm): update { $0.screen = .splash(vm) }
+            case .login(let vm): update { $0.screen = .login(vm) }
+            case .forgotPassword(let vm): update { $0.screen = .forgotPassword(vm) }
+            case .registration(let vm): update { $0.screen = .registration(vm) }
+            }
+        }, enter: { [unowned self] account, _ in
+            // Offline, the profile says it could not load and offers to try again: money needs the server.
+            self.account = account
+            showHome()
+        })
+        update { $0.screen = .splash(entry.makeSplash()) }
+    }
+
+    /// On launch: the splash screen checks the stored token and moves on.
+    public func launch() async {
+        guard case .splash(let splash) = state.screen else { return }
+        await splash.start()
+    }
+
+    // MARK: Navigation
+
+    /// The profile.
+    public func showHome(info: String? = nil) {
+        let home = WalletHomeViewModel(environment: environment, info: info)
+        home.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .addInfo(let account): showAddInfo(account)
+            case .addPhone: showAddPhone()
+            case .attachWallet(let account): showAttach(account)
+            case .payments(let account): showDialogs(account)
+            case .loggedOut: entry.showLogin()
+            }
+        }
+        update { $0.screen = .home(home) }
+    }
+
+    private func back(with info: String? = nil) { showHome(info: info) }
+
+    private func showAddInfo(_ account: Account) {
+        let vm = AddInfoViewModel(environment: environment, account: account)
+        vm.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .saved: back(with: environment.localizer("wallet.info.saved"))
+            case .back: back()
+            }
+        }
+        update { $0.screen = .addInfo(vm) }
+    }
+
+    private func showAddPhone() {
+        let vm = AddPhoneViewModel(environment: environment)
+        vm.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .verified(let account): back(with: environment.localizer("wallet.phone.verified", account.phone ?? ""))
+            case .back: back()
+            }
+        }
+        update { $0.screen = .addPhone(vm) }
+    }
+
+    private func showAttach(_ account: Account) {
+        let vm = AttachWalletViewModel(environment: environment, account: account)
+        vm.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .attached(let wallet): back(with: environment.localizer("wallet.attach.done", wallet.phone))
+            case .back: back()
+            }
+        }
+        update { $0.screen = .attachWallet(vm) }
+    }
+
+    /// The dialogs.
+    public func showDialogs(_ account: Account) {
+        self.account = account
+        let vm = WalletDialogsViewModel(environment: environment, account: account)
+        vm.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .open(let chat): showDialog(chat)
+            case .send: showSend(recipient: "")
+            case .request: showRequest(recipient: "")
+            case .back: back()
+            }
+        }
+        update { $0.screen = .dialogs(vm) }
+    }
+
+    private func showDialog(_ chat: Chat) {
+        guard let account else { return }
+        let vm = WalletDialogViewModel(environment: environment, account: account, chat: chat)
+        vm.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .send(let person): showSend(recipient: "@" + person.tag, returnTo: chat)
+            case .request(let person): showRequest(recipient: "@" + person.tag, returnTo: chat)
+            case .back: showDialogs(account)
+            }
+        }
+        update { $0.screen = .dialog(vm) }
+    }
+
+    private func showSend(recipient: String, returnTo chat: Chat? = nil) {
+        let vm = SendMoneyViewModel(environment: environment, recipient: recipient)
+        vm.onOutcome = { [unowned self] outcome in
+            if case .back = outcome { leaveForm(to: chat) }
+        }
+        update { $0.screen = .send(vm) }
+    }
+
+    private func showRequest(recipient: String, returnTo chat: Chat? = nil) {
+        let vm = RequestMoneyViewModel(environment: environment, recipient: recipient)
+        vm.onOutcome = { [unowned self] outcome in
+            if case .back = outcome { leaveForm(to: chat) }
+        }
+        update { $0.screen = .request(vm) }
+    }
+
+    /// Back from a form: to the dialog it was opened from, or to the dialogs.
+    private func leaveForm(to chat: Chat?) {
+        guard let account else { return }
+        if let chat { showDialog(chat) } else { showDialogs(account) }
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+import GatehouseScreens
+import GatehouseTestSupport
+import Testing
+
+/// The wallet's screens (specs/wallet.md) through their view models against a live server: the
+/// spec's missing guards, the forms' checks, and the dialogs' request actions.
+@Suite("Wallet screens through the view models")
+@MainActor
+struct WalletScreensTests {
+    func environment(_ server: LiveServer, accounts: AccountsClient, language: String = "en") -> WalletEnvironment {
+        WalletEnvironment(accounts: MessengerEnvironment(client: accounts, localizer: Localizer(language: language), now: { [clock = server.clock] in clock.now },
+                                                         tagCheckDelay: 0, device: "tests", stores: .temporary(), preferences: InMemoryPreferences()))
+    }
+
+    /// Logged in through the flow's login screen; the profile on screen.
+    func loggedIn(_ server: LiveServer, as tag: String) async throws -> (WalletFlow, WalletEnvironment) {
+        let env = environment(server, accounts: server.accountsClient())
+        let flow = WalletFlow(environment: env)
+        await flow.launch()
+        guard case .login(let login) = flow.state.screen else { throw LiveServerError("expected login, got \(flow.state.screen)") }
+        login.setLogin(tag)
+        login.setPassword("Secret-42!")
+        await login.submit()
+        return (flow, env)
+    }
+
+    func profile(_ flow: WalletFlow) throws -> WalletHomeViewModel {
+        guard case .home(let vm) = flow.state.screen else { throw LiveServerError("expected the profile, got \(flow.state.screen)") }
+        return vm
+    }
+
+    @Test("profile → add info → add phone → attach wallet: each button only when its time has come")
+    func profileSteps_areGuarded() async throws {
+        try await withLiveServer { server in
+            // setup
+            _ = try await server.messengerUser("ann", firstName: "Ann")
+            let (flow, _) = try await loggedIn(server, as: "ann")
+            let home = try profile(flow)
+
+            // validate: nothing before the profile has loaded
+            #expect(!home.state.isLoaded && !home.state.isAddInfoEnabled && !home.state.isAddPhoneEnabled && !home.state.isPaymentsEnabled)
+            home.payments()
+            #expect(flow.state.screen == .home(home), "payments before loading does nothing")
+            await home.load()
+            #expect(home.state.isLoaded && home.state.login == "@ann" && home.state.isAddInfoEnabled && home.state.isAddPhoneEnabled)
+            #expect(!home.state.isAttachEnabled && !home.state.isPaymentsEnabled && home.state.balance == nil)
+
+            // add info: a bad birthday keeps Save off; a real one saves
+            home.addInfo()
+            guard case .addInfo(let info) = flow.state.screen else { throw LiveServerError("expected add info") }
+            info.setBirthday("31.02.1990")
+            #expect(info.state.birthdayError != nil && !info.state.isSaveEnabled)
+            info.setBirthday("17.05.1990")
+            info.setLastName("Lee")
+            #expect(info.state.birthdayError == nil && info.state.isSaveEnabled)
+            await info.save()
+            let afterInfo = try profile(flow)
+            await afterInfo.load()
+            #expect(afterInfo.state.birthday == "17.05.1990" && afterInfo.state.name == "Ann Lee" && afterInfo.state.infoMessage == "Your info is saved.")
+
+            // add phone: Send needs a phone and the password; Confirm needs a sent code
+            afterInfo.addPhone()
+            guard case .addPhone(let phone) = flow.state.screen else { throw LiveServerError("expected add phone") }
+            #expect(!phone.state.isSendEnabled && !phone.state.isConfirmEnabled && phone.state.code == nil)
+            phone.setPhone("12")
+            phone.setPassword("Secret-42!")
+            #expect(phone.state.phoneError != nil && !phone.state.isSendEnabled)
+            phone.setPhone("+7 916 123-45-67")
+            #expect(phone.state.isSendEnabled)
+            await phone.confirm()
+            #expect(flow.state.screen == .addPhone(phone), "confirm before a code does nothing")
+            await phone.sendCode()
+            let code = try #require(phone.state.code)
+            #expect(code.destination == "+79161234567" && code.codeLabel == "Code from the SMS" && !phone.state.isConfirmEnabled)
+            phone.setCode(code.codeLength == 6 ? "000000" : "0000")
+            await phone.confirm()
+            #expect(phone.state.errorMessage != nil, "a wrong code is refused and the screen stays")
+            phone.setCode(try await server.latestCodeV1(to: "+79161234567"))
+            await phone.confirm()
+            let afterPhone = try profile(flow)
+            await afterPhone.load()
+            #expect(afterPhone.state.isPhoneVerified && afterPhone.state.phone == "+79161234567" && afterPhone.state.isAttachEnabled && !afterPhone.state.isAddPhoneEnabled)
+
+            // attach
+            afterPhone.attachWallet()
+            guard case .attachWallet(let attach) = flow.state.screen else { throw LiveServerError("expected attach") }
+            #expect(attach.state.isAttachEnabled && attach.state.explanation.contains("+79161234567"))
+            await attach.attach()
+            let done = try profile(flow)
+            await done.load()
+            #expect(done.state.balance == "0.00 ₽" && done.state.isPaymentsEnabled && !done.state.isAttachEnabled)
+            #expect(done.state.infoMessage == "The wallet is attached to +79161234567.")
+        }
+    }
+
+    @Test("send money: the amount is checked in roubles and kopecks, the name is shown before confirming, a second tap pays once")
+    func sendMoney_checksAndPaysOnce() async throws {
+        try await withLiveServer { server in
+            // setup
+            _ = try await server.walletUser("ann", phone: "+79160000001")
+            let bob = try await server.walletUser("bob", phone: "+79160000002")
+            try await server.credit("+79160000001", "1000")
+            let (flow, _) = try await loggedIn(server, as: "ann")
+            let profile = try profile(flow)
+            await profile.load()
+            profile.payments()
+            guard case .dialogs(let dialogs) = flow.state.screen else { throw LiveServerError("expected dialogs") }
+            await dialogs.load()
+            #expect(dialogs.state.balance == "1\u{202F}000.00 ₽" && dialogs.state.rows.isEmpty)
+            dialogs.send()
+            guard case .send(let send) = flow.state.screen else { throw LiveServerError("expected send") }
+            await send.load()
+
+            // MUT + validate: the amount
+            send.setRecipient("+7 916 000-00-02")
+            for (typed, problem) in [("abc", "Enter roubles"), ("1,005", "Enter roubles"), ("0", "more than zero"), ("1000,01", "Not enough money")] {
+                send.setAmount(typed)
+                #expect(send.state.amountError?.contains(problem) == true, "\(typed): \(send.state.amountError ?? "no error")")
+                #expect(!send.state.isContinueEnabled)
+            }
+            send.setAmount("1 000")
+            #expect(send.state.amountError == nil && send.state.isContinueEnabled)
+            send.setAmount("250,5")
+            send.setComment("concert")
+            await send.review()
+            #expect(send.state.step == .confirm && send.state.confirmText == "Send 250.50 ₽ to Bob Smith (@bob)?")
+            await send.confirm()
+            await send.confirm()
+            #expect(send.state.step == .done && send.state.doneText == "Sent 250.50 ₽ to Bob Smith. Balance: 749.50 ₽.")
+            #expect(try await bob.wallet.wallet().balance == 250_50, "paid once")
+
+            // back to the dialogs: the payment is the dialog's last message
+            send.back()
+            guard case .dialogs(let after) = flow.state.screen else { throw LiveServerError("expected dialogs") }
+            await after.load()
+            #expect(after.state.rows.map(\.preview) == ["You sent 250.50 ₽ · concert"])
+            #expect(after.state.balance == "749.50 ₽")
+            // an unknown person is refused at Continue, with the server's words
+            after.send()
+            guard case .send(let again) = flow.state.screen else { throw LiveServerError("expected send") }
+            await again.load()
+            again.setRecipient("@nobody")
+            again.setAmount("1")
+            await again.review()
+            #expect(again.state.step == .form && again.state.errorMessage == "Nobody with a wallet has this phone, tag or email.")
+        }
+    }
+
+    @Test("a dialog's request card offers each side its own actions: pay or decline, cancel, then repay a loan")
+    func dialog_requestActions() async throws {
+        try await withLiveServer { server in
+            // setup
+            let ann = try await server.walletUser("ann", phone: "+79160000001")
+            _ = try await server.walletUser("bob", phone: "+79160000002")
+            try await server.credit("+79160000001", "500")
+            _ = try await ann.wallet.send(NewTransfer(to: PartyReference(tag: "bob"), amount: 100_00), intent: PaymentIntent())
+            let (bobFlow, _) = try await loggedIn(server, as: "bob")
+            let bobHome = try profile(bobFlow)
+            await bobHome.load()
+            bobHome.payments()
+            guard case .dialogs(let bobDialogs) = bobFlow.state.screen else { throw LiveServerError("expected dialogs") }
+            await bobDialogs.load()
+            #expect(bobDialogs.state.rows.map(\.preview) == ["Ann Smith sent you 100.00 ₽"] && bobDialogs.state.rows.first?.unread == true)
+            bobDialogs.open(try #require(bobDialogs.state.rows.first).id)
+            guard case .dialog(let bobDialog) = bobFlow.state.screen else { throw LiveServerError("expected dialog") }
+
+            // MUT: Bob asks Ann for a loan from the dialog
+            bobDialog.request()
+            guard case .request(let ask) = bobFlow.state.screen else { throw LiveServerError("expected request") }
+            #expect(ask.state.recipient == "@ann")
+            ask.setKind(.loan)
+            ask.setAmount("40")
+            await ask.review()
+            #expect(ask.state.confirmText == "Ask Ann Smith (@ann) for 40.00 ₽ (loan)?")
+            await ask.confirm()
+            #expect(ask.state.step == .done)
+            ask.back()
+            guard case .dialog(let bobAgain) = bobFlow.state.screen else { throw LiveServerError("expected the dialog again") }
+            await bobAgain.load()
+            let bobCard = try #require(bobAgain.state.items.last)
+            #expect(bobCard.text == "You asked Ann Smith for 40.00 ₽ (loan)" && bobCard.requestState == "waiting" && bobCard.actions == [.cancel])
+
+            // Ann's side: pay or decline; she pays
+            let (annFlow, _) = try await loggedIn(server, as: "ann")
+            let annHome = try profile(annFlow)
+            await annHome.load()
+            annHome.payments()
+            guard case .dialogs(let annDialogs) = annFlow.state.screen else { throw LiveServerError("expected dialogs") }
+            await annDialogs.load()
+            annDialogs.open(try #require(annDialogs.state.rows.first).id)
+            guard case .dialog(let annDialog) = annFlow.state.screen else { throw LiveServerError("expected dialog") }
+            await annDialog.load()
+            let annCard = try #require(annDialog.state.items.last)
+            #expect(annCard.text == "Bob Smith asks you for 40.00 ₽ (loan)" && annCard.actions == [.confirm, .decline])
+            await annDialog.act(.confirm, on: try #require(annCard.requestID))
+            #expect(annDialog.state.infoMessage == "Paid 40.00 ₽. Balance: 360.00 ₽.")
+            #expect(annDialog.state.items.first { $0.requestID == annCard.requestID }?.requestState == "paid")
+            #expect(annDialog.state.items.last?.text == "You paid the request: 40.00 ₽")
+
+            // Bob repays with one action; afterwards nobody has an action left
+            await bobAgain.load()
+            let paidCard = try #require(bobAgain.state.items.first { $0.requestID == annCard.requestID })
+            #expect(paidCard.actions == [.repay])
+            await bobAgain.act(.repay, on: try #require(paidCard.requestID))
+            #expect(bobAgain.state.infoMessage == "Repaid 40.00 ₽. Balance: 100.00 ₽.")
+            #expect(bobAgain.state.items.allSatisfy { $0.actions.isEmpty })
+            await annDialog.load()
+            #expect(annDialog.state.balance == "400.00 ₽" && annDialog.state.items.last?.text == "Bob Smith repaid the loan: 40.00 ₽")
+        }
+    }
+
+    @Test("the wallet's words exist in English and Russian, and Russian amounts use a comma")
+    func strings_inBothLanguages() throws {
+        let en = Localizer.keys("en").filter { $0.hasPrefix("wallet.") }
+        let ru = Localizer.keys("ru").filter { $0.hasPrefix("wallet.") }
+        #expect(!en.isEmpty && en == ru)
+        #expect(WalletFormat.money(123_456_78, Localizer(language: "ru")) == "123\u{202F}456,78 ₽")
+        #expect(WalletFormat.signed(-5, Localizer(language: "en")) == "−0.05 ₽")
+        #expect(Kopecks.parse("1 234,5") == 123_450 && Kopecks.parse("1.2.3") == nil && Kopecks.parse(",5") == nil && Kopecks.parse("5,") == nil)
+    }
+}
