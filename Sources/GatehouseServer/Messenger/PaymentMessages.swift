@@ -13,7 +13,7 @@ struct PaymentMessages: MessengerConcept {
 
     @discardableResult
     func post(_ note: PaymentNote, comment: String?, author: UUID, to other: UUID, on tx: any Database, _ recorder: EventRecorder) async throws -> Message {
-        let chat = try await directChat(author, other, on: tx)
+        let (chat, allVisible) = try await directChat(author, other, on: tx)
         let message = Message(id: OrderedID.make(), chatId: chat, authorId: author, text: comment ?? "", createdAt: clock.now(), editedAt: nil,
                               deleted: false, replyTo: nil, forwardedFrom: nil, attachments: [], clientMessageId: nil, payment: note)
         let payment = String(decoding: try V1JSON.encoder.encode(note), as: UTF8.self)
@@ -25,15 +25,25 @@ struct PaymentMessages: MessengerConcept {
         try await sql.raw("""
             UPDATE chats SET last_message_id = \(bind: message.id), activity_key = \(bind: message.id.uuidString.lowercased()) WHERE id = \(bind: chat)
             """).run()
-        try await sql.raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: chat) AND visible = \(false)").run()
+        if !allVisible {
+            try await sql.raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: chat) AND visible = \(false)").run()
+        }
         try recordCreated(message, to: other, recorder)
         return message
     }
 
-    /// The direct chat of two accounts, made now when they have none.
-    private func directChat(_ a: UUID, _ b: UUID, on tx: any Database) async throws -> UUID {
+    /// The direct chat of two accounts, made now when they have none, and whether both members
+    /// see it. The chat usually exists: one read then, an insert only the first time.
+    private func directChat(_ a: UUID, _ b: UUID, on tx: any Database) async throws -> (id: UUID, allVisible: Bool) {
         let pair = ordered(a, b)
         let sql = sql(tx)
+        let existing: SQLQueryString = """
+            SELECT c.id, (SELECT COUNT(*) FROM chat_members m WHERE m.chat_id = c.id AND m.visible = \(false)) AS hidden
+            FROM chats c WHERE c.low_id = \(bind: pair.low) AND c.high_id = \(bind: pair.high)
+            """
+        if let row = try await sql.raw(existing).first() {
+            return (try row.decode(column: "id", as: UUID.self), try row.decode(column: "hidden", as: Int.self) == 0)
+        }
         let id = OrderedID.make()
         if try await sql.raw("""
             INSERT INTO chats (id, low_id, high_id, created_at, activity_key) VALUES
@@ -44,11 +54,10 @@ struct PaymentMessages: MessengerConcept {
                 INSERT INTO chat_members (chat_id, account_id, other_id, visible) VALUES
                 (\(bind: id), \(bind: a), \(bind: b), \(true)), (\(bind: id), \(bind: b), \(bind: a), \(true))
                 """).run()
-            return id
+            return (id, true)
         }
-        guard let existing = try await sql.raw("SELECT id FROM chats WHERE low_id = \(bind: pair.low) AND high_id = \(bind: pair.high)")
-            .first(decodingColumn: "id", as: UUID.self)
-        else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
-        return existing
+        // Made by another transaction a moment ago.
+        guard let row = try await sql.raw(existing).first() else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
+        return (try row.decode(column: "id", as: UUID.self), try row.decode(column: "hidden", as: Int.self) == 0)
     }
 }

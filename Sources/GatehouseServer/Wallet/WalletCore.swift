@@ -31,13 +31,14 @@ protocol WalletConcept: Sendable {
     var core: WalletCore { get }
 }
 
-/// A wallet row: whose, and its id.
+/// A person's wallet row, with the person as payments show them.
 struct WalletRow: Sendable {
     var id: UUID
     var account: UUID
     var phone: String?
     var balance: Int64
     var createdAt: Date
+    var party: WalletParty
 }
 
 extension WalletConcept {
@@ -76,13 +77,25 @@ extension WalletConcept {
         }
     }
 
+    /// The columns of a wallet `w` and its person `a` (`walletRow` reads them).
+    static var walletColumns: SQLQueryString {
+        "w.id, w.account_id, w.phone, w.balance, w.created_at, a.username, a.first_name, a.last_name, a.avatar_id"
+    }
+
+    func walletRow(_ row: any SQLRow) throws -> WalletRow {
+        let account = try row.decode(column: "account_id", as: UUID.self)
+        return WalletRow(
+            id: try row.decode(column: "id", as: UUID.self), account: account, phone: try row.decode(column: "phone", as: String?.self),
+            balance: try row.decode(column: "balance", as: Int64.self), createdAt: try row.decode(column: "created_at", as: Date.self),
+            party: try party(row, id: account)
+        )
+    }
+
     /// A person's wallet, or nil.
     func wallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow? {
-        guard let row = try await sql(db ?? database.db).raw("""
-            SELECT id, account_id, phone, balance, created_at FROM wallets WHERE account_id = \(bind: account)
-            """).first() else { return nil }
-        return WalletRow(id: try row.decode(column: "id", as: UUID.self), account: account, phone: try row.decode(column: "phone", as: String?.self),
-                         balance: try row.decode(column: "balance", as: Int64.self), createdAt: try row.decode(column: "created_at", as: Date.self))
+        try await sql(db ?? database.db).raw("""
+            SELECT \(Self.walletColumns) FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.account_id = \(bind: account)
+            """).first().map(walletRow)
     }
 
     /// My wallet, or 404 `wallet_not_found` (attach one first).
@@ -102,6 +115,11 @@ extension WalletConcept {
     /// someone without a wallet (`field` names the member). A phone counts when verified, an
     /// email when confirmed: an unproven claim names nobody.
     func resolve(_ reference: PartyReference, field: String, on db: (any Database)? = nil) async throws -> WalletRow {
+        try await resolve(reference, field: field, with: nil, on: db).named
+    }
+
+    /// The same, and in the same query the wallet of `me` (a payment needs both; nil when I have none).
+    func resolve(_ reference: PartyReference, field: String, with me: UUID?, on db: (any Database)? = nil) async throws -> (named: WalletRow, mine: WalletRow?) {
         let notFound = GatehouseError.notFound(.recipientNotFound, "error.recipientNotFound", field: field)
         let condition: SQLQueryString
         switch (reference.phone, reference.tag, reference.email) {
@@ -109,7 +127,7 @@ extension WalletConcept {
             guard let normalized = PhoneNumber.normalize(phone, defaultCountryCode: core.defaultCountryCode) else {
                 throw GatehouseError(.invalidInput, .invalidPhone, LocalizedText("error.invalidPhone", [String(phone.prefix(32))]), field: "\(field).phone")
             }
-            condition = "a.phone = \(bind: normalized) AND a.phone_verified_at IS NOT NULL"
+            condition = "(a.phone = \(bind: normalized) AND a.phone_verified_at IS NOT NULL)"
         case (nil, let tag?, nil):
             guard let normalized = TagRule.normalize(tag) else { throw notFound }
             condition = "a.username_key = \(bind: normalized)"
@@ -117,16 +135,23 @@ extension WalletConcept {
             guard let normalized = EmailAddress.normalize(email) else {
                 throw GatehouseError(.invalidInput, .invalidEmail, LocalizedText("error.invalidEmail", [String(email.prefix(64))]), field: "\(field).email")
             }
-            condition = "a.email = \(bind: normalized) AND a.email_confirmed_at IS NOT NULL"
+            condition = "(a.email = \(bind: normalized) AND a.email_confirmed_at IS NOT NULL)"
         default:
             throw GatehouseError(.invalidInput, .invalidParameter, LocalizedText("error.oneRecipient"), field: field)
         }
-        guard let row = try await sql(db ?? database.db).raw("""
-            SELECT w.id, w.account_id, w.phone, w.balance, w.created_at FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(condition)
-            """).first() else { throw notFound }
-        return WalletRow(id: try row.decode(column: "id", as: UUID.self), account: try row.decode(column: "account_id", as: UUID.self),
-                         phone: try row.decode(column: "phone", as: String?.self), balance: try row.decode(column: "balance", as: Int64.self),
-                         createdAt: try row.decode(column: "created_at", as: Date.self))
+        let mine: SQLQueryString = me.map { " OR a.id = \(bind: $0)" } ?? ""
+        let rows = try await sql(db ?? database.db).raw("""
+            SELECT \(Self.walletColumns), CASE WHEN \(condition) THEN 1 ELSE 0 END AS named
+            FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(condition)\(mine)
+            """).all()
+        var named: WalletRow?, own: WalletRow?
+        for row in rows {
+            let wallet = try walletRow(row)
+            if try row.decode(column: "named", as: Int.self) == 1 { named = wallet }
+            if wallet.account == me { own = wallet }
+        }
+        guard let named else { throw notFound }
+        return (named, own)
     }
 
     /// People as payments show them.
@@ -138,13 +163,18 @@ extension WalletConcept {
         var found: [UUID: WalletParty] = [:]
         for row in rows {
             let id = try row.decode(column: "id", as: UUID.self)
-            found[id] = WalletParty(
-                id: id, tag: try row.decode(column: "username", as: String?.self)?.lowercased(),
-                firstName: try row.decode(column: "first_name", as: String?.self), lastName: try row.decode(column: "last_name", as: String?.self),
-                avatarUrl: try row.decode(column: "avatar_id", as: UUID?.self).map { core.publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) }
-            )
+            found[id] = try party(row, id: id)
         }
         return found
+    }
+
+    /// A person from a row with their `username`, `first_name`, `last_name` and `avatar_id`.
+    func party(_ row: any SQLRow, id: UUID) throws -> WalletParty {
+        WalletParty(
+            id: id, tag: try row.decode(column: "username", as: String?.self)?.lowercased(),
+            firstName: try row.decode(column: "first_name", as: String?.self), lastName: try row.decode(column: "last_name", as: String?.self),
+            avatarUrl: try row.decode(column: "avatar_id", as: UUID?.self).map { core.publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) }
+        )
     }
 
     func party(_ id: UUID, on db: (any Database)? = nil) async throws -> WalletParty {

@@ -70,8 +70,7 @@ struct WalletService: WalletConcept {
     /// tells a phone's owner.
     func recipient(viewer: UUID, _ reference: PartyReference) async throws -> WalletParty {
         try await core.rateLimiter.hit("wallet-lookups", key: viewer.uuidString, limit: settings.lookupsPerHour, window: 3_600)
-        let wallet = try await resolve(reference, field: "to")
-        return try await party(wallet.account)
+        return try await resolve(reference, field: "to").party
     }
 
     // MARK: - transfers
@@ -81,10 +80,11 @@ struct WalletService: WalletConcept {
         let comment = try cleanComment(input.comment)
         guard input.amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
         return try await idempotent(call) { tx, recorder in
-            let mine = try await requireWallet(of: viewer.id, on: tx)
+            // The recipient and my wallet in one read.
+            let (theirs, own) = try await resolve(input.to, field: "to", with: viewer.id, on: tx)
+            guard let mine = own else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
             try requireVerifiedPhone(viewer)
             try checkAmount(input.amount)
-            let theirs = try await resolve(input.to, field: "to", on: tx)
             guard theirs.account != viewer.id else {
                 throw GatehouseError(.unprocessable, .notYourself, LocalizedText("error.payYourself"), field: "to")
             }
@@ -99,9 +99,7 @@ struct WalletService: WalletConcept {
               requestKind: MoneyRequestKind? = nil, note: PaymentNote.Kind, on tx: any Database, _ recorder: EventRecorder) async throws -> TransferResult {
         let posting = try await core.ledger.post(kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment, request: request,
                                                  dailyLimit: settings.dailyLimit, on: tx)
-        let people = try await parties([payer.account, payee.account], on: tx)
-        guard let from = people[payer.account], let to = people[payee.account] else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
-        let transfer = Transfer(id: posting.id, kind: kind, from: from, to: to, amount: amount, comment: comment, requestId: request, createdAt: posting.createdAt)
+        let transfer = Transfer(id: posting.id, kind: kind, from: payer.party, to: payee.party, amount: amount, comment: comment, requestId: request, createdAt: posting.createdAt)
         try await core.dialogs.post(PaymentNote(kind: note, amount: amount, transferId: posting.id, requestId: request, requestKind: requestKind),
                                     comment: comment, author: payer.account, to: payee.account, on: tx, recorder)
         try recorder.add(.walletTransfer, to: payer.account, TransferResult(transfer: transfer, balance: posting.debitBalance))
@@ -149,7 +147,7 @@ struct WalletService: WalletConcept {
         return try await core.events.write { tx, recorder in
             let posting = try await core.ledger.post(kind: .topup, debit: Ledger.systemWalletID, credit: wallet.id, amount: amount, comment: comment,
                                                      request: nil, dailyLimit: nil, reference: reference, on: tx)
-            let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: try await party(wallet.account, on: tx), amount: amount, comment: comment,
+            let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: wallet.party, amount: amount, comment: comment,
                                     requestId: nil, createdAt: posting.createdAt)
             let result = TransferResult(transfer: transfer, balance: posting.creditBalance)
             try recorder.add(.walletTransfer, to: wallet.account, result)
