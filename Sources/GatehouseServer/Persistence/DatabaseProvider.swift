@@ -1,7 +1,9 @@
+import Foundation
 import FluentKit
 import FluentPostgresDriver
 import FluentSQLiteDriver
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import PostgresKit
@@ -23,6 +25,10 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     private let readyFlag = ManagedAtomicFlag()
     /// Answers in place of the database once it is shut down.
     private var closed: ClosedDatabase!
+    private let stopping = ManagedAtomicFlag()
+    /// When the PostgreSQL pool was last replaced (`replaceStarvedPool`).
+    private let lastPoolReplacement = NIOLockedValueBox<NIODeadline?>(nil)
+    private var health: PoolHealth?
 
     /// Longest any one operation may take (`DeadlineDatabase`).
     let queryDeadline: TimeAmount
@@ -57,6 +63,9 @@ final class DatabaseProvider: Service, @unchecked Sendable {
             )
         }
         let live = databases.database(logger: logger, on: eventLoopGroup.any())!
+        if isPostgres {
+            health = PoolHealth { [weak self] in self?.replaceStarvedPool() }
+        }
         closed = ClosedDatabase(configuration: live.context.configuration, dialect: (live as! any SQLDatabase).dialect, logger: logger)
     }
 
@@ -64,7 +73,7 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     /// query through it fails (`DatabaseClosedError`).
     var db: any Database {
         guard let live = databases.database(logger: logger, on: eventLoopGroup.any()) else { return closed }
-        return DeadlineDatabase(base: live, deadline: queryDeadline)
+        return DeadlineDatabase(base: live, deadline: queryDeadline, health: health)
     }
 
     var sql: any SQLDatabase { db as! any SQLDatabase }
@@ -114,7 +123,33 @@ final class DatabaseProvider: Service, @unchecked Sendable {
     static let sqliteEventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     func shutdown() async {
+        stopping.set()
         await databases.shutdownAsync()
+    }
+
+    /// Connections that never come back have taken the whole pool: postgres-nio can leave a query
+    /// unanswered for ever when PostgreSQL dies under it (docs/decisions.md, "the hang"). The
+    /// ledger checker restarted PostgreSQL under 64 concurrent transactions and saw six such
+    /// leases take every connection: each later request waited for one and timed out, for good.
+    /// So the pool is replaced: new requests get a fresh one, and the old pool closes each stranded
+    /// connection should it ever come back. At most once per query deadline, off the event loop
+    /// (shutting a pool down waits for its idle connections to close).
+    private func replaceStarvedPool() {
+        guard isPostgres, !stopping.isSet else { return }
+        let now = NIODeadline.now()
+        let due = lastPoolReplacement.withLockedValue { last -> Bool in
+            if let last, now - last < queryDeadline { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let (databases, logger, stopping, health) = (databases, logger, stopping, health)
+        Thread.detachNewThread {
+            guard !stopping.isSet else { return }
+            databases.reinitialize(.psql)
+            health?.reset()
+            logger.warning("database: replaced the PostgreSQL connection pool: stranded connections had taken all of it")
+        }
     }
 }
 

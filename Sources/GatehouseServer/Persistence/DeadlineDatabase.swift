@@ -1,4 +1,6 @@
+import AsyncKit
 import FluentKit
+import NIOConcurrencyHelpers
 import Logging
 import NIOCore
 import SQLKit
@@ -18,6 +20,8 @@ struct DeadlineDatabase: Database, SQLDatabase {
     let deadline: TimeAmount
     /// False inside a transaction: the transaction's deadline bounds its statements.
     var boundsEachOperation = true
+    /// Told of operations that outlive their deadline and of requests the pool could not serve.
+    var health: PoolHealth? = nil
 
     var context: DatabaseContext { base.context }
     var inTransaction: Bool { base.inTransaction }
@@ -36,14 +40,14 @@ struct DeadlineDatabase: Database, SQLDatabase {
     }
 
     func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        bounded("transaction", always: true, base.transaction { [deadline] db in
-            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false))
+        bounded("transaction", always: true, base.transaction { [deadline, health] db in
+            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false, health: health))
         })
     }
 
     func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        base.withConnection { [deadline, boundsEachOperation] db in
-            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: boundsEachOperation))
+        base.withConnection { [deadline, boundsEachOperation, health] db in
+            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: boundsEachOperation, health: health))
         }
     }
 
@@ -62,19 +66,50 @@ struct DeadlineDatabase: Database, SQLDatabase {
                             _ future: EventLoopFuture<T>) -> EventLoopFuture<T> {
         guard boundsEachOperation || always else { return future }
         let promise = future.eventLoop.makePromise(of: T.self)
-        let timer = future.eventLoop.scheduleTask(in: deadline) { [logger, deadline] in
+        let timer = future.eventLoop.scheduleTask(in: deadline) { [logger, deadline, health] in
             let description = operation()
             logger.error("database operation unfinished after its deadline; failing it", metadata: [
                 "operation": "\(description)", "deadline_ms": "\(deadline.nanoseconds / 1_000_000)",
             ])
             promise.fail(DatabaseTimeoutError())
+            health?.overran(future)
         }
-        future.whenComplete { result in
+        future.whenComplete { [health] result in
             timer.cancel()
+            if case .failure(let error) = result { health?.failed(error) }
             promise.completeWith(result)
         }
         return promise.futureResult
     }
+}
+
+/// Whether the PostgreSQL pool is starved by connections that never come back: postgres-nio can
+/// leave a query unanswered for ever when PostgreSQL dies under it (docs/decisions.md, "the
+/// hang"), and its connection is then never given back to the pool. Operations past their
+/// deadline are counted until they finish; a request that times out waiting for a connection
+/// while some are counted means the pool is starved, and `starved` is called.
+final class PoolHealth: Sendable {
+    private let stranded = NIOLockedValueBox(0)
+    private let starved: @Sendable () -> Void
+
+    init(starved: @escaping @Sendable () -> Void) {
+        self.starved = starved
+    }
+
+    /// An operation outlived its deadline; it still holds its connection until `future` ends.
+    func overran<T>(_ future: EventLoopFuture<T>) {
+        stranded.withLockedValue { $0 += 1 }
+        future.whenComplete { [stranded] _ in stranded.withLockedValue { $0 = max(0, $0 - 1) } }
+    }
+
+    /// An operation failed; a wait for a connection that timed out while connections are stranded starves the pool.
+    func failed(_ error: any Error) {
+        guard error is ConnectionPoolTimeoutError, stranded.withLockedValue({ $0 > 0 }) else { return }
+        starved()
+    }
+
+    /// The pool was replaced: the stranded connections belong to the old one.
+    func reset() { stranded.withLockedValue { $0 = 0 } }
 }
 
 struct DatabaseTimeoutError: Error, CustomStringConvertible {

@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import GatehouseTestSupport
 import Logging
+import NIOCore
 import SQLKit
 import Testing
 @testable import GatehouseServer
@@ -50,6 +51,41 @@ struct DatabaseProviderTests {
                 answered = try? await AccountModel.query(on: provider.db).count()
             }
             #expect(answered == 0)
+        })
+        await provider.shutdown()
+        await database.cleanup()
+        try outcome.get()
+    }
+
+    @Test("connections that never come back (a query stuck past its deadline) do not starve the pool: it is replaced")
+    func strandedConnections_replaceThePool() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        // setup: one connection per event loop, every one of them taken by a statement that
+        // outlives its deadline by far (as postgres-nio's lost answers do when PostgreSQL dies)
+        let database = try await TestDatabase.make(.postgres)
+        let provider = try DatabaseProvider(location: database.location, poolSize: 1, poolTimeout: 1, queryTimeout: 0.5,
+                                            threadPool: .singleton, logger: Logger(label: "test"))
+        let outcome = await Result(catching: {
+            try await provider.migrate()
+            let loops = System.coreCount
+            let stuck = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<(loops * 2) {
+                        group.addTask { _ = try? await provider.db.transaction { tx in try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(30)").run() } }
+                    }
+                }
+            }
+            try await Task.sleep(for: .seconds(1.5))
+            // MUT: long before the stuck statements end (30 s), a query gets a connection
+            let started = ContinuousClock.now
+            var answered: Int?
+            while answered == nil, ContinuousClock.now - started < .seconds(10) {
+                answered = try? await AccountModel.query(on: provider.db).count()
+            }
+            // validate
+            #expect(answered == 0, "the pool still starved \(ContinuousClock.now - started) after the deadline")
+            #expect(ContinuousClock.now - started < .seconds(10))
+            stuck.cancel()
         })
         await provider.shutdown()
         await database.cleanup()
