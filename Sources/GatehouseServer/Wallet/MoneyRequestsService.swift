@@ -171,15 +171,15 @@ struct MoneyRequestsService: WalletConcept {
         }
     }
 
-    /// Whether `viewer` may take `action` on `request` as it stands: the side (403 for the wrong
-    /// one, who can see the request anyway) and the state (409, naming it).
+    /// Whether `viewer` may take `action` on `request` as it stands: the side and the state. Every
+    /// move the transition table does not list is 409, the wrong side's too (naming who may).
     private func allowed(_ action: Action, _ request: MoneyRequest, viewer: UUID) throws {
         let side = switch action {
         case .confirm, .decline: request.payer.id
         case .cancel, .repay: request.requester.id
         }
         guard side == viewer else {
-            throw GatehouseError(.forbidden, .invalidRequestState, LocalizedText("error.requestWrongSide.\(action.rawValue)"))
+            throw GatehouseError(.conflict, .invalidRequestState, LocalizedText("error.requestWrongSide.\(action.rawValue)"))
         }
         if action == .repay, request.kind != .loan {
             throw GatehouseError(.conflict, .invalidRequestState, LocalizedText("error.requestNotLoan"))

@@ -33,10 +33,10 @@ struct MoneyRequestsTests {
                 .decoded(as: MoneyRequestPage.self).items.map(\.id) == [asked.id])
             try expectProblem(try await app.v1.get(app.v1.path(W.request, asked.id), token: cat.token), .notFound, .moneyRequestNotFound)
             try expectProblem(try await app.v1.act(W.confirm, on: asked.id, by: cat), .notFound, .moneyRequestNotFound)
-            // the wrong side cannot pay or decline it; the payer cannot cancel it
-            try expectProblem(try await app.v1.act(W.confirm, on: asked.id, by: ann), .forbidden, .invalidRequestState)
-            try expectProblem(try await app.v1.act(W.decline, on: asked.id, by: ann), .forbidden, .invalidRequestState)
-            try expectProblem(try await app.v1.act(W.cancel, on: asked.id, by: bob), .forbidden, .invalidRequestState)
+            // the wrong side cannot pay or decline it; the payer cannot cancel it: not a transition the table lists, so 409
+            try expectProblem(try await app.v1.act(W.confirm, on: asked.id, by: ann), .conflict, .invalidRequestState)
+            try expectProblem(try await app.v1.act(W.decline, on: asked.id, by: ann), .conflict, .invalidRequestState)
+            try expectProblem(try await app.v1.act(W.cancel, on: asked.id, by: bob), .conflict, .invalidRequestState)
             try expectProblem(try await app.v1.post(app.v1.path(W.confirm, asked.id), json: "", token: bob.token), .badRequest, .idempotencyKeyRequired)
             // bob has no money: refused, and the request stays open
             try expectProblem(try await app.v1.act(W.confirm, on: asked.id, by: bob), .unprocessableContent, .insufficientFunds)
@@ -84,7 +84,7 @@ struct MoneyRequestsTests {
             // MUT
             try expectProblem(try await app.v1.act(W.repay, on: loan.id, by: ann), .conflict, .invalidRequestState)
             #expect(try await app.v1.act(W.confirm, on: loan.id, by: bob).status == .ok)
-            try expectProblem(try await app.v1.act(W.repay, on: loan.id, by: bob), .forbidden, .invalidRequestState)
+            try expectProblem(try await app.v1.act(W.repay, on: loan.id, by: bob), .conflict, .invalidRequestState)
             let repaid = try await app.v1.act(W.repay, on: loan.id, by: ann)
             let twice = try await app.v1.act(W.repay, on: loan.id, by: ann)
 
