@@ -93,7 +93,7 @@ extension GatehouseErrorCode {
     public static let invalidAmount: Self = "invalid_amount"
     /// Over the configured largest single transfer.
     public static let transferLimitExceeded: Self = "transfer_limit_exceeded"
-    /// Over the configured sum a wallet may pay out in 24 hours.
+    /// Over the configured sum a wallet may pay out in one day (UTC).
     public static let dailyLimitExceeded: Self = "daily_limit_exceeded"
     /// A money-moving `POST` without an `Idempotency-Key` header.
     public static let idempotencyKeyRequired: Self = "idempotency_key_required"

@@ -232,7 +232,7 @@ public struct GatehouseConfiguration: Sendable {
     public struct Wallet: Sendable {
         /// Largest single transfer or request, in kopecks.
         public var maxTransfer: Int64 = 15_000_000
-        /// Most a wallet may pay out in any 24 hours, in kopecks.
+        /// Most a wallet may pay out in one day (UTC), in kopecks.
         public var dailyLimit: Int64 = 60_000_000
         /// How long a money request stays open.
         public var requestTTL: TimeInterval = 7 * 86_400

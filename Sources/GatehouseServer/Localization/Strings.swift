@@ -111,7 +111,7 @@ enum Strings {
         "error.insufficientFunds": [.en: "Not enough money in the wallet.", .ru: "Недостаточно денег в кошельке."],
         "error.invalidAmount": [.en: "The amount must be a whole number of kopecks, at least 1.", .ru: "Сумма должна быть целым числом копеек, не меньше 1."],
         "error.transferLimitExceeded": [.en: "At most {0} ₽ per transfer.", .ru: "Не больше {0} ₽ за один перевод."],
-        "error.dailyLimitExceeded": [.en: "At most {0} ₽ may leave a wallet in 24 hours.", .ru: "За 24 часа из кошелька можно перевести не больше {0} ₽."],
+        "error.dailyLimitExceeded": [.en: "At most {0} ₽ may leave a wallet in one day (UTC).", .ru: "За сутки (по UTC) из кошелька можно перевести не больше {0} ₽."],
         "error.idempotencyKeyRequired": [.en: "Send an Idempotency-Key header (1–255 visible ASCII characters, one new value per payment).", .ru: "Передайте заголовок Idempotency-Key (1–255 видимых символов ASCII, новое значение для каждого платежа)."],
         "error.idempotencyKeyReused": [.en: "This Idempotency-Key was already used for another request.", .ru: "Этот Idempotency-Key уже использован для другого запроса."],
         "error.requestState.confirm": [.en: "The request cannot be paid: it is {0}.", .ru: "Запрос нельзя оплатить: его состояние — {0}."],

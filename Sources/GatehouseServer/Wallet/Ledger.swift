@@ -34,7 +34,8 @@ struct Ledger: Sendable {
     }
 
     /// Moves `amount` from `debit` to `credit`. `dailyLimit`, when given, caps what `debit` pays
-    /// out in the last 24 hours including this movement (checked under the debit row's lock).
+    /// out in one day (UTC) including this movement: a counter on the wallet's row, kept by the
+    /// debit itself, so the check costs nothing and does not grow with the wallet's activity.
     func post(kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String?, request: UUID?,
               dailyLimit: Int64?, reference: String? = nil, on db: any Database) async throws -> Posting {
         precondition(amount > 0 && debit != credit)
@@ -44,20 +45,22 @@ struct Ledger: Sendable {
         var creditBalance: Int64 = 0
         for wallet in [debit, credit].sorted(by: { $0.uuidString < $1.uuidString }) {
             if wallet == debit {
-                guard let balance = try await sql.raw("""
-                    UPDATE wallets SET balance = balance - \(bind: amount)
-                    WHERE id = \(bind: debit) AND (kind = 'system' OR balance >= \(bind: amount)) RETURNING balance
-                    """).first(decodingColumn: "balance", as: Int64.self)
+                // The funds are checked in the debit's own statement, and the day's payouts are
+                // counted by it: both under the row's lock, so a concurrent payout of this wallet
+                // waits, then sees ours. Over the limit, the transaction rolls the debit back.
+                let day = Self.day(now)
+                guard let row = try await sql.raw("""
+                    UPDATE wallets SET balance = balance - \(bind: amount),
+                        paid_today = CASE WHEN paid_day = \(bind: day) THEN paid_today + \(bind: amount) ELSE \(bind: amount) END,
+                        paid_day = \(bind: day)
+                    WHERE id = \(bind: debit) AND (kind = 'system' OR balance >= \(bind: amount)) RETURNING balance, paid_today
+                    """).first()
                 else { throw Refusal.insufficientFunds }
-                debitBalance = balance
-                if let dailyLimit {
-                    // Under the debit row's lock: a concurrent payout of this wallet waits, then sees ours.
-                    let paid = try await sql.raw("""
-                        SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS paid FROM ledger_entries
-                        WHERE wallet_id = \(bind: debit) AND amount < 0 AND created_at > \(bind: now.addingTimeInterval(-86_400))
-                        """).first(decodingColumn: "paid", as: Int64.self) ?? 0
-                    if -paid + amount > dailyLimit { throw Refusal.dailyLimitExceeded(limit: dailyLimit) }
+                let balance = try row.decode(column: "balance", as: Int64.self)
+                if let dailyLimit, try row.decode(column: "paid_today", as: Int64.self) > dailyLimit {
+                    throw Refusal.dailyLimitExceeded(limit: dailyLimit)
                 }
+                debitBalance = balance
             } else {
                 guard let balance = try await sql.raw("""
                     UPDATE wallets SET balance = balance + \(bind: amount) WHERE id = \(bind: credit) RETURNING balance
@@ -79,6 +82,9 @@ struct Ledger: Sendable {
             """).run()
         return Posting(id: id, createdAt: now, debitBalance: debitBalance, creditBalance: creditBalance)
     }
+
+    /// The day a payout counts towards: days since 1970 in UTC.
+    static func day(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
 
     /// What `gatehouse wallet audit` and the checker verify: every transaction balanced with two
     /// entries, every balance equal to the sum of its entries, no person's balance below zero,

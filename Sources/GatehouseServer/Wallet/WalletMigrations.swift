@@ -20,6 +20,9 @@ struct M013CreateWallet: AsyncMigration {
             .field("phone", .string)
             .field("currency", .string, .required)
             .field("balance", .int64, .required)
+            // What the wallet paid out on `paid_day` (days since 1970, UTC): the daily limit's counter.
+            .field("paid_day", .int64, .required, .sql(.default(0)))
+            .field("paid_today", .int64, .required, .sql(.default(0)))
             .field("created_at", .datetime, .required)
             .unique(on: "account_id", name: "uq_wallets_account")
             .constraint(.constraint(.custom(SQLRaw("CHECK (kind = 'system' OR balance >= 0)")), name: "ck_wallets_balance"))
