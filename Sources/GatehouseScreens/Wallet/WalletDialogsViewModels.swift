@@ -117,7 +117,10 @@ public final class WalletDialogViewModel: ScreenModel<WalletDialogViewModel.Stat
         public var sendTitle: String
         public var requestTitle: String
         public var backTitle: String
+        /// True while the dialog loads (a live reload too).
         public var isLoading = false
+        /// True while an action on a request is in flight: the cards' buttons show progress.
+        public var isActing = false
         public var errorMessage: String?
         public var infoMessage: String?
     }
@@ -197,11 +200,12 @@ public final class WalletDialogViewModel: ScreenModel<WalletDialogViewModel.Stat
 
     /// Takes an action on a request card.
     public func act(_ action: Action, on request: UUID) async {
-        guard !state.isLoading, state.items.contains(where: { $0.requestID == request && $0.actions.contains(action) }) else { return }
+        // A reload in progress (a live one) does not block the tap; another action in flight does.
+        guard !state.isActing, state.items.contains(where: { $0.requestID == request && $0.actions.contains(action) }) else { return }
         let key = "\(action.rawValue):\(request.uuidString)"
         let intent = intents[key] ?? PaymentIntent()
         intents[key] = intent
-        update { $0.isLoading = true; $0.errorMessage = nil; $0.infoMessage = nil }
+        update { $0.isActing = true; $0.errorMessage = nil; $0.infoMessage = nil }
         let l = environment.localizer
         do {
             switch action {
@@ -224,7 +228,7 @@ public final class WalletDialogViewModel: ScreenModel<WalletDialogViewModel.Stat
             intents[key] = nil
             update { $0.errorMessage = environment.message(for: error) }
         }
-        update { $0.isLoading = false }
+        update { $0.isActing = false }
         let info = state.infoMessage, failure = state.errorMessage
         await load()
         update { $0.infoMessage = info; $0.errorMessage = failure ?? $0.errorMessage }

@@ -53,6 +53,8 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
     public let environment: WalletEnvironment
     private var entry: AccountEntry!
     private var account: Account?
+    private var live: RealtimeClient?
+    private var liveTask: Task<Void, Never>?
 
     public init(environment: WalletEnvironment) {
         self.environment = environment
@@ -68,6 +70,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
             // Offline, the profile says it could not load and offers to try again: money needs the server.
             self.account = account
             showHome()
+            startLive()
         })
         update { $0.screen = .splash(entry.makeSplash()) }
     }
@@ -76,6 +79,51 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
     public func launch() async {
         guard case .splash(let splash) = state.screen else { return }
         await splash.start()
+    }
+
+    // MARK: Live
+
+    /// Listens on `/v1/realtime` while signed in (the spec's "listening for new requests"): a
+    /// payment, a request or a message for me reloads the screen on display, so the dialogs, a
+    /// dialog's request cards and the balance change as the other side acts. Call once signed in
+    /// (the flow calls it on entering); ``stopLive()`` on logout.
+    public func startLive() {
+        guard live == nil else { return }
+        let client = RealtimeClient(core: environment.client.core)
+        live = client
+        liveTask = Task { [weak self] in
+            for await update in client.updates() {
+                guard let self else { return }
+                switch update {
+                case .event(let event) where event.kind.rawValue.hasPrefix("wallet.") || event.kind == .messageCreated:
+                    await self.reloadVisible()
+                case .resync:
+                    await self.reloadVisible()
+                case .sessionEnded:
+                    return
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Stops listening.
+    public func stopLive() async {
+        liveTask?.cancel()
+        liveTask = nil
+        await live?.stop()
+        live = nil
+    }
+
+    /// Reloads the screen on display when it shows server data.
+    private func reloadVisible() async {
+        switch state.screen {
+        case .home(let vm): await vm.load()
+        case .dialogs(let vm): await vm.load()
+        case .dialog(let vm): await vm.load()
+        default: break
+        }
     }
 
     // MARK: Navigation
@@ -89,7 +137,9 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
             case .addPhone: showAddPhone()
             case .attachWallet(let account): showAttach(account)
             case .payments(let account): showDialogs(account)
-            case .loggedOut: entry.showLogin()
+            case .loggedOut:
+                Task { await self.stopLive() }
+                entry.showLogin()
             }
         }
         update { $0.screen = .home(home) }

@@ -212,6 +212,40 @@ struct WalletScreensTests {
         }
     }
 
+    @Test("live: a request made on the other side appears on my open dialog without a reload, and my payment updates theirs")
+    func live_dialogFollowsTheOtherSide() async throws {
+        try await withLiveServer { server in
+            // setup: Bob has a dialog with Ann open in the app
+            let ann = try await server.walletUser("ann", phone: "+79160000001")
+            _ = try await server.walletUser("bob", phone: "+79160000002")
+            try await server.credit("+79160000002", "100")
+            try await server.credit("+79160000001", "100")
+            _ = try await ann.wallet.send(NewTransfer(to: PartyReference(tag: "bob"), amount: 1_00), intent: PaymentIntent())
+            let (flow, _) = try await loggedIn(server, as: "bob")
+            let home = try profile(flow)
+            await home.load()
+            home.payments()
+            guard case .dialogs(let dialogs) = flow.state.screen else { throw LiveServerError("expected dialogs") }
+            await dialogs.load()
+            dialogs.open(try #require(dialogs.state.rows.first).id)
+            guard case .dialog(let dialog) = flow.state.screen else { throw LiveServerError("expected dialog") }
+            await dialog.load()
+            #expect(dialog.state.items.count == 1)
+
+            // MUT: Ann asks Bob for money from her own app
+            let request = try await ann.wallet.ask(NewMoneyRequest(from: PartyReference(tag: "bob"), amount: 5_00, kind: .invoice), intent: PaymentIntent())
+
+            // validate: Bob's open dialog shows the card with its actions, by itself
+            let appeared = await eventually(within: .seconds(10)) { @MainActor in dialog.state.items.last?.requestID == request.id }
+            #expect(appeared, "the request did not appear on the open dialog")
+            let shown = try #require(dialog.state.items.last)
+            #expect(shown.actions == [.confirm, .decline] && shown.requestState == "waiting")
+            await dialog.act(.confirm, on: request.id)
+            #expect(dialog.state.balance == "96.00 ₽")
+            await flow.stopLive()
+        }
+    }
+
     @Test("the wallet's words exist in English and Russian, and Russian amounts use a comma")
     func strings_inBothLanguages() throws {
         let en = Localizer.keys("en").filter { $0.hasPrefix("wallet.") }
