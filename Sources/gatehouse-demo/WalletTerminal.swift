@@ -198,28 +198,15 @@ final class WalletTerminal: AccountEntryTerminal {
             field(s.labels["comment"] ?? "", value(s.comment))
             notices(error: s.errorMessage)
             await menu([
-                Option(label: t("Fill in the form", "Заполнить форму")) { [self] in
-                    guard let recipient = read(s.labels["recipient"] ?? "", current: s.recipient) else { return }
-                    vm.setRecipient(recipient)
-                    guard let amount = read(s.labels["amount"] ?? "", current: s.amount) else { return }
-                    vm.setAmount(amount)
-                    guard let comment = read(s.labels["comment"] ?? "", current: s.comment) else { return }
-                    vm.setComment(comment)
-                },
+                fillIn(s.labels, current: (s.recipient, s.amount, s.comment), set: (vm.setRecipient, vm.setAmount, vm.setComment)),
                 Option(label: s.labels["continue"] ?? "", enabled: s.isContinueEnabled) { await vm.review() },
                 Option(label: s.labels["back"] ?? "") { vm.back() },
             ])
         case .confirm:
-            Terminal.line("  \(s.confirmText)")
-            notices(error: s.errorMessage)
-            await menu([
-                Option(label: s.labels["confirm"] ?? "", enabled: s.isConfirmEnabled) { await vm.confirm() },
-                Option(label: s.labels["edit"] ?? "") { vm.editAgain() },
-                Option(label: s.labels["back"] ?? "") { vm.back() },
-            ])
+            await confirmStep(s.confirmText, error: s.errorMessage, labels: s.labels, enabled: s.isConfirmEnabled,
+                              confirm: vm.confirm, edit: vm.editAgain, back: vm.back)
         case .done:
-            Terminal.line("  ✓ \(s.doneText)")
-            await menu([Option(label: s.labels["back"] ?? "") { vm.back() }])
+            await doneStep(s.doneText, back: s.labels["back"] ?? "", vm.back)
         }
     }
 
@@ -234,30 +221,48 @@ final class WalletTerminal: AccountEntryTerminal {
             field(s.labels["comment"] ?? "", value(s.comment))
             notices(error: s.errorMessage)
             await menu([
-                Option(label: t("Fill in the form", "Заполнить форму")) { [self] in
-                    guard let recipient = read(s.labels["recipient"] ?? "", current: s.recipient) else { return }
-                    vm.setRecipient(recipient)
-                    guard let amount = read(s.labels["amount"] ?? "", current: s.amount) else { return }
-                    vm.setAmount(amount)
-                    guard let comment = read(s.labels["comment"] ?? "", current: s.comment) else { return }
-                    vm.setComment(comment)
-                },
+                fillIn(s.labels, current: (s.recipient, s.amount, s.comment), set: (vm.setRecipient, vm.setAmount, vm.setComment)),
                 Option(label: "\(s.labels["kind"] ?? ""): \(s.kindTitles[.invoice] ?? "invoice")") { vm.setKind(.invoice) },
                 Option(label: "\(s.labels["kind"] ?? ""): \(s.kindTitles[.loan] ?? "loan")") { vm.setKind(.loan) },
                 Option(label: s.labels["continue"] ?? "", enabled: s.isContinueEnabled) { await vm.review() },
                 Option(label: s.labels["back"] ?? "") { vm.back() },
             ])
         case .confirm:
-            Terminal.line("  \(s.confirmText)")
-            notices(error: s.errorMessage)
-            await menu([
-                Option(label: s.labels["confirm"] ?? "", enabled: s.isConfirmEnabled) { await vm.confirm() },
-                Option(label: s.labels["edit"] ?? "") { vm.editAgain() },
-                Option(label: s.labels["back"] ?? "") { vm.back() },
-            ])
+            await confirmStep(s.confirmText, error: s.errorMessage, labels: s.labels, enabled: s.isConfirmEnabled,
+                              confirm: vm.confirm, edit: vm.editAgain, back: vm.back)
         case .done:
-            Terminal.line("  ✓ \(s.doneText)")
-            await menu([Option(label: s.labels["back"] ?? "") { vm.back() }])
+            await doneStep(s.doneText, back: s.labels["back"] ?? "", vm.back)
         }
+    }
+
+    // MARK: What the two payment forms share
+
+    /// "Fill in the form": the person, the amount and the comment, each keeping its value on Enter.
+    private func fillIn(_ labels: [String: String], current: (String, String, String),
+                        set: ((String) -> Void, (String) -> Void, (String) -> Void)) -> Option {
+        Option(label: t("Fill in the form", "Заполнить форму")) { [self] in
+            guard let recipient = read(labels["recipient"] ?? "", current: current.0) else { return }
+            set.0(recipient)
+            guard let amount = read(labels["amount"] ?? "", current: current.1) else { return }
+            set.1(amount)
+            guard let comment = read(labels["comment"] ?? "", current: current.2) else { return }
+            set.2(comment)
+        }
+    }
+
+    private func confirmStep(_ question: String, error: String?, labels: [String: String], enabled: Bool,
+                             confirm: @escaping () async -> Void, edit: @escaping () -> Void, back: @escaping () -> Void) async {
+        Terminal.line("  \(question)")
+        notices(error: error)
+        await menu([
+            Option(label: labels["confirm"] ?? "", enabled: enabled) { await confirm() },
+            Option(label: labels["edit"] ?? "") { edit() },
+            Option(label: labels["back"] ?? "") { back() },
+        ])
+    }
+
+    private func doneStep(_ text: String, back label: String, _ back: @escaping () -> Void) async {
+        Terminal.line("  ✓ \(text)")
+        await menu([Option(label: label) { back() }])
     }
 }

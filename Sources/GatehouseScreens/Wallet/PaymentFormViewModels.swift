@@ -51,8 +51,40 @@ final class PaymentForm {
         recipient = nil
     }
 
-    /// The intent was answered (paid or refused): the next one is new.
-    func answered() { intent = PaymentIntent() }
+    /// "Continue": looks the person up; their name and tag for the confirm step's question.
+    func review(_ typed: String) async throws -> String {
+        let party = try await lookUp(typed)
+        return party.displayName + (party.tag.map { " (@\($0))" } ?? "")
+    }
+
+    /// The person confirmed on the confirm step, as the API names them: by the tag looked up,
+    /// so the name confirmed is the one paid.
+    func confirmed(_ typed: String) -> PartyReference? {
+        recipient.flatMap { party in party.tag.map { PartyReference(tag: $0) } } ?? Self.reference(typed)
+    }
+
+    /// What "Confirm" came to.
+    enum Outcome<T> {
+        case done(T)
+        /// Maybe done, maybe not (the answer was lost): "Confirm" again sends the same intent, which cannot pay twice.
+        case unknown(String?)
+        /// Refused: the person corrects the form; the next try is a new intent.
+        case refused(String?)
+    }
+
+    /// Sends the intent with `call`; a new intent afterwards unless the answer was lost.
+    func submit<T>(_ call: (PaymentIntent) async throws -> T) async -> Outcome<T> {
+        do {
+            let value = try await call(intent)
+            intent = PaymentIntent()
+            return .done(value)
+        } catch let error as GatehouseClientError where error.isTransport {
+            return .unknown(environment.message(for: error))
+        } catch {
+            intent = PaymentIntent()
+            return .refused(environment.message(for: error))
+        }
+    }
 }
 
 /// Where a payment form stands.
@@ -142,8 +174,7 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
         update { $0.isLoading = true; $0.errorMessage = nil }
         revalidate()
         do {
-            let party = try await form.lookUp(state.recipient)
-            let who = party.displayName + (party.tag.map { " (@\($0))" } ?? "")
+            let who = try await form.review(state.recipient)
             update { $0.isLoading = false; $0.step = .confirm; $0.confirmText = l("wallet.send.question", WalletFormat.money(kopecks, l), who) }
         } catch {
             update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
@@ -153,29 +184,26 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
 
     /// "Confirm": sends the money.
     public func confirm() async {
-        guard state.isConfirmEnabled, let party = form.recipient, let kopecks = form.amount(state.amount).0 else { return }
+        guard state.isConfirmEnabled, let name = form.recipient?.displayName, let to = form.confirmed(state.recipient),
+              let kopecks = form.amount(state.amount).0 else { return }
         update { $0.isLoading = true; $0.errorMessage = nil }
         revalidate()
         let comment = state.comment.trimmingCharacters(in: .whitespacesAndNewlines)
-        do {
-            // The person as looked up, by their id's tag when they have one: the name confirmed is the one paid.
-            let to = party.tag.map { PartyReference(tag: $0) } ?? PaymentForm.reference(state.recipient)!
-            let result = try await form.environment.wallet.send(NewTransfer(to: to, amount: kopecks, comment: comment.isEmpty ? nil : comment), intent: form.intent)
-            form.answered()
+        let wallet = form.environment.wallet
+        switch await form.submit({ try await wallet.send(NewTransfer(to: to, amount: kopecks, comment: comment.isEmpty ? nil : comment), intent: $0) }) {
+        case .done(let result):
             balance = result.balance
             update {
                 $0.isLoading = false
                 $0.step = .done
                 $0.balance = WalletFormat.money(result.balance, l)
-                $0.doneText = l("wallet.send.done", WalletFormat.money(kopecks, l), party.displayName, WalletFormat.money(result.balance, l))
+                $0.doneText = l("wallet.send.done", WalletFormat.money(kopecks, l), name, WalletFormat.money(result.balance, l))
             }
             onOutcome?(.sent(result))
-        } catch let error as GatehouseClientError where error.isTransport {
-            // Maybe sent, maybe not: "Confirm" again sends the same intent, which cannot pay twice.
-            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
-        } catch {
-            form.answered()
-            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = form.environment.message(for: error) }
+        case .unknown(let message):
+            update { $0.isLoading = false; $0.errorMessage = message }
+        case .refused(let message):
+            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = message }
         }
         revalidate()
     }
@@ -250,13 +278,8 @@ public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.Stat
         update { $0.isLoading = true; $0.errorMessage = nil }
         revalidate()
         do {
-            let party = try await form.lookUp(state.recipient)
-            let who = party.displayName + (party.tag.map { " (@\($0))" } ?? "")
-            update {
-                $0.isLoading = false
-                $0.step = .confirm
-                $0.confirmText = l("wallet.ask.question", who, WalletFormat.money(kopecks, l), $0.kindTitles[$0.kind] ?? "")
-            }
+            let who = try await form.review(state.recipient)
+            update { $0.isLoading = false; $0.step = .confirm; $0.confirmText = l("wallet.ask.question", who, WalletFormat.money(kopecks, l), $0.kindTitles[$0.kind] ?? "") }
         } catch {
             update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
         }
@@ -265,22 +288,20 @@ public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.Stat
 
     /// "Confirm": sends the request.
     public func confirm() async {
-        guard state.isConfirmEnabled, let party = form.recipient, let kopecks = form.amount(state.amount).0 else { return }
+        guard state.isConfirmEnabled, let name = form.recipient?.displayName, let from = form.confirmed(state.recipient),
+              let kopecks = form.amount(state.amount).0 else { return }
         update { $0.isLoading = true; $0.errorMessage = nil }
         revalidate()
         let comment = state.comment.trimmingCharacters(in: .whitespacesAndNewlines)
-        do {
-            let from = party.tag.map { PartyReference(tag: $0) } ?? PaymentForm.reference(state.recipient)!
-            let request = try await form.environment.wallet.ask(
-                NewMoneyRequest(from: from, amount: kopecks, kind: state.kind, comment: comment.isEmpty ? nil : comment), intent: form.intent)
-            form.answered()
-            update { $0.isLoading = false; $0.step = .done; $0.doneText = l("wallet.ask.done", party.displayName, WalletFormat.money(kopecks, l)) }
+        let (wallet, kind) = (form.environment.wallet, state.kind)
+        switch await form.submit({ try await wallet.ask(NewMoneyRequest(from: from, amount: kopecks, kind: kind, comment: comment.isEmpty ? nil : comment), intent: $0) }) {
+        case .done(let request):
+            update { $0.isLoading = false; $0.step = .done; $0.doneText = l("wallet.ask.done", name, WalletFormat.money(kopecks, l)) }
             onOutcome?(.requested(request))
-        } catch let error as GatehouseClientError where error.isTransport {
-            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
-        } catch {
-            form.answered()
-            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = form.environment.message(for: error) }
+        case .unknown(let message):
+            update { $0.isLoading = false; $0.errorMessage = message }
+        case .refused(let message):
+            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = message }
         }
         revalidate()
     }

@@ -1,6 +1,5 @@
 import Foundation
 import GatehouseAPI
-import Logging
 
 /// `gatehouse apps …`: an operator registers, lists, disables, enables the signature identity
 /// service's apps and rotates their keys, straight on the database (no server needed).
@@ -78,23 +77,9 @@ public enum AppCommands {
                       keyHint: row.keyHint, owner: owner, apikey: key)
     }
 
-    /// Runs `body` on the apps service of a server built from `configuration` (migrated first
-    /// unless `GATEHOUSE_AUTO_MIGRATE=false`); a refusal becomes a ``Failure`` with its English text.
+    /// Runs `body` on the apps service of a server built from `configuration`; a refusal becomes
+    /// a ``Failure`` with its English text.
     private static func withApps<T>(_ configuration: GatehouseConfiguration, _ body: (AppsService) async throws -> T) async throws -> T {
-        var logger = Logger(label: "gatehouse")
-        logger.logLevel = .warning
-        let services = try GatehouseServices(configuration: configuration, logger: logger)
-        do {
-            if configuration.runMigrationsOnStart { try await services.migrate() } else { try await services.database.prepareEngine() }
-            let result = try await body(services.apps)
-            await services.shutdownOutsideApplication()
-            return result
-        } catch let error as GatehouseError {
-            await services.shutdownOutsideApplication()
-            throw Failure(description: error.message.render(.en))
-        } catch {
-            await services.shutdownOutsideApplication()
-            throw error
-        }
+        try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { try await body($0.apps) }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import GatehouseAPI
-import Logging
 
 /// `gatehouse wallet …`: an operator credits a wallet and audits the ledger, straight on the
 /// database (no server needed; a running server's sockets hear of a credit through the event bus
@@ -42,20 +41,6 @@ public enum WalletCommands {
     }
 
     private static func withServices<T>(_ configuration: GatehouseConfiguration, _ body: (GatehouseServices) async throws -> T) async throws -> T {
-        var logger = Logger(label: "gatehouse")
-        logger.logLevel = .warning
-        let services = try GatehouseServices(configuration: configuration, logger: logger)
-        do {
-            if configuration.runMigrationsOnStart { try await services.migrate() } else { try await services.database.prepareEngine() }
-            let result = try await body(services)
-            await services.shutdownOutsideApplication()
-            return result
-        } catch let error as GatehouseError {
-            await services.shutdownOutsideApplication()
-            throw Failure(description: error.message.render(.en))
-        } catch {
-            await services.shutdownOutsideApplication()
-            throw error
-        }
+        try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }, body)
     }
 }
