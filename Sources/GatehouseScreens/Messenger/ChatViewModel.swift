@@ -182,11 +182,18 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
             deliveryText = l("messenger.chat.failed.\(change.rawValue)", reason)
         }
         return MessageRow(
-            id: message.id, text: message.deleted ? l("messenger.message.deleted") : message.text, time: clock.time(message.createdAt),
+            id: message.id, text: message.deleted ? l("messenger.message.deleted") : paymentLine(message, me: me) ?? message.text, time: clock.time(message.createdAt),
             isMine: mine, isEdited: message.editedAt != nil && !message.deleted, isDeleted: message.deleted,
             quote: message.replyTo.map { Quote(author: author($0.authorId, me: me), text: $0.deleted ? l("messenger.message.deleted") : ($0.excerpt ?? "")) },
             forwardedFrom: message.forwardedFrom.map { l("messenger.chat.forwardedFrom", author($0.authorId, me: me)) },
             attachments: message.attachments.map(\.fileName), delivery: delivery, deliveryText: deliveryText)
+    }
+
+    /// A wallet message as the wallet's screens write it ("You sent 250.50 ₽ · concert").
+    private func paymentLine(_ message: Message, me: UUID) -> String? {
+        guard let note = message.payment else { return nil }
+        let line = WalletFormat.note(note, mine: message.authorId == me, other: PersonRow.name(of: chat.person), environment.localizer)
+        return message.text.isEmpty ? line : line + " · " + message.text
     }
 
     private func author(_ id: UUID, me: UUID) -> String {
@@ -209,6 +216,8 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
             list = []
         case .sent:
             guard !message.deleted else { return [] }
+            // A wallet message records a payment: reply to it or hide it from me, nothing more (the server refuses the rest).
+            guard message.payment == nil else { list = [.reply, .deleteForMe]; break }
             list = [.reply]
             if mine && environment.now().timeIntervalSince(message.createdAt) < environment.editWindow && !message.text.isEmpty { list.append(.edit) }
             list.append(.forward)

@@ -306,6 +306,28 @@ struct MessengerScreensTests {
         }
     }
 
+    @Test("a wallet payment in a chat reads as the payment, and offers only reply and delete for me")
+    func paymentMessage_inTheChat() async throws {
+        try await withLiveServer { server in
+            // setup: Ann with a wallet (verifying her phone ends her other sessions, so before the app
+            // signs in), then in the messenger app; Bob pays her from his wallet
+            let ann = try await server.walletUser("ann.w", phone: "+79160000011")
+            let app = server.messengerApp(signedIn: ann.accounts, timeZone: TimeZone(identifier: "UTC")!)
+            try await app.launch()
+            let bob = try await server.walletUser("bob.w", phone: "+79160000012")
+            try await server.credit("+79160000012", "10")
+            _ = try await bob.wallet.send(NewTransfer(to: PartyReference(tag: "ann.w"), amount: 1_00, comment: "rent"), intent: PaymentIntent())
+
+            // MUT
+            let chat = try await openChat(app, with: bob.id)
+            try await app.waitUntil("the payment is shown") { self.row(chat, "Bob.W Smith sent you 1.00 ₽ · rent") != nil }
+            chat.select(try #require(row(chat, "Bob.W Smith sent you 1.00 ₽ · rent")).id)
+
+            // validate
+            #expect(chat.state.actions.map(\.action) == [.reply, .deleteForMe])
+        }
+    }
+
     @Test("chats: search, delete with confirmation, + picks a friend and opens the existing chat or a new one")
     func chatsList() async throws {
         try await withLiveServer { server in
