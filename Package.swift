@@ -165,7 +165,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            exclude: ["Support/demo_session.py", "Support/demo_messenger.py", "Support/pdf_corpus.py", "Support/demo_sign_to_login.py", "Support/demo_sign_pdf.py", "Support/demo_menu.py"],
+            exclude: ["Support/demo_session.py", "Support/demo_messenger.py", "Support/demo_wallet.py", "Support/pdf_corpus.py", "Support/demo_sign_to_login.py", "Support/demo_sign_pdf.py", "Support/demo_menu.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

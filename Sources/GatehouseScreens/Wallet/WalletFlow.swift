@@ -108,12 +108,15 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
         }
     }
 
-    /// Stops listening.
+    /// Stops listening: the client stops and its updates end, which ends the listening task (as
+    /// `MessengerRepository` does; cancelling the task that reads the stream from here instead
+    /// deadlocked the Swift runtime in a CI run, the stream's termination cancelling back into it).
     public func stopLive() async {
-        liveTask?.cancel()
-        liveTask = nil
-        await live?.stop()
+        let (client, task) = (live, liveTask)
         live = nil
+        liveTask = nil
+        await client?.stop()
+        await task?.value
     }
 
     /// Reloads the screen on display when it shows server data.

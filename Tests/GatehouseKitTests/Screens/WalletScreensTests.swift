@@ -93,6 +93,7 @@ struct WalletScreensTests {
             await done.load()
             #expect(done.state.balance == "0.00 ₽" && done.state.isPaymentsEnabled && !done.state.isAttachEnabled)
             #expect(done.state.infoMessage == "The wallet is attached to +79161234567.")
+            await flow.stopLive()
         }
     }
 
@@ -146,6 +147,7 @@ struct WalletScreensTests {
             again.setAmount("1")
             await again.review()
             #expect(again.state.step == .form && again.state.errorMessage == "Nobody with a wallet has this phone, tag or email.")
+            await flow.stopLive()
         }
     }
 
@@ -209,6 +211,8 @@ struct WalletScreensTests {
             #expect(bobAgain.state.items.allSatisfy { $0.actions.isEmpty })
             await annDialog.load()
             #expect(annDialog.state.balance == "400.00 ₽" && annDialog.state.items.last?.text == "Bob Smith repaid the loan: 40.00 ₽")
+            await bobFlow.stopLive()
+            await annFlow.stopLive()
         }
     }
 
