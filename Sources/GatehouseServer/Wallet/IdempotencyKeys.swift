@@ -64,17 +64,19 @@ struct IdempotencyKeys: Sendable {
             ON CONFLICT (account_id, key) DO NOTHING RETURNING status
             """).first()
         if claimed != nil { return nil }
-        guard let row = try await sql.raw("""
-            SELECT fingerprint, status, body, created_at FROM idempotency_keys WHERE account_id = \(bind: call.account) AND key = \(bind: call.key)
-            """).first() else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
-        if try row.decode(column: "created_at", as: Date.self) < now.addingTimeInterval(-ttl) {
-            // Forgotten: the key starts over (the purge had not reached it yet).
-            try await sql.raw("""
-                UPDATE idempotency_keys SET fingerprint = \(bind: call.fingerprint), status = 0, body = '', created_at = \(bind: now)
-                WHERE account_id = \(bind: call.account) AND key = \(bind: call.key)
-                """).run()
+        let forgottenBefore = now.addingTimeInterval(-ttl)
+        // Forgotten (past its time, not yet purged): the key starts over. Only one call takes it
+        // over: the condition is checked again under the row's lock, so a second call that saw
+        // the old row waits, finds it taken, and replays the first one's answer.
+        if try await sql.raw("""
+            UPDATE idempotency_keys SET fingerprint = \(bind: call.fingerprint), status = 0, body = '', created_at = \(bind: now)
+            WHERE account_id = \(bind: call.account) AND key = \(bind: call.key) AND created_at < \(bind: forgottenBefore) RETURNING key
+            """).first() != nil {
             return nil
         }
+        guard let row = try await sql.raw("""
+            SELECT fingerprint, status, body FROM idempotency_keys WHERE account_id = \(bind: call.account) AND key = \(bind: call.key)
+            """).first() else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
         guard try row.decode(column: "fingerprint", as: String.self) == call.fingerprint else { throw Self.reused }
         let status = try row.decode(column: "status", as: Int.self)
         // Status 0 is a claim in this transaction's own snapshot: cannot be another's (it would have waited).

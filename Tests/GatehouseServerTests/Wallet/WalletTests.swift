@@ -207,6 +207,34 @@ struct WalletTests {
         }
     }
 
+    @Test("a forgotten key sent again by several at once starts over once: one new payment, one answer", arguments: TestEngine.available)
+    func idempotency_forgottenKey_concurrentDuplicates_payOnce(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionTTL = 7 * 86_400 }) { app in
+            // setup: a key used a day and more ago, not yet purged
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            _ = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 100_00)
+            #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "bob"), by: ann, key: "old-key").status == .created)
+            app.clock.advance(by: app.configuration.wallet.idempotencyKeyTTL + 60)
+            let v1 = app.v1
+
+            // MUT
+            let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        let response = try await v1.pay(2_00, to: PartyReference(tag: "bob"), by: ann, key: "old-key")
+                        return (response.status.code, response.text)
+                    }
+                }
+                return try await group.reduce(into: [(Int, String)]()) { $0.append($1) }
+            }
+
+            // validate
+            #expect(Set(answers.map(\.0)) == [201] && Set(answers.map(\.1)).count == 1, "\(answers)")
+            #expect(try await app.v1.balance(of: ann) == 97_00)
+        }
+    }
+
     @Test("many concurrent transfers from one wallet never overdraw it and lose nothing", arguments: TestEngine.available)
     func concurrentTransfers_neverOverdraw(engine: TestEngine) async throws {
         try await withApp(engine) { app in
