@@ -99,9 +99,21 @@ echo "fuzzer finished in $(( $(date +%s) - START ))s with status $STATUS"
 
 # The messenger's realtime socket (Fuzz/realtime.py): a second pair of accounts with a chat, so
 # the cases can make events happen while they send their frames.
-token_of() {  # email password
-  curl -sf -X POST "$BASE/v1/sessions" -H 'Content-Type: application/json' -d "{\"identifier\":\"$1\",\"password\":\"$2\"}" \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])'
+token_of() {  # email password: a session token, tried again a few times (one CI run got none, once, after the
+  # gateway fuzzer; the answer is printed when it never comes, so a next time says why)
+  local answer
+  for attempt in 1 2 3 4 5; do
+    answer=$(curl -s -w '\n%{http_code}' -X POST "$BASE/v1/sessions" -H 'Content-Type: application/json' \
+      -d "{\"identifier\":\"$1\",\"password\":\"$2\"}")
+    if [ "${answer##*$'\n'}" = 201 ]; then
+      printf '%s' "${answer%$'\n'*}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])'
+      return 0
+    fi
+    echo "login of $1 (try $attempt): HTTP ${answer##*$'\n'}: ${answer%$'\n'*}" >&2
+    sleep 1
+  done
+  tail -20 "$WORK/server.log" >&2
+  return 1
 }
 signup "rtfuzz@example.com" "$PASSWORD" "rtfuzz1"
 signup "rtpartner@example.com" "$PASSWORD" "rtpartner1"
