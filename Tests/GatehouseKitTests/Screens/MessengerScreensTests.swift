@@ -211,7 +211,11 @@ struct MessengerScreensTests {
                 false == (try? app.repository.chat(bobChat.id)?.unread) ?? true
             }
             let newest = try await bob.messenger.messages(in: bobChat.id).items.last?.id
-            #expect(try await bob.messenger.chat(bobChat.id).otherLastReadMessageId == newest)
+            // The app shows the chat read at once and tells the server right after: wait for the server.
+            let serverHasTheRead = await eventually(within: .seconds(10)) {
+                (try? await bob.messenger.chat(bobChat.id).otherLastReadMessageId) == newest
+            }
+            #expect(serverHasTheRead, "the server never recorded Ann's read")
             let annMessage = try #require(try await bob.messenger.messages(in: bobChat.id).items.first)
             try await bob.messenger.markRead(bobChat.id, upTo: annMessage.id)
             try await app.waitUntil("Ann sees her message read") { self.row(chat, "Hello, Bob")?.delivery == .read }
