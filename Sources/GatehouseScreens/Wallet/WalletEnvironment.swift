@@ -56,9 +56,6 @@ public enum WalletFormat {
         }
     }
 
-    /// A person's name as a payment shows it.
-    public static func name(_ party: WalletParty?) -> String { party?.displayName ?? "" }
-
     static func name(_ person: Person) -> String {
         WalletParty(id: person.id, tag: person.tag, firstName: person.firstName, lastName: person.lastName, avatarUrl: nil).displayName
     }

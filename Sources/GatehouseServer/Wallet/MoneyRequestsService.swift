@@ -105,7 +105,7 @@ struct MoneyRequestsService: WalletConcept {
     /// Asks a person for money.
     func create(_ viewer: AccountSnapshot, _ input: NewMoneyRequest, call: IdempotentCall) async throws -> Idempotent<MoneyRequest> {
         let comment = try cleanComment(input.comment)
-        guard input.amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
+        try requirePositive(input.amount)
         return try await idempotent(call) { tx, recorder in
             try checkAmount(input.amount)
             let mine = try await requireWallet(of: viewer.id, on: tx)

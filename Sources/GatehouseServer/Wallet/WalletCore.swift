@@ -177,14 +177,15 @@ extension WalletConcept {
         )
     }
 
-    func party(_ id: UUID, on db: (any Database)? = nil) async throws -> WalletParty {
-        guard let party = try await parties([id], on: db)[id] else { throw GatehouseError.notFound(.recipientNotFound, "error.recipientNotFound") }
-        return party
+
+    /// At least one kopeck: 400 `invalid_amount` (a malformed request, not remembered for its key).
+    func requirePositive(_ amount: Int64) throws {
+        guard amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
     }
 
     /// An amount as sent: at least one kopeck, at most the configured largest transfer.
     func checkAmount(_ amount: Int64) throws {
-        guard amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
+        try requirePositive(amount)
         guard amount <= settings.maxTransfer else {
             throw GatehouseError(.unprocessable, .transferLimitExceeded, LocalizedText("error.transferLimitExceeded", [Kopecks.format(settings.maxTransfer, grouping: " ")]), field: "amount")
         }

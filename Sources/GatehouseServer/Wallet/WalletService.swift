@@ -78,7 +78,7 @@ struct WalletService: WalletConcept {
     /// Sends money from my wallet.
     func transfer(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
         let comment = try cleanComment(input.comment)
-        guard input.amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
+        try requirePositive(input.amount)
         return try await idempotent(call) { tx, recorder in
             // The recipient and my wallet in one read.
             let (theirs, own) = try await resolve(input.to, field: "to", with: viewer.id, on: tx)
@@ -132,7 +132,7 @@ struct WalletService: WalletConcept {
     /// payment id) makes it idempotent: a second credit with the same reference answers the first
     /// and moves nothing; with another phone or amount it is refused.
     func credit(phone raw: String, amount: Int64, reason: String?, reference: String? = nil) async throws -> TransferResult {
-        guard amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
+        try requirePositive(amount)
         let comment = try cleanComment(reason)
         // Read before the transaction, so that its first statement is a write: on SQLite a
         // transaction that reads first cannot wait for another process's writer (the server's),

@@ -119,6 +119,10 @@ struct WalletTests {
             try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: ann), .unprocessableContent, .notYourself)
             try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: walletless), .notFound, .walletNotFound)
             try expectProblem(try await app.v1.pay(500_01, to: PartyReference(tag: "bob"), by: ann), .unprocessableContent, .transferLimitExceeded)
+            let long = try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann, comment: String(repeating: "я", count: 501)),
+                                         .badRequest, .fieldTooLong)
+            #expect(long.field == "comment")
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann, comment: "a\u{7}b"), .badRequest, .invalidText)
             try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: bob), .unprocessableContent, .insufficientFunds)
             try await app.v1.paid(500_00, to: bob, by: ann)
             try await app.v1.paid(300_00, to: bob, by: ann)
