@@ -11,6 +11,21 @@ struct WireContractTests {
         #expect(WireDates.iso8601String(from: date) == "2015-01-22T15:23:56Z")
     }
 
+    @Test("ISO 8601 text by arithmetic agrees with the calendar, before and after 1970, leap days included")
+    func iso8601MatchesTheCalendar() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var generator = SystemRandomNumberGenerator()
+        let fixed: [TimeInterval] = [0, -0.5, -1, 59.999, 951_782_400, 951_868_799.75, 4_107_542_399, -2_208_988_800, 253_402_300_799]
+        let random = (0..<2_000).map { _ in TimeInterval(Int64.random(in: -2_208_988_800...4_102_444_800, using: &generator)) + Double.random(in: 0..<1, using: &generator) }
+        for seconds in fixed + random {
+            let date = Date(timeIntervalSince1970: seconds)
+            let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+            let expected = String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+            #expect(WireDates.iso8601String(from: date) == expected, "\(seconds)")
+        }
+    }
+
     @Test("accepted date forms", arguments: [
         ("2014-05-17T12:03:42", "2014-05-17T12:03:42Z"), ("2014-05-17T12:03:42Z", "2014-05-17T12:03:42Z"),
         ("2014-05-17T12:03:42.123Z", "2014-05-17T12:03:42Z"), ("2014-05-17T15:03:42+03:00", "2014-05-17T12:03:42Z"),

@@ -244,6 +244,8 @@ public struct GatehouseConfiguration: Sendable {
         public var lookupsPerHour: Int = 300
         /// Money requests one account may make per day.
         public var requestsPerDay: Int = 200
+        /// Most transfers one transaction writes (group commit; 1 writes each on its own).
+        public var transfersPerCommit: Int = 64
         public init() {}
     }
 
@@ -465,6 +467,7 @@ extension GatehouseConfiguration {
         w.maxComment = try reader.int("GATEHOUSE_WALLET_MAX_COMMENT_LENGTH", default: w.maxComment, range: 1...4_096)
         w.lookupsPerHour = try reader.int("GATEHOUSE_WALLET_LOOKUPS_PER_HOUR", default: w.lookupsPerHour, range: 1...1_000_000)
         w.requestsPerDay = try reader.int("GATEHOUSE_WALLET_REQUESTS_PER_DAY", default: w.requestsPerDay, range: 1...1_000_000)
+        w.transfersPerCommit = try reader.int("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", default: w.transfersPerCommit, range: 1...1_000)
         c.wallet = w
 
         // Signature identity

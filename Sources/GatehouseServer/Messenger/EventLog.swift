@@ -27,7 +27,12 @@ final class EventRecorder: Sendable {
     private let pending = NIOLockedValueBox<[PendingEvent]>([])
 
     func add(_ kind: RealtimeEventKind, to account: UUID, _ payload: some Encodable) throws {
-        let data = String(decoding: try V1JSON.encoder.encode(payload), as: UTF8.self)
+        add(kind, to: account, encoded: try V1JSON.encoder.encode(payload))
+    }
+
+    /// An event whose payload is encoded already (`V1JSON.encoder`).
+    func add(_ kind: RealtimeEventKind, to account: UUID, encoded payload: Data) {
+        let data = String(decoding: payload, as: UTF8.self)
         pending.withLockedValue { $0.append(PendingEvent(account: account, kind: kind, data: data)) }
     }
 

@@ -11,53 +11,125 @@ import SQLKit
 struct PaymentMessages: MessengerConcept {
     let core: MessengerCore
 
-    @discardableResult
-    func post(_ note: PaymentNote, comment: String?, author: UUID, to other: UUID, on tx: any Database, _ recorder: EventRecorder) async throws -> Message {
-        let (chat, allVisible) = try await directChat(author, other, on: tx)
-        let message = Message(id: OrderedID.make(), chatId: chat, authorId: author, text: comment ?? "", createdAt: clock.now(), editedAt: nil,
-                              deleted: false, replyTo: nil, forwardedFrom: nil, attachments: [], clientMessageId: nil, payment: note)
-        let payment = String(decoding: try V1JSON.encoder.encode(note), as: UTF8.self)
-        let sql = sql(tx)
-        try await sql.raw("""
-            INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_deleted, payment)
-            VALUES (\(bind: message.id), \(bind: chat), \(bind: author), \(bind: message.text), \(bind: message.createdAt), \(false), \(bind: payment))
-            """).run()
-        try await sql.raw("""
-            UPDATE chats SET last_message_id = \(bind: message.id), activity_key = \(bind: message.id.uuidString.lowercased()) WHERE id = \(bind: chat)
-            """).run()
-        if !allVisible {
-            try await sql.raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: chat) AND visible = \(false)").run()
-        }
-        try recordCreated(message, to: other, recorder)
-        return message
+    /// One wallet message to post.
+    struct Post: Sendable {
+        var note: PaymentNote
+        var comment: String?
+        var author: UUID
+        var other: UUID
     }
 
-    /// The direct chat of two accounts, made now when they have none, and whether both members
-    /// see it. The chat usually exists: one read then, an insert only the first time.
-    private func directChat(_ a: UUID, _ b: UUID, on tx: any Database) async throws -> (id: UUID, allVisible: Bool) {
-        let pair = ordered(a, b)
-        let sql = sql(tx)
-        let existing: SQLQueryString = """
-            SELECT c.id, (SELECT COUNT(*) FROM chat_members m WHERE m.chat_id = c.id AND m.visible = \(false)) AS hidden
-            FROM chats c WHERE c.low_id = \(bind: pair.low) AND c.high_id = \(bind: pair.high)
-            """
-        if let row = try await sql.raw(existing).first() {
-            return (try row.decode(column: "id", as: UUID.self), try row.decode(column: "hidden", as: Int.self) == 0)
+    @discardableResult
+    func post(_ note: PaymentNote, comment: String?, author: UUID, to other: UUID, on tx: any Database, _ recorder: EventRecorder) async throws -> Message {
+        try await post([Post(note: note, comment: comment, author: author, other: other)], on: tx, recorder)[0]
+    }
+
+    /// Posts the messages in `tx`: their chats found or made (`chats(for:on:)`), then the rest
+    /// in one go (`post(_:in:into:_:)`).
+    func post(_ posts: [Post], on tx: any Database, _ recorder: EventRecorder) async throws -> [Message] {
+        let chats = try await chats(for: posts, on: tx)
+        var writes = CombinedWrites()
+        let messages = try post(posts, in: chats, into: &writes, recorder)
+        try await writes.run(on: sql(tx))
+        return messages
+    }
+
+    /// The direct chats the posts go to, in one read, made for pairs that have none. A new
+    /// chat is hidden from both until its first message (`post` shows it): a group commit makes
+    /// the chats before it knows which payments go through, and a refused one leaves no chat in
+    /// anybody's list.
+    func chats(for posts: [Post], on tx: any Database) async throws -> DirectChats {
+        try await chats(between: posts.map { ($0.author, $0.other) }, on: tx)
+    }
+
+    func chats(between people: [(UUID, UUID)], on tx: any Database) async throws -> DirectChats {
+        DirectChats(byPair: try await directChats(Set(people.map { Pair(ordered($0.0, $0.1)) }), on: tx))
+    }
+
+    /// The messages of `posts` in `chats`: their insert, the chats' activity and whom they show
+    /// to are added to `writes` (the caller runs them; none reads another's rows), and their
+    /// `message.created` events recorded. Answers the messages in order.
+    func post(_ posts: [Post], in chats: DirectChats, into writes: inout CombinedWrites, _ recorder: EventRecorder) throws -> [Message] {
+        guard !posts.isEmpty else { return [] }
+        let now = clock.now()
+        let messages = try posts.map { post -> Message in
+            guard let chat = chats.byPair[Pair(ordered(post.author, post.other))] else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
+            return Message(id: OrderedID.make(), chatId: chat.id, authorId: post.author, text: post.comment ?? "", createdAt: now, editedAt: nil,
+                           deleted: false, replyTo: nil, forwardedFrom: nil, attachments: [], clientMessageId: nil, payment: post.note)
         }
-        let id = OrderedID.make()
-        if try await sql.raw("""
-            INSERT INTO chats (id, low_id, high_id, created_at, activity_key) VALUES
-            (\(bind: id), \(bind: pair.low), \(bind: pair.high), \(bind: clock.now()), \(bind: id.uuidString.lowercased()))
+        let values = try messages.map { m -> SQLQueryString in
+            let payment = String(decoding: try V1JSON.encoder.encode(m.payment), as: UTF8.self)
+            return "(\(bind: m.id), \(bind: m.chatId), \(bind: m.authorId), \(bind: m.text), \(bind: now), \(false), \(bind: payment))"
+        }
+        writes.add("INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_deleted, payment) VALUES \(values.joined(separator: ", "))")
+        // Each chat's newest message. The chats are not locked in id order first, as a batch of
+        // sends does: two batches of payments that share a chat share its people's wallets,
+        // which they lock in order before this.
+        var newest: [UUID: UUID] = [:]
+        for m in messages { newest[m.chatId] = m.id }
+        let ids = newest.keys.sorted { $0.uuidString < $1.uuidString }
+        let lastCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
+        let keyCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
+        writes.add("UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: ids))")
+        let hidden = Set(messages.map(\.chatId)).filter { id in chats.byPair.values.contains { $0.id == id && !$0.allVisible } }
+        if !hidden.isEmpty {
+            writes.add("UPDATE chat_members SET visible = \(true) WHERE chat_id IN (\(binds: Array(hidden))) AND visible = \(false)")
+        }
+        for (post, message) in zip(posts, messages) { try recordCreated(message, to: post.other, recorder) }
+        return messages
+    }
+
+    /// The chats a batch of posts goes to.
+    struct DirectChats: Sendable {
+        fileprivate var byPair: [Pair: (id: UUID, allVisible: Bool)]
+    }
+
+    /// Two accounts, lower id first.
+    fileprivate struct Pair: Hashable {
+        var low: UUID
+        var high: UUID
+        init(_ pair: (low: UUID, high: UUID)) { (low, high) = pair }
+    }
+
+    /// The direct chats of the pairs, made now (hidden) for pairs that have none, and whether
+    /// both members of each see it. The chats usually exist: one read then, inserts only the first time.
+    private func directChats(_ pairs: Set<Pair>, on tx: any Database) async throws -> [Pair: (id: UUID, allVisible: Bool)] {
+        let sql = sql(tx)
+        func read(_ pairs: [Pair]) async throws -> [Pair: (id: UUID, allVisible: Bool)] {
+            let conditions = pairs.map { "(c.low_id = \(bind: $0.low) AND c.high_id = \(bind: $0.high))" as SQLQueryString }
+            var found: [Pair: (id: UUID, allVisible: Bool)] = [:]
+            for row in try await sql.raw("""
+                SELECT c.id, c.low_id, c.high_id, (SELECT COUNT(*) FROM chat_members m WHERE m.chat_id = c.id AND m.visible = \(false)) AS hidden
+                FROM chats c WHERE \(conditions.joined(separator: " OR "))
+                """).all() {
+                let pair = Pair((try row.decode(column: "low_id", as: UUID.self), try row.decode(column: "high_id", as: UUID.self)))
+                found[pair] = (try row.decode(column: "id", as: UUID.self), try row.decode(column: "hidden", as: Int.self) == 0)
+            }
+            return found
+        }
+        var chats = try await read(Array(pairs))
+        // The missing ones, in pair order (two transactions making the same chats wait in one order).
+        let missing = pairs.filter { chats[$0] == nil }.sorted { ($0.low.uuidString, $0.high.uuidString) < ($1.low.uuidString, $1.high.uuidString) }
+        guard !missing.isEmpty else { return chats }
+        let now = clock.now()
+        let made = missing.map { (pair: $0, id: OrderedID.make()) }
+        let values = made.map { "(\(bind: $0.id), \(bind: $0.pair.low), \(bind: $0.pair.high), \(bind: now), \(bind: $0.id.uuidString.lowercased()))" as SQLQueryString }
+        var inserted: Set<UUID> = []
+        for row in try await sql.raw("""
+            INSERT INTO chats (id, low_id, high_id, created_at, activity_key) VALUES \(values.joined(separator: ", "))
             ON CONFLICT (low_id, high_id) DO NOTHING RETURNING id
-            """).first() != nil {
-            try await sql.raw("""
-                INSERT INTO chat_members (chat_id, account_id, other_id, visible) VALUES
-                (\(bind: id), \(bind: a), \(bind: b), \(true)), (\(bind: id), \(bind: b), \(bind: a), \(true))
-                """).run()
-            return (id, true)
+            """).all() {
+            inserted.insert(try row.decode(column: "id", as: UUID.self))
+        }
+        let new = made.filter { inserted.contains($0.id) }
+        if !new.isEmpty {
+            let members = new.map { "(\(bind: $0.id), \(bind: $0.pair.low), \(bind: $0.pair.high), \(false)), (\(bind: $0.id), \(bind: $0.pair.high), \(bind: $0.pair.low), \(false))" as SQLQueryString }
+            try await sql.raw("INSERT INTO chat_members (chat_id, account_id, other_id, visible) VALUES \(members.joined(separator: ", "))").run()
+            for made in new { chats[made.pair] = (made.id, false) }
         }
         // Made by another transaction a moment ago.
-        guard let row = try await sql.raw(existing).first() else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
-        return (try row.decode(column: "id", as: UUID.self), try row.decode(column: "hidden", as: Int.self) == 0)
+        let raced = missing.filter { chats[$0] == nil }
+        if !raced.isEmpty { chats.merge(try await read(raced)) { a, _ in a } }
+        return chats
     }
 }

@@ -15,7 +15,7 @@ import SQLKit
 /// friends only, a rate limit, a reused client id fail that send alone. A retried
 /// `clientMessageId` answers the message already sent, in this batch or an earlier one. When a
 /// batch fails as a whole (the database), each of its sends is tried again on its own.
-final class SendBatcher: MessengerConcept {
+final class SendBatcher: Sendable {
     struct Request: Sendable {
         var author: UUID
         var chat: UUID
@@ -23,72 +23,27 @@ final class SendBatcher: MessengerConcept {
         var clientID: String
     }
 
-    private struct Waiting {
-        var request: Request
-        var continuation: CheckedContinuation<Message, any Error>
-    }
-
-    private struct State {
-        var queue: [Waiting] = []
-        var draining = false
-    }
-
-    let core: MessengerCore
-    /// The most sends one transaction writes.
-    let maxBatch: Int
-    /// Sends one at a time (the fallback when a batch fails).
-    let single: @Sendable (Request) async throws -> Message
-    private let state = NIOLockedValueBox(State())
+    private let commits: GroupCommit<Request, Message>
 
     init(core: MessengerCore, maxBatch: Int = 128, single: @escaping @Sendable (Request) async throws -> Message) {
-        self.core = core
-        self.maxBatch = maxBatch
-        self.single = single
+        let writer = SendBatchWriter(core: core)
+        commits = GroupCommit(maxBatch: maxBatch, write: { requests in
+            try await writer.write(requests).map { .done($0.mapError { $0 as any Error }) }
+        }, single: single)
     }
 
     func send(_ request: Request) async throws -> Message {
-        try await withCheckedThrowingContinuation { continuation in
-            let start = state.withLockedValue { state -> Bool in
-                state.queue.append(Waiting(request: request, continuation: continuation))
-                if state.draining { return false }
-                state.draining = true
-                return true
-            }
-            if start { Task { await self.drain() } }
-        }
+        try await commits.submit(request)
     }
+}
 
-    private func drain() async {
-        while true {
-            let batch = state.withLockedValue { state -> [Waiting] in
-                guard !state.queue.isEmpty else {
-                    state.draining = false
-                    return []
-                }
-                let count = min(state.queue.count, maxBatch)
-                let batch = Array(state.queue.prefix(count))
-                state.queue.removeFirst(count)
-                return batch
-            }
-            if batch.isEmpty { return }
-            do {
-                let outcomes = try await write(batch.map(\.request))
-                for (waiting, outcome) in zip(batch, outcomes) { waiting.continuation.resume(with: outcome.mapError { $0 as any Error }) }
-            } catch {
-                // The batch as a whole failed: each send on its own, so that one cannot fail the others.
-                await withTaskGroup(of: Void.self) { group in
-                    for waiting in batch {
-                        group.addTask {
-                            do { waiting.continuation.resume(returning: try await self.single(waiting.request)) } catch { waiting.continuation.resume(throwing: error) }
-                        }
-                    }
-                }
-            }
-        }
-    }
+/// The transaction of one batch of sends.
+struct SendBatchWriter: MessengerConcept {
+    typealias Request = SendBatcher.Request
+    let core: MessengerCore
 
     /// One transaction for the batch; an outcome per request, in order.
-    private func write(_ requests: [Request]) async throws -> [Result<Message, GatehouseError>] {
+    func write(_ requests: [Request]) async throws -> [Result<Message, GatehouseError>] {
         let core = self.core
         let settings = self.settings
         return try await core.events.write { tx, recorder in

@@ -157,4 +157,32 @@ enum EventBusLimits {
     }
 
     static func check(_ event: BusEvent) throws { _ = try encode(event) }
+
+    /// Events as notification payloads, in order: as many as fit in the limit in one JSON array,
+    /// an event alone as itself (an event too large alone throws, as `encode` does).
+    static func pack(_ events: [BusEvent]) throws -> [String] {
+        var payloads: [String] = []
+        var group: [String] = []
+        var size = 1
+        func flush() {
+            if group.count == 1 { payloads.append(group[0]) } else if !group.isEmpty { payloads.append("[" + group.joined(separator: ",") + "]") }
+            group = []
+            size = 1
+        }
+        for event in events {
+            let one = try encode(event)
+            if !group.isEmpty, size + one.utf8.count + 2 > maxPayloadBytes { flush() }
+            group.append(one)
+            size += one.utf8.count + 1
+        }
+        flush()
+        return payloads
+    }
+
+    /// The events of a payload: an array (`pack`) or one event (instances of an older version).
+    static func unpack(_ payload: String) -> [BusEvent]? {
+        let data = Data(payload.utf8)
+        if payload.hasPrefix("[") { return try? JSONDecoder().decode([BusEvent].self, from: data) }
+        return (try? JSONDecoder().decode(BusEvent.self, from: data)).map { [$0] }
+    }
 }

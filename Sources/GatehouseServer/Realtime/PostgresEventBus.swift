@@ -42,9 +42,13 @@ final class PostgresEventBus: EventBus, Service {
         try await sql.raw("SELECT pg_notify(\(bind: channel), \(bind: payload))").run()
     }
 
+    /// Several events go in as few notifications as fit (a JSON array each, within the payload
+    /// limit): a notification costs PostgreSQL and every listening instance the same however
+    /// much it carries, and a batch of payments tells of hundreds.
     func publish(_ events: [BusEvent], on db: (any Database)?) async throws {
         guard !events.isEmpty else { return }
-        let calls = try events.map { event -> SQLQueryString in "pg_notify(\(bind: channel), \(bind: try EventBusLimits.encode(event)))" }
+        let payloads = try EventBusLimits.pack(events)
+        let calls = payloads.map { payload -> SQLQueryString in "pg_notify(\(bind: channel), \(bind: payload))" }
         let sql = (db ?? database.db) as! any SQLDatabase
         try await sql.raw("SELECT \(calls.joined(separator: ", "))").run()
     }
@@ -98,11 +102,11 @@ final class PostgresEventBus: EventBus, Service {
                 onListening()
                 subscribers.gap()  // whatever happened before this moment is in the database
                 for try await notification in notifications {
-                    guard let event = try? JSONDecoder().decode(BusEvent.self, from: Data(notification.payload.utf8)) else {
+                    guard let events = EventBusLimits.unpack(notification.payload) else {
                         logger.warning("event bus: unreadable notification dropped")
                         continue
                     }
-                    subscribers.dispatch(event)
+                    for event in events { subscribers.dispatch(event) }
                 }
             }
         } catch {

@@ -24,8 +24,18 @@ struct IdempotentCall: Sendable {
         var hasher = SHA256()
         hasher.update(data: Data("\(method) \(path)\n".utf8))
         hasher.update(data: body)
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Array(hasher.finalize()).hexString
     }
+}
+
+/// An account's key.
+struct KeyRef: Hashable, Sendable {
+    var account: UUID
+    var key: String
+}
+
+extension IdempotentCall {
+    var ref: KeyRef { KeyRef(account: account, key: key) }
 }
 
 /// A stored answer: what the first call answered, replayed byte for byte.
@@ -86,10 +96,53 @@ struct IdempotencyKeys: Sendable {
 
     /// Stores the answer of a call that claimed its key, in the same transaction.
     func complete(_ call: IdempotentCall, _ answer: StoredAnswer, on tx: any Database) async throws {
-        try await (tx as! any SQLDatabase).raw("""
-            UPDATE idempotency_keys SET status = \(bind: answer.status), body = \(bind: String(decoding: answer.body, as: UTF8.self))
-            WHERE account_id = \(bind: call.account) AND key = \(bind: call.key)
-            """).run()
+        try await complete([(call, answer)], on: tx)
+    }
+
+    /// Stores the answers of calls that claimed their keys, in one statement.
+    func complete(_ answers: [(call: IdempotentCall, answer: StoredAnswer)], on tx: any Database) async throws {
+        var writes = CombinedWrites()
+        complete(answers, into: &writes)
+        try await writes.run(on: tx as! any SQLDatabase)
+    }
+
+    /// The same, added to a group commit's writes.
+    func complete(_ answers: [(call: IdempotentCall, answer: StoredAnswer)], into writes: inout CombinedWrites) {
+        guard !answers.isEmpty else { return }
+        let match = { (call: IdempotentCall) -> SQLQueryString in "(account_id = \(bind: call.account) AND key = \(bind: call.key))" }
+        let statuses = answers.map { "WHEN \(match($0.call)) THEN \(bind: $0.answer.status)" as SQLQueryString }.joined(separator: " ")
+        let bodies = answers.map { "WHEN \(match($0.call)) THEN \(bind: String(decoding: $0.answer.body, as: UTF8.self))" as SQLQueryString }.joined(separator: " ")
+        writes.add("""
+            UPDATE idempotency_keys SET status = CASE \(statuses) END, body = CASE \(bodies) END
+            WHERE \(answers.map { match($0.call) }.joined(separator: " OR "))
+            """)
+    }
+
+    /// Claims the keys of a batch's calls (all different) in one statement, in key order; answers
+    /// those claimed. A key used before is not claimed: its call goes alone through `claim`,
+    /// which replays, refuses or takes over a forgotten key.
+    func claimNew(_ calls: [IdempotentCall], on tx: any Database) async throws -> Set<KeyRef> {
+        guard !calls.isEmpty else { return [] }
+        let now = clock.now()
+        let values = calls.sorted { ($0.account.uuidString, $0.key) < ($1.account.uuidString, $1.key) }.map { call -> SQLQueryString in
+            "(\(bind: call.account), \(bind: call.key), \(bind: call.fingerprint), 0, '', \(bind: now))"
+        }
+        var claimed: Set<KeyRef> = []
+        for row in try await (tx as! any SQLDatabase).raw("""
+            INSERT INTO idempotency_keys (account_id, key, fingerprint, status, body, created_at) VALUES \(values.joined(separator: ", "))
+            ON CONFLICT (account_id, key) DO NOTHING RETURNING account_id, key
+            """).all() {
+            claimed.insert(KeyRef(account: try row.decode(column: "account_id", as: UUID.self), key: try row.decode(column: "key", as: String.self)))
+        }
+        return claimed
+    }
+
+    /// Gives back keys claimed in this transaction for calls it will not answer (added to a
+    /// group commit's writes).
+    func release(_ calls: [IdempotentCall], into writes: inout CombinedWrites) {
+        guard !calls.isEmpty else { return }
+        let matches = calls.map { "(account_id = \(bind: $0.account) AND key = \(bind: $0.key) AND status = 0)" as SQLQueryString }
+        writes.add("DELETE FROM idempotency_keys WHERE \(matches.joined(separator: " OR "))")
     }
 
     /// Remembers a refusal (`insufficient_funds`, a limit, an unknown recipient) after its

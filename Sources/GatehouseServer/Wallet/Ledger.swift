@@ -83,6 +83,100 @@ struct Ledger: Sendable {
         return Posting(id: id, createdAt: now, debitBalance: debitBalance, creditBalance: creditBalance)
     }
 
+    /// One movement of a batch.
+    struct Movement: Sendable {
+        var kind: TransferKind
+        var debit: UUID
+        var credit: UUID
+        var amount: Int64
+        var comment: String?
+        var request: UUID?
+    }
+
+    /// A wallet as the batch sees it while it holds the row's lock.
+    private struct Locked {
+        var system: Bool
+        var balance: Int64
+        var paidDay: Int64
+        var paidToday: Int64
+        var changed = false
+    }
+
+    /// Posts the movements of a batch (the wallet's group commit) in `db`, in order: every wallet
+    /// they touch locked in id order and read (one statement), each movement applied in turn to
+    /// what the ones before it left (the same rules as `post`: the funds, the day's payouts), and
+    /// the balances (one update), the movements and the entries (one insert each) added to
+    /// `writes`, which the caller runs. A refused movement changes nothing and does not stop the
+    /// others. Call it only after the transaction has written (on SQLite a transaction that
+    /// reads first cannot wait for another process's writer): the batch claims its keys first.
+    func post(_ movements: [Movement], dailyLimit: Int64?, on db: any Database, into writes: inout CombinedWrites) async throws -> [Result<Posting, Refusal>] {
+        guard !movements.isEmpty else { return [] }
+        let sql = db as! any SQLDatabase
+        let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted { $0.uuidString < $1.uuidString }
+        // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
+        let lock: SQLQueryString = (sql.dialect.name == "postgresql") ? " ORDER BY id FOR NO KEY UPDATE" : ""
+        var wallets: [UUID: Locked] = [:]
+        for row in try await sql.raw("""
+            SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE id IN (\(binds: ids))\(lock)
+            """).all() {
+            wallets[try row.decode(column: "id", as: UUID.self)] = Locked(
+                system: try row.decode(column: "kind", as: String.self) == "system", balance: try row.decode(column: "balance", as: Int64.self),
+                paidDay: try row.decode(column: "paid_day", as: Int64.self), paidToday: try row.decode(column: "paid_today", as: Int64.self))
+        }
+        let now = clock.now()
+        let day = Self.day(now)
+        var results: [Result<Posting, Refusal>] = []
+        var posted: [(movement: Movement, posting: Posting)] = []
+        for movement in movements {
+            precondition(movement.amount > 0 && movement.debit != movement.credit)
+            guard var debit = wallets[movement.debit], var credit = wallets[movement.credit] else { throw LedgerError.walletMissing }
+            guard debit.system || debit.balance >= movement.amount else {
+                results.append(.failure(.insufficientFunds))
+                continue
+            }
+            let paid = debit.paidDay == day ? debit.paidToday + movement.amount : movement.amount
+            if let dailyLimit, paid > dailyLimit {
+                results.append(.failure(.dailyLimitExceeded(limit: dailyLimit)))
+                continue
+            }
+            debit.balance -= movement.amount
+            (debit.paidDay, debit.paidToday, debit.changed) = (day, paid, true)
+            wallets[movement.debit] = debit
+            credit.balance += movement.amount
+            credit.changed = true
+            wallets[movement.credit] = credit
+            let posting = Posting(id: OrderedID.make(), createdAt: now, debitBalance: debit.balance, creditBalance: credit.balance)
+            posted.append((movement, posting))
+            results.append(.success(posting))
+        }
+        guard !posted.isEmpty else { return results }
+        let changed = ids.filter { wallets[$0]!.changed }
+        func cases(_ value: (Locked) -> Int64) -> SQLQueryString {
+            "CASE id \(changed.map { "WHEN \(bind: $0) THEN \(bind: value(wallets[$0]!))" as SQLQueryString }.joined(separator: " ")) END"
+        }
+        writes.add("""
+            UPDATE wallets SET balance = \(cases(\.balance)), paid_day = \(cases(\.paidDay)), paid_today = \(cases(\.paidToday))
+            WHERE id IN (\(binds: changed))
+            """)
+        let transactions = posted.map { p -> SQLQueryString in
+            "(\(bind: p.posting.id), \(bind: p.movement.kind.rawValue), \(bind: p.movement.debit), \(bind: p.movement.credit), \(bind: p.movement.amount), \(bind: p.movement.comment), \(bind: p.movement.request), NULL, \(bind: now))"
+        }
+        writes.add("""
+            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
+            VALUES \(transactions.joined(separator: ", "))
+            """)
+        let entries = posted.map { p -> SQLQueryString in
+            """
+            (\(bind: OrderedID.make()), \(bind: p.posting.id), \(bind: p.movement.debit), \(bind: -p.movement.amount), \(bind: p.posting.debitBalance), \(bind: now)), \
+            (\(bind: OrderedID.make()), \(bind: p.posting.id), \(bind: p.movement.credit), \(bind: p.movement.amount), \(bind: p.posting.creditBalance), \(bind: now))
+            """
+        }
+        writes.add("""
+            INSERT INTO ledger_entries (id, transaction_id, wallet_id, amount, balance_after, created_at) VALUES \(entries.joined(separator: ", "))
+            """)
+        return results
+    }
+
     /// The day a payout counts towards: days since 1970 in UTC.
     static func day(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
 
@@ -111,4 +205,9 @@ struct Ledger: Sendable {
         if total != 0 { problems.append("the balances sum to \(total), not 0") }
         return problems
     }
+}
+
+enum LedgerError: Error {
+    /// A batch named a wallet that is not there (its movements are then made one by one, which say why).
+    case walletMissing
 }

@@ -31,6 +31,35 @@ protocol WalletConcept: Sendable {
     var core: WalletCore { get }
 }
 
+/// Whom a `PartyReference` names, normalized as the accounts table keeps it.
+enum PartyKey: Hashable, Sendable {
+    case phone(String)
+    case tag(String)
+    case email(String)
+
+    /// The key of a reference (exactly one of phone, tag, email): 400 for a malformed phone or
+    /// email or for not exactly one, nil for a tag no account can have.
+    init?(_ reference: PartyReference, field: String, defaultCountryCode: String) throws {
+        switch (reference.phone, reference.tag, reference.email) {
+        case (let phone?, nil, nil):
+            guard let normalized = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode) else {
+                throw GatehouseError(.invalidInput, .invalidPhone, LocalizedText("error.invalidPhone", [String(phone.prefix(32))]), field: "\(field).phone")
+            }
+            self = .phone(normalized)
+        case (nil, let tag?, nil):
+            guard let normalized = TagRule.normalize(tag) else { return nil }
+            self = .tag(normalized)
+        case (nil, nil, let email?):
+            guard let normalized = EmailAddress.normalize(email) else {
+                throw GatehouseError(.invalidInput, .invalidEmail, LocalizedText("error.invalidEmail", [String(email.prefix(64))]), field: "\(field).email")
+            }
+            self = .email(normalized)
+        default:
+            throw GatehouseError(.invalidInput, .invalidParameter, LocalizedText("error.oneRecipient"), field: field)
+        }
+    }
+}
+
 /// A person's wallet row, with the person as payments show them.
 struct WalletRow: Sendable {
     var id: UUID
@@ -120,38 +149,46 @@ extension WalletConcept {
 
     /// The same, and in the same query the wallet of `me` (a payment needs both; nil when I have none).
     func resolve(_ reference: PartyReference, field: String, with me: UUID?, on db: (any Database)? = nil) async throws -> (named: WalletRow, mine: WalletRow?) {
-        let notFound = GatehouseError.notFound(.recipientNotFound, "error.recipientNotFound", field: field)
-        let condition: SQLQueryString
-        switch (reference.phone, reference.tag, reference.email) {
-        case (let phone?, nil, nil):
-            guard let normalized = PhoneNumber.normalize(phone, defaultCountryCode: core.defaultCountryCode) else {
-                throw GatehouseError(.invalidInput, .invalidPhone, LocalizedText("error.invalidPhone", [String(phone.prefix(32))]), field: "\(field).phone")
+        let key = try PartyKey(reference, field: field, defaultCountryCode: core.defaultCountryCode)
+        let found = try await resolve([key].compactMap { $0 }, with: me.map { [$0] } ?? [], on: db)
+        guard let key, let named = found.named[key] else { throw GatehouseError.notFound(.recipientNotFound, "error.recipientNotFound", field: field) }
+        return (named, me.flatMap { found.mine[$0] })
+    }
+
+    /// The wallets the keys name and the wallets of the accounts `mine`, in one read.
+    func resolve(_ keys: [PartyKey], with mine: [UUID], on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
+        var tags: [String] = [], phones: [String] = [], emails: [String] = []
+        for key in Set(keys) {
+            switch key {
+            case .tag(let tag): tags.append(tag)
+            case .phone(let phone): phones.append(phone)
+            case .email(let email): emails.append(email)
             }
-            condition = "(a.phone = \(bind: normalized) AND a.phone_verified_at IS NOT NULL)"
-        case (nil, let tag?, nil):
-            guard let normalized = TagRule.normalize(tag) else { throw notFound }
-            condition = "a.username_key = \(bind: normalized)"
-        case (nil, nil, let email?):
-            guard let normalized = EmailAddress.normalize(email) else {
-                throw GatehouseError(.invalidInput, .invalidEmail, LocalizedText("error.invalidEmail", [String(email.prefix(64))]), field: "\(field).email")
-            }
-            condition = "(a.email = \(bind: normalized) AND a.email_confirmed_at IS NOT NULL)"
-        default:
-            throw GatehouseError(.invalidInput, .invalidParameter, LocalizedText("error.oneRecipient"), field: field)
         }
-        let mine: SQLQueryString = me.map { " OR a.id = \(bind: $0)" } ?? ""
+        var conditions: [SQLQueryString] = []
+        if !tags.isEmpty { conditions.append("a.username_key IN (\(binds: tags))") }
+        if !phones.isEmpty { conditions.append("(a.phone IN (\(binds: phones)) AND a.phone_verified_at IS NOT NULL)") }
+        if !emails.isEmpty { conditions.append("(a.email IN (\(binds: emails)) AND a.email_confirmed_at IS NOT NULL)") }
+        if !mine.isEmpty { conditions.append("a.id IN (\(binds: mine))") }
+        guard !conditions.isEmpty else { return ([:], [:]) }
         let rows = try await sql(db ?? database.db).raw("""
-            SELECT \(Self.walletColumns), CASE WHEN \(condition) THEN 1 ELSE 0 END AS named
-            FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(condition)\(mine)
+            SELECT \(Self.walletColumns), a.username_key, a.phone AS account_phone, a.phone_verified_at, a.email, a.email_confirmed_at
+            FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(conditions.joined(separator: " OR "))
             """).all()
-        var named: WalletRow?, own: WalletRow?
+        let mineSet = Set(mine)
+        var named: [PartyKey: WalletRow] = [:], own: [UUID: WalletRow] = [:]
         for row in rows {
             let wallet = try walletRow(row)
-            if try row.decode(column: "named", as: Int.self) == 1 { named = wallet }
-            if wallet.account == me { own = wallet }
+            if let tag = try row.decode(column: "username_key", as: String?.self) { named[.tag(tag)] = wallet }
+            if let phone = try row.decode(column: "account_phone", as: String?.self), try row.decode(column: "phone_verified_at", as: Date?.self) != nil {
+                named[.phone(phone)] = wallet
+            }
+            if let email = try row.decode(column: "email", as: String?.self), try row.decode(column: "email_confirmed_at", as: Date?.self) != nil {
+                named[.email(email)] = wallet
+            }
+            if mineSet.contains(wallet.account) { own[wallet.account] = wallet }
         }
-        guard let named else { throw notFound }
-        return (named, own)
+        return (named.filter { keys.contains($0.key) }, own)
     }
 
     /// People as payments show them.

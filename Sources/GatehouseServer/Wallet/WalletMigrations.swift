@@ -102,3 +102,18 @@ struct M013CreateWallet: AsyncMigration {
         }
     }
 }
+
+/// The index of a wallet's entries by time served the daily limit's first version, a sum over the
+/// day's payouts; the limit is a counter on the wallet's row now (`Ledger.post`), and the index
+/// only cost every entry an insert.
+struct M014DropLedgerEntriesByTime: AsyncMigration {
+    var name: String { "014_DropLedgerEntriesByTime" }
+
+    func prepare(on database: any Database) async throws {
+        try await (database as! any SQLDatabase).drop(index: "ix_ledger_entries_wallet_time").run()
+    }
+
+    func revert(on database: any Database) async throws {
+        try await (database as! any SQLDatabase).create(index: "ix_ledger_entries_wallet_time").on("ledger_entries").column("wallet_id").column("created_at").run()
+    }
+}

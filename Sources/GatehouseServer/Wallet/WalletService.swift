@@ -7,6 +7,13 @@ import SQLKit
 /// and history, finding whom a phone, tag or email pays, sending money, and the operator's top-up.
 struct WalletService: WalletConcept {
     let core: WalletCore
+    /// Group commit for transfers (nil: every transfer on its own, the batcher's own fallback).
+    let batcher: TransferBatcher?
+
+    init(core: WalletCore, batched: Bool = true) {
+        self.core = core
+        self.batcher = batched && core.settings.transfersPerCommit > 1 ? TransferBatcher(core: core) : nil
+    }
 
     // MARK: - the wallet
 
@@ -75,21 +82,35 @@ struct WalletService: WalletConcept {
 
     // MARK: - transfers
 
-    /// Sends money from my wallet.
+    /// Sends money from my wallet: with the transfers that arrive with it in one transaction
+    /// (`TransferBatcher`), or on its own.
     func transfer(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
-        let comment = try cleanComment(input.comment)
+        var input = input
+        input.comment = try cleanComment(input.comment)
         try requirePositive(input.amount)
-        return try await idempotent(call) { tx, recorder in
+        if let batcher { return try await batcher.submit(TransferBatcher.Request(viewer: viewer, input: input, call: call)) }
+        return try await transferAlone(viewer, input, call: call)
+    }
+
+    /// One transfer in a transaction of its own (`input` checked by `transfer`).
+    func transferAlone(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
+        try await idempotent(call) { tx, recorder in
             // The recipient and my wallet in one read.
             let (theirs, own) = try await resolve(input.to, field: "to", with: viewer.id, on: tx)
             guard let mine = own else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
-            try requireVerifiedPhone(viewer)
-            try checkAmount(input.amount)
-            guard theirs.account != viewer.id else {
-                throw GatehouseError(.unprocessable, .notYourself, LocalizedText("error.payYourself"), field: "to")
-            }
-            return try await move(.transfer, from: mine, to: theirs, amount: input.amount, comment: comment, request: nil,
+            try checkTransfer(viewer, from: mine, to: theirs, amount: input.amount)
+            return try await move(.transfer, from: mine, to: theirs, amount: input.amount, comment: input.comment, request: nil,
                                   note: .transfer, on: tx, recorder)
+        }
+    }
+
+    /// What a transfer from `viewer`'s wallet to `payee` must meet: a verified phone, an amount
+    /// within the limit, somebody else.
+    func checkTransfer(_ viewer: AccountSnapshot, from mine: WalletRow, to payee: WalletRow, amount: Int64) throws {
+        try requireVerifiedPhone(viewer)
+        try checkAmount(amount)
+        guard payee.account != viewer.id else {
+            throw GatehouseError(.unprocessable, .notYourself, LocalizedText("error.payYourself"), field: "to")
         }
     }
 
@@ -97,11 +118,15 @@ struct WalletService: WalletConcept {
     /// (`note`, authored by the payer) and tells both: answers the transfer with the payer's balance.
     func move(_ kind: TransferKind, from payer: WalletRow, to payee: WalletRow, amount: Int64, comment: String?, request: UUID?,
               requestKind: MoneyRequestKind? = nil, note: PaymentNote.Kind, on tx: any Database, _ recorder: EventRecorder) async throws -> TransferResult {
+        // The chat first, then the wallets: the order a group commit takes them in.
+        let chats = try await core.dialogs.chats(between: [(payer.account, payee.account)], on: tx)
         let posting = try await core.ledger.post(kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment, request: request,
                                                  dailyLimit: settings.dailyLimit, on: tx)
         let transfer = Transfer(id: posting.id, kind: kind, from: payer.party, to: payee.party, amount: amount, comment: comment, requestId: request, createdAt: posting.createdAt)
-        try await core.dialogs.post(PaymentNote(kind: note, amount: amount, transferId: posting.id, requestId: request, requestKind: requestKind),
-                                    comment: comment, author: payer.account, to: payee.account, on: tx, recorder)
+        var writes = CombinedWrites()
+        _ = try core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: posting.id, requestId: request, requestKind: requestKind),
+                                                        comment: comment, author: payer.account, other: payee.account)], in: chats, into: &writes, recorder)
+        try await writes.run(on: sql(tx))
         try recorder.add(.walletTransfer, to: payer.account, TransferResult(transfer: transfer, balance: posting.debitBalance))
         try recorder.add(.walletTransfer, to: payee.account, TransferResult(transfer: transfer, balance: posting.creditBalance))
         return TransferResult(transfer: transfer, balance: posting.debitBalance)

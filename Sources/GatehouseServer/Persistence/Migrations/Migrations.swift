@@ -19,6 +19,7 @@ enum GatehouseMigrations {
             M011CreateSignatureModels(),
             M012CreateSignatureDocuments(),
             M013CreateWallet(),
+            M014DropLedgerEntriesByTime(),
         ]
     }
 }
