@@ -85,7 +85,7 @@ struct EventLog: Sendable {
         let sql = db as! any SQLDatabase
         let byAccount = Dictionary(grouping: events, by: \.account)
         // One statement raises every counter, in account order (the order the rows are locked in).
-        let accounts = byAccount.keys.sorted(by: { $0.uuidString < $1.uuidString })
+        let accounts = byAccount.keys.sorted()
         let raises = accounts.map { account -> SQLQueryString in "(\(bind: account), \(bind: Int64(byAccount[account]!.count)))" }
         let rows = try await sql.raw("""
             INSERT INTO messenger_event_counters (account_id, last_seq) VALUES \(raises.joined(separator: ", "))

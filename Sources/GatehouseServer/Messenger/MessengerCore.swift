@@ -86,7 +86,9 @@ extension MessengerConcept {
 
     /// A new message's `message.created` for both members: the author's copy with its client id, the other's without.
     func recordCreated(_ message: Message, to other: UUID, _ recorder: EventRecorder) throws {
-        try recorder.add(.messageCreated, to: message.authorId, message)
+        let mine = try V1JSON.encoder.encode(message)
+        recorder.add(.messageCreated, to: message.authorId, encoded: mine)
+        guard message.clientMessageId != nil else { return recorder.add(.messageCreated, to: other, encoded: mine) }
         var theirs = message
         theirs.clientMessageId = nil
         try recorder.add(.messageCreated, to: other, theirs)
@@ -116,7 +118,7 @@ extension MessengerConcept {
 
     /// The two ids of a pair in the order the unique pair columns keep them.
     func ordered(_ a: UUID, _ b: UUID) -> (low: UUID, high: UUID) {
-        a.uuidString < b.uuidString ? (a, b) : (b, a)
+        a < b ? (a, b) : (b, a)
     }
 }
 

@@ -67,7 +67,7 @@ struct PaymentMessages: MessengerConcept {
         // which they lock in order before this.
         var newest: [UUID: UUID] = [:]
         for m in messages { newest[m.chatId] = m.id }
-        let ids = newest.keys.sorted { $0.uuidString < $1.uuidString }
+        let ids = newest.keys.sorted()
         let lastCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
         let keyCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
         writes.add("UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: ids))")
@@ -109,7 +109,7 @@ struct PaymentMessages: MessengerConcept {
         }
         var chats = try await read(Array(pairs))
         // The missing ones, in pair order (two transactions making the same chats wait in one order).
-        let missing = pairs.filter { chats[$0] == nil }.sorted { ($0.low.uuidString, $0.high.uuidString) < ($1.low.uuidString, $1.high.uuidString) }
+        let missing = pairs.filter { chats[$0] == nil }.sorted { ($0.low, $0.high) < ($1.low, $1.high) }
         guard !missing.isEmpty else { return chats }
         let now = clock.now()
         let made = missing.map { (pair: $0, id: OrderedID.make()) }

@@ -103,10 +103,10 @@ struct SendBatchWriter: MessengerConcept {
             // 4. The chats' activity (locked in id order on PostgreSQL, like every writer), who sees them, the events.
             if !written.isEmpty {
                 var newest: [UUID: UUID] = [:]
-                for w in written where newest[w.message.chatId].map({ $0.uuidString < w.message.id.uuidString }) ?? true {
+                for w in written where newest[w.message.chatId].map({ $0 < w.message.id }) ?? true {
                     newest[w.message.chatId] = w.message.id
                 }
-                let chats = newest.keys.sorted { $0.uuidString < $1.uuidString }
+                let chats = newest.keys.sorted()
                 if core.database.isPostgres {
                     try await sql.raw("SELECT id FROM chats WHERE id IN (\(binds: chats)) ORDER BY id FOR UPDATE").run()
                 }
@@ -119,7 +119,7 @@ struct SendBatchWriter: MessengerConcept {
                 if !hidden.isEmpty {
                     try await sql.raw("UPDATE chat_members SET visible = \(true) WHERE chat_id IN (\(binds: Array(hidden))) AND visible = \(false)").run()
                 }
-                for w in written.sorted(by: { $0.message.id.uuidString < $1.message.id.uuidString }) {
+                for w in written.sorted(by: { $0.message.id < $1.message.id }) {
                     try self.recordCreated(w.message, to: members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!.member.other, recorder)
                     outcomes[w.index] = .success(w.message)
                 }

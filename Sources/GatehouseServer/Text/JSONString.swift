@@ -6,19 +6,25 @@ import Foundation
 enum JSONString {
     /// `text` escaped for the inside of a JSON string, without the quotes.
     static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 16)
+        let backslash = UInt8(ascii: "\\")
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), backslash: out.append(backslash); out.append(byte)
+            case UInt8(ascii: "\n"): out.append(backslash); out.append(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"): out.append(backslash); out.append(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"): out.append(backslash); out.append(UInt8(ascii: "t"))
+            case 0..<0x20, 0x7F:
+                out.append(backslash)
+                out.append(contentsOf: "u00".utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default: out.append(byte)  // UTF-8 sequences pass through whole
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `text` as a JSON string literal, quotes included.

@@ -44,9 +44,10 @@ struct StoredAnswer: Sendable, Equatable {
     var body: Data
 }
 
-/// What a money-moving call comes to: done now, or the answer to the first call with its key.
+/// What a money-moving call comes to: done now (with the answer stored for its key, which is
+/// what the caller is told), or the answer to the first call with its key.
 enum Idempotent<Value: Sendable>: Sendable {
-    case fresh(Value)
+    case fresh(Value, answer: StoredAnswer)
     case replay(StoredAnswer)
 }
 
@@ -124,7 +125,7 @@ struct IdempotencyKeys: Sendable {
     func claimNew(_ calls: [IdempotentCall], on tx: any Database) async throws -> Set<KeyRef> {
         guard !calls.isEmpty else { return [] }
         let now = clock.now()
-        let values = calls.sorted { ($0.account.uuidString, $0.key) < ($1.account.uuidString, $1.key) }.map { call -> SQLQueryString in
+        let values = calls.sorted { ($0.account, $0.key) < ($1.account, $1.key) }.map { call -> SQLQueryString in
             "(\(bind: call.account), \(bind: call.key), \(bind: call.fingerprint), 0, '', \(bind: now))"
         }
         var claimed: Set<KeyRef> = []

@@ -43,7 +43,7 @@ struct Ledger: Sendable {
         let now = clock.now()
         var debitBalance: Int64 = 0
         var creditBalance: Int64 = 0
-        for wallet in [debit, credit].sorted(by: { $0.uuidString < $1.uuidString }) {
+        for wallet in [debit, credit].sorted() {
             if wallet == debit {
                 // The funds are checked in the debit's own statement, and the day's payouts are
                 // counted by it: both under the row's lock, so a concurrent payout of this wallet
@@ -112,7 +112,7 @@ struct Ledger: Sendable {
     func post(_ movements: [Movement], dailyLimit: Int64?, on db: any Database, into writes: inout CombinedWrites) async throws -> [Result<Posting, Refusal>] {
         guard !movements.isEmpty else { return [] }
         let sql = db as! any SQLDatabase
-        let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted { $0.uuidString < $1.uuidString }
+        let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted()
         // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
         let lock: SQLQueryString = (sql.dialect.name == "postgresql") ? " ORDER BY id FOR NO KEY UPDATE" : ""
         var wallets: [UUID: Locked] = [:]

@@ -60,7 +60,7 @@ extension WalletService {
         guard !candidates.isEmpty else { return outcomes }
         let settled = candidates
 
-        let answered = try await core.events.write { tx, recorder -> [(index: Int, result: TransferResult)] in
+        let answered = try await core.events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
             // 2. The keys: a key used before is not claimed (its call replays it alone).
             let claimed = try await core.keys.claimNew(settled.map { requests[$0.index].call }, on: tx)
             let mine = settled.filter { claimed.contains(requests[$0.index].call.ref) }
@@ -92,7 +92,7 @@ extension WalletService {
                                      comment: requests[p.index].input.comment, author: p.payer.account, other: p.payee.account)
             }, in: chats, into: &writes, recorder)
             var answers: [(call: IdempotentCall, answer: StoredAnswer)] = []
-            var answered: [(index: Int, result: TransferResult)] = []
+            var answered: [(index: Int, result: TransferResult, answer: StoredAnswer)] = []
             for p in posted {
                 let request = requests[p.index]
                 let transfer = Transfer(id: p.posting.id, kind: .transfer, from: p.payer.party, to: p.payee.party, amount: request.input.amount,
@@ -101,14 +101,15 @@ extension WalletService {
                 let body = try V1JSON.encoder.encode(result)
                 recorder.add(.walletTransfer, to: p.payer.account, encoded: body)
                 try recorder.add(.walletTransfer, to: p.payee.account, TransferResult(transfer: transfer, balance: p.posting.creditBalance))
-                answers.append((request.call, StoredAnswer(status: request.call.successStatus, body: body)))
-                answered.append((p.index, result))
+                let answer = StoredAnswer(status: request.call.successStatus, body: body)
+                answers.append((request.call, answer))
+                answered.append((p.index, result, answer))
             }
             core.keys.complete(answers, into: &writes)
             try await writes.run(on: tx as! any SQLDatabase)
             return answered
         }
-        for (index, result) in answered { outcomes[index] = .done(.success(.fresh(result))) }
+        for (index, result, answer) in answered { outcomes[index] = .done(.success(.fresh(result, answer: answer))) }
         return outcomes
     }
 }

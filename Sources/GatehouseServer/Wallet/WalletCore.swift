@@ -92,8 +92,9 @@ extension WalletConcept {
             } catch let refusal as Ledger.Refusal {
                 throw IdempotentRefusal(error: Self.error(for: refusal))
             }
-            try await core.keys.complete(call, StoredAnswer(status: call.successStatus, body: try V1JSON.encoder.encode(value)), on: tx)
-            return .fresh(value)
+            let answer = StoredAnswer(status: call.successStatus, body: try V1JSON.encoder.encode(value))
+            try await core.keys.complete(call, answer, on: tx)
+            return .fresh(value, answer: answer)
         }
     }
 

@@ -61,6 +61,29 @@ struct EventBusTests {
         }
     }
 
+    @Test("many events travel packed, in order, escapes and all, each payload within the limit", arguments: TestEngine.available)
+    func packed(engine: TestEngine) async throws {
+        // Bodies that test the hand-written JSON: quotes, backslashes, control characters, DEL, non-ASCII, a frame in a frame.
+        let tricky = ["\"q\" \\ \n\r\t \u{01}\u{1F}\u{7F}", "Привет, 💸", #"{"data":{"text":"a\"b"},"seq":7}"#, ""]
+        let account = UUID()
+        let events = (0..<300).map { i in BusEvent(topic: "test.packed", account: i % 7 == 0 ? nil : account, body: "\(i) " + tricky[i % tricky.count] + String(repeating: "x", count: i * 13 % 900)) }
+        let payloads = try EventBusLimits.pack(events)
+        #expect(payloads.count > 1 && payloads.count < events.count)
+        #expect(payloads.allSatisfy { $0.utf8.count <= EventBusLimits.maxPayloadBytes })
+        #expect(payloads.flatMap { EventBusLimits.unpack($0) ?? [] } == events)
+        #expect(EventBusLimits.unpack(try EventBusLimits.encode(events[1])) == [events[1]])
+        try await withApp(engine) { app in
+            let bus = app.services.bus
+            #expect(await eventually { bus.isConnected })
+            let received = Received()
+            let subscription = bus.subscribe(topic: "test.packed", account: nil) { received.add($0) }
+            try await bus.publish(events, on: nil)
+            #expect(await eventually { received.all.count == events.count })
+            #expect(received.all == events)
+            withExtendedLifetime(subscription) {}
+        }
+    }
+
     @Test("PostgreSQL: an event published in a transaction arrives when it commits, never when it rolls back")
     func transactional() async throws {
         guard TestEngine.available.contains(.postgres) else { return }

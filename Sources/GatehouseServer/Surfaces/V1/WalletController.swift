@@ -134,7 +134,9 @@ struct WalletController: Sendable {
     private func respond<T: Encodable & Sendable>(_ call: IdempotentCall, _ request: Request, _ run: () async throws -> Idempotent<T>) async throws -> Response {
         do {
             switch try await run() {
-            case .fresh(let value): return try V1JSON.response(value, status: .init(code: call.successStatus))
+            case .fresh(_, let answer):
+                return Response(status: .init(code: answer.status), headers: [.contentType: "application/json; charset=utf-8"],
+                                body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
             case .replay(let stored): return Self.replay(stored)
             }
         } catch let refusal as IdempotentRefusal {
