@@ -25,6 +25,8 @@ struct StoredEvent: Sendable, Equatable {
 /// Collects the events of one transaction.
 final class EventRecorder: Sendable {
     private let pending = NIOLockedValueBox<[PendingEvent]>([])
+    /// Events the transaction's body wrote itself (`EventLog.flush`), to announce after the commit on the in-process bus.
+    fileprivate let flushed = NIOLockedValueBox<[StoredEvent]>([])
 
     func add(_ kind: RealtimeEventKind, to account: UUID, _ payload: some Encodable) throws {
         add(kind, to: account, encoded: try V1JSON.encoder.encode(payload))
@@ -37,6 +39,8 @@ final class EventRecorder: Sendable {
     }
 
     var events: [PendingEvent] { pending.withLockedValue { $0 } }
+
+    fileprivate func take() -> [PendingEvent] { pending.withLockedValue { events in defer { events = [] }; return events } }
 }
 
 /// Every account's events (DESIGN §7 "Messenger"): written in the transaction of the change
@@ -63,9 +67,9 @@ struct EventLog: Sendable {
         let announcesInTransaction = bus is PostgresEventBus
         let (value, stored) = try await database.db.transaction { tx in
             let value = try await body(tx, recorder)
-            let stored = try await self.store(recorder.events, on: tx)
+            let stored = try await self.store(recorder.take(), on: tx)
             if announcesInTransaction { try await self.announce(stored, withFrames: true, on: tx) }
-            return (value, stored)
+            return (value, recorder.flushed.withLockedValue { $0 } + stored)
         }
         if !announcesInTransaction { try? await announce(stored, withFrames: true, on: nil) }
         return value
@@ -79,8 +83,31 @@ struct EventLog: Sendable {
         try await announce(stored, withFrames: bus is PostgresEventBus, on: bus is PostgresEventBus ? db : nil)
     }
 
+    /// For a group commit inside `write`: numbers the events recorded so far (one statement)
+    /// and adds their rows, and on PostgreSQL their announcement, to `writes`, so that they go
+    /// with the batch's other writes in one round trip. Events recorded later are written by
+    /// `write` as usual.
+    func flush(_ recorder: EventRecorder, on db: any Database, into writes: inout CombinedWrites) async throws {
+        let stored = try await number(recorder.take(), on: db)
+        guard !stored.isEmpty else { return }
+        writes.add(insert(stored))
+        if let postgres = bus as? PostgresEventBus {
+            writes.select(try postgres.notifications(busEvents(stored, withFrames: true)))
+        }
+        recorder.flushed.withLockedValue { $0 += stored }
+    }
+
     /// Numbers the events and inserts them.
     func store(_ events: [PendingEvent], on db: any Database) async throws -> [StoredEvent] {
+        let stored = try await number(events, on: db)
+        guard !stored.isEmpty else { return [] }
+        try await (db as! any SQLDatabase).raw(insert(stored)).run()
+        return stored
+    }
+
+    /// Raises the accounts' counters for the events (one statement, in account order) and
+    /// answers the events with their numbers.
+    private func number(_ events: [PendingEvent], on db: any Database) async throws -> [StoredEvent] {
         guard !events.isEmpty else { return [] }
         let sql = db as! any SQLDatabase
         let byAccount = Dictionary(grouping: events, by: \.account)
@@ -103,16 +130,23 @@ struct EventLog: Sendable {
                 stored.append(StoredEvent(account: account, seq: first + Int64(offset), kind: event.kind.rawValue, data: event.data))
             }
         }
+        return stored
+    }
+
+    private func insert(_ stored: [StoredEvent]) -> SQLQueryString {
         let now = clock.now()
         let values = stored.map { e -> SQLQueryString in "(\(bind: e.account), \(bind: e.seq), \(bind: e.kind), \(bind: e.data), \(bind: now))" }
-        try await sql.raw("INSERT INTO messenger_events (account_id, seq, kind, data, created_at) VALUES \(values.joined(separator: ", "))").run()
-        return stored
+        return "INSERT INTO messenger_events (account_id, seq, kind, data, created_at) VALUES \(values.joined(separator: ", "))"
     }
 
     /// Tells every instance: the account's event `seq`, with its frame when it fits a notification.
     private func announce(_ stored: [StoredEvent], withFrames: Bool, on db: (any Database)?) async throws {
         guard !stored.isEmpty else { return }
-        let events = stored.map { event -> BusEvent in
+        try await bus.publish(busEvents(stored, withFrames: withFrames), on: db)
+    }
+
+    private func busEvents(_ stored: [StoredEvent], withFrames: Bool) -> [BusEvent] {
+        stored.map { event -> BusEvent in
             var body = String(event.seq)
             if withFrames {
                 let frame = event.frame
@@ -120,7 +154,6 @@ struct EventLog: Sendable {
             }
             return BusEvent(topic: Self.topic, account: event.account, body: body)
         }
-        try await bus.publish(events, on: db)
     }
 
     /// The account's events after `seq`, oldest first.

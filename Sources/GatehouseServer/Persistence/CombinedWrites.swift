@@ -6,17 +6,26 @@ import SQLKit
 /// writes here so that the rows it locks are held for one round trip, not one per table.
 struct CombinedWrites {
     private(set) var statements: [SQLQueryString] = []
+    /// Expressions the statement selects once its writes are done (`pg_notify` calls).
+    private(set) var selected: [SQLQueryString] = []
 
     mutating func add(_ statement: SQLQueryString) {
         statements.append(statement)
     }
 
+    /// An expression to evaluate with the writes (PostgreSQL: the statement's own select list).
+    mutating func select(_ expression: SQLQueryString) {
+        selected.append(expression)
+    }
+
     func run(on sql: any SQLDatabase) async throws {
-        if sql.dialect.name == "postgresql", statements.count > 1 {
+        let select: SQLQueryString = selected.isEmpty ? "SELECT 1" : "SELECT \(selected.joined(separator: ", "))"
+        if sql.dialect.name == "postgresql", statements.count + selected.count > 1 {
             let parts = statements.enumerated().map { "w\(unsafeRaw: String($0.offset)) AS (\($0.element))" as SQLQueryString }
-            try await sql.raw("WITH \(parts.joined(separator: ", ")) SELECT 1").run()
+            try await sql.raw(parts.isEmpty ? select : "WITH \(parts.joined(separator: ", ")) \(select)").run()
         } else {
             for statement in statements { try await sql.raw(statement).run() }
+            if !selected.isEmpty { try await sql.raw(select).run() }
         }
     }
 }

@@ -54,7 +54,7 @@ final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
                 state.writers += 1
                 return true
             }
-            if start { Task { await self.drain() } }
+            if start { Task(priority: .high) { await self.drain() } }
         }
     }
 

@@ -47,10 +47,13 @@ final class PostgresEventBus: EventBus, Service {
     /// much it carries, and a batch of payments tells of hundreds.
     func publish(_ events: [BusEvent], on db: (any Database)?) async throws {
         guard !events.isEmpty else { return }
-        let payloads = try EventBusLimits.pack(events)
-        let calls = payloads.map { payload -> SQLQueryString in "pg_notify(\(bind: channel), \(bind: payload))" }
         let sql = (db ?? database.db) as! any SQLDatabase
-        try await sql.raw("SELECT \(calls.joined(separator: ", "))").run()
+        try await sql.raw("SELECT \(try notifications(events))").run()
+    }
+
+    /// The `pg_notify` calls that publish `events` (a select list; a caller's transaction runs it).
+    func notifications(_ events: [BusEvent]) throws -> SQLQueryString {
+        try EventBusLimits.pack(events).map { payload -> SQLQueryString in "pg_notify(\(bind: channel), \(bind: payload))" }.joined(separator: ", ")
     }
 
     func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription {

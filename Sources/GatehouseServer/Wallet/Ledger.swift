@@ -83,8 +83,9 @@ struct Ledger: Sendable {
         return Posting(id: id, createdAt: now, debitBalance: debitBalance, creditBalance: creditBalance)
     }
 
-    /// One movement of a batch.
+    /// One movement of a batch; its id is made before it is posted.
     struct Movement: Sendable {
+        var id: UUID
         var kind: TransferKind
         var debit: UUID
         var credit: UUID
@@ -93,77 +94,89 @@ struct Ledger: Sendable {
         var request: UUID?
     }
 
-    /// A wallet as the batch sees it while it holds the row's lock.
-    private struct Locked {
+    /// A wallet's balance and its day's payouts, as a batch applies movements to them.
+    struct Balance: Sendable {
         var system: Bool
         var balance: Int64
         var paidDay: Int64
         var paidToday: Int64
         var changed = false
+
+        /// The rule `post` applies in SQL, applied here: the funds (the system wallet may go
+        /// below zero), then the day's payouts including this one within `dailyLimit`.
+        mutating func pay(_ amount: Int64, day: Int64, dailyLimit: Int64?) -> Refusal? {
+            guard system || balance >= amount else { return .insufficientFunds }
+            let paid = paidDay == day ? paidToday + amount : amount
+            if let dailyLimit, paid > dailyLimit { return .dailyLimitExceeded(limit: dailyLimit) }
+            (balance, paidDay, paidToday, changed) = (balance - amount, day, paid, true)
+            return nil
+        }
+
+        mutating func receive(_ amount: Int64) {
+            balance += amount
+            changed = true
+        }
     }
 
-    /// Posts the movements of a batch (the wallet's group commit) in `db`, in order: every wallet
+    /// The movements' own rows (a batch's), added to `writes`: they carry no balance, so a group
+    /// commit writes them before it locks the wallets, and holds the locks for less.
+    func record(_ movements: [Movement], at now: Date, into writes: inout CombinedWrites) {
+        guard !movements.isEmpty else { return }
+        let rows = movements.map { m -> SQLQueryString in
+            "(\(bind: m.id), \(bind: m.kind.rawValue), \(bind: m.debit), \(bind: m.credit), \(bind: m.amount), \(bind: m.comment), \(bind: m.request), NULL, \(bind: now))"
+        }
+        writes.add("""
+            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
+            VALUES \(rows.joined(separator: ", "))
+            """)
+    }
+
+    /// Applies recorded movements (`record`) to their wallets in `db`, in order: every wallet
     /// they touch locked in id order and read (one statement), each movement applied in turn to
-    /// what the ones before it left (the same rules as `post`: the funds, the day's payouts), and
-    /// the balances (one update), the movements and the entries (one insert each) added to
-    /// `writes`, which the caller runs. A refused movement changes nothing and does not stop the
-    /// others. Call it only after the transaction has written (on SQLite a transaction that
-    /// reads first cannot wait for another process's writer): the batch claims its keys first.
-    func post(_ movements: [Movement], dailyLimit: Int64?, on db: any Database, into writes: inout CombinedWrites) async throws -> [Result<Posting, Refusal>] {
+    /// what the ones before it left (`Balance.pay`, the rule of `post`), and the balances (one
+    /// update) and entries (one insert) added to `writes`, which the caller runs. A refused
+    /// movement changes nothing and does not stop the others. Call it only after the
+    /// transaction has written (on SQLite a transaction that reads first cannot wait for another
+    /// process's writer): a batch claims its keys first.
+    func post(_ movements: [Movement], at now: Date, dailyLimit: Int64?, on db: any Database, into writes: inout CombinedWrites) async throws -> [Result<Posting, Refusal>] {
         guard !movements.isEmpty else { return [] }
         let sql = db as! any SQLDatabase
         let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted()
         // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
         let lock: SQLQueryString = (sql.dialect.name == "postgresql") ? " ORDER BY id FOR NO KEY UPDATE" : ""
-        var wallets: [UUID: Locked] = [:]
+        var wallets: [UUID: Balance] = [:]
         for row in try await sql.raw("""
             SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE id IN (\(binds: ids))\(lock)
             """).all() {
-            wallets[try row.decode(column: "id", as: UUID.self)] = Locked(
+            wallets[try row.decode(column: "id", as: UUID.self)] = Balance(
                 system: try row.decode(column: "kind", as: String.self) == "system", balance: try row.decode(column: "balance", as: Int64.self),
                 paidDay: try row.decode(column: "paid_day", as: Int64.self), paidToday: try row.decode(column: "paid_today", as: Int64.self))
         }
-        let now = clock.now()
         let day = Self.day(now)
         var results: [Result<Posting, Refusal>] = []
         var posted: [(movement: Movement, posting: Posting)] = []
         for movement in movements {
             precondition(movement.amount > 0 && movement.debit != movement.credit)
             guard var debit = wallets[movement.debit], var credit = wallets[movement.credit] else { throw LedgerError.walletMissing }
-            guard debit.system || debit.balance >= movement.amount else {
-                results.append(.failure(.insufficientFunds))
+            if let refusal = debit.pay(movement.amount, day: day, dailyLimit: dailyLimit) {
+                results.append(.failure(refusal))
                 continue
             }
-            let paid = debit.paidDay == day ? debit.paidToday + movement.amount : movement.amount
-            if let dailyLimit, paid > dailyLimit {
-                results.append(.failure(.dailyLimitExceeded(limit: dailyLimit)))
-                continue
-            }
-            debit.balance -= movement.amount
-            (debit.paidDay, debit.paidToday, debit.changed) = (day, paid, true)
             wallets[movement.debit] = debit
-            credit.balance += movement.amount
-            credit.changed = true
+            credit.receive(movement.amount)
             wallets[movement.credit] = credit
-            let posting = Posting(id: OrderedID.make(), createdAt: now, debitBalance: debit.balance, creditBalance: credit.balance)
+            let posting = Posting(id: movement.id, createdAt: now, debitBalance: debit.balance, creditBalance: credit.balance)
             posted.append((movement, posting))
             results.append(.success(posting))
         }
         guard !posted.isEmpty else { return results }
         let changed = ids.filter { wallets[$0]!.changed }
-        func cases(_ value: (Locked) -> Int64) -> SQLQueryString {
+        func cases(_ value: (Balance) -> Int64) -> SQLQueryString {
             "CASE id \(changed.map { "WHEN \(bind: $0) THEN \(bind: value(wallets[$0]!))" as SQLQueryString }.joined(separator: " ")) END"
         }
         writes.add("""
             UPDATE wallets SET balance = \(cases(\.balance)), paid_day = \(cases(\.paidDay)), paid_today = \(cases(\.paidToday))
             WHERE id IN (\(binds: changed))
-            """)
-        let transactions = posted.map { p -> SQLQueryString in
-            "(\(bind: p.posting.id), \(bind: p.movement.kind.rawValue), \(bind: p.movement.debit), \(bind: p.movement.credit), \(bind: p.movement.amount), \(bind: p.movement.comment), \(bind: p.movement.request), NULL, \(bind: now))"
-        }
-        writes.add("""
-            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
-            VALUES \(transactions.joined(separator: ", "))
             """)
         let entries = posted.map { p -> SQLQueryString in
             """

@@ -44,72 +44,101 @@ extension WalletService {
         var outcomes = [BatchOutcome<Idempotent<TransferResult>>](repeating: .alone, count: requests.count)
 
         // 1. Whom each pays and the payers' wallets, in one read. A transfer the read cannot settle
-        //    (nobody by that name, no wallet, an unverified phone, over the limit, to oneself, a
-        //    key twice in the batch) goes alone, where it claims its key first and is refused.
+        //    (nobody by that name, no wallet, an unverified phone, over the limit, to oneself, not
+        //    enough money or over the day's limit as read, a key twice in the batch) goes alone,
+        //    where it claims its key first and is refused.
         let keys = requests.map { try? PartyKey($0.input.to, field: "to", defaultCountryCode: core.defaultCountryCode) }
         let found = try await resolve(keys.compactMap { $0 }, with: Array(Set(requests.map(\.viewer.id))))
-        var candidates: [(index: Int, payer: WalletRow, payee: WalletRow)] = []
+        let now = clock.now()
+        var balances: [UUID: Ledger.Balance] = [:]
+        for wallet in Array(found.named.values) + Array(found.mine.values) {
+            balances[wallet.id] = Ledger.Balance(system: false, balance: wallet.balance, paidDay: wallet.paidDay, paidToday: wallet.paidToday)
+        }
+        var candidates: [Candidate] = []
         var seen: Set<KeyRef> = []
         for (index, request) in requests.enumerated() {
             guard let key = keys[index] ?? nil, let payee = found.named[key], let payer = found.mine[request.viewer.id],
                   (try? checkTransfer(request.viewer, from: payer, to: payee, amount: request.input.amount)) != nil,
+                  balances[payer.id]!.pay(request.input.amount, day: Ledger.day(now), dailyLimit: settings.dailyLimit) == nil,
                   seen.insert(request.call.ref).inserted
             else { continue }
-            candidates.append((index, payer, payee))
+            balances[payee.id]!.receive(request.input.amount)
+            candidates.append(Candidate(index: index, request: request, payer: payer, payee: payee))
         }
         guard !candidates.isEmpty else { return outcomes }
         let settled = candidates
 
         let answered = try await core.events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
             // 2. The keys: a key used before is not claimed (its call replays it alone).
-            let claimed = try await core.keys.claimNew(settled.map { requests[$0.index].call }, on: tx)
-            let mine = settled.filter { claimed.contains(requests[$0.index].call.ref) }
+            let claimed = try await core.keys.claimNew(settled.map(\.request.call), on: tx)
+            let mine = settled.filter { claimed.contains($0.request.call.ref) }
             guard !mine.isEmpty else { return [] }
 
-            // 3. The chats (made hidden where missing), before the wallets: every payment takes them in this order.
+            // 3. What needs no balance, before the wallets are locked: the chats (made hidden where
+            //    missing), the movements' rows, the chat messages, the transfers' JSON.
             let chats = try await core.dialogs.chats(between: mine.map { ($0.payer.account, $0.payee.account) }, on: tx)
-
-            // 4. The money. A refused movement gives its key back and goes alone, which says why.
-            var writes = CombinedWrites()
-            let results = try await core.ledger.post(mine.map { c in
-                Ledger.Movement(kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: requests[c.index].input.amount,
-                                comment: requests[c.index].input.comment, request: nil)
-            }, dailyLimit: settings.dailyLimit, on: tx, into: &writes)
-            var posted: [(index: Int, payer: WalletRow, payee: WalletRow, posting: Ledger.Posting)] = []
-            var refused: [IdempotentCall] = []
-            for (c, result) in zip(mine, results) {
-                switch result {
-                case .success(let posting): posted.append((c.index, c.payer, c.payee, posting))
-                case .failure: refused.append(requests[c.index].call)
-                }
+            let movements = mine.map { c in
+                Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: c.request.input.amount,
+                                comment: c.request.input.comment, request: nil)
             }
-            core.keys.release(refused, into: &writes)
+            var early = CombinedWrites()
+            core.ledger.record(movements, at: now, into: &early)
+            _ = try core.dialogs.post(zip(mine, movements).map { c, m in
+                PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: m.amount, transferId: m.id, requestId: nil, requestKind: nil),
+                                     comment: m.comment, author: c.payer.account, other: c.payee.account)
+            }, in: chats, into: &early, recorder)
+            try await early.run(on: tx as! any SQLDatabase)
+            let transfers = try zip(mine, movements).map { c, m in
+                let transfer = Transfer(id: m.id, kind: .transfer, from: c.payer.party, to: c.payee.party, amount: m.amount,
+                                        comment: m.comment, requestId: nil, createdAt: now)
+                return (value: transfer, json: try V1JSON.encoder.encode(transfer))
+            }
 
-            // 5. The chat messages, the answers and the events; every write above and here in one go.
-            _ = try core.dialogs.post(posted.map { p in
-                PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: requests[p.index].input.amount, transferId: p.posting.id,
-                                                       requestId: nil, requestKind: nil),
-                                     comment: requests[p.index].input.comment, author: p.payer.account, other: p.payee.account)
-            }, in: chats, into: &writes, recorder)
+            // 4. The money, under the wallets' locks: the balances, the entries, the answers and
+            //    the events. A movement refused now (another transaction spent the money since the
+            //    read) fails the batch, and every transfer of it goes alone.
+            var late = CombinedWrites()
+            let results = try await core.ledger.post(movements, at: now, dailyLimit: settings.dailyLimit, on: tx, into: &late)
             var answers: [(call: IdempotentCall, answer: StoredAnswer)] = []
             var answered: [(index: Int, result: TransferResult, answer: StoredAnswer)] = []
-            for p in posted {
-                let request = requests[p.index]
-                let transfer = Transfer(id: p.posting.id, kind: .transfer, from: p.payer.party, to: p.payee.party, amount: request.input.amount,
-                                        comment: request.input.comment, requestId: nil, createdAt: p.posting.createdAt)
-                let result = TransferResult(transfer: transfer, balance: p.posting.debitBalance)
-                let body = try V1JSON.encoder.encode(result)
-                recorder.add(.walletTransfer, to: p.payer.account, encoded: body)
-                try recorder.add(.walletTransfer, to: p.payee.account, TransferResult(transfer: transfer, balance: p.posting.creditBalance))
-                let answer = StoredAnswer(status: request.call.successStatus, body: body)
-                answers.append((request.call, answer))
-                answered.append((p.index, result, answer))
+            for ((c, transfer), result) in zip(zip(mine, transfers), results) {
+                guard case .success(let posting) = result else { throw BatchRefused() }
+                let body = Self.transferResult(transfer.json, balance: posting.debitBalance)
+                recorder.add(.walletTransfer, to: c.payer.account, encoded: body)
+                recorder.add(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(transfer.json, balance: posting.creditBalance))
+                let answer = StoredAnswer(status: c.request.call.successStatus, body: body)
+                answers.append((c.request.call, answer))
+                answered.append((c.index, TransferResult(transfer: transfer.value, balance: posting.debitBalance), answer))
             }
-            core.keys.complete(answers, into: &writes)
-            try await writes.run(on: tx as! any SQLDatabase)
+            core.keys.complete(answers, into: &late)
+            try await core.events.flush(recorder, on: tx, into: &late)
+            try await late.run(on: tx as! any SQLDatabase)
             return answered
         }
         for (index, result, answer) in answered { outcomes[index] = .done(.success(.fresh(result, answer: answer))) }
         return outcomes
     }
+
+    /// `TransferResult` as `V1JSON.encoder` writes it (keys sorted: `balance`, `transfer`; no
+    /// spaces), from the transfer's own JSON: the balance is all that the wallets' locks add, so
+    /// the rest is encoded before them.
+    static func transferResult(_ transfer: Data, balance: Int64) -> Data {
+        var json = Data(#"{"balance":"#.utf8)
+        json.append(contentsOf: String(balance).utf8)
+        json.append(contentsOf: #","transfer":"#.utf8)
+        json.append(transfer)
+        json.append(UInt8(ascii: "}"))
+        return json
+    }
 }
+
+/// A transfer a batch takes, with both wallets as read.
+private struct Candidate: Sendable {
+    var index: Int
+    var request: TransferBatcher.Request
+    var payer: WalletRow
+    var payee: WalletRow
+}
+
+/// A movement refused under the wallets' locks: the batch rolls back and its transfers go alone.
+private struct BatchRefused: Error {}

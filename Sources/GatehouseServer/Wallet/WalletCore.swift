@@ -66,6 +66,9 @@ struct WalletRow: Sendable {
     var account: UUID
     var phone: String?
     var balance: Int64
+    /// The day's payouts (`Ledger.Balance`) as read; the ledger reads them again under the row's lock.
+    var paidDay: Int64
+    var paidToday: Int64
     var createdAt: Date
     var party: WalletParty
 }
@@ -109,14 +112,15 @@ extension WalletConcept {
 
     /// The columns of a wallet `w` and its person `a` (`walletRow` reads them).
     static var walletColumns: SQLQueryString {
-        "w.id, w.account_id, w.phone, w.balance, w.created_at, a.username, a.first_name, a.last_name, a.avatar_id"
+        "w.id, w.account_id, w.phone, w.balance, w.paid_day, w.paid_today, w.created_at, a.username, a.first_name, a.last_name, a.avatar_id"
     }
 
     func walletRow(_ row: any SQLRow) throws -> WalletRow {
         let account = try row.decode(column: "account_id", as: UUID.self)
         return WalletRow(
             id: try row.decode(column: "id", as: UUID.self), account: account, phone: try row.decode(column: "phone", as: String?.self),
-            balance: try row.decode(column: "balance", as: Int64.self), createdAt: try row.decode(column: "created_at", as: Date.self),
+            balance: try row.decode(column: "balance", as: Int64.self), paidDay: try row.decode(column: "paid_day", as: Int64.self),
+            paidToday: try row.decode(column: "paid_today", as: Int64.self), createdAt: try row.decode(column: "created_at", as: Date.self),
             party: try party(row, id: account)
         )
     }

@@ -13,6 +13,18 @@ import Testing
 struct WalletTests {
     typealias W = V1.Wallet
 
+    @Test("a batch's answer, spliced from the transfer's JSON and the balance, is what the encoder writes", arguments: [
+        (Int64(0), "rent \"May\" / ₽", true), (Int64(-42), nil, false), (Int64(9_223_372_036_854_775_807), "", true),
+    ])
+    func splicedAnswer(balance: Int64, comment: String?, withAvatar: Bool) throws {
+        let from = WalletParty(id: UUID(), tag: "ann", firstName: "Ann", lastName: nil,
+                               avatarUrl: withAvatar ? "https://example.test/v1/accounts/avatar/x" : nil)
+        let transfer = Transfer(id: UUID(), kind: .transfer, from: from, to: WalletParty(id: UUID(), tag: "bob", firstName: nil, lastName: "Б", avatarUrl: nil),
+                                amount: 12_345, comment: comment, requestId: withAvatar ? UUID() : nil, createdAt: Date(timeIntervalSince1970: 1_764_000_000))
+        let spliced = WalletService.transferResult(try V1JSON.encoder.encode(transfer), balance: balance)
+        #expect(spliced == (try V1JSON.encoder.encode(TransferResult(transfer: transfer, balance: balance))))
+    }
+
     @Test("a wallet is attached to a verified phone, once", arguments: TestEngine.available)
     func attach_needsVerifiedPhone_andIsIdempotent(engine: TestEngine) async throws {
         try await withApp(engine) { app in
