@@ -34,7 +34,8 @@ SERVER=""
 stop_server() { if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; SERVER=""; fi; }
 trap 'stop_server; rm -rf "$WORK"' EXIT
 wait_up() { for _ in $(seq 1 300); do curl -sf "$1" >/dev/null && return 0; kill -0 "$SERVER" 2>/dev/null || { tail -50 "$2" >&2; return 1; }; sleep 0.2; done; return 1; }
-fresh_database() { psql "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" >/dev/null; }
+# A fresh database, and a checkpoint so that neither side measures the other's leftover writes.
+fresh_database() { psql "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" -c "CHECKPOINT" >/dev/null; }
 RESULTS="$WORK/results.jsonl"
 
 for engine in $ENGINES; do
@@ -42,7 +43,7 @@ for engine in $ENGINES; do
   # Limits high enough that the run measures transfers, not throttling.
   export DATABASE_URL="$DB" GATEHOUSE_PORT=18091 GATEHOUSE_LOG_LEVEL=warning GATEHOUSE_BCRYPT_COST=4 GATEHOUSE_DELIVERY_WAIT_SECONDS=0 \
     GATEHOUSE_CODE_REQUESTS_PER_IP=100000 GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION=100000 GATEHOUSE_SMS_PER_PHONE_PER_DAY=1000 \
-    GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=1000000 GATEHOUSE_NIO_EXECUTOR=${GATEHOUSE_NIO_EXECUTOR:-0} GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS=1000000000000
+    GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=1000000 GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS=1000000000000
   ( cd "$WORK" && exec "$BIN" serve > "gatehouse-$engine.log" 2>&1 ) &
   SERVER=$!
   wait_up http://127.0.0.1:18091/health "$WORK/gatehouse-$engine.log"

@@ -3,7 +3,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseServer
 
-
+@main
 struct Gatehouse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",

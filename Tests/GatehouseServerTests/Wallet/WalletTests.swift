@@ -51,9 +51,10 @@ struct WalletTests {
         }
     }
 
-    @Test("a transfer moves money once, shows in both histories and in the chat, and tells both", arguments: TestEngine.available)
-    func transfer_movesMoney_andShowsEverywhere(engine: TestEngine) async throws {
-        try await withApp(engine) { app in
+    /// Both ways of writing a transfer: in a batch (the default), and each in its own transaction.
+    @Test("a transfer moves money once, shows in both histories and in the chat, and tells both", arguments: TestEngine.available, [64, 1])
+    func transfer_movesMoney_andShowsEverywhere(engine: TestEngine, transfersPerCommit: Int) async throws {
+        try await withApp(engine, configure: { $0.wallet.transfersPerCommit = transfersPerCommit }) { app in
             // setup
             let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
             let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
@@ -262,22 +263,26 @@ struct WalletTests {
             let v1 = app.v1
 
             // MUT: 30 payments of 1 rouble from ann to bob, and 10 back, at once
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            let answers = try await withThrowingTaskGroup(of: (fromAnn: Bool, status: Int).self) { group in
                 for index in 0..<40 {
                     group.addTask {
                         let (from, to) = index < 30 ? (ann, "bob") : (bob, "ann")
-                        return try await v1.pay(1_00, to: PartyReference(tag: to), by: from).status.code
+                        return (index < 30, try await v1.pay(1_00, to: PartyReference(tag: to), by: from).status.code)
                     }
                 }
-                return try await group.reduce(into: [Int]()) { $0.append($1) }
+                return try await group.reduce(into: [(fromAnn: Bool, status: Int)]()) { $0.append($1) }
             }
+            let statuses = answers.map(\.status)
 
-            // validate
+            // validate: every 201 moved a rouble, every 422 none
             #expect(Set(statuses).isSubset(of: [201, 422]))
             let annBalance = try await app.v1.balance(of: ann)
             let bobBalance = try await app.v1.balance(of: bob)
             #expect(annBalance >= 0 && bobBalance >= 0)
             #expect(annBalance + bobBalance == 15_00)
+            let annPaid = Int64(answers.filter { $0.fromAnn && $0.status == 201 }.count)
+            let bobPaid = Int64(answers.filter { !$0.fromAnn && $0.status == 201 }.count)
+            #expect(annBalance == 10_00 - annPaid * 1_00 + bobPaid * 1_00)
             #expect(statuses.filter { $0 == 201 }.count >= 10)
             #expect(try await app.services.wallets.audit().isEmpty)
         }

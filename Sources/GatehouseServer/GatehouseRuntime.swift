@@ -1,8 +1,0 @@
-import NIOCore
-import NIOPosix
-
-public enum GatehouseRuntime {
-    public static func runConcurrencyOnEventLoops() {
-        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-    }
-}
