@@ -85,10 +85,13 @@ final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
                 alone = batch
             }
             guard !alone.isEmpty else { continue }
-            // Each on its own, after the batch committed (or rolled back), while the next batch goes on.
-            for waiting in alone {
-                Task {
-                    do { waiting.continuation.resume(returning: try await self.single(waiting.request)) } catch { waiting.continuation.resume(throwing: error) }
+            // Each on its own, concurrently, after the batch committed (or rolled back), and before
+            // the next batch: a later request of the same sender never overtakes one sent alone.
+            await withTaskGroup(of: Void.self) { group in
+                for waiting in alone {
+                    group.addTask {
+                        do { waiting.continuation.resume(returning: try await self.single(waiting.request)) } catch { waiting.continuation.resume(throwing: error) }
+                    }
                 }
             }
         }
