@@ -7,13 +7,15 @@ import SQLKit
 /// that arrive while a batch is being written go in the next one, and a batch is one
 /// transaction with a fixed number of statements however many transfers it holds: the
 /// recipients and payers in one read (before the transaction), the keys claimed in one insert,
-/// the ledger's batch (`Ledger.post(_:)`), the chat messages (`PaymentMessages.post(_:)`), the
-/// answers stored in one update and every event in one insert.
+/// the chats, movements and messages before the wallets are locked (`PaymentMessages`,
+/// `Ledger.record`), and under the locks (`Ledger.post(_:at:dailyLimit:on:into:)`) the events'
+/// numbers and then the balances, entries, answers, events and notifications in one statement.
 ///
 /// The batch takes the common case and leaves the rest to `WalletService.transferAlone`, after
-/// it: a key used before (a retry: replayed there), a refusal (not enough money, a limit, an
-/// unknown recipient: said and remembered there), the same key twice in one batch. Whatever
-/// the batch answers is what the transfer on its own would have answered.
+/// it: a key used before (a retry: replayed there), a refusal as read (not enough money, a
+/// limit, an unknown recipient: said and remembered there), the same key twice in one batch; a
+/// refusal found under the locks sends the whole batch there. Whatever the batch answers is
+/// what the transfer on its own would have answered.
 final class TransferBatcher: Sendable {
     struct Request: Sendable {
         var viewer: AccountSnapshot
