@@ -38,8 +38,6 @@ final class EventRecorder: Sendable {
         pending.withLockedValue { $0.append(PendingEvent(account: account, kind: kind, data: data)) }
     }
 
-    var events: [PendingEvent] { pending.withLockedValue { $0 } }
-
     fileprivate func take() -> [PendingEvent] { pending.withLockedValue { events in defer { events = [] }; return events } }
 }
 

@@ -24,24 +24,25 @@ struct PaymentMessages: MessengerConcept {
         try await post([Post(note: note, comment: comment, author: author, other: other)], on: tx, recorder)[0]
     }
 
-    /// Posts the messages in `tx`: their chats found or made (`chats(for:on:)`), then the rest
-    /// in one go (`post(_:in:into:_:)`).
+    /// Posts the messages in `tx`: their chats found or made (`chats(between:on:)`), then the
+    /// rest in one go.
     func post(_ posts: [Post], on tx: any Database, _ recorder: EventRecorder) async throws -> [Message] {
-        let chats = try await chats(for: posts, on: tx)
+        try await post(posts, in: try await chats(between: posts.map { ($0.author, $0.other) }, on: tx), on: tx, recorder)
+    }
+
+    /// Posts the messages in `tx` to chats found before (`chats(between:on:)`).
+    @discardableResult
+    func post(_ posts: [Post], in chats: DirectChats, on tx: any Database, _ recorder: EventRecorder) async throws -> [Message] {
         var writes = CombinedWrites()
         let messages = try post(posts, in: chats, into: &writes, recorder)
         try await writes.run(on: sql(tx))
         return messages
     }
 
-    /// The direct chats the posts go to, in one read, made for pairs that have none. A new
-    /// chat is hidden from both until its first message (`post` shows it): a group commit makes
-    /// the chats before it knows which payments go through, and a refused one leaves no chat in
-    /// anybody's list.
-    func chats(for posts: [Post], on tx: any Database) async throws -> DirectChats {
-        try await chats(between: posts.map { ($0.author, $0.other) }, on: tx)
-    }
-
+    /// The direct chats between the pairs of people, in one read, made for pairs that have
+    /// none. A new chat is hidden from both until its first message (`post` shows it): a group
+    /// commit makes the chats before it knows which payments go through, and a refused one
+    /// leaves no chat in anybody's list.
     func chats(between people: [(UUID, UUID)], on tx: any Database) async throws -> DirectChats {
         DirectChats(byPair: try await directChats(Set(people.map { Pair(ordered($0.0, $0.1)) }), on: tx))
     }

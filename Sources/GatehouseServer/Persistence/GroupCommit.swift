@@ -86,7 +86,8 @@ final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
             }
             guard !alone.isEmpty else { continue }
             // Each on its own, concurrently, after the batch committed (or rolled back), and before
-            // the next batch: a later request of the same sender never overtakes one sent alone.
+            // this writer takes the next batch: with one writer (the messenger's sends) a later
+            // request never overtakes one sent alone.
             await withTaskGroup(of: Void.self) { group in
                 for waiting in alone {
                     group.addTask {

@@ -175,7 +175,8 @@ enum EventBusLimits {
         }
         for event in events {
             let one = try encode(event)
-            if !group.isEmpty, size + one.utf8.count + 2 > maxPayloadBytes { flush() }
+            // `size` is the array's length so far, brackets included; one more adds a comma.
+            if !group.isEmpty, size + one.utf8.count + 1 > maxPayloadBytes { flush() }
             group.append(one)
             size += one.utf8.count + 1
         }

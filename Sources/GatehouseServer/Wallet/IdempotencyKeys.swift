@@ -138,14 +138,6 @@ struct IdempotencyKeys: Sendable {
         return claimed
     }
 
-    /// Gives back keys claimed in this transaction for calls it will not answer (added to a
-    /// group commit's writes).
-    func release(_ calls: [IdempotentCall], into writes: inout CombinedWrites) {
-        guard !calls.isEmpty else { return }
-        let matches = calls.map { "(account_id = \(bind: $0.account) AND key = \(bind: $0.key) AND status = 0)" as SQLQueryString }
-        writes.add("DELETE FROM idempotency_keys WHERE \(matches.joined(separator: " OR "))")
-    }
-
     /// Remembers a refusal (`insufficient_funds`, a limit, an unknown recipient) after its
     /// transaction rolled back, so a retry answers it again, as Stripe does. When another call
     /// with the key got there first, answers what that one stored instead.

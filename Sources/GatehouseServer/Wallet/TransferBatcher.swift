@@ -60,7 +60,7 @@ extension WalletService {
         var seen: Set<KeyRef> = []
         for (index, request) in requests.enumerated() {
             guard let key = keys[index] ?? nil, let payee = found.named[key], let payer = found.mine[request.viewer.id],
-                  (try? checkTransfer(request.viewer, from: payer, to: payee, amount: request.input.amount)) != nil,
+                  (try? checkTransfer(request.viewer, to: payee, amount: request.input.amount)) != nil,
                   balances[payer.id]!.pay(request.input.amount, day: Ledger.day(now), dailyLimit: settings.dailyLimit) == nil,
                   seen.insert(request.call.ref).inserted
             else { continue }

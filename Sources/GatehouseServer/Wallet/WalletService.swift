@@ -98,7 +98,7 @@ struct WalletService: WalletConcept {
             // The recipient and my wallet in one read.
             let (theirs, own) = try await resolve(input.to, field: "to", with: viewer.id, on: tx)
             guard let mine = own else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
-            try checkTransfer(viewer, from: mine, to: theirs, amount: input.amount)
+            try checkTransfer(viewer, to: theirs, amount: input.amount)
             return try await move(.transfer, from: mine, to: theirs, amount: input.amount, comment: input.comment, request: nil,
                                   note: .transfer, on: tx, recorder)
         }
@@ -106,7 +106,7 @@ struct WalletService: WalletConcept {
 
     /// What a transfer from `viewer`'s wallet to `payee` must meet: a verified phone, an amount
     /// within the limit, somebody else.
-    func checkTransfer(_ viewer: AccountSnapshot, from mine: WalletRow, to payee: WalletRow, amount: Int64) throws {
+    func checkTransfer(_ viewer: AccountSnapshot, to payee: WalletRow, amount: Int64) throws {
         try requireVerifiedPhone(viewer)
         try checkAmount(amount)
         guard payee.account != viewer.id else {
@@ -123,10 +123,8 @@ struct WalletService: WalletConcept {
         let posting = try await core.ledger.post(kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment, request: request,
                                                  dailyLimit: settings.dailyLimit, on: tx)
         let transfer = Transfer(id: posting.id, kind: kind, from: payer.party, to: payee.party, amount: amount, comment: comment, requestId: request, createdAt: posting.createdAt)
-        var writes = CombinedWrites()
-        _ = try core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: posting.id, requestId: request, requestKind: requestKind),
-                                                        comment: comment, author: payer.account, other: payee.account)], in: chats, into: &writes, recorder)
-        try await writes.run(on: sql(tx))
+        try await core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: posting.id, requestId: request, requestKind: requestKind),
+                                                          comment: comment, author: payer.account, other: payee.account)], in: chats, on: tx, recorder)
         try recorder.add(.walletTransfer, to: payer.account, TransferResult(transfer: transfer, balance: posting.debitBalance))
         try recorder.add(.walletTransfer, to: payee.account, TransferResult(transfer: transfer, balance: posting.creditBalance))
         return TransferResult(transfer: transfer, balance: posting.debitBalance)

@@ -39,6 +39,20 @@ extension V1Client {
         try await post(W.transfer.path, NewTransfer(to: reference, amount: amount, comment: comment), token: someone.token, headers: idempotencyHeaders(key))
     }
 
+    /// The same transfer with one key sent `times` times at once (a tap repeated, a retry racing
+    /// the first): each answer's status and body.
+    func payAtOnce(_ times: Int, _ amount: Int64, to reference: PartyReference, by someone: Someone, key: String) async throws -> [(status: Int, body: String)] {
+        try await withThrowingTaskGroup(of: (status: Int, body: String).self) { group in
+            for _ in 0..<times {
+                group.addTask {
+                    let response = try await pay(amount, to: reference, by: someone, key: key)
+                    return (response.status.code, response.text)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
     /// A transfer that must succeed; answers it with my balance.
     @discardableResult
     func paid(_ amount: Int64, to other: Someone, by someone: Someone, comment: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> TransferResult {

@@ -4,6 +4,7 @@ import GatehouseAPI
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import SQLKit
 import Testing
 @testable import GatehouseServer
 
@@ -23,6 +24,57 @@ struct WalletTests {
                                 amount: 12_345, comment: comment, requestId: withAvatar ? UUID() : nil, createdAt: Date(timeIntervalSince1970: 1_764_000_000))
         let spliced = WalletService.transferResult(try V1JSON.encoder.encode(transfer), balance: balance)
         #expect(spliced == (try V1JSON.encoder.encode(TransferResult(transfer: transfer, balance: balance))))
+    }
+
+    @Test("a batch's movements are applied in turn: what the earlier ones left decides, the day's payouts count, a refusal moves nothing", arguments: TestEngine.available)
+    func ledgerBatch_appliesInTurn(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: ann 10 ₽, bob 0 ₽
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            let core = app.services.wallets.core
+            let annWallet = try #require(try await app.services.wallets.wallet(of: ann.id)).id
+            let bobWallet = try #require(try await app.services.wallets.wallet(of: bob.id)).id
+            @Sendable func move(_ from: UUID, _ to: UUID, _ amount: Int64) -> Ledger.Movement {
+                Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: from, credit: to, amount: amount, comment: nil, request: nil)
+            }
+            // ann pays 8 (ok), then 5 (refused: 2 left), bob pays 3 back (ok), ann pays 5 (ok, 13 ₽ paid today), then 1 kopeck (nothing left)
+            let movements = [move(annWallet, bobWallet, 8_00), move(annWallet, bobWallet, 5_00), move(bobWallet, annWallet, 3_00),
+                             move(annWallet, bobWallet, 5_00), move(annWallet, bobWallet, 1)]
+
+            // MUT
+            let now = app.clock.now
+            let results = try await core.database.db.transaction { tx in
+                var writes = CombinedWrites()
+                core.ledger.record(movements, at: now, into: &writes)
+                let results = try await core.ledger.post(movements, at: now, dailyLimit: 13_00, on: tx, into: &writes)
+                try await writes.run(on: tx as! any SQLDatabase)
+                // a refused movement's own row goes, as a batch's caller does with what it will not answer
+                let refused = zip(movements, results).filter { if case .failure = $0.1 { true } else { false } }.map(\.0.id)
+                try await (tx as! any SQLDatabase).raw("DELETE FROM ledger_transactions WHERE id IN (\(binds: refused))").run()
+                return results
+            }
+
+            // validate
+            let outcomes = results.map { result -> String in
+                switch result {
+                case .success(let posting): "\(posting.debitBalance)/\(posting.creditBalance)"
+                case .failure(let refusal): "\(refusal)"
+                }
+            }
+            #expect(outcomes == ["200/800", "insufficientFunds", "500/500", "0/1000", "insufficientFunds"])
+            #expect(try await app.v1.balance(of: ann) == 0)
+            #expect(try await app.v1.balance(of: bob) == 10_00)
+            #expect(try await app.services.wallets.audit().isEmpty)
+            // the day's limit: ann has paid 13 ₽ today, so even with money 1 kopeck more is over it
+            try await app.credit("+79160000001", 1_00)
+            let overDay = try await core.database.db.transaction { tx in
+                var writes = CombinedWrites()
+                return try await core.ledger.post([move(annWallet, bobWallet, 1)], at: now, dailyLimit: 13_00, on: tx, into: &writes)
+            }
+            #expect(overDay.count == 1 && { if case .failure(.dailyLimitExceeded(limit: 13_00)) = overDay[0] { true } else { false } }())
+        }
     }
 
     @Test("a wallet is attached to a verified phone, once", arguments: TestEngine.available)
@@ -203,22 +255,13 @@ struct WalletTests {
             let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
             _ = try await app.v1.walletHolder("bob", phone: "+79160000002")
             try await app.credit("+79160000001", 100_00)
-            let v1 = app.v1
 
             // MUT
-            let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
-                for _ in 0..<12 {
-                    group.addTask {
-                        let response = try await v1.pay(7_00, to: PartyReference(tag: "bob"), by: ann, key: "same-tap")
-                        return (response.status.code, response.text)
-                    }
-                }
-                return try await group.reduce(into: [(Int, String)]()) { $0.append($1) }
-            }
+            let answers = try await app.v1.payAtOnce(12, 7_00, to: PartyReference(tag: "bob"), by: ann, key: "same-tap")
 
             // validate
-            #expect(Set(answers.map(\.0)) == [201], "\(answers)")
-            #expect(Set(answers.map(\.1)).count == 1, "every duplicate answers the first answer")
+            #expect(Set(answers.map(\.status)) == [201], "\(answers)")
+            #expect(Set(answers.map(\.body)).count == 1, "every duplicate answers the first answer")
             #expect(try await app.v1.balance(of: ann) == 93_00)
             #expect(try await app.v1.get(W.transactions.path, token: ann.token).decoded(as: WalletTransactionPage.self).items.count == 2)
         }
@@ -233,21 +276,12 @@ struct WalletTests {
             try await app.credit("+79160000001", 100_00)
             #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "bob"), by: ann, key: "old-key").status == .created)
             app.clock.advance(by: app.configuration.wallet.idempotencyKeyTTL + 60)
-            let v1 = app.v1
 
             // MUT
-            let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
-                for _ in 0..<8 {
-                    group.addTask {
-                        let response = try await v1.pay(2_00, to: PartyReference(tag: "bob"), by: ann, key: "old-key")
-                        return (response.status.code, response.text)
-                    }
-                }
-                return try await group.reduce(into: [(Int, String)]()) { $0.append($1) }
-            }
+            let answers = try await app.v1.payAtOnce(8, 2_00, to: PartyReference(tag: "bob"), by: ann, key: "old-key")
 
             // validate
-            #expect(Set(answers.map(\.0)) == [201] && Set(answers.map(\.1)).count == 1, "\(answers)")
+            #expect(Set(answers.map(\.status)) == [201] && Set(answers.map(\.body)).count == 1, "\(answers)")
             #expect(try await app.v1.balance(of: ann) == 97_00)
         }
     }

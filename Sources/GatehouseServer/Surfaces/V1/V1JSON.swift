@@ -9,8 +9,12 @@ enum V1JSON {
     static let decoder = V1.makeDecoder()
 
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try encoder.encode(value)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        response(encoded: try encoder.encode(value), status: status)
+    }
+
+    /// A body `encoder` wrote already (a stored idempotent answer).
+    static func response(encoded data: Data, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     static func noContent() -> Response { Response(status: .noContent) }

@@ -134,9 +134,7 @@ struct WalletController: Sendable {
     private func respond<T: Encodable & Sendable>(_ call: IdempotentCall, _ request: Request, _ run: () async throws -> Idempotent<T>) async throws -> Response {
         do {
             switch try await run() {
-            case .fresh(_, let answer):
-                return Response(status: .init(code: answer.status), headers: [.contentType: "application/json; charset=utf-8"],
-                                body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+            case .fresh(_, let answer): return V1JSON.response(encoded: answer.body, status: .init(code: answer.status))
             case .replay(let stored): return Self.replay(stored)
             }
         } catch let refusal as IdempotentRefusal {
