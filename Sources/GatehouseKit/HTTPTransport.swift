@@ -44,7 +44,8 @@ public struct URLSessionTransport: HTTPTransport {
 
     /// Sends the request through `URLSession` (see ``HTTPTransport``).
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let (data, response) = try await session.data(for: request)
+        let session = self.session
+        let (data, response) = try await Self.uncancelled { try await session.data(for: request) }
         guard let http = response as? HTTPURLResponse else {
             throw GatehouseClientError.transport("not an HTTP response")
         }
@@ -57,11 +58,62 @@ public struct URLSessionTransport: HTTPTransport {
         var bare = request
         let body = bare.httpBody ?? Data()
         bare.httpBody = nil
-        let (data, response) = try await session.upload(for: bare, from: body, delegate: ProgressDelegate(progress))
+        let (session, request, delegate) = (self.session, bare, ProgressDelegate(progress))
+        let (data, response) = try await Self.uncancelled { try await session.upload(for: request, from: body, delegate: delegate) }
         guard let http = response as? HTTPURLResponse else {
             throw GatehouseClientError.transport("not an HTTP response")
         }
         return (data, http)
+    }
+
+    /// Runs a URLSession call so that cancelling the caller does not cancel the URLSession task
+    /// on Linux: FoundationNetworking can deadlock when `URLSessionTask.cancel` (which waits for
+    /// the session's queue) meets that task's completion being delivered on the queue (which waits
+    /// for the task's lock) — seen as a hung test run when a realtime client was stopped while it
+    /// asked whether its session still held. A cancelled caller still ends at once with
+    /// `CancellationError`; the request runs out by itself (its answer unread), as a request
+    /// already sent does anyway. Apple's URLSession has no such race and cancels as usual.
+    private static func uncancelled<T: Sendable>(_ call: @escaping @Sendable () async throws -> T) async throws -> T {
+        #if canImport(FoundationNetworking)
+        let outcome = Locked(Outcome<T>())
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                if let early = outcome.withLock({ $0.wait(continuation) }) { continuation.resume(with: early); return }
+                Task {
+                    let result: Result<T, any Error>
+                    do { result = .success(try await call()) } catch { result = .failure(error) }
+                    outcome.withLock { $0.finish(result) }?.resume(with: result)
+                }
+            }
+        } onCancel: {
+            outcome.withLock { $0.finish(.failure(CancellationError())) }?.resume(throwing: CancellationError())
+        }
+        #else
+        return try await call()
+        #endif
+    }
+
+    /// Who waits for a call and how it ended; the first ending wins.
+    private struct Outcome<T: Sendable> {
+        var continuation: CheckedContinuation<T, any Error>?
+        var ended: Result<T, any Error>?
+        var resumed = false
+
+        /// Returns the ending when there is one already (a cancellation before the wait).
+        mutating func wait(_ continuation: CheckedContinuation<T, any Error>) -> Result<T, any Error>? {
+            if let ended { resumed = true; return ended }
+            self.continuation = continuation
+            return nil
+        }
+
+        /// Returns the continuation to resume with `result`, when nobody has been resumed yet.
+        mutating func finish(_ result: Result<T, any Error>) -> CheckedContinuation<T, any Error>? {
+            guard !resumed else { return nil }
+            guard let continuation else { if ended == nil { ended = result }; return nil }
+            resumed = true
+            self.continuation = nil
+            return continuation
+        }
     }
 
     private final class ProgressDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
