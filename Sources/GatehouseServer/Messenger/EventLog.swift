@@ -39,6 +39,11 @@ final class EventRecorder: Sendable {
     }
 
     fileprivate func take() -> [PendingEvent] { pending.withLockedValue { events in defer { events = [] }; return events } }
+
+    /// How many events are recorded so far for each account.
+    func counts() -> [UUID: Int64] {
+        pending.withLockedValue { events in events.reduce(into: [:]) { $0[$1.account, default: 0] += 1 } }
+    }
 }
 
 /// Every account's events (DESIGN §7 "Messenger"): written in the transaction of the change
@@ -81,18 +86,33 @@ struct EventLog: Sendable {
         try await announce(stored, withFrames: bus is PostgresEventBus, on: bus is PostgresEventBus ? db : nil)
     }
 
-    /// For a group commit inside `write`: numbers the events recorded so far (one statement)
-    /// and adds their rows, and on PostgreSQL their announcement, to `writes`, so that they go
-    /// with the batch's other writes in one round trip. Events recorded later are written by
-    /// `write` as usual.
-    func flush(_ recorder: EventRecorder, on db: any Database, into writes: inout CombinedWrites) async throws {
-        let stored = try await number(recorder.take(), on: db)
+    /// For a group commit inside `write`: numbers the events recorded so far with counters the
+    /// batch raised already (`raise`, in the statement that locks its wallets), and adds their
+    /// rows, and on PostgreSQL their announcement, to `writes`, so that they go with the batch's
+    /// other writes in one round trip. The events must be those the counters were raised for,
+    /// account by account; anything else is refused (the batch then rolls back). Events
+    /// recorded later are written by `write` as usual.
+    func flush(_ recorder: EventRecorder, raised counts: [UUID: Int64], to last: [UUID: Int64], into writes: inout CombinedWrites) throws {
+        let byAccount = Dictionary(grouping: recorder.take(), by: \.account)
+        guard byAccount.mapValues({ Int64($0.count) }) == counts else { throw EventLogError.countersDiffer }
+        let stored = try assign(byAccount, last: last)
         guard !stored.isEmpty else { return }
         writes.add(insert(stored))
         if let postgres = bus as? PostgresEventBus {
             writes.select(try postgres.notifications(busEvents(stored, withFrames: true)))
         }
         recorder.flushed.withLockedValue { $0 += stored }
+    }
+
+    /// The statement that raises each account's counter by its count (in account order, the
+    /// order the rows are locked in) and answers `account_id, last_seq`.
+    static func raise(_ counts: [UUID: Int64]) -> SQLQueryString {
+        let raises = counts.keys.sorted().map { account -> SQLQueryString in "(\(bind: account), \(bind: counts[account]!))" }
+        return """
+            INSERT INTO messenger_event_counters (account_id, last_seq) VALUES \(raises.joined(separator: ", "))
+            ON CONFLICT (account_id) DO UPDATE SET last_seq = messenger_event_counters.last_seq + excluded.last_seq
+            RETURNING account_id, last_seq
+            """
     }
 
     /// Numbers the events and inserts them.
@@ -103,24 +123,22 @@ struct EventLog: Sendable {
         return stored
     }
 
-    /// Raises the accounts' counters for the events (one statement, in account order) and
-    /// answers the events with their numbers.
+    /// Raises the accounts' counters for the events (one statement, `raise`) and answers the
+    /// events with their numbers.
     private func number(_ events: [PendingEvent], on db: any Database) async throws -> [StoredEvent] {
         guard !events.isEmpty else { return [] }
-        let sql = db as! any SQLDatabase
         let byAccount = Dictionary(grouping: events, by: \.account)
-        // One statement raises every counter, in account order (the order the rows are locked in).
-        let accounts = byAccount.keys.sorted()
-        let raises = accounts.map { account -> SQLQueryString in "(\(bind: account), \(bind: Int64(byAccount[account]!.count)))" }
-        let rows = try await sql.raw("""
-            INSERT INTO messenger_event_counters (account_id, last_seq) VALUES \(raises.joined(separator: ", "))
-            ON CONFLICT (account_id) DO UPDATE SET last_seq = messenger_event_counters.last_seq + excluded.last_seq
-            RETURNING account_id, last_seq
-            """).all()
         var last: [UUID: Int64] = [:]
-        for row in rows { last[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self) }
+        for row in try await (db as! any SQLDatabase).raw(Self.raise(byAccount.mapValues { Int64($0.count) })).all() {
+            last[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self)
+        }
+        return try assign(byAccount, last: last)
+    }
+
+    /// Numbers each account's events up to its counter's new value `last`, in account order.
+    private func assign(_ byAccount: [UUID: [PendingEvent]], last: [UUID: Int64]) throws -> [StoredEvent] {
         var stored: [StoredEvent] = []
-        for account in accounts {
+        for account in byAccount.keys.sorted() {
             let mine = byAccount[account]!
             guard let newest = last[account] else { throw EventLogError.counterNotRaised(account) }
             let first = newest - Int64(mine.count) + 1
@@ -182,6 +200,8 @@ struct EventLog: Sendable {
 
 enum EventLogError: Error {
     case counterNotRaised(UUID)
+    /// A group commit's events are not those it raised the counters for.
+    case countersDiffer
 }
 
 enum EventLimits {

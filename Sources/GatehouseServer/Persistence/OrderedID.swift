@@ -23,14 +23,13 @@ enum OrderedID {
             }
             return (s.lastMillis, s.counter)
         }
+        // One draw of the system generator for the 8 random bytes (a system call each: one, not eight).
         var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for i in 0..<6 { bytes[i] = UInt8((millis >> (8 * (5 - UInt64(i)))) & 0xFF) }
-        bytes[6] = 0x70 | UInt8((counter >> 8) & 0x0F)
-        bytes[7] = UInt8(counter & 0xFF)
-        for i in 8..<16 { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        let random = generator.next()
+        func byte(_ value: UInt64, _ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> (8 * index)) }
+        return UUID(uuid: (byte(millis, 5), byte(millis, 4), byte(millis, 3), byte(millis, 2), byte(millis, 1), byte(millis, 0),
+                           0x70 | UInt8((counter >> 8) & 0x0F), UInt8(counter & 0xFF),
+                           (byte(random, 0) & 0x3F) | 0x80, byte(random, 1), byte(random, 2), byte(random, 3),
+                           byte(random, 4), byte(random, 5), byte(random, 6), byte(random, 7)))
     }
 }

@@ -138,19 +138,44 @@ struct Ledger: Sendable {
     /// movement changes nothing and does not stop the others. Call it only after the
     /// transaction has written (on SQLite a transaction that reads first cannot wait for another
     /// process's writer): a batch claims its keys first.
-    func post(_ movements: [Movement], at now: Date, dailyLimit: Int64?, on db: any Database, into writes: inout CombinedWrites) async throws -> [Result<Posting, Refusal>] {
-        guard !movements.isEmpty else { return [] }
+    ///
+    /// `counters`: the events' counters to raise with the lock (`EventLog.raise`), after the
+    /// wallets, in the same statement on PostgreSQL: the batch's events are known in number
+    /// before its balances are, and the round trip is one less while the wallets are held.
+    /// Answers their new values.
+    func post(_ movements: [Movement], at now: Date, dailyLimit: Int64?, raising counters: [UUID: Int64] = [:], on db: any Database,
+              into writes: inout CombinedWrites) async throws -> (results: [Result<Posting, Refusal>], counters: [UUID: Int64]) {
+        guard !movements.isEmpty else { return ([], [:]) }
         let sql = db as! any SQLDatabase
         let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted()
-        // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
-        let lock: SQLQueryString = (sql.dialect.name == "postgresql") ? " ORDER BY id FOR NO KEY UPDATE" : ""
         var wallets: [UUID: Balance] = [:]
-        for row in try await sql.raw("""
-            SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE id IN (\(binds: ids))\(lock)
-            """).all() {
+        var raised: [UUID: Int64] = [:]
+        func read(_ row: any SQLRow) throws {
             wallets[try row.decode(column: "id", as: UUID.self)] = Balance(
                 system: try row.decode(column: "kind", as: String.self) == "system", balance: try row.decode(column: "balance", as: Int64.self),
                 paidDay: try row.decode(column: "paid_day", as: Int64.self), paidToday: try row.decode(column: "paid_today", as: Int64.self))
+        }
+        func readCounter(_ row: any SQLRow) throws {
+            raised[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self)
+        }
+        let select: SQLQueryString = "SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE id IN (\(binds: ids))"
+        if sql.dialect.name != "postgresql" {
+            // SQLite: the transaction holds the only writer's lock already.
+            for row in try await sql.raw(select).all() { try read(row) }
+            if !counters.isEmpty { for row in try await sql.raw(EventLog.raise(counters)).all() { try readCounter(row) } }
+        } else if counters.isEmpty {
+            // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
+            for row in try await sql.raw("\(select) ORDER BY id FOR NO KEY UPDATE").all() { try read(row) }
+        } else {
+            // The wallets are locked first, then the counters (the order a transfer on its own takes
+            // them in): the union reads its first part before it starts the second.
+            for row in try await sql.raw("""
+                WITH w AS (\(select) ORDER BY id FOR NO KEY UPDATE), c AS (\(EventLog.raise(counters)))
+                SELECT id, kind, balance, paid_day, paid_today, NULL::uuid AS account_id, NULL::bigint AS last_seq FROM w
+                UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, account_id, last_seq FROM c
+                """).all() {
+                if try row.decode(column: "id", as: UUID?.self) != nil { try read(row) } else { try readCounter(row) }
+            }
         }
         let day = Self.day(now)
         var results: [Result<Posting, Refusal>] = []
@@ -169,7 +194,7 @@ struct Ledger: Sendable {
             posted.append((movement, posting))
             results.append(.success(posting))
         }
-        guard !posted.isEmpty else { return results }
+        guard !posted.isEmpty else { return (results, raised) }
         let changed = ids.filter { wallets[$0]!.changed }
         func cases(_ value: (Balance) -> Int64) -> SQLQueryString {
             "CASE id \(changed.map { "WHEN \(bind: $0) THEN \(bind: value(wallets[$0]!))" as SQLQueryString }.joined(separator: " ")) END"
@@ -187,7 +212,7 @@ struct Ledger: Sendable {
         writes.add("""
             INSERT INTO ledger_entries (id, transaction_id, wallet_id, amount, balance_after, created_at) VALUES \(entries.joined(separator: ", "))
             """)
-        return results
+        return (results, raised)
     }
 
     /// The day a payout counts towards: days since 1970 in UTC.

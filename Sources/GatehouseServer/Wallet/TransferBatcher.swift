@@ -8,8 +8,9 @@ import SQLKit
 /// transaction with a fixed number of statements however many transfers it holds: the
 /// recipients and payers in one read (before the transaction), the keys claimed in one insert,
 /// the chats, movements and messages before the wallets are locked (`PaymentMessages`,
-/// `Ledger.record`), and under the locks (`Ledger.post(_:at:dailyLimit:on:into:)`) the events'
-/// numbers and then the balances, entries, answers, events and notifications in one statement.
+/// `Ledger.record`), and under the locks the wallets and the events' counters in one statement
+/// (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries, answers, events
+/// and notifications in one statement.
 ///
 /// The batch takes the common case and leaves the rest to `WalletService.transferAlone`, after
 /// it: a key used before (a retry: replayed there), a refusal as read (not enough money, a
@@ -98,9 +99,12 @@ extension WalletService {
 
             // 4. The money, under the wallets' locks: the balances, the entries, the answers and
             //    the events. A movement refused now (another transaction spent the money since the
-            //    read) fails the batch, and every transfer of it goes alone.
+            //    read) fails the batch, and every transfer of it goes alone. The events' counters
+            //    are raised with the lock: the messages' events and a `wallet.transfer` to each side.
+            var counters = recorder.counts()
+            for c in mine { counters[c.payer.account, default: 0] += 1; counters[c.payee.account, default: 0] += 1 }
             var late = CombinedWrites()
-            let results = try await core.ledger.post(movements, at: now, dailyLimit: settings.dailyLimit, on: tx, into: &late)
+            let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: settings.dailyLimit, raising: counters, on: tx, into: &late)
             var answers: [(call: IdempotentCall, answer: StoredAnswer)] = []
             var answered: [(index: Int, result: TransferResult, answer: StoredAnswer)] = []
             for ((c, transfer), result) in zip(zip(mine, transfers), results) {
@@ -113,7 +117,7 @@ extension WalletService {
                 answered.append((c.index, TransferResult(transfer: transfer.value, balance: posting.debitBalance), answer))
             }
             core.keys.complete(answers, into: &late)
-            try await core.events.flush(recorder, on: tx, into: &late)
+            try core.events.flush(recorder, raised: counters, to: raised, into: &late)
             try await late.run(on: tx as! any SQLDatabase)
             return answered
         }

@@ -341,5 +341,14 @@ struct DomainRuleTests {
         let ids = (0..<2000).map { _ in OrderedID.make() }
         let bytes = ids.map { withUnsafeBytes(of: $0.uuid) { Array($0) } }
         for i in 1..<bytes.count { #expect(bytes[i - 1].lexicographicallyPrecedes(bytes[i])) }
+        // version 7, RFC 9562's variant, the time of now, and 62 random bits that differ from id to id
+        let millis = UInt64(Date().timeIntervalSince1970 * 1000)
+        for id in bytes {
+            #expect(id[6] >> 4 == 7 && id[8] >> 6 == 0b10)
+            let stamp = id[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            #expect(stamp <= millis + 100 && stamp + 5_000 >= millis)
+        }
+        #expect(Set(bytes.map { $0[8...] }).count == bytes.count)
+        #expect(Set(bytes.map { $0[15] }).count > 200)
     }
 }

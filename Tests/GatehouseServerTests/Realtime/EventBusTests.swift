@@ -72,6 +72,12 @@ struct EventBusTests {
         #expect(payloads.allSatisfy { $0.utf8.count <= EventBusLimits.maxPayloadBytes })
         #expect(payloads.flatMap { EventBusLimits.unpack($0) ?? [] } == events)
         #expect(EventBusLimits.unpack(try EventBusLimits.encode(events[1])) == [events[1]])
+        // Not in the shape this version writes (keys in another order, spaces, other escapes): the JSON decoder reads it.
+        #expect(EventBusLimits.unpack(#"{ "b": "x\u00e9\/", "a": "\#(account.uuidString.lowercased())", "t": "test.packed" }"#)
+                == [BusEvent(topic: "test.packed", account: account, body: "xé/")])
+        for broken in [#"[{"t":"a","b":"1"},"#, #"{"t":"a","b":"1"}x"#, #"{"t":"a","a":"not-an-id","b":"1"}"#, #"{"t":"a","b":"\x"}"#] {
+            #expect(EventBusLimits.unpack(broken) == nil, "\(broken)")
+        }
         try await withApp(engine) { app in
             let bus = app.services.bus
             #expect(await eventually { bus.isConnected })

@@ -43,17 +43,23 @@ struct WalletTests {
             let movements = [move(annWallet, bobWallet, 8_00), move(annWallet, bobWallet, 5_00), move(bobWallet, annWallet, 3_00),
                              move(annWallet, bobWallet, 5_00), move(annWallet, bobWallet, 1)]
 
-            // MUT
+            let counter = { @Sendable (account: UUID) async throws -> Int64 in
+                try await (core.database.db as! any SQLDatabase).raw(
+                    "SELECT last_seq FROM messenger_event_counters WHERE account_id = \(bind: account)").first()?.decode(column: "last_seq", as: Int64.self) ?? 0
+            }
+            let (annSeq, bobSeq) = (try await counter(ann.id), try await counter(bob.id))
+
+            // MUT (the events' counters raised with the lock: ann's by 2, bob's by 3)
             let now = app.clock.now
-            let results = try await core.database.db.transaction { tx in
+            let (results, raised) = try await core.database.db.transaction { tx in
                 var writes = CombinedWrites()
                 core.ledger.record(movements, at: now, into: &writes)
-                let results = try await core.ledger.post(movements, at: now, dailyLimit: 13_00, on: tx, into: &writes)
+                let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: 13_00, raising: [ann.id: 2, bob.id: 3], on: tx, into: &writes)
                 try await writes.run(on: tx as! any SQLDatabase)
                 // a refused movement's own row goes, as a batch's caller does with what it will not answer
                 let refused = zip(movements, results).filter { if case .failure = $0.1 { true } else { false } }.map(\.0.id)
                 try await (tx as! any SQLDatabase).raw("DELETE FROM ledger_transactions WHERE id IN (\(binds: refused))").run()
-                return results
+                return (results, raised)
             }
 
             // validate
@@ -64,6 +70,9 @@ struct WalletTests {
                 }
             }
             #expect(outcomes == ["200/800", "insufficientFunds", "500/500", "0/1000", "insufficientFunds"])
+            #expect(raised == [ann.id: annSeq + 2, bob.id: bobSeq + 3])
+            let (annAfter, bobAfter) = (try await counter(ann.id), try await counter(bob.id))
+            #expect(annAfter == annSeq + 2 && bobAfter == bobSeq + 3)
             #expect(try await app.v1.balance(of: ann) == 0)
             #expect(try await app.v1.balance(of: bob) == 10_00)
             #expect(try await app.services.wallets.audit().isEmpty)
@@ -71,7 +80,7 @@ struct WalletTests {
             try await app.credit("+79160000001", 1_00)
             let overDay = try await core.database.db.transaction { tx in
                 var writes = CombinedWrites()
-                return try await core.ledger.post([move(annWallet, bobWallet, 1)], at: now, dailyLimit: 13_00, on: tx, into: &writes)
+                return try await core.ledger.post([move(annWallet, bobWallet, 1)], at: now, dailyLimit: 13_00, on: tx, into: &writes).results
             }
             #expect(overDay.count == 1 && { if case .failure(.dailyLimitExceeded(limit: 13_00)) = overDay[0] { true } else { false } }())
         }
