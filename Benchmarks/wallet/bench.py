@@ -76,9 +76,58 @@ def gatehouse(args):
                              env={**env, "WRK_PAYERS": "\n".join(f"{t}\t{g}" for t, g, _ in payers)}, capture_output=True, text=True, check=True).stdout
         runs.append(json.loads(next(line for line in out.splitlines() if line.startswith("WRK_JSON "))[9:]))
     result = runs[-1]
+    if args.rate > 0:
+        # Latency at a steady offered rate, well under the saturation above (where every latency is 64 ÷ the rate).
+        paced = asyncio.run(paced_transfers(args.url, payers, args.rate, args.seconds, args.connections))
+        result.update({f"paced_{k}": v for k, v in paced.items()})
     audit = subprocess.run([args.gatehouse, "wallet", "audit"], cwd=args.workdir, env=env, capture_output=True, text=True)
     result.update({"target": "gatehouse", "payers": args.payers, "connections": args.connections, "audit": audit.stdout.strip()})
     print("RESULT " + json.dumps(result))
+
+
+async def paced_transfers(url, payers, rate, seconds, connections):
+    """Open loop: transfer i is due at start + i/rate, whoever sends it; its latency counts from when it was due
+    (so a late start is counted, as wrk2 and pgbench --rate do). Keep-alive HTTP/1.1 on `connections` sockets."""
+    host, port = url.split("//")[1].split(":")
+    port = int(port.rstrip("/"))
+    total = int(rate * seconds)
+    start = time.perf_counter() + 0.5
+    prefix = "%08x" % random.getrandbits(32)
+    state = {"next": 0, "latencies": [], "non2xx": 0}
+    rng = random.Random(7)
+
+    async def worker():
+        reader, writer = await asyncio.open_connection(host, port)
+        while state["next"] < total:
+            i = state["next"]
+            state["next"] += 1
+            due = start + i / rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            token, _, _ = payers[i % len(payers)]
+            payee = payers[rng.randrange(len(payers))]
+            if payee is payers[i % len(payers)]:
+                payee = payers[(i + 1) % len(payers)]
+            body = ('{"to":{"tag":"%s"},"amount":1}' % payee[1]).encode()
+            writer.write(b"POST /v1/wallet/transfers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.encode()
+                         + b"\r\nContent-Type: application/json\r\nIdempotency-Key: " + f"{prefix}-paced-{i}".encode()
+                         + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            status = int((await reader.readline()).split()[1])
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            await reader.readexactly(length)
+            state["latencies"].append((time.perf_counter() - due) * 1000)
+            if not 200 <= status < 300:
+                state["non2xx"] += 1
+        writer.close()
+
+    await asyncio.gather(*(worker() for _ in range(connections)))
+    took = time.perf_counter() - start
+    lat = state["latencies"]
+    return {"rate": rate, "rps": len(lat) / took, "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), "non2xx": state["non2xx"]}
 
 
 def pgbench(args):
@@ -97,6 +146,18 @@ def pgbench(args):
                 latencies += [int(line.split()[2]) / 1000 for line in f if line.strip()]
         runs.append({"rps": tps, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99), "requests": len(latencies)})
     result = runs[-1]
+    if args.rate > 0:
+        # The same steady rate (-R): pgbench then counts each transaction's latency from when it was due.
+        for old in glob.glob(os.path.join(work, "pgbench_log*")):
+            os.remove(old)
+        subprocess.run(["pgbench", "-b", "tpcb-like", "-c", str(args.connections), "-j", "2", "-T", str(args.seconds), "-R", str(args.rate), "-l",
+                        "--log-prefix", os.path.join(work, "pgbench_log"), args.pg], capture_output=True, text=True, check=True)
+        latencies = []
+        for path in glob.glob(os.path.join(work, "pgbench_log*")):
+            with open(path) as f:
+                latencies += [int(line.split()[2]) / 1000 for line in f if line.strip()]
+        result.update({"paced_rate": args.rate, "paced_rps": len(latencies) / args.seconds, "paced_p50_ms": percentile(latencies, 50),
+                       "paced_p99_ms": percentile(latencies, 99)})
     result.update({"target": "pgbench", "scale": args.scale, "connections": args.connections})
     print("RESULT " + json.dumps(result))
 
@@ -152,6 +213,8 @@ def main():
     p.add_argument("--scale", type=int, default=int(os.environ.get("SCALE", "16")))
     p.add_argument("--seconds", type=int, default=int(os.environ.get("SECONDS_RUN", "15")))
     p.add_argument("--warmup", type=int, default=int(os.environ.get("WARMUP", "3")))
+    p.add_argument("--rate", type=int, default=int(os.environ.get("PACED_RATE", "1500")),
+                   help="transfers a second offered steadily after the saturation run, for latency at that load (0: skip)")
     args = p.parse_args()
     {"gatehouse": gatehouse, "pgbench": pgbench, "sqlite": sqlite}[args.mode](args)
 

@@ -6,7 +6,9 @@
 #
 # Builds gatehouse in release mode, installs wrk and pgbench (Debian) when missing, starts a
 # throwaway PostgreSQL (scripts/start-postgres.sh) unless POSTGRES_URL is set, and prints each
-# result and the ratios. Env: PAYERS (200), CONNECTIONS (64), SCALE (16, pgbench), SECONDS_RUN (15), WARMUP (3).
+# result and the ratios. Env: PAYERS (200), CONNECTIONS (64), SCALE (16, pgbench), SECONDS_RUN (15), WARMUP (3),
+# PACED_RATE (1500: after the saturation run, both sides again at this steady rate, latencies counted from when each
+# transaction was due; 0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ENGINES="postgres sqlite"
@@ -69,6 +71,9 @@ rows = [json.loads(line) for line in open(sys.argv[1])]
 for r in rows:
     print(f"{r['engine']:8} {r['target']:12} {r['rps']:8.0f}/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms"
           + (f"  non-2xx {r['non2xx']}  errors {r['errors']}  audit: {r['audit']}" if r['target'] == 'gatehouse' else ""))
+    if "paced_p99_ms" in r:
+        print(f"{'':8} {'':12} offered {r['paced_rate']}/s steadily: {r['paced_rps']:6.0f}/s  p50 {r['paced_p50_ms']:6.2f} ms  p99 {r['paced_p99_ms']:6.2f} ms"
+              + (f"  non-2xx {r['paced_non2xx']}" if r['target'] == 'gatehouse' else ""))
 for engine, peer in (("postgres", "pgbench"), ("sqlite", "sqlite-tpcb")):
     ours = next((r for r in rows if r["engine"] == engine and r["target"] == "gatehouse"), None)
     theirs = next((r for r in rows if r["engine"] == engine and r["target"] == peer), None)
