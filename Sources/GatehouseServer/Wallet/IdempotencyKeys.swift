@@ -97,17 +97,12 @@ struct IdempotencyKeys: Sendable {
 
     /// Stores the answer of a call that claimed its key, in the same transaction.
     func complete(_ call: IdempotentCall, _ answer: StoredAnswer, on tx: any Database) async throws {
-        try await complete([(call, answer)], on: tx)
-    }
-
-    /// Stores the answers of calls that claimed their keys, in one statement.
-    func complete(_ answers: [(call: IdempotentCall, answer: StoredAnswer)], on tx: any Database) async throws {
         var writes = CombinedWrites()
-        complete(answers, into: &writes)
+        complete([(call, answer)], into: &writes)
         try await writes.run(on: tx as! any SQLDatabase)
     }
 
-    /// The same, added to a group commit's writes.
+    /// Stores the answers of calls that claimed their keys, in one statement added to a group commit's writes.
     func complete(_ answers: [(call: IdempotentCall, answer: StoredAnswer)], into writes: inout CombinedWrites) {
         guard !answers.isEmpty else { return }
         let match = { (call: IdempotentCall) -> SQLQueryString in "(account_id = \(bind: call.account) AND key = \(bind: call.key))" }

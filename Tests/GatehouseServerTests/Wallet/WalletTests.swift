@@ -26,6 +26,43 @@ struct WalletTests {
         #expect(spliced == (try V1JSON.encoder.encode(TransferResult(transfer: transfer, balance: balance))))
     }
 
+    @Test("a batch numbers its events from the counters it raised with the lock, and refuses events other than those counted", arguments: TestEngine.available)
+    func batchEvents_numberedFromRaisedCounters(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: two events for ann and one for bob, as a batch records them
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            let events = app.services.wallets.core.events
+            @Sendable func recorded(_ accounts: [UUID]) -> EventRecorder {
+                let recorder = EventRecorder()
+                for (n, account) in accounts.enumerated() { recorder.add(.walletTransfer, to: account, encoded: Data(#"{"n":\#(n)}"#.utf8)) }
+                return recorder
+            }
+            #expect(recorded([ann.id, bob.id, ann.id]).counts() == [ann.id: 2, bob.id: 1])
+
+            // MUT: the counters stood at 1,002 and 501 once raised
+            try await app.services.wallets.core.database.db.transaction { tx in
+                var writes = CombinedWrites()
+                try events.flush(recorded([ann.id, bob.id, ann.id]), raised: [ann.id: 2, bob.id: 1], to: [ann.id: 1_002, bob.id: 501], into: &writes)
+                try await writes.run(on: tx as! any SQLDatabase)
+            }
+
+            // validate: each account's events end at its counter, in the order recorded
+            let anns = try await events.events(of: ann.id, after: 1_000, limit: 10)
+            #expect(anns.map(\.seq) == [1_001, 1_002] && anns.map(\.data) == [#"{"n":0}"#, #"{"n":2}"#])
+            #expect(try await events.events(of: bob.id, after: 500, limit: 10).map(\.seq) == [501])
+            // other events than those counted, or a counter not raised, are refused
+            var writes = CombinedWrites()
+            #expect(throws: EventLogError.self) {
+                try events.flush(recorded([ann.id]), raised: [ann.id: 2], to: [ann.id: 9], into: &writes)
+            }
+            #expect(throws: EventLogError.self) {
+                try events.flush(recorded([ann.id, bob.id]), raised: [ann.id: 1, bob.id: 1], to: [ann.id: 9], into: &writes)
+            }
+            #expect(writes.statements.isEmpty)
+        }
+    }
+
     @Test("a batch's movements are applied in turn: what the earlier ones left decides, the day's payouts count, a refusal moves nothing", arguments: TestEngine.available)
     func ledgerBatch_appliesInTurn(engine: TestEngine) async throws {
         try await withApp(engine) { app in
