@@ -97,7 +97,7 @@ struct EventLog: Sendable {
         guard byAccount.mapValues({ Int64($0.count) }) == counts else { throw EventLogError.countersDiffer }
         let stored = try assign(byAccount, last: last)
         guard !stored.isEmpty else { return }
-        writes.add(insert(stored))
+        writes.add(insert(stored, postgres: writes.postgres))
         if let postgres = bus as? PostgresEventBus {
             writes.select(try postgres.notifications(busEvents(stored, withFrames: true)))
         }
@@ -106,10 +106,13 @@ struct EventLog: Sendable {
 
     /// The statement that raises each account's counter by its count (in account order, the
     /// order the rows are locked in) and answers `account_id, last_seq`.
-    static func raise(_ counts: [UUID: Int64]) -> SQLQueryString {
-        let raises = counts.keys.sorted().map { account -> SQLQueryString in "(\(bind: account), \(bind: counts[account]!))" }
+    static func raise(_ counts: [UUID: Int64], postgres: Bool) -> SQLQueryString {
+        let accounts = counts.keys.sorted()
+        var rows = RowSet(count: accounts.count)
+        rows.add("account_id", "uuid", accounts)
+        rows.add("last_seq", "bigint", accounts.map { counts[$0]! })
         return """
-            INSERT INTO messenger_event_counters (account_id, last_seq) VALUES \(raises.joined(separator: ", "))
+            \(rows.insert(into: "messenger_event_counters", postgres: postgres))
             ON CONFLICT (account_id) DO UPDATE SET last_seq = messenger_event_counters.last_seq + excluded.last_seq
             RETURNING account_id, last_seq
             """
@@ -119,7 +122,8 @@ struct EventLog: Sendable {
     func store(_ events: [PendingEvent], on db: any Database) async throws -> [StoredEvent] {
         let stored = try await number(events, on: db)
         guard !stored.isEmpty else { return [] }
-        try await (db as! any SQLDatabase).raw(insert(stored)).run()
+        let sql = db as! any SQLDatabase
+        try await sql.raw(insert(stored, postgres: sql.isPostgres)).run()
         return stored
     }
 
@@ -129,7 +133,8 @@ struct EventLog: Sendable {
         guard !events.isEmpty else { return [] }
         let byAccount = Dictionary(grouping: events, by: \.account)
         var last: [UUID: Int64] = [:]
-        for row in try await (db as! any SQLDatabase).raw(Self.raise(byAccount.mapValues { Int64($0.count) })).all() {
+        let sql = db as! any SQLDatabase
+        for row in try await sql.raw(Self.raise(byAccount.mapValues { Int64($0.count) }, postgres: sql.isPostgres)).all() {
             last[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self)
         }
         return try assign(byAccount, last: last)
@@ -149,10 +154,13 @@ struct EventLog: Sendable {
         return stored
     }
 
-    private func insert(_ stored: [StoredEvent]) -> SQLQueryString {
-        let now = clock.now()
-        let values = stored.map { e -> SQLQueryString in "(\(bind: e.account), \(bind: e.seq), \(bind: e.kind), \(bind: e.data), \(bind: now))" }
-        return "INSERT INTO messenger_events (account_id, seq, kind, data, created_at) VALUES \(values.joined(separator: ", "))"
+    private func insert(_ stored: [StoredEvent], postgres: Bool) -> SQLQueryString {
+        var rows = RowSet(count: stored.count)
+        rows.add("account_id", "uuid", stored.map(\.account))
+        rows.add("seq", "bigint", stored.map(\.seq))
+        rows.add("kind", "text", stored.map(\.kind))
+        rows.add("data", "text", stored.map(\.data))
+        return rows.insert(into: "messenger_events", constants: [("created_at", "\(bind: clock.now())")], postgres: postgres)
     }
 
     /// Tells every instance: the account's event `seq`, with its frame when it fits a notification.

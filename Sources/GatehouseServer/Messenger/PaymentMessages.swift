@@ -33,7 +33,7 @@ struct PaymentMessages: MessengerConcept {
     /// Posts the messages in `tx` to chats found before (`chats(between:on:)`).
     @discardableResult
     func post(_ posts: [Post], in chats: DirectChats, on tx: any Database, _ recorder: EventRecorder) async throws -> [Message] {
-        var writes = CombinedWrites()
+        var writes = CombinedWrites(for: sql(tx))
         let messages = try post(posts, in: chats, into: &writes, recorder)
         try await writes.run(on: sql(tx))
         return messages
@@ -58,23 +58,33 @@ struct PaymentMessages: MessengerConcept {
             return Message(id: OrderedID.make(), chatId: chat.id, authorId: post.author, text: post.comment ?? "", createdAt: now, editedAt: nil,
                            deleted: false, replyTo: nil, forwardedFrom: nil, attachments: [], clientMessageId: nil, payment: post.note)
         }
-        let values = try messages.map { m -> SQLQueryString in
-            let payment = String(decoding: try V1JSON.encoder.encode(m.payment), as: UTF8.self)
-            return "(\(bind: m.id), \(bind: m.chatId), \(bind: m.authorId), \(bind: m.text), \(bind: now), \(false), \(bind: payment))"
-        }
-        writes.add("INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_deleted, payment) VALUES \(values.joined(separator: ", "))")
+        var rows = RowSet(count: messages.count)
+        rows.add("id", "uuid", messages.map(\.id))
+        rows.add("chat_id", "uuid", messages.map(\.chatId))
+        rows.add("author_id", "uuid", messages.map(\.authorId))
+        rows.add("text", "text", messages.map(\.text))
+        rows.add("payment", "text", try messages.map { String(decoding: try V1JSON.encoder.encode($0.payment), as: UTF8.self) })
+        writes.add(rows.insert(into: "messages", constants: [("created_at", "\(bind: now)"), ("reply_deleted", "\(false)")], postgres: writes.postgres))
         // Each chat's newest message. The chats are not locked in id order first, as a batch of
         // sends does: two batches of payments that share a chat share its people's wallets,
         // which they lock in order before this.
         var newest: [UUID: UUID] = [:]
         for m in messages { newest[m.chatId] = m.id }
         let ids = newest.keys.sorted()
-        let lastCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
-        let keyCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
-        writes.add("UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: ids))")
+        if writes.postgres {
+            var rows = RowSet(count: ids.count)
+            rows.add("id", "uuid", ids)
+            rows.add("last_message_id", "uuid", ids.map { newest[$0]! })
+            rows.add("activity_key", "text", ids.map { newest[$0]!.uuidString.lowercased() })
+            writes.add("UPDATE chats c SET last_message_id = r.last_message_id, activity_key = r.activity_key FROM \(rows.table("r")) WHERE c.id = r.id")
+        } else {
+            let lastCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
+            let keyCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
+            writes.add("UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: ids))")
+        }
         let hidden = Set(messages.map(\.chatId)).filter { id in chats.byPair.values.contains { $0.id == id && !$0.allVisible } }
         if !hidden.isEmpty {
-            writes.add("UPDATE chat_members SET visible = \(true) WHERE chat_id IN (\(binds: Array(hidden))) AND visible = \(false)")
+            writes.add("UPDATE chat_members SET visible = \(true) WHERE \(SQLQueryString.isAny("chat_id", Array(hidden), postgres: writes.postgres)) AND visible = \(false)")
         }
         for (post, message) in zip(posts, messages) { try recordCreated(message, to: post.other, recorder) }
         return messages
@@ -97,11 +107,20 @@ struct PaymentMessages: MessengerConcept {
     private func directChats(_ pairs: Set<Pair>, on tx: any Database) async throws -> [Pair: (id: UUID, allVisible: Bool)] {
         let sql = sql(tx)
         func read(_ pairs: [Pair]) async throws -> [Pair: (id: UUID, allVisible: Bool)] {
-            let conditions = pairs.map { "(c.low_id = \(bind: $0.low) AND c.high_id = \(bind: $0.high))" as SQLQueryString }
+            let chats: SQLQueryString
+            if sql.isPostgres {
+                var rows = RowSet(count: pairs.count)
+                rows.add("low_id", "uuid", pairs.map(\.low))
+                rows.add("high_id", "uuid", pairs.map(\.high))
+                chats = "chats c JOIN \(rows.table("p")) ON c.low_id = p.low_id AND c.high_id = p.high_id"
+            } else {
+                let conditions = pairs.map { "(c.low_id = \(bind: $0.low) AND c.high_id = \(bind: $0.high))" as SQLQueryString }
+                chats = "chats c WHERE \(conditions.joined(separator: " OR "))"
+            }
             var found: [Pair: (id: UUID, allVisible: Bool)] = [:]
             for row in try await sql.raw("""
                 SELECT c.id, c.low_id, c.high_id, (SELECT COUNT(*) FROM chat_members m WHERE m.chat_id = c.id AND m.visible = \(false)) AS hidden
-                FROM chats c WHERE \(conditions.joined(separator: " OR "))
+                FROM \(chats)
                 """).all() {
                 let pair = Pair((try row.decode(column: "low_id", as: UUID.self), try row.decode(column: "high_id", as: UUID.self)))
                 found[pair] = (try row.decode(column: "id", as: UUID.self), try row.decode(column: "hidden", as: Int.self) == 0)
@@ -114,18 +133,26 @@ struct PaymentMessages: MessengerConcept {
         guard !missing.isEmpty else { return chats }
         let now = clock.now()
         let made = missing.map { (pair: $0, id: OrderedID.make()) }
-        let values = made.map { "(\(bind: $0.id), \(bind: $0.pair.low), \(bind: $0.pair.high), \(bind: now), \(bind: $0.id.uuidString.lowercased()))" as SQLQueryString }
+        var rows = RowSet(count: made.count)
+        rows.add("id", "uuid", made.map(\.id))
+        rows.add("low_id", "uuid", made.map(\.pair.low))
+        rows.add("high_id", "uuid", made.map(\.pair.high))
+        rows.add("activity_key", "text", made.map { $0.id.uuidString.lowercased() })
         var inserted: Set<UUID> = []
         for row in try await sql.raw("""
-            INSERT INTO chats (id, low_id, high_id, created_at, activity_key) VALUES \(values.joined(separator: ", "))
+            \(rows.insert(into: "chats", constants: [("created_at", "\(bind: now)")], postgres: sql.isPostgres))
             ON CONFLICT (low_id, high_id) DO NOTHING RETURNING id
             """).all() {
             inserted.insert(try row.decode(column: "id", as: UUID.self))
         }
         let new = made.filter { inserted.contains($0.id) }
         if !new.isEmpty {
-            let members = new.map { "(\(bind: $0.id), \(bind: $0.pair.low), \(bind: $0.pair.high), \(false)), (\(bind: $0.id), \(bind: $0.pair.high), \(bind: $0.pair.low), \(false))" as SQLQueryString }
-            try await sql.raw("INSERT INTO chat_members (chat_id, account_id, other_id, visible) VALUES \(members.joined(separator: ", "))").run()
+            // Both members of each, hidden.
+            var members = RowSet(count: new.count * 2)
+            members.add("chat_id", "uuid", new.flatMap { [$0.id, $0.id] })
+            members.add("account_id", "uuid", new.flatMap { [$0.pair.low, $0.pair.high] })
+            members.add("other_id", "uuid", new.flatMap { [$0.pair.high, $0.pair.low] })
+            try await sql.raw(members.insert(into: "chat_members", constants: [("visible", "\(false)")], postgres: sql.isPostgres)).run()
             for made in new { chats[made.pair] = (made.id, false) }
         }
         // Made by another transaction a moment ago.

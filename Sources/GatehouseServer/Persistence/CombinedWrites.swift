@@ -5,9 +5,15 @@ import SQLKit
 /// many) and one by one on SQLite, whose writer is in process. A group commit collects its
 /// writes here so that the rows it locks are held for one round trip, not one per table.
 struct CombinedWrites {
+    /// Whether they go to PostgreSQL: the statements are written for the engine (`RowSet`).
+    let postgres: Bool
     private(set) var statements: [SQLQueryString] = []
     /// Expressions the statement selects once its writes are done (`pg_notify` calls).
     private(set) var selected: [SQLQueryString] = []
+
+    init(for sql: any SQLDatabase) {
+        postgres = sql.isPostgres
+    }
 
     mutating func add(_ statement: SQLQueryString) {
         statements.append(statement)
@@ -20,7 +26,7 @@ struct CombinedWrites {
 
     func run(on sql: any SQLDatabase) async throws {
         let select: SQLQueryString = selected.isEmpty ? "SELECT 1" : "SELECT \(selected.joined(separator: ", "))"
-        if sql.dialect.name == "postgresql", statements.count + selected.count > 1 {
+        if postgres, statements.count + selected.count > 1 {
             let parts = statements.enumerated().map { "w\(unsafeRaw: String($0.offset)) AS (\($0.element))" as SQLQueryString }
             try await sql.raw(parts.isEmpty ? select : "WITH \(parts.joined(separator: ", ")) \(select)").run()
         } else {

@@ -97,7 +97,7 @@ struct IdempotencyKeys: Sendable {
 
     /// Stores the answer of a call that claimed its key, in the same transaction.
     func complete(_ call: IdempotentCall, _ answer: StoredAnswer, on tx: any Database) async throws {
-        var writes = CombinedWrites()
+        var writes = CombinedWrites(for: tx as! any SQLDatabase)
         complete([(call, answer)], into: &writes)
         try await writes.run(on: tx as! any SQLDatabase)
     }
@@ -105,6 +105,18 @@ struct IdempotencyKeys: Sendable {
     /// Stores the answers of calls that claimed their keys, in one statement added to a group commit's writes.
     func complete(_ answers: [(call: IdempotentCall, answer: StoredAnswer)], into writes: inout CombinedWrites) {
         guard !answers.isEmpty else { return }
+        if writes.postgres {
+            var rows = RowSet(count: answers.count)
+            rows.add("account_id", "uuid", answers.map(\.call.account))
+            rows.add("key", "text", answers.map(\.call.key))
+            rows.add("status", "bigint", answers.map { Int64($0.answer.status) })
+            rows.add("body", "text", answers.map { String(decoding: $0.answer.body, as: UTF8.self) })
+            writes.add("""
+                UPDATE idempotency_keys k SET status = r.status, body = r.body FROM \(rows.table("r"))
+                WHERE k.account_id = r.account_id AND k.key = r.key
+                """)
+            return
+        }
         let match = { (call: IdempotentCall) -> SQLQueryString in "(account_id = \(bind: call.account) AND key = \(bind: call.key))" }
         let statuses = answers.map { "WHEN \(match($0.call)) THEN \(bind: $0.answer.status)" as SQLQueryString }.joined(separator: " ")
         let bodies = answers.map { "WHEN \(match($0.call)) THEN \(bind: String(decoding: $0.answer.body, as: UTF8.self))" as SQLQueryString }.joined(separator: " ")
@@ -119,13 +131,15 @@ struct IdempotencyKeys: Sendable {
     /// which replays, refuses or takes over a forgotten key.
     func claimNew(_ calls: [IdempotentCall], on tx: any Database) async throws -> Set<KeyRef> {
         guard !calls.isEmpty else { return [] }
-        let now = clock.now()
-        let values = calls.sorted { ($0.account, $0.key) < ($1.account, $1.key) }.map { call -> SQLQueryString in
-            "(\(bind: call.account), \(bind: call.key), \(bind: call.fingerprint), 0, '', \(bind: now))"
-        }
+        let sql = tx as! any SQLDatabase
+        let sorted = calls.sorted { ($0.account, $0.key) < ($1.account, $1.key) }
+        var rows = RowSet(count: sorted.count)
+        rows.add("account_id", "uuid", sorted.map(\.account))
+        rows.add("key", "text", sorted.map(\.key))
+        rows.add("fingerprint", "text", sorted.map(\.fingerprint))
         var claimed: Set<KeyRef> = []
-        for row in try await (tx as! any SQLDatabase).raw("""
-            INSERT INTO idempotency_keys (account_id, key, fingerprint, status, body, created_at) VALUES \(values.joined(separator: ", "))
+        for row in try await sql.raw("""
+            \(rows.insert(into: "idempotency_keys", constants: [("status", "0"), ("body", "''"), ("created_at", "\(bind: clock.now())")], postgres: sql.isPostgres))
             ON CONFLICT (account_id, key) DO NOTHING RETURNING account_id, key
             """).all() {
             claimed.insert(KeyRef(account: try row.decode(column: "account_id", as: UUID.self), key: try row.decode(column: "key", as: String.self)))

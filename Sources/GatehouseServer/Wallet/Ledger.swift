@@ -122,13 +122,15 @@ struct Ledger: Sendable {
     /// commit writes them before it locks the wallets, and holds the locks for less.
     func record(_ movements: [Movement], at now: Date, into writes: inout CombinedWrites) {
         guard !movements.isEmpty else { return }
-        let rows = movements.map { m -> SQLQueryString in
-            "(\(bind: m.id), \(bind: m.kind.rawValue), \(bind: m.debit), \(bind: m.credit), \(bind: m.amount), \(bind: m.comment), \(bind: m.request), NULL, \(bind: now))"
-        }
-        writes.add("""
-            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
-            VALUES \(rows.joined(separator: ", "))
-            """)
+        var rows = RowSet(count: movements.count)
+        rows.add("id", "uuid", movements.map(\.id))
+        rows.add("kind", "text", movements.map(\.kind.rawValue))
+        rows.add("debit_wallet_id", "uuid", movements.map(\.debit))
+        rows.add("credit_wallet_id", "uuid", movements.map(\.credit))
+        rows.add("amount", "bigint", movements.map(\.amount))
+        rows.add("comment", "text", movements.map(\.comment))
+        rows.add("request_id", "uuid", movements.map(\.request))
+        writes.add(rows.insert(into: "ledger_transactions", constants: [("reference", "NULL"), ("created_at", "\(bind: now)")], postgres: writes.postgres))
     }
 
     /// Applies recorded movements (`record`) to their wallets in `db`, in order: every wallet
@@ -158,11 +160,11 @@ struct Ledger: Sendable {
         func readCounter(_ row: any SQLRow) throws {
             raised[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self)
         }
-        let select: SQLQueryString = "SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE id IN (\(binds: ids))"
-        if sql.dialect.name != "postgresql" {
+        let select: SQLQueryString = "SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE \(SQLQueryString.isAny("id", ids, postgres: sql.isPostgres))"
+        if !sql.isPostgres {
             // SQLite: the transaction holds the only writer's lock already.
             for row in try await sql.raw(select).all() { try read(row) }
-            if !counters.isEmpty { for row in try await sql.raw(EventLog.raise(counters)).all() { try readCounter(row) } }
+            if !counters.isEmpty { for row in try await sql.raw(EventLog.raise(counters, postgres: false)).all() { try readCounter(row) } }
         } else if counters.isEmpty {
             // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
             for row in try await sql.raw("\(select) ORDER BY id FOR NO KEY UPDATE").all() { try read(row) }
@@ -170,7 +172,7 @@ struct Ledger: Sendable {
             // The wallets are locked first, then the counters (the order a transfer on its own takes
             // them in): the union reads its first part before it starts the second.
             for row in try await sql.raw("""
-                WITH w AS (\(select) ORDER BY id FOR NO KEY UPDATE), c AS (\(EventLog.raise(counters)))
+                WITH w AS (\(select) ORDER BY id FOR NO KEY UPDATE), c AS (\(EventLog.raise(counters, postgres: true)))
                 SELECT id, kind, balance, paid_day, paid_today, NULL::uuid AS account_id, NULL::bigint AS last_seq FROM w
                 UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, account_id, last_seq FROM c
                 """).all() {
@@ -196,22 +198,32 @@ struct Ledger: Sendable {
         }
         guard !posted.isEmpty else { return (results, raised) }
         let changed = ids.filter { wallets[$0]!.changed }
-        func cases(_ value: (Balance) -> Int64) -> SQLQueryString {
-            "CASE id \(changed.map { "WHEN \(bind: $0) THEN \(bind: value(wallets[$0]!))" as SQLQueryString }.joined(separator: " ")) END"
+        if writes.postgres {
+            var rows = RowSet(count: changed.count)
+            rows.add("id", "uuid", changed)
+            rows.add("balance", "bigint", changed.map { wallets[$0]!.balance })
+            rows.add("paid_day", "bigint", changed.map { wallets[$0]!.paidDay })
+            rows.add("paid_today", "bigint", changed.map { wallets[$0]!.paidToday })
+            writes.add("""
+                UPDATE wallets w SET balance = r.balance, paid_day = r.paid_day, paid_today = r.paid_today FROM \(rows.table("r")) WHERE w.id = r.id
+                """)
+        } else {
+            func cases(_ value: (Balance) -> Int64) -> SQLQueryString {
+                "CASE id \(changed.map { "WHEN \(bind: $0) THEN \(bind: value(wallets[$0]!))" as SQLQueryString }.joined(separator: " ")) END"
+            }
+            writes.add("""
+                UPDATE wallets SET balance = \(cases(\.balance)), paid_day = \(cases(\.paidDay)), paid_today = \(cases(\.paidToday))
+                WHERE id IN (\(binds: changed))
+                """)
         }
-        writes.add("""
-            UPDATE wallets SET balance = \(cases(\.balance)), paid_day = \(cases(\.paidDay)), paid_today = \(cases(\.paidToday))
-            WHERE id IN (\(binds: changed))
-            """)
-        let entries = posted.map { p -> SQLQueryString in
-            """
-            (\(bind: OrderedID.make()), \(bind: p.posting.id), \(bind: p.movement.debit), \(bind: -p.movement.amount), \(bind: p.posting.debitBalance), \(bind: now)), \
-            (\(bind: OrderedID.make()), \(bind: p.posting.id), \(bind: p.movement.credit), \(bind: p.movement.amount), \(bind: p.posting.creditBalance), \(bind: now))
-            """
-        }
-        writes.add("""
-            INSERT INTO ledger_entries (id, transaction_id, wallet_id, amount, balance_after, created_at) VALUES \(entries.joined(separator: ", "))
-            """)
+        // Two entries a movement: the debit, then the credit.
+        var rows = RowSet(count: posted.count * 2)
+        rows.add("id", "uuid", posted.flatMap { _ in [OrderedID.make(), OrderedID.make()] })
+        rows.add("transaction_id", "uuid", posted.flatMap { [$0.posting.id, $0.posting.id] })
+        rows.add("wallet_id", "uuid", posted.flatMap { [$0.movement.debit, $0.movement.credit] })
+        rows.add("amount", "bigint", posted.flatMap { [-$0.movement.amount, $0.movement.amount] })
+        rows.add("balance_after", "bigint", posted.flatMap { [$0.posting.debitBalance, $0.posting.creditBalance] })
+        writes.add(rows.insert(into: "ledger_entries", constants: [("created_at", "\(bind: now)")], postgres: writes.postgres))
         return (results, raised)
     }
 

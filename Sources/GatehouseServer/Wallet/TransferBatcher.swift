@@ -84,7 +84,7 @@ extension WalletService {
                 Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: c.request.input.amount,
                                 comment: c.request.input.comment, request: nil)
             }
-            var early = CombinedWrites()
+            var early = CombinedWrites(for: tx as! any SQLDatabase)
             core.ledger.record(movements, at: now, into: &early)
             _ = try core.dialogs.post(zip(mine, movements).map { c, m in
                 PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: m.amount, transferId: m.id, requestId: nil, requestKind: nil),
@@ -103,7 +103,7 @@ extension WalletService {
             //    are raised with the lock: the messages' events and a `wallet.transfer` to each side.
             var counters = recorder.counts()
             for c in mine { counters[c.payer.account, default: 0] += 1; counters[c.payee.account, default: 0] += 1 }
-            var late = CombinedWrites()
+            var late = CombinedWrites(for: tx as! any SQLDatabase)
             let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: settings.dailyLimit, raising: counters, on: tx, into: &late)
             var answers: [(call: IdempotentCall, answer: StoredAnswer)] = []
             var answered: [(index: Int, result: TransferResult, answer: StoredAnswer)] = []

@@ -170,13 +170,15 @@ extension WalletConcept {
             case .email(let email): emails.append(email)
             }
         }
+        let sql = sql(db ?? database.db)
+        let postgres = sql.isPostgres
         var conditions: [SQLQueryString] = []
-        if !tags.isEmpty { conditions.append("a.username_key IN (\(binds: tags))") }
-        if !phones.isEmpty { conditions.append("(a.phone IN (\(binds: phones)) AND a.phone_verified_at IS NOT NULL)") }
-        if !emails.isEmpty { conditions.append("(a.email IN (\(binds: emails)) AND a.email_confirmed_at IS NOT NULL)") }
-        if !mine.isEmpty { conditions.append("a.id IN (\(binds: mine))") }
+        if !tags.isEmpty { conditions.append(.isAny("a.username_key", tags, postgres: postgres)) }
+        if !phones.isEmpty { conditions.append("(\(SQLQueryString.isAny("a.phone", phones, postgres: postgres)) AND a.phone_verified_at IS NOT NULL)") }
+        if !emails.isEmpty { conditions.append("(\(SQLQueryString.isAny("a.email", emails, postgres: postgres)) AND a.email_confirmed_at IS NOT NULL)") }
+        if !mine.isEmpty { conditions.append(.isAny("a.id", mine, postgres: postgres)) }
         guard !conditions.isEmpty else { return ([:], [:]) }
-        let rows = try await sql(db ?? database.db).raw("""
+        let rows = try await sql.raw("""
             SELECT \(Self.walletColumns), a.username_key, a.phone AS account_phone, a.phone_verified_at, a.email, a.email_confirmed_at
             FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(conditions.joined(separator: " OR "))
             """).all()

@@ -42,7 +42,7 @@ struct WalletTests {
 
             // MUT: the counters stood at 1,002 and 501 once raised
             try await app.services.wallets.core.database.db.transaction { tx in
-                var writes = CombinedWrites()
+                var writes = CombinedWrites(for: tx as! any SQLDatabase)
                 try events.flush(recorded([ann.id, bob.id, ann.id]), raised: [ann.id: 2, bob.id: 1], to: [ann.id: 1_002, bob.id: 501], into: &writes)
                 try await writes.run(on: tx as! any SQLDatabase)
             }
@@ -52,7 +52,7 @@ struct WalletTests {
             #expect(anns.map(\.seq) == [1_001, 1_002] && anns.map(\.data) == [#"{"n":0}"#, #"{"n":2}"#])
             #expect(try await events.events(of: bob.id, after: 500, limit: 10).map(\.seq) == [501])
             // other events than those counted, or a counter not raised, are refused
-            var writes = CombinedWrites()
+            var writes = CombinedWrites(for: app.services.wallets.core.database.sql)
             #expect(throws: EventLogError.self) {
                 try events.flush(recorded([ann.id]), raised: [ann.id: 2], to: [ann.id: 9], into: &writes)
             }
@@ -89,7 +89,7 @@ struct WalletTests {
             // MUT (the events' counters raised with the lock: ann's by 2, bob's by 3)
             let now = app.clock.now
             let (results, raised) = try await core.database.db.transaction { tx in
-                var writes = CombinedWrites()
+                var writes = CombinedWrites(for: tx as! any SQLDatabase)
                 core.ledger.record(movements, at: now, into: &writes)
                 let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: 13_00, raising: [ann.id: 2, bob.id: 3], on: tx, into: &writes)
                 try await writes.run(on: tx as! any SQLDatabase)
@@ -116,7 +116,7 @@ struct WalletTests {
             // the day's limit: ann has paid 13 ₽ today, so even with money 1 kopeck more is over it
             try await app.credit("+79160000001", 1_00)
             let overDay = try await core.database.db.transaction { tx in
-                var writes = CombinedWrites()
+                var writes = CombinedWrites(for: tx as! any SQLDatabase)
                 return try await core.ledger.post([move(annWallet, bobWallet, 1)], at: now, dailyLimit: 13_00, on: tx, into: &writes).results
             }
             #expect(overDay.count == 1 && { if case .failure(.dailyLimitExceeded(limit: 13_00)) = overDay[0] { true } else { false } }())
