@@ -123,7 +123,7 @@ struct EventLog: Sendable {
         let stored = try await number(events, on: db)
         guard !stored.isEmpty else { return [] }
         let sql = db as! any SQLDatabase
-        try await sql.raw(insert(stored, postgres: sql.isPostgres)).run()
+        _ = try await sql.preparedRows(insert(stored, postgres: sql.isPostgres))
         return stored
     }
 
@@ -134,7 +134,7 @@ struct EventLog: Sendable {
         let byAccount = Dictionary(grouping: events, by: \.account)
         var last: [UUID: Int64] = [:]
         let sql = db as! any SQLDatabase
-        for row in try await sql.raw(Self.raise(byAccount.mapValues { Int64($0.count) }, postgres: sql.isPostgres)).all() {
+        for row in try await sql.preparedRows(Self.raise(byAccount.mapValues { Int64($0.count) }, postgres: sql.isPostgres)) {
             last[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self)
         }
         return try assign(byAccount, last: last)

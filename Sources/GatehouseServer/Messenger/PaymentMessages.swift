@@ -118,10 +118,10 @@ struct PaymentMessages: MessengerConcept {
                 chats = "chats c WHERE \(conditions.joined(separator: " OR "))"
             }
             var found: [Pair: (id: UUID, allVisible: Bool)] = [:]
-            for row in try await sql.raw("""
+            for row in try await sql.preparedRows("""
                 SELECT c.id, c.low_id, c.high_id, (SELECT COUNT(*) FROM chat_members m WHERE m.chat_id = c.id AND m.visible = \(false)) AS hidden
                 FROM \(chats)
-                """).all() {
+                """) {
                 let pair = Pair((try row.decode(column: "low_id", as: UUID.self), try row.decode(column: "high_id", as: UUID.self)))
                 found[pair] = (try row.decode(column: "id", as: UUID.self), try row.decode(column: "hidden", as: Int.self) == 0)
             }
@@ -139,10 +139,10 @@ struct PaymentMessages: MessengerConcept {
         rows.add("high_id", "uuid", made.map(\.pair.high))
         rows.add("activity_key", "text", made.map { $0.id.uuidString.lowercased() })
         var inserted: Set<UUID> = []
-        for row in try await sql.raw("""
+        for row in try await sql.preparedRows("""
             \(rows.insert(into: "chats", constants: [("created_at", "\(bind: now)")], postgres: sql.isPostgres))
             ON CONFLICT (low_id, high_id) DO NOTHING RETURNING id
-            """).all() {
+            """) {
             inserted.insert(try row.decode(column: "id", as: UUID.self))
         }
         let new = made.filter { inserted.contains($0.id) }
@@ -152,7 +152,7 @@ struct PaymentMessages: MessengerConcept {
             members.add("chat_id", "uuid", new.flatMap { [$0.id, $0.id] })
             members.add("account_id", "uuid", new.flatMap { [$0.pair.low, $0.pair.high] })
             members.add("other_id", "uuid", new.flatMap { [$0.pair.high, $0.pair.low] })
-            try await sql.raw(members.insert(into: "chat_members", constants: [("visible", "\(false)")], postgres: sql.isPostgres)).run()
+            _ = try await sql.preparedRows(members.insert(into: "chat_members", constants: [("visible", "\(false)")], postgres: sql.isPostgres))
             for made in new { chats[made.pair] = (made.id, false) }
         }
         // Made by another transaction a moment ago.

@@ -28,7 +28,7 @@ struct CombinedWrites {
         let select: SQLQueryString = selected.isEmpty ? "SELECT 1" : "SELECT \(selected.joined(separator: ", "))"
         if postgres, statements.count + selected.count > 1 {
             let parts = statements.enumerated().map { "w\(unsafeRaw: String($0.offset)) AS (\($0.element))" as SQLQueryString }
-            try await sql.raw(parts.isEmpty ? select : "WITH \(parts.joined(separator: ", ")) \(select)").run()
+            _ = try await sql.preparedRows(parts.isEmpty ? select : "WITH \(parts.joined(separator: ", ")) \(select)")
         } else {
             for statement in statements { try await sql.raw(statement).run() }
             if !selected.isEmpty { try await sql.raw(select).run() }

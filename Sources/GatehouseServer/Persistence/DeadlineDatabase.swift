@@ -3,6 +3,7 @@ import FluentKit
 import NIOConcurrencyHelpers
 import Logging
 import NIOCore
+import PostgresKit
 import SQLKit
 
 /// Every database operation of the server with a deadline (`GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS`):
@@ -60,6 +61,20 @@ struct DeadlineDatabase: Database, SQLDatabase {
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
         bounded("sql", sql.execute(sql: query, onRow))
+    }
+
+    /// On PostgreSQL, `query` as a prepared statement (`PreparedStatements`); its rows as SQL
+    /// rows. Nil on SQLite, once every slot is taken, or for a bind without a binary form: the
+    /// caller then runs it as usual.
+    func prepared(_ query: SQLQueryString) async throws -> [any SQLRow]? {
+        guard let postgres = base as? any PostgresDatabase else { return nil }
+        var serializer = SQLSerializer(database: self)
+        query.serialize(to: &serializer)
+        guard let bindings = try PreparedStatements.bindings(serializer.binds), let slot = PreparedStatements.slot(for: serializer.sql) else { return nil }
+        let (run, logger, text) = (PreparedStatements.runners[slot], self.logger, serializer.sql.prefix(60))
+        return try await bounded("prepared \(text)", postgres.withConnection { connection in
+            connection.eventLoop.makeFutureWithTask { try await run(connection, bindings, logger).map { $0.sql() } }
+        }).get()
     }
 
     private func bounded<T>(_ operation: @escaping @autoclosure @Sendable () -> String, always: Bool = false,

@@ -1,3 +1,4 @@
+import PostgresNIO
 import SQLKit
 
 /// Rows a statement takes as data, for the statements of a group commit (docs/performance.md,
@@ -21,6 +22,14 @@ struct RowSet {
         precondition(values.count == count, "a value per row")
         names.append(name)
         arrays.append("\(bind: values)::\(unsafeRaw: type)[]")
+        cells.append { "\(bind: values[$0])" }
+    }
+
+    /// A column whose values may be NULL.
+    mutating func add<T: PostgresArrayEncodable & PostgresNonThrowingEncodable & Encodable & Sendable>(_ name: String, _ type: String, _ values: [T?]) {
+        precondition(values.count == count, "a value per row")
+        names.append(name)
+        arrays.append("\(bind: NullableArray(elements: values))::\(unsafeRaw: type)[]")
         cells.append { "\(bind: values[$0])" }
     }
 

@@ -48,12 +48,14 @@ final class PostgresEventBus: EventBus, Service {
     func publish(_ events: [BusEvent], on db: (any Database)?) async throws {
         guard !events.isEmpty else { return }
         let sql = (db ?? database.db) as! any SQLDatabase
-        try await sql.raw("SELECT \(try notifications(events))").run()
+        _ = try await sql.preparedRows("SELECT \(try notifications(events))")
     }
 
-    /// The `pg_notify` calls that publish `events` (a select list; a caller's transaction runs it).
+    /// The expression that publishes `events` (for a select list; a caller's transaction runs it):
+    /// a `pg_notify` per notification, in order, over one array, so that its text is the same
+    /// however many there are (`PreparedStatements`).
     func notifications(_ events: [BusEvent]) throws -> SQLQueryString {
-        try EventBusLimits.pack(events).map { payload -> SQLQueryString in "pg_notify(\(bind: channel), \(bind: payload))" }.joined(separator: ", ")
+        "(SELECT count(pg_notify(\(bind: channel), p)) FROM unnest(\(bind: try EventBusLimits.pack(events))::text[]) AS p)"
     }
 
     func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription {

@@ -138,10 +138,10 @@ struct IdempotencyKeys: Sendable {
         rows.add("key", "text", sorted.map(\.key))
         rows.add("fingerprint", "text", sorted.map(\.fingerprint))
         var claimed: Set<KeyRef> = []
-        for row in try await sql.raw("""
+        for row in try await sql.preparedRows("""
             \(rows.insert(into: "idempotency_keys", constants: [("status", "0"), ("body", "''"), ("created_at", "\(bind: clock.now())")], postgres: sql.isPostgres))
             ON CONFLICT (account_id, key) DO NOTHING RETURNING account_id, key
-            """).all() {
+            """) {
             claimed.insert(KeyRef(account: try row.decode(column: "account_id", as: UUID.self), key: try row.decode(column: "key", as: String.self)))
         }
         return claimed

@@ -167,15 +167,15 @@ struct Ledger: Sendable {
             if !counters.isEmpty { for row in try await sql.raw(EventLog.raise(counters, postgres: false)).all() { try readCounter(row) } }
         } else if counters.isEmpty {
             // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
-            for row in try await sql.raw("\(select) ORDER BY id FOR NO KEY UPDATE").all() { try read(row) }
+            for row in try await sql.preparedRows("\(select) ORDER BY id FOR NO KEY UPDATE") { try read(row) }
         } else {
             // The wallets are locked first, then the counters (the order a transfer on its own takes
             // them in): the union reads its first part before it starts the second.
-            for row in try await sql.raw("""
+            for row in try await sql.preparedRows("""
                 WITH w AS (\(select) ORDER BY id FOR NO KEY UPDATE), c AS (\(EventLog.raise(counters, postgres: true)))
                 SELECT id, kind, balance, paid_day, paid_today, NULL::uuid AS account_id, NULL::bigint AS last_seq FROM w
                 UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, account_id, last_seq FROM c
-                """).all() {
+                """) {
                 if try row.decode(column: "id", as: UUID?.self) != nil { try read(row) } else { try readCounter(row) }
             }
         }

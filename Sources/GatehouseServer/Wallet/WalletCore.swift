@@ -178,10 +178,10 @@ extension WalletConcept {
         if !emails.isEmpty { conditions.append("(\(SQLQueryString.isAny("a.email", emails, postgres: postgres)) AND a.email_confirmed_at IS NOT NULL)") }
         if !mine.isEmpty { conditions.append(.isAny("a.id", mine, postgres: postgres)) }
         guard !conditions.isEmpty else { return ([:], [:]) }
-        let rows = try await sql.raw("""
+        let rows = try await sql.preparedRows("""
             SELECT \(Self.walletColumns), a.username_key, a.phone AS account_phone, a.phone_verified_at, a.email, a.email_confirmed_at
             FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(conditions.joined(separator: " OR "))
-            """).all()
+            """)
         let mineSet = Set(mine)
         var named: [PartyKey: WalletRow] = [:], own: [UUID: WalletRow] = [:]
         for row in rows {
