@@ -5,8 +5,8 @@ import NIOCore
 import PostgresKit
 import SQLKit
 
-/// Statements prepared once per connection on PostgreSQL (docs/performance.md, "Prepared
-/// statements"), as PgJDBC and pgx do for a statement they see again: PostgreSQL then parses,
+/// Statements prepared once per connection on PostgreSQL (docs/decisions.md, "Statements whose
+/// text is fixed are prepared"), as PgJDBC and pgx do for a statement they see again: PostgreSQL then parses,
 /// analyses and plans it once per connection instead of on every call, which for a group commit's
 /// statements and a session lookup was a fifth of what the database spent. A statement gets one of
 /// `capacity` slots the first time its text is seen, and keeps it; a slot's text never changes, so
