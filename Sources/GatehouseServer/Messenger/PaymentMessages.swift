@@ -71,17 +71,11 @@ struct PaymentMessages: MessengerConcept {
         var newest: [UUID: UUID] = [:]
         for m in messages { newest[m.chatId] = m.id }
         let ids = newest.keys.sorted()
-        if writes.postgres {
-            var rows = RowSet(count: ids.count)
-            rows.add("id", "uuid", ids)
-            rows.add("last_message_id", "uuid", ids.map { newest[$0]! })
-            rows.add("activity_key", "text", ids.map { newest[$0]!.uuidString.lowercased() })
-            writes.add("UPDATE chats c SET last_message_id = r.last_message_id, activity_key = r.activity_key FROM \(rows.table("r")) WHERE c.id = r.id")
-        } else {
-            let lastCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
-            let keyCases = ids.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
-            writes.add("UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: ids))")
-        }
+        var activity = RowSet(count: ids.count)
+        activity.add("id", "uuid", ids)
+        activity.add("last_message_id", "uuid", ids.map { newest[$0]! })
+        activity.add("activity_key", "text", ids.map { newest[$0]!.uuidString.lowercased() })
+        writes.add(activity.update("chats", matching: ["id"], postgres: writes.postgres))
         let hidden = Set(messages.map(\.chatId)).filter { id in chats.byPair.values.contains { $0.id == id && !$0.allVisible } }
         if !hidden.isEmpty {
             writes.add("UPDATE chat_members SET visible = \(true) WHERE \(SQLQueryString.isAny("chat_id", Array(hidden), postgres: writes.postgres)) AND visible = \(false)")

@@ -49,10 +49,21 @@ struct RowSet {
             let extra = constants.map { ", \($0.1)" as SQLQueryString }.joined()
             return "INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: names)) SELECT r.*\(extra) FROM \(self.table("r"))"
         }
-        let rows = (0..<count).map { row -> SQLQueryString in
-            "(\((cells.map { $0(row) } + constants.map(\.1)).joined(separator: ", ")))"
-        }
-        return "INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: names)) VALUES \(rows.joined(separator: ", "))"
+        return "INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: names)) VALUES \(values(constants.map(\.1)))"
+    }
+
+    /// `UPDATE table SET …` from the rows: each row's other columns written to the table's row
+    /// whose `keys` columns equal its own (on SQLite the rows are a `WITH` table of `VALUES`).
+    func update(_ table: String, matching keys: [String], postgres: Bool) -> SQLQueryString {
+        let sets = names.filter { !keys.contains($0) }.map { "\($0) = r.\($0)" }.joined(separator: ", ")
+        let match = keys.map { "\(table).\($0) = r.\($0)" }.joined(separator: " AND ")
+        let update: SQLQueryString = "UPDATE \(unsafeRaw: table) SET \(unsafeRaw: sets) FROM \(postgres ? self.table("r") : "r") WHERE \(unsafeRaw: match)"
+        return postgres ? update : "WITH r(\(columns)) AS (VALUES \(values([]))) \(update)"
+    }
+
+    /// SQLite: the rows as `(?, …), …`, each ending with `constants`.
+    private func values(_ constants: [SQLQueryString]) -> SQLQueryString {
+        (0..<count).map { row -> SQLQueryString in "(\((cells.map { $0(row) } + constants).joined(separator: ", ")))" }.joined(separator: ", ")
     }
 }
 

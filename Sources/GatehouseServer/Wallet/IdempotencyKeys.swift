@@ -105,25 +105,12 @@ struct IdempotencyKeys: Sendable {
     /// Stores the answers of calls that claimed their keys, in one statement added to a group commit's writes.
     func complete(_ answers: [(call: IdempotentCall, answer: StoredAnswer)], into writes: inout CombinedWrites) {
         guard !answers.isEmpty else { return }
-        if writes.postgres {
-            var rows = RowSet(count: answers.count)
-            rows.add("account_id", "uuid", answers.map(\.call.account))
-            rows.add("key", "text", answers.map(\.call.key))
-            rows.add("status", "bigint", answers.map { Int64($0.answer.status) })
-            rows.add("body", "text", answers.map { String(decoding: $0.answer.body, as: UTF8.self) })
-            writes.add("""
-                UPDATE idempotency_keys k SET status = r.status, body = r.body FROM \(rows.table("r"))
-                WHERE k.account_id = r.account_id AND k.key = r.key
-                """)
-            return
-        }
-        let match = { (call: IdempotentCall) -> SQLQueryString in "(account_id = \(bind: call.account) AND key = \(bind: call.key))" }
-        let statuses = answers.map { "WHEN \(match($0.call)) THEN \(bind: $0.answer.status)" as SQLQueryString }.joined(separator: " ")
-        let bodies = answers.map { "WHEN \(match($0.call)) THEN \(bind: String(decoding: $0.answer.body, as: UTF8.self))" as SQLQueryString }.joined(separator: " ")
-        writes.add("""
-            UPDATE idempotency_keys SET status = CASE \(statuses) END, body = CASE \(bodies) END
-            WHERE \(answers.map { match($0.call) }.joined(separator: " OR "))
-            """)
+        var rows = RowSet(count: answers.count)
+        rows.add("account_id", "uuid", answers.map(\.call.account))
+        rows.add("key", "text", answers.map(\.call.key))
+        rows.add("status", "bigint", answers.map { Int64($0.answer.status) })
+        rows.add("body", "text", answers.map { String(decoding: $0.answer.body, as: UTF8.self) })
+        writes.add(rows.update("idempotency_keys", matching: ["account_id", "key"], postgres: writes.postgres))
     }
 
     /// Claims the keys of a batch's calls (all different) in one statement, in key order; answers

@@ -198,24 +198,12 @@ struct Ledger: Sendable {
         }
         guard !posted.isEmpty else { return (results, raised) }
         let changed = ids.filter { wallets[$0]!.changed }
-        if writes.postgres {
-            var rows = RowSet(count: changed.count)
-            rows.add("id", "uuid", changed)
-            rows.add("balance", "bigint", changed.map { wallets[$0]!.balance })
-            rows.add("paid_day", "bigint", changed.map { wallets[$0]!.paidDay })
-            rows.add("paid_today", "bigint", changed.map { wallets[$0]!.paidToday })
-            writes.add("""
-                UPDATE wallets w SET balance = r.balance, paid_day = r.paid_day, paid_today = r.paid_today FROM \(rows.table("r")) WHERE w.id = r.id
-                """)
-        } else {
-            func cases(_ value: (Balance) -> Int64) -> SQLQueryString {
-                "CASE id \(changed.map { "WHEN \(bind: $0) THEN \(bind: value(wallets[$0]!))" as SQLQueryString }.joined(separator: " ")) END"
-            }
-            writes.add("""
-                UPDATE wallets SET balance = \(cases(\.balance)), paid_day = \(cases(\.paidDay)), paid_today = \(cases(\.paidToday))
-                WHERE id IN (\(binds: changed))
-                """)
-        }
+        var balances = RowSet(count: changed.count)
+        balances.add("id", "uuid", changed)
+        balances.add("balance", "bigint", changed.map { wallets[$0]!.balance })
+        balances.add("paid_day", "bigint", changed.map { wallets[$0]!.paidDay })
+        balances.add("paid_today", "bigint", changed.map { wallets[$0]!.paidToday })
+        writes.add(balances.update("wallets", matching: ["id"], postgres: writes.postgres))
         // Two entries a movement: the debit, then the credit.
         var rows = RowSet(count: posted.count * 2)
         rows.add("id", "uuid", posted.flatMap { _ in [OrderedID.make(), OrderedID.make()] })

@@ -8,7 +8,7 @@ import Testing
 
 @Suite("Prepared statements and row sets")
 struct PreparedStatementsTests {
-    @Test("rows given as a RowSet (NULLs included) and read with = ANY come back as written, prepared on PostgreSQL under their slot, in and out of a transaction", arguments: TestEngine.available)
+    @Test("rows given as a RowSet (NULLs included), inserted and updated by key, read with = ANY come back as written, a bind without a binary form runs unprepared, prepared on PostgreSQL under their slot, in and out of a transaction", arguments: TestEngine.available)
     func rowSetsRoundTrip(engine: TestEngine) async throws {
         // setup
         let database = try await TestDatabase.make(engine)
@@ -36,6 +36,16 @@ struct PreparedStatementsTests {
                 guard postgres else { return [] }
                 return try await sql.raw("SELECT name FROM pg_prepared_statements").all().map { try $0.decode(column: "name", as: String.self) }
             }
+            // ... and two of them changed by their ids (a note to NULL, another note and amount)
+            var changes = RowSet(count: 2)
+            changes.add("id", "uuid", [first[0], second[1]])
+            changes.add("note", "text", [nil, "f"] as [String?])
+            changes.add("amount", "bigint", [10, 50] as [Int64])
+            _ = try await sql.preparedRows(changes.update("probe", matching: ["id"], postgres: postgres))
+            // a bind with no binary form (JSON) runs unprepared, and still answers
+            struct Tag: Codable, Sendable { var n: Int }
+            let unprepared = try await sql.preparedRows("SELECT COUNT(*) AS n FROM probe WHERE \(bind: Tag(n: 1)) IS NOT NULL")
+            #expect(try unprepared.first?.decode(column: "n", as: Int.self) == 5)
             let read = try await sql.preparedRows("SELECT id, note, amount, at FROM probe WHERE \(SQLQueryString.isAny("id", first + second, postgres: postgres))")
 
             // validate
@@ -45,8 +55,8 @@ struct PreparedStatementsTests {
                                                                       try row.decode(column: "at", as: Date.self))
             }
             #expect(found.count == 5)
-            #expect(zip(first + second, ["a", nil, "c'; --", nil, "e"] as [String?]).allSatisfy { found[$0.0]?.0 == $0.1 })
-            #expect(zip(first + second, [1, -2, 3, 4, 5] as [Int64]).allSatisfy { found[$0.0]?.1 == $0.1 })
+            #expect(zip(first + second, [nil, nil, "c'; --", nil, "f"] as [String?]).allSatisfy { found[$0.0]?.0 == $0.1 })
+            #expect(zip(first + second, [10, -2, 3, 4, 50] as [Int64]).allSatisfy { found[$0.0]?.1 == $0.1 })
             #expect(found.values.allSatisfy { $0.2 == now })
             if postgres {
                 // the insert's text has its slot, and the connection prepared it under that slot's name
