@@ -68,7 +68,7 @@ struct EventLog: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (any Database, EventRecorder) async throws -> T) async throws -> T {
         let recorder = EventRecorder()
         let announcesInTransaction = bus is PostgresEventBus
-        let (value, stored) = try await database.db.transaction { tx in
+        let (value, stored) = try await database.db.transactionOnLoop { tx in
             let value = try await body(tx, recorder)
             let stored = try await self.store(recorder.take(), on: tx)
             if announcesInTransaction { try await self.announce(stored, withFrames: true, on: tx) }

@@ -78,6 +78,13 @@ final class DatabaseProvider: Service, @unchecked Sendable {
 
     var sql: any SQLDatabase { db as! any SQLDatabase }
 
+    /// Where a group-commit writer runs (`EventLoopTaskExecutor`): one of the database's event
+    /// loops, in turn. `db` asked from there borrows a connection of that loop's pool, so the
+    /// writer's statements are sent and answered on its own thread.
+    func writerExecutor() -> any TaskExecutor {
+        EventLoopTaskExecutor(eventLoopGroup.next())
+    }
+
     /// One statement as written (schema set-up in tests and tools).
     func run(statement: String) async throws {
         try await sql.raw(SQLQueryString(statement)).run()

@@ -73,7 +73,7 @@ struct DeadlineDatabase: Database, SQLDatabase {
         guard let bindings = try PreparedStatements.bindings(serializer.binds), let slot = PreparedStatements.slot(for: serializer.sql) else { return nil }
         let (run, logger, text) = (PreparedStatements.runners[slot], self.logger, serializer.sql.prefix(60))
         return try await bounded("prepared \(text)", postgres.withConnection { connection in
-            connection.eventLoop.makeFutureWithTask { try await run(connection, bindings, logger).map { $0.sql() } }
+            connection.eventLoop.makeFutureWithTaskOnLoop { try await run(connection, bindings, logger).map { $0.sql() } }
         }).get()
     }
 

@@ -35,12 +35,17 @@ final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     let concurrency: Int
     private let write: @Sendable ([Request]) async throws -> [BatchOutcome<Value>]
     private let single: @Sendable (Request) async throws -> Value
+    /// Where a writer runs (`DatabaseProvider.writerExecutor`): on an event loop of the database's, so
+    /// that a batch's round trips need no thread hand-offs.
+    private let executor: (@Sendable () -> (any TaskExecutor)?)?
     private let state = NIOLockedValueBox(State())
 
     /// `write` answers an outcome per request, in order; `single` writes one request on its own.
-    init(maxBatch: Int, concurrency: Int = 1, write: @escaping @Sendable ([Request]) async throws -> [BatchOutcome<Value>],
+    init(maxBatch: Int, concurrency: Int = 1, executor: (@Sendable () -> (any TaskExecutor)?)? = nil,
+         write: @escaping @Sendable ([Request]) async throws -> [BatchOutcome<Value>],
          single: @escaping @Sendable (Request) async throws -> Value) {
         self.maxBatch = max(1, maxBatch)
+        self.executor = executor
         self.concurrency = max(1, concurrency)
         self.write = write
         self.single = single
@@ -54,7 +59,7 @@ final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
                 state.writers += 1
                 return true
             }
-            if start { Task(priority: .high) { await self.drain() } }
+            if start { Task(executorPreference: executor?(), priority: .high) { await self.drain() } }
         }
     }
 

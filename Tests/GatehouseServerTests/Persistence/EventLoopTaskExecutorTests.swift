@@ -1,0 +1,59 @@
+import FluentKit
+import Foundation
+import GatehouseTestSupport
+import Logging
+import SQLKit
+import Testing
+@testable import GatehouseServer
+
+@Suite("Database work on its connection's event loop")
+struct EventLoopTaskExecutorTests {
+    @Test("a transaction's body and a group-commit writer run on their connection's event loop and come back to it after every statement; FluentKit's own transaction body does not", arguments: TestEngine.available)
+    func databaseWorkStaysOnItsLoop(engine: TestEngine) async throws {
+        // setup
+        let database = try await TestDatabase.make(engine)
+        let provider = try DatabaseProvider(location: database.location, poolSize: 2, threadPool: .singleton, logger: Logger(label: "test"))
+        let outcome = await Result(catching: {
+            try await provider.migrate()
+            @Sendable func statement(on db: any Database) async throws -> Int {
+                try await (db as! any SQLDatabase).preparedRows("SELECT 1 AS one").first!.decode(column: "one", as: Int.self)
+            }
+            let commits = GroupCommit<Int, [Bool]>(maxBatch: 4, concurrency: 2, executor: { provider.writerExecutor() }, write: { requests in
+                // The writer asks for the database as a service does; it must be given its own loop's connection.
+                let db = provider.db
+                var seen = [db.eventLoop.inEventLoop]
+                for _ in 0..<3 {
+                    let one = try await statement(on: db)
+                    #expect(one == 1)
+                    seen.append(db.eventLoop.inEventLoop)
+                }
+                return requests.map { _ in .done(.success(seen)) }
+            }, single: { _ in [] })
+
+            // MUT: a transaction's body, statement after statement; writers of requests sent at once; FluentKit's transaction
+            let inTransaction = try await provider.db.transactionOnLoop { tx -> [Bool] in
+                var seen = [tx.eventLoop.inEventLoop]
+                for _ in 0..<3 {
+                    let one = try await statement(on: tx)
+                    #expect(one == 1)
+                    seen.append(tx.eventLoop.inEventLoop)
+                }
+                return seen
+            }
+            let byWriters = try await withThrowingTaskGroup(of: [Bool].self) { group in
+                for n in 1...12 { group.addTask { try await commits.submit(n) } }
+                return try await group.reduce(into: [[Bool]]()) { $0.append($1) }
+            }
+            let fluents = try await provider.db.transaction { tx in tx.eventLoop.inEventLoop }
+
+            // validate
+            #expect(inTransaction == [true, true, true, true])
+            #expect(byWriters.count == 12)
+            #expect(byWriters.allSatisfy { $0 == [true, true, true, true] }, "\(byWriters)")
+            #expect(!fluents, "FluentKit runs a transaction's body in a plain Task, on the global pool: the reason for transactionOnLoop")
+        })
+        await provider.shutdown()
+        await database.cleanup()
+        try outcome.get()
+    }
+}
