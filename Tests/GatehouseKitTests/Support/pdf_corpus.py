@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def make(folder):
@@ -50,8 +51,16 @@ def make(folder):
     with open(text, "w") as f:
         f.write("Agreement\n\n" + "\n".join("Clause %d: the parties agree to sign below." % (i + 1) for i in range(20)) + "\n")
     profile = "file://" + os.path.join(os.path.abspath(folder), "lo-profile")
-    subprocess.run(["soffice", "--headless", "-env:UserInstallation=" + profile, "--convert-to", "pdf", "--outdir", folder, text],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    # soffice now and then exits 1 on the first start with a new profile (seen once in CI, with another test's soffice
+    # starting at the same moment): try again, and say what it printed if it never converts.
+    for attempt in range(3):
+        run = subprocess.run(["soffice", "--headless", "-env:UserInstallation=" + profile, "--convert-to", "pdf", "--outdir", folder, text],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        if run.returncode == 0 and os.path.exists(os.path.join(folder, "libreoffice.pdf")):
+            break
+        if attempt == 2:
+            raise RuntimeError("soffice --convert-to pdf failed three times (status %d): %s" % (run.returncode, run.stdout))
+        time.sleep(1)
     paths["libreoffice"] = os.path.join(folder, "libreoffice.pdf")
 
     objstm = os.path.join(folder, "objstm.pdf")
