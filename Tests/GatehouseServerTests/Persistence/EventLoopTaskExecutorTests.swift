@@ -11,10 +11,7 @@ struct EventLoopTaskExecutorTests {
     @Test("a transaction's body and a group-commit writer run on their connection's event loop and come back to it after every statement; FluentKit's own transaction body does not", arguments: TestEngine.available)
     func databaseWorkStaysOnItsLoop(engine: TestEngine) async throws {
         // setup
-        let database = try await TestDatabase.make(engine)
-        let provider = try DatabaseProvider(location: database.location, poolSize: 2, threadPool: .singleton, logger: Logger(label: "test"))
-        let outcome = await Result(catching: {
-            try await provider.migrate()
+        try await withMigratedProvider(engine, poolSize: 2) { provider in
             @Sendable func statement(on db: any Database) async throws -> Int {
                 try await (db as! any SQLDatabase).preparedRows("SELECT 1 AS one").first!.decode(column: "one", as: Int.self)
             }
@@ -51,9 +48,6 @@ struct EventLoopTaskExecutorTests {
             #expect(byWriters.count == 12)
             #expect(byWriters.allSatisfy { $0 == [true, true, true, true] }, "\(byWriters)")
             #expect(!fluents, "FluentKit runs a transaction's body in a plain Task, on the global pool: the reason for transactionOnLoop")
-        })
-        await provider.shutdown()
-        await database.cleanup()
-        try outcome.get()
+        }
     }
 }

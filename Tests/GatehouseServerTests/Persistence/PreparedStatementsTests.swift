@@ -11,10 +11,7 @@ struct PreparedStatementsTests {
     @Test("rows given as a RowSet (NULLs included), inserted and updated by key, read with = ANY come back as written, a bind without a binary form runs unprepared, prepared on PostgreSQL under their slot, in and out of a transaction", arguments: TestEngine.available)
     func rowSetsRoundTrip(engine: TestEngine) async throws {
         // setup
-        let database = try await TestDatabase.make(engine)
-        let provider = try DatabaseProvider(location: database.location, poolSize: 1, threadPool: .singleton, logger: Logger(label: "test"))
-        let outcome = await Result(catching: {
-            try await provider.migrate()
+        try await withMigratedProvider(engine) { provider in
             try await provider.run(statement: "CREATE TABLE probe (id UUID NOT NULL, note TEXT, amount BIGINT NOT NULL, at TIMESTAMPTZ NOT NULL)")
             let sql = provider.sql
             let postgres = sql.isPostgres
@@ -66,9 +63,6 @@ struct PreparedStatementsTests {
                 #expect(PreparedStatements.slot(for: serializer.sql) == slot)
                 #expect(prepared.contains("gatehouse_\(slot)"))
             }
-        })
-        await provider.shutdown()
-        await database.cleanup()
-        try outcome.get()
+        }
     }
 }
