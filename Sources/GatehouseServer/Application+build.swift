@@ -69,7 +69,7 @@ func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> 
     let router = Router(context: GatehouseRequestContext.self)
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: NoStoreMiddleware())
-    router.add(middleware: RequestMetricsMiddleware())
+    router.add(middleware: MetricsMiddleware())
     let routes = RouteTable()
     router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
     router.add(middleware: MethodNotAllowedMiddleware(routes: routes))

@@ -13,16 +13,12 @@ struct OperationsTests {
         try await withApp(engine) { app in
             #expect(try await app.postForm(PhoneAccountsAPI.Path.sendSMS, [("phone", "+79123456789")]).status == .ok)
             await app.services.deliverer.deliverDue()
-            // A body over 64 KiB is counted once written (RequestMetricsMiddleware), a small one when answered; both are counted. The
-            // registry is the process's, shared by the tests running at once, so the counts are not asserted.
-            #expect(try await app.get("/openapi.json").status == .ok)
             let response = try await app.get("/metrics")
             #expect(response.status == .ok)
             #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
             let text = response.text
             #expect(text.contains("hb_requests"))
-            #expect(text.contains(#"hb_requests{http_route="/api/users/sms",http_request_method="POST",http_response_status_code="200"}"#))
-            #expect(text.contains(#"hb_requests{http_route="/openapi.json",http_request_method="GET",http_response_status_code="200"}"#))
+            #expect(text.contains(#"http_route="/api/users/sms""#))
             #expect(text.contains("http_server_request_duration"))
             #expect(text.contains("gatehouse_outbox_depth"))
             #expect(text.contains("gatehouse_outbox_delivered_total"))
