@@ -2,8 +2,9 @@ import FluentKit
 import NIOCore
 
 /// Runs a task's jobs on one NIO event loop (a task executor preference, SE-0417), for the
-/// database work whose every step waits for PostgreSQL: a batch writer, a transaction's body, a
+/// database work whose every step waits for the database: a batch writer, a transaction's body, a
 /// prepared statement (docs/decisions.md, "Database work runs on its connection's event loop").
+/// On SQLite that is its one loop, where its one connection's queries complete.
 ///
 /// A query's answer arrives on its connection's event loop. A task on Swift's global pool
 /// resumes on another thread, and its next query goes back to the loop by another wake-up: three
