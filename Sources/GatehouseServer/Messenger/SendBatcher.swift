@@ -27,7 +27,7 @@ final class SendBatcher: Sendable {
 
     init(core: MessengerCore, maxBatch: Int = 128, single: @escaping @Sendable (Request) async throws -> Message) {
         let writer = SendBatchWriter(core: core)
-        commits = GroupCommit(maxBatch: maxBatch, executor: { [database = core.database] in database.writerExecutor() }, write: { requests in
+        commits = GroupCommit(maxBatch: maxBatch, database: core.database, write: { requests in
             try await writer.write(requests).map { .done($0.mapError { $0 as any Error }) }
         }, single: single)
     }

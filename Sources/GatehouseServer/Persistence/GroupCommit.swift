@@ -35,17 +35,18 @@ final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     let concurrency: Int
     private let write: @Sendable ([Request]) async throws -> [BatchOutcome<Value>]
     private let single: @Sendable (Request) async throws -> Value
-    /// Where a writer runs (`DatabaseProvider.writerExecutor`): on an event loop of the database's, so
-    /// that a batch's round trips need no thread hand-offs.
-    private let executor: (@Sendable () -> (any TaskExecutor)?)?
+    /// The database the batches are written to: its writers run on its event loops
+    /// (`DatabaseProvider.writerExecutor`), so that a batch's round trips need no thread hand-offs.
+    private let database: DatabaseProvider?
     private let state = NIOLockedValueBox(State())
 
     /// `write` answers an outcome per request, in order; `single` writes one request on its own.
-    init(maxBatch: Int, concurrency: Int = 1, executor: (@Sendable () -> (any TaskExecutor)?)? = nil,
+    /// `database` is where they write (nil: writers on Swift's global pool, for work without one).
+    init(maxBatch: Int, concurrency: Int = 1, database: DatabaseProvider?,
          write: @escaping @Sendable ([Request]) async throws -> [BatchOutcome<Value>],
          single: @escaping @Sendable (Request) async throws -> Value) {
         self.maxBatch = max(1, maxBatch)
-        self.executor = executor
+        self.database = database
         self.concurrency = max(1, concurrency)
         self.write = write
         self.single = single
@@ -59,7 +60,7 @@ final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
                 state.writers += 1
                 return true
             }
-            if start { Task(executorPreference: executor?(), priority: .high) { await self.drain() } }
+            if start { Task(executorPreference: database?.writerExecutor(), priority: .high) { await self.drain() } }
         }
     }
 

@@ -29,7 +29,7 @@ final class TransferBatcher: Sendable {
 
     init(core: WalletCore) {
         let service = WalletService(core: core, batched: false)
-        commits = GroupCommit(maxBatch: core.settings.transfersPerCommit, concurrency: 2, executor: { [database = core.database] in database.writerExecutor() }, write: { requests in
+        commits = GroupCommit(maxBatch: core.settings.transfersPerCommit, concurrency: 2, database: core.database, write: { requests in
             try await service.write(requests)
         }, single: { request in
             try await service.transferAlone(request.viewer, request.input, call: request.call)

@@ -114,9 +114,3 @@ struct DatabaseProviderTests {
         #expect(work.current == 1)
     }
 }
-
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
-}

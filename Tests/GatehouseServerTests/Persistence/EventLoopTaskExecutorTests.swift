@@ -15,8 +15,9 @@ struct EventLoopTaskExecutorTests {
             @Sendable func statement(on db: any Database) async throws -> Int {
                 try await (db as! any SQLDatabase).preparedRows("SELECT 1 AS one").first!.decode(column: "one", as: Int.self)
             }
-            let commits = GroupCommit<Int, [Bool]>(maxBatch: 4, concurrency: 2, executor: { provider.writerExecutor() }, write: { requests in
-                // The writer asks for the database as a service does; it must be given its own loop's connection.
+            let commits = GroupCommit<Int, [Bool]>(maxBatch: 4, concurrency: 2, database: provider, write: { requests in
+                // Given the database as the wallet's and the messenger's batchers are; the writer asks for it as a service does
+                // and must be given its own loop's connection.
                 let db = provider.db
                 var seen = [db.eventLoop.inEventLoop]
                 for _ in 0..<3 {

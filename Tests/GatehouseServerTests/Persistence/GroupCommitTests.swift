@@ -17,7 +17,7 @@ struct GroupCommitTests {
     func batchesAndFallback() async throws {
         let log = Log()
         // Multiples of 7 fail, other even numbers are answered by the batch, other odd ones left alone; a batch holding 50 fails as a whole.
-        let commits = GroupCommit<Int, String>(maxBatch: 4, concurrency: 2, write: { requests in
+        let commits = GroupCommit<Int, String>(maxBatch: 4, concurrency: 2, database: nil, write: { requests in
             log.batches.withLockedValue { $0.append(requests) }
             try await Task.sleep(for: .milliseconds(5))
             if requests.contains(50) { throw CancellationError() }

@@ -15,3 +15,10 @@ func withMigratedProvider(_ engine: TestEngine, poolSize: Int = 1, _ body: (Data
     await database.cleanup()
     try outcome.get()
 }
+
+extension Result where Failure == any Error {
+    /// `body`'s value or error, so that clean-up can run before it is thrown.
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
