@@ -164,7 +164,9 @@ struct SignToLoginOptions: ParsableArguments {
         let state = URL(fileURLWithPath: stateFile ?? folder.deletingLastPathComponent().appendingPathComponent(".sign-to-login-demo.json").path)
         let device = DeviceFacts(osVersion: String(ProcessInfo.processInfo.operatingSystemVersionString.prefix(40)),
                                  deviceModel: "iPhone16,2", screenWidth: 393, screenHeight: 852)
-        let client = SignToLoginClient(server: url, apiKey: apikey, device: FixedDeviceFacts(device))
+        // The person's session beside what the app remembers, 0600 (what the Keychain is on a phone).
+        let session = FileSessionStore(url: state.deletingPathExtension().appendingPathExtension("session.json"))
+        let client = SignToLoginClient(server: url, apiKey: apikey, device: FixedDeviceFacts(device), sessionStore: session)
         return SignToLoginEnvironment(client: client, localizer: options.localizer, preferences: FilePreferences(url: state),
                                       documentsFolder: folder, splashSeconds: 1)
     }

@@ -44,16 +44,20 @@ final class SignToLoginTerminal: TerminalMenu {
         strokes += 1
         var seed = UInt64(truncatingIfNeeded: who.unicodeScalars.reduce(5381) { ($0 << 5) &+ $0 &+ Int($1.value) })
         let shape = Double(seed % 1000) / 1000
-        seed = seed &+ UInt64(strokes) &* 0x9E3779B97F4A7C15
+        // Each drawing differs, in this run and the next (a hand never draws the same points twice,
+        // and the server refuses a copy of points it has seen).
+        seed = seed &+ (UInt64(strokes) &+ UInt64.random(in: 0...UInt64.max)) &* 0x9E3779B97F4A7C15
         func jitter() -> Double {
             seed = seed &* 6364136223846793005 &+ 1442695040888963407
             return Double(seed >> 11) / Double(1 << 53) - 0.5
         }
         let count = 115 + Int((jitter() + 0.5) * 15)
+        // A hand's shape differs a little each time (the server refuses a copy of points it has seen).
+        let (a, b, p, q) = (1 + jitter() * 0.08, 1 + jitter() * 0.08, jitter() * 0.12, jitter() * 0.12)
         for i in 0..<count {
             let t = Double(i) / Double(count) * 2 * .pi
-            let x = stranger ? 40 * cos(3 * t) + 30 * t : 60 * cos(t) + 25 * sin((2 + shape) * t) + 20 * t
-            let y = stranger ? 35 * sin(2 * t) : 40 * sin((1.5 + shape / 2) * t) + 10 * cos(4 * t)
+            let x = stranger ? 40 * a * cos(3 * t + p) + 30 * t : 60 * a * cos(t + p) + 25 * sin((2 + shape) * t) + 20 * t
+            let y = stranger ? 35 * b * sin(2 * t + q) : 40 * b * sin((1.5 + shape / 2) * t + q) + 10 * cos(4 * t)
             let (px, py) = (120 + x + jitter(), 120 + y + jitter())
             if i == 0 { pad.begin(x: px, y: py, time: 0) } else { pad.move(x: px, y: py, time: Double(i) / 60) }
         }

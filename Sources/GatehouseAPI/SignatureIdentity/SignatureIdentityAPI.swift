@@ -34,6 +34,10 @@ public enum SignatureIdentityAPI {
         public static let invalidEmailCode = "14"
         public static let documentConflict = "15"
         public static let documentNotFound = "16"
+        /// `/authenticate/`: the signature is a copy of one the server has seen (a replay).
+        public static let signatureReplayed = "17"
+        /// `/savedocument/`: no `sessionid` of the person the email names; sign in again.
+        public static let sessionRequired = "18"
     }
 
     /// The spec's date formats: `DD.MM.YYYY HH:MM:SS`, and `DD.MM.YYYY` for a date alone (birthday).

@@ -124,29 +124,63 @@ public enum SignToLoginError: Error, Equatable, Sendable {
     case rateLimited(retryAfter: Int?)
     /// `res 14`: the email code is wrong, expired or used up.
     case invalidEmailCode(message: String)
+    /// `res 17`: the signature copies one the server has already seen (a replay); sign again.
+    case signatureReplayed(message: String)
+    /// `res 18`: saving a document needs the person's session, and the client holds none that
+    /// works (it was never made, or it ended): sign in by signature again.
+    case sessionRequired(message: String)
     /// The request got no answer.
     case transport(String)
     /// An answer this SDK does not understand (with the HTTP status).
     case unexpected(status: Int, body: String)
 }
 
-/// The client of the signature identity service's five calls (specs/signature-identity.md,
-/// "Требования к серверному API"), for an app registered with an API key. JSON bodies; every
-/// answer's `res` becomes a typed result or a `SignToLoginError`.
+/// The client of the signature identity service's five calls (docs/signature-identity.md), for an
+/// app registered with an API key. JSON bodies; every answer's `res` becomes a typed result or a
+/// `SignToLoginError`.
+///
+/// The client holds what makes a call the person's own: the session that `register` or a passing
+/// `authenticate` answers (kept in `sessionStore`, sent with `saveDocument` and `authenticate`), and
+/// the token of an unfinished enrolment (in memory, sent with the missing signatures).
 public struct SignToLoginClient: Sendable {
     public let server: URL
     public let apiKey: String
     let transport: any HTTPTransport
     let device: any DeviceFactsProvider
     let now: @Sendable () -> Date
+    /// Where the person's session is kept (Keychain or a 0600 file in an app: `DefaultSessionStore.make(name:)`).
+    public let sessionStore: any SessionStore
+    private let enrolment = EnrolmentTokens()
 
+    /// - Parameters:
+    ///   - sessionStore: keeps the session between launches; memory only by default.
     public init(server: URL, apiKey: String, device: any DeviceFactsProvider, transport: any HTTPTransport = URLSessionTransport(),
-                now: @escaping @Sendable () -> Date = Date.init) {
+                sessionStore: any SessionStore = InMemorySessionStore(), now: @escaping @Sendable () -> Date = Date.init) {
         self.server = server
         self.apiKey = apiKey
         self.device = device
         self.transport = transport
+        self.sessionStore = sessionStore
         self.now = now
+    }
+
+    /// Whether the client holds a session of the person (from `register` or a passing `authenticate`).
+    public var hasSession: Bool { (try? sessionStore.load()) != nil }
+
+    /// The tokens of unfinished enrolments, by email: the server keeps accepted signatures only
+    /// for the client that holds the token.
+    final class EnrolmentTokens: @unchecked Sendable {
+        private let lock = NSLock()
+        private var tokens: [String: String] = [:]
+        subscript(email email: String) -> String? {
+            get { lock.withLock { tokens[email.lowercased()] } }
+            set { lock.withLock { tokens[email.lowercased()] = newValue } }
+        }
+    }
+
+    /// Keeps a session the server answered (it decides when it ends; a refused one is forgotten).
+    private func keep(session token: String) {
+        try? sessionStore.save(GatehouseSession(token: token, expiresAt: .distantFuture))
     }
 
     // MARK: The calls
@@ -170,12 +204,16 @@ public struct SignToLoginClient: Sendable {
             if let value { body[key] = value }
         }
         if let photo = profile.photo { body["photo"] = photo.base64EncodedString() }
+        if let token = enrolment[email: profile.email] { body["enrolment_token"] = token }
         let answer = try await post(SignatureIdentityAPI.Path.register, body)
         switch answer.res {
         case SignatureIdentityAPI.Res.ok:
             guard let session = answer.string("sessionid") else { throw answer.unexpected }
+            enrolment[email: profile.email] = nil
+            keep(session: session)
             return .registered(sessionID: session)
         case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser:
+            enrolment[email: profile.email] = answer.string("enrolment_token")
             return .moreSignaturesNeeded(required: answer.int("count_required") ?? 0, exist: answer.int("count_exist") ?? 0,
                                          model: answer.int("count_model") ?? 0, incorrect: answer.int("count_incorrect") ?? 0)
         case SignatureIdentityAPI.Res.emailConfirmationRequired: return .emailCodeRequired
@@ -210,15 +248,19 @@ public struct SignToLoginClient: Sendable {
         case unknownUser
     }
 
-    /// `/authenticate/`: scores a signature (the app decides what similarity is enough).
+    /// `/authenticate/`: scores a signature (the app decides what similarity is enough to show as a
+    /// match; one at or above the server's threshold for the app signs the person in: the client
+    /// keeps the session it answers).
     public func authenticate(email: String, signature: SignaturePointList, photo: Data? = nil) async throws -> Authentication {
         var body = try await common(email: email)
         body["signature"] = Self.wire(signature)
         if let photo { body["photo"] = photo.base64EncodedString() }
+        if let session = try? sessionStore.load() { body["sessionid"] = session.token }
         let answer = try await post(SignatureIdentityAPI.Path.authenticate, body)
         switch answer.res {
         case SignatureIdentityAPI.Res.ok:
             guard let similarity = answer.double("similarity"), let id = answer.string("signatureid") else { throw answer.unexpected }
+            if let session = answer.string("sessionid") { keep(session: session) }
             return .scored(similarity: similarity, signatureID: id)
         case SignatureIdentityAPI.Res.notEnrolledForDevice: return .enrolmentRequired
         case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
@@ -234,13 +276,20 @@ public struct SignToLoginClient: Sendable {
     }
 
     /// `/savedocument/`: records a new version (`documentHash`, the SHA-256 of the saved file, lower-case
-    /// hex) after `previousHash` (nil for a document not registered yet) with the signatures on it.
-    public func saveDocument(email: String, documentHash: String, previousHash: String?, signatureIDs: [String]) async throws -> Saved {
+    /// hex) after `previousHash` (nil for a document not registered yet) with the signatures on it,
+    /// as the signed-in person (the client's session). `documentID` names the document the file
+    /// belongs to (its history link says it): a person who has not saved it before extends its
+    /// chain only by naming it.
+    public func saveDocument(email: String, documentHash: String, previousHash: String?, signatureIDs: [String],
+                             documentID: String? = nil) async throws -> Saved {
         var body = try await common(email: email)
         body["document_hash"] = documentHash
         if let previousHash { body["previous_hash"] = previousHash }
+        if let documentID { body["documentid"] = documentID }
         body["signatures"] = signatureIDs
+        if let session = try? sessionStore.load() { body["sessionid"] = session.token }
         let answer = try await post(SignatureIdentityAPI.Path.saveDocument, body)
+        if answer.res == SignatureIdentityAPI.Res.sessionRequired { try? sessionStore.clear() }
         switch answer.res {
         case SignatureIdentityAPI.Res.ok:
             guard let id = answer.string("documentid") else { throw answer.unexpected }
@@ -319,6 +368,8 @@ public struct SignToLoginClient: Sendable {
             case SignatureIdentityAPI.Res.tooLarge: return .tooLarge(message: message)
             case SignatureIdentityAPI.Res.rateLimited: return .rateLimited(retryAfter: int("retry_after"))
             case SignatureIdentityAPI.Res.invalidEmailCode: return .invalidEmailCode(message: message)
+            case SignatureIdentityAPI.Res.signatureReplayed: return .signatureReplayed(message: message)
+            case SignatureIdentityAPI.Res.sessionRequired: return .sessionRequired(message: message)
             default: return unexpected
             }
         }

@@ -160,6 +160,8 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
     private let environment: SignToLoginEnvironment
     private let profile: SignToLoginProfile
     private var signatures: [SignaturePointList] = []
+    /// The code from the email once entered: every later batch of this enrolment carries it.
+    private var proofCode: String?
     private var padToken: ObservationToken?
 
     public init(environment: SignToLoginEnvironment, profile: SignToLoginProfile, count: Int = 10) {
@@ -183,7 +185,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
             $0.counter = l("stl.enrol.counter", String(min(signatures.count + 1, $0.required)), String($0.required))
             $0.errorMessage = nil
         }
-        if signatures.count >= state.required { await send(code: nil) }
+        if signatures.count >= state.required { await send(code: proofCode) }
     }
 
     public func setCode(_ code: String) { update { $0.code = InputRules.codeDigits(code, length: 6) } }
@@ -191,6 +193,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
     /// Sends the signatures again with the code from the email.
     public func submitCode() async {
         guard state.isAskingForCode, state.code.count == 6 else { return }
+        proofCode = state.code
         await send(code: state.code)
     }
 
@@ -212,6 +215,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
                 signatures = []
                 update {
                     $0.isLoading = false
+                    $0.isAskingForCode = false
                     $0.required = required
                     $0.collected = 0
                     $0.counter = l("stl.enrol.counter", "1", String(required))
@@ -221,6 +225,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
                 update { $0.isLoading = false; $0.isAskingForCode = true; $0.infoMessage = l("stl.enrol.codeSent", profile.email) }
             }
         } catch {
+            if case SignToLoginError.invalidEmailCode = error { proofCode = nil }
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
         }
         let long = pad.state.isLongEnough

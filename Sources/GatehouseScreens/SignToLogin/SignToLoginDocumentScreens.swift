@@ -400,7 +400,8 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
                                        link: environment.client.historyURL(documentID: documentID).absoluteString)
             let signed = try PDFSigner.sign(data, page: placement.page, rect: try userSpaceRect(of: placement), stamp: stamp)
             let after = Self.sha256(signed)
-            switch try await environment.client.saveDocument(email: email, documentHash: after, previousHash: before, signatureIDs: [signature.signatureID]) {
+            switch try await environment.client.saveDocument(email: email, documentHash: after, previousHash: before, signatureIDs: [signature.signatureID],
+                                                             documentID: documentID) {
             case .saved:
                 try signed.write(to: url, options: .atomic)
                 data = signed

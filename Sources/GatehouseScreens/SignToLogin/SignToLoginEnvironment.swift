@@ -38,6 +38,8 @@ public struct SignToLoginEnvironment: Sendable {
              SignToLoginError.tooLarge(let message), SignToLoginError.invalidEmailCode(let message):
             return message.isEmpty ? localizer("error.server") : message
         case SignToLoginError.rateLimited(let retryAfter): return localizer("stl.error.rateLimited", String(retryAfter ?? 60))
+        case SignToLoginError.signatureReplayed: return localizer("stl.error.replayed")
+        case SignToLoginError.sessionRequired: return localizer("stl.error.session")
         case SignToLoginError.transport: return localizer("error.network")
         case is CancellationError: return ""
         default: return localizer("error.server")

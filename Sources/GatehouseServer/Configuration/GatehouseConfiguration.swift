@@ -178,10 +178,24 @@ public struct GatehouseConfiguration: Sendable {
         public var enrolmentSignatures: Int = 10
         /// How long the accepted signatures of an unfinished enrolment are kept for the missing ones.
         public var enrolmentKeep: TimeInterval = 3_600
-        /// Authentication attempts per account, and per client address, in `attemptWindow`.
+        /// Authentication attempts that scored below the app's threshold, in `attemptWindow`: per
+        /// account and app (attempts without one of the person's sessions), per session of the
+        /// person (their own signed-in device), and per client address.
         public var attemptsPerAccount: Int = 20
+        public var attemptsPerSession: Int = 20
         public var attemptsPerIP: Int = 200
         public var attemptWindow: TimeInterval = 900
+        /// `/login/` and `/opendocument/` lookups per client address and per app, in `attemptWindow`.
+        public var lookupsPerIP: Int = 300
+        public var lookupsPerApp: Int = 20_000
+        /// An attempt at or above this similarity signs the person in and may sign a document
+        /// (an app may set a higher one of its own).
+        public var acceptAt: Double = 0.5
+        /// An attempt closer than this to a reference or an earlier attempt is a replay (the mean
+        /// point distance in units of the signature's size; `ReplayDetector`).
+        public var replayDistance: Double = 0.008
+        /// How many of the account's latest attempts a new one is compared with for replays.
+        public var replayHistory: Int = 200
         /// Largest request body of the spec's endpoints, largest photo, most points in one signature.
         public var maxBodyBytes: Int = 4_194_304
         public var photoMaxBytes: Int = 2_097_152
@@ -478,6 +492,12 @@ extension GatehouseConfiguration {
         sig.enrolmentKeep = try reader.seconds("GATEHOUSE_SIGNATURE_ENROLMENT_KEEP_SECONDS", default: sig.enrolmentKeep, range: 60...604_800)
         sig.attemptsPerAccount = try reader.int("GATEHOUSE_SIGNATURE_ATTEMPTS_PER_ACCOUNT", default: sig.attemptsPerAccount, range: 1...1_000_000)
         sig.attemptsPerIP = try reader.int("GATEHOUSE_SIGNATURE_ATTEMPTS_PER_IP", default: sig.attemptsPerIP, range: 1...1_000_000)
+        sig.attemptsPerSession = try reader.int("GATEHOUSE_SIGNATURE_ATTEMPTS_PER_SESSION", default: sig.attemptsPerSession, range: 1...1_000_000)
+        sig.lookupsPerIP = try reader.int("GATEHOUSE_SIGNATURE_LOOKUPS_PER_IP", default: sig.lookupsPerIP, range: 1...10_000_000)
+        sig.lookupsPerApp = try reader.int("GATEHOUSE_SIGNATURE_LOOKUPS_PER_APP", default: sig.lookupsPerApp, range: 1...100_000_000)
+        sig.acceptAt = try reader.double("GATEHOUSE_SIGNATURE_ACCEPT_AT", default: sig.acceptAt, range: 0...1)
+        sig.replayDistance = try reader.double("GATEHOUSE_SIGNATURE_REPLAY_DISTANCE", default: sig.replayDistance, range: 0...1)
+        sig.replayHistory = try reader.int("GATEHOUSE_SIGNATURE_REPLAY_HISTORY", default: sig.replayHistory, range: 0...10_000)
         sig.attemptWindow = try reader.seconds("GATEHOUSE_SIGNATURE_ATTEMPT_WINDOW_SECONDS", default: sig.attemptWindow, range: 1...86_400)
         sig.maxBodyBytes = try reader.int("GATEHOUSE_SIGNATURE_MAX_BODY_BYTES", default: sig.maxBodyBytes, range: 65_536...268_435_456)
         sig.photoMaxBytes = try reader.int("GATEHOUSE_SIGNATURE_PHOTO_MAX_BYTES", default: sig.photoMaxBytes, range: 1_024...67_108_864)

@@ -51,6 +51,8 @@ final class AppModel: Model, @unchecked Sendable {
     @Field(key: "key_hint") var keyHint: String
     @Field(key: "created_at") var createdAt: Date
     @Field(key: "updated_at") var updatedAt: Date
+    /// The app's own acceptance threshold (nil: the server's `GATEHOUSE_SIGNATURE_ACCEPT_AT`).
+    @OptionalField(key: "min_similarity") var minSimilarity: Double?
 
     init() {}
 }

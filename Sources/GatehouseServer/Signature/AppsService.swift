@@ -20,7 +20,8 @@ struct AppsService: AccountConcept {
             configuration.publicURL + V1.Apps.icon.path(["id": row.id!.uuidString.lowercased()]) + "?v=" + String(key.prefix(12))
         }
         return DeveloperApp(id: row.id!, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, iconUrl: icon,
-                            enabled: row.enabled, keyHint: row.keyHint, createdAt: row.createdAt, updatedAt: row.updatedAt)
+                            enabled: row.enabled, keyHint: row.keyHint, createdAt: row.createdAt, updatedAt: row.updatedAt,
+                            minSimilarity: row.minSimilarity)
     }
 
     // MARK: Reading
@@ -98,6 +99,13 @@ struct AppsService: AccountConcept {
         row.email = checked.email
         row.website = checked.website
         if let enabled = change.enabled { row.enabled = enabled }
+        if let threshold = change.minSimilarity {
+            guard threshold.isFinite, threshold >= configuration.signature.acceptAt, threshold <= 1 else {
+                throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", "minSimilarity",
+                                             "\(configuration.signature.acceptAt)–1").on(field: "minSimilarity")
+            }
+            row.minSimilarity = threshold
+        }
         row.updatedAt = clock.now()
         try await row.update(on: database.db)
         return row

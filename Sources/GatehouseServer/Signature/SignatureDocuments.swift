@@ -13,65 +13,133 @@ struct SignatureDocuments: AccountConcept {
 
     enum Saved: Equatable, Sendable {
         case saved(documentID: String)
-        case unknownUser
-        /// A signature id that is not one of the caller's attempts.
+        /// No `sessionid` of the person the email names (missing, ended, or someone else's).
+        case sessionRefused
+        /// A signature id that is not a passing, unused attempt of the caller's, made through this app.
         case foreignSignature(String)
         /// `previous_hash` is an older version of a document another save has already extended.
         case conflict
     }
 
-    /// Records a saved version. With a `previous_hash` that is a document's newest version, the
-    /// chain grows by one (compare-and-set on the newest hash, so two saves from the same version
-    /// make one chain and the second is `conflict`); with an unknown or empty one, a new document.
-    func save(email: String, previousHash: String?, documentHash: String, signatureIDs: [String], appID: UUID) async throws -> Saved {
-        guard let account = try await signatures.account(email: email) else { return .unknownUser }
+    /// Why a save's transaction stops (everything it did is rolled back).
+    private struct Refusal: Error { let answer: Saved }
+
+    struct Save: Sendable {
+        var email: String
+        /// The `sessionid` the app holds: the save is the person's only with one of their sessions.
+        var sessionToken: String?
+        var previousHash: String?
+        var documentHash: String
+        var signatureIDs: [String]
+        /// The document the app opened (read from the PDF's link), if it knows it.
+        var documentID: String?
+        var appID: UUID
+        /// The app's acceptance threshold: only attempts at or above it are signatures.
+        var threshold: Double
+    }
+
+    /// Records a saved version, as the person the email names (their session) with their own
+    /// signatures: attempts that passed the app's threshold, made through this app, each used
+    /// once (the save spends them in its transaction).
+    ///
+    /// With a `previous_hash` that is a document's newest version, the chain grows by one
+    /// (compare-and-set on the newest hash, so two saves from the same version make one chain and
+    /// the second is `conflict`) when the saver may extend it: they have saved a version of it,
+    /// or they name it by `documentid` (they opened the signed PDF, which carries it). Anyone else
+    /// holding a file with that hash starts a fork: a new document that records which one it
+    /// forked from, so a stranger who registered a hash first never becomes an earlier signer of
+    /// the owner's document. With an unknown or empty `previous_hash`, a new document.
+    func save(_ r: Save) async throws -> Saved {
+        guard let token = r.sessionToken, let session = try await sessions.authenticate(token: token),
+              let account = try await signatures.account(email: r.email), session.account.id == account.id else { return .sessionRefused }
         let accountID = account.id!
-        for id in signatureIDs {
-            let mine = try await sql.raw("SELECT 1 AS found FROM signature_attempts WHERE id = \(bind: id) AND account_id = \(bind: accountID)").first()
-            if mine == nil { return .foreignSignature(id) }
-        }
         let now = clock.now()
-        return try await database.db.transaction { tx in
-            let sql = tx as! any SQLDatabase
-            var documentID: String?
-            var seq = 1
-            if let previousHash, !previousHash.isEmpty {
-                if let current = try await sql.raw("""
-                    SELECT id FROM signature_documents WHERE latest_hash = \(bind: previousHash) ORDER BY updated_at DESC, id LIMIT 1
-                    """).first(decodingColumn: "id", as: String.self) {
-                    // Compare and set: only a save from the newest version extends the chain.
-                    guard let versions = try await sql.raw("""
-                        UPDATE signature_documents SET latest_hash = \(bind: documentHash), versions = versions + 1, updated_at = \(bind: now)
-                        WHERE id = \(bind: current) AND latest_hash = \(bind: previousHash) RETURNING versions
-                        """).first(decodingColumn: "versions", as: Int.self) else { return .conflict }
-                    documentID = current
-                    seq = versions
-                } else if try await sql.raw("""
-                    SELECT 1 AS found FROM signature_document_versions WHERE document_hash = \(bind: previousHash) LIMIT 1
-                    """).first() != nil {
-                    return .conflict
+        do {
+            return try await database.db.transaction { tx in
+                let sql = tx as! any SQLDatabase
+                for id in r.signatureIDs {
+                    let spent = try await sql.raw("""
+                        UPDATE signature_attempts SET used_at = \(bind: now)
+                        WHERE id = \(bind: id) AND account_id = \(bind: accountID) AND app_id = \(bind: r.appID)
+                          AND used_at IS NULL AND similarity >= \(bind: r.threshold)
+                        RETURNING id
+                        """).first()
+                    if spent == nil { throw Refusal(answer: .foreignSignature(id)) }
                 }
-            }
-            if documentID == nil {
-                let id = SignatureService.randomHex(bytes: 10)
+                var documentID: String?
+                var forkedFrom: String?
+                var seq = 1
+                if let previousHash = r.previousHash, !previousHash.isEmpty {
+                    switch try await chain(extendedFrom: previousHash, by: accountID, named: r.documentID, on: sql) {
+                    case .extend(let current):
+                        // Compare and set: only a save from the newest version extends the chain.
+                        guard let versions = try await sql.raw("""
+                            UPDATE signature_documents SET latest_hash = \(bind: r.documentHash), versions = versions + 1, updated_at = \(bind: now)
+                            WHERE id = \(bind: current) AND latest_hash = \(bind: previousHash) RETURNING versions
+                            """).first(decodingColumn: "versions", as: Int.self) else { throw Refusal(answer: .conflict) }
+                        documentID = current
+                        seq = versions
+                    case .older:
+                        throw Refusal(answer: .conflict)
+                    case .fork(let other):
+                        forkedFrom = other
+                    case .none:
+                        break
+                    }
+                }
+                if documentID == nil {
+                    let id = SignatureService.randomHex(bytes: 10)
+                    try await sql.raw("""
+                        INSERT INTO signature_documents (id, latest_hash, versions, created_at, updated_at, forked_from)
+                        VALUES (\(bind: id), \(bind: r.documentHash), 1, \(bind: now), \(bind: now), \(bind: forkedFrom))
+                        """).run()
+                    documentID = id
+                }
                 try await sql.raw("""
-                    INSERT INTO signature_documents (id, latest_hash, versions, created_at, updated_at)
-                    VALUES (\(bind: id), \(bind: documentHash), 1, \(bind: now), \(bind: now))
+                    INSERT INTO signature_document_versions (document_id, seq, document_hash, account_id, app_id, created_at)
+                    VALUES (\(bind: documentID!), \(bind: seq), \(bind: r.documentHash), \(bind: accountID), \(bind: r.appID), \(bind: now))
                     """).run()
-                documentID = id
+                for (position, id) in r.signatureIDs.enumerated() {
+                    try await sql.raw("""
+                        INSERT INTO signature_version_signatures (document_id, seq, position, signature_id)
+                        VALUES (\(bind: documentID!), \(bind: seq), \(bind: position), \(bind: id))
+                        """).run()
+                }
+                return .saved(documentID: documentID!)
             }
-            try await sql.raw("""
-                INSERT INTO signature_document_versions (document_id, seq, document_hash, account_id, app_id, created_at)
-                VALUES (\(bind: documentID!), \(bind: seq), \(bind: documentHash), \(bind: accountID), \(bind: appID), \(bind: now))
-                """).run()
-            for (position, id) in signatureIDs.enumerated() {
-                try await sql.raw("""
-                    INSERT INTO signature_version_signatures (document_id, seq, position, signature_id)
-                    VALUES (\(bind: documentID!), \(bind: seq), \(bind: position), \(bind: id))
-                    """).run()
-            }
-            return .saved(documentID: documentID!)
+        } catch let refusal as Refusal {
+            return refusal.answer
         }
+    }
+
+    /// What a save from `previousHash` does to the chains that hold it.
+    private enum ChainStep {
+        /// Extends this document (its newest hash is `previousHash`).
+        case extend(String)
+        /// `previousHash` is an older version of a document the saver may extend.
+        case older
+        /// The saver may not extend the document that holds it: a new one, forked from it.
+        case fork(String)
+        /// No document holds it: a new one.
+        case none
+    }
+
+    private func chain(extendedFrom previousHash: String, by accountID: UUID, named documentID: String?, on sql: any SQLDatabase) async throws -> ChainStep {
+        let holders = try await sql.raw("""
+            SELECT d.id, d.latest_hash,
+                   (SELECT COUNT(*) FROM signature_document_versions p WHERE p.document_id = d.id AND p.account_id = \(bind: accountID)) AS mine
+            FROM signature_documents d
+            WHERE d.id IN (SELECT document_id FROM signature_document_versions WHERE document_hash = \(bind: previousHash))
+            ORDER BY d.updated_at DESC, d.id
+            """).all()
+        var foreign: String?
+        for row in holders {
+            let id = try row.decode(column: "id", as: String.self)
+            let mayExtend = try row.decode(column: "mine", as: Int.self) > 0 || id == documentID?.lowercased()
+            guard mayExtend else { foreign = foreign ?? id; continue }
+            return try row.decode(column: "latest_hash", as: String.self) == previousHash ? .extend(id) : .older
+        }
+        return foreign.map(ChainStep.fork) ?? .none
     }
 
     /// One signing in a document's history.

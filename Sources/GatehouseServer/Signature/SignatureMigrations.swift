@@ -104,3 +104,78 @@ struct M012CreateSignatureDocuments: AsyncMigration {
         }
     }
 }
+
+/// The signature surface's security rules (docs/security.md, "Sign To Login"): a model counts only
+/// once an email proof made it (`proven_at`); kept signatures of an unfinished enrolment belong to
+/// the sender's token and app (a new table: the old one was keyed by address alone, and its rows
+/// were an hour's worth of unfinished work); an app uses a person's model only with their consent
+/// (an enrolment through it); an attempt is spent by the save that names it (`used_at`); a save
+/// that may not extend a chain starts a fork (`forked_from`); an app may ask for more than the
+/// server's acceptance threshold (`apps.min_similarity`).
+struct M015SecureSignatureSurface: AsyncMigration {
+    var name: String { "015_SecureSignatureSurface" }
+
+    func prepare(on database: any Database) async throws {
+        let sql = database as! any SQLDatabase
+        try await database.schema("signature_models").field("proven_at", .datetime).update()
+        // A model made before its address was confirmed may be a stranger's (docs/security.md): only
+        // the ones made on an address already confirmed stay usable; the others ask for a new
+        // enrolment, which needs the address.
+        try await sql.raw("""
+            UPDATE signature_models SET proven_at = created_at
+            WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = signature_models.account_id
+                          AND a.email_confirmed_at IS NOT NULL AND a.email_confirmed_at <= signature_models.created_at)
+            """).run()
+
+        try await database.schema("signature_enrolments").delete()
+        try await database.schema("signature_enrolment_batches")
+            // SHA-256 of the token the client holds (it is shown in the `res 2` answer only).
+            .field("token_hash", .string, .identifier(auto: false))
+            .field("app_id", .uuid, .required)
+            .field("email", .string, .required)
+            .field("device_class", .string, .required)
+            .field("accepted", .string, .required)
+            .field("expires_at", .datetime, .required)
+            .create()
+
+        try await database.schema("signature_app_consents")
+            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
+            .field("app_id", .uuid, .required)
+            .field("created_at", .datetime, .required)
+            .compositeIdentifier(over: "account_id", "app_id")
+            .create()
+        try await sql.raw("""
+            INSERT INTO signature_app_consents (account_id, app_id, created_at)
+            SELECT account_id, app_id, MIN(created_at) FROM signature_models
+            WHERE app_id IS NOT NULL AND proven_at IS NOT NULL GROUP BY account_id, app_id
+            """).run()
+
+        try await database.schema("signature_attempts").field("used_at", .datetime).update()
+        try await sql.raw("""
+            UPDATE signature_attempts SET used_at = created_at WHERE id IN (SELECT signature_id FROM signature_version_signatures)
+            """).run()
+        try await sql.create(index: "ix_signature_attempts_account_time").on("signature_attempts").column("account_id").column("created_at").run()
+
+        try await database.schema("signature_documents").field("forked_from", .string).update()
+        try await database.schema("apps").field("min_similarity", .double).update()
+    }
+
+    func revert(on database: any Database) async throws {
+        let sql = database as! any SQLDatabase
+        try await database.schema("apps").deleteField("min_similarity").update()
+        try await database.schema("signature_documents").deleteField("forked_from").update()
+        try await sql.drop(index: "ix_signature_attempts_account_time").run()
+        try await database.schema("signature_attempts").deleteField("used_at").update()
+        try await database.schema("signature_app_consents").delete()
+        try await database.schema("signature_enrolment_batches").delete()
+        try await database.schema("signature_enrolments")
+            .id()
+            .field("email", .string, .required)
+            .field("device_class", .string, .required)
+            .field("accepted", .string, .required)
+            .field("expires_at", .datetime, .required)
+            .unique(on: "email", "device_class", name: "uq_signature_enrolments")
+            .create()
+        try await database.schema("signature_models").deleteField("proven_at").update()
+    }
+}

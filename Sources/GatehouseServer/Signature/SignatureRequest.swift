@@ -70,10 +70,11 @@ struct SignatureRequest: Sendable {
         } catch {
             throw Failure.tooLarge
         }
-        return try parse(Array(buffer.readableBytesView), contentType: request.headers[.contentType], query: request.uri.queryParameters.map { (String($0.key), String($0.value)) })
+        // The body only: a key or a code in the query string ends up in proxies' logs and histories.
+        return try parse(Array(buffer.readableBytesView), contentType: request.headers[.contentType])
     }
 
-    static func parse(_ bytes: [UInt8], contentType: String?, query: [(String, String)] = []) throws -> SignatureRequest {
+    static func parse(_ bytes: [UInt8], contentType: String?) throws -> SignatureRequest {
         var result = SignatureRequest()
         let type = (contentType ?? "").lowercased()
         if type.hasPrefix("multipart/form-data") {
@@ -96,10 +97,6 @@ struct SignatureRequest: Sendable {
             for (name, value) in FormParameters.parseURLEncoded(text) where result.fields[name.lowercased()] == nil {
                 result.fields[name.lowercased()] = .string(value)
             }
-        }
-        // The query string fills in what the body lacks (never the body's own fields).
-        for (name, value) in query where result.fields[name.lowercased()] == nil && name.lowercased() != "email_code" {
-            result.fields[name.lowercased()] = .string(value)
         }
         return result
     }

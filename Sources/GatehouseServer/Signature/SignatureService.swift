@@ -5,9 +5,10 @@ import GatehouseAPI
 import NIOPosix
 import SQLKit
 
-/// The signature identity service's rules (docs/signature-identity.md): who is enrolled from
-/// which type of device, enrolment (with the email-code proof for an address that already has
-/// an account or a model), and authentication attempts kept for the history.
+/// The signature identity service's rules (docs/signature-identity.md, and docs/security.md,
+/// "Sign To Login"): who is enrolled from which type of device and for which app, enrolment (every
+/// address proven by an email code first), and authentication attempts (budgeted, replays refused)
+/// kept for the history.
 struct SignatureService: AccountConcept {
     let core: AccountCore
     var verifier = SignatureVerifier()
@@ -29,35 +30,68 @@ struct SignatureService: AccountConcept {
 
     // MARK: Accounts by email
 
-    /// The account an email names for this service: the owner of the confirmed address, else an
-    /// account holding it unconfirmed (one enrolled here and not confirmed yet).
+    /// The account an email names for this service: the owner of the confirmed address. An
+    /// unconfirmed address is only a claim (docs/security.md, "Claims") and names nobody here.
     func account(email: String) async throws -> AccountModel? {
-        if let owner = try await store.owner(of: .email(email)) { return owner }
-        return try await AccountModel.query(on: database.db).filter(\.$email == email).first()
+        try await store.owner(of: .email(email))
     }
 
+    /// The owner of the address when they have a Sign To Login enrolment (a proven model); nil
+    /// for every other address alike, whether or not it has an account elsewhere, so these
+    /// endpoints never tell a `/v1` account from an unknown address.
+    func enrolledAccount(email: String) async throws -> AccountModel? {
+        guard let owner = try await account(email: email) else { return nil }
+        let proven = try await sql.raw("""
+            SELECT 1 AS found FROM signature_models WHERE account_id = \(bind: owner.id!) AND proven_at IS NOT NULL LIMIT 1
+            """).first()
+        return proven == nil ? nil : owner
+    }
+
+    /// The account's proven model for this type of device (nil: of any type, newest first).
     private func model(accountID: UUID, device: DeviceClass?) async throws -> SignatureVerifier.Model? {
         let rows: [any SQLRow]
         if let device {
-            rows = try await sql.raw("SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND device_class = \(bind: device.rawValue)").all()
+            rows = try await sql.raw("""
+                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND device_class = \(bind: device.rawValue) AND proven_at IS NOT NULL
+                """).all()
         } else {
-            rows = try await sql.raw("SELECT model FROM signature_models WHERE account_id = \(bind: accountID) ORDER BY created_at DESC").all()
+            rows = try await sql.raw("""
+                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND proven_at IS NOT NULL ORDER BY created_at DESC
+                """).all()
         }
         guard let text = try rows.first?.decode(column: "model", as: String.self) else { return nil }
         return try? JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(text.utf8))
     }
 
-    private func hasAnyModel(accountID: UUID) async throws -> Bool {
-        try await sql.raw("SELECT 1 AS found FROM signature_models WHERE account_id = \(bind: accountID) LIMIT 1").first() != nil
+    /// Whether the person let this app use their signature (by enrolling through it).
+    private func hasConsent(accountID: UUID, appID: UUID) async throws -> Bool {
+        try await sql.raw("""
+            SELECT 1 AS found FROM signature_app_consents WHERE account_id = \(bind: accountID) AND app_id = \(bind: appID)
+            """).first() != nil
+    }
+
+    /// The acceptance threshold of an app: its own, else the server's.
+    func threshold(of app: AppModel) -> Double { app.minSimilarity ?? settings.acceptAt }
+
+    // MARK: Budgets
+
+    /// `/login/` and `/opendocument/` answer whether an address is enrolled: each costs a slot of
+    /// the client address's and the app's lookup budgets, so enumerating addresses is slow.
+    func countLookup(appID: UUID, origin: RequestOrigin) async throws {
+        try await rateLimiter.hit("signature-lookup-ip", key: origin.ip ?? "unknown", limit: settings.lookupsPerIP, window: settings.attemptWindow)
+        try await rateLimiter.hit("signature-lookup-app", key: appID.uuidString, limit: settings.lookupsPerApp, window: settings.attemptWindow)
     }
 
     // MARK: /login/
 
     enum Presence: Equatable, Sendable { case enrolled, notEnrolled, unknown }
 
-    /// Whether the email has an account enrolled from this type of device.
-    func presence(email: String, deviceVersion: String?) async throws -> Presence {
-        guard let account = try await account(email: email) else { return .unknown }
+    /// Whether the email has an enrolment this app may use, from this type of device. An address
+    /// without any Sign To Login enrolment is `unknown`, however it is known elsewhere.
+    func presence(email: String, deviceVersion: String?, appID: UUID, origin: RequestOrigin) async throws -> Presence {
+        try await countLookup(appID: appID, origin: origin)
+        guard let account = try await enrolledAccount(email: email) else { return .unknown }
+        guard try await hasConsent(accountID: account.id!, appID: appID) else { return .notEnrolled }
         return try await model(accountID: account.id!, device: DeviceClass(deviceVersion: deviceVersion)) == nil ? .notEnrolled : .enrolled
     }
 
@@ -74,118 +108,148 @@ struct SignatureService: AccountConcept {
         var profile: [String: String]
         var photo: Data?
         var emailCode: String?
+        /// The token of this client's unfinished enrolment (from its last `res 2`), if any.
+        var enrolmentToken: String?
         var appID: UUID
     }
 
     enum Enrolled: Equatable, Sendable {
         /// The model is made; a session of the account.
         case session(token: String)
-        /// Not every signature fits: send `required` more.
-        case incomplete(required: Int, exist: Int, model: Int, incorrect: Int)
-        /// The address already has an account or a model: a code went to it.
+        /// Not every signature fits: send `required` more, with `token` (the kept ones are this client's).
+        case incomplete(required: Int, exist: Int, model: Int, incorrect: Int, token: String)
+        /// A code went to the address: the same request with `email_code` enrols.
         case emailCodeSent
     }
 
+    /// Enrolment (docs/security.md, "Sign To Login"). Every enrolment proves the address first:
+    /// without `email_code` a code goes to it, for every address alike (whether it has an account
+    /// says nothing then). With the code, the signatures are checked: the accepted ones of an
+    /// unfinished enrolment are kept under a token only this client holds, for this app, address
+    /// and type of device, and never mixed with anyone else's; a request with enough signatures
+    /// stands on its own. The model is made in one transaction with the code spent, the address's
+    /// confirmed owner (or a new account that takes the address over from an unproven claim), the
+    /// app's consent and a session; models made before any proof are removed, and with them every
+    /// session opened before this proof.
     func register(_ r: Registration, origin: RequestOrigin) async throws -> Enrolled {
         let device = DeviceClass(deviceVersion: r.deviceVersion)
-        let existing = try await account(email: r.email)
-        var proof: VerificationCodeModel?
-        if let existing {
-            _ = existing
-            // Someone already answers to this address: enrolling a signature for it needs the address.
-            guard let code = r.emailCode else {
-                _ = try await issueCode(.signatureEnrolment, to: .email(r.email), accountID: existing.id, origin: origin) { code in
-                    composer.code(.signup, to: r.email, channel: .email, code: code, ttl: limits.codeTTL, language: origin.language)
-                }
-                return .emailCodeSent
+        let owner = try await account(email: r.email)
+        guard let code = r.emailCode else {
+            _ = try await issueCode(.signatureEnrolment, to: .email(r.email), accountID: owner?.id, origin: origin) { code in
+                composer.code(.signup, to: r.email, channel: .email, code: code, ttl: limits.codeTTL, language: origin.language)
             }
-            proof = try await verification.check(code: code, purpose: .signatureEnrolment, destination: r.email)
+            return .emailCodeSent
         }
+        let proof = try await verification.check(code: code, purpose: .signatureEnrolment, destination: r.email)
 
-        // The signatures: the ones kept from an earlier try, and these; compared on a thread of
-        // their own (45 comparisons for 10 signatures).
+        // The signatures: this client's kept ones (by its token), and these; compared on a thread
+        // of their own (45 comparisons for 10 signatures).
         let now = clock.now()
-        let kept = try await keptSignatures(email: r.email, device: device, now: now)
-        let (verifier, fresh, needed) = (self.verifier, r.signatures, settings.enrolmentSignatures)
+        let needed = settings.enrolmentSignatures
+        let tokenHash = r.enrolmentToken.map(Secrets.sha256Hex)
+        let kept = r.signatures.count >= needed ? [] : try await keptSignatures(tokenHash: tokenHash, email: r.email, device: device, appID: r.appID, now: now)
+        let (verifier, fresh) = (self.verifier, r.signatures)
         let step = try await NIOThreadPool.singleton.runIfActive {
             verifier.continueEnrolment(kept: kept, new: fresh, needed: needed)
         }
         let model: SignatureVerifier.Model
         switch step {
         case .incomplete(let accepted, let required, let incorrect):
-            try await keep(accepted, email: r.email, device: device, now: now)
-            return .incomplete(required: required, exist: accepted.count, model: needed, incorrect: incorrect)
+            // The client's own token when it brought kept signatures; a token of no batch of this
+            // app, address and device (another client's, say) is neither used nor touched.
+            let continued = kept.isEmpty ? nil : r.enrolmentToken
+            let token = continued ?? secrets.token()
+            try await keep(accepted, tokenHash: Secrets.sha256Hex(token), replacing: continued.map(Secrets.sha256Hex), email: r.email, device: device,
+                           appID: r.appID, now: now)
+            return .incomplete(required: required, exist: accepted.count, model: needed, incorrect: incorrect, token: token)
         case .model(let made):
             model = made
         }
 
-        // Enrol: the account (made for a new address), its model, profile and a session, at once.
+        // Enrol: the account (made for a new address), its model, profile, consent and a session, at once.
         let modelText = String(decoding: try JSONEncoder().encode(model), as: UTF8.self)
         let deviceText = String(decoding: try JSONEncoder().encode(r.device), as: UTF8.self)
         let profileText = String(decoding: try JSONEncoder().encode(r.profile), as: UTF8.self)
         var photoKey: String?
         if let photo = r.photo { photoKey = try await blobs.put(photo).hex }
-        var created: AccountModel?
         let account: AccountModel
-        if let existing {
-            account = existing
+        var created: AccountModel?
+        if let owner {
+            account = owner
         } else {
+            // The code proved the address: the new account's address is confirmed.
             let fresh = AccountModel(passwordHash: try await hasher.hash(secrets.token()), now: now)
             fresh.email = r.email
+            fresh.emailConfirmedAt = now
             fresh.firstName = r.userName
             fresh.locale = origin.language.rawValue
             account = fresh
             created = fresh
         }
         let session: IssuedSession
-        let (proofRow, createdRow, photoBlob) = (proof, created, photoKey)
+        let (createdRow, photoBlob) = (created, photoKey)
         do {
             session = try await database.db.transaction { tx in
                 let sql = tx as! any SQLDatabase
-                if let proofRow { try await verification.consume(proofRow, on: tx) }
-                if let createdRow { try await createdRow.create(on: tx) }
+                try await verification.consume(proof, on: tx)
+                if let createdRow {
+                    try await dropUnverifiedClaim(on: .email(r.email), on: tx)
+                    try await createdRow.create(on: tx)
+                }
                 let id = account.id!
+                // A model nobody proved the address for may be a stranger's: it goes, and so does
+                // every session opened before this proof (as a password reset ends them).
+                let unproven = try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND proven_at IS NULL RETURNING id").all()
+                if !unproven.isEmpty { try await sessions.revokeAll(accountID: id, on: tx) }
                 try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND device_class = \(bind: device.rawValue)").run()
                 try await sql.raw("""
-                    INSERT INTO signature_models (id, account_id, device_class, app_id, model, device, created_at)
-                    VALUES (\(bind: UUID()), \(bind: id), \(bind: device.rawValue), \(bind: r.appID), \(bind: modelText), \(bind: deviceText), \(bind: now))
+                    INSERT INTO signature_models (id, account_id, device_class, app_id, model, device, created_at, proven_at)
+                    VALUES (\(bind: UUID()), \(bind: id), \(bind: device.rawValue), \(bind: r.appID), \(bind: modelText), \(bind: deviceText), \(bind: now), \(bind: now))
+                    """).run()
+                try await sql.raw("""
+                    INSERT INTO signature_app_consents (account_id, app_id, created_at) VALUES (\(bind: id), \(bind: r.appID), \(bind: now))
+                    ON CONFLICT (account_id, app_id) DO NOTHING
                     """).run()
                 try await sql.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: id)").run()
                 try await sql.raw("""
                     INSERT INTO signature_profiles (account_id, profile, photo_blob_key, updated_at)
                     VALUES (\(bind: id), \(bind: profileText), \(bind: photoBlob), \(bind: now))
                     """).run()
-                try await sql.raw("DELETE FROM signature_enrolments WHERE email = \(bind: r.email) AND device_class = \(bind: device.rawValue)").run()
+                if let tokenHash, !kept.isEmpty { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: tokenHash)").run() }
                 return try await sessions.create(accountID: id, device: r.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login",
                                                  ip: origin.ip, on: tx)
             }
         } catch where error.isConstraintViolation {
-            // The same address enrolled by a concurrent request: it has an account now, so a code is needed.
+            // The same address enrolled by a concurrent request: it has an owner now; the code is spent or not, ask again.
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
-        }
-        if let created {
-            _ = try? await EmailService(core: core).sendEmailConfirmation(accountID: created.id!, origin: origin)
         }
         return .session(token: session.token)
     }
 
-    private func keptSignatures(email: String, device: DeviceClass, now: Date) async throws -> [SignaturePoints] {
-        guard let row = try await sql.raw("""
-            SELECT accepted, expires_at FROM signature_enrolments WHERE email = \(bind: email) AND device_class = \(bind: device.rawValue)
+    private func keptSignatures(tokenHash: String?, email: String, device: DeviceClass, appID: UUID, now: Date) async throws -> [SignaturePoints] {
+        guard let tokenHash, let row = try await sql.raw("""
+            SELECT accepted FROM signature_enrolment_batches
+            WHERE token_hash = \(bind: tokenHash) AND app_id = \(bind: appID) AND email = \(bind: email)
+              AND device_class = \(bind: device.rawValue) AND expires_at > \(bind: now)
             """).first() else { return [] }
-        guard try row.decode(column: "expires_at", as: Date.self) > now else { return [] }
         let text = try row.decode(column: "accepted", as: String.self)
         return (try? JSONDecoder().decode([SignaturePoints].self, from: Data(text.utf8))) ?? []
     }
 
-    private func keep(_ signatures: [SignaturePoints], email: String, device: DeviceClass, now: Date) async throws {
+    private func keep(_ signatures: [SignaturePoints], tokenHash: String, replacing old: String?, email: String, device: DeviceClass,
+                      appID: UUID, now: Date) async throws {
         let text = String(decoding: try JSONEncoder().encode(signatures), as: UTF8.self)
         let expires = now.addingTimeInterval(settings.enrolmentKeep)
-        try await sql.raw("""
-            INSERT INTO signature_enrolments (id, email, device_class, accepted, expires_at)
-            VALUES (\(bind: UUID()), \(bind: email), \(bind: device.rawValue), \(bind: text), \(bind: expires))
-            ON CONFLICT (email, device_class) DO UPDATE SET accepted = excluded.accepted, expires_at = excluded.expires_at
-            """).run()
+        try await database.db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            if let old { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: old)").run() }
+            try await sql.raw("DELETE FROM signature_enrolment_batches WHERE expires_at <= \(bind: now)").run()
+            try await sql.raw("""
+                INSERT INTO signature_enrolment_batches (token_hash, app_id, email, device_class, accepted, expires_at)
+                VALUES (\(bind: tokenHash), \(bind: appID), \(bind: email), \(bind: device.rawValue), \(bind: text), \(bind: expires))
+                ON CONFLICT (token_hash) DO UPDATE SET accepted = excluded.accepted, expires_at = excluded.expires_at
+                """).run()
+        }
     }
 
     // MARK: /authenticate/
@@ -201,23 +265,52 @@ struct SignatureService: AccountConcept {
         var address: String?
         var time: String?
         var appID: UUID
+        /// The app's acceptance threshold: an attempt at or above it signs the person in.
+        var threshold: Double
+        /// The `sessionid` the app holds, if any: a session of this person makes the attempt
+        /// count against that session's own budget, never the one strangers can spend.
+        var sessionToken: String?
     }
 
     enum Authenticated: Equatable, Sendable {
-        case scored(similarity: Double, signatureID: String)
+        /// Scored and kept; `session` is a new session when the attempt passed the app's threshold
+        /// and came without one of the person's sessions (a sign-in by signature).
+        case scored(similarity: Double, signatureID: String, session: String?)
         case unknown
         case notEnrolled
+        /// (Nearly) the same points as a reference or an earlier attempt: a copy, refused.
+        case replayed
     }
 
     /// Scores an attempt against the account's model (the one of this type of device, else its
-    /// newest) and keeps it for the history. Rate-limited per account and per client address.
+    /// newest) and keeps it for the history.
+    ///
+    /// Budgets, as the login throttle's: each attempt takes its slots first and gives them back
+    /// when it passes the app's threshold, so only low scores (and replays) spend them. The
+    /// slots: the client address's, and either the person's own session's (an app signed in as
+    /// them) or the account's for this app (everyone else). A stranger's flood spends the second
+    /// and never the first, so a person's signed-in device keeps working through it.
     func authenticate(_ a: Attempt, origin: RequestOrigin) async throws -> Authenticated {
-        if let ip = origin.ip {
-            try await rateLimiter.hit("signature-ip", key: ip, limit: settings.attemptsPerIP, window: settings.attemptWindow)
-        }
-        guard let account = try await account(email: a.email) else { return .unknown }
+        let window = settings.attemptWindow
+        let ipKey = origin.ip ?? "unknown"
+        try await rateLimiter.hit("signature-ip", key: ipKey, limit: settings.attemptsPerIP, window: window)
+        guard let account = try await enrolledAccount(email: a.email) else { return .unknown }
         let id = account.id!
-        try await rateLimiter.hit("signature-account", key: id.uuidString, limit: settings.attemptsPerAccount, window: settings.attemptWindow)
+        guard try await hasConsent(accountID: id, appID: a.appID) else { return .notEnrolled }
+        var own: SessionWithAccount?
+        if let token = a.sessionToken, let found = try await sessions.authenticate(token: token), found.account.id == id { own = found }
+        let budget = own.map { ("signature-session", $0.session.id.uuidString, settings.attemptsPerSession) }
+            ?? ("signature-account", "\(id):\(a.appID)", settings.attemptsPerAccount)
+        do {
+            try await rateLimiter.hit(budget.0, key: budget.1, limit: budget.2, window: window)
+        } catch {
+            try? await rateLimiter.release("signature-ip", key: ipKey, window: window)
+            throw error
+        }
+        let giveBack = {
+            try? await self.rateLimiter.release("signature-ip", key: ipKey, window: window)
+            try? await self.rateLimiter.release(budget.0, key: budget.1, window: window)
+        }
         let device = DeviceClass(deviceVersion: a.deviceVersion)
         let found: SignatureVerifier.Model?
         if let exact = try await model(accountID: id, device: a.deviceVersion == nil ? nil : device) {
@@ -225,21 +318,41 @@ struct SignatureService: AccountConcept {
         } else {
             found = try await model(accountID: id, device: nil)
         }
-        guard let model = found else { return .notEnrolled }
-        let verifier = self.verifier
-        let signature = a.signature
-        let raw = try await NIOThreadPool.singleton.runIfActive { verifier.similarity(signature, to: model) }
+        guard let model = found else { await giveBack(); return .notEnrolled }
+        let earlier = try await recentAttempts(accountID: id)
+        let (verifier, detector, signature) = (self.verifier, ReplayDetector(threshold: settings.replayDistance), a.signature)
+        let scored: Double? = try await NIOThreadPool.singleton.runIfActive {
+            if detector.replayed(signature, among: model.references + earlier) != nil { return nil }
+            return verifier.similarity(signature, to: model)
+        }
+        guard let raw = scored else { return .replayed }
         let similarity = (raw * 100).rounded() / 100
         let attemptID = Self.randomHex(bytes: 10)
         let points = String(decoding: try JSONEncoder().encode(a.signature), as: UTF8.self)
         var photoKey: String?
         if let photo = a.photo { photoKey = try await blobs.put(photo).hex }
+        let passed = similarity >= a.threshold
+        let (photoBlob, signedIn) = (photoKey, own != nil)
+        let session: IssuedSession? = try await database.db.transaction { tx in
+            try await (tx as! any SQLDatabase).raw("""
+                INSERT INTO signature_attempts (id, account_id, app_id, similarity, points, photo_blob_key, location, country, city, address, client_time, created_at)
+                VALUES (\(bind: attemptID), \(bind: id), \(bind: a.appID), \(bind: similarity), \(bind: points), \(bind: photoBlob), \(bind: a.location),
+                        \(bind: a.country), \(bind: a.city), \(bind: a.address), \(bind: a.time), \(bind: clock.now()))
+                """).run()
+            guard passed, !signedIn else { return nil }
+            return try await sessions.create(accountID: id, device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login", ip: origin.ip, on: tx)
+        }
+        if passed { await giveBack() }
+        return .scored(similarity: similarity, signatureID: attemptID, session: session?.token)
+    }
+
+    /// The points of the account's latest attempts, which a new attempt must not copy.
+    private func recentAttempts(accountID: UUID) async throws -> [SignaturePoints] {
         try await sql.raw("""
-            INSERT INTO signature_attempts (id, account_id, app_id, similarity, points, photo_blob_key, location, country, city, address, client_time, created_at)
-            VALUES (\(bind: attemptID), \(bind: id), \(bind: a.appID), \(bind: similarity), \(bind: points), \(bind: photoKey), \(bind: a.location),
-                    \(bind: a.country), \(bind: a.city), \(bind: a.address), \(bind: a.time), \(bind: clock.now()))
-            """).run()
-        return .scored(similarity: similarity, signatureID: attemptID)
+            SELECT points FROM signature_attempts WHERE account_id = \(bind: accountID) ORDER BY created_at DESC LIMIT \(unsafeRaw: String(settings.replayHistory))
+            """).all().compactMap { row in
+            try? JSONDecoder().decode(SignaturePoints.self, from: Data(try row.decode(column: "points", as: String.self).utf8))
+        }
     }
 
     /// `bytes` random bytes as lower-case hex (ids shown to clients: ≥ 80 bits).

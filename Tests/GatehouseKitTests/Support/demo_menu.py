@@ -34,5 +34,12 @@ def fill_profile(demo, email, name):
     demo.expect_exact("== Your signature ==")
 
 
+def prove_address(demo):
+    """Every Sign To Login enrolment proves the address: after the signatures, the code the mail
+    carried (read from the server's development outbox), then Send."""
+    option(demo, "Fetch the code from the server's development outbox (stands in for the mailbox)")
+    option(demo, "Send")
+
+
 def transcript():
     return "".join(log)[-5000:]

@@ -32,11 +32,14 @@ rng = random.Random(5)
 def point_file(index):
     count = 110 + rng.randrange(20)
     scale = 0.95 + rng.random() * 0.1
+    # a hand's shape differs a little each time (the server refuses a copy of points it has seen)
+    a, b = 1 + (rng.random() - 0.5) * 0.08, 1 + (rng.random() - 0.5) * 0.08
+    p, q = (rng.random() - 0.5) * 0.12, (rng.random() - 0.5) * 0.12
     points = []
     for i in range(count):
         t = i / count * 2 * math.pi
-        x = 60 * math.cos(t) + 25 * math.sin(2.3 * t) + 20 * t
-        y = 40 * math.sin(1.7 * t) + 10 * math.cos(4 * t)
+        x = 60 * a * math.cos(t + p) + 25 * math.sin(2.3 * t) + 20 * t
+        y = 40 * b * math.sin(1.7 * t + q) + 10 * math.cos(4 * t)
         points.append([200 + scale * x + rng.random() - 0.5, 150 + scale * y + rng.random() - 0.5])
     path = os.path.join(args.folder, "signature-%d.json" % index)
     with open(path, "w") as f:
@@ -56,6 +59,7 @@ def run():
         option(demo, "Draw from a point file")
         demo.expect_exact("Point file: "); demo.sendline(path)
         option(demo, "Accept")
+    demo_menu.prove_address(demo)
     demo.expect_exact("== Documents ==")
     demo.expect_exact("> "); demo.sendline("q")
     demo.expect(pexpect.EOF)

@@ -17,9 +17,12 @@ public struct DeveloperApp: Codable, Sendable, Equatable {
     public var keyHint: String
     public var createdAt: Date
     public var updatedAt: Date
+    /// The similarity at or above which an `/authenticate/` through this app signs the person in
+    /// and may sign a document (nil: the server's threshold).
+    public var minSimilarity: Double?
 
     public init(id: UUID, name: String, bundleId: String, email: String, website: String?, iconUrl: String?, enabled: Bool,
-                keyHint: String, createdAt: Date, updatedAt: Date) {
+                keyHint: String, createdAt: Date, updatedAt: Date, minSimilarity: Double? = nil) {
         self.id = id
         self.name = name
         self.bundleId = bundleId
@@ -30,6 +33,7 @@ public struct DeveloperApp: Codable, Sendable, Equatable {
         self.keyHint = keyHint
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.minSimilarity = minSimilarity
     }
 }
 
@@ -71,10 +75,14 @@ public struct AppUpdate: Codable, Sendable, Equatable {
     /// An empty string removes the website.
     public var website: String?
     public var enabled: Bool?
-    public init(name: String? = nil, email: String? = nil, website: String? = nil, enabled: Bool? = nil) {
+    /// The app's acceptance threshold, 0…1 (a value below the server's own is refused: an app may
+    /// ask for more, never for less).
+    public var minSimilarity: Double?
+    public init(name: String? = nil, email: String? = nil, website: String? = nil, enabled: Bool? = nil, minSimilarity: Double? = nil) {
         self.name = name
         self.email = email
         self.website = website
         self.enabled = enabled
+        self.minSimilarity = minSimilarity
     }
 }

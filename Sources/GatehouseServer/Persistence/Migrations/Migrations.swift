@@ -20,6 +20,7 @@ enum GatehouseMigrations {
             M012CreateSignatureDocuments(),
             M013CreateWallet(),
             M014DropLedgerEntriesByTime(),
+            M015SecureSignatureSurface(),
         ]
     }
 }

@@ -169,16 +169,21 @@ struct SignatureController: Sendable {
     // MARK: Endpoints
 
     @Sendable func login(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let (body, _): (SignatureRequest, AppModel)
+        let (body, app): (SignatureRequest, AppModel)
         switch await open(request) {
         case .failure(let answer): return answer
-        case .success(let opened): (body, _) = opened
+        case .success(let opened): (body, app) = opened
         }
         guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
-        switch try await signatures.presence(email: email, deviceVersion: body.text("device_version")) {
-        case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
-        case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
-        case .enrolled: return Self.answer([("res", "0")])
+        do {
+            switch try await signatures.presence(email: email, deviceVersion: body.text("device_version"), appID: app.id!, origin: origin(request, context)) {
+            case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
+            case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
+            case .enrolled: return Self.answer([("res", "0")])
+            }
+        } catch let error as GatehouseError {
+            if let limited = rateLimited(error) { return limited }
+            throw error
         }
     }
 
@@ -216,14 +221,16 @@ struct SignatureController: Sendable {
         if let location = jsonText(body, "location") { profile["location"] = String(location.prefix(500)) }
         let registration = SignatureService.Registration(
             email: email, userName: userName, signatures: parsed, deviceVersion: body.text("device_version"), device: device,
-            profile: profile, photo: photo, emailCode: body.text("email_code"), appID: app.id!)
+            profile: profile, photo: photo, emailCode: body.text("email_code"), enrolmentToken: body.text("enrolment_token").map { String($0.prefix(200)) },
+            appID: app.id!)
         do {
             switch try await signatures.register(registration, origin: origin(request, context)) {
             case .session(let token):
                 return Self.answer([("res", "0"), ("sessionid", token)])
-            case .incomplete(let required, let exist, let model, let incorrect):
+            case .incomplete(let required, let exist, let model, let incorrect, let token):
+                // The spec's members, then the token that makes the kept signatures this client's.
                 return Self.answer([("res", "2"), ("error", "Not all signatures a valid"), ("count_required", required), ("count_exist", exist),
-                                    ("count_model", model), ("count_incorrect", incorrect)])
+                                    ("count_model", model), ("count_incorrect", incorrect), ("enrolment_token", token)])
             case .emailCodeSent:
                 return Self.answer([("res", Res.emailConfirmationRequired),
                                     ("error", "Email confirmation required: enter the code sent to \(email) as email_code")])
@@ -261,12 +268,17 @@ struct SignatureController: Sendable {
             email: email, signature: signature, deviceVersion: body.text("device_version"), photo: photo,
             location: jsonText(body, "location").map { String($0.prefix(500)) }, country: body.text("country").map { String($0.prefix(200)) },
             city: body.text("city").map { String($0.prefix(200)) }, address: body.text("address").map { String($0.prefix(500)) },
-            time: body.text("time"), appID: app.id!)
+            time: body.text("time"), appID: app.id!, threshold: signatures.threshold(of: app), sessionToken: body.text("sessionid"))
         do {
             switch try await signatures.authenticate(attempt, origin: origin(request, context)) {
-            case .scored(let similarity, let id): return Self.answer([("res", "0"), ("similarity", similarity), ("signatureid", id)])
+            case .scored(let similarity, let id, let session):
+                var members: [(String, Any)] = [("res", "0"), ("similarity", similarity), ("signatureid", id)]
+                if let session { members.append(("sessionid", session)) }
+                return Self.answer(members)
             case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
             case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
+            case .replayed:
+                return Self.answer([("res", Res.signatureReplayed), ("error", "Signature replayed: it copies a signature already sent; sign again")])
             }
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
@@ -306,25 +318,37 @@ struct SignatureController: Sendable {
             if body.text("signatures") != nil { return Self.invalid("signatures is not an array of signature ids") }
         }
         guard ids.count <= 100, Set(ids).count == ids.count else { return Self.invalid("signatures names a signature twice, or more than 100") }
-        switch try await documents.save(email: email, previousHash: previous, documentHash: documentHash, signatureIDs: ids, appID: app.id!) {
+        let documentID = body.text("documentid")
+        if let documentID, documentID.count > 64 || !documentID.allSatisfy(\.isHexDigit) { return Self.invalid("documentid is not a document id") }
+        let save = SignatureDocuments.Save(email: email, sessionToken: body.text("sessionid"), previousHash: previous, documentHash: documentHash,
+                                           signatureIDs: ids, documentID: documentID, appID: app.id!, threshold: signatures.threshold(of: app))
+        switch try await documents.save(save) {
         case .saved(let id): return Self.answer([("res", "0"), ("documentid", id)])
-        case .unknownUser: return Self.answer([("res", "2"), ("error", "User does not exist")])
-        case .foreignSignature(let id): return Self.invalid("signature '\(id)' is not one of this user's signatures")
+        case .sessionRefused:
+            return Self.answer([("res", Res.sessionRequired), ("error", "A session of this user is required (sessionid): sign in again")])
+        case .foreignSignature(let id):
+            return Self.invalid("signature '\(id)' is not a signature of this user: an unused attempt through this app that passed its threshold")
         case .conflict:
             return Self.answer([("res", Res.documentConflict), ("error", "Document has been saved from this version already: open it again")])
         }
     }
 
     @Sendable func openDocument(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let body: SignatureRequest
+        let (body, app): (SignatureRequest, AppModel)
         switch await open(request) {
         case .failure(let answer): return answer
-        case .success(let opened): body = opened.0
+        case .success(let opened): (body, app) = opened
         }
         guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
         guard let documentID = body.text("documentid") else { return Self.invalid("documentid is missing") }
         guard let documentHash = hash(body, "document_hash") else { return Self.invalid("document_hash is missing or not a hash") }
-        guard try await signatures.account(email: email) != nil else { return Self.answer([("res", "2"), ("error", "User does not exist")]) }
+        do {
+            try await signatures.countLookup(appID: app.id!, origin: origin(request, context))
+        } catch let error as GatehouseError {
+            if let limited = rateLimited(error) { return limited }
+            throw error
+        }
+        guard try await signatures.enrolledAccount(email: email) != nil else { return Self.answer([("res", "2"), ("error", "User does not exist")]) }
         switch try await documents.open(documentID: documentID, documentHash: documentHash) {
         case .notFound: return Self.answer([("res", Res.documentNotFound), ("error", "Document does not exist")])
         case .current(let history): return Self.answer([("res", "0"), ("history", history.map(Self.entry))])

@@ -1,0 +1,64 @@
+import Foundation
+
+/// Tells a replayed signature from a fresh one: a person never draws the same points twice, so an
+/// attempt (nearly) identical to one of their references or to an earlier attempt is a copy: sent
+/// again from a log, a proxy or the database, moved, scaled or lightly jittered.
+///
+/// Both signatures are taken to their centroid and scaled by their RMS spread (so a copy moved or
+/// scaled is still a copy), resampled to `samples` points along their point index, and compared
+/// point by point: the mean distance is 0 for an exact copy and stays near the jitter's size for a
+/// jittered one (at most 0.005 for a pixel of jitter on a signature 200 points wide), while two
+/// signings by the same hand differ by their shape, timing and point count (0.012 and more for the
+/// tests' generated writers, which are steadier than people). Signatures whose point counts differ
+/// by more than `countTolerance` are never replays of each other. A copy jittered by several pixels
+/// passes this check; what stops it is the attempt budget and the session rules, not this.
+public struct ReplayDetector: Sendable {
+    /// Below this mean distance (in units of the signature's spread) an attempt is a replay.
+    public var threshold: Double
+    public var samples = 64
+    public var countTolerance = 0.05
+
+    public init(threshold: Double = 0.008) {
+        self.threshold = threshold
+    }
+
+    /// The mean point distance after normalising (0 = the same points), or `.infinity` when the
+    /// point counts differ too much to be copies or either is degenerate.
+    public func distance(_ a: SignaturePoints, _ b: SignaturePoints) -> Double {
+        guard a.count >= 2, b.count >= 2 else { return .infinity }
+        let larger = Double(max(a.count, b.count)), smaller = Double(min(a.count, b.count))
+        guard (larger - smaller) / larger <= countTolerance else { return .infinity }
+        guard let p = normalised(a), let q = normalised(b) else { return .infinity }
+        var total = 0.0
+        for i in 0..<samples {
+            let dx = p[i].0 - q[i].0, dy = p[i].1 - q[i].1
+            total += (dx * dx + dy * dy).squareRoot()
+        }
+        return total / Double(samples)
+    }
+
+    public func isReplay(_ attempt: SignaturePoints, of earlier: SignaturePoints) -> Bool {
+        distance(attempt, earlier) < threshold
+    }
+
+    /// The first of `earlier` the attempt replays, by index.
+    public func replayed(_ attempt: SignaturePoints, among earlier: [SignaturePoints]) -> Int? {
+        earlier.firstIndex { isReplay(attempt, of: $0) }
+    }
+
+    private func normalised(_ s: SignaturePoints) -> [(Double, Double)]? {
+        let n = Double(s.count)
+        let cx = s.x.reduce(0, +) / n, cy = s.y.reduce(0, +) / n
+        var spread = 0.0
+        for i in 0..<s.count { spread += (s.x[i] - cx) * (s.x[i] - cx) + (s.y[i] - cy) * (s.y[i] - cy) }
+        spread = (spread / n).squareRoot()
+        guard spread.isFinite, spread > 1e-9 else { return nil }
+        return (0..<samples).map { k in
+            let position = Double(k) * Double(s.count - 1) / Double(samples - 1)
+            let low = Int(position.rounded(.down)), high = min(low + 1, s.count - 1)
+            let t = position - Double(low)
+            let x = s.x[low] + (s.x[high] - s.x[low]) * t, y = s.y[low] + (s.y[high] - s.y[low]) * t
+            return ((x - cx) / spread, (y - cy) / spread)
+        }
+    }
+}
