@@ -18,7 +18,7 @@ public struct ReplayDetector: Sendable {
     public var samples = 64
     public var countTolerance = 0.05
 
-    public init(threshold: Double = 0.008) {
+    public init(threshold: Double = 0.003) {
         self.threshold = threshold
     }
 

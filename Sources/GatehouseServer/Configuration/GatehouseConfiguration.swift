@@ -193,7 +193,7 @@ public struct GatehouseConfiguration: Sendable {
         public var acceptAt: Double = 0.5
         /// An attempt closer than this to a reference or an earlier attempt is a replay (the mean
         /// point distance in units of the signature's size; `ReplayDetector`).
-        public var replayDistance: Double = 0.008
+        public var replayDistance: Double = 0.003
         /// How many of the account's latest attempts a new one is compared with for replays.
         public var replayHistory: Int = 200
         /// Largest request body of the spec's endpoints, largest photo, most points in one signature.

@@ -196,7 +196,7 @@ struct SignatureModelTests {
 struct ReplayDetectorTests {
     let detector = ReplayDetector()
 
-    @Test("a copy, moved, scaled or jittered by a pixel, is a replay; two signings by the same hand never are")
+    @Test("a copy, moved, scaled or jittered by a third of a pixel, is a replay; two signings by the same hand never are")
     func copiesAndFreshSignatures() {
         // setup
         var rng = SyntheticWriter.Generator(state: 9)
@@ -211,8 +211,8 @@ struct ReplayDetectorTests {
                 for j in signings.indices where j > i { fresh.append(detector.distance(signings[i], signings[j])) }
                 let original = signings[i]
                 let moved = SignaturePoints(x: original.x.map { $0 * 1.3 + 40 }, y: original.y.map { $0 * 1.3 - 25 })
-                let jittered = SignaturePoints(x: original.x.map { $0 + Double.random(in: -1...1, using: &rng) },
-                                               y: original.y.map { $0 + Double.random(in: -1...1, using: &rng) })
+                let jittered = SignaturePoints(x: original.x.map { $0 + Double.random(in: -0.3...0.3, using: &rng) },
+                                               y: original.y.map { $0 + Double.random(in: -0.3...0.3, using: &rng) })
                 copies += [detector.distance(original, original), detector.distance(moved, original), detector.distance(jittered, original)]
             }
         }
@@ -221,7 +221,7 @@ struct ReplayDetectorTests {
         #expect(copies.allSatisfy { $0 < detector.threshold }, "largest copy distance \(copies.max()!)")
         let comparable = fresh.filter(\.isFinite)
         #expect(comparable.count > 50, "enough pairs of similar length to compare: \(comparable.count)")
-        // The generated writers are steadier than people (their closest pair: 0.012; copies: at most 0.005).
-        #expect(comparable.allSatisfy { $0 > detector.threshold * 1.3 }, "smallest fresh distance \(comparable.min() ?? .infinity)")
+        // The generated writers are far steadier than people (their closest pair: 0.012).
+        #expect(comparable.allSatisfy { $0 > detector.threshold * 3 }, "smallest fresh distance \(comparable.min() ?? .infinity)")
     }
 }

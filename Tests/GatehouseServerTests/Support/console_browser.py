@@ -80,7 +80,8 @@ def call(base, method, path, body=None, token=None, headers=None, raw=None):
 
 PORT = free_port()
 BASE = f"http://127.0.0.1:{PORT}"
-server = start(PORT, {"GATEHOUSE_ENV": "development"})
+# Every signature counts as signed (threshold 0), so the history page shows a low match (below 0.5) as such.
+server = start(PORT, {"GATEHOUSE_ENV": "development", "GATEHOUSE_SIGNATURE_ACCEPT_AT": "0"})
 production = None
 browser = None
 step = "setup"
@@ -232,24 +233,30 @@ try:
         assert status == 200, (path, status, answer)
         return json.loads(answer)
 
-    registered = post("/register/", {"apikey": rotated, "email": "signer@example.com", "user_name": "Ivan Petrov", "time": "22.01.2026 10:00:00",
-                                     "device_version": "iPhone 15", "os_version": "18.1", "resolution": {"width": 1179, "height": 2556},
-                                     "pressure": 0, "signatures": [sign(0.03) for _ in range(10)]})
+    enrolment = {"apikey": rotated, "email": "signer@example.com", "user_name": "Ivan Petrov", "time": "22.01.2026 10:00:00",
+                 "device_version": "iPhone 15", "os_version": "18.1", "resolution": {"width": 1179, "height": 2556},
+                 "pressure": 0, "signatures": [sign(0.03) for _ in range(10)]}
+    asked = post("/register/", enrolment)
+    assert asked["res"] == "13", asked  # every enrolment proves the address first
+    enrolment["email_code"] = json.loads(call(BASE, "GET", "/dev/outbox?to=signer%40example.com&last=1")[2])[0]["code"]
+    registered = post("/register/", enrolment)
     assert registered["res"] == "0", registered
+    session = registered["sessionid"]
     attempt = post("/authenticate/", {"apikey": rotated, "email": "signer@example.com", "signature": sign(0.03), "city": "Kazan",
-                                      "country": "Russia", "photo": base64.b64encode(PNG).decode(), "time": "22.01.2026 10:05:00"})
+                                      "country": "Russia", "photo": base64.b64encode(PNG).decode(), "time": "22.01.2026 10:05:00",
+                                      "sessionid": session})
     assert attempt["res"] == "0" and attempt["similarity"] >= 0.5, attempt
     saved = post("/savedocument/", {"apikey": rotated, "email": "signer@example.com", "previous_hash": "", "document_hash": "h1",
-                                    "signatures": [attempt["signatureid"]]})
+                                    "signatures": [attempt["signatureid"]], "sessionid": session})
     document = saved["documentid"]
     # A second signing that does not match (another shape): the history flags it.
     forged = sign(0.03)
     for point in forged["signature_contents"]:
         point["y"] = round(300 - point["y"] * 0.6 + 0.4 * point["x"], 1)
-    low = post("/authenticate/", {"apikey": rotated, "email": "signer@example.com", "signature": forged})
+    low = post("/authenticate/", {"apikey": rotated, "email": "signer@example.com", "signature": forged, "sessionid": session})
     assert low["res"] == "0" and low["similarity"] < 0.5, low
     again = post("/savedocument/", {"apikey": rotated, "email": "signer@example.com", "previous_hash": "h1", "document_hash": "h2",
-                                    "signatures": [low["signatureid"]]})
+                                    "signatures": [low["signatureid"]], "sessionid": session})
     assert again["documentid"] == document, again
     browser.get(BASE + f"/documents/?documentid={document}")
     rows = browser.find_elements(By.CSS_SELECTOR, "#signings tr[data-signature]")
