@@ -43,6 +43,7 @@ SERVER=""
 trap 'if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi; rm -rf "$WORK"' EXIT
 export DATABASE_URL="$WORK/gatehouse.sqlite" GATEHOUSE_PORT=18095 GATEHOUSE_LOG_LEVEL=warning GATEHOUSE_BCRYPT_COST=4 \
   GATEHOUSE_SIGNATURE_ATTEMPTS_PER_ACCOUNT=1000000 GATEHOUSE_SIGNATURE_ATTEMPTS_PER_IP=1000000 \
+  GATEHOUSE_SIGNATURE_ATTEMPTS_PER_SESSION=1000000 GATEHOUSE_SIGNATURE_LOOKUPS_PER_IP=1000000 \
   GATEHOUSE_CODE_REQUESTS_PER_IP=100000
 "$BIN/gatehouse" migrate >/dev/null
 APIKEY=$("$BIN/gatehouse" apps create --name "Signature evaluation" --bundle-id com.example.signature-eval \

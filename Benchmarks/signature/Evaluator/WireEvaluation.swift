@@ -6,8 +6,10 @@ import FoundationNetworking
 #endif
 
 /// The same evaluation through a running server: each writer registers with `/register/` (as a new
-/// address, answering `res 2` with the missing signatures) and every attempt goes through
-/// `/authenticate/`, whose `similarity` is the score. Writers run `concurrency` at a time.
+/// address, proven by the code the development outbox holds, answering `res 2` with the missing
+/// signatures and their `enrolment_token`) and every attempt goes through `/authenticate/`, whose
+/// `similarity` is the score. Writers run `concurrency` at a time. The server runs in development
+/// mode (`GET /dev/outbox`).
 struct WireEvaluation {
     let server: URL
     let apiKey: String
@@ -74,6 +76,9 @@ struct WireScorer: Scorer {
     let apiKey: String
     let run: String
     var latencies: [Double] = []
+    /// Each writer's email code and unfinished enrolment's token.
+    var codes: [String: String] = [:]
+    var tokens: [String: String] = [:]
 
     init(server: URL, apiKey: String, run: String) {
         self.server = server
@@ -102,14 +107,35 @@ struct WireScorer: Scorer {
         return answer
     }
 
+    /// The code the server mailed to `address`, from its development outbox.
+    func mailedCode(_ address: String) async throws -> String {
+        var components = URLComponents(url: server.appendingPathComponent("dev/outbox"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "to", value: address), URLQueryItem(name: "last", value: "1")]
+        let (data, _) = try await URLSession.shared.data(from: components.url!)
+        guard let messages = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]], let code = messages.first?["code"] as? String else {
+            throw Failure.answer("dev/outbox", String(decoding: data, as: UTF8.self))
+        }
+        return code
+    }
+
     mutating func enrol(_ writer: String, _ signatures: [SignaturePoints]) async throws -> Int? {
-        let answer = try await post("register/", [
+        var body: [String: Any] = [
             "apikey": apiKey, "email": email(writer), "user_name": "Writer \(writer)", "time": Self.time,
             "device_version": "iPhone15,2", "os_version": "17.4", "signatures": signatures.map(Self.wire),
-        ])
+        ]
+        if let code = codes[writer] { body["email_code"] = code }
+        if let token = tokens[writer] { body["enrolment_token"] = token }
+        var answer = try await post("register/", body)
+        if answer["res"] as? String == "13" {
+            let code = try await mailedCode(email(writer))
+            codes[writer] = code
+            body["email_code"] = code
+            answer = try await post("register/", body)
+        }
         switch answer["res"] as? String {
         case "0": return nil
         case "2":
+            tokens[writer] = answer["enrolment_token"] as? String
             guard let count = (answer["count_required"] as? NSNumber)?.intValue ?? (answer["count_required"] as? String).flatMap(Int.init) else {
                 throw Failure.answer("register/", "\(answer)")
             }
