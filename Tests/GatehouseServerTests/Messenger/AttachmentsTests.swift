@@ -60,6 +60,9 @@ struct AttachmentsTests {
             let open = try await app.v1.get(path, token: ann.token, headers: [.range: "bytes=995-"])
             let past = try await app.v1.get(path, token: ann.token, headers: [.range: "bytes=5000-6000"])
             let stale = try await app.v1.get(path, token: ann.token, headers: [.range: "bytes=0-1", .ifRange: "\"other\""])
+            let huge = try await app.v1.get(path, token: ann.token, headers: [.range: "bytes=0-99999999999999999999"])
+            let hugeSuffix = try await app.v1.get(path, token: ann.token, headers: [.range: "bytes=-99999999999999999999"])
+            let hugeStart = try await app.v1.get(path, token: ann.token, headers: [.range: "bytes=99999999999999999999-"])
 
             // validate
             #expect(full.headers[.acceptRanges] == "bytes")
@@ -70,6 +73,10 @@ struct AttachmentsTests {
             #expect(open.headers[.contentRange] == "bytes 995-999/1000")
             #expect(past.status == .rangeNotSatisfiable && past.headers[.contentRange] == "bytes */1000")
             #expect(stale.status == .ok && stale.body.readableBytes == 1_000, "If-Range with another ETag: the whole file")
+            // RFC 9110: a last position past the end, however many digits, is clamped to the file's size
+            #expect(huge.status == .partialContent && huge.headers[.contentRange] == "bytes 0-999/1000" && huge.body.readableBytes == 1_000)
+            #expect(hugeSuffix.status == .partialContent && hugeSuffix.headers[.contentRange] == "bytes 0-999/1000")
+            #expect(hugeStart.status == .rangeNotSatisfiable && hugeStart.headers[.contentRange] == "bytes */1000")
         }
     }
 

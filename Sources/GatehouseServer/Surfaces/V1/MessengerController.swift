@@ -258,13 +258,19 @@ struct MessengerController: Sendable {
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
         let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
         let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+        // Digits only (RFC 9110); a number too large for an Int is past any file, and a last
+        // position or a suffix past the end is clamped to it, however many digits it has.
+        func position(_ text: String) -> Int? {
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            return Int(text) ?? Int.max
+        }
         if first.isEmpty {
-            guard let suffix = Int(last), suffix > 0 else { return nil }
+            guard let suffix = position(last), suffix > 0 else { return nil }
             return (max(0, total - suffix), total - 1)
         }
-        guard let start = Int(first), start >= 0, start < total else { return nil }
+        guard let start = position(first), start < total else { return nil }
         if last.isEmpty { return (start, total - 1) }
-        guard let end = Int(last), end >= start else { return nil }
+        guard let end = position(last), end >= start else { return nil }
         return (start, min(end, total - 1))
     }
 
