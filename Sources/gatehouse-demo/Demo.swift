@@ -113,7 +113,7 @@ struct MessengerAuthDemo: AsyncParsableCommand {
 struct MessengerDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "messenger",
-        abstract: "The whole messenger of specs/messenger.md full-screen: sign in, then Friends, Chats and Profile with arrow keys; chats update live and work offline."
+        abstract: "The whole messenger of the messenger spec full-screen: sign in, then Friends, Chats and Profile with arrow keys; chats update live and work offline."
     )
 
     @OptionGroup var options: DemoOptions
@@ -127,7 +127,7 @@ struct MessengerDemo: AsyncParsableCommand {
 struct WalletDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wallet",
-        abstract: "The wallet of specs/wallet.md: sign up, add info and a phone, attach a wallet, send money and ask for it in dialogs (an operator credits it with `gatehouse wallet credit`)."
+        abstract: "The wallet of the wallet spec: sign up, add info and a phone, attach a wallet, send money and ask for it in dialogs (an operator credits it with `gatehouse wallet credit`)."
     )
 
     @OptionGroup var options: DemoOptions

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The wire contract of the signature identity service (specs/signature-identity.md,
+/// The wire contract of the signature identity service (the Sign To Login spec,
 /// docs/signature-identity.md): the five endpoints, the `res` codes of their answers and the
 /// history page's links. The server and `SignToLoginClient` use these; nothing else spells them.
 public enum SignatureIdentityAPI {

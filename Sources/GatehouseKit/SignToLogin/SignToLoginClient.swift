@@ -4,7 +4,7 @@ import GatehouseAPI
 import FoundationNetworking
 #endif
 
-/// What the app tells the server about the device (specs/signature-identity.md: "тип устройства,
+/// What the app tells the server about the device (the Sign To Login spec: "тип устройства,
 /// версия iOS, текущая дата", the screen, and the place only when the person allows it).
 public struct DeviceFacts: Equatable, Sendable {
     /// `os_version`, e.g. "18.1".

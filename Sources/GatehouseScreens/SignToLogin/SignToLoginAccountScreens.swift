@@ -8,7 +8,7 @@ public enum KeyboardKind: String, Equatable, Sendable {
     case text, email, phone, date, name
 }
 
-/// The registration form (specs/signature-identity.md, "Регистрация"): email and user name
+/// The registration form (the Sign To Login spec, "Регистрация"): email and user name
 /// required; picture, phone, company, position, birthday and sex optional; each field checked by
 /// its own rule as the person types, "Next" only when every filled field is valid.
 @MainActor
@@ -122,7 +122,7 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
     public func back() { onOutcome?(.back) }
 }
 
-/// Enrolment (specs/signature-identity.md, figure 3): ten signatures, each on a clean pad, a
+/// Enrolment (the Sign To Login spec, figure 3): ten signatures, each on a clean pad, a
 /// counter, the pen's colour; "Cancel" goes back to the form. The ten go in one request; when the
 /// server refuses some (`res 2`) the screen asks for exactly the missing ones and sends them the
 /// same way; an address that already has an account gets a code by email first.

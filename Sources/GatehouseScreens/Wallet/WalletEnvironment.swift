@@ -2,7 +2,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseKit
 
-/// What the wallet's screens need (specs/wallet.md): the account screens' environment (login and
+/// What the wallet's screens need (the wallet spec): the account screens' environment (login and
 /// sign-up are the messenger's screens: the same account, the same fields), the wallet's client,
 /// and the messenger's client for the dialogs (a wallet dialog is a messenger chat).
 public struct WalletEnvironment: Sendable {

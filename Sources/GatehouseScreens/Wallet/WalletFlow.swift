@@ -2,7 +2,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseKit
 
-/// The coordinator of the wallet app (specs/wallet.md): the way in (splash, login, recovery,
+/// The coordinator of the wallet app (the wallet spec): the way in (splash, login, recovery,
 /// sign-up with a login and an email), then the profile with its steps (add info, add phone,
 /// attach wallet), the dialogs, one dialog, and the send and request forms. It acts on the
 /// screens' outcomes, so an iOS app (or the terminal demo) only draws `state.screen` and forwards

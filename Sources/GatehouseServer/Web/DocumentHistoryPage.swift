@@ -5,7 +5,7 @@ import Hummingbird
 import Mustache
 
 /// `/documents/?documentid=…`: the signing history of a document, the link a signed PDF carries
-/// (specs/signature-identity.md). In a desktop browser it is the history; on an iPhone or iPad the
+/// (the Sign To Login spec). In a desktop browser it is the history; on an iPhone or iPad the
 /// spec's script first tries the app (`stl://user/?documentid=…`) and then offers the App Store.
 /// English or Russian by `Accept-Language`; the one inline script runs by a per-response nonce.
 enum DocumentHistoryPage {

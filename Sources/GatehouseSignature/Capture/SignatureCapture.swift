@@ -1,6 +1,6 @@
 import Foundation
 
-/// A signature being drawn with a finger or a pen (specs/signature-identity.md: "the slower, the
+/// A signature being drawn with a finger or a pen (the Sign To Login spec: "the slower, the
 /// thinner", a blue or black pen). The app feeds it touch samples; it keeps the strokes, answers
 /// the points the server wants and the outline every drawing surface fills.
 ///

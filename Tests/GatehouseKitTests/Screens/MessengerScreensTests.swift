@@ -5,7 +5,7 @@ import GatehouseScreens
 import GatehouseTestSupport
 import Testing
 
-/// The messenger of specs/messenger.md through its view models, against a real server over
+/// The messenger of the messenger spec through its view models, against a real server over
 /// loopback: what an iOS app draws, tab by tab, with the other person acting through the API,
 /// live over the realtime socket, and with the network switched off and on.
 @Suite("Messenger screens through the view models")

@@ -5,7 +5,7 @@ import GatehouseScreens
 import GatehouseTestSupport
 import Testing
 
-/// The wallet's screens (specs/wallet.md) through their view models against a live server: the
+/// The wallet's screens (the wallet spec) through their view models against a live server: the
 /// spec's missing guards, the forms' checks, and the dialogs' request actions.
 @Suite("Wallet screens through the view models")
 @MainActor

@@ -1,7 +1,7 @@
 import Foundation
 
 extension V1 {
-    /// The messenger (specs/messenger.md): people, friends, chats, messages, attachments, privacy.
+    /// The messenger (the messenger spec): people, friends, chats, messages, attachments, privacy.
     /// Its events come over ``Realtime``.
     public enum Messenger {
         /// People by first name, last name or tag (`?q=`, prefix, any case and accents; `?cursor=`).

@@ -1,7 +1,7 @@
 import Foundation
 
 extension V1 {
-    /// The wallet (specs/wallet.md, docs/wallet.md): one per account with a verified phone, in
+    /// The wallet (the wallet spec, docs/wallet.md): one per account with a verified phone, in
     /// roubles counted in whole kopecks; transfers and money requests between people, each shown
     /// in their messenger chat. Every `POST` that moves money or makes a request needs an
     /// ``idempotencyKeyHeader`` (Stripe's rules: the same key and body answer the first answer

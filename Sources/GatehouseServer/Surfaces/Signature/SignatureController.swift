@@ -4,7 +4,7 @@ import GatehouseAPI
 import Hummingbird
 import NIOCore
 
-/// The spec's endpoints of the signature identity service (specs/signature-identity.md,
+/// The spec's endpoints of the signature identity service (the Sign To Login spec,
 /// "Требования к серверному API"): `/register/`, `/login/`, `/authenticate/`. Bodies as JSON,
 /// urlencoded or multipart forms alike; every answer is a JSON object whose `res` is a string,
 /// with the spec's texts where it gives them and the codes of docs/signature-identity.md where
