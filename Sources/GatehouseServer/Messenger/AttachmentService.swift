@@ -25,7 +25,9 @@ struct AttachmentService: MessengerConcept {
         let media = Self.mediaType(declared)
         let kind: Attachment.Kind
         let contentType: String
-        if let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }) {
+        // An image is one walked to its end (as avatars are): "a PNG header, then HTML" is not one,
+        // and is kept as a file (served as a download), or refused when it claims an image type.
+        if let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }), ImageStructure.isComplete(bytes, format: format) {
             guard media == nil || !media!.hasPrefix("image/") || media == format.rawValue || ImageFormat(rawValue: media!) == nil else {
                 throw GatehouseError.invalid(.invalidImage, "error.invalidImage", media!)
             }

@@ -42,6 +42,31 @@ struct AttachmentsTests {
         }
     }
 
+    @Test("an image header followed by something else is not an image: a download when untyped, refused when it claims an image type", arguments: TestEngine.available)
+    func upload_imageHeaderThenHTML_isNotAnImage(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let pngThenHTML = Array(SampleFiles.png.prefix(16)) + Array("<html><script>alert(1)</script></html>".utf8)
+            let gifThenSVG = Array("GIF89a".utf8) + Array("<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"/>".utf8)
+            let pngThenMore = SampleFiles.png + Array("<html>".utf8)
+
+            // MUT
+            let untyped = try await app.v1.upload(pngThenHTML, type: nil, by: ann)
+            let claimed = try await app.v1.post(M.upload.path, body: ByteBuffer(bytes: pngThenHTML), contentType: "image/png", token: ann.token)
+            let gif = try await app.v1.post(M.upload.path, body: ByteBuffer(bytes: gifThenSVG), contentType: "image/gif", token: ann.token)
+            let trailing = try await app.v1.post(M.upload.path, body: ByteBuffer(bytes: pngThenMore), contentType: "image/png", token: ann.token)
+
+            // validate
+            #expect(untyped.kind == .file && untyped.contentType == "application/octet-stream", "\(untyped)")
+            let served = try await app.v1.get(app.v1.path(M.download, untyped.id), token: ann.token)
+            #expect(served.headers[.contentType] == "application/octet-stream" && served.headers[.contentDisposition]?.hasPrefix("attachment;") == true)
+            for refused in [claimed, gif, trailing] {
+                #expect(refused.status == .badRequest && refused.text.contains("invalid_image"), "\(refused.status) \(refused.text)")
+            }
+        }
+    }
+
     @Test("ETag and If-None-Match answer 304; Range answers 206 with Content-Range; a range past the end is 416", arguments: TestEngine.available)
     func download_etagAndRange(engine: TestEngine) async throws {
         try await withApp(engine) { app in
