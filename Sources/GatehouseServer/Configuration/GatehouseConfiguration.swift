@@ -215,6 +215,9 @@ public struct GatehouseConfiguration: Sendable {
         public var editWindow: TimeInterval = 48 * 3_600
         /// Messages (sent or forwarded copies) one account may send per minute.
         public var messagesPerMinute: Int = 120
+        /// Edits one account may make per minute and per day (each is an event for every member).
+        public var editsPerMinute: Int = 30
+        public var editsPerDay: Int = 1_000
         /// Friend requests one account may send per day.
         public var friendRequestsPerDay: Int = 100
         /// Largest attachment, in bytes.
@@ -456,6 +459,8 @@ extension GatehouseConfiguration {
         m.maxTextLength = try reader.int("GATEHOUSE_MESSENGER_MAX_TEXT_LENGTH", default: m.maxTextLength, range: 1...65_536)
         m.editWindow = try reader.seconds("GATEHOUSE_MESSENGER_EDIT_WINDOW_SECONDS", default: m.editWindow, range: 0...31_536_000)
         m.messagesPerMinute = try reader.int("GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE", default: m.messagesPerMinute, range: 1...1_000_000)
+        m.editsPerMinute = try reader.int("GATEHOUSE_MESSENGER_EDITS_PER_MINUTE", default: m.editsPerMinute, range: 1...1_000_000)
+        m.editsPerDay = try reader.int("GATEHOUSE_MESSENGER_EDITS_PER_DAY", default: m.editsPerDay, range: 1...100_000_000)
         m.friendRequestsPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_DAY", default: m.friendRequestsPerDay, range: 1...1_000_000)
         m.attachmentMaxBytes = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENT_MAX_BYTES", default: m.attachmentMaxBytes, range: 1_024...1_073_741_824)
         m.attachmentsPerMessage = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENTS_PER_MESSAGE", default: m.attachmentsPerMessage, range: 0...100)

@@ -181,6 +181,12 @@ struct MessagesService: MessengerConcept {
             }
             guard !text.isEmpty || !message.attachments.isEmpty else { throw GatehouseError(.invalidInput, .emptyMessage, LocalizedText("error.emptyMessage"), field: "text") }
             guard text != message.text else { return message }
+            // An edit reaches the other member as a send does: refused when a new message would be
+            // (their privacy: friends only, and no longer friends), and budgeted on its own (every
+            // edit is an event per member, kept for the retention period).
+            try await checkMayMessage(member.other, from: viewer, on: tx)
+            try await core.rateLimiter.hit("message-edits", key: viewer.uuidString, limit: settings.editsPerMinute, window: 60, on: tx)
+            try await core.rateLimiter.hit("message-edits-day", key: viewer.uuidString, limit: settings.editsPerDay, window: 86_400, on: tx)
             try await sql(tx).raw("UPDATE messages SET text = \(bind: text), edited_at = \(bind: now) WHERE id = \(bind: id)").run()
             for account in try await seers(of: id, in: member, on: tx) {
                 try recorder.add(.messageUpdated, to: account, try await reader.message(id, viewer: account, on: sql(tx))!)
