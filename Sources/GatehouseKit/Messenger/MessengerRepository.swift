@@ -304,6 +304,9 @@ public final class MessengerRepository {
         case .transfer, .moneyRequest:
             // The wallet's own events; the chat message that shows each arrives as `message.created`.
             break
+        case .superseded:
+            // An edit a later `message.updated` of the same message replaces: that one carries the text.
+            break
         }
     }
 

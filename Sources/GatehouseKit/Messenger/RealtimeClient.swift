@@ -94,7 +94,14 @@ public final class RealtimeClient: Sendable {
                 state.withLock { $0.connection = connection }
                 try await connection.send(Self.text(.auth(token: session.token)))
                 reading: while !Task.isCancelled, let text = try await connection.receive() {
-                    guard let frame = try? V1.makeDecoder().decode(RealtimeFrame.self, from: Data(text.utf8)) else { continue }
+                    guard let frame = try? V1.makeDecoder().decode(RealtimeFrame.self, from: Data(text.utf8)) else {
+                        // An event of a type this SDK does not know (a newer server): skipped, its number kept,
+                        // so the next one is no gap.
+                        if let unknown = try? JSONDecoder().decode(UnknownEvent.self, from: Data(text.utf8)) {
+                            state.withLock { if let last = $0.lastSeq, unknown.seq == last + 1 { $0.lastSeq = unknown.seq } }
+                        }
+                        continue
+                    }
                     switch frame {
                     case .ready(let seq):
                         gotReady = true
@@ -172,4 +179,9 @@ final class Locked<Value>: @unchecked Sendable {
         defer { lock.unlock() }
         return body(&value)
     }
+}
+
+/// What every event frame has: its number.
+private struct UnknownEvent: Decodable {
+    var seq: Int64
 }

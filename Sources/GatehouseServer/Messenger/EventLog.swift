@@ -62,6 +62,23 @@ struct EventLog: Sendable {
 
     static let topic = "messenger.event"
 
+    /// An edit supersedes the earlier `message.updated` events of the same message: each keeps its
+    /// number (the sequence stays gap-free, so a resuming client sees no hole) and becomes a
+    /// `message.superseded` of a few bytes, so a run of edits keeps one copy of the message per
+    /// member instead of one per edit. Clients that received one live already applied it; a
+    /// replay skips it and applies the newest. Inside the edit's transaction.
+    func supersedeEdits(of message: Message, for accounts: [UUID], on db: any Database) async throws {
+        guard !accounts.isEmpty else { return }
+        let marker = String(decoding: try V1JSON.encoder.encode(["id": message.id]), as: UTF8.self).dropFirst().dropLast()
+        let small = String(decoding: try V1JSON.encoder.encode(SupersededEdit(chatId: message.chatId, messageId: message.id)), as: UTF8.self)
+        try await (db as! any SQLDatabase).raw("""
+            UPDATE messenger_events SET kind = \(bind: RealtimeEventKind.messageSuperseded.rawValue), data = \(bind: small)
+            WHERE account_id IN (\(accounts.map { "\(bind: $0)" as SQLQueryString }.joined(separator: ", ")))
+              AND kind = \(bind: RealtimeEventKind.messageUpdated.rawValue) AND created_at >= \(bind: message.createdAt)
+              AND data LIKE \(bind: "%" + marker + "%")
+            """).run()
+    }
+
     /// Runs `body` in a transaction and writes the events it records in the same transaction.
     /// On PostgreSQL the announcement is part of the transaction (NOTIFY leaves on commit); on the
     /// in-process bus it follows the commit.

@@ -188,7 +188,9 @@ struct MessagesService: MessengerConcept {
             try await core.rateLimiter.hit("message-edits", key: viewer.uuidString, limit: settings.editsPerMinute, window: 60, on: tx)
             try await core.rateLimiter.hit("message-edits-day", key: viewer.uuidString, limit: settings.editsPerDay, window: 86_400, on: tx)
             try await sql(tx).raw("UPDATE messages SET text = \(bind: text), edited_at = \(bind: now) WHERE id = \(bind: id)").run()
-            for account in try await seers(of: id, in: member, on: tx) {
+            let seers = try await seers(of: id, in: member, on: tx)
+            try await events.supersedeEdits(of: message, for: seers, on: tx)
+            for account in seers {
                 try recorder.add(.messageUpdated, to: account, try await reader.message(id, viewer: account, on: sql(tx))!)
             }
             return try await reader.message(id, viewer: viewer, on: sql(tx))!

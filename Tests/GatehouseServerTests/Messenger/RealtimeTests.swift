@@ -167,6 +167,36 @@ struct RealtimeTests {
         }
     }
 
+    @Test("a run of edits keeps one copy of the message: earlier message.updated become message.superseded, numbers gap-free", arguments: TestEngine.available)
+    func edits_supersedeEarlierEdits(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bob = try await app.v1.person("bob")
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let message = try await app.v1.send("draft", in: chat.id, by: ann)
+            let other = try await app.v1.send("other", in: chat.id, by: ann)
+            let start = try await app.services.realtime.log.bounds(of: bob.id).last
+
+            // MUT: three edits of one message (4 KB each) and one of another, while Bob is away
+            let big = String(repeating: "x", count: 4_000)
+            for n in 0..<3 { _ = try await app.v1.patch(app.v1.path(M.edit, message.id), EditMessage(text: "\(big) \(n)"), token: ann.token) }
+            _ = try await app.v1.patch(app.v1.path(M.edit, other.id), EditMessage(text: "other!"), token: ann.token)
+            let resumed = ReceivedFrames()
+            try await app.realtime(token: bob.token, since: start, frames: resumed) { frames in
+                #expect(await eventually { frames.events.count == 4 })
+            }
+
+            // validate
+            #expect(resumed.events.map(\.seq) == Array(start + 1...start + 4), "gap-free")
+            #expect(resumed.events.map(\.kind) == [.messageSuperseded, .messageSuperseded, .messageUpdated, .messageUpdated])
+            #expect(resumed.events.prefix(2).allSatisfy { $0.payload == .superseded(SupersededEdit(chatId: chat.id, messageId: message.id)) })
+            let texts = resumed.events.compactMap { if case .message(let m) = $0.payload { m.text } else { nil } }
+            #expect(texts == ["\(big) 2", "other!"], "the newest edit of each, once")
+            #expect(resumed.texts.filter { $0.contains("message.superseded") }.allSatisfy { $0.utf8.count < 200 })
+        }
+    }
+
     @Test("a revoked session closes its realtime socket with 4002", arguments: TestEngine.available)
     func revokedSession_closesSocket(engine: TestEngine) async throws {
         try await withApp(engine) { app in

@@ -88,7 +88,7 @@ struct OpenAPIDocumentTests {
         "SendMessage": SendMessage.self, "EditMessage": EditMessage.self, "ForwardRequest": ForwardRequest.self, "ForwardResult": ForwardResult.self,
         "Chat": Chat.self, "ChatPage": ChatPage.self, "ChatUpdate": ChatUpdate.self, "ReadMark": ReadMark.self, "ReadState": ReadState.self,
         "ChatAttachment": ChatAttachment.self, "ChatAttachmentPage": ChatAttachmentPage.self, "MessageDeletion": MessageDeletion.self,
-        "ChatDeletion": ChatDeletion.self, "FriendRemoval": FriendRemoval.self,
+        "SupersededEdit": SupersededEdit.self, "ChatDeletion": ChatDeletion.self, "FriendRemoval": FriendRemoval.self,
         "DeveloperApp": DeveloperApp.self, "AppWithKey": AppWithKey.self, "AppList": AppList.self, "NewApp": NewApp.self, "AppUpdate": AppUpdate.self,
         "WalletInfo": WalletInfo.self, "PartyReference": PartyReference.self, "WalletParty": WalletParty.self, "NewTransfer": NewTransfer.self,
         "Transfer": Transfer.self, "TransferResult": TransferResult.self, "WalletTransaction": WalletTransaction.self,

@@ -24,6 +24,9 @@ extension V1 {
 public enum RealtimeEventKind: String, Codable, Sendable, CaseIterable {
     case messageCreated = "message.created"
     case messageUpdated = "message.updated"
+    /// An edit a later `message.updated` of the same message supersedes: its place in the sequence
+    /// is kept (numbers stay gap-free) and its content dropped (``SupersededEdit``). Nothing to do.
+    case messageSuperseded = "message.superseded"
     case messageDeleted = "message.deleted"
     case chatRead = "chat.read"
     case chatDeleted = "chat.deleted"
@@ -58,6 +61,16 @@ public struct ChatDeletion: Codable, Sendable, Equatable {
     public init(chatId: UUID) { self.chatId = chatId }
 }
 
+/// `message.superseded`: an edit of `messageId` that a later `message.updated` replaces.
+public struct SupersededEdit: Codable, Sendable, Equatable {
+    public var chatId: UUID
+    public var messageId: UUID
+    public init(chatId: UUID, messageId: UUID) {
+        self.chatId = chatId
+        self.messageId = messageId
+    }
+}
+
 /// `friend.removed`: a friendship or a request between us is gone.
 public struct FriendRemoval: Codable, Sendable, Equatable {
     public enum Reason: String, Codable, Sendable, CaseIterable { case removed, declined, cancelled }
@@ -81,6 +94,7 @@ public struct RealtimeEvent: Sendable, Equatable {
         case friendRemoval(FriendRemoval)
         case transfer(TransferResult)
         case moneyRequest(MoneyRequest)
+        case superseded(SupersededEdit)
     }
 
     public var seq: Int64
@@ -133,6 +147,7 @@ extension RealtimeFrame: Codable {
             case .friendRemoved: payload = .friendRemoval(try c.decode(FriendRemoval.self, forKey: .data))
             case .walletTransfer: payload = .transfer(try c.decode(TransferResult.self, forKey: .data))
             case .walletRequestCreated, .walletRequestUpdated: payload = .moneyRequest(try c.decode(MoneyRequest.self, forKey: .data))
+            case .messageSuperseded: payload = .superseded(try c.decode(SupersededEdit.self, forKey: .data))
             }
             self = .event(RealtimeEvent(seq: seq, kind: kind, payload: payload))
         }
@@ -166,6 +181,7 @@ extension RealtimeFrame: Codable {
             case .friendRemoval(let value): try c.encode(value, forKey: .data)
             case .transfer(let value): try c.encode(value, forKey: .data)
             case .moneyRequest(let value): try c.encode(value, forKey: .data)
+            case .superseded(let value): try c.encode(value, forKey: .data)
             }
         }
     }
