@@ -220,6 +220,8 @@ public struct GatehouseConfiguration: Sendable {
         public var editsPerDay: Int = 1_000
         /// Friend requests one account may send per day.
         public var friendRequestsPerDay: Int = 100
+        /// New requests one account may make to the same person per day (a request/cancel cycle is one).
+        public var friendRequestsPerPersonPerDay: Int = 3
         /// Largest attachment, in bytes.
         public var attachmentMaxBytes: Int = 20 * 1_048_576
         /// Attachments on one message.
@@ -462,6 +464,8 @@ extension GatehouseConfiguration {
         m.editsPerMinute = try reader.int("GATEHOUSE_MESSENGER_EDITS_PER_MINUTE", default: m.editsPerMinute, range: 1...1_000_000)
         m.editsPerDay = try reader.int("GATEHOUSE_MESSENGER_EDITS_PER_DAY", default: m.editsPerDay, range: 1...100_000_000)
         m.friendRequestsPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_DAY", default: m.friendRequestsPerDay, range: 1...1_000_000)
+        m.friendRequestsPerPersonPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_PERSON_PER_DAY", default: m.friendRequestsPerPersonPerDay,
+                                                         range: 1...1_000_000)
         m.attachmentMaxBytes = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENT_MAX_BYTES", default: m.attachmentMaxBytes, range: 1_024...1_073_741_824)
         m.attachmentsPerMessage = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENTS_PER_MESSAGE", default: m.attachmentsPerMessage, range: 0...100)
         m.uploadsPerHour = try reader.int("GATEHOUSE_MESSENGER_UPLOADS_PER_HOUR", default: m.uploadsPerHour, range: 1...1_000_000)

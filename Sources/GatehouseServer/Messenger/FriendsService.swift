@@ -46,6 +46,10 @@ struct FriendsService: MessengerConcept {
             let now = clock.now()
             var row = try await friendship(pair, on: tx)
             if row == nil {
+                // A new request tells the target: a request/cancel cycle to one person is budgeted per
+                // day on its own, or it would queue two events per cycle for them up to the daily cap.
+                try await core.rateLimiter.hit("friend-requests-to", key: "\(viewer):\(target)", limit: settings.friendRequestsPerPersonPerDay,
+                                               window: 86_400, on: tx)
                 let inserted = try await sql(tx).raw("""
                     INSERT INTO friendships (id, low_id, high_id, requester_id, addressee_id, state, created_at, updated_at)
                     VALUES (\(bind: OrderedID.make()), \(bind: pair.low), \(bind: pair.high), \(bind: viewer), \(bind: target),

@@ -221,4 +221,29 @@ struct PeopleAndFriendsTests {
             try expectProblem(try await app.v1.patch(M.updatePrivacy.path, json: #"{"whoCanMessageMe":"nobody"}"#, token: ann.token), .badRequest, .malformedBody)
         }
     }
+
+    @Test("request/cancel cycles to one person are budgeted per day: the fourth new request is 429, and the target heard of three", arguments: TestEngine.available)
+    func requests_cancelCycles_areBudgetedPerPerson(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann"), bob = try await app.v1.person("bob"), cat = try await app.v1.person("cat")
+            let before = try await app.services.realtime.log.bounds(of: bob.id).last
+
+            // MUT: Ann asks Bob and cancels, four times; then asks Cat
+            var statuses: [Int] = []
+            for _ in 0..<4 {
+                let asked = try await app.v1.post(M.requestFriend.path, PersonReference(personId: bob.id), token: ann.token)
+                statuses.append(asked.status.code)
+                if let id = try? asked.decoded(as: Person.self).requestId {
+                    #expect(try await app.v1.delete(app.v1.path(M.cancelRequest, id), token: ann.token).status == .noContent)
+                }
+            }
+            let other = try await app.v1.post(M.requestFriend.path, PersonReference(personId: cat.id), token: ann.token)
+
+            // validate
+            #expect(statuses == [200, 200, 200, 429], "\(statuses)")
+            #expect(other.status == .ok, "another person is another budget")
+            #expect(try await app.services.realtime.log.bounds(of: bob.id).last - before == 6, "three requests and three cancels")
+        }
+    }
 }
