@@ -224,6 +224,8 @@ public struct GatehouseConfiguration: Sendable {
         public var friendRequestsPerPersonPerDay: Int = 3
         /// Largest attachment, in bytes.
         public var attachmentMaxBytes: Int = 20 * 1_048_576
+        /// A download is read from the blob store and sent this many bytes at a time.
+        public var downloadChunkBytes: Int = 65_536
         /// Attachments on one message.
         public var attachmentsPerMessage: Int = 10
         /// Attachments one account may upload per hour.
@@ -467,6 +469,7 @@ extension GatehouseConfiguration {
         m.friendRequestsPerPersonPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_PERSON_PER_DAY", default: m.friendRequestsPerPersonPerDay,
                                                          range: 1...1_000_000)
         m.attachmentMaxBytes = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENT_MAX_BYTES", default: m.attachmentMaxBytes, range: 1_024...1_073_741_824)
+        m.downloadChunkBytes = try reader.int("GATEHOUSE_MESSENGER_DOWNLOAD_CHUNK_BYTES", default: m.downloadChunkBytes, range: 1_024...16_777_216)
         m.attachmentsPerMessage = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENTS_PER_MESSAGE", default: m.attachmentsPerMessage, range: 0...100)
         m.uploadsPerHour = try reader.int("GATEHOUSE_MESSENGER_UPLOADS_PER_HOUR", default: m.uploadsPerHour, range: 1...1_000_000)
         m.forwardMaxChats = try reader.int("GATEHOUSE_MESSENGER_FORWARD_MAX_CHATS", default: m.forwardMaxChats, range: 1...1_000)

@@ -1,5 +1,6 @@
 import FluentKit
 import Foundation
+import NIOCore
 import GatehouseAPI
 import SQLKit
 
@@ -12,10 +13,20 @@ struct AttachmentService: MessengerConcept {
     let unsentTTL: TimeInterval = 86_400
 
     /// What a download answers.
+    /// An attachment to send: what it is, and its bytes streamed from the blob store a chunk at a
+    /// time (`GATEHOUSE_MESSENGER_DOWNLOAD_CHUNK_BYTES`), so a slow reader of a large file holds a
+    /// chunk, not the file.
     struct Download: Sendable {
         var attachment: Attachment
         var blob: BlobKey
-        var bytes: Data
+        var size: Int
+        let store: any BlobStore
+        let chunkSize: Int
+
+        /// Writes the bytes of `range` (all when nil) to `write`.
+        func write(_ range: ClosedRange<Int>?, to write: (ByteBuffer) async throws -> Void) async throws {
+            try await store.stream(blob, range: range, chunkSize: chunkSize, to: write)
+        }
     }
 
     func upload(viewer: AccountSnapshot, contentType declared: String?, fileName: String?, bytes: Data) async throws -> Attachment {
@@ -60,10 +71,10 @@ struct AttachmentService: MessengerConcept {
                 JOIN chat_members mine ON mine.chat_id = m.chat_id AND mine.account_id = \(bind: viewer)
                 WHERE ma.attachment_id = att.id AND m.deleted_at IS NULL AND \(MessageReader.visible(to: viewer, cleared: "mine.cleared_through"))))
             """).first(),
-            let key = BlobKey(hex: try row.decode(column: "blob_key", as: String.self)),
-            let bytes = try await core.blobs.get(key)
+            let key = BlobKey(hex: try row.decode(column: "blob_key", as: String.self))
         else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound") }
-        return Download(attachment: try reader.attachment(row), blob: key, bytes: bytes)
+        let attachment = try reader.attachment(row)
+        return Download(attachment: attachment, blob: key, size: attachment.size, store: core.blobs, chunkSize: settings.downloadChunkBytes)
     }
 
     /// Deletes uploads no message carries after `unsentTTL` (their blobs go with the collector).

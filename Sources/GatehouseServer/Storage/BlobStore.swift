@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOCore
 import NIOPosix
 
 /// The name of a blob: the SHA-256 of its bytes, in lowercase hex. The same bytes are stored
@@ -36,6 +37,43 @@ protocol BlobStore: Sendable {
     func delete(_ key: BlobKey) async throws
     /// Every blob last put before `date`.
     func keys(putBefore date: Date) async throws -> [BlobKey]
+    /// Hands the bytes of `range` (the whole blob when nil) to `write`, at most `chunkSize` at a
+    /// time, reading ahead by one chunk only: a download holds a chunk or two however slowly its
+    /// reader takes them, never the file. A whole blob is checked against its key as it goes and
+    /// its last chunk is held back until the check passed: a blob that does not match, or ends
+    /// early, throws (`corrupt`) and its reader gets a cut answer, never a wrong one that looks whole.
+    func stream(_ key: BlobKey, range: ClosedRange<Int>?, chunkSize: Int, to write: (ByteBuffer) async throws -> Void) async throws
+}
+
+/// The read-ahead-by-one rule of `BlobStore.stream`, for every store: chunks in, the check of a
+/// whole blob, and the last chunk written only once it passed.
+struct BlobStreamChecker {
+    let key: BlobKey
+    private var hasher: SHA256?
+    private var pending: ByteBuffer?
+    private(set) var count = 0
+
+    init(key: BlobKey, whole: Bool) {
+        self.key = key
+        hasher = whole ? SHA256() : nil
+    }
+
+    /// Takes a chunk; writes the one before it.
+    mutating func take(_ chunk: ByteBuffer, _ write: (ByteBuffer) async throws -> Void) async throws {
+        guard chunk.readableBytes > 0 else { return }
+        chunk.withUnsafeReadableBytes { hasher?.update(bufferPointer: $0) }
+        count += chunk.readableBytes
+        if let previous = pending { try await write(previous) }
+        pending = chunk
+    }
+
+    /// The check, then the last chunk. `expected`: how many bytes there had to be (nil: any).
+    mutating func finish(expected: Int?, _ write: (ByteBuffer) async throws -> Void) async throws {
+        if let expected, count != expected { throw BlobStoreError.corrupt(key) }
+        if let hasher, BlobKey(hex: SigV4.hex(hasher.finalize())) != key { throw BlobStoreError.corrupt(key) }
+        if let last = pending { try await write(last) }
+        pending = nil
+    }
 }
 
 enum BlobStoreError: Error, CustomStringConvertible {
@@ -100,6 +138,38 @@ struct FileBlobStore: BlobStore {
             guard BlobKey(of: data) == key else { throw BlobStoreError.corrupt(key) }
             return data
         }
+    }
+
+    func stream(_ key: BlobKey, range: ClosedRange<Int>?, chunkSize: Int, to write: (ByteBuffer) async throws -> Void) async throws {
+        let file = path(key)
+        let fd = try await Self.offLoop { () -> Int32 in
+            let fd = open(file.path, O_RDONLY)
+            guard fd >= 0 else { throw BlobStoreError.backend("open \(file.path): \(String(cString: strerror(errno)))") }
+            return fd
+        }
+        defer { close(fd) }
+        var checker = BlobStreamChecker(key: key, whole: range == nil)
+        var offset = range?.lowerBound ?? 0
+        let end = range.map { $0.upperBound + 1 } ?? Int.max
+        let size = max(1, chunkSize)
+        while offset < end {
+            let want = min(size, end - offset), at = offset
+            let chunk = try await Self.offLoop { () -> ByteBuffer in
+                var buffer = ByteBufferAllocator().buffer(capacity: want)
+                var failure: Int32 = 0
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
+                    let read = pread(fd, pointer.baseAddress, want, off_t(at))
+                    if read < 0 { failure = errno }
+                    return max(0, read)
+                }
+                guard failure == 0 else { throw BlobStoreError.backend("read \(file.path): \(String(cString: strerror(failure)))") }
+                return buffer
+            }
+            if chunk.readableBytes == 0 { break }
+            offset += chunk.readableBytes
+            try await checker.take(chunk, write)
+        }
+        try await checker.finish(expected: range.map(\.count), write)
     }
 
     func delete(_ key: BlobKey) async throws {

@@ -111,6 +111,13 @@ struct S3BlobStore: BlobStore {
 
     /// One signed request; the status and body.
     private func send(_ method: HTTPMethod, path: String, query: [(String, String)] = [], body: Data? = nil) async throws -> (UInt, ByteBuffer) {
+        let response = try await client.execute(signed(method, path: path, query: query, body: body), timeout: settings.timeout)
+        let bytes = try await response.body.collect(upTo: 256 << 20)
+        return (response.status.code, bytes)
+    }
+
+    /// A request signed with SigV4 (`Range` and other headers added after are not signed, as S3 allows).
+    private func signed(_ method: HTTPMethod, path: String, query: [(String, String)] = [], body: Data? = nil) -> HTTPClientRequest {
         let payloadHash = SigV4.hex(SHA256.hash(data: body ?? Data()))
         let basePath = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
         let fullPath = basePath + path
@@ -128,9 +135,7 @@ struct S3BlobStore: BlobStore {
             request.body = .bytes(ByteBuffer(data: body))
             request.headers.add(name: "content-length", value: String(body.count))
         }
-        let response = try await client.execute(request, timeout: settings.timeout)
-        let bytes = try await response.body.collect(upTo: 256 << 20)
-        return (response.status.code, bytes)
+        return request
     }
 
     private func failure(_ operation: String, _ status: UInt, _ body: ByteBuffer) -> BlobStoreError {
@@ -152,6 +157,25 @@ struct S3BlobStore: BlobStore {
         let data = Data(buffer: body)
         guard BlobKey(of: data) == key else { throw BlobStoreError.corrupt(key) }
         return data
+    }
+
+    func stream(_ key: BlobKey, range: ClosedRange<Int>?, chunkSize: Int, to write: (ByteBuffer) async throws -> Void) async throws {
+        var request = signed(.GET, path: objectPath(key))
+        if let range { request.headers.add(name: "range", value: "bytes=\(range.lowerBound)-\(range.upperBound)") }
+        // The body comes as the connection delivers it, with backpressure: the next part is read
+        // only after the last one was written on.
+        let response = try await client.execute(request, timeout: settings.timeout)
+        guard response.status == .ok || response.status == .partialContent else {
+            throw failure("get", response.status.code, try await response.body.collect(upTo: 1 << 20))
+        }
+        var checker = BlobStreamChecker(key: key, whole: range == nil)
+        for try await part in response.body {
+            var part = part
+            while part.readableBytes > 0, let chunk = part.readSlice(length: min(max(1, chunkSize), part.readableBytes)) {
+                try await checker.take(chunk, write)
+            }
+        }
+        try await checker.finish(expected: range.map(\.count), write)
     }
 
     func delete(_ key: BlobKey) async throws {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import FluentKit
 import Foundation
+import NIOConcurrencyHelpers
 import GatehouseTestSupport
 import GatehouseAPI
 import HummingbirdTesting
@@ -59,6 +60,50 @@ struct BlobStoreTests {
             #expect(try await store.get(key) == nil)
             try await store.delete(key)   // deleting twice is fine
             #expect(try await store.keys(putBefore: Date().addingTimeInterval(60)) == [other])
+        }
+    }
+
+    @Test("streamed: the whole blob and a range, in chunks no larger than asked, each written before the next is read", arguments: StoreKind.allCases)
+    func stream_inChunks(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            // setup
+            let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+            let key = try await store.put(bytes)
+            let chunks = NIOLockedValueBox<[Int]>([])
+            let received = NIOLockedValueBox(Data())
+
+            // MUT
+            try await store.stream(key, range: nil, chunkSize: 65_536) { chunk in
+                chunks.withLockedValue { $0.append(chunk.readableBytes) }
+                received.withLockedValue { $0.append(contentsOf: chunk.readableBytesView) }
+            }
+            var part = Data()
+            try await store.stream(key, range: 70_000...70_099, chunkSize: 64) { part.append(contentsOf: $0.readableBytesView) }
+
+            // validate
+            #expect(received.withLockedValue { $0 } == bytes)
+            #expect(chunks.withLockedValue { $0 }.allSatisfy { $0 <= 65_536 } && chunks.withLockedValue { $0 }.count >= 5, "\(chunks.withLockedValue { $0 })")
+            #expect(part == bytes[70_000...70_099])
+        }
+    }
+
+    @Test("a streamed blob whose bytes changed on disk throws before its last chunk: the reader never gets a whole-looking wrong file")
+    func stream_corruptFile_withholdsTheLastChunk() async throws {
+        try await withStore(.files) { store in
+            // setup
+            let files = try #require(store as? FileBlobStore)
+            let bytes = Data(repeating: 7, count: 200_000)
+            let key = try await store.put(bytes)
+            var tampered = bytes
+            tampered[150_000] = 8
+            try tampered.write(to: files.path(key))
+            var written = 0
+
+            // MUT + validate
+            await #expect(throws: BlobStoreError.self) {
+                try await store.stream(key, range: nil, chunkSize: 65_536) { written += $0.readableBytes }
+            }
+            #expect(written < bytes.count, "the last chunk is held back: \(written)")
         }
     }
 

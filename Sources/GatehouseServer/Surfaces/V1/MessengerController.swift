@@ -232,7 +232,7 @@ struct MessengerController: Sendable {
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
             return Response(status: .notModified, headers: headers)
         }
-        let total = found.bytes.count
+        let total = found.size
         if let range = request.headers[.range], request.headers[.ifRange].map({ $0 == etag }) ?? true {
             guard let (start, end) = Self.byteRange(range, total: total) else {
                 headers[.contentRange] = "bytes */\(total)"
@@ -242,9 +242,17 @@ struct MessengerController: Sendable {
                 return response
             }
             headers[.contentRange] = "bytes \(start)-\(end)/\(total)"
-            return Response(status: .partialContent, headers: headers, body: .init(byteBuffer: ByteBuffer(data: found.bytes[start...end])))
+            return Response(status: .partialContent, headers: headers, body: Self.stream(found, start...end))
         }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: found.bytes)))
+        return Response(status: .ok, headers: headers, body: Self.stream(found, nil))
+    }
+
+    /// The bytes as the blob store hands them over, a chunk at a time, each written before the next is read.
+    static func stream(_ download: AttachmentService.Download, _ range: ClosedRange<Int>?) -> ResponseBody {
+        ResponseBody(contentLength: range?.count ?? download.size) { writer in
+            try await download.write(range) { try await writer.write($0) }
+            try await writer.finish(nil)
+        }
     }
 
     /// RFC 8187 `attr-char`: what a `filename*` value keeps unescaped.
