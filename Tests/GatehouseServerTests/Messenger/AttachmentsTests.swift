@@ -67,6 +67,32 @@ struct AttachmentsTests {
         }
     }
 
+    @Test("a download streams from the blob store chunk by chunk: whole and ranged bytes arrive intact; a blob changed on disk is cut short, never served whole", arguments: TestEngine.available)
+    func download_streamsInChunks(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.messenger.downloadChunkBytes = 1_024 }) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+            let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+            let file = try await app.v1.upload(bytes, type: "application/octet-stream", by: ann)
+            let path = app.v1.path(M.download, file.id)
+
+            // MUT
+            let whole = try await app.v1.get(path, token: ann.token)
+            let part = try await app.v1.get(path, token: ann.token, headers: [.range: "bytes=50000-52047"])
+            let store = try FileBlobStore(root: URL(fileURLWithPath: app.configuration.blobDirectory))
+            var tampered = bytes
+            tampered[99_000] ^= 0xFF
+            try Data(tampered).write(to: store.path(BlobKey(of: Data(bytes))))
+            let cut = try? await app.v1.get(path, token: ann.token)
+
+            // validate
+            #expect(whole.status == .ok && Array(whole.body.readableBytesView) == bytes && whole.headers[.contentLength] == "100000")
+            #expect(part.status == .partialContent && Array(part.body.readableBytesView) == Array(bytes[50_000...52_047]))
+            #expect(cut.map { $0.body.readableBytes < bytes.count } ?? true, "the corrupt blob's answer is cut (or the connection dropped)")
+            #expect(cut.map { Array($0.body.readableBytesView) != tampered } ?? true)
+        }
+    }
+
     @Test("ETag and If-None-Match answer 304; Range answers 206 with Content-Range; a range past the end is 416", arguments: TestEngine.available)
     func download_etagAndRange(engine: TestEngine) async throws {
         try await withApp(engine) { app in
