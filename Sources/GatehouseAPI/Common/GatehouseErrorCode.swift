@@ -77,6 +77,7 @@ extension GatehouseErrorCode {
     /// A `clientMessageId` already used for a message in another chat.
     public static let clientMessageIdReused: Self = "client_message_id_reused"
     public static let rangeNotSatisfiable: Self = "range_not_satisfiable"
+    public static let tooManyBlocks: Self = "too_many_blocks"
     public static let appNotFound: Self = "app_not_found"
     public static let invalidBundleId: Self = "invalid_bundle_id"
     public static let invalidURL: Self = "invalid_url"

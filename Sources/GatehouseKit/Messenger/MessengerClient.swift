@@ -33,6 +33,20 @@ public final class MessengerClient: Sendable {
         try await core.call(M.updatePrivacy, PrivacyUpdate(whoCanMessageMe: whoCanMessageMe))
     }
 
+    /// The people I blocked.
+    public func blockedPeople() async throws -> PeoplePage {
+        try await core.call(M.blocked)
+    }
+
+    /// Blocks a person: nothing of theirs reaches me (messages, edits, friend and money requests, transfers).
+    public func block(_ person: UUID) async throws {
+        let _: NoContent = try await core.call(M.block, parameters: ["personId": person.uuidString.lowercased()])
+    }
+
+    public func unblock(_ person: UUID) async throws {
+        let _: NoContent = try await core.call(M.unblock, parameters: ["personId": person.uuidString.lowercased()])
+    }
+
     // MARK: Friends
 
     public enum FriendsOrder: String, Sendable { case name, tag }

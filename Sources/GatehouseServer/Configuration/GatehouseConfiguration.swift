@@ -222,6 +222,8 @@ public struct GatehouseConfiguration: Sendable {
         public var friendRequestsPerDay: Int = 100
         /// New requests one account may make to the same person per day (a request/cancel cycle is one).
         public var friendRequestsPerPersonPerDay: Int = 3
+        /// People one account may block.
+        public var blocksPerAccount: Int = 1_000
         /// Largest attachment, in bytes.
         public var attachmentMaxBytes: Int = 20 * 1_048_576
         /// A download is read from the blob store and sent this many bytes at a time.
@@ -466,6 +468,7 @@ extension GatehouseConfiguration {
         m.editsPerMinute = try reader.int("GATEHOUSE_MESSENGER_EDITS_PER_MINUTE", default: m.editsPerMinute, range: 1...1_000_000)
         m.editsPerDay = try reader.int("GATEHOUSE_MESSENGER_EDITS_PER_DAY", default: m.editsPerDay, range: 1...100_000_000)
         m.friendRequestsPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_DAY", default: m.friendRequestsPerDay, range: 1...1_000_000)
+        m.blocksPerAccount = try reader.int("GATEHOUSE_MESSENGER_BLOCKS_PER_ACCOUNT", default: m.blocksPerAccount, range: 1...1_000_000)
         m.friendRequestsPerPersonPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_PERSON_PER_DAY", default: m.friendRequestsPerPersonPerDay,
                                                          range: 1...1_000_000)
         m.attachmentMaxBytes = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENT_MAX_BYTES", default: m.attachmentMaxBytes, range: 1_024...1_073_741_824)

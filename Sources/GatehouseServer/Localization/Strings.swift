@@ -79,6 +79,7 @@ enum Strings {
         "error.appNotFound": [.en: "No such app.", .ru: "Такого приложения нет."],
         "error.invalidBundleId": [.en: "\"{0}\" is not a bundle ID (letters, digits and hyphens in two or more parts separated by dots, such as com.example.app).", .ru: "«{0}» — не Bundle ID (буквы, цифры и дефисы, две или больше частей через точку, например com.example.app)."],
         "error.invalidURL": [.en: "\"{0}\" is not an http or https address.", .ru: "«{0}» — не адрес http или https."],
+        "error.tooManyBlocks": [.en: "You may block at most {0} people.", .ru: "Можно заблокировать не больше {0} человек."],
         "error.tooManyApps": [.en: "An account may register at most {0} apps.", .ru: "Один пользователь может зарегистрировать не более {0} приложений."],
         "error.personNotFound": [.en: "No such person.", .ru: "Такого человека нет."],
         "error.requestNotFound": [.en: "No such friend request.", .ru: "Такой заявки в друзья нет."],

@@ -46,6 +46,8 @@ struct FriendsService: MessengerConcept {
             let now = clock.now()
             var row = try await friendship(pair, on: tx)
             if row == nil {
+                // Somebody who blocked me hears nothing from me, a friend request included.
+                if try await isBlocked(viewer, by: target, on: tx) { throw Self.messagingNotAllowed }
                 // A new request tells the target: a request/cancel cycle to one person is budgeted per
                 // day on its own, or it would queue two events per cycle for them up to the daily cap.
                 try await core.rateLimiter.hit("friend-requests-to", key: "\(viewer):\(target)", limit: settings.friendRequestsPerPersonPerDay,

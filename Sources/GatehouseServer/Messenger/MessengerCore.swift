@@ -38,20 +38,34 @@ extension MessengerConcept {
         return membership
     }
 
-    /// Whether `sender` may write to `recipient` (their `whoCanMessageMe`); 403 otherwise.
+    /// Whether `sender` may write to `recipient` (their `whoCanMessageMe`, and whether they blocked
+    /// `sender`); 403 otherwise.
     func checkMayMessage(_ recipient: UUID, from sender: UUID, on db: any Database) async throws {
+        guard try await mayMessage(recipient, from: sender, on: db) else { throw Self.messagingNotAllowed }
+    }
+
+    func mayMessage(_ recipient: UUID, from sender: UUID, on db: any Database) async throws -> Bool {
         let row = try await sql(db).raw("""
-            SELECT p.who_can_message, f.state FROM messenger_people p
+            SELECT p.who_can_message, f.state,
+                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = \(bind: recipient) AND b.blocked_id = \(bind: sender)) AS blocked
+            FROM messenger_people p
             LEFT JOIN friendships f ON f.low_id = \(bind: ordered(sender, recipient).low) AND f.high_id = \(bind: ordered(sender, recipient).high)
             WHERE p.account_id = \(bind: recipient)
             """).first()
-        guard Self.mayMessage(audience: try row?.decode(column: "who_can_message", as: String.self),
-                              friendship: try row?.decode(column: "state", as: String?.self)) else { throw Self.messagingNotAllowed }
+        return Self.mayMessage(audience: try row?.decode(column: "who_can_message", as: String.self),
+                               friendship: try row?.decode(column: "state", as: String?.self),
+                               blocked: (try row?.decode(column: "blocked", as: Int.self) ?? 0) > 0)
     }
 
-    /// The privacy rule: a person who takes messages from friends only takes none from anyone else.
-    static func mayMessage(audience: String?, friendship: String?) -> Bool {
-        audience != MessagingAudience.friends.rawValue || friendship == FriendshipState.friends.rawValue
+    /// Whether `recipient` blocked `sender`.
+    func isBlocked(_ sender: UUID, by recipient: UUID, on db: any Database) async throws -> Bool {
+        try await sql(db).raw("SELECT 1 AS found FROM messenger_blocks WHERE account_id = \(bind: recipient) AND blocked_id = \(bind: sender)").first() != nil
+    }
+
+    /// The privacy rule: a person who takes messages from friends only takes none from anyone
+    /// else, and nobody takes anything from someone they blocked.
+    static func mayMessage(audience: String?, friendship: String?, blocked: Bool) -> Bool {
+        !blocked && (audience != MessagingAudience.friends.rawValue || friendship == FriendshipState.friends.rawValue)
     }
 
     static var messagingNotAllowed: GatehouseError {
@@ -65,7 +79,8 @@ extension MessengerConcept {
         guard !pairs.isEmpty else { return [:] }
         let rows = try await sql(db).raw("""
             SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
-                   p.who_can_message, f.state, theirs.visible AS other_visible
+                   p.who_can_message, f.state, theirs.visible AS other_visible,
+                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = cm.other_id AND b.blocked_id = cm.account_id) AS blocked
             FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
             JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
             LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
@@ -77,7 +92,8 @@ extension MessengerConcept {
             found[SendPair(chat: member.chatID, author: member.account)] = Sending(
                 member: member,
                 mayMessage: Self.mayMessage(audience: try row.decode(column: "who_can_message", as: String.self),
-                                            friendship: try row.decode(column: "state", as: String?.self)),
+                                            friendship: try row.decode(column: "state", as: String?.self),
+                                            blocked: try row.decode(column: "blocked", as: Int.self) > 0),
                 bothVisible: try member.visible && row.decode(column: "other_visible", as: Bool.self)
             )
         }

@@ -134,3 +134,22 @@ struct M009CreateMessenger: AsyncMigration {
         }
     }
 }
+
+/// The people each person blocked (`PUT /v1/me/blocked/{personId}`): the privacy rule refuses
+/// whatever a blocked person would send them.
+struct M016CreateMessengerBlocks: AsyncMigration {
+    var name: String { "016_CreateMessengerBlocks" }
+
+    func prepare(on database: any Database) async throws {
+        try await database.schema("messenger_blocks")
+            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
+            .field("blocked_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
+            .field("created_at", .datetime, .required)
+            .compositeIdentifier(over: "account_id", "blocked_id")
+            .create()
+    }
+
+    func revert(on database: any Database) async throws {
+        try await database.schema("messenger_blocks").delete()
+    }
+}

@@ -6,10 +6,28 @@ import SQLKit
 /// Wallet messages (docs/wallet.md, "Dialogs"): a transfer or a money request between two people
 /// appears in their direct chat, made if they had none, in the transaction that moves the money,
 /// with the same `message.created` events as any message. The author is the one who paid or
-/// asked; the text is their comment. The recipient's messaging privacy does not stop it: it
-/// records money, and money may be sent to anyone with a wallet.
+/// asked; the text is their comment. A new transfer or request is a message to its recipient and
+/// keeps their privacy (`checkMayPost`): friends only, and nobody they blocked; paying or repaying
+/// a request answers what its recipient asked for, and always goes.
 struct PaymentMessages: MessengerConcept {
     let core: MessengerCore
+
+    /// 403 `messaging_not_allowed` unless `author` may write to `recipient` (the messenger's rule).
+    func checkMayPost(from author: UUID, to recipient: UUID, on db: any Database) async throws {
+        try await checkMayMessage(recipient, from: author, on: db)
+    }
+
+    /// Of `accounts`, those who do not take messages from everyone (friends only, or who blocked
+    /// somebody): a group commit sends payments to them alone, where `checkMayPost` decides.
+    func restricted(_ accounts: Set<UUID>, on db: any Database) async throws -> Set<UUID> {
+        guard !accounts.isEmpty else { return [] }
+        let ids = Array(accounts)
+        let rows = try await sql(db).raw("""
+            SELECT account_id FROM messenger_people WHERE account_id IN (\(binds: ids)) AND who_can_message = \(bind: MessagingAudience.friends.rawValue)
+            UNION SELECT account_id FROM messenger_blocks WHERE account_id IN (\(binds: ids))
+            """).all()
+        return Set(try rows.map { try $0.decode(column: "account_id", as: UUID.self) })
+    }
 
     /// One wallet message to post.
     struct Post: Sendable {

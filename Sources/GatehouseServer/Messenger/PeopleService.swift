@@ -48,4 +48,36 @@ struct PeopleService: MessengerConcept {
         }
         return try await privacy(of: account)
     }
+
+    // MARK: Blocks
+
+    /// Blocks a person I can see (404 otherwise); blocking twice is once. At most
+    /// `GATEHOUSE_MESSENGER_BLOCKS_PER_ACCOUNT` (409 `too_many_blocks` above).
+    func block(viewer: UUID, person: UUID) async throws {
+        _ = try await visiblePerson(person, seenBy: viewer, field: "personId")
+        let count = try await database.sql.raw("SELECT COUNT(*) AS n FROM messenger_blocks WHERE account_id = \(bind: viewer)")
+            .first(decodingColumn: "n", as: Int.self) ?? 0
+        guard count < settings.blocksPerAccount else {
+            throw GatehouseError.conflict(.tooManyBlocks, "error.tooManyBlocks", String(settings.blocksPerAccount))
+        }
+        try await database.sql.raw("""
+            INSERT INTO messenger_blocks (account_id, blocked_id, created_at) VALUES (\(bind: viewer), \(bind: person), \(bind: clock.now()))
+            ON CONFLICT (account_id, blocked_id) DO NOTHING
+            """).run()
+    }
+
+    func unblock(viewer: UUID, person: UUID) async throws {
+        _ = try await visiblePerson(person, seenBy: viewer, field: "personId")
+        try await database.sql.raw("DELETE FROM messenger_blocks WHERE account_id = \(bind: viewer) AND blocked_id = \(bind: person)").run()
+    }
+
+    /// The people I blocked, newest first (one page: the list is bounded).
+    func blocked(viewer: UUID) async throws -> PeoplePage {
+        let ids = try await database.sql.raw("""
+            SELECT blocked_id FROM messenger_blocks WHERE account_id = \(bind: viewer) ORDER BY created_at DESC, blocked_id
+            """).all().map { try $0.decode(column: "blocked_id", as: UUID.self) }
+        var items: [Person] = []
+        for id in ids { if let person = try await people.person(id, seenBy: viewer) { items.append(person) } }
+        return PeoplePage(items: items, nextCursor: nil)
+    }
 }

@@ -113,6 +113,7 @@ struct MoneyRequestsService: WalletConcept {
             guard payer.account != viewer.id else {
                 throw GatehouseError(.unprocessable, .notYourself, LocalizedText("error.askYourself"), field: "from")
             }
+            try await core.dialogs.checkMayPost(from: viewer.id, to: payer.account, on: tx)
             try await core.rateLimiter.hit("wallet-requests", key: viewer.id.uuidString, limit: settings.requestsPerDay, window: 86_400, on: tx)
             let id = OrderedID.make()
             let now = clock.now()

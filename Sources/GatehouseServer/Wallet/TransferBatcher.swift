@@ -52,6 +52,8 @@ extension WalletService {
         //    where it claims its key first and is refused.
         let keys = requests.map { try? PartyKey($0.input.to, field: "to", defaultCountryCode: core.defaultCountryCode) }
         let found = try await resolve(keys.compactMap { $0 }, with: Array(Set(requests.map(\.viewer.id))))
+        // Payees who do not take messages from everyone are paid alone, where their privacy decides.
+        let restricted = try await core.dialogs.restricted(Set(found.named.values.map(\.account)), on: database.db)
         let now = clock.now()
         var balances: [UUID: Ledger.Balance] = [:]
         for wallet in Array(found.named.values) + Array(found.mine.values) {
@@ -61,6 +63,7 @@ extension WalletService {
         var seen: Set<KeyRef> = []
         for (index, request) in requests.enumerated() {
             guard let key = keys[index] ?? nil, let payee = found.named[key], let payer = found.mine[request.viewer.id],
+                  !restricted.contains(payee.account),
                   (try? checkTransfer(request.viewer, to: payee, amount: request.input.amount)) != nil,
                   balances[payer.id]!.pay(request.input.amount, day: Ledger.day(now), dailyLimit: settings.dailyLimit) == nil,
                   seen.insert(request.call.ref).inserted

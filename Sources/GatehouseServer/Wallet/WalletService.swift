@@ -99,6 +99,7 @@ struct WalletService: WalletConcept {
             let (theirs, own) = try await resolve(input.to, field: "to", with: viewer.id, on: tx)
             guard let mine = own else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
             try checkTransfer(viewer, to: theirs, amount: input.amount)
+            try await core.dialogs.checkMayPost(from: viewer.id, to: theirs.account, on: tx)
             return try await move(.transfer, from: mine, to: theirs, amount: input.amount, comment: input.comment, request: nil,
                                   note: .transfer, on: tx, recorder)
         }

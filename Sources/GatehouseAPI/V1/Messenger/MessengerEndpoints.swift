@@ -52,12 +52,19 @@ extension V1 {
         public static let privacy = Endpoint<NoContent, PrivacySettings>(.get, "/v1/me/privacy")
         /// Changes my privacy settings.
         public static let updatePrivacy = Endpoint<PrivacyUpdate, PrivacySettings>(.patch, "/v1/me/privacy")
+        /// The people I blocked: nothing of theirs reaches me (messages, edits, friend and money
+        /// requests, transfers), and they are told only what friends-only privacy tells.
+        public static let blocked = Endpoint<NoContent, PeoplePage>(.get, "/v1/me/blocked")
+        /// Blocks a person (blocking twice is once).
+        public static let block = Endpoint<NoContent, NoContent>(.put, "/v1/me/blocked/{personId}", success: 204)
+        /// Unblocks a person (one not blocked is fine).
+        public static let unblock = Endpoint<NoContent, NoContent>(.delete, "/v1/me/blocked/{personId}", success: 204)
 
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [
             people, person, friends, requestFriend, acceptRequest, declineRequest, cancelRequest, removeFriend,
             chats, openChat, chat, updateChat, deleteChat, markRead, chatAttachments, messages, send, edit,
-            deleteMessage, forward, upload, download, privacy, updatePrivacy,
+            deleteMessage, forward, upload, download, privacy, updatePrivacy, blocked, block, unblock,
         ]
     }
 }

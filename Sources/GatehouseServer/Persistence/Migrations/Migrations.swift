@@ -21,6 +21,7 @@ enum GatehouseMigrations {
             M013CreateWallet(),
             M014DropLedgerEntriesByTime(),
             M015SecureSignatureSurface(),
+            M016CreateMessengerBlocks(),
         ]
     }
 }

@@ -41,6 +41,9 @@ struct MessengerController: Sendable {
         v1.on(E.download, raw: download)
         v1.on(E.privacy, limits: limits, use: privacy)
         v1.on(E.updatePrivacy, limits: limits, use: updatePrivacy)
+        v1.on(E.blocked, limits: limits, use: blocked)
+        v1.on(E.block, limits: limits, use: block)
+        v1.on(E.unblock, limits: limits, use: unblock)
     }
 
     // MARK: Reading requests
@@ -290,5 +293,19 @@ struct MessengerController: Sendable {
 
     @Sendable func updatePrivacy(_ input: PrivacyUpdate, _ request: Request, context: GatehouseRequestContext) async throws -> PrivacySettings {
         try await people.updatePrivacy(of: context.requireSession().accountID, input)
+    }
+
+    @Sendable func blocked(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> PeoplePage {
+        try await people.blocked(viewer: person(context).id)
+    }
+
+    @Sendable func block(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        try await people.block(viewer: person(context).id, person: id("personId", context, notFound: .notFound(.personNotFound, "error.personNotFound")))
+        return NoContent()
+    }
+
+    @Sendable func unblock(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        try await people.unblock(viewer: person(context).id, person: id("personId", context, notFound: .notFound(.personNotFound, "error.personNotFound")))
+        return NoContent()
     }
 }
