@@ -195,7 +195,7 @@ public struct GatehouseConfiguration: Sendable {
         /// point distance in units of the signature's size; `ReplayDetector`).
         public var replayDistance: Double = 0.003
         /// How many of the account's latest attempts a new one is compared with for replays.
-        public var replayHistory: Int = 200
+        public var replayHistory: Int = 50
         /// Largest request body of the spec's endpoints, largest photo, most points in one signature.
         public var maxBodyBytes: Int = 4_194_304
         public var photoMaxBytes: Int = 2_097_152
