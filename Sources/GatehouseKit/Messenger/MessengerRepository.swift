@@ -381,6 +381,20 @@ public final class MessengerRepository {
         await refreshFriends()
     }
 
+    /// Whether I blocked the person.
+    public func isBlocked(_ person: UUID) async throws -> Bool {
+        try await online { try await messenger.blockedPeople() }.items.contains { $0.id == person }
+    }
+
+    /// Blocks a person: nothing of theirs reaches me (messages, edits, friend and money requests, transfers).
+    public func block(_ person: Person) async throws {
+        try await online { try await messenger.block(person.id) }
+    }
+
+    public func unblock(_ person: Person) async throws {
+        try await online { try await messenger.unblock(person.id) }
+    }
+
     public func setPrivacy(_ audience: MessagingAudience) async throws {
         let value = try await online { try await messenger.setPrivacy(whoCanMessageMe: audience) }
         privacy = value

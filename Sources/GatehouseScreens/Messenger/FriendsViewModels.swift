@@ -240,11 +240,11 @@ public final class FriendPickerViewModel: MessengerScreenModel<FriendPickerViewM
 }
 
 /// A person's profile: names, tag, avatar; the friendship action that fits (add, cancel, accept
-/// or decline, remove after a confirmation); "Write a message" opens our chat or makes it. Opened
-/// from a chat's header it also lists the chat's attachments.
+/// or decline, remove after a confirmation), and block (after a confirmation) or unblock; "Write a
+/// message" opens our chat or makes it. Opened from a chat's header it also lists the chat's attachments.
 @MainActor
 public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileViewModel.State> {
-    public enum Action: String, Equatable, Sendable { case add, cancel, accept, decline, remove }
+    public enum Action: String, Equatable, Sendable { case add, cancel, accept, decline, remove, block, unblock }
 
     public struct ActionButton: Equatable, Sendable {
         public var action: Action
@@ -266,6 +266,8 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         public var person: PersonRow
         /// "Your friend", "Wants to be your friend", "Request sent"; nil for nobody yet.
         public var relationText: String?
+        /// "Blocked: nothing of theirs reaches you", while I block them.
+        public var blockedText: String?
         public var actions: [ActionButton] = []
         public var messageTitle: String
         /// The remove question, while shown.
@@ -279,6 +281,7 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
     }
 
     private var person: Person
+    private var isBlocked = false
     private let chatId: UUID?
 
     init(environment: MessengerEnvironment, repository: MessengerRepository, person: Person, chat: UUID?) {
@@ -304,6 +307,8 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
             case .incoming: $0.relationText = l("messenger.person.isIncoming"); $0.actions = [button(.accept), button(.decline, destructive: true)]
             case .outgoing: $0.relationText = l("messenger.person.isOutgoing"); $0.actions = [button(.cancel)]
             }
+            $0.actions.append(isBlocked ? button(.unblock) : button(.block, destructive: true))
+            $0.blockedText = isBlocked ? l("messenger.person.isBlocked") : nil
             $0.notice = connectivityNotice(repository.connectivity, l)
         }
     }
@@ -311,7 +316,9 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
     /// Reads the person (and the chat's attachments) again when the screen appears.
     public func appear() async {
         do {
-            apply(try await repository.person(person.id))
+            let fresh = try await repository.person(person.id)
+            isBlocked = try await repository.isBlocked(person.id)
+            apply(fresh)
             if let chatId {
                 let page = try await repository.attachments(of: chatId)
                 let clock = MessengerClock(environment: environment)
@@ -330,28 +337,40 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         }
     }
 
-    /// A friendship button tapped; "Remove" asks first.
+    /// A button tapped; "Remove" and "Block" ask first.
     public func perform(_ action: Action) async {
         guard !state.isLoading, state.actions.contains(where: { $0.action == action }) else { return }
-        if action == .remove {
+        if action == .remove || action == .block {
             let l = environment.localizer
+            let name = PersonRow.name(of: person)
             update {
-                $0.confirmation = Confirmation(title: l("messenger.person.removeQuestion", PersonRow.name(of: person)), message: nil,
-                                               confirmTitle: l("messenger.person.remove"), cancelTitle: l("common.cancel"))
+                $0.confirmation = action == .remove
+                    ? Confirmation(title: l("messenger.person.removeQuestion", name), message: nil,
+                                   confirmTitle: l("messenger.person.remove"), cancelTitle: l("common.cancel"))
+                    : Confirmation(title: l("messenger.person.blockQuestion", name), message: l("messenger.person.blockExplained"),
+                                   confirmTitle: l("messenger.person.block"), cancelTitle: l("common.cancel"))
             }
+            asked = action
             return
         }
         await run(action)
     }
 
-    /// "Remove" on the question.
+    /// The action the confirmation asks about.
+    private var asked: Action?
+
+    /// "Remove" or "Block" on the question.
     public func confirm() async {
-        guard state.confirmation != nil else { return }
+        guard state.confirmation != nil, let action = asked else { return }
         update { $0.confirmation = nil }
-        await run(.remove)
+        asked = nil
+        await run(action)
     }
 
-    public func cancelConfirmation() { update { $0.confirmation = nil } }
+    public func cancelConfirmation() {
+        asked = nil
+        update { $0.confirmation = nil }
+    }
 
     private func run(_ action: Action) async {
         update { $0.isLoading = true; $0.errorMessage = nil }
@@ -362,6 +381,8 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
             case .decline: try await repository.declineRequest(from: person)
             case .cancel: try await repository.cancelRequest(to: person)
             case .remove: try await repository.removeFriend(person)
+            case .block: try await repository.block(person); isBlocked = true; apply(person)
+            case .unblock: try await repository.unblock(person); isBlocked = false; apply(person)
             }
             if [.decline, .cancel, .remove].contains(action) {
                 var updated = person

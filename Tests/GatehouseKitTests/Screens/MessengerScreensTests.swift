@@ -89,12 +89,12 @@ struct MessengerScreensTests {
             let profile: PersonProfileViewModel = try app.top()
             await profile.appear()
             #expect(profile.state.person.name == "Bob Smith" && profile.state.relationText == nil)
-            #expect(profile.state.actions.map(\.action) == [.add])
+            #expect(profile.state.actions.map(\.action) == [.add, .block])
             #expect(profile.state.messageTitle == "Write a message")
 
             // MUT: add.
             await profile.perform(.add)
-            #expect(profile.state.relationText == "Request sent" && profile.state.actions.map(\.action) == [.cancel])
+            #expect(profile.state.relationText == "Request sent" && profile.state.actions.map(\.action) == [.cancel, .block])
             main.pop()
             main.pop()
             #expect(friends.state.sections.map(\.kind) == [.outgoing])
@@ -140,9 +140,20 @@ struct MessengerScreensTests {
             main.friends.open(bob.id)
             let bobProfile: PersonProfileViewModel = try app.top()
             #expect(bobProfile.state.relationText == "Wants to be your friend")
-            #expect(bobProfile.state.actions.map(\.action) == [.accept, .decline])
+            #expect(bobProfile.state.actions.map(\.action) == [.accept, .decline, .block])
             await bobProfile.perform(.accept)
-            #expect(bobProfile.state.relationText == "Your friend" && bobProfile.state.actions.map(\.action) == [.remove])
+            #expect(bobProfile.state.relationText == "Your friend" && bobProfile.state.actions.map(\.action) == [.remove, .block])
+
+            // Block asks first; a blocked friend's messages are refused; unblock lets them in again.
+            let chat = try await bob.messenger.openChat(with: annID)
+            await bobProfile.perform(.block)
+            #expect(bobProfile.state.confirmation?.title == "Block bob.p Smith?" && bobProfile.state.confirmation?.message?.contains("They are not told") == true)
+            await bobProfile.confirm()
+            #expect(bobProfile.state.actions.map(\.action) == [.remove, .unblock] && bobProfile.state.blockedText == "Blocked: nothing of theirs reaches you")
+            await #expect(throws: (any Error).self) { try await bob.messenger.send("hi", in: chat.id, clientMessageId: "b1") }
+            await bobProfile.perform(.unblock)
+            #expect(bobProfile.state.actions.map(\.action) == [.remove, .block] && bobProfile.state.blockedText == nil)
+            _ = try await bob.messenger.send("hi", in: chat.id, clientMessageId: "b2")
 
             // Remove asks first; cancel keeps him.
             await bobProfile.perform(.remove)
@@ -151,7 +162,7 @@ struct MessengerScreensTests {
             #expect(try await bob.messenger.friends().friends.map(\.id) == [annID])
             await bobProfile.perform(.remove)
             await bobProfile.confirm()
-            #expect(bobProfile.state.actions.map(\.action) == [.add])
+            #expect(bobProfile.state.actions.map(\.action) == [.add, .block])
             #expect(try await bob.messenger.friends().friends.isEmpty)
             main.pop()
 
@@ -159,10 +170,11 @@ struct MessengerScreensTests {
             main.friends.open(cat.id)
             let catProfile: PersonProfileViewModel = try app.top()
             await catProfile.perform(.decline)
-            #expect(catProfile.state.actions.map(\.action) == [.add])
+            #expect(catProfile.state.actions.map(\.action) == [.add, .block])
             #expect(try await cat.messenger.friends().outgoing.isEmpty)
             main.pop()
             #expect(main.friends.state.sections.isEmpty)
+
         }
     }
 

@@ -201,6 +201,8 @@ try:
     press(bob, ENTER)
     bob.expect("Your friend")
     press(bob, DOWN)
+    bob.expect("> Block")
+    press(bob, DOWN)
     bob.expect("> Write a message")
 
     step = "Bob opens the chat and writes"
