@@ -550,7 +550,8 @@ struct MessengerScreensTests {
             let profile = main.profile
             #expect(profile.state.name == "Ann Smith" && profile.state.tag == "@ann.e" && profile.state.email == "ann.e@example.com")
             #expect(profile.state.settings.map(\.title) == ["Edit my data", "Privacy", "Theme", "Log out"])
-            #expect(profile.state.settings.map(\.value) == [nil, "Everyone", "As the system", nil])
+            // The launch is online once the realtime socket is; the privacy it reads may land a moment later.
+            try await app.waitUntil("the privacy is read") { profile.state.settings.map(\.value) == [nil, "Everyone", "As the system", nil] }
 
             // Edit: the tag is checked; Bob's is taken, mine is fine.
             profile.open(.editProfile)
