@@ -316,9 +316,16 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
     /// Reads the person (and the chat's attachments) again when the screen appears.
     public func appear() async {
         do {
-            let fresh = try await repository.person(person.id)
-            isBlocked = try await repository.isBlocked(person.id)
-            apply(fresh)
+            // Read together; applied only if no action changed the person meanwhile (a tap while
+            // the screen appears must not be overwritten by what was read before it).
+            let actionsBefore = actionsRun
+            async let reading = repository.person(person.id)
+            async let blocked = repository.isBlocked(person.id)
+            let (fresh, isBlocked) = try await (reading, blocked)
+            if actionsRun == actionsBefore {
+                self.isBlocked = isBlocked
+                apply(fresh)
+            }
             if let chatId {
                 let page = try await repository.attachments(of: chatId)
                 let clock = MessengerClock(environment: environment)
@@ -372,7 +379,11 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         update { $0.confirmation = nil }
     }
 
+    /// How many actions started: what `appear` read before one is stale.
+    private var actionsRun = 0
+
     private func run(_ action: Action) async {
+        actionsRun += 1
         update { $0.isLoading = true; $0.errorMessage = nil }
         do {
             switch action {
