@@ -166,9 +166,14 @@ struct SignatureDocuments: AccountConcept {
         /// The document was changed after its last save through the app.
         case changed([Entry])
         case notFound
+        /// The email names nobody with a Sign To Login enrolment (answered alike for every such address).
+        case unknownUser
     }
 
-    func open(documentID: String, documentHash: String) async throws -> Opened {
+    /// A document's history as `email`'s app opens it: a lookup of the address first (budgeted,
+    /// `SignatureService.lookUp`), then the document by its id and whether `documentHash` is its newest.
+    func open(email: String, documentID: String, documentHash: String, appID: UUID, origin: RequestOrigin) async throws -> Opened {
+        guard try await signatures.lookUp(email: email, appID: appID, origin: origin) != nil else { return .unknownUser }
         guard documentID.count <= 64, documentID.allSatisfy(\.isHexDigit),
               let latest = try await sql.raw("SELECT latest_hash FROM signature_documents WHERE id = \(bind: documentID.lowercased())")
                 .first(decodingColumn: "latest_hash", as: String.self) else { return .notFound }

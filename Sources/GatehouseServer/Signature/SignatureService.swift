@@ -75,11 +75,13 @@ struct SignatureService: AccountConcept {
 
     // MARK: Budgets
 
-    /// `/login/` and `/opendocument/` answer whether an address is enrolled: each costs a slot of
-    /// the client address's and the app's lookup budgets, so enumerating addresses is slow.
-    func countLookup(appID: UUID, origin: RequestOrigin) async throws {
+    /// `enrolledAccount` for `/login/` and `/opendocument/`, which answer whether an address is
+    /// enrolled: each lookup costs a slot of the client address's and the app's lookup budgets
+    /// first, so enumerating addresses is slow.
+    func lookUp(email: String, appID: UUID, origin: RequestOrigin) async throws -> AccountModel? {
         try await rateLimiter.hit("signature-lookup-ip", key: origin.ip ?? "unknown", limit: settings.lookupsPerIP, window: settings.attemptWindow)
         try await rateLimiter.hit("signature-lookup-app", key: appID.uuidString, limit: settings.lookupsPerApp, window: settings.attemptWindow)
+        return try await enrolledAccount(email: email)
     }
 
     // MARK: /login/
@@ -89,8 +91,7 @@ struct SignatureService: AccountConcept {
     /// Whether the email has an enrolment this app may use, from this type of device. An address
     /// without any Sign To Login enrolment is `unknown`, however it is known elsewhere.
     func presence(email: String, deviceVersion: String?, appID: UUID, origin: RequestOrigin) async throws -> Presence {
-        try await countLookup(appID: appID, origin: origin)
-        guard let account = try await enrolledAccount(email: email) else { return .unknown }
+        guard let account = try await lookUp(email: email, appID: appID, origin: origin) else { return .unknown }
         guard try await hasConsent(accountID: account.id!, appID: appID) else { return .notEnrolled }
         return try await model(accountID: account.id!, device: DeviceClass(deviceVersion: deviceVersion)) == nil ? .notEnrolled : .enrolled
     }

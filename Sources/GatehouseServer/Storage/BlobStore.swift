@@ -9,7 +9,12 @@ struct BlobKey: Hashable, Sendable, CustomStringConvertible {
     let hex: String
 
     init(of data: Data) {
-        hex = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        self.init(digest: SHA256.hash(data: data))
+    }
+
+    /// The key of bytes hashed piece by piece (a blob read as a stream).
+    init(digest: SHA256.Digest) {
+        hex = digest.map { String(format: "%02x", $0) }.joined()
     }
 
     /// A key read back (from a row or a listing); nil unless it is 64 lowercase hex digits.
@@ -70,7 +75,7 @@ struct BlobStreamChecker {
     /// The check, then the last chunk. `expected`: how many bytes there had to be (nil: any).
     mutating func finish(expected: Int?, _ write: (ByteBuffer) async throws -> Void) async throws {
         if let expected, count != expected { throw BlobStoreError.corrupt(key) }
-        if let hasher, BlobKey(hex: SigV4.hex(hasher.finalize())) != key { throw BlobStoreError.corrupt(key) }
+        if let hasher, BlobKey(digest: hasher.finalize()) != key { throw BlobStoreError.corrupt(key) }
         if let last = pending { try await write(last) }
         pending = nil
     }

@@ -342,14 +342,16 @@ struct SignatureController: Sendable {
         guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
         guard let documentID = body.text("documentid") else { return Self.invalid("documentid is missing") }
         guard let documentHash = hash(body, "document_hash") else { return Self.invalid("document_hash is missing or not a hash") }
+        let opened: SignatureDocuments.Opened
         do {
-            try await signatures.countLookup(appID: app.id!, origin: origin(request, context))
+            opened = try await documents.open(email: email, documentID: documentID, documentHash: documentHash, appID: app.id!,
+                                              origin: origin(request, context))
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
             throw error
         }
-        guard try await signatures.enrolledAccount(email: email) != nil else { return Self.answer([("res", "2"), ("error", "User does not exist")]) }
-        switch try await documents.open(documentID: documentID, documentHash: documentHash) {
+        switch opened {
+        case .unknownUser: return Self.answer([("res", "2"), ("error", "User does not exist")])
         case .notFound: return Self.answer([("res", Res.documentNotFound), ("error", "Document does not exist")])
         case .current(let history): return Self.answer([("res", "0"), ("history", history.map(Self.entry))])
         case .changed(let history):
