@@ -55,7 +55,8 @@ struct PeopleService: MessengerConcept {
     /// `GATEHOUSE_MESSENGER_BLOCKS_PER_ACCOUNT` (409 `too_many_blocks` above).
     func block(viewer: UUID, person: UUID) async throws {
         _ = try await visiblePerson(person, seenBy: viewer, field: "personId")
-        let count = try await database.sql.raw("SELECT COUNT(*) AS n FROM messenger_blocks WHERE account_id = \(bind: viewer)")
+        // Others blocked already: blocking someone blocked is once, whatever the limit.
+        let count = try await database.sql.raw("SELECT COUNT(*) AS n FROM messenger_blocks WHERE account_id = \(bind: viewer) AND blocked_id <> \(bind: person)")
             .first(decodingColumn: "n", as: Int.self) ?? 0
         guard count < settings.blocksPerAccount else {
             throw GatehouseError.conflict(.tooManyBlocks, "error.tooManyBlocks", String(settings.blocksPerAccount))

@@ -43,8 +43,8 @@ struct BlocksAndPrivacyTests {
 
     @Test("a blocked person's messages, edits, friend requests, money requests and transfers are refused as friends-only privacy refuses them; unblocking lets them through", arguments: TestEngine.available)
     func block_stopsEverything(engine: TestEngine) async throws {
-        try await withApp(engine) { app in
-            // setup: B blocks M after they chatted
+        try await withApp(engine, configure: { $0.messenger.blocksPerAccount = 1 }) { app in
+            // setup: B blocks M after they chatted (and may block one person at a time)
             let b = try await app.v1.walletHolder("bea", phone: "+79160000021")
             let m = try await app.v1.walletHolder("max", phone: "+79160000022")
             try await app.credit("+79160000022", 10_00)
@@ -65,6 +65,9 @@ struct BlocksAndPrivacyTests {
             let unblocked = try await app.v1.delete(path, token: b.token)
             let after = try await app.v1.post(app.v1.path(M.send, chat.id), SendMessage(text: "back", clientMessageId: "x2"), token: m.token)
             let unknown = try await app.v1.put(V1.filling(M.block.path, ["personId": UUID().uuidString.lowercased()]), body: [], contentType: nil, token: b.token)
+            let other = try await app.v1.person("oli")
+            _ = try await app.v1.put(path, body: [], contentType: nil, token: b.token)
+            let second = try await app.v1.put(V1.filling(M.block.path, ["personId": other.id.uuidString.lowercased()]), body: [], contentType: nil, token: b.token)
 
             // validate
             #expect(blocked.status == .noContent && again.status == .noContent)
@@ -72,7 +75,8 @@ struct BlocksAndPrivacyTests {
             for refused in [send, edit, friend, money, invoice] { try expectProblem(refused, .forbidden, .messagingNotAllowed) }
             #expect(unblocked.status == .noContent && after.status == .created, "\(after.text)")
             try expectProblem(unknown, .notFound, .personNotFound)
-            #expect(try await app.v1.get(M.blocked.path, token: b.token).decoded(as: PeoplePage.self).items.isEmpty)
+            try expectProblem(second, .conflict, .tooManyBlocks)
+            #expect(try await app.v1.get(M.blocked.path, token: b.token).decoded(as: PeoplePage.self).items.map(\.id) == [m.id])
         }
     }
 }

@@ -189,6 +189,35 @@ struct SignatureSecurityTests {
         }
     }
 
+    @Test("4b. an app's own threshold: PATCH minSimilarity (never below the server's); an attempt below it signs nobody in and signs nothing", arguments: TestEngine.available)
+    func appThreshold(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: an app of Dev's, and Vera enrolled through it
+            let dev = try await app.v1.signedUp(email: "dev@example.com")
+            let created = try await app.v1.post(V1.Apps.create.path, NewApp(name: "Strict", bundleId: "com.acme.strict", email: "dev@example.com"),
+                                                token: dev.token).decoded(as: AppWithKey.self)
+            var f = Fixture(app: app, key: created.apiKey)
+            let session = try await f.enrolled("vera@example.com", f.genuine(10))
+            let path = V1.filling(V1.Apps.update.path, ["id": created.app.id.uuidString.lowercased()])
+
+            // MUT
+            let lower = try await app.v1.patch(path, AppUpdate(minSimilarity: 0.2), token: dev.token)
+            let strict = try await app.v1.patch(path, AppUpdate(minSimilarity: 1), token: dev.token)
+            let attempt = try await attempt(f, "vera@example.com", f.genuine(1)[0])
+            let id = try #require(attempt["signatureid"] as? String)
+            let saved = try await f.form("/savedocument/", [("apikey", f.key), ("email", "vera@example.com"), ("document_hash", "d"),
+                                                            ("signatures", "[\"\(id)\"]"), ("sessionid", session)])
+
+            // validate
+            try expectProblem(lower, .badRequest, .invalidParameter)
+            #expect(try strict.decoded(as: DeveloperApp.self).minSimilarity == 1)
+            let similarity = try #require(attempt["similarity"] as? Double)
+            #expect(similarity >= 0.5 && similarity < 1, "a good genuine attempt, below this app's threshold: \(similarity)")
+            #expect(attempt["sessionid"] == nil, "below the app's threshold: no sign-in")
+            #expect(saved["res"] as? String == "10", "and no signature: \(saved)")
+        }
+    }
+
     @Test("5. a stranger's flood of low scores locks out the stranger, never the person's signed-in device; passing attempts spend nothing", arguments: TestEngine.available)
     func lockOut(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.trustForwardedFor = true; $0.signature.attemptsPerAccount = 5; $0.signature.attemptsPerIP = 8 }) { app in
