@@ -223,7 +223,7 @@ def gatehouse_binary() -> str:
         except (OSError, subprocess.CalledProcessError):
             path = os.path.join(ROOT, ".build", "debug", "gatehouse")
     if not os.access(path, os.X_OK):
-        raise SystemExit(f"faults: no gatehouse binary at {path} (swift build first)")
+        raise SystemExit(f"faults: no gatehouse binary at {path} (swift build --package-path Server first)")
     return path
 
 

@@ -11,7 +11,7 @@
 #   FAULTS_ENGINES=sqlite bash Faults/run.sh  # without PostgreSQL
 #   FAULTS_SEED=123 bash Faults/run.sh      # repeat a run's random choices (printed at the start)
 #
-# Needs a built `gatehouse` (swift build), python3 (standard library only: no venv, nothing to
+# Needs a built `gatehouse` (swift build --package-path Server), python3 (standard library only: no venv, nothing to
 # install) and, for PostgreSQL, Debian's postgresql package. It starts its own throwaway
 # PostgreSQL on port 55433 (data in /tmp/gatehouse-pg-faults), which the restart test stops and
 # starts, and stops it at the end; the one on 55432 is never touched. Ports 19200-19299.
@@ -20,11 +20,11 @@ cd "$(dirname "$0")/.."
 START=$(date +%s)
 
 if [ -z "${GATEHOUSE_BIN:-}" ]; then
-  BIN_DIR="$(swift build --show-bin-path 2>/dev/null || true)"
-  GATEHOUSE_BIN="${BIN_DIR:-$PWD/.build/debug}/gatehouse"
+  BIN_DIR="$(swift build --package-path Server --show-bin-path 2>/dev/null || true)"
+  GATEHOUSE_BIN="${BIN_DIR:-$PWD/Server/.build/debug}/gatehouse"
 fi
 if [ ! -x "$GATEHOUSE_BIN" ]; then
-  echo "faults: no gatehouse binary at $GATEHOUSE_BIN (run swift build first)" >&2
+  echo "faults: no gatehouse binary at $GATEHOUSE_BIN (run swift build --package-path Server first)" >&2
   exit 1
 fi
 export GATEHOUSE_BIN

@@ -5,7 +5,7 @@
 #   bash Fuzz/openapi.sh                 # 100 examples per operation (the issue's bar)
 #   bash Fuzz/openapi.sh --examples 20   # the bounded run CI does
 #
-# Needs a built `gatehouse` (swift build) and python3 with venv. DATABASE_URL picks the engine
+# Needs a built `gatehouse` (swift build --package-path Server) and python3 with venv. DATABASE_URL picks the engine
 # (default: a fresh SQLite file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ if [ ! -x "$VENV/bin/st" ]; then
   "$VENV/bin/pip" install -q 'schemathesis>=4,<5'
 fi
 
-BIN="$(swift build --show-bin-path)/gatehouse"
+BIN="$(swift build --package-path Server --show-bin-path)/gatehouse"
 WORK="$(mktemp -d)"
 PORT="${FUZZ_PORT:-18931}"
 BASE="http://127.0.0.1:$PORT"

@@ -7,7 +7,7 @@
 #   bash Fuzz/websocket.sh --xfail known            # open findings reported as XFAIL (see --list-rules)
 #   (other options go to websocket.py: --concurrency, --timeout, --categories, --json, --show, ...)
 #
-# Starts `gatehouse serve` (the already built binary: swift build --show-bin-path) on a fresh
+# Starts `gatehouse serve` (the already built binary: swift build --package-path Server --show-bin-path) on a fresh
 # SQLite file and a port in 19300-19399, with failure limits raised so the cases reach the
 # protocol instead of the throttles, bcrypt cost 4, 4 KiB frames, a 3 s ping and an 8 s idle
 # timeout. Creates two accounts (one with a 72-byte password), runs the fuzzer, then checks the
@@ -28,8 +28,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-BIN="${GATEHOUSE_BIN:-$(swift build --show-bin-path)/gatehouse}"
-[ -x "$BIN" ] || { echo "no gatehouse binary at $BIN: run swift build first" >&2; exit 2; }
+BIN="${GATEHOUSE_BIN:-$(swift build --package-path Server --show-bin-path)/gatehouse}"
+[ -x "$BIN" ] || { echo "no gatehouse binary at $BIN: run swift build --package-path Server first" >&2; exit 2; }
 WORK="$(mktemp -d)"
 PORT="${FUZZ_PORT:-$(python3 - <<'EOF'
 import random, socket

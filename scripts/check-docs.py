@@ -10,10 +10,10 @@ what an earlier one set (`TOKEN=$(...)`). For each command the check asks:
 - every HTTP answer it got has the status the page shows: the `HTTP/1.1 NNN` line when the output
   shows one, else the `"status":NNN` of a problem document, else a success (2xx).
 
-The page's `http://127.0.0.1:8080` is this server's address, and `swift run gatehouse` its binary. Blocks without `$ ` prompts (code,
+The page's `http://127.0.0.1:8080` is this server's address, and `swift run --package-path Server gatehouse` its binary. Blocks without `$ ` prompts (code,
 JSON, the `sh` blocks that start long harnesses CI runs by itself) are not sessions.
 
-    python3 scripts/check-docs.py [--bin .build/debug/gatehouse] [docs/api-v1.md ...]
+    python3 scripts/check-docs.py [--bin Server/.build/debug/gatehouse] [docs/api-v1.md ...]
 """
 import argparse
 import os
@@ -108,7 +108,7 @@ def run_page(path, binary):
         ]
         for index, (command, _) in enumerate(steps):
             command = command.replace("127.0.0.1:8080", f"127.0.0.1:{port}").replace("localhost:8080", f"127.0.0.1:{port}")
-            command = command.replace("swift run gatehouse ", binary + " ")
+            command = command.replace("swift run --package-path Server gatehouse ", binary + " ")
             script.append(f'echo "@@step={index}" >> "$STATUS_LOG"')
             script.append(command)
             script.append(f'echo "@@rc={index}:$?" >> "$STATUS_LOG"')
@@ -155,7 +155,7 @@ def run_page(path, binary):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", default=os.path.join(ROOT, ".build", "debug", "gatehouse"))
+    parser.add_argument("--bin", default=os.path.join(ROOT, "Server", ".build", "debug", "gatehouse"))
     parser.add_argument("pages", nargs="*")
     args = parser.parse_args()
     pages = args.pages or sorted(os.path.join(ROOT, "docs", p) for p in os.listdir(os.path.join(ROOT, "docs")) if p.endswith(".md"))

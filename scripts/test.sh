@@ -18,11 +18,11 @@ fi
 # The tests start `python3` through PATH: the environment's comes first.
 export PATH="$PWD/$VENV/bin:$PATH"
 
-swift build --build-tests
+swift build --package-path Server --build-tests
 # In parallel, at most TEST_PARALLEL_WIDTH tests at once (default 8): every test starts its own
 # server and database, and an unbounded run starts all ~300 together, which on two cores only
 # measures how long a server waits for a CPU (and exceeds PostgreSQL's connection limit).
 # Swift Testing only: there are no XCTest cases, and XCTest's "Executed 0 tests" line would read
 # like a failure before the real summary.
-exec stdbuf -oL -eL swift test --skip-build --parallel \
+exec stdbuf -oL -eL swift test --package-path Server --skip-build --parallel \
   --experimental-maximum-parallelization-width "${TEST_PARALLEL_WIDTH:-8}" --disable-xctest "$@"

@@ -13,8 +13,8 @@ cd "$(dirname "$0")/../.."
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get install -y wrk >/dev/null; else sudo apt-get install -y wrk >/dev/null; fi
 fi
-swift build -c release --product gatehouse >&2
-BIN="$(swift build -c release --show-bin-path)/gatehouse"
+swift build --package-path Server -c release --product gatehouse >&2
+BIN="$(swift build --package-path Server -c release --show-bin-path)/gatehouse"
 if [[ " $* " != *" --engines sqlite "* ]] && [ -z "${POSTGRES_URL:-}" ]; then
   POSTGRES_URL=$(bash scripts/start-postgres.sh)
   export POSTGRES_URL

@@ -22,8 +22,8 @@ ulimit -n "$(ulimit -Hn)" || true
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get install -y wrk >/dev/null; else sudo apt-get install -y wrk >/dev/null; fi
 fi
-swift build -c release --product gatehouse >&2
-BIN="$(swift build -c release --show-bin-path)/gatehouse"
+swift build --package-path Server -c release --product gatehouse >&2
+BIN="$(swift build --package-path Server -c release --show-bin-path)/gatehouse"
 VENV="$PWD/.build/messenger-bench-venv"
 SYNAPSE_VERSION=1.163.2
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import synapse, sys; sys.exit(synapse.__version__ != '$SYNAPSE_VERSION')" 2>/dev/null; then

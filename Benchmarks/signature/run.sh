@@ -25,8 +25,8 @@ while [ $# -gt 0 ]; do
 done
 [ ${#FOLDERS[@]} -gt 0 ] || { sed -n '2,12p' "$0" >&2; exit 64; }
 
-swift build -c release --product signature-eval >&2
-BIN="$(swift build -c release --show-bin-path)"
+swift build --package-path Server -c release --product signature-eval >&2
+BIN="$(swift build --package-path Server -c release --show-bin-path)"
 
 if [ "$WIRE" = 0 ]; then
   for folder in "${FOLDERS[@]}"; do "$BIN/signature-eval" "$folder" "${OPTIONS[@]}"; done
@@ -37,7 +37,7 @@ fi
 # measures verifying, not throttling; one app registered with the command line. Every attempt is an
 # HTTP request, so random forgeries are WIRE_RANDOM other writers' (20) unless --random says.
 [[ " ${OPTIONS[*]:-} " == *" --random "* ]] || OPTIONS+=(--random "${WIRE_RANDOM:-20}")
-swift build -c release --product gatehouse >&2
+swift build --package-path Server -c release --product gatehouse >&2
 WORK=$(mktemp -d)
 SERVER=""
 trap 'if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi; rm -rf "$WORK"' EXIT

@@ -23,8 +23,8 @@ ulimit -n "$(ulimit -Hn)" || true
 need() { command -v "$1" >/dev/null || { if [ "$(id -u)" = 0 ]; then apt-get install -y "$2" >/dev/null; else sudo apt-get install -y "$2" >/dev/null; fi; }; }
 need wrk wrk
 need pgbench postgresql-contrib
-swift build -c release --product gatehouse >&2
-BIN="$(swift build -c release --show-bin-path)/gatehouse"
+swift build --package-path Server -c release --product gatehouse >&2
+BIN="$(swift build --package-path Server -c release --show-bin-path)/gatehouse"
 if [[ " $ENGINES " == *" postgres "* ]] && [ -z "${POSTGRES_URL:-}" ]; then
   POSTGRES_URL=$(bash scripts/start-postgres.sh)
 fi

@@ -11,8 +11,8 @@ export PATH=/opt/swift/usr/bin:$PATH
 ulimit -n "$(ulimit -Hn)" || true
 echo "descriptor limit: $(ulimit -n) (hard $(ulimit -Hn))"
 
-swift build -c release --product gatehouse >/dev/null
-BIN=$(swift build -c release --show-bin-path)/gatehouse
+swift build --package-path Server -c release --product gatehouse >/dev/null
+BIN=$(swift build --package-path Server -c release --show-bin-path)/gatehouse
 VENV=${VENV:-/tmp/gatehouse-bench-venv}
 [ -x "$VENV/bin/python" ] || { python3 -m venv "$VENV"; "$VENV/bin/pip" install --quiet websockets; }
 

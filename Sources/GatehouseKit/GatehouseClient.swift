@@ -110,7 +110,7 @@ public final class GatehouseClient: Sendable {
 
     private func encode<Body: Encodable>(_ body: Body) throws -> Data {
         do {
-            return try V1.makeEncoder().encode(body)
+            return try V1.encoder.encode(body)
         } catch {
             throw GatehouseClientError.transport("cannot encode the request: \(error)")
         }
@@ -153,7 +153,7 @@ public final class GatehouseClient: Sendable {
     /// not one (a proxy's page, an older server), from the status, `X-Error-Code` and the text.
     private func refusal(_ response: HTTPURLResponse, _ data: Data, authenticated: Bool) -> GatehouseClientError {
         let status = response.statusCode
-        let problem = try? V1.makeDecoder().decode(Problem.self, from: data)
+        let problem = try? V1.decoder.decode(Problem.self, from: data)
         lastProblemBox.value = problem
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let code = problem?.code ?? response.value(forHTTPHeaderField: PhoneAccountsAPI.errorCodeHeader).map(GatehouseErrorCode.init(rawValue:))
@@ -178,7 +178,7 @@ public final class GatehouseClient: Sendable {
     private func decode<T: Decodable>(_ data: Data) throws -> T {
         if T.self == NoContent.self, let none = NoContent() as? T { return none }
         do {
-            return try V1.makeDecoder().decode(T.self, from: data)
+            return try V1.decoder.decode(T.self, from: data)
         } catch {
             throw GatehouseClientError.server(status: 200, message: "unexpected answer: \(error)")
         }

@@ -2,9 +2,11 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-#if canImport(WSClient)
-import Logging
-import WSClient
+#if canImport(NIOWebSocket)
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
 #endif
 
 /// An open WebSocket connection carrying text frames.
@@ -25,10 +27,10 @@ public protocol WebSocketTransport: Sendable {
 
 /// The platform's WebSocket transports.
 public enum WebSocketTransports {
-    /// `URLSessionWebSocketTask` on Apple platforms; swift-websocket's NIO client on Linux,
+    /// `URLSessionWebSocketTask` on Apple platforms; swift-nio's WebSocket codec on Linux,
     /// where `URLSessionWebSocketTask` is not supported.
     public static var `default`: any WebSocketTransport {
-        #if canImport(WSClient)
+        #if canImport(NIOWebSocket)
         return NIOWebSocketTransport()
         #else
         return URLSessionWebSocketTransport()
@@ -72,59 +74,127 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
 }
 #endif
 
-#if canImport(WSClient)
-/// WebSockets through swift-websocket's NIO client (Linux).
+#if canImport(NIOWebSocket)
+/// WebSockets through swift-nio's own HTTP upgrade and frame codec (Linux, where Foundation's
+/// `URLSessionWebSocketTask` needs a libcurl built with WebSockets, which distributions do not ship).
+///
+/// Plain `ws://` only: TLS would bring NIOSSL into every app that adds the SDK. On Linux, reach a
+/// `wss://` server through a transport of your own (this protocol) or a TLS-terminating proxy;
+/// Apple platforms use `URLSessionWebSocketTransport`, TLS included.
 public struct NIOWebSocketTransport: WebSocketTransport {
+    /// The largest message accepted from the server (1 MiB).
+    public var maxMessageBytes: Int
+
     /// Creates the transport.
-    public init() {}
+    public init(maxMessageBytes: Int = 1 << 20) { self.maxMessageBytes = maxMessageBytes }
 
     public func connect(to url: URL) async throws -> any WebSocketConnection {
-        let connection = Connection()
-        let (opened, openedContinuation) = AsyncStream.makeStream(of: Result<Void, any Error>.self)
-        var logger = Logger(label: "gatehouse.websocket")
-        logger.logLevel = .critical
-        let run = Task {
-            do {
-                _ = try await WebSocketClient.connect(url: url.absoluteString, logger: logger) { inbound, outbound, _ in
-                    openedContinuation.yield(.success(()))
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask {
-                            for try await message in inbound.messages(maxSize: 1 << 20) {
-                                if case .text(let text) = message { connection.incoming.yield(text) }
-                            }
-                        }
-                        group.addTask {
-                            for await text in connection.outgoing { try await outbound.write(.text(text)) }
-                            try await outbound.close(.normalClosure, reason: nil)
-                        }
-                        try await group.next()
-                        group.cancelAll()
-                    }
-                }
-                openedContinuation.yield(.failure(URLError(.networkConnectionLost)))
-            } catch {
-                openedContinuation.yield(.failure(error))
-            }
-            connection.incoming.finish()
+        guard url.scheme?.lowercased() == "ws", let host = url.host, !host.isEmpty else {
+            throw GatehouseClientError.transport(
+                "The SDK's Linux WebSocket client speaks ws:// only; \(url.scheme ?? "this") needs a WebSocketTransport of your own")
         }
-        connection.run = run
-        var iterator = opened.makeAsyncIterator()
-        switch await iterator.next() {
-        case .success?: return connection
-        case .failure(let error)?: throw error
-        case nil: throw URLError(.cannotConnectToHost)
+        let port = url.port ?? 80
+        var target = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { target += "?" + query }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: url.port.map { "\(host):\($0)" } ?? host)
+        headers.add(name: "Content-Length", value: "0")
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
+        let maxBytes = maxMessageBytes
+
+        let upgraded: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(10))
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: maxBytes) { channel, _ in
+                        channel.eventLoop.makeCompletedFuture {
+                            // Fragmented messages arrive whole.
+                            try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
+                                minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 12, maxAccumulatedFrameSize: maxBytes))
+                            return .upgraded(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel))
+                        }
+                    }
+                    let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
+                        upgradeRequestHead: head, upgraders: [upgrader],
+                        notUpgradingCompletionHandler: { channel in
+                            channel.eventLoop.makeCompletedFuture { .refused }
+                        })
+                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+                        configuration: .init(upgradeConfiguration: configuration))
+                }
+            }
+        switch try await upgraded.get() {
+        case .refused:
+            throw GatehouseClientError.transport("The server refused the WebSocket upgrade")
+        case .upgraded(let channel):
+            return Connection(channel: channel)
         }
     }
 
+    enum Upgrade: Sendable {
+        case upgraded(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case refused
+    }
+
+    /// One connection: a task runs the channel, reading frames (answering pings and the server's
+    /// close) into one stream and writing what `send` queued, masked as RFC 6455 requires of a client.
     final class Connection: WebSocketConnection, @unchecked Sendable {
-        let (incomingStream, incoming) = AsyncThrowingStream.makeStream(of: String.self)
-        let (outgoing, outgoingContinuation) = AsyncStream.makeStream(of: String.self)
+        private let (incomingStream, incoming) = AsyncThrowingStream.makeStream(of: String.self)
+        private let (outgoing, outgoingContinuation) = AsyncStream.makeStream(of: WebSocketFrame.self)
         private let lock = NSLock()
         private var iterator: AsyncThrowingStream<String, any Error>.AsyncIterator?
-        var run: Task<Void, Never>?
+        private var run: Task<Void, Never>?
+
+        init(channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>) {
+            let (incoming, outgoing, queue) = (self.incoming, self.outgoing, self.outgoingContinuation)
+            run = Task {
+                do {
+                    try await channel.executeThenClose { inbound, outbound in
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask {
+                                for await frame in outgoing { try await outbound.write(frame) }
+                            }
+                            group.addTask {
+                                for try await frame in inbound {
+                                    switch frame.opcode {
+                                    case .text, .binary:
+                                        incoming.yield(String(buffer: frame.unmaskedData))
+                                    case .ping:
+                                        queue.yield(Self.frame(.pong, frame.unmaskedData))
+                                    case .connectionClose:
+                                        // Echo the status code, then the connection is over.
+                                        var data = frame.unmaskedData
+                                        queue.yield(Self.frame(.connectionClose, data.readSlice(length: min(2, data.readableBytes)) ?? ByteBuffer()))
+                                        queue.finish()
+                                        return
+                                    default:
+                                        break
+                                    }
+                                }
+                                queue.finish()
+                            }
+                            // The writer ends after a close (ours or the echo of the server's); the
+                            // reader when the server ends the connection.
+                            try await group.next()
+                            try await group.next()
+                        }
+                    }
+                    incoming.finish()
+                } catch {
+                    queue.finish()
+                    incoming.finish(throwing: error)
+                }
+            }
+        }
+
+        static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
+            WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
+        }
 
         func send(_ text: String) async throws {
-            if case .terminated = outgoingContinuation.yield(text) { throw URLError(.networkConnectionLost) }
+            if case .terminated = outgoingContinuation.yield(Self.frame(.text, ByteBuffer(string: text))) {
+                throw URLError(.networkConnectionLost)
+            }
         }
 
         func receive() async throws -> String? {
@@ -136,8 +206,18 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         }
 
         func close() async {
+            var code = ByteBuffer()
+            code.write(webSocketErrorCode: .normalClosure)
+            outgoingContinuation.yield(Self.frame(.connectionClose, code))
             outgoingContinuation.finish()
+            // The server answers the close and ends the connection; one that does not is cut off.
+            let run = self.run
+            let deadline = Task {
+                try? await Task.sleep(for: .seconds(2))
+                run?.cancel()
+            }
             _ = await run?.value
+            deadline.cancel()
         }
     }
 }

@@ -17,6 +17,10 @@ public enum V1 {
     /// Media type of an error answer (RFC 9457).
     public static let problemContentType = "application/problem+json"
 
+    /// One shared encoder and decoder of the conventions below (both are safe to share across tasks).
+    public static let encoder = makeEncoder()
+    public static let decoder = makeDecoder()
+
     /// The encoder the server writes with and the SDK reads with: ISO 8601 instants in UTC
     /// with whole seconds, keys sorted (stable bytes).
     public static func makeEncoder() -> JSONEncoder {

@@ -67,8 +67,8 @@ public final class MessengerStore: Sendable {
     /// How many of a chat's newest messages are kept (pending ones are always kept).
     public let messagesPerChat: Int
     private let queue: DatabaseQueue
-    private let encoder = V1.makeEncoder()
-    private let decoder = V1.makeDecoder()
+    private let encoder = V1.encoder
+    private let decoder = V1.decoder
 
     /// Opens (or creates) the store at `url`.
     public init(url: URL, messagesPerChat: Int = 200) throws {

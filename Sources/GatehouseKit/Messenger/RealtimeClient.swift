@@ -94,7 +94,7 @@ public final class RealtimeClient: Sendable {
                 state.withLock { $0.connection = connection }
                 try await connection.send(Self.text(.auth(token: session.token)))
                 reading: while !Task.isCancelled, let text = try await connection.receive() {
-                    guard let frame = try? V1.makeDecoder().decode(RealtimeFrame.self, from: Data(text.utf8)) else {
+                    guard let frame = try? V1.decoder.decode(RealtimeFrame.self, from: Data(text.utf8)) else {
                         // An event of a type this SDK does not know (a newer server): skipped, its number kept,
                         // so the next one is no gap.
                         if let unknown = try? JSONDecoder().decode(UnknownEvent.self, from: Data(text.utf8)) {
@@ -165,7 +165,7 @@ public final class RealtimeClient: Sendable {
     }
 
     static func text(_ frame: RealtimeFrame) -> String {
-        String(decoding: (try? V1.makeEncoder().encode(frame)) ?? Data(), as: UTF8.self)
+        String(decoding: (try? V1.encoder.encode(frame)) ?? Data(), as: UTF8.self)
     }
 }
 

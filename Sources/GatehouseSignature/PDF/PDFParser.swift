@@ -31,7 +31,6 @@ struct PDFParser {
     static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0 || byte == 9 || byte == 10 || byte == 12 || byte == 13 || byte == 32 }
     static func isDelimiter(_ byte: UInt8) -> Bool { "()<>[]{}/%".utf8.contains(byte) }
 
-    var atEnd: Bool { position >= bytes.count }
 
     mutating func skipWhitespace() {
         while position < bytes.count {

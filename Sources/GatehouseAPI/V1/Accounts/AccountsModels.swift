@@ -1,7 +1,7 @@
 import Foundation
 
 // The bodies of `/v1`'s accounts (sign-up, recovery, profile). camelCase keys, ISO 8601 instants
-// (`V1.makeEncoder()`), calendar dates as `yyyy-MM-dd`.
+// (`V1.encoder`), calendar dates as `yyyy-MM-dd`.
 
 /// Where a one-time code goes.
 public enum CodeChannel: String, Codable, Sendable, Equatable, CaseIterable {

@@ -1,0 +1,158 @@
+// swift-tools-version:6.1
+// The server, its CLI, the terminal demo and the server-side tools. The SDK is the package at the
+// repository's root (what an iOS app adds); this one depends on it by path for the wire contract
+// (`GatehouseAPI`) and, in the demo and the tests, for the SDK itself.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "gatehouse-server",
+    platforms: [.macOS(.v14), .iOS(.v15)],
+    products: [
+        .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
+        .executable(name: "gatehouse", targets: ["gatehouse"]),
+        .executable(name: "gatehouse-demo", targets: ["gatehouse-demo"]),
+    ],
+    dependencies: [
+        .package(name: "gatehouse", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // The handwritten-signature verifier, Foundation only, so that its evaluator
+        // (signature-eval, driven by Benchmarks/signature) builds in release without the server.
+        .target(
+            name: "GatehouseVerifier",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "signature-eval",
+            dependencies: ["GatehouseVerifier", .product(name: "GatehouseAPI", package: "gatehouse")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GatehouseServer",
+            dependencies: [
+                .product(name: "GatehouseAPI", package: "gatehouse"),
+                "GatehouseVerifier",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentSQL", package: "fluent-kit"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Resources/openapi.json")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "gatehouse",
+            dependencies: [
+                "GatehouseServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // What the demo and the tests need of a development server (its outbox); not a product.
+        .target(
+            name: "GatehouseDevSupport",
+            dependencies: [
+                .product(name: "GatehouseKit", package: "gatehouse"),
+                .product(name: "GatehouseAPI", package: "gatehouse"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "gatehouse-demo",
+            dependencies: [
+                "GatehouseDevSupport",
+                .product(name: "GatehouseScreens", package: "gatehouse"),
+                .product(name: "GatehouseKit", package: "gatehouse"),
+                .product(name: "GatehouseSignature", package: "gatehouse"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // What every test target shares: one test clock, the engines and a fresh database per test,
+        // the test configuration, the live-server launcher and its outbox reader, `eventually`.
+        .target(
+            name: "GatehouseTestSupport",
+            dependencies: [
+                "GatehouseServer", "GatehouseDevSupport",
+                .product(name: "GatehouseKit", package: "gatehouse"),
+                .product(name: "GatehouseAPI", package: "gatehouse"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/GatehouseTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseKitTests",
+            dependencies: [
+                "GatehouseServer", "GatehouseDevSupport", "GatehouseTestSupport",
+                .product(name: "GatehouseKit", package: "gatehouse"),
+                .product(name: "GatehouseScreens", package: "gatehouse"),
+                .product(name: "GatehouseSignature", package: "gatehouse"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            exclude: ["Support/demo_session.py", "Support/demo_messenger.py", "Support/demo_wallet.py", "Support/pdf_corpus.py", "Support/demo_sign_to_login.py", "Support/demo_sign_pdf.py", "Support/demo_menu.py"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseAPITests",
+            dependencies: [.product(name: "GatehouseAPI", package: "gatehouse")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseServerTests",
+            dependencies: [
+                "GatehouseServer", "GatehouseTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            exclude: ["Support/smtp_test_server.py", "Support/console_browser.py"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

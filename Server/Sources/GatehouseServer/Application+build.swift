@@ -1,0 +1,104 @@
+import Hummingbird
+import HummingbirdCore
+import Logging
+import ServiceLifecycle
+
+public typealias GatehouseApplication = Application<RouterResponder<GatehouseRequestContext>>
+
+/// Builds a runnable server from a configuration value. Migrations run before the server
+/// accepts connections when `runMigrationsOnStart` is set.
+/// `onServerRunning` receives the port actually bound (useful with port 0).
+public func buildApplication(
+    configuration: GatehouseConfiguration,
+    dependencies: GatehouseDependencies = .live,
+    logger: Logger? = nil,
+    onServerRunning: (@Sendable (Int) async -> Void)? = nil
+) async throws -> GatehouseApplication {
+    var log = logger ?? Logger(label: "gatehouse")
+    if logger == nil { log.logLevel = configuration.logLevel }
+    let services = try GatehouseServices(configuration: configuration, dependencies: dependencies, logger: log)
+    return buildApplication(services: services, onServerRunning: onServerRunning)
+}
+
+func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (Int) async -> Void)? = nil) -> GatehouseApplication {
+    GatehouseMetrics.bootstrapOnce()
+    let configuration = services.configuration
+    let router = makeRouter(services: services)
+    let webSockets = WebSocketHost(
+        endpoints: [
+            CustomerGatewayEndpoint(login: services.login, configuration: configuration, logger: services.logger),
+            RealtimeEndpoint(hub: services.realtime, settings: configuration.messenger),
+        ],
+        shutdownGrace: .seconds(configuration.http.shutdownGrace)
+    )
+    // Behind a load balancer every connection comes from its address: no per-address cap then.
+    let guardSettings = ConnectionGuard.Settings(configuration.http, perAddressCap: !configuration.trustForwardedFor)
+    let addressCounts = ConnectionGuard.AddressCounts()
+    var app = Application(
+        router: router,
+        server: HTTPServerBuilder { responder in
+            ConnectionGuard.Channel(
+                inner: HTTPAndWebSocketChannel(responder: responder, host: webSockets),
+                settings: guardSettings, counts: addressCounts
+            )
+        },
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
+        // Stopped in reverse order once the HTTP server has: the WebSocket sessions' work, then the
+        // deliverer, the HTTP client, the bus, and the database last, so nothing queries it closed.
+        services: [services.database] + [services.bus as? any Service].compactMap { $0 }
+            + [HTTPClientService(client: services.httpClient), services.deliverer, webSockets],
+        onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
+        logger: services.logger
+    )
+    if configuration.runMigrationsOnStart {
+        app.beforeServerStarts {
+            try await services.migrate()
+        }
+    } else {
+        app.beforeServerStarts {
+            try await services.database.prepareEngine()
+            services.database.markReady()
+        }
+    }
+    return app
+}
+
+/// Every HTTP route of the server. Separate from the application so tests can compare the
+/// routes with the OpenAPI document.
+func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> {
+    let router = Router(context: GatehouseRequestContext.self)
+    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: NoStoreMiddleware())
+    router.add(middleware: MetricsMiddleware())
+    let routes = RouteTable()
+    router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
+    router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
+    // A newcomer's first request: where to go next.
+    let root = ByteBuffer(string: #"{"name":"Gatehouse","openapi":"/openapi.json","docs":"/docs","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
+    router.get("/") { _, _ in
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: root))
+    }
+    let configuration = services.configuration
+    OperationsController(database: services.database, configuration: configuration).addRoutes(to: router)
+    OpenAPIController().addRoutes(to: router)
+    PhoneAccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
+                            email: services.email, sessions: services.sessions, deliverer: services.deliverer,
+                            configuration: configuration).addRoutes(to: router)
+    // `/v1`: one controller per concept, behind the bearer-token middleware.
+    let v1 = router.group().add(middleware: BearerSessionMiddleware(sessions: services.sessions))
+    AccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
+                       email: services.email, avatars: services.avatars, configuration: configuration).addRoutes(to: v1)
+    SessionsController(login: services.login, sessions: services.sessions, configuration: configuration).addRoutes(to: v1)
+    MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
+                        attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
+    AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
+    WalletController(wallets: services.wallets, requests: services.moneyRequests, keys: services.idempotencyKeys, database: services.database,
+                     configuration: configuration).addRoutes(to: v1)
+    ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
+    SignatureController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
+    if configuration.environment == .development {
+        DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
+    }
+    routes.load(router.routes.map { (path: $0.path.description, method: $0.method) })
+    return router
+}

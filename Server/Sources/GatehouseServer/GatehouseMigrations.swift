@@ -1,0 +1,27 @@
+import FluentKit
+
+/// Every migration, in order: the platform's and each app's (each app keeps its own beside its
+/// code). Numbered; never edit one that has landed: add the next.
+enum GatehouseMigrations {
+    static var all: [any AsyncMigration] {
+        [
+            M001CreateAccounts(),
+            M002CreateSessions(),
+            M003CreateVerificationCodes(),
+            M004CreateOutboxMessages(),
+            M005CreateRateLimitCounters(),
+            M006CreateAvatars(),
+            M007NormalizeUsernameKeys(),
+            M008CreateAvatarImages(),
+            M009CreateMessenger(),
+            M010CreateApps(),
+            M011CreateSignatureModels(),
+            M012CreateSignatureDocuments(),
+            M013CreateWallet(),
+            M014DropLedgerEntriesByTime(),
+            M015SecureSignatureSurface(),
+            M016CreateMessengerBlocks(),
+        ]
+    }
+}
+

@@ -1,0 +1,201 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// Every service of one server instance, built once from the configuration and handed to the
+/// surfaces. Tests build it directly to reach the clock-driven parts (the outbox deliverer).
+final class GatehouseServices: Sendable {
+    let configuration: GatehouseConfiguration
+    let dependencies: GatehouseDependencies
+    let logger: Logger
+    let database: DatabaseProvider
+    let sessions: SessionService
+    let verification: VerificationService
+    /// The account services, one per concept, on one shared core.
+    let signup: SignupService
+    let login: LoginService
+    let recovery: RecoveryService
+    let profile: ProfileService
+    let email: EmailService
+    let avatars: AvatarService
+    let outbox: Outbox
+    let deliverer: OutboxDeliverer
+    let rateLimiter: RateLimiter
+    let httpClient: HTTPClient
+    let bus: any EventBus
+    let blobs: any BlobStore
+    let blobCollector: BlobCollector
+    /// The messenger's services, on one shared core (docs/messenger.md).
+    let people: PeopleService
+    let friends: FriendsService
+    let chats: ChatsService
+    let messages: MessagesService
+    let attachments: AttachmentService
+    let realtime: RealtimeHub
+    /// The signature identity service (docs/signature-identity.md).
+    let apps: AppsService
+    let signatures: SignatureService
+    let documents: SignatureDocuments
+    /// The wallet's services, on one shared core (docs/wallet.md).
+    let wallets: WalletService
+    let moneyRequests: MoneyRequestsService
+    let idempotencyKeys: IdempotencyKeys
+
+    init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
+        // Before any service makes its counters and gauges: one made earlier reports to nowhere
+        // (the outbox's were, in every production process, until a parallel test run showed it).
+        GatehouseMetrics.bootstrapOnce()
+        self.configuration = configuration
+        self.dependencies = dependencies
+        self.logger = logger
+        let clock = dependencies.clock
+        let threadPool = NIOThreadPool.singleton
+        let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize,
+                                            poolTimeout: configuration.databasePoolTimeout, queryTimeout: configuration.databaseQueryTimeout,
+                                            threadPool: threadPool, logger: logger)
+        self.database = database
+        let secrets = Secrets(serverSecret: configuration.secret, random: dependencies.random)
+        let rateLimiter = RateLimiter(database: database, clock: clock)
+        self.rateLimiter = rateLimiter
+        let signal = OutboxSignal()
+        let outbox = Outbox(clock: clock, signal: signal)
+        self.outbox = outbox
+        let bus: any EventBus = if let postgres = database.postgres {
+            PostgresEventBus(database: database, configuration: postgres.configuration, schema: postgres.schema, logger: logger)
+        } else {
+            InProcessEventBus()
+        }
+        self.bus = bus
+        let sessionCache = SessionCache(ttl: configuration.limits.sessionCacheTTL)
+        sessionCache.follow(bus)
+        database.databases.middleware.use(AccountCacheInvalidation(cache: sessionCache, bus: bus))
+        let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL, cache: sessionCache, bus: bus, random: dependencies.random)
+        self.sessions = sessions
+        let verification = VerificationService(
+            database: database, clock: clock, limits: configuration.limits, secrets: secrets, outbox: outbox, rateLimiter: rateLimiter,
+            smsCountries: configuration.effectiveSMSCountries
+        )
+        self.verification = verification
+        // Our own client: a refused connection must fail the attempt at once (the outbox retries),
+        // not be retried inside the client until the request's deadline.
+        var httpConfiguration = HTTPClient.Configuration()
+        httpConfiguration.connectionPool.retryConnectionEstablishment = false
+        httpConfiguration.timeout.connect = .seconds(5)
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        self.httpClient = httpClient
+        let blobs: any BlobStore = if let s3 = configuration.storage.s3 {
+            try S3BlobStore(settings: .init(endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, accessKey: s3.accessKey,
+                                            secretKey: s3.secretKey, prefix: s3.prefix), client: httpClient)
+        } else {
+            try FileBlobStore(root: URL(fileURLWithPath: configuration.blobDirectory))
+        }
+        self.blobs = blobs
+        let blobCollector = BlobCollector(store: blobs, database: database, grace: configuration.storage.collectorGrace, logger: logger)
+        self.blobCollector = blobCollector
+        let core = AccountCore(
+            database: database, clock: clock, configuration: configuration,
+            hasher: PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool),
+            passwordRules: PasswordRules(policy: configuration.passwords),
+            sessions: sessions, verification: verification, outbox: outbox,
+            composer: MessageComposer(publicURL: configuration.publicURL),
+            secrets: secrets, rateLimiter: rateLimiter, blobs: blobs
+        )
+        self.signup = SignupService(core: core)
+        self.login = LoginService(core: core)
+        self.recovery = RecoveryService(core: core)
+        self.profile = ProfileService(core: core)
+        self.email = EmailService(core: core)
+        self.avatars = AvatarService(core: core)
+        self.apps = AppsService(core: core)
+        self.signatures = SignatureService(core: core)
+        self.documents = SignatureDocuments(core: core, signatures: signatures)
+
+        let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention)
+        let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)
+        database.databases.middleware.use(PeopleIndexUpkeep(events: eventLog, people: personLoader))
+        let messenger = MessengerCore(
+            database: database, clock: clock, settings: configuration.messenger, publicURL: configuration.publicURL,
+            rateLimiter: rateLimiter, blobs: blobs, events: eventLog, people: personLoader,
+            reader: MessageReader(publicURL: configuration.publicURL)
+        )
+        self.people = PeopleService(core: messenger)
+        self.friends = FriendsService(core: messenger)
+        self.chats = ChatsService(core: messenger)
+        self.messages = MessagesService(core: messenger)
+        let attachments = AttachmentService(core: messenger)
+        self.attachments = attachments
+        let idempotencyKeys = IdempotencyKeys(clock: clock, ttl: configuration.wallet.idempotencyKeyTTL)
+        self.idempotencyKeys = idempotencyKeys
+        let walletCore = WalletCore(
+            database: database, clock: clock, settings: configuration.wallet, publicURL: configuration.publicURL,
+            defaultCountryCode: configuration.defaultCountryCode, rateLimiter: rateLimiter, events: eventLog, ledger: Ledger(clock: clock),
+            keys: idempotencyKeys, dialogs: PaymentMessages(core: messenger)
+        )
+        let wallets = WalletService(core: walletCore)
+        self.wallets = wallets
+        self.moneyRequests = MoneyRequestsService(core: walletCore, wallets: wallets)
+        self.realtime = RealtimeHub(log: eventLog, sessions: sessions, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
+
+        let dev = DevDeliveryChannel(logger: logger)
+        let smsChannel: any DeliveryChannel
+        switch configuration.delivery.smsChannel {
+        case .dev: smsChannel = dev
+        case .smsHTTP: smsChannel = SMSHTTPChannel(settings: configuration.delivery.smsHTTP, httpClient: httpClient)
+        }
+        let emailChannel: any DeliveryChannel
+        switch configuration.delivery.emailChannel {
+        case .dev: emailChannel = dev
+        case .smtp:
+            let smtp = configuration.delivery.smtp
+            let client = SMTPClient(
+                configuration: SMTPConfiguration(
+                    host: smtp.host, port: smtp.port, security: SMTPConfiguration.Security(rawValue: smtp.security) ?? .startTLS,
+                    username: smtp.username, password: smtp.password, heloName: URL(string: configuration.publicURL)?.host ?? "localhost",
+                    timeout: .seconds(Int64(smtp.timeoutSeconds)), caCertificatePath: smtp.caFile,
+                    verifyCertificates: smtp.verifyCertificates, allowInsecureAuth: false
+                ),
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger
+            )
+            emailChannel = SMTPEmailChannel(client: client, from: configuration.delivery.emailFrom, fromName: configuration.delivery.emailFromName)
+        }
+        self.deliverer = OutboxDeliverer(
+            database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
+            smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
+            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database] in
+                try await sessions.purgeExpired()
+                try await verification.purgeExpired()
+                try await rateLimiter.purgeExpired()
+                try await eventLog.purgeExpired()
+                try await idempotencyKeys.purgeExpired(on: database.db)
+                try await attachments.purgeUnsent()
+                try await blobCollector.runIfDue()
+            }
+        )
+    }
+}
+
+extension GatehouseServices {
+    /// Migrations, then the data moves they imply (avatars into the blob store).
+    func migrate() async throws {
+        try await database.migrate(GatehouseMigrations.all)
+        try await AvatarMove(database: database, store: blobs).run()
+    }
+
+    /// For commands that use the services without running the application.
+    func shutdownOutsideApplication() async {
+        try? await httpClient.shutdown()
+        await database.shutdown()
+    }
+}
+
+/// Shuts the shared HTTP client down after the deliverer has stopped.
+struct HTTPClientService: Service {
+    let client: HTTPClient
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await client.shutdown()
+    }
+}

@@ -1,0 +1,117 @@
+import FluentKit
+import Foundation
+import GatehouseTestSupport
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import SQLKit
+import Testing
+@testable import GatehouseServer
+
+@Suite("Database provider")
+struct DatabaseProviderTests {
+    @Test("a query after shutdown fails with an error instead of crashing the process", arguments: TestEngine.available)
+    func queryAfterShutdown_fails(engine: TestEngine) async throws {
+        // setup
+        let database = try await TestDatabase.make(engine)
+        let provider = try DatabaseProvider(location: database.location, poolSize: 1, threadPool: .singleton, logger: Logger(label: "test"))
+        try await provider.migrate(GatehouseMigrations.all)
+        #expect(try await AccountModel.query(on: provider.db).count() == 0)
+        await provider.shutdown()
+        // MUT
+        let outcome = await Result(catching: { try await AccountModel.query(on: provider.db).count() })
+        let raw = await Result(catching: { try await provider.run(statement: "SELECT 1") })
+        // validate
+        #expect(throws: DatabaseClosedError.self) { try outcome.get() }
+        #expect(throws: DatabaseClosedError.self) { try raw.get() }
+        await database.cleanup()
+    }
+
+    @Test("an operation past its deadline fails with DatabaseTimeoutError, and the pool keeps serving")
+    func queryPastDeadline_fails() async throws {
+        // PostgreSQL only: it has a statement that takes as long as asked (SQLite has no sleep).
+        guard TestEngine.available.contains(.postgres) else { return }
+        // setup
+        let database = try await TestDatabase.make(.postgres)
+        let provider = try DatabaseProvider(location: database.location, poolSize: 1, queryTimeout: 0.3,
+                                            threadPool: .singleton, logger: Logger(label: "test"))
+        let outcome = await Result(catching: {
+            try await provider.migrate(GatehouseMigrations.all)
+            // MUT
+            let slow = await Result(catching: { try await provider.run(statement: "SELECT pg_sleep(2)") })
+            let slowTransaction = await Result(catching: {
+                try await provider.db.transaction { tx in try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(2)").run() }
+            })
+            // validate
+            #expect(throws: DatabaseTimeoutError.self) { try slow.get() }
+            #expect(throws: DatabaseTimeoutError.self) { try slowTransaction.get() }
+            // The slow statements finish on the server and give their connections back: the same pool
+            // answers again (each try below is itself bounded by the 0.3 s deadline; at most 60 tries).
+            var answered: Int?
+            for _ in 0..<60 where answered == nil {
+                answered = try? await AccountModel.query(on: provider.db).count()
+            }
+            #expect(answered == 0)
+        })
+        await provider.shutdown()
+        await database.cleanup()
+        try outcome.get()
+    }
+
+    @Test("connections that never come back (a query stuck past its deadline) do not starve the pool: it is replaced")
+    func strandedConnections_replaceThePool() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        // setup: one connection per event loop, every one of them taken by a statement that
+        // outlives its deadline by far (as postgres-nio's lost answers do when PostgreSQL dies)
+        let database = try await TestDatabase.make(.postgres)
+        let provider = try DatabaseProvider(location: database.location, poolSize: 1, poolTimeout: 1, queryTimeout: 0.5,
+                                            threadPool: .singleton, logger: Logger(label: "test"))
+        let outcome = await Result(catching: {
+            try await provider.migrate(GatehouseMigrations.all)
+            let loops = System.coreCount
+            let stuck = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<(loops * 2) {
+                        group.addTask { _ = try? await provider.db.transaction { tx in try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(30)").run() } }
+                    }
+                }
+            }
+            try await Task.sleep(for: .seconds(1.5))
+            // MUT: long before the stuck statements end (30 s), a query gets a connection
+            let started = ContinuousClock.now
+            var answered: Int?
+            while answered == nil, ContinuousClock.now - started < .seconds(10) {
+                answered = try? await AccountModel.query(on: provider.db).count()
+            }
+            // validate
+            #expect(answered == 0, "the pool still starved \(ContinuousClock.now - started) after the deadline")
+            #expect(ContinuousClock.now - started < .seconds(10))
+            stuck.cancel()
+        })
+        await provider.shutdown()
+        await database.cleanup()
+        try outcome.get()
+    }
+
+    @Test("shutdown waits for work begun outside structured tasks, up to its bound")
+    func inFlightWork_waitsUntilIdleWithinBound() async throws {
+        // setup
+        let work = InFlightWork()
+        work.begin()
+        let finished = NIOLockedValueBox(false)
+        Task {
+            try? await Task.sleep(for: .milliseconds(200))
+            finished.withLockedValue { $0 = true }
+            work.end()
+        }
+        // MUT
+        await work.waitUntilIdle(within: .seconds(30))
+        // validate
+        #expect(finished.withLockedValue { $0 })
+        #expect(work.current == 0)
+        // A task that never ends holds shutdown no longer than the bound.
+        work.begin()
+        await work.waitUntilIdle(within: .milliseconds(100))
+        #expect(work.current == 1)
+    }
+}

@@ -1,0 +1,24 @@
+import GatehouseTestSupport
+import Logging
+@testable import GatehouseServer
+
+/// A migrated `DatabaseProvider` on a fresh database of `engine` for `body`; afterwards, whatever
+/// `body` threw, the provider is shut down and the database removed.
+func withMigratedProvider(_ engine: TestEngine, poolSize: Int = 1, _ body: (DatabaseProvider) async throws -> Void) async throws {
+    let database = try await TestDatabase.make(engine)
+    let provider = try DatabaseProvider(location: database.location, poolSize: poolSize, threadPool: .singleton, logger: Logger(label: "test"))
+    let outcome = await Result(catching: {
+        try await provider.migrate(GatehouseMigrations.all)
+        try await body(provider)
+    })
+    await provider.shutdown()
+    await database.cleanup()
+    try outcome.get()
+}
+
+extension Result where Failure == any Error {
+    /// `body`'s value or error, so that clean-up can run before it is thrown.
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

@@ -1,0 +1,442 @@
+import Foundation
+import GatehouseTestSupport
+import GatehouseAPI
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import SQLKit
+import Testing
+@testable import GatehouseServer
+
+/// The wallet at the wire level (docs/wallet.md): attaching, transfers, idempotency, limits, and
+/// the payment messages in chats, on every engine.
+@Suite("Wallet: wallets and transfers")
+struct WalletTests {
+    typealias W = V1.Wallet
+
+    @Test("a batch's answer, spliced from the transfer's JSON and the balance, is what the encoder writes", arguments: [
+        (Int64(0), "rent \"May\" / ₽", true), (Int64(-42), nil, false), (Int64(9_223_372_036_854_775_807), "", true),
+    ])
+    func splicedAnswer(balance: Int64, comment: String?, withAvatar: Bool) throws {
+        let from = WalletParty(id: UUID(), tag: "ann", firstName: "Ann", lastName: nil,
+                               avatarUrl: withAvatar ? "https://example.test/v1/accounts/avatar/x" : nil)
+        let transfer = Transfer(id: UUID(), kind: .transfer, from: from, to: WalletParty(id: UUID(), tag: "bob", firstName: nil, lastName: "Б", avatarUrl: nil),
+                                amount: 12_345, comment: comment, requestId: withAvatar ? UUID() : nil, createdAt: Date(timeIntervalSince1970: 1_764_000_000))
+        let spliced = WalletService.transferResult(try V1.encoder.encode(transfer), balance: balance)
+        #expect(spliced == (try V1.encoder.encode(TransferResult(transfer: transfer, balance: balance))))
+    }
+
+    @Test("a batch numbers its events from the counters it raised with the lock, and refuses events other than those counted", arguments: TestEngine.available)
+    func batchEvents_numberedFromRaisedCounters(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: two events for ann and one for bob, as a batch records them
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            let events = app.services.wallets.core.events
+            @Sendable func recorded(_ accounts: [UUID]) -> EventRecorder {
+                let recorder = EventRecorder()
+                for (n, account) in accounts.enumerated() { recorder.add(.walletTransfer, to: account, encoded: Data(#"{"n":\#(n)}"#.utf8)) }
+                return recorder
+            }
+            #expect(recorded([ann.id, bob.id, ann.id]).counts() == [ann.id: 2, bob.id: 1])
+
+            // MUT: the counters stood at 1,002 and 501 once raised
+            try await app.services.wallets.core.database.db.transaction { tx in
+                var writes = CombinedWrites(for: tx as! any SQLDatabase)
+                try events.flush(recorded([ann.id, bob.id, ann.id]), raised: [ann.id: 2, bob.id: 1], to: [ann.id: 1_002, bob.id: 501], into: &writes)
+                try await writes.run(on: tx as! any SQLDatabase)
+            }
+
+            // validate: each account's events end at its counter, in the order recorded
+            let anns = try await events.events(of: ann.id, after: 1_000, limit: 10)
+            #expect(anns.map(\.seq) == [1_001, 1_002] && anns.map(\.data) == [#"{"n":0}"#, #"{"n":2}"#])
+            #expect(try await events.events(of: bob.id, after: 500, limit: 10).map(\.seq) == [501])
+            // other events than those counted, or a counter not raised, are refused
+            var writes = CombinedWrites(for: app.services.wallets.core.database.sql)
+            #expect(throws: EventLogError.self) {
+                try events.flush(recorded([ann.id]), raised: [ann.id: 2], to: [ann.id: 9], into: &writes)
+            }
+            #expect(throws: EventLogError.self) {
+                try events.flush(recorded([ann.id, bob.id]), raised: [ann.id: 1, bob.id: 1], to: [ann.id: 9], into: &writes)
+            }
+            #expect(writes.statements.isEmpty)
+        }
+    }
+
+    @Test("a batch's movements are applied in turn: what the earlier ones left decides, the day's payouts count, a refusal moves nothing", arguments: TestEngine.available)
+    func ledgerBatch_appliesInTurn(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: ann 10 ₽, bob 0 ₽
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            let core = app.services.wallets.core
+            let annWallet = try #require(try await app.services.wallets.wallet(of: ann.id)).id
+            let bobWallet = try #require(try await app.services.wallets.wallet(of: bob.id)).id
+            @Sendable func move(_ from: UUID, _ to: UUID, _ amount: Int64) -> Ledger.Movement {
+                Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: from, credit: to, amount: amount, comment: nil, request: nil)
+            }
+            // ann pays 8 (ok), then 5 (refused: 2 left), bob pays 3 back (ok), ann pays 5 (ok, 13 ₽ paid today), then 1 kopeck (nothing left)
+            let movements = [move(annWallet, bobWallet, 8_00), move(annWallet, bobWallet, 5_00), move(bobWallet, annWallet, 3_00),
+                             move(annWallet, bobWallet, 5_00), move(annWallet, bobWallet, 1)]
+
+            let counter = { @Sendable (account: UUID) async throws -> Int64 in
+                try await (core.database.db as! any SQLDatabase).raw(
+                    "SELECT last_seq FROM messenger_event_counters WHERE account_id = \(bind: account)").first()?.decode(column: "last_seq", as: Int64.self) ?? 0
+            }
+            let (annSeq, bobSeq) = (try await counter(ann.id), try await counter(bob.id))
+
+            // MUT (the events' counters raised with the lock: ann's by 2, bob's by 3)
+            let now = app.clock.now
+            let (results, raised) = try await core.database.db.transaction { tx in
+                var writes = CombinedWrites(for: tx as! any SQLDatabase)
+                core.ledger.record(movements, at: now, into: &writes)
+                let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: 13_00, raising: [ann.id: 2, bob.id: 3], on: tx, into: &writes)
+                try await writes.run(on: tx as! any SQLDatabase)
+                // a refused movement's own row goes, as a batch's caller does with what it will not answer
+                let refused = zip(movements, results).filter { if case .failure = $0.1 { true } else { false } }.map(\.0.id)
+                try await (tx as! any SQLDatabase).raw("DELETE FROM ledger_transactions WHERE id IN (\(binds: refused))").run()
+                return (results, raised)
+            }
+
+            // validate
+            let outcomes = results.map { result -> String in
+                switch result {
+                case .success(let posting): "\(posting.debitBalance)/\(posting.creditBalance)"
+                case .failure(let refusal): "\(refusal)"
+                }
+            }
+            #expect(outcomes == ["200/800", "insufficientFunds", "500/500", "0/1000", "insufficientFunds"])
+            #expect(raised == [ann.id: annSeq + 2, bob.id: bobSeq + 3])
+            let (annAfter, bobAfter) = (try await counter(ann.id), try await counter(bob.id))
+            #expect(annAfter == annSeq + 2 && bobAfter == bobSeq + 3)
+            #expect(try await app.v1.balance(of: ann) == 0)
+            #expect(try await app.v1.balance(of: bob) == 10_00)
+            #expect(try await app.services.wallets.audit().isEmpty)
+            // the day's limit: ann has paid 13 ₽ today, so even with money 1 kopeck more is over it
+            try await app.credit("+79160000001", 1_00)
+            let overDay = try await core.database.db.transaction { tx in
+                var writes = CombinedWrites(for: tx as! any SQLDatabase)
+                return try await core.ledger.post([move(annWallet, bobWallet, 1)], at: now, dailyLimit: 13_00, on: tx, into: &writes).results
+            }
+            #expect(overDay.count == 1 && { if case .failure(.dailyLimitExceeded(limit: 13_00)) = overDay[0] { true } else { false } }())
+        }
+    }
+
+    @Test("a wallet is attached to a verified phone, once", arguments: TestEngine.available)
+    func attach_needsVerifiedPhone_andIsIdempotent(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.person("ann")
+
+            // MUT + validate: no wallet, no phone
+            try expectProblem(try await app.v1.get(W.wallet.path, token: ann.token), .notFound, .walletNotFound)
+            try expectProblem(try await app.v1.post(W.attach.path, json: "", token: ann.token), .conflict, .phoneNotVerified)
+            try await app.v1.verifyPhone("+79161112233", of: ann)
+            let first = try await app.v1.post(W.attach.path, json: "", token: ann.token)
+            let again = try await app.v1.post(W.attach.path, json: "", token: ann.token)
+
+            #expect(first.status == .created)
+            #expect(again.status == .ok)
+            let wallet = try first.decoded(as: WalletInfo.self)
+            #expect(wallet == (try again.decoded(as: WalletInfo.self)))
+            #expect(wallet.phone == "+79161112233" && wallet.currency == "RUB" && wallet.balance == 0)
+            #expect(try await app.v1.get(W.wallet.path, token: ann.token).decoded(as: WalletInfo.self) == wallet)
+            // An account without a tag has no chats to show payments in.
+            let untagged = try await app.v1.signedUp(email: "plain@example.com")
+            try await app.v1.verifyPhone("+79161112299", of: Someone(token: untagged.token, id: untagged.account.id, tag: ""))
+            try expectProblem(try await app.v1.post(W.attach.path, json: "", token: untagged.token), .conflict, .tagRequired)
+        }
+    }
+
+    /// Both ways of writing a transfer: in a batch (the default), and each in its own transaction.
+    @Test("a transfer moves money once, shows in both histories and in the chat, and tells both", arguments: TestEngine.available, [64, 1])
+    func transfer_movesMoney_andShowsEverywhere(engine: TestEngine, transfersPerCommit: Int) async throws {
+        try await withApp(engine, configure: { $0.wallet.transfersPerCommit = transfersPerCommit }) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            let cat = try await app.v1.walletHolder("cat", phone: "+79160000003")
+            try await app.credit("+79160000001", 100_00)
+
+            // MUT: by tag, by phone (any spelling), by email
+            let byTag = try await app.v1.paid(30_00, to: bob, by: ann, comment: "за кофе")
+            let byPhone = try await app.v1.pay(5_50, to: PartyReference(phone: "8 (916) 000-00-02"), by: ann)
+            let byEmail = try await app.v1.pay(1, to: PartyReference(email: "BOB@example.com"), by: ann)
+
+            // validate: the answers
+            #expect(byTag.balance == 70_00)
+            #expect(byTag.transfer.kind == .transfer && byTag.transfer.amount == 30_00 && byTag.transfer.comment == "за кофе")
+            #expect(byTag.transfer.from?.id == ann.id && byTag.transfer.to.id == bob.id && byTag.transfer.to.tag == "bob")
+            #expect(try byPhone.status == .created && byPhone.decoded(as: TransferResult.self).balance == 64_50)
+            #expect(try byEmail.status == .created && byEmail.decoded(as: TransferResult.self).balance == 64_49)
+            #expect(try await app.v1.balance(of: bob) == 35_51)
+            // the histories, newest first, signed from each side
+            let annHistory = try await app.v1.get(W.transactions.path, token: ann.token).decoded(as: WalletTransactionPage.self)
+            #expect(annHistory.items.map(\.amount) == [-1, -5_50, -30_00, 100_00])
+            #expect(annHistory.items.map(\.balanceAfter) == [64_49, 64_50, 70_00, 100_00])
+            #expect(annHistory.items.last?.kind == .topup && annHistory.items.last?.counterparty == nil)
+            #expect(annHistory.items[2].counterparty?.id == bob.id && annHistory.items[2].comment == "за кофе")
+            let bobHistory = try await app.v1.get(W.transactions.path, token: bob.token).decoded(as: WalletTransactionPage.self)
+            #expect(bobHistory.items.map(\.amount) == [1, 5_50, 30_00])
+            // pages
+            let page1 = try await app.v1.get(W.transactions.path + "?limit=3", token: ann.token).decoded(as: WalletTransactionPage.self)
+            let cursor = try #require(page1.nextCursor)
+            let page2 = try await app.v1.get(W.transactions.path + "?limit=3&cursor=\(cursor)", token: ann.token).decoded(as: WalletTransactionPage.self)
+            #expect(page1.items + page2.items == annHistory.items && page2.nextCursor == nil)
+            // one transfer: its two sides see it, nobody else does
+            let detailPath = app.v1.path(W.transferDetail, byTag.transfer.id)
+            #expect(try await app.v1.get(detailPath, token: bob.token).decoded(as: Transfer.self) == byTag.transfer)
+            try expectProblem(try await app.v1.get(detailPath, token: cat.token), .notFound, .transferNotFound)
+            // the chat: one message per transfer, authored by the payer, with the comment as text
+            let chat = try #require(try await app.v1.chats(of: bob).items.first)
+            #expect(chat.person.id == ann.id)
+            let history = try await app.v1.history(chat.id, for: bob)
+            #expect(history.items.map(\.payment?.amount) == [30_00, 5_50, 1])
+            #expect(history.items.allSatisfy { $0.authorId == ann.id && $0.payment?.kind == .transfer })
+            #expect(history.items[0].text == "за кофе" && history.items[0].payment?.transferId == byTag.transfer.id)
+            #expect(chat.lastMessage?.payment?.amount == 1)
+            // the events: wallet.transfer with each one's own balance, and the message
+            let bobs = try await app.services.realtime.log.events(of: bob.id, after: 0, limit: 100)
+            let transfers = try bobs.filter { $0.kind == RealtimeEventKind.walletTransfer.rawValue }
+                .map { try V1.decoder.decode(TransferResult.self, from: Data($0.data.utf8)) }
+            #expect(transfers.map(\.balance) == [30_00, 35_50, 35_51])
+            #expect(bobs.filter { $0.kind == RealtimeEventKind.messageCreated.rawValue }.count == 3)
+            #expect(try await app.services.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("transfers are refused with clear reasons and nothing moves", arguments: TestEngine.available)
+    func transfer_refusals(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.wallet.maxTransfer = 500_00; $0.wallet.dailyLimit = 800_00; $0.limits.sessionTTL = 7 * 86_400 }) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            let walletless = try await app.v1.person("dan")
+            try await app.credit("+79160000001", 2_000_00)
+
+            // MUT + validate
+            try expectProblem(try await app.v1.post(W.transfer.path, NewTransfer(to: PartyReference(tag: "bob"), amount: 1), token: ann.token),
+                              .badRequest, .idempotencyKeyRequired)
+            try expectProblem(try await app.v1.pay(0, to: PartyReference(tag: "bob"), by: ann), .badRequest, .invalidAmount)
+            try expectProblem(try await app.v1.pay(-5, to: PartyReference(tag: "bob"), by: ann), .badRequest, .invalidAmount)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "bob", email: "bob@example.com"), by: ann), .badRequest, .invalidParameter)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(), by: ann), .badRequest, .invalidParameter)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(phone: "12"), by: ann), .badRequest, .invalidPhone)
+            try expectProblem(try await app.v1.post(W.transfer.path, json: #"{"to":{"tag":"bob"},"amount":1.5}"#, token: ann.token,
+                                                    headers: app.v1.idempotencyHeaders("k")), .badRequest, .malformedBody)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "dan"), by: ann), .notFound, .recipientNotFound)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "nobody"), by: ann), .notFound, .recipientNotFound)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: ann), .unprocessableContent, .notYourself)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: walletless), .notFound, .walletNotFound)
+            try expectProblem(try await app.v1.pay(500_01, to: PartyReference(tag: "bob"), by: ann), .unprocessableContent, .transferLimitExceeded)
+            let long = try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann, comment: String(repeating: "я", count: 501)),
+                                         .badRequest, .fieldTooLong)
+            #expect(long.field == "comment")
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann, comment: "a\u{7}b"), .badRequest, .invalidText)
+            try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "ann"), by: bob), .unprocessableContent, .insufficientFunds)
+            try await app.v1.paid(500_00, to: bob, by: ann)
+            try await app.v1.paid(300_00, to: bob, by: ann)
+            let overDay = try expectProblem(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann), .unprocessableContent, .dailyLimitExceeded)
+            #expect(overDay.field == "amount")
+            // A day later the limit has room again.
+            app.clock.advance(by: 86_401)
+            try await app.v1.paid(1, to: bob, by: ann)
+            #expect(try await app.v1.balance(of: ann) == 1_199_99)
+            #expect(try await app.v1.balance(of: bob) == 800_01)
+            #expect(try await app.services.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("the same key and body replay the first answer byte for byte; another body is 422; a refusal is remembered", arguments: TestEngine.available)
+    func idempotency_replaysAndRefuses(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionTTL = 7 * 86_400 }) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 100_00)
+            let replayed = HTTPField.Name(W.replayedHeader)!
+
+            // MUT
+            let first = try await app.v1.pay(10_00, to: PartyReference(tag: "bob"), by: ann, comment: "once", key: "intent-1")
+            // The same request spelled differently (key order, spacing) is the same request.
+            let retry = try await app.v1.post(W.transfer.path, json: #"{ "comment": "once", "amount": 10000e-2, "to": {"tag": "bob"} }"#.replacingOccurrences(of: "10000e-2", with: "1000"),
+                                              token: ann.token, headers: app.v1.idempotencyHeaders("intent-1"))
+            let other = try await app.v1.pay(20_00, to: PartyReference(tag: "bob"), by: ann, comment: "once", key: "intent-1")
+            let othersKey = try await app.v1.pay(10_00, to: PartyReference(tag: "ann"), by: bob, comment: "once", key: "intent-1")
+
+            // validate
+            #expect(first.status == .created && first.headers[replayed] == nil)
+            #expect(retry.status == .created && retry.headers[replayed] == "true")
+            #expect(retry.text == first.text, "the replay is the first answer's bytes")
+            try expectProblem(other, .unprocessableContent, .idempotencyKeyReused)
+            #expect(othersKey.status == .created, "keys are per account")
+            #expect(try await app.v1.balance(of: ann) == 100_00)
+
+            // A refusal is remembered for its key: the same key answers it again even after a top-up.
+            let poor = try await app.v1.pay(1_000_00, to: PartyReference(tag: "bob"), by: ann, key: "intent-2")
+            try expectProblem(poor, .unprocessableContent, .insufficientFunds)
+            try await app.credit("+79160000001", 1_000_00)
+            let poorAgain = try await app.v1.pay(1_000_00, to: PartyReference(tag: "bob"), by: ann, key: "intent-2")
+            try expectProblem(poorAgain, .unprocessableContent, .insufficientFunds)
+            #expect(poorAgain.headers[replayed] == "true" && poorAgain.text == poor.text)
+            #expect(try await app.v1.pay(1_000_00, to: PartyReference(tag: "bob"), by: ann, key: "intent-3").status == .created)
+            // Validation errors are not remembered: the same key works once the request is right.
+            try expectProblem(try await app.v1.pay(0, to: PartyReference(tag: "bob"), by: ann, key: "intent-4"), .badRequest, .invalidAmount)
+            #expect(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann, key: "intent-4").status == .created)
+            // Keys are forgotten after their time: the same key is then a new payment.
+            app.clock.advance(by: app.configuration.wallet.idempotencyKeyTTL + 1)
+            try await app.services.idempotencyKeys.purgeExpired(on: app.services.database.db)
+            let reborn = try await app.v1.pay(10_00, to: PartyReference(tag: "bob"), by: ann, comment: "once", key: "intent-1")
+            #expect(reborn.status == .created && reborn.headers[replayed] == nil && reborn.text != first.text)
+            #expect(try await app.v1.balance(of: ann) == 100_00 - 1_000_00 + 1_000_00 - 1 - 10_00 + 10_00 - 10_00)
+            #expect(try await app.services.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("concurrent duplicates of one key pay once and all get the same answer", arguments: TestEngine.available)
+    func idempotency_concurrentDuplicates_payOnce(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            _ = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 100_00)
+
+            // MUT
+            let answers = try await app.v1.payAtOnce(12, 7_00, to: PartyReference(tag: "bob"), by: ann, key: "same-tap")
+
+            // validate
+            #expect(Set(answers.map(\.status)) == [201], "\(answers)")
+            #expect(Set(answers.map(\.body)).count == 1, "every duplicate answers the first answer")
+            #expect(try await app.v1.balance(of: ann) == 93_00)
+            #expect(try await app.v1.get(W.transactions.path, token: ann.token).decoded(as: WalletTransactionPage.self).items.count == 2)
+        }
+    }
+
+    @Test("a forgotten key sent again by several at once starts over once: one new payment, one answer", arguments: TestEngine.available)
+    func idempotency_forgottenKey_concurrentDuplicates_payOnce(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionTTL = 7 * 86_400 }) { app in
+            // setup: a key used a day and more ago, not yet purged
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            _ = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 100_00)
+            #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "bob"), by: ann, key: "old-key").status == .created)
+            app.clock.advance(by: app.configuration.wallet.idempotencyKeyTTL + 60)
+
+            // MUT
+            let answers = try await app.v1.payAtOnce(8, 2_00, to: PartyReference(tag: "bob"), by: ann, key: "old-key")
+
+            // validate
+            #expect(Set(answers.map(\.status)) == [201] && Set(answers.map(\.body)).count == 1, "\(answers)")
+            #expect(try await app.v1.balance(of: ann) == 97_00)
+        }
+    }
+
+    @Test("many concurrent transfers from one wallet never overdraw it and lose nothing", arguments: TestEngine.available)
+    func concurrentTransfers_neverOverdraw(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            try await app.credit("+79160000002", 5_00)
+            let v1 = app.v1
+
+            // MUT: 30 payments of 1 rouble from ann to bob, and 10 back, at once
+            let answers = try await withThrowingTaskGroup(of: (fromAnn: Bool, status: Int).self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let (from, to) = index < 30 ? (ann, "bob") : (bob, "ann")
+                        return (index < 30, try await v1.pay(1_00, to: PartyReference(tag: to), by: from).status.code)
+                    }
+                }
+                return try await group.reduce(into: [(fromAnn: Bool, status: Int)]()) { $0.append($1) }
+            }
+            let statuses = answers.map(\.status)
+
+            // validate: every 201 moved a rouble, every 422 none
+            #expect(Set(statuses).isSubset(of: [201, 422]))
+            let annBalance = try await app.v1.balance(of: ann)
+            let bobBalance = try await app.v1.balance(of: bob)
+            #expect(annBalance >= 0 && bobBalance >= 0)
+            #expect(annBalance + bobBalance == 15_00)
+            let annPaid = Int64(answers.filter { $0.fromAnn && $0.status == 201 }.count)
+            let bobPaid = Int64(answers.filter { !$0.fromAnn && $0.status == 201 }.count)
+            #expect(annBalance == 10_00 - annPaid * 1_00 + bobPaid * 1_00)
+            #expect(statuses.filter { $0 == 201 }.count >= 10)
+            #expect(try await app.services.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("a wallet message can be neither edited, deleted for everyone nor forwarded", arguments: TestEngine.available)
+    func paymentMessage_isARecord(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            try await app.v1.paid(1_00, to: bob, by: ann, comment: "rent")
+            let chat = try #require(try await app.v1.chats(of: ann).items.first)
+            let message = try #require(try await app.v1.history(chat.id, for: ann).items.first)
+
+            // MUT + validate
+            try expectProblem(try await app.v1.patch(app.v1.path(V1.Messenger.edit, message.id), EditMessage(text: "more"), token: ann.token), .conflict, .paymentMessage)
+            try expectProblem(try await app.v1.delete(app.v1.path(V1.Messenger.deleteMessage, message.id) + "?for=everyone", token: ann.token), .conflict, .paymentMessage)
+            try expectProblem(try await app.v1.post(app.v1.path(V1.Messenger.forward, message.id), ForwardRequest(chatIds: [chat.id]), token: ann.token), .conflict, .paymentMessage)
+            // Deleting it for myself only hides it from me.
+            #expect(try await app.v1.delete(app.v1.path(V1.Messenger.deleteMessage, message.id) + "?for=me", token: bob.token).status == .noContent)
+            #expect(try await app.v1.history(chat.id, for: bob).items.isEmpty)
+            #expect(try await app.v1.history(chat.id, for: ann).items.first?.payment?.amount == 1_00)
+        }
+    }
+
+    @Test("recipient lookup shows the name before paying, and only for wallets", arguments: TestEngine.available)
+    func recipient_lookup(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.wallet.lookupsPerHour = 4 }) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            _ = try await app.v1.walletHolder("bob", phone: "+79160000002")
+
+            // MUT + validate
+            let bob = try await app.v1.get(W.recipient.path + "?phone=%2B79160000002", token: ann.token).decoded(as: WalletParty.self)
+            #expect(bob.tag == "bob" && bob.displayName == "Bob Smith")
+            try expectProblem(try await app.v1.get(W.recipient.path + "?tag=nobody", token: ann.token), .notFound, .recipientNotFound)
+            try expectProblem(try await app.v1.get(W.recipient.path + "?phone=1&tag=bob", token: ann.token), .badRequest, .invalidParameter)
+            _ = try await app.v1.get(W.recipient.path + "?tag=bob", token: ann.token)
+            try expectProblem(try await app.v1.get(W.recipient.path + "?tag=bob", token: ann.token), .tooManyRequests, .rateLimited)
+        }
+    }
+
+    @Test("the operator's credit command puts money into a verified phone's wallet", arguments: TestEngine.available)
+    func creditCommand(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+
+            // MUT
+            let credit = try await WalletCommands.credit(configuration: app.configuration, phone: "+7 916 000-00-01", amount: "100.50", reason: "card top-up")
+            let bad = await #expect(throws: WalletCommands.Failure.self) {
+                try await WalletCommands.credit(configuration: app.configuration, phone: "+79160000001", amount: "1.005", reason: nil)
+            }
+            let unknown = await #expect(throws: WalletCommands.Failure.self) {
+                try await WalletCommands.credit(configuration: app.configuration, phone: "+79169999999", amount: "1", reason: nil)
+            }
+
+            // validate
+            #expect(credit.amount == 100_50 && credit.balance == 100_50 && credit.accountId == ann.id)
+            #expect(bad?.description.contains("--amount") == true)
+            #expect(unknown?.description.isEmpty == false)
+            #expect(try await app.v1.balance(of: ann) == 100_50)
+            // A provider's payment id credits once, however often the webhook (or the operator) repeats it.
+            let first = try await WalletCommands.credit(configuration: app.configuration, phone: "+79160000001", amount: "5", reason: nil, reference: "pay_881")
+            let again = try await WalletCommands.credit(configuration: app.configuration, phone: "+79160000001", amount: "5", reason: nil, reference: "pay_881")
+            let otherAmount = await #expect(throws: WalletCommands.Failure.self) {
+                try await WalletCommands.credit(configuration: app.configuration, phone: "+79160000001", amount: "6", reason: nil, reference: "pay_881")
+            }
+            #expect(first.transferId == again.transferId && again.balance == 105_50)
+            #expect(otherAmount?.description.contains("pay_881") == true)
+            #expect(try await app.v1.balance(of: ann) == 105_50)
+            #expect(try await WalletCommands.audit(configuration: app.configuration).isEmpty)
+        }
+    }
+}
