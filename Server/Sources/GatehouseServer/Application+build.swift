@@ -1,3 +1,6 @@
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseSurfaces
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -20,7 +23,7 @@ public func buildApplication(
     return buildApplication(services: services, onServerRunning: onServerRunning)
 }
 
-func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (Int) async -> Void)? = nil) -> GatehouseApplication {
+package func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (Int) async -> Void)? = nil) -> GatehouseApplication {
     GatehouseMetrics.bootstrapOnce()
     let configuration = services.configuration
     let router = makeRouter(services: services)
@@ -65,7 +68,7 @@ func buildApplication(services: GatehouseServices, onServerRunning: (@Sendable (
 
 /// Every HTTP route of the server. Separate from the application so tests can compare the
 /// routes with the OpenAPI document.
-func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> {
+package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> {
     let router = Router(context: GatehouseRequestContext.self)
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: NoStoreMiddleware())

@@ -1,9 +1,14 @@
 import FluentKit
+import GatehouseAccounts
+import GatehouseFoundation
+import GatehouseMessenger
+import GatehouseSignToLogin
+import GatehouseWallet
 
 /// Every migration, in order: the platform's and each app's (each app keeps its own beside its
 /// code). Numbered; never edit one that has landed: add the next.
-enum GatehouseMigrations {
-    static var all: [any AsyncMigration] {
+package enum GatehouseMigrations {
+    package static var all: [any AsyncMigration] {
         [
             M001CreateAccounts(),
             M002CreateSessions(),

@@ -1,5 +1,12 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseAccounts
+import GatehouseFoundation
+import GatehouseMessenger
+import GatehousePlatform
+import GatehouseSignToLogin
+import GatehouseSurfaces
+import GatehouseWallet
 import Logging
 import NIOCore
 import NIOPosix
@@ -7,44 +14,44 @@ import ServiceLifecycle
 
 /// Every service of one server instance, built once from the configuration and handed to the
 /// surfaces. Tests build it directly to reach the clock-driven parts (the outbox deliverer).
-final class GatehouseServices: Sendable {
-    let configuration: GatehouseConfiguration
-    let dependencies: GatehouseDependencies
-    let logger: Logger
-    let database: DatabaseProvider
-    let sessions: SessionService
-    let verification: VerificationService
+package final class GatehouseServices: Sendable {
+    package let configuration: GatehouseConfiguration
+    package let dependencies: GatehouseDependencies
+    package let logger: Logger
+    package let database: DatabaseProvider
+    package let sessions: SessionService
+    package let verification: VerificationService
     /// The account services, one per concept, on one shared core.
-    let signup: SignupService
-    let login: LoginService
-    let recovery: RecoveryService
-    let profile: ProfileService
-    let email: EmailService
-    let avatars: AvatarService
-    let outbox: Outbox
-    let deliverer: OutboxDeliverer
-    let rateLimiter: RateLimiter
-    let httpClient: HTTPClient
-    let bus: any EventBus
-    let blobs: any BlobStore
-    let blobCollector: BlobCollector
+    package let signup: SignupService
+    package let login: LoginService
+    package let recovery: RecoveryService
+    package let profile: ProfileService
+    package let email: EmailService
+    package let avatars: AvatarService
+    package let outbox: Outbox
+    package let deliverer: OutboxDeliverer
+    package let rateLimiter: RateLimiter
+    package let httpClient: HTTPClient
+    package let bus: any EventBus
+    package let blobs: any BlobStore
+    package let blobCollector: BlobCollector
     /// The messenger's services, on one shared core (docs/messenger.md).
-    let people: PeopleService
-    let friends: FriendsService
-    let chats: ChatsService
-    let messages: MessagesService
-    let attachments: AttachmentService
-    let realtime: RealtimeHub
+    package let people: PeopleService
+    package let friends: FriendsService
+    package let chats: ChatsService
+    package let messages: MessagesService
+    package let attachments: AttachmentService
+    package let realtime: RealtimeHub
     /// The signature identity service (docs/signature-identity.md).
-    let apps: AppsService
-    let signatures: SignatureService
-    let documents: SignatureDocuments
+    package let apps: AppsService
+    package let signatures: SignatureService
+    package let documents: SignatureDocuments
     /// The wallet's services, on one shared core (docs/wallet.md).
-    let wallets: WalletService
-    let moneyRequests: MoneyRequestsService
-    let idempotencyKeys: IdempotencyKeys
+    package let wallets: WalletService
+    package let moneyRequests: MoneyRequestsService
+    package let idempotencyKeys: IdempotencyKeys
 
-    init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
+    package init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
         // (the outbox's were, in every production process, until a parallel test run showed it).
         GatehouseMetrics.bootstrapOnce()
@@ -179,22 +186,22 @@ final class GatehouseServices: Sendable {
 
 extension GatehouseServices {
     /// Migrations, then the data moves they imply (avatars into the blob store).
-    func migrate() async throws {
+    package func migrate() async throws {
         try await database.migrate(GatehouseMigrations.all)
         try await AvatarMove(database: database, store: blobs).run()
     }
 
     /// For commands that use the services without running the application.
-    func shutdownOutsideApplication() async {
+    package func shutdownOutsideApplication() async {
         try? await httpClient.shutdown()
         await database.shutdown()
     }
 }
 
 /// Shuts the shared HTTP client down after the deliverer has stopped.
-struct HTTPClientService: Service {
-    let client: HTTPClient
-    func run() async throws {
+package struct HTTPClientService: Service {
+    package let client: HTTPClient
+    package func run() async throws {
         try? await gracefulShutdown()
         try await client.shutdown()
     }

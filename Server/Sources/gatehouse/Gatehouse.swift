@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseAPI
+import GatehouseFoundation
 import GatehouseServer
 
 @main

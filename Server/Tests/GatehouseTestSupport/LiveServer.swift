@@ -7,6 +7,7 @@ import Logging
 import ServiceLifecycle
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import GatehouseFoundation
 #endif
 
 /// A real Gatehouse server in this process, on a loopback port, with a fresh database: what the

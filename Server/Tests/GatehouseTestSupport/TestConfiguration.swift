@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseFoundation
 import GatehouseServer
 
 extension GatehouseConfiguration {

@@ -1,8 +1,9 @@
+import FluentPostgresDriver
 import Foundation
+import GatehouseFoundation
+import GatehouseServer
 import Logging
 import Testing
-import FluentPostgresDriver
-@testable import GatehouseServer
 
 /// The database engines a suite runs on: SQLite always, PostgreSQL when `POSTGRES_URL` is set
 /// (CI sets it). `GATEHOUSE_TEST_ENGINES=sqlite` narrows a local run.

@@ -1,7 +1,7 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
 import GatehouseKit
+import GatehouseTestSupport
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking

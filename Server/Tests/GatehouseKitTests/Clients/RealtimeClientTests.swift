@@ -1,7 +1,7 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
 import GatehouseKit
+import GatehouseTestSupport
 import Testing
 
 /// `RealtimeClient` against a live server: events in order, resume after a stop, the end of the session.

@@ -1,8 +1,8 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
 import GatehouseKit
 import GatehouseScreens
+import GatehouseTestSupport
 import Testing
 
 /// The authorization epic of the messenger spec (`docs/specs.md`) through the view models, against a real

@@ -1,8 +1,8 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
 import GatehouseKit
 import GatehouseScreens
+import GatehouseTestSupport
 import Testing
 
 /// The five scenarios of `docs/phone-accounts.md` through the view models, against a real

@@ -1,8 +1,8 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
 import GatehouseKit
 import GatehouseScreens
+import GatehouseTestSupport
 import Testing
 
 /// The two-screen app of `docs/websocket-login.md` through its view models, against the real

@@ -1,7 +1,7 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
 import GatehouseKit
+import GatehouseTestSupport
 
 /// `/v1` helpers for the in-process server.
 extension LiveServer {

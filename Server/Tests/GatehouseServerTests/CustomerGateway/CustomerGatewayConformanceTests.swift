@@ -1,6 +1,7 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import HummingbirdWSClient
@@ -8,7 +9,6 @@ import HummingbirdWSTesting
 import NIOCore
 import NIOWebSocket
 import Testing
-@testable import GatehouseServer
 
 /// `docs/websocket-login.md` at the wire level: raw text and binary frames from a real
 /// WebSocket client, answers checked field by field.

@@ -1,10 +1,11 @@
 import FluentKit
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import Testing
-@testable import GatehouseServer
 
 /// The `sms-http` channel against a real local HTTP receiver, including a gateway that is down.
 @Suite("Delivery: SMS through an HTTP gateway")

@@ -4,7 +4,8 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@testable import GatehouseServer
+import GatehouseFoundation
+import GatehouseServer
 
 /// End-to-end tests of `SMTPClient` against a real SMTP server process (aiosmtpd).
 @Suite("SMTPClient against a real SMTP server", .timeLimit(.minutes(2)))

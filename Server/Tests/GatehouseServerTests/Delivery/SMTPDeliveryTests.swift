@@ -1,9 +1,10 @@
 import FluentKit
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import Testing
-@testable import GatehouseServer
 
 /// Confirmation mail through the outbox and the `smtp` channel, against a real SMTP server
 /// (aiosmtpd) with STARTTLS and AUTH, including a mail server that is down.

@@ -1,11 +1,12 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehousePlatform
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// Attachments at the wire level: uploads (raw and multipart), sniffing, downloads with ETag
 /// and Range, limits (docs/messenger.md).

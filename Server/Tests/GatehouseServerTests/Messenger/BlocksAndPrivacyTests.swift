@@ -1,9 +1,9 @@
 import Foundation
 import GatehouseAPI
+import GatehouseServer
 import GatehouseTestSupport
 import HTTPTypes
 import Testing
-@testable import GatehouseServer
 
 /// Who may reach whom (docs/messenger.md, "Privacy"): friends-only privacy and blocks stop
 /// messages, edits, friend requests and the wallet's requests and transfers alike.

@@ -1,11 +1,11 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// Chats and messages at the wire level (docs/messenger.md), on every engine.
 @Suite("Messenger: chats and messages")

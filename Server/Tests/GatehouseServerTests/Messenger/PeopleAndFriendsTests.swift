@@ -1,10 +1,11 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import Testing
-@testable import GatehouseServer
 
 /// The messenger's people search, friendships and privacy at the wire level (docs/messenger.md),
 /// on every engine.

@@ -1,6 +1,7 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import HummingbirdWSClient
@@ -9,7 +10,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 import Testing
-@testable import GatehouseServer
 
 /// The frames one realtime socket received, in order.
 final class ReceivedFrames: Sendable {

@@ -1,9 +1,10 @@
 import Foundation
 import GatehouseAPI
+import GatehouseServer
+import GatehouseSurfaces
 import Hummingbird
 import HummingbirdTesting
 import Testing
-@testable import GatehouseServer
 
 /// The OpenAPI document and the router must describe the same API: a route missing from the
 /// document, or a documented route the server does not have, fails here.

@@ -1,10 +1,12 @@
 import Foundation
-import GatehouseTestSupport
+import GatehouseAccounts
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import Testing
-@testable import GatehouseServer
 
 @Suite("Operations: metrics, health, dev outbox, request ids")
 struct OperationsTests {

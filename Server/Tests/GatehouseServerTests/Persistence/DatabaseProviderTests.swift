@@ -1,12 +1,15 @@
 import FluentKit
 import Foundation
+import GatehouseAccounts
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseServer
 import GatehouseTestSupport
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import SQLKit
 import Testing
-@testable import GatehouseServer
 
 @Suite("Database provider")
 struct DatabaseProviderTests {

@@ -1,10 +1,11 @@
 import FluentKit
 import Foundation
+import GatehouseFoundation
+import GatehouseServer
 import GatehouseTestSupport
 import Logging
 import SQLKit
 import Testing
-@testable import GatehouseServer
 
 @Suite("Database work on its connection's event loop")
 struct EventLoopTaskExecutorTests {

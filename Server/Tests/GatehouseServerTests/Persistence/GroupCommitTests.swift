@@ -1,7 +1,8 @@
 import Foundation
+import GatehouseFoundation
+import GatehouseServer
 import NIOConcurrencyHelpers
 import Testing
-@testable import GatehouseServer
 
 private struct Refused: Error {}
 

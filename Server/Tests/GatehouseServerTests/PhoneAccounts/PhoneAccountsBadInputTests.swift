@@ -1,11 +1,11 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// Bad input gets 400 with a precise text and code, never a crash or a half-written record.
 @Suite("Phone accounts: bad input")

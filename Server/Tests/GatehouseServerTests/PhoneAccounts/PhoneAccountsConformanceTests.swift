@@ -1,10 +1,10 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import Testing
-@testable import GatehouseServer
 
 /// The five scenarios of `docs/phone-accounts.md`, walked at the wire level with raw form and
 /// multipart requests, on every engine.

@@ -1,11 +1,13 @@
 import FluentKit
 import Foundation
-import GatehouseTestSupport
+import GatehouseAccounts
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import Testing
-@testable import GatehouseServer
 
 /// Every limit of the phone-first API, each configurable, each tested on every engine.
 @Suite("Phone accounts: codes, sessions and throttling limits")

@@ -1,13 +1,14 @@
 import FluentKit
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehousePlatform
+import GatehouseServer
+import GatehouseTestSupport
 import HummingbirdTesting
 import Logging
 import NIOConcurrencyHelpers
 import SQLKit
 import Testing
-@testable import GatehouseServer
 
 /// Events a test subscriber received.
 final class Received: Sendable {

@@ -1,12 +1,13 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import HummingbirdTesting
 import Logging
 import NIOCore
 import ServiceLifecycle
 import Testing
-@testable import GatehouseServer
 
 /// A WebSocket client written out byte by byte on a `RawConnection`: it answers nothing by
 /// itself (no pongs), so a test sees exactly what the server sends and when it closes.

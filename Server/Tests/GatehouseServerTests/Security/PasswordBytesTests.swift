@@ -1,8 +1,8 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import Testing
-@testable import GatehouseServer
 
 /// bcrypt reads a password up to a NUL and at most 72 bytes of it. Found by the WebSocket
 /// fuzzer: the right password followed by NUL and anything, or a 72-byte password followed by

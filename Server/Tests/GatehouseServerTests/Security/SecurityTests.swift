@@ -1,12 +1,14 @@
 import Foundation
-import GatehouseTestSupport
+import GatehouseAccounts
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import SQLKit
 import Testing
-@testable import GatehouseServer
 
 /// The defects of the adversarial probe (docs/security.md), each at the wire level as the attacker
 /// sent it. Every test here failed on the code before its fix.

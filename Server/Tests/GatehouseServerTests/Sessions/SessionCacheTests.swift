@@ -1,10 +1,12 @@
 import FluentKit
 import Foundation
-import GatehouseTestSupport
+import GatehouseAccounts
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import SQLKit
 import Testing
-@testable import GatehouseServer
 
 /// The in-process session cache: fresh for its TTL, forgotten at once on this instance's own
 /// changes, and never older than the TTL for changes made elsewhere.

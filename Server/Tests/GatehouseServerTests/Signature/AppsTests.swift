@@ -1,12 +1,15 @@
 import FluentKit
 import Foundation
 import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseServer
+import GatehouseSignToLogin
 import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// The signature identity service's apps and API keys: `/v1/apps` at the wire level on both
 /// engines, and `gatehouse apps` on the same database.

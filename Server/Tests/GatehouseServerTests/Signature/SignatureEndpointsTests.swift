@@ -1,12 +1,12 @@
 import Foundation
-import GatehouseVerifier
 import GatehouseAPI
+import GatehouseServer
 import GatehouseTestSupport
+import GatehouseVerifier
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// The spec's `/register/`, `/login/` and `/authenticate/` at the wire level on both engines,
 /// with JSON, urlencoded and multipart bodies, and signatures of synthetic writers.

@@ -1,12 +1,12 @@
 import Foundation
 import GatehouseAPI
+import GatehouseServer
 import GatehouseTestSupport
 import GatehouseVerifier
 import HTTPTypes
 import NIOCore
 import SQLKit
 import Testing
-@testable import GatehouseServer
 
 /// The adversarial probe's findings on the Sign To Login surface (docs/security.md, "Sign To
 /// Login"), each at the wire level on both engines: an attacker holds an app key of their own (or

@@ -1,7 +1,7 @@
 import Foundation
+import GatehouseServer
 import GatehouseVerifier
 import Testing
-@testable import GatehouseServer
 
 /// Signatures made up for the tests: each writer has a shape (a few circular strokes and a
 /// drift) and a rhythm (where the pen is fast and slow); the writer's own signatures vary a

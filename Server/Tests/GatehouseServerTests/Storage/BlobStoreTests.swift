@@ -1,14 +1,16 @@
 import AsyncHTTPClient
 import FluentKit
 import Foundation
-import NIOConcurrencyHelpers
-import GatehouseTestSupport
+import GatehouseAccounts
 import GatehouseAPI
+import GatehousePlatform
+import GatehouseServer
+import GatehouseTestSupport
 import HummingbirdTesting
+import NIOConcurrencyHelpers
 import NIOCore
 import SQLKit
 import Testing
-@testable import GatehouseServer
 
 /// The two blob stores, each against the real thing: a folder, and moto's S3 server.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {

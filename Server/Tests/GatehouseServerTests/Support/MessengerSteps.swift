@@ -1,10 +1,11 @@
 import Foundation
 import GatehouseAPI
+import GatehouseServer
+import GatehouseSurfaces
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// A signed-up person: their token and id.
 struct Someone: Sendable {

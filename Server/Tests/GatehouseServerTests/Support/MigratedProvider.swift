@@ -1,6 +1,7 @@
+import GatehouseFoundation
+import GatehouseServer
 import GatehouseTestSupport
 import Logging
-@testable import GatehouseServer
 
 /// A migrated `DatabaseProvider` on a fresh database of `engine` for `body`; afterwards, whatever
 /// `body` threw, the provider is shut down and the database removed.

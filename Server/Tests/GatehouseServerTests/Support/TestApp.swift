@@ -1,12 +1,13 @@
 import Foundation
 import GatehouseAPI
+import GatehouseServer
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
+import GatehouseFoundation
 import GatehouseTestSupport
 
 /// What a test gets: a client that speaks HTTP to the live server, the clock, and the services.

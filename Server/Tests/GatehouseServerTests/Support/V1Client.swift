@@ -1,11 +1,11 @@
 import Foundation
 import GatehouseAPI
+import GatehouseServer
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 extension TestHarness {
     /// The JSON API `/v1`, spoken as a third-party client speaks it.

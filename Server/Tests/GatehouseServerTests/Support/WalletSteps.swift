@@ -1,10 +1,10 @@
 import Foundation
 import GatehouseAPI
+import GatehouseServer
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// Wallet scenario steps over the wire, each expecting its success status.
 extension V1Client {

@@ -1,11 +1,12 @@
 import Foundation
+import GatehouseAccounts
 import GatehouseAPI
+import GatehouseServer
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// Raw requests exactly as a third-party client sends them: form and multipart bodies built by
 /// hand, headers spelled out.

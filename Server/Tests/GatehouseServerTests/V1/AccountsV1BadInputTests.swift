@@ -1,11 +1,11 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// Bad input on `/v1` gets a precise problem document (docs/api-v1.md, Conventions), in the
 /// client's language, never a crash, a 500 or a glimpse of the server's insides.

@@ -1,11 +1,11 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// `/v1/me` and what hangs off it: the profile merge patch, the password, recovery, the email
 /// change, the phone and the avatar, at the wire level (docs/api-v1.md), on every engine.

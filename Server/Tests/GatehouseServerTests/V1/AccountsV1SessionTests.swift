@@ -1,11 +1,11 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// Login, the session list, ending sessions and Bearer authentication of `/v1`, at the wire
 /// level (docs/api-v1.md), on every engine.

@@ -1,11 +1,12 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import Testing
-@testable import GatehouseServer
 
 /// `POST /v1/signup/code`, `POST /v1/signup` and `GET /v1/tags/{tag}` at the wire level
 /// (docs/api-v1.md), on every engine.

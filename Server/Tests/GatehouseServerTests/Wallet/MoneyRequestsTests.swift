@@ -1,11 +1,11 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseServer
+import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
-@testable import GatehouseServer
 
 /// Money requests at the wire level (docs/wallet.md, "Requests"): every state and every
 /// transition, who may take it, and what a wrong one answers, on every engine.

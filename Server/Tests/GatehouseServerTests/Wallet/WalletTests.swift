@@ -1,12 +1,15 @@
 import Foundation
-import GatehouseTestSupport
 import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseServer
+import GatehouseTestSupport
+import GatehouseWallet
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import SQLKit
 import Testing
-@testable import GatehouseServer
 
 /// The wallet at the wire level (docs/wallet.md): attaching, transfers, idempotency, limits, and
 /// the payment messages in chats, on every engine.

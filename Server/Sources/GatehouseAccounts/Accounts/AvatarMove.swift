@@ -1,0 +1,45 @@
+import FluentKit
+import Foundation
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// Moves avatars kept in the database before blobs existed (table `avatars`) into the blob store
+/// and `avatar_images`, keeping their ids (so their URLs still work). One avatar at a time: its
+/// blob is stored first, then its new row is written and its old row deleted in one
+/// transaction, so a crash anywhere leaves it either moved or still to move. Runs after the
+/// migrations; a no-op once the old table is empty.
+package struct AvatarMove {
+    package let database: DatabaseProvider
+    package let store: any BlobStore
+
+    package struct Row: Decodable {
+        package var id: UUID
+        package var account_id: UUID
+        package var content_type: String
+        package var bytes: Data
+        package var created_at: Date
+    }
+
+    @discardableResult
+    package func run() async throws -> Int {
+        var moved = 0
+        while let row = try await database.sql.raw("SELECT id, account_id, content_type, bytes, created_at FROM avatars LIMIT 1").first(decoding: Row.self) {
+            let key = try await store.put(row.bytes)
+            try await database.db.transaction { tx in
+                let sql = tx as! any SQLDatabase
+                try await AvatarModel(id: row.id, accountID: row.account_id, contentType: row.content_type, blob: key, size: row.bytes.count, now: row.created_at)
+                    .create(on: tx)
+                try await sql.raw("DELETE FROM avatars WHERE id = \(bind: row.id)").run()
+            }
+            moved += 1
+        }
+        if moved > 0 { database.logger.info("moved avatars from the database to the blob store", metadata: ["count": "\(moved)"]) }
+        return moved
+    }
+
+    package init(database: DatabaseProvider, store: any BlobStore) {
+        self.database = database
+        self.store = store
+    }
+}

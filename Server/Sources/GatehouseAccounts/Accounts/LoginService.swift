@@ -1,0 +1,104 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+
+/// Credentials: password login (with a pending temporary password), password change.
+package struct LoginService: AccountConcept {
+    package let core: AccountCore
+
+    // MARK: Login
+
+    /// Password login with any identifier. Unknown account and wrong password look the same,
+    /// cost the same bcrypt time and count against the same throttles.
+    ///
+    /// Every attempt takes its slot in the failure budgets *before* the password is checked and
+    /// gives it back only when it succeeds, so concurrent guesses cannot slip past the limit.
+    package func login(identifier: String, password: String, origin: RequestOrigin, accepting kinds: LoginIdentifierKinds = .any) async throws -> IssuedSession {
+        let ipKey = origin.ip ?? "unknown"
+        // An identifier of a kind this surface does not take is an unknown account, with the
+        // same bcrypt time and the same budgets.
+        // `.emailOnly` means an email address: "@tag" (and "@+7912...") contains an "@" too, and
+        // `findAccount` would look it up as a login name or a phone number.
+        let acceptable = kinds == .any || EmailAddress.normalize(identifier) != nil
+        let account = acceptable ? try await findAccount(identifier: identifier) : nil
+        let accountKey = account?.id?.uuidString ?? "id:" + identifier.lowercased().prefix(100)
+        try await rateLimiter.hit("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
+        do {
+            try await rateLimiter.hit("login-account", key: accountKey, limit: limits.loginFailuresPerAccount, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
+        } catch {
+            try? await rateLimiter.release("login-ip", key: ipKey, window: limits.loginFailureWindow)
+            throw error
+        }
+        let giveBack = {
+            try? await self.rateLimiter.release("login-ip", key: ipKey, window: self.limits.loginFailureWindow)
+            try? await self.rateLimiter.release("login-account", key: accountKey, window: self.limits.loginFailureWindow)
+        }
+        let session: IssuedSession
+        do {
+            guard let account, let accountID = account.id else {
+                _ = try await hasher.verify(password, hash: hasher.dummyHash)
+                throw GatehouseError.invalidCredentials
+            }
+            if try await hasher.verify(password, hash: account.passwordHash) {
+                session = try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip)
+            } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
+                session = temporary
+            } else {
+                throw GatehouseError.invalidCredentials
+            }
+        } catch let error as GatehouseError where error.code == .invalidCredentials {
+            throw error  // a failure: the slots stay spent
+        } catch {
+            await giveBack()  // not a failed guess (the database was away, say): nothing is spent
+            throw error
+        }
+        await giveBack()
+        return session
+    }
+
+    /// A temporary password from `restorePassword` works once: it becomes the account's password,
+    /// and every other session ends. Temporary passwords are random (about 70 bits), so they are
+    /// stored as an HMAC rather than bcrypt: checking one costs microseconds, and a failed login
+    /// costs one bcrypt whether or not a restore is pending (docs/security.md, "Timing").
+    private func loginWithTemporaryPassword(account: AccountModel, password: String, origin: RequestOrigin) async throws -> IssuedSession? {
+        let now = clock.now()
+        let accountID = account.id!
+        let candidates = try await VerificationCodeModel.query(on: database.db)
+            .filter(\.$accountID == accountID)
+            .filter(\.$purpose == VerificationPurpose.temporaryPassword.rawValue)
+            .filter(\.$consumedAt == nil)
+            .filter(\.$expiresAt > now)
+            .all()
+        let offered = temporaryPasswordHash(password, accountID: accountID)
+        guard let match = candidates.first(where: { Secrets.constantTimeEquals(offered, $0.secretHash) }) else { return nil }
+        let hash = try await hasher.hash(password)
+        let phoneNotice = match.destination.contains("@") ? unverifyPhoneAfterEmailRecovery(account) : nil
+        // It becomes the password: every other temporary password and reset code dies, every
+        // other session ends.
+        return try await setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
+                                     tellOwner: false, openingSessionFor: origin)
+    }
+
+
+    // MARK: Password change
+
+    /// Changes the password of a signed-in account. The current password is checked against the
+    /// same failure budget as logins, so a stolen token cannot be used to guess it.
+    /// `current` nil or empty: `current_password_required`.
+    package func changePassword(accountID: UUID, sessionID: UUID, current: String?, new: String, origin: RequestOrigin) async throws {
+        let account = try await accountRow(id: accountID)
+        try await requireCurrentPassword(current, of: account)
+        do {
+            try passwordRules.validate(new)
+        } catch let error as GatehouseError {
+            throw error.on(field: "newPassword")
+        }
+        let hash = try await hasher.hash(new)
+        try await setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID)
+    }
+
+    package init(core: AccountCore) {
+        self.core = core
+    }
+}

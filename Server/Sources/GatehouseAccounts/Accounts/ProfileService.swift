@@ -1,0 +1,165 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+
+/// The profile: names, birthday, tag, locale, the phone spec's combined change, attaching a phone.
+package struct ProfileService: AccountConcept {
+    package let core: AccountCore
+
+    // MARK: Profile
+
+
+    package struct ProfileChange: Sendable {
+        /// `.some(nil)` clears a field; `nil` leaves it alone.
+        package var firstName: String??
+        package var lastName: String??
+        package var middleName: String??
+        package var birthday: Date??
+        package var fcmToken: String??
+        /// The tag (the `username` column): can be replaced, not removed.
+        package var tag: String??
+        package var locale: String??
+        package var email: String?
+        /// The phone is the login and cannot change: sending the current one (a client posting
+        /// its whole form) is fine, another one is refused.
+        package var phone: String?
+        /// Needed when `email` changes the address: the email is a way into the account.
+        package var currentPassword: String?
+    
+        package init(firstName: String?? = nil, lastName: String?? = nil, middleName: String?? = nil, birthday: Date?? = nil, fcmToken: String?? = nil, tag: String?? = nil, locale: String?? = nil, email: String? = nil, phone: String? = nil, currentPassword: String? = nil) {
+            self.firstName = firstName
+            self.lastName = lastName
+            self.middleName = middleName
+            self.birthday = birthday
+            self.fcmToken = fcmToken
+            self.tag = tag
+            self.locale = locale
+            self.email = email
+            self.phone = phone
+            self.currentPassword = currentPassword
+        }
+}
+
+    /// `sessionID`: the session asking, which stays open when an email change ends the others.
+    package func updateProfile(accountID: UUID, sessionID: UUID?, change: ProfileChange, origin: RequestOrigin) async throws -> AccountSnapshot {
+        let account = try await accountRow(id: accountID)
+        let emailChanges = try change.email.map { try normalizeEmail($0) != account.displayedEmail } ?? false
+        if emailChanges {
+            // The phone-first spec's "wrong email" screen sends no password: right after a login
+            // (the flow it is part of), a session that has no confirmed email to lose may fix
+            // the address without one. Anything else needs the current password.
+            let recentLogin = try await sessions.openedAt(sessionID: sessionID).map { clock.now().timeIntervalSince($0) <= limits.recentLoginWindow } ?? false
+            if change.currentPassword != nil || account.emailConfirmedAt != nil || !recentLogin {
+                try await requireCurrentPassword(change.currentPassword, of: account)
+            }
+        }
+        if let phone = change.phone, try normalizePhone(phone) != account.phone {
+            throw GatehouseError.invalid(.phoneChangeNotAllowed, "error.phoneChange")
+        }
+        let now = clock.now()
+        if let v = change.firstName { account.firstName = v }
+        if let v = change.lastName { account.lastName = v }
+        if let v = change.middleName { account.middleName = v }
+        if let v = change.birthday { account.birthday = v }
+        if let v = change.fcmToken { account.fcmToken = v }
+        if let v = change.locale { account.locale = try v.map(validateLocale) }
+        var newTag: String?
+        if let v = change.tag {
+            guard let raw = v else { throw GatehouseError.invalid(.invalidParameter, "error.tagRequired").on(field: "tag") }
+            let tag = try validateTag(raw)
+            if tag != account.usernameKey {
+                if try await isTagTaken(tag, except: accountID) { throw Self.tagTaken }
+                account.username = tag
+                account.usernameKey = tag
+                newTag = tag
+            }
+        }
+        let notice: OutgoingMessage? = if let raw = change.email {
+            try await applyEmailChange(account, to: normalizeEmail(raw))
+        } else {
+            nil
+        }
+        account.updatedAt = now
+        do {
+            try await database.db.transaction { tx in
+                try await account.update(on: tx)
+                if let notice { try await outbox.enqueue(notice, on: tx) }
+                if emailChanges { try await sessions.revokeAll(accountID: accountID, keeping: sessionID, on: tx) }
+            }
+        } catch where error.isConstraintViolation {
+            if let newTag, try await isTagTaken(newTag, except: accountID) {
+                throw Self.tagTaken
+            }
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+        }
+        if notice != nil { outbox.signal.wake() }
+        return account.snapshot
+    }
+
+    /// The pending-address state machine (docs/architecture.md). A confirmed address stays in use (and
+    /// for login) until the new one is confirmed, and is told of the change; an unconfirmed one
+    /// is simply replaced. Returns the notice for the old address, if any.
+    private func applyEmailChange(_ account: AccountModel, to email: String) async throws -> OutgoingMessage? {
+        if email == account.displayedEmail { return nil }
+        if email == account.email {
+            account.pendingEmail = nil   // back to the confirmed address: cancel the change
+            return nil
+        }
+        if try await store.isEmailTaken(email, except: account.id!) {
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+        }
+        if let old = account.email, account.emailConfirmedAt != nil {
+            account.pendingEmail = email
+            return composer.emailChangeNotice(to: old, newEmail: email, language: account.language)
+        }
+        account.email = email
+        account.emailConfirmedAt = nil
+        account.pendingEmail = nil
+        return nil
+    }
+
+    // MARK: Phone verification
+
+    /// Sends an SMS code to attach a phone to an existing account (the wallet spec's "add phone").
+    /// Needs the current password: the phone becomes a way into the account.
+    package func requestPhoneVerification(accountID: UUID, phone raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
+        let phone = try normalizePhone(raw)
+        let account = try await accountRow(id: accountID)
+        if account.phone == phone, account.phoneVerifiedAt != nil {
+            throw GatehouseError.invalid(.phoneAlreadyVerified, "error.phoneAlreadyVerified").on(field: "phone")
+        }
+        try await requireCurrentPassword(currentPassword, of: account)
+        if let holder = try await accountByDestination(.phone(phone)), holder.id != accountID {
+            throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone")
+        }
+        return try await issueCode(.phoneVerification, to: .phone(phone), accountID: accountID, origin: origin) { code in
+            composer.code(.signup, to: phone, channel: .sms, code: code, ttl: limits.codeTTL, language: account.language)
+        }
+    }
+
+    /// Attaches the phone the code proves. The phone it replaces, if it was verified, is told;
+    /// every other session ends.
+    package func verifyPhone(accountID: UUID, sessionID: UUID?, phone raw: String, code: String) async throws -> AccountSnapshot {
+        let phone = try normalizePhone(raw)
+        let account = try await accountRow(id: accountID)
+        let row = try await verification.check(code: code, purpose: .phoneVerification, destination: phone)
+        guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
+        let notice: OutgoingMessage? = if let old = account.phone, old != phone, account.phoneVerifiedAt != nil {
+            composer.phoneChangeNotice(to: old, newPhone: phone, language: account.language)
+        } else {
+            nil
+        }
+        let now = clock.now()
+        account.phone = phone
+        account.phoneVerifiedAt = now
+        account.updatedAt = now
+        try await spend(row, saving: account, claiming: .phone(phone), keepingSession: sessionID, notice: notice,
+                        conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"))
+        return account.snapshot
+    }
+
+    package init(core: AccountCore) {
+        self.core = core
+    }
+}

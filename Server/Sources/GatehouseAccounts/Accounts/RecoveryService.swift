@@ -1,0 +1,85 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+
+/// Password recovery: a temporary password (the phone spec) or a code (`/v1`).
+package struct RecoveryService: AccountConcept {
+    package let core: AccountCore
+
+    // MARK: Password recovery with a code
+
+    /// Sends a recovery code to a confirmed address or a verified phone. Anything else (no
+    /// account, an unconfirmed address) is sent nothing but answers the same and costs the same
+    /// budgets, so the form cannot tell who has an account.
+    package func requestRecoveryCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
+        let account = try await accountByDestination(destination)
+        let verified: Bool = switch destination {
+        case .email: account?.emailConfirmedAt != nil
+        case .phone: account?.phoneVerifiedAt != nil
+        }
+        let live = verified ? account : nil
+        return try await issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
+            live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) }
+        }
+    }
+
+    /// Sets a new password with a recovery code: every session of the account ends, every
+    /// outstanding temporary password and recovery code dies, and the account is told.
+    package func recoverPassword(destination: Destination, code: String, newPassword: String, origin: RequestOrigin) async throws {
+        try passwordRules.validate(newPassword)
+        let row = try await verification.check(code: code, purpose: .passwordReset, destination: destination.value)
+        guard let accountID = row.accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
+        let account = try await accountRow(id: accountID)
+        let hash = try await hasher.hash(newPassword)
+        let phoneNotice: OutgoingMessage? = if case .email = destination { unverifyPhoneAfterEmailRecovery(account) } else { nil }
+        try await setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice)
+    }
+
+
+    // MARK: Password recovery
+
+    package enum RecoveryChannel: Sendable { case sms, email }
+
+    /// Sends a temporary password. The old password keeps working until the temporary one is
+    /// used, so nobody can lock a stranger out by asking for a reset. Only a confirmed email or a
+    /// verified phone receives one. The spec answers an unknown account openly
+    /// (`account_not_found`), so that answer costs the same budgets as a real restore: a decoy
+    /// secret is recorded for the identifier.
+    package func restorePassword(identifier: String, channel: RecoveryChannel, origin: RequestOrigin) async throws {
+        guard let account = try await findAccount(identifier: identifier), let accountID = account.id else {
+            let key = "restore:" + LoginName.key(identifier).prefix(100)
+            try await verification.issue(.init(
+                purpose: .temporaryPassword, destination: key, accountID: nil, secretHash: Secrets.sha256Hex(secrets.token()),
+                ttl: limits.temporaryPasswordTTL, message: nil, ip: origin.ip
+            ))
+            throw GatehouseError(.notFound, .accountNotFound, LocalizedText("error.accountNotFound"))
+        }
+        let destination: String
+        let kind: OutgoingMessage.Kind
+        switch channel {
+        case .sms:
+            guard let phone = account.phone, account.phoneVerifiedAt != nil else { throw GatehouseError.invalid(.noPhone, "error.noPhone") }
+            destination = phone
+            kind = .sms
+        case .email:
+            guard let email = account.email else { throw GatehouseError.invalid(.noEmail, "error.noEmail") }
+            // An unconfirmed address may be a typo or someone else's: never send a password there.
+            guard account.emailConfirmedAt != nil else { throw GatehouseError.invalid(.emailNotConfirmed, "error.emailNotConfirmed") }
+            destination = email
+            kind = .email
+        }
+        let password = passwordRules.generate()
+        try await verification.issue(.init(
+            purpose: .temporaryPassword, destination: destination, accountID: accountID,
+            secretHash: temporaryPasswordHash(password, accountID: accountID), ttl: limits.temporaryPasswordTTL,
+            message: composer.temporaryPassword(kind: kind, to: destination, password: password, ttl: limits.temporaryPasswordTTL, language: account.language),
+            ip: origin.ip,
+            supersedeAcrossDestinations: true
+        ))
+    }
+
+    package init(core: AccountCore) {
+        self.core = core
+    }
+}

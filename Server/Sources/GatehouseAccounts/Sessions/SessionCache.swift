@@ -1,0 +1,189 @@
+import FluentKit
+import Foundation
+import GatehousePlatform
+import NIOConcurrencyHelpers
+
+/// A short-lived, in-process cache of authenticated sessions and their accounts (as snapshots,
+/// without password hashes), so a burst of reads with one token costs one database lookup per
+/// `ttl` instead of two queries per request.
+///
+/// The database stays the only source of truth (docs/architecture.md): an entry is a copy at most `ttl`
+/// old (0.5 s by default, never more than 1 s). What this instance changes it forgets at once:
+/// revoking a session or writing an account drops that account's entries, so a client reads
+/// its own writes. A change made on another instance arrives as an event on the bus and is
+/// forgotten then (`follow`); `ttl` is the bound when the bus is down (docs/decisions.md).
+package final class SessionCache: @unchecked Sendable {
+    package typealias Value = (session: AuthenticatedSession, account: AccountSnapshot)
+
+    package struct Entry {
+        package var session: AuthenticatedSession
+        package var account: AccountSnapshot
+        package var storedAt: ContinuousClock.Instant
+    }
+
+    package let ttl: Duration
+    package let capacity: Int
+    private let lock = NIOLock()
+    private var entries: [String: Entry] = [:]
+    private var tokensByAccount: [UUID: Set<String>] = [:]
+    /// Lookups under way, so a burst of requests with one token after its entry expired makes
+    /// one database round trip, not one each.
+    private var loading: [String: Task<Value?, any Error>] = [:]
+    /// Bumped by every invalidation: a lookup that started before one does not store what it
+    /// read, so a revocation on this instance is never undone by a lookup racing it.
+    private var generation: UInt64 = 0
+    /// Its subscription to the event bus (`follow`).
+    package var subscription: BusSubscription?
+
+    package init(ttl: TimeInterval, capacity: Int = 100_000) {
+        self.ttl = .milliseconds(Int64((ttl * 1000).rounded()))
+        self.capacity = capacity
+    }
+
+    package var isEnabled: Bool { ttl > .zero }
+
+    /// The entry for a token hash while it is younger than `ttl`.
+    package func lookup(tokenHash: String) -> Value? {
+        guard isEnabled else { return nil }
+        let now = ContinuousClock.now
+        return lock.withLock { freshLocked(tokenHash: tokenHash, now: now) }
+    }
+
+    /// The fresh entry, or the result of `load` (shared with every concurrent caller for the same
+    /// token), which is kept for `ttl` when it found a session.
+    package func value(tokenHash: String, load: @escaping @Sendable () async throws -> Value?) async throws -> Value? {
+        guard isEnabled else { return try await load() }
+        let now = ContinuousClock.now
+        enum Found { case fresh(Value), loading(Task<Value?, any Error>) }
+        let found: Found = lock.withLock {
+            if let fresh = freshLocked(tokenHash: tokenHash, now: now) {
+                return .fresh(fresh)
+            }
+            if let running = loading[tokenHash] { return .loading(running) }
+            let startedAt = generation
+            // An entry's age counts from the start of its lookup: what it holds may be that old.
+            let task = Task<Value?, any Error> {
+                do {
+                    let value = try await load()
+                    self.finish(tokenHash: tokenHash, value: value, generation: startedAt, readAt: now)
+                    return value
+                } catch {
+                    self.finish(tokenHash: tokenHash, value: nil, generation: startedAt, readAt: now)
+                    throw error
+                }
+            }
+            loading[tokenHash] = task
+            return .loading(task)
+        }
+        switch found {
+        case .fresh(let value): return value
+        case .loading(let task): return try await task.value
+        }
+    }
+
+    package func store(tokenHash: String, session: AuthenticatedSession, account: AccountSnapshot) {
+        guard isEnabled else { return }
+        lock.withLock { storeLocked(tokenHash: tokenHash, session: session, account: account) }
+    }
+
+    /// Forgets everything (the event bus may have missed events).
+    package func invalidateAll() {
+        guard isEnabled else { return }
+        lock.withLock {
+            generation &+= 1
+            entries.removeAll()
+            tokensByAccount.removeAll()
+        }
+    }
+
+    /// Forgets every session of the account: after a revocation or a change to the account.
+    package func invalidate(accountID: UUID) {
+        guard isEnabled else { return }
+        lock.withLock {
+            generation &+= 1
+            guard let hashes = tokensByAccount.removeValue(forKey: accountID) else { return }
+            for hash in hashes { entries.removeValue(forKey: hash) }
+        }
+    }
+
+    private func finish(tokenHash: String, value: Value?, generation startedAt: UInt64, readAt: ContinuousClock.Instant) {
+        lock.withLock {
+            loading.removeValue(forKey: tokenHash)
+            if let value, generation == startedAt {
+                storeLocked(tokenHash: tokenHash, session: value.session, account: value.account, at: readAt)
+            }
+        }
+    }
+
+    private func freshLocked(tokenHash: String, now: ContinuousClock.Instant) -> Value? {
+        guard let entry = entries[tokenHash] else { return nil }
+        guard now - entry.storedAt < ttl else {
+            removeLocked(tokenHash: tokenHash, accountID: entry.session.accountID)
+            return nil
+        }
+        return (entry.session, entry.account)
+    }
+
+    private func storeLocked(tokenHash: String, session: AuthenticatedSession, account: AccountSnapshot, at readAt: ContinuousClock.Instant = .now) {
+        let now = ContinuousClock.now
+        if entries.count >= capacity { evictLocked(now: now) }
+        entries[tokenHash] = Entry(session: session, account: account, storedAt: readAt)
+        tokensByAccount[session.accountID, default: []].insert(tokenHash)
+    }
+
+    private func removeLocked(tokenHash: String, accountID: UUID) {
+        entries.removeValue(forKey: tokenHash)
+        tokensByAccount[accountID]?.remove(tokenHash)
+        if tokensByAccount[accountID]?.isEmpty == true { tokensByAccount.removeValue(forKey: accountID) }
+    }
+
+    /// Full: drop what has expired; if everything is fresh (a flood of distinct tokens), start over.
+    private func evictLocked(now: ContinuousClock.Instant) {
+        for (hash, entry) in entries where now - entry.storedAt >= ttl {
+            removeLocked(tokenHash: hash, accountID: entry.session.accountID)
+        }
+        if entries.count >= capacity {
+            entries.removeAll(keepingCapacity: true)
+            tokensByAccount.removeAll(keepingCapacity: true)
+        }
+    }
+}
+
+extension SessionCache {
+    /// Keeps the cache in step with other instances: an account changed anywhere is dropped here
+    /// when its event arrives, and everything is dropped after a gap in the bus.
+    package func follow(_ bus: any EventBus) {
+        subscription = bus.subscribe(topic: BusTopic.accountChanged, account: nil) { [weak self] event in
+            if let account = event.account { self?.invalidate(accountID: account) }
+        }
+        bus.onGap { [weak self] in self?.invalidateAll() }
+    }
+}
+
+/// Drops an account's cached sessions whenever Fluent writes or deletes the account, on any
+/// code path, so nothing that changes an account can forget to; and tells the other instances
+/// (on the writing transaction, so they hear of it when it commits).
+package struct AccountCacheInvalidation: AsyncModelMiddleware {
+    package let cache: SessionCache
+    package let bus: any EventBus
+
+    package func update(model: AccountModel, on db: any Database, next: any AnyAsyncModelResponder) async throws {
+        try await next.update(model, on: db)
+        if let id = model.id { try await changed(id, on: db) }
+    }
+
+    package func delete(model: AccountModel, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
+        try await next.delete(model, force: force, on: db)
+        if let id = model.id { try await changed(id, on: db) }
+    }
+
+    private func changed(_ id: UUID, on db: any Database) async throws {
+        cache.invalidate(accountID: id)
+        try await bus.publish(BusEvent(topic: BusTopic.accountChanged, account: id), on: db)
+    }
+
+    package init(cache: SessionCache, bus: any EventBus) {
+        self.cache = cache
+        self.bus = bus
+    }
+}

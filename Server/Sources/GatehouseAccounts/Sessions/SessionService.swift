@@ -1,0 +1,195 @@
+import FluentKit
+import Foundation
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// A session as the surfaces see it after authentication.
+package struct AuthenticatedSession: Sendable {
+    package var id: UUID
+    package var accountID: UUID
+    package var expiresAt: Date
+
+    package init(id: UUID, accountID: UUID, expiresAt: Date) {
+        self.id = id
+        self.accountID = accountID
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A session with its account as it was read with it (at most the session cache's TTL ago).
+/// For answers that show the account; a change to the account reads it afresh.
+package struct SessionWithAccount: Sendable {
+    package var session: AuthenticatedSession
+    package var account: AccountSnapshot
+}
+
+/// A freshly issued session: the only moment the token exists in clear.
+package struct IssuedSession: Sendable {
+    package var token: String
+    package var id: UUID
+    package var accountID: UUID
+    package var expiresAt: Date
+}
+
+/// One session table for every surface (REST bearer tokens, the WebSocket gateway's token).
+package struct SessionService: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let ttl: TimeInterval
+    package let cache: SessionCache
+    package let bus: any EventBus
+    package let random: GatehouseRandom
+    /// `last_used_at` is written at most this often per session, keeping the hot read path read-only.
+    package let lastUsedResolution: TimeInterval = 60
+
+    package func create(accountID: UUID, device: String?, ip: String?, on db: (any Database)? = nil) async throws -> IssuedSession {
+        let token = random.token()
+        let now = clock.now()
+        let session = SessionModel(
+            id: OrderedID.make(), accountID: accountID, tokenHash: Secrets.sha256Hex(token), now: now,
+            expiresAt: now.addingTimeInterval(ttl), device: device.map { String($0.prefix(200)) }, ip: ip
+        )
+        try await session.create(on: db ?? database.db)
+        return IssuedSession(token: token, id: session.id!, accountID: accountID, expiresAt: session.expiresAt)
+    }
+
+    /// The session for a bearer token, or nil when it is unknown, revoked or expired.
+    /// One indexed lookup by the token's hash.
+    /// Served from the session cache while its copy is fresh; otherwise the session by the
+    /// token's hash and its account, which the cache then keeps for its TTL.
+    package func authenticate(token: String) async throws -> SessionWithAccount? {
+        guard !token.isEmpty, token.utf8.count <= 512 else { return nil }
+        let tokenHash = Secrets.sha256Hex(token)
+        guard let found = try await cache.value(tokenHash: tokenHash, load: { try await self.load(tokenHash: tokenHash) }),
+              found.session.expiresAt > clock.now()
+        else { return nil }
+        return SessionWithAccount(session: found.session, account: found.account)
+    }
+
+    /// The session and its account in one query, decoded by hand: Fluent's reflection and query
+    /// building cost more than the database itself on this path (docs/performance.md).
+    /// Prepared on PostgreSQL: planning the join cost the database nine times what running it
+    /// did, on every request whose session was not cached.
+    private func load(tokenHash: String) async throws -> SessionCache.Value? {
+        let now = clock.now()
+        guard let row = try await database.sql.preparedRows("""
+            SELECT s.id AS session_id, s.expires_at AS session_expires_at, s.last_used_at AS session_last_used_at,
+                   a.id, a.phone, a.phone_verified_at, a.email, a.email_confirmed_at, a.pending_email, a.username,
+                   a.first_name, a.last_name, a.middle_name, a.birthday, a.locale, a.fcm_token, a.avatar_id,
+                   a.created_at, a.updated_at
+            FROM sessions s JOIN accounts a ON a.id = s.account_id
+            WHERE s.token_hash = \(bind: tokenHash)
+            """).first
+        else { return nil }
+        let sessionID = try row.decode(column: "session_id", as: UUID.self)
+        let expiresAt = try row.decode(column: "session_expires_at", as: Date.self)
+        guard expiresAt > now else { return nil }
+        let account = try AccountSnapshot(
+            id: row.decode(column: "id", as: UUID.self),
+            phone: row.decode(column: "phone", as: String?.self),
+            phoneVerifiedAt: row.decode(column: "phone_verified_at", as: Date?.self),
+            email: row.decode(column: "email", as: String?.self),
+            emailConfirmedAt: row.decode(column: "email_confirmed_at", as: Date?.self),
+            pendingEmail: row.decode(column: "pending_email", as: String?.self),
+            username: row.decode(column: "username", as: String?.self),
+            firstName: row.decode(column: "first_name", as: String?.self),
+            lastName: row.decode(column: "last_name", as: String?.self),
+            middleName: row.decode(column: "middle_name", as: String?.self),
+            birthday: row.decode(column: "birthday", as: Date?.self),
+            locale: row.decode(column: "locale", as: String?.self),
+            fcmToken: row.decode(column: "fcm_token", as: String?.self),
+            avatarID: row.decode(column: "avatar_id", as: UUID?.self),
+            createdAt: row.decode(column: "created_at", as: Date.self),
+            updatedAt: row.decode(column: "updated_at", as: Date.self)
+        )
+        if now.timeIntervalSince(try row.decode(column: "session_last_used_at", as: Date.self)) > lastUsedResolution {
+            try await database.sql.raw("UPDATE sessions SET last_used_at = \(bind: now) WHERE id = \(bind: sessionID)").run()
+        }
+        return (AuthenticatedSession(id: sessionID, accountID: account.id, expiresAt: expiresAt), account)
+    }
+
+    package func revoke(sessionID: UUID) async throws {
+        let ended = try await (database.db as! any SQLDatabase).raw("""
+            DELETE FROM sessions WHERE id = \(bind: sessionID) RETURNING account_id
+            """).all()
+        for row in ended { try await sessionsEnded(accountID: try row.decode(column: "account_id", as: UUID.self)) }
+    }
+
+    /// Ends one session if it belongs to the account; false when there is no such session.
+    package func revoke(sessionID: UUID, ofAccount accountID: UUID) async throws -> Bool {
+        let ended = try await (database.db as! any SQLDatabase).raw("""
+            DELETE FROM sessions WHERE id = \(bind: sessionID) AND account_id = \(bind: accountID) RETURNING id
+            """).all()
+        try await sessionsEnded(accountID: accountID)
+        return !ended.isEmpty
+    }
+
+    /// Whether the session still exists and has not expired (read from the database, not the cache).
+    package func isLive(sessionID: UUID) async throws -> Bool {
+        guard let expires = try await database.sql.raw("SELECT expires_at FROM sessions WHERE id = \(bind: sessionID)")
+            .first(decodingColumn: "expires_at", as: Date.self) else { return false }
+        return expires > clock.now()
+    }
+
+    /// When a session was opened (with a password or a code), or nil for none.
+    package func openedAt(sessionID: UUID?) async throws -> Date? {
+        guard let sessionID else { return nil }
+        return try await SessionModel.find(sessionID, on: database.db)?.createdAt
+    }
+
+    /// Ends every session of the account except `keeping`; returns how many ended.
+    @discardableResult
+    package func revokeAll(accountID: UUID, keeping: UUID? = nil, on db: (any Database)? = nil) async throws -> Int {
+        let sql = (db ?? database.db) as! any SQLDatabase
+        let ended = if let keeping {
+            try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) AND id <> \(bind: keeping) RETURNING id").all()
+        } else {
+            try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) RETURNING id").all()
+        }
+        try await sessionsEnded(accountID: accountID, on: db)
+        return ended.count
+    }
+
+    /// Sessions of the account ended: forgotten here at once, and on every other instance when
+    /// the event arrives (with `db` a transaction, when it commits).
+    private func sessionsEnded(accountID: UUID, on db: (any Database)? = nil) async throws {
+        cache.invalidate(accountID: accountID)
+        try await bus.publish(BusEvent(topic: BusTopic.accountChanged, account: accountID), on: db)
+    }
+
+    /// The account's live sessions, newest first.
+    /// One live session as the account's owner sees it in a list (no token, no hash).
+    package struct Summary: Sendable, Equatable {
+        package var id: UUID
+        package var device: String?
+        package var ip: String?
+        package var createdAt: Date
+        package var lastUsedAt: Date
+        package var expiresAt: Date
+    }
+
+    /// The account's live sessions, newest first.
+    package func list(accountID: UUID) async throws -> [Summary] {
+        try await SessionModel.query(on: database.db)
+            .filter(\.$accountID == accountID)
+            .filter(\.$expiresAt > clock.now())
+            .sort(\.$createdAt, .descending)
+            .sort(\.$id, .descending)
+            .all()
+            .map { Summary(id: $0.id!, device: $0.device, ip: $0.ip, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, expiresAt: $0.expiresAt) }
+    }
+
+    package func purgeExpired() async throws {
+        try await SessionModel.query(on: database.db).filter(\.$expiresAt < clock.now()).delete()
+    }
+
+    package init(database: DatabaseProvider, clock: GatehouseClock, ttl: TimeInterval, cache: SessionCache, bus: any EventBus, random: GatehouseRandom) {
+        self.database = database
+        self.clock = clock
+        self.ttl = ttl
+        self.cache = cache
+        self.bus = bus
+        self.random = random
+    }
+}

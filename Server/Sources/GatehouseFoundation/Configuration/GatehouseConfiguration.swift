@@ -1,0 +1,654 @@
+import Foundation
+import GatehouseAPI
+import Logging
+
+/// Everything the server needs to start, as one value. `buildApplication(configuration:)`
+/// reads nothing else; tests build their own.
+public struct GatehouseConfiguration: Sendable {
+    public enum Environment: String, Sendable { case development, production }
+
+    public enum DatabaseLocation: Sendable, Equatable {
+        case sqlite(path: String)
+        case postgres(url: String, searchPath: String? = nil)
+    }
+
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    public var environment: Environment = .development
+    public var database: DatabaseLocation = .sqlite(path: "gatehouse.sqlite")
+    /// Base of links in mails, without a trailing slash.
+    public var publicURL: String = "http://127.0.0.1:8080"
+    /// PostgreSQL connections per event loop (SQLite always uses one connection).
+    public var databasePoolSize: Int = 4
+    /// How long a request waits for a pooled PostgreSQL connection before it fails. While the
+    /// database is away, requests beyond the pool's size wait this long (AsyncKit serves its
+    /// wait list only when a connection opens), so it bounds the answer time of an outage.
+    public var databasePoolTimeout: TimeInterval = 3
+    /// Longest one database operation may take before it fails (and its request gets an answer).
+    public var databaseQueryTimeout: TimeInterval = 15
+    public var runMigrationsOnStart: Bool = true
+    public var logLevel: Logger.Level = .info
+    /// Secret used to key the hashes of short one-time codes. Required in production.
+    public var secret: String = "gatehouse-development-secret-do-not-use-in-production"
+    /// Trust `X-Forwarded-For` from a load balancer for the client address.
+    public var trustForwardedFor: Bool = false
+    public var metricsEnabled: Bool = true
+    /// When set, `/metrics` answers only `Authorization: Bearer <token>`.
+    public var metricsToken: String?
+    /// Development mode (with `/dev/outbox`) on a non-loopback address needs this on purpose.
+    public var allowDevelopmentOnNetwork: Bool = false
+    /// Country calling codes SMS may be sent to; empty means the default country's only.
+    public var smsCountries: [String] = []
+    public var http = HTTP()
+    public var storage = Storage()
+
+    /// Where blobs (avatars, later attachments and documents) live: a folder by default, an
+    /// S3-compatible bucket when `GATEHOUSE_S3_BUCKET` is set (several instances need a bucket).
+    public struct Storage: Sendable {
+        /// The folder of the embedded store; nil: `<database file>.blobs` beside the SQLite file,
+        /// or `gatehouse-blobs` on PostgreSQL.
+        public var directory: String?
+        public var s3: S3?
+        /// A blob no row names is deleted once it has not been stored again for this long.
+        public var collectorGrace: TimeInterval = 3_600
+
+        public struct S3: Sendable {
+            public var endpoint: String
+            public var bucket: String
+            public var region: String = "us-east-1"
+            public var accessKey: String
+            public var secretKey: String
+            public var prefix: String = "blobs/"
+            public init(endpoint: String, bucket: String, accessKey: String, secretKey: String) {
+                self.endpoint = endpoint
+                self.bucket = bucket
+                self.accessKey = accessKey
+                self.secretKey = secretKey
+            }
+        }
+        public init() {}
+    }
+
+    /// The embedded blob folder in effect.
+    package var blobDirectory: String {
+        if let directory = storage.directory { return directory }
+        if case .sqlite(let path) = database { return path + ".blobs" }
+        return "gatehouse-blobs"
+    }
+
+    /// Connection-level limits of the HTTP server (docs/security.md, "Slow clients").
+    public struct HTTP: Sendable {
+        /// A request's head must arrive within this long of the connection or the previous response.
+        public var headerTimeout: TimeInterval = 10
+        /// A request body may stall this long (after its head, then between its parts).
+        public var bodyTimeout: TimeInterval = 30
+        /// A keep-alive connection with no request in flight is closed after this long.
+        public var idleTimeout: TimeInterval = 60
+        /// Open connections from one client address; more are closed at once.
+        public var maxConnectionsPerAddress: Int = 256
+        /// After SIGTERM, in-flight requests get this long; then every connection is closed.
+        public var shutdownGrace: TimeInterval = 10
+        public init() {}
+    }
+
+    /// The SMS countries in effect: the configured list or the default country.
+    package var effectiveSMSCountries: [String] { smsCountries.isEmpty ? [defaultCountryCode] : smsCountries }
+
+    public var delivery = Delivery()
+    public var gateway = Gateway()
+    public var limits = Limits()
+    public var messenger = Messenger()
+    /// The wallet (docs/wallet.md).
+    public var wallet = Wallet()
+    /// The signature identity service (docs/signature-identity.md).
+    public var signature = Signature()
+    public var passwords = PasswordPolicy()
+    public var defaultCountryCode: String = "7"
+
+    public struct Delivery: Sendable {
+        public enum EmailChannel: String, Sendable { case dev, smtp }
+        public enum SMSChannel: String, Sendable { case dev, smsHTTP = "sms-http" }
+        public var emailChannel: EmailChannel = .dev
+        public var smsChannel: SMSChannel = .dev
+        public var emailFrom: String = "no-reply@gatehouse.local"
+        public var emailFromName: String = "Gatehouse"
+        public var smtp = SMTPSettings()
+        public var smsHTTP = SMSHTTPSettings()
+        /// How often the deliverer looks for due messages when nobody wakes it.
+        public var pollInterval: Duration = .seconds(1)
+        /// First retry delay; doubles per attempt up to `maxRetryDelay`.
+        public var retryBaseDelay: TimeInterval = 5
+        public var maxRetryDelay: TimeInterval = 600
+        public var maxAttempts: Int = 50
+        /// How long `POST /api/users/sms` waits to report a gateway's refusal.
+        public var firstAttemptWait: Duration = .seconds(3)
+        public init() {}
+    }
+
+    public struct SMTPSettings: Sendable {
+        public var host: String = "localhost"
+        public var port: Int = 587
+        public var security: String = "starttls"
+        public var username: String?
+        public var password: String?
+        public var caFile: String?
+        public var verifyCertificates: Bool = true
+        public var timeoutSeconds: Int = 30
+        public init() {}
+    }
+
+    public struct SMSHTTPSettings: Sendable {
+        public var url: String = ""
+        public var method: String = "POST"
+        /// Extra headers, `Name: value` pairs separated by newlines.
+        public var headers: [(String, String)] = []
+        public var contentType: String = "application/json"
+        /// Body with `{{to}}`, `{{text}}` and `{{code}}` placeholders, escaped for `contentType`.
+        public var bodyTemplate: String = #"{"to":"{{to}}","text":"{{text}}"}"#
+        public var timeoutSeconds: Int = 10
+        public init() {}
+    }
+
+    /// The WebSocket login gateway (`/customer-gateway/customer`).
+    public struct Gateway: Sendable {
+        /// Largest frame accepted; a bigger one closes the connection with 1009.
+        public var maxFrameBytes: Int = 16_384
+        /// Ping period; a peer that does not answer is disconnected.
+        public var pingInterval: Duration = .seconds(30)
+        /// A connection that sends nothing for this long is closed.
+        public var idleTimeout: Duration = .seconds(300)
+        /// After the server's close frame, how long the peer has to answer with its own before the socket is closed.
+        public var closeTimeout: Duration = .seconds(5)
+        /// Connections served at once by this instance; more are closed with 1013 (try again later).
+        public var maxConnections: Int = 100_000
+        /// Requests answered concurrently on one connection.
+        public var maxInFlightPerConnection: Int = 64
+        /// Failed logins one connection may make before it is refused further attempts.
+        public var failuresPerConnection: Int = 10
+        public init() {}
+    }
+
+    /// The signature identity service (docs/signature-identity.md, "Limits").
+    public struct Signature: Sendable {
+        /// Apps one account may register.
+        public var appsPerAccount: Int = 20
+        /// Largest app icon, in bytes.
+        public var appIconMaxBytes: Int = 1_048_576
+        /// Signatures an enrolment takes (the spec's 10).
+        public var enrolmentSignatures: Int = 10
+        /// How long the accepted signatures of an unfinished enrolment are kept for the missing ones.
+        public var enrolmentKeep: TimeInterval = 3_600
+        /// Authentication attempts that scored below the app's threshold, in `attemptWindow`: per
+        /// account and app (attempts without one of the person's sessions), per session of the
+        /// person (their own signed-in device), and per client address.
+        public var attemptsPerAccount: Int = 20
+        public var attemptsPerSession: Int = 20
+        public var attemptsPerIP: Int = 200
+        public var attemptWindow: TimeInterval = 900
+        /// `/login/` and `/opendocument/` lookups per client address and per app, in `attemptWindow`.
+        public var lookupsPerIP: Int = 300
+        public var lookupsPerApp: Int = 20_000
+        /// An attempt at or above this similarity signs the person in and may sign a document
+        /// (an app may set a higher one of its own).
+        public var acceptAt: Double = 0.5
+        /// An attempt closer than this to a reference or an earlier attempt is a replay (the mean
+        /// point distance in units of the signature's size; `ReplayDetector`).
+        public var replayDistance: Double = 0.003
+        /// How many of the account's latest attempts a new one is compared with for replays.
+        public var replayHistory: Int = 50
+        /// Largest request body of the spec's endpoints, largest photo, most points in one signature.
+        public var maxBodyBytes: Int = 4_194_304
+        public var photoMaxBytes: Int = 2_097_152
+        public var maxPointsPerSignature: Int = 5_000
+        /// A signing in a document's history below this similarity carries a low-match warning.
+        public var warnBelow: Double = 0.5
+        /// Where the history page sends an iPhone or iPad without the app (the spec's App Store link).
+        public var appStoreURL = "itms-apps://itunes.com/apps/signtologin/"
+        public init() {}
+    }
+
+    /// The messenger (docs/messenger.md, "Limits").
+    public struct Messenger: Sendable {
+        /// Longest message text, in characters.
+        public var maxTextLength: Int = 4_096
+        /// How long after sending its author may edit a message.
+        public var editWindow: TimeInterval = 48 * 3_600
+        /// Messages (sent or forwarded copies) one account may send per minute.
+        public var messagesPerMinute: Int = 120
+        /// Edits one account may make per minute and per day (each is an event for every member).
+        public var editsPerMinute: Int = 30
+        public var editsPerDay: Int = 1_000
+        /// Friend requests one account may send per day.
+        public var friendRequestsPerDay: Int = 100
+        /// New requests one account may make to the same person per day (a request/cancel cycle is one).
+        public var friendRequestsPerPersonPerDay: Int = 3
+        /// People one account may block.
+        public var blocksPerAccount: Int = 1_000
+        /// Largest attachment, in bytes.
+        public var attachmentMaxBytes: Int = 20 * 1_048_576
+        /// A download is read from the blob store and sent this many bytes at a time.
+        public var downloadChunkBytes: Int = 65_536
+        /// Attachments on one message.
+        public var attachmentsPerMessage: Int = 10
+        /// Attachments one account may upload per hour.
+        public var uploadsPerHour: Int = 200
+        /// Chats one forward may go to.
+        public var forwardMaxChats: Int = 20
+        /// Items per page when the request does not say, and the most it may ask for.
+        public var pageSize: Int = 50
+        public var maxPageSize: Int = 200
+        /// How long events are kept for clients to resume from (older: `resync`).
+        public var eventRetention: TimeInterval = 7 * 86_400
+        /// Largest frame a realtime client may send (it sends only its `auth` frame); more closes with 1009.
+        public var realtimeMaxFrameBytes: Int = 4_096
+        /// Realtime sockets (`/v1/realtime`) this instance serves at once.
+        public var realtimeMaxConnections: Int = 100_000
+        /// Ping period of a realtime socket; a peer that does not answer is disconnected.
+        public var realtimePingInterval: Duration = .seconds(30)
+        /// A realtime socket sends nothing to the server normally: it is closed after this long without a frame from the client.
+        public var realtimeIdleTimeout: Duration = .seconds(86_400)
+        /// Time a client without an `Authorization` header has to send its `auth` frame.
+        public var realtimeAuthTimeout: Duration = .seconds(10)
+        public init() {}
+    }
+
+    public struct Wallet: Sendable {
+        /// Largest single transfer or request, in kopecks.
+        public var maxTransfer: Int64 = 15_000_000
+        /// Most a wallet may pay out in one day (UTC), in kopecks.
+        public var dailyLimit: Int64 = 60_000_000
+        /// How long a money request stays open.
+        public var requestTTL: TimeInterval = 7 * 86_400
+        /// How long an `Idempotency-Key` is remembered.
+        public var idempotencyKeyTTL: TimeInterval = 86_400
+        /// Longest comment, in characters.
+        public var maxComment: Int = 500
+        /// Recipient lookups (`GET /v1/wallet/recipients`) one account may make per hour.
+        public var lookupsPerHour: Int = 300
+        /// Money requests one account may make per day.
+        public var requestsPerDay: Int = 200
+        /// Most transfers one transaction writes (group commit; 1 writes each on its own).
+        public var transfersPerCommit: Int = 64
+        public init() {}
+    }
+
+    public struct Limits: Sendable {
+        public var codeLength: Int = 6
+        public var codeTTL: TimeInterval = 600
+        public var codeMaxAttempts: Int = 5
+        public var resendCooldown: TimeInterval = 60
+        public var smsPerPhonePerDay: Int = 5
+        public var emailsPerAddressPerDay: Int = 10
+        public var codeRequestsPerIP: Int = 30
+        public var codeRequestsPerIPWindow: TimeInterval = 300
+        public var loginFailuresPerAccount: Int = 10
+        public var loginFailuresPerIP: Int = 100
+        public var loginFailureWindow: TimeInterval = 900
+        public var sessionTTL: TimeInterval = 86_400
+        /// How long an instance may serve a session and its account from memory (0 turns it off).
+        /// Also the most a session revoked on another instance can still be used here.
+        public var sessionCacheTTL: TimeInterval = 0.5
+        public var confirmationLinkTTL: TimeInterval = 86_400
+        public var temporaryPasswordTTL: TimeInterval = 3_600
+        public var maxBodyBytes: Int = 1_048_576
+        public var maxFieldLength: Int = 256
+        /// Largest avatar image `PUT /v1/me/avatar` takes.
+        public var avatarMaxBytes: Int = 2_097_152
+        /// Code requests one client address may make for one destination per 24 h: a stranger
+        /// cannot spend the whole daily SMS budget of somebody else's phone.
+        public var codeRequestsPerAddressPerDestination: Int = 3
+        /// A session opened with the password this recently counts as proof of it for the
+        /// phone-first API's email change (the spec's client sends no password there).
+        public var recentLoginWindow: TimeInterval = 600
+        public init() {}
+    }
+
+    public struct PasswordPolicy: Sendable {
+        public var minLength: Int = 6
+        public var maxLength: Int = 72
+        public var requireDigit: Bool = true
+        public var requireSpecial: Bool = true
+        public var bcryptCost: Int = 10
+        public init() {}
+    }
+
+    public init() {}
+}
+
+/// A bad configuration value. Its description is the one line the server prints before it stops.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public var variable: String
+    public var problem: String
+    public var description: String { "configuration error: \(variable): \(problem)" }
+
+    package init(variable: String, problem: String) {
+        self.variable = variable
+        self.problem = problem
+    }
+}
+
+extension GatehouseConfiguration {
+    /// Reads the configuration from environment variables; see the README's table.
+    public static func fromEnvironment(_ env: [String: String]) throws -> GatehouseConfiguration {
+        var c = GatehouseConfiguration()
+        let reader = EnvironmentReader(env: env)
+        c.host = try reader.string("GATEHOUSE_HOST", default: c.host, nonEmpty: true)
+        c.port = try reader.int("GATEHOUSE_PORT", default: c.port, range: 0...65535)
+        c.environment = try reader.choice("GATEHOUSE_ENV", default: c.environment)
+        let databaseURL = try reader.string("DATABASE_URL", default: "gatehouse.sqlite", nonEmpty: true)
+        c.database = try parseDatabaseURL(databaseURL)
+        c.publicURL = try reader.string("PUBLIC_URL", default: "http://\(c.host):\(c.port)", nonEmpty: true)
+        if c.publicURL.hasSuffix("/") { c.publicURL.removeLast() }
+        guard let url = URL(string: c.publicURL), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+            throw ConfigurationError(variable: "PUBLIC_URL", problem: "must be an http(s) URL such as https://id.example.com, got \"\(c.publicURL)\"")
+        }
+        c.databasePoolSize = try reader.int("GATEHOUSE_DB_POOL_SIZE", default: c.databasePoolSize, range: 1...100)
+        c.databasePoolTimeout = try reader.seconds("GATEHOUSE_DB_POOL_TIMEOUT_SECONDS", default: c.databasePoolTimeout, range: 0.1...60)
+        c.databaseQueryTimeout = try reader.seconds("GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS", default: c.databaseQueryTimeout, range: 0.1...3_600)
+        c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
+        c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
+        let secret = env["GATEHOUSE_SECRET"]
+        if let secret {
+            guard secret.utf8.count >= 32 else {
+                throw ConfigurationError(variable: "GATEHOUSE_SECRET", problem: "must be at least 32 characters")
+            }
+            c.secret = secret
+        } else if c.environment == .production {
+            throw ConfigurationError(variable: "GATEHOUSE_SECRET", problem: "is required in production (at least 32 random characters, the same on every instance)")
+        }
+        c.trustForwardedFor = try reader.bool("GATEHOUSE_TRUST_FORWARDED_FOR", default: false)
+        c.storage.directory = reader.raw("GATEHOUSE_BLOB_DIR")
+        if let bucket = reader.raw("GATEHOUSE_S3_BUCKET") {
+            let endpoint = try reader.string("GATEHOUSE_S3_ENDPOINT", default: "https://s3.amazonaws.com", nonEmpty: true)
+            guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ConfigurationError(variable: "GATEHOUSE_S3_ENDPOINT", problem: "must be an http(s) URL, e.g. https://s3.eu-west-1.amazonaws.com")
+            }
+            guard let access = reader.raw("GATEHOUSE_S3_ACCESS_KEY"), let secretKey = reader.raw("GATEHOUSE_S3_SECRET_KEY") else {
+                throw ConfigurationError(variable: "GATEHOUSE_S3_ACCESS_KEY", problem: "and GATEHOUSE_S3_SECRET_KEY are required with GATEHOUSE_S3_BUCKET")
+            }
+            var s3 = Storage.S3(endpoint: endpoint, bucket: bucket, accessKey: access, secretKey: secretKey)
+            s3.region = try reader.string("GATEHOUSE_S3_REGION", default: s3.region, nonEmpty: true)
+            s3.prefix = try reader.string("GATEHOUSE_S3_PREFIX", default: s3.prefix)
+            c.storage.s3 = s3
+        }
+        c.storage.collectorGrace = try reader.seconds("GATEHOUSE_BLOB_GRACE_SECONDS", default: c.storage.collectorGrace, range: 60...604_800)
+        c.metricsEnabled = try reader.bool("GATEHOUSE_METRICS", default: true)
+        c.metricsToken = reader.raw("GATEHOUSE_METRICS_TOKEN")
+        if let token = c.metricsToken, token.utf8.count < 16 {
+            throw ConfigurationError(variable: "GATEHOUSE_METRICS_TOKEN", problem: "must be at least 16 characters")
+        }
+        c.allowDevelopmentOnNetwork = try reader.bool("GATEHOUSE_ALLOW_DEV_ON_NETWORK", default: false)
+        if c.environment == .development, !c.allowDevelopmentOnNetwork, !Self.isLoopback(c.host) {
+            throw ConfigurationError(variable: "GATEHOUSE_HOST", problem: "development mode (GATEHOUSE_ENV=development, with /dev/outbox showing every code) listens on loopback only; use GATEHOUSE_ENV=production, or set GATEHOUSE_ALLOW_DEV_ON_NETWORK=true to expose it on \(c.host) on purpose")
+        }
+        if let raw = reader.raw("GATEHOUSE_SMS_COUNTRIES") {
+            c.smsCountries = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "+", with: "") }
+            guard !c.smsCountries.isEmpty, c.smsCountries.allSatisfy({ (1...3).contains($0.count) && $0.allSatisfy(\.isASCIIDigit) }) else {
+                throw ConfigurationError(variable: "GATEHOUSE_SMS_COUNTRIES", problem: "must be calling codes separated by commas, e.g. 7,375,998; got \"\(raw)\"")
+            }
+        }
+        c.http.headerTimeout = try reader.seconds("GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS", default: c.http.headerTimeout, range: 0.1...600)
+        c.http.bodyTimeout = try reader.seconds("GATEHOUSE_HTTP_BODY_TIMEOUT_SECONDS", default: c.http.bodyTimeout, range: 0.1...3600)
+        c.http.idleTimeout = try reader.seconds("GATEHOUSE_HTTP_IDLE_TIMEOUT_SECONDS", default: c.http.idleTimeout, range: 0.1...3600)
+        c.http.maxConnectionsPerAddress = try reader.int("GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS", default: c.http.maxConnectionsPerAddress, range: 1...1_000_000)
+        c.http.shutdownGrace = try reader.seconds("GATEHOUSE_SHUTDOWN_GRACE_SECONDS", default: c.http.shutdownGrace, range: 0...600)
+        c.defaultCountryCode = try reader.string("GATEHOUSE_DEFAULT_COUNTRY_CODE", default: c.defaultCountryCode, nonEmpty: true)
+        guard c.defaultCountryCode.count <= 3, c.defaultCountryCode.allSatisfy(\.isASCIIDigit) else {
+            throw ConfigurationError(variable: "GATEHOUSE_DEFAULT_COUNTRY_CODE", problem: "must be 1-3 digits, e.g. 7")
+        }
+
+        // Delivery
+        c.delivery.emailChannel = try reader.choice("GATEHOUSE_EMAIL_CHANNEL", default: c.delivery.emailChannel)
+        c.delivery.smsChannel = try reader.choice("GATEHOUSE_SMS_CHANNEL", default: c.delivery.smsChannel)
+        c.delivery.emailFrom = try reader.string("GATEHOUSE_EMAIL_FROM", default: c.delivery.emailFrom, nonEmpty: true)
+        guard EmailAddress.isValid(c.delivery.emailFrom) else {
+            throw ConfigurationError(variable: "GATEHOUSE_EMAIL_FROM", problem: "must be an email address")
+        }
+        c.delivery.emailFromName = try reader.string("GATEHOUSE_EMAIL_FROM_NAME", default: c.delivery.emailFromName)
+        c.delivery.retryBaseDelay = try reader.seconds("GATEHOUSE_DELIVERY_RETRY_BASE_SECONDS", default: c.delivery.retryBaseDelay, range: 0.01...3600)
+        c.delivery.maxRetryDelay = try reader.seconds("GATEHOUSE_DELIVERY_RETRY_MAX_SECONDS", default: c.delivery.maxRetryDelay, range: 1...86_400)
+        c.delivery.maxAttempts = try reader.int("GATEHOUSE_DELIVERY_MAX_ATTEMPTS", default: c.delivery.maxAttempts, range: 1...1000)
+        let poll = try reader.seconds("GATEHOUSE_DELIVERY_POLL_SECONDS", default: 1, range: 0.05...60)
+        c.delivery.pollInterval = .milliseconds(Int(poll * 1000))
+        let wait = try reader.seconds("GATEHOUSE_DELIVERY_WAIT_SECONDS", default: 3, range: 0...30)
+        c.delivery.firstAttemptWait = .milliseconds(Int(wait * 1000))
+
+        c.delivery.smtp.host = try reader.string("SMTP_HOST", default: c.delivery.smtp.host, nonEmpty: true)
+        c.delivery.smtp.port = try reader.int("SMTP_PORT", default: c.delivery.smtp.port, range: 1...65535)
+        c.delivery.smtp.security = try reader.string("SMTP_SECURITY", default: c.delivery.smtp.security)
+        guard ["none", "starttls", "tls"].contains(c.delivery.smtp.security) else {
+            throw ConfigurationError(variable: "SMTP_SECURITY", problem: "must be one of none, starttls, tls; got \"\(c.delivery.smtp.security)\"")
+        }
+        c.delivery.smtp.username = env["SMTP_USERNAME"].flatMap { $0.isEmpty ? nil : $0 }
+        c.delivery.smtp.password = env["SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        if (c.delivery.smtp.username == nil) != (c.delivery.smtp.password == nil) {
+            throw ConfigurationError(variable: c.delivery.smtp.username == nil ? "SMTP_USERNAME" : "SMTP_PASSWORD", problem: "SMTP_USERNAME and SMTP_PASSWORD must be set together")
+        }
+        c.delivery.smtp.caFile = env["SMTP_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        if let ca = c.delivery.smtp.caFile, !FileManager.default.isReadableFile(atPath: ca) {
+            throw ConfigurationError(variable: "SMTP_CA_FILE", problem: "cannot read \(ca)")
+        }
+        c.delivery.smtp.verifyCertificates = try reader.bool("SMTP_VERIFY_CERTIFICATES", default: true)
+        c.delivery.smtp.timeoutSeconds = try reader.int("SMTP_TIMEOUT_SECONDS", default: c.delivery.smtp.timeoutSeconds, range: 1...600)
+
+        c.delivery.smsHTTP.url = try reader.string("SMS_HTTP_URL", default: "")
+        if c.delivery.smsChannel == .smsHTTP {
+            guard let url = URL(string: c.delivery.smsHTTP.url), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ConfigurationError(variable: "SMS_HTTP_URL", problem: "must be an http(s) URL when GATEHOUSE_SMS_CHANNEL=sms-http")
+            }
+        }
+        c.delivery.smsHTTP.method = try reader.string("SMS_HTTP_METHOD", default: c.delivery.smsHTTP.method).uppercased()
+        guard ["POST", "PUT", "GET"].contains(c.delivery.smsHTTP.method) else {
+            throw ConfigurationError(variable: "SMS_HTTP_METHOD", problem: "must be POST, PUT or GET")
+        }
+        if let raw = env["SMS_HTTP_HEADERS"], !raw.isEmpty {
+            c.delivery.smsHTTP.headers = try raw.split(whereSeparator: \.isNewline).map { line in
+                guard let colon = line.firstIndex(of: ":") else {
+                    throw ConfigurationError(variable: "SMS_HTTP_HEADERS", problem: "each line must be \"Name: value\"")
+                }
+                let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                guard !name.isEmpty else { throw ConfigurationError(variable: "SMS_HTTP_HEADERS", problem: "empty header name") }
+                return (name, value)
+            }
+        }
+        c.delivery.smsHTTP.contentType = try reader.string("SMS_HTTP_CONTENT_TYPE", default: c.delivery.smsHTTP.contentType, nonEmpty: true)
+        c.delivery.smsHTTP.bodyTemplate = try reader.string("SMS_HTTP_BODY", default: c.delivery.smsHTTP.bodyTemplate)
+        c.delivery.smsHTTP.timeoutSeconds = try reader.int("SMS_HTTP_TIMEOUT_SECONDS", default: c.delivery.smsHTTP.timeoutSeconds, range: 1...120)
+
+        // Gateway
+        c.gateway.maxFrameBytes = try reader.int("GATEHOUSE_WS_MAX_FRAME_BYTES", default: c.gateway.maxFrameBytes, range: 512...1_048_576)
+        c.gateway.pingInterval = .milliseconds(Int(try reader.seconds("GATEHOUSE_WS_PING_SECONDS", default: 30, range: 1...3600) * 1000))
+        c.gateway.idleTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_WS_IDLE_TIMEOUT_SECONDS", default: 300, range: 1...86_400) * 1000))
+        c.gateway.closeTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_WS_CLOSE_TIMEOUT_SECONDS", default: 5, range: 0.1...60) * 1000))
+        c.gateway.maxConnections = try reader.int("GATEHOUSE_WS_MAX_CONNECTIONS", default: c.gateway.maxConnections, range: 1...10_000_000)
+        c.gateway.maxInFlightPerConnection = try reader.int("GATEHOUSE_WS_MAX_IN_FLIGHT", default: c.gateway.maxInFlightPerConnection, range: 1...10_000)
+        c.gateway.failuresPerConnection = try reader.int("GATEHOUSE_WS_FAILURES_PER_CONNECTION", default: c.gateway.failuresPerConnection, range: 1...10_000)
+
+        // Messenger
+        var m = c.messenger
+        m.maxTextLength = try reader.int("GATEHOUSE_MESSENGER_MAX_TEXT_LENGTH", default: m.maxTextLength, range: 1...65_536)
+        m.editWindow = try reader.seconds("GATEHOUSE_MESSENGER_EDIT_WINDOW_SECONDS", default: m.editWindow, range: 0...31_536_000)
+        m.messagesPerMinute = try reader.int("GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE", default: m.messagesPerMinute, range: 1...1_000_000)
+        m.editsPerMinute = try reader.int("GATEHOUSE_MESSENGER_EDITS_PER_MINUTE", default: m.editsPerMinute, range: 1...1_000_000)
+        m.editsPerDay = try reader.int("GATEHOUSE_MESSENGER_EDITS_PER_DAY", default: m.editsPerDay, range: 1...100_000_000)
+        m.friendRequestsPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_DAY", default: m.friendRequestsPerDay, range: 1...1_000_000)
+        m.blocksPerAccount = try reader.int("GATEHOUSE_MESSENGER_BLOCKS_PER_ACCOUNT", default: m.blocksPerAccount, range: 1...1_000_000)
+        m.friendRequestsPerPersonPerDay = try reader.int("GATEHOUSE_MESSENGER_FRIEND_REQUESTS_PER_PERSON_PER_DAY", default: m.friendRequestsPerPersonPerDay,
+                                                         range: 1...1_000_000)
+        m.attachmentMaxBytes = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENT_MAX_BYTES", default: m.attachmentMaxBytes, range: 1_024...1_073_741_824)
+        m.downloadChunkBytes = try reader.int("GATEHOUSE_MESSENGER_DOWNLOAD_CHUNK_BYTES", default: m.downloadChunkBytes, range: 1_024...16_777_216)
+        m.attachmentsPerMessage = try reader.int("GATEHOUSE_MESSENGER_ATTACHMENTS_PER_MESSAGE", default: m.attachmentsPerMessage, range: 0...100)
+        m.uploadsPerHour = try reader.int("GATEHOUSE_MESSENGER_UPLOADS_PER_HOUR", default: m.uploadsPerHour, range: 1...1_000_000)
+        m.forwardMaxChats = try reader.int("GATEHOUSE_MESSENGER_FORWARD_MAX_CHATS", default: m.forwardMaxChats, range: 1...1_000)
+        m.pageSize = try reader.int("GATEHOUSE_MESSENGER_PAGE_SIZE", default: m.pageSize, range: 1...1_000)
+        m.maxPageSize = try reader.int("GATEHOUSE_MESSENGER_MAX_PAGE_SIZE", default: max(m.maxPageSize, m.pageSize), range: m.pageSize...10_000)
+        m.eventRetention = try reader.seconds("GATEHOUSE_MESSENGER_EVENT_RETENTION_SECONDS", default: m.eventRetention, range: 60...31_536_000)
+        m.realtimeMaxFrameBytes = try reader.int("GATEHOUSE_REALTIME_MAX_FRAME_BYTES", default: m.realtimeMaxFrameBytes, range: 512...1_048_576)
+        m.realtimeMaxConnections = try reader.int("GATEHOUSE_REALTIME_MAX_CONNECTIONS", default: m.realtimeMaxConnections, range: 1...10_000_000)
+        m.realtimePingInterval = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_PING_SECONDS", default: 30, range: 1...3600) * 1000))
+        m.realtimeIdleTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_IDLE_TIMEOUT_SECONDS", default: 86_400, range: 1...604_800) * 1000))
+        m.realtimeAuthTimeout = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_AUTH_TIMEOUT_SECONDS", default: 10, range: 0.1...600) * 1000))
+        c.messenger = m
+
+        // Wallet
+        var w = c.wallet
+        w.maxTransfer = Int64(try reader.int("GATEHOUSE_WALLET_MAX_TRANSFER_KOPECKS", default: Int(w.maxTransfer), range: 1...1_000_000_000_000))
+        w.dailyLimit = Int64(try reader.int("GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS", default: Int(max(w.dailyLimit, w.maxTransfer)),
+                                            range: Int(w.maxTransfer)...1_000_000_000_000))
+        w.requestTTL = try reader.seconds("GATEHOUSE_WALLET_REQUEST_TTL_SECONDS", default: w.requestTTL, range: 60...31_536_000)
+        w.idempotencyKeyTTL = try reader.seconds("GATEHOUSE_WALLET_IDEMPOTENCY_TTL_SECONDS", default: w.idempotencyKeyTTL, range: 3_600...2_592_000)
+        w.maxComment = try reader.int("GATEHOUSE_WALLET_MAX_COMMENT_LENGTH", default: w.maxComment, range: 1...4_096)
+        w.lookupsPerHour = try reader.int("GATEHOUSE_WALLET_LOOKUPS_PER_HOUR", default: w.lookupsPerHour, range: 1...1_000_000)
+        w.requestsPerDay = try reader.int("GATEHOUSE_WALLET_REQUESTS_PER_DAY", default: w.requestsPerDay, range: 1...1_000_000)
+        w.transfersPerCommit = try reader.int("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", default: w.transfersPerCommit, range: 1...1_000)
+        c.wallet = w
+
+        // Signature identity
+        var sig = c.signature
+        sig.appsPerAccount = try reader.int("GATEHOUSE_APPS_PER_ACCOUNT", default: sig.appsPerAccount, range: 1...10_000)
+        sig.appIconMaxBytes = try reader.int("GATEHOUSE_APP_ICON_MAX_BYTES", default: sig.appIconMaxBytes, range: 1_024...67_108_864)
+        sig.enrolmentSignatures = try reader.int("GATEHOUSE_SIGNATURE_ENROLMENT_SIGNATURES", default: sig.enrolmentSignatures, range: 3...50)
+        sig.enrolmentKeep = try reader.seconds("GATEHOUSE_SIGNATURE_ENROLMENT_KEEP_SECONDS", default: sig.enrolmentKeep, range: 60...604_800)
+        sig.attemptsPerAccount = try reader.int("GATEHOUSE_SIGNATURE_ATTEMPTS_PER_ACCOUNT", default: sig.attemptsPerAccount, range: 1...1_000_000)
+        sig.attemptsPerIP = try reader.int("GATEHOUSE_SIGNATURE_ATTEMPTS_PER_IP", default: sig.attemptsPerIP, range: 1...1_000_000)
+        sig.attemptsPerSession = try reader.int("GATEHOUSE_SIGNATURE_ATTEMPTS_PER_SESSION", default: sig.attemptsPerSession, range: 1...1_000_000)
+        sig.lookupsPerIP = try reader.int("GATEHOUSE_SIGNATURE_LOOKUPS_PER_IP", default: sig.lookupsPerIP, range: 1...10_000_000)
+        sig.lookupsPerApp = try reader.int("GATEHOUSE_SIGNATURE_LOOKUPS_PER_APP", default: sig.lookupsPerApp, range: 1...100_000_000)
+        sig.acceptAt = try reader.double("GATEHOUSE_SIGNATURE_ACCEPT_AT", default: sig.acceptAt, range: 0...1)
+        sig.replayDistance = try reader.double("GATEHOUSE_SIGNATURE_REPLAY_DISTANCE", default: sig.replayDistance, range: 0...1)
+        sig.replayHistory = try reader.int("GATEHOUSE_SIGNATURE_REPLAY_HISTORY", default: sig.replayHistory, range: 0...10_000)
+        sig.attemptWindow = try reader.seconds("GATEHOUSE_SIGNATURE_ATTEMPT_WINDOW_SECONDS", default: sig.attemptWindow, range: 1...86_400)
+        sig.maxBodyBytes = try reader.int("GATEHOUSE_SIGNATURE_MAX_BODY_BYTES", default: sig.maxBodyBytes, range: 65_536...268_435_456)
+        sig.photoMaxBytes = try reader.int("GATEHOUSE_SIGNATURE_PHOTO_MAX_BYTES", default: sig.photoMaxBytes, range: 1_024...67_108_864)
+        sig.appStoreURL = reader.raw("GATEHOUSE_SIGNATURE_APP_STORE_URL").flatMap { $0.isEmpty ? nil : $0 } ?? sig.appStoreURL
+        sig.warnBelow = try reader.double("GATEHOUSE_SIGNATURE_WARN_BELOW", default: sig.warnBelow, range: 0...1)
+        sig.maxPointsPerSignature = try reader.int("GATEHOUSE_SIGNATURE_MAX_POINTS", default: sig.maxPointsPerSignature, range: 16...1_000_000)
+        c.signature = sig
+
+        // Limits
+        var l = c.limits
+        l.codeLength = try reader.int("GATEHOUSE_CODE_LENGTH", default: l.codeLength, range: 4...10)
+        l.codeTTL = try reader.seconds("GATEHOUSE_CODE_TTL_SECONDS", default: l.codeTTL, range: 30...86_400)
+        l.codeMaxAttempts = try reader.int("GATEHOUSE_CODE_MAX_ATTEMPTS", default: l.codeMaxAttempts, range: 1...100)
+        l.resendCooldown = try reader.seconds("GATEHOUSE_CODE_RESEND_SECONDS", default: l.resendCooldown, range: 0...3600)
+        l.smsPerPhonePerDay = try reader.int("GATEHOUSE_SMS_PER_PHONE_PER_DAY", default: l.smsPerPhonePerDay, range: 1...1000)
+        l.emailsPerAddressPerDay = try reader.int("GATEHOUSE_EMAILS_PER_ADDRESS_PER_DAY", default: l.emailsPerAddressPerDay, range: 1...1000)
+        l.codeRequestsPerIP = try reader.int("GATEHOUSE_CODE_REQUESTS_PER_IP", default: l.codeRequestsPerIP, range: 1...100_000)
+        l.codeRequestsPerIPWindow = try reader.seconds("GATEHOUSE_CODE_REQUESTS_PER_IP_WINDOW_SECONDS", default: l.codeRequestsPerIPWindow, range: 1...86_400)
+        l.loginFailuresPerAccount = try reader.int("GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT", default: l.loginFailuresPerAccount, range: 1...10_000)
+        l.loginFailuresPerIP = try reader.int("GATEHOUSE_LOGIN_FAILURES_PER_IP", default: l.loginFailuresPerIP, range: 1...1_000_000)
+        l.loginFailureWindow = try reader.seconds("GATEHOUSE_LOGIN_FAILURE_WINDOW_SECONDS", default: l.loginFailureWindow, range: 1...86_400)
+        l.sessionTTL = try reader.seconds("GATEHOUSE_SESSION_TTL_SECONDS", default: l.sessionTTL, range: 60...86_400)
+        l.sessionCacheTTL = try reader.seconds("GATEHOUSE_SESSION_CACHE_SECONDS", default: l.sessionCacheTTL, range: 0...1)
+        l.confirmationLinkTTL = try reader.seconds("GATEHOUSE_CONFIRM_LINK_TTL_SECONDS", default: l.confirmationLinkTTL, range: 60...2_592_000)
+        l.temporaryPasswordTTL = try reader.seconds("GATEHOUSE_TEMP_PASSWORD_TTL_SECONDS", default: l.temporaryPasswordTTL, range: 60...604_800)
+        l.maxBodyBytes = try reader.int("GATEHOUSE_MAX_BODY_BYTES", default: l.maxBodyBytes, range: 1024...104_857_600)
+        l.maxFieldLength = try reader.int("GATEHOUSE_MAX_FIELD_LENGTH", default: l.maxFieldLength, range: 16...65_536)
+        l.avatarMaxBytes = try reader.int("GATEHOUSE_AVATAR_MAX_BYTES", default: l.avatarMaxBytes, range: 1024...52_428_800)
+        l.codeRequestsPerAddressPerDestination = try reader.int("GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION", default: l.codeRequestsPerAddressPerDestination, range: 1...1_000_000)
+        l.recentLoginWindow = try reader.seconds("GATEHOUSE_RECENT_LOGIN_SECONDS", default: l.recentLoginWindow, range: 0...86_400)
+        c.limits = l
+
+        var p = c.passwords
+        p.minLength = try reader.int("GATEHOUSE_PASSWORD_MIN_LENGTH", default: p.minLength, range: 4...72)
+        p.requireDigit = try reader.bool("GATEHOUSE_PASSWORD_REQUIRE_DIGIT", default: p.requireDigit)
+        p.requireSpecial = try reader.bool("GATEHOUSE_PASSWORD_REQUIRE_SPECIAL", default: p.requireSpecial)
+        p.bcryptCost = try reader.int("GATEHOUSE_BCRYPT_COST", default: p.bcryptCost, range: 4...16)
+        c.passwords = p
+        return c
+    }
+
+    /// Whether `host` only listens on this machine.
+    package static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased()
+        return h == "localhost" || h == "::1" || h == "[::1]" || h.hasPrefix("127.")
+    }
+
+    package static func parseDatabaseURL(_ raw: String) throws -> DatabaseLocation {
+        if raw.hasPrefix("postgres://") || raw.hasPrefix("postgresql://") {
+            guard let url = URL(string: raw), url.host != nil else {
+                throw ConfigurationError(variable: "DATABASE_URL", problem: "is not a valid postgres URL (postgres://user:password@host:5432/database)")
+            }
+            return .postgres(url: raw)
+        }
+        if raw.hasPrefix("sqlite://") {
+            let path = String(raw.dropFirst("sqlite://".count))
+            guard !path.isEmpty else { throw ConfigurationError(variable: "DATABASE_URL", problem: "sqlite:// needs a file path") }
+            return .sqlite(path: path)
+        }
+        if raw.contains("://") {
+            throw ConfigurationError(variable: "DATABASE_URL", problem: "unsupported scheme; use postgres://… or a SQLite file path")
+        }
+        return .sqlite(path: raw)
+    }
+}
+
+/// Reads typed values from an environment dictionary, turning a bad value into a
+/// `ConfigurationError` that names the variable.
+package struct EnvironmentReader {
+    package let env: [String: String]
+
+    package func raw(_ name: String) -> String? {
+        guard let value = env[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        return value
+    }
+
+    package func string(_ name: String, default value: String, nonEmpty: Bool = false) throws -> String {
+        guard let raw = env[name] else { return value }
+        if nonEmpty && raw.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ConfigurationError(variable: name, problem: "must not be empty")
+        }
+        return raw
+    }
+
+    package func int(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let raw = raw(name) else { return value }
+        guard let number = Int(raw), range.contains(number) else {
+            throw ConfigurationError(variable: name, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound), got \"\(raw)\"")
+        }
+        return number
+    }
+
+    package func seconds(_ name: String, default value: TimeInterval, range: ClosedRange<Double>) throws -> TimeInterval {
+        guard let raw = raw(name) else { return value }
+        guard let number = Double(raw), number.isFinite, range.contains(number) else {
+            throw ConfigurationError(variable: name, problem: "must be a number of seconds in \(range.lowerBound)...\(range.upperBound), got \"\(raw)\"")
+        }
+        return number
+    }
+
+    package func double(_ name: String, default value: Double, range: ClosedRange<Double>) throws -> Double {
+        guard let raw = raw(name) else { return value }
+        guard let number = Double(raw), number.isFinite, range.contains(number) else {
+            throw ConfigurationError(variable: name, problem: "must be a number in \(range.lowerBound)...\(range.upperBound), got \"\(raw)\"")
+        }
+        return number
+    }
+
+    package func bool(_ name: String, default value: Bool) throws -> Bool {
+        guard let raw = raw(name)?.lowercased() else { return value }
+        switch raw {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw ConfigurationError(variable: name, problem: "must be true or false, got \"\(raw)\"")
+        }
+    }
+
+    package func choice<T: RawRepresentable>(_ name: String, default value: T) throws -> T where T.RawValue == String, T: CaseIterable {
+        guard let raw = raw(name) else { return value }
+        guard let parsed = T(rawValue: raw.lowercased()) ?? T(rawValue: raw) else {
+            let options = T.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(variable: name, problem: "must be one of \(options), got \"\(raw)\"")
+        }
+        return parsed
+    }
+}
+
+extension GatehouseConfiguration.Environment: CaseIterable {}
+extension GatehouseConfiguration.Delivery.EmailChannel: CaseIterable {}
+extension GatehouseConfiguration.Delivery.SMSChannel: CaseIterable {}
+
+extension Character {
+    package var isASCIIDigit: Bool { isASCII && isNumber }
+}

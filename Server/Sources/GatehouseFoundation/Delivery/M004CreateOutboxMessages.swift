@@ -1,0 +1,36 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// The outbox's table. Never edit a migration that has landed: add the next.
+package struct M004CreateOutboxMessages: AsyncMigration {
+    package var name: String { "004_CreateOutboxMessages" }
+    package func prepare(on database: any Database) async throws {
+        try await database.schema("outbox_messages")
+            .id()
+            .field("kind", .string, .required)
+            .field("destination", .string, .required)
+            .field("subject", .string)
+            .field("body", .string, .required)
+            .field("code", .string)
+            .field("status", .string, .required)
+            .field("attempts", .int, .required)
+            .field("next_attempt_at", .datetime, .required)
+            .field("claimed_until", .datetime)
+            .field("last_error", .string)
+            .field("created_at", .datetime, .required)
+            .field("sent_at", .datetime)
+            .field("channel", .string)
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "ix_outbox_due").on("outbox_messages").column("status").column("next_attempt_at").run()
+        try await sql.create(index: "ix_outbox_destination").on("outbox_messages").column("destination").column("created_at").run()
+    }
+    package func revert(on database: any Database) async throws {
+        try await database.schema("outbox_messages").delete()
+    }
+
+    package init() {
+
+    }
+}

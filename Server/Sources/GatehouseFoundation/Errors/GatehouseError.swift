@@ -1,0 +1,69 @@
+import GatehouseAPI
+
+/// The small set of errors the domain throws. Each surface maps them to its own wire form
+/// in one place (for `/api`: `PhoneAccountsErrorMiddleware`).
+package struct GatehouseError: Error, Sendable, CustomStringConvertible {
+    package enum Kind: Sendable, Equatable {
+        case invalidInput
+        case conflict
+        case unauthorized
+        /// Visible, but not for this account to do (403): only where the thing itself is no secret.
+        case forbidden
+        case notFound
+        /// Well-formed, but refused by a rule of the domain (422 where the surface speaks HTTP
+        /// fully): not enough money, a limit, a reused idempotency key.
+        case unprocessable
+        /// A body over its limit: 413 where the surface speaks HTTP fully.
+        case payloadTooLarge
+        /// A body of a type the route does not take: 415 where the surface speaks HTTP fully.
+        case unsupportedMediaType
+        case rateLimited(retryAfterSeconds: Int)
+        case unavailable
+        case `internal`
+    }
+
+    package var kind: Kind
+    package var code: GatehouseErrorCode
+    package var message: LocalizedText
+    /// The request member at fault, when the surface can name one.
+    package var field: String?
+    /// Wrong tries left on a code (`invalid_code`).
+    package var attemptsLeft: Int?
+
+    package init(_ kind: Kind, _ code: GatehouseErrorCode, _ message: LocalizedText, field: String? = nil, attemptsLeft: Int? = nil) {
+        self.kind = kind
+        self.code = code
+        self.message = message
+        self.field = field
+        self.attemptsLeft = attemptsLeft
+    }
+
+    /// The same error, naming the request member at fault.
+    package func on(field: String) -> GatehouseError {
+        var copy = self
+        copy.field = field
+        return copy
+    }
+
+    package var description: String { "GatehouseError(\(code.rawValue))" }
+
+    package static func invalid(_ code: GatehouseErrorCode, _ key: String, _ args: String...) -> GatehouseError {
+        GatehouseError(.invalidInput, code, LocalizedText(key, args))
+    }
+    package static func conflict(_ code: GatehouseErrorCode, _ key: String, _ args: String...) -> GatehouseError {
+        GatehouseError(.conflict, code, LocalizedText(key, args))
+    }
+    package static func rateLimited(_ code: GatehouseErrorCode, retryAfter: Double, _ key: String) -> GatehouseError {
+        // Stored timestamps lose a few microseconds (SQLite keeps doubles): 60.000001 s is 60.
+        let seconds = max(1, Int((retryAfter - 0.001).rounded(.up)))
+        return GatehouseError(.rateLimited(retryAfterSeconds: seconds), code, LocalizedText(key, [String(seconds)]))
+    }
+    package static func bodyTooLarge(_ limit: Int) -> GatehouseError {
+        GatehouseError(.payloadTooLarge, .bodyTooLarge, LocalizedText("error.bodyTooLarge", [String(limit)]))
+    }
+    package static func notFound(_ code: GatehouseErrorCode, _ key: String, field: String? = nil) -> GatehouseError {
+        GatehouseError(.notFound, code, LocalizedText(key), field: field)
+    }
+    package static let unauthorized = GatehouseError(.unauthorized, .unauthorized, LocalizedText("error.unauthorized"))
+    package static let invalidCredentials = GatehouseError(.invalidInput, .invalidCredentials, LocalizedText("error.invalidCredentials"))
+}

@@ -1,0 +1,169 @@
+import FluentKit
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import PostgresKit
+import ServiceLifecycle
+import SQLKit
+
+/// Owns the Fluent `Databases` for one engine and hands out `Database` handles.
+///
+/// SQLite runs on a single event loop, so there is exactly one connection: writers are
+/// serialised in process (no SQLITE_BUSY) and WAL lets `gatehouse outbox` read meanwhile.
+/// PostgreSQL gets a pool on every loop.
+package final class DatabaseProvider: Service, @unchecked Sendable {
+    package let databases: Databases
+    package let logger: Logger
+    package let isPostgres: Bool
+    /// The PostgreSQL connection settings (for the event bus's own listening connection) and schema.
+    package let postgres: (configuration: PostgresConnection.Configuration, schema: String?)?
+    private let eventLoopGroup: any EventLoopGroup
+    private let readyFlag = NIOLockedValueBox(false)
+    /// Answers in place of the database once it is shut down.
+    private var closed: ClosedDatabase!
+    private let stopping = NIOLockedValueBox(false)
+    /// When the PostgreSQL pool was last replaced (`replaceStarvedPool`).
+    private let lastPoolReplacement = NIOLockedValueBox<NIODeadline?>(nil)
+    private var health: PoolHealth?
+
+    /// Longest any one operation may take (`DeadlineDatabase`).
+    package let queryDeadline: TimeAmount
+
+    package init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, poolTimeout: Double = 3,
+         queryTimeout: Double = 15, threadPool: NIOThreadPool, logger: Logger) throws {
+        self.logger = logger
+        self.queryDeadline = .milliseconds(Int64(queryTimeout * 1000))
+        switch location {
+        case .sqlite(let path):
+            // One loop for SQLite's one connection, shared by every provider of the process and
+            // never shut down: a query still running on the thread pool when its provider shuts
+            // down (a request that came in as the server stopped) completes on a live loop, where
+            // an owned loop shut down under it left a promise unfulfilled (a crash in debug builds).
+            let group = Self.sqliteEventLoop
+            self.eventLoopGroup = group
+            self.isPostgres = false
+            self.postgres = nil
+            self.databases = Databases(threadPool: threadPool, on: group)
+            databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
+        case .postgres(let url, let searchPath):
+            self.eventLoopGroup = MultiThreadedEventLoopGroup.singleton
+            self.isPostgres = true
+            var configuration = try SQLPostgresConfiguration(url: url)
+            if let searchPath { configuration.searchPath = [searchPath] }
+            self.postgres = (configuration.coreConfiguration, searchPath)
+            self.databases = Databases(threadPool: threadPool, on: MultiThreadedEventLoopGroup.singleton)
+            databases.use(
+                .postgres(configuration: configuration, maxConnectionsPerEventLoop: poolSize,
+                          connectionPoolTimeout: .milliseconds(Int64(poolTimeout * 1000)), sqlLogLevel: .trace),
+                as: .psql
+            )
+        }
+        let live = databases.database(logger: logger, on: eventLoopGroup.any())!
+        if isPostgres {
+            health = PoolHealth { [weak self] in self?.replaceStarvedPool() }
+        }
+        closed = ClosedDatabase(configuration: live.context.configuration, dialect: (live as! any SQLDatabase).dialect, logger: logger)
+    }
+
+    /// A database handle. Cheap: it borrows a pooled connection per query. After shutdown every
+    /// query through it fails (`DatabaseClosedError`).
+    package var db: any Database {
+        guard let live = databases.database(logger: logger, on: eventLoopGroup.any()) else { return closed }
+        return DeadlineDatabase(base: live, deadline: queryDeadline, health: health)
+    }
+
+    package var sql: any SQLDatabase { db as! any SQLDatabase }
+
+    /// Where a group-commit writer runs (`EventLoopTaskExecutor`): one of the database's event
+    /// loops, in turn. `db` asked from there borrows a connection of that loop's pool, so the
+    /// writer's statements are sent and answered on its own thread.
+    package func writerExecutor() -> any TaskExecutor {
+        EventLoopTaskExecutor(eventLoopGroup.next())
+    }
+
+    /// One statement as written (schema set-up in tests and tools).
+    package func run(statement: String) async throws {
+        try await sql.raw(SQLQueryString(statement)).run()
+    }
+
+    /// Prepares the engine (SQLite: WAL, busy timeout) and runs the pending ones of `all`.
+    package func migrate(_ all: [any AsyncMigration]) async throws {
+        try await prepareEngine()
+        let migrations = Migrations()
+        migrations.add(all)
+        let migrator = Migrator(databases: databases, migrations: migrations, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .info)
+        try await migrator.setupIfNeeded().get()
+        try await migrator.prepareBatch().get()
+        readyFlag.withLockedValue { $0 = true }
+    }
+
+    /// Background services wait for this so they never query a schema that is not there yet.
+    /// Returns early when `stopping` is set: a server whose migrations failed shuts down without
+    /// ever being ready, and a service still waiting here would hold that shutdown forever.
+    package func waitUntilReady(unless stopping: NIOLockedValueBox<Bool>? = nil) async {
+        while !readyFlag.withLockedValue({ $0 }) && !(stopping?.withLockedValue({ $0 }) ?? false) && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    package func prepareEngine() async throws {
+        if !isPostgres {
+            try await sql.raw("PRAGMA journal_mode=WAL").run()
+            try await sql.raw("PRAGMA busy_timeout=5000").run()
+            try await sql.raw("PRAGMA synchronous=NORMAL").run()
+        }
+    }
+
+    /// For servers started without migrations (`GATEHOUSE_AUTO_MIGRATE=false`).
+    package func markReady() { readyFlag.withLockedValue { $0 = true } }
+
+    package func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    /// The loop every SQLite provider runs its connection on.
+    package static let sqliteEventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    package func shutdown() async {
+        stopping.withLockedValue { $0 = true }
+        await databases.shutdownAsync()
+    }
+
+    /// Connections that never come back have taken the whole pool: postgres-nio can leave a query
+    /// unanswered for ever when PostgreSQL dies under it (docs/decisions.md, "the hang"). The
+    /// ledger checker restarted PostgreSQL under 64 concurrent transactions and saw six such
+    /// leases take every connection: each later request waited for one and timed out, for good.
+    /// So the pool is replaced: new requests get a fresh one, and the old pool closes each stranded
+    /// connection should it ever come back. At most once per query deadline, off the event loop
+    /// (shutting a pool down waits for its idle connections to close).
+    private func replaceStarvedPool() {
+        guard isPostgres, !stopping.withLockedValue({ $0 }) else { return }
+        let now = NIODeadline.now()
+        let due = lastPoolReplacement.withLockedValue { last -> Bool in
+            if let last, now - last < queryDeadline { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let (databases, logger, stopping, health) = (databases, logger, stopping, health)
+        Thread.detachNewThread {
+            guard !stopping.withLockedValue({ $0 }) else { return }
+            databases.reinitialize(.psql)
+            health?.reset()
+            logger.warning("database: replaced the PostgreSQL connection pool: stranded connections had taken all of it")
+        }
+    }
+}
+
+extension Error {
+    /// A unique or foreign-key constraint refused the write (both engines).
+    package var isConstraintViolation: Bool {
+        if let error = self as? any DatabaseError { return error.isConstraintFailure }
+        return false
+    }
+}

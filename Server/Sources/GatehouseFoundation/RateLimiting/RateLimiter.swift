@@ -1,0 +1,90 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// Fixed-window counters in the database, so every instance behind a load balancer sees the
+/// same budget (docs/architecture.md: nothing shared lives only in process memory).
+package struct RateLimiter: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+
+    package struct Window: Sendable {
+        package var bucket: String
+        package var expiresEpoch: Int64
+        package var retryAfter: TimeInterval
+    }
+
+    package func window(_ name: String, key: String, length: TimeInterval) -> Window {
+        let now = clock.now().timeIntervalSince1970
+        let length = max(1, length)
+        let index = Int64((now / length).rounded(.down))
+        let end = Double(index + 1) * length
+        return Window(bucket: "\(name):\(key):\(index)", expiresEpoch: Int64(end.rounded(.up)), retryAfter: end - now)
+    }
+
+    /// Counts one hit and throws `rateLimited` (counting nothing) when the budget of `limit` is
+    /// already spent. With `db` a transaction, the hit is part of it (and goes if it rolls back).
+    package func hit(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited",
+             on db: (any Database)? = nil) async throws {
+        let w = window(name, key: key, length: length)
+        let sql = (db ?? database.db) as! any SQLDatabase
+        let hits = try await sql.raw("""
+            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES (\(bind: w.bucket), 1, \(bind: w.expiresEpoch))
+            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + 1
+            RETURNING hits
+            """).first(decodingColumn: "hits", as: Int.self) ?? 1
+        if hits > limit {
+            // A refused attempt never ran: it takes no slot. Otherwise refusals would outlive the
+            // attempts a budget gives back (successful logins), and a burst of right passwords
+            // would lock an account for the rest of its window.
+            try? await release(name, key: key, window: length, on: db)
+            throw GatehouseError.rateLimited(.rateLimited, retryAfter: w.retryAfter, messageKey)
+        }
+    }
+
+    /// Counts several hits for several keys at once (in key order, the order their rows are locked
+    /// in); answers, per key, how many of its hits fit the budget and when the window ends. The hits
+    /// that do not fit are given back: a refused attempt takes no slot.
+    package func hit(_ name: String, counts: [String: Int], limit: Int, window length: TimeInterval,
+             on db: any Database) async throws -> [String: (allowed: Int, retryAfter: Double)] {
+        let keys = counts.keys.sorted()
+        let windows = Dictionary(uniqueKeysWithValues: keys.map { ($0, window(name, key: $0, length: length)) })
+        let values = keys.map { key -> SQLQueryString in "(\(bind: windows[key]!.bucket), \(bind: counts[key]!), \(bind: windows[key]!.expiresEpoch))" }
+        let sql = db as! any SQLDatabase
+        var after: [String: Int] = [:]
+        for row in try await sql.raw("""
+            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES \(values.joined(separator: ", "))
+            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + excluded.hits
+            RETURNING bucket, hits
+            """).all() {
+            after[try row.decode(column: "bucket", as: String.self)] = try row.decode(column: "hits", as: Int.self)
+        }
+        var answer: [String: (allowed: Int, retryAfter: Double)] = [:]
+        for key in keys {
+            let w = windows[key]!, count = counts[key]!
+            let before = (after[w.bucket] ?? count) - count
+            let allowed = max(0, min(count, limit - before))
+            if allowed < count {
+                try await sql.raw("UPDATE rate_limit_counters SET hits = hits - \(bind: count - allowed) WHERE bucket = \(bind: w.bucket)").run()
+            }
+            answer[key] = (allowed, w.retryAfter)
+        }
+        return answer
+    }
+
+    /// Gives back one hit (an attempt that turned out to be allowed, such as a successful login).
+    package func release(_ name: String, key: String, window length: TimeInterval, on db: (any Database)? = nil) async throws {
+        let w = window(name, key: key, length: length)
+        try await ((db ?? database.db) as! any SQLDatabase).raw("UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = \(bind: w.bucket) AND hits > 0").run()
+    }
+
+    package func purgeExpired() async throws {
+        let now = Int64(clock.now().timeIntervalSince1970)
+        try await database.sql.raw("DELETE FROM rate_limit_counters WHERE expires_epoch < \(bind: now)").run()
+    }
+
+    package init(database: DatabaseProvider, clock: GatehouseClock) {
+        self.database = database
+        self.clock = clock
+    }
+}

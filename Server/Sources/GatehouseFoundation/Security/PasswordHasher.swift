@@ -1,0 +1,76 @@
+#if os(Linux)
+import Glibc
+#endif
+import HummingbirdBcrypt
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// bcrypt on a thread pool: a hash at cost 10 takes tens of milliseconds, which must never
+/// block an event loop.
+package struct PasswordHasher: Sendable {
+    /// bcrypt's own threads, one per core, for the life of the process. Not NIO's shared pool:
+    /// SQLite runs its queries there, and a queue of 50 ms hashes in front of them made every
+    /// cheap request wait behind the logins (p99 0.9 s on SQLite during a login burst).
+    package static let sharedThreadPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: System.coreCount)
+        pool.start()
+        return pool
+    }()
+
+    package let cost: UInt8
+    package let threadPool: NIOThreadPool
+
+    /// A valid hash of a random string, verified against when an account does not exist so an
+    /// unknown login costs the same time as a wrong password.
+    package let dummyHash: String
+
+    /// How many bcrypt verifications ran: what a failed login costs, counted rather than timed
+    /// (docs/security.md, "Timing").
+    package let verifications = Counter()
+
+    package final class Counter: Sendable {
+        private let value = NIOLockedValueBox(0)
+        package func increment() { value.withLockedValue { $0 += 1 } }
+        package var count: Int { value.withLockedValue { $0 } }
+    }
+
+    package init(cost: Int, threadPool: NIOThreadPool) {
+        self.cost = UInt8(cost)
+        self.threadPool = threadPool
+        self.dummyHash = Bcrypt.hash(Secrets.systemToken(), cost: UInt8(cost))
+    }
+
+    package func hash(_ password: String) async throws -> String {
+        let cost = self.cost
+        return try await threadPool.runIfActive {
+            Self.yieldToRequests()
+            return Bcrypt.hash(password, cost: cost)
+        }
+    }
+
+    /// The C bcrypt reads a NUL-terminated string and at most 72 bytes of it, so "secret\0x" and
+    /// a 72-byte password followed by anything would both verify against the hash of their
+    /// prefix. Such a candidate never matches; it still costs one bcrypt, so the answer takes the
+    /// same time. (Stored passwords are at most 72 bytes: `PasswordRule.maxBytes`.)
+    package func verify(_ password: String, hash: String) async throws -> Bool {
+        let verifiable = !password.utf8.contains(0) && password.utf8.count <= 72
+        let candidate = verifiable ? password : ""
+        verifications.increment()
+        let matched = try await threadPool.runIfActive {
+            Self.yieldToRequests()
+            return Bcrypt.verify(candidate, hash: hash)
+        }
+        return verifiable && matched
+    }
+
+    /// Lowers the calling thread's priority (nice 10), so that when logins keep every core busy
+    /// the event loops still get the CPU at once and cheap requests stay fast; hashing takes
+    /// what is left. Idempotent and cheap next to a hash.
+    private static func yieldToRequests() {
+        #if os(Linux)
+        // On Linux, nice is per thread and "0" is the calling thread (setpriority(2), BUGS).
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
+    }
+}

@@ -1,0 +1,72 @@
+import Crypto
+import Foundation
+
+/// Random codes and tokens, and the one-way forms they are stored in.
+/// Tokens carry 256 bits and are stored as SHA-256; short numeric codes are stored as an
+/// HMAC keyed with the server secret, so a copy of the database alone does not reveal them.
+package struct Secrets: Sendable {
+    private let keyBytes: [UInt8]
+    private var hmacKey: SymmetricKey { SymmetricKey(data: keyBytes) }
+    package let random: GatehouseRandom
+
+    package init(serverSecret: String, random: GatehouseRandom = .live) {
+        self.keyBytes = Array(SHA256.hash(data: Data(serverSecret.utf8)))
+        self.random = random
+    }
+
+    /// A fresh one-time code of `length` digits, from the injected source.
+    package func numericCode(length: Int) -> String { random.code(length) }
+
+    /// A fresh token, from the injected source.
+    package func token() -> String { random.token() }
+
+    @Sendable package static func systemCode(length: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<length).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+    }
+
+    /// 32 random bytes, base64url without padding (43 characters).
+    @Sendable package static func systemToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
+        return Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    package static func sha256Hex(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).hexString
+    }
+
+    package func codeHash(_ code: String, purpose: String, destination: String) -> String {
+        let message = "\(purpose)\u{1F}\(destination)\u{1F}\(code)"
+        return Data(HMAC<SHA256>.authenticationCode(for: Data(message.utf8), using: hmacKey)).hexString
+    }
+
+    /// Compares two hashes without leaking where they first differ.
+    package static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var diff: UInt8 = 0
+        for i in x.indices { diff |= x[i] ^ y[i] }
+        return diff == 0
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    package var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Digest {
+    package var hexString: String { Array(self).hexString }
+}

@@ -1,0 +1,170 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// Friendships: one row per pair, a request (requester → addressee) until accepted.
+/// Every change is written with its events to both people in one transaction.
+package struct FriendsService: MessengerConcept {
+    package let core: MessengerCore
+
+    package enum Sort: String { case name, tag }
+
+    /// My friends (by name or tag) and the requests to and from me (newest first), filtered by `query`.
+    package func overview(viewer: UUID, sort: Sort, query: String?) async throws -> FriendsOverview {
+        var conditions: [SQLQueryString] = ["f.id IS NOT NULL", "a.id <> \(bind: viewer)"]
+        if let match = PeopleIndex.matching(query) { conditions.append(match) }
+        let order: SQLQueryString = sort == .tag ? "p.tag_key, a.id" : "p.sort_name, a.id"
+        let rows = try await database.sql.raw("""
+            SELECT \(PersonLoader.columns) FROM messenger_people p JOIN accounts a ON a.id = p.account_id
+            \(PersonLoader.joins(viewer: viewer))
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)
+            """).all()
+        var friends: [Person] = [], incoming: [Person] = [], outgoing: [Person] = []
+        for row in rows {
+            let person = try people.decode(row, viewer: viewer)
+            switch person.relation {
+            case .friend: friends.append(person)
+            case .incoming: incoming.append(person)
+            case .outgoing: outgoing.append(person)
+            case .none: break
+            }
+        }
+        // A request's id is time-ordered (UUIDv7): newest first is the greatest id first.
+        let newestFirst = { (a: Person, b: Person) in (a.requestId?.uuidString ?? "") > (b.requestId?.uuidString ?? "") }
+        return FriendsOverview(friends: friends, incoming: incoming.sorted(by: newestFirst), outgoing: outgoing.sorted(by: newestFirst))
+    }
+
+    /// Asks `target` to be my friend. Asking again changes nothing; asking someone who asked me
+    /// makes us friends. Answers the person as I now see them.
+    package func request(viewer: UUID, target: UUID) async throws -> Person {
+        guard target != viewer else { throw GatehouseError(.invalidInput, .notYourself, LocalizedText("error.notYourself"), field: "personId") }
+        _ = try await visiblePerson(target, seenBy: viewer, field: "personId")
+        try await core.rateLimiter.hit("friend-requests", key: viewer.uuidString, limit: settings.friendRequestsPerDay, window: 86_400)
+        return try await events.write { tx, recorder in
+            let pair = ordered(viewer, target)
+            let now = clock.now()
+            var row = try await friendship(pair, on: tx)
+            if row == nil {
+                // Somebody who blocked me hears nothing from me, a friend request included.
+                if try await isBlocked(viewer, by: target, on: tx) { throw Self.messagingNotAllowed }
+                // A new request tells the target: a request/cancel cycle to one person is budgeted per
+                // day on its own, or it would queue two events per cycle for them up to the daily cap.
+                try await core.rateLimiter.hit("friend-requests-to", key: "\(viewer):\(target)", limit: settings.friendRequestsPerPersonPerDay,
+                                               window: 86_400, on: tx)
+                let inserted = try await sql(tx).raw("""
+                    INSERT INTO friendships (id, low_id, high_id, requester_id, addressee_id, state, created_at, updated_at)
+                    VALUES (\(bind: OrderedID.make()), \(bind: pair.low), \(bind: pair.high), \(bind: viewer), \(bind: target),
+                            \(bind: FriendshipState.pending.rawValue), \(bind: now), \(bind: now))
+                    ON CONFLICT (low_id, high_id) DO NOTHING RETURNING id
+                    """).first()
+                if inserted != nil {
+                    try await tell(recorder, .friendRequested, viewer, about: target, on: tx)
+                    try await tell(recorder, .friendRequested, target, about: viewer, on: tx)
+                    return try await visiblePerson(target, seenBy: viewer, on: tx)
+                }
+                row = try await friendship(pair, on: tx)  // the other side asked at the same moment
+            }
+            if let row, row.state == FriendshipState.pending.rawValue, row.requester == target {
+                try await becomeFriends(row.id, viewer, target, recorder, on: tx)
+            }
+            return try await visiblePerson(target, seenBy: viewer, on: tx)
+        }
+    }
+
+    /// Accepts a request to me.
+    package func accept(viewer: UUID, request id: UUID) async throws -> Person {
+        try await events.write { tx, recorder in
+            guard let row = try await friendship(id: id, on: tx), row.state == FriendshipState.pending.rawValue, row.addressee == viewer else {
+                throw GatehouseError.notFound(.requestNotFound, "error.requestNotFound")
+            }
+            try await becomeFriends(row.id, viewer, row.requester, recorder, on: tx)
+            return try await visiblePerson(row.requester, seenBy: viewer, on: tx)
+        }
+    }
+
+    /// Declines a request to me.
+    package func decline(viewer: UUID, request id: UUID) async throws {
+        try await end(viewer: viewer, reason: .declined) { row in
+            row.id == id && row.state == FriendshipState.pending.rawValue && row.addressee == viewer
+        } find: { tx in try await friendship(id: id, on: tx) }
+    }
+
+    /// Cancels my request.
+    package func cancel(viewer: UUID, request id: UUID) async throws {
+        try await end(viewer: viewer, reason: .cancelled) { row in
+            row.id == id && row.state == FriendshipState.pending.rawValue && row.requester == viewer
+        } find: { tx in try await friendship(id: id, on: tx) }
+    }
+
+    /// Ends our friendship.
+    package func remove(viewer: UUID, person: UUID) async throws {
+        _ = try await visiblePerson(person, seenBy: viewer)
+        try await end(viewer: viewer, reason: .removed, notFound: GatehouseError.notFound(.notFriends, "error.notFriends")) { row in
+            row.state == FriendshipState.friends.rawValue
+        } find: { tx in try await friendship(ordered(viewer, person), on: tx) }
+    }
+
+    // MARK: - rows
+
+    package struct Row: Sendable {
+        package var id: UUID
+        package var requester: UUID
+        package var addressee: UUID
+        package var state: String
+        package func other(than me: UUID) -> UUID { requester == me ? addressee : requester }
+    }
+
+    private func friendship(_ pair: (low: UUID, high: UUID), on db: any Database) async throws -> Row? {
+        try await readRow(sql(db).raw("""
+            SELECT id, requester_id, addressee_id, state FROM friendships WHERE low_id = \(bind: pair.low) AND high_id = \(bind: pair.high)
+            """).first())
+    }
+
+    private func friendship(id: UUID, on db: any Database) async throws -> Row? {
+        try await readRow(sql(db).raw("SELECT id, requester_id, addressee_id, state FROM friendships WHERE id = \(bind: id)").first())
+    }
+
+    private func readRow(_ row: (any SQLRow)?) throws -> Row? {
+        guard let row else { return nil }
+        return Row(id: try row.decode(column: "id", as: UUID.self), requester: try row.decode(column: "requester_id", as: UUID.self),
+                   addressee: try row.decode(column: "addressee_id", as: UUID.self), state: try row.decode(column: "state", as: String.self))
+    }
+
+    private func becomeFriends(_ id: UUID, _ viewer: UUID, _ other: UUID, _ recorder: EventRecorder, on tx: any Database) async throws {
+        let changed = try await sql(tx).raw("""
+            UPDATE friendships SET state = \(bind: FriendshipState.friends.rawValue), updated_at = \(bind: clock.now())
+            WHERE id = \(bind: id) AND state = \(bind: FriendshipState.pending.rawValue) RETURNING id
+            """).first()
+        guard changed != nil else { return }
+        try await tell(recorder, .friendAccepted, viewer, about: other, on: tx)
+        try await tell(recorder, .friendAccepted, other, about: viewer, on: tx)
+    }
+
+    /// Deletes the friendship `find` reads when `matches` holds, telling both people.
+    private func end(viewer: UUID, reason: FriendRemoval.Reason,
+                     notFound: GatehouseError = .notFound(.requestNotFound, "error.requestNotFound"),
+                     matches: @escaping @Sendable (Row) -> Bool,
+                     find: @escaping @Sendable (any Database) async throws -> Row?) async throws {
+        try await events.write { tx, recorder in
+            guard let row = try await find(tx), matches(row), row.requester == viewer || row.addressee == viewer else { throw notFound }
+            let deleted = try await sql(tx).raw("DELETE FROM friendships WHERE id = \(bind: row.id) AND state = \(bind: row.state) RETURNING id").first()
+            guard deleted != nil else { throw notFound }
+            let other = row.other(than: viewer)
+            try recorder.add(.friendRemoved, to: viewer, FriendRemoval(personId: other, reason: reason))
+            try recorder.add(.friendRemoved, to: other, FriendRemoval(personId: viewer, reason: reason))
+        }
+    }
+
+    /// Records `kind` for `recipient` with `subject` as the recipient now sees them.
+    private func tell(_ recorder: EventRecorder, _ kind: RealtimeEventKind, _ recipient: UUID, about subject: UUID, on tx: any Database) async throws {
+        guard let person = try await people.person(subject, seenBy: recipient, on: tx) else { return }
+        try recorder.add(kind, to: recipient, person)
+    }
+
+    package init(core: MessengerCore) {
+        self.core = core
+    }
+}

@@ -1,0 +1,167 @@
+import FluentKit
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// What every messenger service shares (docs/messenger.md): the database, the clock, the limits,
+/// the event log and the people loader.
+package struct MessengerCore: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Messenger
+    package let publicURL: String
+    package let rateLimiter: RateLimiter
+    package let blobs: any BlobStore
+    package let events: EventLog
+    package let people: PersonLoader
+    package let reader: MessageReader
+
+    package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, publicURL: String, rateLimiter: RateLimiter, blobs: any BlobStore, events: EventLog, people: PersonLoader, reader: MessageReader) {
+        self.database = database
+        self.clock = clock
+        self.settings = settings
+        self.publicURL = publicURL
+        self.rateLimiter = rateLimiter
+        self.blobs = blobs
+        self.events = events
+        self.people = people
+        self.reader = reader
+    }
+}
+
+/// One concept of the messenger (people, friends, chats, messages, attachments) on the shared core.
+package protocol MessengerConcept: Sendable {
+    var core: MessengerCore { get }
+}
+
+extension MessengerConcept {
+    package var database: DatabaseProvider { core.database }
+    package var clock: GatehouseClock { core.clock }
+    package var settings: GatehouseConfiguration.Messenger { core.settings }
+    package var events: EventLog { core.events }
+    package var people: PersonLoader { core.people }
+    package var reader: MessageReader { core.reader }
+
+    /// My membership of a chat, or 404 `chat_not_found` (another's chat is as unknown as none).
+    package func membership(_ chat: UUID, of account: UUID, field: String? = nil, on db: (any Database)? = nil) async throws -> Membership {
+        guard let membership = try await reader.membership(chat, of: account, on: sql(db ?? database.db)) else {
+            throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound", field: field)
+        }
+        return membership
+    }
+
+    /// Whether `sender` may write to `recipient` (their `whoCanMessageMe`, and whether they blocked
+    /// `sender`); 403 otherwise.
+    package func checkMayMessage(_ recipient: UUID, from sender: UUID, on db: any Database) async throws {
+        guard try await mayMessage(recipient, from: sender, on: db) else { throw Self.messagingNotAllowed }
+    }
+
+    package func mayMessage(_ recipient: UUID, from sender: UUID, on db: any Database) async throws -> Bool {
+        let row = try await sql(db).raw("""
+            SELECT p.who_can_message, f.state,
+                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = \(bind: recipient) AND b.blocked_id = \(bind: sender)) AS blocked
+            FROM messenger_people p
+            LEFT JOIN friendships f ON f.low_id = \(bind: ordered(sender, recipient).low) AND f.high_id = \(bind: ordered(sender, recipient).high)
+            WHERE p.account_id = \(bind: recipient)
+            """).first()
+        return Self.mayMessage(audience: try row?.decode(column: "who_can_message", as: String.self),
+                               friendship: try row?.decode(column: "state", as: String?.self),
+                               blocked: (try row?.decode(column: "blocked", as: Int.self) ?? 0) > 0)
+    }
+
+    /// Whether `recipient` blocked `sender`.
+    package func isBlocked(_ sender: UUID, by recipient: UUID, on db: any Database) async throws -> Bool {
+        try await sql(db).raw("SELECT 1 AS found FROM messenger_blocks WHERE account_id = \(bind: recipient) AND blocked_id = \(bind: sender)").first() != nil
+    }
+
+    /// The privacy rule: a person who takes messages from friends only takes none from anyone
+    /// else, and nobody takes anything from someone they blocked.
+    package static func mayMessage(audience: String?, friendship: String?, blocked: Bool) -> Bool {
+        !blocked && (audience != MessagingAudience.friends.rawValue || friendship == FriendshipState.friends.rawValue)
+    }
+
+    package static var messagingNotAllowed: GatehouseError {
+        GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed"))
+    }
+
+    /// What sending into chats needs to know, for each (chat, author) in one read: the author's
+    /// membership, whether the other member takes the author's messages, and whether both see
+    /// the chat. A pair missing from the answer is not a membership (404 for its sends).
+    package func sendingContexts(_ pairs: [SendPair], on db: any Database) async throws -> [SendPair: Sending] {
+        guard !pairs.isEmpty else { return [:] }
+        let rows = try await sql(db).raw("""
+            SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
+                   p.who_can_message, f.state, theirs.visible AS other_visible,
+                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = cm.other_id AND b.blocked_id = cm.account_id) AS blocked
+            FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
+            JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
+            LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
+            WHERE \(pairs.map { "(cm.chat_id = \(bind: $0.chat) AND cm.account_id = \(bind: $0.author))" as SQLQueryString }.joined(separator: " OR "))
+            """).all()
+        var found: [SendPair: Sending] = [:]
+        for row in rows {
+            guard let member = try MessageReader.membership(row) else { continue }
+            found[SendPair(chat: member.chatID, author: member.account)] = Sending(
+                member: member,
+                mayMessage: Self.mayMessage(audience: try row.decode(column: "who_can_message", as: String.self),
+                                            friendship: try row.decode(column: "state", as: String?.self),
+                                            blocked: try row.decode(column: "blocked", as: Int.self) > 0),
+                bothVisible: try member.visible && row.decode(column: "other_visible", as: Bool.self)
+            )
+        }
+        return found
+    }
+
+    /// A new message's `message.created` for both members: the author's copy with its client id, the other's without.
+    package func recordCreated(_ message: Message, to other: UUID, _ recorder: EventRecorder) throws {
+        let mine = try V1.encoder.encode(message)
+        recorder.add(.messageCreated, to: message.authorId, encoded: mine)
+        guard message.clientMessageId != nil else { return recorder.add(.messageCreated, to: other, encoded: mine) }
+        var theirs = message
+        theirs.clientMessageId = nil
+        try recorder.add(.messageCreated, to: other, theirs)
+    }
+
+    /// The messenger is for people: accounts with a tag.
+    package func requirePerson(_ account: AccountSnapshot) throws {
+        guard account.username != nil else {
+            throw GatehouseError(.conflict, .tagRequired, LocalizedText("error.tagRequired.messenger"))
+        }
+    }
+
+    /// A person `viewer` may see (any account with a tag but the viewer); 404 otherwise.
+    package func visiblePerson(_ id: UUID, seenBy viewer: UUID, field: String? = nil, on db: (any Database)? = nil) async throws -> Person {
+        guard id != viewer, let person = try await people.person(id, seenBy: viewer, on: db) else {
+            throw GatehouseError.notFound(.personNotFound, "error.personNotFound", field: field)
+        }
+        return person
+    }
+
+    /// `limit` within the configured page sizes.
+    package func pageSize(_ limit: Int?) -> Int {
+        min(max(limit ?? settings.pageSize, 1), settings.maxPageSize)
+    }
+
+    package func sql(_ db: any Database) -> any SQLDatabase { db as! any SQLDatabase }
+
+    /// The two ids of a pair in the order the unique pair columns keep them.
+    package func ordered(_ a: UUID, _ b: UUID) -> (low: UUID, high: UUID) {
+        a < b ? (a, b) : (b, a)
+    }
+}
+
+/// A chat and an author sending into it.
+package struct SendPair: Hashable, Sendable {
+    package var chat: UUID
+    package var author: UUID
+}
+
+/// What a send into a chat needs to know (`sendingContexts`).
+package struct Sending: Sendable {
+    package var member: Membership
+    package var mayMessage: Bool
+    package var bothVisible: Bool
+}

@@ -1,0 +1,292 @@
+import FluentKit
+import Foundation
+import GatehouseFoundation
+import NIOConcurrencyHelpers
+import SQLKit
+
+/// A small event between instances (DESIGN §2 "Multi-instance ready"): what happened and to whom,
+/// never the data itself. A subscriber reads what it needs from the database, which stays the only
+/// source of truth; an event only says when to look.
+package struct BusEvent: Codable, Equatable, Sendable {
+    package var topic: String
+    package var account: UUID?
+    /// Ids or counters; at most `EventBus.maxPayloadBytes` with the rest of the event.
+    package var body: String
+
+    package init(topic: String, account: UUID? = nil, body: String = "") {
+        self.topic = topic
+        self.account = account
+        self.body = body
+    }
+
+    package enum CodingKeys: String, CodingKey {
+        case topic = "t", account = "a", body = "b"
+    }
+}
+
+package enum BusTopic {
+    /// An account or its sessions changed: every instance drops its cached copies.
+    package static let accountChanged = "account.changed"
+}
+
+/// Publish/subscribe of `BusEvent`s. PostgreSQL: LISTEN/NOTIFY, one listening connection per
+/// instance (`PostgresEventBus`); SQLite: one instance, in process (`InProcessEventBus`).
+/// Handlers run on the bus's thread and must not block: they flag work, hop, or drop a cache entry.
+package protocol EventBus: Sendable {
+    /// Publishes an event. With `db` a transaction, PostgreSQL delivers it when that transaction
+    /// commits and never if it rolls back; without, at once.
+    func publish(_ event: BusEvent, on db: (any Database)?) async throws
+    /// Publishes several events in order, as one write where the engine allows.
+    func publish(_ events: [BusEvent], on db: (any Database)?) async throws
+    /// Calls `handler` for each event of `topic` (of `account`, or of every account when nil)
+    /// until the subscription is cancelled.
+    func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription
+    /// Calls `handler` whenever events may have been missed (the listener reconnected), so
+    /// whoever keeps copies can drop them all.
+    func onGap(_ handler: @escaping @Sendable () -> Void)
+    /// False while events from other instances may not arrive (the listener is down).
+    var isConnected: Bool { get }
+}
+
+extension EventBus {
+    package func publish(_ event: BusEvent) async throws { try await publish(event, on: nil) }
+
+    /// Publishes several events, in order (PostgreSQL: in one statement).
+    package func publish(_ events: [BusEvent], on db: (any Database)?) async throws {
+        for event in events { try await publish(event, on: db) }
+    }
+}
+
+package enum EventBusError: Error, Equatable {
+    case payloadTooLarge(Int)
+}
+
+/// Cancels its subscription when cancelled or released.
+package final class BusSubscription: Sendable {
+    private let cancellation: NIOLockedValueBox<(@Sendable () -> Void)?>
+
+    package init(_ cancel: @escaping @Sendable () -> Void) { cancellation = NIOLockedValueBox(cancel) }
+
+    package func cancel() {
+        let cancel = cancellation.withLockedValue { value in
+            defer { value = nil }
+            return value
+        }
+        cancel?()
+    }
+
+    deinit { cancel() }
+}
+
+/// Who listens to what: the dispatch table both buses share.
+package final class BusSubscribers: Sendable {
+    private struct Key: Hashable {
+        var topic: String
+        var account: UUID?
+    }
+
+    private struct State {
+        var next = 0
+        var handlers: [Key: [Int: @Sendable (BusEvent) -> Void]] = [:]
+        var gapHandlers: [@Sendable () -> Void] = []
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    package func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription {
+        let key = Key(topic: topic, account: account)
+        let id = state.withLockedValue { state in
+            state.next += 1
+            state.handlers[key, default: [:]][state.next] = handler
+            return state.next
+        }
+        return BusSubscription { [weak self] in
+            self?.state.withLockedValue { state in
+                state.handlers[key]?[id] = nil
+                if state.handlers[key]?.isEmpty == true { state.handlers[key] = nil }
+            }
+        }
+    }
+
+    package func onGap(_ handler: @escaping @Sendable () -> Void) {
+        state.withLockedValue { $0.gapHandlers.append(handler) }
+    }
+
+    /// Runs the handlers of the event's topic: those of its account and those of every account.
+    package func dispatch(_ event: BusEvent) {
+        let handlers = state.withLockedValue { state in
+            var found = Array((state.handlers[Key(topic: event.topic, account: nil)] ?? [:]).values)
+            if let account = event.account {
+                found += (state.handlers[Key(topic: event.topic, account: account)] ?? [:]).values
+            }
+            return found
+        }
+        for handler in handlers { handler(event) }
+    }
+
+    package func gap() {
+        for handler in state.withLockedValue({ $0.gapHandlers }) { handler() }
+    }
+}
+
+/// The SQLite engine's bus: one instance, so an event is delivered in process, at once.
+package final class InProcessEventBus: EventBus {
+    package init() {}
+
+    package let subscribers = BusSubscribers()
+
+    package func publish(_ event: BusEvent, on db: (any Database)?) async throws {
+        try EventBusLimits.check(event)
+        subscribers.dispatch(event)
+    }
+
+    package func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription {
+        subscribers.subscribe(topic: topic, account: account, handler)
+    }
+
+    package func onGap(_ handler: @escaping @Sendable () -> Void) { subscribers.onGap(handler) }
+
+    package var isConnected: Bool { true }
+}
+
+package enum EventBusLimits {
+    /// PostgreSQL's NOTIFY payload limit (less than 8,000 bytes); larger data goes by id.
+    package static let maxPayloadBytes = 7_999
+
+    /// The event as JSON (`BusEvent.CodingKeys`), written by hand: a batch of payments announces
+    /// hundreds, and JSONEncoder was a tenth of the server's time then.
+    package static func encode(_ event: BusEvent) throws -> String {
+        var payload = #"{"t":"# + JSONString.quoted(event.topic)
+        if let account = event.account { payload += #","a":"# + JSONString.quoted(account.uuidString) }
+        payload += #","b":"# + JSONString.quoted(event.body) + "}"
+        guard payload.utf8.count <= maxPayloadBytes else { throw EventBusError.payloadTooLarge(payload.utf8.count) }
+        return payload
+    }
+
+    package static func check(_ event: BusEvent) throws { _ = try encode(event) }
+
+    /// Events as notification payloads, in order: as many as fit in the limit in one JSON array,
+    /// an event alone as itself (an event too large alone throws, as `encode` does).
+    package static func pack(_ events: [BusEvent]) throws -> [String] {
+        var payloads: [String] = []
+        var group: [String] = []
+        var size = 1
+        func flush() {
+            if group.count == 1 { payloads.append(group[0]) } else if !group.isEmpty { payloads.append("[" + group.joined(separator: ",") + "]") }
+            group = []
+            size = 1
+        }
+        for event in events {
+            let one = try encode(event)
+            // `size` is the array's length so far, brackets included; one more adds a comma.
+            if !group.isEmpty, size + one.utf8.count + 1 > maxPayloadBytes { flush() }
+            group.append(one)
+            size += one.utf8.count + 1
+        }
+        flush()
+        return payloads
+    }
+
+    /// The events of a payload: an array (`pack`) or one event (instances of an older version).
+    /// What `encode` writes is read by `OwnPayload` (every instance reads every notification, so
+    /// the JSON decoder was a twentieth of a busy server's time); anything else by the decoder.
+    package static func unpack(_ payload: String) -> [BusEvent]? {
+        if let events = OwnPayload.read(payload) { return events }
+        let data = Data(payload.utf8)
+        if payload.hasPrefix("[") { return try? JSONDecoder().decode([BusEvent].self, from: data) }
+        return (try? JSONDecoder().decode(BusEvent.self, from: data)).map { [$0] }
+    }
+}
+
+/// Reads exactly what `EventBusLimits.encode` and `pack` write: `{"t":…,"a":…,"b":…}` (no
+/// `"a"` without an account), alone or as an array joined by commas, the strings escaped by
+/// `JSONString.escape`. Anything else answers nil, and the JSON decoder reads it.
+private struct OwnPayload {
+    private let bytes: [UInt8]
+    private var index = 0
+
+    static func read(_ payload: String) -> [BusEvent]? {
+        var reader = OwnPayload(bytes: Array(payload.utf8))
+        return reader.payload()
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private mutating func payload() -> [BusEvent]? {
+        var events: [BusEvent] = []
+        if take("[") {
+            repeat {
+                guard let event = event() else { return nil }
+                events.append(event)
+            } while take(",")
+            guard take("]") else { return nil }
+        } else {
+            guard let event = event() else { return nil }
+            events.append(event)
+        }
+        return index == bytes.count ? events : nil
+    }
+
+    private mutating func event() -> BusEvent? {
+        guard take(#"{"t":"#), let topic = string() else { return nil }
+        var account: UUID?
+        if take(#","a":"#) {
+            guard let text = string(), let id = UUID(uuidString: text) else { return nil }
+            account = id
+        }
+        guard take(#","b":"#), let body = string(), take("}") else { return nil }
+        return BusEvent(topic: topic, account: account, body: body)
+    }
+
+    /// A string literal with the escapes `JSONString.escape` writes.
+    private mutating func string() -> String? {
+        guard take("\"") else { return nil }
+        var out: [UInt8] = []
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""): return String(decoding: out, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { return nil }
+                let escaped = bytes[index]
+                index += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
+                case UInt8(ascii: "n"): out.append(UInt8(ascii: "\n"))
+                case UInt8(ascii: "r"): out.append(UInt8(ascii: "\r"))
+                case UInt8(ascii: "t"): out.append(UInt8(ascii: "\t"))
+                case UInt8(ascii: "u"):
+                    // Only what escape writes: \u00XX, a control character or DEL.
+                    guard index + 4 <= bytes.count, bytes[index] == UInt8(ascii: "0"), bytes[index + 1] == UInt8(ascii: "0"),
+                          let high = Self.hex(bytes[index + 2]), let low = Self.hex(bytes[index + 3]) else { return nil }
+                    let value = high << 4 | low
+                    guard value < 0x20 || value == 0x7F else { return nil }
+                    out.append(value)
+                    index += 4
+                default: return nil
+                }
+            case 0..<0x20: return nil
+            default: out.append(byte)
+            }
+        }
+        return nil
+    }
+
+    private mutating func take(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        let matches = literal.withUTF8Buffer { expected in expected.elementsEqual(bytes[index..<(index + count)]) }
+        if matches { index += count }
+        return matches
+    }
+
+    private static func hex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehouseSignToLogin
+
+/// `gatehouse apps …`: an operator registers, lists, disables, enables the signature identity
+/// service's apps and rotates their keys, straight on the database (no server needed).
+public enum AppCommands {
+    /// What the commands print: the app, and its key when one was just made.
+    public struct Output: Encodable, Sendable {
+        public var id: UUID
+        public var name: String
+        public var bundleId: String
+        public var email: String
+        public var website: String?
+        public var enabled: Bool
+        public var keyHint: String
+        public var owner: String?
+        /// Only right after `create` and `rotate`: the key, never shown again.
+        public var apikey: String?
+    }
+
+    /// A refusal, in words for a terminal.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public static func create(configuration: GatehouseConfiguration, name: String, bundleID: String, email: String, website: String?,
+                              iconPath: String?, ownerEmail: String?) async throws -> Output {
+        try await withApps(configuration) { apps in
+            var owner: UUID?
+            if let ownerEmail {
+                guard let address = EmailAddress.normalize(ownerEmail), let account = try await apps.store.owner(of: .email(address)) else {
+                    throw Failure(description: "no account has the confirmed email \(ownerEmail)")
+                }
+                owner = account.id
+            }
+            var icon: (String, Data)?
+            if let iconPath {
+                let types = ["png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "webp": "image/webp"]
+                guard let type = types[URL(fileURLWithPath: iconPath).pathExtension.lowercased()] else {
+                    throw Failure(description: "--icon must be a .png, .jpg or .webp file")
+                }
+                guard let data = FileManager.default.contents(atPath: iconPath) else { throw Failure(description: "cannot read \(iconPath)") }
+                icon = (type, data)
+            }
+            var (row, key) = try await apps.create(NewApp(name: name, bundleId: bundleID, email: email, website: website), owner: owner)
+            if let (type, data) = icon { row = try await apps.setIcon(row, contentType: type, bytes: data) }
+            return try await output(row, apps, key: key)
+        }
+    }
+
+    public static func list(configuration: GatehouseConfiguration) async throws -> [Output] {
+        try await withApps(configuration) { apps in
+            var all: [Output] = []
+            for row in try await apps.list(owner: nil) { all.append(try await output(row, apps)) }
+            return all
+        }
+    }
+
+    public static func setEnabled(configuration: GatehouseConfiguration, idOrKey: String, enabled: Bool) async throws -> Output {
+        try await withApps(configuration) { apps in
+            let row = try await apps.update(apps.find(idOrKey: idOrKey), AppUpdate(enabled: enabled))
+            return try await output(row, apps)
+        }
+    }
+
+    public static func rotate(configuration: GatehouseConfiguration, idOrKey: String) async throws -> Output {
+        try await withApps(configuration) { apps in
+            let (row, key) = try await apps.rotateKey(apps.find(idOrKey: idOrKey))
+            return try await output(row, apps, key: key)
+        }
+    }
+
+    private static func output(_ row: AppModel, _ apps: AppsService, key: String? = nil) async throws -> Output {
+        var owner: String?
+        if let id = row.ownerID { owner = try await apps.store.row(id: id)?.email }
+        return Output(id: row.id!, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, enabled: row.enabled,
+                      keyHint: row.keyHint, owner: owner, apikey: key)
+    }
+
+    /// Runs `body` on the apps service of a server built from `configuration`; a refusal becomes
+    /// a ``Failure`` with its English text.
+    private static func withApps<T>(_ configuration: GatehouseConfiguration, _ body: (AppsService) async throws -> T) async throws -> T {
+        try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { try await body($0.apps) }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import HummingbirdBcrypt
+import Logging
+
+/// What the `gatehouse` executable does, kept in the library so it is tested like the rest.
+public enum ServerCommands {
+    /// Runs migrations and exits.
+    public static func migrate(configuration: GatehouseConfiguration) async throws {
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = configuration.logLevel
+        let services = try GatehouseServices(configuration: configuration, logger: logger)
+        do {
+            try await services.migrate()
+        } catch {
+            await services.shutdownOutsideApplication()
+            throw error
+        }
+        await services.shutdownOutsideApplication()
+    }
+
+    /// The newest outbox messages, oldest of them first, as lines for a terminal.
+    public static func outbox(configuration: GatehouseConfiguration, to: String?, last: Int) async throws -> [DevOutboxMessage] {
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = .warning
+        let services = try GatehouseServices(configuration: configuration, logger: logger)
+        do {
+            try await services.database.prepareEngine()
+            let messages = try await OutboxQuery.recent(database: services.database, to: to, limit: last)
+            await services.shutdownOutsideApplication()
+            return messages
+        } catch {
+            await services.shutdownOutsideApplication()
+            throw error
+        }
+    }
+
+    /// Times `count` bcrypt hashes at `cost` with the hasher the server uses, one after another on
+    /// this thread: the seconds one hash takes. Operators pick a cost with it; the login benchmark
+    /// derives its bound (cores ÷ this) from it.
+    public static func bcryptSecondsPerHash(cost: Int, count: Int) -> Double {
+        _ = Bcrypt.hash("warm-up", cost: UInt8(cost))
+        let start = ContinuousClock.now
+        for i in 0..<count { _ = Bcrypt.hash("password-\(i)", cost: UInt8(cost)) }
+        let elapsed = ContinuousClock.now - start
+        return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) / Double(count)
+    }
+
+    /// How to run this executable again, as a person would type it (`GatehouseInvocation`).
+    public static var invocation: String { GatehouseInvocation.current }
+
+    /// The lines `gatehouse serve` prints once it listens.
+    public static func banner(configuration: GatehouseConfiguration, port: Int) -> [String] {
+        var lines = ["Gatehouse listening on http://\(configuration.host):\(port) (\(configuration.environment.rawValue))"]
+        if configuration.environment == .development, !GatehouseConfiguration.isLoopback(configuration.host) {
+            lines.append("WARNING: development mode on a network address (GATEHOUSE_ALLOW_DEV_ON_NETWORK=true): "
+                + "anyone who reaches \(configuration.host):\(port) can read every code and password at /dev/outbox")
+        }
+        switch configuration.database {
+        case .sqlite(let path): lines.append("database: SQLite file \(path)")
+        case .postgres: lines.append("database: PostgreSQL")
+        }
+        if configuration.delivery.smsChannel == .dev || configuration.delivery.emailChannel == .dev {
+            var where_ = ["`\(invocation) outbox --to +79123456789`"]
+            if configuration.environment == .development {
+                where_.append("http://\(configuration.host):\(port)/dev/outbox?to=+79123456789")
+            }
+            lines.append("dev delivery: codes and mails stay in the outbox; read them with " + where_.joined(separator: " or "))
+        }
+        return lines
+    }
+}

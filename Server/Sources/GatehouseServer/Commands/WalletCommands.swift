@@ -1,0 +1,47 @@
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+
+/// `gatehouse wallet …`: an operator credits a wallet and audits the ledger, straight on the
+/// database (no server needed; a running server's sockets hear of a credit through the event bus
+/// on PostgreSQL, and on their next resume on SQLite).
+///
+/// The credit is the boundary where a deployment's payment provider plugs in (docs/wallet.md,
+/// "Money in"): its webhook would call the same `WalletService.credit` with its payment's id as
+/// the reason.
+public enum WalletCommands {
+    /// What `credit` prints.
+    public struct Credit: Encodable, Sendable {
+        public var transferId: UUID
+        public var accountId: UUID
+        public var amount: Int64
+        public var balance: Int64
+        public var reason: String?
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Credits the wallet of the verified phone with `amount` ("100.00" roubles). A `reference`
+    /// (the payment provider's id) credits once however often the command is repeated.
+    public static func credit(configuration: GatehouseConfiguration, phone: String, amount: String, reason: String?,
+                              reference: String? = nil) async throws -> Credit {
+        guard let kopecks = Kopecks.parse(amount), kopecks > 0 else {
+            throw Failure(description: "--amount must be a positive amount in roubles with at most two decimals, such as 100.00")
+        }
+        return try await withServices(configuration) { services in
+            let result = try await services.wallets.credit(phone: phone, amount: kopecks, reason: reason, reference: reference)
+            return Credit(transferId: result.transfer.id, accountId: result.transfer.to.id, amount: kopecks, balance: result.balance, reason: result.transfer.comment)
+        }
+    }
+
+    /// The ledger's invariants; an empty list when they all hold.
+    public static func audit(configuration: GatehouseConfiguration) async throws -> [String] {
+        try await withServices(configuration) { try await $0.wallets.audit() }
+    }
+
+    private static func withServices<T>(_ configuration: GatehouseConfiguration, _ body: (GatehouseServices) async throws -> T) async throws -> T {
+        try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }, body)
+    }
+}

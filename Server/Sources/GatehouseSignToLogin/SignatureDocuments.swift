@@ -1,0 +1,243 @@
+import FluentKit
+import Foundation
+import GatehouseAccounts
+import GatehousePlatform
+import SQLKit
+
+/// The registry of signed documents (the spec's `/savedocument/` and `/opendocument/`): a
+/// document is a chain of versions, each known by the hash the app computed of the saved PDF;
+/// a save names the hash it started from, and extends the chain whose newest version has it.
+package struct SignatureDocuments: AccountConcept {
+    package let core: AccountCore
+    package let signatures: SignatureService
+
+    private var sql: any SQLDatabase { database.sql }
+
+    package enum Saved: Equatable, Sendable {
+        case saved(documentID: String)
+        /// No `sessionid` of the person the email names (missing, ended, or someone else's).
+        case sessionRefused
+        /// A signature id that is not a passing, unused attempt of the caller's, made through this app.
+        case foreignSignature(String)
+        /// `previous_hash` is an older version of a document another save has already extended.
+        case conflict
+    }
+
+    /// Why a save's transaction stops (everything it did is rolled back).
+    private struct Refusal: Error { let answer: Saved }
+
+    package struct Save: Sendable {
+        package var email: String
+        /// The `sessionid` the app holds: the save is the person's only with one of their sessions.
+        package var sessionToken: String?
+        package var previousHash: String?
+        package var documentHash: String
+        package var signatureIDs: [String]
+        /// The document the app opened (read from the PDF's link), if it knows it.
+        package var documentID: String?
+        package var appID: UUID
+        /// The app's acceptance threshold: only attempts at or above it are signatures.
+        package var threshold: Double
+    
+        package init(email: String, sessionToken: String? = nil, previousHash: String? = nil, documentHash: String, signatureIDs: [String], documentID: String? = nil, appID: UUID, threshold: Double) {
+            self.email = email
+            self.sessionToken = sessionToken
+            self.previousHash = previousHash
+            self.documentHash = documentHash
+            self.signatureIDs = signatureIDs
+            self.documentID = documentID
+            self.appID = appID
+            self.threshold = threshold
+        }
+}
+
+    /// Records a saved version, as the person the email names (their session) with their own
+    /// signatures: attempts that passed the app's threshold, made through this app, each used
+    /// once (the save spends them in its transaction).
+    ///
+    /// With a `previous_hash` that is a document's newest version, the chain grows by one
+    /// (compare-and-set on the newest hash, so two saves from the same version make one chain and
+    /// the second is `conflict`) when the saver may extend it: they have saved a version of it,
+    /// or they name it by `documentid` (they opened the signed PDF, which carries it). Anyone else
+    /// holding a file with that hash starts a fork: a new document that records which one it
+    /// forked from, so a stranger who registered a hash first never becomes an earlier signer of
+    /// the owner's document. With an unknown or empty `previous_hash`, a new document.
+    package func save(_ r: Save) async throws -> Saved {
+        guard let token = r.sessionToken, let session = try await sessions.authenticate(token: token),
+              let account = try await signatures.account(email: r.email), session.account.id == account.id else { return .sessionRefused }
+        let accountID = account.id!
+        let now = clock.now()
+        do {
+            return try await database.db.transaction { tx in
+                let sql = tx as! any SQLDatabase
+                for id in r.signatureIDs {
+                    let spent = try await sql.raw("""
+                        UPDATE signature_attempts SET used_at = \(bind: now)
+                        WHERE id = \(bind: id) AND account_id = \(bind: accountID) AND app_id = \(bind: r.appID)
+                          AND used_at IS NULL AND similarity >= \(bind: r.threshold)
+                        RETURNING id
+                        """).first()
+                    if spent == nil { throw Refusal(answer: .foreignSignature(id)) }
+                }
+                var documentID: String?
+                var forkedFrom: String?
+                var seq = 1
+                if let previousHash = r.previousHash, !previousHash.isEmpty {
+                    switch try await chain(extendedFrom: previousHash, by: accountID, named: r.documentID, on: sql) {
+                    case .extend(let current):
+                        // Compare and set: only a save from the newest version extends the chain.
+                        guard let versions = try await sql.raw("""
+                            UPDATE signature_documents SET latest_hash = \(bind: r.documentHash), versions = versions + 1, updated_at = \(bind: now)
+                            WHERE id = \(bind: current) AND latest_hash = \(bind: previousHash) RETURNING versions
+                            """).first(decodingColumn: "versions", as: Int.self) else { throw Refusal(answer: .conflict) }
+                        documentID = current
+                        seq = versions
+                    case .older:
+                        throw Refusal(answer: .conflict)
+                    case .fork(let other):
+                        forkedFrom = other
+                    case .none:
+                        break
+                    }
+                }
+                if documentID == nil {
+                    let id = SignatureService.randomHex(bytes: 10)
+                    try await sql.raw("""
+                        INSERT INTO signature_documents (id, latest_hash, versions, created_at, updated_at, forked_from)
+                        VALUES (\(bind: id), \(bind: r.documentHash), 1, \(bind: now), \(bind: now), \(bind: forkedFrom))
+                        """).run()
+                    documentID = id
+                }
+                try await sql.raw("""
+                    INSERT INTO signature_document_versions (document_id, seq, document_hash, account_id, app_id, created_at)
+                    VALUES (\(bind: documentID!), \(bind: seq), \(bind: r.documentHash), \(bind: accountID), \(bind: r.appID), \(bind: now))
+                    """).run()
+                for (position, id) in r.signatureIDs.enumerated() {
+                    try await sql.raw("""
+                        INSERT INTO signature_version_signatures (document_id, seq, position, signature_id)
+                        VALUES (\(bind: documentID!), \(bind: seq), \(bind: position), \(bind: id))
+                        """).run()
+                }
+                return .saved(documentID: documentID!)
+            }
+        } catch let refusal as Refusal {
+            return refusal.answer
+        }
+    }
+
+    /// What a save from `previousHash` does to the chains that hold it.
+    private enum ChainStep {
+        /// Extends this document (its newest hash is `previousHash`).
+        case extend(String)
+        /// `previousHash` is an older version of a document the saver may extend.
+        case older
+        /// The saver may not extend the document that holds it: a new one, forked from it.
+        case fork(String)
+        /// No document holds it: a new one.
+        case none
+    }
+
+    private func chain(extendedFrom previousHash: String, by accountID: UUID, named documentID: String?, on sql: any SQLDatabase) async throws -> ChainStep {
+        let holders = try await sql.raw("""
+            SELECT d.id, d.latest_hash,
+                   (SELECT COUNT(*) FROM signature_document_versions p WHERE p.document_id = d.id AND p.account_id = \(bind: accountID)) AS mine
+            FROM signature_documents d
+            WHERE d.id IN (SELECT document_id FROM signature_document_versions WHERE document_hash = \(bind: previousHash))
+            ORDER BY d.updated_at DESC, d.id
+            """).all()
+        var foreign: String?
+        for row in holders {
+            let id = try row.decode(column: "id", as: String.self)
+            let mayExtend = try row.decode(column: "mine", as: Int.self) > 0 || id == documentID?.lowercased()
+            guard mayExtend else { foreign = foreign ?? id; continue }
+            return try row.decode(column: "latest_hash", as: String.self) == previousHash ? .extend(id) : .older
+        }
+        return foreign.map(ChainStep.fork) ?? .none
+    }
+
+    /// One signing in a document's history.
+    package struct Entry: Equatable, Sendable {
+        package var signer: String
+        package var similarity: Double
+        /// Below `GATEHOUSE_SIGNATURE_WARN_BELOW`: a low match the history shows a warning for.
+        package var lowMatch: Bool
+        package var signedAt: Date
+        package var clientTime: String?
+        package var location: String?
+        package var country: String?
+        package var city: String?
+        package var address: String?
+        package var photoURL: String?
+        package var signatureID: String
+        /// The document's hash after the save that added this signature.
+        package var documentHash: String
+    }
+
+    package enum Opened: Equatable, Sendable {
+        /// The hash is the newest version's.
+        case current([Entry])
+        /// The document was changed after its last save through the app.
+        case changed([Entry])
+        case notFound
+        /// The email names nobody with a Sign To Login enrolment (answered alike for every such address).
+        case unknownUser
+    }
+
+    /// A document's history as `email`'s app opens it: a lookup of the address first (budgeted,
+    /// `SignatureService.lookUp`), then the document by its id and whether `documentHash` is its newest.
+    package func open(email: String, documentID: String, documentHash: String, appID: UUID, origin: RequestOrigin) async throws -> Opened {
+        guard try await signatures.lookUp(email: email, appID: appID, origin: origin) != nil else { return .unknownUser }
+        guard documentID.count <= 64, documentID.allSatisfy(\.isHexDigit),
+              let latest = try await sql.raw("SELECT latest_hash FROM signature_documents WHERE id = \(bind: documentID.lowercased())")
+                .first(decodingColumn: "latest_hash", as: String.self) else { return .notFound }
+        let history = try await history(documentID: documentID.lowercased())
+        return latest == documentHash ? .current(history) : .changed(history)
+    }
+
+    package func exists(documentID: String) async throws -> Bool {
+        try await sql.raw("SELECT 1 AS found FROM signature_documents WHERE id = \(bind: documentID)").first() != nil
+    }
+
+    package func history(documentID: String) async throws -> [Entry] {
+        let rows = try await sql.raw("""
+            SELECT a.id AS signature_id, a.similarity, a.created_at, a.client_time, a.location, a.country, a.city, a.address,
+                   a.photo_blob_key, v.document_hash, acc.first_name, acc.last_name, acc.email
+            FROM signature_version_signatures s
+            JOIN signature_document_versions v ON v.document_id = s.document_id AND v.seq = s.seq
+            JOIN signature_attempts a ON a.id = s.signature_id
+            LEFT JOIN accounts acc ON acc.id = a.account_id
+            WHERE s.document_id = \(bind: documentID)
+            ORDER BY s.seq, s.position
+            """).all()
+        let warnBelow = configuration.signature.warnBelow
+        return try rows.map { row in
+            let names = [try row.decode(column: "first_name", as: String?.self), try row.decode(column: "last_name", as: String?.self)]
+                .compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+            let id = try row.decode(column: "signature_id", as: String.self)
+            let similarity = try row.decode(column: "similarity", as: Double.self)
+            let photo = try row.decode(column: "photo_blob_key", as: String?.self) != nil
+            return Entry(
+                signer: names.isEmpty ? (try row.decode(column: "email", as: String?.self) ?? "") : names,
+                similarity: similarity, lowMatch: similarity < warnBelow, signedAt: try row.decode(column: "created_at", as: Date.self),
+                clientTime: try row.decode(column: "client_time", as: String?.self), location: try row.decode(column: "location", as: String?.self),
+                country: try row.decode(column: "country", as: String?.self), city: try row.decode(column: "city", as: String?.self),
+                address: try row.decode(column: "address", as: String?.self),
+                photoURL: photo ? configuration.publicURL + "/signature-photos/" + id : nil,
+                signatureID: id, documentHash: try row.decode(column: "document_hash", as: String.self))
+        }
+    }
+
+    /// An attempt's photo (public by its unguessable id, as the history that names it).
+    package func photo(signatureID: String) async throws -> Data? {
+        guard signatureID.count <= 64, signatureID.allSatisfy(\.isHexDigit),
+              let hex = try await sql.raw("SELECT photo_blob_key FROM signature_attempts WHERE id = \(bind: signatureID)")
+                .first(decodingColumn: "photo_blob_key", as: String?.self) ?? nil,
+              let key = BlobKey(hex: hex) else { return nil }
+        return try await blobs.get(key)
+    }
+
+    package init(core: AccountCore, signatures: SignatureService) {
+        self.core = core
+        self.signatures = signatures
+    }
+}

@@ -1,0 +1,398 @@
+import FluentKit
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import GatehouseVerifier
+import NIOPosix
+import SQLKit
+
+/// The signature identity service's rules (docs/signature-identity.md, and docs/security.md,
+/// "Sign To Login"): who is enrolled from which type of device and for which app, enrolment (every
+/// address proven by an email code first), and authentication attempts (budgeted, replays refused)
+/// kept for the history.
+package struct SignatureService: AccountConcept {
+    package let core: AccountCore
+    package var verifier = SignatureVerifier()
+
+    private var settings: GatehouseConfiguration.Signature { configuration.signature }
+    private var sql: any SQLDatabase { database.sql }
+
+    // MARK: Devices
+
+    /// The type of device a model is enrolled from, by the spec's `device_version`.
+    package enum DeviceClass: String, Sendable {
+        case iphone, ipad, ipod, other
+
+        package init(deviceVersion: String?) {
+            let text = (deviceVersion ?? "").lowercased()
+            self = text.contains("ipad") ? .ipad : text.contains("ipod") ? .ipod : text.contains("iphone") ? .iphone : .other
+        }
+    }
+
+    // MARK: Accounts by email
+
+    /// The account an email names for this service: the owner of the confirmed address. An
+    /// unconfirmed address is only a claim (docs/security.md, "Claims") and names nobody here.
+    package func account(email: String) async throws -> AccountModel? {
+        try await store.owner(of: .email(email))
+    }
+
+    /// The owner of the address when they have a Sign To Login enrolment (a proven model); nil
+    /// for every other address alike, whether or not it has an account elsewhere, so these
+    /// endpoints never tell a `/v1` account from an unknown address.
+    package func enrolledAccount(email: String) async throws -> AccountModel? {
+        guard let owner = try await account(email: email) else { return nil }
+        let proven = try await sql.raw("""
+            SELECT 1 AS found FROM signature_models WHERE account_id = \(bind: owner.id!) AND proven_at IS NOT NULL LIMIT 1
+            """).first()
+        return proven == nil ? nil : owner
+    }
+
+    /// The account's proven model for this type of device (nil: of any type, newest first).
+    private func model(accountID: UUID, device: DeviceClass?) async throws -> SignatureVerifier.Model? {
+        let rows: [any SQLRow]
+        if let device {
+            rows = try await sql.raw("""
+                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND device_class = \(bind: device.rawValue) AND proven_at IS NOT NULL
+                """).all()
+        } else {
+            rows = try await sql.raw("""
+                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND proven_at IS NOT NULL ORDER BY created_at DESC
+                """).all()
+        }
+        guard let text = try rows.first?.decode(column: "model", as: String.self) else { return nil }
+        return try? JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(text.utf8))
+    }
+
+    /// Whether the person let this app use their signature (by enrolling through it).
+    private func hasConsent(accountID: UUID, appID: UUID) async throws -> Bool {
+        try await sql.raw("""
+            SELECT 1 AS found FROM signature_app_consents WHERE account_id = \(bind: accountID) AND app_id = \(bind: appID)
+            """).first() != nil
+    }
+
+    /// The acceptance threshold of an app: its own, else the server's.
+    package func threshold(of app: AppModel) -> Double { app.minSimilarity ?? settings.acceptAt }
+
+    // MARK: Budgets
+
+    /// `enrolledAccount` for `/login/` and `/opendocument/`, which answer whether an address is
+    /// enrolled: each lookup costs a slot of the client address's and the app's lookup budgets
+    /// first, so enumerating addresses is slow.
+    package func lookUp(email: String, appID: UUID, origin: RequestOrigin) async throws -> AccountModel? {
+        try await rateLimiter.hit("signature-lookup-ip", key: origin.ip ?? "unknown", limit: settings.lookupsPerIP, window: settings.attemptWindow)
+        try await rateLimiter.hit("signature-lookup-app", key: appID.uuidString, limit: settings.lookupsPerApp, window: settings.attemptWindow)
+        return try await enrolledAccount(email: email)
+    }
+
+    // MARK: /login/
+
+    package enum Presence: Equatable, Sendable { case enrolled, notEnrolled, unknown }
+
+    /// Whether the email has an enrolment this app may use, from this type of device. An address
+    /// without any Sign To Login enrolment is `unknown`, however it is known elsewhere.
+    package func presence(email: String, deviceVersion: String?, appID: UUID, origin: RequestOrigin) async throws -> Presence {
+        guard let account = try await lookUp(email: email, appID: appID, origin: origin) else { return .unknown }
+        guard try await hasConsent(accountID: account.id!, appID: appID) else { return .notEnrolled }
+        return try await model(accountID: account.id!, device: DeviceClass(deviceVersion: deviceVersion)) == nil ? .notEnrolled : .enrolled
+    }
+
+    // MARK: /register/
+
+    package struct Registration: Sendable {
+        package var email: String
+        package var userName: String
+        package var signatures: [SignaturePoints]
+        package var deviceVersion: String?
+        /// The device facts stored with the model (os_version, device_version, resolution, time, location).
+        package var device: [String: String]
+        /// The optional profile (company_name, position, phone_number, birthday, sex, country, city, address, location).
+        package var profile: [String: String]
+        package var photo: Data?
+        package var emailCode: String?
+        /// The token of this client's unfinished enrolment (from its last `res 2`), if any.
+        package var enrolmentToken: String?
+        package var appID: UUID
+    
+        package init(email: String, userName: String, signatures: [SignaturePoints], deviceVersion: String? = nil, device: [String: String], profile: [String: String], photo: Data? = nil, emailCode: String? = nil, enrolmentToken: String? = nil, appID: UUID) {
+            self.email = email
+            self.userName = userName
+            self.signatures = signatures
+            self.deviceVersion = deviceVersion
+            self.device = device
+            self.profile = profile
+            self.photo = photo
+            self.emailCode = emailCode
+            self.enrolmentToken = enrolmentToken
+            self.appID = appID
+        }
+}
+
+    package enum Enrolled: Equatable, Sendable {
+        /// The model is made; a session of the account.
+        case session(token: String)
+        /// Not every signature fits: send `required` more, with `token` (the kept ones are this client's).
+        case incomplete(required: Int, exist: Int, model: Int, incorrect: Int, token: String)
+        /// A code went to the address: the same request with `email_code` enrols.
+        case emailCodeSent
+    }
+
+    /// Enrolment (docs/security.md, "Sign To Login"). Every enrolment proves the address first:
+    /// without `email_code` a code goes to it, for every address alike (whether it has an account
+    /// says nothing then). With the code, the signatures are checked: the accepted ones of an
+    /// unfinished enrolment are kept under a token only this client holds, for this app, address
+    /// and type of device, and never mixed with anyone else's; a request with enough signatures
+    /// stands on its own. The model is made in one transaction with the code spent, the address's
+    /// confirmed owner (or a new account that takes the address over from an unproven claim), the
+    /// app's consent and a session; models made before any proof are removed, and with them every
+    /// session opened before this proof.
+    package func register(_ r: Registration, origin: RequestOrigin) async throws -> Enrolled {
+        let device = DeviceClass(deviceVersion: r.deviceVersion)
+        let owner = try await account(email: r.email)
+        guard let code = r.emailCode else {
+            _ = try await issueCode(.signatureEnrolment, to: .email(r.email), accountID: owner?.id, origin: origin) { code in
+                composer.code(.signup, to: r.email, channel: .email, code: code, ttl: limits.codeTTL, language: origin.language)
+            }
+            return .emailCodeSent
+        }
+        let proof = try await verification.check(code: code, purpose: .signatureEnrolment, destination: r.email)
+
+        // The signatures: this client's kept ones (by its token), and these; compared on a thread
+        // of their own (45 comparisons for 10 signatures).
+        let now = clock.now()
+        let needed = settings.enrolmentSignatures
+        let tokenHash = r.enrolmentToken.map(Secrets.sha256Hex)
+        let kept = r.signatures.count >= needed ? [] : try await keptSignatures(tokenHash: tokenHash, email: r.email, device: device, appID: r.appID, now: now)
+        let (verifier, fresh) = (self.verifier, r.signatures)
+        let step = try await NIOThreadPool.singleton.runIfActive {
+            verifier.continueEnrolment(kept: kept, new: fresh, needed: needed)
+        }
+        let model: SignatureVerifier.Model
+        switch step {
+        case .incomplete(let accepted, let required, let incorrect):
+            // The client's own token when it brought kept signatures; a token of no batch of this
+            // app, address and device (another client's, say) is neither used nor touched.
+            let continued = kept.isEmpty ? nil : r.enrolmentToken
+            let token = continued ?? secrets.token()
+            try await keep(accepted, tokenHash: Secrets.sha256Hex(token), replacing: continued.map(Secrets.sha256Hex), email: r.email, device: device,
+                           appID: r.appID, now: now)
+            return .incomplete(required: required, exist: accepted.count, model: needed, incorrect: incorrect, token: token)
+        case .model(let made):
+            model = made
+        }
+
+        // Enrol: the account (made for a new address), its model, profile, consent and a session, at once.
+        let modelText = String(decoding: try JSONEncoder().encode(model), as: UTF8.self)
+        let deviceText = String(decoding: try JSONEncoder().encode(r.device), as: UTF8.self)
+        let profileText = String(decoding: try JSONEncoder().encode(r.profile), as: UTF8.self)
+        var photoKey: String?
+        if let photo = r.photo { photoKey = try await blobs.put(photo).hex }
+        let account: AccountModel
+        var created: AccountModel?
+        if let owner {
+            account = owner
+        } else {
+            // The code proved the address: the new account's address is confirmed.
+            let fresh = AccountModel(passwordHash: try await hasher.hash(secrets.token()), now: now)
+            fresh.email = r.email
+            fresh.emailConfirmedAt = now
+            fresh.firstName = r.userName
+            fresh.locale = origin.language.rawValue
+            account = fresh
+            created = fresh
+        }
+        let session: IssuedSession
+        let (createdRow, photoBlob) = (created, photoKey)
+        do {
+            session = try await database.db.transaction { tx in
+                let sql = tx as! any SQLDatabase
+                try await verification.consume(proof, on: tx)
+                if let createdRow {
+                    try await dropUnverifiedClaim(on: .email(r.email), on: tx)
+                    try await createdRow.create(on: tx)
+                }
+                let id = account.id!
+                // A model nobody proved the address for may be a stranger's: it goes, and so does
+                // every session opened before this proof (as a password reset ends them).
+                let unproven = try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND proven_at IS NULL RETURNING id").all()
+                if !unproven.isEmpty { try await sessions.revokeAll(accountID: id, on: tx) }
+                try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND device_class = \(bind: device.rawValue)").run()
+                try await sql.raw("""
+                    INSERT INTO signature_models (id, account_id, device_class, app_id, model, device, created_at, proven_at)
+                    VALUES (\(bind: UUID()), \(bind: id), \(bind: device.rawValue), \(bind: r.appID), \(bind: modelText), \(bind: deviceText), \(bind: now), \(bind: now))
+                    """).run()
+                try await sql.raw("""
+                    INSERT INTO signature_app_consents (account_id, app_id, created_at) VALUES (\(bind: id), \(bind: r.appID), \(bind: now))
+                    ON CONFLICT (account_id, app_id) DO NOTHING
+                    """).run()
+                try await sql.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: id)").run()
+                try await sql.raw("""
+                    INSERT INTO signature_profiles (account_id, profile, photo_blob_key, updated_at)
+                    VALUES (\(bind: id), \(bind: profileText), \(bind: photoBlob), \(bind: now))
+                    """).run()
+                if let tokenHash, !kept.isEmpty { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: tokenHash)").run() }
+                return try await sessions.create(accountID: id, device: r.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login",
+                                                 ip: origin.ip, on: tx)
+            }
+        } catch where error.isConstraintViolation {
+            // The same address enrolled by a concurrent request: it has an owner now; the code is spent or not, ask again.
+            throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
+        }
+        return .session(token: session.token)
+    }
+
+    private func keptSignatures(tokenHash: String?, email: String, device: DeviceClass, appID: UUID, now: Date) async throws -> [SignaturePoints] {
+        guard let tokenHash, let row = try await sql.raw("""
+            SELECT accepted FROM signature_enrolment_batches
+            WHERE token_hash = \(bind: tokenHash) AND app_id = \(bind: appID) AND email = \(bind: email)
+              AND device_class = \(bind: device.rawValue) AND expires_at > \(bind: now)
+            """).first() else { return [] }
+        let text = try row.decode(column: "accepted", as: String.self)
+        return (try? JSONDecoder().decode([SignaturePoints].self, from: Data(text.utf8))) ?? []
+    }
+
+    private func keep(_ signatures: [SignaturePoints], tokenHash: String, replacing old: String?, email: String, device: DeviceClass,
+                      appID: UUID, now: Date) async throws {
+        let text = String(decoding: try JSONEncoder().encode(signatures), as: UTF8.self)
+        let expires = now.addingTimeInterval(settings.enrolmentKeep)
+        try await database.db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            if let old { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: old)").run() }
+            try await sql.raw("DELETE FROM signature_enrolment_batches WHERE expires_at <= \(bind: now)").run()
+            try await sql.raw("""
+                INSERT INTO signature_enrolment_batches (token_hash, app_id, email, device_class, accepted, expires_at)
+                VALUES (\(bind: tokenHash), \(bind: appID), \(bind: email), \(bind: device.rawValue), \(bind: text), \(bind: expires))
+                ON CONFLICT (token_hash) DO UPDATE SET accepted = excluded.accepted, expires_at = excluded.expires_at
+                """).run()
+        }
+    }
+
+    // MARK: /authenticate/
+
+    package struct Attempt: Sendable {
+        package var email: String
+        package var signature: SignaturePoints
+        package var deviceVersion: String?
+        package var photo: Data?
+        package var location: String?
+        package var country: String?
+        package var city: String?
+        package var address: String?
+        package var time: String?
+        package var appID: UUID
+        /// The app's acceptance threshold: an attempt at or above it signs the person in.
+        package var threshold: Double
+        /// The `sessionid` the app holds, if any: a session of this person makes the attempt
+        /// count against that session's own budget, never the one strangers can spend.
+        package var sessionToken: String?
+    
+        package init(email: String, signature: SignaturePoints, deviceVersion: String? = nil, photo: Data? = nil, location: String? = nil, country: String? = nil, city: String? = nil, address: String? = nil, time: String? = nil, appID: UUID, threshold: Double, sessionToken: String? = nil) {
+            self.email = email
+            self.signature = signature
+            self.deviceVersion = deviceVersion
+            self.photo = photo
+            self.location = location
+            self.country = country
+            self.city = city
+            self.address = address
+            self.time = time
+            self.appID = appID
+            self.threshold = threshold
+            self.sessionToken = sessionToken
+        }
+}
+
+    package enum Authenticated: Equatable, Sendable {
+        /// Scored and kept; `session` is a new session when the attempt passed the app's threshold
+        /// and came without one of the person's sessions (a sign-in by signature).
+        case scored(similarity: Double, signatureID: String, session: String?)
+        case unknown
+        case notEnrolled
+        /// (Nearly) the same points as a reference or an earlier attempt: a copy, refused.
+        case replayed
+    }
+
+    /// Scores an attempt against the account's model (the one of this type of device, else its
+    /// newest) and keeps it for the history.
+    ///
+    /// Budgets, as the login throttle's: each attempt takes its slots first and gives them back
+    /// when it passes the app's threshold, so only low scores (and replays) spend them. The
+    /// slots: the client address's, and either the person's own session's (an app signed in as
+    /// them) or the account's for this app (everyone else). A stranger's flood spends the second
+    /// and never the first, so a person's signed-in device keeps working through it.
+    package func authenticate(_ a: Attempt, origin: RequestOrigin) async throws -> Authenticated {
+        let window = settings.attemptWindow
+        let ipKey = origin.ip ?? "unknown"
+        try await rateLimiter.hit("signature-ip", key: ipKey, limit: settings.attemptsPerIP, window: window)
+        guard let account = try await enrolledAccount(email: a.email) else { return .unknown }
+        let id = account.id!
+        guard try await hasConsent(accountID: id, appID: a.appID) else { return .notEnrolled }
+        var own: SessionWithAccount?
+        if let token = a.sessionToken, let found = try await sessions.authenticate(token: token), found.account.id == id { own = found }
+        let budget = own.map { ("signature-session", $0.session.id.uuidString, settings.attemptsPerSession) }
+            ?? ("signature-account", "\(id):\(a.appID)", settings.attemptsPerAccount)
+        do {
+            try await rateLimiter.hit(budget.0, key: budget.1, limit: budget.2, window: window)
+        } catch {
+            try? await rateLimiter.release("signature-ip", key: ipKey, window: window)
+            throw error
+        }
+        let giveBack = {
+            try? await self.rateLimiter.release("signature-ip", key: ipKey, window: window)
+            try? await self.rateLimiter.release(budget.0, key: budget.1, window: window)
+        }
+        let device = DeviceClass(deviceVersion: a.deviceVersion)
+        let found: SignatureVerifier.Model?
+        if let exact = try await model(accountID: id, device: a.deviceVersion == nil ? nil : device) {
+            found = exact
+        } else {
+            found = try await model(accountID: id, device: nil)
+        }
+        guard let model = found else { await giveBack(); return .notEnrolled }
+        let earlier = try await recentAttempts(accountID: id)
+        let (verifier, detector, signature) = (self.verifier, ReplayDetector(threshold: settings.replayDistance), a.signature)
+        let scored: Double? = try await NIOThreadPool.singleton.runIfActive {
+            if detector.replayed(signature, among: model.references + earlier) != nil { return nil }
+            return verifier.similarity(signature, to: model)
+        }
+        guard let raw = scored else { return .replayed }
+        let similarity = (raw * 100).rounded() / 100
+        let attemptID = Self.randomHex(bytes: 10)
+        let points = String(decoding: try JSONEncoder().encode(a.signature), as: UTF8.self)
+        var photoKey: String?
+        if let photo = a.photo { photoKey = try await blobs.put(photo).hex }
+        let passed = similarity >= a.threshold
+        let (photoBlob, signedIn) = (photoKey, own != nil)
+        let session: IssuedSession? = try await database.db.transaction { tx in
+            try await (tx as! any SQLDatabase).raw("""
+                INSERT INTO signature_attempts (id, account_id, app_id, similarity, points, photo_blob_key, location, country, city, address, client_time, created_at)
+                VALUES (\(bind: attemptID), \(bind: id), \(bind: a.appID), \(bind: similarity), \(bind: points), \(bind: photoBlob), \(bind: a.location),
+                        \(bind: a.country), \(bind: a.city), \(bind: a.address), \(bind: a.time), \(bind: clock.now()))
+                """).run()
+            guard passed, !signedIn else { return nil }
+            return try await sessions.create(accountID: id, device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login", ip: origin.ip, on: tx)
+        }
+        if passed { await giveBack() }
+        return .scored(similarity: similarity, signatureID: attemptID, session: session?.token)
+    }
+
+    /// The points of the account's latest attempts, which a new attempt must not copy.
+    private func recentAttempts(accountID: UUID) async throws -> [SignaturePoints] {
+        try await sql.raw("""
+            SELECT points FROM signature_attempts WHERE account_id = \(bind: accountID) ORDER BY created_at DESC LIMIT \(unsafeRaw: String(settings.replayHistory))
+            """).all().compactMap { row in
+            try? JSONDecoder().decode(SignaturePoints.self, from: Data(try row.decode(column: "points", as: String.self).utf8))
+        }
+    }
+
+    /// `bytes` random bytes as lower-case hex (ids shown to clients: ≥ 80 bits).
+    package static func randomHex(bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
+    }
+
+    package init(core: AccountCore) {
+        self.core = core
+    }
+}

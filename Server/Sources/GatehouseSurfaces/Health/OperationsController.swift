@@ -1,0 +1,47 @@
+import GatehouseFoundation
+import Hummingbird
+import Prometheus
+
+/// Health and Prometheus metrics for operators and load balancers.
+package struct OperationsController: Sendable {
+    package let database: DatabaseProvider
+    package let configuration: GatehouseConfiguration
+
+    package func addRoutes(to router: Router<GatehouseRequestContext>) {
+        // Liveness: the process answers; nothing else is asked. A restart is the cure when this fails,
+        // which a database outage is not.
+        let alive = ByteBuffer(string: "ok")
+        router.get("/health/live") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: alive))
+        }
+        router.get("/health") { _, _ -> Response in
+            // Ready only when the database answers: a load balancer should not send traffic otherwise.
+            do {
+                try await database.sql.raw("SELECT 1").run()
+                return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok")))
+            } catch {
+                return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "database unavailable")))
+            }
+        }
+        if configuration.metricsEnabled {
+            let token = configuration.metricsToken
+            router.get("/metrics") { request, _ -> Response in
+                // With GATEHOUSE_METRICS_TOKEN set, only a scraper that shows it may read them.
+                if let token, !Secrets.constantTimeEquals(request.bearerToken ?? "", token) {
+                    return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer", .contentType: "text/plain; charset=utf-8"],
+                                    body: .init(byteBuffer: ByteBuffer(string: "metrics need Authorization: Bearer <GATEHOUSE_METRICS_TOKEN>")))
+                }
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: GatehouseMetrics.registry.emitToBuffer()))
+                )
+            }
+        }
+    }
+
+    package init(database: DatabaseProvider, configuration: GatehouseConfiguration) {
+        self.database = database
+        self.configuration = configuration
+    }
+}

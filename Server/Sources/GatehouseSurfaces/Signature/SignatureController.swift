@@ -1,0 +1,404 @@
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseSignToLogin
+import GatehouseVerifier
+import Hummingbird
+import NIOCore
+
+/// The spec's endpoints of the signature identity service (the Sign To Login spec,
+/// "Требования к серверному API"): `/register/`, `/login/`, `/authenticate/`. Bodies as JSON,
+/// urlencoded or multipart forms alike; every answer is a JSON object whose `res` is a string,
+/// with the spec's texts where it gives them and the codes of docs/signature-identity.md where
+/// it does not. The API key is checked first, on every endpoint.
+package struct SignatureController: Sendable {
+    package let apps: AppsService
+    package let signatures: SignatureService
+    package let documents: SignatureDocuments
+    package let configuration: GatehouseConfiguration
+
+    private var settings: GatehouseConfiguration.Signature { configuration.signature }
+
+    /// The `res` codes, written once in GatehouseAPI (docs/signature-identity.md, "Answers").
+    package typealias Res = SignatureIdentityAPI.Res
+
+    package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
+        // The router takes a path with or without its trailing slash alike.
+        router.post(RouterPath(SignatureIdentityAPI.Path.register), use: register)
+        router.post(RouterPath(SignatureIdentityAPI.Path.login), use: login)
+        router.post(RouterPath(SignatureIdentityAPI.Path.authenticate), use: authenticate)
+        router.post(RouterPath(SignatureIdentityAPI.Path.saveDocument), use: saveDocument)
+        router.post(RouterPath(SignatureIdentityAPI.Path.openDocument), use: openDocument)
+        router.get(RouterPath(SignatureIdentityAPI.Path.photos + "{id}"), use: photo)
+        router.get(RouterPath(SignatureIdentityAPI.Path.history), use: historyPage)
+    }
+
+    // MARK: Answers
+
+    /// A JSON object with its members in the given order (`res` first, as the spec writes them).
+    package static func answer(_ members: [(String, Any)]) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(string: json(members))))
+    }
+
+    /// JSON text of ordered objects (`[(String, Any)]`), arrays, strings, integers, numbers with two
+    /// decimals, booleans and `nil` (null).
+    package static func json(_ value: Any?) -> String {
+        switch value {
+        case nil: return "null"
+        case let members as [(String, Any?)]:
+            return "{" + members.map { quoted($0.0) + ":" + json($0.1) }.joined(separator: ",") + "}"
+        case let members as [(String, Any)]:
+            return "{" + members.map { quoted($0.0) + ":" + json($0.1) }.joined(separator: ",") + "}"
+        case let items as [Any]:
+            return "[" + items.map { json($0) }.joined(separator: ",") + "]"
+        case let bool as Bool: return bool ? "true" : "false"
+        case let int as Int: return String(int)
+        case let double as Double: return String(format: "%.2f", double)
+        case let text as String: return quoted(text)
+        case let optional as Optional<Any>:
+            if case .some(let wrapped) = optional { return json(wrapped) }
+            return "null"
+        }
+    }
+
+    private static func quoted(_ text: String) -> String {
+        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\\/", with: "/")
+    }
+
+    package static func invalid(_ message: String) -> Response {
+        answer([("res", Res.invalidInput), ("error", message)])
+    }
+
+    /// A request read with its app, or the answer that ends it.
+    package enum Opened {
+        case success((SignatureRequest, AppModel))
+        case failure(Response)
+    }
+
+    /// A value, or the answer that refuses it.
+    package enum Checked<Value> {
+        case success(Value)
+        case failure(Response)
+    }
+
+    /// Reads the request and checks its key; an answer instead when either fails.
+    private func open(_ request: Request) async -> Opened {
+        let body: SignatureRequest
+        do {
+            body = try await SignatureRequest.read(request, maxBytes: settings.maxBodyBytes)
+        } catch SignatureRequest.Failure.tooLarge {
+            return .failure(Self.answer([("res", Res.tooLarge), ("error", "The request is too large (at most \(settings.maxBodyBytes) bytes)")]))
+        } catch {
+            return .failure(Self.invalid("The request body could not be read: send JSON, a urlencoded or a multipart form"))
+        }
+        let key = body.text("apikey") ?? ""
+        do {
+            guard let app = try await apps.enabledApp(key: key) else {
+                let shown = key.count > 100 ? String(key.prefix(100)) + "…" : key
+                return .failure(Self.answer([("res", "1"), ("error", "Application with key '\(shown)' is not registered or disabled")]))
+            }
+            return .success((body, app))
+        } catch {
+            return .failure(Self.answer([("res", "1"), ("error", "Application with key '' is not registered or disabled")]))
+        }
+    }
+
+    private func email(_ body: SignatureRequest) -> String? {
+        body.text("email").flatMap(EmailAddress.normalize)
+    }
+
+    private func origin(_ request: Request, _ context: GatehouseRequestContext) -> RequestOrigin {
+        RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+                      language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en), device: request.headers[.userAgent])
+    }
+
+    // MARK: Signatures on the wire
+
+    /// One signature object: `signature_contents` (points with `x` and `y`, numbers or strings;
+    /// `p` ignored), `dot_count` or `dot count` checked only for being plausible.
+    package func points(_ value: WireValue?) -> SignaturePoints? {
+        guard let value, case .array(let raw)? = value["signature_contents", "signature contents", "points"] else { return nil }
+        guard !raw.isEmpty, raw.count <= settings.maxPointsPerSignature else { return nil }
+        var xs: [Double] = [], ys: [Double] = []
+        for point in raw {
+            guard let x = point["x"]?.number, let y = point["y"]?.number, abs(x) < 1e6, abs(y) < 1e6 else { return nil }
+            xs.append(x)
+            ys.append(y)
+        }
+        if let count = value["dot_count", "dot count", "dotcount"]?.number {
+            guard count >= 0, count <= Double(settings.maxPointsPerSignature) * 2 else { return nil }
+        }
+        return SignaturePoints(x: xs, y: ys)
+    }
+
+    /// A structured field as the JSON text stored with the model (`location`, `resolution`).
+    private func jsonText(_ body: SignatureRequest, _ name: String) -> String? {
+        guard let value = body.structured(name) ?? body.fields[name] else { return nil }
+        switch value {
+        case .object(let members):
+            let pairs = members.keys.sorted().compactMap { key in members[key]?.text.map { "\"\(key)\":\($0)" } }
+            return "{" + pairs.joined(separator: ",") + "}"
+        default:
+            return value.text
+        }
+    }
+
+    private func photo(_ body: SignatureRequest) -> Checked<Data?> {
+        guard let bytes = body.photo() else {
+            return body.text("photo") == nil && body.files["photo"] == nil ? .success(nil) : .failure(Self.invalid("photo is not an image"))
+        }
+        guard bytes.count <= settings.photoMaxBytes else {
+            return .failure(Self.answer([("res", Res.tooLarge), ("error", "The photo is too large (at most \(settings.photoMaxBytes) bytes)")]))
+        }
+        guard let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }), ImageStructure.isComplete(bytes, format: format) else {
+            return .failure(Self.invalid("photo is not an image (PNG, JPEG, GIF or WebP)"))
+        }
+        return .success(bytes)
+    }
+
+    /// The spec's dates: `DD.MM.YYYY HH:MM:SS` (or a date alone).
+    package static func isSpecTime(_ text: String) -> Bool { SignatureIdentityAPI.isSpecTime(text) }
+
+    private func rateLimited(_ error: GatehouseError) -> Response? {
+        guard case .rateLimited(let seconds) = error.kind else { return nil }
+        var response = Self.answer([("res", Res.rateLimited), ("error", "Too many attempts; try again in \(seconds) s"), ("retry_after", seconds)])
+        response.headers[.retryAfter] = String(seconds)
+        return response
+    }
+
+    // MARK: Endpoints
+
+    @Sendable package func login(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, app): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, app) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        do {
+            switch try await signatures.presence(email: email, deviceVersion: body.text("device_version"), appID: app.id!, origin: origin(request, context)) {
+            case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
+            case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
+            case .enrolled: return Self.answer([("res", "0")])
+            }
+        } catch let error as GatehouseError {
+            if let limited = rateLimited(error) { return limited }
+            throw error
+        }
+    }
+
+    @Sendable package func register(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, app): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, app) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        guard let userName = body.text("user_name"), userName.count <= 200 else { return Self.invalid("user_name is missing or longer than 200 characters") }
+        guard let time = body.text("time"), Self.isSpecTime(time) else { return Self.invalid("time is missing or not DD.MM.YYYY HH:MM:SS") }
+        if let birthday = body.text("birthday"), !Self.isSpecTime(birthday) { return Self.invalid("birthday is not DD.MM.YYYY") }
+        if let sex = body.text("sex"), !["male", "female"].contains(sex.lowercased()) { return Self.invalid("sex is male or female") }
+        guard case .array(let raw)? = body.structured("signatures"), !raw.isEmpty, raw.count <= settings.enrolmentSignatures * 2 else {
+            return Self.invalid("signatures is missing or not an array of at most \(settings.enrolmentSignatures * 2) signatures")
+        }
+        var parsed: [SignaturePoints] = []
+        for (index, item) in raw.enumerated() {
+            guard let points = points(item) else { return Self.invalid("signatures[\(index)] is not a signature: signature_contents of x and y") }
+            parsed.append(points)
+        }
+        let photo: Data?
+        switch self.photo(body) {
+        case .failure(let answer): return answer
+        case .success(let bytes): photo = bytes
+        }
+        var device: [String: String] = ["time": time]
+        for name in ["os_version", "device_version"] { if let value = body.text(name) { device[name] = String(value.prefix(200)) } }
+        for name in ["resolution", "location"] { if let value = jsonText(body, name) { device[name] = String(value.prefix(500)) } }
+        var profile: [String: String] = [:]
+        for name in ["company_name", "position", "phone_number", "birthday", "sex", "country", "city", "address"] {
+            if let value = body.text(name) { profile[name] = String(value.prefix(500)) }
+        }
+        if let location = jsonText(body, "location") { profile["location"] = String(location.prefix(500)) }
+        let registration = SignatureService.Registration(
+            email: email, userName: userName, signatures: parsed, deviceVersion: body.text("device_version"), device: device,
+            profile: profile, photo: photo, emailCode: body.text("email_code"), enrolmentToken: body.text("enrolment_token").map { String($0.prefix(200)) },
+            appID: app.id!)
+        do {
+            switch try await signatures.register(registration, origin: origin(request, context)) {
+            case .session(let token):
+                return Self.answer([("res", "0"), ("sessionid", token)])
+            case .incomplete(let required, let exist, let model, let incorrect, let token):
+                // The spec's members, then the token that makes the kept signatures this client's.
+                return Self.answer([("res", "2"), ("error", "Not all signatures a valid"), ("count_required", required), ("count_exist", exist),
+                                    ("count_model", model), ("count_incorrect", incorrect), ("enrolment_token", token)])
+            case .emailCodeSent:
+                return Self.answer([("res", Res.emailConfirmationRequired),
+                                    ("error", "Email confirmation required: enter the code sent to \(email) as email_code")])
+            }
+        } catch let error as GatehouseError {
+            if let limited = rateLimited(error) { return limited }
+            switch error.code {
+            case .invalidCode, .codeExpired, .codeAttemptsExhausted:
+                return Self.answer([("res", Res.invalidEmailCode), ("error", error.message.render(.en))])
+            case .emailTaken:
+                return Self.answer([("res", Res.emailConfirmationRequired), ("error", "Email confirmation required: send the request again")])
+            default:
+                return Self.invalid(error.message.render(.en))
+            }
+        }
+    }
+
+    @Sendable package func authenticate(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, app): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, app) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        guard let signature = points(body.structured("signature")) else {
+            return Self.invalid("signature is missing or not a signature: signature_contents of x and y")
+        }
+        let photo: Data?
+        switch self.photo(body) {
+        case .failure(let answer): return answer
+        case .success(let bytes): photo = bytes
+        }
+        if let time = body.text("time"), !Self.isSpecTime(time) { return Self.invalid("time is not DD.MM.YYYY HH:MM:SS") }
+        let attempt = SignatureService.Attempt(
+            email: email, signature: signature, deviceVersion: body.text("device_version"), photo: photo,
+            location: jsonText(body, "location").map { String($0.prefix(500)) }, country: body.text("country").map { String($0.prefix(200)) },
+            city: body.text("city").map { String($0.prefix(200)) }, address: body.text("address").map { String($0.prefix(500)) },
+            time: body.text("time"), appID: app.id!, threshold: signatures.threshold(of: app), sessionToken: body.text("sessionid"))
+        do {
+            switch try await signatures.authenticate(attempt, origin: origin(request, context)) {
+            case .scored(let similarity, let id, let session):
+                var members: [(String, Any)] = [("res", "0"), ("similarity", similarity), ("signatureid", id)]
+                if let session { members.append(("sessionid", session)) }
+                return Self.answer(members)
+            case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
+            case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
+            case .replayed:
+                return Self.answer([("res", Res.signatureReplayed), ("error", "Signature replayed: it copies a signature already sent; sign again")])
+            }
+        } catch let error as GatehouseError {
+            if let limited = rateLimited(error) { return limited }
+            throw error
+        }
+    }
+
+    // MARK: Documents
+
+    /// A document hash as apps send them: at most 256 printable characters.
+    private func hash(_ body: SignatureRequest, _ name: String) -> String? {
+        guard let value = body.text(name), value.count <= 256, value.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else { return nil }
+        return value
+    }
+
+    @Sendable package func saveDocument(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, app): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, app) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        guard let documentHash = hash(body, "document_hash") else { return Self.invalid("document_hash is missing or not a hash") }
+        let previous = body.text("previous_hash")
+        if previous != nil, hash(body, "previous_hash") == nil { return Self.invalid("previous_hash is not a hash") }
+        var ids: [String] = []
+        switch body.structured("signatures") {
+        case nil, .null?: break
+        case .array(let items)?:
+            for item in items {
+                guard let id = item.text?.lowercased(), id.count <= 64, id.allSatisfy(\.isHexDigit) else {
+                    return Self.invalid("signatures holds something that is not a signature id")
+                }
+                ids.append(id)
+            }
+        default:
+            if body.text("signatures") != nil { return Self.invalid("signatures is not an array of signature ids") }
+        }
+        guard ids.count <= 100, Set(ids).count == ids.count else { return Self.invalid("signatures names a signature twice, or more than 100") }
+        let documentID = body.text("documentid")
+        if let documentID, documentID.count > 64 || !documentID.allSatisfy(\.isHexDigit) { return Self.invalid("documentid is not a document id") }
+        let save = SignatureDocuments.Save(email: email, sessionToken: body.text("sessionid"), previousHash: previous, documentHash: documentHash,
+                                           signatureIDs: ids, documentID: documentID, appID: app.id!, threshold: signatures.threshold(of: app))
+        switch try await documents.save(save) {
+        case .saved(let id): return Self.answer([("res", "0"), ("documentid", id)])
+        case .sessionRefused:
+            return Self.answer([("res", Res.sessionRequired), ("error", "A session of this user is required (sessionid): sign in again")])
+        case .foreignSignature(let id):
+            return Self.invalid("signature '\(id)' is not a signature of this user: an unused attempt through this app that passed its threshold")
+        case .conflict:
+            return Self.answer([("res", Res.documentConflict), ("error", "Document has been saved from this version already: open it again")])
+        }
+    }
+
+    @Sendable package func openDocument(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (body, app): (SignatureRequest, AppModel)
+        switch await open(request) {
+        case .failure(let answer): return answer
+        case .success(let opened): (body, app) = opened
+        }
+        guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        guard let documentID = body.text("documentid") else { return Self.invalid("documentid is missing") }
+        guard let documentHash = hash(body, "document_hash") else { return Self.invalid("document_hash is missing or not a hash") }
+        let opened: SignatureDocuments.Opened
+        do {
+            opened = try await documents.open(email: email, documentID: documentID, documentHash: documentHash, appID: app.id!,
+                                              origin: origin(request, context))
+        } catch let error as GatehouseError {
+            if let limited = rateLimited(error) { return limited }
+            throw error
+        }
+        switch opened {
+        case .unknownUser: return Self.answer([("res", "2"), ("error", "User does not exist")])
+        case .notFound: return Self.answer([("res", Res.documentNotFound), ("error", "Document does not exist")])
+        case .current(let history): return Self.answer([("res", "0"), ("history", history.map(Self.entry))])
+        case .changed(let history):
+            return Self.answer([("res", "1"), ("error", "Document has been updated outside of the application"), ("history", history.map(Self.entry))])
+        }
+    }
+
+    /// One history entry on the wire.
+    package static func entry(_ entry: SignatureDocuments.Entry) -> [(String, Any?)] {
+        [("name", entry.signer), ("similarity", entry.similarity), ("warning", entry.lowMatch),
+         ("time", SignatureIdentityAPI.specTime(entry.signedAt, timeZone: TimeZone(identifier: "UTC")!)),
+         ("client_time", entry.clientTime), ("location", entry.location), ("country", entry.country), ("city", entry.city),
+         ("address", entry.address), ("photo", entry.photoURL), ("signatureid", entry.signatureID), ("document_hash", entry.documentHash)]
+    }
+
+    @Sendable package func photo(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let id = context.parameters.get("id"), let bytes = try await documents.photo(signatureID: id.lowercased()),
+              let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }) else {
+            return Response(status: .notFound, headers: [.contentType: "application/json; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: Self.json([("res", Res.documentNotFound), ("error", "No such photo")] as [(String, Any)]))))
+        }
+        return Response(status: .ok, headers: [
+            .contentType: format.rawValue, .cacheControl: "private, max-age=3600", .init("X-Content-Type-Options")!: "nosniff",
+            .contentSecurityPolicy: "default-src 'none'; sandbox; frame-ancestors 'none'",
+        ], body: .init(byteBuffer: ByteBuffer(data: bytes)))
+    }
+
+    /// `/documents/?documentid=…`: the history page a signed PDF links to.
+    @Sendable package func historyPage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en)
+        let raw = request.uri.queryParameters.get("documentid") ?? ""
+        let id = raw.lowercased()
+        guard !id.isEmpty, id.count <= 64, id.allSatisfy(\.isHexDigit), let entries = try await documents.exists(documentID: id) ? documents.history(documentID: id) : nil else {
+            return DocumentHistoryPage.response(found: false, documentID: String(id.filter(\.isHexDigit).prefix(64)), entries: [], language: language,
+                                                storeURL: settings.appStoreURL)
+        }
+        return DocumentHistoryPage.response(found: true, documentID: id, entries: entries, language: language, storeURL: settings.appStoreURL)
+    }
+
+    package init(apps: AppsService, signatures: SignatureService, documents: SignatureDocuments, configuration: GatehouseConfiguration) {
+        self.apps = apps
+        self.signatures = signatures
+        self.documents = documents
+        self.configuration = configuration
+    }
+}

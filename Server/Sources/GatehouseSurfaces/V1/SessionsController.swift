@@ -1,0 +1,69 @@
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import Hummingbird
+
+/// `/v1` sessions (docs/api-v1.md): logging in, listing my sessions, ending them — each
+/// operation as `V1.Sessions` declares it.
+package struct SessionsController: Sendable {
+    package let login: LoginService
+    package let sessions: SessionService
+    package let configuration: GatehouseConfiguration
+
+    private var read: V1Request { V1Request(configuration: configuration) }
+
+    package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
+        typealias E = V1.Sessions
+        let limits = configuration.limits
+        v1.on(E.login, limits: limits, use: login)
+        v1.on(E.list, limits: limits, use: list)
+        v1.on(E.endOthers, limits: limits, use: endOthers)
+        v1.on(E.logout, limits: limits, use: logout)
+        v1.on(E.end, limits: limits, use: end)
+    }
+
+    @Sendable package func login(_ input: LoginRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
+        let session = try await self.login.login(identifier: input.identifier, password: input.password,
+                                               origin: read.origin(request, context, device: read.text(input.device)))
+        let account = try await self.login.account(id: session.accountID)
+        return AuthSession(token: session.token, sessionId: session.id, expiresAt: session.expiresAt, account: read.account(account))
+    }
+
+    @Sendable package func list(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SessionList {
+        let current = try context.requireSession()
+        let list = try await sessions.list(accountID: current.accountID).map { row in
+            SessionInfo(id: row.id, device: row.device, ip: row.ip, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt, expiresAt: row.expiresAt, current: row.id == current.id)
+        }
+        return SessionList(sessions: list)
+    }
+
+    @Sendable package func endOthers(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SessionsRevoked {
+        let current = try context.requireSession()
+        guard request.uri.queryParameters.get("scope") == "others" else {
+            throw GatehouseError.invalid(.invalidParameter, "error.invalidScope").on(field: "scope")
+        }
+        return SessionsRevoked(revoked: try await sessions.revokeAll(accountID: current.accountID, keeping: current.id))
+    }
+
+    @Sendable package func logout(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        let current = try context.requireSession()
+        try await sessions.revoke(sessionID: current.id)
+        return NoContent()
+    }
+
+    @Sendable package func end(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        let current = try context.requireSession()
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+              try await sessions.revoke(sessionID: id, ofAccount: current.accountID) else {
+            throw GatehouseError(.notFound, .sessionNotFound, LocalizedText("error.sessionNotFound"))
+        }
+        return NoContent()
+    }
+
+    package init(login: LoginService, sessions: SessionService, configuration: GatehouseConfiguration) {
+        self.login = login
+        self.sessions = sessions
+        self.configuration = configuration
+    }
+}

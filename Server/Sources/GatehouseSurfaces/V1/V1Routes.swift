@@ -1,0 +1,60 @@
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import Hummingbird
+
+extension RouterMethods where Context == GatehouseRequestContext {
+    /// Adds a `/v1` operation as `GatehouseAPI` declares it: its method and path, the session
+    /// checked when it needs one, the JSON body decoded (`V1JSON`: 415, 413, 400 naming the
+    /// member), and the handler's answer encoded with the declared success status (`204` for
+    /// ``NoContent``). Errors become problem documents in `ProblemMiddleware`.
+    @discardableResult
+    package func on<Input: Decodable & Sendable, Output: Encodable & Sendable>(
+        _ endpoint: Endpoint<Input, Output>, limits: GatehouseConfiguration.Limits,
+        use handler: @escaping @Sendable (Input, Request, Context) async throws -> Output
+    ) -> Self {
+        on(endpoint) { request, context in
+            let input: Input = if let none = NoContent() as? Input { none } else {
+                try await V1JSON.decode(Input.self, from: request, limits: limits)
+            }
+            let output = try await handler(input, request, context)
+            if Output.self == NoContent.self { return V1JSON.noContent() }
+            return try V1JSON.response(output, status: .init(code: endpoint.successStatus))
+        }
+    }
+
+    /// Adds an operation whose body or answer is not JSON (an image): method, path and the
+    /// session check from the declaration, the rest by the handler.
+    @discardableResult
+    package func on<Input, Output>(_ endpoint: Endpoint<Input, Output>, raw handler: @escaping @Sendable (Request, Context) async throws -> Response) -> Self {
+        on(RouterPath(endpoint.path), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue)!) { request, context in
+            if endpoint.access == .session { _ = try context.requireSession() }
+            return try await handler(request, context)
+        }
+    }
+}
+
+/// What every `/v1` controller reads from a request the same way.
+package struct V1Request {
+    package let configuration: GatehouseConfiguration
+
+    /// Who is asking: the client address (behind a trusted balancer, its `X-Forwarded-For`), the
+    /// language of what they are sent (`Accept-Language`, English by default), the device label.
+    package func origin(_ request: Request, _ context: GatehouseRequestContext, device: String? = nil) -> RequestOrigin {
+        RequestOrigin(
+            ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+            language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en),
+            device: device ?? request.headers[.userAgent]
+        )
+    }
+
+    /// The account as `/v1` shows it to its owner.
+    package func account(_ snapshot: AccountSnapshot) -> Account { snapshot.v1Account(publicURL: configuration.publicURL) }
+
+    /// Trimmed; empty strings are absent.
+    package func text(_ value: String?) -> String? {
+        guard let trimmed = value?.trimmingCharacters(in: .whitespaces), !trimmed.isEmpty else { return nil }
+        return trimmed
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import GatehouseWallet
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// `/v1/wallet` (docs/wallet.md): the wallet, transfers and money requests, each operation as
+/// `V1.Wallet` declares it. Money-moving operations carry an `Idempotency-Key`: this controller
+/// reads it, fingerprints the request, and answers a replay with the first answer's status and
+/// bytes (marked `Idempotent-Replayed: true`).
+package struct WalletController: Sendable {
+    package let wallets: WalletService
+    package let requests: MoneyRequestsService
+    package let keys: IdempotencyKeys
+    package let database: DatabaseProvider
+    package let configuration: GatehouseConfiguration
+
+    private var limits: GatehouseConfiguration.Limits { configuration.limits }
+
+    package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
+        typealias E = V1.Wallet
+        v1.on(E.wallet, limits: limits, use: wallet)
+        v1.on(E.attach, raw: attach)
+        v1.on(E.transactions, limits: limits, use: transactions)
+        v1.on(E.recipient, limits: limits, use: recipient)
+        v1.on(E.transfer, raw: transfer)
+        v1.on(E.transferDetail, limits: limits, use: transferDetail)
+        v1.on(E.createRequest, raw: createRequest)
+        v1.on(E.requests, limits: limits, use: listRequests)
+        v1.on(E.request, limits: limits, use: request)
+        v1.on(E.confirm, raw: { try await answer(.confirm, $0, $1) })
+        v1.on(E.repay, raw: { try await answer(.repay, $0, $1) })
+        v1.on(E.decline, raw: { try await answer(.decline, $0, $1) })
+        v1.on(E.cancel, raw: { try await answer(.cancel, $0, $1) })
+    }
+
+    // MARK: - the wallet
+
+    @Sendable package func wallet(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> WalletInfo {
+        try await wallets.info(context.requireSessionAccount())
+    }
+
+    @Sendable package func attach(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (wallet, created) = try await wallets.attach(context.requireSessionAccount())
+        return try V1JSON.response(wallet, status: created ? .created : .ok)
+    }
+
+    @Sendable package func transactions(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> WalletTransactionPage {
+        try await wallets.transactions(context.requireSessionAccount().id, cursor: query(request, "cursor"), limit: limit(request))
+    }
+
+    @Sendable package func recipient(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> WalletParty {
+        let reference = PartyReference(phone: query(request, "phone"), tag: query(request, "tag"), email: query(request, "email"))
+        return try await wallets.recipient(viewer: context.requireSessionAccount().id, reference)
+    }
+
+    @Sendable package func transferDetail(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Transfer {
+        let notFound = GatehouseError.notFound(.transferNotFound, "error.transferNotFound")
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw notFound }
+        return try await wallets.transfer(id, viewer: context.requireSessionAccount().id)
+    }
+
+    // MARK: - money
+
+    @Sendable package func transfer(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let account = try context.requireSessionAccount()
+        let input = try await V1JSON.decode(NewTransfer.self, from: request, limits: limits)
+        let call = try idempotentCall(V1.Wallet.transfer, request, account: account, input: input)
+        return try await respond(call, request) { try await wallets.transfer(account, input, call: call) }
+    }
+
+    @Sendable package func createRequest(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let account = try context.requireSessionAccount()
+        let input = try await V1JSON.decode(NewMoneyRequest.self, from: request, limits: limits)
+        let call = try idempotentCall(V1.Wallet.createRequest, request, account: account, input: input)
+        return try await respond(call, request) { try await requests.create(account, input, call: call) }
+    }
+
+    private func answer(_ action: MoneyRequestsService.Action, _ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let account = try context.requireSessionAccount()
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw MoneyRequestsService.notFound }
+        // These take no body; one sent anyway is not part of the request's identity.
+        switch action {
+        case .confirm, .repay:
+            let call = try idempotentCall(action == .confirm ? V1.Wallet.confirm : V1.Wallet.repay, request, account: account, input: NoContent())
+            return try await respond(call, request) { try await requests.pay(action, account, request: id, call: call) }
+        case .decline, .cancel:
+            let call = try idempotentCall(action == .decline ? V1.Wallet.decline : V1.Wallet.cancel, request, account: account, input: NoContent())
+            return try await respond(call, request) { try await requests.close(action, account, request: id, call: call) }
+        }
+    }
+
+    @Sendable package func listRequests(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> MoneyRequestPage {
+        let me = try context.requireSessionAccount()
+        let direction = try query(request, "direction").map { raw in
+            guard let value = MoneyRequestsService.Direction(rawValue: raw) else { throw invalid(raw, "direction") }
+            return value
+        }
+        let state = try query(request, "state").map { raw in
+            guard let value = MoneyRequestState(rawValue: raw) else { throw invalid(raw, "state") }
+            return value
+        }
+        let with = try query(request, "with").map { raw in
+            guard let value = UUID(uuidString: raw) else { throw invalid(raw, "with") }
+            return value
+        }
+        return try await requests.list(viewer: me.id, direction: direction, state: state, with: with, cursor: query(request, "cursor"), limit: limit(request))
+    }
+
+    @Sendable package func request(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> MoneyRequest {
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw MoneyRequestsService.notFound }
+        return try await requests.request(id, viewer: context.requireSessionAccount().id)
+    }
+
+    // MARK: - idempotency
+
+    /// The call a money-moving request makes: its key (400 `idempotency_key_required` without a
+    /// valid one) and the fingerprint of its method, path and body (decoded and encoded again, so
+    /// spacing and key order do not make a retry look like another request).
+    private func idempotentCall<Input: Encodable, Output>(_ endpoint: Endpoint<Input, Output>, _ request: Request, account: AccountSnapshot,
+                                                          input: Input) throws -> IdempotentCall {
+        let header = HTTPField.Name(V1.Wallet.idempotencyKeyHeader)!
+        guard let key = IdempotentCall.validKey(request.headers[header]) else {
+            throw GatehouseError(.invalidInput, .idempotencyKeyRequired, LocalizedText("error.idempotencyKeyRequired"), field: V1.Wallet.idempotencyKeyHeader)
+        }
+        let body = try V1.encoder.encode(input)
+        return IdempotentCall(account: account.id, key: key,
+                              fingerprint: IdempotentCall.fingerprint(method: endpoint.method.rawValue, path: request.uri.path, body: body),
+                              successStatus: endpoint.successStatus)
+    }
+
+    /// Runs a money-moving call and answers it: fresh, replayed, or refused (a refusal is
+    /// remembered for the key, and a retry gets the same problem document).
+    private func respond<T: Encodable & Sendable>(_ call: IdempotentCall, _ request: Request, _ run: () async throws -> Idempotent<T>) async throws -> Response {
+        do {
+            switch try await run() {
+            case .fresh(_, let answer): return V1JSON.response(encoded: answer.body, status: .init(code: answer.status))
+            case .replay(let stored): return Self.replay(stored)
+            }
+        } catch let refusal as IdempotentRefusal {
+            let (status, headers, body) = ProblemMiddleware.rendered(refusal.error, request: request)
+            if let first = try await keys.remember(call, StoredAnswer(status: status.code, body: body), on: database.db) {
+                return Self.replay(first)
+            }
+            return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+    }
+
+    package static func replay(_ stored: StoredAnswer) -> Response {
+        var headers: HTTPFields = [.contentType: stored.status >= 400 ? V1.problemContentType : "application/json; charset=utf-8"]
+        headers[HTTPField.Name(V1.Wallet.replayedHeader)!] = "true"
+        return Response(status: .init(code: stored.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: stored.body)))
+    }
+
+    // MARK: - queries
+
+    private func query(_ request: Request, _ name: String) -> String? {
+        request.uri.queryParameters.get(name).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private func invalid(_ raw: String, _ name: String) -> GatehouseError {
+        GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", String(raw.prefix(40)), name).on(field: name)
+    }
+
+    private func limit(_ request: Request) throws -> Int? {
+        guard let raw = query(request, "limit") else { return nil }
+        guard let value = Int(raw), value >= 1 else { throw invalid(raw, "limit") }
+        return value
+    }
+
+    package init(wallets: WalletService, requests: MoneyRequestsService, keys: IdempotencyKeys, database: DatabaseProvider, configuration: GatehouseConfiguration) {
+        self.wallets = wallets
+        self.requests = requests
+        self.keys = keys
+        self.database = database
+        self.configuration = configuration
+    }
+}
+
+extension NewTransfer: ChecksOwnLengths {}
+extension NewMoneyRequest: ChecksOwnLengths {}

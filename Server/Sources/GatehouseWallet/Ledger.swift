@@ -1,0 +1,267 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// The double-entry ledger (docs/wallet.md, "The ledger"). Every movement is one
+/// `ledger_transactions` row and two `ledger_entries` rows that sum to zero, written in the
+/// caller's database transaction together with the balances they change. A balance is kept in
+/// step with its entries: each entry records the balance after it, and the checker proves that
+/// every balance equals the sum of its entries.
+///
+/// Locking: the two wallet rows are changed in the order of their ids, so two transfers between
+/// the same wallets in opposite directions never wait on each other in a cycle. The debit is one
+/// conditional `UPDATE … WHERE balance >= amount`: it takes the row's lock and checks the funds
+/// in one statement, so no read-then-write race can overdraw a wallet, on either engine.
+package struct Ledger: Sendable {
+    /// The system wallet top-ups come from; its balance is minus all money issued.
+    package static let systemWalletID = UUID(uuidString: "00000000-0000-7000-8000-000000000001")!
+
+    package let clock: GatehouseClock
+
+    /// A posted movement: its id, instant and the two balances after it.
+    package struct Posting: Sendable {
+        package var id: UUID
+        package var createdAt: Date
+        package var debitBalance: Int64
+        package var creditBalance: Int64
+    }
+
+    /// Why a posting was refused.
+    package enum Refusal: Error, Equatable {
+        case insufficientFunds
+        case dailyLimitExceeded(limit: Int64)
+    }
+
+    /// Moves `amount` from `debit` to `credit`. `dailyLimit`, when given, caps what `debit` pays
+    /// out in one day (UTC) including this movement: a counter on the wallet's row, kept by the
+    /// debit itself, so the check costs nothing and does not grow with the wallet's activity.
+    package func post(kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String?, request: UUID?,
+              dailyLimit: Int64?, reference: String? = nil, on db: any Database) async throws -> Posting {
+        precondition(amount > 0 && debit != credit)
+        let sql = db as! any SQLDatabase
+        let now = clock.now()
+        var debitBalance: Int64 = 0
+        var creditBalance: Int64 = 0
+        for wallet in [debit, credit].sorted() {
+            if wallet == debit {
+                // The funds are checked in the debit's own statement, and the day's payouts are
+                // counted by it: both under the row's lock, so a concurrent payout of this wallet
+                // waits, then sees ours. Over the limit, the transaction rolls the debit back.
+                let day = Self.day(now)
+                guard let row = try await sql.raw("""
+                    UPDATE wallets SET balance = balance - \(bind: amount),
+                        paid_today = CASE WHEN paid_day = \(bind: day) THEN paid_today + \(bind: amount) ELSE \(bind: amount) END,
+                        paid_day = \(bind: day)
+                    WHERE id = \(bind: debit) AND (kind = 'system' OR balance >= \(bind: amount)) RETURNING balance, paid_today
+                    """).first()
+                else { throw Refusal.insufficientFunds }
+                let balance = try row.decode(column: "balance", as: Int64.self)
+                if let dailyLimit, try row.decode(column: "paid_today", as: Int64.self) > dailyLimit {
+                    throw Refusal.dailyLimitExceeded(limit: dailyLimit)
+                }
+                debitBalance = balance
+            } else {
+                guard let balance = try await sql.raw("""
+                    UPDATE wallets SET balance = balance + \(bind: amount) WHERE id = \(bind: credit) RETURNING balance
+                    """).first(decodingColumn: "balance", as: Int64.self)
+                else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
+                creditBalance = balance
+            }
+        }
+        let id = OrderedID.make()
+        try await sql.raw("""
+            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
+            VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: debit), \(bind: credit), \(bind: amount), \(bind: comment), \(bind: request),
+                    \(bind: reference), \(bind: now))
+            """).run()
+        try await sql.raw("""
+            INSERT INTO ledger_entries (id, transaction_id, wallet_id, amount, balance_after, created_at) VALUES
+            (\(bind: OrderedID.make()), \(bind: id), \(bind: debit), \(bind: -amount), \(bind: debitBalance), \(bind: now)),
+            (\(bind: OrderedID.make()), \(bind: id), \(bind: credit), \(bind: amount), \(bind: creditBalance), \(bind: now))
+            """).run()
+        return Posting(id: id, createdAt: now, debitBalance: debitBalance, creditBalance: creditBalance)
+    }
+
+    /// One movement of a batch; its id is made before it is posted.
+    package struct Movement: Sendable {
+        package var id: UUID
+        package var kind: TransferKind
+        package var debit: UUID
+        package var credit: UUID
+        package var amount: Int64
+        package var comment: String?
+        package var request: UUID?
+    
+        package init(id: UUID, kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String? = nil, request: UUID? = nil) {
+            self.id = id
+            self.kind = kind
+            self.debit = debit
+            self.credit = credit
+            self.amount = amount
+            self.comment = comment
+            self.request = request
+        }
+}
+
+    /// A wallet's balance and its day's payouts, as a batch applies movements to them.
+    package struct Balance: Sendable {
+        package var system: Bool
+        package var balance: Int64
+        package var paidDay: Int64
+        package var paidToday: Int64
+        package var changed = false
+
+        /// The rule `post` applies in SQL, applied here: the funds (the system wallet may go
+        /// below zero), then the day's payouts including this one within `dailyLimit`.
+        package mutating func pay(_ amount: Int64, day: Int64, dailyLimit: Int64?) -> Refusal? {
+            guard system || balance >= amount else { return .insufficientFunds }
+            let paid = paidDay == day ? paidToday + amount : amount
+            if let dailyLimit, paid > dailyLimit { return .dailyLimitExceeded(limit: dailyLimit) }
+            (balance, paidDay, paidToday, changed) = (balance - amount, day, paid, true)
+            return nil
+        }
+
+        package mutating func receive(_ amount: Int64) {
+            balance += amount
+            changed = true
+        }
+    }
+
+    /// The movements' own rows (a batch's), added to `writes`: they carry no balance, so a group
+    /// commit writes them before it locks the wallets, and holds the locks for less.
+    package func record(_ movements: [Movement], at now: Date, into writes: inout CombinedWrites) {
+        guard !movements.isEmpty else { return }
+        var rows = RowSet(count: movements.count)
+        rows.add("id", "uuid", movements.map(\.id))
+        rows.add("kind", "text", movements.map(\.kind.rawValue))
+        rows.add("debit_wallet_id", "uuid", movements.map(\.debit))
+        rows.add("credit_wallet_id", "uuid", movements.map(\.credit))
+        rows.add("amount", "bigint", movements.map(\.amount))
+        rows.add("comment", "text", movements.map(\.comment))
+        rows.add("request_id", "uuid", movements.map(\.request))
+        writes.add(rows.insert(into: "ledger_transactions", constants: [("reference", "NULL"), ("created_at", "\(bind: now)")], postgres: writes.postgres))
+    }
+
+    /// Applies recorded movements (`record`) to their wallets in `db`, in order: every wallet
+    /// they touch locked in id order and read (one statement), each movement applied in turn to
+    /// what the ones before it left (`Balance.pay`, the rule of `post`), and the balances (one
+    /// update) and entries (one insert) added to `writes`, which the caller runs. A refused
+    /// movement changes nothing and does not stop the others. Call it only after the
+    /// transaction has written (on SQLite a transaction that reads first cannot wait for another
+    /// process's writer): a batch claims its keys first.
+    ///
+    /// `counters`: the events' counters to raise with the lock (`EventLog.raise`), after the
+    /// wallets, in the same statement on PostgreSQL: the batch's events are known in number
+    /// before its balances are, and the round trip is one less while the wallets are held.
+    /// Answers their new values.
+    package func post(_ movements: [Movement], at now: Date, dailyLimit: Int64?, raising counters: [UUID: Int64] = [:], on db: any Database,
+              into writes: inout CombinedWrites) async throws -> (results: [Result<Posting, Refusal>], counters: [UUID: Int64]) {
+        guard !movements.isEmpty else { return ([], [:]) }
+        let sql = db as! any SQLDatabase
+        let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted()
+        var wallets: [UUID: Balance] = [:]
+        var raised: [UUID: Int64] = [:]
+        func read(_ row: any SQLRow) throws {
+            wallets[try row.decode(column: "id", as: UUID.self)] = Balance(
+                system: try row.decode(column: "kind", as: String.self) == "system", balance: try row.decode(column: "balance", as: Int64.self),
+                paidDay: try row.decode(column: "paid_day", as: Int64.self), paidToday: try row.decode(column: "paid_today", as: Int64.self))
+        }
+        func readCounter(_ row: any SQLRow) throws {
+            raised[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self)
+        }
+        let select: SQLQueryString = "SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE \(SQLQueryString.isAny("id", ids, postgres: sql.isPostgres))"
+        if !sql.isPostgres {
+            // SQLite: the transaction holds the only writer's lock already.
+            for row in try await sql.raw(select).all() { try read(row) }
+            if !counters.isEmpty { for row in try await sql.raw(EventLog.raise(counters, postgres: false)).all() { try readCounter(row) } }
+        } else if counters.isEmpty {
+            // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
+            for row in try await sql.preparedRows("\(select) ORDER BY id FOR NO KEY UPDATE") { try read(row) }
+        } else {
+            // The wallets are locked first, then the counters (the order a transfer on its own takes
+            // them in): the union reads its first part before it starts the second.
+            for row in try await sql.preparedRows("""
+                WITH w AS (\(select) ORDER BY id FOR NO KEY UPDATE), c AS (\(EventLog.raise(counters, postgres: true)))
+                SELECT id, kind, balance, paid_day, paid_today, NULL::uuid AS account_id, NULL::bigint AS last_seq FROM w
+                UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, account_id, last_seq FROM c
+                """) {
+                if try row.decode(column: "id", as: UUID?.self) != nil { try read(row) } else { try readCounter(row) }
+            }
+        }
+        let day = Self.day(now)
+        var results: [Result<Posting, Refusal>] = []
+        var posted: [(movement: Movement, posting: Posting)] = []
+        for movement in movements {
+            precondition(movement.amount > 0 && movement.debit != movement.credit)
+            guard var debit = wallets[movement.debit], var credit = wallets[movement.credit] else { throw LedgerError.walletMissing }
+            if let refusal = debit.pay(movement.amount, day: day, dailyLimit: dailyLimit) {
+                results.append(.failure(refusal))
+                continue
+            }
+            wallets[movement.debit] = debit
+            credit.receive(movement.amount)
+            wallets[movement.credit] = credit
+            let posting = Posting(id: movement.id, createdAt: now, debitBalance: debit.balance, creditBalance: credit.balance)
+            posted.append((movement, posting))
+            results.append(.success(posting))
+        }
+        guard !posted.isEmpty else { return (results, raised) }
+        let changed = ids.filter { wallets[$0]!.changed }
+        var balances = RowSet(count: changed.count)
+        balances.add("id", "uuid", changed)
+        balances.add("balance", "bigint", changed.map { wallets[$0]!.balance })
+        balances.add("paid_day", "bigint", changed.map { wallets[$0]!.paidDay })
+        balances.add("paid_today", "bigint", changed.map { wallets[$0]!.paidToday })
+        writes.add(balances.update("wallets", matching: ["id"], postgres: writes.postgres))
+        // Two entries a movement: the debit, then the credit.
+        var rows = RowSet(count: posted.count * 2)
+        rows.add("id", "uuid", posted.flatMap { _ in [OrderedID.make(), OrderedID.make()] })
+        rows.add("transaction_id", "uuid", posted.flatMap { [$0.posting.id, $0.posting.id] })
+        rows.add("wallet_id", "uuid", posted.flatMap { [$0.movement.debit, $0.movement.credit] })
+        rows.add("amount", "bigint", posted.flatMap { [-$0.movement.amount, $0.movement.amount] })
+        rows.add("balance_after", "bigint", posted.flatMap { [$0.posting.debitBalance, $0.posting.creditBalance] })
+        writes.add(rows.insert(into: "ledger_entries", constants: [("created_at", "\(bind: now)")], postgres: writes.postgres))
+        return (results, raised)
+    }
+
+    /// The day a payout counts towards: days since 1970 in UTC.
+    package static func day(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
+
+    /// What `gatehouse wallet audit` and the checker verify: every transaction balanced with two
+    /// entries, every balance equal to the sum of its entries, no person's balance below zero,
+    /// and all balances summing to zero (money is only ever moved, never made or lost).
+    package func audit(on db: any Database) async throws -> [String] {
+        let sql = db as! any SQLDatabase
+        var problems: [String] = []
+        for row in try await sql.raw("""
+            SELECT t.id, COUNT(e.id) AS legs, COALESCE(SUM(e.amount), 0) AS total FROM ledger_transactions t
+            LEFT JOIN ledger_entries e ON e.transaction_id = t.id GROUP BY t.id HAVING COUNT(e.id) <> 2 OR COALESCE(SUM(e.amount), 0) <> 0
+            """).all() {
+            problems.append("transaction \(try row.decode(column: "id", as: UUID.self)) is unbalanced")
+        }
+        for row in try await sql.raw("""
+            SELECT w.id, w.kind, w.balance, CAST(COALESCE((SELECT SUM(e.amount) FROM ledger_entries e WHERE e.wallet_id = w.id), 0) AS BIGINT) AS total
+            FROM wallets w
+            """).all() {
+            let id = try row.decode(column: "id", as: UUID.self)
+            let balance = try row.decode(column: "balance", as: Int64.self)
+            if balance != (try row.decode(column: "total", as: Int64.self)) { problems.append("wallet \(id): balance \(balance) is not the sum of its entries") }
+            if balance < 0, try row.decode(column: "kind", as: String.self) != "system" { problems.append("wallet \(id): negative balance \(balance)") }
+        }
+        let total = try await sql.raw("SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) AS total FROM wallets").first(decodingColumn: "total", as: Int64.self) ?? 0
+        if total != 0 { problems.append("the balances sum to \(total), not 0") }
+        return problems
+    }
+
+    package init(clock: GatehouseClock) {
+        self.clock = clock
+    }
+}
+
+package enum LedgerError: Error {
+    /// A batch named a wallet that is not there (its movements are then made one by one, which say why).
+    case walletMissing
+}
