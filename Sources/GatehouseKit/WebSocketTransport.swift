@@ -84,9 +84,15 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
 public struct NIOWebSocketTransport: WebSocketTransport {
     /// The largest message accepted from the server (1 MiB).
     public var maxMessageBytes: Int
+    /// How long the server may take to answer the upgrade, and to answer a close, before the
+    /// connection is cut.
+    public var answerTimeout: Duration
 
     /// Creates the transport.
-    public init(maxMessageBytes: Int = 1 << 20) { self.maxMessageBytes = maxMessageBytes }
+    public init(maxMessageBytes: Int = 1 << 20, answerTimeout: Duration = .seconds(5)) {
+        self.maxMessageBytes = maxMessageBytes
+        self.answerTimeout = answerTimeout
+    }
 
     public func connect(to url: URL) async throws -> any WebSocketConnection {
         guard url.scheme?.lowercased() == "ws", let host = url.host, !host.isEmpty else {
@@ -101,13 +107,18 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         headers.add(name: "Content-Length", value: "0")
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
         let maxBytes = maxMessageBytes
+        let timeout = TimeAmount.nanoseconds(Int64(answerTimeout.components.seconds) * 1_000_000_000
+            + answerTimeout.components.attoseconds / 1_000_000_000)
 
         let upgraded: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // A server that never answers the upgrade: the connection closes, failing the wait.
+                    let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
                     let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: maxBytes) { channel, _ in
-                        channel.eventLoop.makeCompletedFuture {
+                        deadline.cancel()
+                        return channel.eventLoop.makeCompletedFuture {
                             // Fragmented messages arrive whole.
                             try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
                                 minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 12, maxAccumulatedFrameSize: maxBytes))
@@ -117,7 +128,9 @@ public struct NIOWebSocketTransport: WebSocketTransport {
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
                         upgradeRequestHead: head, upgraders: [upgrader],
                         notUpgradingCompletionHandler: { channel in
-                            channel.eventLoop.makeCompletedFuture { .refused }
+                            deadline.cancel()
+                            channel.close(promise: nil)
+                            return channel.eventLoop.makeCompletedFuture { .refused }
                         })
                     return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
                         configuration: .init(upgradeConfiguration: configuration))
@@ -127,7 +140,7 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         case .refused:
             throw GatehouseClientError.transport("The server refused the WebSocket upgrade")
         case .upgraded(let channel):
-            return Connection(channel: channel)
+            return Connection(channel: channel, closeTimeout: answerTimeout)
         }
     }
 
@@ -144,8 +157,12 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         private let lock = NSLock()
         private var iterator: AsyncThrowingStream<String, any Error>.AsyncIterator?
         private var run: Task<Void, Never>?
+        private let channel: any Channel
+        private let closeTimeout: Duration
 
-        init(channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>) {
+        init(channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, closeTimeout: Duration) {
+            self.channel = channel.channel
+            self.closeTimeout = closeTimeout
             let (incoming, outgoing, queue) = (self.incoming, self.outgoing, self.outgoingContinuation)
             run = Task {
                 do {
@@ -180,6 +197,10 @@ public struct NIOWebSocketTransport: WebSocketTransport {
                         }
                     }
                     incoming.finish()
+                } catch is CancellationError {
+                    // `close` cut a connection whose server never answered: over, not failed.
+                    queue.finish()
+                    incoming.finish()
                 } catch {
                     queue.finish()
                     incoming.finish(throwing: error)
@@ -211,9 +232,10 @@ public struct NIOWebSocketTransport: WebSocketTransport {
             outgoingContinuation.yield(Self.frame(.connectionClose, code))
             outgoingContinuation.finish()
             // The server answers the close and ends the connection; one that does not is cut off.
-            let run = self.run
+            let (run, channel, timeout) = (self.run, self.channel, closeTimeout)
             let deadline = Task {
-                try? await Task.sleep(for: .seconds(2))
+                try? await Task.sleep(for: timeout)
+                channel.close(promise: nil)
                 run?.cancel()
             }
             _ = await run?.value

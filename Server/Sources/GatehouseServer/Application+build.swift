@@ -79,10 +79,10 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     // A newcomer's first request: where to go next.
     let root = ByteBuffer(string: #"{"name":"Gatehouse","openapi":"/openapi.json","docs":"/docs","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
     router.get("/") { _, _ in
-        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: root))
+        JSONResponse.make(buffer: root)
     }
     let configuration = services.configuration
-    OperationsController(database: services.database, configuration: configuration).addRoutes(to: router)
+    HealthController(database: services.database, configuration: configuration).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     PhoneAccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
                             email: services.email, sessions: services.sessions, deliverer: services.deliverer,
@@ -98,7 +98,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     WalletController(wallets: services.wallets, requests: services.moneyRequests, keys: services.idempotencyKeys, database: services.database,
                      configuration: configuration).addRoutes(to: v1)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
-    SignatureController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
+    SignToLoginController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {
         DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }

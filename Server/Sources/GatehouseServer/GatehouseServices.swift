@@ -42,7 +42,7 @@ package final class GatehouseServices: Sendable {
     package let messages: MessagesService
     package let attachments: AttachmentService
     package let realtime: RealtimeHub
-    /// The signature identity service (docs/signature-identity.md).
+    /// The Sign To Login service (docs/sign-to-login.md).
     package let apps: AppsService
     package let signatures: SignatureService
     package let documents: SignatureDocuments

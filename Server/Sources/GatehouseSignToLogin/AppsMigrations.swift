@@ -2,7 +2,7 @@ import FluentKit
 import Foundation
 import SQLKit
 
-/// The developers' apps of the signature identity service (docs/signature-identity.md, "Apps").
+/// The developers' apps of the Sign To Login service (docs/sign-to-login.md, "Apps").
 package struct M010CreateApps: AsyncMigration {
     package var name: String { "010_CreateApps" }
 

@@ -5,7 +5,40 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
 
-/// The developers' apps of the signature identity service and their API keys: registered by an
+/// An app as the service hands it to surfaces: the row's values, without its key's hash.
+package struct AppRecord: Sendable, Equatable {
+    package var id: UUID
+    package var ownerID: UUID?
+    package var name: String
+    package var bundleID: String
+    package var email: String
+    package var website: String?
+    /// The icon's blob, when it has one (its URL carries the key's start, so caches see a new icon).
+    package var iconBlobKey: String?
+    package var enabled: Bool
+    package var keyHint: String
+    package var createdAt: Date
+    package var updatedAt: Date
+    /// The app's own acceptance threshold, at or above the server's.
+    package var minSimilarity: Double?
+
+    init(_ row: AppModel) {
+        id = row.id!
+        ownerID = row.ownerID
+        name = row.name
+        bundleID = row.bundleID
+        email = row.email
+        website = row.website
+        iconBlobKey = row.iconBlobKey
+        enabled = row.enabled
+        keyHint = row.keyHint
+        createdAt = row.createdAt
+        updatedAt = row.updatedAt
+        minSimilarity = row.minSimilarity
+    }
+}
+
+/// The developers' apps of the Sign To Login service and their API keys: registered by an
 /// account (`/v1/apps`, the console) or by an operator (`gatehouse apps`). A key is 256 random
 /// bits, shown once, stored as its SHA-256 (like session tokens), rotatable; a disabled app's key
 /// is refused like an unknown one.
@@ -18,11 +51,11 @@ package struct AppsService: AccountConcept {
     package static let keyPrefix = "stl_"
 
     /// A value of `DeveloperApp` for a row.
-    package func view(_ row: AppModel) -> DeveloperApp {
+    package func view(_ row: AppRecord) -> DeveloperApp {
         let icon = row.iconBlobKey.map { key -> String in
-            configuration.publicURL + V1.Apps.icon.path(["id": row.id!.uuidString.lowercased()]) + "?v=" + String(key.prefix(12))
+            configuration.publicURL + V1.Apps.icon.path(["id": row.id.uuidString.lowercased()]) + "?v=" + String(key.prefix(12))
         }
-        return DeveloperApp(id: row.id!, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, iconUrl: icon,
+        return DeveloperApp(id: row.id, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, iconUrl: icon,
                             enabled: row.enabled, keyHint: row.keyHint, createdAt: row.createdAt, updatedAt: row.updatedAt,
                             minSimilarity: row.minSimilarity)
     }
@@ -30,31 +63,35 @@ package struct AppsService: AccountConcept {
     // MARK: Reading
 
     /// The apps `owner` registered (every app when nil: the operator's list), newest first.
-    package func list(owner: UUID?) async throws -> [AppModel] {
+    package func list(owner: UUID?) async throws -> [AppRecord] {
         var query = AppModel.query(on: database.db)
         if let owner { query = query.filter(\.$ownerID == owner) }
-        return try await query.sort(\.$createdAt, .descending).sort(\.$id).all()
+        return try await query.sort(\.$createdAt, .descending).sort(\.$id).all().map(AppRecord.init)
     }
 
     /// An app of `owner`'s (any app when nil); another's is `app_not_found`, as one that does not exist.
-    package func app(_ id: UUID, owner: UUID?) async throws -> AppModel {
+    package func app(_ id: UUID, owner: UUID?) async throws -> AppRecord {
+        AppRecord(try await row(id, owner: owner))
+    }
+
+    private func row(_ id: UUID, owner: UUID?) async throws -> AppModel {
         guard let row = try await AppModel.find(id, on: database.db), owner == nil || row.ownerID == owner else { throw Self.notFound }
         return row
     }
 
     /// The enabled app a key belongs to, or nil (unknown, rotated away, or disabled).
-    package func enabledApp(key: String) async throws -> AppModel? {
+    package func enabledApp(key: String) async throws -> AppRecord? {
         guard key.hasPrefix(Self.keyPrefix), key.utf8.count <= 128 else { return nil }
         let row = try await AppModel.query(on: database.db).filter(\.$keyHash == Secrets.sha256Hex(key)).first()
-        return row?.enabled == true ? row : nil
+        return row.flatMap { $0.enabled ? AppRecord($0) : nil }
     }
 
     /// An operator's way to name an app: its id, or its key.
-    package func find(idOrKey: String) async throws -> AppModel {
+    package func find(idOrKey: String) async throws -> AppRecord {
         if let id = UUID(uuidString: idOrKey) { return try await app(id, owner: nil) }
         guard idOrKey.hasPrefix(Self.keyPrefix),
               let row = try await AppModel.query(on: database.db).filter(\.$keyHash == Secrets.sha256Hex(idOrKey)).first() else { throw Self.notFound }
-        return row
+        return AppRecord(row)
     }
 
     // MARK: Changing
@@ -68,7 +105,7 @@ package struct AppsService: AccountConcept {
     }
 
     /// Registers an app; its key, to show once.
-    package func create(_ fields: NewApp, owner: UUID?) async throws -> (AppModel, key: String) {
+    package func create(_ fields: NewApp, owner: UUID?) async throws -> (AppRecord, key: String) {
         let checked = try check(fields)
         if let owner {
             let count = try await AppModel.query(on: database.db).filter(\.$ownerID == owner).count()
@@ -91,11 +128,12 @@ package struct AppsService: AccountConcept {
         row.createdAt = now
         row.updatedAt = now
         try await row.create(on: database.db)
-        return (row, key)
+        return (AppRecord(row), key)
     }
 
     /// Changes details, or disables and enables.
-    package func update(_ row: AppModel, _ change: AppUpdate) async throws -> AppModel {
+    package func update(_ app: AppRecord, _ change: AppUpdate) async throws -> AppRecord {
+        let row = try await row(app.id, owner: nil)
         let checked = try check(NewApp(name: change.name ?? row.name, bundleId: row.bundleID, email: change.email ?? row.email,
                                        website: change.website ?? row.website))
         row.name = checked.name
@@ -111,29 +149,31 @@ package struct AppsService: AccountConcept {
         }
         row.updatedAt = clock.now()
         try await row.update(on: database.db)
-        return row
+        return AppRecord(row)
     }
 
     /// A new key; the old one stops working in the same write.
-    package func rotateKey(_ row: AppModel) async throws -> (AppModel, key: String) {
+    package func rotateKey(_ app: AppRecord) async throws -> (AppRecord, key: String) {
+        let row = try await row(app.id, owner: nil)
         let key = newKey()
         row.keyHash = Secrets.sha256Hex(key)
         row.keyHint = Self.hint(key)
         row.updatedAt = clock.now()
         try await row.update(on: database.db)
-        return (row, key)
+        return (AppRecord(row), key)
     }
 
     /// Sets the icon: an image checked to its end (PNG, JPEG, WebP), its bytes in the blob store
     /// before the row names them; the old icon's blob is left to the collector.
-    package func setIcon(_ row: AppModel, contentType: String?, bytes: Data) async throws -> AppModel {
+    package func setIcon(_ app: AppRecord, contentType: String?, bytes: Data) async throws -> AppRecord {
         let format = try checkIcon(contentType: contentType, bytes: bytes)
         let blob = try await blobs.put(bytes)
+        let row = try await row(app.id, owner: nil)
         row.iconBlobKey = blob.hex
         row.iconContentType = format.rawValue
         row.updatedAt = clock.now()
         try await row.update(on: database.db)
-        return row
+        return AppRecord(row)
     }
 
     /// The icon's format, when the bytes are a whole image of the declared type within the limit.

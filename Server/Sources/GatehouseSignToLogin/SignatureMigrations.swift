@@ -3,7 +3,7 @@ import Foundation
 import SQLKit
 
 /// Signature models, enrolments in progress, authentication attempts and the enrolment
-/// profile (docs/signature-identity.md, "Model").
+/// profile (docs/sign-to-login.md, "Model").
 package struct M011CreateSignatureModels: AsyncMigration {
     package var name: String { "011_CreateSignatureModels" }
 

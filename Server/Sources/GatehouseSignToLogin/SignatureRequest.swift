@@ -1,60 +1,15 @@
 import Foundation
+import GatehouseFoundation
 import GatehousePlatform
 import Hummingbird
 import NIOCore
 
-/// A JSON value of any shape (the spec's structured fields).
-package enum WireValue: Decodable, Equatable, Sendable {
-    case string(String)
-    case number(Double)
-    case bool(Bool)
-    case null
-    case array([WireValue])
-    case object([String: WireValue])
-
-    package init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let n = try? c.decode(Double.self) { self = .number(n) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([WireValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: WireValue].self)) }
-    }
-
-    /// A number, or a string holding one (clients send both).
-    package var number: Double? {
-        switch self {
-        case .number(let n): n.isFinite ? n : nil
-        case .string(let s): Double(s.trimmingCharacters(in: .whitespaces)).flatMap { $0.isFinite ? $0 : nil }
-        default: nil
-        }
-    }
-
-    /// A string, or a number written as one.
-    package var text: String? {
-        switch self {
-        case .string(let s): s
-        case .number(let n): n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
-        case .bool(let b): b ? "true" : "false"
-        default: nil
-        }
-    }
-
-    /// A member of an object, by any of `names` (the spec writes `dot count` and `dot_count`).
-    package subscript(_ names: String...) -> WireValue? {
-        guard case .object(let members) = self else { return nil }
-        for name in names { if let value = members[name] { return value } }
-        return nil
-    }
-}
-
-/// A request of the signature identity endpoints, however it came: a JSON object, a
+/// A request of the Sign To Login endpoints, however it came: a JSON object, a
 /// urlencoded form or a multipart form. In forms the structured fields (`signatures`,
 /// `signature`, `location`, `resolution`) are JSON text; `photo` is a file part, or base64 text.
 package struct SignatureRequest: Sendable {
     /// The top-level fields, by lower-cased name.
-    package private(set) var fields: [String: WireValue] = [:]
+    package private(set) var fields: [String: JSONValue] = [:]
     /// File parts, by lower-cased name.
     package private(set) var files: [String: Data] = [:]
 
@@ -91,7 +46,7 @@ package struct SignatureRequest: Sendable {
                 }
             }
         } else if type.hasPrefix("application/json") || (type.isEmpty && bytes.first.map { $0 == UInt8(ascii: "{") } == true) {
-            guard case .object(let members)? = try? JSONDecoder().decode(WireValue.self, from: Data(bytes)) else { throw Failure.malformed }
+            guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else { throw Failure.malformed }
             for (name, value) in members { result.fields[name.lowercased()] = value }
         } else if !bytes.isEmpty {
             guard let text = String(validating: bytes, as: UTF8.self) else { throw Failure.malformed }
@@ -109,10 +64,10 @@ package struct SignatureRequest: Sendable {
     }
 
     /// A structured field: the JSON value, or JSON text parsed (as forms carry it).
-    package func structured(_ name: String) -> WireValue? {
+    package func structured(_ name: String) -> JSONValue? {
         guard let value = fields[name] else { return nil }
         if case .string(let text) = value {
-            return try? JSONDecoder().decode(WireValue.self, from: Data(text.utf8))
+            return try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         }
         return value
     }

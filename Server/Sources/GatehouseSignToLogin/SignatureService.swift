@@ -7,7 +7,7 @@ import GatehouseVerifier
 import NIOPosix
 import SQLKit
 
-/// The signature identity service's rules (docs/signature-identity.md, and docs/security.md,
+/// The Sign To Login service's rules (docs/sign-to-login.md, and docs/security.md,
 /// "Sign To Login"): who is enrolled from which type of device and for which app, enrolment (every
 /// address proven by an email code first), and authentication attempts (budgeted, replays refused)
 /// kept for the history.
@@ -73,7 +73,7 @@ package struct SignatureService: AccountConcept {
     }
 
     /// The acceptance threshold of an app: its own, else the server's.
-    package func threshold(of app: AppModel) -> Double { app.minSimilarity ?? settings.acceptAt }
+    package func threshold(of app: AppRecord) -> Double { app.minSimilarity ?? settings.acceptAt }
 
     // MARK: Budgets
 

@@ -20,7 +20,7 @@ public struct SignaturePoints: Sendable, Equatable, Codable {
     }
 }
 
-/// Compares handwritten signatures (docs/signature-identity.md, "The verifier").
+/// Compares handwritten signatures (docs/sign-to-login.md, "The verifier").
 ///
 /// Each signature becomes a sequence of features per point, after the pen's position and size
 /// are taken out: the position relative to the centroid scaled by the spread, the direction of
@@ -286,7 +286,7 @@ public struct SignatureVerifier: Sendable {
         return .model(model)
     }
 
-    /// The similarity (0…1) of an attempt to a model (docs/signature-identity.md, "The verifier"):
+    /// The similarity (0…1) of an attempt to a model (docs/sign-to-login.md, "The verifier"):
     ///
     /// - the mean DTW distance to the attempt's `nearest` references, divided by the person's own
     ///   spread pulled halfway (geometrically) towards a typical spread: a person whose

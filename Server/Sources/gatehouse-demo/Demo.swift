@@ -261,7 +261,7 @@ struct OpenPDFDemo: AsyncParsableCommand {
 struct SignToLoginDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign-to-login",
-        abstract: "The Sign To Login app of docs/signature-identity.md: register with ten signatures, log in by signature, sign PDFs and read their history."
+        abstract: "The Sign To Login app of docs/sign-to-login.md: register with ten signatures, log in by signature, sign PDFs and read their history."
     )
 
     @OptionGroup var options: DemoOptions

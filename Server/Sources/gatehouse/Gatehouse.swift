@@ -106,10 +106,10 @@ struct BcryptSpeed: AsyncParsableCommand {
     }
 }
 
-/// `gatehouse apps`: the signature identity service's apps and their API keys.
+/// `gatehouse apps`: the Sign To Login service's apps and their API keys.
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Register and manage the apps of the signature identity service and their API keys.",
+        abstract: "Register and manage the apps of the Sign To Login service and their API keys.",
         subcommands: [Create.self, List.self, Disable.self, Enable.self, Rotate.self]
     )
 

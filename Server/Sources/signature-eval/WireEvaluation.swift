@@ -93,7 +93,7 @@ struct WireScorer: Scorer {
          "signature_contents": zip(signature.x, signature.y).map { ["x": $0.0, "y": $0.1, "p": 0] }]
     }
 
-    static let time = SignatureIdentityAPI.specTime(Date())
+    static let time = SignToLoginAPI.specTime(Date())
 
     func post(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
         var request = URLRequest(url: server.appendingPathComponent(path))

@@ -124,7 +124,12 @@ public final class RealtimeClient: Sendable {
                 await connection.close()
                 state.withLock { $0.connection = nil }
             } catch {
-                state.withLock { $0.connection = nil }
+                // A send or a read that failed: the connection is over, and closed here (not left open).
+                let broken = state.withLock { state -> (any WebSocketConnection)? in
+                    defer { state.connection = nil }
+                    return state.connection
+                }
+                await broken?.close()
             }
             if Task.isCancelled { return }
             if !gotReady {

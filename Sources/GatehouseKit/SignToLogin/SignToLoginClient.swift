@@ -112,7 +112,7 @@ public struct DocumentHistoryEntry: Equatable, Sendable, Decodable {
     }
 }
 
-/// What went wrong, typed from the server's `res` (docs/signature-identity.md).
+/// What went wrong, typed from the server's `res` (docs/sign-to-login.md).
 public enum SignToLoginError: Error, Equatable, Sendable {
     /// `res 1`: the app's API key is unknown or the app disabled.
     case applicationRefused(message: String)
@@ -135,7 +135,7 @@ public enum SignToLoginError: Error, Equatable, Sendable {
     case unexpected(status: Int, body: String)
 }
 
-/// The client of the signature identity service's five calls (docs/signature-identity.md), for an
+/// The client of the Sign To Login service's five calls (docs/sign-to-login.md), for an
 /// app registered with an API key. JSON bodies; every answer's `res` becomes a typed result or a
 /// `SignToLoginError`.
 ///
@@ -205,18 +205,18 @@ public struct SignToLoginClient: Sendable {
         }
         if let photo = profile.photo { body["photo"] = photo.base64EncodedString() }
         if let token = enrolment[email: profile.email] { body["enrolment_token"] = token }
-        let answer = try await post(SignatureIdentityAPI.Path.register, body)
+        let answer = try await post(SignToLoginAPI.Path.register, body)
         switch answer.res {
-        case SignatureIdentityAPI.Res.ok:
+        case SignToLoginAPI.Res.ok:
             guard let session = answer.string("sessionid") else { throw answer.unexpected }
             enrolment[email: profile.email] = nil
             keep(session: session)
             return .registered(sessionID: session)
-        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser:
+        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser:
             enrolment[email: profile.email] = answer.string("enrolment_token")
             return .moreSignaturesNeeded(required: answer.int("count_required") ?? 0, exist: answer.int("count_exist") ?? 0,
                                          model: answer.int("count_model") ?? 0, incorrect: answer.int("count_incorrect") ?? 0)
-        case SignatureIdentityAPI.Res.emailConfirmationRequired: return .emailCodeRequired
+        case SignToLoginAPI.Res.emailConfirmationRequired: return .emailCodeRequired
         default: throw answer.error
         }
     }
@@ -232,11 +232,11 @@ public struct SignToLoginClient: Sendable {
 
     /// `/login/`: whether the email may sign in on this device.
     public func login(email: String) async throws -> Presence {
-        let answer = try await post(SignatureIdentityAPI.Path.login, try await common(email: email))
+        let answer = try await post(SignToLoginAPI.Path.login, try await common(email: email))
         switch answer.res {
-        case SignatureIdentityAPI.Res.ok: return .enrolled
-        case SignatureIdentityAPI.Res.notEnrolledForDevice: return .enrolmentRequired
-        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        case SignToLoginAPI.Res.ok: return .enrolled
+        case SignToLoginAPI.Res.notEnrolledForDevice: return .enrolmentRequired
+        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
         default: throw answer.error
         }
     }
@@ -256,14 +256,14 @@ public struct SignToLoginClient: Sendable {
         body["signature"] = Self.wire(signature)
         if let photo { body["photo"] = photo.base64EncodedString() }
         if let session = try? sessionStore.load() { body["sessionid"] = session.token }
-        let answer = try await post(SignatureIdentityAPI.Path.authenticate, body)
+        let answer = try await post(SignToLoginAPI.Path.authenticate, body)
         switch answer.res {
-        case SignatureIdentityAPI.Res.ok:
+        case SignToLoginAPI.Res.ok:
             guard let similarity = answer.double("similarity"), let id = answer.string("signatureid") else { throw answer.unexpected }
             if let session = answer.string("sessionid") { keep(session: session) }
             return .scored(similarity: similarity, signatureID: id)
-        case SignatureIdentityAPI.Res.notEnrolledForDevice: return .enrolmentRequired
-        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        case SignToLoginAPI.Res.notEnrolledForDevice: return .enrolmentRequired
+        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
         default: throw answer.error
         }
     }
@@ -288,14 +288,14 @@ public struct SignToLoginClient: Sendable {
         if let documentID { body["documentid"] = documentID }
         body["signatures"] = signatureIDs
         if let session = try? sessionStore.load() { body["sessionid"] = session.token }
-        let answer = try await post(SignatureIdentityAPI.Path.saveDocument, body)
-        if answer.res == SignatureIdentityAPI.Res.sessionRequired { try? sessionStore.clear() }
+        let answer = try await post(SignToLoginAPI.Path.saveDocument, body)
+        if answer.res == SignToLoginAPI.Res.sessionRequired { try? sessionStore.clear() }
         switch answer.res {
-        case SignatureIdentityAPI.Res.ok:
+        case SignToLoginAPI.Res.ok:
             guard let id = answer.string("documentid") else { throw answer.unexpected }
             return .saved(documentID: id)
-        case SignatureIdentityAPI.Res.documentConflict: return .conflict
-        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        case SignToLoginAPI.Res.documentConflict: return .conflict
+        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
         default: throw answer.error
         }
     }
@@ -314,19 +314,19 @@ public struct SignToLoginClient: Sendable {
         var body = try await common(email: email)
         body["documentid"] = documentID
         body["document_hash"] = documentHash
-        let answer = try await post(SignatureIdentityAPI.Path.openDocument, body)
+        let answer = try await post(SignToLoginAPI.Path.openDocument, body)
         switch answer.res {
-        case SignatureIdentityAPI.Res.ok: return .current(history: try answer.history())
-        case SignatureIdentityAPI.Res.keyRefusedOrDocumentChanged where answer.raw["history"] != nil:
+        case SignToLoginAPI.Res.ok: return .current(history: try answer.history())
+        case SignToLoginAPI.Res.keyRefusedOrDocumentChanged where answer.raw["history"] != nil:
             return .changedOutside(history: try answer.history())
-        case SignatureIdentityAPI.Res.documentNotFound: return .notFound
-        case SignatureIdentityAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        case SignToLoginAPI.Res.documentNotFound: return .notFound
+        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
         default: throw answer.error
         }
     }
 
     /// The public history page a signed PDF links to.
-    public func historyURL(documentID: String) -> URL { SignatureIdentityAPI.historyURL(server: server, documentID: documentID) }
+    public func historyURL(documentID: String) -> URL { SignToLoginAPI.historyURL(server: server, documentID: documentID) }
 
     // MARK: Wire
 
@@ -339,7 +339,7 @@ public struct SignToLoginClient: Sendable {
     private func common(email: String) async throws -> [String: Any] {
         let facts = await device.facts()
         var body: [String: Any] = [
-            "apikey": apiKey, "email": email, "time": SignatureIdentityAPI.specTime(now()),
+            "apikey": apiKey, "email": email, "time": SignToLoginAPI.specTime(now()),
             "os_version": facts.osVersion, "device_version": facts.deviceModel, "pressure": 0,
             "resolution": ["width": facts.screenWidth, "height": facts.screenHeight],
         ]
@@ -363,13 +363,13 @@ public struct SignToLoginClient: Sendable {
         var error: SignToLoginError {
             let message = string("error") ?? ""
             switch res {
-            case SignatureIdentityAPI.Res.keyRefusedOrDocumentChanged: return .applicationRefused(message: message)
-            case SignatureIdentityAPI.Res.invalidInput: return .invalidInput(message: message)
-            case SignatureIdentityAPI.Res.tooLarge: return .tooLarge(message: message)
-            case SignatureIdentityAPI.Res.rateLimited: return .rateLimited(retryAfter: int("retry_after"))
-            case SignatureIdentityAPI.Res.invalidEmailCode: return .invalidEmailCode(message: message)
-            case SignatureIdentityAPI.Res.signatureReplayed: return .signatureReplayed(message: message)
-            case SignatureIdentityAPI.Res.sessionRequired: return .sessionRequired(message: message)
+            case SignToLoginAPI.Res.keyRefusedOrDocumentChanged: return .applicationRefused(message: message)
+            case SignToLoginAPI.Res.invalidInput: return .invalidInput(message: message)
+            case SignToLoginAPI.Res.tooLarge: return .tooLarge(message: message)
+            case SignToLoginAPI.Res.rateLimited: return .rateLimited(retryAfter: int("retry_after"))
+            case SignToLoginAPI.Res.invalidEmailCode: return .invalidEmailCode(message: message)
+            case SignToLoginAPI.Res.signatureReplayed: return .signatureReplayed(message: message)
+            case SignToLoginAPI.Res.sessionRequired: return .sessionRequired(message: message)
             default: return unexpected
             }
         }

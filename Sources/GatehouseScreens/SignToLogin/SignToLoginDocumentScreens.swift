@@ -132,7 +132,7 @@ public final class SigningHistoryViewModel: ScreenModel<SigningHistoryViewModel.
 
     /// The view model a deep link (or a history page URL) opens, nil for any other link.
     public static func opening(_ url: URL, environment: SignToLoginEnvironment, email: String) -> SigningHistoryViewModel? {
-        SignatureIdentityAPI.documentID(from: url).map { SigningHistoryViewModel(environment: environment, email: email, documentID: $0) }
+        SignToLoginAPI.documentID(from: url).map { SigningHistoryViewModel(environment: environment, email: email, documentID: $0) }
     }
 
     /// Loads the history. Without the file at hand there is no hash to compare, so whether the
@@ -250,7 +250,7 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
             let server = environment.client.server
             let documentID = try document.linkURIs().flatMap { $0 }.compactMap { URL(string: $0) }
                 .filter { $0.host == server.host && $0.port == server.port }
-                .compactMap(SignatureIdentityAPI.documentID(from:)).last
+                .compactMap(SignToLoginAPI.documentID(from:)).last
             update { $0.pages = pages; $0.documentID = documentID; $0.isSignEnabled = true }
             if let documentID { try await refreshHistory(documentID: documentID, hash: Self.sha256(data)) }
             update { $0.isLoading = false }

@@ -30,6 +30,6 @@ package enum VerificationPurpose: String, Sendable, CaseIterable {
     case passwordReset = "password_reset"
     case emailChange = "email_change"
     case phoneVerification = "phone_verification"
-    /// Enrolling a signature for an address that already has an account (docs/signature-identity.md).
+    /// Enrolling a signature for an address that already has an account (docs/sign-to-login.md).
     case signatureEnrolment = "signature_enrolment"
 }

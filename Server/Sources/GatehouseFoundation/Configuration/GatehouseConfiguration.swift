@@ -100,7 +100,7 @@ public struct GatehouseConfiguration: Sendable {
     public var messenger = Messenger()
     /// The wallet (docs/wallet.md).
     public var wallet = Wallet()
-    /// The signature identity service (docs/signature-identity.md).
+    /// The Sign To Login service (docs/sign-to-login.md).
     public var signature = Signature()
     public var passwords = PasswordPolicy()
     public var defaultCountryCode: String = "7"
@@ -168,7 +168,7 @@ public struct GatehouseConfiguration: Sendable {
         public init() {}
     }
 
-    /// The signature identity service (docs/signature-identity.md, "Limits").
+    /// The Sign To Login service (docs/sign-to-login.md, "Limits").
     public struct Signature: Sendable {
         /// Apps one account may register.
         public var appsPerAccount: Int = 20
@@ -504,7 +504,7 @@ extension GatehouseConfiguration {
         w.transfersPerCommit = try reader.int("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", default: w.transfersPerCommit, range: 1...1_000)
         c.wallet = w
 
-        // Signature identity
+        // Sign To Login
         var sig = c.signature
         sig.appsPerAccount = try reader.int("GATEHOUSE_APPS_PER_ACCOUNT", default: sig.appsPerAccount, range: 1...10_000)
         sig.appIconMaxBytes = try reader.int("GATEHOUSE_APP_ICON_MAX_BYTES", default: sig.appIconMaxBytes, range: 1_024...67_108_864)

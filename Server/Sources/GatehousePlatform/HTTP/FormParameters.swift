@@ -80,24 +80,18 @@ package struct FormParameters: Sendable {
     }
 
     package static func parseJSON(_ buffer: ByteBuffer) throws -> [(String, String)] {
-        guard let object = try? JSONDecoder().decode([String: JSONScalar].self, from: Data(buffer.readableBytesView)) else {
+        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(buffer.readableBytesView)) else {
             throw GatehouseError.invalid(.malformedBody, "error.malformedBody.json")
         }
-        return object.compactMap { key, value in value.text.map { (key, $0) } }
-    }
-
-    /// A JSON value a form field can hold.
-    private enum JSONScalar: Decodable {
-        case text(String?)
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.singleValueContainer()
-            if c.decodeNil() { self = .text(nil) }
-            else if let b = try? c.decode(Bool.self) { self = .text(b ? "true" : "false") }
-            else if let i = try? c.decode(Int64.self) { self = .text(String(i)) }
-            else if let d = try? c.decode(Double.self) { self = .text(String(d)) }
-            else { self = .text(try c.decode(String.self)) }
+        // A form field holds a scalar: an array or an object is a malformed body, null is absent.
+        var fields: [(String, String)] = []
+        for (key, value) in object {
+            switch value {
+            case .array, .object: throw GatehouseError.invalid(.malformedBody, "error.malformedBody.json")
+            default: if let text = value.text { fields.append((key, text)) }
+            }
         }
-        var text: String? { if case .text(let t) = self { return t }; return nil }
+        return fields
     }
 
     // MARK: Reading values

@@ -3,7 +3,7 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehouseSignToLogin
 
-/// `gatehouse apps …`: an operator registers, lists, disables, enables the signature identity
+/// `gatehouse apps …`: an operator registers, lists, disables, enables the Sign To Login
 /// service's apps and rotates their keys, straight on the database (no server needed).
 public enum AppCommands {
     /// What the commands print: the app, and its key when one was just made.
@@ -72,10 +72,10 @@ public enum AppCommands {
         }
     }
 
-    private static func output(_ row: AppModel, _ apps: AppsService, key: String? = nil) async throws -> Output {
+    private static func output(_ row: AppRecord, _ apps: AppsService, key: String? = nil) async throws -> Output {
         var owner: String?
         if let id = row.ownerID { owner = try await apps.store.row(id: id)?.email }
-        return Output(id: row.id!, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, enabled: row.enabled,
+        return Output(id: row.id, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, enabled: row.enabled,
                       keyHint: row.keyHint, owner: owner, apikey: key)
     }
 

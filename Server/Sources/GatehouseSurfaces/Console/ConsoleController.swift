@@ -168,7 +168,7 @@ package struct ConsoleController: Sendable {
     private func appsPage(_ developer: SessionWithAccount, csrf: String, cookies: [String], error: String? = nil,
                           newKey: (app: String, key: String)? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let rows = try await apps.list(owner: developer.account.id).map { row -> [String: Any] in
-            let id = row.id!.uuidString.lowercased()
+            let id = row.id.uuidString.lowercased()
             var values: [String: Any] = [
                 "id": id, "name": row.name, "bundleId": row.bundleID, "email": row.email, "keyHint": row.keyHint,
                 "state": row.enabled ? "Enabled" : "Disabled", "stateClass": row.enabled ? "on" : "off",

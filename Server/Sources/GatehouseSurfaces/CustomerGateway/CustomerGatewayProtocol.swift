@@ -4,24 +4,6 @@ import GatehouseAPI
 import GatehouseFoundation
 import Logging
 
-/// Any JSON value, for reading a frame whose shape is not trusted yet.
-package enum JSONValue: Decodable, Sendable {
-    case string(String), number(Double), bool(Bool), object([String: JSONValue]), array([JSONValue]), null
-
-    package init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let n = try? c.decode(Double.self) { self = .number(n) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
-    }
-
-    package var string: String? { if case .string(let s) = self { return s }; return nil }
-    package var object: [String: JSONValue]? { if case .object(let o) = self { return o }; return nil }
-}
-
 /// Per-connection state the protocol needs: the login attempts this connection may still fail.
 /// An attempt reserves a slot before the password is checked and returns it on success, so
 /// concurrent requests on one connection cannot exceed the limit.
@@ -56,7 +38,7 @@ package final class CustomerGatewayProtocol: Sendable {
     }
 
     package typealias API = CustomerGatewayAPI
-    private static var encoder: JSONEncoder { JSONResponse.encoder }
+    private static var encoder: JSONEncoder { V1.encoder }
 
     package struct Failure: Error {
         package var code: String

@@ -1,16 +1,30 @@
 import Foundation
+import GatehouseAPI
 import Hummingbird
 
-/// JSON answers: UTF-8, sorted keys (stable bytes for clients and tests), unescaped slashes.
+/// Every JSON answer of every surface: UTF-8, written by `V1.encoder` (sorted keys, stable bytes
+/// for clients and tests; unescaped slashes; ISO 8601 instants), or bytes written already.
 package enum JSONResponse {
-    package static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    package static let contentType = "application/json; charset=utf-8"
 
     package static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try encoder.encode(value)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        make(encoded: try V1.encoder.encode(value), status: status)
     }
+
+    /// A body encoded already (a stored idempotent answer).
+    package static func make(encoded data: Data, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: contentType], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// JSON text written already (an answer whose members keep the order a spec writes them in).
+    package static func make(text: String, status: HTTPResponse.Status = .ok) -> Response {
+        make(buffer: ByteBuffer(string: text), status: status)
+    }
+
+    /// JSON bytes kept for every request (a document built once).
+    package static func make(buffer: ByteBuffer, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: contentType], body: .init(byteBuffer: buffer))
+    }
+
+    package static func noContent() -> Response { Response(status: .noContent) }
 }

@@ -9,7 +9,7 @@ package struct OpenAPIController: Sendable {
         let yaml = ByteBuffer(string: OpenAPIDocument.yaml)
         let html = ByteBuffer(string: OpenAPIDocument.html)
         router.get(RouterPath(APIReference.openAPI)) { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: json))
+            JSONResponse.make(buffer: json)
         }
         router.get(RouterPath(APIReference.openAPIYAML)) { _, _ -> Response in
             Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: yaml))

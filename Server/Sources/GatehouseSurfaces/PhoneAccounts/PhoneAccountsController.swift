@@ -48,10 +48,6 @@ package struct PhoneAccountsController: Sendable {
         )
     }
 
-    private func json(_ value: some Encodable) throws -> Response {
-        try JSONResponse.make(value)
-    }
-
     // MARK: Routes
 
     @Sendable package func sendSMS(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -79,7 +75,7 @@ package struct PhoneAccountsController: Sendable {
         )
         let registered = try await signup.registerWithPhone(input, origin: origin(request, context))
         let account = registered.account
-        return try json(PhoneRegisterResponse(login: account.username ?? account.phone!, password: registered.generatedPassword))
+        return try JSONResponse.make(PhoneRegisterResponse(login: account.username ?? account.phone!, password: registered.generatedPassword))
     }
 
     @Sendable package func login(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -89,7 +85,7 @@ package struct PhoneAccountsController: Sendable {
             password: try form.requiredSecret(PhoneAccountsAPI.Parameter.password),
             origin: origin(request, context)
         )
-        return try json(PhoneLoginResponse(token: session.token, expires: WireDates.iso8601String(from: session.expiresAt)))
+        return try JSONResponse.make(PhoneLoginResponse(token: session.token, expires: WireDates.iso8601String(from: session.expiresAt)))
     }
 
     @Sendable package func logout(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -99,7 +95,7 @@ package struct PhoneAccountsController: Sendable {
     }
 
     @Sendable package func user(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        try json(try context.requireSessionAccount().phoneUser)
+        try JSONResponse.make(try context.requireSessionAccount().phoneUser)
     }
 
     @Sendable package func change(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -131,13 +127,13 @@ package struct PhoneAccountsController: Sendable {
                                               current: change.currentPassword, new: newPassword, origin: origin)
         }
         let account = try await profile.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin)
-        return try json(account.phoneUser)
+        return try JSONResponse.make(account.phoneUser)
     }
 
     @Sendable package func sendConfirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
         try await email.sendEmailConfirmation(accountID: session.accountID, origin: origin(request, context))
-        return try json("ok")
+        return try JSONResponse.make("ok")
     }
 
     /// The mail's link: a page that shows the address and a button, and changes nothing.

@@ -5,7 +5,7 @@ import GatehouseSignToLogin
 import Hummingbird
 import NIOCore
 
-/// `/v1/apps`: the signed-in account's apps of the signature identity service, as `V1.Apps`
+/// `/v1/apps`: the signed-in account's apps of the Sign To Login service, as `V1.Apps`
 /// declares them; another account's app answers 404 like one that does not exist.
 package struct AppsController: Sendable {
     package let apps: AppsService
@@ -24,7 +24,7 @@ package struct AppsController: Sendable {
         v1.on(E.icon, raw: icon)
     }
 
-    private func mine(_ context: GatehouseRequestContext) async throws -> AppModel {
+    private func mine(_ context: GatehouseRequestContext) async throws -> AppRecord {
         let owner = try context.requireSession().accountID
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw AppsService.notFound }
         return try await apps.app(id, owner: owner)
@@ -56,7 +56,7 @@ package struct AppsController: Sendable {
         let row = try await mine(context)
         let buffer = try await request.collectBody(upTo: configuration.signature.appIconMaxBytes)
         let updated = try await apps.setIcon(row, contentType: request.headers[.contentType], bytes: Data(buffer.readableBytesView))
-        return try V1JSON.response(apps.view(updated), status: .init(code: V1.Apps.uploadIcon.successStatus))
+        return try JSONResponse.make(apps.view(updated), status: .init(code: V1.Apps.uploadIcon.successStatus))
     }
 
     @Sendable package func icon(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

@@ -216,7 +216,7 @@ package struct MessengerController: Sendable {
             partType = contentType
         }
         let attachment = try await attachments.upload(viewer: me, contentType: partType, fileName: fileName, bytes: bytes)
-        return try V1JSON.response(attachment, status: .init(code: V1.Messenger.upload.successStatus))
+        return try JSONResponse.make(attachment, status: .init(code: V1.Messenger.upload.successStatus))
     }
 
     /// The bytes, to members only: `ETag` (the content hash), `If-None-Match`, one `Range`.

@@ -6,7 +6,7 @@ import Hummingbird
 
 extension RouterMethods where Context == GatehouseRequestContext {
     /// Adds a `/v1` operation as `GatehouseAPI` declares it: its method and path, the session
-    /// checked when it needs one, the JSON body decoded (`V1JSON`: 415, 413, 400 naming the
+    /// checked when it needs one, the JSON body decoded (`V1Body`: 415, 413, 400 naming the
     /// member), and the handler's answer encoded with the declared success status (`204` for
     /// ``NoContent``). Errors become problem documents in `ProblemMiddleware`.
     @discardableResult
@@ -16,11 +16,11 @@ extension RouterMethods where Context == GatehouseRequestContext {
     ) -> Self {
         on(endpoint) { request, context in
             let input: Input = if let none = NoContent() as? Input { none } else {
-                try await V1JSON.decode(Input.self, from: request, limits: limits)
+                try await V1Body.decode(Input.self, from: request, limits: limits)
             }
             let output = try await handler(input, request, context)
-            if Output.self == NoContent.self { return V1JSON.noContent() }
-            return try V1JSON.response(output, status: .init(code: endpoint.successStatus))
+            if Output.self == NoContent.self { return JSONResponse.noContent() }
+            return try JSONResponse.make(output, status: .init(code: endpoint.successStatus))
         }
     }
 

@@ -45,7 +45,7 @@ package struct WalletController: Sendable {
 
     @Sendable package func attach(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let (wallet, created) = try await wallets.attach(context.requireSessionAccount())
-        return try V1JSON.response(wallet, status: created ? .created : .ok)
+        return try JSONResponse.make(wallet, status: created ? .created : .ok)
     }
 
     @Sendable package func transactions(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> WalletTransactionPage {
@@ -67,14 +67,14 @@ package struct WalletController: Sendable {
 
     @Sendable package func transfer(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let account = try context.requireSessionAccount()
-        let input = try await V1JSON.decode(NewTransfer.self, from: request, limits: limits)
+        let input = try await V1Body.decode(NewTransfer.self, from: request, limits: limits)
         let call = try idempotentCall(V1.Wallet.transfer, request, account: account, input: input)
         return try await respond(call, request) { try await wallets.transfer(account, input, call: call) }
     }
 
     @Sendable package func createRequest(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let account = try context.requireSessionAccount()
-        let input = try await V1JSON.decode(NewMoneyRequest.self, from: request, limits: limits)
+        let input = try await V1Body.decode(NewMoneyRequest.self, from: request, limits: limits)
         let call = try idempotentCall(V1.Wallet.createRequest, request, account: account, input: input)
         return try await respond(call, request) { try await requests.create(account, input, call: call) }
     }
@@ -137,7 +137,7 @@ package struct WalletController: Sendable {
     private func respond<T: Encodable & Sendable>(_ call: IdempotentCall, _ request: Request, _ run: () async throws -> Idempotent<T>) async throws -> Response {
         do {
             switch try await run() {
-            case .fresh(_, let answer): return V1JSON.response(encoded: answer.body, status: .init(code: answer.status))
+            case .fresh(_, let answer): return JSONResponse.make(encoded: answer.body, status: .init(code: answer.status))
             case .replay(let stored): return Self.replay(stored)
             }
         } catch let refusal as IdempotentRefusal {
@@ -150,7 +150,7 @@ package struct WalletController: Sendable {
     }
 
     package static func replay(_ stored: StoredAnswer) -> Response {
-        var headers: HTTPFields = [.contentType: stored.status >= 400 ? V1.problemContentType : "application/json; charset=utf-8"]
+        var headers: HTTPFields = [.contentType: stored.status >= 400 ? V1.problemContentType : JSONResponse.contentType]
         headers[HTTPField.Name(V1.Wallet.replayedHeader)!] = "true"
         return Response(status: .init(code: stored.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: stored.body)))
     }

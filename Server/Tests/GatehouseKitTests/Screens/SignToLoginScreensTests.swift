@@ -294,7 +294,7 @@ struct SignToLoginScreensTests {
             warned.onShowHistory = { shown = $0 }
             warned.showHistory()
             #expect(shown?.state.rows.count == 1)
-            #expect(flow.openLink(URL(string: SignatureIdentityAPI.deepLink(documentID: documentID))!))
+            #expect(flow.openLink(URL(string: SignToLoginAPI.deepLink(documentID: documentID))!))
             guard case .history(let history) = flow.state.screen else { Issue.record("the deep link did not open the history"); return }
             await history.load()
             #expect(history.state.rows.map(\.name) == ["Ann Lee"] && !history.state.rows[0].isLowMatch)

@@ -226,7 +226,7 @@ struct SignToLoginClientTests {
             // The first signer's photo is served where the history says; the second sent none.
             // (on the server's public base URL; fetched here from the test server by its path)
             let photoPath = try #require(history[0].photo.flatMap(URL.init(string:))?.path)
-            #expect(photoPath.hasPrefix(SignatureIdentityAPI.Path.photos))
+            #expect(photoPath.hasPrefix(SignToLoginAPI.Path.photos))
             let (photo, response) = try await URLSession.shared.data(from: server.baseURL.appendingPathComponent(String(photoPath.dropFirst())))
             #expect((response as? HTTPURLResponse)?.statusCode == 200 && photo == AccountsClientLiveTests.png)
             #expect(history[1].photo == nil)
@@ -234,7 +234,7 @@ struct SignToLoginClientTests {
             #expect(same == history)
             #expect(try await client.openDocument(email: email, documentID: "00000000000000000000", documentHash: hash(v2)) == .notFound)
             #expect(client.historyURL(documentID: documentID).absoluteString == "\(server.baseURL.absoluteString)/documents/?documentid=\(documentID)")
-            #expect(SignatureIdentityAPI.documentID(from: URL(string: SignatureIdentityAPI.deepLink(documentID: documentID))!) == documentID)
+            #expect(SignToLoginAPI.documentID(from: URL(string: SignToLoginAPI.deepLink(documentID: documentID))!) == documentID)
 
             let refused = SignToLoginClient(server: server.baseURL, apiKey: "stl_nope", device: FixedDeviceFacts(DeviceFacts(osVersion: "18", deviceModel: "iPhone", screenWidth: 1, screenHeight: 1)))
             await #expect(throws: SignToLoginError.applicationRefused(message: "Application with key 'stl_nope' is not registered or disabled")) {

@@ -98,7 +98,7 @@ struct OpenAPIDocumentTests {
     ]
     /// Schemas that document a narrower use of a wire type: their properties must be among its keys.
     static let narrowed: [String: any Decodable.Type] = ["EmailCodeVerification": CodeVerification.self]
-    // SignatureAnswer is written member by member (SignatureController.answer), in the spec's order.
+    // SignatureAnswer is written member by member (SignToLoginController.answer), in the spec's order.
     static let forms: Set<String> = ["PhoneSendSMSForm", "PhoneRegisterForm", "PhoneLoginForm", "PhoneChangeForm", "PhoneRestoreForm", "SignatureAnswer"]
 
     static func keys(_ type: any Decodable.Type) throws -> Set<String> {

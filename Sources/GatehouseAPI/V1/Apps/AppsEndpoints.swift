@@ -1,7 +1,7 @@
 import Foundation
 
 extension V1 {
-    /// The apps a developer registers for the signature identity service (the Sign To Login spec,
+    /// The apps a developer registers for the Sign To Login service (the Sign To Login spec,
     /// "Создание и регистрация iOS приложения"): each gets an API key its SDK sends as `apikey`.
     /// Every operation is on the signed-in account's own apps; another's app is 404.
     public enum Apps {

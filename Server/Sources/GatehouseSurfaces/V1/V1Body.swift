@@ -4,19 +4,8 @@ import GatehouseFoundation
 import Hummingbird
 import NIOCore
 
-/// Reading and writing `/v1` JSON bodies with the shared coders of `V1`.
-package enum V1JSON {
-    package static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        response(encoded: try V1.encoder.encode(value), status: status)
-    }
-
-    /// A body `V1.encoder` wrote already (a stored idempotent answer).
-    package static func response(encoded data: Data, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    package static func noContent() -> Response { Response(status: .noContent) }
-
+/// Reading `/v1` JSON request bodies with the shared decoder of `V1` (answers: `JSONResponse`).
+package enum V1Body {
     /// The request body as `T`. A missing `Content-Type` is read as JSON; another type is 415;
     /// a body over the limit is 413; a body that does not decode is 400 `malformed_body` naming
     /// the member at fault; a string member over `maxFieldLength` is 400 `field_too_long`.

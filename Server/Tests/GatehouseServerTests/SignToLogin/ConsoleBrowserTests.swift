@@ -2,12 +2,12 @@ import Foundation
 import GatehouseTestSupport
 import Testing
 
-/// The signature identity service's pages in headless Chromium against a `gatehouse serve`
+/// The Sign To Login service's pages in headless Chromium against a `gatehouse serve`
 /// process (`Support/console_browser.py`, Selenium with Debian's chromium and chromedriver): the
 /// developer console (sign in, add an app with an icon, the key once, disable, enable, rotate,
 /// CSRF, cookie flags, CSP), and a document's history page on a desktop and, in Russian, on an
 /// iPhone (the app tried, then the App Store offered). The screenshots are attached to the test.
-@Suite("Signature identity: the console and the history page in a browser")
+@Suite("Sign To Login: the console and the history page in a browser")
 struct ConsoleBrowserTests {
     static var serverBinary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gatehouse")

@@ -8,12 +8,12 @@ import GatehouseVerifier
 import Hummingbird
 import NIOCore
 
-/// The spec's endpoints of the signature identity service (the Sign To Login spec,
+/// The spec's endpoints of the Sign To Login service (the Sign To Login spec,
 /// "Требования к серверному API"): `/register/`, `/login/`, `/authenticate/`. Bodies as JSON,
 /// urlencoded or multipart forms alike; every answer is a JSON object whose `res` is a string,
-/// with the spec's texts where it gives them and the codes of docs/signature-identity.md where
+/// with the spec's texts where it gives them and the codes of docs/sign-to-login.md where
 /// it does not. The API key is checked first, on every endpoint.
-package struct SignatureController: Sendable {
+package struct SignToLoginController: Sendable {
     package let apps: AppsService
     package let signatures: SignatureService
     package let documents: SignatureDocuments
@@ -21,26 +21,25 @@ package struct SignatureController: Sendable {
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
 
-    /// The `res` codes, written once in GatehouseAPI (docs/signature-identity.md, "Answers").
-    package typealias Res = SignatureIdentityAPI.Res
+    /// The `res` codes, written once in GatehouseAPI (docs/sign-to-login.md, "Answers").
+    package typealias Res = SignToLoginAPI.Res
 
     package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
         // The router takes a path with or without its trailing slash alike.
-        router.post(RouterPath(SignatureIdentityAPI.Path.register), use: register)
-        router.post(RouterPath(SignatureIdentityAPI.Path.login), use: login)
-        router.post(RouterPath(SignatureIdentityAPI.Path.authenticate), use: authenticate)
-        router.post(RouterPath(SignatureIdentityAPI.Path.saveDocument), use: saveDocument)
-        router.post(RouterPath(SignatureIdentityAPI.Path.openDocument), use: openDocument)
-        router.get(RouterPath(SignatureIdentityAPI.Path.photos + "{id}"), use: photo)
-        router.get(RouterPath(SignatureIdentityAPI.Path.history), use: historyPage)
+        router.post(RouterPath(SignToLoginAPI.Path.register), use: register)
+        router.post(RouterPath(SignToLoginAPI.Path.login), use: login)
+        router.post(RouterPath(SignToLoginAPI.Path.authenticate), use: authenticate)
+        router.post(RouterPath(SignToLoginAPI.Path.saveDocument), use: saveDocument)
+        router.post(RouterPath(SignToLoginAPI.Path.openDocument), use: openDocument)
+        router.get(RouterPath(SignToLoginAPI.Path.photos + "{id}"), use: photo)
+        router.get(RouterPath(SignToLoginAPI.Path.history), use: historyPage)
     }
 
     // MARK: Answers
 
     /// A JSON object with its members in the given order (`res` first, as the spec writes them).
     package static func answer(_ members: [(String, Any)]) -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                 body: .init(byteBuffer: ByteBuffer(string: json(members))))
+        JSONResponse.make(text: json(members))
     }
 
     /// JSON text of ordered objects (`[(String, Any)]`), arrays, strings, integers, numbers with two
@@ -75,7 +74,7 @@ package struct SignatureController: Sendable {
 
     /// A request read with its app, or the answer that ends it.
     package enum Opened {
-        case success((SignatureRequest, AppModel))
+        case success((SignatureRequest, AppRecord))
         case failure(Response)
     }
 
@@ -120,7 +119,7 @@ package struct SignatureController: Sendable {
 
     /// One signature object: `signature_contents` (points with `x` and `y`, numbers or strings;
     /// `p` ignored), `dot_count` or `dot count` checked only for being plausible.
-    package func points(_ value: WireValue?) -> SignaturePoints? {
+    package func points(_ value: JSONValue?) -> SignaturePoints? {
         guard let value, case .array(let raw)? = value["signature_contents", "signature contents", "points"] else { return nil }
         guard !raw.isEmpty, raw.count <= settings.maxPointsPerSignature else { return nil }
         var xs: [Double] = [], ys: [Double] = []
@@ -161,7 +160,7 @@ package struct SignatureController: Sendable {
     }
 
     /// The spec's dates: `DD.MM.YYYY HH:MM:SS` (or a date alone).
-    package static func isSpecTime(_ text: String) -> Bool { SignatureIdentityAPI.isSpecTime(text) }
+    package static func isSpecTime(_ text: String) -> Bool { SignToLoginAPI.isSpecTime(text) }
 
     private func rateLimited(_ error: GatehouseError) -> Response? {
         guard case .rateLimited(let seconds) = error.kind else { return nil }
@@ -173,14 +172,14 @@ package struct SignatureController: Sendable {
     // MARK: Endpoints
 
     @Sendable package func login(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let (body, app): (SignatureRequest, AppModel)
+        let (body, app): (SignatureRequest, AppRecord)
         switch await open(request) {
         case .failure(let answer): return answer
         case .success(let opened): (body, app) = opened
         }
         guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
         do {
-            switch try await signatures.presence(email: email, deviceVersion: body.text("device_version"), appID: app.id!, origin: origin(request, context)) {
+            switch try await signatures.presence(email: email, deviceVersion: body.text("device_version"), appID: app.id, origin: origin(request, context)) {
             case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
             case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
             case .enrolled: return Self.answer([("res", "0")])
@@ -192,7 +191,7 @@ package struct SignatureController: Sendable {
     }
 
     @Sendable package func register(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let (body, app): (SignatureRequest, AppModel)
+        let (body, app): (SignatureRequest, AppRecord)
         switch await open(request) {
         case .failure(let answer): return answer
         case .success(let opened): (body, app) = opened
@@ -226,7 +225,7 @@ package struct SignatureController: Sendable {
         let registration = SignatureService.Registration(
             email: email, userName: userName, signatures: parsed, deviceVersion: body.text("device_version"), device: device,
             profile: profile, photo: photo, emailCode: body.text("email_code"), enrolmentToken: body.text("enrolment_token").map { String($0.prefix(200)) },
-            appID: app.id!)
+            appID: app.id)
         do {
             switch try await signatures.register(registration, origin: origin(request, context)) {
             case .session(let token):
@@ -253,7 +252,7 @@ package struct SignatureController: Sendable {
     }
 
     @Sendable package func authenticate(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let (body, app): (SignatureRequest, AppModel)
+        let (body, app): (SignatureRequest, AppRecord)
         switch await open(request) {
         case .failure(let answer): return answer
         case .success(let opened): (body, app) = opened
@@ -272,7 +271,7 @@ package struct SignatureController: Sendable {
             email: email, signature: signature, deviceVersion: body.text("device_version"), photo: photo,
             location: jsonText(body, "location").map { String($0.prefix(500)) }, country: body.text("country").map { String($0.prefix(200)) },
             city: body.text("city").map { String($0.prefix(200)) }, address: body.text("address").map { String($0.prefix(500)) },
-            time: body.text("time"), appID: app.id!, threshold: signatures.threshold(of: app), sessionToken: body.text("sessionid"))
+            time: body.text("time"), appID: app.id, threshold: signatures.threshold(of: app), sessionToken: body.text("sessionid"))
         do {
             switch try await signatures.authenticate(attempt, origin: origin(request, context)) {
             case .scored(let similarity, let id, let session):
@@ -299,7 +298,7 @@ package struct SignatureController: Sendable {
     }
 
     @Sendable package func saveDocument(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let (body, app): (SignatureRequest, AppModel)
+        let (body, app): (SignatureRequest, AppRecord)
         switch await open(request) {
         case .failure(let answer): return answer
         case .success(let opened): (body, app) = opened
@@ -325,7 +324,7 @@ package struct SignatureController: Sendable {
         let documentID = body.text("documentid")
         if let documentID, documentID.count > 64 || !documentID.allSatisfy(\.isHexDigit) { return Self.invalid("documentid is not a document id") }
         let save = SignatureDocuments.Save(email: email, sessionToken: body.text("sessionid"), previousHash: previous, documentHash: documentHash,
-                                           signatureIDs: ids, documentID: documentID, appID: app.id!, threshold: signatures.threshold(of: app))
+                                           signatureIDs: ids, documentID: documentID, appID: app.id, threshold: signatures.threshold(of: app))
         switch try await documents.save(save) {
         case .saved(let id): return Self.answer([("res", "0"), ("documentid", id)])
         case .sessionRefused:
@@ -338,7 +337,7 @@ package struct SignatureController: Sendable {
     }
 
     @Sendable package func openDocument(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let (body, app): (SignatureRequest, AppModel)
+        let (body, app): (SignatureRequest, AppRecord)
         switch await open(request) {
         case .failure(let answer): return answer
         case .success(let opened): (body, app) = opened
@@ -348,7 +347,7 @@ package struct SignatureController: Sendable {
         guard let documentHash = hash(body, "document_hash") else { return Self.invalid("document_hash is missing or not a hash") }
         let opened: SignatureDocuments.Opened
         do {
-            opened = try await documents.open(email: email, documentID: documentID, documentHash: documentHash, appID: app.id!,
+            opened = try await documents.open(email: email, documentID: documentID, documentHash: documentHash, appID: app.id,
                                               origin: origin(request, context))
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
@@ -366,7 +365,7 @@ package struct SignatureController: Sendable {
     /// One history entry on the wire.
     package static func entry(_ entry: SignatureDocuments.Entry) -> [(String, Any?)] {
         [("name", entry.signer), ("similarity", entry.similarity), ("warning", entry.lowMatch),
-         ("time", SignatureIdentityAPI.specTime(entry.signedAt, timeZone: TimeZone(identifier: "UTC")!)),
+         ("time", SignToLoginAPI.specTime(entry.signedAt, timeZone: TimeZone(identifier: "UTC")!)),
          ("client_time", entry.clientTime), ("location", entry.location), ("country", entry.country), ("city", entry.city),
          ("address", entry.address), ("photo", entry.photoURL), ("signatureid", entry.signatureID), ("document_hash", entry.documentHash)]
     }
@@ -374,8 +373,7 @@ package struct SignatureController: Sendable {
     @Sendable package func photo(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let id = context.parameters.get("id"), let bytes = try await documents.photo(signatureID: id.lowercased()),
               let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }) else {
-            return Response(status: .notFound, headers: [.contentType: "application/json; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: Self.json([("res", Res.documentNotFound), ("error", "No such photo")] as [(String, Any)]))))
+            return JSONResponse.make(text: Self.json([("res", Res.documentNotFound), ("error", "No such photo")] as [(String, Any)]), status: .notFound)
         }
         return Response(status: .ok, headers: [
             .contentType: format.rawValue, .cacheControl: "private, max-age=3600", .init("X-Content-Type-Options")!: "nosniff",

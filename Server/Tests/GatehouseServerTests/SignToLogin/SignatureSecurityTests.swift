@@ -11,7 +11,7 @@ import Testing
 /// The adversarial probe's findings on the Sign To Login surface (docs/security.md, "Sign To
 /// Login"), each at the wire level on both engines: an attacker holds an app key of their own (or
 /// the victim's app's, which ships inside the app) and the victim's email address.
-@Suite("Signature identity: security")
+@Suite("Sign To Login: security")
 struct SignatureSecurityTests {
     typealias Fixture = SignatureEndpointsTests.Fixture
 

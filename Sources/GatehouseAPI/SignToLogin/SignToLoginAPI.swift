@@ -1,9 +1,9 @@
 import Foundation
 
-/// The wire contract of the signature identity service (the Sign To Login spec,
-/// docs/signature-identity.md): the five endpoints, the `res` codes of their answers and the
+/// The wire contract of the Sign To Login service (the Sign To Login spec,
+/// docs/sign-to-login.md): the five endpoints, the `res` codes of their answers and the
 /// history page's links. The server and `SignToLoginClient` use these; nothing else spells them.
-public enum SignatureIdentityAPI {
+public enum SignToLoginAPI {
     /// The spec's endpoints (POST; the server takes them with or without the trailing slash).
     public enum Path {
         public static let register = "/register/"

@@ -3,7 +3,7 @@ import Hummingbird
 import Prometheus
 
 /// Health and Prometheus metrics for operators and load balancers.
-package struct OperationsController: Sendable {
+package struct HealthController: Sendable {
     package let database: DatabaseProvider
     package let configuration: GatehouseConfiguration
 

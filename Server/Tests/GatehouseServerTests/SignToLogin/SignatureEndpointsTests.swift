@@ -10,7 +10,7 @@ import Testing
 
 /// The spec's `/register/`, `/login/` and `/authenticate/` at the wire level on both engines,
 /// with JSON, urlencoded and multipart bodies, and signatures of synthetic writers.
-@Suite("Signature identity: the spec's endpoints")
+@Suite("Sign To Login: the spec's endpoints")
 struct SignatureEndpointsTests {
     /// A writer's signatures as the spec's JSON: `{pressure, "dot count", signature_contents: [{x, y, p}]}`.
     static func wire(_ signature: SignaturePoints, spacedKey: Bool = false) -> String {

@@ -11,9 +11,9 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
-/// The signature identity service's apps and API keys: `/v1/apps` at the wire level on both
+/// The Sign To Login service's apps and API keys: `/v1/apps` at the wire level on both
 /// engines, and `gatehouse apps` on the same database.
-@Suite("Signature identity: apps and API keys")
+@Suite("Sign To Login: apps and API keys")
 struct AppsTests {
     typealias A = V1.Apps
 

@@ -70,7 +70,7 @@ struct SyntheticWriter {
     }
 }
 
-@Suite("Signature identity: the verifier")
+@Suite("Sign To Login: the verifier")
 struct SignatureVerifierTests {
     let verifier = SignatureVerifier()
 
@@ -124,7 +124,7 @@ struct SignatureVerifierTests {
     }
 }
 
-@Suite("Signature identity: the verifier's model")
+@Suite("Sign To Login: the verifier's model")
 struct SignatureModelTests {
     let verifier = SignatureVerifier()
 
@@ -192,7 +192,7 @@ struct SignatureModelTests {
     }
 }
 
-@Suite("Signature identity: replays")
+@Suite("Sign To Login: replays")
 struct ReplayDetectorTests {
     let detector = ReplayDetector()
 
