@@ -347,7 +347,7 @@ extension GatehouseConfiguration {
         c.databaseQueryTimeout = try reader.seconds("GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS", default: c.databaseQueryTimeout, range: 0.1...3_600)
         c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
         c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
-        let secret = env["GATEHOUSE_SECRET"]
+        let secret = reader.verbatim("GATEHOUSE_SECRET")
         if let secret {
             guard secret.utf8.count >= 32 else {
                 throw ConfigurationError(variable: "GATEHOUSE_SECRET", problem: "must be at least 32 characters")
@@ -419,12 +419,12 @@ extension GatehouseConfiguration {
         guard ["none", "starttls", "tls"].contains(c.delivery.smtp.security) else {
             throw ConfigurationError(variable: "SMTP_SECURITY", problem: "must be one of none, starttls, tls; got \"\(c.delivery.smtp.security)\"")
         }
-        c.delivery.smtp.username = env["SMTP_USERNAME"].flatMap { $0.isEmpty ? nil : $0 }
-        c.delivery.smtp.password = env["SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        c.delivery.smtp.username = reader.verbatim("SMTP_USERNAME")
+        c.delivery.smtp.password = reader.verbatim("SMTP_PASSWORD")
         if (c.delivery.smtp.username == nil) != (c.delivery.smtp.password == nil) {
             throw ConfigurationError(variable: c.delivery.smtp.username == nil ? "SMTP_USERNAME" : "SMTP_PASSWORD", problem: "SMTP_USERNAME and SMTP_PASSWORD must be set together")
         }
-        c.delivery.smtp.caFile = env["SMTP_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        c.delivery.smtp.caFile = reader.verbatim("SMTP_CA_FILE")
         if let ca = c.delivery.smtp.caFile, !FileManager.default.isReadableFile(atPath: ca) {
             throw ConfigurationError(variable: "SMTP_CA_FILE", problem: "cannot read \(ca)")
         }
@@ -441,7 +441,7 @@ extension GatehouseConfiguration {
         guard ["POST", "PUT", "GET"].contains(c.delivery.smsHTTP.method) else {
             throw ConfigurationError(variable: "SMS_HTTP_METHOD", problem: "must be POST, PUT or GET")
         }
-        if let raw = env["SMS_HTTP_HEADERS"], !raw.isEmpty {
+        if let raw = reader.verbatim("SMS_HTTP_HEADERS") {
             c.delivery.smsHTTP.headers = try raw.split(whereSeparator: \.isNewline).map { line in
                 guard let colon = line.firstIndex(of: ":") else {
                     throw ConfigurationError(variable: "SMS_HTTP_HEADERS", problem: "each line must be \"Name: value\"")
@@ -589,6 +589,14 @@ extension GatehouseConfiguration {
 package struct EnvironmentReader {
     package let env: [String: String]
 
+    /// A value exactly as set (a secret, a password, a path, lines of headers: spaces are theirs),
+    /// or nil when unset or empty.
+    package func verbatim(_ name: String) -> String? {
+        guard let value = env[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// A value without the spaces around it, or nil when unset or blank.
     package func raw(_ name: String) -> String? {
         guard let value = env[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         return value
