@@ -114,7 +114,7 @@ public final class AccountsClient: Sendable {
     /// `DELETE /v1/sessions?scope=others`: ends every session but this one; returns how many ended.
     @discardableResult
     public func endOtherSessions() async throws -> Int {
-        let answer = try await core.call(V1.Sessions.endOthers, query: "scope=others")
+        let answer = try await core.call(V1.Sessions.endOthers, EndSessionsQuery(scope: .others))
         return answer.revoked
     }
 

@@ -80,6 +80,13 @@ public final class GatehouseClient: Sendable {
         return try decode(try await exchange(endpoint, path: endpoint.path(parameters), query: query, body: body, headers: headers).0)
     }
 
+    /// Calls an endpoint whose input is its query string (a search, a page, a choice).
+    public func call<Query: EndpointQuery, Output: Decodable>(
+        _ endpoint: Endpoint<Query, Output>, _ query: Query, parameters: [String: String] = [:], headers: [String: String] = [:]
+    ) async throws -> Output {
+        try decode(try await exchange(endpoint, path: endpoint.path(parameters), query: queryString(query.values), body: nil, headers: headers).0)
+    }
+
     /// Calls an endpoint that takes no body.
     public func call<Output: Decodable>(
         _ endpoint: Endpoint<NoContent, Output>, parameters: [String: String] = [:], query: String? = nil, headers: [String: String] = [:]

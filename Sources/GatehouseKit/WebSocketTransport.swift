@@ -103,7 +103,8 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         var target = url.path.isEmpty ? "/" : url.path
         if let query = url.query { target += "?" + query }
         var headers = HTTPHeaders()
-        headers.add(name: "Host", value: url.port.map { "\(host):\($0)" } ?? host)
+        let hostName = host.contains(":") ? "[\(host)]" : host  // an IPv6 literal
+        headers.add(name: "Host", value: url.port.map { "\(hostName):\($0)" } ?? hostName)
         headers.add(name: "Content-Length", value: "0")
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
         let maxBytes = maxMessageBytes
@@ -234,7 +235,7 @@ public struct NIOWebSocketTransport: WebSocketTransport {
             // The server answers the close and ends the connection; one that does not is cut off.
             let (run, channel, timeout) = (self.run, self.channel, closeTimeout)
             let deadline = Task {
-                try? await Task.sleep(for: timeout)
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }  // answered in time
                 channel.close(promise: nil)
                 run?.cancel()
             }

@@ -10,7 +10,7 @@ import SQLKit
 package struct FriendsService: MessengerConcept {
     package let core: MessengerCore
 
-    package enum Sort: String { case name, tag }
+    package typealias Sort = FriendsSort
 
     /// My friends (by name or tag) and the requests to and from me (newest first), filtered by `query`.
     package func overview(viewer: UUID, sort: Sort, query: String?) async throws -> FriendsOverview {

@@ -74,7 +74,7 @@ package struct MoneyRequestsService: WalletConcept {
 
     package static var notFound: GatehouseError { .notFound(.moneyRequestNotFound, "error.moneyRequestNotFound") }
 
-    package enum Direction: String, Sendable { case incoming, outgoing }
+    package typealias Direction = MoneyRequestDirection
 
     /// Requests to me (`incoming`), from me (`outgoing`) or both, newest first, optionally in one
     /// state and with one person.

@@ -11,12 +11,16 @@ public struct Endpoint<Input: Sendable, Output: Sendable>: EndpointDeclaration {
     /// The status of a successful answer (`204` when `Output` is ``NoContent``).
     public let successStatus: Int
     public let access: Access
+    /// The query parameters it reads: its `Input`'s when that is an ``EndpointQuery``, else those
+    /// given (a raw upload's file name, say).
+    public let queryParameters: [QueryParameter]
 
-    public init(_ method: HTTPVerb, _ path: String, success successStatus: Int = 200, access: Access = .session) {
+    public init(_ method: HTTPVerb, _ path: String, success successStatus: Int = 200, access: Access = .session, query: [QueryParameter] = []) {
         self.method = method
         self.path = path
         self.successStatus = successStatus
         self.access = access
+        self.queryParameters = (Input.self as? any EndpointQuery.Type)?.parameters ?? query
     }
 
     /// The path with its `{name}` placeholders filled in (values percent-escaped).
@@ -31,6 +35,7 @@ public protocol EndpointDeclaration: Sendable, CustomStringConvertible {
     var path: String { get }
     var successStatus: Int { get }
     var access: Access { get }
+    var queryParameters: [QueryParameter] { get }
 }
 
 public enum HTTPVerb: String, Sendable, CaseIterable {

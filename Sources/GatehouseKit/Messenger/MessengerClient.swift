@@ -18,7 +18,7 @@ public final class MessengerClient: Sendable {
 
     /// People whose first name, last name or tag starts with `query` (any case, any accents).
     public func searchPeople(_ query: String? = nil, cursor: String? = nil, limit: Int? = nil) async throws -> PeoplePage {
-        try await core.call(M.people, query: Self.query(["q": query, "cursor": cursor, "limit": limit.map(String.init)]))
+        try await core.call(M.people, SearchQuery(q: query, cursor: cursor, limit: limit))
     }
 
     public func person(_ id: UUID) async throws -> Person {
@@ -49,11 +49,11 @@ public final class MessengerClient: Sendable {
 
     // MARK: Friends
 
-    public enum FriendsOrder: String, Sendable { case name, tag }
+    public typealias FriendsOrder = FriendsSort
 
     /// My friends (by name or tag) and the requests to and from me.
     public func friends(sortedBy order: FriendsOrder = .name, matching query: String? = nil) async throws -> FriendsOverview {
-        try await core.call(M.friends, query: Self.query(["sort": order.rawValue, "q": query]))
+        try await core.call(M.friends, FriendsQuery(sort: order, q: query))
     }
 
     /// Asks to be friends (or accepts, when they asked first); the person as I now see them.
@@ -83,7 +83,7 @@ public final class MessengerClient: Sendable {
 
     /// My chats, newest activity first.
     public func chats(matching query: String? = nil, cursor: String? = nil, limit: Int? = nil) async throws -> ChatPage {
-        try await core.call(M.chats, query: Self.query(["q": query, "cursor": cursor, "limit": limit.map(String.init)]))
+        try await core.call(M.chats, SearchQuery(q: query, cursor: cursor, limit: limit))
     }
 
     /// My chat with a person, made the first time ("Написать сообщение").
@@ -113,17 +113,14 @@ public final class MessengerClient: Sendable {
 
     /// The chat's attachments, newest first (the profile behind the chat's header).
     public func attachments(of chat: UUID, cursor: String? = nil, limit: Int? = nil) async throws -> ChatAttachmentPage {
-        try await core.call(M.chatAttachments, parameters: ["id": chat.uuidString.lowercased()],
-                            query: Self.query(["cursor": cursor, "limit": limit.map(String.init)]))
+        try await core.call(M.chatAttachments, PageQuery(cursor: cursor, limit: limit), parameters: ["id": chat.uuidString.lowercased()])
     }
 
     // MARK: Messages
 
     /// A page of history, oldest first: the newest `limit`, those before `before`, or after `after`.
     public func messages(in chat: UUID, before: UUID? = nil, after: UUID? = nil, limit: Int? = nil) async throws -> MessagePage {
-        try await core.call(M.messages, parameters: ["id": chat.uuidString.lowercased()], query: Self.query([
-            "before": before?.uuidString.lowercased(), "after": after?.uuidString.lowercased(), "limit": limit.map(String.init),
-        ]))
+        try await core.call(M.messages, HistoryQuery(before: before, after: after, limit: limit), parameters: ["id": chat.uuidString.lowercased()])
     }
 
     /// Sends a message. Keep `clientMessageId` to retry: the same id answers the message already sent.
@@ -140,8 +137,7 @@ public final class MessengerClient: Sendable {
 
     /// Deletes a message for me, or (mine only) for everyone.
     public func delete(_ message: UUID, for scope: MessageDeletion.Scope) async throws {
-        let _: NoContent = try await core.call(M.deleteMessage, parameters: ["id": message.uuidString.lowercased()],
-                                               query: Self.query(["for": scope.rawValue]))
+        let _: NoContent = try await core.call(M.deleteMessage, DeletionQuery(scope: scope), parameters: ["id": message.uuidString.lowercased()])
     }
 
     /// Forwards a message into chats of mine; one copy per chat, in order.
@@ -155,7 +151,7 @@ public final class MessengerClient: Sendable {
     /// Uploads a file or an image (known by its bytes on the server) to send with a message;
     /// `progress` hears the bytes sent and the total as they go (for a progress bar).
     public func upload(_ data: Data, contentType: String, fileName: String? = nil, progress: UploadProgress? = nil) async throws -> Attachment {
-        try await core.call(M.upload, RawBody(data: data, contentType: contentType), query: Self.query(["name": fileName]), progress: progress)
+        try await core.call(M.upload, RawBody(data: data, contentType: contentType), query: queryString(["name": fileName]), progress: progress)
     }
 
     /// An attachment's bytes and type.
@@ -166,5 +162,4 @@ public final class MessengerClient: Sendable {
     // MARK: Plumbing
 
     /// A query string from the values present, escaped (`+`, `&`, `=` included).
-    static func query(_ values: [String: String?]) -> String? { queryString(values) }
 }

@@ -53,12 +53,12 @@ public final class WalletClient: Sendable {
 
     /// My movements, newest first.
     public func transactions(cursor: String? = nil, limit: Int? = nil) async throws -> WalletTransactionPage {
-        try await core.call(W.transactions, query: Self.query(["cursor": cursor, "limit": limit.map(String.init)]))
+        try await core.call(W.transactions, PageQuery(cursor: cursor, limit: limit))
     }
 
     /// Whom a phone, tag or email pays: the name to show before the person confirms.
     public func recipient(_ reference: PartyReference) async throws -> WalletParty {
-        try await core.call(W.recipient, query: Self.query(["phone": reference.phone, "tag": reference.tag, "email": reference.email]))
+        try await core.call(W.recipient, RecipientQuery(phone: reference.phone, tag: reference.tag, email: reference.email))
     }
 
     /// One transfer of mine.
@@ -101,14 +101,11 @@ public final class WalletClient: Sendable {
     /// Requests to me (`incoming`) or from me (`outgoing`), newest first.
     public func requests(direction: RequestDirection? = nil, state: MoneyRequestState? = nil, with person: UUID? = nil,
                          cursor: String? = nil, limit: Int? = nil) async throws -> MoneyRequestPage {
-        try await core.call(W.requests, query: Self.query([
-            "direction": direction?.rawValue, "state": state?.rawValue, "with": person?.uuidString.lowercased(),
-            "cursor": cursor, "limit": limit.map(String.init),
-        ]))
+        try await core.call(W.requests, RequestsQuery(direction: direction, state: state, with: person, cursor: cursor, limit: limit))
     }
 
     /// Which requests to list.
-    public enum RequestDirection: String, Sendable { case incoming, outgoing }
+    public typealias RequestDirection = MoneyRequestDirection
 
     /// One request of mine.
     public func request(_ id: UUID) async throws -> MoneyRequest {
@@ -134,5 +131,4 @@ public final class WalletClient: Sendable {
         }
     }
 
-    static func query(_ values: [String: String?]) -> String? { queryString(values) }
 }

@@ -60,7 +60,7 @@ package enum Strings {
         "error.emptyImage": [.en: "The image is empty.", .ru: "Изображение пустое."],
         "error.malformedJSON": [.en: "The request body is not valid JSON: {0}", .ru: "Тело запроса — неверный JSON: {0}"],
         "error.wrongType": [.en: "The member \"{0}\" has the wrong type.", .ru: "Поле «{0}» имеет неверный тип."],
-        "error.invalidScope": [.en: "The parameter \"scope\" must be \"others\".", .ru: "Параметр «scope» должен быть «others»."],
+        "error.queryParameterRequired": [.en: "The parameter {0} is required: {1}.", .ru: "Нужен параметр {0}: {1}."],
         "error.methodNotAllowed": [.en: "Method not allowed.", .ru: "Метод не поддерживается."],
         "error.deliveryFailed": [.en: "The message could not be sent: {0}", .ru: "Не удалось отправить сообщение: {0}"],
         "error.notFound": [.en: "Not found.", .ru: "Не найдено."],

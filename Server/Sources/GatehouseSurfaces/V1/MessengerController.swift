@@ -68,31 +68,15 @@ package struct MessengerController: Sendable {
         request.uri.queryParameters.get(name).flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    private func uuidQuery(_ request: Request, _ name: String) throws -> UUID? {
-        guard let raw = query(request, name) else { return nil }
-        guard let id = UUID(uuidString: raw) else {
-            throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", String(raw.prefix(40)), name).on(field: name)
-        }
-        return id
-    }
-
-    private func limit(_ request: Request) throws -> Int? {
-        guard let raw = query(request, "limit") else { return nil }
-        guard let value = Int(raw), value >= 1 else {
-            throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", String(raw.prefix(20)), "limit").on(field: "limit")
-        }
-        return value
-    }
-
     private var chatNotFound: GatehouseError { .notFound(.chatNotFound, "error.chatNotFound") }
     private var messageNotFound: GatehouseError { .notFound(.messageNotFound, "error.messageNotFound") }
     private var requestNotFound: GatehouseError { .notFound(.requestNotFound, "error.requestNotFound") }
 
     // MARK: People and friends
 
-    @Sendable package func searchPeople(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> PeoplePage {
+    @Sendable package func searchPeople(_ input: SearchQuery, _ request: Request, context: GatehouseRequestContext) async throws -> PeoplePage {
         let me = try person(context)
-        return try await people.search(viewer: me.id, query: query(request, "q"), cursor: query(request, "cursor"), limit: limit(request))
+        return try await people.search(viewer: me.id, query: input.q, cursor: input.cursor, limit: input.limit)
     }
 
     @Sendable package func person(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Person {
@@ -100,13 +84,9 @@ package struct MessengerController: Sendable {
         return try await people.person(id("id", context, notFound: .notFound(.personNotFound, "error.personNotFound")), viewer: me.id)
     }
 
-    @Sendable package func friendsOverview(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> FriendsOverview {
+    @Sendable package func friendsOverview(_ input: FriendsQuery, _ request: Request, context: GatehouseRequestContext) async throws -> FriendsOverview {
         let me = try person(context)
-        let raw = query(request, "sort") ?? "name"
-        guard let sort = FriendsService.Sort(rawValue: raw) else {
-            throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", String(raw.prefix(20)), "sort").on(field: "sort")
-        }
-        return try await friends.overview(viewer: me.id, sort: sort, query: query(request, "q"))
+        return try await friends.overview(viewer: me.id, sort: input.sort ?? .name, query: input.q)
     }
 
     @Sendable package func requestFriend(_ input: PersonReference, _ request: Request, context: GatehouseRequestContext) async throws -> Person {
@@ -134,8 +114,8 @@ package struct MessengerController: Sendable {
 
     // MARK: Chats
 
-    @Sendable package func listChats(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> ChatPage {
-        try await chats.list(viewer: person(context).id, query: query(request, "q"), cursor: query(request, "cursor"), limit: limit(request))
+    @Sendable package func listChats(_ input: SearchQuery, _ request: Request, context: GatehouseRequestContext) async throws -> ChatPage {
+        try await chats.list(viewer: person(context).id, query: input.q, cursor: input.cursor, limit: input.limit)
     }
 
     @Sendable package func openChat(_ input: PersonReference, _ request: Request, context: GatehouseRequestContext) async throws -> Chat {
@@ -159,16 +139,16 @@ package struct MessengerController: Sendable {
         try await chats.markRead(viewer: person(context).id, chat: id("id", context, notFound: chatNotFound), upTo: input.upTo)
     }
 
-    @Sendable package func chatAttachments(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> ChatAttachmentPage {
+    @Sendable package func chatAttachments(_ input: PageQuery, _ request: Request, context: GatehouseRequestContext) async throws -> ChatAttachmentPage {
         try await chats.attachments(viewer: person(context).id, chat: id("id", context, notFound: chatNotFound),
-                                    cursor: query(request, "cursor"), limit: limit(request))
+                                    cursor: input.cursor, limit: input.limit)
     }
 
     // MARK: Messages
 
-    @Sendable package func history(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> MessagePage {
+    @Sendable package func history(_ input: HistoryQuery, _ request: Request, context: GatehouseRequestContext) async throws -> MessagePage {
         try await messages.history(viewer: person(context).id, chat: id("id", context, notFound: chatNotFound),
-                                   before: uuidQuery(request, "before"), after: uuidQuery(request, "after"), limit: limit(request))
+                                   before: input.before, after: input.after, limit: input.limit)
     }
 
     @Sendable package func send(_ input: SendMessage, _ request: Request, context: GatehouseRequestContext) async throws -> Message {
@@ -179,12 +159,8 @@ package struct MessengerController: Sendable {
         try await messages.edit(viewer: person(context).id, message: id("id", context, notFound: messageNotFound), text: input.text)
     }
 
-    @Sendable package func deleteMessage(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        let raw = query(request, "for") ?? ""
-        guard let scope = MessageDeletion.Scope(rawValue: raw) else {
-            throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", String(raw.prefix(20)), "for (me or everyone)").on(field: "for")
-        }
-        try await messages.delete(viewer: person(context).id, message: id("id", context, notFound: messageNotFound), scope: scope)
+    @Sendable package func deleteMessage(_ input: DeletionQuery, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        try await messages.delete(viewer: person(context).id, message: id("id", context, notFound: messageNotFound), scope: input.scope)
         return NoContent()
     }
 

@@ -38,11 +38,8 @@ package struct SessionsController: Sendable {
         return SessionList(sessions: list)
     }
 
-    @Sendable package func endOthers(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SessionsRevoked {
+    @Sendable package func endOthers(_ input: EndSessionsQuery, _ request: Request, context: GatehouseRequestContext) async throws -> SessionsRevoked {
         let current = try context.requireSession()
-        guard request.uri.queryParameters.get("scope") == "others" else {
-            throw GatehouseError.invalid(.invalidParameter, "error.invalidScope").on(field: "scope")
-        }
         return SessionsRevoked(revoked: try await sessions.revokeAll(accountID: current.accountID, keeping: current.id))
     }
 

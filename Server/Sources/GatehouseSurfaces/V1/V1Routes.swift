@@ -24,6 +24,22 @@ extension RouterMethods where Context == GatehouseRequestContext {
         }
     }
 
+    /// Adds a `/v1` operation whose input is its query string (`EndpointQuery`): read by the
+    /// declared parameters' rules after the session check; a value against its rule is 400
+    /// `invalid_parameter` naming the parameter and what it takes.
+    @discardableResult
+    package func on<Query: EndpointQuery, Output: Encodable & Sendable>(
+        _ endpoint: Endpoint<Query, Output>, limits: GatehouseConfiguration.Limits,
+        use handler: @escaping @Sendable (Query, Request, Context) async throws -> Output
+    ) -> Self {
+        on(endpoint) { request, context in
+            let input = try Query.read(request)
+            let output = try await handler(input, request, context)
+            if Output.self == NoContent.self { return JSONResponse.noContent() }
+            return try JSONResponse.make(output, status: .init(code: endpoint.successStatus))
+        }
+    }
+
     /// Adds an operation whose body or answer is not JSON (an image): method, path and the
     /// session check from the declaration, the rest by the handler.
     @discardableResult
@@ -56,5 +72,28 @@ package struct V1Request {
     package func text(_ value: String?) -> String? {
         guard let trimmed = value?.trimmingCharacters(in: .whitespaces), !trimmed.isEmpty else { return nil }
         return trimmed
+    }
+}
+
+extension EndpointQuery {
+    /// The request's query, read by the declared parameters (the last value of a repeated name).
+    package static func read(_ request: Request) throws -> Self {
+        var values: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters { values[String(name)] = String(value) }
+        do {
+            return try Self(from: QueryValues(values))
+        } catch let error as QueryError {
+            throw error.problem
+        }
+    }
+}
+
+extension QueryError {
+    /// The problem a client gets: 400 `invalid_parameter` on the parameter's name.
+    package var problem: GatehouseError {
+        if value.isEmpty {
+            return GatehouseError.invalid(.invalidParameter, "error.queryParameterRequired", name, expected).on(field: name)
+        }
+        return GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", value, "\(name) (\(expected))").on(field: name)
     }
 }

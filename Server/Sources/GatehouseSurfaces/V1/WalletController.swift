@@ -48,12 +48,12 @@ package struct WalletController: Sendable {
         return try JSONResponse.make(wallet, status: created ? .created : .ok)
     }
 
-    @Sendable package func transactions(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> WalletTransactionPage {
-        try await wallets.transactions(context.requireSessionAccount().id, cursor: query(request, "cursor"), limit: limit(request))
+    @Sendable package func transactions(_ input: PageQuery, _ request: Request, context: GatehouseRequestContext) async throws -> WalletTransactionPage {
+        try await wallets.transactions(context.requireSessionAccount().id, cursor: input.cursor, limit: input.limit)
     }
 
-    @Sendable package func recipient(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> WalletParty {
-        let reference = PartyReference(phone: query(request, "phone"), tag: query(request, "tag"), email: query(request, "email"))
+    @Sendable package func recipient(_ input: RecipientQuery, _ request: Request, context: GatehouseRequestContext) async throws -> WalletParty {
+        let reference = PartyReference(phone: input.phone, tag: input.tag, email: input.email)
         return try await wallets.recipient(viewer: context.requireSessionAccount().id, reference)
     }
 
@@ -93,21 +93,10 @@ package struct WalletController: Sendable {
         }
     }
 
-    @Sendable package func listRequests(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> MoneyRequestPage {
+    @Sendable package func listRequests(_ input: RequestsQuery, _ request: Request, context: GatehouseRequestContext) async throws -> MoneyRequestPage {
         let me = try context.requireSessionAccount()
-        let direction = try query(request, "direction").map { raw in
-            guard let value = MoneyRequestsService.Direction(rawValue: raw) else { throw invalid(raw, "direction") }
-            return value
-        }
-        let state = try query(request, "state").map { raw in
-            guard let value = MoneyRequestState(rawValue: raw) else { throw invalid(raw, "state") }
-            return value
-        }
-        let with = try query(request, "with").map { raw in
-            guard let value = UUID(uuidString: raw) else { throw invalid(raw, "with") }
-            return value
-        }
-        return try await requests.list(viewer: me.id, direction: direction, state: state, with: with, cursor: query(request, "cursor"), limit: limit(request))
+        return try await requests.list(viewer: me.id, direction: input.direction, state: input.state, with: input.with,
+                                       cursor: input.cursor, limit: input.limit)
     }
 
     @Sendable package func request(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> MoneyRequest {
@@ -159,16 +148,6 @@ package struct WalletController: Sendable {
 
     private func query(_ request: Request, _ name: String) -> String? {
         request.uri.queryParameters.get(name).flatMap { $0.isEmpty ? nil : $0 }
-    }
-
-    private func invalid(_ raw: String, _ name: String) -> GatehouseError {
-        GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", String(raw.prefix(40)), name).on(field: name)
-    }
-
-    private func limit(_ request: Request) throws -> Int? {
-        guard let raw = query(request, "limit") else { return nil }
-        guard let value = Int(raw), value >= 1 else { throw invalid(raw, "limit") }
-        return value
     }
 
     package init(wallets: WalletService, requests: MoneyRequestsService, keys: IdempotencyKeys, database: DatabaseProvider, configuration: GatehouseConfiguration) {

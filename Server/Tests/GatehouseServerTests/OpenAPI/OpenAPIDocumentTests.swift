@@ -49,7 +49,7 @@ struct OpenAPIDocumentTests {
         }
     }
 
-    @Test("every /v1 route is a declared endpoint, and the document gives each its method, success status and access")
+    @Test("every /v1 route is a declared endpoint, and the document gives each its method, success status, access and query parameters")
     func declaredEndpoints_matchRouterAndDocument() async throws {
         try await withApp(.sqlite) { app in
             // setup
@@ -68,6 +68,24 @@ struct OpenAPIDocumentTests {
                 #expect(statuses.contains(String(endpoint.successStatus)), "\(endpoint): declared \(endpoint.successStatus), documented \(statuses.sorted())")
                 let bearer = !(operation["security"]?.elements ?? []).isEmpty
                 #expect(bearer == (endpoint.access == .session), "\(endpoint): access \(endpoint.access), documented bearer: \(bearer)")
+                // The query parameters: the declared ones, each as required, and a choice with its values.
+                let pathItem = try #require(document[endpoint.path])
+                let parameters = ((operation["parameters"]?.elements ?? []) + (pathItem["parameters"]?.elements ?? []))
+                    .map { APIReferencePage.resolved($0, in: OpenAPIDocument.value) }
+                    .filter { $0["in"]?.string == "query" }
+                let documented = Dictionary(uniqueKeysWithValues: parameters.map { ($0["name"]?.string ?? "", $0) })
+                #expect(Set(documented.keys) == Set(endpoint.queryParameters.map(\.name)),
+                        "\(endpoint): query declared \(endpoint.queryParameters.map(\.name)), documented \(documented.keys.sorted())")
+                for parameter in endpoint.queryParameters {
+                    guard let entry = documented[parameter.name] else { continue }
+                    let required = entry["required"].map { $0 == .bool(true) } ?? false
+                    #expect(required == parameter.required, "\(endpoint) ?\(parameter.name): declared required \(parameter.required)")
+                    if case .choice(let values) = parameter.kind {
+                        let schema = APIReferencePage.resolved(entry["schema"] ?? .null, in: OpenAPIDocument.value)
+                        let listed = (schema["enum"]?.elements ?? []).compactMap(\.string)
+                        #expect(listed == values, "\(endpoint) ?\(parameter.name): declared \(values), documented \(listed)")
+                    }
+                }
             }
         }
     }

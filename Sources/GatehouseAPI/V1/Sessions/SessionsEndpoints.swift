@@ -8,7 +8,7 @@ extension V1 {
         /// My sessions, newest first.
         public static let list = Endpoint<NoContent, SessionList>(.get, "/v1/sessions")
         /// Ends every session but this one (`?scope=others`, required).
-        public static let endOthers = Endpoint<NoContent, SessionsRevoked>(.delete, "/v1/sessions")
+        public static let endOthers = Endpoint<EndSessionsQuery, SessionsRevoked>(.delete, "/v1/sessions")
         /// Logs out: ends the session making the request.
         public static let logout = Endpoint<NoContent, NoContent>(.delete, "/v1/sessions/current", success: 204)
         /// Ends one of my sessions.
@@ -17,4 +17,15 @@ extension V1 {
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [login, list, endOthers, logout, end]
     }
+}
+
+/// `DELETE /v1/sessions?scope=others`: which sessions to end (every one but the caller's; the
+/// parameter makes the intent explicit, so a bare `DELETE /v1/sessions` ends nothing).
+public struct EndSessionsQuery: EndpointQuery, Equatable {
+    public enum Scope: String, Sendable, CaseIterable { case others }
+    public var scope: Scope
+    public init(scope: Scope = .others) { self.scope = scope }
+    public static let parameters: [QueryParameter] = [.choice("scope", Scope.self, required: true)]
+    public init(from query: QueryValues) throws { self.init(scope: try query.required("scope", as: Scope.self)) }
+    public var values: [String: String] { ["scope": scope.rawValue] }
 }

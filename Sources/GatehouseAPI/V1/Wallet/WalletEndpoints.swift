@@ -20,9 +20,9 @@ extension V1 {
         /// new wallet (201), or the one I have (200).
         public static let attach = Endpoint<NoContent, WalletInfo>(.post, "/v1/wallet", success: 201)
         /// My wallet's movements, newest first (`?cursor=`, `?limit=`).
-        public static let transactions = Endpoint<NoContent, WalletTransactionPage>(.get, "/v1/wallet/transactions")
+        public static let transactions = Endpoint<PageQuery, WalletTransactionPage>(.get, "/v1/wallet/transactions")
         /// Who a phone, tag or email pays (`?phone=` | `?tag=` | `?email=`): to show the name before paying.
-        public static let recipient = Endpoint<NoContent, WalletParty>(.get, "/v1/wallet/recipients")
+        public static let recipient = Endpoint<RecipientQuery, WalletParty>(.get, "/v1/wallet/recipients")
         /// Sends money (needs `Idempotency-Key`). Answers the transfer and my new balance.
         public static let transfer = Endpoint<NewTransfer, TransferResult>(.post, "/v1/wallet/transfers", success: 201)
         /// One transfer of mine.
@@ -30,7 +30,7 @@ extension V1 {
         /// Asks a person for money: an invoice or a loan (needs `Idempotency-Key`).
         public static let createRequest = Endpoint<NewMoneyRequest, MoneyRequest>(.post, "/v1/wallet/requests", success: 201)
         /// Requests to me or from me (`?direction=incoming|outgoing`, `?state=`, `?with=` a person's id, `?cursor=`), newest first.
-        public static let requests = Endpoint<NoContent, MoneyRequestPage>(.get, "/v1/wallet/requests")
+        public static let requests = Endpoint<RequestsQuery, MoneyRequestPage>(.get, "/v1/wallet/requests")
         /// One request of mine.
         public static let request = Endpoint<NoContent, MoneyRequest>(.get, "/v1/wallet/requests/{id}")
         /// Pays a request to me (needs `Idempotency-Key`); on `insufficient_funds` it stays open.
@@ -46,5 +46,61 @@ extension V1 {
         public static let all: [any EndpointDeclaration] = [
             wallet, attach, transactions, recipient, transfer, transferDetail, createRequest, requests, request, confirm, decline, cancel, repay,
         ]
+    }
+}
+
+/// `GET /v1/wallet/recipients`: a phone, a tag or an email.
+public struct RecipientQuery: EndpointQuery, Equatable {
+    public var phone: String?
+    public var tag: String?
+    public var email: String?
+    public init(phone: String? = nil, tag: String? = nil, email: String? = nil) {
+        self.phone = phone
+        self.tag = tag
+        self.email = email
+    }
+    public static let parameters: [QueryParameter] = [QueryParameter("phone", .text), QueryParameter("tag", .text), QueryParameter("email", .text)]
+    public init(from query: QueryValues) throws { self.init(phone: query.text("phone"), tag: query.text("tag"), email: query.text("email")) }
+    public var values: [String: String] {
+        var values: [String: String] = [:]
+        values.put("phone", phone)
+        values.put("tag", tag)
+        values.put("email", email)
+        return values
+    }
+}
+
+/// Which money requests to list: to me (`incoming`) or from me (`outgoing`).
+public enum MoneyRequestDirection: String, Codable, Sendable, CaseIterable { case incoming, outgoing }
+
+/// `GET /v1/wallet/requests`: a direction, a state, a person, and a page.
+public struct RequestsQuery: EndpointQuery, Equatable {
+    public var direction: MoneyRequestDirection?
+    public var state: MoneyRequestState?
+    public var with: UUID?
+    public var cursor: String?
+    public var limit: Int?
+    public init(direction: MoneyRequestDirection? = nil, state: MoneyRequestState? = nil, with: UUID? = nil, cursor: String? = nil, limit: Int? = nil) {
+        self.direction = direction
+        self.state = state
+        self.with = with
+        self.cursor = cursor
+        self.limit = limit
+    }
+    public static let parameters: [QueryParameter] = [
+        .choice("direction", MoneyRequestDirection.self), .choice("state", MoneyRequestState.self), QueryParameter("with", .uuid), .cursor, .limit,
+    ]
+    public init(from query: QueryValues) throws {
+        self.init(direction: try query.choice("direction", as: MoneyRequestDirection.self), state: try query.choice("state", as: MoneyRequestState.self),
+                  with: try query.uuid("with"), cursor: query.text("cursor"), limit: try query.limit())
+    }
+    public var values: [String: String] {
+        var values: [String: String] = [:]
+        values.put("direction", direction)
+        values.put("state", state)
+        values.put("with", with)
+        values.put("cursor", cursor)
+        values.put("limit", limit)
+        return values
     }
 }
