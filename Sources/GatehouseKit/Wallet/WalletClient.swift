@@ -58,7 +58,7 @@ public final class WalletClient: Sendable {
 
     /// Whom a phone, tag or email pays: the name to show before the person confirms.
     public func recipient(_ reference: PartyReference) async throws -> WalletParty {
-        try await core.call(W.recipient, RecipientQuery(phone: reference.phone, tag: reference.tag, email: reference.email))
+        try await core.call(W.recipient, RecipientQuery(reference))
     }
 
     /// One transfer of mine.

@@ -53,8 +53,7 @@ package struct WalletController: Sendable {
     }
 
     @Sendable package func recipient(_ input: RecipientQuery, _ request: Request, context: GatehouseRequestContext) async throws -> WalletParty {
-        let reference = PartyReference(phone: input.phone, tag: input.tag, email: input.email)
-        return try await wallets.recipient(viewer: context.requireSessionAccount().id, reference)
+        try await wallets.recipient(viewer: context.requireSessionAccount().id, input.reference)
     }
 
     @Sendable package func transferDetail(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Transfer {

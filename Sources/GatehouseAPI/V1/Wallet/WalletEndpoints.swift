@@ -49,23 +49,19 @@ extension V1 {
     }
 }
 
-/// `GET /v1/wallet/recipients`: a phone, a tag or an email.
+/// `GET /v1/wallet/recipients`: whom to pay, by a phone, a tag or an email (the query form of a `PartyReference`).
 public struct RecipientQuery: EndpointQuery, Equatable {
-    public var phone: String?
-    public var tag: String?
-    public var email: String?
-    public init(phone: String? = nil, tag: String? = nil, email: String? = nil) {
-        self.phone = phone
-        self.tag = tag
-        self.email = email
-    }
+    public var reference: PartyReference
+    public init(_ reference: PartyReference) { self.reference = reference }
     public static let parameters: [QueryParameter] = [QueryParameter("phone", .text), QueryParameter("tag", .text), QueryParameter("email", .text)]
-    public init(from query: QueryValues) throws { self.init(phone: query.text("phone"), tag: query.text("tag"), email: query.text("email")) }
+    public init(from query: QueryValues) throws {
+        self.init(PartyReference(phone: query.text("phone"), tag: query.text("tag"), email: query.text("email")))
+    }
     public var values: [String: String] {
         var values: [String: String] = [:]
-        values.put("phone", phone)
-        values.put("tag", tag)
-        values.put("email", email)
+        values.put("phone", reference.phone)
+        values.put("tag", reference.tag)
+        values.put("email", reference.email)
         return values
     }
 }
