@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // The handwritten-signature verifier, Foundation only, so that its evaluator
@@ -171,9 +173,11 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Yams", package: "Yams"),
             ],
-            resources: [.copy("Resources/openapi.json")],
+            resources: [.copy("Resources/openapi-prose.yaml")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -271,6 +275,8 @@ let package = Package(
             dependencies: [
                 "GatehouseFoundation", "GatehousePlatform", "GatehouseAccounts", "GatehouseMessenger", "GatehouseWallet",
                 "GatehouseSignToLogin", "GatehouseSurfaces", "GatehouseServer", "GatehouseTestSupport",
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

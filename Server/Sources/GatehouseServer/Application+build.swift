@@ -76,11 +76,6 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     let routes = RouteTable()
     router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
     router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
-    // A newcomer's first request: where to go next.
-    let root = ByteBuffer(string: #"{"name":"Gatehouse","openapi":"/openapi.json","docs":"/docs","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
-    router.get("/") { _, _ in
-        JSONResponse.make(buffer: root)
-    }
     let configuration = services.configuration
     HealthController(database: services.database, configuration: configuration).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)

@@ -9,7 +9,7 @@ struct Gatehouse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
-        subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self],
+        subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -81,6 +81,19 @@ struct Outbox: AsyncParsableCommand {
                 print("  \(line)")
             }
         }
+    }
+}
+
+struct OpenAPICommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "openapi",
+        abstract: "Print the OpenAPI 3.1 document the server serves at /openapi.json (to generate a client from a file)."
+    )
+
+    @Flag(help: "YAML instead of JSON.") var yaml = false
+
+    func run() throws {
+        print(ServerCommands.openAPIDocument(yaml: yaml), terminator: "")
     }
 }
 

@@ -13,6 +13,27 @@ public enum PhoneAccountsAPI {
         public static let restore = "/api/users/restore"
     }
 
+    /// Every operation, declared once: the router serves these, and the API document is built
+    /// from them (the form fields of the bodies are in the document's prose).
+    public enum Endpoints {
+        public static let sendSMS = Endpoint<FormBody, NoContent>(.post, Path.sendSMS, access: .anyone)
+        public static let register = Endpoint<FormBody, PhoneRegisterResponse>(.post, Path.register, access: .anyone)
+        public static let login = Endpoint<FormBody, PhoneLoginResponse>(.post, Path.login, access: .anyone)
+        public static let logout = Endpoint<NoContent, NoContent>(.post, Path.logout)
+        public static let user = Endpoint<NoContent, PhoneUser>(.get, Path.user)
+        public static let change = Endpoint<FormBody, PhoneUser>(.post, Path.change)
+        /// Answers the JSON string `"ok"`.
+        public static let sendConfirm = Endpoint<NoContent, String>(.post, Path.sendConfirm)
+        /// The page a confirmation link opens, and its button (HTML).
+        public static let confirmPage = Endpoint<NoContent, RawBody>(.get, Path.confirm, access: .anyone, query: [QueryParameter(Parameter.id, .text, required: true)])
+        public static let confirm = Endpoint<FormBody, RawBody>(.post, Path.confirm, access: .anyone, query: [QueryParameter(Parameter.id, .text)])
+        public static let restore = Endpoint<FormBody, NoContent>(.post, Path.restore, access: .anyone)
+
+        public static let all: [any EndpointDeclaration] = [
+            sendSMS, register, login, logout, user, change, sendConfirm, confirmPage, confirm, restore,
+        ]
+    }
+
     /// Request parameter names. The server matches them case-insensitively.
     public enum Parameter {
         public static let phone = "phone"

@@ -17,6 +17,21 @@ public enum SignToLoginAPI {
         public static let photos = "/signature-photos/"
     }
 
+    /// Every operation, declared once: the router serves these, and the API document is built
+    /// from them. Bodies are JSON or forms read field by field, and every answer is a JSON object
+    /// with a string `res` (their members are in the document's prose).
+    public enum Endpoints {
+        public static let register = Endpoint<FormBody, RawBody>(.post, Path.register, access: .anyone)
+        public static let login = Endpoint<FormBody, RawBody>(.post, Path.login, access: .anyone)
+        public static let authenticate = Endpoint<FormBody, RawBody>(.post, Path.authenticate, access: .anyone)
+        public static let saveDocument = Endpoint<FormBody, RawBody>(.post, Path.saveDocument, access: .anyone)
+        public static let openDocument = Endpoint<FormBody, RawBody>(.post, Path.openDocument, access: .anyone)
+        public static let photo = Endpoint<NoContent, RawBody>(.get, Path.photos + "{id}", access: .anyone)
+        public static let history = Endpoint<NoContent, RawBody>(.get, Path.history, access: .anyone, query: [QueryParameter("documentid", .text)])
+
+        public static let all: [any EndpointDeclaration] = [register, login, authenticate, saveDocument, openDocument, photo, history]
+    }
+
     /// `res` of every answer: the spec's 0–3 (their meaning depends on the endpoint) and the
     /// codes numbered from 10 for what the spec does not name.
     public enum Res {

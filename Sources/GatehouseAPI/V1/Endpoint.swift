@@ -27,6 +27,9 @@ public struct Endpoint<Input: Sendable, Output: Sendable>: EndpointDeclaration {
     public func path(_ values: [String: String]) -> String { V1.filling(path, values) }
 
     public var description: String { "\(method.rawValue) \(path)" }
+
+    public var inputType: Any.Type { Input.self }
+    public var outputType: Any.Type { Output.self }
 }
 
 /// What every endpoint says about itself, whatever its types (for lists of endpoints).
@@ -36,6 +39,10 @@ public protocol EndpointDeclaration: Sendable, CustomStringConvertible {
     var successStatus: Int { get }
     var access: Access { get }
     var queryParameters: [QueryParameter] { get }
+    /// The type of its body (``NoContent`` for none; an ``EndpointQuery`` when it reads its query).
+    var inputType: Any.Type { get }
+    /// The type of its answer (``NoContent`` for `204`).
+    var outputType: Any.Type { get }
 }
 
 public enum HTTPVerb: String, Sendable, CaseIterable {
@@ -63,6 +70,12 @@ public struct RawBody: Sendable, Equatable {
         self.data = data
         self.contentType = contentType
     }
+}
+
+/// A form body (urlencoded or multipart; JSON too where the surface takes it), read field by
+/// field by its surface: the fields are in the API document, not in a type.
+public struct FormBody: Sendable, Equatable {
+    public init() {}
 }
 
 /// Paths outside the versioned API: the API's own description.

@@ -1,11 +1,17 @@
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehouseSurfaces
 import HummingbirdBcrypt
 import Logging
 
 /// What the `gatehouse` executable does, kept in the library so it is tested like the rest.
 public enum ServerCommands {
+    /// The OpenAPI document the server serves, as JSON or YAML (for generating a client offline).
+    public static func openAPIDocument(yaml: Bool) -> String {
+        yaml ? OpenAPIDocument.yaml : OpenAPIDocument.json
+    }
+
     /// Runs migrations and exits.
     public static func migrate(configuration: GatehouseConfiguration) async throws {
         var logger = Logger(label: "gatehouse")

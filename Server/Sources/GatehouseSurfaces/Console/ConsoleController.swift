@@ -25,13 +25,22 @@ package struct ConsoleController: Sendable {
     package static let csrfCookie = "gh_console_csrf"
 
     package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
-        router.get("/console", use: home)
-        router.get("/console/login", use: loginPage)
-        router.post("/console/login", use: signIn)
-        router.post("/console/logout", use: signOut)
-        router.post("/console/apps", use: create)
-        router.post("/console/apps/{id}/{action}", use: change)
+        router.route(Self.home, use: home)
+        router.route(Self.loginPage, use: loginPage)
+        router.route(Self.signIn, use: signIn)
+        router.route(Self.signOut, use: signOut)
+        router.route(Self.create, use: create)
+        router.route(Self.change, use: change)
     }
+
+    // The console's operations: HTML pages and forms (a cookie session, checked here).
+    package static let home = Endpoint<NoContent, RawBody>(.get, "/console", access: .anyone)
+    package static let loginPage = Endpoint<NoContent, RawBody>(.get, "/console/login", access: .anyone)
+    package static let signIn = Endpoint<FormBody, RawBody>(.post, "/console/login", success: 303, access: .anyone)
+    package static let signOut = Endpoint<FormBody, RawBody>(.post, "/console/logout", success: 303, access: .anyone)
+    package static let create = Endpoint<FormBody, RawBody>(.post, "/console/apps", access: .anyone)
+    package static let change = Endpoint<FormBody, RawBody>(.post, "/console/apps/{id}/{action}", access: .anyone)
+    package static let all: [any EndpointDeclaration] = [home, loginPage, signIn, signOut, create, change]
 
     // MARK: Cookies and forms
 

@@ -1,4 +1,5 @@
 import Foundation
+import Yams
 
 /// `/docs`: the OpenAPI document as a page a person reads, rendered here once at start-up
 /// (no script, no CDN, nothing fetched by the browser): operations grouped by tag with their
@@ -6,11 +7,11 @@ import Foundation
 package enum APIReferencePage {
     package static let methods = ["get", "post", "put", "patch", "delete", "head", "options"]
 
-    package static func render(_ document: OrderedJSON) -> String {
+    package static func render(_ document: Node) -> String {
         let title = document["info"]?["title"]?.string ?? "API"
         let version = document["info"]?["version"]?.string ?? ""
-        var operationsByTag: [(String, [(String, String, OrderedJSON)])] = []
-        func add(_ tag: String, _ operation: (String, String, OrderedJSON)) {
+        var operationsByTag: [(String, [(String, String, Node)])] = []
+        func add(_ tag: String, _ operation: (String, String, Node)) {
             if let index = operationsByTag.firstIndex(where: { $0.0 == tag }) {
                 operationsByTag[index].1.append(operation)
             } else {
@@ -83,14 +84,14 @@ package enum APIReferencePage {
     }
 
     /// What a `$ref` points at in the document (`#/components/...`), or the value itself.
-    package static func resolved(_ value: OrderedJSON, in document: OrderedJSON) -> OrderedJSON {
+    package static func resolved(_ value: Node, in document: Node) -> Node {
         guard let reference = value["$ref"]?.string, reference.hasPrefix("#/") else { return value }
-        var target: OrderedJSON? = document
+        var target: Node? = document
         for part in reference.dropFirst(2).split(separator: "/") { target = target?[String(part)] }
         return target ?? value
     }
 
-    private static func operationSection(method: String, path: String, _ operation: OrderedJSON, in document: OrderedJSON) -> String {
+    private static func operationSection(method: String, path: String, _ operation: Node, in document: Node) -> String {
         var html = "<section class=\"op\" id=\"\(anchor(operation["operationId"]?.string ?? method + path))\">"
         html += "<div><span class=\"m \(method)\">\(method)</span><span class=\"path\">\(escape(path))</span></div>"
         if let summary = operation["summary"]?.string { html += "<p><strong>\(escape(summary))</strong></p>" }
@@ -99,7 +100,7 @@ package enum APIReferencePage {
         if !parameters.isEmpty {
             html += "<table><tr><th>parameter</th><th>in</th><th>type</th><th>description</th></tr>"
             for parameter in parameters {
-                let required = parameter["required"] == .bool(true) ? " <span class=\"req\">required</span>" : ""
+                let required = parameter["required"]?.bool == true ? " <span class=\"req\">required</span>" : ""
                 html += "<tr><td><code>\(escape(parameter["name"]?.string ?? ""))</code>\(required)</td>"
                 html += "<td>\(escape(parameter["in"]?.string ?? ""))</td><td>\(parameter["schema"].map(typeName) ?? "")</td>"
                 html += "<td>\(inline(parameter["description"]?.string ?? ""))</td></tr>"
@@ -128,23 +129,21 @@ package enum APIReferencePage {
     }
 
     /// A schema in a few words: a link for a reference, the type (and item type, enum) otherwise.
-    package static func typeName(_ schema: OrderedJSON) -> String {
+    package static func typeName(_ schema: Node) -> String {
         if let reference = schema["$ref"]?.string, let name = reference.split(separator: "/").last {
             return "<a href=\"#schema-\(anchor(String(name)))\">\(escape(String(name)))</a>"
         }
         if let options = schema["oneOf"] ?? schema["anyOf"] {
             return options.elements.map(typeName).joined(separator: " | ")
         }
-        let names: [String] = switch schema["type"] {
-        case .string(let name)?: [name]
-        case .array(let list)?: list.compactMap(\.string)
-        default: ["any"]
+        let names: [String] = if let name = schema["type"]?.string { [name] } else {
+            schema["type"].map { $0.elements.compactMap(\.string) } ?? ["any"]
         }
         var type = escape(names.joined(separator: " | "))
         if names.contains("array"), let items = schema["items"] { type += " of " + typeName(items) }
         if let format = schema["format"]?.string { type += " (\(escape(format)))" }
         if let values = schema["enum"]?.elements, !values.isEmpty {
-            type += ": " + values.map { "<code>\(escape($0.string ?? "\($0)"))</code>" }.joined(separator: ", ")
+            type += ": " + values.map { "<code>\(escape($0.string ?? ""))</code>" }.joined(separator: ", ")
         }
         return type
     }

@@ -1,20 +1,31 @@
 import GatehouseAPI
 import Hummingbird
 
-/// Serves the OpenAPI document of every HTTP surface (docs/architecture.md): as written, as YAML,
-/// and as a reference page.
+/// Serves the API's own description (docs/architecture.md): the root's signposts, the OpenAPI
+/// document as JSON and as YAML, and its reference page.
 package struct OpenAPIController: Sendable {
+    package static let root = Endpoint<NoContent, RawBody>(.get, "/", access: .anyone)
+    package static let openAPI = Endpoint<NoContent, RawBody>(.get, APIReference.openAPI, access: .anyone)
+    package static let openAPIYAML = Endpoint<NoContent, RawBody>(.get, APIReference.openAPIYAML, access: .anyone)
+    package static let docs = Endpoint<NoContent, RawBody>(.get, APIReference.docs, access: .anyone)
+    package static let all: [any EndpointDeclaration] = [root, openAPI, openAPIYAML, docs]
+
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
+        // A newcomer's first request: where to go next.
+        let signposts = ByteBuffer(string: #"{"name":"Gatehouse","openapi":"/openapi.json","docs":"/docs","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
         let json = ByteBuffer(string: OpenAPIDocument.json)
         let yaml = ByteBuffer(string: OpenAPIDocument.yaml)
         let html = ByteBuffer(string: OpenAPIDocument.html)
-        router.get(RouterPath(APIReference.openAPI)) { _, _ -> Response in
+        router.route(Self.root) { _, _ -> Response in
+            JSONResponse.make(buffer: signposts)
+        }
+        router.route(Self.openAPI) { _, _ -> Response in
             JSONResponse.make(buffer: json)
         }
-        router.get(RouterPath(APIReference.openAPIYAML)) { _, _ -> Response in
+        router.route(Self.openAPIYAML) { _, _ -> Response in
             Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: yaml))
         }
-        router.get(RouterPath(APIReference.docs)) { _, _ -> Response in
+        router.route(Self.docs) { _, _ -> Response in
             Response(
                 status: .ok,
                 headers: [
@@ -27,7 +38,5 @@ package struct OpenAPIController: Sendable {
         }
     }
 
-    package init() {
-
-    }
+    package init() {}
 }

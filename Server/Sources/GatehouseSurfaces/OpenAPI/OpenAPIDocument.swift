@@ -1,191 +1,115 @@
 import Foundation
-import GatehouseFoundation
+import GatehouseAPI
+import Yams
 
-/// The OpenAPI 3.1 document of every HTTP surface: `Resources/openapi.json`, kept by hand (it
-/// states the contract) and checked against the router and the wire types by the tests. Served
-/// as written at `/openapi.json`, as YAML at `/openapi.yaml` and as a reference page at `/docs`.
+/// The OpenAPI 3.1 document of every HTTP surface, built at start-up by ``OpenAPIGenerator``
+/// from the declared operations and their wire types, with the prose of
+/// `Resources/openapi-prose.yaml` laid over it. Served at `/openapi.json`, as YAML at
+/// `/openapi.yaml` and as a reference page at `/docs`; `gatehouse openapi` prints it.
 ///
-/// The file ships in the server's resource bundle (`gatehouse-server_GatehouseSurfaces.resources`, which
-/// SwiftPM puts beside the `gatehouse` binary: deploy the two together).
+/// The prose ships in the server's resource bundle (`gatehouse-server_GatehouseSurfaces.resources`,
+/// which SwiftPM puts beside the `gatehouse` binary: deploy the two together).
 package enum OpenAPIDocument {
-    package static let json: String = {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
+    /// Every operation the server serves, in the order the document lists them.
+    package static let operations: [any EndpointDeclaration] =
+        OpenAPIController.all + HealthController.all + ConsoleController.all + SignToLoginAPI.Endpoints.all
+        + PhoneAccountsAPI.Endpoints.all + V1.Accounts.all + V1.Sessions.all + V1.Messenger.all + V1.Apps.all + V1.Wallet.all
+
+    /// Wire types no operation names: the problem document of every `/v1` error and the payloads
+    /// of the realtime events.
+    package static let components: [any Decodable.Type] = [
+        Problem.self, MessageDeletion.self, SupersededEdit.self, ChatDeletion.self, FriendRemoval.self,
+    ]
+
+    /// The hand-kept prose.
+    package static let prose: String = {
+        guard let url = Bundle.module.url(forResource: "openapi-prose", withExtension: "yaml"),
               let text = try? String(contentsOf: url, encoding: .utf8)
         else {
-            fatalError("openapi.json is missing from the server's resource bundle: deploy gatehouse-server_GatehouseSurfaces.resources beside the binary")
+            fatalError("openapi-prose.yaml is missing from the server's resource bundle: deploy gatehouse-server_GatehouseSurfaces.resources beside the binary")
         }
         return text
     }()
 
-    /// The document parsed, keys in their written order.
-    package static let value: OrderedJSON = {
-        guard let parsed = try? OrderedJSON.parse(json) else { fatalError("Resources/openapi.json is not valid JSON") }
-        return parsed
+    /// The document as a tree whose mappings keep their order.
+    nonisolated(unsafe) package static let value: Node = {
+        do {
+            return try OpenAPIGenerator.document(operations, components: components, prose: prose)
+        } catch {
+            fatalError("the OpenAPI document cannot be built: \(error)")
+        }
     }()
 
-    package static let yaml: String = value.yaml()
+    package static let yaml: String = {
+        do { return try Yams.serialize(node: value, width: -1, allowUnicode: true) } catch { fatalError("the OpenAPI document cannot be written as YAML: \(error)") }
+    }()
+
+    package static let json: String = JSONText.write(value)
     package static let html: String = APIReferencePage.render(value)
 }
 
-/// A JSON value that keeps the order of object keys (Foundation's parser does not), for
-/// rendering the document as YAML and HTML in the order it is written.
-package indirect enum OrderedJSON: Equatable, Sendable {
-    case string(String), number(String), bool(Bool), null
-    case array([OrderedJSON])
-    case object([(String, OrderedJSON)])
-
-    package static func == (a: OrderedJSON, b: OrderedJSON) -> Bool {
-        switch (a, b) {
-        case (.string(let x), .string(let y)), (.number(let x), .number(let y)): x == y
-        case (.bool(let x), .bool(let y)): x == y
-        case (.null, .null): true
-        case (.array(let x), .array(let y)): x == y
-        case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        default: false
-        }
-    }
-
-    package subscript(key: String) -> OrderedJSON? {
-        if case .object(let members) = self { return members.first { $0.0 == key }?.1 }
-        return nil
-    }
-
-    package var string: String? { if case .string(let s) = self { return s }; return nil }
-    package var members: [(String, OrderedJSON)] { if case .object(let m) = self { return m }; return [] }
-    package var elements: [OrderedJSON] { if case .array(let e) = self { return e }; return [] }
-
-    package struct ParseError: Error {}
-
-    package static func parse(_ text: String) throws -> OrderedJSON {
-        var parser = Parser(bytes: Array(text.utf8))
-        let value = try parser.value()
-        parser.skipSpace()
-        guard parser.index == parser.bytes.count else { throw ParseError() }
-        return value
-    }
-
-    private struct Parser {
-        let bytes: [UInt8]
-        var index = 0
-
-        mutating func skipSpace() {
-            while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
-        }
-
-        mutating func value() throws -> OrderedJSON {
-            skipSpace()
-            guard index < bytes.count else { throw ParseError() }
-            switch bytes[index] {
-            case UInt8(ascii: "{"):
-                index += 1
-                var members: [(String, OrderedJSON)] = []
-                skipSpace()
-                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
-                while true {
-                    skipSpace()
-                    guard case .string(let key) = try value() else { throw ParseError() }
-                    skipSpace()
-                    guard bytes[index] == UInt8(ascii: ":") else { throw ParseError() }
-                    index += 1
-                    members.append((key, try value()))
-                    skipSpace()
-                    if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                    guard bytes[index] == UInt8(ascii: "}") else { throw ParseError() }
-                    index += 1
-                    return .object(members)
-                }
-            case UInt8(ascii: "["):
-                index += 1
-                var elements: [OrderedJSON] = []
-                skipSpace()
-                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
-                while true {
-                    elements.append(try value())
-                    skipSpace()
-                    if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                    guard bytes[index] == UInt8(ascii: "]") else { throw ParseError() }
-                    index += 1
-                    return .array(elements)
-                }
-            case UInt8(ascii: "\""):
-                // The string's exact JSON spelling, decoded by Foundation (escapes, surrogates).
-                let start = index
-                index += 1
-                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
-                }
-                index += 1
-                let literal = Data(bytes[start..<index])
-                guard let decoded = try JSONSerialization.jsonObject(with: literal, options: .fragmentsAllowed) as? String else { throw ParseError() }
-                return .string(decoded)
-            case UInt8(ascii: "t"): index += 4; return .bool(true)
-            case UInt8(ascii: "f"): index += 5; return .bool(false)
-            case UInt8(ascii: "n"): index += 4; return .null
-            default:
-                let start = index
-                while index < bytes.count, "+-.0123456789eE".utf8.contains(bytes[index]) { index += 1 }
-                guard index > start else { throw ParseError() }
-                return .number(String(decoding: bytes[start..<index], as: UTF8.self))
-            }
-        }
-    }
-
-    // MARK: YAML
-
-    /// The value as YAML 1.2 (block style; every string double-quoted, so nothing is re-typed).
-    package func yaml() -> String {
+/// JSON text of a YAML tree, mappings in their order (scalars as their resolved tags say).
+package enum JSONText {
+    package static func write(_ node: Node) -> String {
         var out = ""
-        emit(into: &out, indent: 0, inline: false)
-        return out
+        write(node, into: &out, indent: 0)
+        return out + "\n"
     }
 
-    private func emit(into out: inout String, indent: Int, inline: Bool) {
-        let pad = String(repeating: "  ", count: indent)
-        switch self {
-        case .object(let members) where !members.isEmpty:
-            if inline { out += "\n" }
-            for (key, value) in members {
-                out += pad + JSONString.quoted(key) + ":"
-                value.emitValue(into: &out, indent: indent + 1)
+    private static func write(_ node: Node, into out: inout String, indent: Int) {
+        let pad = String(repeating: "  ", count: indent + 1), end = String(repeating: "  ", count: indent)
+        switch node {
+        case .mapping(let mapping):
+            guard !mapping.isEmpty else { out += "{}"; return }
+            out += "{\n"
+            for (index, pair) in mapping.enumerated() {
+                out += pad + quoted(pair.key.string ?? "") + ": "
+                write(pair.value, into: &out, indent: indent + 1)
+                out += index == mapping.count - 1 ? "\n" : ",\n"
             }
-        case .array(let elements) where !elements.isEmpty:
-            if inline { out += "\n" }
-            for element in elements {
-                out += pad + "-"
-                switch element {
-                case .object(let members) where !members.isEmpty:
-                    // The first member on the dash's line, the rest aligned under it.
-                    var first = true
-                    for (key, value) in members {
-                        out += (first ? " " : pad + "  ") + JSONString.quoted(key) + ":"
-                        value.emitValue(into: &out, indent: indent + 2)
-                        first = false
-                    }
-                default:
-                    element.emitValue(into: &out, indent: indent + 1)
-                }
+            out += end + "}"
+        case .sequence(let sequence):
+            guard !sequence.isEmpty else { out += "[]"; return }
+            out += "[\n"
+            for (index, element) in sequence.enumerated() {
+                out += pad
+                write(element, into: &out, indent: indent + 1)
+                out += index == sequence.count - 1 ? "\n" : ",\n"
             }
-        default:
-            out += scalar + "\n"
+            out += end + "]"
+        case .scalar(let scalar):
+            switch node.tag.rawValue {
+            case Tag.Name.null.rawValue: out += "null"
+            case Tag.Name.bool.rawValue: out += node.bool.map { $0 ? "true" : "false" } ?? quoted(scalar.string)
+            case Tag.Name.int.rawValue: out += node.int.map(String.init) ?? quoted(scalar.string)
+            case Tag.Name.float.rawValue: out += node.float.map { $0.isFinite ? ($0 == $0.rounded() && abs($0) < 1e15 ? String(Int64($0)) : String($0)) : "null" } ?? quoted(scalar.string)
+            default: out += quoted(scalar.string)
+            }
+        case .alias:
+            out += "null"
         }
     }
 
-    private func emitValue(into out: inout String, indent: Int) {
-        switch self {
-        case .object(let m) where !m.isEmpty: emit(into: &out, indent: indent, inline: true)
-        case .array(let e) where !e.isEmpty: emit(into: &out, indent: indent, inline: true)
-        default: out += " " + scalar + "\n"
+    private static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
         }
+        return out + "\""
     }
+}
 
-    private var scalar: String {
-        switch self {
-        case .string(let s): JSONString.quoted(s)
-        case .number(let n): n
-        case .bool(let b): b ? "true" : "false"
-        case .null: "null"
-        case .object: "{}"
-        case .array: "[]"
-        }
-    }
+extension Node {
+    /// A mapping's members in order (keys as text); none for anything else.
+    package var members: [(String, Node)] { mapping.map { $0.map { ($0.key.string ?? "", $0.value) } } ?? [] }
+    /// A sequence's elements; none for anything else.
+    package var elements: [Node] { sequence.map { Array($0) } ?? [] }
 }

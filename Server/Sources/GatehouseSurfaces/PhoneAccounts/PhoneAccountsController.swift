@@ -21,17 +21,17 @@ package struct PhoneAccountsController: Sendable {
         let api = router.group()
             .add(middleware: PhoneAccountsErrorMiddleware())
             .add(middleware: BearerSessionMiddleware(sessions: sessions))
-        typealias P = PhoneAccountsAPI.Path
-        api.post(RouterPath(P.sendSMS), use: sendSMS)
-        api.post(RouterPath(P.register), use: register)
-        api.post(RouterPath(P.login), use: login)
-        api.post(RouterPath(P.logout), use: logout)
-        api.get(RouterPath(P.user), use: user)
-        api.post(RouterPath(P.change), use: change)
-        api.post(RouterPath(P.sendConfirm), use: sendConfirm)
-        api.get(RouterPath(P.confirm), use: confirmPage)
-        api.post(RouterPath(P.confirm), use: confirm)
-        api.post(RouterPath(P.restore), use: restore)
+        typealias E = PhoneAccountsAPI.Endpoints
+        api.route(E.sendSMS, use: sendSMS)
+        api.route(E.register, use: register)
+        api.route(E.login, use: login)
+        api.route(E.logout, use: logout)
+        api.route(E.user, use: user)
+        api.route(E.change, use: change)
+        api.route(E.sendConfirm, use: sendConfirm)
+        api.route(E.confirmPage, use: confirmPage)
+        api.route(E.confirm, use: confirm)
+        api.route(E.restore, use: restore)
     }
 
     // MARK: Helpers

@@ -26,13 +26,14 @@ package struct SignToLoginController: Sendable {
 
     package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
         // The router takes a path with or without its trailing slash alike.
-        router.post(RouterPath(SignToLoginAPI.Path.register), use: register)
-        router.post(RouterPath(SignToLoginAPI.Path.login), use: login)
-        router.post(RouterPath(SignToLoginAPI.Path.authenticate), use: authenticate)
-        router.post(RouterPath(SignToLoginAPI.Path.saveDocument), use: saveDocument)
-        router.post(RouterPath(SignToLoginAPI.Path.openDocument), use: openDocument)
-        router.get(RouterPath(SignToLoginAPI.Path.photos + "{id}"), use: photo)
-        router.get(RouterPath(SignToLoginAPI.Path.history), use: historyPage)
+        let endpoints = SignToLoginAPI.Endpoints.self
+        router.route(endpoints.register, use: register)
+        router.route(endpoints.login, use: login)
+        router.route(endpoints.authenticate, use: authenticate)
+        router.route(endpoints.saveDocument, use: saveDocument)
+        router.route(endpoints.openDocument, use: openDocument)
+        router.route(endpoints.photo, use: photo)
+        router.route(endpoints.history, use: historyPage)
     }
 
     // MARK: Answers

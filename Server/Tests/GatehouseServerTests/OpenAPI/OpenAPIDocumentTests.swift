@@ -2,9 +2,11 @@ import Foundation
 import GatehouseAPI
 import GatehouseServer
 import GatehouseSurfaces
+import OpenAPIKit
 import Hummingbird
 import HummingbirdTesting
 import Testing
+import Yams
 
 /// The OpenAPI document and the router must describe the same API: a route missing from the
 /// document, or a documented route the server does not have, fails here.
@@ -17,15 +19,13 @@ struct OpenAPIDocumentTests {
     }
 
     static func documentedOperations(asServed: Bool = true) throws -> Set<Operation> {
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
-        let paths = try #require(document["paths"] as? [String: [String: Any]])
         let methods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
         var operations: Set<Operation> = []
-        for (path, item) in paths {
+        for (path, item) in OpenAPIDocument.value["paths"]?.members ?? [] {
             // The router takes a path with or without its trailing slash alike (the signature spec's
             // `/register/`), and names it without.
             let served = asServed && path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-            for key in item.keys where methods.contains(key) {
+            for (key, _) in item.members where methods.contains(key) {
                 operations.insert(Operation(method: key.uppercased(), path: served))
             }
         }
@@ -42,108 +42,125 @@ struct OpenAPIDocumentTests {
                 // Development-only routes are not part of the product's API.
                 .filter { !$0.path.hasPrefix("/dev/") })
             let documented = try Self.documentedOperations()
+            let declared = Set(OpenAPIDocument.operations.map {
+                Operation(method: $0.method.rawValue, path: $0.path.count > 1 && $0.path.hasSuffix("/") ? String($0.path.dropLast()) : $0.path)
+            })
             // validate
             #expect(served.subtracting(documented).isEmpty, "routes missing from the OpenAPI document: \(served.subtracting(documented).sorted { $0.description < $1.description })")
             #expect(documented.subtracting(served).isEmpty, "documented routes the server does not have: \(documented.subtracting(served).sorted { $0.description < $1.description })")
+            #expect(served == declared, "routes that are not declared: \(served.symmetricDifference(declared).sorted { $0.description < $1.description })")
             #expect(served.contains(Operation(method: "PATCH", path: V1.Accounts.me.path)))
         }
     }
 
-    @Test("every /v1 route is a declared endpoint, and the document gives each its method, success status, access and query parameters")
-    func declaredEndpoints_matchRouterAndDocument() async throws {
-        try await withApp(.sqlite) { app in
-            // setup
-            let declared = V1.Accounts.all + V1.Sessions.all + V1.Messenger.all + V1.Apps.all + V1.Wallet.all
-            let document = try #require(OpenAPIDocument.value["paths"])
-            // MUT
-            let routes = Set(makeRouter(services: app.services).routes
-                .map { Operation(method: $0.method.rawValue, path: $0.path.description) }
-                .filter { $0.path.hasPrefix("/v1/") })
-            // validate
-            #expect(routes == Set(declared.map { Operation(method: $0.method.rawValue, path: $0.path) }))
-            #expect(Set(declared.map(\.description)).count == declared.count, "an operation declared twice")
-            for endpoint in declared {
-                let operation = try #require(document[endpoint.path]?[endpoint.method.rawValue.lowercased()], "\(endpoint) is not in the document")
-                let statuses = Set(operation["responses"]?.members.map(\.0) ?? [])
-                #expect(statuses.contains(String(endpoint.successStatus)), "\(endpoint): declared \(endpoint.successStatus), documented \(statuses.sorted())")
-                let bearer = !(operation["security"]?.elements ?? []).isEmpty
-                #expect(bearer == (endpoint.access == .session), "\(endpoint): access \(endpoint.access), documented bearer: \(bearer)")
-                // The query parameters: the declared ones, each as required, and a choice with its values.
-                let pathItem = try #require(document[endpoint.path])
-                let parameters = ((operation["parameters"]?.elements ?? []) + (pathItem["parameters"]?.elements ?? []))
-                    .map { APIReferencePage.resolved($0, in: OpenAPIDocument.value) }
-                    .filter { $0["in"]?.string == "query" }
-                let documented = Dictionary(uniqueKeysWithValues: parameters.map { ($0["name"]?.string ?? "", $0) })
-                #expect(Set(documented.keys) == Set(endpoint.queryParameters.map(\.name)),
-                        "\(endpoint): query declared \(endpoint.queryParameters.map(\.name)), documented \(documented.keys.sorted())")
-                for parameter in endpoint.queryParameters {
-                    guard let entry = documented[parameter.name] else { continue }
-                    let required = entry["required"].map { $0 == .bool(true) } ?? false
-                    #expect(required == parameter.required, "\(endpoint) ?\(parameter.name): declared required \(parameter.required)")
-                    if case .choice(let values) = parameter.kind {
-                        let schema = APIReferencePage.resolved(entry["schema"] ?? .null, in: OpenAPIDocument.value)
-                        let listed = (schema["enum"]?.elements ?? []).compactMap(\.string)
-                        #expect(listed == values, "\(endpoint) ?\(parameter.name): declared \(values), documented \(listed)")
-                    }
+    @Test("every operation is declared once, and the document gives each its method, success status, access and query parameters, a summary and a tag")
+    func declaredEndpoints_matchTheDocument() throws {
+        // setup
+        let declared = OpenAPIDocument.operations
+        let document = OpenAPIDocument.value
+        let paths = try #require(document["paths"])
+        // validate
+        #expect(Set(declared.map(\.description)).count == declared.count, "an operation declared twice")
+        var operationIDs: Set<String> = []
+        for endpoint in declared {
+            let operation = try #require(paths[endpoint.path]?[endpoint.method.rawValue.lowercased()], "\(endpoint) is not in the document")
+            let statuses = Set(operation["responses"]?.members.map(\.0) ?? [])
+            #expect(statuses.contains(String(endpoint.successStatus)), "\(endpoint): declared \(endpoint.successStatus), documented \(statuses.sorted())")
+            let bearer = !(operation["security"]?.elements ?? []).isEmpty
+            #expect(bearer == (endpoint.access == .session), "\(endpoint): access \(endpoint.access), documented bearer: \(bearer)")
+            // The prose's part: every operation named, summarised and filed under a tag; every
+            // answer described; every body that is not JSON given its media types.
+            let operationID = operation["operationId"]?.string ?? ""
+            #expect(operationID.isEmpty == false && operationIDs.insert(operationID).inserted, "\(endpoint): no operationId, or one used twice")
+            #expect((operation["summary"]?.string ?? "").isEmpty == false, "\(endpoint) has no summary")
+            #expect((operation["tags"]?.elements ?? []).isEmpty == false, "\(endpoint) has no tag")
+            for (status, response) in operation["responses"]?.members ?? [] where response["$ref"] == nil {
+                #expect((response["description"]?.string ?? "").isEmpty == false, "\(endpoint) \(status) has no description")
+            }
+            if endpoint.inputType == FormBody.self || endpoint.inputType == RawBody.self {
+                #expect((operation["requestBody"]?["content"]?.members ?? []).isEmpty == false, "\(endpoint): its body's media types are not documented")
+            }
+            // The query parameters: the declared ones, each as required, and a choice with its values.
+            let parameters = (operation["parameters"]?.elements ?? [])
+                .map { APIReferencePage.resolved($0, in: document) }
+                .filter { $0["in"]?.string == "query" }
+            let documented = Dictionary(uniqueKeysWithValues: parameters.map { ($0["name"]?.string ?? "", $0) })
+            #expect(Set(documented.keys) == Set(endpoint.queryParameters.map(\.name)),
+                    "\(endpoint): query declared \(endpoint.queryParameters.map(\.name)), documented \(documented.keys.sorted())")
+            for parameter in endpoint.queryParameters {
+                guard let entry = documented[parameter.name] else { continue }
+                let required = entry["required"]?.bool ?? false
+                #expect(required == parameter.required, "\(endpoint) ?\(parameter.name): declared required \(parameter.required)")
+                if case .choice(let values) = parameter.kind {
+                    let listed = (entry["schema"]?["enum"]?.elements ?? []).compactMap(\.string)
+                    #expect(listed == values, "\(endpoint) ?\(parameter.name): declared \(values), documented \(listed)")
                 }
             }
         }
     }
 
-    /// Every schema with properties, and the wire type whose keys it lists. (Forms of the `/api`
-    /// surface are read by name from form fields and have no Codable type.)
-    static let wireTypes: [String: any Decodable.Type] = [
-        "Problem": Problem.self, "CodeRequest": CodeRequest.self, "CodeSent": CodeSent.self, "SignupRequest": SignupRequest.self,
-        "LoginRequest": LoginRequest.self, "Account": Account.self, "AuthSession": AuthSession.self,
-        "TagAvailability": TagAvailability.self, "SessionInfo": SessionInfo.self, "SessionList": SessionList.self,
-        "SessionsRevoked": SessionsRevoked.self, "RecoveryRequest": RecoveryRequest.self, "ProfileUpdate": ProfileUpdate.self,
-        "PasswordChange": PasswordChange.self, "EmailChangeRequest": EmailChangeRequest.self,
-        "PhoneVerificationRequest": PhoneVerificationRequest.self, "PhoneCodeVerification": CodeVerification.self,
-        "PhoneRegisterResponse": PhoneRegisterResponse.self, "PhoneLoginResponse": PhoneLoginResponse.self,
-        "PhonePartnerZone": PhonePartnerZone.self, "PhoneUser": PhoneUser.self,
-        "Person": Person.self, "PeoplePage": PeoplePage.self, "FriendsOverview": FriendsOverview.self, "PersonReference": PersonReference.self,
-        "PrivacySettings": PrivacySettings.self, "PrivacyUpdate": PrivacyUpdate.self, "Attachment": GatehouseAPI.Attachment.self,
-        "ReplyPreview": ReplyPreview.self, "ForwardOrigin": ForwardOrigin.self, "Message": Message.self, "MessagePage": MessagePage.self,
-        "SendMessage": SendMessage.self, "EditMessage": EditMessage.self, "ForwardRequest": ForwardRequest.self, "ForwardResult": ForwardResult.self,
-        "Chat": Chat.self, "ChatPage": ChatPage.self, "ChatUpdate": ChatUpdate.self, "ReadMark": ReadMark.self, "ReadState": ReadState.self,
-        "ChatAttachment": ChatAttachment.self, "ChatAttachmentPage": ChatAttachmentPage.self, "MessageDeletion": MessageDeletion.self,
-        "SupersededEdit": SupersededEdit.self, "ChatDeletion": ChatDeletion.self, "FriendRemoval": FriendRemoval.self,
-        "DeveloperApp": DeveloperApp.self, "AppWithKey": AppWithKey.self, "AppList": AppList.self, "NewApp": NewApp.self, "AppUpdate": AppUpdate.self,
-        "WalletInfo": WalletInfo.self, "PartyReference": PartyReference.self, "WalletParty": WalletParty.self, "NewTransfer": NewTransfer.self,
-        "Transfer": Transfer.self, "TransferResult": TransferResult.self, "WalletTransaction": WalletTransaction.self,
-        "WalletTransactionPage": WalletTransactionPage.self, "NewMoneyRequest": NewMoneyRequest.self, "MoneyRequest": MoneyRequest.self,
-        "MoneyRequestPage": MoneyRequestPage.self, "RequestPayment": RequestPayment.self, "PaymentNote": PaymentNote.self,
-    ]
-    /// Schemas that document a narrower use of a wire type: their properties must be among its keys.
-    static let narrowed: [String: any Decodable.Type] = ["EmailCodeVerification": CodeVerification.self]
-    // SignatureAnswer is written member by member (SignToLoginController.answer), in the spec's order.
-    static let forms: Set<String> = ["PhoneSendSMSForm", "PhoneRegisterForm", "PhoneLoginForm", "PhoneChangeForm", "PhoneRestoreForm", "SignatureAnswer"]
-
-    static func keys(_ type: any Decodable.Type) throws -> Set<String> {
-        func open<T: Decodable>(_ type: T.Type) throws -> Set<String> { try KeyRecorder.keys(of: type) }
-        return try open(type)
+    @Test("the document reads back as OpenAPI 3.1 and passes OpenAPIKit's validation (references resolve, operation ids are unique)")
+    func document_validates() throws {
+        let document = try YAMLDecoder().decode(OpenAPI.Document.self, from: OpenAPIDocument.yaml)
+        #expect(document.openAPIVersion == .v3_1_0)
+        try document.validate()
+        #expect(document.paths.count == Set(OpenAPIDocument.operations.map(\.path)).count)
     }
 
-    @Test("every schema lists exactly the keys its wire type encodes, so the document cannot drift from the code")
-    func schemas_matchTheWireTypes() throws {
-        let schemas = try #require(OpenAPIDocument.value["components"]?["schemas"]).members
-        for (name, schema) in schemas {
-            let properties = Set(schema["properties"]?.members.map(\.0) ?? [])
-            if properties.isEmpty || Self.forms.contains(name) { continue }
-            if let type = Self.wireTypes[name] {
-                let encoded = try Self.keys(type)
-                #expect(properties == encoded, "\(name): documented \(properties.sorted()), \(type) encodes \(encoded.sorted())")
-            } else if let type = Self.narrowed[name] {
-                let encoded = try Self.keys(type)
-                #expect(properties.isSubset(of: encoded), "\(name): documented \(properties.sorted()), \(type) encodes \(encoded.sorted())")
-            } else {
-                Issue.record("schema \(name) has properties but no wire type is named for it in this test")
-            }
-            let required = Set((schema["required"]?.elements ?? []).compactMap(\.string))
-            #expect(required.isSubset(of: properties), "\(name): required \(required.subtracting(properties).sorted()) are not properties")
+    @Test("a wire type's schema is what its Codable reads and writes: members, required, null, nested types and enums")
+    func schemas_comeFromTheTypes() throws {
+        // setup
+        let schemas = WireSchemas()
+        // MUT
+        try schemas.component(LoginRequest.self)
+        try schemas.component(PhoneUser.self)
+        try schemas.component(ProfileUpdate.self)
+        try schemas.component(MessagePage.self)
+        // validate
+        let login = try #require(schemas.components["LoginRequest"]?.objectContext)
+        #expect(Array(login.properties.keys) == ["identifier", "password", "device"])
+        #expect(login.requiredProperties == ["identifier", "password"])
+        // PhoneUser writes every member, `null` when empty: all required, the empty ones nullable.
+        let user = try #require(schemas.components["PhoneUser"]?.objectContext)
+        #expect(user.optionalProperties.isEmpty)
+        #expect(user.properties["email"]?.nullable == true)
+        #expect(user.properties["id"]?.nullable == false)
+        // ProfileUpdate takes `null` to clear a member, and every member may be absent.
+        let update = try #require(schemas.components["ProfileUpdate"]?.objectContext)
+        #expect(update.requiredProperties.isEmpty)
+        #expect(update.properties["middleName"]?.nullable == true)
+        // Nested types become components of their own; a string enum lists its cases.
+        let page = try #require(schemas.components["MessagePage"]?.objectContext)
+        #expect(page.properties["items"]?.arrayContext?.items?.reference?.name == "Message")
+        let kind = try #require(schemas.components["AttachmentKind"])
+        #expect(kind.allowedValues?.compactMap { $0.value as? String } == Attachment.Kind.allCases.map(\.rawValue))
+        #expect(schemas.components["Message"]?.objectContext?.properties["createdAt"]?.formatString == "date-time")
+    }
+
+    @Test("the prose cannot add an operation, a query parameter or a member, nor change a generated value")
+    func prose_cannotChangeTheStructure() throws {
+        let operations: [any EndpointDeclaration] = [V1.Sessions.login, V1.Messenger.people]
+        let base = """
+            info: {title: T, version: '1'}
+            paths:
+              /v1/sessions:
+                post: {operationId: login, summary: Log in, responses: {'200': {description: A session.}}}
+            """
+        // The prose as written merges.
+        let merged = try OpenAPIGenerator.document(operations, prose: base)
+        #expect(merged["paths"]?["/v1/sessions"]?["post"]?["summary"]?.string == "Log in")
+        #expect(merged["paths"]?["/v1/sessions"]?["post"]?["responses"]?.members.first { $0.0 == String(V1.Sessions.login.successStatus) }?.1["content"]?["application/json"] != nil)
+        let refused = [
+            "paths:\n  /v1/elsewhere:\n    get: {summary: x}",
+            "paths:\n  /v1/sessions:\n    delete: {summary: x}",
+            "paths:\n  /v1/people:\n    get:\n      parameters: [{name: extra, in: query, schema: {type: string}}]",
+            "components:\n  schemas:\n    LoginRequest:\n      properties:\n        extra: {type: string}",
+            "components:\n  schemas:\n    LoginRequest:\n      properties:\n        password: {type: integer}",
+            "components:\n  schemas:\n    LoginRequest:\n      required: [device]",
+        ]
+        for prose in refused {
+            #expect(throws: OpenAPIGenerator.Failure.self, "\(prose)") { try OpenAPIGenerator.document(operations, prose: prose) }
         }
-        // The recorder itself: a key added to a type shows up.
-        #expect(try Self.keys(LoginRequest.self) == ["identifier", "password", "device"])
     }
 
     @Test("/openapi.yaml is the same document as /openapi.json, and /docs renders every operation")
