@@ -18,41 +18,17 @@ public enum SignToLoginAPI {
     }
 
     /// Every operation, declared once: the router serves these, and the API document is built
-    /// from them. Bodies are JSON or forms read field by field, and every answer is a JSON object
-    /// with a string `res` (their members are in the document's prose).
+    /// from them. Bodies are JSON or forms read field by field; every answer is a ``SignToLoginAnswer``.
     public enum Endpoints {
-        public static let register = Endpoint<FormBody, RawBody>(.post, Path.register, access: .anyone)
-        public static let login = Endpoint<FormBody, RawBody>(.post, Path.login, access: .anyone)
-        public static let authenticate = Endpoint<FormBody, RawBody>(.post, Path.authenticate, access: .anyone)
-        public static let saveDocument = Endpoint<FormBody, RawBody>(.post, Path.saveDocument, access: .anyone)
-        public static let openDocument = Endpoint<FormBody, RawBody>(.post, Path.openDocument, access: .anyone)
+        public static let register = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.register, access: .anyone)
+        public static let login = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.login, access: .anyone)
+        public static let authenticate = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.authenticate, access: .anyone)
+        public static let saveDocument = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.saveDocument, access: .anyone)
+        public static let openDocument = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.openDocument, access: .anyone)
         public static let photo = Endpoint<NoContent, RawBody>(.get, Path.photos + "{id}", access: .anyone)
         public static let history = Endpoint<NoContent, RawBody>(.get, Path.history, access: .anyone, query: [QueryParameter("documentid", .text)])
 
         public static let all: [any EndpointDeclaration] = [register, login, authenticate, saveDocument, openDocument, photo, history]
-    }
-
-    /// `res` of every answer: the spec's 0–3 (their meaning depends on the endpoint) and the
-    /// codes numbered from 10 for what the spec does not name.
-    public enum Res {
-        public static let ok = "0"
-        /// The API key is unknown or its app disabled; `/opendocument/`: the document changed outside.
-        public static let keyRefusedOrDocumentChanged = "1"
-        /// `/register/`: not all signatures were valid; elsewhere: the user does not exist.
-        public static let signaturesIncompleteOrUnknownUser = "2"
-        /// The account has no model for this type of device.
-        public static let notEnrolledForDevice = "3"
-        public static let invalidInput = "10"
-        public static let tooLarge = "11"
-        public static let rateLimited = "12"
-        public static let emailConfirmationRequired = "13"
-        public static let invalidEmailCode = "14"
-        public static let documentConflict = "15"
-        public static let documentNotFound = "16"
-        /// `/authenticate/`: the signature is a copy of one the server has seen (a replay).
-        public static let signatureReplayed = "17"
-        /// `/savedocument/`: no `sessionid` of the person the email names; sign in again.
-        public static let sessionRequired = "18"
     }
 
     /// The spec's date formats: `DD.MM.YYYY HH:MM:SS`, and `DD.MM.YYYY` for a date alone (birthday).

@@ -88,29 +88,7 @@ public struct SignToLoginProfile: Equatable, Sendable, Codable {
 }
 
 /// One signing in a document's history (`/opendocument/`).
-public struct DocumentHistoryEntry: Equatable, Sendable, Decodable {
-    public var name: String?
-    public var similarity: Double
-    /// Below the server's warning threshold: shown as a low match.
-    public var warning: Bool
-    /// The server's time of the signing, `DD.MM.YYYY HH:MM:SS` UTC.
-    public var time: String
-    public var clientTime: String?
-    public var location: String?
-    public var country: String?
-    public var city: String?
-    public var address: String?
-    /// The photo's URL, when the signer sent one.
-    public var photo: String?
-    public var signatureID: String
-    /// The document's hash after this signing.
-    public var documentHash: String
-
-    enum CodingKeys: String, CodingKey {
-        case name, similarity, warning, time, location, country, city, address, photo
-        case clientTime = "client_time", signatureID = "signatureid", documentHash = "document_hash"
-    }
-}
+public typealias DocumentHistoryEntry = SignToLoginHistoryEntry
 
 /// What went wrong, typed from the server's `res` (docs/sign-to-login.md).
 public enum SignToLoginError: Error, Equatable, Sendable {
@@ -207,16 +185,16 @@ public struct SignToLoginClient: Sendable {
         if let token = enrolment[email: profile.email] { body["enrolment_token"] = token }
         let answer = try await post(SignToLoginAPI.Path.register, body)
         switch answer.res {
-        case SignToLoginAPI.Res.ok:
-            guard let session = answer.string("sessionid") else { throw answer.unexpected }
+        case .ok:
+            guard let session = answer.body.sessionid else { throw answer.unexpected }
             enrolment[email: profile.email] = nil
             keep(session: session)
             return .registered(sessionID: session)
-        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser:
-            enrolment[email: profile.email] = answer.string("enrolment_token")
-            return .moreSignaturesNeeded(required: answer.int("count_required") ?? 0, exist: answer.int("count_exist") ?? 0,
-                                         model: answer.int("count_model") ?? 0, incorrect: answer.int("count_incorrect") ?? 0)
-        case SignToLoginAPI.Res.emailConfirmationRequired: return .emailCodeRequired
+        case .signaturesIncompleteOrUnknownUser:
+            enrolment[email: profile.email] = answer.body.enrolmentToken
+            return .moreSignaturesNeeded(required: answer.body.countRequired ?? 0, exist: answer.body.countExist ?? 0,
+                                         model: answer.body.countModel ?? 0, incorrect: answer.body.countIncorrect ?? 0)
+        case .emailConfirmationRequired: return .emailCodeRequired
         default: throw answer.error
         }
     }
@@ -234,9 +212,9 @@ public struct SignToLoginClient: Sendable {
     public func login(email: String) async throws -> Presence {
         let answer = try await post(SignToLoginAPI.Path.login, try await common(email: email))
         switch answer.res {
-        case SignToLoginAPI.Res.ok: return .enrolled
-        case SignToLoginAPI.Res.notEnrolledForDevice: return .enrolmentRequired
-        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        case .ok: return .enrolled
+        case .notEnrolledForDevice: return .enrolmentRequired
+        case .signaturesIncompleteOrUnknownUser: return .unknownUser
         default: throw answer.error
         }
     }
@@ -258,12 +236,12 @@ public struct SignToLoginClient: Sendable {
         if let session = try? sessionStore.load() { body["sessionid"] = session.token }
         let answer = try await post(SignToLoginAPI.Path.authenticate, body)
         switch answer.res {
-        case SignToLoginAPI.Res.ok:
-            guard let similarity = answer.double("similarity"), let id = answer.string("signatureid") else { throw answer.unexpected }
-            if let session = answer.string("sessionid") { keep(session: session) }
+        case .ok:
+            guard let similarity = answer.body.similarity, let id = answer.body.signatureid else { throw answer.unexpected }
+            if let session = answer.body.sessionid { keep(session: session) }
             return .scored(similarity: similarity, signatureID: id)
-        case SignToLoginAPI.Res.notEnrolledForDevice: return .enrolmentRequired
-        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        case .notEnrolledForDevice: return .enrolmentRequired
+        case .signaturesIncompleteOrUnknownUser: return .unknownUser
         default: throw answer.error
         }
     }
@@ -289,13 +267,13 @@ public struct SignToLoginClient: Sendable {
         body["signatures"] = signatureIDs
         if let session = try? sessionStore.load() { body["sessionid"] = session.token }
         let answer = try await post(SignToLoginAPI.Path.saveDocument, body)
-        if answer.res == SignToLoginAPI.Res.sessionRequired { try? sessionStore.clear() }
+        if answer.res == .sessionRequired { try? sessionStore.clear() }
         switch answer.res {
-        case SignToLoginAPI.Res.ok:
-            guard let id = answer.string("documentid") else { throw answer.unexpected }
+        case .ok:
+            guard let id = answer.body.documentid else { throw answer.unexpected }
             return .saved(documentID: id)
-        case SignToLoginAPI.Res.documentConflict: return .conflict
-        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        case .documentConflict: return .conflict
+        case .signaturesIncompleteOrUnknownUser: return .unknownUser
         default: throw answer.error
         }
     }
@@ -316,11 +294,11 @@ public struct SignToLoginClient: Sendable {
         body["document_hash"] = documentHash
         let answer = try await post(SignToLoginAPI.Path.openDocument, body)
         switch answer.res {
-        case SignToLoginAPI.Res.ok: return .current(history: try answer.history())
-        case SignToLoginAPI.Res.keyRefusedOrDocumentChanged where answer.raw["history"] != nil:
-            return .changedOutside(history: try answer.history())
-        case SignToLoginAPI.Res.documentNotFound: return .notFound
-        case SignToLoginAPI.Res.signaturesIncompleteOrUnknownUser: return .unknownUser
+        case .ok: return .current(history: answer.body.history ?? [])
+        case .keyRefusedOrDocumentChanged where answer.body.history != nil:
+            return .changedOutside(history: answer.body.history ?? [])
+        case .documentNotFound: return .notFound
+        case .signaturesIncompleteOrUnknownUser: return .unknownUser
         default: throw answer.error
         }
     }
@@ -350,34 +328,26 @@ public struct SignToLoginClient: Sendable {
         return body
     }
 
+    /// An answer as the server sent it: its status, the typed members, and the text (for errors).
     struct Answer {
         var status: Int
-        var raw: [String: Any]
+        var body: SignToLoginAnswer
         var text: String
-        var res: String? { raw["res"] as? String }
-        func string(_ key: String) -> String? { raw[key] as? String }
-        func int(_ key: String) -> Int? { (raw[key] as? NSNumber)?.intValue ?? (raw[key] as? String).flatMap(Int.init) }
-        func double(_ key: String) -> Double? { (raw[key] as? NSNumber)?.doubleValue ?? (raw[key] as? String).flatMap(Double.init) }
+        var res: SignToLoginAPI.Res { body.res }
         var unexpected: SignToLoginError { .unexpected(status: status, body: String(text.prefix(500))) }
 
         var error: SignToLoginError {
-            let message = string("error") ?? ""
+            let message = body.error ?? ""
             switch res {
-            case SignToLoginAPI.Res.keyRefusedOrDocumentChanged: return .applicationRefused(message: message)
-            case SignToLoginAPI.Res.invalidInput: return .invalidInput(message: message)
-            case SignToLoginAPI.Res.tooLarge: return .tooLarge(message: message)
-            case SignToLoginAPI.Res.rateLimited: return .rateLimited(retryAfter: int("retry_after"))
-            case SignToLoginAPI.Res.invalidEmailCode: return .invalidEmailCode(message: message)
-            case SignToLoginAPI.Res.signatureReplayed: return .signatureReplayed(message: message)
-            case SignToLoginAPI.Res.sessionRequired: return .sessionRequired(message: message)
+            case .keyRefusedOrDocumentChanged: return .applicationRefused(message: message)
+            case .invalidInput: return .invalidInput(message: message)
+            case .tooLarge: return .tooLarge(message: message)
+            case .rateLimited: return .rateLimited(retryAfter: body.retryAfter)
+            case .invalidEmailCode: return .invalidEmailCode(message: message)
+            case .signatureReplayed: return .signatureReplayed(message: message)
+            case .sessionRequired: return .sessionRequired(message: message)
             default: return unexpected
             }
-        }
-
-        func history() throws -> [DocumentHistoryEntry] {
-            guard let items = raw["history"] else { return [] }
-            let data = try JSONSerialization.data(withJSONObject: items)
-            do { return try JSONDecoder().decode([DocumentHistoryEntry].self, from: data) } catch { throw unexpected }
         }
     }
 
@@ -396,9 +366,9 @@ public struct SignToLoginClient: Sendable {
             throw SignToLoginError.transport(error.localizedDescription)
         }
         let text = String(decoding: data, as: UTF8.self)
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["res"] is String else {
+        guard let answer = try? JSONDecoder().decode(SignToLoginAnswer.self, from: data) else {
             throw SignToLoginError.unexpected(status: response.statusCode, body: String(text.prefix(500)))
         }
-        return Answer(status: response.statusCode, raw: object, text: text)
+        return Answer(status: response.statusCode, body: answer, text: text)
     }
 }

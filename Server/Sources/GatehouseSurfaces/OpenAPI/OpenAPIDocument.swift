@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import GatehouseFoundation
 import Yams
 
 /// The OpenAPI 3.1 document of every HTTP surface, built at start-up by ``OpenAPIGenerator``
@@ -90,21 +91,7 @@ package enum JSONText {
         }
     }
 
-    private static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    private static func quoted(_ text: String) -> String { JSONString.quoted(text) }
 }
 
 extension Node {

@@ -21,9 +21,6 @@ package struct SignToLoginController: Sendable {
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
 
-    /// The `res` codes, written once in GatehouseAPI (docs/sign-to-login.md, "Answers").
-    package typealias Res = SignToLoginAPI.Res
-
     package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
         // The router takes a path with or without its trailing slash alike.
         let endpoints = SignToLoginAPI.Endpoints.self
@@ -38,39 +35,18 @@ package struct SignToLoginController: Sendable {
 
     // MARK: Answers
 
-    /// A JSON object with its members in the given order (`res` first, as the spec writes them).
-    package static func answer(_ members: [(String, Any)]) -> Response {
-        JSONResponse.make(text: json(members))
-    }
-
-    /// JSON text of ordered objects (`[(String, Any)]`), arrays, strings, integers, numbers with two
-    /// decimals, booleans and `nil` (null).
-    package static func json(_ value: Any?) -> String {
-        switch value {
-        case nil: return "null"
-        case let members as [(String, Any?)]:
-            return "{" + members.map { quoted($0.0) + ":" + json($0.1) }.joined(separator: ",") + "}"
-        case let members as [(String, Any)]:
-            return "{" + members.map { quoted($0.0) + ":" + json($0.1) }.joined(separator: ",") + "}"
-        case let items as [Any]:
-            return "[" + items.map { json($0) }.joined(separator: ",") + "]"
-        case let bool as Bool: return bool ? "true" : "false"
-        case let int as Int: return String(int)
-        case let double as Double: return String(format: "%.2f", double)
-        case let text as String: return quoted(text)
-        case let optional as Optional<Any>:
-            if case .some(let wrapped) = optional { return json(wrapped) }
-            return "null"
+    /// An answer on the wire: its members in the spec's order (`res` first), with `status`.
+    package static func answer(_ answer: SignToLoginAnswer, status: HTTPResponse.Status = .ok) -> Response {
+        do {
+            return JSONResponse.make(text: try OrderedJSONEncoder.encode(answer), status: status)
+        } catch {
+            // Only a similarity that is not a number could fail; the verifier never gives one.
+            return JSONResponse.make(text: #"{"res":"10","error":"The answer could not be written"}"#, status: status)
         }
     }
 
-    private static func quoted(_ text: String) -> String {
-        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
-        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\\/", with: "/")
-    }
-
     package static func invalid(_ message: String) -> Response {
-        answer([("res", Res.invalidInput), ("error", message)])
+        answer(.refused(.invalidInput, message))
     }
 
     /// A request read with its app, or the answer that ends it.
@@ -91,7 +67,7 @@ package struct SignToLoginController: Sendable {
         do {
             body = try await SignatureRequest.read(request, maxBytes: settings.maxBodyBytes)
         } catch SignatureRequest.Failure.tooLarge {
-            return .failure(Self.answer([("res", Res.tooLarge), ("error", "The request is too large (at most \(settings.maxBodyBytes) bytes)")]))
+            return .failure(Self.answer(.refused(.tooLarge, "The request is too large (at most \(settings.maxBodyBytes) bytes)")))
         } catch {
             return .failure(Self.invalid("The request body could not be read: send JSON, a urlencoded or a multipart form"))
         }
@@ -99,11 +75,11 @@ package struct SignToLoginController: Sendable {
         do {
             guard let app = try await apps.enabledApp(key: key) else {
                 let shown = key.count > 100 ? String(key.prefix(100)) + "…" : key
-                return .failure(Self.answer([("res", "1"), ("error", "Application with key '\(shown)' is not registered or disabled")]))
+                return .failure(Self.answer(.refused(.keyRefusedOrDocumentChanged, "Application with key '\(shown)' is not registered or disabled")))
             }
             return .success((body, app))
         } catch {
-            return .failure(Self.answer([("res", "1"), ("error", "Application with key '' is not registered or disabled")]))
+            return .failure(Self.answer(.refused(.keyRefusedOrDocumentChanged, "Application with key '' is not registered or disabled")))
         }
     }
 
@@ -152,7 +128,7 @@ package struct SignToLoginController: Sendable {
             return body.text("photo") == nil && body.files["photo"] == nil ? .success(nil) : .failure(Self.invalid("photo is not an image"))
         }
         guard bytes.count <= settings.photoMaxBytes else {
-            return .failure(Self.answer([("res", Res.tooLarge), ("error", "The photo is too large (at most \(settings.photoMaxBytes) bytes)")]))
+            return .failure(Self.answer(.refused(.tooLarge, "The photo is too large (at most \(settings.photoMaxBytes) bytes)")))
         }
         guard let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }), ImageStructure.isComplete(bytes, format: format) else {
             return .failure(Self.invalid("photo is not an image (PNG, JPEG, GIF or WebP)"))
@@ -165,7 +141,7 @@ package struct SignToLoginController: Sendable {
 
     private func rateLimited(_ error: GatehouseError) -> Response? {
         guard case .rateLimited(let seconds) = error.kind else { return nil }
-        var response = Self.answer([("res", Res.rateLimited), ("error", "Too many attempts; try again in \(seconds) s"), ("retry_after", seconds)])
+        var response = Self.answer(.init(res: .rateLimited, error: "Too many attempts; try again in \(seconds) s", retryAfter: seconds))
         response.headers[.retryAfter] = String(seconds)
         return response
     }
@@ -181,9 +157,9 @@ package struct SignToLoginController: Sendable {
         guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
         do {
             switch try await signatures.presence(email: email, deviceVersion: body.text("device_version"), appID: app.id, origin: origin(request, context)) {
-            case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
-            case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
-            case .enrolled: return Self.answer([("res", "0")])
+            case .unknown: return Self.answer(.refused(.signaturesIncompleteOrUnknownUser, "User does not exist"))
+            case .notEnrolled: return Self.answer(.refused(.notEnrolledForDevice, "Registration is required for this type of device"))
+            case .enrolled: return Self.answer(.init(res: .ok))
             }
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
@@ -230,22 +206,21 @@ package struct SignToLoginController: Sendable {
         do {
             switch try await signatures.register(registration, origin: origin(request, context)) {
             case .session(let token):
-                return Self.answer([("res", "0"), ("sessionid", token)])
+                return Self.answer(.init(res: .ok, sessionid: token))
             case .incomplete(let required, let exist, let model, let incorrect, let token):
                 // The spec's members, then the token that makes the kept signatures this client's.
-                return Self.answer([("res", "2"), ("error", "Not all signatures a valid"), ("count_required", required), ("count_exist", exist),
-                                    ("count_model", model), ("count_incorrect", incorrect), ("enrolment_token", token)])
+                return Self.answer(.init(res: .signaturesIncompleteOrUnknownUser, error: "Not all signatures a valid", countRequired: required,
+                                         countExist: exist, countModel: model, countIncorrect: incorrect, enrolmentToken: token))
             case .emailCodeSent:
-                return Self.answer([("res", Res.emailConfirmationRequired),
-                                    ("error", "Email confirmation required: enter the code sent to \(email) as email_code")])
+                return Self.answer(.refused(.emailConfirmationRequired, "Email confirmation required: enter the code sent to \(email) as email_code"))
             }
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
             switch error.code {
             case .invalidCode, .codeExpired, .codeAttemptsExhausted:
-                return Self.answer([("res", Res.invalidEmailCode), ("error", error.message.render(.en))])
+                return Self.answer(.refused(.invalidEmailCode, error.message.render(.en)))
             case .emailTaken:
-                return Self.answer([("res", Res.emailConfirmationRequired), ("error", "Email confirmation required: send the request again")])
+                return Self.answer(.refused(.emailConfirmationRequired, "Email confirmation required: send the request again"))
             default:
                 return Self.invalid(error.message.render(.en))
             }
@@ -276,13 +251,11 @@ package struct SignToLoginController: Sendable {
         do {
             switch try await signatures.authenticate(attempt, origin: origin(request, context)) {
             case .scored(let similarity, let id, let session):
-                var members: [(String, Any)] = [("res", "0"), ("similarity", similarity), ("signatureid", id)]
-                if let session { members.append(("sessionid", session)) }
-                return Self.answer(members)
-            case .unknown: return Self.answer([("res", "2"), ("error", "User does not exist")])
-            case .notEnrolled: return Self.answer([("res", "3"), ("error", "Registration is required for this type of device")])
+                return Self.answer(.init(res: .ok, similarity: (similarity * 100).rounded() / 100, signatureid: id, sessionid: session))
+            case .unknown: return Self.answer(.refused(.signaturesIncompleteOrUnknownUser, "User does not exist"))
+            case .notEnrolled: return Self.answer(.refused(.notEnrolledForDevice, "Registration is required for this type of device"))
             case .replayed:
-                return Self.answer([("res", Res.signatureReplayed), ("error", "Signature replayed: it copies a signature already sent; sign again")])
+                return Self.answer(.refused(.signatureReplayed, "Signature replayed: it copies a signature already sent; sign again"))
             }
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
@@ -327,13 +300,13 @@ package struct SignToLoginController: Sendable {
         let save = SignatureDocuments.Save(email: email, sessionToken: body.text("sessionid"), previousHash: previous, documentHash: documentHash,
                                            signatureIDs: ids, documentID: documentID, appID: app.id, threshold: signatures.threshold(of: app))
         switch try await documents.save(save) {
-        case .saved(let id): return Self.answer([("res", "0"), ("documentid", id)])
+        case .saved(let id): return Self.answer(.init(res: .ok, documentid: id))
         case .sessionRefused:
-            return Self.answer([("res", Res.sessionRequired), ("error", "A session of this user is required (sessionid): sign in again")])
+            return Self.answer(.refused(.sessionRequired, "A session of this user is required (sessionid): sign in again"))
         case .foreignSignature(let id):
             return Self.invalid("signature '\(id)' is not a signature of this user: an unused attempt through this app that passed its threshold")
         case .conflict:
-            return Self.answer([("res", Res.documentConflict), ("error", "Document has been saved from this version already: open it again")])
+            return Self.answer(.refused(.documentConflict, "Document has been saved from this version already: open it again"))
         }
     }
 
@@ -355,26 +328,27 @@ package struct SignToLoginController: Sendable {
             throw error
         }
         switch opened {
-        case .unknownUser: return Self.answer([("res", "2"), ("error", "User does not exist")])
-        case .notFound: return Self.answer([("res", Res.documentNotFound), ("error", "Document does not exist")])
-        case .current(let history): return Self.answer([("res", "0"), ("history", history.map(Self.entry))])
+        case .unknownUser: return Self.answer(.refused(.signaturesIncompleteOrUnknownUser, "User does not exist"))
+        case .notFound: return Self.answer(.refused(.documentNotFound, "Document does not exist"))
+        case .current(let history): return Self.answer(.init(res: .ok, history: history.map(Self.entry)))
         case .changed(let history):
-            return Self.answer([("res", "1"), ("error", "Document has been updated outside of the application"), ("history", history.map(Self.entry))])
+            return Self.answer(.init(res: .keyRefusedOrDocumentChanged, error: "Document has been updated outside of the application", history: history.map(Self.entry)))
         }
     }
 
-    /// One history entry on the wire.
-    package static func entry(_ entry: SignatureDocuments.Entry) -> [(String, Any?)] {
-        [("name", entry.signer), ("similarity", entry.similarity), ("warning", entry.lowMatch),
-         ("time", SignToLoginAPI.specTime(entry.signedAt, timeZone: TimeZone(identifier: "UTC")!)),
-         ("client_time", entry.clientTime), ("location", entry.location), ("country", entry.country), ("city", entry.city),
-         ("address", entry.address), ("photo", entry.photoURL), ("signatureid", entry.signatureID), ("document_hash", entry.documentHash)]
+    /// One history entry on the wire (similarity with two decimals, times the spec's way in UTC).
+    package static func entry(_ entry: SignatureDocuments.Entry) -> SignToLoginHistoryEntry {
+        SignToLoginHistoryEntry(
+            name: entry.signer, similarity: (entry.similarity * 100).rounded() / 100, warning: entry.lowMatch,
+            time: SignToLoginAPI.specTime(entry.signedAt, timeZone: TimeZone(identifier: "UTC")!), clientTime: entry.clientTime,
+            location: entry.location, country: entry.country, city: entry.city, address: entry.address, photo: entry.photoURL,
+            signatureID: entry.signatureID, documentHash: entry.documentHash)
     }
 
     @Sendable package func photo(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let id = context.parameters.get("id"), let bytes = try await documents.photo(signatureID: id.lowercased()),
               let format = ImageFormat.allCases.first(where: { $0.matches(bytes) }) else {
-            return JSONResponse.make(text: Self.json([("res", Res.documentNotFound), ("error", "No such photo")] as [(String, Any)]), status: .notFound)
+            return Self.answer(.refused(.documentNotFound, "No such photo"), status: .notFound)
         }
         return Response(status: .ok, headers: [
             .contentType: format.rawValue, .cacheControl: "private, max-age=3600", .init("X-Content-Type-Options")!: "nosniff",
