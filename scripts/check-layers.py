@@ -41,6 +41,18 @@ for target in description["targets"]:
                 match = re.match(r"^(?:@\w+ )*import (Gatehouse\w*)", line)
                 if match and match.group(1) not in ALLOWED[name] | SDK:
                     failures.append(f"{os.path.relpath(path, ROOT)} imports {match.group(1)}")
+# Data access (docs/architecture.md, "Data access"): a surface translates wire formats and calls services; it never
+# reaches a table, so it imports no database library and takes no database handle.
+surfaces = os.path.join(ROOT, "Server", "Sources", "GatehouseSurfaces")
+for directory, _, files in os.walk(surfaces):
+    for file in files:
+        if not file.endswith(".swift"):
+            continue
+        path = os.path.join(directory, file)
+        for number, line in enumerate(open(path, encoding="utf-8"), 1):
+            if re.match(r"^(?:@\w+ )*import (FluentKit|FluentSQL|SQLKit|FluentPostgresDriver|FluentSQLiteDriver)\b", line) \
+                    or re.search(r"\bdatabase\.(db|sql)\b|\.query\(on:", line):
+                failures.append(f"{os.path.relpath(path, ROOT)}:{number} reaches the database: {line.strip()[:80]}")
 if failures:
     sys.exit("layers broken:\n  " + "\n  ".join(failures))
 print(f"layers: {len(ALLOWED)} server targets import only what docs/architecture.md allows")

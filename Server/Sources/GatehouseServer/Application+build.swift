@@ -90,8 +90,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
-    WalletController(wallets: services.wallets, requests: services.moneyRequests, keys: services.idempotencyKeys, database: services.database,
-                     configuration: configuration).addRoutes(to: v1)
+    WalletController(wallets: services.wallets, requests: services.moneyRequests, configuration: configuration).addRoutes(to: v1)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
     SignToLoginController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {

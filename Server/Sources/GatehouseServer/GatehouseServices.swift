@@ -102,23 +102,32 @@ package final class GatehouseServices: Sendable {
         self.blobs = blobs
         let blobCollector = BlobCollector(store: blobs, database: database, grace: configuration.storage.collectorGrace, logger: logger)
         self.blobCollector = blobCollector
-        let core = AccountCore(
-            database: database, clock: clock, configuration: configuration,
-            hasher: PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool),
-            passwordRules: PasswordRules(policy: configuration.passwords),
-            sessions: sessions, verification: verification, outbox: outbox,
-            composer: MessageComposer(publicURL: configuration.publicURL),
-            secrets: secrets, rateLimiter: rateLimiter, blobs: blobs
+        let hasher = PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool)
+        let passwordRules = PasswordRules(policy: configuration.passwords)
+        let composer = MessageComposer(publicURL: configuration.publicURL)
+        let rules = AccountRules(
+            database: database, clock: clock, configuration: configuration, hasher: hasher, sessions: sessions,
+            verification: verification, outbox: outbox, composer: composer, secrets: secrets, rateLimiter: rateLimiter
         )
-        self.signup = SignupService(core: core)
-        self.login = LoginService(core: core)
-        self.recovery = RecoveryService(core: core)
-        self.profile = ProfileService(core: core)
-        self.email = EmailService(core: core)
-        self.avatars = AvatarService(core: core)
-        self.apps = AppsService(core: core)
-        self.signatures = SignatureService(core: core)
-        self.documents = SignatureDocuments(core: core, signatures: signatures)
+        // Each service is given the account rules it applies and only the other dependencies it uses.
+        self.signup = SignupService(rules: rules, database: database, clock: clock, configuration: configuration, hasher: hasher,
+                                    passwordRules: passwordRules, sessions: sessions, verification: verification, outbox: outbox,
+                                    composer: composer, secrets: secrets)
+        self.login = LoginService(rules: rules, database: database, clock: clock, configuration: configuration, hasher: hasher,
+                                  passwordRules: passwordRules, sessions: sessions, rateLimiter: rateLimiter)
+        self.recovery = RecoveryService(rules: rules, configuration: configuration, hasher: hasher, passwordRules: passwordRules,
+                                        verification: verification, composer: composer, secrets: secrets)
+        self.profile = ProfileService(rules: rules, database: database, clock: clock, configuration: configuration, sessions: sessions,
+                                      verification: verification, outbox: outbox, composer: composer)
+        self.email = EmailService(rules: rules, database: database, clock: clock, configuration: configuration,
+                                  verification: verification, outbox: outbox, composer: composer, secrets: secrets)
+        self.avatars = AvatarService(rules: rules, database: database, clock: clock, configuration: configuration, blobs: blobs)
+        self.apps = AppsService(database: database, clock: clock, configuration: configuration, secrets: secrets, blobs: blobs)
+        self.signatures = SignatureService(rules: rules, database: database, clock: clock, configuration: configuration, hasher: hasher,
+                                           sessions: sessions, verification: verification, composer: composer, secrets: secrets,
+                                           rateLimiter: rateLimiter, blobs: blobs)
+        self.documents = SignatureDocuments(database: database, clock: clock, configuration: configuration, sessions: sessions,
+                                            blobs: blobs, signatures: signatures)
 
         let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention)
         let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)

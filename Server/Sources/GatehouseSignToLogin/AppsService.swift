@@ -42,8 +42,14 @@ package struct AppRecord: Sendable, Equatable {
 /// account (`/v1/apps`, the console) or by an operator (`gatehouse apps`). A key is 256 random
 /// bits, shown once, stored as its SHA-256 (like session tokens), rotatable; a disabled app's key
 /// is refused like an unknown one.
-package struct AppsService: AccountConcept {
-    package let core: AccountCore
+package struct AppsService: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let configuration: GatehouseConfiguration
+    package let secrets: Secrets
+    package let blobs: any BlobStore
+    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package var store: AccountStore { AccountStore(database: database) }
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
 
@@ -247,7 +253,11 @@ package struct AppsService: AccountConcept {
         }
     }
 
-    package init(core: AccountCore) {
-        self.core = core
+    package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, secrets: Secrets, blobs: any BlobStore) {
+        self.database = database
+        self.clock = clock
+        self.configuration = configuration
+        self.secrets = secrets
+        self.blobs = blobs
     }
 }

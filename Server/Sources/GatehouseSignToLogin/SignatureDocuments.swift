@@ -1,14 +1,20 @@
 import FluentKit
 import Foundation
 import GatehouseAccounts
+import GatehouseFoundation
 import GatehousePlatform
 import SQLKit
 
 /// The registry of signed documents (the spec's `/savedocument/` and `/opendocument/`): a
 /// document is a chain of versions, each known by the hash the app computed of the saved PDF;
 /// a save names the hash it started from, and extends the chain whose newest version has it.
-package struct SignatureDocuments: AccountConcept {
-    package let core: AccountCore
+package struct SignatureDocuments: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let configuration: GatehouseConfiguration
+    package let sessions: SessionService
+    package let blobs: any BlobStore
+    package var limits: GatehouseConfiguration.Limits { configuration.limits }
     package let signatures: SignatureService
 
     private var sql: any SQLDatabase { database.sql }
@@ -236,8 +242,12 @@ package struct SignatureDocuments: AccountConcept {
         return try await blobs.get(key)
     }
 
-    package init(core: AccountCore, signatures: SignatureService) {
-        self.core = core
+    package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, sessions: SessionService, blobs: any BlobStore, signatures: SignatureService) {
+        self.database = database
+        self.clock = clock
+        self.configuration = configuration
+        self.sessions = sessions
+        self.blobs = blobs
         self.signatures = signatures
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 import GatehouseVerifier
 import NIOPosix
 import SQLKit
@@ -11,8 +12,20 @@ import SQLKit
 /// "Sign To Login"): who is enrolled from which type of device and for which app, enrolment (every
 /// address proven by an email code first), and authentication attempts (budgeted, replays refused)
 /// kept for the history.
-package struct SignatureService: AccountConcept {
-    package let core: AccountCore
+package struct SignatureService: Sendable {
+    package let rules: AccountRules
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let configuration: GatehouseConfiguration
+    package let hasher: PasswordHasher
+    package let sessions: SessionService
+    package let verification: VerificationService
+    package let composer: MessageComposer
+    package let secrets: Secrets
+    package let rateLimiter: RateLimiter
+    package let blobs: any BlobStore
+    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package var store: AccountStore { AccountStore(database: database) }
     package var verifier = SignatureVerifier()
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
@@ -151,7 +164,7 @@ package struct SignatureService: AccountConcept {
         let device = DeviceClass(deviceVersion: r.deviceVersion)
         let owner = try await account(email: r.email)
         guard let code = r.emailCode else {
-            _ = try await issueCode(.signatureEnrolment, to: .email(r.email), accountID: owner?.id, origin: origin) { code in
+            _ = try await rules.issueCode(.signatureEnrolment, to: .email(r.email), accountID: owner?.id, origin: origin) { code in
                 composer.code(.signup, to: r.email, channel: .email, code: code, ttl: limits.codeTTL, language: origin.language)
             }
             return .emailCodeSent
@@ -209,7 +222,7 @@ package struct SignatureService: AccountConcept {
                 let sql = tx as! any SQLDatabase
                 try await verification.consume(proof, on: tx)
                 if let createdRow {
-                    try await dropUnverifiedClaim(on: .email(r.email), on: tx)
+                    try await rules.dropUnverifiedClaim(on: .email(r.email), on: tx)
                     try await createdRow.create(on: tx)
                 }
                 let id = account.id!
@@ -392,7 +405,17 @@ package struct SignatureService: AccountConcept {
         return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
     }
 
-    package init(core: AccountCore) {
-        self.core = core
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, sessions: SessionService, verification: VerificationService, composer: MessageComposer, secrets: Secrets, rateLimiter: RateLimiter, blobs: any BlobStore) {
+        self.rules = rules
+        self.database = database
+        self.clock = clock
+        self.configuration = configuration
+        self.hasher = hasher
+        self.sessions = sessions
+        self.verification = verification
+        self.composer = composer
+        self.secrets = secrets
+        self.rateLimiter = rateLimiter
+        self.blobs = blobs
     }
 }

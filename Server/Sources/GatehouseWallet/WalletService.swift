@@ -14,6 +14,12 @@ package struct WalletService: WalletConcept {
     /// Group commit for transfers (nil: every transfer on its own, the batcher's own fallback).
     package let batcher: TransferBatcher?
 
+    /// Remembers a refusal as the answer to its Idempotency-Key, so a retry of the same intent gets
+    /// the same problem document; answers the one stored first when a concurrent retry won.
+    package func rememberRefusal(_ call: IdempotentCall, _ answer: StoredAnswer) async throws -> StoredAnswer? {
+        try await core.keys.remember(call, answer, on: core.database.db)
+    }
+
     package init(core: WalletCore, batched: Bool = true) {
         self.core = core
         self.batcher = batched && core.settings.transfersPerCommit > 1 ? TransferBatcher(core: core) : nil

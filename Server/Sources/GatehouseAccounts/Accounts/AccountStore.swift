@@ -9,6 +9,10 @@ import GatehouseFoundation
 package struct AccountStore: Sendable {
     package let database: DatabaseProvider
 
+    package init(database: DatabaseProvider) {
+        self.database = database
+    }
+
     package func row(id: UUID, on db: (any Database)? = nil) async throws -> AccountModel? {
         try await AccountModel.find(id, on: db ?? database.db)
     }

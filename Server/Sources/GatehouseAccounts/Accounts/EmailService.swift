@@ -4,15 +4,24 @@ import GatehouseAPI
 import GatehouseFoundation
 
 /// The email address: confirmation links (the phone spec) and changes with a code (`/v1`).
-package struct EmailService: AccountConcept {
-    package let core: AccountCore
+package struct EmailService: Sendable {
+    package let rules: AccountRules
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let configuration: GatehouseConfiguration
+    package let verification: VerificationService
+    package let outbox: Outbox
+    package let composer: MessageComposer
+    package let secrets: Secrets
+    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package var store: AccountStore { AccountStore(database: database) }
 
     // MARK: Email confirmation
 
     /// Sends a confirmation link to the account's displayed address.
     @discardableResult
     package func sendEmailConfirmation(accountID: UUID, origin: RequestOrigin) async throws -> VerificationService.Issued {
-        let account = try await accountRow(id: accountID)
+        let account = try await rules.accountRow(id: accountID)
         guard let email = account.displayedEmail else { throw GatehouseError.invalid(.noEmail, "error.noEmail") }
         if account.isEmailConfirmed { throw GatehouseError.invalid(.emailAlreadyConfirmed, "error.emailAlreadyConfirmed") }
         let token = secrets.token()
@@ -101,14 +110,14 @@ package struct EmailService: AccountConcept {
     /// Starts an email change: the new address is pending and gets a code; the address in use
     /// stays in use (display, login, recovery) until then, and is told. Needs the current password.
     package func requestEmailChange(accountID: UUID, email raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
-        let email = try normalizeEmail(raw)
-        let account = try await accountRow(id: accountID)
+        let email = try rules.normalizeEmail(raw)
+        let account = try await rules.accountRow(id: accountID)
         if email == account.email { throw GatehouseError.invalid(.emailUnchanged, "error.emailUnchanged").on(field: "email") }
-        try await requireCurrentPassword(currentPassword, of: account)
-        if try await accountByDestination(.email(email)) != nil {
+        try await rules.requireCurrentPassword(currentPassword, of: account)
+        if try await rules.accountByDestination(.email(email)) != nil {
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken").on(field: "email")
         }
-        let result = try await issueCode(.emailChange, to: .email(email), accountID: accountID, origin: origin) { code in
+        let result = try await rules.issueCode(.emailChange, to: .email(email), accountID: accountID, origin: origin) { code in
             composer.code(.emailChange, to: email, channel: .email, code: code, ttl: limits.codeTTL, language: account.language)
         }
         let notice: OutgoingMessage? = if let old = account.email, account.emailConfirmedAt != nil, account.pendingEmail != email {
@@ -129,7 +138,7 @@ package struct EmailService: AccountConcept {
     /// Confirms the pending address with its code: it becomes the account's confirmed address,
     /// an unconfirmed claim on it elsewhere is dropped, and every other session ends.
     package func verifyEmailChange(accountID: UUID, sessionID: UUID?, code: String) async throws -> AccountSnapshot {
-        let account = try await accountRow(id: accountID)
+        let account = try await rules.accountRow(id: accountID)
         guard let pending = account.pendingEmail else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
         let row = try await verification.check(code: code, purpose: .emailChange, destination: pending)
         guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
@@ -138,12 +147,12 @@ package struct EmailService: AccountConcept {
         account.pendingEmail = nil
         account.emailConfirmedAt = now
         account.updatedAt = now
-        try await spend(row, saving: account, claiming: .email(pending), keepingSession: sessionID, conflict: .conflict(.emailTaken, "error.emailTaken"))
+        try await rules.spend(row, saving: account, claiming: .email(pending), keepingSession: sessionID, conflict: .conflict(.emailTaken, "error.emailTaken"))
         return account.snapshot
     }
 
     package func cancelEmailChange(accountID: UUID) async throws -> AccountSnapshot {
-        let account = try await accountRow(id: accountID)
+        let account = try await rules.accountRow(id: accountID)
         guard account.pendingEmail != nil else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
         account.pendingEmail = nil
         account.updatedAt = clock.now()
@@ -151,7 +160,14 @@ package struct EmailService: AccountConcept {
         return account.snapshot
     }
 
-    package init(core: AccountCore) {
-        self.core = core
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets) {
+        self.rules = rules
+        self.database = database
+        self.clock = clock
+        self.configuration = configuration
+        self.verification = verification
+        self.outbox = outbox
+        self.composer = composer
+        self.secrets = secrets
     }
 }

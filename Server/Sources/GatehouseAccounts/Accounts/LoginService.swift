@@ -4,8 +4,16 @@ import GatehouseAPI
 import GatehouseFoundation
 
 /// Credentials: password login (with a pending temporary password), password change.
-package struct LoginService: AccountConcept {
-    package let core: AccountCore
+package struct LoginService: Sendable {
+    package let rules: AccountRules
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let configuration: GatehouseConfiguration
+    package let hasher: PasswordHasher
+    package let passwordRules: PasswordRules
+    package let sessions: SessionService
+    package let rateLimiter: RateLimiter
+    package var limits: GatehouseConfiguration.Limits { configuration.limits }
 
     // MARK: Login
 
@@ -21,7 +29,7 @@ package struct LoginService: AccountConcept {
         // `.emailOnly` means an email address: "@tag" (and "@+7912...") contains an "@" too, and
         // `findAccount` would look it up as a login name or a phone number.
         let acceptable = kinds == .any || EmailAddress.normalize(identifier) != nil
-        let account = acceptable ? try await findAccount(identifier: identifier) : nil
+        let account = acceptable ? try await rules.findAccount(identifier: identifier) : nil
         let accountKey = account?.id?.uuidString ?? "id:" + identifier.lowercased().prefix(100)
         try await rateLimiter.hit("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
         do {
@@ -70,13 +78,13 @@ package struct LoginService: AccountConcept {
             .filter(\.$consumedAt == nil)
             .filter(\.$expiresAt > now)
             .all()
-        let offered = temporaryPasswordHash(password, accountID: accountID)
+        let offered = rules.temporaryPasswordHash(password, accountID: accountID)
         guard let match = candidates.first(where: { Secrets.constantTimeEquals(offered, $0.secretHash) }) else { return nil }
         let hash = try await hasher.hash(password)
-        let phoneNotice = match.destination.contains("@") ? unverifyPhoneAfterEmailRecovery(account) : nil
+        let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
         // It becomes the password: every other temporary password and reset code dies, every
         // other session ends.
-        return try await setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
+        return try await rules.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
                                      tellOwner: false, openingSessionFor: origin)
     }
 
@@ -87,18 +95,30 @@ package struct LoginService: AccountConcept {
     /// same failure budget as logins, so a stolen token cannot be used to guess it.
     /// `current` nil or empty: `current_password_required`.
     package func changePassword(accountID: UUID, sessionID: UUID, current: String?, new: String, origin: RequestOrigin) async throws {
-        let account = try await accountRow(id: accountID)
-        try await requireCurrentPassword(current, of: account)
+        let account = try await rules.accountRow(id: accountID)
+        try await rules.requireCurrentPassword(current, of: account)
         do {
             try passwordRules.validate(new)
         } catch let error as GatehouseError {
             throw error.on(field: "newPassword")
         }
         let hash = try await hasher.hash(new)
-        try await setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID)
+        try await rules.setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID)
     }
 
-    package init(core: AccountCore) {
-        self.core = core
+    /// The account a session was opened for, as surfaces show it.
+    package func account(id: UUID) async throws -> AccountSnapshot {
+        try await rules.account(id: id)
+    }
+
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, rateLimiter: RateLimiter) {
+        self.rules = rules
+        self.database = database
+        self.clock = clock
+        self.configuration = configuration
+        self.hasher = hasher
+        self.passwordRules = passwordRules
+        self.sessions = sessions
+        self.rateLimiter = rateLimiter
     }
 }

@@ -4,8 +4,17 @@ import GatehouseAPI
 import GatehouseFoundation
 
 /// The profile: names, birthday, tag, locale, the phone spec's combined change, attaching a phone.
-package struct ProfileService: AccountConcept {
-    package let core: AccountCore
+package struct ProfileService: Sendable {
+    package let rules: AccountRules
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let configuration: GatehouseConfiguration
+    package let sessions: SessionService
+    package let verification: VerificationService
+    package let outbox: Outbox
+    package let composer: MessageComposer
+    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package var store: AccountStore { AccountStore(database: database) }
 
     // MARK: Profile
 
@@ -43,18 +52,18 @@ package struct ProfileService: AccountConcept {
 
     /// `sessionID`: the session asking, which stays open when an email change ends the others.
     package func updateProfile(accountID: UUID, sessionID: UUID?, change: ProfileChange, origin: RequestOrigin) async throws -> AccountSnapshot {
-        let account = try await accountRow(id: accountID)
-        let emailChanges = try change.email.map { try normalizeEmail($0) != account.displayedEmail } ?? false
+        let account = try await rules.accountRow(id: accountID)
+        let emailChanges = try change.email.map { try rules.normalizeEmail($0) != account.displayedEmail } ?? false
         if emailChanges {
             // The phone-first spec's "wrong email" screen sends no password: right after a login
             // (the flow it is part of), a session that has no confirmed email to lose may fix
             // the address without one. Anything else needs the current password.
             let recentLogin = try await sessions.openedAt(sessionID: sessionID).map { clock.now().timeIntervalSince($0) <= limits.recentLoginWindow } ?? false
             if change.currentPassword != nil || account.emailConfirmedAt != nil || !recentLogin {
-                try await requireCurrentPassword(change.currentPassword, of: account)
+                try await rules.requireCurrentPassword(change.currentPassword, of: account)
             }
         }
-        if let phone = change.phone, try normalizePhone(phone) != account.phone {
+        if let phone = change.phone, try rules.normalizePhone(phone) != account.phone {
             throw GatehouseError.invalid(.phoneChangeNotAllowed, "error.phoneChange")
         }
         let now = clock.now()
@@ -63,20 +72,20 @@ package struct ProfileService: AccountConcept {
         if let v = change.middleName { account.middleName = v }
         if let v = change.birthday { account.birthday = v }
         if let v = change.fcmToken { account.fcmToken = v }
-        if let v = change.locale { account.locale = try v.map(validateLocale) }
+        if let v = change.locale { account.locale = try v.map(rules.validateLocale) }
         var newTag: String?
         if let v = change.tag {
             guard let raw = v else { throw GatehouseError.invalid(.invalidParameter, "error.tagRequired").on(field: "tag") }
-            let tag = try validateTag(raw)
+            let tag = try rules.validateTag(raw)
             if tag != account.usernameKey {
-                if try await isTagTaken(tag, except: accountID) { throw Self.tagTaken }
+                if try await rules.isTagTaken(tag, except: accountID) { throw AccountRules.tagTaken }
                 account.username = tag
                 account.usernameKey = tag
                 newTag = tag
             }
         }
         let notice: OutgoingMessage? = if let raw = change.email {
-            try await applyEmailChange(account, to: normalizeEmail(raw))
+            try await applyEmailChange(account, to: rules.normalizeEmail(raw))
         } else {
             nil
         }
@@ -88,8 +97,8 @@ package struct ProfileService: AccountConcept {
                 if emailChanges { try await sessions.revokeAll(accountID: accountID, keeping: sessionID, on: tx) }
             }
         } catch where error.isConstraintViolation {
-            if let newTag, try await isTagTaken(newTag, except: accountID) {
-                throw Self.tagTaken
+            if let newTag, try await rules.isTagTaken(newTag, except: accountID) {
+                throw AccountRules.tagTaken
             }
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
         }
@@ -124,16 +133,16 @@ package struct ProfileService: AccountConcept {
     /// Sends an SMS code to attach a phone to an existing account (the wallet spec's "add phone").
     /// Needs the current password: the phone becomes a way into the account.
     package func requestPhoneVerification(accountID: UUID, phone raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
-        let phone = try normalizePhone(raw)
-        let account = try await accountRow(id: accountID)
+        let phone = try rules.normalizePhone(raw)
+        let account = try await rules.accountRow(id: accountID)
         if account.phone == phone, account.phoneVerifiedAt != nil {
             throw GatehouseError.invalid(.phoneAlreadyVerified, "error.phoneAlreadyVerified").on(field: "phone")
         }
-        try await requireCurrentPassword(currentPassword, of: account)
-        if let holder = try await accountByDestination(.phone(phone)), holder.id != accountID {
+        try await rules.requireCurrentPassword(currentPassword, of: account)
+        if let holder = try await rules.accountByDestination(.phone(phone)), holder.id != accountID {
             throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone")
         }
-        return try await issueCode(.phoneVerification, to: .phone(phone), accountID: accountID, origin: origin) { code in
+        return try await rules.issueCode(.phoneVerification, to: .phone(phone), accountID: accountID, origin: origin) { code in
             composer.code(.signup, to: phone, channel: .sms, code: code, ttl: limits.codeTTL, language: account.language)
         }
     }
@@ -141,8 +150,8 @@ package struct ProfileService: AccountConcept {
     /// Attaches the phone the code proves. The phone it replaces, if it was verified, is told;
     /// every other session ends.
     package func verifyPhone(accountID: UUID, sessionID: UUID?, phone raw: String, code: String) async throws -> AccountSnapshot {
-        let phone = try normalizePhone(raw)
-        let account = try await accountRow(id: accountID)
+        let phone = try rules.normalizePhone(raw)
+        let account = try await rules.accountRow(id: accountID)
         let row = try await verification.check(code: code, purpose: .phoneVerification, destination: phone)
         guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
         let notice: OutgoingMessage? = if let old = account.phone, old != phone, account.phoneVerifiedAt != nil {
@@ -154,12 +163,19 @@ package struct ProfileService: AccountConcept {
         account.phone = phone
         account.phoneVerifiedAt = now
         account.updatedAt = now
-        try await spend(row, saving: account, claiming: .phone(phone), keepingSession: sessionID, notice: notice,
+        try await rules.spend(row, saving: account, claiming: .phone(phone), keepingSession: sessionID, notice: notice,
                         conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"))
         return account.snapshot
     }
 
-    package init(core: AccountCore) {
-        self.core = core
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer) {
+        self.rules = rules
+        self.database = database
+        self.clock = clock
+        self.configuration = configuration
+        self.sessions = sessions
+        self.verification = verification
+        self.outbox = outbox
+        self.composer = composer
     }
 }

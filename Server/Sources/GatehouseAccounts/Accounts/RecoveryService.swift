@@ -4,8 +4,15 @@ import GatehouseAPI
 import GatehouseFoundation
 
 /// Password recovery: a temporary password (the phone spec) or a code (`/v1`).
-package struct RecoveryService: AccountConcept {
-    package let core: AccountCore
+package struct RecoveryService: Sendable {
+    package let rules: AccountRules
+    package let configuration: GatehouseConfiguration
+    package let hasher: PasswordHasher
+    package let passwordRules: PasswordRules
+    package let verification: VerificationService
+    package let composer: MessageComposer
+    package let secrets: Secrets
+    package var limits: GatehouseConfiguration.Limits { configuration.limits }
 
     // MARK: Password recovery with a code
 
@@ -13,13 +20,13 @@ package struct RecoveryService: AccountConcept {
     /// account, an unconfirmed address) is sent nothing but answers the same and costs the same
     /// budgets, so the form cannot tell who has an account.
     package func requestRecoveryCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
-        let account = try await accountByDestination(destination)
+        let account = try await rules.accountByDestination(destination)
         let verified: Bool = switch destination {
         case .email: account?.emailConfirmedAt != nil
         case .phone: account?.phoneVerifiedAt != nil
         }
         let live = verified ? account : nil
-        return try await issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
+        return try await rules.issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
             live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) }
         }
     }
@@ -30,10 +37,10 @@ package struct RecoveryService: AccountConcept {
         try passwordRules.validate(newPassword)
         let row = try await verification.check(code: code, purpose: .passwordReset, destination: destination.value)
         guard let accountID = row.accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
-        let account = try await accountRow(id: accountID)
+        let account = try await rules.accountRow(id: accountID)
         let hash = try await hasher.hash(newPassword)
-        let phoneNotice: OutgoingMessage? = if case .email = destination { unverifyPhoneAfterEmailRecovery(account) } else { nil }
-        try await setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice)
+        let phoneNotice: OutgoingMessage? = if case .email = destination { rules.unverifyPhoneAfterEmailRecovery(account) } else { nil }
+        try await rules.setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice)
     }
 
 
@@ -47,7 +54,7 @@ package struct RecoveryService: AccountConcept {
     /// (`account_not_found`), so that answer costs the same budgets as a real restore: a decoy
     /// secret is recorded for the identifier.
     package func restorePassword(identifier: String, channel: RecoveryChannel, origin: RequestOrigin) async throws {
-        guard let account = try await findAccount(identifier: identifier), let accountID = account.id else {
+        guard let account = try await rules.findAccount(identifier: identifier), let accountID = account.id else {
             let key = "restore:" + LoginName.key(identifier).prefix(100)
             try await verification.issue(.init(
                 purpose: .temporaryPassword, destination: key, accountID: nil, secretHash: Secrets.sha256Hex(secrets.token()),
@@ -72,14 +79,25 @@ package struct RecoveryService: AccountConcept {
         let password = passwordRules.generate()
         try await verification.issue(.init(
             purpose: .temporaryPassword, destination: destination, accountID: accountID,
-            secretHash: temporaryPasswordHash(password, accountID: accountID), ttl: limits.temporaryPasswordTTL,
+            secretHash: rules.temporaryPasswordHash(password, accountID: accountID), ttl: limits.temporaryPasswordTTL,
             message: composer.temporaryPassword(kind: kind, to: destination, password: password, ttl: limits.temporaryPasswordTTL, language: account.language),
             ip: origin.ip,
             supersedeAcrossDestinations: true
         ))
     }
 
-    package init(core: AccountCore) {
-        self.core = core
+    /// Exactly one of an email or a phone, read by the account rules (400 otherwise).
+    package func destination(email: String?, phone: String?) throws -> Destination {
+        try rules.destination(email: email, phone: phone)
+    }
+
+    package init(rules: AccountRules, configuration: GatehouseConfiguration, hasher: PasswordHasher, passwordRules: PasswordRules, verification: VerificationService, composer: MessageComposer, secrets: Secrets) {
+        self.rules = rules
+        self.configuration = configuration
+        self.hasher = hasher
+        self.passwordRules = passwordRules
+        self.verification = verification
+        self.composer = composer
+        self.secrets = secrets
     }
 }

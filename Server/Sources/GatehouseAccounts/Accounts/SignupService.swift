@@ -5,8 +5,20 @@ import GatehouseFoundation
 
 /// Sign-up: a code to an email or a phone, then the account (the `/v1` flow with a session, the
 /// phone spec's flow with a generated password).
-package struct SignupService: AccountConcept {
-    package let core: AccountCore
+package struct SignupService: Sendable {
+    package let rules: AccountRules
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let configuration: GatehouseConfiguration
+    package let hasher: PasswordHasher
+    package let passwordRules: PasswordRules
+    package let sessions: SessionService
+    package let verification: VerificationService
+    package let outbox: Outbox
+    package let composer: MessageComposer
+    package let secrets: Secrets
+    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package var store: AccountStore { AccountStore(database: database) }
 
     // MARK: Phone sign-up
 
@@ -15,8 +27,8 @@ package struct SignupService: AccountConcept {
     /// The open answer costs what a code costs (cooldown, daily and per-client budgets, recorded
     /// as a decoy nobody is sent), so the form cannot be used to test phones in bulk.
     package func requestPhoneSignupCode(phone raw: String, origin: RequestOrigin) async throws -> CodeIssued {
-        let phone = try normalizePhone(raw)
-        if try await accountByDestination(.phone(phone)) != nil {
+        let phone = try rules.normalizePhone(raw)
+        if try await rules.accountByDestination(.phone(phone)) != nil {
             try await verification.issue(.init(
                 purpose: .phoneSignup, destination: phone, accountID: nil, secretHash: Secrets.sha256Hex(secrets.token()),
                 ttl: limits.codeTTL, message: nil, ip: origin.ip
@@ -60,9 +72,9 @@ package struct SignupService: AccountConcept {
     /// is checked before the code, so a typo does not burn an attempt; whether the login or email is
     /// taken only after the code, so the form cannot be used to test addresses without one.
     package func registerWithPhone(_ input: PhoneRegistration, origin: RequestOrigin) async throws -> Registered {
-        let phone = try normalizePhone(input.phone)
+        let phone = try rules.normalizePhone(input.phone)
         let login = try input.login.map(LoginName.validate)
-        let email = try input.email.map(normalizeEmail)
+        let email = try input.email.map(rules.normalizeEmail)
         if let given = input.password { try passwordRules.validate(given) }
         let created = try await create(NewAccount(
             destination: .phone(phone), code: input.code, password: input.password, name: login,
@@ -104,8 +116,8 @@ package struct SignupService: AccountConcept {
     /// sign-up is the same conflict as one taken before.
     package func create(_ new: NewAccount) async throws -> (account: AccountSnapshot, session: IssuedSession?, generatedPassword: String?) {
         if new.nameCheckedBeforeCode, let name = new.name, try await store.isNameTaken(LoginName.key(name)) { throw new.nameTaken }
-        let codeRow = try await verification.check(code: new.code, purpose: signupPurpose(new.destination), destination: new.destination.value)
-        if try await accountByDestination(new.destination) != nil {
+        let codeRow = try await verification.check(code: new.code, purpose: rules.signupPurpose(new.destination), destination: new.destination.value)
+        if try await rules.accountByDestination(new.destination) != nil {
             switch new.destination {
             case .phone: throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
             case .email: throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
@@ -136,7 +148,7 @@ package struct SignupService: AccountConcept {
         do {
             let session = try await database.db.transaction { tx -> IssuedSession? in
                 try await verification.consume(codeRow, on: tx)
-                try await dropUnverifiedClaim(on: new.destination, on: tx)
+                try await rules.dropUnverifiedClaim(on: new.destination, on: tx)
                 try await account.create(on: tx)
                 guard let opening = new.session else { return nil }
                 return try await sessions.create(accountID: account.id!, device: opening.device, ip: opening.ip, on: tx)
@@ -167,8 +179,8 @@ package struct SignupService: AccountConcept {
     /// An unconfirmed claim on the address does not make it taken: the sign-up will take it over.
     /// The notice to an existing account goes out in the account owner's language, not the asker's.
     package func requestSignupCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
-        let owner = try await accountByDestination(destination)
-        return try await issueCode(signupPurpose(destination), to: destination, accountID: nil, origin: origin) { code in
+        let owner = try await rules.accountByDestination(destination)
+        return try await rules.issueCode(rules.signupPurpose(destination), to: destination, accountID: nil, origin: origin) { code in
             if let owner {
                 composer.accountExists(to: destination.value, channel: destination.channel, language: owner.language)
             } else {
@@ -205,18 +217,39 @@ package struct SignupService: AccountConcept {
     /// The form is checked before the code, so a typo does not burn an attempt.
     package func signup(_ input: CodeSignup, origin: RequestOrigin) async throws -> (AccountSnapshot, IssuedSession) {
         try passwordRules.validate(input.password)
-        let tag = try input.tag.map(validateTag)
-        let locale = try input.locale.map(validateLocale)
+        let tag = try input.tag.map(rules.validateTag)
+        let locale = try input.locale.map(rules.validateLocale)
         let created = try await create(NewAccount(
             destination: input.destination, code: input.code, password: input.password, name: tag,
-            nameTaken: Self.tagTaken, nameCheckedBeforeCode: true, email: nil,
+            nameTaken: AccountRules.tagTaken, nameCheckedBeforeCode: true, email: nil,
             firstName: input.firstName, lastName: input.lastName, middleName: nil, birthday: input.birthday,
             locale: locale ?? origin.language.rawValue, session: (input.device ?? origin.device, origin.ip)
         ))
         return (created.account, created.session!)
     }
 
-    package init(core: AccountCore) {
-        self.core = core
+    /// Exactly one of an email or a phone, read by the account rules (400 otherwise).
+    package func destination(email: String?, phone: String?) throws -> Destination {
+        try rules.destination(email: email, phone: phone)
+    }
+
+    /// A tag as it would be stored, and whether nobody has it yet (`invalid_tag` when it breaks the rule).
+    package func tagAvailability(_ raw: String) async throws -> (tag: String, available: Bool) {
+        let tag = try rules.validateTag(raw)
+        return (tag, try await !rules.isTagTaken(tag))
+    }
+
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets) {
+        self.rules = rules
+        self.database = database
+        self.clock = clock
+        self.configuration = configuration
+        self.hasher = hasher
+        self.passwordRules = passwordRules
+        self.sessions = sessions
+        self.verification = verification
+        self.outbox = outbox
+        self.composer = composer
+        self.secrets = secrets
     }
 }

@@ -85,6 +85,11 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
         EventLoopTaskExecutor(eventLoopGroup.next())
     }
 
+    /// Whether the database answers (`SELECT 1`): readiness for a load balancer.
+    package func ping() async throws {
+        try await sql.raw("SELECT 1").run()
+    }
+
     /// One statement as written (schema set-up in tests and tools).
     package func run(statement: String) async throws {
         try await sql.raw(SQLQueryString(statement)).run()

@@ -24,7 +24,7 @@ package struct HealthController: Sendable {
         router.route(Self.health) { _, _ -> Response in
             // Ready only when the database answers: a load balancer should not send traffic otherwise.
             do {
-                try await database.sql.raw("SELECT 1").run()
+                try await database.ping()
                 return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok")))
             } catch {
                 return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "database unavailable")))

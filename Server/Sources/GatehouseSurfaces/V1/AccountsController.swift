@@ -79,8 +79,8 @@ package struct AccountsController: Sendable {
     }
 
     @Sendable package func tag(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> TagAvailability {
-        let tag = try signup.validateTag(context.parameters.get("tag") ?? "")
-        return TagAvailability(tag: tag, available: try await !signup.isTagTaken(tag))
+        let (tag, available) = try await signup.tagAvailability(context.parameters.get("tag") ?? "")
+        return TagAvailability(tag: tag, available: available)
     }
 
     // MARK: Recovery

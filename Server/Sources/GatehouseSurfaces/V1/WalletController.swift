@@ -14,8 +14,6 @@ import NIOCore
 package struct WalletController: Sendable {
     package let wallets: WalletService
     package let requests: MoneyRequestsService
-    package let keys: IdempotencyKeys
-    package let database: DatabaseProvider
     package let configuration: GatehouseConfiguration
 
     private var limits: GatehouseConfiguration.Limits { configuration.limits }
@@ -130,7 +128,7 @@ package struct WalletController: Sendable {
             }
         } catch let refusal as IdempotentRefusal {
             let (status, headers, body) = ProblemMiddleware.rendered(refusal.error, request: request)
-            if let first = try await keys.remember(call, StoredAnswer(status: status.code, body: body), on: database.db) {
+            if let first = try await wallets.rememberRefusal(call, StoredAnswer(status: status.code, body: body)) {
                 return Self.replay(first)
             }
             return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
@@ -149,11 +147,9 @@ package struct WalletController: Sendable {
         request.uri.queryParameters.get(name).flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    package init(wallets: WalletService, requests: MoneyRequestsService, keys: IdempotencyKeys, database: DatabaseProvider, configuration: GatehouseConfiguration) {
+    package init(wallets: WalletService, requests: MoneyRequestsService, configuration: GatehouseConfiguration) {
         self.wallets = wallets
         self.requests = requests
-        self.keys = keys
-        self.database = database
         self.configuration = configuration
     }
 }

@@ -17,59 +17,37 @@ package struct RequestOrigin: Sendable {
     }
 }
 
-/// What every account service stands on: the dependencies they share. Each concept is its own
-/// service (`SignupService`, `LoginService`, `RecoveryService`, `ProfileService`, `EmailService`,
-/// `AvatarService`), and a surface is given only the ones it uses; the rules they share
-/// (identifiers, codes, claims, passwords) are in `AccountConcept`, below.
-package struct AccountCore: Sendable {
+/// The rules the account services share — identifiers, codes, claims, tags, passwords — and
+/// what they need to apply them. Each concept is its own service (`SignupService`, `LoginService`,
+/// `RecoveryService`, `ProfileService`, `EmailService`, `AvatarService`, and Sign To Login's
+/// enrolment), given these rules and only the other dependencies it uses.
+package struct AccountRules: Sendable {
     package let database: DatabaseProvider
     package let clock: GatehouseClock
     package let configuration: GatehouseConfiguration
     package let hasher: PasswordHasher
-    package let passwordRules: PasswordRules
     package let sessions: SessionService
     package let verification: VerificationService
     package let outbox: Outbox
     package let composer: MessageComposer
     package let secrets: Secrets
     package let rateLimiter: RateLimiter
-    package let blobs: any BlobStore
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets, rateLimiter: RateLimiter, blobs: any BlobStore) {
+    package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher,
+                 sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer,
+                 secrets: Secrets, rateLimiter: RateLimiter) {
         self.database = database
         self.clock = clock
         self.configuration = configuration
         self.hasher = hasher
-        self.passwordRules = passwordRules
         self.sessions = sessions
         self.verification = verification
         self.outbox = outbox
         self.composer = composer
         self.secrets = secrets
         self.rateLimiter = rateLimiter
-        self.blobs = blobs
     }
-}
 
-/// An account service: one concept's rules on the shared `AccountCore`. Surfaces translate wire
-/// formats and call these; no rule lives in a surface.
-package protocol AccountConcept: Sendable {
-    var core: AccountCore { get }
-}
-
-extension AccountConcept {
-    package var database: DatabaseProvider { core.database }
-    package var clock: GatehouseClock { core.clock }
-    package var configuration: GatehouseConfiguration { core.configuration }
-    package var hasher: PasswordHasher { core.hasher }
-    package var passwordRules: PasswordRules { core.passwordRules }
-    package var sessions: SessionService { core.sessions }
-    package var verification: VerificationService { core.verification }
-    package var outbox: Outbox { core.outbox }
-    package var composer: MessageComposer { core.composer }
-    package var secrets: Secrets { core.secrets }
-    package var rateLimiter: RateLimiter { core.rateLimiter }
-    package var blobs: any BlobStore { core.blobs }
     package var limits: GatehouseConfiguration.Limits { configuration.limits }
     package var store: AccountStore { AccountStore(database: database) }
 
