@@ -122,11 +122,12 @@ package final class GatehouseServices: Sendable {
         self.email = EmailService(rules: rules, database: database, clock: clock, configuration: configuration,
                                   verification: verification, outbox: outbox, composer: composer, secrets: secrets)
         self.avatars = AvatarService(rules: rules, database: database, clock: clock, configuration: configuration, blobs: blobs)
-        self.apps = AppsService(database: database, clock: clock, configuration: configuration, secrets: secrets, blobs: blobs)
-        self.signatures = SignatureService(rules: rules, database: database, clock: clock, configuration: configuration, hasher: hasher,
+        let signToLogin = SignToLoginStore(database: database)
+        self.apps = AppsService(apps: signToLogin, clock: clock, configuration: configuration, secrets: secrets, blobs: blobs)
+        self.signatures = SignatureService(rules: rules, database: database, records: signToLogin, clock: clock, configuration: configuration, hasher: hasher,
                                            sessions: sessions, verification: verification, composer: composer, secrets: secrets,
                                            rateLimiter: rateLimiter, blobs: blobs)
-        self.documents = SignatureDocuments(database: database, clock: clock, configuration: configuration, sessions: sessions,
+        self.documents = SignatureDocuments(database: database, records: signToLogin, clock: clock, configuration: configuration, sessions: sessions,
                                             blobs: blobs, signatures: signatures)
 
         let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention)

@@ -1,4 +1,3 @@
-import FluentKit
 import Foundation
 import GatehouseAccounts
 import GatehouseAPI
@@ -43,13 +42,12 @@ package struct AppRecord: Sendable, Equatable {
 /// bits, shown once, stored as its SHA-256 (like session tokens), rotatable; a disabled app's key
 /// is refused like an unknown one.
 package struct AppsService: Sendable {
-    package let database: DatabaseProvider
+    package let apps: SignToLoginStore
     package let clock: GatehouseClock
     package let configuration: GatehouseConfiguration
     package let secrets: Secrets
     package let blobs: any BlobStore
     package var limits: GatehouseConfiguration.Limits { configuration.limits }
-    package var store: AccountStore { AccountStore(database: database) }
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
 
@@ -70,9 +68,7 @@ package struct AppsService: Sendable {
 
     /// The apps `owner` registered (every app when nil: the operator's list), newest first.
     package func list(owner: UUID?) async throws -> [AppRecord] {
-        var query = AppModel.query(on: database.db)
-        if let owner { query = query.filter(\.$ownerID == owner) }
-        return try await query.sort(\.$createdAt, .descending).sort(\.$id).all().map(AppRecord.init)
+        try await apps.apps(owner: owner).map(AppRecord.init)
     }
 
     /// An app of `owner`'s (any app when nil); another's is `app_not_found`, as one that does not exist.
@@ -81,14 +77,14 @@ package struct AppsService: Sendable {
     }
 
     private func row(_ id: UUID, owner: UUID?) async throws -> AppModel {
-        guard let row = try await AppModel.find(id, on: database.db), owner == nil || row.ownerID == owner else { throw Self.notFound }
+        guard let row = try await apps.app(id: id), owner == nil || row.ownerID == owner else { throw Self.notFound }
         return row
     }
 
     /// The enabled app a key belongs to, or nil (unknown, rotated away, or disabled).
     package func enabledApp(key: String) async throws -> AppRecord? {
         guard key.hasPrefix(Self.keyPrefix), key.utf8.count <= 128 else { return nil }
-        let row = try await AppModel.query(on: database.db).filter(\.$keyHash == Secrets.sha256Hex(key)).first()
+        let row = try await apps.app(keyHash: Secrets.sha256Hex(key))
         return row.flatMap { $0.enabled ? AppRecord($0) : nil }
     }
 
@@ -96,7 +92,7 @@ package struct AppsService: Sendable {
     package func find(idOrKey: String) async throws -> AppRecord {
         if let id = UUID(uuidString: idOrKey) { return try await app(id, owner: nil) }
         guard idOrKey.hasPrefix(Self.keyPrefix),
-              let row = try await AppModel.query(on: database.db).filter(\.$keyHash == Secrets.sha256Hex(idOrKey)).first() else { throw Self.notFound }
+              let row = try await apps.app(keyHash: Secrets.sha256Hex(idOrKey)) else { throw Self.notFound }
         return AppRecord(row)
     }
 
@@ -114,7 +110,7 @@ package struct AppsService: Sendable {
     package func create(_ fields: NewApp, owner: UUID?) async throws -> (AppRecord, key: String) {
         let checked = try check(fields)
         if let owner {
-            let count = try await AppModel.query(on: database.db).filter(\.$ownerID == owner).count()
+            let count = try await apps.appCount(owner: owner)
             guard count < settings.appsPerAccount else {
                 throw GatehouseError.conflict(.tooManyApps, "error.tooManyApps", String(settings.appsPerAccount))
             }
@@ -133,7 +129,7 @@ package struct AppsService: Sendable {
         row.keyHint = Self.hint(key)
         row.createdAt = now
         row.updatedAt = now
-        try await row.create(on: database.db)
+        try await apps.create(row)
         return (AppRecord(row), key)
     }
 
@@ -154,7 +150,7 @@ package struct AppsService: Sendable {
             row.minSimilarity = threshold
         }
         row.updatedAt = clock.now()
-        try await row.update(on: database.db)
+        try await apps.update(row)
         return AppRecord(row)
     }
 
@@ -165,7 +161,7 @@ package struct AppsService: Sendable {
         row.keyHash = Secrets.sha256Hex(key)
         row.keyHint = Self.hint(key)
         row.updatedAt = clock.now()
-        try await row.update(on: database.db)
+        try await apps.update(row)
         return (AppRecord(row), key)
     }
 
@@ -178,7 +174,7 @@ package struct AppsService: Sendable {
         row.iconBlobKey = blob.hex
         row.iconContentType = format.rawValue
         row.updatedAt = clock.now()
-        try await row.update(on: database.db)
+        try await apps.update(row)
         return AppRecord(row)
     }
 
@@ -200,10 +196,10 @@ package struct AppsService: Sendable {
 
     /// An app's icon: its type and bytes, or nil.
     package func icon(appID: UUID) async throws -> (contentType: String, bytes: Data, etag: String)? {
-        guard let row = try await AppModel.find(appID, on: database.db), let hex = row.iconBlobKey, let type = row.iconContentType,
+        guard let row = try await apps.app(id: appID), let hex = row.iconBlobKey, let type = row.iconContentType,
               let key = BlobKey(hex: hex) else { return nil }
         guard let bytes = try await blobs.get(key) else {
-            database.logger.error("app icon blob missing from the blob store", metadata: ["app": "\(appID)", "blob": "\(hex)"])
+            apps.database.logger.error("app icon blob missing from the blob store", metadata: ["app": "\(appID)", "blob": "\(hex)"])
             return nil
         }
         return (type, bytes, hex)
@@ -253,8 +249,8 @@ package struct AppsService: Sendable {
         }
     }
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, secrets: Secrets, blobs: any BlobStore) {
-        self.database = database
+    package init(apps: SignToLoginStore, clock: GatehouseClock, configuration: GatehouseConfiguration, secrets: Secrets, blobs: any BlobStore) {
+        self.apps = apps
         self.clock = clock
         self.configuration = configuration
         self.secrets = secrets

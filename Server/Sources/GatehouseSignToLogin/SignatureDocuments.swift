@@ -3,13 +3,14 @@ import Foundation
 import GatehouseAccounts
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// The registry of signed documents (the spec's `/savedocument/` and `/opendocument/`): a
 /// document is a chain of versions, each known by the hash the app computed of the saved PDF;
 /// a save names the hash it started from, and extends the chain whose newest version has it.
 package struct SignatureDocuments: Sendable {
     package let database: DatabaseProvider
+    /// Its tables.
+    package let records: SignToLoginStore
     package let clock: GatehouseClock
     package let configuration: GatehouseConfiguration
     package let sessions: SessionService
@@ -17,7 +18,6 @@ package struct SignatureDocuments: Sendable {
     package var limits: GatehouseConfiguration.Limits { configuration.limits }
     package let signatures: SignatureService
 
-    private var sql: any SQLDatabase { database.sql }
 
     package enum Saved: Equatable, Sendable {
         case saved(documentID: String)
@@ -75,27 +75,19 @@ package struct SignatureDocuments: Sendable {
         let now = clock.now()
         do {
             return try await database.db.transaction { tx in
-                let sql = tx as! any SQLDatabase
                 for id in r.signatureIDs {
-                    let spent = try await sql.raw("""
-                        UPDATE signature_attempts SET used_at = \(bind: now)
-                        WHERE id = \(bind: id) AND account_id = \(bind: accountID) AND app_id = \(bind: r.appID)
-                          AND used_at IS NULL AND similarity >= \(bind: r.threshold)
-                        RETURNING id
-                        """).first()
-                    if spent == nil { throw Refusal(answer: .foreignSignature(id)) }
+                    let spent = try await records.spendAttempt(id: id, accountID: accountID, appID: r.appID, threshold: r.threshold, now: now, on: tx)
+                    if !spent { throw Refusal(answer: .foreignSignature(id)) }
                 }
                 var documentID: String?
                 var forkedFrom: String?
                 var seq = 1
                 if let previousHash = r.previousHash, !previousHash.isEmpty {
-                    switch try await chain(extendedFrom: previousHash, by: accountID, named: r.documentID, on: sql) {
+                    switch try await chain(extendedFrom: previousHash, by: accountID, named: r.documentID, on: tx) {
                     case .extend(let current):
                         // Compare and set: only a save from the newest version extends the chain.
-                        guard let versions = try await sql.raw("""
-                            UPDATE signature_documents SET latest_hash = \(bind: r.documentHash), versions = versions + 1, updated_at = \(bind: now)
-                            WHERE id = \(bind: current) AND latest_hash = \(bind: previousHash) RETURNING versions
-                            """).first(decodingColumn: "versions", as: Int.self) else { throw Refusal(answer: .conflict) }
+                        guard let versions = try await records.extend(documentID: current, from: previousHash, to: r.documentHash, now: now, on: tx)
+                        else { throw Refusal(answer: .conflict) }
                         documentID = current
                         seq = versions
                     case .older:
@@ -108,22 +100,11 @@ package struct SignatureDocuments: Sendable {
                 }
                 if documentID == nil {
                     let id = SignatureService.randomHex(bytes: 10)
-                    try await sql.raw("""
-                        INSERT INTO signature_documents (id, latest_hash, versions, created_at, updated_at, forked_from)
-                        VALUES (\(bind: id), \(bind: r.documentHash), 1, \(bind: now), \(bind: now), \(bind: forkedFrom))
-                        """).run()
+                    try await records.insertDocument(id: id, hash: r.documentHash, forkedFrom: forkedFrom, now: now, on: tx)
                     documentID = id
                 }
-                try await sql.raw("""
-                    INSERT INTO signature_document_versions (document_id, seq, document_hash, account_id, app_id, created_at)
-                    VALUES (\(bind: documentID!), \(bind: seq), \(bind: r.documentHash), \(bind: accountID), \(bind: r.appID), \(bind: now))
-                    """).run()
-                for (position, id) in r.signatureIDs.enumerated() {
-                    try await sql.raw("""
-                        INSERT INTO signature_version_signatures (document_id, seq, position, signature_id)
-                        VALUES (\(bind: documentID!), \(bind: seq), \(bind: position), \(bind: id))
-                        """).run()
-                }
+                try await records.insertVersion(documentID: documentID!, seq: seq, hash: r.documentHash, accountID: accountID, appID: r.appID,
+                                                signatureIDs: r.signatureIDs, now: now, on: tx)
                 return .saved(documentID: documentID!)
             }
         } catch let refusal as Refusal {
@@ -143,20 +124,12 @@ package struct SignatureDocuments: Sendable {
         case none
     }
 
-    private func chain(extendedFrom previousHash: String, by accountID: UUID, named documentID: String?, on sql: any SQLDatabase) async throws -> ChainStep {
-        let holders = try await sql.raw("""
-            SELECT d.id, d.latest_hash,
-                   (SELECT COUNT(*) FROM signature_document_versions p WHERE p.document_id = d.id AND p.account_id = \(bind: accountID)) AS mine
-            FROM signature_documents d
-            WHERE d.id IN (SELECT document_id FROM signature_document_versions WHERE document_hash = \(bind: previousHash))
-            ORDER BY d.updated_at DESC, d.id
-            """).all()
+    private func chain(extendedFrom previousHash: String, by accountID: UUID, named documentID: String?, on tx: any Database) async throws -> ChainStep {
         var foreign: String?
-        for row in holders {
-            let id = try row.decode(column: "id", as: String.self)
-            let mayExtend = try row.decode(column: "mine", as: Int.self) > 0 || id == documentID?.lowercased()
-            guard mayExtend else { foreign = foreign ?? id; continue }
-            return try row.decode(column: "latest_hash", as: String.self) == previousHash ? .extend(id) : .older
+        for holder in try await records.holders(ofHash: previousHash, accountID: accountID, on: tx) {
+            let mayExtend = holder.savedByAccount || holder.id == documentID?.lowercased()
+            guard mayExtend else { foreign = foreign ?? holder.id; continue }
+            return holder.latestHash == previousHash ? .extend(holder.id) : .older
         }
         return foreign.map(ChainStep.fork) ?? .none
     }
@@ -194,56 +167,40 @@ package struct SignatureDocuments: Sendable {
     package func open(email: String, documentID: String, documentHash: String, appID: UUID, origin: RequestOrigin) async throws -> Opened {
         guard try await signatures.lookUp(email: email, appID: appID, origin: origin) != nil else { return .unknownUser }
         guard documentID.count <= 64, documentID.allSatisfy(\.isHexDigit),
-              let latest = try await sql.raw("SELECT latest_hash FROM signature_documents WHERE id = \(bind: documentID.lowercased())")
-                .first(decodingColumn: "latest_hash", as: String.self) else { return .notFound }
+              let latest = try await records.latestHash(documentID: documentID.lowercased()) else { return .notFound }
         let history = try await history(documentID: documentID.lowercased())
         return latest == documentHash ? .current(history) : .changed(history)
     }
 
     package func exists(documentID: String) async throws -> Bool {
-        try await sql.raw("SELECT 1 AS found FROM signature_documents WHERE id = \(bind: documentID)").first() != nil
+        try await records.documentExists(id: documentID)
     }
 
     package func history(documentID: String) async throws -> [Entry] {
-        let rows = try await sql.raw("""
-            SELECT a.id AS signature_id, a.similarity, a.created_at, a.client_time, a.location, a.country, a.city, a.address,
-                   a.photo_blob_key, v.document_hash, acc.first_name, acc.last_name, acc.email
-            FROM signature_version_signatures s
-            JOIN signature_document_versions v ON v.document_id = s.document_id AND v.seq = s.seq
-            JOIN signature_attempts a ON a.id = s.signature_id
-            LEFT JOIN accounts acc ON acc.id = a.account_id
-            WHERE s.document_id = \(bind: documentID)
-            ORDER BY s.seq, s.position
-            """).all()
         let warnBelow = configuration.signature.warnBelow
-        return try rows.map { row in
-            let names = [try row.decode(column: "first_name", as: String?.self), try row.decode(column: "last_name", as: String?.self)]
-                .compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
-            let id = try row.decode(column: "signature_id", as: String.self)
-            let similarity = try row.decode(column: "similarity", as: Double.self)
-            let photo = try row.decode(column: "photo_blob_key", as: String?.self) != nil
+        return try await records.signings(documentID: documentID).map { signing in
+            let names = [signing.firstName, signing.lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
             return Entry(
-                signer: names.isEmpty ? (try row.decode(column: "email", as: String?.self) ?? "") : names,
-                similarity: similarity, lowMatch: similarity < warnBelow, signedAt: try row.decode(column: "created_at", as: Date.self),
-                clientTime: try row.decode(column: "client_time", as: String?.self), location: try row.decode(column: "location", as: String?.self),
-                country: try row.decode(column: "country", as: String?.self), city: try row.decode(column: "city", as: String?.self),
-                address: try row.decode(column: "address", as: String?.self),
-                photoURL: photo ? configuration.publicURL + "/signature-photos/" + id : nil,
-                signatureID: id, documentHash: try row.decode(column: "document_hash", as: String.self))
+                signer: names.isEmpty ? (signing.email ?? "") : names,
+                similarity: signing.similarity, lowMatch: signing.similarity < warnBelow, signedAt: signing.signedAt,
+                clientTime: signing.clientTime, location: signing.location, country: signing.country, city: signing.city,
+                address: signing.address,
+                photoURL: signing.photoBlobKey != nil ? configuration.publicURL + "/signature-photos/" + signing.signatureID : nil,
+                signatureID: signing.signatureID, documentHash: signing.documentHash)
         }
     }
 
     /// An attempt's photo (public by its unguessable id, as the history that names it).
     package func photo(signatureID: String) async throws -> Data? {
         guard signatureID.count <= 64, signatureID.allSatisfy(\.isHexDigit),
-              let hex = try await sql.raw("SELECT photo_blob_key FROM signature_attempts WHERE id = \(bind: signatureID)")
-                .first(decodingColumn: "photo_blob_key", as: String?.self) ?? nil,
+              let hex = try await records.photoBlobKey(attemptID: signatureID),
               let key = BlobKey(hex: hex) else { return nil }
         return try await blobs.get(key)
     }
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, sessions: SessionService, blobs: any BlobStore, signatures: SignatureService) {
+    package init(database: DatabaseProvider, records: SignToLoginStore, clock: GatehouseClock, configuration: GatehouseConfiguration, sessions: SessionService, blobs: any BlobStore, signatures: SignatureService) {
         self.database = database
+        self.records = records
         self.clock = clock
         self.configuration = configuration
         self.sessions = sessions

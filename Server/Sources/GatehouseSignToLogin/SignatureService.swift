@@ -6,7 +6,6 @@ import GatehouseFoundation
 import GatehousePlatform
 import GatehouseVerifier
 import NIOPosix
-import SQLKit
 
 /// The Sign To Login service's rules (docs/sign-to-login.md, and docs/security.md,
 /// "Sign To Login"): who is enrolled from which type of device and for which app, enrolment (every
@@ -15,6 +14,8 @@ import SQLKit
 package struct SignatureService: Sendable {
     package let rules: AccountRules
     package let database: DatabaseProvider
+    /// Its tables.
+    package let records: SignToLoginStore
     package let clock: GatehouseClock
     package let configuration: GatehouseConfiguration
     package let hasher: PasswordHasher
@@ -29,7 +30,6 @@ package struct SignatureService: Sendable {
     package var verifier = SignatureVerifier()
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
-    private var sql: any SQLDatabase { database.sql }
 
     // MARK: Devices
 
@@ -56,33 +56,18 @@ package struct SignatureService: Sendable {
     /// endpoints never tell a `/v1` account from an unknown address.
     package func enrolledAccount(email: String) async throws -> AccountModel? {
         guard let owner = try await account(email: email) else { return nil }
-        let proven = try await sql.raw("""
-            SELECT 1 AS found FROM signature_models WHERE account_id = \(bind: owner.id!) AND proven_at IS NOT NULL LIMIT 1
-            """).first()
-        return proven == nil ? nil : owner
+        return try await records.hasProvenModel(accountID: owner.id!) ? owner : nil
     }
 
     /// The account's proven model for this type of device (nil: of any type, newest first).
     private func model(accountID: UUID, device: DeviceClass?) async throws -> SignatureVerifier.Model? {
-        let rows: [any SQLRow]
-        if let device {
-            rows = try await sql.raw("""
-                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND device_class = \(bind: device.rawValue) AND proven_at IS NOT NULL
-                """).all()
-        } else {
-            rows = try await sql.raw("""
-                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND proven_at IS NOT NULL ORDER BY created_at DESC
-                """).all()
-        }
-        guard let text = try rows.first?.decode(column: "model", as: String.self) else { return nil }
+        guard let text = try await records.modelText(accountID: accountID, deviceClass: device?.rawValue) else { return nil }
         return try? JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(text.utf8))
     }
 
     /// Whether the person let this app use their signature (by enrolling through it).
     private func hasConsent(accountID: UUID, appID: UUID) async throws -> Bool {
-        try await sql.raw("""
-            SELECT 1 AS found FROM signature_app_consents WHERE account_id = \(bind: accountID) AND app_id = \(bind: appID)
-            """).first() != nil
+        try await records.hasConsent(accountID: accountID, appID: appID)
     }
 
     /// The acceptance threshold of an app: its own, else the server's.
@@ -219,32 +204,18 @@ package struct SignatureService: Sendable {
         let (createdRow, photoBlob) = (created, photoKey)
         do {
             session = try await database.db.transaction { tx in
-                let sql = tx as! any SQLDatabase
                 try await verification.consume(proof, on: tx)
                 if let createdRow {
                     try await rules.dropUnverifiedClaim(on: .email(r.email), on: tx)
-                    try await createdRow.create(on: tx)
+                    try await store.create(createdRow, on: tx)
                 }
                 let id = account.id!
                 // A model nobody proved the address for may be a stranger's: it goes, and so does
                 // every session opened before this proof (as a password reset ends them).
-                let unproven = try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND proven_at IS NULL RETURNING id").all()
-                if !unproven.isEmpty { try await sessions.revokeAll(accountID: id, on: tx) }
-                try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND device_class = \(bind: device.rawValue)").run()
-                try await sql.raw("""
-                    INSERT INTO signature_models (id, account_id, device_class, app_id, model, device, created_at, proven_at)
-                    VALUES (\(bind: UUID()), \(bind: id), \(bind: device.rawValue), \(bind: r.appID), \(bind: modelText), \(bind: deviceText), \(bind: now), \(bind: now))
-                    """).run()
-                try await sql.raw("""
-                    INSERT INTO signature_app_consents (account_id, app_id, created_at) VALUES (\(bind: id), \(bind: r.appID), \(bind: now))
-                    ON CONFLICT (account_id, app_id) DO NOTHING
-                    """).run()
-                try await sql.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: id)").run()
-                try await sql.raw("""
-                    INSERT INTO signature_profiles (account_id, profile, photo_blob_key, updated_at)
-                    VALUES (\(bind: id), \(bind: profileText), \(bind: photoBlob), \(bind: now))
-                    """).run()
-                if let tokenHash, !kept.isEmpty { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: tokenHash)").run() }
+                let hadUnproven = try await records.enrol(
+                    accountID: id, deviceClass: device.rawValue, appID: r.appID, model: modelText, device: deviceText, profile: profileText,
+                    photoBlob: photoBlob, spendingBatch: kept.isEmpty ? nil : tokenHash, now: now, on: tx)
+                if hadUnproven { try await sessions.revokeAll(accountID: id, on: tx) }
                 return try await sessions.create(accountID: id, device: r.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login",
                                                  ip: origin.ip, on: tx)
             }
@@ -256,12 +227,9 @@ package struct SignatureService: Sendable {
     }
 
     private func keptSignatures(tokenHash: String?, email: String, device: DeviceClass, appID: UUID, now: Date) async throws -> [SignaturePoints] {
-        guard let tokenHash, let row = try await sql.raw("""
-            SELECT accepted FROM signature_enrolment_batches
-            WHERE token_hash = \(bind: tokenHash) AND app_id = \(bind: appID) AND email = \(bind: email)
-              AND device_class = \(bind: device.rawValue) AND expires_at > \(bind: now)
-            """).first() else { return [] }
-        let text = try row.decode(column: "accepted", as: String.self)
+        guard let tokenHash,
+              let text = try await records.keptBatch(tokenHash: tokenHash, appID: appID, email: email, deviceClass: device.rawValue, now: now)
+        else { return [] }
         return (try? JSONDecoder().decode([SignaturePoints].self, from: Data(text.utf8))) ?? []
     }
 
@@ -269,16 +237,8 @@ package struct SignatureService: Sendable {
                       appID: UUID, now: Date) async throws {
         let text = String(decoding: try JSONEncoder().encode(signatures), as: UTF8.self)
         let expires = now.addingTimeInterval(settings.enrolmentKeep)
-        try await database.db.transaction { tx in
-            let sql = tx as! any SQLDatabase
-            if let old { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: old)").run() }
-            try await sql.raw("DELETE FROM signature_enrolment_batches WHERE expires_at <= \(bind: now)").run()
-            try await sql.raw("""
-                INSERT INTO signature_enrolment_batches (token_hash, app_id, email, device_class, accepted, expires_at)
-                VALUES (\(bind: tokenHash), \(bind: appID), \(bind: email), \(bind: device.rawValue), \(bind: text), \(bind: expires))
-                ON CONFLICT (token_hash) DO UPDATE SET accepted = excluded.accepted, expires_at = excluded.expires_at
-                """).run()
-        }
+        try await records.keepBatch(tokenHash: tokenHash, replacing: old, appID: appID, email: email, deviceClass: device.rawValue,
+                                    accepted: text, now: now, expires: expires)
     }
 
     // MARK: /authenticate/
@@ -378,11 +338,9 @@ package struct SignatureService: Sendable {
         let passed = similarity >= a.threshold
         let (photoBlob, signedIn) = (photoKey, own != nil)
         let session: IssuedSession? = try await database.db.transaction { tx in
-            try await (tx as! any SQLDatabase).raw("""
-                INSERT INTO signature_attempts (id, account_id, app_id, similarity, points, photo_blob_key, location, country, city, address, client_time, created_at)
-                VALUES (\(bind: attemptID), \(bind: id), \(bind: a.appID), \(bind: similarity), \(bind: points), \(bind: photoBlob), \(bind: a.location),
-                        \(bind: a.country), \(bind: a.city), \(bind: a.address), \(bind: a.time), \(bind: clock.now()))
-                """).run()
+            try await records.insertAttempt(
+                id: attemptID, accountID: id, appID: a.appID, similarity: similarity, points: points, photoBlob: photoBlob,
+                location: a.location, country: a.country, city: a.city, address: a.address, clientTime: a.time, now: clock.now(), on: tx)
             guard passed, !signedIn else { return nil }
             return try await sessions.create(accountID: id, device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login", ip: origin.ip, on: tx)
         }
@@ -392,10 +350,8 @@ package struct SignatureService: Sendable {
 
     /// The points of the account's latest attempts, which a new attempt must not copy.
     private func recentAttempts(accountID: UUID) async throws -> [SignaturePoints] {
-        try await sql.raw("""
-            SELECT points FROM signature_attempts WHERE account_id = \(bind: accountID) ORDER BY created_at DESC LIMIT \(unsafeRaw: String(settings.replayHistory))
-            """).all().compactMap { row in
-            try? JSONDecoder().decode(SignaturePoints.self, from: Data(try row.decode(column: "points", as: String.self).utf8))
+        try await records.recentAttemptPoints(accountID: accountID, limit: settings.replayHistory).compactMap { text in
+            try? JSONDecoder().decode(SignaturePoints.self, from: Data(text.utf8))
         }
     }
 
@@ -405,9 +361,10 @@ package struct SignatureService: Sendable {
         return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, sessions: SessionService, verification: VerificationService, composer: MessageComposer, secrets: Secrets, rateLimiter: RateLimiter, blobs: any BlobStore) {
+    package init(rules: AccountRules, database: DatabaseProvider, records: SignToLoginStore, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, sessions: SessionService, verification: VerificationService, composer: MessageComposer, secrets: Secrets, rateLimiter: RateLimiter, blobs: any BlobStore) {
         self.rules = rules
         self.database = database
+        self.records = records
         self.clock = clock
         self.configuration = configuration
         self.hasher = hasher

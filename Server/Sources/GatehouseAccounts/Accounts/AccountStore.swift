@@ -13,6 +13,11 @@ package struct AccountStore: Sendable {
         self.database = database
     }
 
+    /// A new account, in the caller's transaction (a sign-up, or Sign To Login's enrolment).
+    package func create(_ account: AccountModel, on db: any Database) async throws {
+        try await account.create(on: db)
+    }
+
     package func row(id: UUID, on db: (any Database)? = nil) async throws -> AccountModel? {
         try await AccountModel.find(id, on: db ?? database.db)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
 import GatehouseSignToLogin
@@ -27,10 +28,10 @@ public enum AppCommands {
 
     public static func create(configuration: GatehouseConfiguration, name: String, bundleID: String, email: String, website: String?,
                               iconPath: String?, ownerEmail: String?) async throws -> Output {
-        try await withApps(configuration) { apps in
+        try await withApps(configuration) { apps, accounts in
             var owner: UUID?
             if let ownerEmail {
-                guard let address = EmailAddress.normalize(ownerEmail), let account = try await apps.store.owner(of: .email(address)) else {
+                guard let address = EmailAddress.normalize(ownerEmail), let account = try await accounts.owner(of: .email(address)) else {
                     throw Failure(description: "no account has the confirmed email \(ownerEmail)")
                 }
                 owner = account.id
@@ -46,42 +47,45 @@ public enum AppCommands {
             }
             var (row, key) = try await apps.create(NewApp(name: name, bundleId: bundleID, email: email, website: website), owner: owner)
             if let (type, data) = icon { row = try await apps.setIcon(row, contentType: type, bytes: data) }
-            return try await output(row, apps, key: key)
+            return try await output(row, accounts, key: key)
         }
     }
 
     public static func list(configuration: GatehouseConfiguration) async throws -> [Output] {
-        try await withApps(configuration) { apps in
+        try await withApps(configuration) { apps, accounts in
             var all: [Output] = []
-            for row in try await apps.list(owner: nil) { all.append(try await output(row, apps)) }
+            for row in try await apps.list(owner: nil) { all.append(try await output(row, accounts)) }
             return all
         }
     }
 
     public static func setEnabled(configuration: GatehouseConfiguration, idOrKey: String, enabled: Bool) async throws -> Output {
-        try await withApps(configuration) { apps in
+        try await withApps(configuration) { apps, accounts in
             let row = try await apps.update(apps.find(idOrKey: idOrKey), AppUpdate(enabled: enabled))
-            return try await output(row, apps)
+            return try await output(row, accounts)
         }
     }
 
     public static func rotate(configuration: GatehouseConfiguration, idOrKey: String) async throws -> Output {
-        try await withApps(configuration) { apps in
+        try await withApps(configuration) { apps, accounts in
             let (row, key) = try await apps.rotateKey(apps.find(idOrKey: idOrKey))
-            return try await output(row, apps, key: key)
+            return try await output(row, accounts, key: key)
         }
     }
 
-    private static func output(_ row: AppRecord, _ apps: AppsService, key: String? = nil) async throws -> Output {
+    private static func output(_ row: AppRecord, _ accounts: AccountStore, key: String? = nil) async throws -> Output {
         var owner: String?
-        if let id = row.ownerID { owner = try await apps.store.row(id: id)?.email }
+        if let id = row.ownerID { owner = try await accounts.row(id: id)?.email }
         return Output(id: row.id, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, enabled: row.enabled,
                       keyHint: row.keyHint, owner: owner, apikey: key)
     }
 
     /// Runs `body` on the apps service of a server built from `configuration`; a refusal becomes
     /// a ``Failure`` with its English text.
-    private static func withApps<T>(_ configuration: GatehouseConfiguration, _ body: (AppsService) async throws -> T) async throws -> T {
-        try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { try await body($0.apps) }
+    /// Runs `body` with the apps and the accounts that own them.
+    private static func withApps<T>(_ configuration: GatehouseConfiguration, _ body: (AppsService, AccountStore) async throws -> T) async throws -> T {
+        try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
+            try await body(services.apps, AccountStore(database: services.database))
+        }
     }
 }

@@ -1,0 +1,263 @@
+import FluentKit
+import Foundation
+import GatehouseFoundation
+import SQLKit
+
+/// Every query of Sign To Login's tables (docs/architecture.md, "Data access"): apps, signature
+/// models, consents, profiles, enrolment batches, attempts and documents. The services decide what
+/// happens; this reads and writes. A write that belongs to a caller's transaction takes it (`on:`),
+/// so the caller keeps what it depends on in one transaction.
+package struct SignToLoginStore: Sendable {
+    package let database: DatabaseProvider
+
+    package init(database: DatabaseProvider) {
+        self.database = database
+    }
+
+    private var sql: any SQLDatabase { database.sql }
+
+    // MARK: Apps
+
+    /// The apps `owner` registered (every app when nil), newest first.
+    package func apps(owner: UUID?) async throws -> [AppModel] {
+        var query = AppModel.query(on: database.db)
+        if let owner { query = query.filter(\.$ownerID == owner) }
+        return try await query.sort(\.$createdAt, .descending).sort(\.$id).all()
+    }
+
+    package func app(id: UUID) async throws -> AppModel? {
+        try await AppModel.find(id, on: database.db)
+    }
+
+    /// The app whose key hashes to `keyHash`, enabled or not.
+    package func app(keyHash: String) async throws -> AppModel? {
+        try await AppModel.query(on: database.db).filter(\.$keyHash == keyHash).first()
+    }
+
+    package func appCount(owner: UUID) async throws -> Int {
+        try await AppModel.query(on: database.db).filter(\.$ownerID == owner).count()
+    }
+
+    package func create(_ app: AppModel) async throws {
+        try await app.create(on: database.db)
+    }
+
+    package func update(_ app: AppModel) async throws {
+        try await app.update(on: database.db)
+    }
+
+    // MARK: Models and consents
+
+    /// Whether the account has a proven model (of any type of device).
+    package func hasProvenModel(accountID: UUID) async throws -> Bool {
+        try await sql.raw("""
+            SELECT 1 AS found FROM signature_models WHERE account_id = \(bind: accountID) AND proven_at IS NOT NULL LIMIT 1
+            """).first() != nil
+    }
+
+    /// The proven model's text for this type of device (nil: of any type, newest first).
+    package func modelText(accountID: UUID, deviceClass: String?) async throws -> String? {
+        let rows: [any SQLRow]
+        if let deviceClass {
+            rows = try await sql.raw("""
+                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND device_class = \(bind: deviceClass) AND proven_at IS NOT NULL
+                """).all()
+        } else {
+            rows = try await sql.raw("""
+                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND proven_at IS NOT NULL ORDER BY created_at DESC
+                """).all()
+        }
+        return try rows.first?.decode(column: "model", as: String.self)
+    }
+
+    package func hasConsent(accountID: UUID, appID: UUID) async throws -> Bool {
+        try await sql.raw("""
+            SELECT 1 AS found FROM signature_app_consents WHERE account_id = \(bind: accountID) AND app_id = \(bind: appID)
+            """).first() != nil
+    }
+
+    /// One enrolment's writes, in the caller's transaction: the account's unproven models go (the
+    /// answer says whether there were any), the model of this type of device is replaced, the app
+    /// gets the person's consent, the profile is replaced, and the used enrolment batch is spent.
+    package func enrol(accountID id: UUID, deviceClass: String, appID: UUID, model: String, device: String?, profile: String,
+                       photoBlob: String?, spendingBatch tokenHash: String?, now: Date, on tx: any Database) async throws -> Bool {
+        let sql = tx as! any SQLDatabase
+        let unproven = try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND proven_at IS NULL RETURNING id").all()
+        try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND device_class = \(bind: deviceClass)").run()
+        try await sql.raw("""
+            INSERT INTO signature_models (id, account_id, device_class, app_id, model, device, created_at, proven_at)
+            VALUES (\(bind: UUID()), \(bind: id), \(bind: deviceClass), \(bind: appID), \(bind: model), \(bind: device), \(bind: now), \(bind: now))
+            """).run()
+        try await sql.raw("""
+            INSERT INTO signature_app_consents (account_id, app_id, created_at) VALUES (\(bind: id), \(bind: appID), \(bind: now))
+            ON CONFLICT (account_id, app_id) DO NOTHING
+            """).run()
+        try await sql.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: id)").run()
+        try await sql.raw("""
+            INSERT INTO signature_profiles (account_id, profile, photo_blob_key, updated_at)
+            VALUES (\(bind: id), \(bind: profile), \(bind: photoBlob), \(bind: now))
+            """).run()
+        if let tokenHash { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: tokenHash)").run() }
+        return !unproven.isEmpty
+    }
+
+    // MARK: Enrolment batches
+
+    /// The accepted signatures kept under an enrolment token for this client, address and device, while fresh.
+    package func keptBatch(tokenHash: String, appID: UUID, email: String, deviceClass: String, now: Date) async throws -> String? {
+        try await sql.raw("""
+            SELECT accepted FROM signature_enrolment_batches
+            WHERE token_hash = \(bind: tokenHash) AND app_id = \(bind: appID) AND email = \(bind: email)
+              AND device_class = \(bind: deviceClass) AND expires_at > \(bind: now)
+            """).first(decodingColumn: "accepted", as: String.self)
+    }
+
+    /// Keeps accepted signatures under a token (replacing the one it follows), and forgets expired batches.
+    package func keepBatch(tokenHash: String, replacing old: String?, appID: UUID, email: String, deviceClass: String, accepted: String,
+                           now: Date, expires: Date) async throws {
+        try await database.db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            if let old { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: old)").run() }
+            try await sql.raw("DELETE FROM signature_enrolment_batches WHERE expires_at <= \(bind: now)").run()
+            try await sql.raw("""
+                INSERT INTO signature_enrolment_batches (token_hash, app_id, email, device_class, accepted, expires_at)
+                VALUES (\(bind: tokenHash), \(bind: appID), \(bind: email), \(bind: deviceClass), \(bind: accepted), \(bind: expires))
+                ON CONFLICT (token_hash) DO UPDATE SET accepted = excluded.accepted, expires_at = excluded.expires_at
+                """).run()
+        }
+    }
+
+    // MARK: Attempts
+
+    /// A scored attempt, in the caller's transaction (with the session it may open).
+    package func insertAttempt(id: String, accountID: UUID, appID: UUID, similarity: Double, points: String, photoBlob: String?,
+                               location: String?, country: String?, city: String?, address: String?, clientTime: String?, now: Date,
+                               on tx: any Database) async throws {
+        try await (tx as! any SQLDatabase).raw("""
+            INSERT INTO signature_attempts (id, account_id, app_id, similarity, points, photo_blob_key, location, country, city, address, client_time, created_at)
+            VALUES (\(bind: id), \(bind: accountID), \(bind: appID), \(bind: similarity), \(bind: points), \(bind: photoBlob), \(bind: location),
+                    \(bind: country), \(bind: city), \(bind: address), \(bind: clientTime), \(bind: now))
+            """).run()
+    }
+
+    /// The points of the account's latest attempts, newest first.
+    package func recentAttemptPoints(accountID: UUID, limit: Int) async throws -> [String] {
+        try await sql.raw("""
+            SELECT points FROM signature_attempts WHERE account_id = \(bind: accountID) ORDER BY created_at DESC LIMIT \(unsafeRaw: String(max(0, limit)))
+            """).all().map { try $0.decode(column: "points", as: String.self) }
+    }
+
+    /// Marks an attempt of this account and app, at or above the threshold and not used yet, as
+    /// used by a save (in the save's transaction); false when there is no such attempt.
+    package func spendAttempt(id: String, accountID: UUID, appID: UUID, threshold: Double, now: Date, on tx: any Database) async throws -> Bool {
+        try await (tx as! any SQLDatabase).raw("""
+            UPDATE signature_attempts SET used_at = \(bind: now)
+            WHERE id = \(bind: id) AND account_id = \(bind: accountID) AND app_id = \(bind: appID)
+              AND used_at IS NULL AND similarity >= \(bind: threshold)
+            RETURNING id
+            """).first() != nil
+    }
+
+    package func photoBlobKey(attemptID: String) async throws -> String? {
+        try await sql.raw("SELECT photo_blob_key FROM signature_attempts WHERE id = \(bind: attemptID)")
+            .first(decodingColumn: "photo_blob_key", as: String?.self) ?? nil
+    }
+
+    // MARK: Documents
+
+    /// A document that holds a version with this hash: its id, its newest hash, and whether the
+    /// account saved a version of it. Most recently changed first.
+    package struct Holder: Sendable {
+        package var id: String
+        package var latestHash: String
+        package var savedByAccount: Bool
+    }
+
+    package func holders(ofHash hash: String, accountID: UUID, on tx: any Database) async throws -> [Holder] {
+        try await (tx as! any SQLDatabase).raw("""
+            SELECT d.id, d.latest_hash,
+                   (SELECT COUNT(*) FROM signature_document_versions p WHERE p.document_id = d.id AND p.account_id = \(bind: accountID)) AS mine
+            FROM signature_documents d
+            WHERE d.id IN (SELECT document_id FROM signature_document_versions WHERE document_hash = \(bind: hash))
+            ORDER BY d.updated_at DESC, d.id
+            """).all().map { row in
+            Holder(id: try row.decode(column: "id", as: String.self), latestHash: try row.decode(column: "latest_hash", as: String.self),
+                   savedByAccount: try row.decode(column: "mine", as: Int.self) > 0)
+        }
+    }
+
+    /// Compare and set: the document's newest hash becomes `hash` only if it is still `previousHash`.
+    /// Answers the new number of versions, nil when another save came first.
+    package func extend(documentID: String, from previousHash: String, to hash: String, now: Date, on tx: any Database) async throws -> Int? {
+        try await (tx as! any SQLDatabase).raw("""
+            UPDATE signature_documents SET latest_hash = \(bind: hash), versions = versions + 1, updated_at = \(bind: now)
+            WHERE id = \(bind: documentID) AND latest_hash = \(bind: previousHash) RETURNING versions
+            """).first(decodingColumn: "versions", as: Int.self)
+    }
+
+    package func insertDocument(id: String, hash: String, forkedFrom: String?, now: Date, on tx: any Database) async throws {
+        try await (tx as! any SQLDatabase).raw("""
+            INSERT INTO signature_documents (id, latest_hash, versions, created_at, updated_at, forked_from)
+            VALUES (\(bind: id), \(bind: hash), 1, \(bind: now), \(bind: now), \(bind: forkedFrom))
+            """).run()
+    }
+
+    /// A version of a document and the signatures on it, in their order.
+    package func insertVersion(documentID: String, seq: Int, hash: String, accountID: UUID, appID: UUID, signatureIDs: [String], now: Date,
+                               on tx: any Database) async throws {
+        let sql = tx as! any SQLDatabase
+        try await sql.raw("""
+            INSERT INTO signature_document_versions (document_id, seq, document_hash, account_id, app_id, created_at)
+            VALUES (\(bind: documentID), \(bind: seq), \(bind: hash), \(bind: accountID), \(bind: appID), \(bind: now))
+            """).run()
+        for (position, id) in signatureIDs.enumerated() {
+            try await sql.raw("""
+                INSERT INTO signature_version_signatures (document_id, seq, position, signature_id)
+                VALUES (\(bind: documentID), \(bind: seq), \(bind: position), \(bind: id))
+                """).run()
+        }
+    }
+
+    package func latestHash(documentID: String) async throws -> String? {
+        try await sql.raw("SELECT latest_hash FROM signature_documents WHERE id = \(bind: documentID)")
+            .first(decodingColumn: "latest_hash", as: String.self)
+    }
+
+    package func documentExists(id: String) async throws -> Bool {
+        try await sql.raw("SELECT 1 AS found FROM signature_documents WHERE id = \(bind: id)").first() != nil
+    }
+
+    /// One signing of a document as stored, with the signer's names (for the history).
+    package struct Signing: Sendable {
+        package var signatureID: String
+        package var similarity: Double
+        package var signedAt: Date
+        package var clientTime, location, country, city, address, photoBlobKey: String?
+        package var documentHash: String
+        package var firstName, lastName, email: String?
+    }
+
+    /// A document's signings, by version and position.
+    package func signings(documentID: String) async throws -> [Signing] {
+        try await sql.raw("""
+            SELECT a.id AS signature_id, a.similarity, a.created_at, a.client_time, a.location, a.country, a.city, a.address,
+                   a.photo_blob_key, v.document_hash, acc.first_name, acc.last_name, acc.email
+            FROM signature_version_signatures s
+            JOIN signature_document_versions v ON v.document_id = s.document_id AND v.seq = s.seq
+            JOIN signature_attempts a ON a.id = s.signature_id
+            LEFT JOIN accounts acc ON acc.id = a.account_id
+            WHERE s.document_id = \(bind: documentID)
+            ORDER BY s.seq, s.position
+            """).all().map { row in
+            Signing(
+                signatureID: try row.decode(column: "signature_id", as: String.self), similarity: try row.decode(column: "similarity", as: Double.self),
+                signedAt: try row.decode(column: "created_at", as: Date.self), clientTime: try row.decode(column: "client_time", as: String?.self),
+                location: try row.decode(column: "location", as: String?.self), country: try row.decode(column: "country", as: String?.self),
+                city: try row.decode(column: "city", as: String?.self), address: try row.decode(column: "address", as: String?.self),
+                photoBlobKey: try row.decode(column: "photo_blob_key", as: String?.self),
+                documentHash: try row.decode(column: "document_hash", as: String.self),
+                firstName: try row.decode(column: "first_name", as: String?.self), lastName: try row.decode(column: "last_name", as: String?.self),
+                email: try row.decode(column: "email", as: String?.self))
+        }
+    }
+}
