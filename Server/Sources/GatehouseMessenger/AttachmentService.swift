@@ -56,24 +56,15 @@ package struct AttachmentService: MessengerConcept {
         let blob = try await core.blobs.put(bytes)
         let id = OrderedID.make()
         let name = Self.cleanFileName(fileName, kind: kind, contentType: contentType)
-        try await database.sql.raw("""
-            INSERT INTO attachments (id, owner_id, blob_key, kind, content_type, file_name, size, created_at)
-            VALUES (\(bind: id), \(bind: viewer.id), \(bind: blob.hex), \(bind: kind.rawValue), \(bind: contentType), \(bind: name),
-                    \(bind: bytes.count), \(bind: clock.now()))
-            """).run()
+        try await store.insertAttachment(id: id, owner: viewer.id, blob: blob.hex, kind: kind.rawValue, contentType: contentType,
+                                         fileName: name, size: bytes.count, now: clock.now())
         return Attachment(id: id, kind: kind, contentType: contentType, fileName: name, size: bytes.count,
                           url: core.publicURL + V1.Messenger.download.path(["id": id.uuidString.lowercased()]))
     }
 
     /// An attachment its uploader, or a member who sees a message carrying it, may read; 404 otherwise.
     package func download(viewer: UUID, attachment id: UUID) async throws -> Download {
-        guard let row = try await database.sql.raw("""
-            SELECT \(MessageReader.attachmentColumns), att.blob_key FROM attachments att
-            WHERE att.id = \(bind: id) AND (att.owner_id = \(bind: viewer) OR EXISTS (
-                SELECT 1 FROM message_attachments ma JOIN messages m ON m.id = ma.message_id
-                JOIN chat_members mine ON mine.chat_id = m.chat_id AND mine.account_id = \(bind: viewer)
-                WHERE ma.attachment_id = att.id AND m.deleted_at IS NULL AND \(MessageReader.visible(to: viewer, cleared: "mine.cleared_through"))))
-            """).first(),
+        guard let row = try await store.readableAttachment(id, viewer: viewer),
             let key = BlobKey(hex: try row.decode(column: "blob_key", as: String.self))
         else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound") }
         let attachment = try reader.attachment(row)
@@ -82,10 +73,7 @@ package struct AttachmentService: MessengerConcept {
 
     /// Deletes uploads no message carries after `unsentTTL` (their blobs go with the collector).
     package func purgeUnsent() async throws {
-        try await database.sql.raw("""
-            DELETE FROM attachments WHERE created_at < \(bind: clock.now().addingTimeInterval(-unsentTTL))
-            AND NOT EXISTS (SELECT 1 FROM message_attachments ma WHERE ma.attachment_id = attachments.id)
-            """).run()
+        try await store.purgeUnsentAttachments(before: clock.now().addingTimeInterval(-unsentTTL))
     }
 
     /// `type/subtype` in lowercase, or nil when absent or not a media type.

@@ -12,13 +12,12 @@ package struct ChatsService: MessengerConcept {
     /// My chats, newest activity first; `query` matches the other's name or tag.
     package func list(viewer: UUID, query: String?, cursor: String?, limit: Int?) async throws -> ChatPage {
         let size = pageSize(limit)
-        var conditions: [SQLQueryString] = ["mine.account_id = \(bind: viewer)", "mine.visible = \(true)"]
-        if let match = PeopleIndex.matching(query) { conditions.append(match) }
-        if let after = try PageCursor.read(cursor, parts: 2) {
-            guard let id = UUID(uuidString: after[1]) else { throw PageCursor.invalid }
-            conditions.append("(c.activity_key < \(bind: after[0]) OR (c.activity_key = \(bind: after[0]) AND c.id < \(bind: id)))")
+        var after: (activityKey: String, id: UUID)?
+        if let parts = try PageCursor.read(cursor, parts: 2) {
+            guard let id = UUID(uuidString: parts[1]) else { throw PageCursor.invalid }
+            after = (parts[0], id)
         }
-        let rows = try await chatRows(viewer: viewer, where: conditions.joined(separator: " AND "), limit: size + 1)
+        let rows = try await store.chats(viewer: viewer, matching: PeopleIndex.matching(query), after: after, limit: size + 1)
         let page = Array(rows.prefix(size))
         let chats = try await assemble(page, viewer: viewer, on: database.sql)
         var next: String?
@@ -31,7 +30,7 @@ package struct ChatsService: MessengerConcept {
     /// One chat of mine (also one I deleted for me).
     package func chat(_ id: UUID, viewer: UUID, on db: (any Database)? = nil) async throws -> Chat {
         let sql = sql(db ?? database.db)
-        let rows = try await chatRows(viewer: viewer, where: "mine.account_id = \(bind: viewer) AND c.id = \(bind: id)", limit: 1, on: sql)
+        let rows = try await store.chat(id, viewer: viewer, on: sql)
         guard let chat = try await assemble(rows, viewer: viewer, on: sql).first else {
             throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound")
         }
@@ -44,28 +43,20 @@ package struct ChatsService: MessengerConcept {
         _ = try await visiblePerson(person, seenBy: viewer, field: "personId")
         let id = try await database.db.transaction { tx -> UUID in
             let pair = ordered(viewer, person)
-            if let existing = try await chatID(pair, on: tx) {
-                try await sql(tx).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: existing) AND account_id = \(bind: viewer)").run()
+            if let existing = try await store.chatID(pair, on: tx) {
+                try await store.show(chat: existing, to: viewer, on: tx)
                 return existing
             }
             try await checkMayMessage(person, from: viewer, on: tx)
             let id = OrderedID.make()
-            let inserted = try await sql(tx).raw("""
-                INSERT INTO chats (id, low_id, high_id, created_at, activity_key) VALUES
-                (\(bind: id), \(bind: pair.low), \(bind: pair.high), \(bind: clock.now()), \(bind: id.uuidString.lowercased()))
-                ON CONFLICT (low_id, high_id) DO NOTHING RETURNING id
-                """).first()
-            guard inserted != nil else {
+            guard try await store.insertChat(id: id, pair: pair, now: clock.now(), on: tx) else {
                 // Opened by the other side (or another device) at the same moment: theirs is ours.
-                guard let existing = try await chatID(pair, on: tx) else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
-                try await sql(tx).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: existing) AND account_id = \(bind: viewer)").run()
+                guard let existing = try await store.chatID(pair, on: tx) else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
+                try await store.show(chat: existing, to: viewer, on: tx)
                 return existing
             }
             // The other member sees the chat with its first message.
-            try await sql(tx).raw("""
-                INSERT INTO chat_members (chat_id, account_id, other_id, visible) VALUES
-                (\(bind: id), \(bind: viewer), \(bind: person), \(true)), (\(bind: id), \(bind: person), \(bind: viewer), \(false))
-                """).run()
+            try await store.insertMembers(chat: id, opener: viewer, other: person, on: tx)
             return id
         }
         return try await chat(id, viewer: viewer)
@@ -74,7 +65,7 @@ package struct ChatsService: MessengerConcept {
     /// Mutes my chat until a time, or unmutes it.
     package func update(viewer: UUID, chat id: UUID, mutedUntil: Date?) async throws -> Chat {
         _ = try await membership(id, of: viewer)
-        try await database.sql.raw("UPDATE chat_members SET muted_until = \(bind: mutedUntil) WHERE chat_id = \(bind: id) AND account_id = \(bind: viewer)").run()
+        try await store.mute(chat: id, of: viewer, until: mutedUntil)
         return try await chat(id, viewer: viewer)
     }
 
@@ -83,13 +74,7 @@ package struct ChatsService: MessengerConcept {
     package func delete(viewer: UUID, chat id: UUID) async throws {
         try await events.write { tx, recorder in
             _ = try await membership(id, of: viewer, on: tx)
-            let last = try await sql(tx).raw("SELECT last_message_id FROM chats WHERE id = \(bind: id)")
-                .first(decodingColumn: "last_message_id", as: UUID?.self) ?? nil
-            try await sql(tx).raw("""
-                UPDATE chat_members SET visible = \(false), cleared_through = \(bind: last),
-                    last_read_id = COALESCE(\(bind: last), last_read_id)
-                WHERE chat_id = \(bind: id) AND account_id = \(bind: viewer)
-                """).run()
+            try await store.clear(chat: id, for: viewer, on: tx)
             try recorder.add(.chatDeleted, to: viewer, ChatDeletion(chatId: id))
         }
     }
@@ -99,16 +84,13 @@ package struct ChatsService: MessengerConcept {
     package func markRead(viewer: UUID, chat id: UUID, upTo: UUID) async throws -> ReadState {
         try await events.write { tx, recorder in
             let member = try await membership(id, of: viewer, on: tx)
-            let exists = try await sql(tx).raw("SELECT 1 AS found FROM messages WHERE id = \(bind: upTo) AND chat_id = \(bind: id)").first()
-            guard exists != nil else { throw GatehouseError.notFound(.messageNotFound, "error.messageNotFound", field: "upTo") }
-            let moved = try await sql(tx).raw("""
-                UPDATE chat_members SET last_read_id = \(bind: upTo)
-                WHERE chat_id = \(bind: id) AND account_id = \(bind: viewer) AND (last_read_id IS NULL OR last_read_id < \(bind: upTo))
-                RETURNING last_read_id
-                """).first()
-            let lastRead = moved == nil ? member.lastRead : upTo
-            let state = ReadState(chatId: id, accountId: viewer, lastReadMessageId: lastRead, unreadCount: try await unread(id, of: viewer, on: tx))
-            if moved != nil {
+            guard try await store.messageExists(upTo, in: id, on: tx) else {
+                throw GatehouseError.notFound(.messageNotFound, "error.messageNotFound", field: "upTo")
+            }
+            let moved = try await store.moveReadMark(chat: id, of: viewer, to: upTo, on: tx)
+            let lastRead = moved ? upTo : member.lastRead
+            let state = ReadState(chatId: id, accountId: viewer, lastReadMessageId: lastRead, unreadCount: try await store.unread(id, of: viewer, on: tx))
+            if moved {
                 try recorder.add(.chatRead, to: viewer, state)
                 try recorder.add(.chatRead, to: member.other, ReadState(chatId: id, accountId: viewer, lastReadMessageId: lastRead, unreadCount: 0))
             }
@@ -120,19 +102,12 @@ package struct ChatsService: MessengerConcept {
     package func attachments(viewer: UUID, chat id: UUID, cursor: String?, limit: Int?) async throws -> ChatAttachmentPage {
         let member = try await membership(id, of: viewer)
         let size = pageSize(limit)
-        var conditions: [SQLQueryString] = [
-            "m.chat_id = \(bind: id)", "m.deleted_at IS NULL",
-            MessageReader.visible(to: viewer, cleared: member.clearedThrough.map { "\(bind: $0)" } ?? "NULL"),
-        ]
-        if let after = try PageCursor.read(cursor, parts: 2) {
-            guard let message = UUID(uuidString: after[0]), let position = Int(after[1]) else { throw PageCursor.invalid }
-            conditions.append("(m.id < \(bind: message) OR (m.id = \(bind: message) AND ma.position < \(bind: position)))")
+        var after: (message: UUID, position: Int)?
+        if let parts = try PageCursor.read(cursor, parts: 2) {
+            guard let message = UUID(uuidString: parts[0]), let position = Int(parts[1]) else { throw PageCursor.invalid }
+            after = (message, position)
         }
-        let rows = try await database.sql.raw("""
-            SELECT \(MessageReader.attachmentColumns), m.id AS message_id, m.author_id, m.created_at AS sent_at, ma.position
-            FROM message_attachments ma JOIN messages m ON m.id = ma.message_id JOIN attachments att ON att.id = ma.attachment_id
-            WHERE \(conditions.joined(separator: " AND ")) ORDER BY m.id DESC, ma.position DESC LIMIT \(literal: size + 1)
-            """).all()
+        let rows = try await store.chatAttachments(chat: id, viewer: viewer, clearedThrough: member.clearedThrough, after: after, limit: size + 1)
         let page = rows.prefix(size)
         let items = try page.map { row in
             ChatAttachment(attachment: try reader.attachment(row), messageId: try row.decode(column: "message_id", as: UUID.self),
@@ -146,40 +121,6 @@ package struct ChatsService: MessengerConcept {
     }
 
     // MARK: - reading
-
-    private func chatID(_ pair: (low: UUID, high: UUID), on db: any Database) async throws -> UUID? {
-        try await sql(db).raw("SELECT id FROM chats WHERE low_id = \(bind: pair.low) AND high_id = \(bind: pair.high)")
-            .first(decodingColumn: "id", as: UUID.self)
-    }
-
-    /// The unread count: the other's messages after my read mark that I can see and that are not tombstones.
-    package func unread(_ chat: UUID, of viewer: UUID, on db: any Database) async throws -> Int {
-        try await sql(db).raw("""
-            SELECT \(Self.unreadCount(viewer: viewer)) AS unread FROM chat_members mine WHERE mine.chat_id = \(bind: chat) AND mine.account_id = \(bind: viewer)
-            """).first(decodingColumn: "unread", as: Int.self) ?? 0
-    }
-
-    private static func unreadCount(viewer: UUID) -> SQLQueryString {
-        """
-        (SELECT COUNT(*) FROM messages m WHERE m.chat_id = mine.chat_id AND m.author_id <> \(bind: viewer) AND m.deleted_at IS NULL \
-        AND (mine.last_read_id IS NULL OR m.id > mine.last_read_id) AND \(MessageReader.visible(to: viewer, cleared: "mine.cleared_through")))
-        """
-    }
-
-    private func chatRows(viewer: UUID, where condition: SQLQueryString, limit: Int, on sql: (any SQLDatabase)? = nil) async throws -> [any SQLRow] {
-        try await (sql ?? database.sql).raw("""
-            SELECT \(PersonLoader.columns), c.id AS chat_id, c.activity_key, mine.last_read_id, mine.muted_until,
-                theirs.last_read_id AS other_last_read, \(Self.unreadCount(viewer: viewer)) AS unread,
-                (SELECT m.id FROM messages m WHERE m.chat_id = mine.chat_id AND \(MessageReader.visible(to: viewer, cleared: "mine.cleared_through"))
-                 ORDER BY m.id DESC LIMIT 1) AS last_visible_id
-            FROM chat_members mine JOIN chats c ON c.id = mine.chat_id
-            JOIN chat_members theirs ON theirs.chat_id = mine.chat_id AND theirs.account_id = mine.other_id
-            JOIN accounts a ON a.id = mine.other_id JOIN messenger_people p ON p.account_id = a.id
-            \(PersonLoader.joins(viewer: viewer))
-            WHERE \(condition)
-            ORDER BY c.activity_key DESC, c.id DESC LIMIT \(literal: limit)
-            """).all()
-    }
 
     private func assemble(_ rows: [any SQLRow], viewer: UUID, on sql: any SQLDatabase) async throws -> [Chat] {
         let lastIDs = try rows.compactMap { try $0.decode(column: "last_visible_id", as: UUID?.self) }

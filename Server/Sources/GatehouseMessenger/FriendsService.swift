@@ -3,7 +3,6 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// Friendships: one row per pair, a request (requester → addressee) until accepted.
 /// Every change is written with its events to both people in one transaction.
@@ -14,14 +13,7 @@ package struct FriendsService: MessengerConcept {
 
     /// My friends (by name or tag) and the requests to and from me (newest first), filtered by `query`.
     package func overview(viewer: UUID, sort: Sort, query: String?) async throws -> FriendsOverview {
-        var conditions: [SQLQueryString] = ["f.id IS NOT NULL", "a.id <> \(bind: viewer)"]
-        if let match = PeopleIndex.matching(query) { conditions.append(match) }
-        let order: SQLQueryString = sort == .tag ? "p.tag_key, a.id" : "p.sort_name, a.id"
-        let rows = try await database.sql.raw("""
-            SELECT \(PersonLoader.columns) FROM messenger_people p JOIN accounts a ON a.id = p.account_id
-            \(PersonLoader.joins(viewer: viewer))
-            WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)
-            """).all()
+        let rows = try await store.related(viewer: viewer, matching: PeopleIndex.matching(query), byTag: sort == .tag)
         var friends: [Person] = [], incoming: [Person] = [], outgoing: [Person] = []
         for row in rows {
             let person = try people.decode(row, viewer: viewer)
@@ -54,13 +46,8 @@ package struct FriendsService: MessengerConcept {
                 // day on its own, or it would queue two events per cycle for them up to the daily cap.
                 try await core.rateLimiter.hit("friend-requests-to", key: "\(viewer):\(target)", limit: settings.friendRequestsPerPersonPerDay,
                                                window: 86_400, on: tx)
-                let inserted = try await sql(tx).raw("""
-                    INSERT INTO friendships (id, low_id, high_id, requester_id, addressee_id, state, created_at, updated_at)
-                    VALUES (\(bind: OrderedID.make()), \(bind: pair.low), \(bind: pair.high), \(bind: viewer), \(bind: target),
-                            \(bind: FriendshipState.pending.rawValue), \(bind: now), \(bind: now))
-                    ON CONFLICT (low_id, high_id) DO NOTHING RETURNING id
-                    """).first()
-                if inserted != nil {
+                let inserted = try await store.insertRequest(pair: pair, from: viewer, to: target, now: now, on: tx)
+                if inserted {
                     try await tell(recorder, .friendRequested, viewer, about: target, on: tx)
                     try await tell(recorder, .friendRequested, target, about: viewer, on: tx)
                     return try await visiblePerson(target, seenBy: viewer, on: tx)
@@ -109,36 +96,18 @@ package struct FriendsService: MessengerConcept {
 
     // MARK: - rows
 
-    package struct Row: Sendable {
-        package var id: UUID
-        package var requester: UUID
-        package var addressee: UUID
-        package var state: String
-        package func other(than me: UUID) -> UUID { requester == me ? addressee : requester }
-    }
+    package typealias Row = MessengerStore.Friendship
 
     private func friendship(_ pair: (low: UUID, high: UUID), on db: any Database) async throws -> Row? {
-        try await readRow(sql(db).raw("""
-            SELECT id, requester_id, addressee_id, state FROM friendships WHERE low_id = \(bind: pair.low) AND high_id = \(bind: pair.high)
-            """).first())
+        try await store.friendship(pair, on: db)
     }
 
     private func friendship(id: UUID, on db: any Database) async throws -> Row? {
-        try await readRow(sql(db).raw("SELECT id, requester_id, addressee_id, state FROM friendships WHERE id = \(bind: id)").first())
-    }
-
-    private func readRow(_ row: (any SQLRow)?) throws -> Row? {
-        guard let row else { return nil }
-        return Row(id: try row.decode(column: "id", as: UUID.self), requester: try row.decode(column: "requester_id", as: UUID.self),
-                   addressee: try row.decode(column: "addressee_id", as: UUID.self), state: try row.decode(column: "state", as: String.self))
+        try await store.friendship(id: id, on: db)
     }
 
     private func becomeFriends(_ id: UUID, _ viewer: UUID, _ other: UUID, _ recorder: EventRecorder, on tx: any Database) async throws {
-        let changed = try await sql(tx).raw("""
-            UPDATE friendships SET state = \(bind: FriendshipState.friends.rawValue), updated_at = \(bind: clock.now())
-            WHERE id = \(bind: id) AND state = \(bind: FriendshipState.pending.rawValue) RETURNING id
-            """).first()
-        guard changed != nil else { return }
+        guard try await store.accept(id, now: clock.now(), on: tx) else { return }
         try await tell(recorder, .friendAccepted, viewer, about: other, on: tx)
         try await tell(recorder, .friendAccepted, other, about: viewer, on: tx)
     }
@@ -150,8 +119,7 @@ package struct FriendsService: MessengerConcept {
                      find: @escaping @Sendable (any Database) async throws -> Row?) async throws {
         try await events.write { tx, recorder in
             guard let row = try await find(tx), matches(row), row.requester == viewer || row.addressee == viewer else { throw notFound }
-            let deleted = try await sql(tx).raw("DELETE FROM friendships WHERE id = \(bind: row.id) AND state = \(bind: row.state) RETURNING id").first()
-            guard deleted != nil else { throw notFound }
+            guard try await store.deleteFriendship(row.id, state: row.state, on: tx) else { throw notFound }
             let other = row.other(than: viewer)
             try recorder.add(.friendRemoved, to: viewer, FriendRemoval(personId: other, reason: reason))
             try recorder.add(.friendRemoved, to: other, FriendRemoval(personId: viewer, reason: reason))

@@ -18,6 +18,8 @@ package struct MessengerCore: Sendable {
     package let events: EventLog
     package let people: PersonLoader
     package let reader: MessageReader
+    /// Its queries.
+    package let store: MessengerStore
 
     package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, publicURL: String, rateLimiter: RateLimiter, blobs: any BlobStore, events: EventLog, people: PersonLoader, reader: MessageReader) {
         self.database = database
@@ -29,6 +31,7 @@ package struct MessengerCore: Sendable {
         self.events = events
         self.people = people
         self.reader = reader
+        self.store = MessengerStore(database: database)
     }
 }
 
@@ -44,6 +47,7 @@ extension MessengerConcept {
     package var events: EventLog { core.events }
     package var people: PersonLoader { core.people }
     package var reader: MessageReader { core.reader }
+    package var store: MessengerStore { core.store }
 
     /// My membership of a chat, or 404 `chat_not_found` (another's chat is as unknown as none).
     package func membership(_ chat: UUID, of account: UUID, field: String? = nil, on db: (any Database)? = nil) async throws -> Membership {
@@ -60,21 +64,13 @@ extension MessengerConcept {
     }
 
     package func mayMessage(_ recipient: UUID, from sender: UUID, on db: any Database) async throws -> Bool {
-        let row = try await sql(db).raw("""
-            SELECT p.who_can_message, f.state,
-                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = \(bind: recipient) AND b.blocked_id = \(bind: sender)) AS blocked
-            FROM messenger_people p
-            LEFT JOIN friendships f ON f.low_id = \(bind: ordered(sender, recipient).low) AND f.high_id = \(bind: ordered(sender, recipient).high)
-            WHERE p.account_id = \(bind: recipient)
-            """).first()
-        return Self.mayMessage(audience: try row?.decode(column: "who_can_message", as: String.self),
-                               friendship: try row?.decode(column: "state", as: String?.self),
-                               blocked: (try row?.decode(column: "blocked", as: Int.self) ?? 0) > 0)
+        let rule = try await store.messagingRule(recipient, from: sender, pair: ordered(sender, recipient), on: db)
+        return Self.mayMessage(audience: rule?.audience, friendship: rule?.friendship, blocked: rule?.blocked ?? false)
     }
 
     /// Whether `recipient` blocked `sender`.
     package func isBlocked(_ sender: UUID, by recipient: UUID, on db: any Database) async throws -> Bool {
-        try await sql(db).raw("SELECT 1 AS found FROM messenger_blocks WHERE account_id = \(bind: recipient) AND blocked_id = \(bind: sender)").first() != nil
+        try await store.isBlocked(sender, by: recipient, on: db)
     }
 
     /// The privacy rule: a person who takes messages from friends only takes none from anyone
@@ -92,15 +88,7 @@ extension MessengerConcept {
     /// the chat. A pair missing from the answer is not a membership (404 for its sends).
     package func sendingContexts(_ pairs: [SendPair], on db: any Database) async throws -> [SendPair: Sending] {
         guard !pairs.isEmpty else { return [:] }
-        let rows = try await sql(db).raw("""
-            SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
-                   p.who_can_message, f.state, theirs.visible AS other_visible,
-                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = cm.other_id AND b.blocked_id = cm.account_id) AS blocked
-            FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
-            JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
-            LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
-            WHERE \(pairs.map { "(cm.chat_id = \(bind: $0.chat) AND cm.account_id = \(bind: $0.author))" as SQLQueryString }.joined(separator: " OR "))
-            """).all()
+        let rows = try await store.sendingRows(pairs, on: db)
         var found: [SendPair: Sending] = [:]
         for row in rows {
             guard let member = try MessageReader.membership(row) else { continue }

@@ -2,7 +2,6 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
-import SQLKit
 
 /// Finding people, and my privacy setting.
 package struct PeopleService: MessengerConcept {
@@ -12,18 +11,12 @@ package struct PeopleService: MessengerConcept {
     /// by last name, me excluded; `cursor` continues a previous page.
     package func search(viewer: UUID, query: String?, cursor: String?, limit: Int?) async throws -> PeoplePage {
         let size = pageSize(limit)
-        var conditions: [SQLQueryString] = ["p.tag_key IS NOT NULL", "a.id <> \(bind: viewer)"]
-        if let match = PeopleIndex.matching(query) { conditions.append(match) }
-        if let after = try PageCursor.read(cursor, parts: 2) {
-            guard let id = UUID(uuidString: after[1]) else { throw PageCursor.invalid }
-            conditions.append("(p.sort_name > \(bind: after[0]) OR (p.sort_name = \(bind: after[0]) AND a.id > \(bind: id)))")
+        var after: (sortName: String, id: UUID)?
+        if let parts = try PageCursor.read(cursor, parts: 2) {
+            guard let id = UUID(uuidString: parts[1]) else { throw PageCursor.invalid }
+            after = (parts[0], id)
         }
-        let rows = try await database.sql.raw("""
-            SELECT \(PersonLoader.columns), p.sort_name FROM messenger_people p JOIN accounts a ON a.id = p.account_id
-            \(PersonLoader.joins(viewer: viewer))
-            WHERE \(conditions.joined(separator: " AND "))
-            ORDER BY p.sort_name, a.id LIMIT \(literal: size + 1)
-            """).all()
+        let rows = try await store.people(viewer: viewer, matching: PeopleIndex.matching(query), after: after, limit: size + 1)
         let page = rows.prefix(size)
         let items = try page.map { try people.decode($0, viewer: viewer) }
         var next: String?
@@ -38,14 +31,13 @@ package struct PeopleService: MessengerConcept {
     }
 
     package func privacy(of account: UUID) async throws -> PrivacySettings {
-        let raw = try await database.sql.raw("SELECT who_can_message FROM messenger_people WHERE account_id = \(bind: account)")
-            .first(decodingColumn: "who_can_message", as: String.self)
+        let raw = try await store.whoCanMessage(account)
         return PrivacySettings(whoCanMessageMe: raw.flatMap(MessagingAudience.init(rawValue:)) ?? .everyone)
     }
 
     package func updatePrivacy(of account: UUID, _ update: PrivacyUpdate) async throws -> PrivacySettings {
         if let audience = update.whoCanMessageMe {
-            try await database.sql.raw("UPDATE messenger_people SET who_can_message = \(bind: audience.rawValue) WHERE account_id = \(bind: account)").run()
+            try await store.setWhoCanMessage(account, audience.rawValue)
         }
         return try await privacy(of: account)
     }
@@ -57,27 +49,21 @@ package struct PeopleService: MessengerConcept {
     package func block(viewer: UUID, person: UUID) async throws {
         _ = try await visiblePerson(person, seenBy: viewer, field: "personId")
         // Others blocked already: blocking someone blocked is once, whatever the limit.
-        let count = try await database.sql.raw("SELECT COUNT(*) AS n FROM messenger_blocks WHERE account_id = \(bind: viewer) AND blocked_id <> \(bind: person)")
-            .first(decodingColumn: "n", as: Int.self) ?? 0
+        let count = try await store.blockCount(viewer: viewer, except: person)
         guard count < settings.blocksPerAccount else {
             throw GatehouseError.conflict(.tooManyBlocks, "error.tooManyBlocks", String(settings.blocksPerAccount))
         }
-        try await database.sql.raw("""
-            INSERT INTO messenger_blocks (account_id, blocked_id, created_at) VALUES (\(bind: viewer), \(bind: person), \(bind: clock.now()))
-            ON CONFLICT (account_id, blocked_id) DO NOTHING
-            """).run()
+        try await store.block(viewer: viewer, person: person, now: clock.now())
     }
 
     package func unblock(viewer: UUID, person: UUID) async throws {
         _ = try await visiblePerson(person, seenBy: viewer, field: "personId")
-        try await database.sql.raw("DELETE FROM messenger_blocks WHERE account_id = \(bind: viewer) AND blocked_id = \(bind: person)").run()
+        try await store.unblock(viewer: viewer, person: person)
     }
 
     /// The people I blocked, newest first (one page: the list is bounded).
     package func blocked(viewer: UUID) async throws -> PeoplePage {
-        let ids = try await database.sql.raw("""
-            SELECT blocked_id FROM messenger_blocks WHERE account_id = \(bind: viewer) ORDER BY created_at DESC, blocked_id
-            """).all().map { try $0.decode(column: "blocked_id", as: UUID.self) }
+        let ids = try await store.blocked(viewer: viewer)
         var items: [Person] = []
         for id in ids { if let person = try await people.person(id, seenBy: viewer) { items.append(person) } }
         return PeoplePage(items: items, nextCursor: nil)
