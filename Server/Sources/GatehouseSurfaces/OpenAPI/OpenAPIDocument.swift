@@ -11,7 +11,7 @@ import Yams
 /// The prose ships in the server's resource bundle (`gatehouse-server_GatehouseSurfaces.resources`,
 /// which SwiftPM puts beside the `gatehouse` binary: deploy the two together).
 package enum OpenAPIDocument {
-    /// Every operation the server serves, in the order the document lists them.
+    /// Every operation the server serves: the controllers route these same declarations.
     package static let operations: [any EndpointDeclaration] =
         OpenAPIController.all + HealthController.all + ConsoleController.all + SignToLoginAPI.Endpoints.all
         + PhoneAccountsAPI.Endpoints.all + V1.Accounts.all + V1.Sessions.all + V1.Messenger.all + V1.Apps.all + V1.Wallet.all
