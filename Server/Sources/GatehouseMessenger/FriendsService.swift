@@ -38,7 +38,7 @@ package struct FriendsService: MessengerConcept {
         return try await events.write { tx, recorder in
             let pair = ordered(viewer, target)
             let now = clock.now()
-            var row = try await friendship(pair, on: tx)
+            var row = try await store.friendship(pair, on: tx)
             if row == nil {
                 // Somebody who blocked me hears nothing from me, a friend request included.
                 if try await isBlocked(viewer, by: target, on: tx) { throw Self.messagingNotAllowed }
@@ -52,7 +52,7 @@ package struct FriendsService: MessengerConcept {
                     try await tell(recorder, .friendRequested, target, about: viewer, on: tx)
                     return try await visiblePerson(target, seenBy: viewer, on: tx)
                 }
-                row = try await friendship(pair, on: tx)  // the other side asked at the same moment
+                row = try await store.friendship(pair, on: tx)  // the other side asked at the same moment
             }
             if let row, row.state == FriendshipState.pending.rawValue, row.requester == target {
                 try await becomeFriends(row.id, viewer, target, recorder, on: tx)
@@ -64,7 +64,7 @@ package struct FriendsService: MessengerConcept {
     /// Accepts a request to me.
     package func accept(viewer: UUID, request id: UUID) async throws -> Person {
         try await events.write { tx, recorder in
-            guard let row = try await friendship(id: id, on: tx), row.state == FriendshipState.pending.rawValue, row.addressee == viewer else {
+            guard let row = try await store.friendship(id: id, on: tx), row.state == FriendshipState.pending.rawValue, row.addressee == viewer else {
                 throw GatehouseError.notFound(.requestNotFound, "error.requestNotFound")
             }
             try await becomeFriends(row.id, viewer, row.requester, recorder, on: tx)
@@ -76,14 +76,14 @@ package struct FriendsService: MessengerConcept {
     package func decline(viewer: UUID, request id: UUID) async throws {
         try await end(viewer: viewer, reason: .declined) { row in
             row.id == id && row.state == FriendshipState.pending.rawValue && row.addressee == viewer
-        } find: { tx in try await friendship(id: id, on: tx) }
+        } find: { tx in try await store.friendship(id: id, on: tx) }
     }
 
     /// Cancels my request.
     package func cancel(viewer: UUID, request id: UUID) async throws {
         try await end(viewer: viewer, reason: .cancelled) { row in
             row.id == id && row.state == FriendshipState.pending.rawValue && row.requester == viewer
-        } find: { tx in try await friendship(id: id, on: tx) }
+        } find: { tx in try await store.friendship(id: id, on: tx) }
     }
 
     /// Ends our friendship.
@@ -91,20 +91,12 @@ package struct FriendsService: MessengerConcept {
         _ = try await visiblePerson(person, seenBy: viewer)
         try await end(viewer: viewer, reason: .removed, notFound: GatehouseError.notFound(.notFriends, "error.notFriends")) { row in
             row.state == FriendshipState.friends.rawValue
-        } find: { tx in try await friendship(ordered(viewer, person), on: tx) }
+        } find: { tx in try await store.friendship(ordered(viewer, person), on: tx) }
     }
 
     // MARK: - rows
 
     package typealias Row = MessengerStore.Friendship
-
-    private func friendship(_ pair: (low: UUID, high: UUID), on db: any Database) async throws -> Row? {
-        try await store.friendship(pair, on: db)
-    }
-
-    private func friendship(id: UUID, on db: any Database) async throws -> Row? {
-        try await store.friendship(id: id, on: db)
-    }
 
     private func becomeFriends(_ id: UUID, _ viewer: UUID, _ other: UUID, _ recorder: EventRecorder, on tx: any Database) async throws {
         guard try await store.accept(id, now: clock.now(), on: tx) else { return }
