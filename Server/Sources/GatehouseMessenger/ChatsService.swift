@@ -19,7 +19,7 @@ package struct ChatsService: MessengerConcept {
         }
         let rows = try await store.chats(viewer: viewer, matching: PeopleIndex.matching(query), after: after, limit: size + 1)
         let page = Array(rows.prefix(size))
-        let chats = try await assemble(page, viewer: viewer, on: database.sql)
+        let chats = try await assemble(page, viewer: viewer)
         var next: String?
         if rows.count > size, let last = page.last {
             next = PageCursor.make([try last.decode(column: "activity_key", as: String.self), try last.decode(column: "chat_id", as: UUID.self).uuidString])
@@ -29,9 +29,8 @@ package struct ChatsService: MessengerConcept {
 
     /// One chat of mine (also one I deleted for me).
     package func chat(_ id: UUID, viewer: UUID, on db: (any Database)? = nil) async throws -> Chat {
-        let sql = sql(db ?? database.db)
-        let rows = try await store.chat(id, viewer: viewer, on: sql)
-        guard let chat = try await assemble(rows, viewer: viewer, on: sql).first else {
+        let rows = try await store.chat(id, viewer: viewer, on: db)
+        guard let chat = try await assemble(rows, viewer: viewer, on: db).first else {
             throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound")
         }
         return chat
@@ -122,12 +121,10 @@ package struct ChatsService: MessengerConcept {
 
     // MARK: - reading
 
-    private func assemble(_ rows: [any SQLRow], viewer: UUID, on sql: any SQLDatabase) async throws -> [Chat] {
+    private func assemble(_ rows: [any SQLRow], viewer: UUID, on db: (any Database)? = nil) async throws -> [Chat] {
         let lastIDs = try rows.compactMap { try $0.decode(column: "last_visible_id", as: UUID?.self) }
         var last: [UUID: Message] = [:]
-        if !lastIDs.isEmpty {
-            for message in try await reader.messages(where: "m.id IN (\(binds: lastIDs))", viewer: viewer, on: sql) { last[message.chatId] = message }
-        }
+        for message in try await store.messages(lastIDs, viewer: viewer, on: db) { last[message.chatId] = message }
         return try rows.map { row in
             let id = try row.decode(column: "chat_id", as: UUID.self)
             return Chat(

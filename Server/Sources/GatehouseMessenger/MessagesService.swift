@@ -4,7 +4,6 @@ import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// Messages: sending (idempotent by the client's id), history both ways, edits, deletion for me
 /// or for everyone, forwarding. Each write is one transaction with the chat's activity and the
@@ -28,34 +27,8 @@ package struct MessagesService: MessengerConcept {
     /// `before`, or those after `after` (with `before` too: between them).
     package func history(viewer: UUID, chat id: UUID, before: UUID?, after: UUID?, limit: Int?) async throws -> MessagePage {
         let member = try await membership(id, of: viewer)
-        let size = pageSize(limit)
-        let sql = database.sql
-        let cleared: SQLQueryString = member.clearedThrough.map { "\(bind: $0)" } ?? "NULL"
-        let base: SQLQueryString = "m.chat_id = \(bind: id) AND \(MessageReader.visible(to: viewer, cleared: cleared))"
-        var items: [Message]
-        var moreBefore: Bool, moreAfter: Bool
-        if let after {
-            var condition: SQLQueryString = "\(base) AND m.id > \(bind: after)"
-            if let before { condition += " AND m.id < \(bind: before)" }
-            items = try await reader.messages(where: condition, order: "m.id", limit: size + 1, viewer: viewer, on: sql)
-            moreAfter = items.count > size
-            items = Array(items.prefix(size))
-            moreBefore = try await exists("\(base) AND m.id <= \(bind: after)", on: sql)
-            if !moreAfter, let before { moreAfter = try await exists("\(base) AND m.id >= \(bind: before)", on: sql) }
-        } else {
-            var condition = base
-            if let before { condition += " AND m.id < \(bind: before)" }
-            items = try await reader.messages(where: condition, order: "m.id DESC", limit: size + 1, viewer: viewer, on: sql)
-            moreBefore = items.count > size
-            items = Array(items.prefix(size).reversed())
-            moreAfter = false
-            if let before { moreAfter = try await exists("\(base) AND m.id >= \(bind: before)", on: sql) }
-        }
-        return MessagePage(items: items, hasMoreBefore: moreBefore, hasMoreAfter: moreAfter)
-    }
-
-    private func exists(_ condition: SQLQueryString, on sql: any SQLDatabase) async throws -> Bool {
-        try await sql.raw("SELECT 1 AS found FROM messages m WHERE \(condition) LIMIT 1").first() != nil
+        let page = try await store.messagePage(chat: id, viewer: viewer, clearedThrough: member.clearedThrough, before: before, after: after, limit: pageSize(limit))
+        return MessagePage(items: page.items, hasMoreBefore: page.moreBefore, hasMoreAfter: page.moreAfter)
     }
 
     // MARK: - sending
@@ -91,10 +64,7 @@ package struct MessagesService: MessengerConcept {
             }
             var reply: ReplyPreview?
             if let replyTo {
-                let cleared: SQLQueryString = member.clearedThrough.map { "\(bind: $0)" } ?? "NULL"
-                guard let quoted = try await reader.messages(
-                    where: "m.id = \(bind: replyTo) AND m.chat_id = \(bind: id) AND \(MessageReader.visible(to: author, cleared: cleared))",
-                    viewer: author, on: sql(tx)).first
+                guard let quoted = try await store.visibleMessage(replyTo, in: id, viewer: author, clearedThrough: member.clearedThrough, on: tx)
                 else { throw GatehouseError.notFound(.messageNotFound, "error.messageNotFound", field: "replyTo") }
                 // A reply to a message deleted a moment ago still goes out, quoting a stub.
                 reply = ReplyPreview(messageId: quoted.id, authorId: quoted.authorId, excerpt: quoted.deleted ? nil : Self.excerpt(quoted.text), deleted: quoted.deleted)
@@ -102,13 +72,7 @@ package struct MessagesService: MessengerConcept {
             let attachments = try await ownAttachments(attachmentIDs, of: author, on: tx)
             let message = Message(id: OrderedID.make(), chatId: id, authorId: author, text: text, createdAt: clock.now(), editedAt: nil,
                                   deleted: false, replyTo: reply, forwardedFrom: nil, attachments: attachments, clientMessageId: clientID)
-            let inserted = try await sql(tx).raw("""
-                INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_to_id, reply_author_id, reply_excerpt, reply_deleted, client_message_id)
-                VALUES (\(bind: message.id), \(bind: id), \(bind: author), \(bind: text), \(bind: message.createdAt), \(bind: reply?.messageId),
-                        \(bind: reply?.authorId), \(bind: reply?.excerpt), \(bind: reply?.deleted ?? false), \(bind: clientID))
-                ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id
-                """).first()
-            guard inserted != nil else {
+            guard try await store.insertMessages([message], on: tx).contains(message.id) else {
                 // A retry (or the same message sent twice at once): the first one stands, and it
                 // is not refused by the rate limit it passed the first time.
                 guard let sent = try await sentBefore(author, clientID, chat: id, on: tx) else {
@@ -119,7 +83,7 @@ package struct MessagesService: MessengerConcept {
             // Counted after the insert, so that a retry is neither counted nor refused; a refusal
             // rolls back the insert and the count together.
             try await core.rateLimiter.hit("messages", key: author.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
-            try await attach(attachmentIDs, to: message.id, on: tx)
+            try await store.attach(attachmentIDs, to: message.id, on: tx)
             try await delivered(message, to: member.other, bothVisible: sending.bothVisible, recorder, on: tx)
             return message
         }
@@ -127,11 +91,7 @@ package struct MessagesService: MessengerConcept {
 
     /// My uploads by id, in the order given; 404 naming `attachmentIds` when one is not mine.
     private func ownAttachments(_ ids: [UUID], of owner: UUID, on tx: any Database) async throws -> [GatehouseAPI.Attachment] {
-        guard !ids.isEmpty else { return [] }
-        let rows = try await sql(tx).raw("""
-            SELECT \(MessageReader.attachmentColumns) FROM attachments att WHERE att.owner_id = \(bind: owner) AND att.id IN (\(binds: ids))
-            """).all()
-        let found = Dictionary(uniqueKeysWithValues: try rows.map { row in let a = try reader.attachment(row); return (a.id, a) })
+        let found = try await store.attachments(ids, ownedBy: owner, on: tx)
         return try ids.map { id in
             guard let attachment = found[id] else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound", field: "attachmentIds") }
             return attachment
@@ -140,31 +100,18 @@ package struct MessagesService: MessengerConcept {
 
     /// The message this client id already made in this chat; 409 when it made one elsewhere.
     private func sentBefore(_ author: UUID, _ clientID: String, chat: UUID, on db: (any Database)? = nil) async throws -> Message? {
-        let sql = sql(db ?? database.db)
-        guard let existing = try await reader.messages(where: "m.author_id = \(bind: author) AND m.client_message_id = \(bind: clientID)",
-                                                       viewer: author, on: sql).first else { return nil }
+        guard let existing = try await store.sentMessage(author: author, clientID: clientID, on: db) else { return nil }
         guard existing.chatId == chat else {
             throw GatehouseError(.conflict, .clientMessageIdReused, LocalizedText("error.clientMessageIdReused"), field: "clientMessageId")
         }
         return existing
     }
 
-    private func attach(_ attachments: [UUID], to message: UUID, on tx: any Database) async throws {
-        guard !attachments.isEmpty else { return }
-        let rows = attachments.enumerated().map { index, id -> SQLQueryString in "(\(bind: message), \(bind: id), \(bind: index))" }
-        try await sql(tx).raw("INSERT INTO message_attachments (message_id, attachment_id, position) VALUES \(rows.joined(separator: ", "))").run()
-    }
-
     /// A new message in a chat (written already): the chat's activity, both members see the
     /// chat (again), and both hear of it (the client id only the author).
     private func delivered(_ message: Message, to other: UUID, bothVisible: Bool, _ recorder: EventRecorder, on tx: any Database) async throws {
-        let chat = message.chatId
-        try await sql(tx).raw("""
-            UPDATE chats SET last_message_id = \(bind: message.id), activity_key = \(bind: message.id.uuidString.lowercased()) WHERE id = \(bind: chat)
-            """).run()
-        if !bothVisible {
-            try await sql(tx).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: chat) AND visible = \(false)").run()
-        }
+        try await store.setNewest([message.chatId: message.id], on: tx)
+        if !bothVisible { try await store.showToBoth([message.chatId], on: tx) }
         try recordCreated(message, to: other, recorder)
     }
 
@@ -190,13 +137,13 @@ package struct MessagesService: MessengerConcept {
             try await checkMayMessage(member.other, from: viewer, on: tx)
             try await core.rateLimiter.hit("message-edits", key: viewer.uuidString, limit: settings.editsPerMinute, window: 60, on: tx)
             try await core.rateLimiter.hit("message-edits-day", key: viewer.uuidString, limit: settings.editsPerDay, window: 86_400, on: tx)
-            try await sql(tx).raw("UPDATE messages SET text = \(bind: text), edited_at = \(bind: now) WHERE id = \(bind: id)").run()
-            let seers = try await seers(of: id, in: member, on: tx)
+            try await store.editText(of: id, to: text, at: now, on: tx)
+            let seers = try await store.seers(of: id, chat: member.chatID, on: tx)
             try await events.supersedeEdits(of: message, for: seers, on: tx)
             for account in seers {
-                try recorder.add(.messageUpdated, to: account, try await reader.message(id, viewer: account, on: sql(tx))!)
+                try recorder.add(.messageUpdated, to: account, try await store.message(id, viewer: account, on: tx)!)
             }
-            return try await reader.message(id, viewer: viewer, on: sql(tx))!
+            return try await store.message(id, viewer: viewer, on: tx)!
         }
     }
 
@@ -207,18 +154,14 @@ package struct MessagesService: MessengerConcept {
             let (message, member) = try await visibleMessage(id, viewer: viewer, on: tx)
             switch scope {
             case .me:
-                try await sql(tx).raw("""
-                    INSERT INTO message_hidden (message_id, account_id) VALUES (\(bind: id), \(bind: viewer)) ON CONFLICT DO NOTHING
-                    """).run()
+                try await store.hide(id, from: viewer, on: tx)
                 try recorder.add(.messageDeleted, to: viewer, MessageDeletion(chatId: message.chatId, messageId: id, scope: .me))
             case .everyone:
                 guard message.authorId == viewer else { throw GatehouseError(.forbidden, .notMessageAuthor, LocalizedText("error.notMessageAuthor")) }
                 guard !message.deleted else { return }
                 guard message.payment == nil else { throw Self.paymentMessage }
-                let seers = try await seers(of: id, in: member, on: tx)
-                try await sql(tx).raw("UPDATE messages SET deleted_at = \(bind: clock.now()), text = '' WHERE id = \(bind: id)").run()
-                try await sql(tx).raw("DELETE FROM message_attachments WHERE message_id = \(bind: id)").run()
-                try await sql(tx).raw("UPDATE messages SET reply_excerpt = NULL, reply_deleted = \(true) WHERE reply_to_id = \(bind: id)").run()
+                let seers = try await store.seers(of: id, chat: member.chatID, on: tx)
+                try await store.tombstone(id, at: clock.now(), on: tx)
                 for account in seers {
                     try recorder.add(.messageDeleted, to: account, MessageDeletion(chatId: message.chatId, messageId: id, scope: .everyone))
                 }
@@ -250,12 +193,15 @@ package struct MessagesService: MessengerConcept {
                 try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
                 let copy = Message(id: OrderedID.make(), chatId: chat, authorId: viewer.id, text: source.text, createdAt: clock.now(), editedAt: nil,
                                    deleted: false, replyTo: nil, forwardedFrom: origin, attachments: source.attachments, clientMessageId: copyClientID)
-                try await sql(tx).raw("""
-                    INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_deleted, forward_author_id, forward_sent_at, client_message_id)
-                    VALUES (\(bind: copy.id), \(bind: chat), \(bind: viewer.id), \(bind: source.text), \(bind: copy.createdAt), \(false),
-                            \(bind: origin.authorId), \(bind: origin.sentAt), \(bind: copyClientID))
-                    """).run()
-                try await attach(source.attachments.map(\.id), to: copy.id, on: tx)
+                guard try await store.insertMessages([copy], on: tx).contains(copy.id) else {
+                    // The same forward sent twice at once: the first copy stands.
+                    guard let copyClientID, let sent = try await sentBefore(viewer.id, copyClientID, chat: chat, on: tx) else {
+                        throw GatehouseError(.internal, .internalError, LocalizedText("error.internal"))
+                    }
+                    copies.append(sent)
+                    continue
+                }
+                try await store.attach(source.attachments.map(\.id), to: copy.id, on: tx)
                 try await delivered(copy, to: member.other, bothVisible: false, recorder, on: tx)
                 copies.append(copy)
             }
@@ -267,24 +213,11 @@ package struct MessagesService: MessengerConcept {
 
     /// A message in a chat of mine that I can see; 404 otherwise.
     private func visibleMessage(_ id: UUID, viewer: UUID, on tx: any Database) async throws -> (Message, Membership) {
-        guard let chat = try await sql(tx).raw("SELECT chat_id FROM messages WHERE id = \(bind: id)").first(decodingColumn: "chat_id", as: UUID.self),
-              let member = try await reader.membership(chat, of: viewer, on: sql(tx))
-        else { throw GatehouseError.notFound(.messageNotFound, "error.messageNotFound") }
-        let cleared: SQLQueryString = member.clearedThrough.map { "\(bind: $0)" } ?? "NULL"
-        guard let message = try await reader.messages(where: "m.id = \(bind: id) AND \(MessageReader.visible(to: viewer, cleared: cleared))",
-                                                      viewer: viewer, on: sql(tx)).first
+        guard let chat = try await store.chatOfMessage(id, on: tx),
+              let member = try await store.membership(chat, of: viewer, on: tx),
+              let message = try await store.visibleMessage(id, viewer: viewer, clearedThrough: member.clearedThrough, on: tx)
         else { throw GatehouseError.notFound(.messageNotFound, "error.messageNotFound") }
         return (message, member)
-    }
-
-    /// The members who still see a message (neither cleared it nor deleted it for themselves).
-    private func seers(of message: UUID, in member: Membership, on tx: any Database) async throws -> [UUID] {
-        let rows = try await sql(tx).raw("""
-            SELECT cm.account_id FROM chat_members cm WHERE cm.chat_id = \(bind: member.chatID)
-            AND (cm.cleared_through IS NULL OR cm.cleared_through < \(bind: message))
-            AND NOT EXISTS (SELECT 1 FROM message_hidden h WHERE h.message_id = \(bind: message) AND h.account_id = cm.account_id)
-            """).all()
-        return try rows.map { try $0.decode(column: "account_id", as: UUID.self) }
     }
 
     /// Message text as stored: NFC, line breaks as `\n`, no other control characters, within the limit.

@@ -31,7 +31,7 @@ package struct MessengerCore: Sendable {
         self.events = events
         self.people = people
         self.reader = reader
-        self.store = MessengerStore(database: database)
+        self.store = MessengerStore(database: database, reader: reader)
     }
 }
 
@@ -51,7 +51,7 @@ extension MessengerConcept {
 
     /// My membership of a chat, or 404 `chat_not_found` (another's chat is as unknown as none).
     package func membership(_ chat: UUID, of account: UUID, field: String? = nil, on db: (any Database)? = nil) async throws -> Membership {
-        guard let membership = try await reader.membership(chat, of: account, on: sql(db ?? database.db)) else {
+        guard let membership = try await store.membership(chat, of: account, on: db) else {
             throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound", field: field)
         }
         return membership
@@ -132,8 +132,6 @@ extension MessengerConcept {
     package func pageSize(_ limit: Int?) -> Int {
         min(max(limit ?? settings.pageSize, 1), settings.maxPageSize)
     }
-
-    package func sql(_ db: any Database) -> any SQLDatabase { db as! any SQLDatabase }
 
     /// The two ids of a pair in the order the unique pair columns keep them.
     package func ordered(_ a: UUID, _ b: UUID) -> (low: UUID, high: UUID) {

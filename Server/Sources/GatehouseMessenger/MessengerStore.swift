@@ -5,17 +5,21 @@ import GatehouseFoundation
 import SQLKit
 
 /// The messenger's queries (docs/architecture.md, "Data access"): privacy, blocks, friendships,
-/// attachments, and the lookups every send makes. `PersonLoader` and `MessageReader` stay the
-/// reads that build people and messages; the services decide, and this reads and writes. A write
-/// that belongs to a caller's transaction takes it (`on:`).
+/// attachments, the lookups every send makes, and the messages' own (`MessengerStore+Messages`).
+/// `PersonLoader` and `MessageReader` stay the reads that build people and messages; the
+/// services decide, and this reads and writes. A write that belongs to a caller's transaction
+/// takes it (`on:`).
 package struct MessengerStore: Sendable {
     package let database: DatabaseProvider
+    /// Builds the messages the queries read.
+    package let reader: MessageReader
 
-    package init(database: DatabaseProvider) {
+    package init(database: DatabaseProvider, reader: MessageReader) {
         self.database = database
+        self.reader = reader
     }
 
-    private func sql(_ db: (any Database)?) -> any SQLDatabase { (db ?? database.db) as! any SQLDatabase }
+    func sql(_ db: (any Database)?) -> any SQLDatabase { (db ?? database.db) as! any SQLDatabase }
 
     // MARK: People
 
@@ -250,8 +254,8 @@ package struct MessengerStore: Sendable {
     }
 
     /// One chat of `viewer`'s (also one deleted for them).
-    package func chat(_ id: UUID, viewer: UUID, on db: any SQLDatabase) async throws -> [any SQLRow] {
-        try await chatRows(viewer: viewer, where: "mine.account_id = \(bind: viewer) AND c.id = \(bind: id)", limit: 1, on: db)
+    package func chat(_ id: UUID, viewer: UUID, on db: (any Database)? = nil) async throws -> [any SQLRow] {
+        try await chatRows(viewer: viewer, where: "mine.account_id = \(bind: viewer) AND c.id = \(bind: id)", limit: 1, on: sql(db))
     }
 
     /// Chats of `viewer` with the other person, the unread count and the newest visible message's id,

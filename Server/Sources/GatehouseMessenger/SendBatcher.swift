@@ -3,7 +3,6 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 import NIOConcurrencyHelpers
-import SQLKit
 
 /// Group commit for plain text sends (no reply, no attachments: most messages). Sends that
 /// arrive while a batch is being written wait for the next one, and a batch is one transaction
@@ -48,7 +47,6 @@ package struct SendBatchWriter: MessengerConcept {
         let core = self.core
         let settings = self.settings
         return try await core.events.write { tx, recorder in
-            let sql = tx as! any SQLDatabase
             var outcomes = [Result<Message, GatehouseError>?](repeating: nil, count: requests.count)
 
             // 1. My memberships, the other members' settings and whether they see the chat, in one read.
@@ -67,18 +65,7 @@ package struct SendBatchWriter: MessengerConcept {
                                                   createdAt: now, editedAt: nil, deleted: false, replyTo: nil, forwardedFrom: nil,
                                                   attachments: [], clientMessageId: request.clientID)))
             }
-            var inserted: Set<UUID> = []
-            if !candidates.isEmpty {
-                let values = candidates.map { c -> SQLQueryString in
-                    "(\(bind: c.message.id), \(bind: c.message.chatId), \(bind: c.message.authorId), \(bind: c.message.text), \(bind: now), \(false), \(bind: c.message.clientMessageId))"
-                }
-                for row in try await sql.raw("""
-                    INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_deleted, client_message_id)
-                    VALUES \(values.joined(separator: ", ")) ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id
-                    """).all() {
-                    inserted.insert(try row.decode(column: "id", as: UUID.self))
-                }
-            }
+            let inserted = try await core.store.insertMessages(candidates.map(\.message), on: tx)
 
             // 3. The rate limit counts what was written; over it, the newest go again.
             var refusedAuthors: [String: Double] = [:]
@@ -96,7 +83,7 @@ package struct SendBatchWriter: MessengerConcept {
                     }
                 }
                 if !refused.isEmpty {
-                    try await sql.raw("DELETE FROM messages WHERE id IN (\(binds: refused))").run()
+                    try await core.store.deleteMessages(refused, on: tx)
                     written.removeAll { refused.contains($0.message.id) }
                 }
             }
@@ -107,19 +94,9 @@ package struct SendBatchWriter: MessengerConcept {
                 for w in written where newest[w.message.chatId].map({ $0 < w.message.id }) ?? true {
                     newest[w.message.chatId] = w.message.id
                 }
-                let chats = newest.keys.sorted()
-                if core.database.isPostgres {
-                    try await sql.raw("SELECT id FROM chats WHERE id IN (\(binds: chats)) ORDER BY id FOR UPDATE").run()
-                }
-                let lastCases = chats.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
-                let keyCases = chats.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
-                try await sql.raw("""
-                    UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: chats))
-                    """).run()
+                try await core.store.setNewest(newest, lock: true, on: tx)
                 let hidden = Set(written.filter { !(members[SendPair(chat: $0.message.chatId, author: $0.message.authorId)]?.bothVisible ?? true) }.map(\.message.chatId))
-                if !hidden.isEmpty {
-                    try await sql.raw("UPDATE chat_members SET visible = \(true) WHERE chat_id IN (\(binds: Array(hidden))) AND visible = \(false)").run()
-                }
+                try await core.store.showToBoth(hidden.sorted(), on: tx)
                 for w in written.sorted(by: { $0.message.id < $1.message.id }) {
                     try self.recordCreated(w.message, to: members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!.member.other, recorder)
                     outcomes[w.index] = .success(w.message)
@@ -130,9 +107,7 @@ package struct SendBatchWriter: MessengerConcept {
             //    answers its message; otherwise the reason.
             for index in outcomes.indices where outcomes[index].map({ _ in false }) ?? true {
                 let request = requests[index]
-                let match = try await core.reader.messages(
-                    where: "m.author_id = \(bind: request.author) AND m.client_message_id = \(bind: request.clientID)", viewer: request.author, on: sql
-                ).first
+                let match = try await core.store.sentMessage(author: request.author, clientID: request.clientID, on: tx)
                 if let match {
                     outcomes[index] = match.chatId == request.chat ? .success(match)
                         : .failure(GatehouseError(.conflict, .clientMessageIdReused, LocalizedText("error.clientMessageIdReused"), field: "clientMessageId"))

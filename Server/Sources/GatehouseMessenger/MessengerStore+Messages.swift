@@ -1,0 +1,295 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import SQLKit
+
+/// The messages' own queries: pages of a chat, the messages a send, an edit or a deletion reads
+/// and writes, and the rows a payment adds to a chat. Each write takes the caller's transaction.
+extension MessengerStore {
+    // MARK: Reading messages
+
+    /// My membership of a chat, nil when I am not a member.
+    package func membership(_ chat: UUID, of account: UUID, on db: (any Database)? = nil) async throws -> Membership? {
+        try await reader.membership(chat, of: account, on: sql(db))
+    }
+
+    /// A page of a chat as `viewer` sees it (after what they cleared), oldest first: the newest
+    /// `limit`, those before `before`, or those after `after` (with `before` too: between them);
+    /// and whether the chat has more on either side.
+    package func messagePage(chat: UUID, viewer: UUID, clearedThrough: UUID?, before: UUID?, after: UUID?,
+                             limit: Int) async throws -> (items: [Message], moreBefore: Bool, moreAfter: Bool) {
+        let sql = sql(nil)
+        let base: SQLQueryString = "m.chat_id = \(bind: chat) AND \(Self.visible(to: viewer, clearedThrough: clearedThrough))"
+        func exists(_ condition: SQLQueryString) async throws -> Bool {
+            try await sql.raw("SELECT 1 AS found FROM messages m WHERE \(condition) LIMIT 1").first() != nil
+        }
+        if let after {
+            var condition: SQLQueryString = "\(base) AND m.id > \(bind: after)"
+            if let before { condition += " AND m.id < \(bind: before)" }
+            let items = try await reader.messages(where: condition, order: "m.id", limit: limit + 1, viewer: viewer, on: sql)
+            var moreAfter = items.count > limit
+            let moreBefore = try await exists("\(base) AND m.id <= \(bind: after)")
+            if !moreAfter, let before { moreAfter = try await exists("\(base) AND m.id >= \(bind: before)") }
+            return (Array(items.prefix(limit)), moreBefore, moreAfter)
+        }
+        var condition = base
+        if let before { condition += " AND m.id < \(bind: before)" }
+        let items = try await reader.messages(where: condition, order: "m.id DESC", limit: limit + 1, viewer: viewer, on: sql)
+        var moreAfter = false
+        if let before { moreAfter = try await exists("\(base) AND m.id >= \(bind: before)") }
+        return (Array(items.prefix(limit).reversed()), items.count > limit, moreAfter)
+    }
+
+    /// A message as `viewer` sees it, when they see it: after what they cleared in its chat and
+    /// not deleted for them (`chat`: only in that chat).
+    package func visibleMessage(_ id: UUID, in chat: UUID? = nil, viewer: UUID, clearedThrough: UUID?, on db: any Database) async throws -> Message? {
+        var condition: SQLQueryString = "m.id = \(bind: id) AND \(Self.visible(to: viewer, clearedThrough: clearedThrough))"
+        if let chat { condition += " AND m.chat_id = \(bind: chat)" }
+        return try await reader.messages(where: condition, viewer: viewer, on: sql(db)).first
+    }
+
+    /// A message as `viewer` gets it, whatever they cleared (what an event carries).
+    package func message(_ id: UUID, viewer: UUID, on db: any Database) async throws -> Message? {
+        try await reader.message(id, viewer: viewer, on: sql(db))
+    }
+
+    /// The messages with these ids, as `viewer` gets them (a page of chats' last messages).
+    package func messages(_ ids: [UUID], viewer: UUID, on db: (any Database)? = nil) async throws -> [Message] {
+        guard !ids.isEmpty else { return [] }
+        return try await reader.messages(where: "m.id IN (\(binds: ids))", viewer: viewer, on: sql(db))
+    }
+
+    /// The chat a message is in, nil when there is no such message.
+    package func chatOfMessage(_ id: UUID, on db: any Database) async throws -> UUID? {
+        try await sql(db).raw("SELECT chat_id FROM messages WHERE id = \(bind: id)").first(decodingColumn: "chat_id", as: UUID.self)
+    }
+
+    /// The message an author's client id made, nil when it made none.
+    package func sentMessage(author: UUID, clientID: String, on db: (any Database)? = nil) async throws -> Message? {
+        try await reader.messages(where: "m.author_id = \(bind: author) AND m.client_message_id = \(bind: clientID)",
+                                  viewer: author, on: sql(db)).first
+    }
+
+    /// The owner's uploads among `ids`, by id.
+    package func attachments(_ ids: [UUID], ownedBy owner: UUID, on db: any Database) async throws -> [UUID: GatehouseAPI.Attachment] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await sql(db).raw("""
+            SELECT \(MessageReader.attachmentColumns) FROM attachments att WHERE att.owner_id = \(bind: owner) AND att.id IN (\(binds: ids))
+            """).all()
+        return Dictionary(uniqueKeysWithValues: try rows.map { row in let a = try reader.attachment(row); return (a.id, a) })
+    }
+
+    /// The members of a chat who still see a message (neither cleared it nor deleted it for themselves).
+    package func seers(of message: UUID, chat: UUID, on db: any Database) async throws -> [UUID] {
+        let rows = try await sql(db).raw("""
+            SELECT cm.account_id FROM chat_members cm WHERE cm.chat_id = \(bind: chat)
+            AND (cm.cleared_through IS NULL OR cm.cleared_through < \(bind: message))
+            AND NOT EXISTS (SELECT 1 FROM message_hidden h WHERE h.message_id = \(bind: message) AND h.account_id = cm.account_id)
+            """).all()
+        return try rows.map { try $0.decode(column: "account_id", as: UUID.self) }
+    }
+
+    private static func visible(to viewer: UUID, clearedThrough: UUID?) -> SQLQueryString {
+        MessageReader.visible(to: viewer, cleared: clearedThrough.map { "\(bind: $0)" } ?? "NULL")
+    }
+
+    // MARK: Writing messages
+
+    /// Writes new messages (their reply and forward fields too); a client id its author used
+    /// before makes no row. Answers the ids written.
+    package func insertMessages(_ messages: [Message], on tx: any Database) async throws -> Set<UUID> {
+        guard !messages.isEmpty else { return [] }
+        let values = messages.map { m -> SQLQueryString in
+            """
+            (\(bind: m.id), \(bind: m.chatId), \(bind: m.authorId), \(bind: m.text), \(bind: m.createdAt), \(bind: m.replyTo?.messageId), \
+            \(bind: m.replyTo?.authorId), \(bind: m.replyTo?.excerpt), \(bind: m.replyTo?.deleted ?? false), \(bind: m.forwardedFrom?.authorId), \
+            \(bind: m.forwardedFrom?.sentAt), \(bind: m.clientMessageId))
+            """
+        }
+        let rows = try await sql(tx).raw("""
+            INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_to_id, reply_author_id, reply_excerpt, reply_deleted,
+                                  forward_author_id, forward_sent_at, client_message_id)
+            VALUES \(values.joined(separator: ", ")) ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id
+            """).all()
+        return Set(try rows.map { try $0.decode(column: "id", as: UUID.self) })
+    }
+
+    /// Takes back messages written in this transaction (a batch's sends over the rate limit).
+    package func deleteMessages(_ ids: [UUID], on tx: any Database) async throws {
+        guard !ids.isEmpty else { return }
+        try await sql(tx).raw("DELETE FROM messages WHERE id IN (\(binds: ids))").run()
+    }
+
+    /// A message's attachments, in order.
+    package func attach(_ attachments: [UUID], to message: UUID, on tx: any Database) async throws {
+        guard !attachments.isEmpty else { return }
+        let rows = attachments.enumerated().map { index, id -> SQLQueryString in "(\(bind: message), \(bind: id), \(bind: index))" }
+        try await sql(tx).raw("INSERT INTO message_attachments (message_id, attachment_id, position) VALUES \(rows.joined(separator: ", "))").run()
+    }
+
+    /// Each chat's newest message (chat id → message id) as its activity; `lock` first locks the
+    /// chats in id order, as every writer of several chats does.
+    package func setNewest(_ newest: [UUID: UUID], lock: Bool = false, on tx: any Database) async throws {
+        let chats = newest.keys.sorted()
+        guard !chats.isEmpty else { return }
+        let sql = sql(tx)
+        if lock, database.isPostgres {
+            try await sql.raw("SELECT id FROM chats WHERE id IN (\(binds: chats)) ORDER BY id FOR UPDATE").run()
+        }
+        if chats.count == 1, let chat = chats.first, let message = newest[chat] {
+            try await sql.raw("""
+                UPDATE chats SET last_message_id = \(bind: message), activity_key = \(bind: message.uuidString.lowercased()) WHERE id = \(bind: chat)
+                """).run()
+            return
+        }
+        let lastCases = chats.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
+        let keyCases = chats.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
+        try await sql.raw("""
+            UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: chats))
+            """).run()
+    }
+
+    /// Both members see these chats (again).
+    package func showToBoth(_ chats: [UUID], on tx: any Database) async throws {
+        guard !chats.isEmpty else { return }
+        try await sql(tx).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id IN (\(binds: chats)) AND visible = \(false)").run()
+    }
+
+    package func editText(of message: UUID, to text: String, at now: Date, on tx: any Database) async throws {
+        try await sql(tx).raw("UPDATE messages SET text = \(bind: text), edited_at = \(bind: now) WHERE id = \(bind: message)").run()
+    }
+
+    /// Hides a message from one member (once, however often).
+    package func hide(_ message: UUID, from account: UUID, on tx: any Database) async throws {
+        try await sql(tx).raw("""
+            INSERT INTO message_hidden (message_id, account_id) VALUES (\(bind: message), \(bind: account)) ON CONFLICT DO NOTHING
+            """).run()
+    }
+
+    /// A message deleted for everyone: a tombstone without text or attachments, and replies
+    /// quoting it keep only a stub.
+    package func tombstone(_ message: UUID, at now: Date, on tx: any Database) async throws {
+        let sql = sql(tx)
+        try await sql.raw("UPDATE messages SET deleted_at = \(bind: now), text = '' WHERE id = \(bind: message)").run()
+        try await sql.raw("DELETE FROM message_attachments WHERE message_id = \(bind: message)").run()
+        try await sql.raw("UPDATE messages SET reply_excerpt = NULL, reply_deleted = \(true) WHERE reply_to_id = \(bind: message)").run()
+    }
+
+    // MARK: Payments in chats
+
+    /// Two people of a chat, the lower id first.
+    package struct ChatPair: Hashable, Sendable {
+        package var low: UUID
+        package var high: UUID
+        package init(_ pair: (low: UUID, high: UUID)) { (low, high) = pair }
+    }
+
+    /// A direct chat: its id, and whether both members see it.
+    package typealias DirectChat = (id: UUID, allVisible: Bool)
+
+    /// Of these accounts, those who restrict who may message them (friends only, or a block list).
+    package func restricted(_ accounts: [UUID], on db: any Database) async throws -> Set<UUID> {
+        guard !accounts.isEmpty else { return [] }
+        let rows = try await sql(db).raw("""
+            SELECT account_id FROM messenger_people WHERE account_id IN (\(binds: accounts)) AND who_can_message = \(bind: MessagingAudience.friends.rawValue)
+            UNION SELECT account_id FROM messenger_blocks WHERE account_id IN (\(binds: accounts))
+            """).all()
+        return Set(try rows.map { try $0.decode(column: "account_id", as: UUID.self) })
+    }
+
+    /// The direct chats of these pairs, made (hidden from both) where missing, once however many
+    /// transactions make them at the same moment.
+    package func directChats(_ pairs: Set<ChatPair>, now: Date, on tx: any Database) async throws -> [ChatPair: DirectChat] {
+        let sql = sql(tx)
+        func read(_ pairs: [ChatPair]) async throws -> [ChatPair: DirectChat] {
+            let chats: SQLQueryString
+            if sql.isPostgres {
+                var rows = RowSet(count: pairs.count)
+                rows.add("low_id", "uuid", pairs.map(\.low))
+                rows.add("high_id", "uuid", pairs.map(\.high))
+                chats = "chats c JOIN \(rows.table("p")) ON c.low_id = p.low_id AND c.high_id = p.high_id"
+            } else {
+                let conditions = pairs.map { "(c.low_id = \(bind: $0.low) AND c.high_id = \(bind: $0.high))" as SQLQueryString }
+                chats = "chats c WHERE \(conditions.joined(separator: " OR "))"
+            }
+            var found: [ChatPair: DirectChat] = [:]
+            for row in try await sql.preparedRows("""
+                SELECT c.id, c.low_id, c.high_id, (SELECT COUNT(*) FROM chat_members m WHERE m.chat_id = c.id AND m.visible = \(false)) AS hidden
+                FROM \(chats)
+                """) {
+                let pair = ChatPair((try row.decode(column: "low_id", as: UUID.self), try row.decode(column: "high_id", as: UUID.self)))
+                found[pair] = (try row.decode(column: "id", as: UUID.self), try row.decode(column: "hidden", as: Int.self) == 0)
+            }
+            return found
+        }
+        var chats = try await read(Array(pairs))
+        // The missing ones, in pair order (two transactions making the same chats wait in one order).
+        let missing = pairs.filter { chats[$0] == nil }.sorted { ($0.low, $0.high) < ($1.low, $1.high) }
+        guard !missing.isEmpty else { return chats }
+        let made = missing.map { (pair: $0, id: OrderedID.make()) }
+        var rows = RowSet(count: made.count)
+        rows.add("id", "uuid", made.map(\.id))
+        rows.add("low_id", "uuid", made.map(\.pair.low))
+        rows.add("high_id", "uuid", made.map(\.pair.high))
+        rows.add("activity_key", "text", made.map { $0.id.uuidString.lowercased() })
+        var inserted: Set<UUID> = []
+        for row in try await sql.preparedRows("""
+            \(rows.insert(into: "chats", constants: [("created_at", "\(bind: now)")], postgres: sql.isPostgres))
+            ON CONFLICT (low_id, high_id) DO NOTHING RETURNING id
+            """) {
+            inserted.insert(try row.decode(column: "id", as: UUID.self))
+        }
+        let new = made.filter { inserted.contains($0.id) }
+        if !new.isEmpty {
+            // Both members of each, hidden.
+            var members = RowSet(count: new.count * 2)
+            members.add("chat_id", "uuid", new.flatMap { [$0.id, $0.id] })
+            members.add("account_id", "uuid", new.flatMap { [$0.pair.low, $0.pair.high] })
+            members.add("other_id", "uuid", new.flatMap { [$0.pair.high, $0.pair.low] })
+            _ = try await sql.preparedRows(members.insert(into: "chat_members", constants: [("visible", "\(false)")], postgres: sql.isPostgres))
+            for made in new { chats[made.pair] = (made.id, false) }
+        }
+        // Made by another transaction a moment ago.
+        let raced = missing.filter { chats[$0] == nil }
+        if !raced.isEmpty { chats.merge(try await read(raced)) { a, _ in a } }
+        return chats
+    }
+
+    /// Adds to `writes` the rows of payment messages written at `now`: the messages, each chat's
+    /// newest as its activity, and `shown` made visible to both members.
+    package func addPaymentMessages(_ messages: [Message], at now: Date, shown: [UUID], into writes: inout CombinedWrites) throws {
+        guard !messages.isEmpty else { return }
+        var rows = RowSet(count: messages.count)
+        rows.add("id", "uuid", messages.map(\.id))
+        rows.add("chat_id", "uuid", messages.map(\.chatId))
+        rows.add("author_id", "uuid", messages.map(\.authorId))
+        rows.add("text", "text", messages.map(\.text))
+        rows.add("payment", "text", try messages.map { String(decoding: try V1.encoder.encode($0.payment), as: UTF8.self) })
+        writes.add(rows.insert(into: "messages", constants: [("created_at", "\(bind: now)"), ("reply_deleted", "\(false)")], postgres: writes.postgres))
+        // Each chat's newest message. The chats are not locked in id order first, as a batch of
+        // sends does: two batches of payments that share a chat share its people's wallets,
+        // which they lock in order before this.
+        var newest: [UUID: UUID] = [:]
+        for m in messages { newest[m.chatId] = m.id }
+        let ids = newest.keys.sorted()
+        var activity = RowSet(count: ids.count)
+        activity.add("id", "uuid", ids)
+        activity.add("last_message_id", "uuid", ids.map { newest[$0]! })
+        activity.add("activity_key", "text", ids.map { newest[$0]!.uuidString.lowercased() })
+        writes.add(activity.update("chats", matching: ["id"], postgres: writes.postgres))
+        if !shown.isEmpty {
+            writes.add("UPDATE chat_members SET visible = \(true) WHERE \(SQLQueryString.isAny("chat_id", shown, postgres: writes.postgres)) AND visible = \(false)")
+        }
+    }
+
+    /// Runs what was added to `writes`, in the caller's transaction.
+    package func run(_ writes: CombinedWrites, on tx: any Database) async throws {
+        try await writes.run(on: sql(tx))
+    }
+
+    /// An empty set of writes for this transaction's dialect.
+    package func writes(on tx: any Database) -> CombinedWrites {
+        CombinedWrites(for: sql(tx))
+    }
+}
