@@ -8,45 +8,14 @@ import GatehouseAPI
 /// The client keeps the session in its ``SessionStore``: ``login(identifier:password:device:)``
 /// and ``signup(_:)`` save it, ``logout()`` and any 401 on an authenticated call clear it,
 /// ``restoreSession()`` brings it back on launch only if it has not expired.
-public final class AccountsClient: Sendable {
+public final class AccountsClient: SessionKeepingClient {
     /// The core this client sends through (share it with the apps' clients for one session).
     public let core: GatehouseClient
-    /// The server's base URL, e.g. `https://id.example.com`.
-    public var baseURL: URL { core.baseURL }
-    /// Where the session is kept between launches.
-    public var sessionStore: any SessionStore { core.sessionStore }
 
-    /// Creates a client with a core of its own.
-    /// - Parameters:
-    ///   - baseURL: the server, without a trailing path.
-    ///   - sessionStore: where to keep the session; ``DefaultSessionStore`` picks Keychain or a file.
-    ///   - transport: how requests are sent; `URLSession` by default.
-    ///   - language: sent as `Accept-Language` so the server's `detail` comes in the app's
-    ///     language; when nil, `ru` on a Russian device and `en` otherwise.
-    ///   - now: the clock used to decide whether a stored session has expired.
-    public convenience init(
-        baseURL: URL,
-        sessionStore: any SessionStore = InMemorySessionStore(),
-        transport: any HTTPTransport = URLSessionTransport(),
-        language: String? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.init(core: GatehouseClient(baseURL: baseURL, sessionStore: sessionStore, transport: transport, language: language, now: now))
-    }
-
-    /// Creates a client on a shared core.
+    /// Creates a client on a shared core (``SessionKeepingClient`` makes one with a core of its own).
     public init(core: GatehouseClient) {
         self.core = core
     }
-
-    // MARK: Session
-
-    /// The current session, if one is stored and still valid.
-    public var session: GatehouseSession? { core.session }
-
-    /// Call on launch: returns the stored session if it has not expired, and forgets an expired one.
-    @discardableResult
-    public func restoreSession() -> GatehouseSession? { core.restoreSession() }
 
     /// The problem document of the most recent refusal this client's core received, for the
     /// members ``GatehouseClientError`` does not carry (`attemptsLeft`, `field`). With several

@@ -11,50 +11,18 @@ import FoundationNetworking
 /// The client keeps the session in its ``SessionStore``: ``login(login:password:)`` saves it,
 /// ``logout()`` and any 401 clear it, ``restoreSession()`` brings it back on launch only if it
 /// has not expired.
-public final class PhoneAccountsClient: Sendable {
+public final class PhoneAccountsClient: SessionKeepingClient {
     /// The core it shares with the other clients: base URL, transport, session store, language.
     /// The phone API has its own wire format (forms, its own errors), so only these are shared.
     public let core: GatehouseClient
-    /// The server's base URL, e.g. `https://id.example.com`.
-    public var baseURL: URL { core.baseURL }
-    /// Where the session is kept between launches.
-    public var sessionStore: any SessionStore { core.sessionStore }
     private var transport: any HTTPTransport { core.transport }
     private var language: String? { core.language }
     private func now() -> Date { core.now() }
 
-    /// Creates a client.
-    /// - Parameters:
-    ///   - baseURL: the server, without a trailing path.
-    ///   - sessionStore: where to keep the session; ``DefaultSessionStore`` picks Keychain or a file.
-    ///   - transport: how requests are sent; `URLSession` by default.
-    ///   - language: sent as `Accept-Language` so the server's messages come in the app's
-    ///     language; when nil, `ru` on a Russian device and `en` otherwise, as ``Localizer/device``
-    ///     of the screens chooses.
-    ///   - now: the clock used to decide whether a stored session has expired.
-    public convenience init(
-        baseURL: URL,
-        sessionStore: any SessionStore = InMemorySessionStore(),
-        transport: any HTTPTransport = URLSessionTransport(),
-        language: String? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.init(core: GatehouseClient(baseURL: baseURL, sessionStore: sessionStore, transport: transport, language: language, now: now))
-    }
-
-    /// Creates a client on a shared core.
+    /// Creates a client on a shared core (``SessionKeepingClient`` makes one with a core of its own).
     public init(core: GatehouseClient) {
         self.core = core
     }
-
-    // MARK: Session
-
-    /// The current session, if one is stored and still valid.
-    public var session: GatehouseSession? { core.session }
-
-    /// Call on launch: returns the stored session if it has not expired, and forgets an expired one.
-    @discardableResult
-    public func restoreSession() -> GatehouseSession? { core.restoreSession() }
 
     // MARK: Endpoints
 

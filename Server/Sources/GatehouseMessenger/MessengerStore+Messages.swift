@@ -282,14 +282,4 @@ extension MessengerStore {
             writes.add("UPDATE chat_members SET visible = \(true) WHERE \(SQLQueryString.isAny("chat_id", shown, postgres: writes.postgres)) AND visible = \(false)")
         }
     }
-
-    /// Runs what was added to `writes`, in the caller's transaction.
-    package func run(_ writes: CombinedWrites, on tx: any Database) async throws {
-        try await writes.run(on: sql(tx))
-    }
-
-    /// An empty set of writes for this transaction's dialect.
-    package func writes(on tx: any Database) -> CombinedWrites {
-        CombinedWrites(for: sql(tx))
-    }
 }

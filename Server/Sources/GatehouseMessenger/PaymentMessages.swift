@@ -53,9 +53,9 @@ package struct PaymentMessages: MessengerConcept {
     /// Posts the messages in `tx` to chats found before (`chats(between:on:)`).
     @discardableResult
     package func post(_ posts: [Post], in chats: DirectChats, on tx: any Database, _ recorder: EventRecorder) async throws -> [Message] {
-        var writes = store.writes(on: tx)
+        var writes = CombinedWrites(on: tx)
         let messages = try post(posts, in: chats, into: &writes, recorder)
-        try await store.run(writes, on: tx)
+        try await writes.run(on: tx)
         return messages
     }
 

@@ -110,9 +110,9 @@ package struct IdempotencyKeys: Sendable {
 
     /// Stores the answer of a call that claimed its key, in the same transaction.
     package func complete(_ call: IdempotentCall, _ answer: StoredAnswer, on tx: any Database) async throws {
-        var writes = CombinedWrites(for: tx as! any SQLDatabase)
+        var writes = CombinedWrites(on: tx)
         complete([(call, answer)], into: &writes)
-        try await writes.run(on: tx as! any SQLDatabase)
+        try await writes.run(on: tx)
     }
 
     /// Stores the answers of calls that claimed their keys, in one statement added to a group commit's writes.

@@ -3,7 +3,6 @@ import Foundation
 import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
-import SQLKit
 
 /// Money requests (docs/wallet.md, "Requests"): A asks B for money, an invoice or a loan; B
 /// confirms (the transfer B → A runs then, in the transaction that marks the request paid) or
@@ -33,42 +32,26 @@ package struct MoneyRequestsService: WalletConcept {
 
     // MARK: - reading
 
-    private static let columns: SQLQueryString = """
-        r.id, r.kind, r.state, r.requester_id, r.payer_id, r.amount, r.comment, r.created_at, r.updated_at, r.expires_at, r.payment_id, r.repayment_id
-        """
-
-    private func decode(_ rows: [any SQLRow], on db: (any Database)? = nil) async throws -> [MoneyRequest] {
-        var ids = Set<UUID>()
-        for row in rows {
-            ids.insert(try row.decode(column: "requester_id", as: UUID.self))
-            ids.insert(try row.decode(column: "payer_id", as: UUID.self))
-        }
-        let people = try await parties(ids, on: db)
+    /// Stored requests as their sides see them: the people named, an open one past its time expired.
+    private func decode(_ rows: [WalletStore.StoredRequest], on db: (any Database)? = nil) async throws -> [MoneyRequest] {
+        let people = try await parties(Set(rows.flatMap { [$0.requester, $0.payer] }), on: db)
         let now = clock.now()
-        return try rows.map { row in
-            let requester = try row.decode(column: "requester_id", as: UUID.self)
-            let payer = try row.decode(column: "payer_id", as: UUID.self)
-            let expiresAt = try row.decode(column: "expires_at", as: Date.self)
-            var state = MoneyRequestState(rawValue: try row.decode(column: "state", as: String.self)) ?? .open
+        return rows.map { row in
+            var state = MoneyRequestState(rawValue: row.state) ?? .open
             // Expiry is read, not written: an open request past its time is expired for everyone at once.
-            if state == .open, expiresAt <= now { state = .expired }
+            if state == .open, row.expiresAt <= now { state = .expired }
             let unknown = WalletParty(id: UUID(), tag: nil, firstName: nil, lastName: nil, avatarUrl: nil)
             return MoneyRequest(
-                id: try row.decode(column: "id", as: UUID.self), kind: MoneyRequestKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .invoice,
-                state: state, amount: try row.decode(column: "amount", as: Int64.self), comment: try row.decode(column: "comment", as: String?.self),
-                requester: people[requester] ?? unknown, payer: people[payer] ?? unknown,
-                createdAt: try row.decode(column: "created_at", as: Date.self), updatedAt: try row.decode(column: "updated_at", as: Date.self),
-                expiresAt: expiresAt, paymentId: try row.decode(column: "payment_id", as: UUID?.self), repaymentId: try row.decode(column: "repayment_id", as: UUID?.self)
+                id: row.id, kind: MoneyRequestKind(rawValue: row.kind) ?? .invoice, state: state, amount: row.amount, comment: row.comment,
+                requester: people[row.requester] ?? unknown, payer: people[row.payer] ?? unknown,
+                createdAt: row.createdAt, updatedAt: row.updatedAt, expiresAt: row.expiresAt, paymentId: row.payment, repaymentId: row.repayment
             )
         }
     }
 
     /// A request I am a side of; 404 otherwise.
     package func request(_ id: UUID, viewer: UUID, on db: (any Database)? = nil) async throws -> MoneyRequest {
-        let rows = try await sql(db ?? database.db).raw("""
-            SELECT \(Self.columns) FROM money_requests r WHERE r.id = \(bind: id) AND (r.requester_id = \(bind: viewer) OR r.payer_id = \(bind: viewer))
-            """).all()
-        guard let request = try await decode(rows, on: db).first else { throw Self.notFound }
+        guard let row = try await core.store.request(id, viewer: viewer, on: db), let request = try await decode([row], on: db).first else { throw Self.notFound }
         return request
     }
 
@@ -80,24 +63,13 @@ package struct MoneyRequestsService: WalletConcept {
     /// state and with one person.
     package func list(viewer: UUID, direction: Direction?, state: MoneyRequestState?, with other: UUID?, cursor: String?, limit: Int?) async throws -> MoneyRequestPage {
         let size = min(max(limit ?? 50, 1), 200)
-        var condition: SQLQueryString = switch direction {
-        case .incoming?: "r.payer_id = \(bind: viewer)"
-        case .outgoing?: "r.requester_id = \(bind: viewer)"
-        case nil: "(r.payer_id = \(bind: viewer) OR r.requester_id = \(bind: viewer))"
-        }
-        if let other { condition += " AND (r.payer_id = \(bind: other) OR r.requester_id = \(bind: other))" }
-        let now = clock.now()
-        switch state {
-        case .open?: condition += " AND r.state = 'open' AND r.expires_at > \(bind: now)"
-        case .expired?: condition += " AND r.state = 'open' AND r.expires_at <= \(bind: now)"
-        case let other?: condition += " AND r.state = \(bind: other.rawValue)"
-        case nil: break
-        }
+        var before: UUID?
         if let parts = try PageCursor.read(cursor, parts: 1) {
             guard let after = UUID(uuidString: parts[0]) else { throw PageCursor.invalid }
-            condition += " AND r.id < \(bind: after)"
+            before = after
         }
-        let rows = try await sql(database.db).raw("SELECT \(Self.columns) FROM money_requests r WHERE \(condition) ORDER BY r.id DESC LIMIT \(literal: size + 1)").all()
+        let filter = WalletStore.RequestFilter(direction: direction, state: state, with: other, now: clock.now())
+        let rows = try await core.store.requests(viewer: viewer, filter, before: before, limit: size + 1)
         let items = try await decode(Array(rows.prefix(size)))
         return MoneyRequestPage(items: items, nextCursor: rows.count > size ? items.last.map { PageCursor.make([$0.id.uuidString]) } : nil)
     }
@@ -119,11 +91,8 @@ package struct MoneyRequestsService: WalletConcept {
             try await core.rateLimiter.hit("wallet-requests", key: viewer.id.uuidString, limit: settings.requestsPerDay, window: 86_400, on: tx)
             let id = OrderedID.make()
             let now = clock.now()
-            try await sql(tx).raw("""
-                INSERT INTO money_requests (id, kind, state, requester_id, payer_id, amount, comment, created_at, updated_at, expires_at)
-                VALUES (\(bind: id), \(bind: input.kind.rawValue), 'open', \(bind: mine.account), \(bind: payer.account), \(bind: input.amount),
-                        \(bind: comment), \(bind: now), \(bind: now), \(bind: now.addingTimeInterval(settings.requestTTL)))
-                """).run()
+            try await core.store.insertRequest(id: id, kind: input.kind, requester: mine.account, payer: payer.account, amount: input.amount,
+                                               comment: comment, now: now, expiresAt: now.addingTimeInterval(settings.requestTTL), on: tx)
             let request = try await request(id, viewer: viewer.id, on: tx)
             try await core.dialogs.post(PaymentNote(kind: .request, amount: input.amount, transferId: nil, requestId: id, requestKind: input.kind),
                                         comment: comment, author: viewer.id, to: payer.account, on: tx, recorder)
@@ -151,8 +120,7 @@ package struct MoneyRequestsService: WalletConcept {
             let result = try await wallets.move(action == .confirm ? .requestPayment : .repayment, from: payer, to: payee, amount: request.amount,
                                                 comment: request.comment, request: id, requestKind: request.kind,
                                                 note: action == .confirm ? .requestPaid : .repayment, on: tx, recorder)
-            let column: SQLQueryString = action == .confirm ? "payment_id" : "repayment_id"
-            try await sql(tx).raw("UPDATE money_requests SET \(column) = \(bind: result.transfer.id) WHERE id = \(bind: id)").run()
+            try await core.store.setTransfer(result.transfer.id, of: id, repayment: action == .repay, on: tx)
             let updated = try await self.request(id, viewer: viewer.id, on: tx)
             try recorder.add(.walletRequestUpdated, to: request.requester.id, updated)
             try recorder.add(.walletRequestUpdated, to: request.payer.id, updated)
@@ -198,12 +166,7 @@ package struct MoneyRequestsService: WalletConcept {
     /// there (and, for open requests, not expired this very moment); 409 otherwise.
     private func transition(_ action: Action, _ request: MoneyRequest, on tx: any Database) async throws {
         let now = clock.now()
-        let notExpired: SQLQueryString = action.from == .open ? " AND expires_at > \(bind: now)" : ""
-        let moved = try await sql(tx).raw("""
-            UPDATE money_requests SET state = \(bind: action.to.rawValue), updated_at = \(bind: now)
-            WHERE id = \(bind: request.id) AND state = \(bind: action.from.rawValue)\(notExpired) RETURNING id
-            """).first()
-        guard moved != nil else {
+        guard try await core.store.moveRequest(request.id, from: action.from, to: action.to, now: now, notExpiredAt: action.from == .open, on: tx) else {
             let current = try await self.request(request.id, viewer: request.requester.id, on: tx)
             throw Self.wrongState(current.state, action)
         }

@@ -4,7 +4,6 @@ import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
 import GatehouseMessenger
-import SQLKit
 
 /// Group commit for transfers (`GroupCommit`; docs/wallet.md, "Group commit"): the transfers
 /// that arrive while a batch is being written go in the next one, and a batch is one
@@ -90,13 +89,13 @@ extension WalletService {
                 Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: c.request.input.amount,
                                 comment: c.request.input.comment, request: nil)
             }
-            var early = CombinedWrites(for: tx as! any SQLDatabase)
+            var early = CombinedWrites(on: tx)
             core.ledger.record(movements, at: now, into: &early)
             _ = try core.dialogs.post(zip(mine, movements).map { c, m in
                 PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: m.amount, transferId: m.id, requestId: nil, requestKind: nil),
                                      comment: m.comment, author: c.payer.account, other: c.payee.account)
             }, in: chats, into: &early, recorder)
-            try await early.run(on: tx as! any SQLDatabase)
+            try await early.run(on: tx)
             let transfers = try zip(mine, movements).map { c, m in
                 let transfer = Transfer(id: m.id, kind: .transfer, from: c.payer.party, to: c.payee.party, amount: m.amount,
                                         comment: m.comment, requestId: nil, createdAt: now)
@@ -109,7 +108,7 @@ extension WalletService {
             //    are raised with the lock: the messages' events and a `wallet.transfer` to each side.
             var counters = recorder.counts()
             for c in mine { counters[c.payer.account, default: 0] += 1; counters[c.payee.account, default: 0] += 1 }
-            var late = CombinedWrites(for: tx as! any SQLDatabase)
+            var late = CombinedWrites(on: tx)
             let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: settings.dailyLimit, raising: counters, on: tx, into: &late)
             var answers: [(call: IdempotentCall, answer: StoredAnswer)] = []
             var answered: [(index: Int, result: TransferResult, answer: StoredAnswer)] = []
@@ -124,7 +123,7 @@ extension WalletService {
             }
             core.keys.complete(answers, into: &late)
             try core.events.flush(recorder, raised: counters, to: raised, into: &late)
-            try await late.run(on: tx as! any SQLDatabase)
+            try await late.run(on: tx)
             return answered
         }
         for (index, result, answer) in answered { outcomes[index] = .done(.success(.fresh(result, answer: answer))) }

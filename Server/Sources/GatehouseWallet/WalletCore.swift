@@ -5,7 +5,6 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehouseMessenger
 import GatehousePlatform
-import SQLKit
 
 /// What every wallet service shares (docs/wallet.md): the database, the clock, the limits, the
 /// ledger, the idempotency keys, the event log (wallet events ride the messenger's per-account
@@ -21,6 +20,7 @@ package struct WalletCore: Sendable {
     package let ledger: Ledger
     package let keys: IdempotencyKeys
     package let dialogs: PaymentMessages
+    package let store: WalletStore
 
     package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Wallet, publicURL: String, defaultCountryCode: String, rateLimiter: RateLimiter, events: EventLog, ledger: Ledger, keys: IdempotencyKeys, dialogs: PaymentMessages) {
         self.database = database
@@ -33,6 +33,7 @@ package struct WalletCore: Sendable {
         self.ledger = ledger
         self.keys = keys
         self.dialogs = dialogs
+        self.store = WalletStore(database: database, publicURL: publicURL)
     }
 }
 
@@ -94,7 +95,6 @@ extension WalletConcept {
     package var database: DatabaseProvider { core.database }
     package var clock: GatehouseClock { core.clock }
     package var settings: GatehouseConfiguration.Wallet { core.settings }
-    package func sql(_ db: any Database) -> any SQLDatabase { db as! any SQLDatabase }
 
     /// Runs a money-moving `body` under `call`'s key in one transaction with its events: answers
     /// the stored answer for a key seen before, or runs `body` and stores its answer with it.
@@ -128,28 +128,10 @@ extension WalletConcept {
     }
 
     /// The columns of a wallet `w` and its person `a` (`walletRow` reads them).
-    package static var walletColumns: SQLQueryString {
-        "w.id, w.account_id, w.phone, w.balance, w.paid_day, w.paid_today, w.created_at, a.username, a.first_name, a.last_name, a.avatar_id"
-    }
-
-    package func walletRow(_ row: any SQLRow) throws -> WalletRow {
-        let account = try row.decode(column: "account_id", as: UUID.self)
-        return WalletRow(
-            id: try row.decode(column: "id", as: UUID.self), account: account, phone: try row.decode(column: "phone", as: String?.self),
-            balance: try row.decode(column: "balance", as: Int64.self), paidDay: try row.decode(column: "paid_day", as: Int64.self),
-            paidToday: try row.decode(column: "paid_today", as: Int64.self), createdAt: try row.decode(column: "created_at", as: Date.self),
-            party: try party(row, id: account)
-        )
-    }
-
-    /// A person's wallet, or nil.
     package func wallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow? {
-        try await sql(db ?? database.db).raw("""
-            SELECT \(Self.walletColumns) FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.account_id = \(bind: account)
-            """).first().map(walletRow)
+        try await core.store.wallet(of: account, on: db)
     }
 
-    /// My wallet, or 404 `wallet_not_found` (attach one first).
     package func requireWallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow {
         guard let wallet = try await wallet(of: account, on: db) else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
         return wallet
@@ -179,67 +161,13 @@ extension WalletConcept {
 
     /// The wallets the keys name and the wallets of the accounts `mine`, in one read.
     package func resolve(_ keys: [PartyKey], with mine: [UUID], on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
-        var tags: [String] = [], phones: [String] = [], emails: [String] = []
-        for key in Set(keys) {
-            switch key {
-            case .tag(let tag): tags.append(tag)
-            case .phone(let phone): phones.append(phone)
-            case .email(let email): emails.append(email)
-            }
-        }
-        let sql = sql(db ?? database.db)
-        let postgres = sql.isPostgres
-        var conditions: [SQLQueryString] = []
-        if !tags.isEmpty { conditions.append(.isAny("a.username_key", tags, postgres: postgres)) }
-        if !phones.isEmpty { conditions.append("(\(SQLQueryString.isAny("a.phone", phones, postgres: postgres)) AND a.phone_verified_at IS NOT NULL)") }
-        if !emails.isEmpty { conditions.append("(\(SQLQueryString.isAny("a.email", emails, postgres: postgres)) AND a.email_confirmed_at IS NOT NULL)") }
-        if !mine.isEmpty { conditions.append(.isAny("a.id", mine, postgres: postgres)) }
-        guard !conditions.isEmpty else { return ([:], [:]) }
-        let rows = try await sql.preparedRows("""
-            SELECT \(Self.walletColumns), a.username_key, a.phone AS account_phone, a.phone_verified_at, a.email, a.email_confirmed_at
-            FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(conditions.joined(separator: " OR "))
-            """)
-        let mineSet = Set(mine)
-        var named: [PartyKey: WalletRow] = [:], own: [UUID: WalletRow] = [:]
-        for row in rows {
-            let wallet = try walletRow(row)
-            if let tag = try row.decode(column: "username_key", as: String?.self) { named[.tag(tag)] = wallet }
-            if let phone = try row.decode(column: "account_phone", as: String?.self), try row.decode(column: "phone_verified_at", as: Date?.self) != nil {
-                named[.phone(phone)] = wallet
-            }
-            if let email = try row.decode(column: "email", as: String?.self), try row.decode(column: "email_confirmed_at", as: Date?.self) != nil {
-                named[.email(email)] = wallet
-            }
-            if mineSet.contains(wallet.account) { own[wallet.account] = wallet }
-        }
-        return (named.filter { keys.contains($0.key) }, own)
+        try await core.store.wallets(named: keys, mine: mine, on: db)
     }
 
-    /// People as payments show them.
     package func parties(_ ids: Set<UUID>, on db: (any Database)? = nil) async throws -> [UUID: WalletParty] {
-        guard !ids.isEmpty else { return [:] }
-        let rows = try await sql(db ?? database.db).raw("""
-            SELECT id, username, first_name, last_name, avatar_id FROM accounts WHERE id IN (\(binds: Array(ids)))
-            """).all()
-        var found: [UUID: WalletParty] = [:]
-        for row in rows {
-            let id = try row.decode(column: "id", as: UUID.self)
-            found[id] = try party(row, id: id)
-        }
-        return found
+        try await core.store.parties(ids, on: db)
     }
 
-    /// A person from a row with their `username`, `first_name`, `last_name` and `avatar_id`.
-    package func party(_ row: any SQLRow, id: UUID) throws -> WalletParty {
-        WalletParty(
-            id: id, tag: try row.decode(column: "username", as: String?.self)?.lowercased(),
-            firstName: try row.decode(column: "first_name", as: String?.self), lastName: try row.decode(column: "last_name", as: String?.self),
-            avatarUrl: try row.decode(column: "avatar_id", as: UUID?.self).map { core.publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) }
-        )
-    }
-
-
-    /// At least one kopeck: 400 `invalid_amount` (a malformed request, not remembered for its key).
     package func requirePositive(_ amount: Int64) throws {
         guard amount >= 1 else { throw GatehouseError(.invalidInput, .invalidAmount, LocalizedText("error.invalidAmount"), field: "amount") }
     }

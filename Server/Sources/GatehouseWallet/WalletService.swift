@@ -5,7 +5,6 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehouseMessenger
 import GatehousePlatform
-import SQLKit
 
 /// Wallets and transfers (docs/wallet.md): attaching a wallet to a verified phone, the balance
 /// and history, finding whom a phone, tag or email pays, sending money, and the operator's top-up.
@@ -33,12 +32,7 @@ package struct WalletService: WalletConcept {
         guard account.username != nil else {
             throw GatehouseError(.conflict, .tagRequired, LocalizedText("error.tagRequired.wallet"))
         }
-        let id = OrderedID.make()
-        let created = try await sql(database.db).raw("""
-            INSERT INTO wallets (id, account_id, kind, phone, currency, balance, created_at)
-            VALUES (\(bind: id), \(bind: account.id), 'person', \(bind: account.phone), \(bind: V1.Wallet.currency), 0, \(bind: clock.now()))
-            ON CONFLICT (account_id) DO NOTHING RETURNING id
-            """).first() != nil
+        let created = try await core.store.createWallet(id: OrderedID.make(), account: account.id, phone: account.phone, now: clock.now())
         return (try await info(account), created)
     }
 
@@ -52,34 +46,20 @@ package struct WalletService: WalletConcept {
     package func transactions(_ account: UUID, cursor: String?, limit: Int?) async throws -> WalletTransactionPage {
         let wallet = try await requireWallet(of: account)
         let size = min(max(limit ?? 50, 1), 200)
-        var condition: SQLQueryString = "e.wallet_id = \(bind: wallet.id)"
+        var before: UUID?
         if let parts = try PageCursor.read(cursor, parts: 1) {
             guard let after = UUID(uuidString: parts[0]) else { throw PageCursor.invalid }
-            condition += " AND e.id < \(bind: after)"
+            before = after
         }
-        let rows = try await sql(database.db).raw("""
-            SELECT e.id AS entry_id, e.amount AS entry_amount, e.balance_after, t.id, t.kind, t.comment, t.request_id, t.created_at,
-                   other.account_id AS other_account
-            FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
-            JOIN wallets other ON other.id = CASE WHEN t.debit_wallet_id = e.wallet_id THEN t.credit_wallet_id ELSE t.debit_wallet_id END
-            WHERE \(condition) ORDER BY e.id DESC LIMIT \(literal: size + 1)
-            """).all()
-        let others = Set(try rows.compactMap { try $0.decode(column: "other_account", as: UUID?.self) })
-        let people = try await parties(others)
-        var items: [WalletTransaction] = []
-        var last: UUID?
-        for row in rows.prefix(size) {
-            last = try row.decode(column: "entry_id", as: UUID.self)
-            items.append(WalletTransaction(
-                id: try row.decode(column: "id", as: UUID.self),
-                kind: TransferKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .transfer,
-                amount: try row.decode(column: "entry_amount", as: Int64.self),
-                counterparty: try row.decode(column: "other_account", as: UUID?.self).flatMap { people[$0] },
-                comment: try row.decode(column: "comment", as: String?.self), requestId: try row.decode(column: "request_id", as: UUID?.self),
-                balanceAfter: try row.decode(column: "balance_after", as: Int64.self), createdAt: try row.decode(column: "created_at", as: Date.self)
-            ))
+        let rows = try await core.store.movements(wallet: wallet.id, before: before, limit: size + 1)
+        let people = try await parties(Set(rows.compactMap(\.otherAccount)))
+        let page = rows.prefix(size)
+        let items = page.map { row in
+            WalletTransaction(id: row.transaction, kind: TransferKind(rawValue: row.kind) ?? .transfer, amount: row.amount,
+                              counterparty: row.otherAccount.flatMap { people[$0] }, comment: row.comment, requestId: row.request,
+                              balanceAfter: row.balanceAfter, createdAt: row.createdAt)
         }
-        let next = rows.count > size ? last.map { PageCursor.make([$0.uuidString]) } : nil
+        let next = rows.count > size ? page.last.map { PageCursor.make([$0.entry.uuidString]) } : nil
         return WalletTransactionPage(items: items, nextCursor: next)
     }
 
@@ -143,20 +123,11 @@ package struct WalletService: WalletConcept {
 
     /// One transfer of mine (404 for anyone else's).
     package func transfer(_ id: UUID, viewer: UUID) async throws -> Transfer {
-        guard let row = try await sql(database.db).raw("""
-            SELECT t.id, t.kind, t.amount, t.comment, t.request_id, t.created_at, d.account_id AS payer, c.account_id AS payee
-            FROM ledger_transactions t JOIN wallets d ON d.id = t.debit_wallet_id JOIN wallets c ON c.id = t.credit_wallet_id
-            WHERE t.id = \(bind: id) AND (d.account_id = \(bind: viewer) OR c.account_id = \(bind: viewer))
-            """).first() else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
-        let payer = try row.decode(column: "payer", as: UUID?.self)
-        let payee = try row.decode(column: "payee", as: UUID?.self)
-        let people = try await parties(Set([payer, payee].compactMap { $0 }))
-        guard let payee, let to = people[payee] else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
-        return Transfer(
-            id: id, kind: TransferKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .transfer, from: payer.flatMap { people[$0] }, to: to,
-            amount: try row.decode(column: "amount", as: Int64.self), comment: try row.decode(column: "comment", as: String?.self),
-            requestId: try row.decode(column: "request_id", as: UUID?.self), createdAt: try row.decode(column: "created_at", as: Date.self)
-        )
+        guard let row = try await core.store.transfer(id, viewer: viewer) else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
+        let people = try await parties(Set([row.payer, row.payee].compactMap { $0 }))
+        guard let payee = row.payee, let to = people[payee] else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
+        return Transfer(id: id, kind: TransferKind(rawValue: row.kind) ?? .transfer, from: row.payer.flatMap { people[$0] }, to: to,
+                        amount: row.amount, comment: row.comment, requestId: row.request, createdAt: row.createdAt)
     }
 
     // MARK: - the operator
@@ -191,13 +162,9 @@ package struct WalletService: WalletConcept {
 
     /// The top-up made with an outside reference, with the balance it left.
     private func credited(_ reference: String) async throws -> TransferResult? {
-        guard let row = try await sql(database.db).raw("""
-            SELECT t.id, e.balance_after, w.account_id FROM ledger_transactions t
-            JOIN ledger_entries e ON e.transaction_id = t.id AND e.wallet_id = t.credit_wallet_id JOIN wallets w ON w.id = t.credit_wallet_id
-            WHERE t.reference = \(bind: reference)
-            """).first() else { return nil }
-        let transfer = try await self.transfer(try row.decode(column: "id", as: UUID.self), viewer: try row.decode(column: "account_id", as: UUID.self))
-        return TransferResult(transfer: transfer, balance: try row.decode(column: "balance_after", as: Int64.self))
+        guard let credit = try await core.store.credit(reference: reference) else { return nil }
+        let transfer = try await self.transfer(credit.transfer, viewer: credit.account)
+        return TransferResult(transfer: transfer, balance: credit.balanceAfter)
     }
 
     /// The ledger's own check (`gatehouse wallet audit`): empty when every invariant holds.

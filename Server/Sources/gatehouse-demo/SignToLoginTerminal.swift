@@ -256,7 +256,7 @@ final class SignToLoginTerminal: TerminalMenu {
             Option(label: vm.state.deleteTitle, enabled: placed) { vm.deletePlacement() },
             Option(label: vm.state.saveTitle, enabled: vm.state.isSaveEnabled) { await vm.save() },
             Option(label: vm.state.historyTitle, enabled: vm.state.documentID != nil) { vm.showHistory() },
-            Option(label: vm.state.emailTitle) { [self] in
+            Option(label: vm.state.emailTitle) {
                 let mail = vm.emailDraft()
                 Terminal.line("  Subject: \(mail.subject)")
                 Terminal.line("  \(mail.body.replacingOccurrences(of: "\n", with: "\n  "))")

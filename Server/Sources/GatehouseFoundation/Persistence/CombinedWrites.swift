@@ -1,3 +1,4 @@
+import FluentKit
 import SQLKit
 
 /// Writes that do not read one another's effects (inserts and updates of different rows), sent
@@ -15,6 +16,11 @@ package struct CombinedWrites {
         postgres = sql.isPostgres
     }
 
+    /// Writes for a transaction (or database) of Fluent's.
+    package init(on db: any Database) {
+        self.init(for: db as! any SQLDatabase)
+    }
+
     package mutating func add(_ statement: SQLQueryString) {
         statements.append(statement)
     }
@@ -22,6 +28,10 @@ package struct CombinedWrites {
     /// An expression to evaluate with the writes (PostgreSQL: the statement's own select list).
     package mutating func select(_ expression: SQLQueryString) {
         selected.append(expression)
+    }
+
+    package func run(on db: any Database) async throws {
+        try await run(on: db as! any SQLDatabase)
     }
 
     package func run(on sql: any SQLDatabase) async throws {

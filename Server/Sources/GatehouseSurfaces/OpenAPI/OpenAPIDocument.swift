@@ -18,9 +18,9 @@ package enum OpenAPIDocument {
 
     /// Wire types no operation names: the problem document of every `/v1` error and the payloads
     /// of the realtime events.
-    package static let components: [any Decodable.Type] = [
-        Problem.self, MessageDeletion.self, SupersededEdit.self, ChatDeletion.self, FriendRemoval.self,
-    ]
+    package static var components: [any Decodable.Type] {
+        [Problem.self, MessageDeletion.self, SupersededEdit.self, ChatDeletion.self, FriendRemoval.self]
+    }
 
     /// The hand-kept prose.
     package static let prose: String = {
