@@ -81,18 +81,22 @@ package struct DeadlineDatabase: Database, SQLDatabase {
                             _ future: EventLoopFuture<T>) -> EventLoopFuture<T> {
         guard boundsEachOperation || always else { return future }
         let promise = future.eventLoop.makePromise(of: T.self)
+        // Both are touched only on their own event loop (the timer is scheduled there, `whenComplete`
+        // runs there, and the promise was made there), so they may cross into those callbacks.
+        let late = OnItsLoop(future), answer = OnItsLoop(promise)
         let timer = future.eventLoop.scheduleTask(in: deadline) { [logger, deadline, health] in
             let description = operation()
             logger.error("database operation unfinished after its deadline; failing it", metadata: [
                 "operation": "\(description)", "deadline_ms": "\(deadline.nanoseconds / 1_000_000)",
             ])
             promise.fail(DatabaseTimeoutError())
-            health?.overran(future)
+            health?.overran(late.value)
         }
         future.whenComplete { [health] result in
             timer.cancel()
             if case .failure(let error) = result { health?.failed(error) }
-            promise.completeWith(result)
+            // After an overrun the promise has failed already, and the late result is dropped.
+            answer.value.assumeIsolated().completeWith(result)
         }
         return promise.futureResult
     }
@@ -129,4 +133,11 @@ package final class PoolHealth: Sendable {
 
 package struct DatabaseTimeoutError: Error, CustomStringConvertible {
     package var description: String { "the database did not answer within the query deadline" }
+}
+
+/// A future or a promise handed to a callback that runs on its own event loop, where alone it is
+/// touched: its value need not be `Sendable` to be waited for or completed there.
+private struct OnItsLoop<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

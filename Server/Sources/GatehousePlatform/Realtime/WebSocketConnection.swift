@@ -236,8 +236,9 @@ package final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendab
         guard let context else { return }
         var buffer = context.channel.allocator.buffer(capacity: 2)
         buffer.write(webSocketErrorCode: reply)
+        let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: buffer))).whenComplete { _ in
-            context.close(promise: nil)
+            channel.close(promise: nil)
         }
     }
 
