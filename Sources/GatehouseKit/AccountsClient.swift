@@ -138,6 +138,18 @@ public final class AccountsClient: SessionKeepingClient {
         _ = try await core.call(V1.Accounts.changePassword, PasswordChange(currentPassword: current, newPassword: new))
     }
 
+    /// `DELETE /v1/me`: deletes the account (what Apple's App Store Review Guideline 5.1.1(v) asks
+    /// an app to offer). Every session ends, this one too, so the stored session is forgotten; the
+    /// data is erased at the answer's `erasureAt`, unless the person logs in with their password
+    /// before then. Refused (409) while the wallet holds money (`wallet_not_empty`) or the account
+    /// owns an enabled app (`apps_enabled`).
+    @discardableResult
+    public func deleteAccount(currentPassword: String) async throws -> AccountDeletion {
+        let deletion = try await core.call(V1.Accounts.deleteMe, AccountDeletionRequest(currentPassword: currentPassword))
+        try? sessionStore.clear()
+        return deletion
+    }
+
     /// `POST /v1/me/email`: makes `email` pending and sends it a code; the current address
     /// keeps working until ``verifyEmailChange(code:)``. The server asks for the current password
     /// (a new address is a new way into the account).

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -7,8 +8,6 @@ import FoundationNetworking
 // `Accept-Language`, the headers of a request, and a transport failure turned into a
 // `GatehouseClientError`.
 
-/// The language a client asks the server's messages in when the app names none: `ru` on a
-/// Russian device, `en` otherwise (as `Localizer.device` of the screens chooses).
 /// A query string of the values given (nil and empty ones left out), names sorted, each value
 /// percent-escaped: what every client's list calls send after `?`.
 func queryString(_ values: [String: String?]) -> String? {
@@ -21,6 +20,8 @@ func queryString(_ values: [String: String?]) -> String? {
     return pairs.isEmpty ? nil : pairs.joined(separator: "&")
 }
 
+/// The language a client asks the server's messages in when the app names none: `ru` on a
+/// Russian device, `en` otherwise (as `Localizer.device` of the screens chooses).
 func defaultLanguage() -> String {
     (Locale.preferredLanguages.first ?? "en").lowercased().hasPrefix("ru") ? "ru" : "en"
 }
@@ -30,6 +31,7 @@ extension URLRequest {
     /// header of `session`; an authenticated call without a session is
     /// ``GatehouseClientError/notLoggedIn``.
     mutating func setHeaders(language: String?, authenticated: Bool, session: @autoclosure () -> GatehouseSession?) throws {
+        setValue(GatehouseVersion.userAgent, forHTTPHeaderField: "User-Agent")
         if let language { setValue(language, forHTTPHeaderField: "Accept-Language") }
         if authenticated {
             guard let session = session() else { throw GatehouseClientError.notLoggedIn }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -45,7 +46,9 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
     public init() {}
 
     public func connect(to url: URL) async throws -> any WebSocketConnection {
-        let task = URLSession.shared.webSocketTask(with: url)
+        var request = URLRequest(url: url)
+        request.setValue(GatehouseVersion.userAgent, forHTTPHeaderField: "User-Agent")
+        let task = URLSession.shared.webSocketTask(with: request)
         task.resume()
         return Connection(task: task)
     }
@@ -106,6 +109,7 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         let hostName = host.contains(":") ? "[\(host)]" : host  // an IPv6 literal
         headers.add(name: "Host", value: url.port.map { "\(hostName):\($0)" } ?? hostName)
         headers.add(name: "Content-Length", value: "0")
+        headers.add(name: "User-Agent", value: GatehouseVersion.userAgent)
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
         let maxBytes = maxMessageBytes
         let timeout = TimeAmount.nanoseconds(Int64(answerTimeout.components.seconds) * 1_000_000_000

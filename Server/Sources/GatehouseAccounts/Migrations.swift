@@ -179,3 +179,25 @@ package struct M008CreateAvatarImages: AsyncMigration {
 
     }
 }
+
+/// Account deletion: when the person asked (`deletion_requested_at`; the grace period runs from
+/// it) and when their personal data was erased (`erased_at`; the row stays, anonymous, for what
+/// other people keep: messages in their chats, the ledger's movements, documents they signed).
+package struct M017AccountDeletion: AsyncMigration {
+    package var name: String { "017_AccountDeletion" }
+    package func prepare(on database: any Database) async throws {
+        // One column per statement: SQLite adds one at a time.
+        try await database.schema("accounts").field("deletion_requested_at", .datetime).update()
+        try await database.schema("accounts").field("erased_at", .datetime).update()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "ix_accounts_deletion").on("accounts").column("deletion_requested_at").run()
+    }
+    package func revert(on database: any Database) async throws {
+        let sql = database as! any SQLDatabase
+        try await sql.drop(index: "ix_accounts_deletion").run()
+        try await database.schema("accounts").deleteField("erased_at").update()
+        try await database.schema("accounts").deleteField("deletion_requested_at").update()
+    }
+
+    package init() {}
+}

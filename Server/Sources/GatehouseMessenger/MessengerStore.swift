@@ -25,7 +25,7 @@ package struct MessengerStore: Sendable {
 
     /// A page of people with a tag, by sort name, matching `match` (a `PeopleIndex` condition) after `after` (sort name, id).
     package func people(viewer: UUID, matching match: SQLQueryString?, after: (sortName: String, id: UUID)?, limit: Int) async throws -> [any SQLRow] {
-        var conditions: [SQLQueryString] = ["p.tag_key IS NOT NULL", "a.id <> \(bind: viewer)"]
+        var conditions: [SQLQueryString] = ["p.tag_key IS NOT NULL", "a.id <> \(bind: viewer)", "a.deletion_requested_at IS NULL"]
         if let match { conditions.append(match) }
         if let after {
             conditions.append("(p.sort_name > \(bind: after.sortName) OR (p.sort_name = \(bind: after.sortName) AND a.id > \(bind: after.id)))")
@@ -320,5 +320,27 @@ package struct MessengerStore: Sendable {
             DELETE FROM attachments WHERE created_at < \(bind: cutoff)
             AND NOT EXISTS (SELECT 1 FROM message_attachments ma WHERE ma.attachment_id = attachments.id)
             """).run()
+    }
+
+    // MARK: Deletion
+
+    /// An erased account's messenger data, in the erasure's transaction: out of search (its card
+    /// and name keys emptied; the row stays for the chats that show it), its friendships and
+    /// blocks both ways, its hidden-message marks, its uploads no message carries (their blobs go
+    /// with the collector), its realtime events.
+    package func eraseAccount(_ account: UUID, on tx: any Database) async throws {
+        let sql = sql(tx)
+        try await sql.raw("""
+            UPDATE messenger_people SET tag_key = NULL, first_key = '', last_key = '', full_key = '', reverse_key = '', sort_name = '', card = ''
+            WHERE account_id = \(bind: account)
+            """).run()
+        try await sql.raw("DELETE FROM friendships WHERE low_id = \(bind: account) OR high_id = \(bind: account)").run()
+        try await sql.raw("DELETE FROM messenger_blocks WHERE account_id = \(bind: account) OR blocked_id = \(bind: account)").run()
+        try await sql.raw("DELETE FROM message_hidden WHERE account_id = \(bind: account)").run()
+        try await sql.raw("""
+            DELETE FROM attachments WHERE owner_id = \(bind: account)
+            AND NOT EXISTS (SELECT 1 FROM message_attachments ma WHERE ma.attachment_id = attachments.id)
+            """).run()
+        try await sql.raw("DELETE FROM messenger_events WHERE account_id = \(bind: account)").run()
     }
 }

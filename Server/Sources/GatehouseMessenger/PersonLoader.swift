@@ -15,7 +15,7 @@ package struct PersonLoader: Sendable {
     package static let columns: SQLQueryString = """
         a.id AS person_id, a.first_name AS person_first, a.last_name AS person_last, a.username AS person_tag,
         a.avatar_id AS person_avatar, f.id AS friendship_id, f.state AS friendship_state,
-        f.requester_id AS friendship_requester, cm.chat_id AS person_chat
+        f.requester_id AS friendship_requester, cm.chat_id AS person_chat, a.erased_at AS person_erased
         """
 
     /// Joins our friendship and my membership of our chat to a person `a`.
@@ -45,16 +45,17 @@ package struct PersonLoader: Sendable {
             avatarUrl: try row.decode(column: "person_avatar", as: UUID?.self).map { publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) },
             relation: relation,
             requestId: relation == .incoming || relation == .outgoing ? friendship : nil,
-            chatId: try row.decode(column: "person_chat", as: UUID?.self)
+            chatId: try row.decode(column: "person_chat", as: UUID?.self),
+            deleted: try row.decode(column: "person_erased", as: Date?.self) != nil ? true : nil
         )
     }
 
-    /// A person (an account with a tag) as `viewer` sees them; nil for no such person.
+    /// A person (an account with a tag, not being deleted) as `viewer` sees them; nil for no such person.
     package func person(_ id: UUID, seenBy viewer: UUID, on db: (any Database)? = nil) async throws -> Person? {
         let sql = (db ?? database.db) as! any SQLDatabase
         guard let row = try await sql.raw("""
             SELECT \(Self.columns) FROM accounts a \(Self.joins(viewer: viewer))
-            WHERE a.id = \(bind: id) AND a.username IS NOT NULL
+            WHERE a.id = \(bind: id) AND a.username IS NOT NULL AND a.deletion_requested_at IS NULL
             """).first() else { return nil }
         return try decode(row, viewer: viewer)
     }

@@ -85,7 +85,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     // `/v1`: one controller per concept, behind the bearer-token middleware.
     let v1 = router.group().add(middleware: BearerSessionMiddleware(sessions: services.sessions))
     AccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
-                       email: services.email, avatars: services.avatars, configuration: configuration).addRoutes(to: v1)
+                       email: services.email, avatars: services.avatars, deletion: services.accountDeletion, configuration: configuration).addRoutes(to: v1)
     SessionsController(login: services.login, sessions: services.sessions, configuration: configuration).addRoutes(to: v1)
     MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)

@@ -26,6 +26,7 @@ package enum GatehouseMigrations {
             M014DropLedgerEntriesByTime(),
             M015SecureSignatureSurface(),
             M016CreateMessengerBlocks(),
+            M017AccountDeletion(),
         ]
     }
 }

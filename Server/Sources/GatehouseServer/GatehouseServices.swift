@@ -50,6 +50,8 @@ package final class GatehouseServices: Sendable {
     package let wallets: WalletService
     package let moneyRequests: MoneyRequestsService
     package let idempotencyKeys: IdempotencyKeys
+    /// Account deletion, with every app's part in it (docs/security.md, "Account deletion").
+    package let accountDeletion: AccountDeletionService
 
     package init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -155,6 +157,14 @@ package final class GatehouseServices: Sendable {
         self.wallets = wallets
         self.moneyRequests = MoneyRequestsService(core: walletCore, wallets: wallets)
         self.realtime = RealtimeHub(log: eventLog, sessions: sessions, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
+        // Every app built on accounts takes part in deleting one; the accounts' own data goes last.
+        let accountDeletion = AccountDeletionService(
+            rules: rules, store: AccountStore(database: database), database: database, clock: clock, sessions: sessions,
+            participants: [SignToLoginDeletion(store: signToLogin, accounts: AccountStore(database: database)),
+                           WalletDeletion(store: walletCore.store), MessengerDeletion(store: messenger.store)],
+            grace: configuration.limits.accountDeletionGrace
+        )
+        self.accountDeletion = accountDeletion
 
         let dev = DevDeliveryChannel(logger: logger)
         let smsChannel: any DeliveryChannel
@@ -181,13 +191,14 @@ package final class GatehouseServices: Sendable {
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
-            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database] in
+            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
                 try await rateLimiter.purgeExpired()
                 try await eventLog.purgeExpired()
                 try await idempotencyKeys.purgeExpired(on: database.db)
                 try await attachments.purgeUnsent()
+                try await accountDeletion.eraseDue()
                 try await blobCollector.runIfDue()
             }
         )

@@ -235,13 +235,15 @@ package struct SignToLoginStore: Sendable {
         package var clientTime, location, country, city, address, photoBlobKey: String?
         package var documentHash: String
         package var firstName, lastName, email: String?
+        /// The signer's account was deleted: the history names a deleted account.
+        package var signerErased: Bool
     }
 
     /// A document's signings, by version and position.
     package func signings(documentID: String) async throws -> [Signing] {
         try await sql.raw("""
             SELECT a.id AS signature_id, a.similarity, a.created_at, a.client_time, a.location, a.country, a.city, a.address,
-                   a.photo_blob_key, v.document_hash, acc.first_name, acc.last_name, acc.email
+                   a.photo_blob_key, v.document_hash, acc.first_name, acc.last_name, acc.email, acc.erased_at
             FROM signature_version_signatures s
             JOIN signature_document_versions v ON v.document_id = s.document_id AND v.seq = s.seq
             JOIN signature_attempts a ON a.id = s.signature_id
@@ -257,7 +259,35 @@ package struct SignToLoginStore: Sendable {
                 photoBlobKey: try row.decode(column: "photo_blob_key", as: String?.self),
                 documentHash: try row.decode(column: "document_hash", as: String.self),
                 firstName: try row.decode(column: "first_name", as: String?.self), lastName: try row.decode(column: "last_name", as: String?.self),
-                email: try row.decode(column: "email", as: String?.self))
+                email: try row.decode(column: "email", as: String?.self), signerErased: try row.decode(column: "erased_at", as: Date?.self) != nil)
         }
+    }
+
+    // MARK: Deletion
+
+    /// Whether the account owns an app that is enabled (its key still works for someone's users).
+    package func ownsEnabledApp(_ account: UUID, on db: any Database) async throws -> Bool {
+        try await AppModel.query(on: db).filter(\.$ownerID == account).filter(\.$enabled == true).count() > 0
+    }
+
+    /// An erased account's Sign To Login data, in the erasure's transaction: its models, profile,
+    /// consents and the enrolments waiting under its email go; its attempts go, except those a
+    /// document's history names, which keep only their id, similarity and time (their points,
+    /// photo and place are erased). Photos' blobs go with the collector.
+    package func eraseAccount(_ account: UUID, email: String?, on tx: any Database) async throws {
+        let sql = tx as! any SQLDatabase
+        try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: account)").run()
+        try await sql.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: account)").run()
+        try await sql.raw("DELETE FROM signature_app_consents WHERE account_id = \(bind: account)").run()
+        if let email { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE email = \(bind: email)").run() }
+        try await sql.raw("""
+            DELETE FROM signature_attempts WHERE account_id = \(bind: account)
+            AND NOT EXISTS (SELECT 1 FROM signature_version_signatures s WHERE s.signature_id = signature_attempts.id)
+            """).run()
+        try await sql.raw("""
+            UPDATE signature_attempts SET points = '[]', photo_blob_key = NULL, location = NULL, country = NULL, city = NULL, address = NULL,
+                client_time = NULL
+            WHERE account_id = \(bind: account)
+            """).run()
     }
 }

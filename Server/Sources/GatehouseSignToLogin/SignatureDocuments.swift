@@ -176,12 +176,15 @@ package struct SignatureDocuments: Sendable {
         try await records.documentExists(id: documentID)
     }
 
+    /// What a document's history names a signer whose account was deleted.
+    package static let deletedSigner = "Deleted account"
+
     package func history(documentID: String) async throws -> [Entry] {
         let warnBelow = configuration.signature.warnBelow
         return try await records.signings(documentID: documentID).map { signing in
             let names = [signing.firstName, signing.lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
             return Entry(
-                signer: names.isEmpty ? (signing.email ?? "") : names,
+                signer: signing.signerErased ? Self.deletedSigner : names.isEmpty ? (signing.email ?? "") : names,
                 similarity: signing.similarity, lowMatch: signing.similarity < warnBelow, signedAt: signing.signedAt,
                 clientTime: signing.clientTime, location: signing.location, country: signing.country, city: signing.city,
                 address: signing.address,

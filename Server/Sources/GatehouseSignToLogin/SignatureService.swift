@@ -46,9 +46,11 @@ package struct SignatureService: Sendable {
     // MARK: Accounts by email
 
     /// The account an email names for this service: the owner of the confirmed address. An
-    /// unconfirmed address is only a claim (docs/security.md, "Claims") and names nobody here.
+    /// unconfirmed address is only a claim (docs/security.md, "Claims") and names nobody here; nor
+    /// does an account being deleted (only a password login brings it back).
     package func account(email: String) async throws -> AccountModel? {
-        try await store.owner(of: .email(email))
+        guard let account = try await store.owner(of: .email(email)), account.deletionRequestedAt == nil else { return nil }
+        return account
     }
 
     /// The owner of the address when they have a Sign To Login enrolment (a proven model); nil

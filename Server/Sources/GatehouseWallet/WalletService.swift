@@ -142,7 +142,13 @@ package struct WalletService: WalletConcept {
         // Read before the transaction, so that its first statement is a write: on SQLite a
         // transaction that reads first cannot wait for another process's writer (the server's),
         // it fails at once with "database is locked".
-        let wallet = try await resolve(PartyReference(phone: raw), field: "phone")
+        let wallet: WalletRow
+        do {
+            wallet = try await resolve(PartyReference(phone: raw), field: "phone")
+        } catch let error as GatehouseError where error.code == .recipientNotFound {
+            // The operator named a phone, not "a phone, tag or email": say which.
+            throw GatehouseError(.notFound, .recipientNotFound, LocalizedText("error.creditPhoneNotFound", [String(raw.prefix(32))]), field: "phone")
+        }
         if let reference, let earlier = try await credited(reference) {
             guard earlier.transfer.to.id == wallet.account, earlier.transfer.amount == amount else {
                 throw GatehouseError(.unprocessable, .idempotencyKeyReused, LocalizedText("error.creditReferenceReused", [reference]))

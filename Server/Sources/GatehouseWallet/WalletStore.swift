@@ -34,13 +34,16 @@ package struct WalletStore: Sendable {
     private static let walletColumns: SQLQueryString =
         "w.id, w.account_id, w.phone, w.balance, w.paid_day, w.paid_today, w.created_at, a.username, a.first_name, a.last_name, a.avatar_id"
 
+    /// An account's wallet; nil when it has none or is being deleted (nothing moves to or from it then).
     package func wallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow? {
         try await sql(db).raw("""
-            SELECT \(Self.walletColumns) FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.account_id = \(bind: account)
+            SELECT \(Self.walletColumns) FROM wallets w JOIN accounts a ON a.id = w.account_id
+            WHERE w.account_id = \(bind: account) AND a.deletion_requested_at IS NULL
             """).first().map(walletRow)
     }
 
-    /// The wallets the keys name (a tag, a verified phone, a confirmed email), and those of `mine`.
+    /// The wallets the keys name (a tag, a verified phone, a confirmed email), and those of `mine`;
+    /// none of an account being deleted.
     package func wallets(named keys: [PartyKey], mine: [UUID], on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
         var tags: [String] = [], phones: [String] = [], emails: [String] = []
         for key in Set(keys) {
@@ -60,7 +63,8 @@ package struct WalletStore: Sendable {
         guard !conditions.isEmpty else { return ([:], [:]) }
         let rows = try await sql.preparedRows("""
             SELECT \(Self.walletColumns), a.username_key, a.phone AS account_phone, a.phone_verified_at, a.email, a.email_confirmed_at
-            FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE \(conditions.joined(separator: " OR "))
+            FROM accounts a JOIN wallets w ON w.account_id = a.id
+            WHERE (\(conditions.joined(separator: " OR "))) AND a.deletion_requested_at IS NULL
             """)
         let mineSet = Set(mine)
         var named: [PartyKey: WalletRow] = [:], own: [UUID: WalletRow] = [:]
@@ -281,5 +285,25 @@ package struct WalletStore: Sendable {
     package func setTransfer(_ transfer: UUID, of request: UUID, repayment: Bool, on tx: any Database) async throws {
         let column: SQLQueryString = repayment ? "repayment_id" : "payment_id"
         try await sql(tx).raw("UPDATE money_requests SET \(column) = \(bind: transfer) WHERE id = \(bind: request)").run()
+    }
+
+    // MARK: Deletion
+
+    /// The balance of an account's wallet, nil when it has none (whether or not it is being deleted).
+    package func balance(of account: UUID, on db: any Database) async throws -> Int64? {
+        try await sql(db).raw("SELECT balance FROM wallets WHERE account_id = \(bind: account)").first(decodingColumn: "balance", as: Int64.self)
+    }
+
+    /// An erased account's wallet data, in the erasure's transaction: the wallet forgets its phone,
+    /// open money requests either way are cancelled, the idempotency keys of its calls go. The
+    /// wallet row and the ledger stay.
+    package func eraseAccount(_ account: UUID, now: Date, on tx: any Database) async throws {
+        let sql = sql(tx)
+        try await sql.raw("UPDATE wallets SET phone = NULL WHERE account_id = \(bind: account)").run()
+        try await sql.raw("""
+            UPDATE money_requests SET state = \(bind: MoneyRequestState.cancelled.rawValue), updated_at = \(bind: now)
+            WHERE (requester_id = \(bind: account) OR payer_id = \(bind: account)) AND state = \(bind: MoneyRequestState.open.rawValue)
+            """).run()
+        try await sql.raw("DELETE FROM idempotency_keys WHERE account_id = \(bind: account)").run()
     }
 }

@@ -118,6 +118,8 @@ final class MessengerTerminal {
         case .editProfile(let m)?: (lines, help) = (lines + editLines(m), t("↑/↓ move  type to edit  Enter choose  Esc back", "↑/↓ выбор  печатайте  Enter выбрать  Esc назад"))
         case .privacy(let m)?: (lines, help) = (lines + privacyLines(m), t("↑/↓ move  Enter choose  Esc back", "↑/↓ выбор  Enter выбрать  Esc назад"))
         case .theme(let m)?: (lines, help) = (lines + themeLines(m), t("↑/↓ move  Enter choose  Esc back", "↑/↓ выбор  Enter выбрать  Esc назад"))
+        case .deleteAccount(let m)?: (lines, help) = (lines + deleteLines(m), t("type the password  Enter delete  Esc cancel",
+                                                                                "введите пароль  Enter удалить  Esc отмена"))
         }
         let rows = screen.size.rows
         if lines.count > rows - 2 { lines = Array(lines.prefix(3)) + Array(lines.suffix(rows - 5)) }
@@ -385,6 +387,7 @@ final class MessengerTerminal {
             default: break
             }
         case .editProfile(let m)?: await editKey(m, key)
+        case .deleteAccount(let m)?: await deleteKey(m, key)
         case .privacy(let m)?:
             switch key {
             case .escape: m.back()
@@ -512,6 +515,36 @@ final class MessengerTerminal {
                 if m.state.composer != .new { m.cancelComposer() } else { m.back() }
             default: if let draft = edited(m.state.draft, key) { m.setDraft(draft) }
             }
+        }
+    }
+
+    private func deleteLines(_ m: DeleteAccountViewModel) -> [String] {
+        let state = m.state
+        var lines = [" " + state.title, ""]
+        lines += wrap(state.message, width: min(screen.size.columns, 100) - 2).map { " " + $0 }
+        lines += ["", " " + state.passwordLabel + ": " + String(repeating: "*", count: state.password.count),
+                  " [" + state.confirmTitle + "]" + (state.isConfirmEnabled ? "" : t(" (type the password)", " (введите пароль)"))]
+        if state.isLoading { lines.append(" …") }
+        if let error = state.errorMessage { lines.append(" ! " + error) }
+        return lines
+    }
+
+    /// Words of `text` in lines of at most `width` characters.
+    private func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty, line.count + word.count + 1 > max(width, 20) { lines.append(line); line = "" }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    private func deleteKey(_ m: DeleteAccountViewModel, _ key: Key) async {
+        switch key {
+        case .escape: m.cancel()
+        case .enter: await m.confirm()
+        default: if let text = edited(m.state.password, key) { m.setPassword(text) }
         }
     }
 

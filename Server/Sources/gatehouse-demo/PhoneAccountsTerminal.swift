@@ -32,6 +32,7 @@ final class PhoneAccountsTerminal: TerminalMenu {
             case .restorePassword(let vm): await show(vm)
             case .confirmationPending(let vm): await show(vm)
             case .final(let vm): await show(vm)
+            case .deleteAccount(let vm): await show(vm)
             }
         }
     }
@@ -40,6 +41,7 @@ final class PhoneAccountsTerminal: TerminalMenu {
 
     private func show(_ vm: StartViewModel) async {
         header(vm.state.title)
+        notices(error: nil, info: vm.state.notice)
         await menu([Option(label: vm.state.registerTitle) { vm.register() }, Option(label: vm.state.loginTitle) { vm.login() }])
     }
 
@@ -174,6 +176,7 @@ final class PhoneAccountsTerminal: TerminalMenu {
             Option(label: t("Refresh", "Обновить")) { await vm.refresh() },
             Option(label: vm.state.changeEmailTitle) { vm.changeEmail() },
             Option(label: vm.state.logoutTitle) { await vm.logout() },
+            Option(label: vm.state.deleteAccountTitle) { vm.deleteAccount() },
         ])
     }
 }

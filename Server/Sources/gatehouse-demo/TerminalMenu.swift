@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseDevSupport
 import GatehouseKit
+import GatehouseScreens
 
 /// What every demo terminal draws with: headers, fields, notices, numbered menus and field
 /// reads, in the terminal's own words (English or Russian, not app strings). A terminal
@@ -97,6 +98,21 @@ class TerminalMenu {
             return nil
         }
         return answer.isEmpty ? current : answer
+    }
+
+    /// "Delete account", alike in every app: what happens, the password, then the destructive choice.
+    func show(_ vm: DeleteAccountViewModel) async {
+        header(vm.state.title)
+        Terminal.line("  \(vm.state.message)")
+        field(vm.state.passwordLabel, masked(vm.state.password))
+        notices(error: vm.state.errorMessage)
+        await menu([
+            Option(label: t("Type the password", "Ввести пароль")) { [self] in
+                if let password = read(vm.state.passwordLabel, current: vm.state.password, secret: true) { vm.setPassword(password) }
+            },
+            Option(label: vm.state.confirmTitle, enabled: vm.state.isConfirmEnabled) { await vm.confirm() },
+            Option(label: vm.state.cancelTitle) { vm.cancel() },
+        ])
     }
 
     /// Reads a login (or email) and then its password, masked, into the screen, each keeping its

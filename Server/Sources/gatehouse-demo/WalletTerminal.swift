@@ -45,6 +45,7 @@ final class WalletTerminal: AccountEntryTerminal {
             case .dialog(let vm): await show(vm)
             case .send(let vm): await show(vm)
             case .request(let vm): await show(vm)
+            case .deleteAccount(let vm): await show(vm)
             }
         }
     }
@@ -69,6 +70,7 @@ final class WalletTerminal: AccountEntryTerminal {
             Option(label: s.labels["attachWallet"] ?? "", enabled: s.isAttachEnabled) { vm.attachWallet() },
             Option(label: s.labels["payments"] ?? "", enabled: s.isPaymentsEnabled) { vm.payments() },
             Option(label: s.labels["logout"] ?? "") { await vm.logout() },
+            Option(label: s.labels["deleteAccount"] ?? "", enabled: s.isLoaded) { vm.deleteAccount() },
         ])
     }
 

@@ -9,6 +9,7 @@ struct Gatehouse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
+        version: GatehouseVersion.current,
         subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
@@ -62,7 +63,7 @@ struct Migrate: AsyncParsableCommand {
 struct Outbox: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print queued and sent messages (codes, mails) from the outbox.")
 
-    @Option(help: "Only messages to this destination (E.164 phone or lower-case email).")
+    @Option(help: "Only messages to this destination: a phone in any common format (8 916 111-22-33, +79161112233) or an email.")
     var to: String?
 
     @Option(help: "How many of the newest messages to print.")

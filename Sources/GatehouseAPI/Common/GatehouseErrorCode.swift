@@ -82,9 +82,13 @@ extension GatehouseErrorCode {
     public static let invalidBundleId: Self = "invalid_bundle_id"
     public static let invalidURL: Self = "invalid_url"
     public static let tooManyApps: Self = "too_many_apps"
+    /// An account that owns an enabled app cannot be deleted: disable its apps first.
+    public static let appsEnabled: Self = "apps_enabled"
     // Delivery
     // Wallet
     public static let walletNotFound: Self = "wallet_not_found"
+    /// An account whose wallet holds money cannot be deleted: pay it out first.
+    public static let walletNotEmpty: Self = "wallet_not_empty"
     /// A wallet is attached to a verified phone: verify one first.
     public static let phoneNotVerified: Self = "phone_not_verified"
     public static let recipientNotFound: Self = "recipient_not_found"

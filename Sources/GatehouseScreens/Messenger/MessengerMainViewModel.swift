@@ -14,6 +14,8 @@ public enum MessengerNavigation: Equatable, Sendable {
     case editProfile
     case privacy
     case theme
+    /// "Delete account" (its password and confirmation).
+    case deleteAccount
     /// Close the screen on top.
     case back
 }
@@ -37,6 +39,7 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         case editProfile(EditProfileViewModel)
         case privacy(PrivacyViewModel)
         case theme(ThemeViewModel)
+        case deleteAccount(DeleteAccountViewModel)
 
         /// The same screen (the same model).
         public static func == (a: Route, b: Route) -> Bool { a.model === b.model }
@@ -52,6 +55,7 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
             case .editProfile(let m): m
             case .privacy(let m): m
             case .theme(let m): m
+            case .deleteAccount(let m): m
             }
         }
     }
@@ -76,6 +80,9 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
     public enum Outcome: Equatable, Sendable {
         /// Logged out here or elsewhere: the store is wiped; back to login.
         case loggedOut
+        /// The account was deleted here: the store is wiped; back to login, saying until when a
+        /// password login takes it back.
+        case accountDeleted(notice: String)
     }
 
     public var onOutcome: ((Outcome) -> Void)?
@@ -85,6 +92,8 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
     public let profile: ProfileViewModel
     private let environment: MessengerEnvironment
     private var token: ObservationToken?
+    /// The account is being deleted here: its end is told as ``Outcome/accountDeleted(notice:)``.
+    private var deleting = false
 
     public init(environment: MessengerEnvironment, repository: MessengerRepository) {
         self.environment = environment
@@ -96,7 +105,10 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         super.init(state: State(tabTitles: Dictionary(uniqueKeysWithValues: Tab.allCases.map { ($0, l("messenger.tab.\($0.rawValue)")) })))
         for screen in [friends.navigate, chats.navigate, profile.navigate] as [NavigationHook] { screen.handler = { [weak self] in self?.go($0) } }
         token = repository.observe { [weak self] changes in
-            if changes.contains(.sessionEnded) { self?.onOutcome?(.loggedOut); return }
+            if changes.contains(.sessionEnded) {
+                if self?.deleting == false { self?.onOutcome?(.loggedOut) }
+                return
+            }
             self?.refresh()
         }
         refresh()
@@ -173,6 +185,23 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
             let model = ThemeViewModel(environment: env, repository: repository)
             model.onChange = { [weak self] _ in self?.profile.rebuild(); self?.themeChanged?() }
             push(.theme(wired(model)))
+        case .deleteAccount:
+            let client = env.client
+            let model = DeleteAccountViewModel(localizer: env.localizer, timeZone: env.timeZone,
+                                               delete: { try await client.deleteAccount(currentPassword: $0) }, message: env.message(for:))
+            model.onOutcome = { [weak self] outcome in
+                guard let self else { return }
+                switch outcome {
+                case .cancelled: pop()
+                case .deleted(_, let notice):
+                    deleting = true
+                    Task { @MainActor in
+                        await self.repository.logout()
+                        self.onOutcome?(.accountDeleted(notice: notice))
+                    }
+                }
+            }
+            push(.deleteAccount(model))
         }
     }
 

@@ -3,10 +3,11 @@ import GatehouseAPI
 import GatehouseKit
 
 /// The Profile tab: my avatar, names, tag and email, and the settings list: edit my data,
-/// privacy, theme, log out (after a confirmation; the device's copy of the messenger is wiped).
+/// privacy, theme, log out (after a confirmation; the device's copy of the messenger is wiped),
+/// delete the account (its own screen: the password and a confirmation).
 @MainActor
 public final class ProfileViewModel: MessengerScreenModel<ProfileViewModel.State> {
-    public enum Item: String, CaseIterable, Equatable, Sendable { case editProfile, privacy, theme, logout }
+    public enum Item: String, CaseIterable, Equatable, Sendable { case editProfile, privacy, theme, logout, deleteAccount }
 
     public struct SettingRow: Equatable, Sendable {
         public var item: Item
@@ -58,7 +59,8 @@ public final class ProfileViewModel: MessengerScreenModel<ProfileViewModel.State
                 case .theme: l("messenger.theme.\(theme.rawValue)")
                 default: nil
                 }
-                return SettingRow(item: item, title: l("messenger.profile.\(item.rawValue)"), value: value, isDestructive: item == .logout)
+                let title = item == .deleteAccount ? l("account.delete.item") : l("messenger.profile.\(item.rawValue)")
+                return SettingRow(item: item, title: title, value: value, isDestructive: item == .logout || item == .deleteAccount)
             }
             $0.notice = connectivityNotice(repository.connectivity, l)
         }
@@ -73,6 +75,7 @@ public final class ProfileViewModel: MessengerScreenModel<ProfileViewModel.State
         case .editProfile: navigate(.editProfile)
         case .privacy: navigate(.privacy)
         case .theme: navigate(.theme)
+        case .deleteAccount: navigate(.deleteAccount)
         case .logout:
             let l = environment.localizer
             update {

@@ -87,7 +87,12 @@ public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
         }
         if offline { repository.startOffline() }
         let main = MessengerMainViewModel(environment: environment, repository: repository)
-        main.onOutcome = { [weak self] _ in self?.showLogin() }
+        main.onOutcome = { [weak self] outcome in
+            switch outcome {
+            case .loggedOut: self?.showLogin()
+            case .accountDeleted(let notice): self?.showLogin(notice: notice)
+            }
+        }
         main.themeChanged = { [weak self] in
             guard let self else { return }
             update { $0.theme = Theme.stored(in: self.environment.preferences) }

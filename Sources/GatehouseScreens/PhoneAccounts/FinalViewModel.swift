@@ -30,6 +30,8 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
         public var confirmationText: String
         /// The label of the log-out action.
         public var logoutTitle: String
+        /// The label of "Delete account".
+        public var deleteAccountTitle: String = ""
         /// The label of "Change email" (a confirmed address too: the server then asks for the password).
         public var changeEmailTitle: String = ""
         /// The account's email as the server shows it (the prompt starts from it), or nil.
@@ -45,6 +47,8 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
         case loggedOut
         /// "Change email": the coordinator shows the email prompt with the current address.
         case changeEmail(current: String)
+        /// "Delete account": its own screen (the password and a confirmation).
+        case deleteAccount
     }
 
     /// Called when the user leaves this screen; the coordinator navigates.
@@ -64,7 +68,8 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
         rows.append(Row(label: l("final.email"), value: user.email ?? "—"))
         let confirmation = user.email == nil ? l("final.noEmail") : (user.isConfirmed ? l("final.confirmed") : l("final.unconfirmed"))
         return State(title: l("final.title"), rows: rows, isEmailConfirmed: user.isConfirmed, confirmationText: confirmation,
-                     logoutTitle: l("final.logout"), changeEmailTitle: l("final.changeEmail"), email: user.email)
+                     logoutTitle: l("final.logout"), deleteAccountTitle: l("account.delete.item"), changeEmailTitle: l("final.changeEmail"),
+                     email: user.email)
     }
 
     /// Reads the account again.
@@ -82,6 +87,9 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
 
     /// "Change email".
     public func changeEmail() { onOutcome?(.changeEmail(current: state.email ?? "")) }
+
+    /// "Delete account".
+    public func deleteAccount() { onOutcome?(.deleteAccount) }
 
     /// "Log out".
     public func logout() async {

@@ -17,6 +17,7 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
         case restorePassword(RestorePasswordViewModel)
         case confirmationPending(ConfirmationPendingViewModel)
         case final(FinalViewModel)
+        case deleteAccount(DeleteAccountViewModel)
 
         /// Two values are equal when they show the same view models.
         public static func == (a: Screen, b: Screen) -> Bool {
@@ -29,6 +30,7 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
             case let (.restorePassword(x), .restorePassword(y)): x === y
             case let (.confirmationPending(x), .confirmationPending(y)): x === y
             case let (.final(x), .final(y)): x === y
+            case let (.deleteAccount(x), .deleteAccount(y)): x === y
             default: false
             }
         }
@@ -73,8 +75,8 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
         update { $0.screen = screen; $0.prompt = prompt }
     }
 
-    func showStart() {
-        let start = StartViewModel(environment: environment)
+    func showStart(notice: String? = nil) {
+        let start = StartViewModel(environment: environment, notice: notice)
         start.onOutcome = { [unowned self] outcome in
             switch outcome {
             case .register: showRegistration()
@@ -187,8 +189,24 @@ public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
             switch outcome {
             case .loggedOut: showStart()
             case .changeEmail(let current): showPrompt(.wrong(current: current), fromFinal: final)
+            case .deleteAccount: showDeleteAccount(returningTo: final)
             }
         }
         set(.final(final))
+    }
+
+    /// "Delete account", through `/v1` on the phone API's session (a token of `/api` is a session
+    /// of every surface); deleted, the start screen says until when a login takes it back.
+    private func showDeleteAccount(returningTo final: FinalViewModel) {
+        let accounts = AccountsClient(core: environment.client.core)
+        let vm = DeleteAccountViewModel(localizer: environment.localizer, delete: { try await accounts.deleteAccount(currentPassword: $0) },
+                                        message: environment.message(for:))
+        vm.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .cancelled: set(.final(final))
+            case .deleted(_, let notice): showStart(notice: notice)
+            }
+        }
+        set(.deleteAccount(vm))
     }
 }

@@ -11,6 +11,8 @@ public final class StartViewModel: ScreenModel<StartViewModel.State> {
         public var registerTitle: String
         /// The label of "Log in".
         public var loginTitle: String
+        /// A notice from where the user came from (the account was just deleted), or nil.
+        public var notice: String?
     }
 
     /// Where the user goes from here.
@@ -20,9 +22,9 @@ public final class StartViewModel: ScreenModel<StartViewModel.State> {
     public var onOutcome: ((Outcome) -> Void)?
 
     /// Creates the screen's model.
-    public init(environment: PhoneAccountsEnvironment) {
+    public init(environment: PhoneAccountsEnvironment, notice: String? = nil) {
         let l = environment.localizer
-        super.init(state: State(title: l("start.title"), registerTitle: l("start.register"), loginTitle: l("start.login")))
+        super.init(state: State(title: l("start.title"), registerTitle: l("start.register"), loginTitle: l("start.login"), notice: notice))
     }
 
     /// "Register".

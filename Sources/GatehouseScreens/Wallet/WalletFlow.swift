@@ -24,6 +24,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
         case dialog(WalletDialogViewModel)
         case send(SendMoneyViewModel)
         case request(RequestMoneyViewModel)
+        case deleteAccount(DeleteAccountViewModel)
 
         public static func == (a: Screen, b: Screen) -> Bool { a.model === b.model }
 
@@ -42,6 +43,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
             case .dialog(let vm): vm
             case .send(let vm): vm
             case .request(let vm): vm
+            case .deleteAccount(let vm): vm
             }
         }
     }
@@ -143,9 +145,25 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
             case .loggedOut:
                 Task { await self.stopLive() }
                 entry.showLogin()
+            case .deleteAccount: showDeleteAccount()
             }
         }
         update { $0.screen = .home(home) }
+    }
+
+    private func showDeleteAccount() {
+        let client = environment.client
+        let vm = DeleteAccountViewModel(localizer: environment.localizer, timeZone: environment.accounts.timeZone,
+                                        delete: { try await client.deleteAccount(currentPassword: $0) }, message: environment.message(for:))
+        vm.onOutcome = { [unowned self] outcome in
+            switch outcome {
+            case .cancelled: back()
+            case .deleted(_, let notice):
+                Task { await self.stopLive() }
+                entry.showLogin(notice: notice)
+            }
+        }
+        update { $0.screen = .deleteAccount(vm) }
     }
 
     private func back(with info: String? = nil) { showHome(info: info) }

@@ -12,7 +12,7 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
     public struct State: Equatable, Sendable {
         public var title: String
         /// The labels of the rows and buttons, by name (`login`, `email`, `name`, `birthday`,
-        /// `phone`, `balance`, `addInfo`, `addPhone`, `attachWallet`, `payments`, `logout`).
+        /// `phone`, `balance`, `addInfo`, `addPhone`, `attachWallet`, `payments`, `logout`, `deleteAccount`).
         public var labels: [String: String]
         public var login = ""
         public var email = ""
@@ -41,6 +41,8 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
         case attachWallet(Account)
         case payments(Account)
         case loggedOut
+        /// "Delete account": its own screen (the password and a confirmation).
+        case deleteAccount
     }
 
     public var onOutcome: ((Outcome) -> Void)?
@@ -53,7 +55,7 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
         self.environment = environment
         let l = environment.localizer
         let labels = Dictionary(uniqueKeysWithValues: ["login", "email", "name", "birthday", "phone", "balance", "addInfo", "addPhone", "attachWallet", "payments", "logout"]
-            .map { ($0, l("wallet.home.\($0)")) })
+            .map { ($0, l("wallet.home.\($0)")) } + [("deleteAccount", l("account.delete.item"))])
         super.init(state: State(title: l("wallet.home.title"), labels: labels, infoMessage: info))
     }
 
@@ -96,6 +98,9 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
     public func addPhone() { if state.isAddPhoneEnabled, let account { onOutcome?(.addPhone(account)) } }
     public func attachWallet() { if state.isAttachEnabled, let account { onOutcome?(.attachWallet(account)) } }
     public func payments() { if state.isPaymentsEnabled, let account { onOutcome?(.payments(account)) } }
+
+    /// "Delete account" (usable once the profile has loaded).
+    public func deleteAccount() { if state.isLoaded { onOutcome?(.deleteAccount) } }
 
     /// "Log out": ends the session on the server and on the device.
     public func logout() async {

@@ -1,6 +1,7 @@
 import FluentKit
 import Foundation
 import GatehouseFoundation
+import SQLKit
 
 /// The `accounts` table: every query the account services make of it, in one place (DESIGN §7:
 /// stores own the queries; services hand surfaces values). A proven address names an account, an
@@ -63,5 +64,69 @@ package struct AccountStore: Sendable {
 
     package func isPhoneTaken(_ phone: String) async throws -> Bool {
         try await AccountModel.query(on: database.db).filter(\.$phone == phone).count() > 0
+    }
+
+    // MARK: Deletion
+
+    private func sql(_ db: (any Database)?) -> any SQLDatabase { (db ?? database.db) as! any SQLDatabase }
+
+    /// Marks the account as being deleted from `now`, unless it is already; answers when it was asked.
+    package func requestDeletion(_ id: UUID, at now: Date, on tx: any Database) async throws -> Date {
+        try await sql(tx).raw("""
+            UPDATE accounts SET deletion_requested_at = \(bind: now), updated_at = \(bind: now)
+            WHERE id = \(bind: id) AND deletion_requested_at IS NULL AND erased_at IS NULL
+            """).run()
+        guard let requested = try await sql(tx).raw("SELECT deletion_requested_at FROM accounts WHERE id = \(bind: id)")
+            .first(decodingColumn: "deletion_requested_at", as: Date?.self) ?? nil
+        else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
+        return requested
+    }
+
+    /// Forgets a deletion request not yet carried out; false when the account was erased
+    /// meanwhile (there is nothing left to sign in to).
+    package func cancelDeletion(_ id: UUID) async throws -> Bool {
+        try await sql(nil).raw("""
+            UPDATE accounts SET deletion_requested_at = NULL WHERE id = \(bind: id) AND erased_at IS NULL RETURNING id
+            """).first() != nil
+    }
+
+    /// Accounts asked to be deleted before `cutoff` and not erased yet, oldest request first.
+    package func deletionsDue(before cutoff: Date, limit: Int) async throws -> [UUID] {
+        try await sql(nil).raw("""
+            SELECT id FROM accounts WHERE deletion_requested_at <= \(bind: cutoff) AND erased_at IS NULL
+            ORDER BY deletion_requested_at LIMIT \(literal: limit)
+            """).all().map { try $0.decode(column: "id", as: UUID.self) }
+    }
+
+    /// Takes a due account for erasure in the caller's transaction: false when a login cancelled
+    /// the request or another instance took it.
+    package func takeForErasure(_ id: UUID, requestedBefore cutoff: Date, at now: Date, on tx: any Database) async throws -> Bool {
+        try await sql(tx).raw("""
+            UPDATE accounts SET erased_at = \(bind: now), updated_at = \(bind: now)
+            WHERE id = \(bind: id) AND erased_at IS NULL AND deletion_requested_at <= \(bind: cutoff) RETURNING id
+            """).first() != nil
+    }
+
+    /// Erases the account's own personal data in the caller's transaction: its addresses, names,
+    /// birthday, device token and password; its codes, its avatars (their blobs go with the
+    /// collector) and the mails and SMS that were written to it. The row stays, anonymous.
+    package func eraseAccount(_ id: UUID, on tx: any Database) async throws {
+        let sql = sql(tx)
+        if let row = try await sql.raw("SELECT email, pending_email, phone FROM accounts WHERE id = \(bind: id)").first() {
+            let destinations = try ["email", "pending_email", "phone"].compactMap { try row.decode(column: $0, as: String?.self) }
+            if !destinations.isEmpty {
+                try await sql.raw("DELETE FROM outbox_messages WHERE destination IN (\(binds: destinations))").run()
+            }
+        }
+        try await sql.raw("DELETE FROM verification_codes WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM avatar_images WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM avatars WHERE account_id = \(bind: id)").run()
+        // An unusable hash: no password verifies against it.
+        try await sql.raw("""
+            UPDATE accounts SET phone = NULL, phone_verified_at = NULL, email = NULL, email_confirmed_at = NULL, pending_email = NULL,
+                username = NULL, username_key = NULL, password_hash = '!', first_name = NULL, last_name = NULL, middle_name = NULL,
+                birthday = NULL, locale = NULL, fcm_token = NULL, avatar_id = NULL
+            WHERE id = \(bind: id)
+            """).run()
     }
 }

@@ -49,6 +49,7 @@ package struct LoginService: Sendable {
                 throw GatehouseError.invalidCredentials
             }
             if try await hasher.verify(password, hash: account.passwordHash) {
+                try await takeBack(account)
                 session = try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip)
             } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
                 session = temporary
@@ -80,6 +81,7 @@ package struct LoginService: Sendable {
             .all()
         let offered = rules.temporaryPasswordHash(password, accountID: accountID)
         guard let match = candidates.first(where: { Secrets.constantTimeEquals(offered, $0.secretHash) }) else { return nil }
+        try await takeBack(account)
         let hash = try await hasher.hash(password)
         let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
         // It becomes the password: every other temporary password and reset code dies, every
@@ -88,6 +90,13 @@ package struct LoginService: Sendable {
                                      tellOwner: false, openingSessionFor: origin)
     }
 
+
+    /// A password login of an account being deleted takes it back (docs/security.md, "Account
+    /// deletion"); one erased meanwhile has nothing left to sign in to.
+    private func takeBack(_ account: AccountModel) async throws {
+        guard account.deletionRequestedAt != nil else { return }
+        guard try await rules.store.cancelDeletion(account.id!) else { throw GatehouseError.invalidCredentials }
+    }
 
     // MARK: Password change
 

@@ -4,6 +4,12 @@
 /// `89123456789`, `79123456789`, `9123456789`, `0049 30 1234567`. A national number (with or without
 /// its trunk prefix) gets `defaultCountryCode`.
 package enum PhoneNumber {
+    /// A destination as a person types it, as the outbox keeps it: an email lower-cased, a phone in
+    /// E.164 (any common format), anything else as typed (`/dev/outbox?to=`, `gatehouse outbox --to`).
+    package static func destination(_ raw: String, defaultCountryCode: String) -> String {
+        raw.contains("@") ? raw.trimmingCharacters(in: .whitespaces).lowercased() : (normalize(raw, defaultCountryCode: defaultCountryCode) ?? raw)
+    }
+
     package static func normalize(_ raw: String, defaultCountryCode: String) -> String? {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, trimmed.count <= 32 else { return nil }

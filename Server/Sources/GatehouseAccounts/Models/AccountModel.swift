@@ -27,6 +27,11 @@ package final class AccountModel: Model, @unchecked Sendable {
     @OptionalField(key: "fcm_token") package var fcmToken: String?
     /// The current avatar (`avatars.id`); a new upload gets a new id, so its URL can be cached forever.
     @OptionalField(key: "avatar_id") package var avatarID: UUID?
+    /// When the person asked to delete the account: no session works from then, and a password
+    /// login before the grace period ends cancels it.
+    @OptionalField(key: "deletion_requested_at") package var deletionRequestedAt: Date?
+    /// When its personal data was erased; the row stays, anonymous.
+    @OptionalField(key: "erased_at") package var erasedAt: Date?
     @Field(key: "created_at") package var createdAt: Date
     @Field(key: "updated_at") package var updatedAt: Date
 

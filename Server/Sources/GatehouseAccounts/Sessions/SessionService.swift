@@ -79,7 +79,7 @@ package struct SessionService: Sendable {
                    a.first_name, a.last_name, a.middle_name, a.birthday, a.locale, a.fcm_token, a.avatar_id,
                    a.created_at, a.updated_at
             FROM sessions s JOIN accounts a ON a.id = s.account_id
-            WHERE s.token_hash = \(bind: tokenHash)
+            WHERE s.token_hash = \(bind: tokenHash) AND a.deletion_requested_at IS NULL
             """).first
         else { return nil }
         let sessionID = try row.decode(column: "session_id", as: UUID.self)

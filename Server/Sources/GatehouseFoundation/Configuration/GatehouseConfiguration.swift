@@ -290,6 +290,9 @@ public struct GatehouseConfiguration: Sendable {
         public var sessionCacheTTL: TimeInterval = 0.5
         public var confirmationLinkTTL: TimeInterval = 86_400
         public var temporaryPasswordTTL: TimeInterval = 3_600
+        /// How long after a deletion request the account's personal data is erased; a password
+        /// login before then cancels it (30 days, as Apple's and Google's own accounts allow).
+        public var accountDeletionGrace: TimeInterval = 2_592_000
         public var maxBodyBytes: Int = 1_048_576
         public var maxFieldLength: Int = 256
         /// Largest avatar image `PUT /v1/me/avatar` takes.
@@ -543,6 +546,7 @@ extension GatehouseConfiguration {
         l.sessionCacheTTL = try reader.seconds("GATEHOUSE_SESSION_CACHE_SECONDS", default: l.sessionCacheTTL, range: 0...1)
         l.confirmationLinkTTL = try reader.seconds("GATEHOUSE_CONFIRM_LINK_TTL_SECONDS", default: l.confirmationLinkTTL, range: 60...2_592_000)
         l.temporaryPasswordTTL = try reader.seconds("GATEHOUSE_TEMP_PASSWORD_TTL_SECONDS", default: l.temporaryPasswordTTL, range: 60...604_800)
+        l.accountDeletionGrace = try reader.seconds("GATEHOUSE_ACCOUNT_DELETION_GRACE_SECONDS", default: l.accountDeletionGrace, range: 0...31_536_000)
         l.maxBodyBytes = try reader.int("GATEHOUSE_MAX_BODY_BYTES", default: l.maxBodyBytes, range: 1024...104_857_600)
         l.maxFieldLength = try reader.int("GATEHOUSE_MAX_FIELD_LENGTH", default: l.maxFieldLength, range: 16...65_536)
         l.avatarMaxBytes = try reader.int("GATEHOUSE_AVATAR_MAX_BYTES", default: l.avatarMaxBytes, range: 1024...52_428_800)

@@ -6,7 +6,9 @@ import Foundation
 package enum GatehouseInvocation {
     package static let current: String = {
         let path = CommandLine.arguments.first ?? "gatehouse"
-        if path.contains("/.build/") { return "swift run --package-path Server gatehouse" }
+        // A SwiftPM build product, however it was started (`swift run` passes an absolute path,
+        // a person in `Server/` may type `.build/debug/gatehouse`): the README's form.
+        if path.contains("/.build/") || path.hasPrefix(".build/") { return "swift run --package-path Server gatehouse" }
         return path.contains("/") ? path : "gatehouse"
     }()
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import GatehouseAccounts
 import GatehouseFoundation
 import GatehouseSurfaces
 import HummingbirdBcrypt
@@ -33,7 +34,9 @@ public enum ServerCommands {
         let services = try GatehouseServices(configuration: configuration, logger: logger)
         do {
             try await services.database.prepareEngine()
-            let messages = try await OutboxQuery.recent(database: services.database, to: to, limit: last)
+            // As typed: `89161112233` finds what went to `+79161112233`, as `/dev/outbox` does.
+            let destination = to.map { PhoneNumber.destination($0, defaultCountryCode: configuration.defaultCountryCode) }
+            let messages = try await OutboxQuery.recent(database: services.database, to: destination, limit: last)
             await services.shutdownOutsideApplication()
             return messages
         } catch {

@@ -13,10 +13,7 @@ package struct DevOutboxController: Sendable {
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get(RouterPath(DevAPI.Path.outbox)) { request, _ -> Response in
             // Destinations as typed work too: phones are normalised like everywhere else.
-            let to = request.uri.queryParameters.get("to").map { raw in
-                raw.contains("@") ? raw.trimmingCharacters(in: .whitespaces).lowercased()
-                    : (PhoneNumber.normalize(raw, defaultCountryCode: defaultCountryCode) ?? raw)
-            }
+            let to = request.uri.queryParameters.get("to").map { PhoneNumber.destination($0, defaultCountryCode: defaultCountryCode) }
             let limit = request.uri.queryParameters.get("last").flatMap(Int.init).map { min(max($0, 1), 500) } ?? 50
             let messages = try await OutboxQuery.recent(database: database, to: to, limit: limit)
             return try JSONResponse.make(messages)

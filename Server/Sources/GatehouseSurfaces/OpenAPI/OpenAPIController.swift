@@ -11,8 +11,8 @@ package struct OpenAPIController: Sendable {
     package static let all: [any EndpointDeclaration] = [root, openAPI, openAPIYAML, docs]
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
-        // A newcomer's first request: where to go next.
-        let signposts = ByteBuffer(string: #"{"name":"Gatehouse","openapi":"/openapi.json","docs":"/docs","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
+        // A newcomer's first request: which version answers, and where to go next.
+        let signposts = ByteBuffer(string: #"{"name":"Gatehouse","version":"\#(GatehouseVersion.current)","openapi":"/openapi.json","docs":"/docs","console":"\#(ConsoleController.home.path)","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
         let json = ByteBuffer(string: OpenAPIDocument.json)
         let yaml = ByteBuffer(string: OpenAPIDocument.yaml)
         let html = ByteBuffer(string: OpenAPIDocument.html)

@@ -39,7 +39,7 @@ package enum OpenAPIGenerator {
         for (name, schema) in schemas.components { components[.init(stringLiteral: name)] = schema }
         return OpenAPI.Document(
             openAPIVersion: .v3_1_0,
-            info: .init(title: "", version: ""),
+            info: .init(title: "", version: GatehouseVersion.current),
             servers: [],
             paths: pathMap,
             components: .init(schemas: components)

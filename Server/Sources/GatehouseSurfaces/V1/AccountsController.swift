@@ -14,6 +14,7 @@ package struct AccountsController: Sendable {
     package let profile: ProfileService
     package let email: EmailService
     package let avatars: AvatarService
+    package let deletion: AccountDeletionService
     package let configuration: GatehouseConfiguration
 
     private var limits: GatehouseConfiguration.Limits { configuration.limits }
@@ -28,6 +29,7 @@ package struct AccountsController: Sendable {
         v1.on(E.recover, limits: limits, use: recover)
         v1.on(E.me, limits: limits, use: me)
         v1.on(E.updateProfile, limits: limits, use: updateProfile)
+        v1.on(E.deleteMe, limits: limits, use: deleteMe)
         v1.on(E.changePassword, limits: limits, use: changePassword)
         v1.on(E.requestEmailChange, limits: limits, use: requestEmailChange)
         v1.on(E.cancelEmailChange, limits: limits, use: cancelEmailChange)
@@ -121,6 +123,11 @@ package struct AccountsController: Sendable {
         return read.account(try await profile.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: read.origin(request, context)))
     }
 
+    @Sendable package func deleteMe(_ input: AccountDeletionRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AccountDeletion {
+        let session = try context.requireSession()
+        return try await deletion.request(accountID: session.accountID, currentPassword: input.currentPassword)
+    }
+
     @Sendable package func changePassword(_ input: PasswordChange, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
         let session = try context.requireSession()
         try await login.changePassword(accountID: session.accountID, sessionID: session.id, current: input.currentPassword, new: input.newPassword, origin: read.origin(request, context))
@@ -189,13 +196,15 @@ package struct AccountsController: Sendable {
         )
     }
 
-    package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, avatars: AvatarService, configuration: GatehouseConfiguration) {
+    package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, avatars: AvatarService,
+                 deletion: AccountDeletionService, configuration: GatehouseConfiguration) {
         self.signup = signup
         self.login = login
         self.recovery = recovery
         self.profile = profile
         self.email = email
         self.avatars = avatars
+        self.deletion = deletion
         self.configuration = configuration
     }
 }

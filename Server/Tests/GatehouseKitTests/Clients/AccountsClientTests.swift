@@ -210,6 +210,8 @@ struct AccountsClientLiveTests {
             let sessionA = try await a.login(identifier: "ivan", password: "Secret-42!", device: "A")
             let sessionB = try await b.login(identifier: "ivan", password: "Secret-42!", device: "B")
             _ = try await c.login(identifier: "ivan", password: "Secret-42!", device: "C")
+            // A login that names no device is named by the SDK's User-Agent.
+            _ = try await server.accountsClient().login(identifier: "ivan", password: "Secret-42!")
 
             // MUT
             let listed = try await a.sessions()
@@ -220,12 +222,13 @@ struct AccountsClientLiveTests {
             let missing = await clientError { try await a.endSession(id: UUID()) }
 
             // validate
-            #expect(listed.count == 4, "the sign-up's session, and three logins")
+            #expect(listed.count == 5, "the sign-up's session, and four logins")
             #expect(listed.filter(\.current).map(\.id) == [sessionA.sessionId])
-            #expect(Set(listed.compactMap(\.device)).isSuperset(of: ["A", "B", "C"]))
+            #expect(Set(listed.compactMap(\.device)).isSuperset(of: ["A", "B", "C", GatehouseVersion.userAgent]))
+            #expect(GatehouseVersion.userAgent.contains("GatehouseKit/\(GatehouseVersion.current) ("))
             guard case .sessionExpired? = bAfter else { Issue.record("B should be logged out: \(String(describing: bAfter))"); return }
             #expect(b.session == nil, "a 401 forgets the stored session")
-            #expect(revoked == 2)
+            #expect(revoked == 3)
             guard case .sessionExpired? = cAfter else { Issue.record("C should be logged out: \(String(describing: cAfter))"); return }
             #expect(missing?.code == .sessionNotFound)
             #expect(try await a.sessions().map(\.id) == [sessionA.sessionId])

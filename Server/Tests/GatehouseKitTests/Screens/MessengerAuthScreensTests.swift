@@ -475,7 +475,7 @@ struct MessengerAuthScreensTests {
             guard case .messenger(let home) = flow.state.screen else { Issue.record("expected home"); return }
             let token = try #require(try store.load())
             let profile = home.profile
-            let logout = try #require(profile.state.settings.last)
+            let logout = try #require(profile.state.settings.first { $0.item == .logout })
             #expect(logout.item == .logout && logout.title == "Log out" && logout.isDestructive && profile.state.confirmation == nil)
 
             // cancel

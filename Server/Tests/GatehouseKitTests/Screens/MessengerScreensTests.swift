@@ -549,9 +549,9 @@ struct MessengerScreensTests {
             main.select(.profile)
             let profile = main.profile
             #expect(profile.state.name == "Ann Smith" && profile.state.tag == "@ann.e" && profile.state.email == "ann.e@example.com")
-            #expect(profile.state.settings.map(\.title) == ["Edit my data", "Privacy", "Theme", "Log out"])
+            #expect(profile.state.settings.map(\.title) == ["Edit my data", "Privacy", "Theme", "Log out", "Delete account"])
             // The launch is online once the realtime socket is; the privacy it reads may land a moment later.
-            try await app.waitUntil("the privacy is read") { profile.state.settings.map(\.value) == [nil, "Everyone", "As the system", nil] }
+            try await app.waitUntil("the privacy is read") { profile.state.settings.map(\.value) == [nil, "Everyone", "As the system", nil, nil] }
 
             // Edit: the tag is checked; Bob's is taken, mine is fine.
             profile.open(.editProfile)
@@ -638,6 +638,39 @@ struct MessengerScreensTests {
             _ = try await elsewhere.endOtherSessions()
             try await other.waitUntil("back at login") { if case .login = other.flow.state.screen { true } else { false } }
             #expect(!FileManager.default.fileExists(atPath: otherFile.path))
+        }
+    }
+
+    @Test("delete account: its own screen asks for the password; a wrong one is shown; then the sessions end, the store is wiped, and login says until when a password login takes it back")
+    func deleteAccount() async throws {
+        try await withLiveServer { server in
+            let (app, annID, _) = try await server.signedInApp("ann.del")
+            let storeFile = try app.repository.store.url
+            let profile = try app.main.profile
+            let row = try #require(profile.state.settings.last)
+            #expect(row.item == .deleteAccount && row.title == "Delete account" && row.isDestructive)
+
+            // MUT: open it, a wrong password, then the right one
+            profile.open(.deleteAccount)
+            let screen: DeleteAccountViewModel = try app.top()
+            #expect(!screen.state.isConfirmEnabled && screen.state.passwordContentType == .password)
+            screen.setPassword("Wrong-42!")
+            await screen.confirm()
+            #expect(screen.state.errorMessage == "Wrong login or password.")
+            #expect(try app.top(DeleteAccountViewModel.self) === screen, "a refusal keeps the screen")
+            screen.setPassword("Secret-42!")
+            await screen.confirm()
+
+            // validate
+            try await app.waitUntil("back at login") { if case .login = app.flow.state.screen { true } else { false } }
+            guard case .login(let login) = app.flow.state.screen else { return }
+            #expect(login.state.infoMessage?.hasPrefix("Your account is being deleted: its data is erased on ") == true, "\(String(describing: login.state.infoMessage))")
+            #expect(!FileManager.default.fileExists(atPath: storeFile.path))
+            #expect(try app.sessions.load() == nil)
+            // A password login within the grace period takes it back.
+            let back = server.accountsClient()
+            let session = try await back.login(identifier: "ann.del", password: "Secret-42!")
+            #expect(session.account.id == annID)
         }
     }
 

@@ -163,6 +163,38 @@ struct PhoneAccountsScreensTests {
         }
     }
 
+    @Test("delete account from the final screen, through /v1 on the phone API's session: cancel returns, the password deletes, the start screen says until when")
+    func deleteAccount_fromFinal() async throws {
+        try await withLiveServer { server in
+            try await server.makeAccount(phone: "+79000000011", email: "leaving@example.com", confirmed: true)
+            let flow = makeFlow(server)
+            await flow.openLogin()
+            let login = try #require(flow.loginScreen)
+            login.setLogin("+79000000011")
+            login.setPassword("secret1!")
+            await login.submit()
+            guard case .final(let final) = flow.state.screen else { Issue.record("expected the final screen"); return }
+            #expect(final.state.deleteAccountTitle == "Delete account")
+
+            // MUT: open and cancel, open again and delete
+            final.deleteAccount()
+            guard case .deleteAccount(let first) = flow.state.screen else { Issue.record("expected delete account"); return }
+            first.cancel()
+            #expect(flow.state.screen == .final(final))
+            final.deleteAccount()
+            guard case .deleteAccount(let screen) = flow.state.screen else { Issue.record("expected delete account"); return }
+            screen.setPassword("secret1!")
+            await screen.confirm()
+
+            // validate: the start screen with the notice; the phone API's token no longer works
+            guard case .start(let start) = flow.state.screen else { Issue.record("expected start, got \(flow.state.screen)"); return }
+            #expect(start.state.notice?.hasPrefix("Your account is being deleted") == true)
+            let relaunched = makeFlow(server)
+            await relaunched.launch()
+            guard case .start = relaunched.state.screen else { Issue.record("a relaunch has no session to restore"); return }
+        }
+    }
+
     @Test("a wrong password shows the server's message and stays on login")
     func login_wrongPassword() async throws {
         try await withLiveServer { server in

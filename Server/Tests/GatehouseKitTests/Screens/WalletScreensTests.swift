@@ -97,6 +97,46 @@ struct WalletScreensTests {
         }
     }
 
+    @Test("delete account from the profile: refused while the wallet holds money (the server's reason shown), accepted once it is empty; login says until when")
+    func deleteAccount_needsAnEmptyWallet() async throws {
+        try await withLiveServer { server in
+            // setup: Ann with 10 ₽ in her wallet, Bob to pay it to
+            _ = try await server.walletUser("ann", phone: "+79161110001")
+            let bob = try await server.walletUser("bob", phone: "+79161110002")
+            try await server.credit("+79161110001", "10.00")
+            let (flow, env) = try await loggedIn(server, as: "ann")
+            let home = try profile(flow)
+            await home.load()
+            #expect(home.state.labels["deleteAccount"] == "Delete account")
+
+            // MUT 1: money in the wallet
+            home.deleteAccount()
+            guard case .deleteAccount(let screen) = flow.state.screen else { throw LiveServerError("expected delete account, got \(flow.state.screen)") }
+            screen.setPassword("Secret-42!")
+            await screen.confirm()
+            #expect(screen.state.errorMessage == "Your wallet holds 10.00 ₽: pay it out before deleting the account.", "\(String(describing: screen.state.errorMessage))")
+            screen.cancel()
+            #expect({ if case .home = flow.state.screen { true } else { false } }(), "cancel goes back to the profile")
+
+            // MUT 2: paid out to Bob, then deleted
+            _ = try await env.wallet.send(NewTransfer(to: PartyReference(tag: "bob"), amount: 10_00), intent: PaymentIntent())
+            let reloaded = try profile(flow)
+            reloaded.deleteAccount()
+            #expect({ if case .home = flow.state.screen { true } else { false } }(), "nothing before the profile has loaded")
+            await reloaded.load()
+            reloaded.deleteAccount()
+            guard case .deleteAccount(let again) = flow.state.screen else { throw LiveServerError("expected delete account") }
+            again.setPassword("Secret-42!")
+            await again.confirm()
+
+            // validate
+            guard case .login(let login) = flow.state.screen else { throw LiveServerError("expected login, got \(flow.state.screen)") }
+            #expect(login.state.infoMessage?.hasPrefix("Your account is being deleted") == true)
+            #expect(try await bob.wallet.wallet().balance == 10_00)
+            await flow.stopLive()
+        }
+    }
+
     @Test("send money: the amount is checked in roubles and kopecks, the name is shown before confirming, a second tap pays once")
     func sendMoney_checksAndPaysOnce() async throws {
         try await withLiveServer { server in

@@ -247,6 +247,20 @@ try:
     ann.expect("Balance: 749.50 ₽")
     ann.expect("Bob Ray repaid the loan: 100.00 ₽")
 
+    # Ann may not delete her account while her wallet holds money: the profile's "Delete account"
+    # asks for the password and shows the server's reason, and "Cancel" goes back.
+    ann.option("Back to dialogs")
+    ann.option("Back to profile")
+    ann.expect("== Profile ==")
+    ann.option("Delete account")
+    ann.expect("== Delete account ==")
+    ann.option("Type the password")
+    ann.answer("Current password: ", "Secret-42!")
+    ann.option("Delete account")
+    ann.expect("Your wallet holds 749.50 ₽: pay it out before deleting the account.")
+    ann.option("Cancel")
+    ann.expect("== Profile ==")
+
     # Both sides agree with the ledger.
     tokens = {}
     for who in ("ann", "bob"):

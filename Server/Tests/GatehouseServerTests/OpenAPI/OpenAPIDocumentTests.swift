@@ -141,7 +141,7 @@ struct OpenAPIDocumentTests {
     func prose_cannotChangeTheStructure() throws {
         let operations: [any EndpointDeclaration] = [V1.Sessions.login, V1.Messenger.people]
         let base = """
-            info: {title: T, version: '1'}
+            info: {title: T}
             paths:
               /v1/sessions:
                 post: {operationId: login, summary: Log in, responses: {'200': {description: A session.}}}

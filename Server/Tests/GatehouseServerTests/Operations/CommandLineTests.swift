@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -211,5 +212,14 @@ struct CommandLineTests {
         #expect(process.terminationStatus == 78)
         let text = try String(contentsOf: output, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(text == #"gatehouse: configuration error: GATEHOUSE_PORT: must be a whole number in 0...65535, got "eighty""#)
+    }
+
+    @Test("--version prints the version GET / and the SDK's User-Agent name")
+    func version_printsTheRelease() async throws {
+        let directory = try temporaryDirectory()
+        let (process, output) = try run(["--version"], in: directory)
+        try await waitForExit(process)
+        #expect(process.terminationStatus == 0)
+        #expect(try String(contentsOf: output, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) == GatehouseVersion.current)
     }
 }

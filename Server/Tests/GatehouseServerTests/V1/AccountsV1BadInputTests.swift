@@ -158,7 +158,7 @@ struct AccountsV1BadInputTests {
 
             // validate
             try expectProblem(v1, .methodNotAllowed, .methodNotAllowed)
-            #expect(v1.headers[.allow] == "GET, PATCH")
+            #expect(v1.headers[.allow] == "DELETE, GET, PATCH")
             #expect(api.status == .methodNotAllowed)
             #expect(api.headers[.allow] == "GET")
             try expectProblem(session, .methodNotAllowed, .methodNotAllowed)

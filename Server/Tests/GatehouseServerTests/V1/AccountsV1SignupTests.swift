@@ -453,7 +453,7 @@ struct AccountsV1SignupTests {
 
 @Suite("The first requests a newcomer makes")
 struct FirstRequestsTests {
-    @Test("GET / points to the document, its reference page, the health checks and the APIs; /v1 without a slash is a problem like /v1/")
+    @Test("GET / names the version and points to the document, its reference page, the console, the health checks and the APIs; /v1 without a slash is a problem like /v1/")
     func root_andBareV1() async throws {
         try await withApp(.sqlite) { app in
             let root = try await app.get("/")
@@ -461,6 +461,10 @@ struct FirstRequestsTests {
             #expect(root.status == .ok && root.mediaType == "application/json")
             #expect(object["openapi"] as? String == "/openapi.json" && object["docs"] as? String == "/docs")
             #expect(object["health"] as? String == "/health" && object["live"] as? String == "/health/live")
+            #expect(object["version"] as? String == GatehouseVersion.current && object["console"] as? String == "/console")
+            #expect(GatehouseVersion.current.wholeMatch(of: /\d+\.\d+\.\d+/) != nil)
+            // The console's page is where the root says.
+            #expect(try await app.get("/console").status != .notFound)
             for path in ["/v1", "/v1/"] {
                 try expectProblem(try await app.get(path), .notFound, .notFound)
             }

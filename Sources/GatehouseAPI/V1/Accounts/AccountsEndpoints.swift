@@ -36,9 +36,13 @@ extension V1 {
         /// An avatar image: public, immutable (a new upload gets a new id).
         public static let avatarImage = Endpoint<NoContent, RawBody>(.get, "/v1/avatars/{id}", access: .anyone)
 
+        /// Deletes my account: every session ends at once, and its personal data is erased after the
+        /// grace period unless I log in with my password before then (which cancels the deletion).
+        public static let deleteMe = Endpoint<AccountDeletionRequest, AccountDeletion>(.delete, "/v1/me", success: 202)
+
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [
-            signupCode, signup, tag, recoveryCode, recover, me, updateProfile, changePassword, requestEmailChange,
+            signupCode, signup, tag, recoveryCode, recover, me, updateProfile, deleteMe, changePassword, requestEmailChange,
             cancelEmailChange, verifyEmailChange, requestPhoneVerification, verifyPhone, uploadAvatar, removeAvatar, avatarImage,
         ]
     }

@@ -198,6 +198,23 @@ public struct PasswordChange: Codable, Sendable, Equatable {
     }
 }
 
+/// `DELETE /v1/me`: the current password proves the session's holder is the person.
+public struct AccountDeletionRequest: Codable, Sendable, Equatable {
+    public var currentPassword: String
+    public init(currentPassword: String) {
+        self.currentPassword = currentPassword
+    }
+}
+
+/// The answer to `DELETE /v1/me`: every session has ended, and the account's personal data is
+/// erased at `erasureAt` unless the person logs in with their password before then.
+public struct AccountDeletion: Codable, Sendable, Equatable {
+    public var erasureAt: Date
+    public init(erasureAt: Date) {
+        self.erasureAt = erasureAt
+    }
+}
+
 /// `POST /v1/me/email`. `currentPassword` proves the session's holder knows the password: a
 /// new address is a new way into the account (`current_password_required` without it).
 public struct EmailChangeRequest: Codable, Sendable, Equatable {

@@ -28,7 +28,11 @@ public struct Person: Codable, Sendable, Equatable {
     public var requestId: UUID?
     /// Our direct chat, once one exists.
     public var chatId: UUID?
-    public init(id: UUID, firstName: String?, lastName: String?, tag: String, avatarUrl: String?, relation: PersonRelation, requestId: UUID?, chatId: UUID?) {
+    /// `true` for an account that was deleted: its name and tag are gone (`tag` is empty), and an
+    /// app shows it as "Deleted account". Absent otherwise.
+    public var deleted: Bool?
+    public init(id: UUID, firstName: String?, lastName: String?, tag: String, avatarUrl: String?, relation: PersonRelation, requestId: UUID?,
+                chatId: UUID?, deleted: Bool? = nil) {
         self.id = id
         self.firstName = firstName
         self.lastName = lastName
@@ -37,6 +41,7 @@ public struct Person: Codable, Sendable, Equatable {
         self.relation = relation
         self.requestId = requestId
         self.chatId = chatId
+        self.deleted = deleted
     }
 }
 

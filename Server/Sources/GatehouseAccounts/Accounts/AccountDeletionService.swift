@@ -1,0 +1,82 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+
+/// What an app built on accounts does when one is deleted (docs/security.md, "Account deletion").
+/// The composition root hands every app's participant to `AccountDeletionService`, so a new app
+/// joins deletion by writing one, not by the accounts knowing it.
+package protocol AccountDeletionParticipant: Sendable {
+    /// Refuses the deletion while the app holds something the person must settle first (money in
+    /// a wallet, apps in use), with the problem that says what. Read in the request's transaction.
+    func checkDeletable(_ account: UUID, on db: any Database) async throws
+    /// Erases the app's personal data of an account whose grace period ended, in the erasure's
+    /// transaction; what other people keep (messages in their chats, the ledger, documents they
+    /// hold) stays, under the anonymous account.
+    func erase(_ account: UUID, now: Date, on tx: any Database) async throws
+}
+
+/// Deleting an account (Apple's App Store Review Guideline 5.1.1(v); GDPR's right to erasure):
+/// asked with the current password, every session ends and every way in but a password login
+/// stops at once; a password login within the grace period cancels it; after it the personal data
+/// is erased, by the accounts and by every app's participant, in one transaction per account.
+package struct AccountDeletionService: Sendable {
+    package let rules: AccountRules
+    package let store: AccountStore
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let sessions: SessionService
+    package let participants: [any AccountDeletionParticipant]
+    /// How long after the request the data is erased (`GATEHOUSE_ACCOUNT_DELETION_GRACE_SECONDS`).
+    package let grace: TimeInterval
+    /// Accounts erased per maintenance run, each in its own transaction.
+    package let batch: Int
+
+    package init(rules: AccountRules, store: AccountStore, database: DatabaseProvider, clock: GatehouseClock, sessions: SessionService,
+                 participants: [any AccountDeletionParticipant], grace: TimeInterval, batch: Int = 50) {
+        self.rules = rules
+        self.store = store
+        self.database = database
+        self.clock = clock
+        self.sessions = sessions
+        self.participants = participants
+        self.grace = grace
+        self.batch = batch
+    }
+
+    /// Asks for the deletion of a signed-in account: the current password (against the login
+    /// budget), then every app's check; then the request is written and every session ends, in one
+    /// transaction. Asking again answers the date already set.
+    package func request(accountID: UUID, currentPassword: String?) async throws -> AccountDeletion {
+        let account = try await rules.accountRow(id: accountID)
+        try await rules.requireCurrentPassword(currentPassword, of: account)
+        let now = clock.now()
+        let requested = try await database.db.transaction { tx -> Date in
+            for participant in participants { try await participant.checkDeletable(accountID, on: tx) }
+            let requested = try await store.requestDeletion(accountID, at: now, on: tx)
+            try await sessions.revokeAll(accountID: accountID, on: tx)
+            return requested
+        }
+        return AccountDeletion(erasureAt: requested.addingTimeInterval(grace))
+    }
+
+    /// Erases the accounts whose grace period has ended (maintenance; safe on several instances at
+    /// once: an account is erased once, whoever takes it first). Returns how many it erased.
+    @discardableResult
+    package func eraseDue() async throws -> Int {
+        let now = clock.now()
+        var erased = 0
+        for id in try await store.deletionsDue(before: now.addingTimeInterval(-grace), limit: batch) {
+            let done = try await database.db.transaction { tx -> Bool in
+                // Taken in the transaction that erases: a login that cancelled a moment ago wins.
+                guard try await store.takeForErasure(id, requestedBefore: now.addingTimeInterval(-grace), at: now, on: tx) else { return false }
+                for participant in participants { try await participant.erase(id, now: now, on: tx) }
+                try await store.eraseAccount(id, on: tx)
+                try await sessions.revokeAll(accountID: id, on: tx)
+                return true
+            }
+            if done { erased += 1 }
+        }
+        return erased
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import GatehouseAPI
+import GatehouseKit
+
+/// "Delete account", which every app's profile offers (Apple's App Store Review Guideline
+/// 5.1.1(v)): what happens, the current password, and a destructive confirmation. On success every
+/// session of the account has ended, this device's too; the screen says until when a password
+/// login takes the account back, and the app returns to its sign-in (``Outcome/deleted(erasureAt:)``).
+/// A refusal (money in the wallet, an app in use, a wrong password) is shown and the user stays.
+@MainActor
+public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.State> {
+    public struct State: Equatable, Sendable {
+        public var title: String
+        /// What deleting does: sessions end now, the data goes after the grace period, a password
+        /// login before then keeps the account.
+        public var message: String
+        public var passwordLabel: String
+        /// The password as typed; drawn masked.
+        public var password = ""
+        /// The password field's content type (secure entry, offered from the keychain).
+        public let passwordContentType = TextContentType.password
+        /// The destructive button's label.
+        public var confirmTitle: String
+        public var cancelTitle: String
+        /// Whether the destructive button can be used: a password typed, nothing in flight.
+        public var isConfirmEnabled = false
+        /// True while the request is in flight.
+        public var isLoading = false
+        /// The server's (localized) reason for a refusal; cleared by the next edit.
+        public var errorMessage: String?
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        /// Deleted: the app forgets the session and returns to its sign-in, saying ``notice``.
+        case deleted(erasureAt: Date, notice: String)
+        /// "Cancel": back to the profile, nothing changed.
+        case cancelled
+    }
+
+    public var onOutcome: ((Outcome) -> Void)?
+    private let localizer: Localizer
+    private let timeZone: TimeZone
+    private let delete: @Sendable (String) async throws -> AccountDeletion
+    private let messageForError: (any Error) -> String?
+
+    /// - Parameters:
+    ///   - delete: the call (``AccountsClient/deleteAccount(currentPassword:)`` of the app's client).
+    ///   - message: the app's text for a failed call.
+    public init(localizer: Localizer, timeZone: TimeZone = .current, delete: @escaping @Sendable (String) async throws -> AccountDeletion,
+                message: @escaping (any Error) -> String?) {
+        self.localizer = localizer
+        self.timeZone = timeZone
+        self.delete = delete
+        self.messageForError = message
+        let l = localizer
+        super.init(state: State(title: l("account.delete.title"), message: l("account.delete.message"), passwordLabel: l("account.delete.password"),
+                                confirmTitle: l("account.delete.confirm"), cancelTitle: l("account.delete.cancel")))
+    }
+
+    public func setPassword(_ password: String) {
+        update {
+            $0.password = password
+            $0.errorMessage = nil
+            $0.isConfirmEnabled = !password.isEmpty && !$0.isLoading
+        }
+    }
+
+    public func cancel() { onOutcome?(.cancelled) }
+
+    /// "Delete": asks the server; on success the outcome carries the date the data goes.
+    public func confirm() async {
+        guard state.isConfirmEnabled else { return }
+        let password = state.password
+        update { $0.isLoading = true; $0.isConfirmEnabled = false; $0.errorMessage = nil }
+        do {
+            let deletion = try await delete(password)
+            update { $0.isLoading = false; $0.password = "" }
+            onOutcome?(.deleted(erasureAt: deletion.erasureAt, notice: localizer("account.delete.done", Self.day(deletion.erasureAt, timeZone))))
+        } catch {
+            update { $0.isLoading = false; $0.isConfirmEnabled = !$0.password.isEmpty; $0.errorMessage = messageForError(error) }
+        }
+    }
+
+    /// The day the data goes, as `dd.MM.yyyy`.
+    static func day(_ date: Date, _ timeZone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.day, .month, .year], from: date)
+        return String(format: "%02d.%02d.%04d", c.day ?? 0, c.month ?? 0, c.year ?? 0)
+    }
+}
