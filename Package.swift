@@ -16,6 +16,9 @@ let package = Package(
         .library(name: "GatehouseKit", targets: ["GatehouseKit"]),
         .library(name: "GatehouseScreens", targets: ["GatehouseScreens"]),
         .library(name: "GatehouseSignature", targets: ["GatehouseSignature"]),
+        // For an app's tests (and the demo), never its shipped target: reads a development server's
+        // outbox, standing in for a phone and a mailbox.
+        .library(name: "GatehouseDevSupport", targets: ["GatehouseDevSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -52,6 +55,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Resources/Strings")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GatehouseDevSupport",
+            dependencies: ["GatehouseKit", "GatehouseAPI"],
             swiftSettings: swiftSettings
         ),
         // Sign To Login on the device: signature capture and PDF signing by incremental update, in

@@ -211,19 +211,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // What the demo and the tests need of a development server (its outbox); not a product.
-        .target(
-            name: "GatehouseDevSupport",
-            dependencies: [
-                .product(name: "GatehouseKit", package: "gatehouse"),
-                .product(name: "GatehouseAPI", package: "gatehouse"),
-            ],
-            swiftSettings: swiftSettings
-        ),
         .executableTarget(
             name: "gatehouse-demo",
             dependencies: [
-                "GatehouseDevSupport",
+                .product(name: "GatehouseDevSupport", package: "gatehouse"),
                 .product(name: "GatehouseScreens", package: "gatehouse"),
                 .product(name: "GatehouseKit", package: "gatehouse"),
                 .product(name: "GatehouseSignature", package: "gatehouse"),
@@ -237,7 +228,7 @@ let package = Package(
             name: "GatehouseTestSupport",
             dependencies: [
                 "GatehouseFoundation", "GatehousePlatform", "GatehouseAccounts", "GatehouseMessenger", "GatehouseWallet",
-                "GatehouseSignToLogin", "GatehouseSurfaces", "GatehouseServer", "GatehouseDevSupport",
+                "GatehouseSignToLogin", "GatehouseSurfaces", "GatehouseServer", .product(name: "GatehouseDevSupport", package: "gatehouse"),
                 .product(name: "GatehouseKit", package: "gatehouse"),
                 .product(name: "GatehouseAPI", package: "gatehouse"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
@@ -251,7 +242,7 @@ let package = Package(
             name: "GatehouseKitTests",
             dependencies: [
                 "GatehouseFoundation", "GatehousePlatform", "GatehouseAccounts", "GatehouseMessenger", "GatehouseWallet",
-                "GatehouseSignToLogin", "GatehouseSurfaces", "GatehouseServer", "GatehouseDevSupport", "GatehouseTestSupport",
+                "GatehouseSignToLogin", "GatehouseSurfaces", "GatehouseServer", .product(name: "GatehouseDevSupport", package: "gatehouse"), "GatehouseTestSupport",
                 .product(name: "GatehouseKit", package: "gatehouse"),
                 .product(name: "GatehouseScreens", package: "gatehouse"),
                 .product(name: "GatehouseSignature", package: "gatehouse"),

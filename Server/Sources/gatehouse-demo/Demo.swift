@@ -26,21 +26,33 @@ struct DemoOptions: ParsableArguments {
     @Option(help: "Where the session is kept between runs (default: the platform's store).")
     var sessionFile: String?
 
+    @Option(name: .customLong("as"), help: ArgumentHelp("Who sits at this terminal: each name keeps its own session and offline data, so two people need two names (--as ann, --as bob in two terminals).", valueName: "name"))
+    var person: String?
+
+    func validate() throws {
+        if let person, person.isEmpty || person.count > 40 || !person.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
+            throw ValidationError("--as takes a short name of letters, digits, - and _, such as ann")
+        }
+    }
+
     func serverURL() throws -> URL {
         guard let url = URL(string: server), url.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
         return url
     }
+
+    /// The platform store's name for this app and this person.
+    private func storeName(_ app: String) -> String { person.map { "\(app)-\($0.lowercased())" } ?? app }
 
     var localizer: Localizer { language.map(Localizer.init(language:)) ?? .device }
 
     /// The messenger's offline stores: beside the session file when one is given.
     func messengerStores(defaultName: String) -> MessengerStores {
         sessionFile.map { MessengerStores(directory: URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("messenger")) }
-            ?? .standard(name: defaultName)
+            ?? .standard(name: storeName(defaultName))
     }
 
     func sessionStore(defaultName: String) -> any SessionStore {
-        sessionFile.map { FileSessionStore(url: URL(fileURLWithPath: $0)) } ?? DefaultSessionStore.make(name: defaultName)
+        sessionFile.map { FileSessionStore(url: URL(fileURLWithPath: $0)) } ?? DefaultSessionStore.make(name: storeName(defaultName))
     }
 }
 

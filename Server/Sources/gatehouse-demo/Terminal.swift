@@ -19,6 +19,14 @@ enum Terminal {
         return readLine(strippingNewline: true)
     }
 
+    /// `ask` on a thread of its own, leaving the caller's actor free while the person types.
+    static func askOffMain(_ prompt: String) async -> String? {
+        write(prompt)
+        return await withCheckedContinuation { answered in
+            Thread.detachNewThread { answered.resume(returning: readLine(strippingNewline: true)) }
+        }
+    }
+
     /// Reads a line showing `*` for each character typed (no echo of the text itself).
     static func askSecret(_ prompt: String) -> String? {
         write(prompt)

@@ -61,14 +61,16 @@ class TerminalMenu {
 
     // MARK: Input
 
-    /// Prints numbered options and the quit line, and reads a choice.
-    func choose(_ options: [(label: String, enabled: Bool)]) -> Choice {
+    /// Prints numbered options and the quit line, and reads a choice. The line is read off the main
+    /// actor, so what arrives meanwhile (a payment, a message, an answer on the realtime socket)
+    /// reaches the view models while the person decides, and the next screen drawn shows it.
+    func choose(_ options: [(label: String, enabled: Bool)]) async -> Choice {
         for (index, option) in options.enumerated() {
             Terminal.line("  \(index + 1)) \(option.label)" + (option.enabled ? "" : t(" (unavailable)", " (недоступно)")))
         }
         // Not "Выход": the apps' own "Выйти" (log out) would sit next to a look-alike.
         Terminal.line("  q) " + t("Quit the demo", "Закрыть демо"))
-        guard let answer = Terminal.ask("> ")?.trimmingCharacters(in: .whitespaces), answer.lowercased() != "q" else {
+        guard let answer = await Terminal.askOffMain("> ")?.trimmingCharacters(in: .whitespaces), answer.lowercased() != "q" else {
             quit = true
             return .quit
         }
@@ -78,7 +80,7 @@ class TerminalMenu {
 
     /// Prints numbered options, reads a choice, runs it.
     func menu(_ options: [Option]) async {
-        switch choose(options.map { ($0.label, $0.enabled) }) {
+        switch await choose(options.map { ($0.label, $0.enabled) }) {
         case .option(let index): await options[index].action()
         case .invalid: Terminal.line(t("  Choose one of the numbers.", "  Выберите один из номеров."))
         case .unavailable(let index):

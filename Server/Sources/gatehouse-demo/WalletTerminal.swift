@@ -63,6 +63,12 @@ final class WalletTerminal: AccountEntryTerminal {
         if let balance = s.balance { field(s.labels["balance"] ?? "balance", balance) }
         if !s.isLoaded { Terminal.line(t("  … loading the profile", "  … загружаем профиль")) }
         notices(error: s.errorMessage, info: s.infoMessage)
+        // Money that arrives while the menu waits (a credit, a transfer) reloads the profile: say so at once.
+        let shown = s.balance
+        let live = vm.observe { state in
+            if let balance = state.balance, balance != shown { Terminal.line("\n  ℹ \(state.labels["balance"] ?? "balance"): \(balance)") }
+        }
+        defer { live.cancel() }
         await menu([
             Option(label: t("Refresh", "Обновить")) { await vm.load() },
             Option(label: s.labels["addInfo"] ?? "", enabled: s.isAddInfoEnabled) { vm.addInfo() },

@@ -23,8 +23,8 @@ final class WebSocketLoginTerminal: TerminalMenu {
     }
 
     /// The 1-based number of the enabled option chosen; nil otherwise (after saying so).
-    private func chosenNumber(_ options: [(label: String, enabled: Bool)]) -> Int? {
-        switch choose(options) {
+    private func chosenNumber(_ options: [(label: String, enabled: Bool)]) async -> Int? {
+        switch await choose(options) {
         case .option(let index):
             return index + 1
         case .invalid, .unavailable:
@@ -40,7 +40,7 @@ final class WebSocketLoginTerminal: TerminalMenu {
         field(vm.state.emailLabel, vm.state.email, error: vm.state.emailError)
         field(vm.state.passwordLabel, masked(vm.state.password))
         if let error = vm.state.errorOutput { Terminal.line("  ! \(error)") }
-        switch chosenNumber([(t("Type email and password", "Ввести почту и пароль"), true), (vm.state.submitTitle, vm.state.isSubmitEnabled)]) {
+        switch await chosenNumber([(t("Type email and password", "Ввести почту и пароль"), true), (vm.state.submitTitle, vm.state.isSubmitEnabled)]) {
         case 1:
             readCredentials(vm.state.emailLabel, vm.state.passwordLabel, current: (vm.state.email, vm.state.password), login: vm.setEmail, password: vm.setPassword)
         case 2:
@@ -53,6 +53,6 @@ final class WebSocketLoginTerminal: TerminalMenu {
     private func show(_ vm: WebSocketAppViewModel) async {
         header(vm.state.title)
         Terminal.line("  \(vm.state.information)")
-        if chosenNumber([(vm.state.logoutTitle, true)]) == 1 { await vm.logout() }
+        if await chosenNumber([(vm.state.logoutTitle, true)]) == 1 { await vm.logout() }
     }
 }

@@ -283,6 +283,7 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
     private var person: Person
     private var isBlocked = false
     private let chatId: UUID?
+    private var token: ObservationToken?
 
     init(environment: MessengerEnvironment, repository: MessengerRepository, person: Person, chat: UUID?) {
         self.person = person
@@ -291,6 +292,25 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         super.init(environment: environment, repository: repository, state: State(person: PersonRow(person), messageTitle: l("messenger.person.write"),
                                 attachmentsTitle: chat == nil ? nil : l("messenger.person.attachments")))
         apply(person)
+        // The other side acts while the profile is open (accepts my request, declines it, removes me):
+        // the friends lists change live, and the relation shown follows them.
+        token = repository.observe { [weak self] changes in
+            if changes.contains(.friends) { self?.followFriends() }
+        }
+    }
+
+    /// The relation the friends lists now say, when it differs from the one shown.
+    private func followFriends() {
+        let lists = repository.friends
+        let relation: PersonRelation = if let friend = lists.friends.first(where: { $0.id == person.id }) { friend.relation }
+            else if lists.incoming.contains(where: { $0.id == person.id }) { .incoming }
+            else if lists.outgoing.contains(where: { $0.id == person.id }) { .outgoing }
+            else { .none }
+        guard relation != person.relation else { return }
+        var fresh = (lists.friends + lists.incoming + lists.outgoing).first { $0.id == person.id } ?? person
+        fresh.relation = relation
+        if relation == .none || relation == .friend { fresh.requestId = nil }
+        apply(fresh)
     }
 
     private func apply(_ person: Person) {

@@ -95,12 +95,15 @@ struct MessengerScreensTests {
             // MUT: add.
             await profile.perform(.add)
             #expect(profile.state.relationText == "Request sent" && profile.state.actions.map(\.action) == [.cancel, .block])
-            main.pop()
-            main.pop()
-            #expect(friends.state.sections.map(\.kind) == [.outgoing])
 
-            // Bob accepts through the API; the list moves him to friends live. Cat asks Ann.
+            // Bob accepts through the API while his profile is open: it says so live, and the list moves him
+            // to friends. Cat asks Ann.
             try await bob.messenger.requestFriend(annID)
+            try await app.waitUntil("the open profile follows Bob's answer") {
+                profile.state.relationText == "Your friend" && profile.state.actions.map(\.action) == [.remove, .block]
+            }
+            main.pop()
+            main.pop()
             try await cat.messenger.requestFriend(annID)
             try await app.waitUntil("Bob is a friend and Cat's request is in") {
                 friends.state.sections.map(\.kind) == [.friends, .incoming]
