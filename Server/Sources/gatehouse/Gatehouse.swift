@@ -10,7 +10,7 @@ struct Gatehouse: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
         version: GatehouseVersion.current,
-        subcommands: [Serve.self, Migrate.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, OpenAPICommand.self],
+        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -57,6 +57,30 @@ struct Migrate: AsyncParsableCommand {
         let configuration = try loadConfiguration()
         try await ServerCommands.migrate(configuration: configuration)
         print("migrations applied")
+    }
+}
+
+struct Backup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Back up the database and the blob folder into an empty folder, while the server runs (docs/deploy.md).")
+
+    @Option(help: "The folder to write (made; must be empty).") var to: String
+
+    func run() async throws {
+        let manifest = try await BackupCommands.backup(configuration: loadConfiguration(), to: URL(fileURLWithPath: to))
+        print("backed up the \(manifest.engine) database" + (manifest.blobs.map { " and \($0) blobs" } ?? " (blobs stay in the S3 bucket)") + " to \(to)")
+    }
+}
+
+struct Restore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replace the database and the blob folder with a backup's. Stop every instance first (docs/deploy.md).")
+
+    @Option(help: "A folder written by gatehouse backup.") var from: String
+
+    func run() async throws {
+        let manifest = try BackupCommands.restore(configuration: loadConfiguration(), from: URL(fileURLWithPath: from))
+        print("restored the \(manifest.engine) backup of \(manifest.createdAt) (gatehouse \(manifest.gatehouse)); start the server to migrate it if it is older")
     }
 }
 

@@ -25,7 +25,18 @@ func withApp(
     random: GatehouseRandom = .live,
     _ body: @Sendable (TestHarness) async throws -> Void
 ) async throws {
-    let database = try await TestDatabase.make(engine)
+    try await withApp(on: try await TestDatabase.make(engine), configure: configure, random: random, keep: false, body)
+}
+
+/// `withApp` on a database the caller made; `keep` leaves it (and the blob folder) for another app
+/// after this one, as a restart or a restore does.
+func withApp(
+    on database: TestDatabase,
+    configure: (inout GatehouseConfiguration) -> Void = { _ in },
+    random: GatehouseRandom = .live,
+    keep: Bool,
+    _ body: @Sendable (TestHarness) async throws -> Void
+) async throws {
     var configuration = GatehouseConfiguration.testing(database: database.location)
     configure(&configuration)
     let clock = TestClock()
@@ -43,6 +54,7 @@ func withApp(
         try? FileManager.default.removeItem(atPath: finalConfiguration.blobDirectory)
         throw error
     }
+    guard !keep else { return }
     await database.cleanup()
     try? FileManager.default.removeItem(atPath: finalConfiguration.blobDirectory)
 }

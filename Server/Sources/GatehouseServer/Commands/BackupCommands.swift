@@ -1,0 +1,136 @@
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import Logging
+import SQLKit
+
+/// `gatehouse backup` and `gatehouse restore` (docs/deploy.md, "Backup and restore"): the database
+/// and the embedded blob folder, together, into a folder of their own.
+///
+/// - SQLite: `VACUUM INTO` writes a consistent copy while the server runs (SQLite's online backup).
+/// - PostgreSQL: `pg_dump --format=custom` (a consistent snapshot while the server runs), restored
+///   by `pg_restore --clean`; both must be on `PATH` (Debian: `postgresql-client`, of the server's
+///   major version or newer).
+/// - Blobs: the embedded folder is copied. Blobs in an S3 bucket are not: keep the bucket versioned
+///   (or replicated) instead, as its provider documents.
+///
+/// Blobs are copied after the database, so a backup never names a blob it lacks: a blob stored
+/// meanwhile is extra, and the collector removes it after its grace period once restored.
+public enum BackupCommands {
+    /// What a backup holds, written beside it as `backup.json`.
+    public struct Manifest: Codable, Sendable {
+        public var gatehouse: String
+        public var engine: String
+        public var createdAt: Date
+        /// The database's file in the folder: `gatehouse.sqlite` or `gatehouse.pgdump`.
+        public var database: String
+        /// Blobs copied (nil: they live in an S3 bucket and were not copied).
+        public var blobs: Int?
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Writes a backup of the configured database and blob folder into `directory` (made; must be empty).
+    public static func backup(configuration: GatehouseConfiguration, to directory: URL) async throws -> Manifest {
+        let files = FileManager.default
+        try files.createDirectory(at: directory, withIntermediateDirectories: true)
+        guard try files.contentsOfDirectory(atPath: directory.path).isEmpty else {
+            throw Failure(description: "\(directory.path) is not empty: a backup goes into a folder of its own")
+        }
+        let engine: String, database: String
+        switch configuration.database {
+        case .sqlite:
+            (engine, database) = ("sqlite", "gatehouse.sqlite")
+            var logger = Logger(label: "gatehouse")
+            logger.logLevel = .warning
+            let provider = try DatabaseProvider(location: configuration.database, poolSize: 1, threadPool: .singleton, logger: logger)
+            do {
+                try await provider.sql.raw("VACUUM INTO \(bind: directory.appendingPathComponent(database).path)").run()
+            } catch {
+                await provider.shutdown()
+                throw error
+            }
+            await provider.shutdown()
+        case .postgres(let url, let searchPath):
+            (engine, database) = ("postgres", "gatehouse.pgdump")
+            var arguments = ["--format=custom", "--no-owner", "--file=" + directory.appendingPathComponent(database).path]
+            if let searchPath { arguments.append("--schema=" + searchPath) }
+            try run("pg_dump", arguments + ["--dbname=" + url])
+        }
+        var blobs: Int?
+        if configuration.storage.s3 == nil {
+            blobs = try copyTree(URL(fileURLWithPath: configuration.blobDirectory), to: directory.appendingPathComponent("blobs"))
+        }
+        let manifest = Manifest(gatehouse: GatehouseVersion.current, engine: engine, createdAt: Date(), database: database, blobs: blobs)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        try encoder.encode(manifest).write(to: directory.appendingPathComponent("backup.json"))
+        return manifest
+    }
+
+    /// Puts a backup back: the database replaced by the backup's (stop every instance first), the
+    /// blob folder by its copy. The server's next start migrates it if the backup is older.
+    public static func restore(configuration: GatehouseConfiguration, from directory: URL) throws -> Manifest {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent("backup.json").path) else {
+            throw Failure(description: "\(directory.path) holds no backup.json: not a backup of gatehouse backup")
+        }
+        let manifest = try decoder.decode(Manifest.self, from: data)
+        let dump = directory.appendingPathComponent(manifest.database)
+        switch configuration.database {
+        case .sqlite(let path):
+            guard manifest.engine == "sqlite" else { throw Failure(description: "a \(manifest.engine) backup cannot be restored into SQLite") }
+            let files = FileManager.default
+            for suffix in ["", "-wal", "-shm"] where files.fileExists(atPath: path + suffix) { try files.removeItem(atPath: path + suffix) }
+            try files.copyItem(atPath: dump.path, toPath: path)
+        case .postgres(let url, _):
+            guard manifest.engine == "postgres" else { throw Failure(description: "a \(manifest.engine) backup cannot be restored into PostgreSQL") }
+            try run("pg_restore", ["--clean", "--if-exists", "--no-owner", "--exit-on-error", "--dbname=" + url, dump.path])
+        }
+        if manifest.blobs != nil, configuration.storage.s3 == nil {
+            let folder = URL(fileURLWithPath: configuration.blobDirectory)
+            try? FileManager.default.removeItem(at: folder)
+            _ = try copyTree(directory.appendingPathComponent("blobs"), to: folder)
+        }
+        return manifest
+    }
+
+    /// Copies a folder's files (a missing source is an empty one); answers how many files.
+    private static func copyTree(_ source: URL, to target: URL) throws -> Int {
+        let files = FileManager.default
+        try files.createDirectory(at: target, withIntermediateDirectories: true)
+        guard let walker = files.enumerator(at: source, includingPropertiesForKeys: [.isRegularFileKey]) else { return 0 }
+        var count = 0
+        for case let file as URL in walker where (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+            let relative = String(file.standardizedFileURL.path.dropFirst(source.standardizedFileURL.path.count + 1))
+            let destination = target.appendingPathComponent(relative)
+            try files.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try files.copyItem(at: file, to: destination)
+            count += 1
+        }
+        return count
+    }
+
+    /// Runs a PostgreSQL client tool found on PATH; its error output becomes the failure.
+    private static func run(_ tool: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            throw Failure(description: "cannot run \(tool): \(error) (install the PostgreSQL client, e.g. Debian's postgresql-client)")
+        }
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "\(tool) failed (\(process.terminationStatus)): " + String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+}
