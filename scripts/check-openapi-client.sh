@@ -14,10 +14,7 @@ swift build --package-path "$EXAMPLE"
 
 WORK="$(mktemp -d)"
 PORT="${OPENAPI_CLIENT_PORT:-18941}"
-export DATABASE_URL="$WORK/client.sqlite" GATEHOUSE_PORT="$PORT" GATEHOUSE_LOG_LEVEL=error GATEHOUSE_BCRYPT_COST=4
-"$BIN" serve > "$WORK/server.log" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; kill -0 $SERVER 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }; sleep 0.2; done
+. scripts/serve-for-check.sh
+serve_for_check "$PORT"
 
 GATEHOUSE_URL="http://127.0.0.1:$PORT" GATEHOUSE_CLI="$BIN" "$(swift build --package-path "$EXAMPLE" --show-bin-path)/GatehouseOpenAPIClient"

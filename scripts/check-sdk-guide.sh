@@ -7,13 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH=/opt/swift/usr/bin:$PATH; fi
 
-BIN="$(swift build --package-path Server --show-bin-path)/gatehouse"
 WORK="$(mktemp -d)"
 PORT="${SDK_GUIDE_PORT:-18942}"
-export DATABASE_URL="$WORK/guide.sqlite" GATEHOUSE_PORT="$PORT" GATEHOUSE_LOG_LEVEL=error GATEHOUSE_BCRYPT_COST=4
-"$BIN" serve > "$WORK/server.log" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; kill -0 $SERVER 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }; sleep 0.2; done
+. scripts/serve-for-check.sh
+serve_for_check "$PORT"
 
 python3 scripts/check-sdk-guide.py --work "$WORK/package" --server "http://127.0.0.1:$PORT"

@@ -536,4 +536,18 @@ struct MessengerAuthDemoSessionTests {
             try? FileManager.default.removeItem(atPath: sessionFile)
         }
     }
+
+    @Test("two people, two terminals: --as keeps each one's session, so the second is not signed in as the first")
+    func twoPeopleAsNames() async throws {
+        try await withLiveServer { server in
+            let home = FileManager.default.temporaryDirectory.appendingPathComponent("demo-home-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: home) }
+            let (status, text) = try await DemoTerminalSessionTests.runSession(["--scenario", "two-people", "--demo", DemoTerminalSessionTests.demoBinary.path,
+                                                                                "--server", server.baseURL.absoluteString, "--session-file", "unused",
+                                                                                "--home", home.path])
+            #expect(status == 0, "\(text)")
+            #expect(text.contains("two-people demo session passed"))
+        }
+    }
 }

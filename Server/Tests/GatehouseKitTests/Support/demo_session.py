@@ -3,6 +3,7 @@
 account (code from the development outbox, standing in for SMS autofill), confirms the
 email, logs out, and logs in again. Exits 0 when every expected screen appeared."""
 import argparse
+import os
 import re
 import sys
 
@@ -13,7 +14,8 @@ p.add_argument("--demo", required=True)
 p.add_argument("--server", required=True)
 p.add_argument("--session-file", required=True)
 p.add_argument("--phone", default="+7 912 345-67-89")
-p.add_argument("--scenario", default="phone-accounts", choices=["phone-accounts", "messenger-auth"])
+p.add_argument("--scenario", default="phone-accounts", choices=["phone-accounts", "messenger-auth", "two-people"])
+p.add_argument("--home", help="two-people: the HOME whose platform stores the demos use")
 args = p.parse_args()
 
 
@@ -89,8 +91,61 @@ def messenger_auth():
     return 0
 
 
+def two_people():
+    """gatehouse-demo messenger-auth --as NAME, without --session-file: Ann registers in one terminal;
+    Bob's terminal opens on a login of its own (not signed in as Ann, as a shared store would);
+    Ann's opens on her profile again."""
+    env = dict(os.environ, HOME=args.home, XDG_DATA_HOME=os.path.join(args.home, ".local", "share"))
+    log = []
+
+    def terminal(name):
+        demo = pexpect.spawn(args.demo, ["messenger-auth", "--server", args.server, "--language", "en", "--as", name],
+                             env=env, encoding="utf-8", timeout=20, dimensions=(50, 160))
+        demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
+        return demo
+
+    def choose(demo, number):
+        demo.expect_exact("> ")
+        demo.sendline(number)
+
+    try:
+        ann = terminal("ann")
+        ann.expect_exact("== Log in ==")
+        ann.expect(r"4\) Register")
+        choose(ann, "4")
+        choose(ann, "1")
+        for prompt, value in [("Email: ", "ann@example.com"), ("Last name: ", "Lee"), ("First name: ", "Ann"), ("Tag: ", "ann"),
+                              ("Password: ", "Secret-42!"), ("Repeat the password: ", "Secret-42!")]:
+            ann.expect_exact(prompt)
+            ann.sendline(value)
+        ann.expect(r"3\) Continue\r?\n")
+        choose(ann, "3")
+        choose(ann, "2")
+        ann.expect(r"Code from the email: (\d{6})")
+        choose(ann, "3")
+        ann.expect_exact("== Profile ==")
+        choose(ann, "q")
+        ann.expect(pexpect.EOF)
+        bob = terminal("bob")
+        bob.expect_exact("== Log in ==")
+        choose(bob, "q")
+        bob.expect(pexpect.EOF)
+        again = terminal("ann")
+        again.expect_exact("== Profile ==")
+        again.expect_exact("Tag: @ann")
+        choose(again, "q")
+        again.expect(pexpect.EOF)
+    except pexpect.ExceptionPexpect as error:
+        sys.stderr.write("demo session failed: %s\n--- transcript ---\n%s\n" % (type(error).__name__, "".join(log)[-4000:]))
+        return 1
+    print("two-people demo session passed")
+    return 0
+
+
 if args.scenario == "messenger-auth":
     sys.exit(messenger_auth())
+if args.scenario == "two-people":
+    sys.exit(two_people())
 
 PASSWORD = "Secret-42!"
 child = pexpect.spawn(args.demo, ["phone-accounts", "--server", args.server, "--language", "en",

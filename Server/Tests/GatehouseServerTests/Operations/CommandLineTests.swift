@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import GatehouseFoundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -100,6 +101,18 @@ struct CommandLineTests {
         #expect(outbox.terminationStatus == 0)
         #expect(printed.contains("sms to +79123456789"))
         #expect(printed.contains("code: "))
+        // The phone as a person types it, in the national format, finds the same messages.
+        let (national, nationalOutput) = try run(["outbox", "--to", "8 912 345-67-89"], in: directory)
+        try await waitForExit(national)
+        #expect(try String(contentsOf: nationalOutput, encoding: .utf8) == printed)
+    }
+
+    @Test("the start-up hint names the executable as the person would type it again")
+    func invocation_isTheReadmeForm() {
+        #expect(GatehouseInvocation.form(of: "/work/app/Server/.build/x86_64-unknown-linux-gnu/debug/gatehouse") == "swift run --package-path Server gatehouse")
+        #expect(GatehouseInvocation.form(of: ".build/x86_64-unknown-linux-gnu/debug/gatehouse") == "swift run --package-path Server gatehouse")
+        #expect(GatehouseInvocation.form(of: "/opt/gatehouse/gatehouse") == "/opt/gatehouse/gatehouse")
+        #expect(GatehouseInvocation.form(of: "gatehouse") == "gatehouse")
     }
 
     @Test("SIGTERM with idle, half-sent and slow connections open: idle ones close at once, the rest after the grace period")
