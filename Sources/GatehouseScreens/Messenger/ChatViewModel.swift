@@ -103,7 +103,7 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         self.chat = chat
         self.chatId = chat.id
         let l = environment.localizer
-        super.init(environment: environment, repository: repository, state: State(title: PersonRow.name(of: chat.person), person: PersonRow(chat.person),
+        super.init(environment: environment, repository: repository, state: State(title: PersonRow.name(of: chat.person, environment.localizer), person: PersonRow(chat.person, environment.localizer),
                                 placeholder: l("messenger.chat.placeholder"), sendTitle: l("messenger.chat.send")))
         token = repository.observe { [weak self] changes in
             guard let self else { return }
@@ -149,8 +149,8 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
             items.append(.message(row(local, me: me, readUpTo: readUpTo, clock: clock, l)))
         }
         update { state in
-            state.title = PersonRow.name(of: chat.person)
-            state.person = PersonRow(chat.person)
+            state.title = PersonRow.name(of: chat.person, environment.localizer)
+            state.person = PersonRow(chat.person, environment.localizer)
             state.items = items
             state.emptyMessage = items.isEmpty ? l("messenger.chat.empty") : nil
             state.canLoadOlder = repository.hasOlderMessages(in: chatId) && !messages.isEmpty
@@ -192,14 +192,14 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
     /// A wallet message as the wallet's screens write it ("You sent 250.50 ₽ · concert").
     private func paymentLine(_ message: Message, me: UUID) -> String? {
         guard let note = message.payment else { return nil }
-        let line = WalletFormat.note(note, mine: message.authorId == me, other: PersonRow.name(of: chat.person), environment.localizer)
+        let line = WalletFormat.note(note, mine: message.authorId == me, other: PersonRow.name(of: chat.person, environment.localizer), environment.localizer)
         return message.text.isEmpty ? line : line + " · " + message.text
     }
 
     private func author(_ id: UUID, me: UUID) -> String {
         if id == me { return environment.localizer("messenger.chat.you") }
-        if id == chat.person.id { return PersonRow.name(of: chat.person) }
-        return repository.cachedPerson(id).map(PersonRow.name(of:)) ?? environment.localizer("messenger.chat.someone")
+        if id == chat.person.id { return PersonRow.name(of: chat.person, environment.localizer) }
+        return repository.cachedPerson(id).map { PersonRow.name(of: $0, environment.localizer) } ?? environment.localizer("messenger.chat.someone")
     }
 
     private func actions(for local: LocalMessage, me: UUID) -> [ActionItem] {
@@ -353,7 +353,7 @@ public final class ForwardPickerViewModel: MessengerScreenModel<ForwardPickerVie
         self.message = message
         let l = environment.localizer
         super.init(environment: environment, repository: repository, state: State(title: l("messenger.forward.title"),
-                                rows: repository.chats.map { Row(id: $0.id, person: PersonRow($0.person), isSelected: false) },
+                                rows: repository.chats.map { Row(id: $0.id, person: PersonRow($0.person, environment.localizer), isSelected: false) },
                                 sendTitle: l("messenger.forward.send")))
     }
 

@@ -55,7 +55,7 @@ public final class ChatsViewModel: MessengerScreenModel<ChatsViewModel.State> {
         update { state in
             let chats = repository.chats
             state.rows = chats.filter { LocalSearch.matches($0.person, state.query) }.map { chat in
-                ChatRow(id: chat.id, person: PersonRow(chat.person), lastMessage: Self.preview(chat.lastMessage, me: me, l),
+                ChatRow(id: chat.id, person: PersonRow(chat.person, environment.localizer), lastMessage: Self.preview(chat.lastMessage, me: me, l),
                         time: chat.lastMessage.map { clock.stamp($0.createdAt) } ?? "", isUnread: chat.unread, unreadCount: chat.unreadCount)
             }
             state.emptyMessage = state.rows.isEmpty ? l(chats.isEmpty ? "messenger.chats.empty" : "messenger.friends.noMatches") : nil
@@ -99,7 +99,7 @@ public final class ChatsViewModel: MessengerScreenModel<ChatsViewModel.State> {
         let l = environment.localizer
         deleting = id
         update {
-            $0.confirmation = Confirmation(title: l("messenger.chats.deleteQuestion", PersonRow.name(of: chat.person)),
+            $0.confirmation = Confirmation(title: l("messenger.chats.deleteQuestion", PersonRow.name(of: chat.person, environment.localizer)),
                                            message: l("messenger.chats.deleteMessage"), confirmTitle: l("messenger.chats.delete"),
                                            cancelTitle: l("common.cancel"))
         }

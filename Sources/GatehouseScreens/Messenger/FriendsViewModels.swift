@@ -59,7 +59,7 @@ public final class FriendsViewModel: MessengerScreenModel<FriendsViewModel.State
         update { state in
             let lists: [(SectionKind, [Person])] = [(.friends, overview.friends), (.incoming, overview.incoming), (.outgoing, overview.outgoing)]
             state.sections = lists.compactMap { kind, people in
-                let rows = Self.sorted(people.filter { LocalSearch.matches($0, state.query) }, by: state.sort).map(PersonRow.init)
+                let rows = Self.sorted(people.filter { LocalSearch.matches($0, state.query) }, by: state.sort, environment.localizer).map { PersonRow($0, environment.localizer) }
                 return rows.isEmpty ? nil : Section(kind: kind, title: l("messenger.friends.section.\(kind.rawValue)"), rows: rows)
             }
             let anyone = !(overview.friends.isEmpty && overview.incoming.isEmpty && overview.outgoing.isEmpty)
@@ -68,11 +68,11 @@ public final class FriendsViewModel: MessengerScreenModel<FriendsViewModel.State
         }
     }
 
-    static func sorted(_ people: [Person], by sort: Sort) -> [Person] {
+    static func sorted(_ people: [Person], by sort: Sort, _ l: Localizer) -> [Person] {
         func key(_ person: Person) -> String {
             switch sort {
             case .tag: person.tag
-            case .name: LocalSearch.fold(PersonRow.name(of: person))
+            case .name: LocalSearch.fold(PersonRow.name(of: person, l))
             }
         }
         return people.sorted { (key($0), $0.tag) < (key($1), $1.tag) }
@@ -170,7 +170,7 @@ public final class PeopleSearchViewModel: MessengerScreenModel<PeopleSearchViewM
             cursor = page.nextCursor
             update {
                 $0.isLoading = false
-                $0.rows = people.map(PersonRow.init)
+                $0.rows = people.map { PersonRow($0, environment.localizer) }
                 $0.hasMore = page.nextCursor != nil
                 $0.emptyMessage = people.isEmpty ? environment.localizer("messenger.people.none") : nil
             }
@@ -213,7 +213,7 @@ public final class FriendPickerViewModel: MessengerScreenModel<FriendPickerViewM
         let l = environment.localizer
         update { state in
             let friends = repository.friends.friends
-            state.rows = FriendsViewModel.sorted(friends.filter { LocalSearch.matches($0, state.query) }, by: .name).map(PersonRow.init)
+            state.rows = FriendsViewModel.sorted(friends.filter { LocalSearch.matches($0, state.query) }, by: .name, environment.localizer).map { PersonRow($0, environment.localizer) }
             state.emptyMessage = state.rows.isEmpty ? l(friends.isEmpty ? "messenger.newChat.noFriends" : "messenger.friends.noMatches") : nil
         }
     }
@@ -289,7 +289,7 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         self.person = person
         self.chatId = chat
         let l = environment.localizer
-        super.init(environment: environment, repository: repository, state: State(person: PersonRow(person), messageTitle: l("messenger.person.write"),
+        super.init(environment: environment, repository: repository, state: State(person: PersonRow(person, environment.localizer), messageTitle: l("messenger.person.write"),
                                 attachmentsTitle: chat == nil ? nil : l("messenger.person.attachments")))
         apply(person)
         // The other side acts while the profile is open (accepts my request, declines it, removes me):
@@ -320,7 +320,7 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
             ActionButton(action: action, title: l("messenger.person.\(action.rawValue)"), isDestructive: destructive)
         }
         update {
-            $0.person = PersonRow(person)
+            $0.person = PersonRow(person, environment.localizer)
             switch person.relation {
             case .none: $0.relationText = nil; $0.actions = [button(.add)]
             case .friend: $0.relationText = l("messenger.person.isFriend"); $0.actions = [button(.remove, destructive: true)]
@@ -369,7 +369,7 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         guard !state.isLoading, state.actions.contains(where: { $0.action == action }) else { return }
         if action == .remove || action == .block {
             let l = environment.localizer
-            let name = PersonRow.name(of: person)
+            let name = PersonRow.name(of: person, environment.localizer)
             update {
                 $0.confirmation = action == .remove
                     ? Confirmation(title: l("messenger.person.removeQuestion", name), message: nil,

@@ -6,24 +6,26 @@ import GatehouseKit
 /// same cell everywhere.
 public struct PersonRow: Equatable, Sendable, Identifiable {
     public var id: UUID
-    /// "First Last", or the tag when the person has no name.
+    /// "First Last", or the tag when the person has no name; "Deleted account" for one deleted.
     public var name: String
-    /// "@tag".
+    /// "@tag" (empty for a deleted account).
     public var tag: String
     /// The avatar to load; nil draws ``initials``.
     public var avatarURL: URL?
     /// One or two letters for a missing avatar.
     public var initials: String
 
-    init(_ person: Person) {
+    init(_ person: Person, _ l: Localizer) {
         id = person.id
-        name = Self.name(of: person)
-        tag = "@" + person.tag
+        name = Self.name(of: person, l)
+        tag = person.deleted == true ? "" : "@" + person.tag
         avatarURL = person.avatarUrl.flatMap(URL.init(string:))
         initials = Self.initials(of: person)
     }
 
-    static func name(of person: Person) -> String {
+    static func name(of person: Person, _ l: Localizer) -> String {
+        // An erased account keeps its messages in my chats, with no name or tag left to show.
+        if person.deleted == true { return l("messenger.person.deleted") }
         let name = [person.firstName, person.lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
         return name.isEmpty ? "@" + person.tag : name
     }

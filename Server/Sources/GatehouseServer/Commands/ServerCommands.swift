@@ -45,6 +45,23 @@ public enum ServerCommands {
         }
     }
 
+    /// Erases now the accounts whose deletion grace period has ended (the maintenance of every
+    /// instance does it each minute); answers how many it erased.
+    package static func eraseDeletedAccounts(configuration: GatehouseConfiguration) async throws -> Int {
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = .warning
+        let services = try GatehouseServices(configuration: configuration, logger: logger)
+        do {
+            try await services.database.prepareEngine()
+            let erased = try await services.accountDeletion.eraseDue()
+            await services.shutdownOutsideApplication()
+            return erased
+        } catch {
+            await services.shutdownOutsideApplication()
+            throw error
+        }
+    }
+
     /// Times `count` bcrypt hashes at `cost` with the hasher the server uses, one after another on
     /// this thread: the seconds one hash takes. Operators pick a cost with it; the login benchmark
     /// derives its bound (cores ÷ this) from it.

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseKit
 import GatehouseScreens
+import GatehouseServer
 import GatehouseTestSupport
 import Testing
 
@@ -649,6 +650,10 @@ struct MessengerScreensTests {
         try await withLiveServer { server in
             let (app, annID, _) = try await server.signedInApp("ann.del")
             let storeFile = try app.repository.store.url
+            // Bob has a chat with Ann: after her account is erased, it stays his, from "Deleted account".
+            let (bobApp, _, _) = try await server.signedInApp("bob.del")
+            let bobsChat = try await bobApp.repository.openChat(with: annID)
+            _ = try await bobApp.repository.messenger.send("see you", in: bobsChat.id)
             let profile = try app.main.profile
             let row = try #require(profile.state.settings.last)
             #expect(row.item == .deleteAccount && row.title == "Delete account" && row.isDestructive)
@@ -674,6 +679,16 @@ struct MessengerScreensTests {
             let back = server.accountsClient()
             let session = try await back.login(identifier: "ann.del", password: "Secret-42!")
             #expect(session.account.id == annID)
+
+            // Deleted again, and erased once the grace period is over: Bob's chat names a deleted account.
+            _ = try await back.deleteAccount(currentPassword: "Secret-42!")
+            var now = server.configuration
+            now.limits.accountDeletionGrace = 0
+            #expect(try await ServerCommands.eraseDeletedAccounts(configuration: now) == 1)
+            await (try bobApp.repository).refresh()
+            let bobs = try bobApp.main.chats
+            try await bobApp.waitUntil("Bob's chat shows the deleted account") { bobs.state.rows.first?.person.name == "Deleted account" }
+            #expect(bobs.state.rows.first?.person.tag == "" && bobs.state.rows.first?.person.id == annID)
         }
     }
 
