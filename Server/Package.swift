@@ -48,7 +48,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "signature-eval",
-            dependencies: ["GatehouseVerifier", .product(name: "GatehouseAPI", package: "gatehouse")],
+            dependencies: ["GatehouseVerifier", .product(name: "GatehouseAPI", package: "gatehouse"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "NIOFoundationCompat", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         .target(

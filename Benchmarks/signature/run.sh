@@ -2,9 +2,10 @@
 # The signature verifier on research data (Benchmarks/signature/README.md):
 #
 #   Benchmarks/signature/run.sh FOLDER...              # in process: EERs, enrolment, time per verification
+#   Benchmarks/signature/run.sh --loso FOLDER...       # leave one set out: tuned on it, held out, shipped
 #   Benchmarks/signature/run.sh --wire FOLDER...       # and through a gatehouse server's /register/ and /authenticate/
 #
-# FOLDER holds one research set (MCYT-100's .fpg files or a SUSIG sub-corpus's .sig files);
+# FOLDER holds one research set (MCYT-100's .fpg files, a SUSIG sub-corpus's .sig files, a SigComp 2009 set's .hwr files);
 # Benchmarks/signature/fetch.sh brings them into a temporary folder. They are research-only: never
 # copy them into the repository. Extra options go to the evaluator (--references N, --random N,
 # --writers N, --json). Env for --wire: WIRE_RANDOM (random forgeries per writer, 20), CONCURRENCY (8).
@@ -12,11 +13,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/opt/swift/usr/bin:$PATH
 WIRE=0
+LOSO=0
 FOLDERS=()
 OPTIONS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --wire) WIRE=1; shift ;;
+    --loso) LOSO=1; shift ;;
     --references|--random|--writers) OPTIONS+=("$1" "$2"); shift 2 ;;
     --json) OPTIONS+=("$1"); shift ;;
     -*) echo "unknown option $1" >&2; exit 64 ;;
@@ -28,6 +31,9 @@ done
 swift build --package-path Server -c release --product signature-eval >&2
 BIN="$(swift build --package-path Server -c release --show-bin-path)"
 
+if [ "$LOSO" = 1 ]; then
+  exec "$BIN/signature-eval" --loso "${FOLDERS[@]}" "${OPTIONS[@]}"
+fi
 if [ "$WIRE" = 0 ]; then
   for folder in "${FOLDERS[@]}"; do "$BIN/signature-eval" "$folder" "${OPTIONS[@]}"; done
   exit 0

@@ -27,6 +27,7 @@ package enum GatehouseMigrations {
             M015SecureSignatureSurface(),
             M016CreateMessengerBlocks(),
             M017AccountDeletion(),
+            M018SignatureFingerprints(),
         ]
     }
 }

@@ -55,21 +55,6 @@ package struct SignToLoginStore: Sendable {
             """).first() != nil
     }
 
-    /// The proven model's text for this type of device (nil: of any type, newest first).
-    package func modelText(accountID: UUID, deviceClass: String?) async throws -> String? {
-        let rows: [any SQLRow]
-        if let deviceClass {
-            rows = try await sql.raw("""
-                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND device_class = \(bind: deviceClass) AND proven_at IS NOT NULL
-                """).all()
-        } else {
-            rows = try await sql.raw("""
-                SELECT model FROM signature_models WHERE account_id = \(bind: accountID) AND proven_at IS NOT NULL ORDER BY created_at DESC
-                """).all()
-        }
-        return try rows.first?.decode(column: "model", as: String.self)
-    }
-
     package func hasConsent(accountID: UUID, appID: UUID) async throws -> Bool {
         try await sql.raw("""
             SELECT 1 AS found FROM signature_app_consents WHERE account_id = \(bind: accountID) AND app_id = \(bind: appID)
@@ -130,21 +115,50 @@ package struct SignToLoginStore: Sendable {
     // MARK: Attempts
 
     /// A scored attempt, in the caller's transaction (with the session it may open).
-    package func insertAttempt(id: String, accountID: UUID, appID: UUID, similarity: Double, points: String, photoBlob: String?,
-                               location: String?, country: String?, city: String?, address: String?, clientTime: String?, now: Date,
-                               on tx: any Database) async throws {
+    package func insertAttempt(id: String, accountID: UUID, appID: UUID, similarity: Double, points: String, fingerprint: String,
+                               photoBlob: String?, location: String?, country: String?, city: String?, address: String?, clientTime: String?,
+                               now: Date, on tx: any Database) async throws {
         try await (tx as! any SQLDatabase).raw("""
-            INSERT INTO signature_attempts (id, account_id, app_id, similarity, points, photo_blob_key, location, country, city, address, client_time, created_at)
-            VALUES (\(bind: id), \(bind: accountID), \(bind: appID), \(bind: similarity), \(bind: points), \(bind: photoBlob), \(bind: location),
-                    \(bind: country), \(bind: city), \(bind: address), \(bind: clientTime), \(bind: now))
+            INSERT INTO signature_attempts (id, account_id, app_id, similarity, points, fingerprint, photo_blob_key, location, country, city, address,
+                                            client_time, created_at)
+            VALUES (\(bind: id), \(bind: accountID), \(bind: appID), \(bind: similarity), \(bind: points), \(bind: fingerprint), \(bind: photoBlob),
+                    \(bind: location), \(bind: country), \(bind: city), \(bind: address), \(bind: clientTime), \(bind: now))
             """).run()
     }
 
-    /// The points of the account's latest attempts, newest first.
-    package func recentAttemptPoints(accountID: UUID, limit: Int) async throws -> [String] {
+    /// The account's latest attempts, newest first: each one's replay fingerprint, or its points
+    /// when it was made before fingerprints were kept.
+    package func recentAttemptFingerprints(accountID: UUID, limit: Int) async throws -> [(fingerprint: String?, points: String?)] {
         try await sql.raw("""
-            SELECT points FROM signature_attempts WHERE account_id = \(bind: accountID) ORDER BY created_at DESC LIMIT \(unsafeRaw: String(max(0, limit)))
-            """).all().map { try $0.decode(column: "points", as: String.self) }
+            SELECT fingerprint, CASE WHEN fingerprint IS NULL THEN points END AS points FROM signature_attempts
+            WHERE account_id = \(bind: accountID) ORDER BY created_at DESC LIMIT \(unsafeRaw: String(max(0, limit)))
+            """).all().map {
+                (try $0.decodeNil(column: "fingerprint") ? nil : $0.decode(column: "fingerprint", as: String.self),
+                 try $0.decodeNil(column: "points") ? nil : $0.decode(column: "points", as: String.self))
+            }
+    }
+
+    /// The account's proven model for this type of device (nil: of any type, newest first): its
+    /// row's id (a model is never changed in place but by `replaceModel`) and its text.
+    package func model(accountID: UUID, deviceClass: String?) async throws -> (id: UUID, text: String)? {
+        let row: (any SQLRow)?
+        if let deviceClass {
+            row = try await sql.raw("""
+                SELECT id, model FROM signature_models WHERE account_id = \(bind: accountID) AND device_class = \(bind: deviceClass) AND proven_at IS NOT NULL
+                """).first()
+        } else {
+            row = try await sql.raw("""
+                SELECT id, model FROM signature_models WHERE account_id = \(bind: accountID) AND proven_at IS NOT NULL ORDER BY created_at DESC LIMIT 1
+                """).first()
+        }
+        guard let row else { return nil }
+        return (try row.decode(column: "id", as: UUID.self), try row.decode(column: "model", as: String.self))
+    }
+
+    /// Stores a model made again by a newer verifier in place of the one it was made from (nothing
+    /// when the row changed meanwhile: a new enrolment wins).
+    package func replaceModel(id: UUID, from old: String, with new: String) async throws {
+        try await sql.raw("UPDATE signature_models SET model = \(bind: new) WHERE id = \(bind: id) AND model = \(bind: old)").run()
     }
 
     /// Marks an attempt of this account and app, at or above the threshold and not used yet, as

@@ -191,3 +191,20 @@ package struct M015SecureSignatureSurface: AsyncMigration {
 
     }
 }
+
+/// Each attempt keeps the replay detector's fingerprint of its points (`ReplayDetector.Fingerprint`,
+/// JSON), so a new attempt is checked against the history without reading the history's points.
+/// Attempts made before have none: the check reads their points, as it did.
+package struct M018SignatureFingerprints: AsyncMigration {
+    package var name: String { "018_SignatureFingerprints" }
+
+    package func prepare(on database: any Database) async throws {
+        try await database.schema("signature_attempts").field("fingerprint", .string).update()
+    }
+
+    package func revert(on database: any Database) async throws {
+        try await database.schema("signature_attempts").deleteField("fingerprint").update()
+    }
+
+    package init() {}
+}

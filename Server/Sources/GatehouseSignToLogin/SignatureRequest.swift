@@ -46,7 +46,7 @@ package struct SignatureRequest: Sendable {
                 }
             }
         } else if type.hasPrefix("application/json") || (type.isEmpty && bytes.first.map { $0 == UInt8(ascii: "{") } == true) {
-            guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else { throw Failure.malformed }
+            guard case .object(let members)? = try? JSONValue.parse(bytes) else { throw Failure.malformed }
             for (name, value) in members { result.fields[name.lowercased()] = value }
         } else if !bytes.isEmpty {
             guard let text = String(validating: bytes, as: UTF8.self) else { throw Failure.malformed }
@@ -67,7 +67,7 @@ package struct SignatureRequest: Sendable {
     package func structured(_ name: String) -> JSONValue? {
         guard let value = fields[name] else { return nil }
         if case .string(let text) = value {
-            return try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            return try? JSONValue.parse(text.utf8)
         }
         return value
     }

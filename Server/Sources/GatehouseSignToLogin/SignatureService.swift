@@ -28,6 +28,8 @@ package struct SignatureService: Sendable {
     package var limits: GatehouseConfiguration.Limits { configuration.limits }
     package var store: AccountStore { AccountStore(database: database) }
     package var verifier = SignatureVerifier()
+    /// Models this instance has prepared, by their row (`model(accountID:device:)`).
+    package let preparedModels: BoundedCache<UUID, SignatureVerifier.Prepared>
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
 
@@ -61,10 +63,23 @@ package struct SignatureService: Sendable {
         return try await records.hasProvenModel(accountID: owner.id!) ? owner : nil
     }
 
-    /// The account's proven model for this type of device (nil: of any type, newest first).
-    private func model(accountID: UUID, device: DeviceClass?) async throws -> SignatureVerifier.Model? {
-        guard let text = try await records.modelText(accountID: accountID, deviceClass: device?.rawValue) else { return nil }
-        return try? JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(text.utf8))
+    /// The account's proven model for this type of device (nil: of any type, newest first),
+    /// current and with its references' features: from memory when this instance has prepared
+    /// that row before (a row's model changes only by being made current, which gives the same
+    /// model), else read, made current (a model of an older verifier is made again from its
+    /// references and stored so: `SignatureVerifier.current`) and remembered.
+    private func model(accountID: UUID, device: DeviceClass?) async throws -> SignatureVerifier.Prepared? {
+        guard let (rowID, text) = try await records.model(accountID: accountID, deviceClass: device?.rawValue) else { return nil }
+        if let prepared = preparedModels.value(rowID) { return prepared }
+        guard let stored = try? JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(text.utf8)) else { return nil }
+        let verifier = self.verifier
+        let prepared = try await NIOThreadPool.singleton.runIfActive { verifier.prepare(stored) }
+        if prepared.model != stored {
+            let remade = String(decoding: try JSONEncoder().encode(prepared.model), as: UTF8.self)
+            try await records.replaceModel(id: rowID, from: text, with: remade)
+        }
+        preparedModels.insert(prepared, for: rowID)
+        return prepared
     }
 
     /// Whether the person let this app use their signature (by enrolling through it).
@@ -318,30 +333,31 @@ package struct SignatureService: Sendable {
             try? await self.rateLimiter.release(budget.0, key: budget.1, window: window)
         }
         let device = DeviceClass(deviceVersion: a.deviceVersion)
-        let found: SignatureVerifier.Model?
+        let found: SignatureVerifier.Prepared?
         if let exact = try await model(accountID: id, device: a.deviceVersion == nil ? nil : device) {
             found = exact
         } else {
             found = try await model(accountID: id, device: nil)
         }
-        guard let model = found else { await giveBack(); return .notEnrolled }
+        guard let prepared = found else { await giveBack(); return .notEnrolled }
         let earlier = try await recentAttempts(accountID: id)
         let (verifier, detector, signature) = (self.verifier, ReplayDetector(threshold: settings.replayDistance), a.signature)
-        let scored: Double? = try await NIOThreadPool.singleton.runIfActive {
-            if detector.replayed(signature, among: model.references + earlier) != nil { return nil }
-            return verifier.similarity(signature, to: model)
+        let scored: (similarity: Double, fingerprint: String, points: String)? = try await NIOThreadPool.singleton.runIfActive {
+            let fingerprint = detector.fingerprint(signature)
+            let history = prepared.model.references.map(detector.fingerprint) + earlier.map { $0 ?? detector.fingerprint($1) }
+            if detector.replayed(fingerprint, among: history) != nil { return nil }
+            return (verifier.similarity(signature, to: prepared), detector.encoded(fingerprint), signature.json)
         }
-        guard let raw = scored else { return .replayed }
+        guard let (raw, fingerprint, points) = scored else { return .replayed }
         let similarity = (raw * 100).rounded() / 100
         let attemptID = Self.randomHex(bytes: 10)
-        let points = String(decoding: try JSONEncoder().encode(a.signature), as: UTF8.self)
         var photoKey: String?
         if let photo = a.photo { photoKey = try await blobs.put(photo).hex }
         let passed = similarity >= a.threshold
         let (photoBlob, signedIn) = (photoKey, own != nil)
         let session: IssuedSession? = try await database.db.transaction { tx in
             try await records.insertAttempt(
-                id: attemptID, accountID: id, appID: a.appID, similarity: similarity, points: points, photoBlob: photoBlob,
+                id: attemptID, accountID: id, appID: a.appID, similarity: similarity, points: points, fingerprint: fingerprint, photoBlob: photoBlob,
                 location: a.location, country: a.country, city: a.city, address: a.address, clientTime: a.time, now: clock.now(), on: tx)
             guard passed, !signedIn else { return nil }
             return try await sessions.create(accountID: id, device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login", ip: origin.ip, on: tx)
@@ -350,10 +366,14 @@ package struct SignatureService: Sendable {
         return .scored(similarity: similarity, signatureID: attemptID, session: session?.token)
     }
 
-    /// The points of the account's latest attempts, which a new attempt must not copy.
-    private func recentAttempts(accountID: UUID) async throws -> [SignaturePoints] {
-        try await records.recentAttemptPoints(accountID: accountID, limit: settings.replayHistory).compactMap { text in
-            try? JSONDecoder().decode(SignaturePoints.self, from: Data(text.utf8))
+    /// The account's latest attempts, which a new attempt must not copy: each one's fingerprint,
+    /// or (made before fingerprints were kept) its points.
+    private func recentAttempts(accountID: UUID) async throws -> [(ReplayDetector.Fingerprint?, SignaturePoints)] {
+        let detector = ReplayDetector(threshold: settings.replayDistance)
+        return try await records.recentAttemptFingerprints(accountID: accountID, limit: settings.replayHistory).compactMap { row in
+            if let text = row.fingerprint, let fingerprint = detector.decoded(text) { return (fingerprint, SignaturePoints(x: [], y: [])) }
+            guard let text = row.points, let points = try? JSONDecoder().decode(SignaturePoints.self, from: Data(text.utf8)) else { return nil }
+            return (nil, points)
         }
     }
 
@@ -376,5 +396,6 @@ package struct SignatureService: Sendable {
         self.secrets = secrets
         self.rateLimiter = rateLimiter
         self.blobs = blobs
+        self.preparedModels = BoundedCache(capacity: configuration.signature.modelCache)
     }
 }

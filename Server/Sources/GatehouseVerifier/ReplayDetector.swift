@@ -37,6 +37,60 @@ public struct ReplayDetector: Sendable {
         return total / Double(samples)
     }
 
+    /// What the detector compares of a signature, small enough to keep with every attempt (so a
+    /// new attempt is checked against the history without reading the history's points): the
+    /// point count and the normalised, resampled curve.
+    public struct Fingerprint: Sendable, Equatable, Codable {
+        public var count: Int
+        /// `samples` points, x and y interleaved; empty for a degenerate signature.
+        public var curve: [Float]
+    }
+
+    /// A fingerprint as stored: "count:base64 of the curve's little-endian 32-bit floats".
+    public func encoded(_ f: Fingerprint) -> String {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(f.curve.count * 4)
+        for value in f.curve {
+            let bits = value.bitPattern
+            bytes += [UInt8(bits & 0xFF), UInt8(bits >> 8 & 0xFF), UInt8(bits >> 16 & 0xFF), UInt8(bits >> 24)]
+        }
+        return "\(f.count):" + Data(bytes).base64EncodedString()
+    }
+
+    /// The fingerprint `encoded(_:)` wrote, or nil for text it did not write.
+    public func decoded(_ text: String) -> Fingerprint? {
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let count = Int(parts[0]), let data = Data(base64Encoded: String(parts[1])), data.count % 4 == 0 else { return nil }
+        let bytes = [UInt8](data)
+        let curve = stride(from: 0, to: bytes.count, by: 4).map { i in
+            Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
+        }
+        return Fingerprint(count: count, curve: curve)
+    }
+
+    public func fingerprint(_ s: SignaturePoints) -> Fingerprint {
+        guard s.count >= 2, let points = normalised(s) else { return Fingerprint(count: s.count, curve: []) }
+        return Fingerprint(count: s.count, curve: points.flatMap { [Float($0.0), Float($0.1)] })
+    }
+
+    /// `distance(_:_:)` of two fingerprints (to single precision, far below any threshold).
+    public func distance(_ a: Fingerprint, _ b: Fingerprint) -> Double {
+        guard a.count >= 2, b.count >= 2, a.curve.count == samples * 2, b.curve.count == samples * 2 else { return .infinity }
+        let larger = Double(max(a.count, b.count)), smaller = Double(min(a.count, b.count))
+        guard (larger - smaller) / larger <= countTolerance else { return .infinity }
+        var total = 0.0
+        for i in 0..<samples {
+            let dx = Double(a.curve[2 * i] - b.curve[2 * i]), dy = Double(a.curve[2 * i + 1] - b.curve[2 * i + 1])
+            total += (dx * dx + dy * dy).squareRoot()
+        }
+        return total / Double(samples)
+    }
+
+    /// The first of `earlier` the attempt's fingerprint replays, by index.
+    public func replayed(_ attempt: Fingerprint, among earlier: [Fingerprint]) -> Int? {
+        earlier.firstIndex { distance(attempt, $0) < threshold }
+    }
+
     public func isReplay(_ attempt: SignaturePoints, of earlier: SignaturePoints) -> Bool {
         distance(attempt, earlier) < threshold
     }

@@ -18,54 +18,164 @@ public struct SignaturePoints: Sendable, Equatable, Codable {
         self.x = points.map(\.0)
         self.y = points.map(\.1)
     }
+
+    /// The same JSON as `JSONEncoder` writes (`{"x":[…],"y":[…]}`, integral values without a
+    /// fraction), written directly: `JSONEncoder` cost about a millisecond for a long signature.
+    public var json: String {
+        var text = "{\"x\":["
+        text.reserveCapacity(count * 16 + 16)
+        func append(_ values: [Double]) {
+            for (i, value) in values.enumerated() {
+                if i > 0 { text += "," }
+                if value.isFinite, value == value.rounded(), abs(value) < 1e15 {
+                    text += String(Int64(value))
+                } else if value.isFinite {
+                    text += value.description
+                } else {
+                    text += "0"
+                }
+            }
+        }
+        append(x)
+        text += "],\"y\":["
+        append(y)
+        text += "]}"
+        return text
+    }
 }
 
 /// Compares handwritten signatures (docs/sign-to-login.md, "The verifier").
 ///
 /// Each signature becomes a sequence of features per point, after the pen's position and size
-/// are taken out: the position relative to the centroid scaled by the spread, the direction of
+/// are taken out (`Parameters.scaling`): the position relative to the centroid, the direction of
 /// the stroke (its sine and cosine), the speed (the step between points, relative to the
-/// signature's mean step) and the change of direction. Two signatures are compared by dynamic
+/// signature's mean step: touches arrive at a steady rate, so the point index is the clock), the
+/// change of direction, the velocity and the acceleration. Two signatures are compared by dynamic
 /// time warping on these features within a band, normalised by the path length.
 ///
 /// The similarity of an attempt is then normalised by the person's own references: the
 /// distance to the nearest references divided by how far the references are from each other.
 /// That ratio is 1 for an attempt as close as the person's own signatures are to each other, so
 /// one threshold means the same for everybody; it is mapped to 0…1 with 0.5 at `ratioAtHalf`.
-/// Deterministic, allocation-light, and run off the event loop by its callers.
+/// Every number is a `Parameters` value chosen on research sets with the others held out
+/// (docs/performance.md, "Signature verification"). Deterministic, allocation-light, and run off
+/// the event loop by its callers.
 public struct SignatureVerifier: Sendable {
-    /// The fewest points a signature may have.
-    public var minPoints = 16
-    /// Signatures are cut to at most this many points (evenly) before comparing.
-    public var maxPoints = 256
-    /// The DTW band, as a fraction of the longer sequence.
-    public var band = 0.15
-    /// An attempt is compared with this many of the references nearest to it.
-    public var nearest = 3
-    /// The spread (median distance between two references) of a typical person: a person's own
-    /// spread is pulled halfway towards it.
-    public var typicalSpread = 0.45
-    /// How much a duration unlike the references' counts, per standard deviation.
-    public var durationWeight = 0.15
-    /// The smallest standard deviation of the references' log-durations the duration is measured in.
-    public var durationSpreadFloor = 0.15
-    /// The similarity is 0.5 at this distance ratio (the equal error point against skilled
-    /// forgeries on the research sets, docs/performance.md).
-    public var ratioAtHalf = 1.5
-    /// How steeply the similarity falls around `ratioAtHalf`.
-    public var steepness = 4.0
-    /// A reference whose spread is this many times the median one is an outlier at enrolment.
-    public var outlierFactor = 1.9
-
-    /// Features of one signature, point by point (row-major, `dimensions` per point).
-    public struct Features: Sendable, Equatable, Codable {
-        public var values: [Double]
-        public var count: Int
+    /// How a signature's size is taken out before comparing.
+    public enum Scaling: String, Sendable, Codable, CaseIterable {
+        /// One factor for both axes: the RMS distance from the centroid.
+        case isotropic
+        /// Each axis by its own standard deviation: a signature written wider or flatter than the
+        /// references is compared by its shape, not its aspect.
+        case perAxis
     }
 
-    public static let dimensions = 6
+    /// The verifier's numbers. `shipped` is what the server runs.
+    public struct Parameters: Sendable, Equatable, Codable {
+        /// Signatures are cut to at most this many points (evenly) before comparing.
+        public var maxPoints = 256
+        public var scaling = Scaling.isotropic
+        /// Weights of the features per point (`Feature`); a zero weight leaves a feature out.
+        public var weights: [Double] = [1.0, 1.0, 0.8, 0.8, 1.5, 0.3, 0, 0, 0, 0]
+        /// The relative speed is cut at this many times the signature's median step before it is
+        /// compared (a pen lifted between strokes makes a few huge steps; a signature of many
+        /// strokes must not be judged by where exactly its jumps fall). Infinite in version 1.
+        public var speedCap = Double.infinity
+        /// The DTW band, as a fraction of the longer sequence.
+        public var band = 0.15
+        /// An attempt is compared with this many of the references nearest to it.
+        public var nearest = 3
+        /// The spread (median distance between two references) of a typical person: a person's own
+        /// spread is pulled towards it by `pull` (geometrically; 0: their own, 1: the typical one).
+        public var typicalSpread = 0.45
+        public var pull = 0.5
+        /// How an attempt's distances are put in the person's terms: `false` divides the mean of
+        /// the `nearest` by the median distance between two references (version 1); `true` divides
+        /// each of the three distances below by the same distance measured among the references
+        /// themselves, each reference against the others (so a genuine attempt's ratios are about
+        /// 1 whatever the person's number of references or the shape of their spread).
+        public var matched = false
+        /// The weights of the three distances when `matched`: the mean of the `nearest`, the mean
+        /// to every reference, and the distance to the medoid (the reference nearest the others).
+        public var nearestWeight = 1.0
+        public var meanWeight = 0.0
+        public var medoidWeight = 0.0
+        /// How much a duration unlike the references' counts, per standard deviation.
+        public var durationWeight = 0.15
+        /// `true` (version 1): a duration longer or shorter than the references' counts; `false`:
+        /// only a longer one. A forger copies slowly; the owner of a signature writes it faster as
+        /// it becomes a habit, and must not be refused for that.
+        public var durationBothWays = true
+        /// The smallest standard deviation of the references' log-durations the duration is measured in.
+        public var durationSpreadFloor = 0.15
+        /// The similarity is 0.5 at this distance ratio.
+        public var ratioAtHalf = 1.5
+        /// How steeply the similarity falls around `ratioAtHalf`.
+        public var steepness = 4.0
+        /// `false`: a logistic curve in the ratio (version 1), which reaches 0.00 at twice
+        /// `ratioAtHalf` and more; `true`: a log-logistic one, 1 / (1 + (ratio / ratioAtHalf)^steepness),
+        /// which keeps telling attempts apart well beyond it once rounded to two decimals.
+        public var logistic = false
+        /// A reference whose mean distance to the others is this many times the median one is an
+        /// outlier at enrolment.
+        public var outlierFactor = 1.9
+        /// References whose spread (the median distance between two of them) is above this do not
+        /// tell their writer from a forger well: enrolment refuses the ones farthest from the
+        /// others (at most half) until the rest are within it, and asks for new ones. Infinite in
+        /// version 1; the 97th percentile of the research sets' writers in version 2.
+        public var spreadLimit = Double.infinity
 
-    public init() {}
+        public init() {}
+
+        /// The verifier of version 1 (the first one shipped): the defaults.
+        public static let first = Parameters()
+        /// What the server runs (version 2): chosen by leave-one-set-out on five research sets
+        /// (docs/performance.md, "Signature verification").
+        public static let shipped: Parameters = {
+            var p = Parameters()
+            p.matched = true
+            p.nearestWeight = 1
+            p.meanWeight = 1
+            p.nearest = 3
+            p.pull = 0.25
+            p.typicalSpread = 0.113
+            p.durationWeight = 0.25
+            p.durationBothWays = false
+            p.logistic = true
+            p.steepness = 3
+            p.ratioAtHalf = 2.26
+            p.spreadLimit = 0.85
+            return p
+        }()
+    }
+
+    /// The features per point, in the order of `Parameters.weights`.
+    public enum Feature: Int, CaseIterable, Sendable {
+        case x, y, directionCosine, directionSine, speed, turn, velocityX, velocityY, acceleration, logSpeed
+    }
+
+    /// The fewest points a signature may have.
+    public var minPoints = 16
+    public var parameters: Parameters
+
+    /// Features of one signature, point by point: the features with a weight, already multiplied
+    /// by its square root, in `lanes` vectors of eight single-precision lanes per point (the
+    /// unused lanes zero), so the DTW compares a point's features in one or two vector steps.
+    public struct Features: Sendable, Equatable {
+        public var rows: [SIMD8<Float>]
+        public var count: Int
+        public var dimensions: Int
+        public var lanes: Int { max(1, (dimensions + 7) / 8) }
+
+        /// The features as numbers, `dimensions` per point.
+        public var values: [Double] {
+            (0..<count).flatMap { i in (0..<dimensions).map { k in Double(rows[i * lanes + k / 8][k % 8]) } }
+        }
+    }
+
+    public init(parameters: Parameters = .shipped) {
+        self.parameters = parameters
+    }
 
     // MARK: Features
 
@@ -83,20 +193,40 @@ public struct SignatureVerifier: Sendable {
     }
 
     public func features(_ signature: SignaturePoints) -> Features {
+        let p = parameters
         // Cut evenly to at most maxPoints (keeps the spacing pattern, i.e. the speed).
         var xs = signature.x, ys = signature.y
-        if xs.count > maxPoints {
-            let step = Double(xs.count - 1) / Double(maxPoints - 1)
-            let picks = (0..<maxPoints).map { Int((Double($0) * step).rounded()) }
+        if xs.count > p.maxPoints {
+            let step = Double(xs.count - 1) / Double(p.maxPoints - 1)
+            let picks = (0..<p.maxPoints).map { Int((Double($0) * step).rounded()) }
             xs = picks.map { signature.x[$0] }
             ys = picks.map { signature.y[$0] }
         }
         let n = xs.count
-        // Position and size out: centroid and the spread (RMS distance from it).
+        guard n > 0 else { return Features(rows: [], count: 0, dimensions: 0) }
+        // Position and size out: the centroid, and the spread (one for both axes, or one per axis).
         let cx = xs.reduce(0, +) / Double(n), cy = ys.reduce(0, +) / Double(n)
-        var spread = 0.0
-        for i in 0..<n { spread += (xs[i] - cx) * (xs[i] - cx) + (ys[i] - cy) * (ys[i] - cy) }
-        spread = max(sqrt(spread / Double(n)), 1e-9)
+        var varianceX = 0.0, varianceY = 0.0
+        for i in 0..<n {
+            varianceX += (xs[i] - cx) * (xs[i] - cx)
+            varianceY += (ys[i] - cy) * (ys[i] - cy)
+        }
+        varianceX /= Double(n)
+        varianceY /= Double(n)
+        let scaleX: Double, scaleY: Double
+        switch p.scaling {
+        case .isotropic:
+            scaleX = max((varianceX + varianceY).squareRoot(), 1e-9)
+            scaleY = scaleX
+        case .perAxis:
+            let floor = max((varianceX + varianceY).squareRoot() * 0.05, 1e-9)
+            scaleX = max(varianceX.squareRoot(), floor)
+            scaleY = max(varianceY.squareRoot(), floor)
+        }
+        for i in 0..<n {
+            xs[i] = (xs[i] - cx) / scaleX
+            ys[i] = (ys[i] - cy) / scaleY
+        }
         // Steps, smoothed over three points.
         var dx = [Double](repeating: 0, count: n), dy = [Double](repeating: 0, count: n)
         for i in 0..<n {
@@ -105,78 +235,116 @@ public struct SignatureVerifier: Sendable {
             dy[i] = (ys[b] - ys[a]) / Double(max(1, b - a))
         }
         var speed = [Double](repeating: 0, count: n)
-        for i in 0..<n { speed[i] = sqrt(dx[i] * dx[i] + dy[i] * dy[i]) }
-        let meanSpeed = max(speed.reduce(0, +) / Double(n), 1e-9)
-        var angle = [Double](repeating: 0, count: n)
-        for i in 0..<n { angle[i] = atan2(dy[i], dx[i]) }
-        var values = [Double](repeating: 0, count: n * Self.dimensions)
+        for i in 0..<n { speed[i] = (dx[i] * dx[i] + dy[i] * dy[i]).squareRoot() }
+        // The median step: a pen lifted between strokes makes a few huge steps that the mean
+        // follows and the median does not.
+        let medianSpeed = max(speed.sorted()[n / 2], 1e-9)
+        var capped = speed
+        if p.speedCap.isFinite {
+            for i in 0..<n where capped[i] > p.speedCap * medianSpeed { capped[i] = p.speedCap * medianSpeed }
+        }
+        let meanSpeed = max(capped.reduce(0, +) / Double(n), 1e-9)
+        var acceleration = [Double](repeating: 0, count: n)
+        for i in 0..<n {
+            let a = max(0, i - 1), b = min(n - 1, i + 1)
+            let ax = (dx[b] - dx[a]) / Double(max(1, b - a)), ay = (dy[b] - dy[a]) / Double(max(1, b - a))
+            acceleration[i] = (ax * ax + ay * ay).squareRoot()
+        }
+        let meanAcceleration = max(acceleration.reduce(0, +) / Double(n), 1e-9)
+        // Only the features with a weight, each multiplied by the square root of its weight.
+        let kept = p.weights.indices.filter { p.weights[$0] > 0 && $0 < Feature.allCases.count }
+        let roots = kept.map { p.weights[$0].squareRoot() }
+        let d = kept.count
+        let lanes = max(1, (d + 7) / 8)
+        var rows = [SIMD8<Float>](repeating: .zero, count: n * lanes)
+        var previousAngle = 0.0
         for i in 0..<n {
             let moving = speed[i] > 1e-9
+            let angle = atan2(dy[i], dx[i])
             var turn = 0.0
             if i > 0 {
-                turn = angle[i] - angle[i - 1]
+                turn = angle - previousAngle
                 while turn > .pi { turn -= 2 * .pi }
                 while turn < -.pi { turn += 2 * .pi }
             }
-            let row = i * Self.dimensions
-            values[row] = (xs[i] - cx) / spread
-            values[row + 1] = (ys[i] - cy) / spread
-            values[row + 2] = moving ? dx[i] / speed[i] : 0
-            values[row + 3] = moving ? dy[i] / speed[i] : 0
-            values[row + 4] = speed[i] / meanSpeed - 1
-            values[row + 5] = turn / .pi
+            previousAngle = angle
+            for (column, feature) in kept.enumerated() {
+                let value: Double
+                switch Feature(rawValue: feature)! {
+                case .x: value = xs[i]
+                case .y: value = ys[i]
+                case .directionCosine: value = moving ? dx[i] / speed[i] : 0
+                case .directionSine: value = moving ? dy[i] / speed[i] : 0
+                case .speed: value = capped[i] / meanSpeed - 1
+                case .turn: value = turn / .pi
+                case .velocityX: value = dx[i] / meanSpeed
+                case .velocityY: value = dy[i] / meanSpeed
+                case .acceleration: value = acceleration[i] / meanAcceleration - 1
+                case .logSpeed: value = min(max(log(max(speed[i] / medianSpeed, 1e-3)), -3), 3)
+                }
+                rows[i * lanes + column / 8][column % 8] = Float(value * roots[column])
+            }
         }
-        return Features(values: values, count: n)
+        return Features(rows: rows, count: n, dimensions: d)
     }
 
     // MARK: Distance
 
-    /// Weights of the features: position, direction, speed, turning.
-    private static let weights: [Double] = [1.0, 1.0, 0.8, 0.8, 1.5, 0.3]
-
     /// The DTW distance of two signatures' features, per step of the warping path.
     public func distance(_ a: Features, _ b: Features) -> Double {
         let n = a.count, m = b.count
-        guard n > 0, m > 0 else { return .infinity }
-        let d = Self.dimensions
-        let width = max(Int(Double(max(n, m)) * band), abs(n - m) + 1)
-        let infinity = Double.infinity
-        var previous = [Double](repeating: infinity, count: m + 1)
-        var current = [Double](repeating: infinity, count: m + 1)
-        var previousSteps = [Int](repeating: 0, count: m + 1)
-        var currentSteps = [Int](repeating: 0, count: m + 1)
+        guard n > 0, m > 0, a.dimensions == b.dimensions else { return .infinity }
+        let lanes = a.lanes
+        let width = max(Int(Double(max(n, m)) * parameters.band), abs(n - m) + 1)
+        let infinity = Float.infinity
+        // Two rows of path costs and of path lengths, swapped row by row.
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * (m + 1))
+        let steps = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * (m + 1))
+        defer {
+            buffer.deallocate()
+            steps.deallocate()
+        }
+        buffer.initialize(repeating: infinity, count: 2 * (m + 1))
+        steps.initialize(repeating: 0, count: 2 * (m + 1))
+        var previous = buffer, current = buffer + (m + 1)
+        var previousSteps = steps, currentSteps = steps + (m + 1)
         previous[0] = 0
-        let w = Self.weights
-        a.values.withUnsafeBufferPointer { av in
-            b.values.withUnsafeBufferPointer { bv in
+        a.rows.withUnsafeBufferPointer { av in
+            b.rows.withUnsafeBufferPointer { bv in
                 for i in 1...n {
-                    for j in 0...m { current[j] = infinity }
                     let center = Int((Double(i) * Double(m) / Double(n)).rounded())
                     let low = max(1, center - width), high = min(m, center + width)
-                    guard low <= high else { swap(&previous, &current); swap(&previousSteps, &currentSteps); continue }
-                    let ai = (i - 1) * d
-                    for j in low...high {
-                        let bj = (j - 1) * d
-                        var cost = 0.0
-                        for k in 0..<d {
-                            let diff = av[ai + k] - bv[bj + k]
-                            cost += w[k] * diff * diff
+                    // The band only moves right: this buffer's cells right of the band were never
+                    // written, the ones inside are written now, and of the ones left of it the next
+                    // row reads only the one just before the band.
+                    current[max(0, low - 1)] = infinity
+                    if low <= high {
+                        let ai = (i - 1) * lanes
+                        for j in low...high {
+                            let bj = (j - 1) * lanes
+                            var squares = av[ai] - bv[bj]
+                            squares *= squares
+                            if lanes > 1 {
+                                for lane in 1..<lanes {
+                                    let diff = av[ai + lane] - bv[bj + lane]
+                                    squares.addProduct(diff, diff)
+                                }
+                            }
+                            let cost = squares.sum().squareRoot()
+                            // The cheapest of the three predecessors.
+                            var best = previous[j - 1], length = previousSteps[j - 1]
+                            if previous[j] < best { best = previous[j]; length = previousSteps[j] }
+                            if current[j - 1] < best { best = current[j - 1]; length = currentSteps[j - 1] }
+                            current[j] = best + cost
+                            currentSteps[j] = length + 1
                         }
-                        cost = cost.squareRoot()
-                        // The cheapest of the three predecessors.
-                        var best = previous[j - 1], steps = previousSteps[j - 1]
-                        if previous[j] < best { best = previous[j]; steps = previousSteps[j] }
-                        if current[j - 1] < best { best = current[j - 1]; steps = currentSteps[j - 1] }
-                        current[j] = best + cost
-                        currentSteps[j] = steps + 1
                     }
                     swap(&previous, &current)
                     swap(&previousSteps, &currentSteps)
-                    current[0] = infinity
                 }
             }
         }
-        let total = previous[m]
+        let total = Double(previous[m])
         return total.isFinite ? total / Double(max(previousSteps[m], 1)) : .infinity
     }
 
@@ -190,11 +358,20 @@ public struct SignatureVerifier: Sendable {
         public var references: [SignaturePoints]
         /// The typical distance between two of the person's own signatures.
         public var spread: Double
+        /// The distances between every two references (from version 2).
+        public var distances: [[Double]]?
+
+        public init(version: Int, references: [SignaturePoints], spread: Double, distances: [[Double]]? = nil) {
+            self.version = version
+            self.references = references
+            self.spread = spread
+            self.distances = distances
+        }
     }
 
     /// Changes whenever features, distance or normalisation change: a model of another version is
-    /// made again from its signatures (`current(_:)`).
-    public static let version = 1
+    /// made again from its signatures (`current(_:)`), and the server stores it again.
+    public static let version = 2
 
     /// What enrolment makes of a set of signatures: the model, or which ones do not fit.
     public enum Enrolment: Equatable, Sendable {
@@ -214,17 +391,37 @@ public struct SignatureVerifier: Sendable {
             // Each signature's mean distance to the others; an outlier's is far above the median.
             let mean = features.indices.map { i in features.indices.filter { $0 != i }.map { distances[i][$0] }.reduce(0, +) / Double(features.count - 1) }
             let median = mean.sorted()[mean.count / 2]
-            for (position, index) in usable.enumerated() where mean[position] > median * outlierFactor {
+            for (position, index) in usable.enumerated() where mean[position] > median * parameters.outlierFactor {
                 refused.append(index)
             }
         }
         refused.sort()
         guard refused.isEmpty else { return .refused(refused) }
         guard features.count >= 3 else { return .refused(Array(signatures.indices)) }
+        // Too far apart to tell their writer from a forger: the farthest go until the rest agree.
+        var kept = Array(usable.indices)
+        while median(of: kept, in: distances) > parameters.spreadLimit, kept.count > max(3, (usable.count + 1) / 2) {
+            let farthest = kept.max { a, b in
+                kept.map { distances[a][$0] }.reduce(0, +) < kept.map { distances[b][$0] }.reduce(0, +)
+            }!
+            kept.removeAll { $0 == farthest }
+            refused.append(usable[farthest])
+        }
+        guard refused.isEmpty else { return .refused(refused.sorted()) }
         return .model(model(usable.map { signatures[$0] }, distances: distances))
     }
 
-    private func pairwise(_ features: [Features]) -> [[Double]] {
+    /// The median distance between two of the signatures at `positions`.
+    private func median(of positions: [Int], in distances: [[Double]]) -> Double {
+        var values: [Double] = []
+        for (a, i) in positions.enumerated() {
+            for j in positions[(a + 1)...] { values.append(distances[i][j]) }
+        }
+        return values.isEmpty ? 0 : values.sorted()[values.count / 2]
+    }
+
+    /// The distances between every two of the signatures' features.
+    public func pairwise(_ features: [Features]) -> [[Double]] {
         var distances = [[Double]](repeating: [Double](repeating: 0, count: features.count), count: features.count)
         for i in features.indices {
             for j in features.indices where j > i {
@@ -235,20 +432,21 @@ public struct SignatureVerifier: Sendable {
         return distances
     }
 
-    private func model(_ references: [SignaturePoints], distances: [[Double]]) -> Model {
+    /// The model of these references, whose pairwise distances are `distances`.
+    public func model(_ references: [SignaturePoints], distances: [[Double]]) -> Model {
         var values: [Double] = []
         for i in references.indices {
             for j in references.indices where j > i { values.append(distances[i][j]) }
         }
         let sorted = values.sorted()
         let spread = sorted.isEmpty ? 1 : max(sorted[sorted.count / 2], 1e-6)
-        return Model(version: Self.version, references: references, spread: spread)
+        return Model(version: Self.version, references: references, spread: spread, distances: distances)
     }
 
     /// The model as this verifier makes it: one of another version is made again from its
     /// signatures (they were accepted once; they are not checked again).
     public func current(_ model: Model) -> Model {
-        guard model.version != Self.version else { return model }
+        guard model.version != Self.version || model.distances?.count != model.references.count else { return model }
         return self.model(model.references, distances: pairwise(model.references.map(features)))
     }
 
@@ -286,27 +484,95 @@ public struct SignatureVerifier: Sendable {
         return .model(model)
     }
 
-    /// The similarity (0…1) of an attempt to a model (docs/sign-to-login.md, "The verifier"):
+    /// A model made current (`current(_:)`) with its references' features: what a server keeps
+    /// in memory between attempts, so an attempt costs its own features and the DTW only.
+    public struct Prepared: Sendable {
+        public let model: Model
+        public let features: [Features]
+    }
+
+    public func prepare(_ model: Model) -> Prepared {
+        let model = current(model)
+        return Prepared(model: model, features: model.references.map(features))
+    }
+
+    /// The similarity (0…1) of an attempt to a model (docs/sign-to-login.md, "The verifier").
+    public func similarity(_ attempt: SignaturePoints, to model: Model) -> Double {
+        similarity(attempt, to: prepare(model))
+    }
+
+    public func similarity(_ attempt: SignaturePoints, to prepared: Prepared) -> Double {
+        guard problem(with: attempt) == nil, !prepared.model.references.isEmpty else { return 0 }
+        let features = self.features(attempt)
+        let distances = prepared.features.map { distance(features, $0) }
+        return similarity(distances: distances, attemptCount: attempt.count, model: prepared.model)
+    }
+
+    /// The similarity of an attempt from its distances to the model's references (in their order)
+    /// and its number of points:
     ///
     /// - the mean DTW distance to the attempt's `nearest` references, divided by the person's own
-    ///   spread pulled halfway (geometrically) towards a typical spread: a person whose
-    ///   signatures vary a lot is not given a limitless tolerance, and a very steady one is not
-    ///   refused their own signature;
+    ///   spread pulled towards a typical spread: a person whose signatures vary a lot is not
+    ///   given a limitless tolerance, and a very steady one is not refused their own signature;
     /// - plus how far the attempt's duration (its number of points: touches come at the device's
     ///   steady rate) is from the references', in the references' own standard deviations
     ///   (log scale; at least `durationSpreadFloor`): a forger who traces slowly gives themselves away;
     /// - mapped through a logistic curve, 0.5 at `ratioAtHalf`.
-    public func similarity(_ attempt: SignaturePoints, to model: Model) -> Double {
-        guard problem(with: attempt) == nil, !model.references.isEmpty else { return 0 }
-        let model = current(model)
-        let features = self.features(attempt)
-        let nearest = model.references.map { distance(features, self.features($0)) }.sorted().prefix(self.nearest)
-        var ratio = (nearest.reduce(0, +) / Double(nearest.count)) / (model.spread * typicalSpread).squareRoot()
+    public func similarity(distances: [Double], attemptCount: Int, model: Model) -> Double {
+        similarity(ratio: ratio(distances: distances, attemptCount: attemptCount, model: model))
+    }
+
+    /// The similarity of a distance ratio: 1 at 0, 0.5 at `ratioAtHalf`, towards 0 beyond.
+    public func similarity(ratio: Double) -> Double {
+        let p = parameters
+        guard ratio.isFinite else { return 0 }
+        if p.logistic { return 1 / (1 + pow(max(ratio, 0) / p.ratioAtHalf, p.steepness)) }
+        return 1 / (1 + exp(p.steepness * (ratio - p.ratioAtHalf)))
+    }
+
+    /// An attempt's distance ratio (`similarity(distances:attemptCount:model:)`): about 1 for an
+    /// attempt as near the references as they are to each other; infinite for no distances.
+    public func ratio(distances: [Double], attemptCount: Int, model: Model) -> Double {
+        let p = parameters
+        guard !distances.isEmpty else { return .infinity }
+        let sorted = distances.sorted()
+        let nearest = sorted.prefix(max(1, p.nearest))
+        let nearestMean = nearest.reduce(0, +) / Double(nearest.count)
+        var ratio: Double
+        if p.matched, let among = model.distances, among.count == distances.count, among.count >= 2 {
+            // The same three distances for each reference against the others.
+            let n = among.count, k = min(max(1, p.nearest), n - 1)
+            var ownNearest = 0.0, ownMean = 0.0
+            var medoid = 0, medoidSum = Double.infinity
+            for i in 0..<n {
+                let others = (0..<n).filter { $0 != i }.map { among[i][$0] }
+                let row = others.sorted()
+                ownNearest += row.prefix(k).reduce(0, +) / Double(k)
+                let sum = others.reduce(0, +)
+                ownMean += sum / Double(n - 1)
+                if sum < medoidSum { (medoid, medoidSum) = (i, sum) }
+            }
+            ownNearest /= Double(n)
+            ownMean /= Double(n)
+            let ownMedoid = medoidSum / Double(n - 1)
+            let attemptNearest = sorted.prefix(k).reduce(0, +) / Double(k)
+            let attemptMean = distances.reduce(0, +) / Double(n)
+            let total = p.nearestWeight + p.meanWeight + p.medoidWeight
+            ratio = (p.nearestWeight * attemptNearest / max(ownNearest, 1e-9)
+                + p.meanWeight * attemptMean / max(ownMean, 1e-9)
+                + p.medoidWeight * distances[medoid] / max(ownMedoid, 1e-9)) / max(total, 1e-9)
+            // A person whose signatures vary a lot is not given a limitless tolerance, nor a very
+            // steady one refused their own signature: their spread counts against a typical one.
+            ratio *= pow(model.spread / p.typicalSpread, p.pull)
+        } else {
+            let spread = pow(model.spread, 1 - p.pull) * pow(p.typicalSpread, p.pull)
+            ratio = nearestMean / spread
+        }
         let logs = model.references.map { log(Double($0.count)) }
         let mean = logs.reduce(0, +) / Double(logs.count)
         let deviation = (logs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(logs.count)).squareRoot()
-        ratio += durationWeight * abs(log(Double(attempt.count)) - mean) / max(deviation, durationSpreadFloor)
-        guard ratio.isFinite else { return 0 }
-        return 1 / (1 + exp(steepness * (ratio - ratioAtHalf)))
+        let slower = log(Double(attemptCount)) - mean
+        ratio += p.durationWeight * (p.durationBothWays ? abs(slower) : max(slower, 0)) / max(deviation, p.durationSpreadFloor)
+        return ratio.isFinite ? ratio : .infinity
     }
 }

@@ -19,7 +19,7 @@ enum Dataset {
         var description: String {
             switch self {
             case .unreadable(let what): "cannot read \(what)"
-            case .empty(let folder): "no .fpg (MCYT) or .sig (SUSIG) files under \(folder)"
+            case .empty(let folder): "no .fpg (MCYT), .sig (SUSIG) or .hwr (SigComp 2009) files under \(folder)"
             }
         }
     }
@@ -50,6 +50,17 @@ enum Dataset {
                 let forgery = parts[1] == "f"
                 let session = Int(parts[1]) ?? 1
                 found[writer, default: []].append(([session, number], forgery, try susig(url)))
+            case "hwr":
+                // SigComp 2009: NFI-WWWSSVVV (writer, sample, whose signature) in the NFI set,
+                // NISDCC-WWW_VVV_SSS in the NISDCC set; a writer other than the owner is a forger.
+                let parts = name.split(separator: "-", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                let digits = parts[1].filter(\.isNumber)
+                guard digits.count == 8 || digits.count == 9, let all = Int(digits) else { continue }
+                let (writer, owner, sample): (Int, Int, Int) = digits.count == 8
+                    ? (all / 100_000, all % 1000, all / 1000 % 100)
+                    : (all / 1_000_000, all / 1000 % 1000, all % 1000)
+                found[String(format: "%03d", owner), default: []].append(([writer == owner ? 0 : writer, sample], writer != owner, try hwr(url)))
             default:
                 continue
             }
@@ -89,6 +100,19 @@ enum Dataset {
             let row = v * channels
             guard sample(row + 2) > 0 else { continue }
             points.append((sample(row), sample(row + 1)))
+        }
+        return SignaturePoints(points: points)
+    }
+
+    /// SigComp 2009's HWR file: a name and the number of samples, then "x y pressure azimuth
+    /// altitude" rows of the pen on the tablet.
+    static func hwr(_ url: URL) throws -> SignaturePoints {
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw Failure.unreadable(url.path) }
+        var points: [(Double, Double)] = []
+        for line in text.split(whereSeparator: \.isNewline).dropFirst() {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Double($0) }
+            guard fields.count >= 3, fields[2] > 0 else { continue }
+            points.append((fields[0], fields[1]))
         }
         return SignaturePoints(points: points)
     }

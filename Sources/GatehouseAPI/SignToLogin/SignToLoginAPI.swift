@@ -48,9 +48,29 @@ public enum SignToLoginAPI {
         formatter(timeFormat, timeZone).string(from: date)
     }
 
-    /// Whether `text` is a time or a date the spec's way.
+    /// Whether `text` is a time or a date the spec's way: `DD.MM.YYYY HH:MM:SS` or `DD.MM.YYYY`, a
+    /// day that exists, hours 00–23, minutes and seconds 00–59. (Read by hand: a `DateFormatter`
+    /// made per call cost more than the rest of an `/authenticate/`.)
     public static func isSpecTime(_ text: String) -> Bool {
-        [timeFormat, dateFormat].contains { formatter($0, TimeZone(identifier: "UTC")!).date(from: text) != nil }
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10 || bytes.count == 19 else { return false }
+        func number(_ from: Int, _ count: Int) -> Int? {
+            var value = 0
+            for i in from..<(from + count) {
+                guard bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(bytes[i] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard bytes[2] == UInt8(ascii: "."), bytes[5] == UInt8(ascii: "."),
+              let day = number(0, 2), let month = number(3, 2), let year = number(6, 4), (1...12).contains(month), year >= 1 else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard (1...days).contains(day) else { return false }
+        guard bytes.count == 19 else { return true }
+        guard bytes[10] == UInt8(ascii: " "), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2) else { return false }
+        return hour < 24 && minute < 60 && second < 60
     }
 
     /// The app's deep link to a document's history (the page's script tries it on iPhone and iPad).

@@ -70,7 +70,7 @@ package final class CustomerGatewayProtocol: Sendable {
     }
 
     private func handle(_ text: String, connection: GatewayConnectionState, ip: String?) async throws -> String {
-        guard let root = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), let object = root.object else {
+        guard let root = try? JSONValue.parse(text.utf8), let object = root.object else {
             throw Failure(code: API.ErrorCode.malformedJSON, description: "The message is not a JSON object", inEvent: .init(type: nil, sequenceID: "", email: nil))
         }
         let type = object["type"]?.string

@@ -1,0 +1,235 @@
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
+import GatehouseVerifier
+import SQLKit
+import Testing
+
+/// What version 2 of the verifier adds (docs/sign-to-login.md, "The verifier"): features that do
+/// not care where or how large a signature is written, the refusal of references too far apart
+/// to tell their writer from a forger, and models of version 1 made again on first use.
+@Suite("Sign To Login: the verifier, version 2")
+struct SignatureVerifierVersionTests {
+    let verifier = SignatureVerifier()
+
+    /// The signature turned by `degrees` about its first point.
+    static func rotated(_ s: SignaturePoints, degrees: Double) -> SignaturePoints {
+        let a = degrees * .pi / 180
+        let (x0, y0) = (s.x[0], s.y[0])
+        return SignaturePoints(x: zip(s.x, s.y).map { x0 + ($0 - x0) * cos(a) - ($1 - y0) * sin(a) },
+                               y: zip(s.x, s.y).map { y0 + ($0 - x0) * sin(a) + ($1 - y0) * cos(a) })
+    }
+
+    /// The signature's points resampled to `factor` times their number (a faster or slower touch rate).
+    static func resampled(_ s: SignaturePoints, factor: Double) -> SignaturePoints {
+        let n = s.count, m = Int((Double(n) * factor).rounded())
+        var points: [(Double, Double)] = []
+        for j in 0..<m {
+            let t = Double(j) * Double(n - 1) / Double(m - 1)
+            let i = min(Int(t), n - 2), f = t - Double(i)
+            points.append((s.x[i] * (1 - f) + s.x[i + 1] * f, s.y[i] * (1 - f) + s.y[i + 1] * f))
+        }
+        return SignaturePoints(points: points)
+    }
+
+    @Test("the features do not change when a signature is moved or scaled, and do when it is turned")
+    func featuresAreNormalised() throws {
+        // setup
+        var rng = SyntheticWriter.Generator(state: 31)
+        let signature = SyntheticWriter(seed: 41).sign(&rng, shapeNoise: 0.03)
+        let moved = SignaturePoints(x: signature.x.map { $0 * 3.5 + 900 }, y: signature.y.map { $0 * 3.5 - 200 })
+
+        // MUT
+        let a = verifier.features(signature), b = verifier.features(moved), c = verifier.features(Self.rotated(signature, degrees: 30))
+
+        // validate
+        #expect(a.count == signature.count && a.dimensions == verifier.parameters.weights.filter { $0 > 0 }.count)
+        #expect(zip(a.values, b.values).allSatisfy { abs($0 - $1) < 1e-9 })
+        #expect(verifier.distance(a, b) < 1e-9)
+        #expect(verifier.distance(a, c) > 0.05, "a turned signature is not the same drawing")
+    }
+
+    @Test("a genuine signature written a little turned, larger or at another touch rate still passes; one with a stroke missing does not")
+    func genuineVariationsPassAndAMissingStrokeFails() throws {
+        // setup
+        var rng = SyntheticWriter.Generator(state: 32)
+        let writer = SyntheticWriter(seed: 42)
+        let references = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
+        guard case .model(let model) = verifier.enrol(references) else { Issue.record("refused"); return }
+        let fresh = writer.sign(&rng, shapeNoise: 0.03)
+        let n = fresh.count
+        // The middle quarter of the points gone: the pen jumps over a stroke never written.
+        let missing = SignaturePoints(x: Array(fresh.x[..<(n * 3 / 8)] + fresh.x[(n * 5 / 8)...]),
+                                      y: Array(fresh.y[..<(n * 3 / 8)] + fresh.y[(n * 5 / 8)...]))
+
+        // MUT
+        let plain = verifier.similarity(fresh, to: model)
+        let turned = verifier.similarity(Self.rotated(fresh, degrees: 4), to: model)
+        let larger = verifier.similarity(SignaturePoints(x: fresh.x.map { $0 * 1.4 }, y: fresh.y.map { $0 * 1.4 }), to: model)
+        let faster = verifier.similarity(Self.resampled(fresh, factor: 0.85), to: model)
+        let slower = verifier.similarity(Self.resampled(fresh, factor: 1.6), to: model)
+        let withoutStroke = verifier.similarity(missing, to: model)
+
+        // validate
+        for (what, score) in [("as written", plain), ("turned 4°", turned), ("40% larger", larger), ("15% fewer points", faster)] {
+            #expect(score >= 0.5, "\(what): \(score)")
+        }
+        #expect(abs(larger - plain) < 1e-9, "size is taken out entirely")
+        #expect(slower < plain - 0.1, "60% more points is a slow copy: \(plain) → \(slower)")
+        #expect(withoutStroke < 0.5, "a quarter of the signature missing: \(withoutStroke)")
+    }
+
+    @Test("a writer whose faster signing counts against nobody: the owner writing faster than at enrolment keeps their score; slower loses")
+    func onlySlowerCounts() throws {
+        var rng = SyntheticWriter.Generator(state: 33)
+        let writer = SyntheticWriter(seed: 43)
+        let references = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
+        guard case .model(let model) = verifier.enrol(references) else { Issue.record("refused"); return }
+        let fresh = writer.sign(&rng, shapeNoise: 0.03)
+        let prepared = verifier.prepare(model)
+        let distances = prepared.features.map { verifier.distance(verifier.features(fresh), $0) }
+        let count = Double(fresh.count)
+
+        // MUT: the same distances, as if written with 30% fewer and 30% more points
+        let asWritten = verifier.ratio(distances: distances, attemptCount: fresh.count, model: prepared.model)
+        let faster = verifier.ratio(distances: distances, attemptCount: Int(count * 0.7), model: prepared.model)
+        let slower = verifier.ratio(distances: distances, attemptCount: Int(count * 1.3), model: prepared.model)
+
+        // validate
+        #expect(faster <= asWritten + 1e-9)
+        #expect(slower > asWritten + 0.1)
+    }
+
+    @Test("references too far apart to tell their writer from a forger: the farthest are refused, at most half, and the rest make the model once replaced")
+    func scatteredReferencesAreRefused() throws {
+        // setup: six careful signatures and four scribbled ones
+        var rng = SyntheticWriter.Generator(state: 34)
+        let writer = SyntheticWriter(seed: 44)
+        let careful = (0..<6).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
+        let scribbled = (0..<4).map { _ in writer.sign(&rng, shapeNoise: 0.35) }
+        var strict = SignatureVerifier()
+        strict.parameters.outlierFactor = .infinity  // only the spread limit speaks here
+        let spreadOfCareful: Double = {
+            guard case .model(let m) = strict.enrol(careful) else { return .nan }
+            return m.spread
+        }()
+        strict.parameters.spreadLimit = spreadOfCareful * 1.3
+
+        // MUT
+        let first = strict.continueEnrolment(kept: [], new: careful + scribbled, needed: 10)
+        guard case .incomplete(let kept, let required, let incorrect) = first else { Issue.record("\(first)"); return }
+        let second = strict.continueEnrolment(kept: kept, new: (0..<required).map { _ in writer.sign(&rng, shapeNoise: 0.03) }, needed: 10)
+
+        // validate
+        #expect(spreadOfCareful.isFinite)
+        #expect(required >= 1 && required <= 5 && incorrect == required, "refused \(required), at most half")
+        #expect(kept.allSatisfy { k in careful.contains(k) || scribbled.contains(k) })
+        #expect(Set(scribbled.indices.filter { !kept.contains(scribbled[$0]) }).count >= 1, "a scribbled one goes")
+        guard case .model(let model) = second else { Issue.record("\(second)"); return }
+        #expect(model.spread <= strict.parameters.spreadLimit)
+        // The shipped limit asks almost nobody: the careful writer enrols at once.
+        #expect(verifier.enrol(careful + (0..<4).map { _ in writer.sign(&rng, shapeNoise: 0.03) }).isModel)
+    }
+
+    @Test("a replay fingerprint survives its stored form and finds the same replays as the points")
+    func fingerprintRoundTrip() throws {
+        var rng = SyntheticWriter.Generator(state: 35)
+        let writer = SyntheticWriter(seed: 45)
+        let detector = ReplayDetector()
+        let signature = writer.sign(&rng, shapeNoise: 0.03), other = writer.sign(&rng, shapeNoise: 0.03)
+        let copy = SignaturePoints(x: signature.x.map { $0 * 1.1 + 5 }, y: signature.y.map { $0 * 1.1 })
+
+        let stored = detector.encoded(detector.fingerprint(signature))
+        let read = try #require(detector.decoded(stored))
+
+        #expect(read == detector.fingerprint(signature))
+        #expect(detector.decoded("12:not base64!") == nil && detector.decoded("garbage") == nil)
+        #expect(detector.replayed(detector.fingerprint(copy), among: [detector.fingerprint(other), read]) == 1)
+        #expect(detector.replayed(detector.fingerprint(other), among: [read]) == nil)
+        #expect(abs(detector.distance(detector.fingerprint(copy), read) - detector.distance(copy, signature)) < 1e-5)
+    }
+}
+
+@Suite("Sign To Login: what an attempt reads and writes")
+struct SignatureWireTextTests {
+    @Test("points written by hand read back as JSONEncoder's do, fractions and negatives included")
+    func pointsJSON() throws {
+        let points = SignaturePoints(x: [0, 1, -2.5, 1e-5, 123456.75, 3], y: [10, 10.125, -0.0, 7, 8, 1e14])
+        let written = points.json
+        #expect(try JSONDecoder().decode(SignaturePoints.self, from: Data(written.utf8)) == points)
+        #expect(written.hasPrefix("{\"x\":[0,1,-2.5,"))
+        let encoded = try JSONDecoder().decode(SignaturePoints.self, from: JSONEncoder().encode(points))
+        #expect(encoded == points)
+    }
+
+    @Test("the spec's times and dates: days that exist, hours and minutes in range; anything else is not one")
+    func specTimes() {
+        for good in ["22.01.2026 15:23:56", "29.02.2024", "31.12.1999 23:59:59", "01.01.2026 00:00:00"] {
+            #expect(SignToLoginAPI.isSpecTime(good), "\(good)")
+        }
+        for bad in ["29.02.2026", "31.04.2026", "00.01.2026", "22.13.2026", "22.01.2026 24:00:00", "22.01.2026 12:60:00",
+                    "2026-01-22", "22.01.26", "22/01/2026", "22.01.2026T15:23:56", "22.01.2026 15:23", "", "aa.bb.cccc"] {
+            #expect(!SignToLoginAPI.isSpecTime(bad), "\(bad)")
+        }
+    }
+
+    @Test("JSON parsed by hand: every kind of value, escapes and surrogate pairs; malformed and too deep texts refused")
+    func jsonParser() throws {
+        let text = #"{"a":[1,-2,3.5,1e3,true,false,null,"x\n\"y\u00e9\ud83d\ude00"],"b":{"c":{}},"d":[]}"#
+        let value = try JSONValue.parse(Array(text.utf8))
+        guard case .array(let items)? = value["a"] else { Issue.record("\(value)"); return }
+        #expect(items == [.integer(1), .integer(-2), .number(3.5), .number(1000), .bool(true), .bool(false), .null, .string("x\n\"yé😀")])
+        #expect(value["b"] == .object(["c": .object([:])]) && value["d"] == .array([]))
+        let plain = #"{"n":[0,-7,2.25,"é",{"k":null}],"t":true}"#
+        #expect(try JSONValue.parse(Array(plain.utf8)) == JSONDecoder().decode(JSONValue.self, from: Data(plain.utf8)))
+        for bad in ["", "{", "[1,]", #"{"a" 1}"#, "01", "1.", "-", "tru", #""\u12""#, #""\ud800""#, #""\ud800\u0041""#, #""a"#, "[1] 2",
+                    "\"\t\"", #"{"a":1,}"#, "nul"] {
+            #expect(throws: JSONValue.ParseError.self, "\(bad)") { try JSONValue.parse(Array(bad.utf8)) }
+        }
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect(throws: JSONValue.ParseError.tooDeep) { try JSONValue.parse(Array(deep.utf8)) }
+    }
+}
+
+extension SignatureVerifier.Enrolment {
+    var isModel: Bool { if case .model = self { true } else { false } }
+}
+
+@Suite("Sign To Login: models of an older verifier")
+struct SignatureModelMigrationTests {
+    typealias Fixture = SignatureEndpointsTests.Fixture
+
+    @Test("a model of version 1 is made again on its first use, stored so, and scores as one enrolled today; the person is never locked out", arguments: TestEngine.available)
+    func olderModelIsMadeAgainOnFirstUse(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: an enrolment, its model turned into what version 1 stored (no distances)
+            let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil)
+            var f = Fixture(app: app, key: created.key)
+            let references = f.genuine(10)
+            _ = try await f.enrolled("vera@example.com", references)
+            let sql = app.services.database.sql
+            let row = try #require(try await sql.raw("SELECT id, model FROM signature_models").first())
+            let id = try row.decode(column: "id", as: UUID.self)
+            let today = try JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(try row.decode(column: "model", as: String.self).utf8))
+            #expect(today.version == SignatureVerifier.version && today.distances?.count == 10)
+            // (the references as the server read them off the wire)
+            let old = "{\"version\":1,\"spread\":0.4,\"references\":" + String(decoding: try JSONEncoder().encode(today.references), as: UTF8.self) + "}"
+            try await sql.raw("UPDATE signature_models SET model = \(bind: old) WHERE id = \(bind: id)").run()
+            let fresh = f.genuine(1)[0]
+            let expected = (SignatureVerifier().similarity(fresh, to: today) * 100).rounded() / 100
+
+            // MUT: the first attempt since (no attempt has been scored: nothing of the row is in memory)
+            let answer = try await f.json("/authenticate/", ["apikey": "\"\(f.key)\"", "email": "\"vera@example.com\"",
+                                                               "signature": SignatureEndpointsTests.wire(fresh)])
+
+            // validate
+            #expect(answer["res"] as? String == "0" && answer["similarity"] as? Double == expected, "\(answer) vs \(expected)")
+            #expect(expected >= 0.5, "the person signs in as before")
+            let stored = try JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(
+                try #require(try await sql.raw("SELECT model FROM signature_models WHERE id = \(bind: id)").first(decodingColumn: "model", as: String.self)).utf8))
+            #expect(stored == today, "stored as version \(SignatureVerifier.version) makes it (\(stored.version), \(stored.spread) vs \(today.spread))")
+        }
+    }
+}
