@@ -193,6 +193,53 @@ struct SignatureWireTextTests {
     }
 }
 
+@Suite("JSON parsed by hand, fuzzed")
+struct JSONValueFuzzTests {
+    /// A random value: integers, fractions, strings with escapes and any character, nesting.
+    static func value(_ rng: inout SyntheticWriter.Generator, depth: Int) -> JSONValue {
+        switch Int.random(in: 0..<(depth > 3 ? 5 : 7), using: &rng) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &rng))
+        case 2: return .integer(Int64.random(in: -1_000_000_000_000...1_000_000_000_000, using: &rng))
+        case 3: return .number(Double(Int.random(in: -100_000...100_000, using: &rng)) + 0.5)
+        case 4:
+            let alphabet = Array("aé\"\\/\n\t\u{0001}😀 z{}[],:")
+            return .string(String((0..<Int.random(in: 0...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }))
+        case 5: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in value(&rng, depth: depth + 1) })
+        default:
+            var members: [String: JSONValue] = [:]
+            for i in 0..<Int.random(in: 0...4, using: &rng) { members["k\(i)é"] = value(&rng, depth: depth + 1) }
+            return .object(members)
+        }
+    }
+
+    @Test("2,000 random values read back as JSONEncoder wrote them; 20,000 mutated texts throw or parse, never crash")
+    func randomValuesAndMutations() throws {
+        var rng = SyntheticWriter.Generator(state: 77)
+        var texts: [[UInt8]] = []
+        for _ in 0..<2_000 {
+            let original = Self.value(&rng, depth: 0)
+            let text = Array(try JSONEncoder().encode(original))
+            #expect(try JSONValue.parse(text) == original)
+            texts.append(text)
+        }
+        var parsed = 0
+        for _ in 0..<20_000 {
+            var bytes = texts.randomElement(using: &rng)!
+            for _ in 0..<Int.random(in: 1...3, using: &rng) where !bytes.isEmpty {
+                let at = Int.random(in: 0..<bytes.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes[at] = UInt8.random(in: 0...255, using: &rng)
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(Array("{}[]\",:\\e-.0u".utf8).randomElement(using: &rng)!, at: at)
+                }
+            }
+            if (try? JSONValue.parse(bytes)) != nil { parsed += 1 }
+        }
+        #expect(parsed > 0 && parsed < 20_000)
+    }
+}
+
 extension SignatureVerifier.Enrolment {
     var isModel: Bool { if case .model = self { true } else { false } }
 }
