@@ -121,8 +121,9 @@ public struct SignatureVerifier: Sendable {
         public var outlierFactor = 1.9
         /// References whose spread (the median distance between two of them) is above this do not
         /// tell their writer from a forger well: enrolment refuses the ones farthest from the
-        /// others (at most half) until the rest are within it, and asks for new ones. Infinite in
-        /// version 1; the 97th percentile of the research sets' writers in version 2.
+        /// others (at most half) when the rest are then within it, and asks for new ones (a person
+        /// whose closest half is still beyond it is enrolled as they are, not asked forever).
+        /// Infinite in version 1; near the 97th percentile of the research sets' writers in version 2.
         public var spreadLimit = Double.infinity
 
         public init() {}
@@ -399,15 +400,18 @@ public struct SignatureVerifier: Sendable {
         guard refused.isEmpty else { return .refused(refused) }
         guard features.count >= 3 else { return .refused(Array(signatures.indices)) }
         // Too far apart to tell their writer from a forger: the farthest go until the rest agree.
-        var kept = Array(usable.indices)
+        // When even the closest half does not agree, refusing would only ask the person again and
+        // again: their signature varies that much, and the model is made (the pull to a typical
+        // spread keeps its tolerance bounded).
+        var kept = Array(usable.indices), far: [Int] = []
         while median(of: kept, in: distances) > parameters.spreadLimit, kept.count > max(3, (usable.count + 1) / 2) {
             let farthest = kept.max { a, b in
                 kept.map { distances[a][$0] }.reduce(0, +) < kept.map { distances[b][$0] }.reduce(0, +)
             }!
             kept.removeAll { $0 == farthest }
-            refused.append(usable[farthest])
+            far.append(usable[farthest])
         }
-        guard refused.isEmpty else { return .refused(refused.sorted()) }
+        if !far.isEmpty, median(of: kept, in: distances) <= parameters.spreadLimit { return .refused(far.sorted()) }
         return .model(model(usable.map { signatures[$0] }, distances: distances))
     }
 

@@ -131,6 +131,12 @@ struct SignatureVerifierVersionTests {
         #expect(model.spread <= strict.parameters.spreadLimit)
         // The shipped limit asks almost nobody: the careful writer enrols at once.
         #expect(verifier.enrol(careful + (0..<4).map { _ in writer.sign(&rng, shapeNoise: 0.03) }).isModel)
+        // A person whose every signature is scribbled is not asked again and again: nothing closer to
+        // agree on, so the model is made as they sign.
+        let allScribbled = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.35) }
+        var tight = strict
+        tight.parameters.spreadLimit = spreadOfCareful
+        #expect(tight.enrol(allScribbled).isModel)
     }
 
     @Test("a replay fingerprint survives its stored form and finds the same replays as the points")
