@@ -282,6 +282,7 @@ struct SignatureModelMigrationTests {
             #expect(expected >= 0.5, "the person signs in as before")
             let stored = try JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(
                 try #require(try await sql.raw("SELECT model FROM signature_models WHERE id = \(bind: id)").first(decodingColumn: "model", as: String.self)).utf8))
+            #expect(app.services.signatures.preparedModels.value(id)?.model == today, "the instance keeps the prepared model by its row")
             #expect(stored == today, "stored as version \(SignatureVerifier.version) makes it (\(stored.version), \(stored.spread) vs \(today.spread))")
         }
     }
