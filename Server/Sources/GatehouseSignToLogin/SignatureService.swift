@@ -344,7 +344,7 @@ package struct SignatureService: Sendable {
         let (verifier, detector, signature) = (self.verifier, ReplayDetector(threshold: settings.replayDistance), a.signature)
         let scored: (similarity: Double, fingerprint: String, points: String)? = try await NIOThreadPool.singleton.runIfActive {
             let fingerprint = detector.fingerprint(signature)
-            let history = prepared.model.references.map(detector.fingerprint) + earlier.map { $0 ?? detector.fingerprint($1) }
+            let history = prepared.model.references.map(detector.fingerprint) + earlier
             if detector.replayed(fingerprint, among: history) != nil { return nil }
             return (verifier.similarity(signature, to: prepared), detector.encoded(fingerprint), signature.json)
         }
@@ -366,14 +366,14 @@ package struct SignatureService: Sendable {
         return .scored(similarity: similarity, signatureID: attemptID, session: session?.token)
     }
 
-    /// The account's latest attempts, which a new attempt must not copy: each one's fingerprint,
-    /// or (made before fingerprints were kept) its points.
-    private func recentAttempts(accountID: UUID) async throws -> [(ReplayDetector.Fingerprint?, SignaturePoints)] {
+    /// The fingerprints of the account's latest attempts, which a new attempt must not copy (one
+    /// made before fingerprints were kept is fingerprinted from its points).
+    private func recentAttempts(accountID: UUID) async throws -> [ReplayDetector.Fingerprint] {
         let detector = ReplayDetector(threshold: settings.replayDistance)
         return try await records.recentAttemptFingerprints(accountID: accountID, limit: settings.replayHistory).compactMap { row in
-            if let text = row.fingerprint, let fingerprint = detector.decoded(text) { return (fingerprint, SignaturePoints(x: [], y: [])) }
+            if let text = row.fingerprint, let fingerprint = detector.decoded(text) { return fingerprint }
             guard let text = row.points, let points = try? JSONDecoder().decode(SignaturePoints.self, from: Data(text.utf8)) else { return nil }
-            return (nil, points)
+            return detector.fingerprint(points)
         }
     }
 

@@ -25,16 +25,7 @@ public struct ReplayDetector: Sendable {
     /// The mean point distance after normalising (0 = the same points), or `.infinity` when the
     /// point counts differ too much to be copies or either is degenerate.
     public func distance(_ a: SignaturePoints, _ b: SignaturePoints) -> Double {
-        guard a.count >= 2, b.count >= 2 else { return .infinity }
-        let larger = Double(max(a.count, b.count)), smaller = Double(min(a.count, b.count))
-        guard (larger - smaller) / larger <= countTolerance else { return .infinity }
-        guard let p = normalised(a), let q = normalised(b) else { return .infinity }
-        var total = 0.0
-        for i in 0..<samples {
-            let dx = p[i].0 - q[i].0, dy = p[i].1 - q[i].1
-            total += (dx * dx + dy * dy).squareRoot()
-        }
-        return total / Double(samples)
+        distance(fingerprint(a), fingerprint(b))
     }
 
     /// What the detector compares of a signature, small enough to keep with every attempt (so a
@@ -73,7 +64,8 @@ public struct ReplayDetector: Sendable {
         return Fingerprint(count: s.count, curve: points.flatMap { [Float($0.0), Float($0.1)] })
     }
 
-    /// `distance(_:_:)` of two fingerprints (to single precision, far below any threshold).
+    /// The mean point distance of two fingerprints (0 = the same points), or `.infinity` when the
+    /// point counts differ too much to be copies or either is degenerate.
     public func distance(_ a: Fingerprint, _ b: Fingerprint) -> Double {
         guard a.count >= 2, b.count >= 2, a.curve.count == samples * 2, b.curve.count == samples * 2 else { return .infinity }
         let larger = Double(max(a.count, b.count)), smaller = Double(min(a.count, b.count))
@@ -89,15 +81,6 @@ public struct ReplayDetector: Sendable {
     /// The first of `earlier` the attempt's fingerprint replays, by index.
     public func replayed(_ attempt: Fingerprint, among earlier: [Fingerprint]) -> Int? {
         earlier.firstIndex { distance(attempt, $0) < threshold }
-    }
-
-    public func isReplay(_ attempt: SignaturePoints, of earlier: SignaturePoints) -> Bool {
-        distance(attempt, earlier) < threshold
-    }
-
-    /// The first of `earlier` the attempt replays, by index.
-    public func replayed(_ attempt: SignaturePoints, among earlier: [SignaturePoints]) -> Int? {
-        earlier.firstIndex { isReplay(attempt, of: $0) }
     }
 
     private func normalised(_ s: SignaturePoints) -> [(Double, Double)]? {

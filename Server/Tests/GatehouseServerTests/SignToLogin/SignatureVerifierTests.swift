@@ -35,6 +35,16 @@ struct SyntheticWriter {
         rhythm = (Double.random(in: 0.3...0.7, using: &rng), Double.random(in: 1...4, using: &rng), Double.random(in: 0...(2 * .pi), using: &rng))
     }
 
+    struct Refused: Error {}
+
+    /// Ten of the writer's own signatures and the model the verifier makes of them (a refusal
+    /// fails the test).
+    func enrolled(by verifier: SignatureVerifier, _ rng: inout Generator) throws -> (references: [SignaturePoints], model: SignatureVerifier.Model) {
+        let references = (0..<10).map { _ in sign(&rng, shapeNoise: 0.03) }
+        guard case .model(let model) = verifier.enrol(references) else { throw Refused() }
+        return (references, model)
+    }
+
     /// One signature: `shapeNoise` perturbs the strokes, `steady` flattens the writer's rhythm to
     /// a third and slows it down (how a forger traces).
     func sign(_ rng: inout Generator, shapeNoise: Double, steady: Bool = false) -> SignaturePoints {
@@ -114,8 +124,7 @@ struct SignatureVerifierTests {
     func deterministic() throws {
         var rng = SyntheticWriter.Generator(state: 3)
         let writer = SyntheticWriter(seed: 5)
-        let references = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
-        guard case .model(let model) = verifier.enrol(references) else { Issue.record("refused"); return }
+        let (references, model) = try writer.enrolled(by: verifier, &rng)
         let attempt = writer.sign(&rng, shapeNoise: 0.03)
         #expect(verifier.similarity(attempt, to: model) == verifier.similarity(attempt, to: model))
         let a = verifier.features(attempt)
@@ -133,8 +142,7 @@ struct SignatureModelTests {
         // setup
         var rng = SyntheticWriter.Generator(state: 11)
         let writer = SyntheticWriter(seed: 21)
-        let references = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
-        guard case .model(let model) = verifier.enrol(references) else { Issue.record("refused"); return }
+        let (_, model) = try writer.enrolled(by: verifier, &rng)
         var old = model
         old.version = SignatureVerifier.version - 1
         old.spread = 1000
@@ -154,8 +162,7 @@ struct SignatureModelTests {
         // setup: the writer's own signatures, and each of them traced with every point doubled
         var rng = SyntheticWriter.Generator(state: 12)
         let writer = SyntheticWriter(seed: 22)
-        let references = (0..<10).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
-        guard case .model(let model) = verifier.enrol(references) else { Issue.record("refused"); return }
+        let (_, model) = try writer.enrolled(by: verifier, &rng)
         let genuine = (0..<5).map { _ in writer.sign(&rng, shapeNoise: 0.03) }
         let traced = genuine.map { signature in
             SignaturePoints(x: signature.x.flatMap { [$0, $0] }, y: signature.y.flatMap { [$0, $0] })
