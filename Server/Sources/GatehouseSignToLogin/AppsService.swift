@@ -21,19 +21,26 @@ package struct AppRecord: Sendable, Equatable {
     /// The app's own acceptance threshold, at or above the server's.
     package var minSimilarity: Double?
 
+    init(id: UUID, ownerID: UUID?, name: String, bundleID: String, email: String, website: String?, iconBlobKey: String?, enabled: Bool,
+         keyHint: String, createdAt: Date, updatedAt: Date, minSimilarity: Double?) {
+        self.id = id
+        self.ownerID = ownerID
+        self.name = name
+        self.bundleID = bundleID
+        self.email = email
+        self.website = website
+        self.iconBlobKey = iconBlobKey
+        self.enabled = enabled
+        self.keyHint = keyHint
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.minSimilarity = minSimilarity
+    }
+
     init(_ row: AppModel) {
-        id = row.id!
-        ownerID = row.ownerID
-        name = row.name
-        bundleID = row.bundleID
-        email = row.email
-        website = row.website
-        iconBlobKey = row.iconBlobKey
-        enabled = row.enabled
-        keyHint = row.keyHint
-        createdAt = row.createdAt
-        updatedAt = row.updatedAt
-        minSimilarity = row.minSimilarity
+        self.init(id: row.id!, ownerID: row.ownerID, name: row.name, bundleID: row.bundleID, email: row.email, website: row.website,
+                  iconBlobKey: row.iconBlobKey, enabled: row.enabled, keyHint: row.keyHint, createdAt: row.createdAt, updatedAt: row.updatedAt,
+                  minSimilarity: row.minSimilarity)
     }
 }
 
@@ -84,8 +91,7 @@ package struct AppsService: Sendable {
     /// The enabled app a key belongs to, or nil (unknown, rotated away, or disabled).
     package func enabledApp(key: String) async throws -> AppRecord? {
         guard key.hasPrefix(Self.keyPrefix), key.utf8.count <= 128 else { return nil }
-        let row = try await apps.app(keyHash: Secrets.sha256Hex(key))
-        return row.flatMap { $0.enabled ? AppRecord($0) : nil }
+        return try await apps.enabledApp(keyHash: Secrets.sha256Hex(key))
     }
 
     /// An operator's way to name an app: its id, or its key.

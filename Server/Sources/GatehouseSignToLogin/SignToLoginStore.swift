@@ -29,6 +29,22 @@ package struct SignToLoginStore: Sendable {
         try await AppModel.find(id, on: database.db)
     }
 
+    /// The enabled app whose key hashes to `keyHash`: one plain statement (prepared on
+    /// PostgreSQL), since every Sign To Login request starts with it.
+    package func enabledApp(keyHash: String) async throws -> AppRecord? {
+        guard let row = try await sql.preparedRows("""
+            SELECT id, owner_id, name, bundle_id, email, website, icon_blob_key, key_hint, created_at, updated_at, min_similarity
+            FROM apps WHERE key_hash = \(bind: keyHash) AND enabled = \(bind: true)
+            """).first else { return nil }
+        return AppRecord(
+            id: try row.decode(column: "id", as: UUID.self), ownerID: try row.decode(column: "owner_id", as: UUID?.self),
+            name: try row.decode(column: "name", as: String.self), bundleID: try row.decode(column: "bundle_id", as: String.self),
+            email: try row.decode(column: "email", as: String.self), website: try row.decode(column: "website", as: String?.self),
+            iconBlobKey: try row.decode(column: "icon_blob_key", as: String?.self), enabled: true,
+            keyHint: try row.decode(column: "key_hint", as: String.self), createdAt: try row.decode(column: "created_at", as: Date.self),
+            updatedAt: try row.decode(column: "updated_at", as: Date.self), minSimilarity: try row.decode(column: "min_similarity", as: Double?.self))
+    }
+
     /// The app whose key hashes to `keyHash`, enabled or not.
     package func app(keyHash: String) async throws -> AppModel? {
         try await AppModel.query(on: database.db).filter(\.$keyHash == keyHash).first()
@@ -55,10 +71,41 @@ package struct SignToLoginStore: Sendable {
             """).first() != nil
     }
 
-    package func hasConsent(accountID: UUID, appID: UUID) async throws -> Bool {
-        try await sql.raw("""
-            SELECT 1 AS found FROM signature_app_consents WHERE account_id = \(bind: accountID) AND app_id = \(bind: appID)
-            """).first() != nil
+    /// What an attempt needs to know of the person behind an address, in one statement: the
+    /// confirmed owner of the address not being deleted (`SignatureService.account(email:)`'s
+    /// rule), whether they let this app use their signature, and their proven models' rows: the
+    /// one of this type of device and the newest. Nil when nobody owns the address.
+    package func enrolment(email: String, appID: UUID, deviceClass: String) async throws -> Enrolment? {
+        guard let row = try await sql.preparedRows("""
+            SELECT a.id AS account_id,
+                   CASE WHEN EXISTS (SELECT 1 FROM signature_app_consents c WHERE c.account_id = a.id AND c.app_id = \(bind: appID))
+                        THEN 1 ELSE 0 END AS consented,
+                   (SELECT m.id FROM signature_models m
+                    WHERE m.account_id = a.id AND m.device_class = \(bind: deviceClass) AND m.proven_at IS NOT NULL) AS device_model,
+                   (SELECT m.id FROM signature_models m
+                    WHERE m.account_id = a.id AND m.proven_at IS NOT NULL ORDER BY m.created_at DESC LIMIT 1) AS newest_model
+            FROM accounts a
+            WHERE a.email = \(bind: email) AND a.email_confirmed_at IS NOT NULL AND a.deletion_requested_at IS NULL
+            """).first else { return nil }
+        return Enrolment(accountID: try row.decode(column: "account_id", as: UUID.self),
+                         consented: try row.decode(column: "consented", as: Int.self) != 0,
+                         deviceModel: try row.decode(column: "device_model", as: UUID?.self),
+                         newestModel: try row.decode(column: "newest_model", as: UUID?.self))
+    }
+
+    package struct Enrolment: Sendable, Equatable {
+        package var accountID: UUID
+        package var consented: Bool
+        /// The proven model of the type of device asked about, and the newest of any type.
+        package var deviceModel: UUID?
+        package var newestModel: UUID?
+        /// Enrolled at all: with a proven model of some type of device.
+        package var enrolled: Bool { newestModel != nil }
+    }
+
+    /// A model's text by its row.
+    package func model(id: UUID) async throws -> String? {
+        try await sql.preparedRows("SELECT model FROM signature_models WHERE id = \(bind: id)").first?.decode(column: "model", as: String.self)
     }
 
     /// One enrolment's writes, in the caller's transaction: the account's unproven models go (the
@@ -136,23 +183,6 @@ package struct SignToLoginStore: Sendable {
                 (try $0.decodeNil(column: "fingerprint") ? nil : $0.decode(column: "fingerprint", as: String.self),
                  try $0.decodeNil(column: "points") ? nil : $0.decode(column: "points", as: String.self))
             }
-    }
-
-    /// The account's proven model for this type of device (nil: of any type, newest first): its
-    /// row's id (a model is never changed in place but by `replaceModel`) and its text.
-    package func model(accountID: UUID, deviceClass: String?) async throws -> (id: UUID, text: String)? {
-        let row: (any SQLRow)?
-        if let deviceClass {
-            row = try await sql.raw("""
-                SELECT id, model FROM signature_models WHERE account_id = \(bind: accountID) AND device_class = \(bind: deviceClass) AND proven_at IS NOT NULL
-                """).first()
-        } else {
-            row = try await sql.raw("""
-                SELECT id, model FROM signature_models WHERE account_id = \(bind: accountID) AND proven_at IS NOT NULL ORDER BY created_at DESC LIMIT 1
-                """).first()
-        }
-        guard let row else { return nil }
-        return (try row.decode(column: "id", as: UUID.self), try row.decode(column: "model", as: String.self))
     }
 
     /// Stores a model made again by a newer verifier in place of the one it was made from (nothing

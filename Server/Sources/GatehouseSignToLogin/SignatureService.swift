@@ -28,7 +28,7 @@ package struct SignatureService: Sendable {
     package var limits: GatehouseConfiguration.Limits { configuration.limits }
     package var store: AccountStore { AccountStore(database: database) }
     package var verifier = SignatureVerifier()
-    /// Models this instance has prepared, by their row (`model(accountID:device:)`).
+    /// Models this instance has prepared, by their row (`model(row:)`).
     package let preparedModels: BoundedCache<UUID, SignatureVerifier.Prepared>
 
     private var settings: GatehouseConfiguration.Signature { configuration.signature }
@@ -63,28 +63,23 @@ package struct SignatureService: Sendable {
         return try await records.hasProvenModel(accountID: owner.id!) ? owner : nil
     }
 
-    /// The account's proven model for this type of device (nil: of any type, newest first),
-    /// current and with its references' features: from memory when this instance has prepared
-    /// that row before (a row's model changes only by being made current, which gives the same
-    /// model), else read, made current (a model of an older verifier is made again from its
-    /// references and stored so: `SignatureVerifier.current`) and remembered.
-    private func model(accountID: UUID, device: DeviceClass?) async throws -> SignatureVerifier.Prepared? {
-        guard let (rowID, text) = try await records.model(accountID: accountID, deviceClass: device?.rawValue) else { return nil }
+    /// The model of a proven model's row, current and with its references' features: from memory
+    /// when this instance has prepared that row before (a row's model changes only by being made
+    /// current, which gives the same model), else read, made current (a model of an older
+    /// verifier is made again from its references and stored so: `SignatureVerifier.current`) and
+    /// remembered.
+    private func model(row rowID: UUID) async throws -> SignatureVerifier.Prepared? {
         if let prepared = preparedModels.value(rowID) { return prepared }
-        guard let stored = try? JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(text.utf8)) else { return nil }
+        guard let text = try await records.model(id: rowID),
+              let stored = try? JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(text.utf8)) else { return nil }
         let verifier = self.verifier
-        let prepared = try await NIOThreadPool.singleton.runIfActive { verifier.prepare(stored) }
+        let prepared = try await ComputeThreads.pool.runIfActive { verifier.prepare(stored) }
         if prepared.model != stored {
             let remade = String(decoding: try JSONEncoder().encode(prepared.model), as: UTF8.self)
             try await records.replaceModel(id: rowID, from: text, with: remade)
         }
         preparedModels.insert(prepared, for: rowID)
         return prepared
-    }
-
-    /// Whether the person let this app use their signature (by enrolling through it).
-    private func hasConsent(accountID: UUID, appID: UUID) async throws -> Bool {
-        try await records.hasConsent(accountID: accountID, appID: appID)
     }
 
     /// The acceptance threshold of an app: its own, else the server's.
@@ -96,9 +91,13 @@ package struct SignatureService: Sendable {
     /// enrolled: each lookup costs a slot of the client address's and the app's lookup budgets
     /// first, so enumerating addresses is slow.
     package func lookUp(email: String, appID: UUID, origin: RequestOrigin) async throws -> AccountModel? {
+        try await spendLookup(appID: appID, origin: origin)
+        return try await enrolledAccount(email: email)
+    }
+
+    private func spendLookup(appID: UUID, origin: RequestOrigin) async throws {
         try await rateLimiter.hit("signature-lookup-ip", key: origin.ip ?? "unknown", limit: settings.lookupsPerIP, window: settings.attemptWindow)
         try await rateLimiter.hit("signature-lookup-app", key: appID.uuidString, limit: settings.lookupsPerApp, window: settings.attemptWindow)
-        return try await enrolledAccount(email: email)
     }
 
     // MARK: /login/
@@ -108,9 +107,10 @@ package struct SignatureService: Sendable {
     /// Whether the email has an enrolment this app may use, from this type of device. An address
     /// without any Sign To Login enrolment is `unknown`, however it is known elsewhere.
     package func presence(email: String, deviceVersion: String?, appID: UUID, origin: RequestOrigin) async throws -> Presence {
-        guard let account = try await lookUp(email: email, appID: appID, origin: origin) else { return .unknown }
-        guard try await hasConsent(accountID: account.id!, appID: appID) else { return .notEnrolled }
-        return try await model(accountID: account.id!, device: DeviceClass(deviceVersion: deviceVersion)) == nil ? .notEnrolled : .enrolled
+        try await spendLookup(appID: appID, origin: origin)
+        let device = DeviceClass(deviceVersion: deviceVersion).rawValue
+        guard let enrolment = try await records.enrolment(email: email, appID: appID, deviceClass: device), enrolment.enrolled else { return .unknown }
+        return enrolment.consented && enrolment.deviceModel != nil ? .enrolled : .notEnrolled
     }
 
     // MARK: /register/
@@ -180,7 +180,7 @@ package struct SignatureService: Sendable {
         let tokenHash = r.enrolmentToken.map(Secrets.sha256Hex)
         let kept = r.signatures.count >= needed ? [] : try await keptSignatures(tokenHash: tokenHash, email: r.email, device: device, appID: r.appID, now: now)
         let (verifier, fresh) = (self.verifier, r.signatures)
-        let step = try await NIOThreadPool.singleton.runIfActive {
+        let step = try await ComputeThreads.pool.runIfActive {
             verifier.continueEnrolment(kept: kept, new: fresh, needed: needed)
         }
         let model: SignatureVerifier.Model
@@ -311,38 +311,42 @@ package struct SignatureService: Sendable {
     /// slots: the client address's, and either the person's own session's (an app signed in as
     /// them) or the account's for this app (everyone else). A stranger's flood spends the second
     /// and never the first, so a person's signed-in device keeps working through it.
+    ///
+    /// Its statements run on the database's event loop (`EventLoopTaskExecutor`: each is sent,
+    /// answered and followed on one thread), the verification on `ComputeThreads`.
     package func authenticate(_ a: Attempt, origin: RequestOrigin) async throws -> Authenticated {
+        try await withTaskExecutorPreference(database.writerExecutor()) { try await score(a, origin: origin) }
+    }
+
+    private func score(_ a: Attempt, origin: RequestOrigin) async throws -> Authenticated {
         let window = settings.attemptWindow
         let ipKey = origin.ip ?? "unknown"
         try await rateLimiter.hit("signature-ip", key: ipKey, limit: settings.attemptsPerIP, window: window)
-        guard let account = try await enrolledAccount(email: a.email) else { return .unknown }
-        let id = account.id!
-        guard try await hasConsent(accountID: id, appID: a.appID) else { return .notEnrolled }
+        let device = DeviceClass(deviceVersion: a.deviceVersion)
+        guard let enrolment = try await records.enrolment(email: a.email, appID: a.appID, deviceClass: device.rawValue),
+              enrolment.enrolled else { return .unknown }
+        guard enrolment.consented else { return .notEnrolled }
+        let id = enrolment.accountID
         var own: SessionWithAccount?
         if let token = a.sessionToken, let found = try await sessions.authenticate(token: token), found.account.id == id { own = found }
-        let budget = own.map { ("signature-session", $0.session.id.uuidString, settings.attemptsPerSession) }
-            ?? ("signature-account", "\(id):\(a.appID)", settings.attemptsPerAccount)
+        let budget = own.map { (name: "signature-session", key: $0.session.id.uuidString, limit: settings.attemptsPerSession) }
+            ?? (name: "signature-account", key: "\(id):\(a.appID)", limit: settings.attemptsPerAccount)
         do {
-            try await rateLimiter.hit(budget.0, key: budget.1, limit: budget.2, window: window)
+            try await rateLimiter.hit(budget.name, key: budget.key, limit: budget.limit, window: window)
         } catch {
             try? await rateLimiter.release("signature-ip", key: ipKey, window: window)
             throw error
         }
-        let giveBack = {
-            try? await self.rateLimiter.release("signature-ip", key: ipKey, window: window)
-            try? await self.rateLimiter.release(budget.0, key: budget.1, window: window)
+        let slots = [(name: "signature-ip", key: ipKey), (name: budget.name, key: budget.key)]
+        // The model of this type of device, else the newest (an attempt without a device_version: the newest).
+        guard let row = (a.deviceVersion == nil ? nil : enrolment.deviceModel) ?? enrolment.newestModel,
+              let prepared = try await model(row: row) else {
+            try? await rateLimiter.release(slots, window: window)
+            return .notEnrolled
         }
-        let device = DeviceClass(deviceVersion: a.deviceVersion)
-        let found: SignatureVerifier.Prepared?
-        if let exact = try await model(accountID: id, device: a.deviceVersion == nil ? nil : device) {
-            found = exact
-        } else {
-            found = try await model(accountID: id, device: nil)
-        }
-        guard let prepared = found else { await giveBack(); return .notEnrolled }
         let earlier = try await recentAttempts(accountID: id)
         let (verifier, detector, signature) = (self.verifier, ReplayDetector(threshold: settings.replayDistance), a.signature)
-        let scored: (similarity: Double, fingerprint: String, points: String)? = try await NIOThreadPool.singleton.runIfActive {
+        let scored: (similarity: Double, fingerprint: String, points: String)? = try await ComputeThreads.pool.runIfActive {
             let fingerprint = detector.fingerprint(signature)
             let history = prepared.model.references.map(detector.fingerprint) + earlier
             if detector.replayed(fingerprint, among: history) != nil { return nil }
@@ -354,15 +358,24 @@ package struct SignatureService: Sendable {
         var photoKey: String?
         if let photo = a.photo { photoKey = try await blobs.put(photo).hex }
         let passed = similarity >= a.threshold
-        let (photoBlob, signedIn) = (photoKey, own != nil)
-        let session: IssuedSession? = try await database.db.transaction { tx in
-            try await records.insertAttempt(
+        let (photoBlob, signedIn, now) = (photoKey, own != nil, clock.now())
+        let keep: @Sendable (any Database) async throws -> Void = { db in
+            try await self.records.insertAttempt(
                 id: attemptID, accountID: id, appID: a.appID, similarity: similarity, points: points, fingerprint: fingerprint, photoBlob: photoBlob,
-                location: a.location, country: a.country, city: a.city, address: a.address, clientTime: a.time, now: clock.now(), on: tx)
-            guard passed, !signedIn else { return nil }
+                location: a.location, country: a.country, city: a.city, address: a.address, clientTime: a.time, now: now, on: db)
+        }
+        guard passed else {
+            // One statement: nothing else to keep with it.
+            try await keep(database.db)
+            return .scored(similarity: similarity, signatureID: attemptID, session: nil)
+        }
+        // A pass gives its slots back, with the attempt and the session it may open.
+        let session: IssuedSession? = try await database.db.transaction { tx in
+            try await keep(tx)
+            try await rateLimiter.release(slots, window: window, on: tx)
+            guard !signedIn else { return nil }
             return try await sessions.create(accountID: id, device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login", ip: origin.ip, on: tx)
         }
-        if passed { await giveBack() }
         return .scored(similarity: similarity, signatureID: attemptID, session: session?.token)
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
 
 /// A handwritten signature as an iPhone sends it: the pen-down points in order, x and y only
 /// (no pressure, no timestamps). Touch events come at a steady rate, so the spacing of the points
@@ -159,18 +162,17 @@ public struct SignatureVerifier: Sendable {
     public var minPoints = 16
     public var parameters: Parameters
 
-    /// Features of one signature, point by point: the features with a weight, already multiplied
-    /// by its square root, in `lanes` vectors of eight single-precision lanes per point (the
-    /// unused lanes zero), so the DTW compares a point's features in one or two vector steps.
+    /// Features of one signature: the features with a weight, already multiplied by its square
+    /// root, feature by feature (`columns[k * count + i]` is feature `k` of point `i`), so the DTW
+    /// reads eight neighbouring points' feature in one vector step.
     public struct Features: Sendable, Equatable {
-        public var rows: [SIMD8<Float>]
+        public var columns: [Float]
         public var count: Int
         public var dimensions: Int
-        public var lanes: Int { max(1, (dimensions + 7) / 8) }
 
         /// The features as numbers, `dimensions` per point.
         public var values: [Double] {
-            (0..<count).flatMap { i in (0..<dimensions).map { k in Double(rows[i * lanes + k / 8][k % 8]) } }
+            (0..<count).flatMap { i in (0..<dimensions).map { k in Double(columns[k * count + i]) } }
         }
     }
 
@@ -204,7 +206,7 @@ public struct SignatureVerifier: Sendable {
             ys = picks.map { signature.y[$0] }
         }
         let n = xs.count
-        guard n > 0 else { return Features(rows: [], count: 0, dimensions: 0) }
+        guard n > 0 else { return Features(columns: [], count: 0, dimensions: 0) }
         // Position and size out: the centroid, and the spread (one for both axes, or one per axis).
         let cx = xs.reduce(0, +) / Double(n), cy = ys.reduce(0, +) / Double(n)
         var varianceX = 0.0, varianceY = 0.0
@@ -256,8 +258,7 @@ public struct SignatureVerifier: Sendable {
         let kept = p.weights.indices.filter { p.weights[$0] > 0 && $0 < Feature.allCases.count }
         let roots = kept.map { p.weights[$0].squareRoot() }
         let d = kept.count
-        let lanes = max(1, (d + 7) / 8)
-        var rows = [SIMD8<Float>](repeating: .zero, count: n * lanes)
+        var columns = [Float](repeating: 0, count: n * d)
         var previousAngle = 0.0
         for i in 0..<n {
             let moving = speed[i] > 1e-9
@@ -283,70 +284,190 @@ public struct SignatureVerifier: Sendable {
                 case .acceleration: value = acceleration[i] / meanAcceleration - 1
                 case .logSpeed: value = min(max(log(max(speed[i] / medianSpeed, 1e-3)), -3), 3)
                 }
-                rows[i * lanes + column / 8][column % 8] = Float(value * roots[column])
+                columns[column * n + i] = Float(value * roots[column])
             }
         }
-        return Features(rows: rows, count: n, dimensions: d)
+        return Features(columns: columns, count: n, dimensions: d)
     }
 
     // MARK: Distance
 
     /// The DTW distance of two signatures' features, per step of the warping path.
     public func distance(_ a: Features, _ b: Features) -> Double {
-        let n = a.count, m = b.count
-        guard n > 0, m > 0, a.dimensions == b.dimensions else { return .infinity }
-        let lanes = a.lanes
-        let width = max(Int(Double(max(n, m)) * parameters.band), abs(n - m) + 1)
-        let infinity = Float.infinity
-        // Two rows of path costs and of path lengths, swapped row by row.
-        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2 * (m + 1))
-        let steps = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * (m + 1))
-        defer {
-            buffer.deallocate()
-            steps.deallocate()
-        }
-        buffer.initialize(repeating: infinity, count: 2 * (m + 1))
-        steps.initialize(repeating: 0, count: 2 * (m + 1))
-        var previous = buffer, current = buffer + (m + 1)
-        var previousSteps = steps, currentSteps = steps + (m + 1)
-        previous[0] = 0
-        a.rows.withUnsafeBufferPointer { av in
-            b.rows.withUnsafeBufferPointer { bv in
-                for i in 1...n {
-                    let center = Int((Double(i) * Double(m) / Double(n)).rounded())
-                    let low = max(1, center - width), high = min(m, center + width)
-                    // The band only moves right: this buffer's cells right of the band were never
-                    // written, the ones inside are written now, and of the ones left of it the next
-                    // row reads only the one just before the band.
-                    current[max(0, low - 1)] = infinity
+        guard a.count > 0, b.count > 0, a.dimensions == b.dimensions else { return .infinity }
+        var warp = Warp(a.count, b.count, band: parameters.band)
+        defer { warp.deallocate() }
+        a.columns.withUnsafeBufferPointer { av in
+            b.columns.withUnsafeBufferPointer { bv in
+                for i in 1...a.count {
+                    let (low, high) = warp.startRow(i, a: av, b: bv, dimensions: a.dimensions)
                     if low <= high {
-                        let ai = (i - 1) * lanes
-                        for j in low...high {
-                            let bj = (j - 1) * lanes
-                            var squares = av[ai] - bv[bj]
-                            squares *= squares
-                            if lanes > 1 {
-                                for lane in 1..<lanes {
-                                    let diff = av[ai + lane] - bv[bj + lane]
-                                    squares.addProduct(diff, diff)
-                                }
-                            }
-                            let cost = squares.sum().squareRoot()
-                            // The cheapest of the three predecessors.
-                            var best = previous[j - 1], length = previousSteps[j - 1]
-                            if previous[j] < best { best = previous[j]; length = previousSteps[j] }
-                            if current[j - 1] < best { best = current[j - 1]; length = currentSteps[j - 1] }
-                            current[j] = best + cost
-                            currentSteps[j] = length + 1
-                        }
+                        var left = warp.leftOf(low)
+                        for j in low...high { warp.cell(j, &left) }
                     }
-                    swap(&previous, &current)
-                    swap(&previousSteps, &currentSteps)
+                    warp.endRow()
                 }
             }
         }
-        let total = Double(previous[m])
-        return total.isFinite ? total / Double(max(previousSteps[m], 1)) : .infinity
+        return warp.distance
+    }
+
+    /// `distance` of one signature's features to several others': two at a time, in one loop, so
+    /// that the processor overlaps their chains of dependent cells (each cell waits for the one
+    /// on its left); the same numbers as one by one, in the others' order.
+    public func distances(_ a: Features, to others: [Features]) -> [Double] {
+        var result: [Double] = []
+        result.reserveCapacity(others.count)
+        var k = 0
+        while k + 1 < others.count {
+            let (b, c) = (others[k], others[k + 1])
+            if a.count > 0, b.count > 0, c.count > 0, a.dimensions == b.dimensions, a.dimensions == c.dimensions {
+                var first = Warp(a.count, b.count, band: parameters.band), second = Warp(a.count, c.count, band: parameters.band)
+                defer {
+                    first.deallocate()
+                    second.deallocate()
+                }
+                a.columns.withUnsafeBufferPointer { av in
+                    b.columns.withUnsafeBufferPointer { bv in
+                        c.columns.withUnsafeBufferPointer { cv in
+                            for i in 1...a.count {
+                                let (lowB, highB) = first.startRow(i, a: av, b: bv, dimensions: a.dimensions)
+                                let (lowC, highC) = second.startRow(i, a: av, b: cv, dimensions: a.dimensions)
+                                let lengthB = max(0, highB - lowB + 1), lengthC = max(0, highC - lowC + 1)
+                                var leftB = first.leftOf(lowB), leftC = second.leftOf(lowC)
+                                for t in 0..<max(lengthB, lengthC) {
+                                    if t < lengthB { first.cell(lowB &+ t, &leftB) }
+                                    if t < lengthC { second.cell(lowC &+ t, &leftC) }
+                                }
+                                first.endRow()
+                                second.endRow()
+                            }
+                        }
+                    }
+                }
+                result.append(first.distance)
+                result.append(second.distance)
+            } else {
+                result.append(distance(a, b))
+                result.append(distance(a, c))
+            }
+            k += 2
+        }
+        if k < others.count { result.append(distance(a, others[k])) }
+        return result
+    }
+
+    /// One DTW in progress, within a band: two rows of path costs and of path lengths, swapped
+    /// row by row, and the current row's costs of matching two points. Its memory is its owner's
+    /// to `deallocate`.
+    private struct Warp {
+        let n: Int, m: Int, width: Int
+        let buffer: UnsafeMutablePointer<Float>
+        let steps: UnsafeMutablePointer<Int32>
+        /// The current row's costs by column (1-based, as the rows), with room for a last vector step.
+        let costs: UnsafeMutablePointer<Float>
+        var previous: UnsafeMutablePointer<Float>, current: UnsafeMutablePointer<Float>
+        var previousSteps: UnsafeMutablePointer<Int32>, currentSteps: UnsafeMutablePointer<Int32>
+
+        init(_ n: Int, _ m: Int, band: Double) {
+            self.n = n
+            self.m = m
+            width = max(Int(Double(max(n, m)) * band), abs(n - m) + 1)
+            buffer = .allocate(capacity: 2 * (m + 1))
+            steps = .allocate(capacity: 2 * (m + 1))
+            costs = .allocate(capacity: m + 9)
+            buffer.initialize(repeating: .infinity, count: 2 * (m + 1))
+            steps.initialize(repeating: 0, count: 2 * (m + 1))
+            costs.initialize(repeating: 0, count: m + 9)
+            (previous, current) = (buffer, buffer + (m + 1))
+            (previousSteps, currentSteps) = (steps, steps + (m + 1))
+            previous[0] = 0
+        }
+
+        func deallocate() {
+            buffer.deallocate()
+            steps.deallocate()
+            costs.deallocate()
+        }
+
+        /// Starts row `i` (1-based): the band's columns (empty when low > high), whose costs are
+        /// worked out here, eight columns per vector step: the Euclidean distance between point
+        /// `i` of `a` and each point of `b` in the band.
+        @inline(__always)
+        func startRow(_ i: Int, a: UnsafeBufferPointer<Float>, b: UnsafeBufferPointer<Float>, dimensions: Int) -> (low: Int, high: Int) {
+            let center = Int((Double(i) * Double(m) / Double(n)).rounded())
+            let low = max(1, center - width), high = min(m, center + width)
+            // The band only moves right: this buffer's cells right of the band were never
+            // written, the ones inside are written now, and of the ones left of it the next
+            // row reads only the one just before the band.
+            current[max(0, low - 1)] = .infinity
+            guard low <= high, let ab = a.baseAddress, let bb = b.baseAddress else { return (low, high) }
+            var j = low
+            while j + 7 <= high {
+                var squares = SIMD8<Float>.zero
+                for k in 0..<dimensions {
+                    let column = UnsafeRawPointer(bb + k * m + (j - 1)).loadUnaligned(as: SIMD8<Float>.self)
+                    let difference = SIMD8<Float>(repeating: ab[k * n + (i - 1)]) - column
+                    squares += difference * difference
+                }
+                UnsafeMutableRawPointer(costs + j).storeBytes(of: Self.squareRoot(squares), as: SIMD8<Float>.self)
+                j += 8
+            }
+            while j <= high {
+                var squares: Float = 0
+                for k in 0..<dimensions {
+                    let difference = ab[k * n + (i - 1)] - bb[k * m + (j - 1)]
+                    squares += difference * difference
+                }
+                costs[j] = squares.squareRoot()
+                j += 1
+            }
+            return (low, high)
+        }
+
+        /// Lane by lane the same as `squareRoot()`, in two instructions where the processor has
+        /// them (the standard library's takes every lane on its own, with a branch for negatives).
+        @inline(__always)
+        static func squareRoot(_ value: SIMD8<Float>) -> SIMD8<Float> {
+            #if arch(x86_64)
+            let low = _mm_sqrt_ps(value.lowHalf), high = _mm_sqrt_ps(value.highHalf)
+            return SIMD8(lowHalf: low, highHalf: high)
+            #else
+            return value.squareRoot()
+            #endif
+        }
+
+        /// Column `j` of the current row: the cheapest of its three predecessors, plus its cost.
+        /// The cell on its left comes in `left` (and leaves as this one), in registers rather than
+        /// through memory: the chain of cells is what the DTW waits on. Wrapping arithmetic: `j`
+        /// is within the band, and a path is at most `n + m` steps.
+        @inline(__always)
+        func cell(_ j: Int, _ left: inout (cost: Float, length: Int32)) {
+            var best = previous[j &- 1], length = previousSteps[j &- 1]
+            if previous[j] < best { best = previous[j]; length = previousSteps[j] }
+            if left.cost < best { best = left.cost; length = left.length }
+            left = (best + costs[j], length &+ 1)
+            current[j] = left.cost
+            currentSteps[j] = left.length
+        }
+
+        /// The cell left of the band in the current row (`cell`'s first `left`).
+        @inline(__always)
+        func leftOf(_ low: Int) -> (cost: Float, length: Int32) {
+            (current[low &- 1], currentSteps[low &- 1])
+        }
+
+        @inline(__always)
+        mutating func endRow() {
+            swap(&previous, &current)
+            swap(&previousSteps, &currentSteps)
+        }
+
+        /// After the last row: the cost of the cheapest path per step.
+        var distance: Double {
+            let total = Double(previous[m])
+            return total.isFinite ? total / Double(max(previousSteps[m], 1)) : .infinity
+        }
     }
 
     // MARK: The model
@@ -428,9 +549,10 @@ public struct SignatureVerifier: Sendable {
     public func pairwise(_ features: [Features]) -> [[Double]] {
         var distances = [[Double]](repeating: [Double](repeating: 0, count: features.count), count: features.count)
         for i in features.indices {
-            for j in features.indices where j > i {
-                distances[i][j] = distance(features[i], features[j])
-                distances[j][i] = distances[i][j]
+            let later = Array(features[(i + 1)...])
+            for (offset, value) in self.distances(features[i], to: later).enumerated() {
+                distances[i][i + 1 + offset] = value
+                distances[i + 1 + offset][i] = value
             }
         }
         return distances
@@ -508,7 +630,7 @@ public struct SignatureVerifier: Sendable {
     public func similarity(_ attempt: SignaturePoints, to prepared: Prepared) -> Double {
         guard problem(with: attempt) == nil, !prepared.model.references.isEmpty else { return 0 }
         let features = self.features(attempt)
-        let distances = prepared.features.map { distance(features, $0) }
+        let distances = distances(features, to: prepared.features)
         return similarity(distances: distances, attemptCount: attempt.count, model: prepared.model)
     }
 

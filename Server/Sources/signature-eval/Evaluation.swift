@@ -95,37 +95,53 @@ struct Outcome {
 func evaluate<S: Scorer>(_ writers: [Writer], positions: [Int]? = nil, scorer: inout S, references: Int,
                          randomPerWriter: Int?) async throws -> Outcome {
     var outcome = Outcome()
+    for position in positions ?? Array(writers.indices) {
+        guard let next = try await enrol(writers, position: position, scorer: &scorer, references: references, outcome: &outcome) else { continue }
+        outcome.writers[writers[position].id] = try await score(writers, position: position, from: next, scorer: &scorer,
+                                                                randomPerWriter: randomPerWriter)
+    }
+    return outcome
+}
+
+/// Enrols one writer as the spec's client does (answering `res 2` with their next genuine
+/// signatures, at most three rounds), noting it in `outcome`: the position of their first genuine
+/// signature left for attempts, or nil when they are not measured or could not enrol.
+func enrol<S: Scorer>(_ writers: [Writer], position: Int, scorer: inout S, references: Int, outcome: inout Outcome) async throws -> Int? {
+    let writer = writers[position]
     // A set with skilled forgeries for some writers only (SigComp 2009's NFI) is measured on those;
     // the others are random forgers.
     let anyForgeries = writers.contains { !$0.forgeries.isEmpty }
-    for position in positions ?? Array(writers.indices) {
-        let writer = writers[position]
-        guard writer.genuine.count > references, !anyForgeries || !writer.forgeries.isEmpty else { continue }
-        outcome.considered += 1
-        var next = references
-        var missing = try await scorer.enrol(writer.id, Array(writer.genuine.prefix(references)))
-        var rounds = 0
-        if missing != nil { outcome.refusedAtFirst.append(writer.id) }
-        // Keep at least a few genuine attempts to test with.
-        while let count = missing, rounds < 3, next + count <= writer.genuine.count - 3 {
-            missing = try await scorer.enrol(writer.id, Array(writer.genuine[next..<(next + count)]))
-            next += count
-            rounds += 1
-        }
-        guard missing == nil else {
-            outcome.notEnrolled.append(writer.id)
-            continue
-        }
-        var scores = Outcome.WriterScores()
-        for attempt in writer.genuine[next...] { scores.genuine.append(try await scorer.score(writer.id, attempt)) }
-        for attempt in writer.forgeries { scores.skilled.append(try await scorer.score(writer.id, attempt)) }
-        let others = (1..<writers.count).map { writers[(position + $0) % writers.count] }.prefix(randomPerWriter ?? writers.count)
-        for other in others where !other.genuine.isEmpty {
-            scores.random.append(try await scorer.score(writer.id, other.genuine[0]))
-        }
-        outcome.writers[writer.id] = scores
+    guard writer.genuine.count > references, !anyForgeries || !writer.forgeries.isEmpty else { return nil }
+    outcome.considered += 1
+    var next = references
+    var missing = try await scorer.enrol(writer.id, Array(writer.genuine.prefix(references)))
+    var rounds = 0
+    if missing != nil { outcome.refusedAtFirst.append(writer.id) }
+    // Keep at least a few genuine attempts to test with.
+    while let count = missing, rounds < 3, next + count <= writer.genuine.count - 3 {
+        missing = try await scorer.enrol(writer.id, Array(writer.genuine[next..<(next + count)]))
+        next += count
+        rounds += 1
     }
-    return outcome
+    guard missing == nil else {
+        outcome.notEnrolled.append(writer.id)
+        return nil
+    }
+    return next
+}
+
+/// An enrolled writer's scores: their genuine signatures from `next` on, their skilled
+/// forgeries, and the first genuine signature of the next `randomPerWriter` writers (all others by default).
+func score<S: Scorer>(_ writers: [Writer], position: Int, from next: Int, scorer: inout S, randomPerWriter: Int?) async throws -> Outcome.WriterScores {
+    let writer = writers[position]
+    var scores = Outcome.WriterScores()
+    for attempt in writer.genuine[next...] { scores.genuine.append(try await scorer.score(writer.id, attempt)) }
+    for attempt in writer.forgeries { scores.skilled.append(try await scorer.score(writer.id, attempt)) }
+    let others = (1..<writers.count).map { writers[(position + $0) % writers.count] }.prefix(randomPerWriter ?? writers.count)
+    for other in others where !other.genuine.isEmpty {
+        scores.random.append(try await scorer.score(writer.id, other.genuine[0]))
+    }
+    return scores
 }
 
 /// The equal error rate of a set of genuine and impostor scores (higher is more genuine): the

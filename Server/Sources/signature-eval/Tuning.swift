@@ -99,7 +99,7 @@ enum LeaveOneSetOut {
             let referenceFeatures = Array(features[position].0.prefix(set.references))
             let model = verifier.model(references, distances: verifier.pairwise(referenceFeatures))
             func measure(_ attempt: SignatureVerifier.Features, _ points: SignaturePoints) -> (distances: [Double], count: Int) {
-                (referenceFeatures.map { verifier.distance(attempt, $0) }, points.count)
+                (verifier.distances(attempt, to: referenceFeatures), points.count)
             }
             let genuine = (set.references..<writer.genuine.count).map { measure(features[position].0[$0], writer.genuine[$0]) }
             let skilled = writer.forgeries.indices.map { measure(features[position].1[$0], writer.forgeries[$0]) }

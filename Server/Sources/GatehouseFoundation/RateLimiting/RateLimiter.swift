@@ -78,6 +78,16 @@ package struct RateLimiter: Sendable {
         try await ((db ?? database.db) as! any SQLDatabase).raw("UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = \(bind: w.bucket) AND hits > 0").run()
     }
 
+    /// Gives back one hit of each budget, in one statement.
+    package func release(_ budgets: [(name: String, key: String)], window length: TimeInterval, on db: (any Database)? = nil) async throws {
+        guard !budgets.isEmpty else { return }
+        let buckets = budgets.map { window($0.name, key: $0.key, length: length).bucket }
+        try await ((db ?? database.db) as! any SQLDatabase).raw("""
+            UPDATE rate_limit_counters SET hits = hits - 1
+            WHERE bucket IN (\(buckets.map { "\(bind: $0)" as SQLQueryString }.joined(separator: ", "))) AND hits > 0
+            """).run()
+    }
+
     package func purgeExpired() async throws {
         let now = Int64(clock.now().timeIntervalSince1970)
         try await database.sql.raw("DELETE FROM rate_limit_counters WHERE expires_epoch < \(bind: now)").run()

@@ -9,14 +9,8 @@ import NIOPosix
 /// bcrypt on a thread pool: a hash at cost 10 takes tens of milliseconds, which must never
 /// block an event loop.
 package struct PasswordHasher: Sendable {
-    /// bcrypt's own threads, one per core, for the life of the process. Not NIO's shared pool:
-    /// SQLite runs its queries there, and a queue of 50 ms hashes in front of them made every
-    /// cheap request wait behind the logins (p99 0.9 s on SQLite during a login burst).
-    package static let sharedThreadPool: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: System.coreCount)
-        pool.start()
-        return pool
-    }()
+    /// bcrypt's threads: `ComputeThreads.pool`.
+    package static var sharedThreadPool: NIOThreadPool { ComputeThreads.pool }
 
     package let cost: UInt8
     package let threadPool: NIOThreadPool

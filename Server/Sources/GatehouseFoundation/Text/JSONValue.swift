@@ -199,6 +199,13 @@ extension JSONValue {
                 if at < bytes.count, bytes[at] == UInt8(ascii: "+") || bytes[at] == UInt8(ascii: "-") { at += 1 }
                 guard digits() > 0 else { throw fail() }
             }
+            // An integer of up to 18 digits (a signature's points, most often) is read in place.
+            let negative = bytes[start] == UInt8(ascii: "-")
+            if integral, at - start - (negative ? 1 : 0) <= 18 {
+                var integer: Int64 = 0
+                for i in (start + (negative ? 1 : 0))..<at { integer = integer * 10 + Int64(bytes[i] - UInt8(ascii: "0")) }
+                return .integer(negative ? -integer : integer)
+            }
             let text = String(decoding: bytes[start..<at], as: UTF8.self)
             if integral, let integer = Int64(text) { return .integer(integer) }
             guard let number = Double(text) else { throw ParseError.malformed(at: start) }
@@ -231,6 +238,12 @@ extension JSONValue {
             while true {
                 guard at < bytes.count else { throw fail() }
                 let c = bytes[at]
+                if c == UInt8(ascii: "\""), result.isEmpty {
+                    // No escape in it (a member's name, most often): validated in place.
+                    guard let text = String(validating: bytes[runStart..<at], as: UTF8.self) else { throw fail() }
+                    at += 1
+                    return text
+                }
                 if c == UInt8(ascii: "\"") {
                     result += bytes[runStart..<at]
                     at += 1

@@ -51,6 +51,59 @@ struct SignatureVerifierVersionTests {
         #expect(verifier.distance(a, c) > 0.05, "a turned signature is not the same drawing")
     }
 
+    /// A textbook DTW within the same band, in double precision, on the features as numbers:
+    /// what the verifier's vectorised one must agree with.
+    static func plainDistance(_ a: SignatureVerifier.Features, _ b: SignatureVerifier.Features, band: Double) -> Double {
+        let (n, m, d) = (a.count, b.count, a.dimensions)
+        let (av, bv) = (a.values, b.values)
+        let width = max(Int(Double(max(n, m)) * band), abs(n - m) + 1)
+        var cost = [[Double]](repeating: [Double](repeating: .infinity, count: m + 1), count: n + 1)
+        var steps = [[Int]](repeating: [Int](repeating: 0, count: m + 1), count: n + 1)
+        cost[0][0] = 0
+        for i in 1...n {
+            let center = Int((Double(i) * Double(m) / Double(n)).rounded())
+            for j in max(1, center - width)...min(m, center + width) {
+                let match = (0..<d).map { k in (av[(i - 1) * d + k] - bv[(j - 1) * d + k]) * (av[(i - 1) * d + k] - bv[(j - 1) * d + k]) }
+                    .reduce(0, +).squareRoot()
+                var best = cost[i - 1][j - 1], length = steps[i - 1][j - 1]
+                if cost[i - 1][j] < best { best = cost[i - 1][j]; length = steps[i - 1][j] }
+                if cost[i][j - 1] < best { best = cost[i][j - 1]; length = steps[i][j - 1] }
+                cost[i][j] = best + match
+                steps[i][j] = length + 1
+            }
+        }
+        return cost[n][m].isFinite ? cost[n][m] / Double(max(steps[n][m], 1)) : .infinity
+    }
+
+    @Test("the DTW, eight columns per vector step and two references at a time, gives a plain DTW's distances")
+    func vectorisedDistancesMatchAPlainDTW() throws {
+        // setup: five references (the last one alone), of different lengths, and attempts shorter and longer than them
+        var rng = SyntheticWriter.Generator(state: 33)
+        let writer = SyntheticWriter(seed: 43)
+        let references = [1.0, 0.7, 1.3, 0.9, 1.1].map { verifier.features(Self.resampled(writer.sign(&rng, shapeNoise: 0.03), factor: $0)) }
+        let attempts = [0.6, 1.0, 1.5].map { verifier.features(Self.resampled(writer.sign(&rng, shapeNoise: 0.05), factor: $0)) }
+            + [verifier.features(SyntheticWriter(seed: 44).sign(&rng, shapeNoise: 0.03))]
+
+        for attempt in attempts {
+            // MUT
+            let together = verifier.distances(attempt, to: references)
+            let alone = references.map { verifier.distance(attempt, $0) }
+
+            // validate
+            #expect(together == alone, "two at a time is the same arithmetic as one by one")
+            for (reference, value) in zip(references, together) {
+                let plain = Self.plainDistance(attempt, reference, band: verifier.parameters.band)
+                #expect(value.isFinite && abs(value - plain) <= 1e-4 * max(1, plain), "\(value) against \(plain)")
+            }
+        }
+        var positionsOnly = SignatureVerifier.Parameters.shipped
+        positionsOnly.weights = [1, 1]
+        let unlike = SignatureVerifier(parameters: positionsOnly).features(writer.sign(&rng, shapeNoise: 0.03))
+        #expect(verifier.distances(attempts[0], to: [references[0], unlike, references[1]]) ==
+                [verifier.distance(attempts[0], references[0]), .infinity, verifier.distance(attempts[0], references[1])],
+                "features of another shape are infinitely far, and leave the others alone")
+    }
+
     @Test("a genuine signature written a little turned, larger or at another touch rate still passes; one with a stroke missing does not")
     func genuineVariationsPassAndAMissingStrokeFails() throws {
         // setup
