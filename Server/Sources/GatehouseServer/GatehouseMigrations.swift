@@ -2,6 +2,7 @@ import FluentKit
 import GatehouseAccounts
 import GatehouseFoundation
 import GatehouseMessenger
+import GatehousePlatform
 import GatehouseSignToLogin
 import GatehouseWallet
 
@@ -28,6 +29,7 @@ package enum GatehouseMigrations {
             M016CreateMessengerBlocks(),
             M017AccountDeletion(),
             M018SignatureFingerprints(),
+            M019CreateAuditEvents(),
         ]
     }
 }

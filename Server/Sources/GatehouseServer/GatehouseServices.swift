@@ -52,6 +52,8 @@ package final class GatehouseServices: Sendable {
     package let idempotencyKeys: IdempotencyKeys
     /// Account deletion, with every app's part in it (docs/security.md, "Account deletion").
     package let accountDeletion: AccountDeletionService
+    /// The audit trail (docs/operators.md).
+    package let audit: AuditLog
 
     package init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -107,6 +109,9 @@ package final class GatehouseServices: Sendable {
         let hasher = PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool)
         let passwordRules = PasswordRules(policy: configuration.passwords)
         let composer = MessageComposer(publicURL: configuration.publicURL)
+        let audit = AuditLog(database: database, clock: clock, retention: configuration.audit.retention,
+                             failureWindow: configuration.audit.failureWindow)
+        self.audit = audit
         let rules = AccountRules(
             database: database, clock: clock, configuration: configuration, hasher: hasher, sessions: sessions,
             verification: verification, outbox: outbox, composer: composer, secrets: secrets, rateLimiter: rateLimiter
@@ -191,11 +196,12 @@ package final class GatehouseServices: Sendable {
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
-            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion] in
+            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
                 try await rateLimiter.purgeExpired()
                 try await eventLog.purgeExpired()
+                try await audit.purgeExpired()
                 try await idempotencyKeys.purgeExpired(on: database.db)
                 try await attachments.purgeUnsent()
                 try await accountDeletion.eraseDue()

@@ -113,7 +113,7 @@ package struct AppsService: Sendable {
     }
 
     /// Registers an app; its key, to show once.
-    package func create(_ fields: NewApp, owner: UUID?) async throws -> (AppRecord, key: String) {
+    package func create(_ fields: NewApp, owner: UUID?, by actor: AuditActor) async throws -> (AppRecord, key: String) {
         let checked = try check(fields)
         if let owner {
             let count = try await apps.appCount(owner: owner)
@@ -135,12 +135,13 @@ package struct AppsService: Sendable {
         row.keyHint = Self.hint(key)
         row.createdAt = now
         row.updatedAt = now
-        try await apps.create(row)
+        try await apps.create(row, audit: AuditEvent(.appCreated, by: actor, account: owner, detail: ["app": row.id!.uuidString.lowercased(),
+                                                                                                  "name": row.name]), clock: clock)
         return (AppRecord(row), key)
     }
 
     /// Changes details, or disables and enables.
-    package func update(_ app: AppRecord, _ change: AppUpdate) async throws -> AppRecord {
+    package func update(_ app: AppRecord, _ change: AppUpdate, by actor: AuditActor) async throws -> AppRecord {
         let row = try await row(app.id, owner: nil)
         let checked = try check(NewApp(name: change.name ?? row.name, bundleId: row.bundleID, email: change.email ?? row.email,
                                        website: change.website ?? row.website))
@@ -156,18 +157,24 @@ package struct AppsService: Sendable {
             row.minSimilarity = threshold
         }
         row.updatedAt = clock.now()
-        try await apps.update(row)
+        let event: AuditEvent? = switch (app.enabled, row.enabled) {
+        case (true, false): AuditEvent(.appDisabled, by: actor, account: row.ownerID, detail: ["app": app.id.uuidString.lowercased()])
+        case (false, true): AuditEvent(.appEnabled, by: actor, account: row.ownerID, detail: ["app": app.id.uuidString.lowercased()])
+        default: nil
+        }
+        try await apps.update(row, audit: event, clock: clock)
         return AppRecord(row)
     }
 
     /// A new key; the old one stops working in the same write.
-    package func rotateKey(_ app: AppRecord) async throws -> (AppRecord, key: String) {
+    package func rotateKey(_ app: AppRecord, by actor: AuditActor) async throws -> (AppRecord, key: String) {
         let row = try await row(app.id, owner: nil)
         let key = newKey()
         row.keyHash = Secrets.sha256Hex(key)
         row.keyHint = Self.hint(key)
         row.updatedAt = clock.now()
-        try await apps.update(row)
+        try await apps.update(row, audit: AuditEvent(.appKeyRotated, by: actor, account: row.ownerID, detail: ["app": app.id.uuidString.lowercased()]),
+                              clock: clock)
         return (AppRecord(row), key)
     }
 
@@ -180,7 +187,7 @@ package struct AppsService: Sendable {
         row.iconBlobKey = blob.hex
         row.iconContentType = format.rawValue
         row.updatedAt = clock.now()
-        try await apps.update(row)
+        try await apps.update(row, clock: clock)
         return AppRecord(row)
     }
 

@@ -1,6 +1,7 @@
 import FluentKit
 import Foundation
 import GatehouseFoundation
+import GatehousePlatform
 import SQLKit
 
 /// Every query of Sign To Login's tables (docs/architecture.md, "Data access"): apps, signature
@@ -54,12 +55,20 @@ package struct SignToLoginStore: Sendable {
         try await AppModel.query(on: database.db).filter(\.$ownerID == owner).count()
     }
 
-    package func create(_ app: AppModel) async throws {
-        try await app.create(on: database.db)
+    /// Creates the app with its event in the audit trail, in one transaction.
+    package func create(_ app: AppModel, audit event: AuditEvent, clock: GatehouseClock) async throws {
+        try await database.db.transaction { tx in
+            try await app.create(on: tx)
+            try await AuditLog(database: database, clock: clock).record(event, on: tx)
+        }
     }
 
-    package func update(_ app: AppModel) async throws {
-        try await app.update(on: database.db)
+    /// Saves the app, with its event in the audit trail when there is one, in one transaction.
+    package func update(_ app: AppModel, audit event: AuditEvent? = nil, clock: GatehouseClock) async throws {
+        try await database.db.transaction { tx in
+            try await app.update(on: tx)
+            if let event { try await AuditLog(database: database, clock: clock).record(event, on: tx) }
+        }
     }
 
     // MARK: Models and consents

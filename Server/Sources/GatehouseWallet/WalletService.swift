@@ -136,7 +136,8 @@ package struct WalletService: WalletConcept {
     /// where a deployment's payment provider would put money in. `reference` (the provider's
     /// payment id) makes it idempotent: a second credit with the same reference answers the first
     /// and moves nothing; with another phone or amount it is refused.
-    package func credit(phone raw: String, amount: Int64, reason: String?, reference: String? = nil) async throws -> TransferResult {
+    package func credit(phone raw: String, amount: Int64, reason: String?, reference: String? = nil,
+                        by actor: AuditActor = .system(nil)) async throws -> TransferResult {
         try requirePositive(amount)
         let comment = try cleanComment(reason)
         // Read before the transaction, so that its first statement is a write: on SQLite a
@@ -162,6 +163,11 @@ package struct WalletService: WalletConcept {
                                     requestId: nil, createdAt: posting.createdAt)
             let result = TransferResult(transfer: transfer, balance: posting.creditBalance)
             try recorder.add(.walletTransfer, to: wallet.account, result)
+            var detail = ["amount_kopecks": String(amount), "transfer": posting.id.uuidString.lowercased()]
+            if let comment { detail["reason"] = comment }
+            if let reference { detail["reference"] = reference }
+            try await AuditLog(database: core.database, clock: core.clock).record(
+                AuditEvent(.walletCredited, by: actor, account: wallet.account, detail: detail), on: tx)
             return result
         }
     }

@@ -10,7 +10,8 @@ struct Gatehouse: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
         version: GatehouseVersion.current,
-        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, OpenAPICommand.self],
+        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, AuditTrail.self,
+                      OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -225,11 +226,12 @@ struct Wallet: AsyncParsableCommand {
         @Option(help: "Roubles, with at most two decimals, e.g. 100.00.") var amount: String
         @Option(help: "Why, shown in the wallet's history.") var reason: String?
         @Option(help: "The payment's id at your provider: the same reference credits once, however often it is repeated.") var reference: String?
+        @Option(name: .customLong("as"), help: "Who is crediting, for the audit trail (the event's actor is the system, on their behalf).") var person: String?
         @Flag(help: "Print one JSON object.") var json = false
 
         func run() async throws {
             let credit = try await WalletCommands.credit(configuration: loadConfiguration(), phone: phone, amount: amount, reason: reason,
-                                                         reference: reference)
+                                                         reference: reference, as: person)
             if json { return print(jsonText(credit)) }
             print("credited \(Kopecks.format(credit.amount, grouping: " ")) RUB to \(phone): balance \(Kopecks.format(credit.balance, grouping: " ")) RUB (transfer \(credit.transferId))")
         }
@@ -244,6 +246,45 @@ struct Wallet: AsyncParsableCommand {
             if problems.isEmpty { return print("ledger ok") }
             problems.forEach { print($0) }
             throw ExitCode(1)
+        }
+    }
+}
+
+struct AuditTrail: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit", abstract: "Read the audit trail.", subcommands: [Export.self])
+
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the audit trail's events as JSON lines, oldest first (no secret is ever in them).")
+        @Option(help: "From this moment on: an ISO 8601 date or time (2026-11-01, 2026-11-01T12:00:00Z).") var since: String
+        @Option(help: "Before this moment (the same forms).") var until: String?
+        @Option(help: "Only the events of this account id.") var account: String?
+        @Option(help: "Only events of this kind (repeatable), such as login.failed or wallet.credited.") var kind: [String] = []
+
+        func run() async throws {
+            guard let from = Self.moment(since) else { throw ValidationError("--since is not an ISO 8601 date or time") }
+            var to: Date?
+            if let until {
+                guard let moment = Self.moment(until) else { throw ValidationError("--until is not an ISO 8601 date or time") }
+                to = moment
+            }
+            var accountID: UUID?
+            if let account {
+                guard let id = UUID(uuidString: account) else { throw ValidationError("--account is not an account id") }
+                accountID = id
+            }
+            let count = try await AuditCommands.export(configuration: loadConfiguration(), since: from, until: to, account: accountID,
+                                                       kinds: kind) { print($0) }
+            FileHandle.standardError.write(Data("\(count) events\n".utf8))
+        }
+
+        static func moment(_ text: String) -> Date? {
+            let full = ISO8601DateFormatter()
+            if let date = full.date(from: text) { return date }
+            let day = ISO8601DateFormatter()
+            day.formatOptions = [.withFullDate]
+            return day.date(from: text)
         }
     }
 }

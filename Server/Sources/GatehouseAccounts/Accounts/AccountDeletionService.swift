@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 
 /// What an app built on accounts does when one is deleted (docs/security.md, "Account deletion").
 /// The composition root hands every app's participant to `AccountDeletionService`, so a new app
@@ -47,7 +48,7 @@ package struct AccountDeletionService: Sendable {
     /// Asks for the deletion of a signed-in account: the current password (against the login
     /// budget), then every app's check; then the request is written and every session ends, in one
     /// transaction. Asking again answers the date already set.
-    package func request(accountID: UUID, currentPassword: String?) async throws -> AccountDeletion {
+    package func request(accountID: UUID, currentPassword: String?, origin: RequestOrigin? = nil) async throws -> AccountDeletion {
         let account = try await rules.accountRow(id: accountID)
         try await rules.requireCurrentPassword(currentPassword, of: account)
         let now = clock.now()
@@ -55,6 +56,8 @@ package struct AccountDeletionService: Sendable {
             for participant in participants { try await participant.checkDeletable(accountID, on: tx) }
             let requested = try await store.requestDeletion(accountID, at: now, on: tx)
             try await sessions.revokeAll(accountID: accountID, on: tx)
+            try await rules.audit.record(AuditEvent(.accountDeletionRequested, by: .account(accountID), account: accountID,
+                                                    origin: origin?.audit ?? AuditOrigin()), on: tx)
             return requested
         }
         return AccountDeletion(erasureAt: requested.addingTimeInterval(grace))

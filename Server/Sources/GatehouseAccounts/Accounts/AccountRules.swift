@@ -4,17 +4,31 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
 
+/// An address as the audit trail shows it: enough to tell which one it was, not the whole of it
+/// ("a…@example.com", "+7…67").
+package func maskedForAudit(_ address: String?) -> String {
+    guard let address, !address.isEmpty else { return "none" }
+    if let at = address.firstIndex(of: "@") { return String(address.prefix(1)) + "…" + address[at...] }
+    return String(address.prefix(2)) + "…" + String(address.suffix(2))
+}
+
 /// Who is asking, for limits and for the language of what they are sent.
 package struct RequestOrigin: Sendable {
     package var ip: String?
     package var language: AppLanguage
     package var device: String?
+    /// The request's id (`X-Request-Id`), for the audit trail.
+    package var requestID: String?
 
-    package init(ip: String? = nil, language: AppLanguage, device: String? = nil) {
+    package init(ip: String? = nil, language: AppLanguage, device: String? = nil, requestID: String? = nil) {
         self.ip = ip
         self.language = language
         self.device = device
+        self.requestID = requestID
     }
+
+    /// As the audit trail keeps it.
+    package var audit: AuditOrigin { AuditOrigin(ip: ip, device: device, requestID: requestID) }
 }
 
 /// The rules the account services share — identifiers, codes, claims, tags, passwords — and
@@ -32,6 +46,10 @@ package struct AccountRules: Sendable {
     package let composer: MessageComposer
     package let secrets: Secrets
     package let rateLimiter: RateLimiter
+    /// The audit trail, where every change to how an account signs in is written with it.
+    package var audit: AuditLog {
+        AuditLog(database: database, clock: clock, retention: configuration.audit.retention, failureWindow: configuration.audit.failureWindow)
+    }
 
     package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher,
                  sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer,
@@ -142,7 +160,7 @@ package struct AccountRules: Sendable {
     /// into the account is a change its other devices must sign in again for), and `notice` is
     /// queued. A unique field taken meanwhile by another account is `conflict`.
     package func spend(_ row: VerificationCodeModel, saving account: AccountModel, claiming destination: Destination,
-                       keepingSession: UUID?, notice: OutgoingMessage? = nil, conflict: GatehouseError) async throws {
+                       keepingSession: UUID?, notice: OutgoingMessage? = nil, conflict: GatehouseError, audit event: AuditEvent) async throws {
         do {
             try await database.db.transaction { tx in
                 try await verification.consume(row, on: tx)
@@ -150,6 +168,7 @@ package struct AccountRules: Sendable {
                 try await account.update(on: tx)
                 try await sessions.revokeAll(accountID: account.id!, keeping: keepingSession, on: tx)
                 if let notice { try await outbox.enqueue(notice, on: tx) }
+                try await audit.record(event, on: tx)
             }
             outbox.signal.wake()
         } catch where error.isConstraintViolation {
@@ -248,7 +267,7 @@ package struct AccountRules: Sendable {
     @discardableResult
     package func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?,
                      extraNotice: OutgoingMessage? = nil, tellOwner: Bool = true,
-                     openingSessionFor origin: RequestOrigin? = nil) async throws -> IssuedSession? {
+                     openingSessionFor origin: RequestOrigin? = nil, how: String, from requester: RequestOrigin?) async throws -> IssuedSession? {
         let now = clock.now()
         let notice: OutgoingMessage? = if !tellOwner {
             nil
@@ -273,7 +292,11 @@ package struct AccountRules: Sendable {
             try await sessions.revokeAll(accountID: account.id!, keeping: keepingSession, on: tx)
             if let notice { try await outbox.enqueue(notice, on: tx) }
             if let extraNotice { try await outbox.enqueue(extraNotice, on: tx) }
+            try await audit.record(AuditEvent(.passwordChanged, by: .account(account.id!), account: account.id!,
+                                              origin: requester?.audit ?? AuditOrigin(), detail: ["how": how]), on: tx)
             guard let origin else { return nil }
+            try await audit.record(AuditEvent(.loginSucceeded, by: .account(account.id!), account: account.id!, origin: origin.audit,
+                                              detail: ["with": "temporary password"]), on: tx)
             return try await sessions.create(accountID: account.id!, device: origin.device, ip: origin.ip, on: tx)
         }
         if notice != nil || extraNotice != nil { outbox.signal.wake() }

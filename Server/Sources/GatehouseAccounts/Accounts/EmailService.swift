@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 
 /// The email address: confirmation links (the phone spec) and changes with a code (`/v1`).
 package struct EmailService: Sendable {
@@ -137,17 +138,20 @@ package struct EmailService: Sendable {
 
     /// Confirms the pending address with its code: it becomes the account's confirmed address,
     /// an unconfirmed claim on it elsewhere is dropped, and every other session ends.
-    package func verifyEmailChange(accountID: UUID, sessionID: UUID?, code: String) async throws -> AccountSnapshot {
+    package func verifyEmailChange(accountID: UUID, sessionID: UUID?, code: String, origin: RequestOrigin? = nil) async throws -> AccountSnapshot {
         let account = try await rules.accountRow(id: accountID)
         guard let pending = account.pendingEmail else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
         let row = try await verification.check(code: code, purpose: .emailChange, destination: pending)
         guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
         let now = clock.now()
+        let event = AuditEvent(.emailChanged, by: .account(accountID), account: accountID, origin: origin?.audit ?? AuditOrigin(),
+                               detail: ["from": maskedForAudit(account.email), "to": maskedForAudit(pending)])
         account.email = pending
         account.pendingEmail = nil
         account.emailConfirmedAt = now
         account.updatedAt = now
-        try await rules.spend(row, saving: account, claiming: .email(pending), keepingSession: sessionID, conflict: .conflict(.emailTaken, "error.emailTaken"))
+        try await rules.spend(row, saving: account, claiming: .email(pending), keepingSession: sessionID, conflict: .conflict(.emailTaken, "error.emailTaken"),
+                              audit: event)
         return account.snapshot
     }
 

@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 
 /// Credentials: password login (with a pending temporary password), password change.
 package struct LoginService: Sendable {
@@ -50,14 +51,23 @@ package struct LoginService: Sendable {
             }
             if try await hasher.verify(password, hash: account.passwordHash) {
                 try await takeBack(account)
-                session = try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip)
+                session = try await database.db.transaction { tx in
+                    try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
+                                                            detail: ["with": "password"]), on: tx)
+                    return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, on: tx)
+                }
             } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
                 session = temporary
             } else {
                 throw GatehouseError.invalidCredentials
             }
         } catch let error as GatehouseError where error.code == .invalidCredentials {
-            throw error  // a failure: the slots stay spent
+            // A failure: the slots stay spent, and it is counted (never the identifier typed: it
+            // may be a password typed in the wrong field).
+            let who = account?.id
+            try await rules.audit.countFailure(AuditEvent(.loginFailed, by: who.map { .account($0) } ?? .anonymous, account: who,
+                                                          origin: origin.audit))
+            throw error
         } catch {
             await giveBack()  // not a failed guess (the database was away, say): nothing is spent
             throw error
@@ -87,7 +97,7 @@ package struct LoginService: Sendable {
         // It becomes the password: every other temporary password and reset code dies, every
         // other session ends.
         return try await rules.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
-                                     tellOwner: false, openingSessionFor: origin)
+                                     tellOwner: false, openingSessionFor: origin, how: "temporary password", from: origin)
     }
 
 
@@ -112,7 +122,7 @@ package struct LoginService: Sendable {
             throw error.on(field: "newPassword")
         }
         let hash = try await hasher.hash(new)
-        try await rules.setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID)
+        try await rules.setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID, how: "change", from: origin)
     }
 
     /// The account a session was opened for, as surfaces show it.

@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 
 /// The profile: names, birthday, tag, locale, the phone spec's combined change, attaching a phone.
 package struct ProfileService: Sendable {
@@ -84,17 +85,26 @@ package struct ProfileService: Sendable {
                 newTag = tag
             }
         }
+        let previousEmail = account.displayedEmail
         let notice: OutgoingMessage? = if let raw = change.email {
             try await applyEmailChange(account, to: rules.normalizeEmail(raw))
         } else {
             nil
         }
+        // A confirmed address stays until the new one is confirmed (`EmailService.verifyEmailChange`
+        // records that); an unconfirmed one is replaced here.
+        let event = AuditEvent(.emailChanged, by: .account(accountID), account: accountID, origin: origin.audit,
+                               detail: ["from": maskedForAudit(previousEmail), "to": maskedForAudit(account.displayedEmail),
+                                        "state": account.pendingEmail == nil ? "changed" : "pending confirmation"])
         account.updatedAt = now
         do {
             try await database.db.transaction { tx in
                 try await account.update(on: tx)
                 if let notice { try await outbox.enqueue(notice, on: tx) }
-                if emailChanges { try await sessions.revokeAll(accountID: accountID, keeping: sessionID, on: tx) }
+                if emailChanges {
+                    try await sessions.revokeAll(accountID: accountID, keeping: sessionID, on: tx)
+                    try await rules.audit.record(event, on: tx)
+                }
             }
         } catch where error.isConstraintViolation {
             if let newTag, try await rules.isTagTaken(newTag, except: accountID) {
@@ -149,7 +159,7 @@ package struct ProfileService: Sendable {
 
     /// Attaches the phone the code proves. The phone it replaces, if it was verified, is told;
     /// every other session ends.
-    package func verifyPhone(accountID: UUID, sessionID: UUID?, phone raw: String, code: String) async throws -> AccountSnapshot {
+    package func verifyPhone(accountID: UUID, sessionID: UUID?, phone raw: String, code: String, origin: RequestOrigin? = nil) async throws -> AccountSnapshot {
         let phone = try rules.normalizePhone(raw)
         let account = try await rules.accountRow(id: accountID)
         let row = try await verification.check(code: code, purpose: .phoneVerification, destination: phone)
@@ -160,12 +170,31 @@ package struct ProfileService: Sendable {
             nil
         }
         let now = clock.now()
+        let event = AuditEvent(.phoneChanged, by: .account(accountID), account: accountID, origin: origin?.audit ?? AuditOrigin(),
+                               detail: ["from": maskedForAudit(account.phoneVerifiedAt == nil ? nil : account.phone), "to": maskedForAudit(phone)])
         account.phone = phone
         account.phoneVerifiedAt = now
         account.updatedAt = now
         try await rules.spend(row, saving: account, claiming: .phone(phone), keepingSession: sessionID, notice: notice,
-                        conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"))
+                        conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"), audit: event)
         return account.snapshot
+    }
+
+    // MARK: My security events
+
+    /// The account's own security events (`AuditKind.ownSecurity`), newest first, `limit` (50 by
+    /// default, at most 200) after the cursor's, and the cursor of the next page.
+    package func securityEvents(accountID: UUID, cursor: String?, limit: Int?) async throws -> (events: [AuditRecord], next: String?) {
+        let size = min(max(limit ?? 50, 1), 200)
+        var query = AuditLog.Query(account: accountID, kinds: AuditKind.ownSecurity)
+        if let parts = try PageCursor.read(cursor, parts: 1) {
+            guard let after = UUID(uuidString: parts[0]) else { throw PageCursor.invalid }
+            query.after = after
+        }
+        query.limit = size + 1
+        let rows = try await rules.audit.events(query)
+        let page = Array(rows.prefix(size))
+        return (page, rows.count > size ? page.last.map { PageCursor.make([$0.id.uuidString]) } : nil)
     }
 
     package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer) {

@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 
 /// Password recovery: a temporary password (the phone spec) or a code (`/v1`).
 package struct RecoveryService: Sendable {
@@ -26,9 +27,14 @@ package struct RecoveryService: Sendable {
         case .phone: account?.phoneVerifiedAt != nil
         }
         let live = verified ? account : nil
-        return try await rules.issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
+        let issued = try await rules.issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
             live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) }
         }
+        if let id = live?.id {
+            try await rules.audit.record(AuditEvent(.recoveryRequested, by: .account(id), account: id, origin: origin.audit,
+                                                    detail: ["sent": destination.channel == .sms ? "code by SMS" : "code by email"]))
+        }
+        return issued
     }
 
     /// Sets a new password with a recovery code: every session of the account ends, every
@@ -40,7 +46,7 @@ package struct RecoveryService: Sendable {
         let account = try await rules.accountRow(id: accountID)
         let hash = try await hasher.hash(newPassword)
         let phoneNotice: OutgoingMessage? = if case .email = destination { rules.unverifyPhoneAfterEmailRecovery(account) } else { nil }
-        try await rules.setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice)
+        try await rules.setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice, how: "recovery code", from: origin)
     }
 
 
@@ -84,6 +90,8 @@ package struct RecoveryService: Sendable {
             ip: origin.ip,
             supersedeAcrossDestinations: true
         ))
+        try await rules.audit.record(AuditEvent(.recoveryRequested, by: .account(accountID), account: accountID, origin: origin.audit,
+                                                detail: ["sent": kind == .sms ? "temporary password by SMS" : "temporary password by email"]))
     }
 
     /// Exactly one of an email or a phone, read by the account rules (400 otherwise).

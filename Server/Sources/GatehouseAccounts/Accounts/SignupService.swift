@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 
 /// Sign-up: a code to an email or a phone, then the account (the `/v1` flow with a session, the
 /// phone spec's flow with a generated password).
@@ -150,6 +151,9 @@ package struct SignupService: Sendable {
                 try await verification.consume(codeRow, on: tx)
                 try await rules.dropUnverifiedClaim(on: new.destination, on: tx)
                 try await account.create(on: tx)
+                try await rules.audit.record(AuditEvent(.accountCreated, by: .account(account.id!), account: account.id!,
+                                                        origin: AuditOrigin(ip: new.session?.ip, device: new.session?.device),
+                                                        detail: ["with": new.destination.channel == .sms ? "phone" : "email"]), on: tx)
                 guard let opening = new.session else { return nil }
                 return try await sessions.create(accountID: account.id!, device: opening.device, ip: opening.ip, on: tx)
             }

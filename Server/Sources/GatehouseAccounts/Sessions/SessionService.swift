@@ -116,13 +116,31 @@ package struct SessionService: Sendable {
         for row in ended { try await sessionsEnded(accountID: try row.decode(column: "account_id", as: UUID.self)) }
     }
 
-    /// Ends one session if it belongs to the account; false when there is no such session.
-    package func revoke(sessionID: UUID, ofAccount accountID: UUID) async throws -> Bool {
-        let ended = try await (database.db as! any SQLDatabase).raw("""
-            DELETE FROM sessions WHERE id = \(bind: sessionID) AND account_id = \(bind: accountID) RETURNING id
-            """).all()
-        try await sessionsEnded(accountID: accountID)
-        return !ended.isEmpty
+    /// Ends one session if it belongs to the account, with its event in the audit trail; false
+    /// when there is no such session.
+    package func revoke(sessionID: UUID, ofAccount accountID: UUID, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        try await database.db.transaction { tx in
+            let ended = try await (tx as! any SQLDatabase).raw("""
+                DELETE FROM sessions WHERE id = \(bind: sessionID) AND account_id = \(bind: accountID) RETURNING id
+                """).all()
+            guard !ended.isEmpty else { return false }
+            try await AuditLog(database: database, clock: clock).record(
+                AuditEvent(.sessionRevoked, by: actor, account: accountID, origin: origin, detail: ["session": sessionID.uuidString.lowercased()]), on: tx)
+            try await sessionsEnded(accountID: accountID, on: tx)
+            return true
+        }
+    }
+
+    /// `revokeAll` as a person or an operator asks for it, with its event in the audit trail.
+    package func revokeAll(accountID: UUID, keeping: UUID?, by actor: AuditActor, origin: AuditOrigin, reason: String? = nil) async throws -> Int {
+        try await database.db.transaction { tx in
+            let count = try await revokeAll(accountID: accountID, keeping: keeping, on: tx)
+            var detail = ["sessions": String(count), "kept": keeping == nil ? "none" : "the one asking"]
+            if let reason { detail["reason"] = reason }
+            try await AuditLog(database: database, clock: clock).record(
+                AuditEvent(.sessionsRevoked, by: actor, account: accountID, origin: origin, detail: detail), on: tx)
+            return count
+        }
     }
 
     /// Whether the session still exists and has not expired (read from the database, not the cache).

@@ -102,6 +102,8 @@ public struct GatehouseConfiguration: Sendable {
     public var wallet = Wallet()
     /// The Sign To Login service (docs/sign-to-login.md).
     public var signature = Signature()
+    /// The audit trail (docs/operators.md).
+    public var audit = Audit()
     public var passwords = PasswordPolicy()
     public var defaultCountryCode: String = "7"
 
@@ -165,6 +167,15 @@ public struct GatehouseConfiguration: Sendable {
         public var maxInFlightPerConnection: Int = 64
         /// Failed logins one connection may make before it is refused further attempts.
         public var failuresPerConnection: Int = 10
+        public init() {}
+    }
+
+    /// The audit trail (docs/operators.md, "The audit trail").
+    public struct Audit: Sendable {
+        /// How long events are kept.
+        public var retention: TimeInterval = 365 * 86_400
+        /// Failed logins are counted in one row per account, client address and window this long.
+        public var failureWindow: TimeInterval = 3_600
         public init() {}
     }
 
@@ -531,6 +542,10 @@ extension GatehouseConfiguration {
         sig.warnBelow = try reader.double("GATEHOUSE_SIGNATURE_WARN_BELOW", default: sig.warnBelow, range: 0...1)
         sig.maxPointsPerSignature = try reader.int("GATEHOUSE_SIGNATURE_MAX_POINTS", default: sig.maxPointsPerSignature, range: 16...1_000_000)
         c.signature = sig
+
+        // The audit trail
+        c.audit.retention = Double(try reader.int("GATEHOUSE_AUDIT_RETENTION_DAYS", default: Int(c.audit.retention / 86_400), range: 1...36_500)) * 86_400
+        c.audit.failureWindow = try reader.seconds("GATEHOUSE_AUDIT_FAILURE_WINDOW_SECONDS", default: c.audit.failureWindow, range: 60...86_400)
 
         // Limits
         var l = c.limits

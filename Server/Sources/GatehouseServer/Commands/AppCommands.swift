@@ -2,6 +2,7 @@ import Foundation
 import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 import GatehouseSignToLogin
 
 /// `gatehouse apps …`: an operator registers, lists, disables, enables the Sign To Login
@@ -45,7 +46,7 @@ public enum AppCommands {
                 guard let data = FileManager.default.contents(atPath: iconPath) else { throw Failure(description: "cannot read \(iconPath)") }
                 icon = (type, data)
             }
-            var (row, key) = try await apps.create(NewApp(name: name, bundleId: bundleID, email: email, website: website), owner: owner)
+            var (row, key) = try await apps.create(NewApp(name: name, bundleId: bundleID, email: email, website: website), owner: owner, by: .system(nil))
             if let (type, data) = icon { row = try await apps.setIcon(row, contentType: type, bytes: data) }
             return try await output(row, accounts, key: key)
         }
@@ -61,14 +62,14 @@ public enum AppCommands {
 
     public static func setEnabled(configuration: GatehouseConfiguration, idOrKey: String, enabled: Bool) async throws -> Output {
         try await withApps(configuration) { apps, accounts in
-            let row = try await apps.update(apps.find(idOrKey: idOrKey), AppUpdate(enabled: enabled))
+            let row = try await apps.update(apps.find(idOrKey: idOrKey), AppUpdate(enabled: enabled), by: .system(nil))
             return try await output(row, accounts)
         }
     }
 
     public static func rotate(configuration: GatehouseConfiguration, idOrKey: String) async throws -> Output {
         try await withApps(configuration) { apps, accounts in
-            let (row, key) = try await apps.rotateKey(apps.find(idOrKey: idOrKey))
+            let (row, key) = try await apps.rotateKey(apps.find(idOrKey: idOrKey), by: .system(nil))
             return try await output(row, accounts, key: key)
         }
     }

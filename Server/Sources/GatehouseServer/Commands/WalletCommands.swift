@@ -26,12 +26,13 @@ public enum WalletCommands {
     /// Credits the wallet of the verified phone with `amount` ("100.00" roubles). A `reference`
     /// (the payment provider's id) credits once however often the command is repeated.
     public static func credit(configuration: GatehouseConfiguration, phone: String, amount: String, reason: String?,
-                              reference: String? = nil) async throws -> Credit {
+                              reference: String? = nil, as person: String? = nil) async throws -> Credit {
         guard let kopecks = Kopecks.parse(amount), kopecks > 0 else {
             throw Failure(description: "--amount must be a positive amount in roubles with at most two decimals, such as 100.00")
         }
         return try await withServices(configuration) { services in
-            let result = try await services.wallets.credit(phone: phone, amount: kopecks, reason: reason, reference: reference)
+            let result = try await services.wallets.credit(phone: phone, amount: kopecks, reason: reason, reference: reference,
+                                                                 by: .system(person.map { String($0.prefix(100)) }))
             return Credit(transferId: result.transfer.id, accountId: result.transfer.to.id, amount: kopecks, balance: result.balance, reason: result.transfer.comment)
         }
     }

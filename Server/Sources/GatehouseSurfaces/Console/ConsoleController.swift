@@ -147,7 +147,7 @@ package struct ConsoleController: Sendable {
         let email = fields["email"] ?? ""
         do {
             let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
-                                       language: .en, device: "Developer console")
+                                       language: .en, device: "Developer console", requestID: context.requestID)
             let session = try await login.login(identifier: email, password: fields["password"] ?? "", origin: origin, accepting: .any)
             let maxAge = max(60, Int(session.expiresAt.timeIntervalSince(Date())))
             var response = toHome
@@ -202,7 +202,7 @@ package struct ConsoleController: Sendable {
             let new = NewApp(name: fields["name"] ?? "", bundleId: fields["bundleId"] ?? "", email: fields["email"] ?? "", website: fields["website"])
             // The icon is checked before the app is made, so a bad one leaves nothing behind.
             if let icon = files["icon"] { try apps.checkIcon(contentType: icon.type, bytes: icon.bytes) }
-            var (row, key) = try await apps.create(new, owner: developer.account.id)
+            var (row, key) = try await apps.create(new, owner: developer.account.id, by: .account(developer.account.id))
             if let icon = files["icon"] { row = try await apps.setIcon(row, contentType: icon.type, bytes: icon.bytes) }
             return try await appsPage(developer, csrf: token, cookies: set, newKey: (row.name, key))
         } catch ConsoleError.forbidden {
@@ -222,10 +222,10 @@ package struct ConsoleController: Sendable {
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw AppsService.notFound }
             let row = try await apps.app(id, owner: developer.account.id)
             switch context.parameters.get("action") {
-            case "disable": _ = try await apps.update(row, AppUpdate(enabled: false))
-            case "enable": _ = try await apps.update(row, AppUpdate(enabled: true))
+            case "disable": _ = try await apps.update(row, AppUpdate(enabled: false), by: .account(developer.account.id))
+            case "enable": _ = try await apps.update(row, AppUpdate(enabled: true), by: .account(developer.account.id))
             case "rotate":
-                let (rotated, key) = try await apps.rotateKey(row)
+                let (rotated, key) = try await apps.rotateKey(row, by: .account(developer.account.id))
                 return try await appsPage(developer, csrf: token, cookies: set, newKey: (rotated.name, key))
             default: throw AppsService.notFound
             }

@@ -11,6 +11,8 @@ public struct GatehouseRequestContext: RequestContext {
     /// The session's account as read with it: up to the session cache's TTL old. For answers
     /// that show the account; code that changes the account loads it afresh.
     package var sessionAccount: AccountSnapshot?
+    /// The request's id as `RequestLogMiddleware` answers it (`X-Request-Id`).
+    package var requestID: String?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

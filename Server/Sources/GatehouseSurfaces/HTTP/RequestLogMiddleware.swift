@@ -14,6 +14,7 @@ package struct RequestLogMiddleware: RouterMiddleware {
         }
         let requestID = incoming ?? context.id
         context.logger[metadataKey: "request.id"] = .string(requestID)
+        context.requestID = requestID
         let start = ContinuousClock.now
         do {
             var response = try await next(request, context)

@@ -44,7 +44,8 @@ package struct PhoneAccountsController: Sendable {
         RequestOrigin(
             ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
             language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru),
-            device: request.headers[.userAgent]
+            device: request.headers[.userAgent],
+            requestID: context.requestID
         )
     }
 

@@ -89,7 +89,8 @@ package struct SignToLoginController: Sendable {
 
     private func origin(_ request: Request, _ context: GatehouseRequestContext) -> RequestOrigin {
         RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
-                      language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en), device: request.headers[.userAgent])
+                      language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en), device: request.headers[.userAgent],
+                      requestID: context.requestID)
     }
 
     // MARK: Signatures on the wire

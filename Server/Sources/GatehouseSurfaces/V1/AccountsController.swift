@@ -30,6 +30,7 @@ package struct AccountsController: Sendable {
         v1.on(E.me, limits: limits, use: me)
         v1.on(E.updateProfile, limits: limits, use: updateProfile)
         v1.on(E.deleteMe, limits: limits, use: deleteMe)
+        v1.on(E.myEvents, limits: limits, use: myEvents)
         v1.on(E.changePassword, limits: limits, use: changePassword)
         v1.on(E.requestEmailChange, limits: limits, use: requestEmailChange)
         v1.on(E.cancelEmailChange, limits: limits, use: cancelEmailChange)
@@ -125,7 +126,7 @@ package struct AccountsController: Sendable {
 
     @Sendable package func deleteMe(_ input: AccountDeletionRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AccountDeletion {
         let session = try context.requireSession()
-        return try await deletion.request(accountID: session.accountID, currentPassword: input.currentPassword)
+        return try await deletion.request(accountID: session.accountID, currentPassword: input.currentPassword, origin: read.origin(request, context))
     }
 
     @Sendable package func changePassword(_ input: PasswordChange, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
@@ -139,6 +140,14 @@ package struct AccountsController: Sendable {
         return codeSent(try await email.requestEmailChange(accountID: session.accountID, email: input.email, currentPassword: input.currentPassword, origin: read.origin(request, context)))
     }
 
+    @Sendable package func myEvents(_ input: PageQuery, _ request: Request, context: GatehouseRequestContext) async throws -> SecurityEventPage {
+        let session = try context.requireSession()
+        let (events, next) = try await profile.securityEvents(accountID: session.accountID, cursor: input.cursor, limit: input.limit)
+        return SecurityEventPage(items: events.map {
+            SecurityEvent(id: $0.id, at: $0.at, kind: $0.kind, actor: $0.actorType, ip: $0.ip, device: $0.device, detail: $0.detail, count: $0.count)
+        }, nextCursor: next)
+    }
+
     @Sendable package func cancelEmailChange(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
         let session = try context.requireSession()
         return read.account(try await email.cancelEmailChange(accountID: session.accountID))
@@ -146,7 +155,8 @@ package struct AccountsController: Sendable {
 
     @Sendable package func verifyEmailChange(_ input: CodeVerification, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
         let session = try context.requireSession()
-        return read.account(try await email.verifyEmailChange(accountID: session.accountID, sessionID: session.id, code: input.code))
+        return read.account(try await email.verifyEmailChange(accountID: session.accountID, sessionID: session.id, code: input.code,
+                                                                 origin: read.origin(request, context)))
     }
 
     @Sendable package func requestPhoneVerification(_ input: PhoneVerificationRequest, _ request: Request, context: GatehouseRequestContext) async throws -> CodeSent {
@@ -159,7 +169,8 @@ package struct AccountsController: Sendable {
         guard let phone = read.text(input.phone) else {
             throw GatehouseError.invalid(.missingParameter, "error.missingParameter", "phone").on(field: "phone")
         }
-        return read.account(try await profile.verifyPhone(accountID: session.accountID, sessionID: session.id, phone: phone, code: input.code))
+        return read.account(try await profile.verifyPhone(accountID: session.accountID, sessionID: session.id, phone: phone, code: input.code,
+                                                             origin: read.origin(request, context)))
     }
 
     // MARK: Avatar

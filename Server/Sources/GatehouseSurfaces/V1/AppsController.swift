@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 import GatehouseSignToLogin
 import Hummingbird
 import NIOCore
@@ -35,7 +36,7 @@ package struct AppsController: Sendable {
     }
 
     @Sendable package func create(_ input: NewApp, _ request: Request, context: GatehouseRequestContext) async throws -> AppWithKey {
-        let (row, key) = try await apps.create(input, owner: context.requireSession().accountID)
+        let (row, key) = try await apps.create(input, owner: context.requireSession().accountID, by: .account(context.requireSession().accountID))
         return AppWithKey(app: apps.view(row), apiKey: key)
     }
 
@@ -44,11 +45,11 @@ package struct AppsController: Sendable {
     }
 
     @Sendable package func update(_ input: AppUpdate, _ request: Request, context: GatehouseRequestContext) async throws -> DeveloperApp {
-        apps.view(try await apps.update(mine(context), input))
+        apps.view(try await apps.update(mine(context), input, by: .account(context.requireSession().accountID)))
     }
 
     @Sendable package func rotateKey(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> AppWithKey {
-        let (row, key) = try await apps.rotateKey(mine(context))
+        let (row, key) = try await apps.rotateKey(mine(context), by: .account(context.requireSession().accountID))
         return AppWithKey(app: apps.view(row), apiKey: key)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 import Hummingbird
 
 /// `/v1` sessions (docs/api-v1.md): logging in, listing my sessions, ending them — each
@@ -40,7 +41,8 @@ package struct SessionsController: Sendable {
 
     @Sendable package func endOthers(_ input: EndSessionsQuery, _ request: Request, context: GatehouseRequestContext) async throws -> SessionsRevoked {
         let current = try context.requireSession()
-        return SessionsRevoked(revoked: try await sessions.revokeAll(accountID: current.accountID, keeping: current.id))
+        return SessionsRevoked(revoked: try await sessions.revokeAll(accountID: current.accountID, keeping: current.id, by: .account(current.accountID),
+                                                                     origin: read.origin(request, context).audit))
     }
 
     @Sendable package func logout(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
@@ -52,7 +54,8 @@ package struct SessionsController: Sendable {
     @Sendable package func end(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
         let current = try context.requireSession()
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-              try await sessions.revoke(sessionID: id, ofAccount: current.accountID) else {
+              try await sessions.revoke(sessionID: id, ofAccount: current.accountID, by: .account(current.accountID),
+                                        origin: read.origin(request, context).audit) else {
             throw GatehouseError(.notFound, .sessionNotFound, LocalizedText("error.sessionNotFound"))
         }
         return NoContent()

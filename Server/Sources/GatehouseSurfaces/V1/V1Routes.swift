@@ -69,7 +69,8 @@ package struct V1Request {
         RequestOrigin(
             ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
             language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en),
-            device: device ?? request.headers[.userAgent]
+            device: device ?? request.headers[.userAgent],
+            requestID: context.requestID
         )
     }
 

@@ -16,8 +16,8 @@ struct SignatureSecurityTests {
     typealias Fixture = SignatureEndpointsTests.Fixture
 
     func fixture(_ app: TestHarness) async throws -> (Fixture, attackerKey: String) {
-        let victims = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil)
-        let attackers = try await app.services.apps.create(NewApp(name: "Mallory", bundleId: "com.evil.signer", email: "m@evil.example"), owner: nil)
+        let victims = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
+        let attackers = try await app.services.apps.create(NewApp(name: "Mallory", bundleId: "com.evil.signer", email: "m@evil.example"), owner: nil, by: .system(nil))
         return (Fixture(app: app, key: victims.key), attackers.key)
     }
 

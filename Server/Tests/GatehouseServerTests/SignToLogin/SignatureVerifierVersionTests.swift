@@ -301,7 +301,7 @@ extension SignatureModelMigrationTests {
     func attemptsWithoutFingerprintStillCatchReplays(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an enrolment and one attempt, its fingerprint then taken away as rows before migration 018 have none
-            let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil)
+            let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
             var f = Fixture(app: app, key: created.key)
             _ = try await f.enrolled("lev@example.com", f.genuine(10))
             let earlier = f.genuine(1)[0]
@@ -339,7 +339,7 @@ struct SignatureModelMigrationTests {
     func olderModelIsMadeAgainOnFirstUse(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an enrolment, its model turned into what version 1 stored (no distances)
-            let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil)
+            let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
             var f = Fixture(app: app, key: created.key)
             let references = f.genuine(10)
             _ = try await f.enrolled("vera@example.com", references)

@@ -40,10 +40,16 @@ extension V1 {
         /// grace period unless I log in with my password before then (which cancels the deletion).
         public static let deleteMe = Endpoint<AccountDeletionRequest, AccountDeletion>(.delete, "/v1/me", success: 202)
 
+        /// My account's security events, newest first (`?cursor=`, `?limit=`): sign-ins (failed ones
+        /// counted per address and hour), password, email and phone changes, recovery requests,
+        /// sessions ended, with the address and device of each.
+        public static let myEvents = Endpoint<PageQuery, SecurityEventPage>(.get, "/v1/me/events")
+
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [
             signupCode, signup, tag, recoveryCode, recover, me, updateProfile, deleteMe, changePassword, requestEmailChange,
             cancelEmailChange, verifyEmailChange, requestPhoneVerification, verifyPhone, uploadAvatar, removeAvatar, avatarImage,
+            myEvents,
         ]
     }
 }

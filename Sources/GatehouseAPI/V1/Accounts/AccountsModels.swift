@@ -245,3 +245,40 @@ public struct CodeVerification: Codable, Sendable, Equatable {
         self.phone = phone
     }
 }
+
+/// One of my account's security events (`GET /v1/me/events`).
+public struct SecurityEvent: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var at: Date
+    /// `account.created`, `login.succeeded`, `login.failed`, `recovery.requested`, `password.changed`,
+    /// `email.changed`, `phone.changed`, `session.revoked`, `sessions.revoked`, `account.deletion_requested`.
+    public var kind: String
+    /// Who did it: `account` (me, or whoever held my session or password), `operator`, `system`, `anonymous`.
+    public var actor: String
+    public var ip: String?
+    public var device: String?
+    /// What an event says besides (how a password was changed, a masked address, how many sessions).
+    public var detail: [String: String]
+    /// 1, or how many failed sign-ins from this address in the hour this row counts.
+    public var count: Int
+    public init(id: UUID, at: Date, kind: String, actor: String, ip: String?, device: String?, detail: [String: String], count: Int) {
+        self.id = id
+        self.at = at
+        self.kind = kind
+        self.actor = actor
+        self.ip = ip
+        self.device = device
+        self.detail = detail
+        self.count = count
+    }
+}
+
+/// `GET /v1/me/events`, newest first.
+public struct SecurityEventPage: Codable, Sendable, Equatable {
+    public var items: [SecurityEvent]
+    public var nextCursor: String?
+    public init(items: [SecurityEvent], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}

@@ -1,0 +1,271 @@
+import FluentKit
+import Foundation
+import GatehouseFoundation
+import SQLKit
+
+/// What happened, in the audit trail (docs/operators.md, "The audit trail"): everything that
+/// touches an account's security or money. Names are `area.event`, stable: exports and filters
+/// use them.
+package enum AuditKind: String, Sendable, CaseIterable, Codable {
+    case accountCreated = "account.created"
+    case loginSucceeded = "login.succeeded"
+    /// Failed logins, counted: one row per account (or none, for an unknown one), client address
+    /// and window, whose `count` grows (`AuditLog.countFailure`), so a guessing attack is a few
+    /// rows, not one per guess.
+    case loginFailed = "login.failed"
+    case recoveryRequested = "recovery.requested"
+    case passwordChanged = "password.changed"
+    case emailChanged = "email.changed"
+    case phoneChanged = "phone.changed"
+    case sessionRevoked = "session.revoked"
+    case sessionsRevoked = "sessions.revoked"
+    case accountDeletionRequested = "account.deletion_requested"
+    case walletCredited = "wallet.credited"
+    case appCreated = "app.created"
+    case appKeyRotated = "app.key_rotated"
+    case appDisabled = "app.disabled"
+    case appEnabled = "app.enabled"
+
+    /// The kinds a person sees of their own account (`GET /v1/me/events`): their sign-ins and
+    /// the changes to how they sign in.
+    package static let ownSecurity: [AuditKind] = [
+        .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
+        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested,
+    ]
+}
+
+/// Who did it.
+package enum AuditActor: Sendable, Equatable {
+    /// The account's owner (or whoever held its session or credentials).
+    case account(UUID)
+    /// An operator, by their name.
+    case `operator`(String)
+    /// A business system through an admin key, by the key's id.
+    case adminKey(String)
+    /// The server itself, or a command run on it (`--as` names the person, when given).
+    case system(String?)
+    /// Nobody known: a failed login of an unknown account.
+    case anonymous
+
+    var type: String {
+        switch self {
+        case .account: "account"
+        case .operator: "operator"
+        case .adminKey: "admin_key"
+        case .system: "system"
+        case .anonymous: "anonymous"
+        }
+    }
+
+    var id: String? {
+        switch self {
+        case .account(let id): id.uuidString.lowercased()
+        case .operator(let name): name
+        case .adminKey(let id): id
+        case .system(let name): name
+        case .anonymous: nil
+        }
+    }
+}
+
+/// Where a request came from, as the trail keeps it.
+package struct AuditOrigin: Sendable, Equatable {
+    package var ip: String?
+    package var device: String?
+    package var requestID: String?
+
+    package init(ip: String? = nil, device: String? = nil, requestID: String? = nil) {
+        self.ip = ip
+        self.device = device
+        self.requestID = requestID
+    }
+}
+
+/// One event to keep. `detail` holds what an operator needs to read it (amounts, reasons, an
+/// app's id, a masked address): never a secret, a code, a token, a password or a full address
+/// that the event is about changing away from.
+package struct AuditEvent: Sendable {
+    package var kind: AuditKind
+    package var actor: AuditActor
+    package var account: UUID?
+    package var origin: AuditOrigin
+    package var detail: [String: String]
+
+    package init(_ kind: AuditKind, by actor: AuditActor, account: UUID?, origin: AuditOrigin = AuditOrigin(), detail: [String: String] = [:]) {
+        self.kind = kind
+        self.actor = actor
+        self.account = account
+        self.origin = origin
+        self.detail = detail
+    }
+}
+
+/// An event as kept.
+package struct AuditRecord: Sendable, Equatable, Codable {
+    package var id: UUID
+    package var at: Date
+    package var kind: String
+    package var actorType: String
+    package var actorID: String?
+    package var account: UUID?
+    package var ip: String?
+    package var device: String?
+    package var requestID: String?
+    package var detail: [String: String]
+    /// How many times it happened: 1, or the failed logins a counted row holds.
+    package var count: Int
+}
+
+/// The append-only audit trail. An event is written in the transaction of the change it
+/// records (`record(_:on:)`), so a change is never kept without its event nor an event without
+/// its change. Rows are never updated, but for a counted row's `count`, and go only when older
+/// than the retention (`purgeExpired`).
+package struct AuditLog: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let retention: TimeInterval
+    /// The window failed logins are counted in (one row per account, address and window).
+    package let failureWindow: TimeInterval
+
+    /// `retention` and `failureWindow` matter only to `purgeExpired` and `countFailure`: a
+    /// service that only records may leave them.
+    package init(database: DatabaseProvider, clock: GatehouseClock, retention: TimeInterval = 365 * 86_400, failureWindow: TimeInterval = 3_600) {
+        self.database = database
+        self.clock = clock
+        self.retention = retention
+        self.failureWindow = max(1, failureWindow)
+    }
+
+    /// Keeps `event`, in the caller's transaction when given.
+    package func record(_ event: AuditEvent, on db: (any Database)? = nil) async throws {
+        try await insert(event, bucket: nil, on: db)
+    }
+
+    /// Counts one failed login of `account` (nil: an identifier that names nobody) from the
+    /// event's address: the window's row for both gets one more.
+    package func countFailure(_ event: AuditEvent) async throws {
+        let now = clock.now().timeIntervalSince1970
+        let window = Int64((now / failureWindow).rounded(.down))
+        let bucket = "\(event.kind.rawValue):\(event.account?.uuidString.lowercased() ?? "-"):\(event.origin.ip ?? "-"):\(window)"
+        try await insert(event, bucket: bucket, on: nil)
+    }
+
+    private func insert(_ event: AuditEvent, bucket: String?, on db: (any Database)?) async throws {
+        let sql = (db ?? database.db) as! any SQLDatabase
+        let detail = String(decoding: try Self.encoder.encode(event.detail), as: UTF8.self)
+        let now = clock.now()
+        let (ip, device, requestID) = (event.origin.ip.map { String($0.prefix(64)) }, event.origin.device.map { String($0.prefix(200)) },
+                                       event.origin.requestID.map { String($0.prefix(64)) })
+        if let bucket {
+            try await sql.raw("""
+                INSERT INTO audit_events (id, at, kind, actor_type, actor_id, account_id, ip, device, request_id, detail, count, bucket)
+                VALUES (\(bind: OrderedID.make()), \(bind: now), \(bind: event.kind.rawValue), \(bind: event.actor.type), \(bind: event.actor.id),
+                        \(bind: event.account), \(bind: ip), \(bind: device), \(bind: requestID), \(bind: detail), 1, \(bind: bucket))
+                ON CONFLICT (bucket) DO UPDATE SET count = audit_events.count + 1
+                """).run()
+        } else {
+            try await sql.raw("""
+                INSERT INTO audit_events (id, at, kind, actor_type, actor_id, account_id, ip, device, request_id, detail, count)
+                VALUES (\(bind: OrderedID.make()), \(bind: now), \(bind: event.kind.rawValue), \(bind: event.actor.type), \(bind: event.actor.id),
+                        \(bind: event.account), \(bind: ip), \(bind: device), \(bind: requestID), \(bind: detail), 1)
+                """).run()
+        }
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    /// What to read: every filter optional; newest first, `limit` at a time, after the cursor's event.
+    package struct Query: Sendable {
+        package var account: UUID?
+        package var actorType: String?
+        package var actorID: String?
+        package var kinds: [AuditKind] = []
+        package var since: Date?
+        package var until: Date?
+        /// Read from the oldest on (an export) instead of the newest.
+        package var oldestFirst = false
+        package var after: UUID?
+        package var limit = 100
+
+        package init(account: UUID? = nil, kinds: [AuditKind] = [], since: Date? = nil, until: Date? = nil) {
+            self.account = account
+            self.kinds = kinds
+            self.since = since
+            self.until = until
+        }
+    }
+
+    /// The events a query names, in its order. Ids are time-ordered (`OrderedID`), so the id is
+    /// the order and the cursor.
+    package func events(_ q: Query) async throws -> [AuditRecord] {
+        var conditions: [SQLQueryString] = []
+        if let account = q.account { conditions.append("account_id = \(bind: account)") }
+        if let type = q.actorType { conditions.append("actor_type = \(bind: type)") }
+        if let id = q.actorID { conditions.append("actor_id = \(bind: id)") }
+        if !q.kinds.isEmpty {
+            conditions.append("kind IN (\(q.kinds.map { "\(bind: $0.rawValue)" as SQLQueryString }.joined(separator: ", ")))")
+        }
+        if let since = q.since { conditions.append("at >= \(bind: since)") }
+        if let until = q.until { conditions.append("at < \(bind: until)") }
+        if let after = q.after { conditions.append(q.oldestFirst ? "id > \(bind: after)" : "id < \(bind: after)") }
+        let filter: SQLQueryString = conditions.isEmpty ? "" : "WHERE \(conditions.joined(separator: " AND "))"
+        let order: SQLQueryString = q.oldestFirst ? "ORDER BY id" : "ORDER BY id DESC"
+        return try await database.sql.raw("""
+            SELECT id, at, kind, actor_type, actor_id, account_id, ip, device, request_id, detail, count FROM audit_events
+            \(filter) \(order) LIMIT \(literal: max(1, min(q.limit, 10_000)))
+            """).all().map { row in
+            let detail = try row.decode(column: "detail", as: String.self)
+            return AuditRecord(
+                id: try row.decode(column: "id", as: UUID.self), at: try row.decode(column: "at", as: Date.self),
+                kind: try row.decode(column: "kind", as: String.self), actorType: try row.decode(column: "actor_type", as: String.self),
+                actorID: try row.decode(column: "actor_id", as: String?.self), account: try row.decode(column: "account_id", as: UUID?.self),
+                ip: try row.decode(column: "ip", as: String?.self), device: try row.decode(column: "device", as: String?.self),
+                requestID: try row.decode(column: "request_id", as: String?.self),
+                detail: (try? JSONDecoder().decode([String: String].self, from: Data(detail.utf8))) ?? [:],
+                count: try row.decode(column: "count", as: Int.self))
+        }
+    }
+
+    /// Forgets events older than the retention.
+    package func purgeExpired() async throws {
+        try await database.sql.raw("DELETE FROM audit_events WHERE at < \(bind: clock.now().addingTimeInterval(-retention))").run()
+    }
+}
+
+/// The audit trail's table.
+package struct M019CreateAuditEvents: AsyncMigration {
+    package var name: String { "019_CreateAuditEvents" }
+
+    package func prepare(on database: any Database) async throws {
+        let sql = database as! any SQLDatabase
+        try await database.schema("audit_events")
+            .field("id", .uuid, .identifier(auto: false))
+            .field("at", .datetime, .required)
+            .field("kind", .string, .required)
+            .field("actor_type", .string, .required)
+            .field("actor_id", .string)
+            .field("account_id", .uuid)
+            .field("ip", .string)
+            .field("device", .string)
+            .field("request_id", .string)
+            .field("detail", .string, .required)
+            .field("count", .int64, .required)
+            // Counted rows' key (failed logins per account, address and window); NULL for the others.
+            .field("bucket", .string)
+            .unique(on: "bucket", name: "uq_audit_events_bucket")
+            .create()
+        try await sql.create(index: "ix_audit_events_account").on("audit_events").column("account_id").column("id").run()
+        try await sql.create(index: "ix_audit_events_actor").on("audit_events").column("actor_id").column("id").run()
+        try await sql.create(index: "ix_audit_events_at").on("audit_events").column("at").run()
+    }
+
+    package func revert(on database: any Database) async throws {
+        try await database.schema("audit_events").delete()
+    }
+
+    package init() {}
+}
