@@ -30,6 +30,7 @@ package enum GatehouseMigrations {
             M017AccountDeletion(),
             M018SignatureFingerprints(),
             M019CreateAuditEvents(),
+            M020CreateClientRecords(),
         ]
     }
 }

@@ -10,7 +10,7 @@ struct Gatehouse: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
         version: GatehouseVersion.current,
-        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, AuditTrail.self,
+        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, Clients.self, AuditTrail.self,
                       OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
@@ -246,6 +246,28 @@ struct Wallet: AsyncParsableCommand {
             if problems.isEmpty { return print("ledger ok") }
             problems.forEach { print($0) }
             throw ExitCode(1)
+        }
+    }
+}
+
+struct Clients: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The business's client records, which accounts bind to by their verified phone.", subcommands: [Import.self])
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import client records: JSON lines or CSV with a header row (phone, firstName, lastName, middleName, email, birthday, room, base, parts). Idempotent by phone; refused rows are reported with their line.")
+        @Argument(help: "The file.") var file: String
+        @Option(help: "jsonl or csv (by default, by the file's extension).") var format: String?
+        @Option(name: .customLong("as"), help: "Who is importing, for the audit trail.") var person: String?
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let report = try await ClientCommands.importFile(configuration: loadConfiguration(), path: file, format: format, as: person)
+            if json { return print(jsonText(report)) }
+            print("\(report.created) created, \(report.updated) updated, \(report.unchanged) unchanged, \(report.refused.count) refused")
+            for refusal in report.refused { print("line \(refusal.line): \(refusal.reason)") }
+            if !report.refused.isEmpty { throw ExitCode(2) }
         }
     }
 }

@@ -51,6 +51,21 @@ package struct AccountRules: Sendable {
         AuditLog(database: database, clock: clock, retention: configuration.audit.retention, failureWindow: configuration.audit.failureWindow)
     }
 
+    /// The business's client records, which an account is bound to by its verified phone.
+    package var clients: ClientRecords {
+        ClientRecords(database: database, clock: clock, defaultCountryCode: configuration.defaultCountryCode)
+    }
+
+    /// Binds the client record of the account's verified phone, if one is unbound, in the
+    /// caller's transaction, with its event; the record.
+    @discardableResult
+    package func bindClientRecord(_ account: AccountModel, origin: AuditOrigin, on tx: any Database) async throws -> ClientRecord? {
+        guard let phone = account.phone, account.phoneVerifiedAt != nil, let id = account.id,
+              let record = try await clients.bind(phone: phone, to: id, on: tx) else { return nil }
+        try await audit.record(AuditEvent(.clientBound, by: .system(nil), account: id, origin: origin, detail: ["phone": maskedForAudit(phone)]), on: tx)
+        return record
+    }
+
     package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher,
                  sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer,
                  secrets: Secrets, rateLimiter: RateLimiter) {

@@ -119,6 +119,8 @@ package struct AccountStore: Sendable {
             }
         }
         try await sql.raw("DELETE FROM verification_codes WHERE account_id = \(bind: id)").run()
+        // The business's client record is its own data: it stays, unbound.
+        try await sql.raw("UPDATE client_records SET account_id = NULL, bound_at = NULL WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM avatar_images WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM avatars WHERE account_id = \(bind: id)").run()
         // An unusable hash: no password verifies against it.

@@ -54,6 +54,8 @@ package struct LoginService: Sendable {
                 session = try await database.db.transaction { tx in
                     try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                             detail: ["with": "password"]), on: tx)
+                    // A client record imported after the account was made binds now.
+                    try await rules.bindClientRecord(account, origin: origin.audit, on: tx)
                     return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, on: tx)
                 }
             } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {

@@ -151,8 +151,17 @@ package struct SignupService: Sendable {
                 try await verification.consume(codeRow, on: tx)
                 try await rules.dropUnverifiedClaim(on: new.destination, on: tx)
                 try await account.create(on: tx)
-                try await rules.audit.record(AuditEvent(.accountCreated, by: .account(account.id!), account: account.id!,
-                                                        origin: AuditOrigin(ip: new.session?.ip, device: new.session?.device),
+                // The client the proven phone belongs to, if the business has one: bound, its data
+                // left as it is; the names and birthday the registration left empty come from it.
+                let origin = AuditOrigin(ip: new.session?.ip, device: new.session?.device)
+                if let record = try await rules.bindClientRecord(account, origin: origin, on: tx) {
+                    if account.firstName == nil { account.firstName = record.firstName }
+                    if account.lastName == nil { account.lastName = record.lastName }
+                    if account.middleName == nil { account.middleName = record.middleName }
+                    if account.birthday == nil { account.birthday = record.birthday.flatMap(WireDates.parseCalendarDate) }
+                    if account.hasChanges { try await account.update(on: tx) }
+                }
+                try await rules.audit.record(AuditEvent(.accountCreated, by: .account(account.id!), account: account.id!, origin: origin,
                                                         detail: ["with": new.destination.channel == .sms ? "phone" : "email"]), on: tx)
                 guard let opening = new.session else { return nil }
                 return try await sessions.create(accountID: account.id!, device: opening.device, ip: opening.ip, on: tx)

@@ -25,6 +25,9 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case appKeyRotated = "app.key_rotated"
     case appDisabled = "app.disabled"
     case appEnabled = "app.enabled"
+    case clientsImported = "clients.imported"
+    /// A client record bound to the account whose verified phone it carries.
+    case clientBound = "client.bound"
 
     /// The kinds a person sees of their own account (`GET /v1/me/events`): their sign-ins and
     /// the changes to how they sign in.

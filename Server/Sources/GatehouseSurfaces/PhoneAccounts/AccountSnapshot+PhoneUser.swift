@@ -2,8 +2,9 @@ import GatehouseAccounts
 import GatehouseAPI
 
 extension AccountSnapshot {
-    /// The account as `GET /api/users/user` shows it.
-    package var phoneUser: PhoneUser {
+    /// The account as `GET /api/users/user` shows it: `room`, `base` and `parts` from the client
+    /// record bound to it, when there is one.
+    package func phoneUser(client: ClientRecord?) -> PhoneUser {
         let login = username ?? phone ?? email ?? id.uuidString
         return PhoneUser(
             id: id,
@@ -16,11 +17,13 @@ extension AccountSnapshot {
             phone: phone,
             email: displayedEmail,
             birthday: birthday.map(WireDates.phoneSpecString(from:)),
-            room: nil,
-            base: nil,
+            room: client?.room,
+            base: client?.base,
             isConfirmed: isEmailConfirmed,
             fcm: fcmToken,
-            parts: []
+            parts: (client?.parts ?? []).map {
+                PhonePartnerZone(domainId: $0.domainId, name: $0.name, forfeit: $0.forfeit, isBanned: $0.isBanned, discount: $0.discount)
+            }
         )
     }
 }

@@ -96,7 +96,8 @@ package struct PhoneAccountsController: Sendable {
     }
 
     @Sendable package func user(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        try JSONResponse.make(try context.requireSessionAccount().phoneUser)
+        let account = try context.requireSessionAccount()
+        return try JSONResponse.make(account.phoneUser(client: try await profile.rules.clients.record(of: account.id)))
     }
 
     @Sendable package func change(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -128,7 +129,7 @@ package struct PhoneAccountsController: Sendable {
                                               current: change.currentPassword, new: newPassword, origin: origin)
         }
         let account = try await profile.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin)
-        return try JSONResponse.make(account.phoneUser)
+        return try JSONResponse.make(account.phoneUser(client: try await profile.rules.clients.record(of: account.id)))
     }
 
     @Sendable package func sendConfirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

@@ -1,0 +1,406 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// A partner zone of a client record: the phone-first spec's `parts[]`.
+package struct ClientPart: Codable, Sendable, Equatable {
+    package var domainId: String
+    package var name: String
+    /// The sum of fines in this zone.
+    package var forfeit: Double
+    package var isBanned: Bool
+    /// The partner's discount, in percent.
+    package var discount: Int
+
+    package init(domainId: String, name: String, forfeit: Double, isBanned: Bool, discount: Int) {
+        self.domainId = domainId
+        self.name = name
+        self.forfeit = forfeit
+        self.isBanned = isBanned
+        self.discount = discount
+    }
+}
+
+/// The business's own entry for a customer (the phone-first spec's "client"), keyed by phone
+/// (E.164): what its systems know of them, shown by `GET /api/users/user` once an account is bound
+/// to it. Registration never changes it (docs/operators.md, "Client records").
+package struct ClientRecord: Codable, Sendable, Equatable {
+    package var phone: String
+    package var firstName: String?
+    package var lastName: String?
+    package var middleName: String?
+    package var email: String?
+    /// A calendar date (`yyyy-MM-dd` in a file; the spec's `dd.MM.yyyy` is read too).
+    package var birthday: String?
+    /// The last booked room and base.
+    package var room: String?
+    package var base: String?
+    package var parts: [ClientPart]
+
+    package init(phone: String, firstName: String? = nil, lastName: String? = nil, middleName: String? = nil, email: String? = nil,
+                 birthday: String? = nil, room: String? = nil, base: String? = nil, parts: [ClientPart] = []) {
+        self.phone = phone
+        self.firstName = firstName
+        self.lastName = lastName
+        self.middleName = middleName
+        self.email = email
+        self.birthday = birthday
+        self.room = room
+        self.base = base
+        self.parts = parts
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        phone = try c.decode(String.self, forKey: .phone)
+        firstName = try c.decodeIfPresent(String.self, forKey: .firstName)
+        lastName = try c.decodeIfPresent(String.self, forKey: .lastName)
+        middleName = try c.decodeIfPresent(String.self, forKey: .middleName)
+        email = try c.decodeIfPresent(String.self, forKey: .email)
+        birthday = try c.decodeIfPresent(String.self, forKey: .birthday)
+        room = try c.decodeIfPresent(String.self, forKey: .room)
+        base = try c.decodeIfPresent(String.self, forKey: .base)
+        parts = try c.decodeIfPresent([ClientPart].self, forKey: .parts) ?? []
+    }
+}
+
+/// Client records: imported in bulk by the business (`gatehouse clients import`), bound to the
+/// account whose verified phone they carry, read for `GET /api/users/user`.
+package struct ClientRecords: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let defaultCountryCode: String
+
+    package init(database: DatabaseProvider, clock: GatehouseClock, defaultCountryCode: String) {
+        self.database = database
+        self.clock = clock
+        self.defaultCountryCode = defaultCountryCode
+    }
+
+    package typealias Format = ClientRecordFile.Format
+    package typealias Refusal = ClientRecordFile.Refusal
+
+    /// What an import did: rows created, changed and left as they were, and every refused row
+    /// with its line and why. Nothing of a file is applied when it cannot be applied whole.
+    package struct Report: Codable, Sendable, Equatable {
+        package struct Refusal: Codable, Sendable, Equatable {
+            package var line: Int
+            package var reason: String
+        }
+        package var created = 0
+        package var updated = 0
+        package var unchanged = 0
+        package var refused: [Refusal] = []
+    }
+
+    /// Most rows one import takes.
+    package static let maxRows = 100_000
+
+    // MARK: Importing
+
+    /// Imports a file: every row checked first; the good ones applied in one transaction (a
+    /// record of the same phone is replaced by the file's data, its binding kept; the same data
+    /// changes nothing), with the import's event in the audit trail; the others reported with
+    /// their line. A phone twice in one file refuses its later rows.
+    package func importFile(_ text: String, format: Format, by actor: AuditActor) async throws -> Report {
+        var report = Report()
+        var good: [ClientRecord] = []
+        var seen: [String: Int] = [:]
+        let rows = ClientRecordFile(defaultCountryCode: defaultCountryCode).parse(text, format: format)
+        guard rows.count <= Self.maxRows else {
+            return Report(refused: [.init(line: rows[Self.maxRows].line, reason: "more than \(Self.maxRows) rows: split the file")])
+        }
+        for (line, result) in rows {
+            switch result {
+            case .failure(let refusal): report.refused.append(.init(line: line, reason: refusal.reason))
+            case .success(let record):
+                if let first = seen[record.phone] {
+                    report.refused.append(.init(line: line, reason: "phone \(record.phone) is on line \(first) already"))
+                    continue
+                }
+                seen[record.phone] = line
+                good.append(record)
+            }
+        }
+        let (now, records, refusedCount) = (clock.now(), good, report.refused.count)
+        let applied = try await database.db.transaction { tx -> Report in
+            let sql = tx as! any SQLDatabase
+            var counts = Report()
+            for record in records {
+                let parts = String(decoding: try Self.encoder.encode(record.parts), as: UTF8.self)
+                let existing = try await sql.raw("""
+                    SELECT first_name, last_name, middle_name, email, birthday, room, base, parts FROM client_records WHERE phone = \(bind: record.phone)
+                    """).first()
+                if let existing {
+                    let same = try existing.decode(column: "first_name", as: String?.self) == record.firstName
+                        && existing.decode(column: "last_name", as: String?.self) == record.lastName
+                        && existing.decode(column: "middle_name", as: String?.self) == record.middleName
+                        && existing.decode(column: "email", as: String?.self) == record.email
+                        && existing.decode(column: "birthday", as: String?.self) == record.birthday
+                        && existing.decode(column: "room", as: String?.self) == record.room
+                        && existing.decode(column: "base", as: String?.self) == record.base
+                        && existing.decode(column: "parts", as: String.self) == parts
+                    if same { counts.unchanged += 1; continue }
+                    try await sql.raw("""
+                        UPDATE client_records SET first_name = \(bind: record.firstName), last_name = \(bind: record.lastName),
+                            middle_name = \(bind: record.middleName), email = \(bind: record.email), birthday = \(bind: record.birthday),
+                            room = \(bind: record.room), base = \(bind: record.base), parts = \(bind: parts), updated_at = \(bind: now)
+                        WHERE phone = \(bind: record.phone)
+                        """).run()
+                    counts.updated += 1
+                } else {
+                    try await sql.raw("""
+                        INSERT INTO client_records (phone, first_name, last_name, middle_name, email, birthday, room, base, parts, created_at, updated_at)
+                        VALUES (\(bind: record.phone), \(bind: record.firstName), \(bind: record.lastName), \(bind: record.middleName),
+                                \(bind: record.email), \(bind: record.birthday), \(bind: record.room), \(bind: record.base), \(bind: parts),
+                                \(bind: now), \(bind: now))
+                        """).run()
+                    counts.created += 1
+                }
+            }
+            try await AuditLog(database: database, clock: clock).record(AuditEvent(
+                .clientsImported, by: actor, account: nil,
+                detail: ["created": String(counts.created), "updated": String(counts.updated), "unchanged": String(counts.unchanged),
+                         "refused": String(refusedCount), "format": format.rawValue]), on: tx)
+            return counts
+        }
+        report.created = applied.created
+        report.updated = applied.updated
+        report.unchanged = applied.unchanged
+        return report
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    // MARK: Binding and reading
+
+    /// Binds the unbound record of `phone` (a verified one: the caller's rule) to the account, in
+    /// the caller's transaction; the record, when there was one to bind. A record already bound
+    /// to another account stays where it is.
+    package func bind(phone: String, to accountID: UUID, on tx: any Database) async throws -> ClientRecord? {
+        let sql = tx as! any SQLDatabase
+        guard let row = try await sql.raw("""
+            UPDATE client_records SET account_id = \(bind: accountID), bound_at = \(bind: clock.now())
+            WHERE phone = \(bind: phone) AND account_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM client_records bound WHERE bound.account_id = \(bind: accountID))
+            RETURNING phone, first_name, last_name, middle_name, email, birthday, room, base, parts
+            """).first() else { return nil }
+        return try Self.record(row)
+    }
+
+    /// The record bound to the account, if any.
+    package func record(of accountID: UUID) async throws -> ClientRecord? {
+        guard let row = try await database.sql.raw("""
+            SELECT phone, first_name, last_name, middle_name, email, birthday, room, base, parts FROM client_records WHERE account_id = \(bind: accountID)
+            """).first() else { return nil }
+        return try Self.record(row)
+    }
+
+    /// The record of a phone, bound or not (operators' reading).
+    package func record(phone: String) async throws -> ClientRecord? {
+        guard let phone = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode),
+              let row = try await database.sql.raw("""
+                  SELECT phone, first_name, last_name, middle_name, email, birthday, room, base, parts FROM client_records WHERE phone = \(bind: phone)
+                  """).first() else { return nil }
+        return try Self.record(row)
+    }
+
+    static func record(_ row: any SQLRow) throws -> ClientRecord {
+        let parts = try row.decode(column: "parts", as: String.self)
+        return ClientRecord(
+            phone: try row.decode(column: "phone", as: String.self), firstName: try row.decode(column: "first_name", as: String?.self),
+            lastName: try row.decode(column: "last_name", as: String?.self), middleName: try row.decode(column: "middle_name", as: String?.self),
+            email: try row.decode(column: "email", as: String?.self), birthday: try row.decode(column: "birthday", as: String?.self),
+            room: try row.decode(column: "room", as: String?.self), base: try row.decode(column: "base", as: String?.self),
+            parts: (try? JSONDecoder().decode([ClientPart].self, from: Data(parts.utf8))) ?? [])
+    }
+}
+
+/// Client records (migration 020): keyed by phone, bound to at most one account, an account to at most one.
+package struct M020CreateClientRecords: AsyncMigration {
+    package var name: String { "020_CreateClientRecords" }
+
+    package func prepare(on database: any Database) async throws {
+        try await database.schema("client_records")
+            .field("phone", .string, .identifier(auto: false))
+            .field("first_name", .string)
+            .field("last_name", .string)
+            .field("middle_name", .string)
+            .field("email", .string)
+            .field("birthday", .string)
+            .field("room", .string)
+            .field("base", .string)
+            .field("parts", .string, .required)
+            .field("account_id", .uuid, .references("accounts", "id", onDelete: .setNull))
+            .field("bound_at", .datetime)
+            .field("created_at", .datetime, .required)
+            .field("updated_at", .datetime, .required)
+            .unique(on: "account_id", name: "uq_client_records_account")
+            .create()
+    }
+
+    package func revert(on database: any Database) async throws {
+        try await database.schema("client_records").delete()
+    }
+
+    package init() {}
+}
+
+/// A file of client records as the business sends it: JSON lines, or CSV with a header row.
+/// Reading it needs no database, so a file is checked whole before anything is applied.
+package struct ClientRecordFile: Sendable {
+    package let defaultCountryCode: String
+    private static let maxText = 200
+
+    package init(defaultCountryCode: String) {
+        self.defaultCountryCode = defaultCountryCode
+    }
+
+    package enum Format: String, Sendable, CaseIterable { case jsonLines = "jsonl", csv }
+
+    // MARK: Reading a file
+
+    /// Each row of a file, by its line number: a checked record (phone in E.164, date as
+    /// `yyyy-MM-dd`), or why it is refused.
+    package func parse(_ text: String, format: Format) -> [(line: Int, result: Result<ClientRecord, Refusal>)] {
+        switch format {
+        case .jsonLines:
+            var rows: [(Int, Result<ClientRecord, Refusal>)] = []
+            for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+                if line.isEmpty { continue }
+                guard let record = try? JSONDecoder().decode(ClientRecord.self, from: Data(line.utf8)) else {
+                    rows.append((index + 1, .failure(Refusal("not a JSON object with a phone, and strings, a birthday and parts of the documented shape"))))
+                    continue
+                }
+                rows.append((index + 1, check(record)))
+            }
+            return rows
+        case .csv:
+            let table = Self.csvRows(text)
+            guard let header = table.first?.fields.map({ $0.trimmingCharacters(in: .whitespaces) }) else { return [] }
+            let known = ["phone", "firstName", "lastName", "middleName", "email", "birthday", "room", "base", "parts"]
+            if let unknown = header.first(where: { !known.contains($0) }) {
+                return [(table[0].line, .failure(Refusal("unknown column '\(unknown.prefix(40))': the columns are \(known.joined(separator: ", "))")))]
+            }
+            guard header.contains("phone") else { return [(table[0].line, .failure(Refusal("no phone column")))] }
+            return table.dropFirst().filter { !$0.fields.allSatisfy(\.isEmpty) }.map { row in
+                guard row.fields.count == header.count else {
+                    return (row.line, .failure(Refusal("\(row.fields.count) fields where the header has \(header.count)")))
+                }
+                var values: [String: String] = [:]
+                for (name, value) in zip(header, row.fields) where !value.isEmpty { values[name] = value }
+                var parts: [ClientPart] = []
+                if let text = values["parts"] {
+                    guard let decoded = try? JSONDecoder().decode([ClientPart].self, from: Data(text.utf8)) else {
+                        return (row.line, .failure(Refusal("parts is not a JSON array of {domainId, name, forfeit, isBanned, discount}")))
+                    }
+                    parts = decoded
+                }
+                let record = ClientRecord(phone: values["phone"] ?? "", firstName: values["firstName"], lastName: values["lastName"],
+                                          middleName: values["middleName"], email: values["email"], birthday: values["birthday"],
+                                          room: values["room"], base: values["base"], parts: parts)
+                return (row.line, check(record))
+            }
+        }
+    }
+
+    package struct Refusal: Error, Sendable, Equatable {
+        package var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    /// The record with its phone normalised and its fields checked.
+    package func check(_ raw: ClientRecord) -> Result<ClientRecord, Refusal> {
+        var record = raw
+        guard let phone = PhoneNumber.normalize(raw.phone, defaultCountryCode: defaultCountryCode) else {
+            return .failure(Refusal("phone '\(raw.phone.prefix(40))' is not a phone number"))
+        }
+        record.phone = phone
+        func clean(_ value: String?, _ name: String) throws -> String? {
+            guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            guard value.count <= Self.maxText, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw Refusal("\(name) is longer than \(Self.maxText) characters or holds control characters")
+            }
+            return value
+        }
+        do {
+            record.firstName = try clean(raw.firstName, "firstName")
+            record.lastName = try clean(raw.lastName, "lastName")
+            record.middleName = try clean(raw.middleName, "middleName")
+            record.room = try clean(raw.room, "room")
+            record.base = try clean(raw.base, "base")
+            if let email = try clean(raw.email, "email") {
+                guard let normalized = EmailAddress.normalize(email) else { throw Refusal("email '\(email.prefix(60))' is not an email address") }
+                record.email = normalized
+            }
+            if let birthday = try clean(raw.birthday, "birthday") {
+                guard let date = WireDates.parseCalendarDate(birthday) ?? WireDates.parseFlexible(birthday) else {
+                    throw Refusal("birthday '\(birthday.prefix(40))' is not a date (yyyy-MM-dd or dd.MM.yyyy)")
+                }
+                record.birthday = WireDates.calendarDateString(from: date)
+            }
+            guard raw.parts.count <= 100 else { throw Refusal("more than 100 parts") }
+            for part in raw.parts {
+                guard !part.domainId.isEmpty, part.domainId.count <= Self.maxText, part.name.count <= Self.maxText else {
+                    throw Refusal("a part needs a domainId, and its texts at most \(Self.maxText) characters")
+                }
+                guard part.forfeit.isFinite, part.forfeit >= 0, part.forfeit < 1e12 else { throw Refusal("a part's forfeit is not an amount") }
+                guard (0...100).contains(part.discount) else { throw Refusal("a part's discount is not a percentage (0–100)") }
+            }
+            guard Set(raw.parts.map(\.domainId)).count == raw.parts.count else { throw Refusal("parts name a domainId twice") }
+        } catch let refusal as Refusal {
+            return .failure(refusal)
+        } catch {
+            return .failure(Refusal("\(error)"))
+        }
+        return .success(record)
+    }
+
+    /// RFC 4180 rows (quoted fields may hold commas, doubled quotes and line breaks), with the
+    /// line each starts on.
+    static func csvRows(_ text: String) -> [(line: Int, fields: [String])] {
+        var rows: [(Int, [String])] = []
+        var fields: [String] = [], field = "", quoted = false, line = 1, rowLine = 1
+        var iterator = Array(text.replacingOccurrences(of: "\r\n", with: "\n")).makeIterator()
+        var pending: Character? = nil
+        while let c = pending ?? iterator.next() {
+            pending = nil
+            if quoted {
+                if c == "\"" {
+                    if let next = iterator.next() {
+                        if next == "\"" { field.append("\"") } else { quoted = false; pending = next }
+                    } else { quoted = false }
+                } else {
+                    if c == "\n" { line += 1 }
+                    field.append(c)
+                }
+                continue
+            }
+            switch c {
+            case "\"" where field.isEmpty: quoted = true
+            case ",": fields.append(field); field = ""
+            case "\n":
+                fields.append(field)
+                rows.append((rowLine, fields))
+                fields = []; field = ""
+                line += 1
+                rowLine = line
+            default: field.append(c)
+            }
+        }
+        if !field.isEmpty || !fields.isEmpty {
+            fields.append(field)
+            rows.append((rowLine, fields))
+        }
+        return rows
+    }
+
+}
