@@ -87,6 +87,13 @@ public final class AccountsClient: SessionKeepingClient {
         return answer.revoked
     }
 
+    /// `GET /v1/me/events`: my account's security events, newest first — sign-ins (failed ones
+    /// counted per address and hour), password, email and phone changes, sessions ended — a page
+    /// at a time: pass the previous page's ``SecurityEventPage/nextCursor`` for the next.
+    public func securityEvents(cursor: String? = nil, limit: Int? = nil) async throws -> SecurityEventPage {
+        try await core.call(V1.Accounts.myEvents, PageQuery(cursor: cursor, limit: limit))
+    }
+
     /// `DELETE /v1/sessions/current`: ends the session on the server and forgets it here. The
     /// session is forgotten locally whatever happens; a 401 (already ended or expired) counts
     /// as success, while a transport or server failure is still thrown so an app may say the

@@ -10,7 +10,8 @@ struct Gatehouse: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
         version: GatehouseVersion.current,
-        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, Clients.self, AuditTrail.self,
+        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, Accounts.self, Clients.self,
+                      AuditTrail.self,
                       OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
@@ -246,6 +247,55 @@ struct Wallet: AsyncParsableCommand {
             if problems.isEmpty { return print("ledger ok") }
             problems.forEach { print($0) }
             throw ExitCode(1)
+        }
+    }
+}
+
+struct Accounts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Find an account, see it, end its sessions.", subcommands: [Find.self, Show.self, RevokeSessions.self])
+
+    struct Find: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the account an id, confirmed email, verified phone, login or tag names.")
+        @Argument(help: "An id, email, phone, login or @tag.") var query: String
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let account = try await AccountCommands.show(configuration: loadConfiguration(), query: query, events: 1)
+            if json { return print(jsonText(account)) }
+            print("\(account.id) \(account.login ?? "-") \(account.email ?? "-")\(account.emailConfirmed ? "" : " (unconfirmed)") \(account.phone ?? "-")\(account.phoneVerified ? "" : " (unverified)")")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show an account: profile, sessions, client record and its latest security events.")
+        @Argument(help: "An id, email, phone, login or @tag.") var query: String
+        @Option(help: "How many of the latest events.") var events = 10
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let account = try await AccountCommands.show(configuration: loadConfiguration(), query: query, events: events)
+            if json { return print(jsonText(account)) }
+            print("account \(account.id), since \(WireDates.iso8601String(from: account.createdAt))")
+            print("  login \(account.login ?? "-"), name \(account.name ?? "-")")
+            print("  email \(account.email ?? "-")\(account.emailConfirmed ? " (confirmed)" : ""), phone \(account.phone ?? "-")\(account.phoneVerified ? " (verified)" : "")")
+            print("  client record: \(account.client ?? "none")")
+            print("  \(account.sessions.count) session(s)")
+            for s in account.sessions { print("    \(s.id) \(s.device ?? "-") from \(s.ip ?? "-"), last used \(WireDates.iso8601String(from: s.lastUsedAt))") }
+            print("  latest events")
+            for e in account.events { print("    \(WireDates.iso8601String(from: e.at)) \(e.kind)\(e.count > 1 ? " ×\(e.count)" : "") by \(e.actor)\(e.ip.map { " from " + $0 } ?? "")") }
+        }
+    }
+
+    struct RevokeSessions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "revoke-sessions", abstract: "End every session of an account (its next request is 401).")
+        @Argument(help: "An id, email, phone, login or @tag.") var query: String
+        @Option(help: "Why, for the audit trail (required).") var reason: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let count = try await AccountCommands.revokeSessions(configuration: loadConfiguration(), query: query, reason: reason, as: person)
+            print("\(count) session(s) ended")
         }
     }
 }

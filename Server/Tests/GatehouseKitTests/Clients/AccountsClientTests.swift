@@ -232,6 +232,11 @@ struct AccountsClientLiveTests {
             guard case .sessionExpired? = cAfter else { Issue.record("C should be logged out: \(String(describing: cAfter))"); return }
             #expect(missing?.code == .sessionNotFound)
             #expect(try await a.sessions().map(\.id) == [sessionA.sessionId])
+            let events = try await a.securityEvents(limit: 3)
+            #expect(events.items.map(\.kind) == ["sessions.revoked", "session.revoked", "login.succeeded"], "my own history, newest first")
+            #expect(events.items.first?.detail["sessions"] == "3" && events.nextCursor != nil)
+            let rest = try await a.securityEvents(cursor: events.nextCursor)
+            #expect(rest.items.last?.kind == "account.created" && rest.nextCursor == nil)
         }
     }
 

@@ -131,6 +131,38 @@ struct AuditTrailTests {
         }
     }
 
+    @Test("gatehouse accounts: show finds an account by phone, login or id with its sessions and events; revoke-sessions needs a reason, ends every session (the next request is 401) and is in the trail as the system on behalf of --as", arguments: TestEngine.available)
+    func operatorCommands(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.signedUp(phone: "+79123456789", tag: "ann")
+            let laptop = try await app.v1.login("ann", "secret1!", device: "Laptop")
+
+            // MUT
+            let byPhone = try await AccountCommands.show(configuration: app.configuration, query: "8 912 345-67-89")
+            let byTag = try await AccountCommands.show(configuration: app.configuration, query: "@ann")
+            let byID = try await AccountCommands.show(configuration: app.configuration, query: ann.account.id.uuidString)
+            await #expect(throws: AccountCommands.Failure.self) {
+                try await AccountCommands.revokeSessions(configuration: app.configuration, query: "ann", reason: "  ", as: "alice")
+            }
+            await #expect(throws: AccountCommands.Failure.self) {
+                try await AccountCommands.show(configuration: app.configuration, query: "nobody@example.com")
+            }
+            let ended = try await AccountCommands.revokeSessions(configuration: app.configuration, query: "ann", reason: "phone reported stolen", as: "alice")
+            let after = try await app.v1.get(V1.Accounts.me.path, token: laptop.token)
+
+            // validate
+            #expect(byPhone.id == ann.account.id && byTag.id == ann.account.id && byID.id == ann.account.id)
+            #expect(byPhone.sessions.count == 2 && byPhone.sessions.contains { $0.device == "Laptop" })
+            #expect(byPhone.events.map(\.kind) == ["login.succeeded", "account.created"])
+            #expect(ended == 2)
+            #expect(after.status == .unauthorized)
+            let revoked = try #require(try await app.services.audit.events(AuditLog.Query(account: ann.account.id, kinds: [.sessionsRevoked])).first)
+            #expect(revoked.actorType == "system" && revoked.actorID == "alice" && revoked.detail["reason"] == "phone reported stolen")
+            #expect(revoked.detail["sessions"] == "2")
+        }
+    }
+
     @Test("failed logins of an unknown identifier are counted without it; events older than the retention go", arguments: TestEngine.available)
     func unknownFailuresAndRetention(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.audit.retention = 30 * 86_400 }) { app in

@@ -1,0 +1,85 @@
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+
+/// `gatehouse accounts …`: an operator finds an account and ends its sessions, straight on the
+/// database (no server needed; the instances hear of ended sessions through the event bus).
+/// Every change is in the audit trail as the system, on behalf of `--as`.
+public enum AccountCommands {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// An account as an operator sees it.
+    public struct Summary: Codable, Sendable {
+        public struct Session: Codable, Sendable {
+            public var id: UUID
+            public var device: String?
+            public var ip: String?
+            public var createdAt: Date
+            public var lastUsedAt: Date
+        }
+        public struct Event: Codable, Sendable {
+            public var at: Date
+            public var kind: String
+            public var actor: String
+            public var ip: String?
+            public var count: Int
+        }
+        public var id: UUID
+        public var login: String?
+        public var email: String?
+        public var emailConfirmed: Bool
+        public var phone: String?
+        public var phoneVerified: Bool
+        public var name: String?
+        public var createdAt: Date
+        /// The client record bound to it: its room, base and partner zones.
+        public var client: String?
+        public var sessions: [Session]
+        /// The newest security events, newest first.
+        public var events: [Event]
+    }
+
+    /// The account an operator names: its id, a confirmed email, a verified phone (any common
+    /// format), a login or a tag (`@tag`).
+    static func find(_ query: String, _ services: GatehouseServices) async throws -> AccountSnapshot {
+        if let id = UUID(uuidString: query.trimmingCharacters(in: .whitespaces)), let account = try? await services.login.account(id: id) {
+            return account
+        }
+        guard let row = try await services.login.rules.findAccount(identifier: query), let id = row.id else {
+            throw Failure(description: "no account is named by '\(query.prefix(100))' (an id, a confirmed email, a verified phone, a login or a tag)")
+        }
+        return try await services.login.account(id: id)
+    }
+
+    public static func show(configuration: GatehouseConfiguration, query: String, events: Int = 10) async throws -> Summary {
+        try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
+            let account = try await find(query, services)
+            let sessions = try await services.sessions.list(accountID: account.id)
+            let client = try await services.login.rules.clients.record(of: account.id)
+            var recent = AuditLog.Query(account: account.id)
+            recent.limit = max(1, min(events, 1_000))
+            let name = [account.firstName, account.middleName, account.lastName].compactMap { $0 }.joined(separator: " ")
+            return Summary(
+                id: account.id, login: account.username, email: account.displayedEmail, emailConfirmed: account.isEmailConfirmed,
+                phone: account.phone, phoneVerified: account.phoneVerifiedAt != nil, name: name.isEmpty ? nil : name, createdAt: account.createdAt,
+                client: client.map { "room \($0.room ?? "none"), base \($0.base ?? "none"), \($0.parts.count) partner zone(s)" },
+                sessions: sessions.map { .init(id: $0.id, device: $0.device, ip: $0.ip, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
+                events: try await services.audit.events(recent).map { .init(at: $0.at, kind: $0.kind, actor: [$0.actorType, $0.actorID].compactMap { $0 }.joined(separator: " "), ip: $0.ip, count: $0.count) })
+        }
+    }
+
+    /// Ends every session of the account, with the reason in the audit trail; how many ended.
+    public static func revokeSessions(configuration: GatehouseConfiguration, query: String, reason: String, as person: String?) async throws -> Int {
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty, reason.count <= 500 else { throw Failure(description: "--reason is required (at most 500 characters)") }
+        return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
+            let account = try await find(query, services)
+            return try await services.sessions.revokeAll(accountID: account.id, keeping: nil, by: .system(person.map { String($0.prefix(100)) }),
+                                                         origin: AuditOrigin(), reason: reason)
+        }
+    }
+}
