@@ -233,6 +233,13 @@ package struct SignatureService: Sendable {
                     accountID: id, deviceClass: device.rawValue, appID: r.appID, model: modelText, device: deviceText, profile: profileText,
                     photoBlob: photoBlob, spendingBatch: kept.isEmpty ? nil : tokenHash, now: now, on: tx)
                 if hadUnproven { try await sessions.revokeAll(accountID: id, on: tx) }
+                let app = r.appID.uuidString.lowercased()
+                if createdRow != nil {
+                    try await rules.audit.record(AuditEvent(.accountCreated, by: .account(id), account: id, origin: origin.audit,
+                                                            detail: ["with": "signature enrolment", "app": app]), on: tx)
+                }
+                try await rules.audit.record(AuditEvent(.signatureEnrolled, by: .account(id), account: id, origin: origin.audit,
+                                                        detail: ["app": app, "device": device.rawValue]), on: tx)
                 return try await sessions.create(accountID: id, device: r.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login",
                                                  ip: origin.ip, on: tx)
             }
@@ -374,6 +381,9 @@ package struct SignatureService: Sendable {
             try await keep(tx)
             try await rateLimiter.release(slots, window: window, on: tx)
             guard !signedIn else { return nil }
+            // A sign-in by signature.
+            try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(id), account: id, origin: origin.audit,
+                                                    detail: ["with": "signature", "app": a.appID.uuidString.lowercased()]), on: tx)
             return try await sessions.create(accountID: id, device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login", ip: origin.ip, on: tx)
         }
         return .scored(similarity: similarity, signatureID: attemptID, session: session?.token)

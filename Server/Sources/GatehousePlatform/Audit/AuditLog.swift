@@ -20,6 +20,8 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case sessionRevoked = "session.revoked"
     case sessionsRevoked = "sessions.revoked"
     case accountDeletionRequested = "account.deletion_requested"
+    /// Signatures enrolled for Sign To Login: a new way to sign in.
+    case signatureEnrolled = "signature.enrolled"
     case walletCredited = "wallet.credited"
     case appCreated = "app.created"
     case appKeyRotated = "app.key_rotated"
@@ -33,7 +35,7 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     /// the changes to how they sign in.
     package static let ownSecurity: [AuditKind] = [
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
-        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested,
+        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .signatureEnrolled,
     ]
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import GatehousePlatform
 import GatehouseServer
 import GatehouseTestSupport
 import GatehouseVerifier
@@ -206,6 +207,10 @@ struct SignatureEndpointsTests {
             #expect(kept == 2)
 
             #expect(genuine["sessionid"] is String && forged["sessionid"] == nil, "a passing attempt signs the person in; a low one does not")
+            let trail = try await app.services.audit.events(AuditLog.Query(kinds: [.accountCreated, .signatureEnrolled, .loginSucceeded]))
+            #expect(trail.map(\.kind) == ["login.succeeded", "signature.enrolled", "account.created"],
+                    "the enrolment made the account and enrolled it; the passing attempt signed in, the low one did not")
+            #expect(trail.first?.detail["with"] == "signature" && trail.first?.detail["app"] == trail.last?.detail["app"] && trail.last?.detail["app"] != nil)
 
             // four low scores per window (the genuine one gave its slot back): the fifth is refused
             for _ in 0..<3 { _ = try await f.form("/authenticate/", [("apikey", f.key), ("email", "petr@example.com"), ("signature", SignatureEndpointsTests.wire(f.other()))]) }
