@@ -5,24 +5,10 @@ import GatehouseFoundation
 import GatehousePlatform
 import SQLKit
 
-/// A partner zone of a client record: the phone-first spec's `parts[]`.
-package struct ClientPart: Codable, Sendable, Equatable {
-    package var domainId: String
-    package var name: String
-    /// The sum of fines in this zone.
-    package var forfeit: Double
-    package var isBanned: Bool
-    /// The partner's discount, in percent.
-    package var discount: Int
-
-    package init(domainId: String, name: String, forfeit: Double, isBanned: Bool, discount: Int) {
-        self.domainId = domainId
-        self.name = name
-        self.forfeit = forfeit
-        self.isBanned = isBanned
-        self.discount = discount
-    }
-}
+/// A partner zone of a client record: the phone-first spec's `parts[]` entry, as
+/// `GET /api/users/user` answers it (`domainId`, `name`, `forfeit` — the sum of fines —,
+/// `isBanned`, `discount` in percent).
+package typealias ClientPart = PhonePartnerZone
 
 /// The business's own entry for a customer (the phone-first spec's "client"), keyed by phone
 /// (E.164): what its systems know of them, shown by `GET /api/users/user` once an account is bound

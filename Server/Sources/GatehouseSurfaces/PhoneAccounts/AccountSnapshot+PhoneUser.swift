@@ -21,9 +21,7 @@ extension AccountSnapshot {
             base: client?.base,
             isConfirmed: isEmailConfirmed,
             fcm: fcmToken,
-            parts: (client?.parts ?? []).map {
-                PhonePartnerZone(domainId: $0.domainId, name: $0.name, forfeit: $0.forfeit, isBanned: $0.isBanned, discount: $0.discount)
-            }
+            parts: client?.parts ?? []
         )
     }
 }
