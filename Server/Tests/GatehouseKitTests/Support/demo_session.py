@@ -23,9 +23,11 @@ def messenger_auth():
     """gatehouse-demo messenger-auth: registers with an email code (read from the development
     outbox, standing in for the mailbox), logs out through the confirmation, logs in by tag."""
     password = "Secret-42!"
+    # 60 s a step: in CI this runs beside seven other tests on two cores, where one step once
+    # took more than 20 s (the logout, at 57 s into the session) and the session failed on time alone.
     demo = pexpect.spawn(args.demo, ["messenger-auth", "--server", args.server, "--language", "en",
                                      "--session-file", args.session_file],
-                         encoding="utf-8", timeout=20, dimensions=(50, 160))
+                         encoding="utf-8", timeout=60, dimensions=(50, 160))
     log = []
     demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
 
@@ -100,7 +102,7 @@ def two_people():
 
     def terminal(name):
         demo = pexpect.spawn(args.demo, ["messenger-auth", "--server", args.server, "--language", "en", "--as", name],
-                             env=env, encoding="utf-8", timeout=20, dimensions=(50, 160))
+                             env=env, encoding="utf-8", timeout=60, dimensions=(50, 160))
         demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
         return demo
 
@@ -150,7 +152,7 @@ if args.scenario == "two-people":
 PASSWORD = "Secret-42!"
 child = pexpect.spawn(args.demo, ["phone-accounts", "--server", args.server, "--language", "en",
                                   "--session-file", args.session_file],
-                      encoding="utf-8", timeout=20, dimensions=(50, 160))
+                      encoding="utf-8", timeout=60, dimensions=(50, 160))
 transcript = []
 child.logfile_read = type("Log", (), {"write": lambda self, s: transcript.append(s), "flush": lambda self: None})()
 
