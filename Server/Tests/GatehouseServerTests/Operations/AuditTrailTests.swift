@@ -172,6 +172,10 @@ struct AuditTrailTests {
             }
             _ = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
             let failures = try await app.services.audit.events(AuditLog.Query(kinds: [.loginFailed]))
+            // The next window (GATEHOUSE_AUDIT_FAILURE_WINDOW_SECONDS, an hour) counts in a row of its own.
+            app.clock.advance(by: app.configuration.audit.failureWindow)
+            _ = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"typed-my-password-here","password":"x-1234567"}"#)
+            let windows = try await app.services.audit.events(AuditLog.Query(kinds: [.loginFailed])).map(\.count)
 
             // MUT
             app.clock.advance(by: 31 * 86_400)
@@ -181,6 +185,7 @@ struct AuditTrailTests {
 
             // validate
             #expect(failures.count == 1 && failures[0].count == 2 && failures[0].account == nil && failures[0].actorType == "anonymous")
+            #expect(windows == [1, 2], "a new window, a new row; the old one keeps its count")
             #expect(!failures[0].detail.values.contains { $0.contains("typed-my-password-here") })
             #expect(kept.map(\.kind) == ["login.succeeded"], "only the event within the retention is left")
         }
