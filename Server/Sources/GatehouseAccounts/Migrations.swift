@@ -201,3 +201,19 @@ package struct M017AccountDeletion: AsyncMigration {
 
     package init() {}
 }
+
+/// Locked accounts (an operator's action): `locked_at` and the reason shown to operators.
+package struct M021AccountLocks: AsyncMigration {
+    package var name: String { "021_AccountLocks" }
+    package func prepare(on database: any Database) async throws {
+        // One column per statement: SQLite adds one at a time.
+        try await database.schema("accounts").field("locked_at", .datetime).update()
+        try await database.schema("accounts").field("locked_reason", .string).update()
+    }
+    package func revert(on database: any Database) async throws {
+        try await database.schema("accounts").deleteField("locked_reason").update()
+        try await database.schema("accounts").deleteField("locked_at").update()
+    }
+
+    package init() {}
+}

@@ -31,6 +31,7 @@ package enum GatehouseMigrations {
             M018SignatureFingerprints(),
             M019CreateAuditEvents(),
             M020CreateClientRecords(),
+            M021AccountLocks(),
         ]
     }
 }

@@ -253,7 +253,8 @@ struct Wallet: AsyncParsableCommand {
 
 struct Accounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Find an account, see it, end its sessions.", subcommands: [Find.self, Show.self, RevokeSessions.self])
+        abstract: "Find an account, see it, end its sessions, lock or unlock it.",
+        subcommands: [Find.self, Show.self, RevokeSessions.self, Lock.self, Unlock.self])
 
     struct Find: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the account an id, confirmed email, verified phone, login or tag names.")
@@ -279,6 +280,7 @@ struct Accounts: AsyncParsableCommand {
             print("account \(account.id), since \(WireDates.iso8601String(from: account.createdAt))")
             print("  login \(account.login ?? "-"), name \(account.name ?? "-")")
             print("  email \(account.email ?? "-")\(account.emailConfirmed ? " (confirmed)" : ""), phone \(account.phone ?? "-")\(account.phoneVerified ? " (verified)" : "")")
+            if let locked = account.locked { print("  LOCKED \(locked)") }
             print("  client record: \(account.client ?? "none")")
             print("  \(account.sessions.count) session(s)")
             for s in account.sessions { print("    \(s.id) \(s.device ?? "-") from \(s.ip ?? "-"), last used \(WireDates.iso8601String(from: s.lastUsedAt))") }
@@ -296,6 +298,30 @@ struct Accounts: AsyncParsableCommand {
         func run() async throws {
             let count = try await AccountCommands.revokeSessions(configuration: loadConfiguration(), query: query, reason: reason, as: person)
             print("\(count) session(s) ended")
+        }
+    }
+
+    struct Lock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Lock an account: its sessions end and no sign-in works until it is unlocked.")
+        @Argument(help: "An id, email, phone, login or @tag.") var query: String
+        @Option(help: "Why, for the audit trail (required).") var reason: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let changed = try await AccountCommands.setLocked(true, configuration: loadConfiguration(), query: query, reason: reason, as: person)
+            print(changed ? "locked" : "locked already")
+        }
+    }
+
+    struct Unlock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Unlock a locked account.")
+        @Argument(help: "An id, email, phone, login or @tag.") var query: String
+        @Option(help: "Why, for the audit trail (required).") var reason: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let changed = try await AccountCommands.setLocked(false, configuration: loadConfiguration(), query: query, reason: reason, as: person)
+            print(changed ? "unlocked" : "not locked")
         }
     }
 }

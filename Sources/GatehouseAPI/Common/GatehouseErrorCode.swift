@@ -42,6 +42,8 @@ extension GatehouseErrorCode {
     public static let emailUnchanged: Self = "email_unchanged"
     public static let phoneAlreadyVerified: Self = "phone_already_verified"
     public static let noPendingEmail: Self = "no_pending_email"
+    /// An operator locked the account: no sign-in works until they unlock it.
+    public static let accountLocked: Self = "account_locked"
     /// A change that opens a new way into the account (email, phone, password) needs the current password.
     public static let currentPasswordRequired: Self = "current_password_required"
     /// A phone number in a country this server does not send SMS to.

@@ -18,6 +18,8 @@ public enum CustomerGatewayAPI {
         public static let customerNotFound = "customer.notFound"
         /// Too many failed logins for this connection, address or account.
         public static let tooManyAttempts = "customer.tooManyAttempts"
+        /// The password was right, but an operator locked the account.
+        public static let accountLocked = "customer.accountLocked"
         /// The text frame is not a JSON object.
         public static let malformedJSON = "request.malformedJson"
         /// `type` is missing, empty or not a string.

@@ -37,12 +37,14 @@ extension SignToLoginAPI {
         public static let signatureReplayed: Res = "17"
         /// `/savedocument/`: no `sessionid` of the person the email names; sign in again.
         public static let sessionRequired: Res = "18"
+        /// `/register/`, `/authenticate/`: the signature was the person's, but an operator locked the account.
+        public static let accountLocked: Res = "19"
 
         /// Every code the server sends.
         public static let known: [Res] = [
             .ok, .keyRefusedOrDocumentChanged, .signaturesIncompleteOrUnknownUser, .notEnrolledForDevice, .invalidInput, .tooLarge,
             .rateLimited, .emailConfirmationRequired, .invalidEmailCode, .documentConflict, .documentNotFound, .signatureReplayed,
-            .sessionRequired,
+            .sessionRequired, .accountLocked,
         ]
     }
 }

@@ -32,6 +32,9 @@ package final class AccountModel: Model, @unchecked Sendable {
     @OptionalField(key: "deletion_requested_at") package var deletionRequestedAt: Date?
     /// When its personal data was erased; the row stays, anonymous.
     @OptionalField(key: "erased_at") package var erasedAt: Date?
+    /// When an operator locked it (no sign-in works, no session lives) and why.
+    @OptionalField(key: "locked_at") package var lockedAt: Date?
+    @OptionalField(key: "locked_reason") package var lockedReason: String?
     @Field(key: "created_at") package var createdAt: Date
     @Field(key: "updated_at") package var updatedAt: Date
 

@@ -43,15 +43,24 @@ package struct SessionService: Sendable {
     /// `last_used_at` is written at most this often per session, keeping the hot read path read-only.
     package let lastUsedResolution: TimeInterval = 60
 
+    /// Opens a session, unless the account is locked (`account_locked`): the one place every
+    /// way in (password, code, temporary password, signature, sign-up) passes, so a lock holds
+    /// on every surface. One statement: the insert takes the account's row as its condition.
     package func create(accountID: UUID, device: String?, ip: String?, on db: (any Database)? = nil) async throws -> IssuedSession {
         let token = random.token()
         let now = clock.now()
-        let session = SessionModel(
-            id: OrderedID.make(), accountID: accountID, tokenHash: Secrets.sha256Hex(token), now: now,
-            expiresAt: now.addingTimeInterval(ttl), device: device.map { String($0.prefix(200)) }, ip: ip
-        )
-        try await session.create(on: db ?? database.db)
-        return IssuedSession(token: token, id: session.id!, accountID: accountID, expiresAt: session.expiresAt)
+        let id = OrderedID.make()
+        let expiresAt = now.addingTimeInterval(ttl)
+        let sql = (db ?? database.db) as! any SQLDatabase
+        let opened = try await sql.raw("""
+            INSERT INTO sessions (id, account_id, token_hash, created_at, expires_at, last_used_at, device, ip)
+            SELECT \(bind: id), id, \(bind: Secrets.sha256Hex(token)), \(bind: now), \(bind: expiresAt), \(bind: now),
+                   \(bind: device.map { String($0.prefix(200)) }), \(bind: ip)
+            FROM accounts WHERE id = \(bind: accountID) AND locked_at IS NULL
+            RETURNING id
+            """).all()
+        guard !opened.isEmpty else { throw GatehouseError.accountLocked }
+        return IssuedSession(token: token, id: id, accountID: accountID, expiresAt: expiresAt)
     }
 
     /// The session for a bearer token, or nil when it is unknown, revoked or expired.
@@ -79,7 +88,7 @@ package struct SessionService: Sendable {
                    a.first_name, a.last_name, a.middle_name, a.birthday, a.locale, a.fcm_token, a.avatar_id,
                    a.created_at, a.updated_at
             FROM sessions s JOIN accounts a ON a.id = s.account_id
-            WHERE s.token_hash = \(bind: tokenHash) AND a.deletion_requested_at IS NULL
+            WHERE s.token_hash = \(bind: tokenHash) AND a.deletion_requested_at IS NULL AND a.locked_at IS NULL
             """).first
         else { return nil }
         let sessionID = try row.decode(column: "session_id", as: UUID.self)

@@ -4,6 +4,7 @@ package enum Strings {
         // Errors
         "error.unauthorized": [.en: "Authorization required: the session token is missing, invalid or expired.", .ru: "Требуется авторизация: токен сессии отсутствует, недействителен или истёк."],
         "error.invalidCredentials": [.en: "Wrong login or password.", .ru: "Неверный логин или пароль."],
+        "error.accountLocked": [.en: "This account is locked. Please contact support.", .ru: "Аккаунт заблокирован. Обратитесь в поддержку."],
         "error.missingParameter": [.en: "The parameter \"{0}\" is required.", .ru: "Параметр «{0}» обязателен."],
         "error.fieldTooLong": [.en: "The parameter \"{0}\" is too long (at most {1} characters).", .ru: "Параметр «{0}» слишком длинный (не более {1} символов)."],
         "error.bodyTooLarge": [.en: "The request body is too large (at most {0} bytes).", .ru: "Тело запроса слишком велико (не более {0} байт)."],

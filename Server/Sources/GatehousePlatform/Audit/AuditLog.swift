@@ -30,12 +30,32 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case clientsImported = "clients.imported"
     /// A client record bound to the account whose verified phone it carries.
     case clientBound = "client.bound"
+    /// A client record written or deleted one at a time (the admin API), or unbound by an operator.
+    case clientSaved = "client.saved"
+    case clientDeleted = "client.deleted"
+    case clientUnbound = "client.unbound"
+    /// An operator locked or unlocked the account.
+    case accountLocked = "account.locked"
+    case accountUnlocked = "account.unlocked"
+    /// An operator had the confirmation link sent again.
+    case confirmationResent = "confirmation.resent"
+    /// A wallet movement reversed by an operator.
+    case walletReversed = "wallet.reversed"
+    /// A dead message of the outbox queued again by an operator.
+    case outboxRetried = "outbox.retried"
+    /// Operators and admin keys: made, disabled, signed in (failures counted as logins are).
+    case operatorCreated = "operator.created"
+    case operatorDisabled = "operator.disabled"
+    case operatorSignedIn = "operator.signed_in"
+    case operatorSignInFailed = "operator.sign_in_failed"
+    case adminKeyCreated = "admin_key.created"
+    case adminKeyDisabled = "admin_key.disabled"
 
     /// The kinds a person sees of their own account (`GET /v1/me/events`): their sign-ins and
     /// the changes to how they sign in.
     package static let ownSecurity: [AuditKind] = [
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
-        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .signatureEnrolled,
+        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .signatureEnrolled, .accountLocked, .accountUnlocked,
     ]
 }
 
@@ -151,7 +171,7 @@ package struct AuditLog: Sendable {
     package func countFailure(_ event: AuditEvent) async throws {
         let now = clock.now().timeIntervalSince1970
         let window = Int64((now / failureWindow).rounded(.down))
-        let bucket = "\(event.kind.rawValue):\(event.account?.uuidString.lowercased() ?? "-"):\(event.origin.ip ?? "-"):\(window)"
+        let bucket = "\(event.kind.rawValue):\(event.account?.uuidString.lowercased() ?? event.actor.id ?? "-"):\(event.origin.ip ?? "-"):\(window)"
         try await insert(event, bucket: bucket, on: nil)
     }
 

@@ -36,6 +36,8 @@ public enum AccountCommands {
         public var phoneVerified: Bool
         public var name: String?
         public var createdAt: Date
+        /// When it was locked and why, when it is.
+        public var locked: String?
         /// The client record bound to it: its room, base and partner zones.
         public var client: String?
         public var sessions: [Session]
@@ -62,20 +64,40 @@ public enum AccountCommands {
             let client = try await services.login.rules.clients.record(of: account.id)
             var recent = AuditLog.Query(account: account.id)
             recent.limit = max(1, min(events, 1_000))
+            let lock = try await AccountLocks(rules: services.login.rules).lock(of: account.id)
             let name = [account.firstName, account.middleName, account.lastName].compactMap { $0 }.joined(separator: " ")
             return Summary(
                 id: account.id, login: account.username, email: account.displayedEmail, emailConfirmed: account.isEmailConfirmed,
                 phone: account.phone, phoneVerified: account.phoneVerifiedAt != nil, name: name.isEmpty ? nil : name, createdAt: account.createdAt,
+                locked: lock.map { "since \(WireDates.iso8601String(from: $0.at)): \($0.reason)" },
                 client: client.map { "room \($0.room ?? "none"), base \($0.base ?? "none"), \($0.parts.count) partner zone(s)" },
                 sessions: sessions.map { .init(id: $0.id, device: $0.device, ip: $0.ip, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
                 events: try await services.audit.events(recent).map { .init(at: $0.at, kind: $0.kind, actor: [$0.actorType, $0.actorID].compactMap { $0 }.joined(separator: " "), ip: $0.ip, count: $0.count) })
         }
     }
 
+    static func checkedReason(_ text: String) throws -> String {
+        let reason = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty, reason.count <= 500 else { throw Failure(description: "--reason is required (at most 500 characters)") }
+        return reason
+    }
+
+    /// Locks the account (its sessions end, no sign-in works) or unlocks it, with the reason in
+    /// the audit trail; false when it was so already.
+    public static func setLocked(_ locked: Bool, configuration: GatehouseConfiguration, query: String, reason: String, as person: String?) async throws -> Bool {
+        let reason = try checkedReason(reason)
+        return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
+            let account = try await find(query, services)
+            let locks = AccountLocks(rules: services.login.rules)
+            let actor = AuditActor.system(person.map { String($0.prefix(100)) })
+            return locked ? try await locks.lock(account.id, reason: reason, by: actor, origin: AuditOrigin())
+                : try await locks.unlock(account.id, reason: reason, by: actor, origin: AuditOrigin())
+        }
+    }
+
     /// Ends every session of the account, with the reason in the audit trail; how many ended.
     public static func revokeSessions(configuration: GatehouseConfiguration, query: String, reason: String, as person: String?) async throws -> Int {
-        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reason.isEmpty, reason.count <= 500 else { throw Failure(description: "--reason is required (at most 500 characters)") }
+        let reason = try checkedReason(reason)
         return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
             let account = try await find(query, services)
             return try await services.sessions.revokeAll(accountID: account.id, keeping: nil, by: .system(person.map { String($0.prefix(100)) }),

@@ -106,6 +106,9 @@ package final class CustomerGatewayProtocol: Sendable {
             case .invalidInput where error.code == .invalidCredentials:
                 // A failed attempt keeps its reserved slot.
                 throw Failure(code: API.ErrorCode.customerNotFound, description: "Customer not found", inEvent: inEvent)
+            case .forbidden where error.code == .accountLocked:
+                connection.releaseAttempt()   // the password was right
+                throw Failure(code: API.ErrorCode.accountLocked, description: error.message.render(.en), inEvent: inEvent)
             case .rateLimited(let seconds):
                 connection.releaseAttempt()   // refused before any password check
                 throw Failure(code: API.ErrorCode.tooManyAttempts, description: "Too many failed logins. Try again in \(seconds) s", inEvent: inEvent)

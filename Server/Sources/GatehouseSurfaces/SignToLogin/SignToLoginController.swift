@@ -218,6 +218,8 @@ package struct SignToLoginController: Sendable {
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
             switch error.code {
+            case .accountLocked:
+                return Self.answer(.refused(.accountLocked, error.message.render(.en)))
             case .invalidCode, .codeExpired, .codeAttemptsExhausted:
                 return Self.answer(.refused(.invalidEmailCode, error.message.render(.en)))
             case .emailTaken:
@@ -260,6 +262,7 @@ package struct SignToLoginController: Sendable {
             }
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
+            if error.code == .accountLocked { return Self.answer(.refused(.accountLocked, error.message.render(.en))) }
             throw error
         }
     }

@@ -66,6 +66,23 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
+    @Test("a locked account: the right password answers customer.accountLocked, a wrong one customer.notFound as for anyone", arguments: TestEngine.available)
+    func login_lockedAccount(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
+            #expect(try await AccountCommands.setLocked(true, configuration: app.configuration, query: "fpi@bk.ru", reason: "fraud", as: nil))
+            try await withConnection(app) { connection in
+                for (password, code) in [("secret1!", "customer.accountLocked"), ("newPassword", "customer.notFound")] {
+                    try await connection.send(Self.login("fpi@bk.ru", password, sequence: code))
+                    let answer = try await connection.receive()
+                    #expect(answer["type"] as? String == "CUSTOMER_ERROR")
+                    let data = try #require(answer["data"] as? [String: Any])
+                    #expect(data["error_code"] as? String == code)
+                }
+            }
+        }
+    }
+
     @Test("unknown email and wrong password: the same CUSTOMER_ERROR, never echoing the password", arguments: TestEngine.available)
     func login_failures_lookTheSame(engine: TestEngine) async throws {
         try await withApp(engine) { app in

@@ -1,0 +1,63 @@
+import FluentKit
+import Foundation
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// Locking an account (an operator's action, docs/operators.md): a locked account's sessions end
+/// and no new one opens on any surface (`SessionService.create` refuses with `account_locked`)
+/// until it is unlocked. The refusal is said only after the password, code or signature was
+/// right: to a guesser a locked account looks like any other.
+package struct AccountLocks: Sendable {
+    package let rules: AccountRules
+
+    package init(rules: AccountRules) {
+        self.rules = rules
+    }
+
+    /// The lock on an account: when and why, or nil.
+    package struct Lock: Sendable, Equatable {
+        package var at: Date
+        package var reason: String
+    }
+
+    package func lock(of accountID: UUID) async throws -> Lock? {
+        guard let row = try await rules.database.sql.raw("""
+            SELECT locked_at, locked_reason FROM accounts WHERE id = \(bind: accountID)
+            """).first(),
+              let at = try row.decode(column: "locked_at", as: Date?.self) else { return nil }
+        return Lock(at: at, reason: try row.decode(column: "locked_reason", as: String?.self) ?? "")
+    }
+
+    /// Locks the account and ends its sessions, with the reason in the audit trail, in one
+    /// transaction; false when it was locked already (nothing changes, nothing is recorded).
+    package func lock(_ accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        let now = rules.clock.now()
+        return try await rules.database.db.transaction { tx in
+            let changed = try await (tx as! any SQLDatabase).raw("""
+                UPDATE accounts SET locked_at = \(bind: now), locked_reason = \(bind: reason), updated_at = \(bind: now)
+                WHERE id = \(bind: accountID) AND locked_at IS NULL AND erased_at IS NULL RETURNING id
+                """).all()
+            guard !changed.isEmpty else { return false }
+            let ended = try await rules.sessions.revokeAll(accountID: accountID, on: tx)
+            try await rules.audit.record(AuditEvent(.accountLocked, by: actor, account: accountID, origin: origin,
+                                                    detail: ["reason": reason, "sessions": String(ended)]), on: tx)
+            return true
+        }
+    }
+
+    /// Unlocks the account, with the reason in the audit trail; false when it was not locked.
+    package func unlock(_ accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        let now = rules.clock.now()
+        return try await rules.database.db.transaction { tx in
+            let changed = try await (tx as! any SQLDatabase).raw("""
+                UPDATE accounts SET locked_at = NULL, locked_reason = NULL, updated_at = \(bind: now)
+                WHERE id = \(bind: accountID) AND locked_at IS NOT NULL RETURNING id
+                """).all()
+            guard !changed.isEmpty else { return false }
+            try await rules.audit.record(AuditEvent(.accountUnlocked, by: actor, account: accountID, origin: origin,
+                                                    detail: ["reason": reason]), on: tx)
+            return true
+        }
+    }
+}
