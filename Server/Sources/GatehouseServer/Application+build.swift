@@ -75,6 +75,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     router.add(middleware: MetricsMiddleware())
     let routes = RouteTable()
     router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
+    router.add(middleware: ProblemMiddleware(prefix: "/admin/"))
     router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
     let configuration = services.configuration
     HealthController(database: services.database, configuration: configuration).addRoutes(to: router)
@@ -91,6 +92,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
     WalletController(wallets: services.wallets, requests: services.moneyRequests, configuration: configuration).addRoutes(to: v1)
+    AdminController(keys: services.adminKeys, clients: services.clients, configuration: configuration).addRoutes(to: router)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
     SignToLoginController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {

@@ -32,6 +32,7 @@ package enum GatehouseMigrations {
             M019CreateAuditEvents(),
             M020CreateClientRecords(),
             M021AccountLocks(),
+            M022CreateOperators(),
         ]
     }
 }

@@ -54,6 +54,11 @@ package final class GatehouseServices: Sendable {
     package let accountDeletion: AccountDeletionService
     /// The audit trail (docs/operators.md).
     package let audit: AuditLog
+    /// The operator's side: operators and their console sessions, admin keys, locks, client records (docs/operators.md).
+    package let operators: Operators
+    package let adminKeys: AdminKeys
+    package let locks: AccountLocks
+    package let clients: ClientRecords
 
     package init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -116,6 +121,12 @@ package final class GatehouseServices: Sendable {
             database: database, clock: clock, configuration: configuration, hasher: hasher, sessions: sessions,
             verification: verification, outbox: outbox, composer: composer, secrets: secrets, rateLimiter: rateLimiter
         )
+        let operators = Operators(database: database, clock: clock, hasher: hasher, secrets: secrets, rateLimiter: rateLimiter,
+                                  settings: configuration.operators)
+        self.operators = operators
+        self.adminKeys = AdminKeys(database: database, clock: clock, random: dependencies.random)
+        self.locks = AccountLocks(rules: rules)
+        self.clients = rules.clients
         // Each service is given the account rules it applies and only the other dependencies it uses.
         self.signup = SignupService(rules: rules, database: database, clock: clock, configuration: configuration, hasher: hasher,
                                     passwordRules: passwordRules, sessions: sessions, verification: verification, outbox: outbox,
@@ -196,12 +207,13 @@ package final class GatehouseServices: Sendable {
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
-            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit] in
+            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
                 try await rateLimiter.purgeExpired()
                 try await eventLog.purgeExpired()
                 try await audit.purgeExpired()
+                try await operators.purgeExpired()
                 try await idempotencyKeys.purgeExpired(on: database.db)
                 try await attachments.purgeUnsent()
                 try await accountDeletion.eraseDue()

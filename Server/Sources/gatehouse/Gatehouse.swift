@@ -11,7 +11,7 @@ struct Gatehouse: AsyncParsableCommand {
         abstract: "Gatehouse: accounts and identity for iOS apps.",
         version: GatehouseVersion.current,
         subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, Accounts.self, Clients.self,
-                      AuditTrail.self,
+                      AuditTrail.self, Operators.self, AdminKeys.self,
                       OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
@@ -322,6 +322,103 @@ struct Accounts: AsyncParsableCommand {
         func run() async throws {
             let changed = try await AccountCommands.setLocked(false, configuration: loadConfiguration(), query: query, reason: reason, as: person)
             print(changed ? "unlocked" : "not locked")
+        }
+    }
+}
+
+struct Operators: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Who may sign in to the operator console (/operator): name, role, password and a TOTP second factor.",
+        subcommands: [Create.self, List.self, Disable.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an operator. The password is read from standard input (first line); the TOTP secret is printed once, as an otpauth:// URI for an authenticator app.")
+        @Argument(help: "The name they sign in with.") var name: String
+        @Option(help: "admin, support or read-only.") var role: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+                throw ValidationError("give the operator's password on standard input, e.g. printf '%s\\n' \"$PASSWORD\" | gatehouse operators create …")
+            }
+            let made = try await ConsoleCommands.createOperator(configuration: loadConfiguration(), name: name, role: role, password: password, as: person)
+            if json { return print(jsonText(made)) }
+            print("operator \(made.name) (\(made.role)) made")
+            print("add this to their authenticator app (shown once):")
+            print("  \(made.otpauth)")
+            print("  or type the secret: \(made.secret)")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List operators.")
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() async throws {
+            let all = try await ConsoleCommands.listOperators(configuration: loadConfiguration())
+            if json { return print(jsonText(all)) }
+            for line in all { print("\(line.name) \(line.role)\(line.disabled ? " (disabled)" : "")") }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable an operator for good; their console sessions end.")
+        @Argument(help: "Their name.") var name: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let changed = try await ConsoleCommands.disableOperator(configuration: loadConfiguration(), name: name, as: person)
+            print(changed ? "disabled" : "no such enabled operator")
+            if !changed { throw ExitCode(1) }
+        }
+    }
+}
+
+struct AdminKeys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin-keys",
+        abstract: "Keys business systems call the admin API (/admin/v1) with, each with its scopes.",
+        subcommands: [Create.self, List.self, Disable.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a key; it is printed once.")
+        @Argument(help: "What it is for (the system that holds it).") var name: String
+        @Option(help: "clients:read or clients:write (repeat, or separate with commas).") var scope: [String] = []
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let made = try await ConsoleCommands.createKey(configuration: loadConfiguration(), name: name, scopes: scope, as: person)
+            if json { return print(jsonText(made)) }
+            print("admin key \(made.id) (\(made.scopes.joined(separator: " "))), shown once:")
+            print("  \(made.key ?? "")")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List admin keys (never the keys themselves).")
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() async throws {
+            let all = try await ConsoleCommands.listKeys(configuration: loadConfiguration())
+            if json { return print(jsonText(all)) }
+            for key in all {
+                print("\(key.id) \(key.name) \(key.hint) \(key.scopes.joined(separator: " "))\(key.disabled ? " (disabled)" : "")")
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable a key for good.")
+        @Argument(help: "Its id.") var id: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let changed = try await ConsoleCommands.disableKey(configuration: loadConfiguration(), id: id, as: person)
+            print(changed ? "disabled" : "no such enabled key")
+            if !changed { throw ExitCode(1) }
         }
     }
 }

@@ -44,6 +44,10 @@ extension GatehouseErrorCode {
     public static let noPendingEmail: Self = "no_pending_email"
     /// An operator locked the account: no sign-in works until they unlock it.
     public static let accountLocked: Self = "account_locked"
+    // The admin API
+    /// The admin key is valid but lacks the scope the operation needs.
+    public static let insufficientScope: Self = "insufficient_scope"
+    public static let clientNotFound: Self = "client_not_found"
     /// A change that opens a new way into the account (email, phone, password) needs the current password.
     public static let currentPasswordRequired: Self = "current_password_required"
     /// A phone number in a country this server does not send SMS to.

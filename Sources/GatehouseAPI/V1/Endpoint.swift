@@ -55,6 +55,8 @@ public enum Access: Sendable, Equatable {
     case anyone
     /// A bearer token of a live session.
     case session
+    /// An admin key (`/admin/v1`) holding this scope: never a person's session.
+    case adminKey(scope: String)
 }
 
 /// No body: the input of an endpoint that takes none, the output of one that answers `204`.

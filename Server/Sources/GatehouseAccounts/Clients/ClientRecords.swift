@@ -91,7 +91,7 @@ package struct ClientRecords: Sendable {
     /// record of the same phone is replaced by the file's data, its binding kept; the same data
     /// changes nothing), with the import's event in the audit trail; the others reported with
     /// their line. A phone twice in one file refuses its later rows.
-    package func importFile(_ text: String, format: Format, by actor: AuditActor) async throws -> Report {
+    package func importFile(_ text: String, format: Format, by actor: AuditActor, dryRun: Bool = false) async throws -> Report {
         var report = Report()
         var good: [ClientRecord] = []
         var seen: [String: Int] = [:]
@@ -111,52 +111,140 @@ package struct ClientRecords: Sendable {
                 good.append(record)
             }
         }
-        let (now, records, refusedCount) = (clock.now(), good, report.refused.count)
-        let applied = try await database.db.transaction { tx -> Report in
-            let sql = tx as! any SQLDatabase
-            var counts = Report()
-            for record in records {
-                let parts = String(decoding: try Self.encoder.encode(record.parts), as: UTF8.self)
-                let existing = try await sql.raw("""
-                    SELECT first_name, last_name, middle_name, email, birthday, room, base, parts FROM client_records WHERE phone = \(bind: record.phone)
-                    """).first()
-                if let existing {
-                    let same = try existing.decode(column: "first_name", as: String?.self) == record.firstName
-                        && existing.decode(column: "last_name", as: String?.self) == record.lastName
-                        && existing.decode(column: "middle_name", as: String?.self) == record.middleName
-                        && existing.decode(column: "email", as: String?.self) == record.email
-                        && existing.decode(column: "birthday", as: String?.self) == record.birthday
-                        && existing.decode(column: "room", as: String?.self) == record.room
-                        && existing.decode(column: "base", as: String?.self) == record.base
-                        && existing.decode(column: "parts", as: String.self) == parts
-                    if same { counts.unchanged += 1; continue }
-                    try await sql.raw("""
-                        UPDATE client_records SET first_name = \(bind: record.firstName), last_name = \(bind: record.lastName),
-                            middle_name = \(bind: record.middleName), email = \(bind: record.email), birthday = \(bind: record.birthday),
-                            room = \(bind: record.room), base = \(bind: record.base), parts = \(bind: parts), updated_at = \(bind: now)
-                        WHERE phone = \(bind: record.phone)
-                        """).run()
-                    counts.updated += 1
-                } else {
-                    try await sql.raw("""
-                        INSERT INTO client_records (phone, first_name, last_name, middle_name, email, birthday, room, base, parts, created_at, updated_at)
-                        VALUES (\(bind: record.phone), \(bind: record.firstName), \(bind: record.lastName), \(bind: record.middleName),
-                                \(bind: record.email), \(bind: record.birthday), \(bind: record.room), \(bind: record.base), \(bind: parts),
-                                \(bind: now), \(bind: now))
-                        """).run()
-                    counts.created += 1
-                }
+        let (records, refusedCount) = (good, report.refused.count)
+        let applied: Report
+        do {
+            applied = try await database.db.transaction { tx -> Report in
+                let counts = try await apply(records, on: tx)
+                // A dry run does all of it, and undoes it: what it reports is what an import would do.
+                if dryRun { throw DryRun(counts: counts) }
+                try await AuditLog(database: database, clock: clock).record(AuditEvent(
+                    .clientsImported, by: actor, account: nil,
+                    detail: ["created": String(counts.created), "updated": String(counts.updated), "unchanged": String(counts.unchanged),
+                             "refused": String(refusedCount), "format": format.rawValue]), on: tx)
+                return counts
             }
-            try await AuditLog(database: database, clock: clock).record(AuditEvent(
-                .clientsImported, by: actor, account: nil,
-                detail: ["created": String(counts.created), "updated": String(counts.updated), "unchanged": String(counts.unchanged),
-                         "refused": String(refusedCount), "format": format.rawValue]), on: tx)
-            return counts
+        } catch let dry as DryRun {
+            applied = dry.counts
         }
         report.created = applied.created
         report.updated = applied.updated
         report.unchanged = applied.unchanged
         return report
+    }
+
+    private struct DryRun: Error {
+        var counts: Report
+    }
+
+    /// What writing one record did.
+    package enum Outcome: String, Sendable {
+        case created, updated, unchanged
+    }
+
+    /// Writes checked records in the caller's transaction: a new phone is created, a known one
+    /// takes the new data (its binding kept), the same data changes nothing.
+    private func apply(_ records: [ClientRecord], on tx: any Database) async throws -> Report {
+        let sql = tx as! any SQLDatabase
+        let now = clock.now()
+        var counts = Report()
+        for record in records {
+            let parts = String(decoding: try Self.encoder.encode(record.parts), as: UTF8.self)
+            let existing = try await sql.raw("""
+                SELECT first_name, last_name, middle_name, email, birthday, room, base, parts FROM client_records WHERE phone = \(bind: record.phone)
+                """).first()
+            if let existing {
+                let same = try existing.decode(column: "first_name", as: String?.self) == record.firstName
+                    && existing.decode(column: "last_name", as: String?.self) == record.lastName
+                    && existing.decode(column: "middle_name", as: String?.self) == record.middleName
+                    && existing.decode(column: "email", as: String?.self) == record.email
+                    && existing.decode(column: "birthday", as: String?.self) == record.birthday
+                    && existing.decode(column: "room", as: String?.self) == record.room
+                    && existing.decode(column: "base", as: String?.self) == record.base
+                    && existing.decode(column: "parts", as: String.self) == parts
+                if same { counts.unchanged += 1; continue }
+                try await sql.raw("""
+                    UPDATE client_records SET first_name = \(bind: record.firstName), last_name = \(bind: record.lastName),
+                        middle_name = \(bind: record.middleName), email = \(bind: record.email), birthday = \(bind: record.birthday),
+                        room = \(bind: record.room), base = \(bind: record.base), parts = \(bind: parts), updated_at = \(bind: now)
+                    WHERE phone = \(bind: record.phone)
+                    """).run()
+                counts.updated += 1
+            } else {
+                try await sql.raw("""
+                    INSERT INTO client_records (phone, first_name, last_name, middle_name, email, birthday, room, base, parts, created_at, updated_at)
+                    VALUES (\(bind: record.phone), \(bind: record.firstName), \(bind: record.lastName), \(bind: record.middleName),
+                            \(bind: record.email), \(bind: record.birthday), \(bind: record.room), \(bind: record.base), \(bind: parts),
+                            \(bind: now), \(bind: now))
+                    """).run()
+                counts.created += 1
+            }
+        }
+        return counts
+    }
+
+    // MARK: One at a time (the admin API)
+
+    /// Checks and writes one record, with a `client.saved` event when it changed; what it did.
+    package func save(_ raw: ClientRecord, by actor: AuditActor, origin: AuditOrigin) async throws -> Outcome {
+        let record: ClientRecord
+        switch ClientRecordFile(defaultCountryCode: defaultCountryCode).check(raw) {
+        case .failure(let refusal): throw GatehouseError(.invalidInput, .invalidParameter, LocalizedText("error.plain", [refusal.reason]))
+        case .success(let checked): record = checked
+        }
+        return try await database.db.transaction { tx in
+            let counts = try await apply([record], on: tx)
+            let outcome: Outcome = counts.created == 1 ? .created : counts.updated == 1 ? .updated : .unchanged
+            if outcome != .unchanged {
+                let bound = try await (tx as! any SQLDatabase).raw("SELECT account_id FROM client_records WHERE phone = \(bind: record.phone)")
+                    .first(decodingColumn: "account_id", as: UUID?.self) ?? nil
+                try await AuditLog(database: database, clock: clock).record(AuditEvent(
+                    .clientSaved, by: actor, account: bound, origin: origin,
+                    detail: ["phone": maskedForAudit(record.phone), "outcome": outcome.rawValue]), on: tx)
+            }
+            return outcome
+        }
+    }
+
+    /// Deletes the record of a phone (bound or not: it is the business's), with its event; false
+    /// when there is none.
+    package func delete(phone: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        guard let phone = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode) else { return false }
+        return try await database.db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            guard let row = try await sql.raw("DELETE FROM client_records WHERE phone = \(bind: phone) RETURNING account_id").first() else { return false }
+            try await AuditLog(database: database, clock: clock).record(AuditEvent(
+                .clientDeleted, by: actor, account: try row.decode(column: "account_id", as: UUID?.self), origin: origin,
+                detail: ["phone": maskedForAudit(phone)]), on: tx)
+            return true
+        }
+    }
+
+    /// Unbinds the record bound to the account (an operator's action: it was bound to the wrong
+    /// person, a phone number passed to someone else): the record stays, the account keeps what it
+    /// took from it, and the two are never bound again by the account's logins; false when none
+    /// is bound.
+    package func unbind(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        try await database.db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            guard let row = try await sql.raw("""
+                UPDATE client_records SET account_id = NULL, bound_at = NULL, unbound_account_id = \(bind: accountID)
+                WHERE account_id = \(bind: accountID) RETURNING phone
+                """).first() else { return false }
+            try await AuditLog(database: database, clock: clock).record(AuditEvent(
+                .clientUnbound, by: actor, account: accountID, origin: origin,
+                detail: ["phone": maskedForAudit(try row.decode(column: "phone", as: String.self)), "reason": reason]), on: tx)
+            return true
+        }
+    }
+
+    /// The record of a phone and the account bound to it (operators' and the admin API's reading).
+    package func recordAndAccount(phone: String) async throws -> (ClientRecord, UUID?)? {
+        guard let phone = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode),
+              let row = try await database.sql.raw("""
+                  SELECT phone, first_name, last_name, middle_name, email, birthday, room, base, parts, account_id FROM client_records WHERE phone = \(bind: phone)
+                  """).first() else { return nil }
+        return (try Self.record(row), try row.decode(column: "account_id", as: UUID?.self))
     }
 
     private static let encoder: JSONEncoder = {
@@ -175,6 +263,7 @@ package struct ClientRecords: Sendable {
         guard let row = try await sql.raw("""
             UPDATE client_records SET account_id = \(bind: accountID), bound_at = \(bind: clock.now())
             WHERE phone = \(bind: phone) AND account_id IS NULL
+              AND (unbound_account_id IS NULL OR unbound_account_id <> \(bind: accountID))
               AND NOT EXISTS (SELECT 1 FROM client_records bound WHERE bound.account_id = \(bind: accountID))
             RETURNING phone, first_name, last_name, middle_name, email, birthday, room, base, parts
             """).first() else { return nil }

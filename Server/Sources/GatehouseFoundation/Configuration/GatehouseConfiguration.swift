@@ -104,6 +104,8 @@ public struct GatehouseConfiguration: Sendable {
     public var signature = Signature()
     /// The audit trail (docs/operators.md).
     public var audit = Audit()
+    /// The operator console and the admin API (docs/operators.md).
+    public var operators = Operators()
     public var passwords = PasswordPolicy()
     public var defaultCountryCode: String = "7"
 
@@ -176,6 +178,21 @@ public struct GatehouseConfiguration: Sendable {
         public var retention: TimeInterval = 365 * 86_400
         /// Failed logins are counted in one row per account, client address and window this long.
         public var failureWindow: TimeInterval = 3_600
+        public init() {}
+    }
+
+    /// The operator console and the admin API (docs/operators.md, "The console").
+    public struct Operators: Sendable {
+        /// A console session ends after this long without a request…
+        public var sessionIdle: TimeInterval = 30 * 60
+        /// …and this long after sign-in, whatever.
+        public var sessionMax: TimeInterval = 8 * 3_600
+        /// Failed console sign-ins per operator name, and per client address, in `signInWindow`.
+        public var signInFailuresPerName: Int = 5
+        public var signInFailuresPerIP: Int = 50
+        public var signInWindow: TimeInterval = 15 * 60
+        /// The largest client-record file the console and the admin API take.
+        public var importMaxBytes: Int = 32 * 1_048_576
         public init() {}
     }
 
@@ -546,6 +563,15 @@ extension GatehouseConfiguration {
         // The audit trail
         c.audit.retention = Double(try reader.int("GATEHOUSE_AUDIT_RETENTION_DAYS", default: Int(c.audit.retention / 86_400), range: 1...36_500)) * 86_400
         c.audit.failureWindow = try reader.seconds("GATEHOUSE_AUDIT_FAILURE_WINDOW_SECONDS", default: c.audit.failureWindow, range: 60...86_400)
+
+        // The operator console and the admin API
+        var ops = c.operators
+        ops.sessionIdle = Double(try reader.int("GATEHOUSE_OPERATOR_SESSION_IDLE_MINUTES", default: Int(ops.sessionIdle / 60), range: 1...1_440)) * 60
+        ops.sessionMax = Double(try reader.int("GATEHOUSE_OPERATOR_SESSION_HOURS", default: Int(ops.sessionMax / 3_600), range: 1...168)) * 3_600
+        ops.signInFailuresPerName = try reader.int("GATEHOUSE_OPERATOR_SIGNIN_FAILURES_PER_NAME", default: ops.signInFailuresPerName, range: 1...1_000)
+        ops.signInFailuresPerIP = try reader.int("GATEHOUSE_OPERATOR_SIGNIN_FAILURES_PER_IP", default: ops.signInFailuresPerIP, range: 1...100_000)
+        ops.importMaxBytes = try reader.int("GATEHOUSE_CLIENT_IMPORT_MAX_BYTES", default: ops.importMaxBytes, range: 1_024...1_073_741_824)
+        c.operators = ops
 
         // Limits
         var l = c.limits

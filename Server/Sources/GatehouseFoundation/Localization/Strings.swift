@@ -4,6 +4,8 @@ package enum Strings {
         // Errors
         "error.unauthorized": [.en: "Authorization required: the session token is missing, invalid or expired.", .ru: "Требуется авторизация: токен сессии отсутствует, недействителен или истёк."],
         "error.invalidCredentials": [.en: "Wrong login or password.", .ru: "Неверный логин или пароль."],
+        // Operators and business systems read English: the admin API's and the console's refusals.
+        "error.plain": [.en: "{0}", .ru: "{0}"],
         "error.accountLocked": [.en: "This account is locked. Please contact support.", .ru: "Аккаунт заблокирован. Обратитесь в поддержку."],
         "error.missingParameter": [.en: "The parameter \"{0}\" is required.", .ru: "Параметр «{0}» обязателен."],
         "error.fieldTooLong": [.en: "The parameter \"{0}\" is too long (at most {1} characters).", .ru: "Параметр «{0}» слишком длинный (не более {1} символов)."],

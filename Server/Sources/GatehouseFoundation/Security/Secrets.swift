@@ -7,6 +7,12 @@ import Foundation
 package struct Secrets: Sendable {
     private let keyBytes: [UInt8]
     private var hmacKey: SymmetricKey { SymmetricKey(data: keyBytes) }
+
+    /// A key for `purpose` derived from the server secret (HKDF-SHA256): sealing and signing
+    /// with it never reuse the code-hashing key.
+    package func sealingKey(_ purpose: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: hmacKey, info: Data("gatehouse \(purpose)".utf8), outputByteCount: 32)
+    }
     package let random: GatehouseRandom
 
     package init(serverSecret: String, random: GatehouseRandom = .live) {
@@ -38,6 +44,13 @@ package struct Secrets: Sendable {
 
     package static func sha256Hex(_ text: String) -> String {
         SHA256.hash(data: Data(text.utf8)).hexString
+    }
+
+    /// An HMAC of `text` under the key of `purpose`, base64url (43 characters): a token the server
+    /// can check again without keeping it (a form's CSRF token bound to its session).
+    package func mac(_ text: String, purpose: String) -> String {
+        Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: sealingKey(purpose))).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     package func codeHash(_ code: String, purpose: String, destination: String) -> String {

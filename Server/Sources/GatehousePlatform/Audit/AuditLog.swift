@@ -72,7 +72,7 @@ package enum AuditActor: Sendable, Equatable {
     /// Nobody known: a failed login of an unknown account.
     case anonymous
 
-    var type: String {
+    package var type: String {
         switch self {
         case .account: "account"
         case .operator: "operator"
@@ -82,7 +82,7 @@ package enum AuditActor: Sendable, Equatable {
         }
     }
 
-    var id: String? {
+    package var id: String? {
         switch self {
         case .account(let id): id.uuidString.lowercased()
         case .operator(let name): name

@@ -2,8 +2,10 @@ import Hummingbird
 import Logging
 
 /// Echoes a request id (the client's `X-Request-Id` when sane, else Hummingbird's) and logs one
-/// line per request: method, path without the query (it may hold a confirmation token),
-/// status and duration.
+/// line per request: method, the route's template (`/admin/v1/clients/{phone}`: a phone, a tag or
+/// a token in a path stays out of the log; the request id leads to the audit trail, which names
+/// the target) or the path of a request no route took, never the query (it may hold a
+/// confirmation token), status and duration.
 package struct RequestLogMiddleware: RouterMiddleware {
     package typealias Context = GatehouseRequestContext
 
@@ -36,7 +38,7 @@ package struct RequestLogMiddleware: RouterMiddleware {
     private func log(_ context: Context, _ request: Request, status: Int, start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-        context.logger.info("\(request.method) \(request.uri.path) \(status) \(String(format: "%.1f", ms))ms")
+        context.logger.info("\(request.method) \(context.endpointPath ?? request.uri.path) \(status) \(String(format: "%.1f", ms))ms")
     }
 
     package init() {

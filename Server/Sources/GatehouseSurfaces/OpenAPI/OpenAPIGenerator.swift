@@ -61,7 +61,11 @@ package enum OpenAPIGenerator {
         if let output = jsonType(endpoint.outputType) {
             success.content = [.json: .b(.init(schema: try schemas.schema(of: output)))]
         }
-        let security: [OpenAPI.SecurityRequirement] = endpoint.access == .session ? [[.component(named: "bearerAuth"): []]] : []
+        let security: [OpenAPI.SecurityRequirement] = switch endpoint.access {
+        case .session: [[.component(named: "bearerAuth"): []]]
+        case .adminKey(let scope): [[.component(named: "adminKeyAuth"): [scope]]]
+        case .anyone: []
+        }
         let responses: OpenAPI.Response.Map = [OpenAPI.Response.StatusCode(integerLiteral: endpoint.successStatus): .b(success)]
         return if let request {
             OpenAPI.Operation(parameters: parameters, requestBody: request, responses: responses, security: security)

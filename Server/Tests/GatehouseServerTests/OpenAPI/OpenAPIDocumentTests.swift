@@ -66,8 +66,15 @@ struct OpenAPIDocumentTests {
             let operation = try #require(paths[endpoint.path]?[endpoint.method.rawValue.lowercased()], "\(endpoint) is not in the document")
             let statuses = Set(operation["responses"]?.members.map(\.0) ?? [])
             #expect(statuses.contains(String(endpoint.successStatus)), "\(endpoint): declared \(endpoint.successStatus), documented \(statuses.sorted())")
-            let bearer = !(operation["security"]?.elements ?? []).isEmpty
-            #expect(bearer == (endpoint.access == .session), "\(endpoint): access \(endpoint.access), documented bearer: \(bearer)")
+            let security = operation["security"]?.elements ?? []
+            let schemes = security.flatMap { $0.members.map(\.0) }
+            switch endpoint.access {
+            case .anyone: #expect(security.isEmpty, "\(endpoint): open to anyone, documented \(schemes)")
+            case .session: #expect(schemes == ["bearerAuth"], "\(endpoint): a session, documented \(schemes)")
+            case .adminKey(let scope):
+                #expect(schemes == ["adminKeyAuth"], "\(endpoint): an admin key, documented \(schemes)")
+                #expect(security.first?["adminKeyAuth"]?.elements.compactMap(\.string) == [scope], "\(endpoint): the scope \(scope) is documented")
+            }
             // The prose's part: every operation named, summarised and filed under a tag; every
             // answer described; every body that is not JSON given its media types.
             let operationID = operation["operationId"]?.string ?? ""

@@ -1,0 +1,256 @@
+import FluentKit
+import Foundation
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// An operator's role: what they may do in the console (docs/operators.md, "Roles").
+package enum OperatorRole: String, Sendable, CaseIterable, Codable {
+    /// Everything, money and imports included.
+    case admin
+    /// Helps people: sessions, locks, confirmation and recovery messages, client bindings, the outbox.
+    case support
+    /// Sees everything, changes nothing.
+    case readOnly = "read-only"
+
+    package func may(_ action: OperatorAction) -> Bool {
+        switch self {
+        case .admin: true
+        case .support: !action.needsAdmin
+        case .readOnly: action == .view
+        }
+    }
+}
+
+/// What an operator does in the console; each change needs a reason and is in the audit trail.
+package enum OperatorAction: String, Sendable, CaseIterable {
+    case view
+    case revokeSessions = "revoke-sessions"
+    case lock, unlock
+    case resendConfirmation = "resend-confirmation"
+    case sendRecoveryCode = "send-recovery-code"
+    case unbindClient = "unbind-client"
+    case retryMessage = "retry-message"
+    case credit, reverse
+    case importClients = "import-clients"
+
+    /// Money and the business's records: admins only.
+    var needsAdmin: Bool { self == .credit || self == .reverse || self == .importClients }
+}
+
+/// An operator as the console and the commands see them (never their password or TOTP secret).
+package struct OperatorRecord: Sendable, Equatable, Codable {
+    package var id: UUID
+    package var name: String
+    package var role: OperatorRole
+    package var disabledAt: Date?
+    package var createdAt: Date
+}
+
+/// A live console session.
+package struct OperatorSession: Sendable, Equatable {
+    package var id: UUID
+    package var who: OperatorRecord
+    package var expiresAt: Date
+    /// The token every form of this session carries (derived from the session's token: another
+    /// site can neither read nor make it).
+    package var csrf: String
+}
+
+/// Operators: their own accounts, apart from the people's (a `/v1` session is never an
+/// operator's, nor the other way round), with a role and a TOTP second factor (RFC 6238), signing
+/// in to the console for short sessions (docs/operators.md, "The console").
+package struct Operators: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let hasher: PasswordHasher
+    package let secrets: Secrets
+    package let rateLimiter: RateLimiter
+    package let settings: GatehouseConfiguration.Operators
+    package let issuer: String
+
+    package init(database: DatabaseProvider, clock: GatehouseClock, hasher: PasswordHasher, secrets: Secrets, rateLimiter: RateLimiter,
+                 settings: GatehouseConfiguration.Operators, issuer: String = "Gatehouse") {
+        self.database = database
+        self.clock = clock
+        self.hasher = hasher
+        self.secrets = secrets
+        self.rateLimiter = rateLimiter
+        self.settings = settings
+        self.issuer = issuer
+    }
+
+    private var audit: AuditLog { AuditLog(database: database, clock: clock) }
+    private static let totpPurpose = "operator totp"
+    package static let minimumPasswordLength = 12
+
+    package static func refusal(_ text: String) -> GatehouseError {
+        GatehouseError(.invalidInput, .invalidParameter, LocalizedText("error.plain", [text]))
+    }
+
+    /// A name operators sign in with: 1–64 letters, digits, `.`, `-`, `_`, `@`; kept lower-case.
+    package static func normalize(name: String) -> String? {
+        let name = name.trimmingCharacters(in: .whitespaces).lowercased()
+        guard (1...64).contains(name.count), name.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || ".-_@".contains($0) }) else { return nil }
+        return name
+    }
+
+    // MARK: Making and disabling
+
+    /// A new operator. Their TOTP secret is returned this once, as the `otpauth://` URI an
+    /// authenticator app scans and as base32 to type.
+    package func create(name: String, role: OperatorRole, password: String, by actor: AuditActor) async throws -> (OperatorRecord, uri: String, secret: String) {
+        guard let name = Self.normalize(name: name) else { throw Self.refusal("a name is 1–64 letters, digits, '.', '-', '_' or '@'") }
+        guard password.count >= Self.minimumPasswordLength, password.utf8.count <= 1_024 else {
+            throw Self.refusal("an operator's password has at least \(Self.minimumPasswordLength) characters")
+        }
+        let secret = TOTP.newSecret()
+        let now = clock.now()
+        let record = OperatorRecord(id: UUID(), name: name, role: role, disabledAt: nil, createdAt: now)
+        let hash = try await hasher.hash(password)
+        let sealed = try secrets.seal(secret, purpose: Self.totpPurpose)
+        do {
+            try await database.db.transaction { tx in
+                try await (tx as! any SQLDatabase).raw("""
+                    INSERT INTO operators (id, name, role, password_hash, totp_sealed, totp_last_step, created_at, updated_at)
+                    VALUES (\(bind: record.id), \(bind: name), \(bind: role.rawValue), \(bind: hash), \(bind: sealed), 0, \(bind: now), \(bind: now))
+                    """).run()
+                try await audit.record(AuditEvent(.operatorCreated, by: actor, account: nil, detail: ["operator": name, "role": role.rawValue]), on: tx)
+            }
+        } catch where error.isConstraintViolation {
+            throw Self.refusal("an operator named \(name) exists already")
+        }
+        return (record, TOTP(secret: secret).uri(issuer: issuer, account: name), Base32.encode(secret))
+    }
+
+    /// Disables an operator for good and ends their sessions; false when there is no such enabled one.
+    package func disable(name: String, by actor: AuditActor) async throws -> Bool {
+        guard let name = Self.normalize(name: name) else { return false }
+        let now = clock.now()
+        return try await database.db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            guard let id = try await sql.raw("""
+                UPDATE operators SET disabled_at = \(bind: now), updated_at = \(bind: now) WHERE name = \(bind: name) AND disabled_at IS NULL RETURNING id
+                """).first(decodingColumn: "id", as: UUID.self) else { return false }
+            try await sql.raw("DELETE FROM operator_sessions WHERE operator_id = \(bind: id)").run()
+            try await audit.record(AuditEvent(.operatorDisabled, by: actor, account: nil, detail: ["operator": name]), on: tx)
+            return true
+        }
+    }
+
+    package func list() async throws -> [OperatorRecord] {
+        try await database.sql.raw("SELECT id, name, role, disabled_at, created_at FROM operators ORDER BY name").all().map(Self.record)
+    }
+
+    static func record(_ row: any SQLRow) throws -> OperatorRecord {
+        OperatorRecord(id: try row.decode(column: "id", as: UUID.self), name: try row.decode(column: "name", as: String.self),
+                       role: OperatorRole(rawValue: try row.decode(column: "role", as: String.self)) ?? .readOnly,
+                       disabledAt: try row.decode(column: "disabled_at", as: Date?.self), createdAt: try row.decode(column: "created_at", as: Date.self))
+    }
+
+    // MARK: Signing in
+
+    /// Signs an operator in with their password and a current TOTP code; the session's token (in
+    /// clear this once) and the session. Unknown name, wrong password, wrong or reused code and a
+    /// disabled operator all look the same (`invalid_credentials`), cost the same bcrypt time and
+    /// count against the same budgets, per name and per address.
+    package func signIn(name typed: String, password: String, code: String, ip: String?, device: String?, requestID: String?) async throws -> (token: String, session: OperatorSession) {
+        let name = Self.normalize(name: typed)
+        let nameKey = name ?? "invalid"
+        let ipKey = ip ?? "unknown"
+        let window = settings.signInWindow
+        try await rateLimiter.hit("operator-ip", key: ipKey, limit: settings.signInFailuresPerIP, window: window, messageKey: "error.loginThrottled")
+        do {
+            try await rateLimiter.hit("operator-name", key: nameKey, limit: settings.signInFailuresPerName, window: window, messageKey: "error.loginThrottled")
+        } catch {
+            try? await rateLimiter.release("operator-ip", key: ipKey, window: window)
+            throw error
+        }
+        let row = try await name.asyncMap { name in
+            try await database.sql.raw("SELECT * FROM operators WHERE name = \(bind: name)").first()
+        } ?? nil
+        let origin = AuditOrigin(ip: ip, device: device, requestID: requestID)
+        let now = clock.now()
+        guard let row, let record = try? Self.record(row), record.disabledAt == nil,
+              try await hasher.verify(password, hash: try row.decode(column: "password_hash", as: String.self)),
+              let secret = try? secrets.open(try row.decode(column: "totp_sealed", as: String.self), purpose: Self.totpPurpose),
+              let step = TOTP(secret: secret).match(code, at: now, after: try row.decode(column: "totp_last_step", as: Int64.self))
+        else {
+            if row == nil { _ = try await hasher.verify(password, hash: hasher.dummyHash) }
+            let known = row.flatMap { try? Self.record($0) }
+            try await audit.countFailure(AuditEvent(.operatorSignInFailed, by: known.map { .operator($0.name) } ?? .anonymous, account: nil, origin: origin))
+            throw GatehouseError.invalidCredentials
+        }
+        let token = secrets.token()
+        let session = OperatorSession(id: UUID(), who: record, expiresAt: now.addingTimeInterval(settings.sessionMax),
+                                      csrf: csrf(tokenHash: Secrets.sha256Hex(token)))
+        let used = try await database.db.transaction { tx -> Bool in
+            let sql = tx as! any SQLDatabase
+            // The code is spent: a second sign-in with it (a shoulder-surfer's) fails.
+            let spent = try await sql.raw("""
+                UPDATE operators SET totp_last_step = \(bind: step) WHERE id = \(bind: record.id) AND totp_last_step < \(bind: step) RETURNING id
+                """).all()
+            guard !spent.isEmpty else { return false }
+            try await sql.raw("""
+                INSERT INTO operator_sessions (id, operator_id, token_hash, created_at, last_seen_at, expires_at, ip, device)
+                VALUES (\(bind: session.id), \(bind: record.id), \(bind: Secrets.sha256Hex(token)), \(bind: now), \(bind: now), \(bind: session.expiresAt),
+                        \(bind: ip.map { String($0.prefix(64)) }), \(bind: device.map { String($0.prefix(200)) }))
+                """).run()
+            try await rateLimiter.release([("operator-ip", ipKey), ("operator-name", nameKey)], window: window, on: tx)
+            try await audit.record(AuditEvent(.operatorSignedIn, by: .operator(record.name), account: nil, origin: origin,
+                                              detail: ["role": record.role.rawValue]), on: tx)
+            return true
+        }
+        guard used else {
+            try await audit.countFailure(AuditEvent(.operatorSignInFailed, by: .operator(record.name), account: nil, origin: origin))
+            throw GatehouseError.invalidCredentials
+        }
+        return (token, session)
+    }
+
+    /// The live session of a token: not ended, not past its absolute end, used within the idle
+    /// limit (each use moves that on), of an operator still enabled.
+    package func session(token: String) async throws -> OperatorSession? {
+        guard !token.isEmpty, token.utf8.count <= 100 else { return nil }
+        let tokenHash = Secrets.sha256Hex(token)
+        let now = clock.now()
+        guard let row = try await database.sql.raw("""
+            SELECT s.id AS session_id, s.expires_at, s.last_seen_at, o.id, o.name, o.role, o.disabled_at, o.created_at
+            FROM operator_sessions s JOIN operators o ON o.id = s.operator_id
+            WHERE s.token_hash = \(bind: tokenHash) AND o.disabled_at IS NULL
+            """).first() else { return nil }
+        let id = try row.decode(column: "session_id", as: UUID.self)
+        let expiresAt = try row.decode(column: "expires_at", as: Date.self)
+        let lastSeen = try row.decode(column: "last_seen_at", as: Date.self)
+        guard expiresAt > now, now.timeIntervalSince(lastSeen) < settings.sessionIdle else {
+            try await database.sql.raw("DELETE FROM operator_sessions WHERE id = \(bind: id)").run()
+            return nil
+        }
+        if now.timeIntervalSince(lastSeen) > 15 {
+            try await database.sql.raw("UPDATE operator_sessions SET last_seen_at = \(bind: now) WHERE id = \(bind: id)").run()
+        }
+        return OperatorSession(id: id, who: try Self.record(row), expiresAt: expiresAt, csrf: csrf(tokenHash: tokenHash))
+    }
+
+    package func signOut(token: String) async throws {
+        try await database.sql.raw("DELETE FROM operator_sessions WHERE token_hash = \(bind: Secrets.sha256Hex(token))").run()
+    }
+
+    package func purgeExpired() async throws {
+        let now = clock.now()
+        try await database.sql.raw("""
+            DELETE FROM operator_sessions WHERE expires_at < \(bind: now) OR last_seen_at < \(bind: now.addingTimeInterval(-settings.sessionIdle))
+            """).run()
+    }
+
+    private func csrf(tokenHash: String) -> String {
+        secrets.mac(tokenHash, purpose: "operator csrf")
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The admin API (`/admin/v1`, docs/operators.md "The admin API"): a business's systems keep
+/// their client records with an admin key. The key is checked before the body is read: no key
+/// (or an unknown or disabled one) is 401, a key without the operation's scope 403
+/// `insufficient_scope`. Every change is in the audit trail as the key (`admin_key` and its id).
+/// Errors are problem documents (`ProblemMiddleware`).
+package struct AdminController: Sendable {
+    package let keys: AdminKeys
+    package let clients: ClientRecords
+    package let configuration: GatehouseConfiguration
+
+    package init(keys: AdminKeys, clients: ClientRecords, configuration: GatehouseConfiguration) {
+        self.keys = keys
+        self.clients = clients
+        self.configuration = configuration
+    }
+
+    package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
+        router.route(AdminAPI.client, use: client)
+        router.route(AdminAPI.saveClient, use: save)
+        router.route(AdminAPI.deleteClient, use: delete)
+        router.route(AdminAPI.importClients, use: importFile)
+    }
+
+    private func authorize(_ request: Request, _ scope: AdminScope) async throws -> AdminKeyRecord {
+        guard let token = request.bearerToken, let key = try await keys.authenticate(token) else { throw GatehouseError.unauthorized }
+        guard key.allows(scope) else {
+            throw GatehouseError(.forbidden, .insufficientScope, LocalizedText("error.plain", ["This admin key does not have the scope \(scope.rawValue)."]))
+        }
+        return key
+    }
+
+    private func origin(_ request: Request, _ context: GatehouseRequestContext) -> AuditOrigin {
+        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+                    device: request.headers[.userAgent], requestID: context.requestID)
+    }
+
+    private func phone(_ context: GatehouseRequestContext) -> String { context.parameters.get("phone") ?? "" }
+
+    private static let notFound = GatehouseError.notFound(.clientNotFound, "error.plain").withText("No client record has this phone.")
+
+    private func answer(phone: String) async throws -> Response {
+        guard let (record, account) = try await clients.recordAndAccount(phone: phone) else { throw Self.notFound }
+        let body = AdminClient(phone: record.phone, firstName: record.firstName, lastName: record.lastName, middleName: record.middleName,
+                               email: record.email, birthday: record.birthday, room: record.room, base: record.base, parts: record.parts,
+                               accountId: account)
+        return try JSONResponse.make(body, status: .ok)
+    }
+
+    @Sendable func client(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        _ = try await authorize(request, .clientsRead)
+        return try await answer(phone: phone(context))
+    }
+
+    @Sendable func save(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let key = try await authorize(request, .clientsWrite)
+        let fields = try await V1Body.decode(AdminClientFields.self, from: request, limits: configuration.limits)
+        let record = ClientRecord(phone: phone(context), firstName: fields.firstName, lastName: fields.lastName, middleName: fields.middleName,
+                                  email: fields.email, birthday: fields.birthday, room: fields.room, base: fields.base, parts: fields.parts ?? [])
+        _ = try await clients.save(record, by: .adminKey(key.id.uuidString.lowercased()), origin: origin(request, context))
+        return try await answer(phone: phone(context))
+    }
+
+    @Sendable func delete(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let key = try await authorize(request, .clientsWrite)
+        guard try await clients.delete(phone: phone(context), by: .adminKey(key.id.uuidString.lowercased()), origin: origin(request, context)) else {
+            throw Self.notFound
+        }
+        return JSONResponse.noContent()
+    }
+
+    @Sendable func importFile(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let key = try await authorize(request, .clientsWrite)
+        let query = request.uri.queryParameters
+        let media = request.headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let format: ClientRecords.Format
+        switch (query["format"].map(String.init), media) {
+        case ("csv", _), (nil, "text/csv"): format = .csv
+        case ("jsonl", _), (nil, "application/x-ndjson"), (nil, "application/jsonl"), (nil, "application/jsonlines"), (nil, nil): format = .jsonLines
+        case (nil, let other?):
+            throw GatehouseError(.unsupportedMediaType, .unsupportedMediaType,
+                                 LocalizedText("error.unsupportedMediaType", [String(other.prefix(60)), "text/csv or application/x-ndjson"]))
+        case (let other?, _):
+            throw QueryError(name: "format", value: other, expected: "jsonl or csv").problem
+        }
+        let dryRun: Bool
+        switch query["dryRun"].map(String.init) {
+        case nil, "false": dryRun = false
+        case "true": dryRun = true
+        case let other?: throw QueryError(name: "dryRun", value: other, expected: "true or false").problem
+        }
+        let buffer = try await request.collectBody(upTo: configuration.operators.importMaxBytes)
+        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+            throw GatehouseError.invalid(.malformedBody, "error.plain", "The file is not UTF-8 text.")
+        }
+        let report = try await clients.importFile(text, format: format, by: .adminKey(key.id.uuidString.lowercased()), dryRun: dryRun)
+        return try JSONResponse.make(ClientImportReport(created: report.created, updated: report.updated, unchanged: report.unchanged,
+                                                        refused: report.refused.map { .init(line: $0.line, reason: $0.reason) },
+                                                        applied: !dryRun), status: .ok)
+    }
+}
+
+extension GatehouseError {
+    /// The same error with a plain English text (`error.plain`).
+    func withText(_ text: String) -> GatehouseError {
+        var copy = self
+        copy.message = LocalizedText("error.plain", [text])
+        return copy
+    }
+}
