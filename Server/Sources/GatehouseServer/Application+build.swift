@@ -93,6 +93,12 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
     WalletController(wallets: services.wallets, requests: services.moneyRequests, configuration: configuration).addRoutes(to: v1)
     AdminController(keys: services.adminKeys, clients: services.clients, configuration: configuration).addRoutes(to: router)
+    OperatorConsoleController(services: .init(
+        operators: services.operators, sessions: services.sessions, login: services.login, locks: services.locks, email: services.email,
+        recovery: services.recovery, clients: services.clients, wallets: services.wallets, apps: services.apps,
+        signatures: services.signatures.records, audit: services.audit,
+        outbox: services.operatorOutbox),
+        configuration: configuration).addRoutes(to: router)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
     SignToLoginController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {

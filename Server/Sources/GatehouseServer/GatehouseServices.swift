@@ -59,6 +59,7 @@ package final class GatehouseServices: Sendable {
     package let adminKeys: AdminKeys
     package let locks: AccountLocks
     package let clients: ClientRecords
+    package let operatorOutbox: OperatorOutbox
 
     package init(configuration: GatehouseConfiguration, dependencies: GatehouseDependencies = .live, logger: Logger) throws {
         // Before any service makes its counters and gauges: one made earlier reports to nowhere
@@ -127,6 +128,7 @@ package final class GatehouseServices: Sendable {
         self.adminKeys = AdminKeys(database: database, clock: clock, random: dependencies.random)
         self.locks = AccountLocks(rules: rules)
         self.clients = rules.clients
+        self.operatorOutbox = OperatorOutbox(database: database, clock: clock, outbox: outbox)
         // Each service is given the account rules it applies and only the other dependencies it uses.
         self.signup = SignupService(rules: rules, database: database, clock: clock, configuration: configuration, hasher: hasher,
                                     passwordRules: passwordRules, sessions: sessions, verification: verification, outbox: outbox,

@@ -26,6 +26,26 @@ package struct SignToLoginStore: Sendable {
         return try await query.sort(\.$createdAt, .descending).sort(\.$id).all()
     }
 
+    /// An account's signature models as an operator sees them: the type of device, the app it was
+    /// enrolled through, when, and whether its address was proven.
+    package struct EnrolmentSummary: Sendable, Equatable {
+        package var deviceClass: String
+        package var app: String?
+        package var createdAt: Date
+        package var proven: Bool
+    }
+
+    package func enrolments(accountID: UUID) async throws -> [EnrolmentSummary] {
+        try await sql.raw("""
+            SELECT m.device_class, m.created_at, m.proven_at, a.name FROM signature_models m LEFT JOIN apps a ON a.id = m.app_id
+            WHERE m.account_id = \(bind: accountID) ORDER BY m.created_at
+            """).all().map { row in
+            EnrolmentSummary(deviceClass: try row.decode(column: "device_class", as: String.self), app: try row.decode(column: "name", as: String?.self),
+                             createdAt: try row.decode(column: "created_at", as: Date.self),
+                             proven: try row.decode(column: "proven_at", as: Date?.self) != nil)
+        }
+    }
+
     package func app(id: UUID) async throws -> AppModel? {
         try await AppModel.find(id, on: database.db)
     }

@@ -137,7 +137,7 @@ package struct WalletService: WalletConcept {
     /// payment id) makes it idempotent: a second credit with the same reference answers the first
     /// and moves nothing; with another phone or amount it is refused.
     package func credit(phone raw: String, amount: Int64, reason: String?, reference: String? = nil,
-                        by actor: AuditActor = .system(nil)) async throws -> TransferResult {
+                        by actor: AuditActor = .system(nil), origin: AuditOrigin = AuditOrigin()) async throws -> TransferResult {
         try requirePositive(amount)
         let comment = try cleanComment(reason)
         // Read before the transaction, so that its first statement is a write: on SQLite a
@@ -167,8 +167,42 @@ package struct WalletService: WalletConcept {
             if let comment { detail["reason"] = comment }
             if let reference { detail["reference"] = reference }
             try await AuditLog(database: core.database, clock: core.clock).record(
-                AuditEvent(.walletCredited, by: actor, account: wallet.account, detail: detail), on: tx)
+                AuditEvent(.walletCredited, by: actor, account: wallet.account, origin: origin, detail: detail), on: tx)
             return result
+        }
+    }
+
+    /// Reverses a top-up of the account (an operator's action): its amount goes back to the system
+    /// wallet in one balanced movement (`reversal`, the reason its comment), with its event, in one
+    /// transaction. Idempotent: a top-up is reversed at most once (its reversal's reference is the
+    /// top-up's id); asking again answers the first reversal. Refused when the wallet no longer
+    /// holds the amount. The reversal's id and the balance after it.
+    package func reverse(topUp id: UUID, of account: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin = AuditOrigin()) async throws -> (reversal: UUID, balance: Int64, repeated: Bool) {
+        let comment = try cleanComment(reason)
+        guard let row = try await core.store.transfer(id, viewer: account), row.kind == TransferKind.topup.rawValue, row.payee == account else {
+            throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound")
+        }
+        let wallet = try await requireWallet(of: account)
+        let reference = "reversal:" + id.uuidString.lowercased()
+        if let earlier = try await core.store.reversal(reference: reference) {
+            return (earlier.id, earlier.balanceAfter, true)
+        }
+        do {
+            return try await core.events.write { tx, recorder in
+                let posting = try await core.ledger.post(kind: .reversal, debit: wallet.id, credit: Ledger.systemWalletID, amount: row.amount,
+                                                         comment: comment, request: nil, dailyLimit: nil, reference: reference, on: tx)
+                var detail = ["amount_kopecks": String(row.amount), "transfer": id.uuidString.lowercased(), "reversal": posting.id.uuidString.lowercased()]
+                if let comment { detail["reason"] = comment }
+                try await AuditLog(database: core.database, clock: core.clock).record(
+                    AuditEvent(.walletReversed, by: actor, account: account, origin: origin, detail: detail), on: tx)
+                return (posting.id, posting.debitBalance, false)
+            }
+        } catch let refusal as Ledger.Refusal {
+            throw Self.error(for: refusal)
+        } catch where error.isConstraintViolation {
+            // Reversed by a concurrent request: answer that one.
+            guard let earlier = try await core.store.reversal(reference: reference) else { throw error }
+            return (earlier.id, earlier.balanceAfter, true)
         }
     }
 

@@ -178,6 +178,16 @@ package struct WalletStore: Sendable {
     }
 
     /// The top-up made with an outside reference: its id, whom it credited and the balance it left.
+    /// A reversal made with this reference, with the balance it left its wallet.
+    package func reversal(reference: String) async throws -> (id: UUID, balanceAfter: Int64)? {
+        guard let row = try await sql(nil).raw("""
+            SELECT t.id, e.balance_after FROM ledger_transactions t
+            JOIN ledger_entries e ON e.transaction_id = t.id AND e.wallet_id = t.debit_wallet_id
+            WHERE t.reference = \(bind: reference)
+            """).first() else { return nil }
+        return (try row.decode(column: "id", as: UUID.self), try row.decode(column: "balance_after", as: Int64.self))
+    }
+
     package func credit(reference: String) async throws -> (transfer: UUID, account: UUID, balanceAfter: Int64)? {
         guard let row = try await sql(nil).raw("""
             SELECT t.id, e.balance_after, w.account_id FROM ledger_transactions t

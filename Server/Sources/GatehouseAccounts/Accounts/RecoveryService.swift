@@ -20,7 +20,8 @@ package struct RecoveryService: Sendable {
     /// Sends a recovery code to a confirmed address or a verified phone. Anything else (no
     /// account, an unconfirmed address) is sent nothing but answers the same and costs the same
     /// budgets, so the form cannot tell who has an account.
-    package func requestRecoveryCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
+    /// `actor` and `reason`: an operator sent it (the console); the trail says who and why.
+    package func requestRecoveryCode(to destination: Destination, origin: RequestOrigin, by actor: AuditActor? = nil, reason: String? = nil) async throws -> CodeIssued {
         let account = try await rules.accountByDestination(destination)
         let verified: Bool = switch destination {
         case .email: account?.emailConfirmedAt != nil
@@ -31,8 +32,9 @@ package struct RecoveryService: Sendable {
             live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) }
         }
         if let id = live?.id {
-            try await rules.audit.record(AuditEvent(.recoveryRequested, by: .account(id), account: id, origin: origin.audit,
-                                                    detail: ["sent": destination.channel == .sms ? "code by SMS" : "code by email"]))
+            var detail = ["sent": destination.channel == .sms ? "code by SMS" : "code by email"]
+            if let reason { detail["reason"] = reason }
+            try await rules.audit.record(AuditEvent(.recoveryRequested, by: actor ?? .account(id), account: id, origin: origin.audit, detail: detail))
         }
         return issued
     }

@@ -13,7 +13,7 @@ import Yams
 package enum OpenAPIDocument {
     /// Every operation the server serves: the controllers route these same declarations.
     package static let operations: [any EndpointDeclaration] =
-        OpenAPIController.all + HealthController.all + ConsoleController.all + SignToLoginAPI.Endpoints.all
+        OpenAPIController.all + HealthController.all + ConsoleController.all + OperatorConsoleController.all + SignToLoginAPI.Endpoints.all
         + PhoneAccountsAPI.Endpoints.all + V1.Accounts.all + V1.Sessions.all + V1.Messenger.all + V1.Apps.all + V1.Wallet.all
         + AdminAPI.all
 

@@ -77,6 +77,9 @@ public enum TransferKind: String, Codable, Sendable, CaseIterable {
     case requestPayment = "request_payment"
     /// A borrower paid a loan back.
     case repayment
+    /// An operator took a top-up back (a mistaken credit, a refunded payment): the amount leaves
+    /// the wallet to the system, with the operator's reason as its comment.
+    case reversal
 }
 
 /// One movement of money between two wallets (a balanced ledger transaction).

@@ -1,0 +1,62 @@
+import FluentKit
+import Foundation
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// The outbox as operators see it (docs/operators.md, "The console"): what was sent to an address,
+/// its delivery state, attempts and last error, never its body or code; a message that failed for
+/// good can be queued again, with the operator's reason in the audit trail.
+package struct OperatorOutbox: Sendable {
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let outbox: Outbox
+
+    package init(database: DatabaseProvider, clock: GatehouseClock, outbox: Outbox) {
+        self.database = database
+        self.clock = clock
+        self.outbox = outbox
+    }
+
+    package struct Entry: Sendable, Equatable {
+        package var id: UUID
+        package var kind: String
+        package var to: String
+        package var subject: String?
+        package var status: String
+        package var attempts: Int
+        package var lastError: String?
+        package var createdAt: Date
+        package var sentAt: Date?
+
+        package var failed: Bool { status == OutboxMessageModel.Status.failed.rawValue }
+    }
+
+    /// The newest messages, to `destination` when given.
+    package func recent(to destination: String?, limit: Int = 100) async throws -> [Entry] {
+        var query = OutboxMessageModel.query(on: database.db)
+        if let destination { query = query.filter(\.$destination == destination) }
+        return try await query.sort(\.$createdAt, .descending).sort(\.$id, .descending).limit(limit).all().map { row in
+            Entry(id: row.id!, kind: row.kind, to: row.destination, subject: row.subject, status: row.status, attempts: row.attempts,
+                  lastError: row.lastError.map { String($0.prefix(200)) }, createdAt: row.createdAt, sentAt: row.sentAt)
+        }
+    }
+
+    /// Queues a message that failed for good again, with its event; false when it is not one.
+    package func retry(_ id: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        let now = clock.now()
+        let retried = try await database.db.transaction { tx -> Bool in
+            guard let row = try await (tx as! any SQLDatabase).raw("""
+                UPDATE outbox_messages SET status = 'pending', attempts = 0, next_attempt_at = \(bind: now), claimed_until = NULL, last_error = NULL
+                WHERE id = \(bind: id) AND status = 'failed' RETURNING destination
+                """).first() else { return false }
+            try await AuditLog(database: database, clock: clock).record(AuditEvent(
+                .outboxRetried, by: actor, account: nil, origin: origin,
+                detail: ["message": id.uuidString.lowercased(), "to": maskedForAudit(try row.decode(column: "destination", as: String.self)), "reason": reason]),
+                on: tx)
+            return true
+        }
+        if retried { outbox.signal.wake() }
+        return retried
+    }
+}
