@@ -53,7 +53,8 @@ package struct AccountRules: Sendable {
 
     /// The business's client records, which an account is bound to by its verified phone.
     package var clients: ClientRecords {
-        ClientRecords(database: database, clock: clock, defaultCountryCode: configuration.defaultCountryCode)
+        ClientRecords(database: database, clock: clock, defaultCountryCode: configuration.defaultCountryCode,
+                      maxRows: configuration.operators.importMaxRows)
     }
 
     /// Binds the client record of the account's verified phone, if one is unbound, in the

@@ -60,10 +60,14 @@ package struct ClientRecords: Sendable {
     package let clock: GatehouseClock
     package let defaultCountryCode: String
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, defaultCountryCode: String) {
+    /// Most rows one import takes (`GATEHOUSE_CLIENT_IMPORT_MAX_ROWS`).
+    package let maxRows: Int
+
+    package init(database: DatabaseProvider, clock: GatehouseClock, defaultCountryCode: String, maxRows: Int = 100_000) {
         self.database = database
         self.clock = clock
         self.defaultCountryCode = defaultCountryCode
+        self.maxRows = maxRows
     }
 
     package typealias Format = ClientRecordFile.Format
@@ -82,9 +86,6 @@ package struct ClientRecords: Sendable {
         package var refused: [Refusal] = []
     }
 
-    /// Most rows one import takes.
-    package static let maxRows = 100_000
-
     // MARK: Importing
 
     /// Imports a file: every row checked first; the good ones applied in one transaction (a
@@ -96,8 +97,8 @@ package struct ClientRecords: Sendable {
         var good: [ClientRecord] = []
         var seen: [String: Int] = [:]
         let rows = ClientRecordFile(defaultCountryCode: defaultCountryCode).parse(text, format: format)
-        guard rows.count <= Self.maxRows else {
-            return Report(refused: [.init(line: rows[Self.maxRows].line, reason: "more than \(Self.maxRows) rows: split the file")])
+        guard rows.count <= maxRows else {
+            return Report(refused: [.init(line: rows[maxRows].line, reason: "more than \(maxRows) rows: split the file")])
         }
         for (line, result) in rows {
             switch result {

@@ -36,8 +36,7 @@ public enum ClientCommands {
             chosen = path.lowercased().hasSuffix(".csv") ? .csv : .jsonLines
         }
         return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
-            let clients = ClientRecords(database: services.database, clock: services.dependencies.clock,
-                                        defaultCountryCode: configuration.defaultCountryCode)
+            let clients = services.clients
             let report = try await clients.importFile(text, format: chosen, by: .system(person.map { String($0.prefix(100)) }))
             return Report(created: report.created, updated: report.updated, unchanged: report.unchanged,
                           refused: report.refused.map { Report.Refusal(line: $0.line, reason: $0.reason) })

@@ -104,4 +104,22 @@ struct ClientRecordsTests {
         #expect(rows[3].line == 5 && (try? rows[3].result.get()) == nil, "a negative forfeit")
         #expect(unknown.count == 1 && (try? unknown[0].result.get()) == nil)
     }
+
+    @Test("a file of more rows than GATEHOUSE_CLIENT_IMPORT_MAX_ROWS (100,000 unless set) is refused whole, naming the first row over, and writes nothing; one of exactly the cap is taken", arguments: TestEngine.available)
+    func rowCap(engine: TestEngine) async throws {
+        // setup
+        #expect(GatehouseConfiguration.Operators().importMaxRows == 100_000)
+        try await withApp(engine, configure: { $0.operators.importMaxRows = 50 }) { app in
+            let rows = (0...50).map { #"{"phone":"+7999\#(String(format: "%07d", $0))"}"# }
+
+            // MUT
+            let over = try await app.services.clients.importFile(rows.joined(separator: "\n"), format: .jsonLines, by: .system(nil))
+            let exact = try await app.services.clients.importFile(rows.dropLast().joined(separator: "\n"), format: .jsonLines, by: .system(nil))
+
+            // validate
+            #expect(over.created == 0 && over.refused.count == 1 && over.refused.first?.line == 51)
+            #expect(over.refused.first?.reason == "more than 50 rows: split the file")
+            #expect(exact.created == 50 && exact.refused.isEmpty, "exactly the cap")
+        }
+    }
 }
