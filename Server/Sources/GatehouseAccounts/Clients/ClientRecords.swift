@@ -127,6 +127,11 @@ package struct ClientRecords: Sendable {
             }
         } catch let dry as DryRun {
             applied = dry.counts
+            // Nothing changed, but the file was read: who looked, and at what.
+            try await AuditLog(database: database, clock: clock).record(AuditEvent(
+                .clientsPreviewed, by: actor, account: nil,
+                detail: ["created": String(applied.created), "updated": String(applied.updated), "unchanged": String(applied.unchanged),
+                         "refused": String(refusedCount), "format": format.rawValue]))
         }
         report.created = applied.created
         report.updated = applied.updated
@@ -237,6 +242,16 @@ package struct ClientRecords: Sendable {
                 detail: ["phone": maskedForAudit(try row.decode(column: "phone", as: String.self)), "reason": reason]), on: tx)
             return true
         }
+    }
+
+    /// The record of a phone and the account bound to it, as a business system reads it through
+    /// the admin API: the read is in the audit trail (`client.read`), found or not.
+    package func read(phone: String, by actor: AuditActor, origin: AuditOrigin) async throws -> (ClientRecord, UUID?)? {
+        let found = try await recordAndAccount(phone: phone)
+        let shown = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode) ?? String(phone.prefix(20))
+        try await AuditLog(database: database, clock: clock).record(AuditEvent(
+            .clientRead, by: actor, account: found?.1, origin: origin, detail: ["phone": maskedForAudit(shown), "found": found == nil ? "no" : "yes"]))
+        return found
     }
 
     /// The record of a phone and the account bound to it (operators' and the admin API's reading).

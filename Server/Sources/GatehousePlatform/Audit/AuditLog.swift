@@ -32,6 +32,9 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case clientBound = "client.bound"
     /// A client record written or deleted one at a time (the admin API), or unbound by an operator.
     case clientSaved = "client.saved"
+    /// A client record read through the admin API; an import previewed (a dry run).
+    case clientRead = "client.read"
+    case clientsPreviewed = "clients.previewed"
     case clientDeleted = "client.deleted"
     case clientUnbound = "client.unbound"
     /// An operator locked or unlocked the account.

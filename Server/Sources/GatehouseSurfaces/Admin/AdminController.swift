@@ -48,7 +48,12 @@ package struct AdminController: Sendable {
     private static let notFound = GatehouseError.notFound(.clientNotFound, "error.plain").withText("No client record has this phone.")
 
     private func answer(phone: String) async throws -> Response {
-        guard let (record, account) = try await clients.recordAndAccount(phone: phone) else { throw Self.notFound }
+        guard let found = try await clients.recordAndAccount(phone: phone) else { throw Self.notFound }
+        return try Self.answer(found)
+    }
+
+    private static func answer(_ found: (ClientRecord, UUID?)) throws -> Response {
+        let (record, account) = found
         let body = AdminClient(phone: record.phone, firstName: record.firstName, lastName: record.lastName, middleName: record.middleName,
                                email: record.email, birthday: record.birthday, room: record.room, base: record.base, parts: record.parts,
                                accountId: account)
@@ -56,8 +61,11 @@ package struct AdminController: Sendable {
     }
 
     @Sendable func client(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        _ = try await authorize(request, .clientsRead)
-        return try await answer(phone: phone(context))
+        let key = try await authorize(request, .clientsRead)
+        guard let found = try await clients.read(phone: phone(context), by: .adminKey(key.id.uuidString.lowercased()), origin: origin(request, context)) else {
+            throw Self.notFound
+        }
+        return try Self.answer(found)
     }
 
     @Sendable func save(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

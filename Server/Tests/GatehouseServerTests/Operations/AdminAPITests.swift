@@ -65,6 +65,9 @@ struct AdminAPITests {
             #expect(events.dropLast().allSatisfy { $0.actorType == "admin_key" && $0.actorID == keyID })
             #expect(events.first?.account == record.accountId && events.first?.detail["phone"] == "+7…89", "the event names the account, the phone masked")
             #expect(events.last?.actorID == "alice" && events.last?.detail["scopes"] == "clients:read clients:write")
+            let reads = try await app.services.audit.events(AuditLog.Query(kinds: [.clientRead, .clientsPreviewed]))
+            #expect(reads.map(\.kind) == ["client.read", "client.read", "clients.previewed"], "every call is audited, reads and dry runs too")
+            #expect(reads.first?.detail["found"] == "no" && reads[1].detail["found"] == "yes" && reads.allSatisfy { $0.actorID == keyID })
         }
     }
 
