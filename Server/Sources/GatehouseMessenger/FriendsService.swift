@@ -49,7 +49,7 @@ package struct FriendsService: MessengerConcept {
                 let inserted = try await store.insertRequest(pair: pair, from: viewer, to: target, now: now, on: tx)
                 if inserted {
                     try await tell(recorder, .friendRequested, viewer, about: target, on: tx)
-                    try await tell(recorder, .friendRequested, target, about: viewer, on: tx)
+                    try await tell(recorder, .friendRequested, target, about: viewer, push: true, on: tx)
                     return try await visiblePerson(target, seenBy: viewer, on: tx)
                 }
                 row = try await store.friendship(pair, on: tx)  // the other side asked at the same moment
@@ -101,7 +101,7 @@ package struct FriendsService: MessengerConcept {
     private func becomeFriends(_ id: UUID, _ viewer: UUID, _ other: UUID, _ recorder: EventRecorder, on tx: any Database) async throws {
         guard try await store.accept(id, now: clock.now(), on: tx) else { return }
         try await tell(recorder, .friendAccepted, viewer, about: other, on: tx)
-        try await tell(recorder, .friendAccepted, other, about: viewer, on: tx)
+        try await tell(recorder, .friendAccepted, other, about: viewer, push: true, on: tx)
     }
 
     /// Deletes the friendship `find` reads when `matches` holds, telling both people.
@@ -119,9 +119,10 @@ package struct FriendsService: MessengerConcept {
     }
 
     /// Records `kind` for `recipient` with `subject` as the recipient now sees them.
-    private func tell(_ recorder: EventRecorder, _ kind: RealtimeEventKind, _ recipient: UUID, about subject: UUID, on tx: any Database) async throws {
+    private func tell(_ recorder: EventRecorder, _ kind: RealtimeEventKind, _ recipient: UUID, about subject: UUID, push: Bool = false,
+                      on tx: any Database) async throws {
         guard let person = try await people.person(subject, seenBy: recipient, on: tx) else { return }
-        try recorder.add(kind, to: recipient, person)
+        try recorder.add(kind, to: recipient, person, push: push)
     }
 
     package init(core: MessengerCore) {

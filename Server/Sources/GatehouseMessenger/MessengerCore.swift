@@ -103,14 +103,17 @@ extension MessengerConcept {
         return found
     }
 
-    /// A new message's `message.created` for both members: the author's copy with its client id, the other's without.
+    /// A new message's `message.created` for both members: the author's copy with its client id, the
+    /// other's without, and a push to the other's devices (not for a payment's note: the wallet's
+    /// own event pushes that).
     package func recordCreated(_ message: Message, to other: UUID, _ recorder: EventRecorder) throws {
         let mine = try V1.encoder.encode(message)
+        let push = message.payment == nil
         recorder.add(.messageCreated, to: message.authorId, encoded: mine)
-        guard message.clientMessageId != nil else { return recorder.add(.messageCreated, to: other, encoded: mine) }
+        guard message.clientMessageId != nil else { return recorder.add(.messageCreated, to: other, encoded: mine, push: push) }
         var theirs = message
         theirs.clientMessageId = nil
-        try recorder.add(.messageCreated, to: other, theirs)
+        try recorder.add(.messageCreated, to: other, theirs, push: push)
     }
 
     /// The messenger is for people: accounts with a tag.

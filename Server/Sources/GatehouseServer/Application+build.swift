@@ -49,7 +49,8 @@ package func buildApplication(services: GatehouseServices, onServerRunning: (@Se
         // Stopped in reverse order once the HTTP server has: the WebSocket sessions' work, then the
         // deliverer, the HTTP client, the bus, and the database last, so nothing queries it closed.
         services: [services.database] + [services.bus as? any Service].compactMap { $0 }
-            + [HTTPClientService(client: services.httpClient), services.deliverer, webSockets],
+            + [HTTPClientService(client: services.httpClient)] + (services.pushHTTPClient.map { [HTTPClientService(client: $0)] } ?? [])
+            + [services.deliverer, webSockets],
         onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
         logger: services.logger
     )

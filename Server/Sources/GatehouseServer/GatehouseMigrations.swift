@@ -33,6 +33,7 @@ package enum GatehouseMigrations {
             M020CreateClientRecords(),
             M021AccountLocks(),
             M022CreateOperators(),
+            M023CreatePushDevices(),
         ]
     }
 }

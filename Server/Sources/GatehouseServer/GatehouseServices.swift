@@ -10,6 +10,7 @@ import GatehouseWallet
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 
 /// Every service of one server instance, built once from the configuration and handed to the
@@ -32,6 +33,11 @@ package final class GatehouseServices: Sendable {
     package let deliverer: OutboxDeliverer
     package let rateLimiter: RateLimiter
     package let httpClient: HTTPClient
+    /// The push services' client (HTTP/2), when push is on.
+    package let pushHTTPClient: HTTPClient?
+    /// Push devices and whether pushes are sent (docs/push.md).
+    package let pushDevices: PushDevices
+    package let pushEnabled: Bool
     package let bus: any EventBus
     package let blobs: any BlobStore
     package let blobCollector: BlobCollector
@@ -150,7 +156,14 @@ package final class GatehouseServices: Sendable {
         self.documents = SignatureDocuments(database: database, records: signToLogin, clock: clock, configuration: configuration, sessions: sessions,
                                             blobs: blobs, signatures: signatures)
 
-        let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention)
+        let pushDevices = PushDevices(database: database, clock: clock, maxPerAccount: configuration.delivery.push.devicesPerAccount)
+        self.pushDevices = pushDevices
+        let pushSettings = configuration.delivery.push
+        // Pushes are written when a service can send them, or (development) the outbox keeps them.
+        let pushOn = pushSettings.apns != nil || pushSettings.fcm != nil || configuration.environment == .development
+        self.pushEnabled = pushOn
+        let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention,
+                                pusher: pushOn ? MessengerPushes(devices: pushDevices, outbox: outbox, clock: clock, window: pushSettings.coalesceWindow) : nil)
         let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)
         database.databases.middleware.use(PeopleIndexUpkeep(events: eventLog, people: personLoader))
         let messenger = MessengerCore(
@@ -206,9 +219,30 @@ package final class GatehouseServices: Sendable {
             )
             emailChannel = SMTPEmailChannel(client: client, from: configuration.delivery.emailFrom, fromName: configuration.delivery.emailFromName)
         }
+        let pushChannel: any DeliveryChannel
+        if pushSettings.apns != nil || pushSettings.fcm != nil {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let caFile = pushSettings.caFile { tls.additionalTrustRoots = [.file(caFile)] }
+            var pushConfiguration = HTTPClient.Configuration(tlsConfiguration: tls)
+            pushConfiguration.connectionPool.retryConnectionEstablishment = false
+            pushConfiguration.timeout.connect = .seconds(10)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: pushConfiguration)
+            self.pushHTTPClient = client
+            let apns = try pushSettings.apns.map { try APNsClient(settings: $0, httpClient: client, timeoutSeconds: pushSettings.timeoutSeconds, logger: logger) }
+            let fcm = try pushSettings.fcm.map { try FCMClient(settings: $0, httpClient: client, timeoutSeconds: pushSettings.timeoutSeconds, logger: logger) }
+            pushChannel = PushChannel(apns: apns, fcm: fcm, onUnregistered: { [pushDevices, logger] device, token in
+                do { try await pushDevices.removeUnregistered(device, token: token) } catch {
+                    logger.warning("push: cannot remove an unregistered device: \(String(describing: error))")
+                }
+            })
+        } else {
+            self.pushHTTPClient = nil
+            // In development pushes stay in the outbox, readable as SMS and mail are.
+            pushChannel = dev
+        }
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
-            smsChannel: smsChannel, emailChannel: emailChannel, signal: signal, logger: logger,
+            smsChannel: smsChannel, emailChannel: emailChannel, pushChannel: pushChannel, signal: signal, logger: logger,
             maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
@@ -235,6 +269,7 @@ extension GatehouseServices {
     /// For commands that use the services without running the application.
     package func shutdownOutsideApplication() async {
         try? await httpClient.shutdown()
+        try? await pushHTTPClient?.shutdown()
         await database.shutdown()
     }
 }

@@ -97,7 +97,7 @@ package struct MoneyRequestsService: WalletConcept {
             try await core.dialogs.post(PaymentNote(kind: .request, amount: input.amount, transferId: nil, requestId: id, requestKind: input.kind),
                                         comment: comment, author: viewer.id, to: payer.account, on: tx, recorder)
             try recorder.add(.walletRequestCreated, to: viewer.id, request)
-            try recorder.add(.walletRequestCreated, to: payer.account, request)
+            try recorder.add(.walletRequestCreated, to: payer.account, request, push: true)
             return request
         }
     }
@@ -136,8 +136,9 @@ package struct MoneyRequestsService: WalletConcept {
             try allowed(action, request, viewer: viewer.id)
             try await transition(action, request, on: tx)
             let updated = try await self.request(id, viewer: viewer.id, on: tx)
-            try recorder.add(.walletRequestUpdated, to: request.requester.id, updated)
-            try recorder.add(.walletRequestUpdated, to: request.payer.id, updated)
+            // The other side hears of it on their devices too.
+            try recorder.add(.walletRequestUpdated, to: request.requester.id, updated, push: viewer.id != request.requester.id)
+            try recorder.add(.walletRequestUpdated, to: request.payer.id, updated, push: viewer.id != request.payer.id)
             return updated
         }
     }

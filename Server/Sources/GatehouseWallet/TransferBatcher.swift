@@ -116,7 +116,7 @@ extension WalletService {
                 guard case .success(let posting) = result else { throw BatchRefused() }
                 let body = Self.transferResult(transfer.json, balance: posting.debitBalance)
                 recorder.add(.walletTransfer, to: c.payer.account, encoded: body)
-                recorder.add(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(transfer.json, balance: posting.creditBalance))
+                recorder.add(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(transfer.json, balance: posting.creditBalance), push: true)
                 let answer = StoredAnswer(status: c.request.call.successStatus, body: body)
                 answers.append((c.request.call, answer))
                 answered.append((c.index, TransferResult(transfer: transfer.value, balance: posting.debitBalance), answer))

@@ -117,7 +117,7 @@ package struct WalletService: WalletConcept {
         try await core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: posting.id, requestId: request, requestKind: requestKind),
                                                           comment: comment, author: payer.account, other: payee.account)], in: chats, on: tx, recorder)
         try recorder.add(.walletTransfer, to: payer.account, TransferResult(transfer: transfer, balance: posting.debitBalance))
-        try recorder.add(.walletTransfer, to: payee.account, TransferResult(transfer: transfer, balance: posting.creditBalance))
+        try recorder.add(.walletTransfer, to: payee.account, TransferResult(transfer: transfer, balance: posting.creditBalance), push: true)
         return TransferResult(transfer: transfer, balance: posting.debitBalance)
     }
 
@@ -162,7 +162,7 @@ package struct WalletService: WalletConcept {
             let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: wallet.party, amount: amount, comment: comment,
                                     requestId: nil, createdAt: posting.createdAt)
             let result = TransferResult(transfer: transfer, balance: posting.creditBalance)
-            try recorder.add(.walletTransfer, to: wallet.account, result)
+            try recorder.add(.walletTransfer, to: wallet.account, result, push: true)
             var detail = ["amount_kopecks": String(amount), "transfer": posting.id.uuidString.lowercased()]
             if let comment { detail["reason"] = comment }
             if let reference { detail["reference"] = reference }

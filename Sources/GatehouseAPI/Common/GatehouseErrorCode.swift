@@ -44,6 +44,10 @@ extension GatehouseErrorCode {
     public static let noPendingEmail: Self = "no_pending_email"
     /// An operator locked the account: no sign-in works until they unlock it.
     public static let accountLocked: Self = "account_locked"
+    // Push
+    public static let deviceNotFound: Self = "device_not_found"
+    /// An account has as many push devices as it may.
+    public static let tooManyDevices: Self = "too_many_devices"
     // The admin API
     /// The admin key is valid but lacks the scope the operation needs.
     public static let insufficientScope: Self = "insufficient_scope"

@@ -51,6 +51,11 @@ package struct AccountRules: Sendable {
         AuditLog(database: database, clock: clock, retention: configuration.audit.retention, failureWindow: configuration.audit.failureWindow)
     }
 
+    /// Push devices (docs/push.md).
+    package var pushDevices: PushDevices {
+        PushDevices(database: database, clock: clock, maxPerAccount: configuration.delivery.push.devicesPerAccount)
+    }
+
     /// The business's client records, which an account is bound to by its verified phone.
     package var clients: ClientRecords {
         ClientRecords(database: database, clock: clock, defaultCountryCode: configuration.defaultCountryCode,

@@ -100,6 +100,16 @@ package struct ProfileService: Sendable {
         do {
             try await database.db.transaction { tx in
                 try await account.update(on: tx)
+                // The phone-first spec's `fcm`: an FCM device of the session that sent it (none when cleared).
+                if let fcm = change.fcmToken, let sessionID {
+                    if let token = fcm {
+                        _ = try await rules.pushDevices.register(DeviceRegistration(platform: .fcm, token: token,
+                                                                                            language: account.language.rawValue),
+                                                                 accountID: accountID, sessionID: sessionID, on: tx)
+                    } else {
+                        try await rules.pushDevices.remove(sessionID: sessionID, platform: .fcm, on: tx)
+                    }
+                }
                 if let notice { try await outbox.enqueue(notice, on: tx) }
                 if emailChanges {
                     try await sessions.revokeAll(accountID: accountID, keeping: sessionID, on: tx)

@@ -28,6 +28,7 @@ package struct OperatorOutbox: Sendable {
         package var lastError: String?
         package var createdAt: Date
         package var sentAt: Date?
+        package var nextAttemptAt: Date
 
         package var failed: Bool { status == OutboxMessageModel.Status.failed.rawValue }
     }
@@ -38,7 +39,8 @@ package struct OperatorOutbox: Sendable {
         if let destination { query = query.filter(\.$destination == destination) }
         return try await query.sort(\.$createdAt, .descending).sort(\.$id, .descending).limit(limit).all().map { row in
             Entry(id: row.id!, kind: row.kind, to: row.destination, subject: row.subject, status: row.status, attempts: row.attempts,
-                  lastError: row.lastError.map { String($0.prefix(200)) }, createdAt: row.createdAt, sentAt: row.sentAt)
+                  lastError: row.lastError.map { String($0.prefix(200)) }, createdAt: row.createdAt, sentAt: row.sentAt,
+                  nextAttemptAt: row.nextAttemptAt)
         }
     }
 

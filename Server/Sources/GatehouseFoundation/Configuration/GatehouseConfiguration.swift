@@ -118,6 +118,7 @@ public struct GatehouseConfiguration: Sendable {
         public var emailFromName: String = "Gatehouse"
         public var smtp = SMTPSettings()
         public var smsHTTP = SMSHTTPSettings()
+        public var push = Push()
         /// How often the deliverer looks for due messages when nobody wakes it.
         public var pollInterval: Duration = .seconds(1)
         /// First retry delay; doubles per attempt up to `maxRetryDelay`.
@@ -126,6 +127,43 @@ public struct GatehouseConfiguration: Sendable {
         public var maxAttempts: Int = 50
         /// How long `POST /api/users/sms` waits to report a gateway's refusal.
         public var firstAttemptWait: Duration = .seconds(3)
+        public init() {}
+    }
+
+    /// Push notifications (docs/push.md): Apple's and Google's push services. Without their keys
+    /// push is off (and says so at start-up); in development pushes stay in the outbox.
+    public struct Push: Sendable {
+        public struct APNs: Sendable {
+            /// The `.p8` key's PEM text, its key id and the team id.
+            public var privateKeyPEM: String
+            public var keyID: String
+            public var teamID: String
+            public var productionEndpoint: String = "https://api.push.apple.com"
+            public var sandboxEndpoint: String = "https://api.sandbox.push.apple.com"
+            public init(privateKeyPEM: String, keyID: String, teamID: String) {
+                self.privateKeyPEM = privateKeyPEM
+                self.keyID = keyID
+                self.teamID = teamID
+            }
+        }
+        public struct FCM: Sendable {
+            /// The service account's JSON (`project_id`, `client_email`, `private_key`, `token_uri`).
+            public var serviceAccountJSON: String
+            public var endpoint: String = "https://fcm.googleapis.com"
+            public init(serviceAccountJSON: String) {
+                self.serviceAccountJSON = serviceAccountJSON
+            }
+        }
+        public var apns: APNs?
+        public var fcm: FCM?
+        /// Extra trust roots (PEM) for the push services' TLS, as behind an inspecting proxy.
+        public var caFile: String?
+        public var timeoutSeconds: Int = 15
+        /// Devices one account may register.
+        public var devicesPerAccount: Int = 10
+        /// A push waits this long before it is sent; a newer one for the same device and chat
+        /// meanwhile replaces it (a burst of messages is one push).
+        public var coalesceWindow: TimeInterval = 2
         public init() {}
     }
 
@@ -565,6 +603,34 @@ extension GatehouseConfiguration {
         // The audit trail
         c.audit.retention = Double(try reader.int("GATEHOUSE_AUDIT_RETENTION_DAYS", default: Int(c.audit.retention / 86_400), range: 1...36_500)) * 86_400
         c.audit.failureWindow = try reader.seconds("GATEHOUSE_AUDIT_FAILURE_WINDOW_SECONDS", default: c.audit.failureWindow, range: 60...86_400)
+
+        // Push notifications
+        var push = c.delivery.push
+        if let keyFile = reader.raw("GATEHOUSE_APNS_KEY_FILE") {
+            guard let pem = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
+                throw ConfigurationError(variable: "GATEHOUSE_APNS_KEY_FILE", problem: "cannot read \(keyFile)")
+            }
+            guard let keyID = reader.raw("GATEHOUSE_APNS_KEY_ID"), let teamID = reader.raw("GATEHOUSE_APNS_TEAM_ID") else {
+                throw ConfigurationError(variable: "GATEHOUSE_APNS_KEY_ID", problem: "GATEHOUSE_APNS_KEY_FILE needs GATEHOUSE_APNS_KEY_ID and GATEHOUSE_APNS_TEAM_ID")
+            }
+            var apns = Push.APNs(privateKeyPEM: pem, keyID: keyID, teamID: teamID)
+            apns.productionEndpoint = reader.raw("GATEHOUSE_APNS_ENDPOINT") ?? apns.productionEndpoint
+            apns.sandboxEndpoint = reader.raw("GATEHOUSE_APNS_SANDBOX_ENDPOINT") ?? apns.sandboxEndpoint
+            push.apns = apns
+        }
+        if let accountFile = reader.raw("GATEHOUSE_FCM_SERVICE_ACCOUNT_FILE") {
+            guard let json = try? String(contentsOfFile: accountFile, encoding: .utf8) else {
+                throw ConfigurationError(variable: "GATEHOUSE_FCM_SERVICE_ACCOUNT_FILE", problem: "cannot read \(accountFile)")
+            }
+            var fcm = Push.FCM(serviceAccountJSON: json)
+            fcm.endpoint = reader.raw("GATEHOUSE_FCM_ENDPOINT") ?? fcm.endpoint
+            push.fcm = fcm
+        }
+        push.caFile = reader.raw("GATEHOUSE_PUSH_CA_FILE")
+        push.timeoutSeconds = try reader.int("GATEHOUSE_PUSH_TIMEOUT_SECONDS", default: push.timeoutSeconds, range: 1...120)
+        push.devicesPerAccount = try reader.int("GATEHOUSE_PUSH_DEVICES_PER_ACCOUNT", default: push.devicesPerAccount, range: 1...1_000)
+        push.coalesceWindow = try reader.seconds("GATEHOUSE_PUSH_COALESCE_SECONDS", default: push.coalesceWindow, range: 0...60)
+        c.delivery.push = push
 
         // The operator console and the admin API
         var ops = c.operators

@@ -12,11 +12,14 @@ package enum DeliveryError: Error, CustomStringConvertible {
     case permanent(String)
     /// Worth another try later (network, timeouts, 5xx, 4xx SMTP replies).
     case transient(String)
+    /// Worth another try, not before `after` seconds (a `Retry-After`, a credentials alarm).
+    case later(String, after: TimeInterval)
 
     package var description: String {
         switch self {
         case .permanent(let m): "permanent: \(m)"
         case .transient(let m): "transient: \(m)"
+        case .later(let m, let after): "transient: \(m) (retry after \(Int(after)) s)"
         }
     }
 }

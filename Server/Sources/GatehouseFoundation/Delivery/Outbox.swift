@@ -5,9 +5,9 @@ import NIOConcurrencyHelpers
 /// A message to deliver, before it is written to the outbox.
 package struct OutgoingMessage: Sendable {
     package enum Kind: String, Sendable {
-        case sms, email
+        case sms, email, push
         /// The deliverer's lanes, in order: each kind is delivered by its own loop.
-        package static let lanes: [Kind] = [.sms, .email]
+        package static let lanes: [Kind] = [.sms, .email, .push]
     }
     package var kind: Kind
     package var destination: String

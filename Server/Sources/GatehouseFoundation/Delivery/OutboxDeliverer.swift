@@ -16,6 +16,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     package let environment: GatehouseConfiguration.Environment
     package let smsChannel: any DeliveryChannel
     package let emailChannel: any DeliveryChannel
+    package let pushChannel: any DeliveryChannel
     package let signal: OutboxSignal
     package let logger: Logger
     package let maintenance: @Sendable () async throws -> Void
@@ -32,13 +33,14 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
 
     package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Delivery,
          environment: GatehouseConfiguration.Environment, smsChannel: any DeliveryChannel, emailChannel: any DeliveryChannel,
-         signal: OutboxSignal, logger: Logger, maintenance: @escaping @Sendable () async throws -> Void) {
+         pushChannel: any DeliveryChannel, signal: OutboxSignal, logger: Logger, maintenance: @escaping @Sendable () async throws -> Void) {
         self.database = database
         self.clock = clock
         self.settings = settings
         self.environment = environment
         self.smsChannel = smsChannel
         self.emailChannel = emailChannel
+        self.pushChannel = pushChannel
         self.signal = signal
         self.logger = logger
         self.maintenance = maintenance
@@ -120,10 +122,14 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         }
     }
 
+    /// Claims a due message: still pending, unclaimed (or its claim expired) and still due. The
+    /// last matters: another deliverer that read the same list may have tried it meanwhile and
+    /// set its next attempt later (found when a push's 429 was sent again at once).
     private func claim(_ message: OutboxMessageModel, now: Date) async throws -> Bool {
         let rows = try await database.sql.raw("""
             UPDATE outbox_messages SET claimed_until = \(bind: now.addingTimeInterval(claimDuration))
             WHERE id = \(bind: message.id!) AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < \(bind: now))
+              AND next_attempt_at <= \(bind: now)
             RETURNING id
             """).all()
         return !rows.isEmpty
@@ -131,7 +137,11 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
 
     private func deliver(_ row: OutboxMessageModel) async {
         let kind = OutgoingMessage.Kind(rawValue: row.kind) ?? .email
-        let channel = kind == .sms ? smsChannel : emailChannel
+        let channel = switch kind {
+        case .sms: smsChannel
+        case .email: emailChannel
+        case .push: pushChannel
+        }
         let message = OutgoingMessage(kind: kind, destination: row.destination, subject: row.subject, body: row.body, code: row.code)
         var log = logger
         log[metadataKey: "outbox.message"] = "\(row.id!)"
@@ -157,18 +167,21 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
             row.claimedUntil = nil
             row.channel = channel.name
             let permanent: Bool
+            var notBefore: TimeInterval = 0
             if case DeliveryError.permanent(let text) = error {
                 permanent = true
                 row.lastError = String(text.prefix(500))
             } else {
                 permanent = false
                 row.lastError = String(String(describing: error).prefix(500))
+                if case DeliveryError.later(_, let after) = error { notBefore = min(after, 86_400) }
             }
             if permanent || row.attempts >= settings.maxAttempts {
                 row.status = OutboxMessageModel.Status.failed.rawValue
                 log.error("outbox: giving up on \(row.kind) after \(row.attempts) attempt(s): \(row.lastError ?? "")")
             } else {
-                let delay = min(settings.maxRetryDelay, settings.retryBaseDelay * pow(2, Double(row.attempts - 1)))
+                // Exponential, and never sooner than the service asked (`Retry-After`).
+                let delay = max(notBefore, min(settings.maxRetryDelay, settings.retryBaseDelay * pow(2, Double(row.attempts - 1))))
                 row.nextAttemptAt = clock.now().addingTimeInterval(delay)
                 log.warning("outbox: \(row.kind) attempt \(row.attempts) failed, retrying in \(Int(delay)) s: \(row.lastError ?? "")")
             }

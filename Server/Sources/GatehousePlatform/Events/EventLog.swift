@@ -29,25 +29,38 @@ package struct StoredEvent: Sendable, Equatable {
     package var frame: String { #"{"data":\#(data),"seq":\#(seq),"type":"\#(kind)"}"# }
 }
 
+/// Writes the pushes a transaction's events call for, in that transaction (docs/push.md): the
+/// event's source says who gets one (`push: true`), the pusher how (devices, language, mutes,
+/// coalescing).
+package protocol EventPusher: Sendable {
+    func push(_ events: [PendingEvent], on tx: any Database) async throws
+}
+
 /// Collects the events of one transaction.
 package final class EventRecorder: Sendable {
     package init() {}
 
     private let pending = NIOLockedValueBox<[PendingEvent]>([])
+    /// The events that also call for a push to their account's devices.
+    private let pushes = NIOLockedValueBox<[PendingEvent]>([])
     /// Events the transaction's body wrote itself (`EventLog.flush`), to announce after the commit on the in-process bus.
     fileprivate let flushed = NIOLockedValueBox<[StoredEvent]>([])
 
-    package func add(_ kind: RealtimeEventKind, to account: UUID, _ payload: some Encodable) throws {
-        add(kind, to: account, encoded: try V1.encoder.encode(payload))
+    /// `push`: the account's devices are also told (a message, a friend request, money for them),
+    /// if a pusher is set.
+    package func add(_ kind: RealtimeEventKind, to account: UUID, _ payload: some Encodable, push: Bool = false) throws {
+        add(kind, to: account, encoded: try V1.encoder.encode(payload), push: push)
     }
 
     /// An event whose payload is encoded already (`V1.encoder`).
-    package func add(_ kind: RealtimeEventKind, to account: UUID, encoded payload: Data) {
-        let data = String(decoding: payload, as: UTF8.self)
-        pending.withLockedValue { $0.append(PendingEvent(account: account, kind: kind, data: data)) }
+    package func add(_ kind: RealtimeEventKind, to account: UUID, encoded payload: Data, push: Bool = false) {
+        let event = PendingEvent(account: account, kind: kind, data: String(decoding: payload, as: UTF8.self))
+        pending.withLockedValue { $0.append(event) }
+        if push { pushes.withLockedValue { $0.append(event) } }
     }
 
     fileprivate func take() -> [PendingEvent] { pending.withLockedValue { events in defer { events = [] }; return events } }
+    fileprivate func takePushes() -> [PendingEvent] { pushes.withLockedValue { events in defer { events = [] }; return events } }
 
     /// How many events are recorded so far for each account.
     package func counts() -> [UUID: Int64] {
@@ -68,6 +81,8 @@ package struct EventLog: Sendable {
     package let bus: any EventBus
     package let clock: GatehouseClock
     package let retention: TimeInterval
+    /// Writes the pushes events call for (none when push is off).
+    package let pusher: (any EventPusher)?
 
     package static let topic = "messenger.event"
 
@@ -97,6 +112,11 @@ package struct EventLog: Sendable {
         let (value, stored) = try await database.db.transactionOnLoop { tx in
             let value = try await body(tx, recorder)
             let stored = try await self.store(recorder.take(), on: tx)
+            // Pushes go into the outbox in this transaction: none for a change rolled back, none lost.
+            if let pusher = self.pusher {
+                let pushes = recorder.takePushes()
+                if !pushes.isEmpty { try await pusher.push(pushes, on: tx) }
+            }
             if announcesInTransaction { try await self.announce(stored, withFrames: true, on: tx) }
             return (value, recorder.flushed.withLockedValue { $0 } + stored)
         }
@@ -231,11 +251,12 @@ package struct EventLog: Sendable {
         try await database.sql.raw("DELETE FROM messenger_events WHERE created_at < \(bind: clock.now().addingTimeInterval(-retention))").run()
     }
 
-    package init(database: DatabaseProvider, bus: any EventBus, clock: GatehouseClock, retention: TimeInterval) {
+    package init(database: DatabaseProvider, bus: any EventBus, clock: GatehouseClock, retention: TimeInterval, pusher: (any EventPusher)? = nil) {
         self.database = database
         self.bus = bus
         self.clock = clock
         self.retention = retention
+        self.pusher = pusher
     }
 }
 

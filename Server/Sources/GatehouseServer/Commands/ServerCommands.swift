@@ -94,6 +94,16 @@ public enum ServerCommands {
             }
             lines.append("dev delivery: codes and mails stay in the outbox; read them with " + where_.joined(separator: " or "))
         }
+        let push = configuration.delivery.push
+        switch (push.apns != nil, push.fcm != nil) {
+        case (true, true): lines.append("push: APNs and FCM")
+        case (true, false): lines.append("push: APNs only (no GATEHOUSE_FCM_SERVICE_ACCOUNT_FILE)")
+        case (false, true): lines.append("push: FCM only (no GATEHOUSE_APNS_KEY_FILE)")
+        case (false, false):
+            lines.append(configuration.environment == .development
+                ? "push: kept in the outbox (development; set GATEHOUSE_APNS_* or GATEHOUSE_FCM_* to send)"
+                : "push: off (set GATEHOUSE_APNS_* or GATEHOUSE_FCM_* to send; docs/push.md)")
+        }
         return lines
     }
 }

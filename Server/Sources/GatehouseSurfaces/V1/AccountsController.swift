@@ -31,6 +31,11 @@ package struct AccountsController: Sendable {
         v1.on(E.updateProfile, limits: limits, use: updateProfile)
         v1.on(E.deleteMe, limits: limits, use: deleteMe)
         v1.on(E.myEvents, limits: limits, use: myEvents)
+        v1.on(E.registerDevice, limits: limits, use: registerDevice)
+        v1.on(E.devices, limits: limits, use: devices)
+        v1.on(E.removeDevice, limits: limits, use: removeDevice)
+        v1.on(E.notificationSettings, limits: limits, use: notificationSettings)
+        v1.on(E.updateNotificationSettings, limits: limits, use: updateNotificationSettings)
         v1.on(E.changePassword, limits: limits, use: changePassword)
         v1.on(E.requestEmailChange, limits: limits, use: requestEmailChange)
         v1.on(E.cancelEmailChange, limits: limits, use: cancelEmailChange)
@@ -146,6 +151,44 @@ package struct AccountsController: Sendable {
         return SecurityEventPage(items: events.map {
             SecurityEvent(id: $0.id, at: $0.at, kind: $0.kind, actor: $0.actorType, ip: $0.ip, device: $0.device, detail: $0.detail, count: $0.count)
         }, nextCursor: next)
+    }
+
+    // MARK: Push devices
+
+    private func device(_ record: PushDeviceRecord, current: UUID) -> PushDevice {
+        PushDevice(id: record.id, platform: record.platform, tokenHint: String(record.token.suffix(6)), bundleId: record.bundleID,
+                   environment: record.environment, language: record.language, current: record.sessionID == current, createdAt: record.createdAt)
+    }
+
+    @Sendable package func registerDevice(_ input: DeviceRegistration, _ request: Request, context: GatehouseRequestContext) async throws -> PushDevice {
+        let session = try context.requireSession()
+        let record = try await profile.rules.pushDevices.register(input, accountID: session.accountID, sessionID: session.id)
+        return device(record, current: session.id)
+    }
+
+    @Sendable package func devices(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> PushDeviceList {
+        let session = try context.requireSession()
+        return PushDeviceList(items: try await profile.rules.pushDevices.list(accountID: session.accountID).map { device($0, current: session.id) })
+    }
+
+    @Sendable package func removeDevice(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        let session = try context.requireSession()
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+              try await profile.rules.pushDevices.remove(id, accountID: session.accountID) else {
+            throw GatehouseError.notFound(.deviceNotFound, "error.plain").withText("There is no such device.")
+        }
+        return NoContent()
+    }
+
+    @Sendable package func notificationSettings(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NotificationSettings {
+        let session = try context.requireSession()
+        return NotificationSettings(previews: try await profile.rules.pushDevices.previews(accountID: session.accountID))
+    }
+
+    @Sendable package func updateNotificationSettings(_ input: NotificationSettingsUpdate, _ request: Request, context: GatehouseRequestContext) async throws -> NotificationSettings {
+        let session = try context.requireSession()
+        if let previews = input.previews { try await profile.rules.pushDevices.setPreviews(previews, accountID: session.accountID) }
+        return NotificationSettings(previews: try await profile.rules.pushDevices.previews(accountID: session.accountID))
     }
 
     @Sendable package func cancelEmailChange(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {

@@ -45,11 +45,24 @@ extension V1 {
         /// sessions ended, with the address and device of each.
         public static let myEvents = Endpoint<PageQuery, SecurityEventPage>(.get, "/v1/me/events")
 
+        /// Registers a push token for the current session (replacing one it registered before); a
+        /// token registered by another account moves here. Logging out removes it.
+        public static let registerDevice = Endpoint<DeviceRegistration, PushDevice>(.post, "/v1/me/devices", success: 201)
+        /// My devices that receive pushes.
+        public static let devices = Endpoint<NoContent, PushDeviceList>(.get, "/v1/me/devices")
+        /// Removes one of my devices (another account's id is 404).
+        public static let removeDevice = Endpoint<NoContent, NoContent>(.delete, "/v1/me/devices/{id}", success: 204)
+
+        /// My push settings.
+        public static let notificationSettings = Endpoint<NoContent, NotificationSettings>(.get, "/v1/me/notifications")
+        /// Changes my push settings (absent members stay).
+        public static let updateNotificationSettings = Endpoint<NotificationSettingsUpdate, NotificationSettings>(.patch, "/v1/me/notifications")
+
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [
             signupCode, signup, tag, recoveryCode, recover, me, updateProfile, deleteMe, changePassword, requestEmailChange,
             cancelEmailChange, verifyEmailChange, requestPhoneVerification, verifyPhone, uploadAvatar, removeAvatar, avatarImage,
-            myEvents,
+            myEvents, registerDevice, devices, removeDevice, notificationSettings, updateNotificationSettings,
         ]
     }
 }

@@ -1,0 +1,89 @@
+import Foundation
+import GatehouseFoundation
+
+/// `push_peers.py` running: local APNs, OAuth and FCM endpoints over HTTP/2 and TLS that check
+/// requests as Apple's and Google's documentation says (one per test, on a free port), with the
+/// keys and the CA their clients need.
+final class PushPeers: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    let port: Int
+    let directory: URL
+    private let process: Process
+
+    var base: String { "https://127.0.0.1:\(port)" }
+    var caFile: String { directory.appendingPathComponent("ca.pem").path }
+
+    private init(port: Int, directory: URL, process: Process) {
+        self.port = port
+        self.directory = directory
+        self.process = process
+    }
+
+    static func start() async throws -> PushPeers {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("push_peers.py").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("push-peers-\(UUID().uuidString)")
+        let port = Int.random(in: 20_000...60_000)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, "--port", String(port), "--dir", directory.path]
+        let log = directory.path + ".log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: log)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+        let peers = PushPeers(port: port, directory: directory, process: process)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            guard process.isRunning else {
+                throw Failure(description: "push_peers.py exited (is hypercorn installed? run scripts/test.sh): " + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
+            }
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("ready").path), Self.answers(port: port) { return peers }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        peers.stop()
+        throw Failure(description: "push_peers.py did not answer within 30 s")
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func file(_ name: String) throws -> String {
+        try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+    }
+
+    /// The APNs settings the peer expects (its key, key id, team, endpoint for both environments).
+    func apns() throws -> GatehouseConfiguration.Push.APNs {
+        let info = try JSONSerialization.jsonObject(with: Data(try file("apns.json").utf8)) as? [String: String] ?? [:]
+        var settings = GatehouseConfiguration.Push.APNs(privateKeyPEM: try file("apns.p8"), keyID: info["keyId"] ?? "", teamID: info["teamId"] ?? "")
+        settings.productionEndpoint = base
+        settings.sandboxEndpoint = base
+        return settings
+    }
+
+    var bundleID: String { "com.example.gatehouse" }
+
+    func fcm() throws -> GatehouseConfiguration.Push.FCM {
+        var settings = GatehouseConfiguration.Push.FCM(serviceAccountJSON: try file("fcm.json"))
+        settings.endpoint = base
+        return settings
+    }
+
+    /// Every request the peer judged, in order.
+    func received() -> [[String: Any]] {
+        guard let text = try? file("received.jsonl") else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    private static func answers(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+}
