@@ -3,12 +3,16 @@ messages, each with its own `clientMessageId`, and retry a send that got no answ
 until it is answered, across two `kill -9` and restarts of the server on the same database. At the
 end every chat holds each sender's messages exactly once, in order, with no gap: the one a crash
 interrupted is there once whether or not its first try committed. Each account's event sequence
-is gap-free and has one `message.created` per message it saw.
+is gap-free and has one `message.created` per message it saw. Each reader has a push device and
+coalescing is off: every committed message has exactly one push in the outbox (none lost, none for
+a send that rolled back), and none failed.
 """
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+from collections import Counter
 
 from common import Checker, Gatehouse, Inspector, NoAnswer, NotSent, Result, http, log, now, outbox_code, workdir
 
@@ -74,13 +78,16 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
     check = Checker(f"messages[{engine}]")
     rng = random.Random(seed)
     server = Gatehouse(f"messages-{engine}", port, database_url, workdir(f"faults-messages-{engine}"),
-                       extra_env={"GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE": "1000000"})
+                       extra_env={"GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE": "1000000", "GATEHOUSE_PUSH_COALESCE_SECONDS": "0",
+                                  "GATEHOUSE_ENV": "development"})
     try:
         await server.start()
         authors, readers, chats = [], [], []
         for index in range(SENDERS):
             author = await sign_up(server.port, f"author{index}x")
             reader = await sign_up(server.port, f"reader{index}x")
+            device = await http("POST", server.port, "/v1/me/devices", json_body={"platform": "fcm", "token": f"reader-{index}"}, token=reader["token"])
+            assert device.status == 201, device.text
             answer = await http("POST", server.port, "/v1/chats", json_body={"personId": reader["id"]}, token=author["token"])
             assert answer.status == 200, answer.text
             authors.append(author)
@@ -107,7 +114,9 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
             f"({sum(s.retries for s in senders)} retried after no answer)")
         check.expect(total > 0, "no message was answered: the load did not run")
 
+        committed: list[str] = []
         for sender in senders:
+            committed += [m for _, m in sender.answered]
             for problem in sender.unexpected[:3]:
                 check.expect(False, f"sender {sender.index}: unexpected answer {problem}")
             items = await history(server.port, readers[sender.index]["token"], sender.chat)
@@ -133,10 +142,18 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
         stale = inspector.rows("SELECT c.id FROM chats c WHERE c.last_message_id IS NOT NULL AND c.last_message_id <> "
                                "(SELECT m.id FROM messages m WHERE m.chat_id = c.id ORDER BY m.id DESC LIMIT 1)")
         check.expect(not stale, f"chats whose last message is not their newest: {stale[:3]}")
+        # Pushes: one per committed message, written with it (the outbox keeps them in development).
+        pushes = Counter()
+        for body, status in inspector.rows("SELECT body, status FROM outbox_messages WHERE kind = 'push'"):
+            pushes[json.loads(body)["data"].get("message", "")] += 1
+            check.expect(status != "failed", "a push failed")
+        missing = [m for m in committed if pushes[m.lower()] + pushes[m.upper()] != 1]
+        check.expect(not missing, f"{len(missing)} committed messages without exactly one push (first: {missing[:3]})")
+        check.expect(sum(pushes.values()) == int(messages), f"{sum(pushes.values())} pushes for {messages} messages: a push for a send that rolled back")
         if inspector.engine == "sqlite":
             integrity = inspector.rows("PRAGMA integrity_check")
             check.expect(integrity == [["ok"]], f"sqlite integrity_check: {integrity[:5]}")
-        check.figures.update({"messages": messages, "retried": sum(s.retries for s in senders), "kill_after_s": "/".join(map(str, kills)),
+        check.figures.update({"messages": messages, "pushes": sum(pushes.values()), "retried": sum(s.retries for s in senders), "kill_after_s": "/".join(map(str, kills)),
                               "rate_per_s": f"{total / max(took, 0.001):.0f}"})
     except Exception as error:
         check.expect(False, f"harness error: {type(error).__name__}: {error}")

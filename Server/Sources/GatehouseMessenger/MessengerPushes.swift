@@ -138,7 +138,8 @@ package struct MessengerPushes: EventPusher {
     private func enqueue(_ envelope: PushEnvelope, key: String, on sql: any SQLDatabase) async throws {
         let now = clock.now()
         let body = String(decoding: try PushEnvelope.encoder.encode(envelope), as: UTF8.self)
-        let replaced = try await sql.raw("""
+        // A window of 0 turns coalescing off: one push per event.
+        let replaced = window <= 0 ? [] : try await sql.raw("""
             UPDATE outbox_messages SET body = \(bind: body), subject = \(bind: envelope.title)
             WHERE coalesce_key = \(bind: key) AND status = 'pending' AND attempts = 0 AND claimed_until IS NULL
             RETURNING id
@@ -147,7 +148,7 @@ package struct MessengerPushes: EventPusher {
         try await sql.raw("""
             INSERT INTO outbox_messages (id, kind, destination, subject, body, status, attempts, next_attempt_at, created_at, coalesce_key)
             VALUES (\(bind: OrderedID.make()), 'push', \(bind: envelope.device.uuidString.lowercased()), \(bind: envelope.title), \(bind: body),
-                    'pending', 0, \(bind: now.addingTimeInterval(window)), \(bind: now), \(bind: key))
+                    'pending', 0, \(bind: now.addingTimeInterval(max(0, window))), \(bind: now), \(bind: window <= 0 ? nil : key))
             """).run()
     }
 

@@ -142,4 +142,38 @@ struct PushDeliveryTests {
             #expect(rows.filter { $0.status == "failed" }.count == 2 && rows.filter { $0.status == "sent" }.count == 1, "\(rows.map { ($0.status, $0.lastError ?? "") })")
         }
     }
+
+    @Test("money: a top-up, a transfer received and a money request asked and declined are pushed to the one they concern, once (not again as the chat's payment note)", arguments: TestEngine.available)
+    func money(engine: TestEngine) async throws {
+        let peers = try await PushPeers.start()
+        defer { peers.stop() }
+        try await withApp(engine, configure: { try? configure(&$0, peers) }) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79990000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79990000002")
+            _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-ann"), token: ann.token)
+            _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-bob"), token: bob.token)
+
+            // MUT
+            _ = try await app.services.wallets.credit(phone: "+79990000002", amount: 100_000, reason: "card top-up")
+            await deliver(app)
+            _ = try await app.v1.paid(25_050, to: ann, by: bob, comment: "concert")
+            await deliver(app)
+            let request = try await app.v1.ask(10_000, from: bob, by: ann)
+            await deliver(app)
+            let declined = try await app.v1.act(V1.Wallet.decline, on: request.id, by: bob)
+            await deliver(app)
+
+            // validate
+            #expect(declined.status == .ok, "\(declined.text)")
+            func bodies(_ token: String) -> [String] {
+                peers.received().compactMap { entry -> String? in
+                    guard let message = entry["message"] as? [String: Any], message["token"] as? String == token else { return nil }
+                    return (message["notification"] as? [String: String])?["body"]
+                }
+            }
+            #expect(bodies("android-bob") == ["Your wallet was topped up with 1 000.00 ₽", "Ann Smith asks you for 100.00 ₽"], "\(bodies("android-bob"))")
+            #expect(bodies("android-ann") == ["Bob Smith sent you 250.50 ₽", "Bob Smith declined your request for 100.00 ₽"], "\(bodies("android-ann"))")
+        }
+    }
 }
