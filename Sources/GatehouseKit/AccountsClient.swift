@@ -94,6 +94,35 @@ public final class AccountsClient: SessionKeepingClient {
         try await core.call(V1.Accounts.myEvents, PageQuery(cursor: cursor, limit: limit))
     }
 
+    // MARK: Push
+
+    /// `POST /v1/me/devices`: registers this session's push token (``PushRegistration`` calls it).
+    @discardableResult
+    public func registerDevice(_ registration: DeviceRegistration) async throws -> PushDevice {
+        try await core.call(V1.Accounts.registerDevice, registration)
+    }
+
+    /// `GET /v1/me/devices`: my devices that receive pushes; ``PushDevice/current`` marks this session's.
+    public func devices() async throws -> [PushDevice] {
+        try await core.call(V1.Accounts.devices).items
+    }
+
+    /// `DELETE /v1/me/devices/{id}`: stops pushes to one of my devices.
+    public func removeDevice(id: UUID) async throws {
+        _ = try await core.call(V1.Accounts.removeDevice, parameters: ["id": id.uuidString.lowercased()])
+    }
+
+    /// `GET /v1/me/notifications`: how pushes speak to me.
+    public func notificationSettings() async throws -> NotificationSettings {
+        try await core.call(V1.Accounts.notificationSettings)
+    }
+
+    /// `PATCH /v1/me/notifications`: `previews: false` hides a message's sender and text on the lock screen.
+    @discardableResult
+    public func updateNotificationSettings(_ update: NotificationSettingsUpdate) async throws -> NotificationSettings {
+        try await core.call(V1.Accounts.updateNotificationSettings, update)
+    }
+
     /// `DELETE /v1/sessions/current`: ends the session on the server and forgets it here. The
     /// session is forgotten locally whatever happens; a 401 (already ended or expired) counts
     /// as success, while a transport or server failure is still thrown so an app may say the
