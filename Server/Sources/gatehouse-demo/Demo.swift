@@ -10,7 +10,7 @@ struct GatehouseDemo: AsyncParsableCommand {
         commandName: "gatehouse-demo",
         abstract: "Walk through the apps of the specs in a terminal, with the same view models an iOS app uses.",
         subcommands: [PhoneAccountsDemo.self, WebSocketLoginDemo.self, MessengerAuthDemo.self, MessengerDemo.self, SignToLoginDemo.self, SignPDFDemo.self, OpenPDFDemo.self,
-                      WalletDemo.self],
+                      WalletDemo.self, NotificationsDemo.self],
         defaultSubcommand: PhoneAccountsDemo.self
     )
 }

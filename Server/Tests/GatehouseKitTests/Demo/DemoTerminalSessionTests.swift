@@ -46,6 +46,16 @@ struct DemoTerminalSessionTests {
         #expect(text.contains("messenger demo session passed"))
     }
 
+    @Test("gatehouse-demo notifications: signed in, a token registered; a friend request and a message from another person show as pushes with where they lead")
+    func notifications() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
+        #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first: \(Self.serverBinary.path)")
+        let (status, text) = try await Self.runSession(["--demo", Self.demoBinary.path, "--gatehouse", Self.serverBinary.path],
+                                                       script: "demo_notifications.py")
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("notifications demo session passed"))
+    }
+
     @Test("gatehouse-demo wallet, two people against a server process: sign up, add info, verify phones, attach wallets; the operator credits one, who pays the other; a loan asked back in the dialog, paid, repaid; both sides and the ledger agree")
     func walletTwoPeople() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
