@@ -127,6 +127,25 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         }
     }
 
+    /// Opening a push (``PushRoute``): a message lands on its chat (read afresh when this device
+    /// has not seen it yet), a friend request on the Friends tab. Answers whether it was the
+    /// messenger's to open (money routes are the wallet's).
+    @discardableResult
+    public func open(_ route: PushRoute) async -> Bool {
+        switch route {
+        case .chat(let id, _):
+            if repository.chat(id) == nil { await repository.refreshChats() }
+            guard let chat = repository.chat(id) else { return false }
+            go(.chat(chat))
+            return true
+        case .friends:
+            update { $0.selectedTab = .friends }
+            return true
+        case .walletTransfer, .moneyRequest:
+            return false
+        }
+    }
+
     /// A tab tapped.
     public func select(_ tab: Tab) {
         update { $0.selectedTab = tab }

@@ -201,6 +201,39 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
         update { $0.screen = .attachWallet(vm) }
     }
 
+    /// Opening a push (``PushRoute``): money received or a money request lands on the dialog with
+    /// the other person. Answers whether it was the wallet's to open (a message is the messenger's).
+    @discardableResult
+    public func open(_ route: PushRoute) async -> Bool {
+        guard let account else { return false }
+        let other: UUID
+        do {
+            switch route {
+            case .walletTransfer(let id):
+                let transfer = try await environment.wallet.transfer(id)
+                if let from = transfer.from, from.id != account.id {
+                    other = from.id
+                } else if transfer.to.id != account.id {
+                    other = transfer.to.id
+                } else {
+                    // A top-up: nobody to talk to; the dialogs list shows the balance.
+                    showDialogs(account)
+                    return true
+                }
+            case .moneyRequest(let id):
+                let request = try await environment.wallet.request(id)
+                other = request.requester.id == account.id ? request.payer.id : request.requester.id
+            case .chat, .friends:
+                return false
+            }
+            showDialog(try await environment.messenger.openChat(with: other))
+            return true
+        } catch {
+            showDialogs(account)
+            return true
+        }
+    }
+
     /// The dialogs.
     public func showDialogs(_ account: Account) {
         self.account = account

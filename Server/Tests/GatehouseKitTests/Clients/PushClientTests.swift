@@ -77,4 +77,29 @@ struct PushClientTests {
             #expect(try await ann.messenger.chat(chat.id).mutedUntil == nil)
         }
     }
+
+    @Test("opening a push lands on its chat in the messenger (one this device has not loaded yet), and a friend request's on the Friends tab")
+    @MainActor
+    func openingAPushLandsOnTheChat() async throws {
+        try await withLiveServer { server in
+            // setup: Ann's messenger is open; Bob writes to her for the first time
+            let (ann, annID, annMessenger) = try await server.signedInApp("ann")
+            let bob = try await server.messengerUser("bob", firstName: "Bob")
+            try await befriend(bob.messenger, bob.id, annMessenger, annID)
+            let chat = try await bob.messenger.openChat(with: annID)
+            let sent = try await bob.messenger.send("hi", in: chat.id)
+            let main = try ann.main
+
+            // MUT
+            let opened = await main.open(.chat(chat.id, message: sent.id))
+            let top = main.top
+            let friends = await main.open(.friends(person: bob.id))
+            let money = await main.open(.walletTransfer(UUID()))
+
+            // validate
+            #expect(opened)
+            guard case .chat(let screen)? = top else { Issue.record("not on a chat: \(String(describing: top))"); return }
+            #expect(screen.chatId == chat.id && main.state.selectedTab == .friends && friends && !money)
+        }
+    }
 }

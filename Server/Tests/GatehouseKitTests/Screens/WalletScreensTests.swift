@@ -299,4 +299,29 @@ struct WalletScreensTests {
         #expect(WalletFormat.signed(-5, Localizer(language: "en")) == "−0.05 ₽")
         #expect(Kopecks.parse("1 234,5") == 123_450 && Kopecks.parse("1.2.3") == nil && Kopecks.parse(",5") == nil && Kopecks.parse("5,") == nil)
     }
+
+    @Test("opening a money push lands on the dialog with the payer; a top-up's on the dialogs; a message's is not the wallet's")
+    func openingAMoneyPush() async throws {
+        try await withLiveServer { server in
+            // setup
+            _ = try await server.walletUser("ann", phone: "+79160000001")
+            let bob = try await server.walletUser("bob", phone: "+79160000002")
+            try await server.credit("+79160000002", "1000")
+            let paid = try await bob.wallet.send(NewTransfer(to: PartyReference(tag: "ann"), amount: 25_050), intent: PaymentIntent())
+            let (flow, _) = try await loggedIn(server, as: "ann")
+            let profile = try profile(flow)
+            await profile.load()
+            profile.payments()
+
+            // MUT
+            let opened = await flow.open(.walletTransfer(paid.transfer.id))
+            let screen = flow.state.screen
+            let message = await flow.open(.chat(UUID(), message: nil))
+
+            // validate
+            #expect(opened && !message)
+            guard case .dialog(let dialog) = screen else { Issue.record("not on a dialog: \(screen)"); return }
+            #expect(dialog.chat.person.id == bob.id, "\(dialog.state.title)")
+        }
+    }
 }
