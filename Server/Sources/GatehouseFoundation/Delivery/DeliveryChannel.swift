@@ -24,6 +24,14 @@ package enum DeliveryError: Error, CustomStringConvertible {
     }
 }
 
+extension DeliveryError {
+    /// A refusal worth another try (429, 5xx): not before the service's `Retry-After` (seconds)
+    /// when it gave one, else on the outbox's backoff.
+    package static func retry(_ text: String, retryAfter header: String?) -> DeliveryError {
+        header.flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }.map { .later(text, after: $0) } ?? .transient(text)
+    }
+}
+
 /// The development channel: the message stays in the outbox, readable with `gatehouse outbox`
 /// and `GET /dev/outbox`. Only the envelope is logged; the text (and its code) never is.
 package struct DevDeliveryChannel: DeliveryChannel {

@@ -44,24 +44,10 @@ package struct ConsoleController: Sendable {
 
     // MARK: Cookies and forms
 
-    private func cookies(_ request: Request) -> [String: String] {
-        var found: [String: String] = [:]
-        for header in request.headers[values: .cookie] {
-            for pair in header.split(separator: ";") {
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                guard parts.count == 2 else { continue }
-                let name = parts[0].trimmingCharacters(in: .whitespaces)
-                if found[name] == nil { found[name] = parts[1].trimmingCharacters(in: .whitespaces) }
-            }
-        }
-        return found
-    }
+    private func cookies(_ request: Request) -> [String: String] { PageForm.cookies(request) }
 
     private func cookie(_ name: String, _ value: String, maxAge: Int?) -> String {
-        var text = "\(name)=\(value); Path=/console; HttpOnly; SameSite=Lax"
-        if configuration.environment != .development { text += "; Secure" }
-        if let maxAge { text += "; Max-Age=\(maxAge)" }
-        return text
+        PageForm.cookie(name, value, path: "/console", sameSite: "Lax", secure: configuration.environment != .development, maxAge: maxAge)
     }
 
     /// The CSRF token in the cookie, or a new one (and the cookie that sets it).
@@ -74,24 +60,12 @@ package struct ConsoleController: Sendable {
     /// The form's fields (urlencoded or multipart) and its file parts; refuses a form whose CSRF
     /// token is not the cookie's.
     private func form(_ request: Request, limit: Int) async throws -> (fields: [String: String], files: [String: (type: String?, bytes: Data)]) {
-        let buffer = try await request.collectBody(upTo: limit)
-        let contentType = request.headers[.contentType] ?? ""
-        var fields: [String: String] = [:]
-        var files: [String: (String?, Data)] = [:]
-        if contentType.lowercased().hasPrefix("multipart/form-data") {
-            let boundary = MultipartFormData.boundary(in: contentType)
-            guard !boundary.isEmpty, let parts = try? MultipartFormData.parts(Array(buffer.readableBytesView), boundary: boundary) else {
-                throw ConsoleError.message("The form could not be read.")
-            }
-            for part in parts {
-                if part.fileName != nil {
-                    if !part.body.isEmpty { files[part.name] = (part.contentType, Data(part.body)) }
-                } else if let text = String(validating: part.body, as: UTF8.self) {
-                    fields[part.name] = text
-                }
-            }
-        } else if let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes) {
-            for (name, value) in FormParameters.parseURLEncoded(text) where fields[name] == nil { fields[name] = value }
+        let fields: [String: String]
+        let files: [String: (type: String?, bytes: Data)]
+        do {
+            (fields, files) = try await PageForm.read(request, limit: limit)
+        } catch is PageForm.Unreadable {
+            throw ConsoleError.message("The form could not be read.")
         }
         guard let sent = fields["csrf"], let expected = cookies(request)[Self.csrfCookie], Secrets.constantTimeEquals(sent, expected) else {
             throw ConsoleError.forbidden

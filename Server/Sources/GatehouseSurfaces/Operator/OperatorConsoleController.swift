@@ -103,24 +103,10 @@ package struct OperatorConsoleController: Sendable {
 
     // MARK: Cookies, forms, the session
 
-    private func cookies(_ request: Request) -> [String: String] {
-        var found: [String: String] = [:]
-        for header in request.headers[values: .cookie] {
-            for pair in header.split(separator: ";") {
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                guard parts.count == 2 else { continue }
-                let name = parts[0].trimmingCharacters(in: .whitespaces)
-                if found[name] == nil { found[name] = parts[1].trimmingCharacters(in: .whitespaces) }
-            }
-        }
-        return found
-    }
+    private func cookies(_ request: Request) -> [String: String] { PageForm.cookies(request) }
 
     private func cookie(_ name: String, _ value: String, maxAge: Int?) -> String {
-        var text = "\(name)=\(value); Path=/operator; HttpOnly; SameSite=Strict"
-        if configuration.environment != .development { text += "; Secure" }
-        if let maxAge { text += "; Max-Age=\(maxAge)" }
-        return text
+        PageForm.cookie(name, value, path: "/operator", sameSite: "Strict", secure: configuration.environment != .development, maxAge: maxAge)
     }
 
     private enum Refused: Error {
@@ -131,26 +117,12 @@ package struct OperatorConsoleController: Sendable {
 
     /// A form's fields and files (urlencoded or multipart).
     private func form(_ request: Request, limit: Int) async throws -> (fields: [String: String], files: [String: Data]) {
-        let buffer = try await request.collectBody(upTo: limit)
-        let contentType = request.headers[.contentType] ?? ""
-        var fields: [String: String] = [:]
-        var files: [String: Data] = [:]
-        if contentType.lowercased().hasPrefix("multipart/form-data") {
-            let boundary = MultipartFormData.boundary(in: contentType)
-            guard !boundary.isEmpty, let parts = try? MultipartFormData.parts(Array(buffer.readableBytesView), boundary: boundary) else {
-                throw Refused.message("The form could not be read.")
-            }
-            for part in parts {
-                if part.fileName != nil {
-                    if !part.body.isEmpty { files[part.name] = Data(part.body) }
-                } else if let text = String(validating: part.body, as: UTF8.self) {
-                    fields[part.name] = text
-                }
-            }
-        } else if let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes) {
-            for (name, value) in FormParameters.parseURLEncoded(text) where fields[name] == nil { fields[name] = value }
+        do {
+            let (fields, files) = try await PageForm.read(request, limit: limit)
+            return (fields, files.mapValues(\.bytes))
+        } catch is PageForm.Unreadable {
+            throw Refused.message("The form could not be read.")
         }
-        return (fields, files)
     }
 
     /// A form of a signed-in operator: its CSRF token must be the session's.

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -215,21 +214,9 @@ package enum OperatorPage {
         """)
 
     /// Only the inline style and forms posting here: no script, no image, no frame.
-    package static let headers: HTTPFields = {
-        let styleHash = Data(SHA256.hash(data: Data(style.utf8))).base64EncodedString()
-        return [
-            .contentType: "text/html; charset=utf-8",
-            .cacheControl: "no-store",
-            .contentSecurityPolicy: "default-src 'none'; style-src 'sha256-\(styleHash)'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-            HTTPField.Name("X-Frame-Options")!: "DENY",
-            HTTPField.Name("X-Content-Type-Options")!: "nosniff",
-            HTTPField.Name("Referrer-Policy")!: "no-referrer",
-        ]
-    }()
+    package static let headers = PageForm.headers(style: style, images: false, referrer: "no-referrer")
 
     package static func render(_ values: [String: Any], status: HTTPResponse.Status = .ok, cookies: [String] = []) -> Response {
-        var headers = Self.headers
-        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie)) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: template.render(values))))
+        PageForm.response(template.render(values), headers: headers, status: status, cookies: cookies)
     }
 }

@@ -116,8 +116,7 @@ package final class APNsClient: Sendable {
             logger.critical("push: APNs refused our credentials (\(reason)): check GATEHOUSE_APNS_KEY_FILE, GATEHOUSE_APNS_KEY_ID, GATEHOUSE_APNS_TEAM_ID and the bundle id")
             throw DeliveryError.later(summary, after: 900)
         case 429, 500...:
-            let retryAfter = response.headers.first(name: "retry-after").flatMap(TimeInterval.init)
-            throw retryAfter.map { DeliveryError.later(summary, after: $0) } ?? DeliveryError.transient(summary)
+            throw DeliveryError.retry(summary, retryAfter: response.headers.first(name: "retry-after"))
         default:
             throw DeliveryError.permanent(summary)
         }

@@ -149,8 +149,7 @@ package final class FCMClient: Sendable {
             logger.critical("push: FCM refused the service account (\(code)): check GATEHOUSE_FCM_SERVICE_ACCOUNT_FILE and the project's permissions")
             throw DeliveryError.later(summary, after: 900)
         case 429, 500...:
-            let retryAfter = response.headers.first(name: "retry-after").flatMap(TimeInterval.init)
-            throw retryAfter.map { DeliveryError.later(summary, after: $0) } ?? DeliveryError.transient(summary)
+            throw DeliveryError.retry(summary, retryAfter: response.headers.first(name: "retry-after"))
         default:
             throw DeliveryError.permanent(summary)
         }
