@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
@@ -108,6 +109,32 @@ struct PushProviderTests {
         #expect((message["notification"] as? [String: String])?["title"] == "Ann")
         #expect((message["data"] as? [String: String])?["chat"] == "chat-1")
         #expect((message["android"] as? [String: Any])?["collapse_key"] as? String == "chat-1")
+    }
+}
+
+extension PushProviderTests {
+    @Test("APNs refusing our credentials (a key that is not the team's: 403) is an alarm and a retry in 15 minutes, not a storm")
+    func apnsWrongKey() async throws {
+        let peers = try await PushPeers.start()
+        defer { peers.stop() }
+        let http = Self.client(peers)
+        defer { Task { try? await http.shutdown() } }
+        var settings = try peers.apns()
+        settings.privateKeyPEM = P256.Signing.PrivateKey().pemRepresentation
+        let apns = try APNsClient(settings: settings, httpClient: http, timeoutSeconds: 10, logger: Logger(label: "test"))
+
+        // MUT
+        var refusal: DeliveryError?
+        do {
+            _ = try await apns.send(Self.envelope(.apns, token: Self.hex("aaaa"), topic: peers.bundleID))
+        } catch let error as DeliveryError {
+            refusal = error
+        }
+
+        // validate
+        guard case .later(let text, let after)? = refusal else { Issue.record("expected a slow retry, got \(String(describing: refusal))"); return }
+        #expect(after == 900 && text.contains("403"), "\(text)")
+        #expect(peers.received().first?["ok"] as? Bool == false, "the peer refused the signature")
     }
 }
 

@@ -203,6 +203,21 @@ struct ConfigurationTests {
         #expect(!ServerCommands.banner(configuration: loopback, port: 8080).contains { $0.hasPrefix("WARNING") })
     }
 
+    @Test("push: without keys the banner says it is off (kept in the outbox in development); an APNs key file without its ids is refused by name")
+    func push_banner() throws {
+        var production = try GatehouseConfiguration.fromEnvironment([:])
+        production.environment = .production
+        let development = try GatehouseConfiguration.fromEnvironment([:])
+        #expect(ServerCommands.banner(configuration: production, port: 8080).contains { $0.hasPrefix("push: off") })
+        #expect(ServerCommands.banner(configuration: development, port: 8080).contains { $0.hasPrefix("push: kept in the outbox") })
+        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("key-\(UUID().uuidString).p8").path
+        try "not a key".write(toFile: keyFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: keyFile) }
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_APNS_KEY_FILE": keyFile]) }
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_FCM_SERVICE_ACCOUNT_FILE": "/nonexistent/fcm.json"]) }
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_PUSH_COALESCE_SECONDS": "61"]) }
+    }
+
     @Test("the wallet's limits are read, have safe defaults, and a value out of range is refused by name")
     func walletVariables() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).wallet
