@@ -171,12 +171,14 @@ package struct Operators: Sendable {
         } ?? nil
         let origin = AuditOrigin(ip: ip, device: device, requestID: requestID)
         let now = clock.now()
-        guard let row, let record = try? Self.record(row), record.disabledAt == nil,
-              try await hasher.verify(password, hash: try row.decode(column: "password_hash", as: String.self)),
+        // The password is checked first and always (a dummy hash for an unknown name), so an
+        // unknown, a disabled and an enabled operator cost the same time.
+        let storedHash = (try? row?.decode(column: "password_hash", as: String.self)) ?? hasher.dummyHash
+        let passwordRight = try await hasher.verify(password, hash: storedHash) && row != nil
+        guard passwordRight, let row, let record = try? Self.record(row), record.disabledAt == nil,
               let secret = try? secrets.open(try row.decode(column: "totp_sealed", as: String.self), purpose: Self.totpPurpose),
               let step = TOTP(secret: secret).match(code, at: now, after: try row.decode(column: "totp_last_step", as: Int64.self))
         else {
-            if row == nil { _ = try await hasher.verify(password, hash: hasher.dummyHash) }
             let known = row.flatMap { try? Self.record($0) }
             try await audit.countFailure(AuditEvent(.operatorSignInFailed, by: known.map { .operator($0.name) } ?? .anonymous, account: nil, origin: origin))
             throw GatehouseError.invalidCredentials

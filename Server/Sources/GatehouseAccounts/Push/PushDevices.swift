@@ -90,7 +90,12 @@ package struct PushDevices: Sendable {
             return record
         }
         if let db { return try await write(db) }
-        return try await database.db.transaction { try await write($0) }
+        do {
+            return try await database.db.transaction { try await write($0) }
+        } catch where error.isConstraintViolation {
+            // The same token registered at the same moment by another request: ours comes second.
+            return try await database.db.transaction { try await write($0) }
+        }
     }
 
     /// Removes the session's devices of a platform (the `/api` spec's `fcm` cleared).
