@@ -19,19 +19,26 @@ package struct EmailService: Sendable {
 
     // MARK: Email confirmation
 
-    /// Sends a confirmation link to the account's displayed address.
+    /// Sends a confirmation link to the account's displayed address. `actor` and `reason`: an
+    /// operator had it sent again (the console); the trail says who and why.
     @discardableResult
-    package func sendEmailConfirmation(accountID: UUID, origin: RequestOrigin) async throws -> VerificationService.Issued {
+    package func sendEmailConfirmation(accountID: UUID, origin: RequestOrigin, by actor: AuditActor? = nil, reason: String? = nil) async throws -> VerificationService.Issued {
         let account = try await rules.accountRow(id: accountID)
         guard let email = account.displayedEmail else { throw GatehouseError.invalid(.noEmail, "error.noEmail") }
         if account.isEmailConfirmed { throw GatehouseError.invalid(.emailAlreadyConfirmed, "error.emailAlreadyConfirmed") }
         let token = secrets.token()
-        return try await verification.issue(.init(
+        let issued = try await verification.issue(.init(
             purpose: .emailConfirmation, destination: email, accountID: accountID,
             secretHash: Secrets.sha256Hex(token), ttl: limits.confirmationLinkTTL,
             message: composer.confirmationMail(to: email, token: token, linkTTL: limits.confirmationLinkTTL, language: account.language),
             ip: origin.ip
         ))
+        if let actor {
+            var detail = ["to": maskedForAudit(email)]
+            if let reason { detail["reason"] = reason }
+            try await rules.audit.record(AuditEvent(.confirmationResent, by: actor, account: accountID, origin: origin.audit, detail: detail))
+        }
+        return issued
     }
 
     package enum ConfirmationOutcome: Sendable, Equatable {

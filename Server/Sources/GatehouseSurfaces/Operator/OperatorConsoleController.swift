@@ -112,6 +112,8 @@ package struct OperatorConsoleController: Sendable {
     private enum Refused: Error {
         /// The form's CSRF token is missing or wrong.
         case forbidden
+        /// The operator's role does not allow the action.
+        case role(OperatorRole)
         case message(String)
     }
 
@@ -166,6 +168,7 @@ package struct OperatorConsoleController: Sendable {
     private static func message(of error: any Error) -> (String, HTTPResponse.Status) {
         switch error {
         case Refused.forbidden: ("The form expired. Please try again.", .forbidden)
+        case Refused.role(let role): ("Your role (\(role.rawValue)) may not do this.", .forbidden)
         case Refused.message(let text): (text, .badRequest)
         case let error as GatehouseError: (error.message.render(.en), ConsoleController.status(of: error))
         default: ("The form could not be read.", .badRequest)
@@ -372,7 +375,7 @@ package struct OperatorConsoleController: Sendable {
         do {
             let fields = try await signedForm(request, session).fields
             guard session.who.role.may(action) else {
-                return try await accountPage(session, id, error: "Your role (\(session.who.role.rawValue)) may not do this.", status: .forbidden)
+                throw Refused.role(session.who.role)
             }
             let reason = try Self.reason(fields)
             var done = action.rawValue
@@ -385,9 +388,7 @@ package struct OperatorConsoleController: Sendable {
                 _ = try await services.locks.unlock(id, reason: reason, by: actor, origin: origin)
             case .resendConfirmation:
                 let requestOrigin = RequestOrigin(ip: origin.ip, language: account.language, device: origin.device, requestID: origin.requestID)
-                try await services.email.sendEmailConfirmation(accountID: id, origin: requestOrigin)
-                try await services.audit.record(AuditEvent(.confirmationResent, by: actor, account: id, origin: origin,
-                                                           detail: ["to": maskedForAudit(account.displayedEmail), "reason": reason]))
+                try await services.email.sendEmailConfirmation(accountID: id, origin: requestOrigin, by: actor, reason: reason)
             case .sendRecoveryCode:
                 let destination: Destination
                 if let email = account.email, account.emailConfirmedAt != nil { destination = .email(email) }
@@ -511,7 +512,7 @@ package struct OperatorConsoleController: Sendable {
         guard let session = try await session(request) else { return toLogin }
         do {
             let fields = try await signedForm(request, session).fields
-            guard session.who.role.may(.retryMessage) else { throw Refused.message("Your role (\(session.who.role.rawValue)) may not do this.") }
+            guard session.who.role.may(.retryMessage) else { throw Refused.role(session.who.role) }
             let reason = try Self.reason(fields)
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw Refused.message("There is no such message.") }
             let retried = try await services.outbox.retry(id, reason: reason, by: .operator(session.who.name), origin: origin(request, context))
@@ -519,7 +520,7 @@ package struct OperatorConsoleController: Sendable {
             return see("/operator/outbox")
         } catch {
             let (text, status) = Self.message(of: error)
-            return try await outboxPage(session, address: nil, error: text, status: status == .badRequest && "\(error)".contains("may not") ? .forbidden : status)
+            return try await outboxPage(session, address: nil, error: text, status: status)
         }
     }
 
@@ -560,7 +561,7 @@ package struct OperatorConsoleController: Sendable {
         do {
             let (fields, files) = try await signedForm(request, session, limit: configuration.operators.importMaxBytes * 2 + 65_536)
             guard session.who.role.may(.importClients) else {
-                return clientsPage(session, [:], error: "Your role (\(session.who.role.rawValue)) may not do this.", status: .forbidden)
+                throw Refused.role(session.who.role)
             }
             let text: String
             if let data = files["file"] {

@@ -218,6 +218,22 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_PUSH_COALESCE_SECONDS": "61"]) }
     }
 
+    @Test("the operator console's and imports' limits: safe defaults, read, and a value out of range refused by name")
+    func operatorLimits() throws {
+        let defaults = try GatehouseConfiguration.fromEnvironment([:]).operators
+        #expect(defaults.sessionIdle == 1_800 && defaults.sessionMax == 28_800 && defaults.signInFailuresPerName == 5)
+        #expect(defaults.importMaxRows == 100_000 && defaults.importMaxBytes == 32 * 1_048_576)
+        let set = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_OPERATOR_SESSION_IDLE_MINUTES": "5", "GATEHOUSE_OPERATOR_SESSION_HOURS": "2",
+                                                              "GATEHOUSE_CLIENT_IMPORT_MAX_ROWS": "10", "GATEHOUSE_PUSH_DEVICES_PER_ACCOUNT": "3"])
+        #expect(set.operators.sessionIdle == 300 && set.operators.sessionMax == 7_200 && set.operators.importMaxRows == 10)
+        #expect(set.delivery.push.devicesPerAccount == 3)
+        for (name, value) in [("GATEHOUSE_OPERATOR_SESSION_IDLE_MINUTES", "0"), ("GATEHOUSE_OPERATOR_SESSION_HOURS", "169"),
+                              ("GATEHOUSE_OPERATOR_SIGNIN_FAILURES_PER_NAME", "0"), ("GATEHOUSE_CLIENT_IMPORT_MAX_ROWS", "0"),
+                              ("GATEHOUSE_PUSH_DEVICES_PER_ACCOUNT", "0")] {
+            #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try GatehouseConfiguration.fromEnvironment([name: value]) }
+        }
+    }
+
     @Test("the wallet's limits are read, have safe defaults, and a value out of range is refused by name")
     func walletVariables() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).wallet

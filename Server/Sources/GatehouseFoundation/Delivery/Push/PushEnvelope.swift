@@ -19,13 +19,11 @@ package struct PushEnvelope: Codable, Sendable, Equatable {
     package var thread: String?
     /// A newer push with the same key replaces the older on the device (`apns-collapse-id`, FCM's `collapse_key`).
     package var collapseKey: String?
-    /// How many events this push stands for (a burst coalesced into one).
-    package var count: Int
     /// Our own keys for the app's deep link: `kind` (`message`, `friend_request`, `money`…) and ids.
     package var data: [String: String]
 
     package init(device: UUID, platform: PushPlatform, token: String, topic: String?, environment: APNsEnvironment?, title: String, body: String,
-                 badge: Int?, thread: String?, collapseKey: String?, count: Int = 1, data: [String: String]) {
+                 badge: Int?, thread: String?, collapseKey: String?, data: [String: String]) {
         self.device = device
         self.platform = platform
         self.token = token
@@ -36,7 +34,6 @@ package struct PushEnvelope: Codable, Sendable, Equatable {
         self.badge = badge
         self.thread = thread
         self.collapseKey = collapseKey
-        self.count = count
         self.data = data
     }
 
