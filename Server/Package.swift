@@ -133,10 +133,14 @@ let package = Package(
                 "GatehousePlatform",
                 "GatehouseAccounts",
                 "GatehouseMessenger",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "GatehouseAPI", package: "gatehouse"),
                 .product(name: "FluentSQL", package: "fluent-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -280,7 +284,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            exclude: ["Support/smtp_test_server.py", "Support/console_browser.py", "Support/operator_browser.py", "Support/push_peers.py"],
+            exclude: ["Support/smtp_test_server.py", "Support/console_browser.py", "Support/operator_browser.py", "Support/push_peers.py", "Support/stripe_peer.py"],
             swiftSettings: swiftSettings
         ),
     ]

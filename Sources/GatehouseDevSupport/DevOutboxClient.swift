@@ -57,4 +57,19 @@ public struct DevOutboxClient: Sendable {
         }
         return false
     }
+
+    /// Pays a top-up on the local payment provider's page (`/dev/payments/{id}`, development
+    /// mode's stand-in for Stripe), as a person would press its button in a browser; true when the
+    /// page says the wallet was credited. A real provider's page is not this server's: nil.
+    public func payLocally(_ page: URL) async throws -> Bool? {
+        guard let path = URLComponents(url: page, resolvingAgainstBaseURL: false)?.path, path.hasPrefix("/dev/payments/") else { return nil }
+        var target = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
+        target.path = path
+        var press = URLRequest(url: target.url!)
+        press.httpMethod = "POST"
+        press.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        press.httpBody = Data(("id=" + FormURLEncoding.escape(page.lastPathComponent)).utf8)
+        let (data, response) = try await transport.send(press)
+        return response.statusCode == 200 && String(decoding: data, as: UTF8.self).contains("credited")
+    }
 }

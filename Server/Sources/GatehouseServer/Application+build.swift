@@ -92,11 +92,12 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
-    WalletController(wallets: services.wallets, requests: services.moneyRequests, configuration: configuration).addRoutes(to: v1)
+    WalletController(wallets: services.wallets, requests: services.moneyRequests, topUps: services.topUps, configuration: configuration).addRoutes(to: v1)
+    PaymentsController(topUps: services.topUps, configuration: configuration).addRoutes(to: router)
     AdminController(keys: services.adminKeys, clients: services.clients, configuration: configuration).addRoutes(to: router)
     OperatorConsoleController(services: .init(
         operators: services.operators, sessions: services.sessions, login: services.login, locks: services.locks, email: services.email,
-        recovery: services.recovery, clients: services.clients, wallets: services.wallets, apps: services.apps,
+        recovery: services.recovery, clients: services.clients, wallets: services.wallets, topUps: services.topUps, apps: services.apps,
         signatures: services.signatures.records, audit: services.audit,
         outbox: services.operatorOutbox),
         configuration: configuration).addRoutes(to: router)

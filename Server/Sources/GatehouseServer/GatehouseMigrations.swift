@@ -34,6 +34,7 @@ package enum GatehouseMigrations {
             M021AccountLocks(),
             M022CreateOperators(),
             M023CreatePushDevices(),
+            M024CreateTopUps(),
         ]
     }
 }

@@ -54,6 +54,8 @@ package final class GatehouseServices: Sendable {
     package let documents: SignatureDocuments
     /// The wallet's services, on one shared core (docs/wallet.md).
     package let wallets: WalletService
+    /// Money in through the payment provider (nil provider: top-ups are off).
+    package let topUps: TopUpService
     package let moneyRequests: MoneyRequestsService
     package let idempotencyKeys: IdempotencyKeys
     /// Account deletion, with every app's part in it (docs/security.md, "Account deletion").
@@ -187,6 +189,15 @@ package final class GatehouseServices: Sendable {
         let wallets = WalletService(core: walletCore)
         self.wallets = wallets
         self.moneyRequests = MoneyRequestsService(core: walletCore, wallets: wallets)
+        let topUpSettings = configuration.wallet.topUps
+        let paymentProvider: (any PaymentProvider)? = switch topUpSettings.provider {
+        case .stripe:
+            StripeProvider(secretKey: topUpSettings.stripeSecretKey ?? "", webhookSecret: topUpSettings.webhookSecret ?? "", apiURL: topUpSettings.stripeAPIURL,
+                           tolerance: topUpSettings.notificationTolerance, httpClient: httpClient, timeoutSeconds: topUpSettings.timeoutSeconds)
+        case .local: LocalPaymentProvider(publicURL: configuration.publicURL, tolerance: topUpSettings.notificationTolerance)
+        case .off: nil
+        }
+        self.topUps = TopUpService(core: walletCore, provider: paymentProvider, wallets: wallets, logger: logger)
         self.realtime = RealtimeHub(log: eventLog, sessions: sessions, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
         // Every app built on accounts takes part in deleting one; the accounts' own data goes last.
         let accountDeletion = AccountDeletionService(

@@ -125,3 +125,49 @@ package struct M014DropLedgerEntriesByTime: AsyncMigration {
 
     }
 }
+
+/// Top-ups through a payment provider (docs/wallet.md, "Money in"): one row per payment the
+/// person started, with the key that made it (a retried `POST` answers the same top-up), the
+/// provider's payment, and what was credited and refunded of it. The money itself is in the ledger.
+package struct M024CreateTopUps: AsyncMigration {
+    package var name: String { "024_CreateTopUps" }
+
+    package func prepare(on database: any Database) async throws {
+        let sql = database as! any SQLDatabase
+        try await database.schema("wallet_topups")
+            .field("id", .uuid, .identifier(auto: false))
+            .field("account_id", .uuid, .required, .references("accounts", "id"))
+            .field("wallet_id", .uuid, .required, .references("wallets", "id"))
+            .field("provider", .string, .required)
+            // The provider's payment (a Checkout Session): unknown until the provider answers.
+            .field("provider_payment_id", .string)
+            // What a refund names (Stripe's payment intent), known once paid.
+            .field("payment_intent", .string)
+            .field("amount", .int64, .required)
+            .field("currency", .string, .required)
+            .field("state", .string, .required)
+            .field("confirmation_url", .string)
+            .field("idempotency_key", .string, .required)
+            .field("fingerprint", .string, .required)
+            .field("transfer_id", .uuid, .references("ledger_transactions", "id"))
+            .field("refunded", .int64, .required, .sql(.default(0)))
+            .field("created_at", .datetime, .required)
+            .field("updated_at", .datetime, .required)
+            .field("paid_at", .datetime)
+            .unique(on: "account_id", "idempotency_key", name: "uq_wallet_topups_key")
+            .unique(on: "provider", "provider_payment_id", name: "uq_wallet_topups_payment")
+            .constraint(.constraint(.custom(SQLRaw("CHECK (amount > 0 AND refunded >= 0 AND refunded <= amount)")), name: "ck_wallet_topups_amount"))
+            .create()
+        try await sql.create(index: "ix_wallet_topups_account").on("wallet_topups").column("account_id").column("created_at").run()
+        try await sql.create(index: "ix_wallet_topups_intent").on("wallet_topups").column("payment_intent").run()
+        try await sql.create(index: "ix_wallet_topups_transfer").on("wallet_topups").column("transfer_id").run()
+    }
+
+    package func revert(on database: any Database) async throws {
+        try await database.schema("wallet_topups").delete()
+    }
+
+    package init() {
+
+    }
+}

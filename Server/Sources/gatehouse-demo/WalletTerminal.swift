@@ -45,6 +45,7 @@ final class WalletTerminal: AccountEntryTerminal {
             case .dialog(let vm): await show(vm)
             case .send(let vm): await show(vm)
             case .request(let vm): await show(vm)
+            case .topUp(let vm): await show(vm)
             case .deleteAccount(let vm): await show(vm)
             }
         }
@@ -75,6 +76,7 @@ final class WalletTerminal: AccountEntryTerminal {
             Option(label: s.labels["addPhone"] ?? "", enabled: s.isAddPhoneEnabled) { vm.addPhone() },
             Option(label: s.labels["attachWallet"] ?? "", enabled: s.isAttachEnabled) { vm.attachWallet() },
             Option(label: s.labels["payments"] ?? "", enabled: s.isPaymentsEnabled) { vm.payments() },
+            Option(label: s.labels["topUp"] ?? "", enabled: s.isTopUpEnabled) { vm.topUp() },
             Option(label: s.labels["logout"] ?? "") { await vm.logout() },
             Option(label: s.labels["deleteAccount"] ?? "", enabled: s.isLoaded) { vm.deleteAccount() },
         ])
@@ -240,6 +242,46 @@ final class WalletTerminal: AccountEntryTerminal {
                               confirm: vm.confirm, edit: vm.editAgain, back: vm.back)
         case .done:
             await doneStep(s.doneText, back: s.labels["back"] ?? "", vm.back)
+        }
+    }
+
+    /// "Top up": the amount, then the provider's page. A terminal has no browser: the page's
+    /// address is printed, and on a development server (the local provider) the demo can press
+    /// its button itself.
+    private func show(_ vm: TopUpViewModel) async {
+        let s = vm.state
+        header(s.title)
+        switch s.step {
+        case .form:
+            field(s.labels["amount"] ?? "", value(s.amount), error: s.amountError)
+            Terminal.line("  \(s.labels["hint"] ?? "")")
+            notices(error: s.errorMessage)
+            await menu([
+                Option(label: t("Enter the amount", "Ввести сумму")) { [self] in
+                    if let amount = read(s.labels["amount"] ?? "", current: s.amount) { vm.setAmount(amount) }
+                },
+                Option(label: s.labels["pay"] ?? "", enabled: s.isPayEnabled) { await vm.pay() },
+                Option(label: s.labels["back"] ?? "") { vm.back() },
+            ])
+        case .paying(let url):
+            Terminal.line("  \(s.statusText)")
+            Terminal.line("  \(t("Payment page", "Страница оплаты")): \(url.absoluteString)")
+            notices(error: s.errorMessage)
+            var options = [Option(label: s.labels["check"] ?? "") { await vm.refresh() }]
+            if url.path.hasPrefix("/dev/payments/") {
+                options.insert(Option(label: t("Pay on the local page (development)", "Оплатить на локальной странице (разработка)")) { [self] in
+                    if (try? await outbox.payLocally(url)) != true { Terminal.line(t("  ✗ the local page did not take the payment", "  ✗ локальная страница не приняла оплату")) }
+                    await vm.refresh()
+                }, at: 0)
+            }
+            options.append(Option(label: s.labels["back"] ?? "") { vm.back() })
+            await menu(options)
+        case .paid, .expired:
+            Terminal.line("  \(s.step == .paid ? "✓" : "✗") \(s.statusText)")
+            await menu([
+                Option(label: s.labels["again"] ?? "") { vm.startAgain() },
+                Option(label: s.labels["back"] ?? "") { vm.back() },
+            ])
         }
     }
 

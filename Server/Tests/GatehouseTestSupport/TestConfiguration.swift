@@ -18,6 +18,7 @@ extension GatehouseConfiguration {
         c.logLevel = .warning
         c.http.maxConnectionsPerAddress = 100_000   // every test client is 127.0.0.1
         c.limits.codeRequestsPerAddressPerDestination = 1_000
+        c.wallet.topUps.provider = .local  // development's default (GatehouseConfiguration.fromEnvironment)
         // Blobs of one test in a folder of their own (beside a SQLite file they are anyway).
         c.storage.directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-blobs-\(UUID().uuidString)").path
         return c

@@ -118,6 +118,13 @@ extension GatehouseErrorCode {
     public static let invalidRequestState: Self = "invalid_request_state"
     /// A wallet message is a record of a payment: it cannot be edited, deleted for everyone or forwarded.
     public static let paymentMessage: Self = "payment_message"
+    /// This server takes no top-ups: no payment provider is configured.
+    public static let topUpsUnavailable: Self = "topups_unavailable"
+    public static let topUpNotFound: Self = "topup_not_found"
+    /// The payment provider could not be reached or refused the call: try again with the same key.
+    public static let paymentProviderUnavailable: Self = "payment_provider_unavailable"
+    /// A payment provider's notification that is not believed or does not match (its detail says why).
+    public static let notificationRefused: Self = "notification_refused"
     public static let deliveryFailed: Self = "delivery_failed"
     // Server
     public static let internalError: Self = "internal_error"

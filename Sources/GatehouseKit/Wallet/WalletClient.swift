@@ -112,6 +112,22 @@ public final class WalletClient: Sendable {
         try await core.call(W.request, parameters: pathID(id))
     }
 
+    // MARK: Money in
+
+    /// Starts a top-up of `amount` kopecks through the server's payment provider. Open the
+    /// answer's `confirmationUrl` in a browser (on iOS an `SFSafariViewController`); the wallet is
+    /// credited when the provider tells the server the payment went through, and ``topUp(_:)``
+    /// then reads `paid` (a `wallet.transfer` event arrives too). Refusals: `topups_unavailable`
+    /// (no provider on this server), `invalid_amount` (outside its limits), `wallet_not_found`.
+    public func startTopUp(amount: Int64, intent: PaymentIntent) async throws -> TopUp {
+        try await resending { try await self.core.call(W.createTopUp, NewTopUp(amount: amount), headers: self.headers(intent)) }
+    }
+
+    /// One top-up of mine: pending, paid or expired.
+    public func topUp(_ id: UUID) async throws -> TopUp {
+        try await core.call(W.topUp, parameters: pathID(id))
+    }
+
     // MARK: Plumbing
 
     private func headers(_ intent: PaymentIntent) -> [String: String] { [W.idempotencyKeyHeader: intent.key] }

@@ -309,3 +309,133 @@ public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.Stat
     public func editAgain() { edit { _ in } }
     public func back() { onOutcome?(.back) }
 }
+
+/// "Top up": money into my wallet through the server's payment provider. The person types an
+/// amount; "Pay" starts the top-up and hands its payment page to the app (``onOpen``: on iOS an
+/// `SFSafariViewController`); back from the page (or when the flow hears `wallet.transfer`),
+/// ``refresh()`` shows whether it is paid. One intent per top-up: a lost answer is retried
+/// without starting a second payment.
+@MainActor
+public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
+    /// Where the screen is.
+    public enum Step: Equatable, Sendable {
+        /// Typing the amount.
+        case form
+        /// The provider's page is open (or can be opened again): waiting for the payment.
+        case paying(URL)
+        /// Paid and credited.
+        case paid
+        /// The page was abandoned or expired: nothing was charged.
+        case expired
+    }
+
+    public struct State: Equatable, Sendable {
+        public var title: String
+        /// `amount`, `pay`, `open`, `check`, `again`, `back`, `hint`.
+        public var labels: [String: String]
+        public var step: Step = .form
+        public var amount = ""
+        public var amountError: String?
+        /// What the step says: "Waiting for the payment of 500.00 ₽…", "The wallet is topped up…".
+        public var statusText = ""
+        public var isPayEnabled = false
+        public var isLoading = false
+        public var errorMessage: String?
+    }
+
+    public enum Outcome: Equatable, Sendable { case back }
+    public var onOutcome: ((Outcome) -> Void)?
+    /// Opens the provider's payment page (the app's browser).
+    public var onOpen: ((URL) -> Void)?
+
+    private let environment: WalletEnvironment
+    private let form: PaymentForm
+    private var intent = PaymentIntent()
+    private var topUp: TopUp?
+
+    public init(environment: WalletEnvironment) {
+        self.environment = environment
+        self.form = PaymentForm(environment: environment)
+        let l = environment.localizer
+        let labels = Dictionary(uniqueKeysWithValues: ["amount", "pay", "open", "check", "again", "back", "hint"].map { ($0, l("wallet.topUp.\($0)")) })
+        super.init(state: State(title: l("wallet.topUp.title"), labels: labels))
+    }
+
+    public func setAmount(_ text: String) {
+        guard state.step == .form else { return }
+        intent = PaymentIntent()
+        let (kopecks, problem) = form.amount(text)
+        update {
+            $0.amount = text
+            $0.amountError = problem
+            $0.errorMessage = nil
+            $0.isPayEnabled = kopecks != nil && !$0.isLoading
+        }
+    }
+
+    /// "Pay": starts the top-up and opens its page.
+    public func pay() async {
+        guard state.isPayEnabled, !state.isLoading, let kopecks = form.amount(state.amount).0 else { return }
+        update { $0.isLoading = true; $0.isPayEnabled = false; $0.errorMessage = nil }
+        do {
+            let started = try await environment.wallet.startTopUp(amount: kopecks, intent: intent)
+            topUp = started
+            show(started)
+            if case .paying(let url) = state.step { onOpen?(url) }
+        } catch {
+            update { $0.isLoading = false; $0.isPayEnabled = true; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    /// "Open the payment page" again (the person closed it before paying).
+    public func openPage() {
+        if case .paying(let url) = state.step { onOpen?(url) }
+    }
+
+    /// "Check": asks the server whether the top-up is paid (call when the app comes back from the page).
+    public func refresh() async {
+        guard let current = topUp, case .paying = state.step else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            let fresh = try await environment.wallet.topUp(current.id)
+            topUp = fresh
+            show(fresh)
+            if fresh.state == .paid, let wallet = try? await environment.wallet.wallet() {
+                let l = environment.localizer
+                update { $0.statusText = l("wallet.topUp.paid", WalletFormat.money(fresh.amount, l), WalletFormat.money(wallet.balance, l)) }
+            }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+        }
+    }
+
+    /// "Another top-up": back to the form with a new intent.
+    public func startAgain() {
+        intent = PaymentIntent()
+        topUp = nil
+        update { $0.step = .form; $0.statusText = ""; $0.errorMessage = nil }
+        setAmount(state.amount)
+    }
+
+    public func back() { onOutcome?(.back) }
+
+    private func show(_ topUp: TopUp) {
+        let l = environment.localizer
+        update {
+            $0.isLoading = false
+            switch topUp.state {
+            case .pending:
+                if let url = topUp.confirmationUrl.flatMap(URL.init(string:)) {
+                    $0.step = .paying(url)
+                    $0.statusText = l("wallet.topUp.waiting", WalletFormat.money(topUp.amount, l))
+                }
+            case .paid:
+                $0.step = .paid
+                $0.statusText = l("wallet.topUp.done", WalletFormat.money(topUp.amount, l))
+            case .expired:
+                $0.step = .expired
+                $0.statusText = l("wallet.topUp.expired")
+            }
+        }
+    }
+}

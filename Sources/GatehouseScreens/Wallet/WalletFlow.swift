@@ -24,6 +24,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
         case dialog(WalletDialogViewModel)
         case send(SendMoneyViewModel)
         case request(RequestMoneyViewModel)
+        case topUp(TopUpViewModel)
         case deleteAccount(DeleteAccountViewModel)
 
         public static func == (a: Screen, b: Screen) -> Bool { a.model === b.model }
@@ -43,6 +44,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
             case .dialog(let vm): vm
             case .send(let vm): vm
             case .request(let vm): vm
+            case .topUp(let vm): vm
             case .deleteAccount(let vm): vm
             }
         }
@@ -53,6 +55,8 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
     }
 
     public let environment: WalletEnvironment
+    /// Opens a payment provider's page in the app's browser (a top-up's "Pay").
+    public var onOpenURL: ((URL) -> Void)?
     private var entry: AccountEntry!
     private var account: Account?
     private var live: RealtimeClient?
@@ -127,6 +131,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
         case .home(let vm): await vm.load()
         case .dialogs(let vm): await vm.load()
         case .dialog(let vm): await vm.load()
+        case .topUp(let vm): await vm.refresh()
         default: break
         }
     }
@@ -142,6 +147,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
             case .addPhone: showAddPhone()
             case .attachWallet(let account): showAttach(account)
             case .payments(let account): showDialogs(account)
+            case .topUp: showTopUp()
             case .loggedOut:
                 Task { await self.stopLive() }
                 entry.showLogin()
@@ -188,6 +194,13 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
             }
         }
         update { $0.screen = .addPhone(vm) }
+    }
+
+    private func showTopUp() {
+        let vm = TopUpViewModel(environment: environment)
+        vm.onOpen = { [unowned self] url in onOpenURL?(url) }
+        vm.onOutcome = { [unowned self] _ in back() }
+        update { $0.screen = .topUp(vm) }
     }
 
     private func showAttach(_ account: Account) {

@@ -30,6 +30,7 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
         public var isAddPhoneEnabled = false
         public var isAttachEnabled = false
         public var isPaymentsEnabled = false
+        public var isTopUpEnabled = false
         public var isLoading = false
         public var errorMessage: String?
         public var infoMessage: String?
@@ -40,6 +41,8 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
         case addPhone(Account)
         case attachWallet(Account)
         case payments(Account)
+        /// "Top up": money in through the payment provider.
+        case topUp
         case loggedOut
         /// "Delete account": its own screen (the password and a confirmation).
         case deleteAccount
@@ -54,7 +57,7 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
     public init(environment: WalletEnvironment, info: String? = nil) {
         self.environment = environment
         let l = environment.localizer
-        let labels = Dictionary(uniqueKeysWithValues: ["login", "email", "name", "birthday", "phone", "balance", "addInfo", "addPhone", "attachWallet", "payments", "logout"]
+        let labels = Dictionary(uniqueKeysWithValues: ["login", "email", "name", "birthday", "phone", "balance", "addInfo", "addPhone", "attachWallet", "payments", "topUp", "logout"]
             .map { ($0, l("wallet.home.\($0)")) } + [("deleteAccount", l("account.delete.item"))])
         super.init(state: State(title: l("wallet.home.title"), labels: labels, infoMessage: info))
     }
@@ -88,6 +91,7 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
                 $0.isAddPhoneEnabled = !$0.isPhoneVerified
                 $0.isAttachEnabled = $0.isPhoneVerified && wallet == nil
                 $0.isPaymentsEnabled = wallet != nil
+                $0.isTopUpEnabled = wallet != nil
             }
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
@@ -98,6 +102,7 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
     public func addPhone() { if state.isAddPhoneEnabled, let account { onOutcome?(.addPhone(account)) } }
     public func attachWallet() { if state.isAttachEnabled, let account { onOutcome?(.attachWallet(account)) } }
     public func payments() { if state.isPaymentsEnabled, let account { onOutcome?(.payments(account)) } }
+    public func topUp() { if state.isTopUpEnabled { onOutcome?(.topUp) } }
 
     /// "Delete account" (usable once the profile has loaded).
     public func deleteAccount() { if state.isLoaded { onOutcome?(.deleteAccount) } }

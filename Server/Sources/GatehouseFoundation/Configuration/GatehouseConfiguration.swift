@@ -339,7 +339,35 @@ public struct GatehouseConfiguration: Sendable {
         public var requestsPerDay: Int = 200
         /// Most transfers one transaction writes (group commit; 1 writes each on its own).
         public var transfersPerCommit: Int = 64
+        /// Money in through a payment provider (docs/wallet.md, "Money in").
+        public var topUps = TopUps()
         public init() {}
+
+        /// Top-ups: a payment at the provider, credited by its signed notification.
+        public struct TopUps: Sendable {
+            /// Who takes the payments: Stripe (Checkout Sessions and signed webhooks), the local
+            /// stand-in of development mode (its confirmation page on this server), or nobody.
+            public enum Provider: String, Sendable, CaseIterable { case stripe, local, off }
+            public var provider: Provider = .off
+            /// Stripe's secret API key (`sk_…`).
+            public var stripeSecretKey: String?
+            /// The webhook endpoint's signing secret (`whsec_…`); the local provider signs with its own.
+            public var webhookSecret: String?
+            /// Stripe's API, replaceable for a test double or a proxy.
+            public var stripeAPIURL: String = "https://api.stripe.com"
+            /// A notification's signed time may differ from ours by this much (Stripe's default).
+            public var notificationTolerance: TimeInterval = 300
+            /// Where the provider sends the person back after paying or giving up; `{id}` is the top-up's id.
+            public var returnURL: String?
+            /// Smallest and largest top-up, in kopecks.
+            public var minAmount: Int64 = 100
+            public var maxAmount: Int64 = 15_000_000
+            /// Top-ups one account may start per day.
+            public var perDay: Int = 20
+            /// How long the provider waits for a call.
+            public var timeoutSeconds: Int = 30
+            public init() {}
+        }
     }
 
     public struct Limits: Sendable {
@@ -575,6 +603,31 @@ extension GatehouseConfiguration {
         w.lookupsPerHour = try reader.int("GATEHOUSE_WALLET_LOOKUPS_PER_HOUR", default: w.lookupsPerHour, range: 1...1_000_000)
         w.requestsPerDay = try reader.int("GATEHOUSE_WALLET_REQUESTS_PER_DAY", default: w.requestsPerDay, range: 1...1_000_000)
         w.transfersPerCommit = try reader.int("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", default: w.transfersPerCommit, range: 1...1_000)
+        var t = w.topUps
+        t.stripeSecretKey = reader.verbatim("GATEHOUSE_STRIPE_SECRET_KEY")
+        t.webhookSecret = reader.verbatim("GATEHOUSE_STRIPE_WEBHOOK_SECRET")
+        // Stripe when its key is set, the local stand-in in development, else none.
+        let defaultProvider: Wallet.TopUps.Provider = t.stripeSecretKey != nil ? .stripe : (c.environment == .development ? .local : .off)
+        t.provider = try reader.choice("GATEHOUSE_TOPUP_PROVIDER", default: defaultProvider)
+        if t.provider == .stripe {
+            guard t.stripeSecretKey != nil else {
+                throw ConfigurationError(variable: "GATEHOUSE_STRIPE_SECRET_KEY", problem: "GATEHOUSE_TOPUP_PROVIDER=stripe needs Stripe's secret key")
+            }
+            guard t.webhookSecret != nil else {
+                throw ConfigurationError(variable: "GATEHOUSE_STRIPE_WEBHOOK_SECRET", problem: "Stripe's payments are credited by its signed webhooks: set the endpoint's signing secret (whsec_…)")
+            }
+        }
+        if t.provider == .local && c.environment == .production {
+            throw ConfigurationError(variable: "GATEHOUSE_TOPUP_PROVIDER", problem: "the local provider confirms payments nobody made: development only")
+        }
+        t.stripeAPIURL = reader.raw("GATEHOUSE_STRIPE_API_URL") ?? t.stripeAPIURL
+        t.notificationTolerance = try reader.seconds("GATEHOUSE_TOPUP_NOTIFICATION_TOLERANCE_SECONDS", default: t.notificationTolerance, range: 10...3_600)
+        t.returnURL = reader.raw("GATEHOUSE_TOPUP_RETURN_URL")
+        t.minAmount = Int64(try reader.int("GATEHOUSE_TOPUP_MIN_KOPECKS", default: Int(t.minAmount), range: 1...1_000_000_000_000))
+        t.maxAmount = Int64(try reader.int("GATEHOUSE_TOPUP_MAX_KOPECKS", default: Int(max(t.maxAmount, t.minAmount)), range: Int(t.minAmount)...1_000_000_000_000))
+        t.perDay = try reader.int("GATEHOUSE_TOPUPS_PER_DAY", default: t.perDay, range: 1...1_000_000)
+        t.timeoutSeconds = try reader.int("GATEHOUSE_TOPUP_TIMEOUT_SECONDS", default: t.timeoutSeconds, range: 1...120)
+        w.topUps = t
         c.wallet = w
 
         // Sign To Login

@@ -44,6 +44,13 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case confirmationResent = "confirmation.resent"
     /// A wallet movement reversed by an operator.
     case walletReversed = "wallet.reversed"
+    /// A top-up refunded at the payment provider, moved back out of the wallet.
+    case walletRefunded = "wallet.refunded"
+    /// A refund the provider made that the ledger could not follow (the wallet no longer holds the
+    /// money, or it is more than was paid): an operator settles it.
+    case walletRefundNotApplied = "wallet.refund_not_applied"
+    /// A payment provider's notification not believed (signature, time) or not matching a top-up.
+    case paymentNotificationRefused = "payment.notification_refused"
     /// A dead message of the outbox queued again by an operator.
     case outboxRetried = "outbox.retried"
     /// Operators and admin keys: made, disabled, signed in (failures counted as logins are).

@@ -15,7 +15,7 @@ package enum OpenAPIDocument {
     package static let operations: [any EndpointDeclaration] =
         OpenAPIController.all + HealthController.all + ConsoleController.all + OperatorConsoleController.all + SignToLoginAPI.Endpoints.all
         + PhoneAccountsAPI.Endpoints.all + V1.Accounts.all + V1.Sessions.all + V1.Messenger.all + V1.Apps.all + V1.Wallet.all
-        + AdminAPI.all
+        + AdminAPI.all + PaymentsController.all
 
     /// Wire types no operation names: the problem document of every `/v1` error and the payloads
     /// of the realtime events.

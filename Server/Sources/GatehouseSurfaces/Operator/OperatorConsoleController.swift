@@ -33,13 +33,14 @@ package struct OperatorConsoleController: Sendable {
         package var recovery: RecoveryService
         package var clients: ClientRecords
         package var wallets: WalletService
+        package var topUps: TopUpService
         package var apps: AppsService
         package var signatures: SignToLoginStore
         package var audit: AuditLog
         package var outbox: OperatorOutbox
 
         package init(operators: Operators, sessions: SessionService, login: LoginService, locks: AccountLocks, email: EmailService,
-                     recovery: RecoveryService, clients: ClientRecords, wallets: WalletService, apps: AppsService, signatures: SignToLoginStore,
+                     recovery: RecoveryService, clients: ClientRecords, wallets: WalletService, topUps: TopUpService, apps: AppsService, signatures: SignToLoginStore,
                      audit: AuditLog, outbox: OperatorOutbox) {
             self.operators = operators
             self.sessions = sessions
@@ -49,6 +50,7 @@ package struct OperatorConsoleController: Sendable {
             self.recovery = recovery
             self.clients = clients
             self.wallets = wallets
+            self.topUps = topUps
             self.apps = apps
             self.signatures = signatures
             self.audit = audit
@@ -281,8 +283,9 @@ package struct OperatorConsoleController: Sendable {
     private static let doneTexts = [
         "revoke-sessions": "Every session ended.", "lock": "The account is locked.", "unlock": "The account is unlocked.",
         "resend-confirmation": "The confirmation link is on its way.", "send-recovery-code": "A recovery code is on its way.",
-        "unbind-client": "The client record is unbound.", "credit": "The wallet is credited.", "reverse": "The top-up is reversed.",
+        "unbind-client": "The client record is unbound.", "credit": "The wallet is credited.", "reverse": "The top-up is given back (refunded at the payment provider when it was paid there).",
         "reversed-before": "That top-up was reversed before: nothing changed.",
+        "refund-pending": "The payment provider accepted the refund; the wallet follows when the provider confirms it.",
     ]
 
     private func accountPage(_ session: OperatorSession, _ id: UUID, done: String? = nil, error: String? = nil,
@@ -409,8 +412,8 @@ package struct OperatorConsoleController: Sendable {
                 _ = try await services.wallets.credit(phone: phone, amount: amount, reason: reason, reference: reference, by: actor, origin: origin)
             case .reverse:
                 guard let transfer = fields["transfer"].flatMap(UUID.init(uuidString:)) else { throw Refused.message("Which top-up? The form is missing it.") }
-                let reversed = try await services.wallets.reverse(topUp: transfer, of: id, reason: reason, by: actor, origin: origin)
-                if reversed.repeated { done = "reversed-before" }
+                let given = try await services.topUps.giveBack(transfer: transfer, of: id, reason: reason, by: actor, origin: origin)
+                if given.repeated { done = "reversed-before" } else if given.pending { done = "refund-pending" }
             case .view, .importClients, .retryMessage:
                 return notFoundPage(session)
             }

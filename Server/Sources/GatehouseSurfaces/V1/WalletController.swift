@@ -14,6 +14,7 @@ import NIOCore
 package struct WalletController: Sendable {
     package let wallets: WalletService
     package let requests: MoneyRequestsService
+    package let topUps: TopUpService
     package let configuration: GatehouseConfiguration
 
     private var limits: GatehouseConfiguration.Limits { configuration.limits }
@@ -33,6 +34,27 @@ package struct WalletController: Sendable {
         v1.on(E.repay, raw: { try await answer(.repay, $0, $1) })
         v1.on(E.decline, raw: { try await answer(.decline, $0, $1) })
         v1.on(E.cancel, raw: { try await answer(.cancel, $0, $1) })
+        v1.on(E.createTopUp, raw: createTopUp)
+        v1.on(E.topUp, limits: limits, use: topUp)
+    }
+
+    // MARK: - top-ups
+
+    /// A top-up's key lives on the top-up (the provider is called outside any transaction): a
+    /// replay answers the same top-up, 201 again, marked `Idempotent-Replayed`.
+    @Sendable package func createTopUp(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let account = try context.requireSessionAccount()
+        let input = try await V1Body.decode(NewTopUp.self, from: request, limits: limits)
+        let call = try idempotentCall(V1.Wallet.createTopUp, request, account: account, input: input)
+        let (topUp, fresh) = try await topUps.create(account, input, key: call.key, fingerprint: call.fingerprint)
+        var response = try JSONResponse.make(topUp, status: .created)
+        if !fresh { response.headers[HTTPField.Name(V1.Wallet.replayedHeader)!] = "true" }
+        return response
+    }
+
+    @Sendable package func topUp(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> TopUp {
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw TopUpService.notFound }
+        return try await topUps.topUp(id, viewer: context.requireSessionAccount().id)
     }
 
     // MARK: - the wallet
@@ -147,9 +169,10 @@ package struct WalletController: Sendable {
         request.uri.queryParameters.get(name).flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    package init(wallets: WalletService, requests: MoneyRequestsService, configuration: GatehouseConfiguration) {
+    package init(wallets: WalletService, requests: MoneyRequestsService, topUps: TopUpService, configuration: GatehouseConfiguration) {
         self.wallets = wallets
         self.requests = requests
+        self.topUps = topUps
         self.configuration = configuration
     }
 }

@@ -56,6 +56,39 @@ struct WalletClientTests {
         }
     }
 
+    @Test("a top-up whose answer is lost is started once (one payment at the provider); it reads pending until paid, then paid with its movement; refusals carry the server's code")
+    func topUp_lostAnswer_startsOnePayment() async throws {
+        try await withLiveServer { server in
+            // setup
+            _ = try await server.walletUser("ann", phone: "+79160000001")
+            let transport = LosingTransport(losses: 1)
+            let flaky = AccountsClient(baseURL: server.baseURL, sessionStore: InMemorySessionStore(), transport: transport, language: "en")
+            _ = try await flaky.login(identifier: "ann", password: "Secret-42!")
+            let wallet = WalletClient(core: flaky.core, retries: 2, retryDelay: 0.01)
+
+            // MUT
+            let intent = PaymentIntent()
+            let started = try await wallet.startTopUp(amount: 250_00, intent: intent)
+            let again = try await wallet.startTopUp(amount: 250_00, intent: intent)
+            let pending = try await wallet.topUp(started.id)
+            let page = try #require(started.confirmationUrl.flatMap(URL.init(string:)))
+            let paid = try await server.outbox.payLocally(page)
+            let done = try await wallet.topUp(started.id)
+
+            // validate
+            #expect(transport.delivered == 3, "the lost answer's retry, then the app's repeat")
+            #expect(again == started && pending.state == .pending && pending.confirmationUrl == started.confirmationUrl)
+            #expect(paid == true && done.state == .paid && done.transferId != nil && done.confirmationUrl == nil)
+            #expect(try await wallet.wallet().balance == 250_00)
+            do {
+                _ = try await wallet.startTopUp(amount: 50, intent: PaymentIntent())
+                Issue.record("a top-up under the least was taken")
+            } catch let error as GatehouseClientError {
+                #expect(error.code == .invalidAmount)
+            }
+        }
+    }
+
     @Test("an intent repeated by the app answers the first payment; a new intent pays again; refusals carry the server's code")
     func intents_andRefusals() async throws {
         try await withLiveServer { server in

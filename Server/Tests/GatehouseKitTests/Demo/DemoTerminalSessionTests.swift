@@ -56,7 +56,7 @@ struct DemoTerminalSessionTests {
         #expect(text.contains("notifications demo session passed"))
     }
 
-    @Test("gatehouse-demo wallet, two people against a server process: sign up, add info, verify phones, attach wallets; the operator credits one, who pays the other; a loan asked back in the dialog, paid, repaid; both sides and the ledger agree")
+    @Test("gatehouse-demo wallet, two people against a server process: sign up, add info, verify phones, attach wallets; the operator credits one, the other tops up through the local payment page; one pays the other; a loan asked back in the dialog, paid, repaid; both sides and the ledger agree")
     func walletTwoPeople() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
         #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first: \(Self.serverBinary.path)")

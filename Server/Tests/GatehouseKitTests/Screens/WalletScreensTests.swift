@@ -191,6 +191,51 @@ struct WalletScreensTests {
         }
     }
 
+    @Test("top up: the amount checked, the provider's page handed to the app once, paid on the (local) page: the screen says so with the balance")
+    func topUp_paysOnTheProvidersPage() async throws {
+        try await withLiveServer { server in
+            // setup
+            _ = try await server.walletUser("ann", phone: "+79160000001")
+            let (flow, env) = try await loggedIn(server, as: "ann")
+            var opened: [URL] = []
+            flow.onOpenURL = { opened.append($0) }
+            let profile = try profile(flow)
+            await profile.load()
+            #expect(profile.state.isTopUpEnabled)
+            profile.topUp()
+            guard case .topUp(let topUp) = flow.state.screen else { throw LiveServerError("expected the top-up, got \(flow.state.screen)") }
+
+            // MUT + validate: the amount
+            #expect(!topUp.state.isPayEnabled)
+            topUp.setAmount("abc")
+            #expect(topUp.state.amountError?.contains("Enter roubles") == true && !topUp.state.isPayEnabled)
+            topUp.setAmount("500")
+            #expect(topUp.state.amountError == nil && topUp.state.isPayEnabled)
+
+            // MUT: "Pay", tapped twice
+            await topUp.pay()
+            await topUp.pay()
+            guard case .paying(let page) = topUp.state.step else { throw LiveServerError("expected the payment page, got \(topUp.state.step)") }
+            #expect(opened == [page], "the page is opened once")
+            #expect(topUp.state.statusText == "Waiting for the payment of 500.00 ₽…")
+            await topUp.refresh()
+            #expect(topUp.state.step == .paying(page), "not paid yet")
+
+            // MUT: the person pays on the provider's page, and comes back
+            let paid = try await server.outbox.payLocally(page)
+            await topUp.refresh()
+
+            // validate
+            #expect(paid == true)
+            #expect(topUp.state.step == .paid && topUp.state.statusText == "The wallet is topped up with 500.00 ₽. Balance: 500.00 ₽.")
+            let history = try await env.wallet.transactions()
+            #expect(history.items.map(\.kind) == [.topup] && history.items.first?.amount == 500_00)
+            topUp.back()
+            #expect(try self.profile(flow).state.title == "Profile")
+            await flow.stopLive()
+        }
+    }
+
     @Test("a dialog's request card offers each side its own actions: pay or decline, cancel, then repay a loan")
     func dialog_requestActions() async throws {
         try await withLiveServer { server in

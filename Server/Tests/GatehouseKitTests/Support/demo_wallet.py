@@ -2,7 +2,8 @@
 """Two people, two `gatehouse-demo wallet` processes in pseudo-terminals, one real `gatehouse serve`
 process. Ann registers through the demo's sign-up screen, Bob logs in with an account made over
 the API; each adds info, verifies a phone by SMS code (the send and confirm buttons refuse until
-their time) and attaches a wallet. The operator credits Ann with `gatehouse wallet credit`; Ann
+their time) and attaches a wallet. The operator credits Ann with `gatehouse wallet credit`; Bob
+tops his wallet up with 300 ₽ through the payment provider (development's local page); Ann
 sends Bob 250,50 ₽; Bob asks Ann for 100 ₽ back as a loan; Ann pays the request in their dialog;
 Bob repays the loan. Both sides' balances, dialogs and request states agree with the server's
 ledger at the end. Exits 0 when every step was seen."""
@@ -182,6 +183,23 @@ try:
     assert out.returncode == 0, out.stderr
     assert "balance 1 000.00 RUB" in out.stdout, out.stdout
 
+    # Bob tops up 300 ₽: the amount, the provider's page (the local one, whose button the demo presses), the balance.
+    bob.option("Top up")
+    bob.expect("== Top up ==")
+    bob.refused("Pay")
+    bob.option("Enter the amount")
+    bob.answer("Amount, ₽", "300")
+    bob.option("Pay")
+    bob.expect("Waiting for the payment of 300.00 ₽…")
+    bob.expect(f"Payment page: {BASE}/dev/payments/cs_local_")
+    bob.option("Check")
+    bob.expect("Waiting for the payment of 300.00 ₽…")
+    bob.option("Pay on the local page (development)")
+    bob.expect("✓ The wallet is topped up with 300.00 ₽. Balance: 300.00 ₽.")
+    bob.option("Back")
+    bob.expect("== Profile ==")
+    bob.expect("Balance: 300.00 ₽")
+
     # Ann sends Bob 250,50 ₽: the name is shown before she confirms.
     ann.option("Refresh")
     ann.expect("Balance: 1\u202f000.00 ₽")
@@ -209,7 +227,7 @@ try:
     bob.option("Payments")
     bob.expect("Ann Lee ●: Ann Lee sent you 250.50 ₽ · concert")
     bob.option("Open the dialog with Ann Lee")
-    bob.expect("Balance: 250.50 ₽")
+    bob.expect("Balance: 550.50 ₽")
     bob.option("Request money")
     bob.expect("== Request money ==")
     bob.option("Kind: loan")
@@ -241,7 +259,7 @@ try:
     bob.option("Repay: You asked Ann Lee for 100.00 ₽ (loan)")
     bob.expect("[repaid]")
     bob.expect("You repaid the loan: 100.00 ₽")
-    bob.expect("Repaid 100.00 ₽. Balance: 250.50 ₽.")
+    bob.expect("Repaid 100.00 ₽. Balance: 550.50 ₽.")
 
     ann.option("Refresh")
     ann.expect("Balance: 749.50 ₽")
@@ -267,7 +285,9 @@ try:
         with open(os.path.join(work, who, "session.json")) as f:
             tokens[who] = json.load(f)["token"]
     assert call("GET", "/v1/wallet", token=tokens["ann"])["balance"] == 74950
-    assert call("GET", "/v1/wallet", token=tokens["bob"])["balance"] == 25050
+    assert call("GET", "/v1/wallet", token=tokens["bob"])["balance"] == 55050
+    history = call("GET", "/v1/wallet/transactions", token=tokens["bob"])["items"]
+    assert [t["kind"] for t in history][-1] == "topup" and history[-1]["amount"] == 30000, history
     requests = call("GET", "/v1/wallet/requests", token=tokens["ann"])["items"]
     assert [r["state"] for r in requests] == ["repaid"], requests
     audit = subprocess.run([args.gatehouse, "wallet", "audit"], cwd=work, env=ENV, capture_output=True, text=True, timeout=60)

@@ -42,9 +42,17 @@ extension V1 {
         /// Repays a loan I was paid, in full (needs `Idempotency-Key`).
         public static let repay = Endpoint<NoContent, RequestPayment>(.post, "/v1/wallet/requests/{id}/repay")
 
+        /// Starts putting money into my wallet (needs `Idempotency-Key`): a payment at the provider,
+        /// whose page the app opens (`confirmationUrl`). The wallet is credited when the provider
+        /// says the payment succeeded; the top-up then reads `paid`.
+        public static let createTopUp = Endpoint<NewTopUp, TopUp>(.post, "/v1/wallet/topups", success: 201)
+        /// One top-up of mine: is it paid yet?
+        public static let topUp = Endpoint<NoContent, TopUp>(.get, "/v1/wallet/topups/{id}")
+
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [
             wallet, attach, transactions, recipient, transfer, transferDetail, createRequest, requests, request, confirm, decline, cancel, repay,
+            createTopUp, topUp,
         ]
     }
 }

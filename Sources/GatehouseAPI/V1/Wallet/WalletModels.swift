@@ -302,3 +302,53 @@ public enum Kopecks {
         return (kopecks < 0 ? "-" : "") + groups.joined(separator: grouping) + decimal + (cents < 10 ? "0" : "") + String(cents)
     }
 }
+
+/// `POST /v1/wallet/topups`: how much to put into my wallet, in kopecks.
+public struct NewTopUp: Codable, Sendable, Equatable {
+    /// In kopecks, within the server's top-up limits.
+    public var amount: Int64
+    public init(amount: Int64) {
+        self.amount = amount
+    }
+}
+
+/// Where a top-up stands.
+public enum TopUpState: String, Codable, Sendable, CaseIterable {
+    /// Waiting for the person to pay on the provider's page (`confirmationUrl`).
+    case pending
+    /// Paid and credited: `transferId` is the wallet movement.
+    case paid
+    /// The provider's page expired, or the payment failed: nothing was credited.
+    case expired
+}
+
+/// Money put into a wallet through the payment provider (docs/wallet.md, "Money in"): the app
+/// opens `confirmationUrl` in a browser, and the provider's signed notification credits the wallet.
+public struct TopUp: Codable, Sendable, Equatable {
+    public var id: UUID
+    /// In kopecks.
+    public var amount: Int64
+    public var currency: String
+    public var state: TopUpState
+    /// The provider's payment page; nil once the top-up is no longer pending.
+    public var confirmationUrl: String?
+    /// The wallet movement that credited it, once paid.
+    public var transferId: UUID?
+    /// How much of it was refunded since, in kopecks.
+    public var refunded: Int64
+    public var createdAt: Date
+    public var paidAt: Date?
+
+    public init(id: UUID, amount: Int64, currency: String, state: TopUpState, confirmationUrl: String?, transferId: UUID?, refunded: Int64,
+                createdAt: Date, paidAt: Date?) {
+        self.id = id
+        self.amount = amount
+        self.currency = currency
+        self.state = state
+        self.confirmationUrl = confirmationUrl
+        self.transferId = transferId
+        self.refunded = refunded
+        self.createdAt = createdAt
+        self.paidAt = paidAt
+    }
+}

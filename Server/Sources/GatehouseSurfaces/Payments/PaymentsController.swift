@@ -1,0 +1,104 @@
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseWallet
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The payment provider's side of top-ups (docs/wallet.md, "Money in"): its webhook
+/// (`POST /webhooks/stripe`, read byte for byte, since the signature covers the raw body), the
+/// page it sends the person back to, and, in development, the local provider's payment page.
+package struct PaymentsController: Sendable {
+    package let topUps: TopUpService
+    package let configuration: GatehouseConfiguration
+
+    /// Stripe's webhook. Served whatever the provider (the local one's notifications are in
+    /// Stripe's format too, signed with a secret nobody outside holds); 404 with top-ups off.
+    package static let webhook = Endpoint<RawBody, RawBody>(.post, "/webhooks/stripe", access: .anyone)
+    /// Where the provider sends the person back after its page.
+    package static let returnPage = Endpoint<NoContent, RawBody>(.get, "/topup-return", access: .anyone)
+    package static let all: [any EndpointDeclaration] = [webhook, returnPage]
+    package static let localPagePath = "/dev/payments/{id}"
+
+    package func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.post(RouterPath(Self.webhook.path), use: webhook)
+        router.get(RouterPath(Self.returnPage.path), use: returnPage)
+        if configuration.wallet.topUps.provider == .local {
+            router.get(RouterPath(Self.localPagePath), use: localPage)
+            router.post(RouterPath(Self.localPagePath), use: localPay)
+        }
+    }
+
+    private func origin(_ request: Request, _ context: GatehouseRequestContext) -> AuditOrigin {
+        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+                    device: request.headers[.userAgent].map { String($0.prefix(200)) }, requestID: context.requestID)
+    }
+
+    /// Stripe's notification: 200 `{"received": true, "outcome": …}` when believed (whatever it
+    /// came to; a repeat is answered as the first), 400 `notification_refused` otherwise.
+    @Sendable func webhook(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let body = try await request.collectBody(upTo: configuration.limits.maxBodyBytes)
+        let signature = request.headers[HTTPField.Name("Stripe-Signature")!]
+        do {
+            let outcome = try await topUps.notify(payload: Data(body.readableBytesView), signature: signature, origin: origin(request, context))
+            return try JSONResponse.make(["received": "true", "outcome": outcome.rawValue])
+        } catch let error as GatehouseError {
+            // The provider reads only the status; the problem document says why, for whoever
+            // reads its dashboard.
+            let (status, headers, body) = ProblemMiddleware.rendered(error, request: request)
+            return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+    }
+
+    /// Where the provider sends the person back: nothing to read here, the app asks the server.
+    @Sendable func returnPage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru)
+        return page(title: LocalizedText("page.topUp.title").render(language), state: "done",
+                    message: LocalizedText("page.topUp.returned").render(language), language: language)
+    }
+
+    /// The local provider's payment page: the amount and a button that pays it.
+    @Sendable func localPage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let payment = context.parameters.get("id"), let (row, _) = try await topUps.localPayment(payment) else {
+            return page(title: "Local payment", state: "invalid", message: "No such payment.", status: .notFound)
+        }
+        let view = topUps.view(row)
+        guard view.state == .pending else {
+            return page(title: "Local payment", state: view.state.rawValue, message: "This payment is \(view.state.rawValue).")
+        }
+        return page(title: "Local payment", state: "pending",
+                    message: "Development mode: no card is charged. Pay \(Kopecks.format(row.amount, grouping: " ")) ₽ into the wallet?",
+                    form: (payment, "Pay \(Kopecks.format(row.amount, grouping: " ")) ₽", "The local stand-in for the payment provider (GATEHOUSE_TOPUP_PROVIDER=local)."))
+    }
+
+    /// Pays the local page: the server is sent the notification Stripe would send, signed.
+    @Sendable func localPay(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let payment = context.parameters.get("id"), let (row, local) = try await topUps.localPayment(payment) else {
+            return page(title: "Local payment", state: "invalid", message: "No such payment.", status: .notFound)
+        }
+        let (payload, signature) = local.notification(paid: true, payment: payment, topUp: row.id, amount: row.amount, currency: row.currency, now: topUps.core.clock.now())
+        let outcome = try await topUps.notify(payload: payload, signature: signature, origin: origin(request, context))
+        let message = outcome == .credited ? "Paid: the wallet is credited with \(Kopecks.format(row.amount, grouping: " ")) ₽." : "Already paid."
+        return page(title: "Local payment", state: outcome == .credited ? "paid" : "already", message: message)
+    }
+
+    private func page(title: String, state: String, message: String, language: AppLanguage = .en, status: HTTPResponse.Status = .ok,
+                      form: (id: String, button: String, hint: String)? = nil) -> Response {
+        var values = ["lang": language.rawValue, "title": title, "state": state, "message": message]
+        if let form {
+            values["token"] = form.id
+            values["action"] = "/dev/payments/" + form.id
+            values["button"] = form.button
+            values["hint"] = form.hint
+        }
+        return Response(status: status, headers: ConfirmationPage.securityHeaders,
+                        body: .init(byteBuffer: ByteBuffer(string: ConfirmationPage.template.render(values))))
+    }
+
+    package init(topUps: TopUpService, configuration: GatehouseConfiguration) {
+        self.topUps = topUps
+        self.configuration = configuration
+    }
+}
