@@ -4,7 +4,11 @@ between wallets at once, every one retrying a request that got no answer with th
 PostgreSQL is restarted under them. Then the final database is read directly and every claim is
 checked against what the clients were told:
 
-- the balances of all people sum to the money credited, and all wallets (with the system one) to 0;
+- the balances of all people sum to the money credited, plus the top-ups paid through the payment
+  provider, minus the refunds given back; all wallets (with the system one) sum to 0;
+- every top-up a client paid (on the development provider's page, its notification signed as
+  Stripe's, retried across the kill) is credited exactly once, and every refund (`gatehouse
+  wallet refund`, run while the clients pay) moved its amount back once;
 - no person's balance is below zero;
 - every transfer a client was told about (201, or 200 for a paid request) is in the ledger exactly
   once, with its amount and its two sides, and nothing else is: a refused intent moved nothing, and
@@ -14,7 +18,8 @@ checked against what the clients were told:
 - what each client saw agrees with the ledger: the balance a payer was told after a transfer is
   the entry's `balance_after` in the ledger, and each account's history over the API is its entries.
 
-`LEDGER_OPS` operations (10,000 by default: 80% transfers, 20% requests confirmed by their payer)
+`LEDGER_OPS` operations (10,000 by default: 72% transfers, 18% requests confirmed by their payer,
+7% top-ups through the payment provider, 3% refunds of a paid top-up)
 from `LEDGER_CLIENTS` (64) concurrent clients among `LEDGER_ACCOUNTS` (100) accounts. With faults:
 the server is killed at a third of the run and PostgreSQL is restarted at two thirds.
 """
@@ -92,6 +97,9 @@ class Client:
     def __init__(self, index: int, accounts: list[Account], server: Gatehouse, budget: list, rng: random.Random):
         self.index, self.accounts, self.server, self.budget, self.rng = index, accounts, server, budget, rng
         self.acknowledged: list[dict] = []   # transfers we were told happened: id, amount, from, to, balance, key
+        self.topups: list[dict] = []         # top-ups paid: transfer, amount, account
+        self.refunds: list[dict] = []        # top-ups given back: transfer, amount
+        self.refunds_refused = 0
         self.refused = 0
         self.retries = 0
         self.keys_retried = 0
@@ -125,12 +133,75 @@ class Client:
             except ValueError:
                 return answer.status, {"raw": answer.text[:200]}
 
+    async def answered(self, method: str, path: str, **kwargs):
+        """A request without a key (a read, a press on the payment page), repeated until answered."""
+        first = now()
+        while now() - first < 120:
+            try:
+                answer = await http(method, self.server.port, path, timeout=20, **kwargs)
+            except (NotSent, NoAnswer):
+                answer = None
+            if answer is not None and answer.status not in RETRIED:
+                return answer
+            self.retries += 1
+            await asyncio.sleep(0.05 + self.rng.random() * 0.1)
+        return None
+
+    async def top_up(self, account: Account) -> None:
+        """A top-up through the payment provider: started with a key, paid on the provider's page (the
+        development stand-in, whose notification is signed and checked as Stripe's), then read back."""
+        amount = self.rng.randint(100, 50_000)
+        status, body = await self.call("POST", "/v1/wallet/topups", account.token, f"u-{uuid.uuid4()}", {"amount": amount})
+        if status != 201 or body.get("state") != "pending":
+            return self.unexpected.append(f"top-up: {status} {str(body)[:160]}")
+        page = "/" + body["confirmationUrl"].split("/", 3)[3]
+        pressed = await self.answered("POST", page, form={"id": page.rsplit("/", 1)[1]})
+        if pressed is None or pressed.status != 200 or not ("credited" in pressed.text or "Already paid" in pressed.text):
+            return self.unexpected.append(f"payment page: {pressed and pressed.status} {pressed and pressed.text[:160]}")
+        read = await self.answered("GET", f"/v1/wallet/topups/{body['id']}", token=account.token)
+        done = read.json() if read is not None and read.status == 200 else {}
+        if done.get("state") != "paid" or not done.get("transferId"):
+            return self.unexpected.append(f"a paid top-up reads {read and read.status} {str(done)[:160]}")
+        self.topups.append({"transfer": done["transferId"], "amount": amount, "account": account.id, "refunded": False})
+
+    async def refund(self) -> None:
+        """An operator gives one of this client's paid top-ups back (`gatehouse wallet refund`)."""
+        open_ones = [t for t in self.topups if not t["refunded"]]
+        if not open_ones:
+            return
+        topup = self.rng.choice(open_ones)
+        loop = asyncio.get_running_loop()
+        for attempt in range(40):
+            out = await loop.run_in_executor(None, lambda: subprocess.run(
+                [gatehouse_binary(), "wallet", "refund", "--transfer", topup["transfer"], "--reason", "checker", "--json"],
+                cwd=self.server.workdir, env=self.server.env(), capture_output=True, text=True, timeout=60))
+            if out.returncode == 0:
+                result = json.loads(out.stdout)["result"]
+                if result == "refunded" or (result == "before" and attempt > 0):
+                    topup["refunded"] = True
+                    self.refunds.append({"transfer": topup["transfer"], "amount": topup["amount"]})
+                else:
+                    self.unexpected.append(f"refund: {out.stdout.strip()[:160]}")
+                return
+            if "insufficient" in (out.stderr + out.stdout).lower() or "no longer holds" in (out.stderr + out.stdout):
+                # The money was spent meanwhile: refused, nothing moved.
+                self.refunds_refused += 1
+                return
+            # The database was away (PostgreSQL restarting): the operator runs it again.
+            await asyncio.sleep(0.5)
+        self.unexpected.append(f"refund never went through: {out.stderr.strip()[:200]}")
+
     async def run(self) -> None:
         while self.budget[0] > 0:
             self.budget[0] -= 1
             payer, payee = self.rng.sample(self.accounts, 2)
             amount = self.rng.randint(1, 50_000)
-            if self.rng.random() < 0.8:
+            pick = self.rng.random()
+            if pick >= 0.97 and any(not t["refunded"] for t in self.topups):
+                await self.refund()
+            elif pick >= 0.90:
+                await self.top_up(payer)
+            elif pick < 0.72:
                 key = f"t-{uuid.uuid4()}"
                 status, body = await self.call("POST", "/v1/wallet/transfers", payer.token, key,
                                                {"to": {"tag": payee.tag}, "amount": amount, "comment": f"c{self.index}"})
@@ -226,7 +297,14 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
         # 1-2. Money is conserved and nobody is overdrawn.
         people = int(inspector.scalar("SELECT COALESCE(SUM(balance), 0) FROM wallets WHERE kind = 'person'"))
         everyone = int(inspector.scalar("SELECT COALESCE(SUM(balance), 0) FROM wallets"))
-        check.expect(people == credited_total, f"people's balances sum to {people}, {credited_total} was credited")
+        topups = [t for c in clients for t in c.topups]
+        refunds = [r for c in clients for r in c.refunds]
+        paid_in = sum(t["amount"] for t in topups)
+        given_back = sum(r["amount"] for r in refunds)
+        log(f"  {len(topups)} top-ups paid through the provider ({paid_in} kopecks), {len(refunds)} given back ({given_back}), "
+            f"{sum(c.refunds_refused for c in clients)} refunds refused (the money was spent)")
+        check.expect(people == credited_total + paid_in - given_back,
+                     f"people's balances sum to {people}; {credited_total} was credited, {paid_in} topped up, {given_back} refunded")
         check.expect(everyone == 0, f"all balances (with the system wallet) sum to {everyone}, not 0")
         negative = inspector.rows("SELECT id, balance FROM wallets WHERE kind = 'person' AND balance < 0")
         check.expect(not negative, f"negative balances: {negative[:5]}")
@@ -236,7 +314,7 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
             SELECT t.id, t.amount, d.account_id, c.account_id, e.balance_after FROM ledger_transactions t
             JOIN wallets d ON d.id = t.debit_wallet_id JOIN wallets c ON c.id = t.credit_wallet_id
             JOIN ledger_entries e ON e.transaction_id = t.id AND e.wallet_id = t.debit_wallet_id
-            WHERE t.kind <> 'topup'""")
+            WHERE t.kind NOT IN ('topup', 'reversal')""")
         ledger = {}
         for tid, amount, payer, payee, after in rows:
             key = norm(tid)
@@ -267,6 +345,18 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
         check.expect(unpaid == "0", f"{unpaid} paid requests without their payment")
         check.expect(int(inspector.scalar("SELECT COUNT(*) FROM money_requests WHERE state = 'paid'")) == len(paid),
                      "the paid requests are not the confirmed ones")
+
+        # 3b. Each top-up paid is one movement into its wallet, with its amount; each refund one movement back.
+        provider_credits = {norm(tid): (int(amount), norm(account)) for tid, amount, account in inspector.rows("""
+            SELECT t.id, t.amount, w.account_id FROM ledger_transactions t JOIN wallets w ON w.id = t.credit_wallet_id
+            WHERE t.kind = 'topup' AND t.reference LIKE 'local:%'""")}
+        told_topups = {norm(t["transfer"]): (t["amount"], norm(t["account"])) for t in topups}
+        check.expect(provider_credits == told_topups, f"the provider's credits in the ledger ({len(provider_credits)}) are not the top-ups paid "
+                                                      f"({len(told_topups)}): {len(set(provider_credits.items()) ^ set(told_topups.items()))} differ")
+        reversed_total = int(inspector.scalar("SELECT COALESCE(SUM(amount), 0) FROM ledger_transactions WHERE kind = 'reversal'"))
+        check.expect(reversed_total == given_back, f"refunds moved {reversed_total} back, {given_back} was refunded")
+        counted = int(inspector.scalar("SELECT COALESCE(SUM(refunded), 0) FROM wallet_topups"))
+        check.expect(counted == given_back, f"the top-ups count {counted} refunded, {given_back} was")
 
         # 4. No key moved money twice: each stored answer names one movement, no movement two keys.
         keyed = inspector.rows("SELECT key, body FROM idempotency_keys WHERE status IN (200, 201) AND (key LIKE 't-%' OR key LIKE 'c-%')")
@@ -306,6 +396,7 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
         if inspector.engine == "sqlite":
             check.expect(inspector.rows("PRAGMA integrity_check") == [["ok"]], "sqlite integrity_check failed")
         check.figures.update({"ops": OPS, "clients": CLIENTS, "accounts": len(accounts), "acknowledged": len(acknowledged), "refused": refused,
+                              "topups": len(topups), "refunds": len(refunds),
                               "retries": sum(c.retries for c in clients), "keys_retried": sum(c.keys_retried for c in clients), "duplicates": sum(c.duplicates for c in clients),
                               "ops_per_s": f"{OPS / max(took, 0.001):.0f}", "faults": "; ".join(events) or "none"})
     except Exception as error:

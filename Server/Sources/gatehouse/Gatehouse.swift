@@ -216,9 +216,28 @@ struct Apps: AsyncParsableCommand {
 /// `gatehouse wallet`: money into wallets, and the ledger's audit.
 struct Wallet: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Credit wallets and audit the ledger.",
-        subcommands: [Credit.self, Audit.self]
+        abstract: "Credit wallets, give top-ups back and audit the ledger.",
+        subcommands: [Credit.self, Refund.self, Audit.self]
     )
+
+    struct Refund: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give a top-up back: refunded at the payment provider when paid there, then moved out of the wallet (once).")
+        @Option(help: "The top-up's movement id, as the wallet's history shows it.") var transfer: String
+        @Option(help: "Why, kept in the audit trail and the movement's comment.") var reason: String
+        @Option(name: .customLong("as"), help: "Who is refunding, for the audit trail.") var person: String?
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let done = try await WalletCommands.refund(configuration: loadConfiguration(), transfer: transfer, reason: reason, as: person)
+            if json { return print(jsonText(["result": done.rawValue])) }
+            switch done {
+            case .refunded: print("refunded top-up \(transfer.lowercased())")
+            case .before: print("top-up \(transfer.lowercased()) was given back before: nothing changed")
+            case .pending: print("the payment provider accepted the refund of \(transfer.lowercased()); the wallet follows when it confirms")
+            }
+        }
+    }
 
     struct Credit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

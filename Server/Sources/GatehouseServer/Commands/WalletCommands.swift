@@ -37,6 +37,27 @@ public enum WalletCommands {
         }
     }
 
+    /// What `refund` did.
+    public enum Refund: String, Encodable, Sendable {
+        /// Given back now: refunded at the provider (a provider's top-up) and moved out of the wallet.
+        case refunded
+        /// It had been given back before: nothing changed.
+        case before
+        /// The provider accepted the refund and will confirm it; the wallet follows then.
+        case pending
+    }
+
+    /// Gives a top-up's money back (`transfer` is its movement): refunded at the payment provider
+    /// when it was paid there, reversed in the ledger when it was credited by hand. Refused when the
+    /// wallet no longer holds the amount.
+    public static func refund(configuration: GatehouseConfiguration, transfer: String, reason: String, as person: String? = nil) async throws -> Refund {
+        guard let id = UUID(uuidString: transfer) else { throw Failure(description: "--transfer must be the top-up movement's id (a UUID)") }
+        return try await withServices(configuration) { services in
+            let done = try await services.topUps.giveBack(transfer: id, reason: reason, by: .system(person.map { String($0.prefix(100)) }))
+            return done.repeated ? .before : done.pending ? .pending : .refunded
+        }
+    }
+
     /// The ledger's invariants; an empty list when they all hold.
     public static func audit(configuration: GatehouseConfiguration) async throws -> [String] {
         try await withServices(configuration) { try await $0.wallets.audit() }

@@ -233,6 +233,12 @@ package struct TopUpService: WalletConcept {
     /// notification of it then changes nothing); a credit made by hand is reversed in the ledger
     /// alone (`WalletService.reverse`). `repeated` when it was given back before; `pending` when
     /// the provider accepted the refund but has not made it yet (its notification will).
+    /// ``giveBack(transfer:of:reason:by:origin:)`` for whoever the top-up credited (the command line's `gatehouse wallet refund`).
+    package func giveBack(transfer: UUID, reason: String, by actor: AuditActor) async throws -> (repeated: Bool, pending: Bool) {
+        guard let account = try await store.account(ofTopUp: transfer) else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
+        return try await giveBack(transfer: transfer, of: account, reason: reason, by: actor)
+    }
+
     package func giveBack(transfer: UUID, of account: UUID, reason: String, by actor: AuditActor,
                           origin: AuditOrigin = AuditOrigin()) async throws -> (repeated: Bool, pending: Bool) {
         guard let row = try await store.topUp(transfer: transfer, of: account) else {

@@ -76,6 +76,15 @@ package struct TopUpStore: Sendable {
         try await one("SELECT \(unsafeRaw: Self.columns) FROM wallet_topups WHERE transfer_id = \(bind: transfer) AND account_id = \(bind: account)")
     }
 
+    /// Whose wallet a top-up movement credited (nil when the movement is not a top-up).
+    package func account(ofTopUp transfer: UUID) async throws -> UUID? {
+        let row = try await sql(nil).raw("""
+            SELECT w.account_id FROM ledger_transactions t JOIN wallets w ON w.id = t.credit_wallet_id
+            WHERE t.id = \(bind: transfer) AND t.kind = 'topup'
+            """).first()
+        return try row?.decode(column: "account_id", as: UUID?.self)
+    }
+
     package func insert(_ row: TopUpRow) async throws {
         try await sql(nil).raw("""
             INSERT INTO wallet_topups (id, account_id, wallet_id, provider, amount, currency, state, idempotency_key, fingerprint, refunded, created_at, updated_at)
