@@ -232,7 +232,8 @@ struct Wallet: AsyncParsableCommand {
             let done = try await WalletCommands.refund(configuration: loadConfiguration(), transfer: transfer, reason: reason, as: person)
             if json { return print(jsonText(["result": done.rawValue])) }
             switch done {
-            case .refunded: print("refunded top-up \(transfer.lowercased())")
+            case .refunded: print("refunded top-up \(transfer.lowercased()) at the payment provider and took it back from the wallet")
+            case .reversed: print("reversed top-up \(transfer.lowercased()) (credited by hand: the ledger alone)")
             case .before: print("top-up \(transfer.lowercased()) was given back before: nothing changed")
             case .pending: print("the payment provider accepted the refund of \(transfer.lowercased()); the wallet follows when it confirms")
             }

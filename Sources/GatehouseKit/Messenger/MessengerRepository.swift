@@ -55,6 +55,9 @@ public final class MessengerRepository {
     public private(set) var chats: [Chat]
     /// Who may message me.
     public private(set) var privacy: PrivacySettings?
+    /// How far the files of a pending message have gone up (0–1, by bytes), while they upload.
+    public private(set) var uploads: [UUID: Double] = [:]
+    private var uploading: Set<UUID> = []
     /// Chats whose history goes further back than what is loaded.
     private var olderAvailable: [UUID: Bool] = [:]
     private var realtime: RealtimeClient?
@@ -483,11 +486,13 @@ public final class MessengerRepository {
         notify([.messages(chat)])
     }
 
-    /// Writes a message: shown at once as pending, sent now when online, later otherwise.
+    /// Writes a message: shown at once as pending, sent now when online, later otherwise. Its
+    /// files (picked by the app: the bytes, a name, a type) wait on the device with it, go up
+    /// before it (``uploads`` tells how far), and are not uploaded twice across retries.
     @discardableResult
-    public func send(_ text: String, in chat: UUID, replyTo: Message? = nil) throws -> LocalMessage {
+    public func send(_ text: String, in chat: UUID, replyTo: Message? = nil, files: [OutboxFile] = []) throws -> LocalMessage {
         let reply = replyTo.map { ReplyPreview(messageId: $0.id, authorId: $0.authorId, excerpt: String($0.text.prefix(100)), deleted: $0.deleted) }
-        let local = try store.queueSend(text, in: chat, replyTo: reply, author: account.id, at: now())
+        let local = try store.queueSend(text, in: chat, replyTo: reply, files: files, author: account.id, at: now())
         notify([.messages(chat)])
         kickOutbox()
         return local
@@ -546,7 +551,15 @@ public final class MessengerRepository {
                     let result: Message?
                     switch entry.operation {
                     case let .send(chat, text, replyTo, clientId):
-                        result = try await messenger.send(text, in: chat, replyTo: replyTo, clientMessageId: clientId)
+                        let attachments = try await upload(store.files(of: entry.messageId), of: entry.messageId, in: chat)
+                        do {
+                            result = try await messenger.send(text, in: chat, replyTo: replyTo, attachments: attachments, clientMessageId: clientId)
+                        } catch GatehouseClientError.rejected(let code, _) where code == .attachmentNotFound {
+                            // Uploaded long ago and collected by the server before the message went: up again, once.
+                            for file in store.files(of: entry.messageId) { try store.setUploaded(file.id, as: nil) }
+                            let again = try await upload(store.files(of: entry.messageId), of: entry.messageId, in: chat)
+                            result = try await messenger.send(text, in: chat, replyTo: replyTo, attachments: again, clientMessageId: clientId)
+                        }
                     case .edit(let text, _):
                         result = try await messenger.edit(entry.messageId, text: text)
                     case .delete(let scope):
@@ -586,6 +599,48 @@ public final class MessengerRepository {
                 notify([.messages(entry.chatId)])
             }
         } while flushAgain
+    }
+
+    /// Uploads what of a message's files the server does not have yet; their attachments' ids in order.
+    private func upload(_ files: [OutboxFile], of message: UUID, in chat: UUID) async throws -> [UUID] {
+        guard !files.isEmpty else { return [] }
+        let total = max(1, files.reduce(0) { $0 + Int64($1.data.count) })
+        var done = files.filter { $0.uploadedId != nil }.reduce(Int64(0)) { $0 + Int64($1.data.count) }
+        uploading.insert(message)
+        defer {
+            uploading.remove(message)
+            uploads[message] = nil
+            notify([.messages(chat)])
+        }
+        var ids: [UUID] = []
+        for file in files {
+            if let uploaded = file.uploadedId { ids.append(uploaded); continue }
+            let before = done
+            let attachment = try await messenger.upload(file.data, contentType: file.contentType, fileName: file.fileName) { [weak self] sent, _ in
+                let fraction = Double(before + sent) / Double(total)
+                Task { @MainActor [weak self] in self?.reportUpload(message, in: chat, fraction) }
+            }
+            try store.setUploaded(file.id, as: attachment.id)
+            done += Int64(file.data.count)
+            reportUpload(message, in: chat, Double(done) / Double(total))
+            ids.append(attachment.id)
+        }
+        return ids
+    }
+
+    /// A step of an upload: told to the screens at most once per 5% (a progress bar, not a flood).
+    private func reportUpload(_ message: UUID, in chat: UUID, _ fraction: Double) {
+        // A step heard after the upload ended (its task ran late) is stale.
+        guard uploading.contains(message) else { return }
+        let previous = uploads[message] ?? -1
+        guard fraction >= 1 || fraction - previous >= 0.05 || previous < 0 else { return }
+        uploads[message] = min(fraction, 1)
+        notify([.messages(chat)])
+    }
+
+    /// An attachment's bytes and type (to open it).
+    public func download(_ attachment: UUID) async throws -> RawBody {
+        try await online { try await messenger.download(attachment) }
     }
 
     private var retryTask: Task<Void, Never>?

@@ -57,6 +57,25 @@ struct OutboxEntry: Equatable, Sendable {
     var failure: String?
 }
 
+/// A file to send with a message, kept on the device until the server has it.
+public struct OutboxFile: Equatable, Sendable {
+    /// The file's id on the device (the pending message shows it as its attachment's id).
+    public var id: UUID
+    public var fileName: String
+    public var contentType: String
+    public var data: Data
+    /// The attachment the server made of it, once uploaded (a retry does not upload it again).
+    public var uploadedId: UUID?
+
+    public init(id: UUID = UUID(), fileName: String, contentType: String, data: Data, uploadedId: UUID? = nil) {
+        self.id = id
+        self.fileName = fileName
+        self.contentType = contentType
+        self.data = data
+        self.uploadedId = uploadedId
+    }
+}
+
 /// The device's copy of one account's messenger (SQLite through GRDB): the people and friends
 /// lists, the chat list, the newest messages of each chat, the own profile, the last realtime
 /// `seq`, and the outbox of changes made without a network. One file per account; it survives a
@@ -93,6 +112,15 @@ public final class MessengerStore: Sendable {
                 CREATE TABLE outbox (
                     seq INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, chat_id TEXT NOT NULL,
                     operation BLOB NOT NULL, failure TEXT);
+                """)
+        }
+        // The files of messages not sent yet (attachments picked offline wait here with their message).
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE outbox_file (
+                    id TEXT PRIMARY KEY, message_id TEXT NOT NULL, position INTEGER NOT NULL, file_name TEXT NOT NULL,
+                    content_type TEXT NOT NULL, data BLOB NOT NULL, uploaded_id TEXT);
+                CREATE INDEX outbox_file_by_message ON outbox_file (message_id, position);
                 """)
         }
         return migrator
@@ -272,13 +300,23 @@ public final class MessengerStore: Sendable {
 
     /// Queues a new message written on the device, shown at once as pending.
     @discardableResult
-    func queueSend(_ text: String, in chat: UUID, replyTo: ReplyPreview?, author: UUID, at date: Date) throws -> LocalMessage {
+    func queueSend(_ text: String, in chat: UUID, replyTo: ReplyPreview?, files: [OutboxFile] = [], author: UUID, at date: Date) throws -> LocalMessage {
         let clientMessageId = UUID().uuidString.lowercased()
+        // Until the server has them, the files show as attachments of the pending message (no URL yet).
+        let shown = files.map { file in
+            Attachment(id: file.id, kind: file.contentType.lowercased().hasPrefix("image/") ? .image : .file, contentType: file.contentType,
+                       fileName: file.fileName, size: file.data.count, url: "")
+        }
         let message = Message(id: UUID(), chatId: chat, authorId: author, text: text, createdAt: date, editedAt: nil, deleted: false,
-                              replyTo: replyTo, forwardedFrom: nil, attachments: [], clientMessageId: clientMessageId)
+                              replyTo: replyTo, forwardedFrom: nil, attachments: shown, clientMessageId: clientMessageId)
         try queue.write { db in
             try db.execute(sql: "INSERT INTO message (id, chat_id, created_at, client_message_id, json) VALUES (?, ?, ?, ?, ?)",
                            arguments: [key(message.id), key(chat), date.timeIntervalSince1970, clientMessageId, try encoder.encode(message)])
+            for (position, file) in files.enumerated() {
+                try db.execute(sql: """
+                    INSERT INTO outbox_file (id, message_id, position, file_name, content_type, data, uploaded_id) VALUES (?, ?, ?, ?, ?, ?, NULL)
+                    """, arguments: [key(file.id), key(message.id), position, file.fileName, file.contentType, file.data])
+            }
             try insert(.send(chatId: chat, text: text, replyTo: replyTo?.messageId, clientMessageId: clientMessageId), for: message, in: db)
         }
         return LocalMessage(message: message, delivery: .pending(.send))
@@ -324,6 +362,23 @@ public final class MessengerStore: Sendable {
     }
 
     /// The changes that wait to be sent, in order (refused ones left out until retried).
+    /// The files a queued message sends, in order.
+    func files(of message: UUID) -> [OutboxFile] {
+        (try? queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM outbox_file WHERE message_id = ? ORDER BY position", arguments: [key(message)]).map { row in
+                OutboxFile(id: UUID(uuidString: row["id"]) ?? UUID(), fileName: row["file_name"], contentType: row["content_type"],
+                           data: row["data"], uploadedId: (row["uploaded_id"] as String?).flatMap(UUID.init(uuidString:)))
+            }
+        }) ?? []
+    }
+
+    /// A file is on the server as `attachment` (nil: it must be uploaded again, the server forgot it).
+    func setUploaded(_ file: UUID, as attachment: UUID?) throws {
+        try queue.write { db in
+            try db.execute(sql: "UPDATE outbox_file SET uploaded_id = ? WHERE id = ?", arguments: [attachment.map(key), key(file)])
+        }
+    }
+
     func pendingEntries() -> [OutboxEntry] {
         (try? queue.read { db in try entries(in: db, where: "failure IS NULL", []) }) ?? []
     }
@@ -337,6 +392,7 @@ public final class MessengerStore: Sendable {
             switch entry.operation {
             case .send:
                 try db.execute(sql: "DELETE FROM message WHERE id = ?", arguments: [key(entry.messageId)])
+                try db.execute(sql: "DELETE FROM outbox_file WHERE message_id = ?", arguments: [key(entry.messageId)])
             case .delete(.me):
                 try db.execute(sql: "DELETE FROM message WHERE id = ?", arguments: [key(entry.messageId)])
             case .delete(.everyone):
@@ -388,6 +444,7 @@ public final class MessengerStore: Sendable {
                 switch entry.operation {
                 case .send:
                     try db.execute(sql: "DELETE FROM message WHERE id = ?", arguments: [key(id)])
+                    try db.execute(sql: "DELETE FROM outbox_file WHERE message_id = ?", arguments: [key(id)])
                 case .edit(_, let original):
                     if let data = try Data.fetchOne(db, sql: "SELECT json FROM message WHERE id = ?", arguments: [key(id)]),
                        var message = try? decoder.decode(Message.self, from: data) {

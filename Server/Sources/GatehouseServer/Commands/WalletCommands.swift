@@ -39,7 +39,9 @@ public enum WalletCommands {
 
     /// What `refund` did.
     public enum Refund: String, Encodable, Sendable {
-        /// Given back now: refunded at the provider (a provider's top-up) and moved out of the wallet.
+        /// A credit made by hand, reversed in the ledger.
+        case reversed
+        /// Paid through the provider: refunded there and moved out of the wallet.
         case refunded
         /// It had been given back before: nothing changed.
         case before
@@ -54,7 +56,7 @@ public enum WalletCommands {
         guard let id = UUID(uuidString: transfer) else { throw Failure(description: "--transfer must be the top-up movement's id (a UUID)") }
         return try await withServices(configuration) { services in
             let done = try await services.topUps.giveBack(transfer: id, reason: reason, by: .system(person.map { String($0.prefix(100)) }))
-            return done.repeated ? .before : done.pending ? .pending : .refunded
+            return Refund(rawValue: done.rawValue) ?? .refunded
         }
     }
 

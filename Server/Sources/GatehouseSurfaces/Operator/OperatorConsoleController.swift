@@ -283,7 +283,8 @@ package struct OperatorConsoleController: Sendable {
     private static let doneTexts = [
         "revoke-sessions": "Every session ended.", "lock": "The account is locked.", "unlock": "The account is unlocked.",
         "resend-confirmation": "The confirmation link is on its way.", "send-recovery-code": "A recovery code is on its way.",
-        "unbind-client": "The client record is unbound.", "credit": "The wallet is credited.", "reverse": "The top-up is given back (refunded at the payment provider when it was paid there).",
+        "unbind-client": "The client record is unbound.", "credit": "The wallet is credited.", "reverse": "The top-up is reversed.",
+        "refunded": "The top-up is refunded at the payment provider and taken back from the wallet.",
         "reversed-before": "That top-up was reversed before: nothing changed.",
         "refund-pending": "The payment provider accepted the refund; the wallet follows when the provider confirms it.",
     ]
@@ -413,7 +414,12 @@ package struct OperatorConsoleController: Sendable {
             case .reverse:
                 guard let transfer = fields["transfer"].flatMap(UUID.init(uuidString:)) else { throw Refused.message("Which top-up? The form is missing it.") }
                 let given = try await services.topUps.giveBack(transfer: transfer, of: id, reason: reason, by: actor, origin: origin)
-                if given.repeated { done = "reversed-before" } else if given.pending { done = "refund-pending" }
+                switch given {
+                case .reversed: break
+                case .refunded: done = "refunded"
+                case .before: done = "reversed-before"
+                case .pending: done = "refund-pending"
+                }
             case .view, .importClients, .retryMessage:
                 return notFoundPage(session)
             }

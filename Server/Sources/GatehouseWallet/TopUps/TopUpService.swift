@@ -228,21 +228,32 @@ package struct TopUpService: WalletConcept {
 
     // MARK: - the operator
 
-    /// Gives a top-up's money back (an operator's action): a top-up paid through the provider is
-    /// refunded there for what is left of it, and the refund moves the ledger (the provider's
-    /// notification of it then changes nothing); a credit made by hand is reversed in the ledger
-    /// alone (`WalletService.reverse`). `repeated` when it was given back before; `pending` when
-    /// the provider accepted the refund but has not made it yet (its notification will).
+    /// What giving a top-up back came to.
+    package enum GiveBack: String, Sendable, Encodable {
+        /// A credit made by hand, reversed in the ledger.
+        case reversed
+        /// Paid through the provider: refunded there and moved out of the wallet.
+        case refunded
+        /// Given back before: nothing changed.
+        case before
+        /// The provider accepted the refund and has not made it yet: its notification moves the wallet.
+        case pending
+    }
+
     /// ``giveBack(transfer:of:reason:by:origin:)`` for whoever the top-up credited (the command line's `gatehouse wallet refund`).
-    package func giveBack(transfer: UUID, reason: String, by actor: AuditActor) async throws -> (repeated: Bool, pending: Bool) {
+    package func giveBack(transfer: UUID, reason: String, by actor: AuditActor) async throws -> GiveBack {
         guard let account = try await store.account(ofTopUp: transfer) else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
         return try await giveBack(transfer: transfer, of: account, reason: reason, by: actor)
     }
 
+    /// Gives a top-up's money back (an operator's action): a top-up paid through the provider is
+    /// refunded there for what is left of it, and the refund moves the ledger (the provider's
+    /// notification of it then changes nothing); a credit made by hand is reversed in the ledger
+    /// alone (`WalletService.reverse`).
     package func giveBack(transfer: UUID, of account: UUID, reason: String, by actor: AuditActor,
-                          origin: AuditOrigin = AuditOrigin()) async throws -> (repeated: Bool, pending: Bool) {
+                          origin: AuditOrigin = AuditOrigin()) async throws -> GiveBack {
         guard let row = try await store.topUp(transfer: transfer, of: account) else {
-            return (try await wallets.reverse(topUp: transfer, of: account, reason: reason, by: actor, origin: origin).repeated, false)
+            return try await wallets.reverse(topUp: transfer, of: account, reason: reason, by: actor, origin: origin).repeated ? .before : .reversed
         }
         guard let provider, provider.name == row.provider, let intent = row.paymentIntent else {
             throw GatehouseError(.conflict, .paymentProviderUnavailable,
@@ -250,7 +261,7 @@ package struct TopUpService: WalletConcept {
         }
         let comment = try cleanComment(reason) ?? LocalizedText("topUp.refund").render(.en)
         let remaining = row.amount - row.refunded
-        guard remaining > 0 else { return (true, false) }
+        guard remaining > 0 else { return .before }
         // Checked before the provider is asked: money the person already spent is not refunded.
         let wallet = try await requireWallet(of: account)
         guard wallet.balance >= remaining else { throw Self.error(for: .insufficientFunds) }
@@ -262,14 +273,14 @@ package struct TopUpService: WalletConcept {
             logger.warning("top-up \(row.id.uuidString.lowercased()): refund failed: \(failure.reason)")
             throw GatehouseError(.unavailable, .paymentProviderUnavailable, LocalizedText("error.paymentProviderUnavailable"))
         }
-        guard refund.succeeded else { return (false, true) }
+        guard refund.succeeded else { return .pending }
         switch try await applyRefund(row, refund: refund.id, amount: refund.amount, provider: provider, comment: comment, actor: actor, origin: origin) {
         case .refundNotApplied:
             throw GatehouseError(.conflict, .insufficientFunds, LocalizedText("error.plain", [
                 "The provider refunded \(Kopecks.format(refund.amount, grouping: " ")) ₽, but the wallet no longer holds it: the ledger is unchanged (see the audit trail).",
             ]))
         // Already refunded here means the provider's notification of this very refund came first.
-        default: return (false, false)
+        default: return .refunded
         }
     }
 }

@@ -152,7 +152,7 @@ struct TopUpTests {
             #expect(try await eventually { try await peer.control("last")["type"] as? String == "refund.created" })
 
             // validate
-            #expect(given == (repeated: false, pending: false) && givenAgain == (repeated: true, pending: false))
+            #expect(given == .refunded && givenAgain == .before)
             let refundCalls = try await peer.requests().filter { $0["path"] as? String == "/v1/refunds" }
             #expect(refundCalls.count == 1)
             let refundForm = try #require(refundCalls.first?["form"] as? [String: String])
