@@ -17,6 +17,8 @@ final class MessengerTerminal {
     private var chatFocus: ChatFocus = .composer
     private var shown: ObjectIdentifier?
     private var quitRequested = false
+    /// What the last opened attachment came to ("saved to …"), shown on the profile.
+    private var openedNote: String?
 
     private enum ChatFocus: Equatable { case composer, messages(Int) }
 
@@ -193,7 +195,10 @@ final class MessengerTerminal {
         return lines
     }
 
-    private func personChoices(_ m: PersonProfileViewModel) -> [String] { m.state.actions.map(\.title) + [m.state.messageTitle] }
+    /// The profile's choices: its buttons, "Write a message", then the chat's attachments (Enter opens one).
+    private func personChoices(_ m: PersonProfileViewModel) -> [String] {
+        m.state.actions.map(\.title) + [m.state.messageTitle] + m.state.attachments.map { "📎 " + $0.fileName + "  " + $0.details }
+    }
 
     private func personLines(_ m: PersonProfileViewModel) -> [String] {
         let state = m.state
@@ -205,19 +210,23 @@ final class MessengerTerminal {
         }
         let choices = personChoices(m)
         let selected = cursor(m, count: choices.count)
-        for (index, title) in choices.enumerated() { lines.append(" " + mark(index == selected) + title) }
-        if let title = state.attachmentsTitle, !state.attachments.isEmpty {
-            lines.append("")
-            lines.append(" " + title)
-            for attachment in state.attachments { lines.append("   " + attachment.fileName + "  " + attachment.details) }
+        let buttons = state.actions.count + 1
+        for (index, title) in choices.enumerated() {
+            if index == buttons, let heading = state.attachmentsTitle {
+                lines.append("")
+                lines.append(" " + heading + t("  (Enter opens)", "  (Enter открывает)"))
+            }
+            lines.append(" " + mark(index == selected) + title)
         }
+        if let note = openedNote { lines.append(" ✓ " + note) }
         if let error = state.errorMessage { lines.append(" ! " + error) }
         return lines
     }
 
     private func chatHelp() -> String {
         switch chatFocus {
-        case .composer: t("type  Enter send  ↑ pick a message  Tab profile  Esc back", "печатайте  Enter отправить  ↑ выбрать сообщение  Tab профиль  Esc назад")
+        case .composer: t("type  Enter send  /attach PATH a file  ↑ pick a message  Tab profile  Esc back",
+                          "печатайте  Enter отправить  /attach ПУТЬ файл  ↑ выбрать сообщение  Tab профиль  Esc назад")
         case .messages: t("↑/↓ move  Enter menu  PgUp older  Esc to the composer", "↑/↓ выбор  Enter меню  PgUp раньше  Esc к полю ввода")
         }
     }
@@ -243,6 +252,7 @@ final class MessengerTerminal {
                 if let quote = row.quote { block.append("┆ \(quote.author): \(quote.text)") }
                 block.append(row.text + (row.isEdited ? t("  (edited)", "  (изменено)") : ""))
                 for name in row.attachments { block.append("📎 " + name) }
+                if let upload = row.uploadText { block.append("⇡ " + upload) }
                 block.append(row.time + (row.deliveryText.map { "  " + $0 } ?? ""))
                 let marker = row.id == selectedID ? ">" : " "
                 for (index, line) in block.enumerated() {
@@ -263,6 +273,7 @@ final class MessengerTerminal {
         }
         if let error = state.errorMessage { lines.append(" ! " + error) }
         if let title = state.composerTitle { lines.append(" ✎ " + title + t("  (Esc cancels)", "  (Esc отменяет)")) }
+        for file in state.draftFiles { lines.append(" 📎 " + file.fileName + "  " + file.size) }
         let caret = chatFocus == .composer && state.selected == nil ? "▏" : ""
         lines.append(" ✉ " + (state.draft.isEmpty && caret.isEmpty ? state.placeholder : state.draft + caret))
         return lines
@@ -367,7 +378,10 @@ final class MessengerTerminal {
             case .up, .down: move(m, by: key == .up ? -1 : 1, count: choices.count)
             case .enter:
                 let index = cursor(m, count: choices.count)
-                if index < m.state.actions.count { await m.perform(m.state.actions[index].action) } else { await m.writeMessage() }
+                let buttons = m.state.actions.count
+                if index < buttons { await m.perform(m.state.actions[index].action) }
+                else if index == buttons { await m.writeMessage() }
+                else if m.state.attachments.indices.contains(index - buttons - 1) { await open(m, m.state.attachments[index - buttons - 1].id) }
             default: break
             }
         case .chat(let m)?: await chatKey(m, key)
@@ -507,6 +521,9 @@ final class MessengerTerminal {
             }
         case .composer:
             switch key {
+            case .enter where m.state.draft.hasPrefix("/attach "):
+                // The terminal's file picker: a path typed after /attach.
+                attach(String(m.state.draft.dropFirst("/attach ".count)), to: m)
             case .enter: m.send()
             case .up: if !ids.isEmpty { chatFocus = .messages(ids.count - 1) }
             case .pageUp: await m.loadOlder()
@@ -516,6 +533,49 @@ final class MessengerTerminal {
             default: if let draft = edited(m.state.draft, key) { m.setDraft(draft) }
             }
         }
+    }
+
+    /// Reads a file by path and gives it to the chat's "Attach" (an app's picker gives the same: bytes, a name, a type).
+    private func attach(_ path: String, to m: ChatViewModel) {
+        let path = (path.trimmingCharacters(in: .whitespaces) as NSString).expandingTildeInPath
+        m.setDraft("")
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return m.setDraft(t("cannot read ", "не читается ") + path)
+        }
+        m.attach(data, fileName: (path as NSString).lastPathComponent, contentType: Self.contentType(ofFile: path))
+    }
+
+    /// A file's type by its extension, as a picker would tell it.
+    static func contentType(ofFile path: String) -> String {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "gif": "image/gif"
+        case "webp": "image/webp"
+        case "pdf": "application/pdf"
+        case "txt", "md": "text/plain"
+        case "json": "application/json"
+        default: "application/octet-stream"
+        }
+    }
+
+    /// Opens an attachment from the profile: the terminal saves its bytes under downloads/ in the
+    /// working folder (where an app would show it) and says where.
+    private func open(_ m: PersonProfileViewModel, _ attachment: UUID) async {
+        openedNote = nil
+        m.onOpenAttachment = { [weak self] file in
+            guard let self else { return }
+            let folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("downloads")
+            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let target = folder.appendingPathComponent((file.fileName as NSString).lastPathComponent)
+            do {
+                try file.data.write(to: target)
+                openedNote = t("saved to \(target.path) (\(file.data.count) bytes)", "сохранено в \(target.path) (\(file.data.count) байт)")
+            } catch {
+                openedNote = t("cannot save: \(error)", "не сохраняется: \(error)")
+            }
+        }
+        await m.open(attachment)
     }
 
     private func deleteLines(_ m: DeleteAccountViewModel) -> [String] {

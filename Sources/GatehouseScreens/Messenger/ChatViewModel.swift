@@ -35,6 +35,10 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         public var forwardedFrom: String?
         /// The attachments' file names.
         public var attachments: [String]
+        /// How far the attachments of my pending message have uploaded (0–1); nil when not uploading.
+        public var uploadProgress: Double?
+        /// "Uploading 45%", while uploading.
+        public var uploadText: String?
         public var delivery: Delivery
         /// "Sending…", "Not sent: …", "Read"; nil for a plain sent message.
         public var deliveryText: String?
@@ -68,6 +72,15 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         public var isDestructive: Bool
     }
 
+    /// A file picked for the next message.
+    public struct DraftFile: Equatable, Sendable, Identifiable {
+        public var id: UUID
+        public var fileName: String
+        /// "12 KB", for the composer's chip.
+        public var size: String
+        public var isImage: Bool
+    }
+
     public struct State: Equatable, Sendable {
         /// The other person's name (the header; tapping it opens their profile).
         public var title: String
@@ -87,6 +100,11 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         public var composerTitle: String?
         public var sendTitle: String
         public var isSendEnabled = false
+        /// Files picked for the next message (the app's picker gives the bytes, a name and a type).
+        public var draftFiles: [DraftFile] = []
+        /// "Attach": usable for a new message or a reply (not while editing), up to the per-message limit.
+        public var attachTitle: String
+        public var isAttachEnabled = true
         /// The message whose menu is open, and the menu.
         public var selected: UUID?
         public var actions: [ActionItem] = []
@@ -104,7 +122,7 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         self.chatId = chat.id
         let l = environment.localizer
         super.init(environment: environment, repository: repository, state: State(title: PersonRow.name(of: chat.person, environment.localizer), person: PersonRow(chat.person, environment.localizer),
-                                placeholder: l("messenger.chat.placeholder"), sendTitle: l("messenger.chat.send")))
+                                placeholder: l("messenger.chat.placeholder"), sendTitle: l("messenger.chat.send"), attachTitle: l("messenger.chat.attach")))
         token = repository.observe { [weak self] changes in
             guard let self else { return }
             if changes.contains(.messages(chatId)) || changes.contains(.chats) || changes.contains(.connectivity) {
@@ -161,8 +179,12 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
                 state.selected = nil
                 state.actions = []
             }
-            state.isSendEnabled = !state.draft.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+            state.isSendEnabled = Self.canSend(state.draft, files: files)
         }
+    }
+
+    private static func canSend(_ draft: String, files: [OutboxFile]) -> Bool {
+        !draft.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !files.isEmpty
     }
 
     private func row(_ local: LocalMessage, me: UUID, readUpTo: Date?, clock: MessengerClock, _ l: Localizer) -> MessageRow {
@@ -181,12 +203,14 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
             delivery = .failed(reason: reason)
             deliveryText = l("messenger.chat.failed.\(change.rawValue)", reason)
         }
+        let progress = local.delivery == .pending(.send) ? repository.uploads[message.id] : nil
         return MessageRow(
             id: message.id, text: message.deleted ? l("messenger.message.deleted") : paymentLine(message, me: me) ?? message.text, time: clock.time(message.createdAt),
             isMine: mine, isEdited: message.editedAt != nil && !message.deleted, isDeleted: message.deleted,
             quote: message.replyTo.map { Quote(author: author($0.authorId, me: me), text: $0.deleted ? l("messenger.message.deleted") : ($0.excerpt ?? "")) },
             forwardedFrom: message.forwardedFrom.map { l("messenger.chat.forwardedFrom", author($0.authorId, me: me)) },
-            attachments: message.attachments.map(\.fileName), delivery: delivery, deliveryText: deliveryText)
+            attachments: message.attachments.map(\.fileName), uploadProgress: progress,
+            uploadText: progress.map { l("messenger.chat.uploading", String(Int(($0 * 100).rounded(.down)))) }, delivery: delivery, deliveryText: deliveryText)
     }
 
     /// A wallet message as the wallet's screens write it ("You sent 250.50 ₽ · concert").
@@ -231,24 +255,68 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
     // MARK: Composer
 
     public func setDraft(_ text: String) {
-        update { $0.draft = text; $0.isSendEnabled = !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty; $0.errorMessage = nil }
+        update { $0.draft = text; $0.isSendEnabled = Self.canSend(text, files: files); $0.errorMessage = nil }
     }
 
-    /// "Send": a new message (or the reply), or the edit. Shown at once; pending until the server has it.
+    /// Files picked for the next message.
+    private var files: [OutboxFile] = []
+
+    /// "Attach": a file or photo the app's picker gave (its bytes, name and type) goes with the
+    /// next message. It is kept on the device with the message until the server has it, so a
+    /// message written offline sends its files when the device is back online.
+    public func attach(_ data: Data, fileName: String, contentType: String) {
+        guard state.isAttachEnabled else { return }
+        let l = environment.localizer
+        guard !data.isEmpty else { update { $0.errorMessage = l("messenger.chat.emptyFile") }; return }
+        let name = fileName.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "file" : fileName
+        let file = OutboxFile(fileName: name, contentType: contentType.isEmpty ? "application/octet-stream" : contentType, data: data)
+        files.append(file)
+        let sizes = ByteCountFormatter()
+        sizes.countStyle = .file
+        let draft = DraftFile(id: file.id, fileName: name, size: sizes.string(fromByteCount: Int64(data.count)), isImage: file.contentType.lowercased().hasPrefix("image/"))
+        update {
+            $0.draftFiles.append(draft)
+            $0.isAttachEnabled = files.count < Self.filesPerMessage
+            $0.isSendEnabled = true
+            $0.errorMessage = nil
+        }
+    }
+
+    /// Takes a picked file off the next message.
+    public func removeFile(_ id: UUID) {
+        files.removeAll { $0.id == id }
+        update {
+            $0.draftFiles.removeAll { $0.id == id }
+            $0.isAttachEnabled = files.count < Self.filesPerMessage && !Self.isEditing($0.composer)
+            $0.isSendEnabled = Self.canSend($0.draft, files: files)
+        }
+    }
+
+    /// The server's default limit of attachments in one message.
+    public static let filesPerMessage = 10
+
+    private static func isEditing(_ composer: Composer) -> Bool { if case .edit = composer { true } else { false } }
+
+    /// "Send": a new message (or the reply) with its files, or the edit. Shown at once; pending until the server has it.
     public func send() {
         let text = state.draft.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { return }
+        guard !text.isEmpty || (!files.isEmpty && !Self.isEditing(state.composer)) else { return }
         do {
             switch state.composer {
             case .new:
-                try repository.send(text, in: chatId)
+                try repository.send(text, in: chatId, files: files)
             case .reply(let id, _):
-                try repository.send(text, in: chatId, replyTo: messages.first { $0.id == id }?.message)
+                try repository.send(text, in: chatId, replyTo: messages.first { $0.id == id }?.message, files: files)
             case .edit(let id):
                 guard let message = messages.first(where: { $0.id == id })?.message else { break }
                 if message.text != text { try repository.edit(message, text: text) }
             }
-            update { $0.draft = ""; $0.composer = .new; $0.composerTitle = nil; $0.isSendEnabled = false }
+            if !Self.isEditing(state.composer) { files = [] }
+            update {
+                if !Self.isEditing($0.composer) { $0.draftFiles = [] }
+                $0.draft = ""; $0.composer = .new; $0.composerTitle = nil; $0.isSendEnabled = Self.canSend("", files: files)
+                $0.isAttachEnabled = files.count < Self.filesPerMessage
+            }
         } catch {
             update { $0.errorMessage = environment.message(for: error) }
         }
@@ -260,7 +328,8 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         update {
             $0.composer = .new
             $0.composerTitle = nil
-            if wasEditing { $0.draft = ""; $0.isSendEnabled = false }
+            if wasEditing { $0.draft = ""; $0.isSendEnabled = Self.canSend("", files: files) }
+            $0.isAttachEnabled = files.count < Self.filesPerMessage
         }
     }
 
@@ -303,7 +372,8 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
                 let quote = Quote(author: author(message.authorId, me: repository.account.id), text: String(message.text.prefix(100)))
                 update { $0.composer = .reply(to: id, quote); $0.composerTitle = l("messenger.chat.replyingTo", quote.author) }
             case .edit:
-                update { $0.composer = .edit(id); $0.composerTitle = l("messenger.chat.editing"); $0.draft = message.text; $0.isSendEnabled = true }
+                // An edit changes the text only: files wait for the next new message.
+                update { $0.composer = .edit(id); $0.composerTitle = l("messenger.chat.editing"); $0.draft = message.text; $0.isSendEnabled = true; $0.isAttachEnabled = false }
             case .deleteForMe:
                 try repository.delete(message, for: .me)
             case .deleteForEveryone:

@@ -280,6 +280,17 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         public var notice: String?
     }
 
+    /// An attachment opened from the list: its bytes, for the app to show (Quick Look on iOS) or save.
+    public struct OpenedAttachment: Equatable, Sendable {
+        public var id: UUID
+        public var fileName: String
+        public var contentType: String
+        public var data: Data
+    }
+
+    /// Hands an opened attachment to the app.
+    public var onOpenAttachment: ((OpenedAttachment) -> Void)?
+
     private var person: Person
     private var isBlocked = false
     private let chatId: UUID?
@@ -361,6 +372,20 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         } catch {
             // Offline: the profile as it was passed in.
             update { $0.notice = connectivityNotice(repository.connectivity, environment.localizer) }
+        }
+    }
+
+    /// Opens one of the chat's attachments: downloads its bytes (with the session: attachments
+    /// are not public) and hands them to the app.
+    public func open(_ attachment: UUID) async {
+        guard let row = state.attachments.first(where: { $0.id == attachment }), !state.isLoading else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        do {
+            let body = try await repository.download(attachment)
+            update { $0.isLoading = false }
+            onOpenAttachment?(OpenedAttachment(id: attachment, fileName: row.fileName, contentType: body.contentType, data: body.data))
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
         }
     }
 

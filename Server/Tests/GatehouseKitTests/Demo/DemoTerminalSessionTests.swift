@@ -36,7 +36,7 @@ struct DemoTerminalSessionTests {
         }
     }
 
-    @Test("gatehouse-demo messenger, two people full-screen against a server process: friends, a live chat, reply, edit, delete, forward; offline sends arrive once after a restart")
+    @Test("gatehouse-demo messenger, two people full-screen against a server process: friends, a live chat, reply, edit, delete, forward; offline sends arrive once after a restart; a file attached by path is opened from the profile byte for byte")
     func messengerTwoPeople() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
         #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first: \(Self.serverBinary.path)")

@@ -478,6 +478,100 @@ struct MessengerScreensTests {
         }
     }
 
+    /// A 1×1 PNG: an image by its bytes.
+    static let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!
+
+    @Test("attachments from the chat: a file and a photo picked, pending with upload progress, sent once; one written offline goes up when the network is back; the profile behind the header lists them and opens them byte for byte")
+    func attachmentsFromTheChat() async throws {
+        try await withLiveServer { server in
+            // setup
+            let (app, annID, ann) = try await server.signedInApp("ann.f", firstName: "Ann")
+            let bob = try await server.messengerUser("bob.f", firstName: "Bob")
+            try await befriend(ann, annID, bob.messenger, bob.id)
+            let chat = try await openChat(app, with: bob.id)
+            let report = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+
+            // MUT: a file and a photo with a caption
+            #expect(!chat.state.isSendEnabled && chat.state.isAttachEnabled && chat.state.attachTitle == "Attach")
+            chat.attach(report, fileName: "report.bin", contentType: "application/octet-stream")
+            #expect(chat.state.isSendEnabled && chat.state.draftFiles.map(\.fileName) == ["report.bin"])
+            chat.attach(Self.png, fileName: "photo.png", contentType: "image/png")
+            #expect(chat.state.draftFiles.map(\.isImage) == [false, true])
+            chat.setDraft("the files")
+            var progress: [Double] = []
+            let watching = chat.observe { state in
+                for case .message(let row) in state.items { if let step = row.uploadProgress { progress.append(step) } }
+            }
+            chat.send()
+            #expect(chat.state.draftFiles.isEmpty && !chat.state.isSendEnabled)
+            #expect(row(chat, "the files")?.attachments == ["report.bin", "photo.png"] && row(chat, "the files")?.delivery == .pending)
+            try await app.waitUntil("sent") { self.row(chat, "the files")?.delivery == .sent }
+            watching.cancel()
+
+            // validate: the upload was shown going up, and the row no longer says so
+            #expect(!progress.isEmpty && progress == progress.sorted(), "\(progress)")
+            #expect(row(chat, "the files")?.uploadProgress == nil && row(chat, "the files")?.uploadText == nil)
+
+            // MUT: offline, a file alone
+            await app.network.goOffline()
+            try await app.waitUntil("offline") { try app.main.state.connectivityNotice != nil }
+            chat.attach(Data("written on the train".utf8), fileName: "note.txt", contentType: "text/plain")
+            chat.send()
+            let waiting = try #require(rows(chat).last)
+            #expect(waiting.attachments == ["note.txt"] && waiting.delivery == .pending && waiting.text.isEmpty)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(rows(chat).last?.delivery == .pending, "nothing goes while offline")
+            app.network.goOnline()
+            try await app.waitUntil("everything is sent", within: .seconds(15)) { self.rows(chat).allSatisfy { $0.delivery == .sent } }
+
+            // validate: Bob has each message once, with its files
+            let bobChat = try await bob.messenger.openChat(with: annID)
+            let history = try await bob.messenger.messages(in: bobChat.id).items
+            #expect(history.map { $0.attachments.map(\.fileName) } == [["report.bin", "photo.png"], ["note.txt"]])
+            #expect(history.first?.attachments.map(\.kind) == [.file, .image] && history.first?.text == "the files")
+            let noteID = try #require(history.last?.attachments.first?.id)
+            #expect(try await bob.messenger.download(noteID).data == Data("written on the train".utf8))
+
+            // MUT: the profile behind the chat's header
+            chat.openProfile()
+            let profile: PersonProfileViewModel = try app.top()
+            await profile.appear()
+            var opened: [PersonProfileViewModel.OpenedAttachment] = []
+            profile.onOpenAttachment = { opened.append($0) }
+            await profile.open(try #require(profile.state.attachments.first { $0.fileName == "report.bin" }).id)
+
+            // validate
+            #expect(Set(profile.state.attachments.map(\.fileName)) == ["report.bin", "photo.png", "note.txt"])
+            #expect(profile.state.attachments.first { $0.fileName == "photo.png" }?.isImage == true)
+            #expect(opened.count == 1 && opened.first?.data == report && opened.first?.fileName == "report.bin")
+        }
+    }
+
+    @Test("a message with a file the server refuses shows as failed with its file; retry, once the other side takes messages, sends it")
+    func attachmentRefused() async throws {
+        try await withLiveServer { server in
+            let (app, _, _) = try await server.signedInApp("ann.y")
+            let bob = try await server.messengerUser("bob.y")
+            let chat = try await openChat(app, with: bob.id)
+            _ = try await bob.messenger.setPrivacy(whoCanMessageMe: .friends)
+
+            // MUT
+            chat.attach(Data("hello".utf8), fileName: "hello.txt", contentType: "text/plain")
+            chat.send()
+            try await app.waitUntil("refused") { if case .failed = self.rows(chat).last?.delivery { true } else { false } }
+
+            // validate
+            let failed = try #require(rows(chat).last)
+            #expect(failed.attachments == ["hello.txt"] && failed.deliveryText?.hasPrefix("Not sent: ") == true)
+            chat.select(failed.id)
+            #expect(chat.state.actions.map(\.action) == [.retry, .discard])
+            _ = try await bob.messenger.setPrivacy(whoCanMessageMe: .everyone)
+            chat.perform(.retry)
+            try await app.waitUntil("sent on retry") { self.rows(chat).last?.delivery == .sent }
+            #expect(try await bob.messenger.messages(in: try await bob.messenger.openChat(with: app.repository.account.id).id).items.map { $0.attachments.map(\.fileName) } == [["hello.txt"]])
+        }
+    }
+
     @Test("offline: a send the server refuses shows as failed with retry and discard")
     func failedSend() async throws {
         try await withLiveServer { server in

@@ -3,7 +3,9 @@
 `gatehouse serve` process: they find each other by tag, become friends, open a chat, exchange
 messages that appear live on the other side, reply, edit, delete and forward; then the server is
 stopped, one side writes two messages offline (shown pending), the server comes back, and both
-messages arrive exactly once on the other side. Exits 0 when every step was seen."""
+messages arrive exactly once on the other side. Then one attaches a file by its path; the other sees
+it in the chat, opens the profile behind the chat's header and the attachment there, and the file
+saved is byte for byte the one sent. Exits 0 when every step was seen."""
 import argparse
 import datetime
 import json
@@ -101,8 +103,11 @@ class Demo:
 
     def __init__(self, name, session_file):
         self.name = name
+        # Each in a folder of its own: an opened attachment is saved under downloads/ there.
+        self.folder = os.path.join(work, name)
+        os.makedirs(self.folder, exist_ok=True)
         self.child = pexpect.spawn(args.demo, ["messenger", "--server", BASE, "--language", "en", "--session-file", session_file],
-                                   encoding="utf-8", dimensions=(60, 120))
+                                   encoding="utf-8", dimensions=(60, 120), cwd=self.folder)
         self.output = ""
         self.position = 0
         self.ended = False
@@ -280,6 +285,29 @@ try:
     start_server()
     bob.expect("offline one")
     bob.expect("offline two")
+
+    step = "Ann attaches a file by its path and sends it with a caption"
+    attachment = os.path.join(work, "report.bin")
+    payload = bytes((i * 31 + 7) % 256 for i in range(200_000))
+    with open(attachment, "wb") as f:
+        f.write(payload)
+    type_text(ann, "/attach " + attachment)
+    press(ann, ENTER)
+    ann.expect("📎 report.bin  ")
+    type_text(ann, "the report")
+    press(ann, ENTER)
+    bob.expect("the report")
+    bob.expect("📎 report.bin")
+
+    step = "Bob opens the profile behind the chat's header, and the attachment there"
+    press(bob, "\t")
+    bob.expect("Attachments  (Enter opens)")
+    press(bob, DOWN, DOWN, DOWN, DOWN, DOWN)
+    bob.expect("> 📎 report.bin")
+    press(bob, ENTER)
+    bob.expect("saved to ")
+    with open(os.path.join(bob.folder, "downloads", "report.bin"), "rb") as f:
+        assert f.read() == payload, "the opened attachment is not the file sent"
 
     step = "exactly once, in order, on the server"
     chats = call("GET", "/v1/chats", token=bob_token)["items"]
