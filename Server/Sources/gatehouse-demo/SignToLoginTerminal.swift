@@ -206,6 +206,12 @@ final class SignToLoginTerminal: TerminalMenu {
     private func show(_ vm: DocumentsViewModel) async {
         vm.reload()
         header(vm.state.title)
+        // The alert over the list (the spec's "Образец создан"): it stays until its button.
+        if let notice = vm.state.notice {
+            Terminal.line("  ┌ \(notice)")
+            await menu([Option(label: vm.state.noticeButton) { vm.dismissNotice() }])
+            return
+        }
         if vm.state.items.isEmpty { Terminal.line("  \(vm.state.emptyMessage)") }
         for (index, item) in vm.state.items.enumerated() { Terminal.line("  [\(index + 1)] \(item.name)  \(item.size) B") }
         notices(error: vm.state.errorMessage)
@@ -229,7 +235,7 @@ final class SignToLoginTerminal: TerminalMenu {
             Terminal.line(t("  Page \(index + 1): ", "  Страница \(index + 1): ") + "\(Int(page.width))×\(Int(page.height)) pt")
         }
         if let id = vm.state.documentID { Terminal.line("  documentid: \(id)") }
-        for row in vm.state.history { Terminal.line("  ✎ \(row.name)  \(row.similarity)\(row.isLowMatch ? " ⚠" : "")  \(row.time)") }
+        for row in vm.state.history { Terminal.line("  ✎ \(row.name)  \(row.similarity)\(row.isLowMatch ? " ⚠" : "")  \(row.time)\(row.photoURL != nil ? "  📷" : "")") }
         if let warning = vm.state.changedOutsideWarning { Terminal.line("  ⚠ \(warning)") }
         if let warning = vm.state.lowMatchWarning { Terminal.line("  ⚠ \(warning)") }
         if let p = vm.state.placement {
@@ -256,11 +262,23 @@ final class SignToLoginTerminal: TerminalMenu {
             Option(label: vm.state.deleteTitle, enabled: placed) { vm.deletePlacement() },
             Option(label: vm.state.saveTitle, enabled: vm.state.isSaveEnabled) { await vm.save() },
             Option(label: vm.state.historyTitle, enabled: vm.state.documentID != nil) { vm.showHistory() },
-            Option(label: vm.state.emailTitle) {
+            Option(label: vm.state.emailTitle) { [self] in
                 let mail = vm.emailDraft()
                 Terminal.line("  Subject: \(mail.subject)")
                 Terminal.line("  \(mail.body.replacingOccurrences(of: "\n", with: "\n  "))")
                 Terminal.line("  📎 \(mail.attachment.lastPathComponent) (\(mail.mimeType))")
+                // A terminal has no mail composer: the whole message is written as an .eml file to send or open.
+                let file = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                    .appendingPathComponent(mail.attachment.deletingPathExtension().lastPathComponent + ".eml")
+                do {
+                    try vm.emailMessage().write(to: file, options: .atomic)
+                    Terminal.line(t("  ✉ written to ", "  ✉ записано в ") + file.path)
+                } catch {
+                    Terminal.line(t("  ✗ cannot write the message: ", "  ✗ письмо не записано: ") + "\(error)")
+                }
+            },
+            Option(label: t("Attach a photo taken when signing (a path)", "Приложить фото, снятое при подписи (путь)"), enabled: !placed) { [self] in
+                if let path = read(t("Path", "Путь")), let data = FileManager.default.contents(atPath: path) { vm.setPhoto(data) }
             },
             Option(label: t("Back to the documents", "К документам")) { [self] in flow.showDocuments() },
         ])
@@ -272,7 +290,7 @@ final class SignToLoginTerminal: TerminalMenu {
         Terminal.line("  documentid: \(vm.state.documentID)")
         if vm.state.rows.isEmpty { Terminal.line("  \(vm.state.emptyMessage)") }
         for row in vm.state.rows {
-            Terminal.line("  ✎ \(row.name)  \(row.similarity)\(row.isLowMatch ? " ⚠" : "")  \(row.time)  \(row.place ?? "")  \(row.signatureID)")
+            Terminal.line("  ✎ \(row.name)  \(row.similarity)\(row.isLowMatch ? " ⚠" : "")  \(row.time)  \(row.place ?? "")  \(row.signatureID)\(row.photoURL != nil ? "  📷" : "")")
         }
         Terminal.line("  🌐 \(vm.state.webURL.absoluteString)")
         notices(error: vm.state.errorMessage)

@@ -181,7 +181,7 @@ struct WireScorer: Scorer {
 
     mutating func enrol(_ writer: String, _ signatures: [SignaturePoints]) async throws -> Int? {
         var fields = [("apikey", apiKey), ("email", email(writer)), ("user_name", "Writer \(writer)"), ("time", Self.time),
-                      ("device_version", "iPhone15,2"), ("os_version", "17.4")]
+                      ("device_version", "iPhone15,2"), ("os_version", "17.4"), ("resolution", "{\"width\":393,\"height\":852}"), ("pressure", "0")]
         if let code = codes[writer] { fields.append(("email_code", code)) }
         if let token = tokens[writer] { fields.append(("enrolment_token", token)) }
         var answer = try await post("register/", Self.body(fields, "signatures", json: "[" + signatures.map(Self.json).joined(separator: ",") + "]"))
@@ -205,7 +205,8 @@ struct WireScorer: Scorer {
 
     mutating func score(_ writer: String, _ attempt: SignaturePoints) async throws -> Double {
         // The body is made before the clock starts: the latency is the round trip.
-        let body = Self.body([("apikey", apiKey), ("email", email(writer)), ("time", Self.time), ("device_version", "iPhone15,2")],
+        let body = Self.body([("apikey", apiKey), ("email", email(writer)), ("time", Self.time), ("device_version", "iPhone15,2"),
+                              ("resolution", "{\"width\":393,\"height\":852}"), ("pressure", "0")],
                              "signature", json: Self.json(attempt))
         let start = DispatchTime.now().uptimeNanoseconds
         let data = try await send(server.appendingPathComponent("authenticate/"), body: body)

@@ -49,16 +49,25 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
     /// of the package uses (``InputRules``).
     static let rules: [Field: (keyboard: KeyboardKind, maxLength: Int, isValid: @Sendable (String) -> Bool)] = [
         .email: (.email, 254, InputRules.isEmail),
-        .userName: (.name, 100, matches(#"^[\p{L}\p{M}][\p{L}\p{M} .'\-]*$"#)),
-        .phone: (.phone, 20, InputRules.isPhone),
-        .company: (.text, 200, matches(#"^[^\p{Cc}]+$"#)),
-        .position: (.text, 200, matches(#"^[^\p{Cc}]+$"#)),
-        .birthday: (.date, 10, matches(#"^(0[1-9]|[12][0-9]|3[01])\.(0[1-9]|1[0-2])\.(19|20)[0-9]{2}$"#)),
-        .sex: (.text, 6, matches(#"^(male|female)$"#)),
+        .userName: (.name, SignatureProfileRules.maxLength(.userName), { SignatureProfileRules.isValid($0, for: .userName) }),
+        .phone: (.phone, SignatureProfileRules.maxLength(.phoneNumber), { InputRules.isPhone($0) && SignatureProfileRules.isValid($0, for: .phoneNumber) }),
+        .company: (.text, SignatureProfileRules.maxLength(.companyName), { SignatureProfileRules.isValid($0, for: .companyName) }),
+        .position: (.text, SignatureProfileRules.maxLength(.position), { SignatureProfileRules.isValid($0, for: .position) }),
+        .birthday: (.date, SignatureProfileRules.maxLength(.birthday), { SignatureProfileRules.isValid($0, for: .birthday) }),
+        .sex: (.text, SignatureProfileRules.maxLength(.sex), { SignatureProfileRules.isValid($0, for: .sex) }),
     ]
 
-    static func matches(_ pattern: String) -> @Sendable (String) -> Bool {
-        { $0.range(of: pattern, options: .regularExpression) != nil }
+    /// The spec's field a form field is (the email has its own rule).
+    static func specField(_ field: Field) -> SignatureProfileRules.Field? {
+        switch field {
+        case .email: nil
+        case .userName: .userName
+        case .phone: .phoneNumber
+        case .company: .companyName
+        case .position: .position
+        case .birthday: .birthday
+        case .sex: .sex
+        }
     }
 
     public init(localizer: Localizer, remembered: SignToLoginProfile? = nil) {
@@ -76,12 +85,22 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
         revalidate()
     }
 
+    /// Sets a field as typed. A character the field does not take (a digit in a name, a letter in
+    /// a phone, `<` anywhere) is not put in: the field keeps the rest and says which were left out.
     public func set(_ field: Field, _ value: String) {
         let limit = Self.rules[field]!.maxLength
+        let kept = Self.specField(field).map { SignatureProfileRules.filtered(value, for: $0) } ?? String(value.prefix(limit))
+        let refused = Self.specField(field).map { spec in String(value.filter { !SignatureProfileRules.allows($0, in: spec) }) } ?? ""
         update { state in
-            if let index = state.fields.firstIndex(where: { $0.field == field }) { state.fields[index].value = String(value.prefix(limit)) }
+            if let index = state.fields.firstIndex(where: { $0.field == field }) { state.fields[index].value = kept }
         }
         revalidate()
+        if !refused.isEmpty {
+            let note = localizer("stl.profile.notAllowed", String(Set(refused)).sorted().map(String.init).joined(separator: " "))
+            update { state in
+                if let index = state.fields.firstIndex(where: { $0.field == field }) { state.fields[index].error = note }
+            }
+        }
     }
 
     public func setPhoto(_ data: Data?) { update { $0.photo = data } }

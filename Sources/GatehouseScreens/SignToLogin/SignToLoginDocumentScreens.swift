@@ -20,17 +20,24 @@ public final class DocumentsViewModel: ScreenModel<DocumentsViewModel.State> {
         public var items: [Item] = []
         public var emptyMessage: String
         public var errorMessage: String?
+        /// A notice shown over the list until the person dismisses it (the spec's alert "Образец
+        /// создан" after an enrolment): on iOS a `UIAlertController` with `noticeButton`.
+        public var notice: String?
+        public var noticeButton: String
     }
 
     public var onOpen: ((URL) -> Void)?
     private let environment: SignToLoginEnvironment
 
-    public init(environment: SignToLoginEnvironment) {
+    public init(environment: SignToLoginEnvironment, notice: String? = nil) {
         self.environment = environment
         let l = environment.localizer
-        super.init(state: State(title: l("stl.documents.title"), emptyMessage: l("stl.documents.empty")))
+        super.init(state: State(title: l("stl.documents.title"), emptyMessage: l("stl.documents.empty"), notice: notice, noticeButton: l("stl.documents.ok")))
         reload()
     }
+
+    /// The notice's button: the alert goes.
+    public func dismissNotice() { update { $0.notice = nil } }
 
     /// Reads the folder again, newest first.
     public func reload() {
@@ -160,6 +167,79 @@ public struct DocumentEmail: Equatable, Sendable {
     public var body: String
     public var attachment: URL
     public var mimeType = "application/pdf"
+
+    /// The whole message (RFC 5322 with MIME, RFC 2045–2047 and 2231): `From`, `To`, `Subject`
+    /// (encoded words when not ASCII), `Date`, `Message-ID`, a UTF-8 text part and the signed PDF
+    /// as a base64 attachment, with CRLF line ends. What a mail client opens as an `.eml` file, and
+    /// what a platform without a composer (or a share sheet) sends; on iOS the same subject, body
+    /// and attachment go to `MFMailComposeViewController` instead.
+    public func message(from sender: String, date: Date = Date()) throws -> Data {
+        let pdf = try Data(contentsOf: attachment)
+        let boundary = "gatehouse-" + UUID().uuidString
+        let name = attachment.lastPathComponent
+        var lines: [String] = []
+        lines.append("From: " + sender)
+        if !recipients.isEmpty { lines.append("To: " + recipients.joined(separator: ", ")) }
+        lines.append("Subject: " + Self.encodedWords(subject))
+        lines.append("Date: " + Self.rfc5322Date(date))
+        lines.append("Message-ID: <\(UUID().uuidString.lowercased())@\(sender.split(separator: "@").last.map(String.init) ?? "localhost")>")
+        lines.append("MIME-Version: 1.0")
+        lines.append("Content-Type: multipart/mixed; boundary=\"\(boundary)\"")
+        lines.append("")
+        lines.append("--" + boundary)
+        lines.append("Content-Type: text/plain; charset=utf-8")
+        lines.append("Content-Transfer-Encoding: base64")
+        lines.append("")
+        lines += Self.base64Lines(Data(body.utf8))
+        lines.append("--" + boundary)
+        let quotedName = name.allSatisfy { $0.isASCII && $0 != "\"" && $0 != "\\" } ? "\"\(name)\"" : "\"document.pdf\""
+        lines.append("Content-Type: \(mimeType); name=\(quotedName)")
+        lines.append("Content-Transfer-Encoding: base64")
+        // RFC 2231: the real name in UTF-8, beside a plain one for old readers.
+        let encodedName = name.addingPercentEncoding(withAllowedCharacters: Self.attributeCharacters) ?? "document.pdf"
+        lines.append("Content-Disposition: attachment; filename=\(quotedName); filename*=UTF-8''\(encodedName)")
+        lines.append("")
+        lines += Self.base64Lines(pdf)
+        lines.append("--" + boundary + "--")
+        lines.append("")
+        return Data(lines.joined(separator: "\r\n").utf8)
+    }
+
+    /// RFC 2231's attribute characters (what may stand unescaped in `filename*`).
+    private static let attributeCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~")
+
+    /// A header's text: as is when ASCII, else RFC 2047 encoded words (UTF-8, base64) of at most 75 characters each.
+    static func encodedWords(_ text: String) -> String {
+        if text.allSatisfy({ $0.isASCII && $0 != "\r" && $0 != "\n" }) { return text }
+        var words: [String] = [], chunk = ""
+        for character in text {
+            let candidate = chunk + String(character)
+            if Data(candidate.utf8).base64EncodedString().count > 75 - 12, !chunk.isEmpty {
+                words.append(chunk)
+                chunk = String(character)
+            } else {
+                chunk = candidate
+            }
+        }
+        if !chunk.isEmpty { words.append(chunk) }
+        return words.map { "=?UTF-8?B?" + Data($0.utf8).base64EncodedString() + "?=" }.joined(separator: "\r\n ")
+    }
+
+    static func base64Lines(_ data: Data) -> [String] {
+        let text = data.base64EncodedString()
+        return stride(from: 0, to: text.count, by: 76).map { start in
+            let from = text.index(text.startIndex, offsetBy: start)
+            return String(text[from..<(text.index(from, offsetBy: 76, limitedBy: text.endIndex) ?? text.endIndex)])
+        }
+    }
+
+    static func rfc5322Date(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
+        return formatter.string(from: date)
+    }
 }
 
 /// The document viewer (figure 8): the pages, "Sign" (draw → the server scores it → the stamp
@@ -282,17 +362,31 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
         }
     }
 
-    /// "Sign": the screen to draw on (it always goes on; the score is kept for later readers).
+    /// "Sign": the screen to draw on (it always goes on; the score is kept for later readers). The
+    /// photo taken when signing (``setPhoto(_:)`` here, or `photo` on the returned screen) goes
+    /// with the signature to the server, which keeps it as the evidence of who signed (in the
+    /// document's history and on its page), and onto the stamp.
     public func sign() -> AuthenticateViewModel {
         let model = AuthenticateViewModel(environment: environment, email: email, requiresMatch: false)
-        model.onOutcome = { [weak self] outcome in
-            if case .authenticated(let result) = outcome { self?.place(result) }
+        model.photo = photo
+        signing = model
+        model.onOutcome = { [weak self, weak model] outcome in
+            guard let self else { return }
+            if let taken = model?.photo { photo = taken }
+            if case .authenticated(let result) = outcome { place(result) }
         }
         return model
     }
 
-    /// Attaches the photo taken when signing (shown beside the signature).
-    public func setPhoto(_ jpeg: Data?) { photo = jpeg }
+    /// The signing screen open now, if any (the photo set meanwhile goes to it too).
+    private weak var signing: AuthenticateViewModel?
+
+    /// Attaches the photo taken when signing: kept by the server with the signature (any of PNG, JPEG,
+    /// GIF or WebP), and drawn beside the signature on the stamp when it is a JPEG.
+    public func setPhoto(_ jpeg: Data?) {
+        photo = jpeg
+        signing?.photo = jpeg
+    }
 
     /// Puts a scored signature on the page (the last page, bottom right, at a third of its width).
     func place(_ result: AuthenticateViewModel.Result) {
@@ -396,7 +490,8 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
                 update { $0.documentID = documentID }
             }
             guard let documentID else { return }
-            let stamp = SignatureStamp(ink: signature.ink, photoJPEG: photo,
+            // The stamp embeds a JPEG as it is (PDF's DCTDecode); another image type goes to the server only.
+            let stamp = SignatureStamp(ink: signature.ink, photoJPEG: photo.flatMap { $0.starts(with: [0xFF, 0xD8, 0xFF]) ? $0 : nil },
                                        link: environment.client.historyURL(documentID: documentID).absoluteString)
             let signed = try PDFSigner.sign(data, page: placement.page, rect: try userSpaceRect(of: placement), stamp: stamp)
             let after = Self.sha256(signed)
@@ -427,11 +522,18 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
         onShowHistory?(model)
     }
 
-    /// "Send by email": what the platform's composer needs.
+    /// "Send by email": what the platform's composer needs (subject, body and the signed PDF, in
+    /// the person's language); ``emailMessage(to:date:)`` is the same as one complete message.
     public func emailDraft(to recipients: [String] = []) -> DocumentEmail {
         let l = environment.localizer
         var body = l("stl.email.body", state.title)
         if let documentID = state.documentID { body += "\n\n" + l("stl.email.history", environment.client.historyURL(documentID: documentID).absoluteString) }
         return DocumentEmail(recipients: recipients, subject: l("stl.email.subject", state.title), body: body, attachment: url)
+    }
+
+    /// "Send by email" as a complete RFC 5322 message from the signed-in person: an `.eml` file to
+    /// share or save, or what a platform without a composer sends.
+    public func emailMessage(to recipients: [String] = [], date: Date = Date()) throws -> Data {
+        try emailDraft(to: recipients).message(from: email, date: date)
     }
 }

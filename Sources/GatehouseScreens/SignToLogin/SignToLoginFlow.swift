@@ -93,7 +93,7 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
             switch outcome {
             case .enrolled(let remembered):
                 email = remembered.email
-                showDocuments()
+                showDocuments(notice: environment.localizer("stl.enrol.done"))
             case .cancelled:
                 showProfile(profile)
             }
@@ -118,8 +118,9 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
         show(.authenticate(model))
     }
 
-    public func showDocuments() {
-        let model = DocumentsViewModel(environment: environment)
+    /// The documents; `notice` is an alert over them until dismissed ("Образец создан" after an enrolment).
+    public func showDocuments(notice: String? = nil) {
+        let model = DocumentsViewModel(environment: environment, notice: notice)
         model.onOpen = { [weak self] url in self?.openDocument(url) }
         show(.documents(model))
     }

@@ -137,6 +137,26 @@ package struct SignToLoginController: Sendable {
         return .success(bytes)
     }
 
+    /// The first of the spec's required parameters (marked `*`) the request lacks, answered `res 10` naming it.
+    static func missing(_ names: [String], in body: SignatureRequest) -> Response? {
+        for name in names where body.text(name) == nil && body.structured(name) == nil && body.fields[name] == nil {
+            return invalid("\(name) is missing (the spec marks it required)")
+        }
+        return nil
+    }
+
+    /// The first optional profile field whose value the profile's rules refuse (the spec: only allowed characters).
+    static func refusedProfileField(_ body: SignatureRequest) -> Response? {
+        for field in SignatureProfileRules.Field.allCases where field != .userName {
+            guard let value = body.text(field.rawValue) else { continue }
+            let checked = field == .sex ? value.lowercased() : value
+            guard SignatureProfileRules.isValid(checked, for: field) else {
+                return invalid("\(field.rawValue) holds characters or a form it does not take" + (field == .birthday ? " (DD.MM.YYYY, a real date)" : field == .sex ? " (male or female)" : ""))
+            }
+        }
+        return nil
+    }
+
     /// The spec's dates: `DD.MM.YYYY HH:MM:SS` (or a date alone).
     package static func isSpecTime(_ text: String) -> Bool { SignToLoginAPI.isSpecTime(text) }
 
@@ -156,6 +176,7 @@ package struct SignToLoginController: Sendable {
         case .success(let opened): (body, app) = opened
         }
         guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
+        if let missing = Self.missing(["os_version", "device_version"], in: body) { return missing }
         do {
             switch try await signatures.presence(email: email, deviceVersion: body.text("device_version"), appID: app.id, origin: origin(request, context)) {
             case .unknown: return Self.answer(.refused(.signaturesIncompleteOrUnknownUser, "User does not exist"))
@@ -175,10 +196,12 @@ package struct SignToLoginController: Sendable {
         case .success(let opened): (body, app) = opened
         }
         guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
-        guard let userName = body.text("user_name"), userName.count <= 200 else { return Self.invalid("user_name is missing or longer than 200 characters") }
+        guard let userName = body.text("user_name"), SignatureProfileRules.isValid(userName, for: .userName) else {
+            return Self.invalid("user_name is missing, or not a name (letters, spaces and .'- only, at most \(SignatureProfileRules.maxLength(.userName)) characters)")
+        }
         guard let time = body.text("time"), Self.isSpecTime(time) else { return Self.invalid("time is missing or not DD.MM.YYYY HH:MM:SS") }
-        if let birthday = body.text("birthday"), !Self.isSpecTime(birthday) { return Self.invalid("birthday is not DD.MM.YYYY") }
-        if let sex = body.text("sex"), !["male", "female"].contains(sex.lowercased()) { return Self.invalid("sex is male or female") }
+        if let missing = Self.missing(["os_version", "device_version", "resolution", "pressure"], in: body) { return missing }
+        if let refused = Self.refusedProfileField(body) { return refused }
         guard case .array(let raw)? = body.structured("signatures"), !raw.isEmpty, raw.count <= settings.enrolmentSignatures * 2 else {
             return Self.invalid("signatures is missing or not an array of at most \(settings.enrolmentSignatures * 2) signatures")
         }
@@ -245,7 +268,8 @@ package struct SignToLoginController: Sendable {
         case .failure(let answer): return answer
         case .success(let bytes): photo = bytes
         }
-        if let time = body.text("time"), !Self.isSpecTime(time) { return Self.invalid("time is not DD.MM.YYYY HH:MM:SS") }
+        guard let time = body.text("time"), Self.isSpecTime(time) else { return Self.invalid("time is missing or not DD.MM.YYYY HH:MM:SS") }
+        if let missing = Self.missing(["resolution", "pressure"], in: body) { return missing }
         let attempt = SignatureService.Attempt(
             email: email, signature: signature, deviceVersion: body.text("device_version"), photo: photo,
             location: jsonText(body, "location").map { String($0.prefix(500)) }, country: body.text("country").map { String($0.prefix(200)) },

@@ -5,6 +5,9 @@ import GatehouseScreens
 import GatehouseSignature
 import GatehouseTestSupport
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The Sign To Login app's screens against a live in-process server: every view model driven as
 /// the UI would, signatures drawn as touches on the pad.
@@ -180,6 +183,96 @@ struct SignToLoginScreensTests {
             enrolment.setCode(try await app.server.latestCodeV1(to: "cat@example.com"))
             await enrolment.submitCode()
             guard case .documents = flow.state.screen else { Issue.record("not enrolled: \(enrolment.state)"); return }
+        }
+    }
+
+    @Test("res 3: enrolled through another app, the person logging in here is offered a new sample: the form with the email, ten signatures, the code; then the documents with \"Signature sample created\" until dismissed")
+    func newSampleForThisApp() async throws {
+        try await withApp { app in
+            // setup: Dan enrolled through another company's app
+            let elsewhere = try await app.server.signToLoginClient()
+            _ = try await app.server.enrol(elsewhere, SignToLoginProfile(email: "dan@example.com", userName: "Dan"), signatures: (0..<10).map { _ in app.pen.signature() })
+            let flow = SignToLoginFlow(environment: app.environment)
+            await flow.start()
+            app.server.clock.advance(by: 61)  // past the code's resend cooldown (the other enrolment mailed one)
+
+            // MUT: log in here
+            flow.logIn()
+            guard case .signIn(let signIn) = flow.state.screen else { Issue.record("not the sign-in"); return }
+            signIn.setEmail("dan@example.com")
+            await signIn.submit()
+
+            // validate: the form, with the address, to make this app's sample
+            guard case .profile(let form) = flow.state.screen else { Issue.record("not offered a new sample: \(flow.state.screen.kind)"); return }
+            #expect(form.value(.email) == "dan@example.com" && !form.state.isNextEnabled)
+            form.set(.userName, "Dan")
+            form.next()
+            guard case .enrolment(let enrolment) = flow.state.screen else { Issue.record("not the enrolment"); return }
+            for _ in 0..<10 {
+                app.draw(enrolment.pad)
+                await enrolment.accept()
+            }
+            try await prove(app, enrolment)
+            guard case .documents(let documents) = flow.state.screen else { Issue.record("not enrolled: \(enrolment.state)"); return }
+            #expect(documents.state.notice == "Signature sample created" && documents.state.noticeButton == "OK")
+            documents.reload()
+            #expect(documents.state.notice == "Signature sample created", "the notice stays until dismissed")
+            documents.dismissNotice()
+            #expect(documents.state.notice == nil)
+            // Logging in here now goes to the signature.
+            #expect(try await app.environment.client.login(email: "dan@example.com") == .enrolled)
+        }
+    }
+
+    @Test("the photo taken when signing goes with the signature: the server keeps it, the history names it, and its bytes are the ones taken")
+    func signingPhoto() async throws {
+        try await withApp { app in
+            let flow = SignToLoginFlow(environment: app.environment)
+            try await register(&app, flow: flow, email: "ann@example.com")
+            let incoming = FileManager.default.temporaryDirectory.appendingPathComponent("Photo-\(UUID().uuidString.prefix(6)).pdf")
+            try minimalPDF(text: "Contract").write(to: incoming)
+            defer { try? FileManager.default.removeItem(at: incoming) }
+            flow.openFile(incoming)
+            guard case .viewer(let viewer) = flow.state.screen else { Issue.record("not the viewer"); return }
+            await viewer.open()
+            let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!
+
+            // MUT: the signing screen opens, the app takes the photo meanwhile, the person signs and saves
+            let signing = viewer.sign()
+            viewer.setPhoto(png)
+            #expect(signing.photo == png, "the photo reaches the open signing screen")
+            app.draw(signing.pad)
+            await signing.submit()
+            await viewer.save()
+
+            // validate
+            let entry = try #require(viewer.state.history.first, "\(viewer.state)")
+            let photoURL = try #require(entry.photoURL, "the history names the photo")
+            // The URL names the server's public address; fetched here from the server under test.
+            let local = app.server.baseURL.appendingPathComponent(photoURL.path)
+            let (bytes, response) = try await URLSessionTransport().send(URLRequest(url: local))
+            #expect(photoURL.path.hasPrefix("/signature-photos/"))
+            #expect(response.statusCode == 200 && bytes == png)
+        }
+    }
+
+    @Test("the profile form leaves out what a field does not take, as it is typed, and says so")
+    func profileFormCharacters() async throws {
+        try await withApp { app in
+            let form = ProfileFormViewModel(localizer: app.environment.localizer)
+            form.set(.userName, "Ann2 <Lee>")
+            #expect(form.value(.userName) == "Ann Lee" && form.state.fields.first { $0.field == .userName }?.error == "Not allowed here: 2 < >")
+            form.set(.phone, "+7 916 abc 123-45-67")
+            #expect(form.value(.phone) == "+7 916  123-45-67")
+            form.set(.company, "<b>Acme</b>")
+            #expect(form.value(.company) == "bAcme/b")
+            form.set(.birthday, "17/05/1990")
+            #expect(form.value(.birthday) == "17051990" && form.state.fields.first { $0.field == .birthday }?.error != nil)
+            form.set(.birthday, "17.05.1990")
+            form.set(.email, "ann@example.com")
+            form.set(.userName, "Ann Lee")
+            form.set(.company, "Acme & Co.")
+            #expect(form.state.fields.allSatisfy { $0.error == nil } && form.state.isNextEnabled, "\(form.state.fields)")
         }
     }
 

@@ -4,12 +4,19 @@ running server: registers with ten signatures (one scribble refused by the pad f
 PDF handed over from elsewhere, signs it, moves the signature, saves it, reads the history; then a
 relaunch goes straight to the documents (the person remembered), a stranger's signature on the
 document is saved with a low-match warning for the next reader, and the stl:// link opens the
-history; logged out, it logs in again by email and signature (a stranger's refused). Exits 0 when
-every expected screen appeared."""
+history; logged out, it logs in again by email and signature (a stranger's refused). The photo taken
+when signing goes with the signature into the history; "Send by email" writes the whole message as
+an .eml file, which Python's email package reads back: its attachment is the signed PDF, byte for
+byte. Exits 0 when every expected screen appeared."""
 import argparse
+import email
+import email.policy
+import os
 import sys
+import tempfile
 
 import pexpect
+from PIL import Image
 
 import demo_menu
 from demo_menu import option
@@ -47,11 +54,19 @@ def run():
         option(demo, "Accept")
     demo_menu.prove_address(demo)
     demo.expect_exact("== Documents ==")
+    demo.expect_exact("┌ Signature sample created")              # the spec's alert, until its button
+    option(demo, "OK")
+    demo.expect_exact("== Documents ==")
     demo.expect_exact("No documents yet")
     option(demo, "Open a PDF from elsewhere (a path)")
     demo.expect_exact("Path: "); demo.sendline(args.pdf)
     demo.expect_exact("== Contract ==")
     demo.expect_exact("Page 1: 595×842 pt")
+    # The photo taken when signing (the app's camera; here a file): the evidence of who signed.
+    photo = os.path.join(tempfile.mkdtemp(prefix="stl-photo-"), "face.jpg")
+    Image.new("RGB", (48, 64), (200, 160, 140)).save(photo, "JPEG")
+    option(demo, "Attach a photo taken when signing (a path)")
+    demo.expect_exact("Path: "); demo.sendline(photo)
     option(demo, "Sign")
     demo.expect_exact("== Sign to continue ==")
     option(demo, "Draw my signature")
@@ -62,11 +77,23 @@ def run():
     option(demo, "Save")
     demo.expect(r"documentid: ([0-9a-f]{20})")
     document_id = demo.match.group(1)
-    demo.expect(r"✎ Ann Lee  \d+%")
+    demo.expect(r"✎ Ann Lee  \d+%[^\r\n]*📷")
     demo.expect_exact("Signed and saved.")
+    option(demo, "Send by email")
+    demo.expect(r"✉ written to (\S+\.eml)")
+    with open(demo.match.group(1), "rb") as f:
+        message = email.message_from_bytes(f.read(), policy=email.policy.default)
+    assert message["Subject"] == "Signed document: Contract", message["Subject"]
+    assert message["From"] == "ann@example.com" and message["Date"] and message["Message-ID"], dict(message)
+    assert "/documents/?documentid=" + document_id in message.get_body(preferencelist=("plain",)).get_content()
+    attachments = [part for part in message.iter_attachments()]
+    assert len(attachments) == 1 and attachments[0].get_content_type() == "application/pdf", attachments
+    assert attachments[0].get_filename() == "Contract.pdf", attachments[0].get_filename()
+    with open(os.path.join(args.documents, "Contract.pdf"), "rb") as f:
+        assert attachments[0].get_payload(decode=True) == f.read(), "the mailed PDF is not the signed one"
     option(demo, "History")
     demo.expect_exact("== Signing history ==")
-    demo.expect(r"✎ Ann Lee  \d+%")
+    demo.expect(r"✎ Ann Lee  \d+%[^\r\n]*📷")
     demo.expect_exact("/documents/?documentid=" + document_id)
     option(demo, "Back to the documents")
     demo.expect_exact("== Documents ==")

@@ -31,7 +31,25 @@ struct SignatureEndpointsTests {
         mutating func genuine(_ count: Int) -> [SignaturePoints] { (0..<count).map { _ in writer.sign(&rng, shapeNoise: 0.03) } }
         mutating func other() -> SignaturePoints { stranger.sign(&rng, shapeNoise: 0.03) }
 
+        /// The device facts the spec marks required on `/register/`, `/login/` and `/authenticate/`,
+        /// as the SDK sends them with every call (JSON values): added when a test's fields lack them.
+        static let deviceFacts: [String: [String: String]] = [
+            "/register/": ["os_version": "\"18.1\"", "device_version": "\"iPhone 15\"", "resolution": "{\"width\":393,\"height\":852}", "pressure": "0"],
+            "/login/": ["os_version": "\"18.1\"", "device_version": "\"iPhone 15\""],
+            "/authenticate/": ["time": "\"22.01.2026 15:30:00\"", "resolution": "{\"width\":393,\"height\":852}", "pressure": "0"],
+        ]
+
+        static func withDeviceFacts(_ path: String, _ fields: [String: String]) -> [String: String] {
+            fields.merging(deviceFacts[path] ?? [:]) { mine, _ in mine }
+        }
+
+        static func withDeviceFacts(_ path: String, _ fields: [(String, String)]) -> [(String, String)] {
+            let missing = (deviceFacts[path] ?? [:]).filter { name, _ in !fields.contains { $0.0 == name } }
+            return fields + missing.sorted { $0.key < $1.key }.map { name, value in (name, value.hasPrefix("\"") ? String(value.dropFirst().dropLast()) : value) }
+        }
+
         func json(_ path: String, _ fields: [String: String], headers: HTTPFields = [:]) async throws -> [String: Any] {
+            let fields = Self.withDeviceFacts(path, fields)
             let body = "{" + fields.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"
             let response = try await app.v1.post(path, json: body, headers: headers)
             #expect(response.status == .ok && response.headers[.contentType]?.hasPrefix("application/json") == true)
@@ -39,6 +57,7 @@ struct SignatureEndpointsTests {
         }
 
         func form(_ path: String, _ fields: [(String, String)], multipart: Bool = false) async throws -> [String: Any] {
+            let fields = Self.withDeviceFacts(path, fields)
             let response = multipart ? try await app.postMultipart(path, fields) : try await app.postForm(path, fields)
             #expect(response.status == .ok)
             return try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as! [String: Any]
@@ -234,6 +253,46 @@ struct SignatureEndpointsTests {
             #expect(badSignature["res"] as? String == "10")
             #expect(badTime["res"] as? String == "10")
             #expect(huge.status == .ok && huge.text.hasPrefix("{\"res\":\"11\""), "\(huge.text)")
+        }
+    }
+
+    @Test("the spec's required parameters (marked *): each one missing is res 10 naming it; profile fields take only their characters", arguments: TestEngine.available)
+    func requiredParameters(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            var f = try await fixture(app)
+            let signatures = "[" + f.genuine(10).map { SignatureEndpointsTests.wire($0) }.joined(separator: ",") + "]"
+            let register = Fixture.withDeviceFacts("/register/", f.registerFields("iva@example.com", []).merging(["signatures": signatures]) { _, new in new })
+            let login = Fixture.withDeviceFacts("/login/", ["apikey": "\"\(f.key)\"", "email": "\"iva@example.com\""])
+            let authenticate = Fixture.withDeviceFacts("/authenticate/", ["apikey": "\"\(f.key)\"", "email": "\"iva@example.com\"",
+                                                                          "signature": SignatureEndpointsTests.wire(f.other())])
+            func post(_ path: String, _ fields: [String: String]) async throws -> [String: Any] {
+                let response = try await app.v1.post(path, json: "{" + fields.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}")
+                return try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as! [String: Any]
+            }
+
+            // MUT + validate: each required parameter left out in turn
+            for (path, fields, required) in [("/register/", register, ["os_version", "device_version", "resolution", "pressure", "time", "user_name"]),
+                                             ("/login/", login, ["os_version", "device_version"]),
+                                             ("/authenticate/", authenticate, ["time", "resolution", "pressure"])] {
+                for name in required {
+                    var without = fields
+                    without[name] = nil
+                    let answer = try await post(path, without)
+                    #expect(answer["res"] as? String == "10" && (answer["error"] as? String)?.contains(name) == true, "\(path) without \(name): \(answer)")
+                }
+                let whole = try await post(path, fields)
+                #expect(whole["res"] as? String != "10", "\(path) with every required parameter: \(whole)")
+            }
+            // Profile fields: only their characters.
+            for (name, value) in [("phone_number", "\"+7 916 abc\""), ("company_name", "\"<b>Acme</b>\""), ("birthday", "\"31.02.1990\""),
+                                  ("sex", "\"other\""), ("user_name", "\"Ivan2\"")] {
+                let answer = try await post("/register/", register.merging([name: value]) { _, new in new })
+                #expect(answer["res"] as? String == "10" && (answer["error"] as? String)?.contains(name) == true, "\(name)=\(value): \(answer)")
+            }
+            app.clock.advance(by: 61)  // past the code's resend cooldown (the whole request above sent one)
+            let fine = try await post("/register/", register.merging(["phone_number": "\"+7 (916) 123-45-67\"", "company_name": "\"ООО «Ромашка» & Co.\"",
+                                                                      "position": "\"Head of R&D\"", "birthday": "\"17.05.1990\"", "sex": "\"Female\""]) { _, new in new })
+            #expect(fine["res"] as? String == "13", "a whole profile goes on to the email code: \(fine)")
         }
     }
 

@@ -244,7 +244,7 @@ struct SignatureSecurityTests {
             var (f, _) = try await fixture(app)
             _ = try await app.v1.signedUp(email: "known@example.com")
             func raw(_ path: String, _ email: String, _ extra: String = "") async throws -> String {
-                try await app.v1.post(path, json: "{\"apikey\":\"\(f.key)\",\"email\":\"\(email)\",\"device_version\":\"iPhone\"\(extra)}",
+                try await app.v1.post(path, json: "{\"apikey\":\"\(f.key)\",\"email\":\"\(email)\",\"device_version\":\"iPhone\",\"os_version\":\"18.1\"\(extra)}",
                                       headers: [HTTPField.Name("X-Forwarded-For")!: "192.0.2.9"]).text
             }
 
