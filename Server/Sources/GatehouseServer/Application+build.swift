@@ -92,6 +92,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
+    SignatureProfileController(profiles: services.signatureProfiles, configuration: configuration).addRoutes(to: v1)
     WalletController(wallets: services.wallets, requests: services.moneyRequests, topUps: services.topUps, configuration: configuration).addRoutes(to: v1)
     PaymentsController(topUps: services.topUps, configuration: configuration).addRoutes(to: router)
     AdminController(keys: services.adminKeys, clients: services.clients, configuration: configuration).addRoutes(to: router)
@@ -102,6 +103,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
         outbox: services.operatorOutbox),
         configuration: configuration).addRoutes(to: router)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
+    SignatureProfilePageController(profiles: services.signatureProfiles, sessions: services.sessions, configuration: configuration).addRoutes(to: router)
     SignToLoginController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {
         DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)

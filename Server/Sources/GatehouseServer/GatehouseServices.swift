@@ -51,6 +51,8 @@ package final class GatehouseServices: Sendable {
     /// The Sign To Login service (docs/sign-to-login.md).
     package let apps: AppsService
     package let signatures: SignatureService
+    /// The person's Sign To Login profile: read, edit, delete, and the site's page.
+    package let signatureProfiles: SignatureProfiles
     package let documents: SignatureDocuments
     /// The wallet's services, on one shared core (docs/wallet.md).
     package let wallets: WalletService
@@ -155,6 +157,8 @@ package final class GatehouseServices: Sendable {
         self.signatures = SignatureService(rules: rules, database: database, records: signToLogin, clock: clock, configuration: configuration, hasher: hasher,
                                            sessions: sessions, verification: verification, composer: composer, secrets: secrets,
                                            rateLimiter: rateLimiter, blobs: blobs)
+        self.signatureProfiles = SignatureProfiles(rules: rules, database: database, records: signToLogin, verification: verification, sessions: sessions,
+                                                   composer: composer, clock: clock, blobs: blobs, configuration: configuration)
         self.documents = SignatureDocuments(database: database, records: signToLogin, clock: clock, configuration: configuration, sessions: sessions,
                                             blobs: blobs, signatures: signatures)
 

@@ -46,6 +46,31 @@ package struct SignToLoginStore: Sendable {
         }
     }
 
+    /// A person's profile as kept: its fields (the spec's names), the photo's blob and when it changed.
+    package func profile(of account: UUID) async throws -> (fields: [String: String], photoBlob: String?, updatedAt: Date)? {
+        guard let row = try await sql.raw("""
+            SELECT profile, photo_blob_key, updated_at FROM signature_profiles WHERE account_id = \(bind: account)
+            """).first() else { return nil }
+        let text = try row.decode(column: "profile", as: String.self)
+        let fields = (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
+        return (fields, try row.decode(column: "photo_blob_key", as: String?.self), try row.decode(column: "updated_at", as: Date.self))
+    }
+
+    /// Writes a profile's fields (and, when given, its photo: `.some(nil)` removes it).
+    package func saveProfile(of account: UUID, fields: [String: String], photoBlob: String??, now: Date) async throws {
+        let text = String(decoding: try JSONEncoder().encode(fields), as: UTF8.self)
+        if let photoBlob {
+            try await sql.raw("""
+                UPDATE signature_profiles SET profile = \(bind: text), photo_blob_key = \(bind: photoBlob), updated_at = \(bind: now)
+                WHERE account_id = \(bind: account)
+                """).run()
+        } else {
+            try await sql.raw("""
+                UPDATE signature_profiles SET profile = \(bind: text), updated_at = \(bind: now) WHERE account_id = \(bind: account)
+                """).run()
+        }
+    }
+
     package func app(id: UUID) async throws -> AppModel? {
         try await AppModel.find(id, on: database.db)
     }

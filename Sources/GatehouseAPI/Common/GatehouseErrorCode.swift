@@ -89,6 +89,8 @@ extension GatehouseErrorCode {
     public static let rangeNotSatisfiable: Self = "range_not_satisfiable"
     public static let tooManyBlocks: Self = "too_many_blocks"
     public static let appNotFound: Self = "app_not_found"
+    /// No Sign To Login profile (no enrolment, or it was deleted).
+    public static let signatureProfileNotFound: Self = "signature_profile_not_found"
     public static let invalidBundleId: Self = "invalid_bundle_id"
     public static let invalidURL: Self = "invalid_url"
     public static let tooManyApps: Self = "too_many_apps"

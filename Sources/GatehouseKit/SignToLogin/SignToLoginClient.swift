@@ -161,6 +161,39 @@ public struct SignToLoginClient: Sendable {
         try? sessionStore.save(GatehouseSession(token: token, expiresAt: .distantFuture))
     }
 
+    // MARK: The profile, with the person's session
+
+    /// The `/v1` client on this server with the person's session (the one `register` or a passing
+    /// `authenticate` answered): the profile's calls are the person's own.
+    private var personal: GatehouseClient { GatehouseClient(baseURL: server, sessionStore: sessionStore, transport: transport, now: now) }
+
+    /// The person's profile as the server keeps it (`GET /v1/me/signature-profile`): what
+    /// `register` sent, edited since here or on the site's profile page.
+    public func profile() async throws -> SignatureProfile {
+        try await personal.call(V1.Signatures.profile)
+    }
+
+    /// Changes the optional fields given (an empty string clears one); each by `SignatureProfileRules`.
+    public func updateProfile(_ change: SignatureProfileUpdate) async throws -> SignatureProfile {
+        try await personal.call(V1.Signatures.updateProfile, change)
+    }
+
+    /// The profile's picture: its bytes and type.
+    public func profilePhoto() async throws -> RawBody {
+        try await personal.call(V1.Signatures.photo)
+    }
+
+    /// Sets the profile's picture (a PNG, JPEG, GIF or WebP image).
+    public func setProfilePhoto(_ image: Data, contentType: String) async throws -> SignatureProfile {
+        try await personal.call(V1.Signatures.setPhoto, RawBody(data: image, contentType: contentType))
+    }
+
+    /// Deletes the profile and every signature the server keeps of the person (their right): signing
+    /// in by signature then needs a new enrolment. The account and the session stay.
+    public func deleteProfile() async throws {
+        let _: NoContent = try await personal.call(V1.Signatures.deleteProfile)
+    }
+
     // MARK: The calls
 
     public enum Registration: Equatable, Sendable {

@@ -32,4 +32,6 @@ package enum VerificationPurpose: String, Sendable, CaseIterable {
     case phoneVerification = "phone_verification"
     /// Enrolling a signature for an address that already has an account (docs/sign-to-login.md).
     case signatureEnrolment = "signature_enrolment"
+    /// Signing in to the Sign To Login profile page by a code mailed to the address.
+    case signatureProfile = "signature_profile"
 }

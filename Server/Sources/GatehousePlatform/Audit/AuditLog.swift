@@ -23,6 +23,9 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     /// Signatures enrolled for Sign To Login: a new way to sign in.
     case signatureEnrolled = "signature.enrolled"
     case walletCredited = "wallet.credited"
+    /// The person changed their Sign To Login profile (the fields named), or deleted it with their signatures.
+    case signatureProfileChanged = "signature.profile_changed"
+    case signatureErased = "signature.erased"
     case appCreated = "app.created"
     case appKeyRotated = "app.key_rotated"
     case appDisabled = "app.disabled"
@@ -65,7 +68,7 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     /// the changes to how they sign in.
     package static let ownSecurity: [AuditKind] = [
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
-        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .signatureEnrolled, .accountLocked, .accountUnlocked,
+        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
     ]
 }
 

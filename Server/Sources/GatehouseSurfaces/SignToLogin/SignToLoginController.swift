@@ -218,7 +218,7 @@ package struct SignToLoginController: Sendable {
         var device: [String: String] = ["time": time]
         for name in ["os_version", "device_version"] { if let value = body.text(name) { device[name] = String(value.prefix(200)) } }
         for name in ["resolution", "location"] { if let value = jsonText(body, name) { device[name] = String(value.prefix(500)) } }
-        var profile: [String: String] = [:]
+        var profile: [String: String] = ["user_name": userName]
         for name in ["company_name", "position", "phone_number", "birthday", "sex", "country", "city", "address"] {
             if let value = body.text(name) { profile[name] = String(value.prefix(500)) }
         }

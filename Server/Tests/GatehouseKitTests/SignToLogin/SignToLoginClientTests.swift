@@ -79,6 +79,50 @@ extension LiveServer {
 
 @Suite("Sign To Login: the SDK's client against a live server")
 struct SignToLoginClientTests {
+    @Test("the profile registered, its picture included, is read back with the person's session, edited, its picture replaced; deleting it leaves the address without a sample")
+    func profileReadBack() async throws {
+        try await withLiveServer { server in
+            // setup: Ann registers with a picture
+            let client = try await server.signToLoginClient()
+            var pen = TestPen(state: 3)
+            let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!
+            let registration = SignToLoginProfile(email: "ann@example.com", userName: "Ann Lee", phone: "+7 912 345-67-89", company: "Acme",
+                                                  position: "Engineer", birthday: "17.05.1990", sex: "female", photo: png)
+            _ = try await server.enrol(client, registration, signatures: (0..<10).map { _ in pen.signature() })
+
+            // MUT + validate: read back
+            let profile = try await client.profile()
+            #expect(profile.email == "ann@example.com" && profile.userName == "Ann Lee" && profile.phoneNumber == "+7 912 345-67-89")
+            #expect(profile.companyName == "Acme" && profile.position == "Engineer" && profile.birthday == "17.05.1990" && profile.sex == "female")
+            #expect(profile.photoUrl != nil && profile.devices == ["iphone"])
+            let picture = try await client.profilePhoto()
+            #expect(picture.data == png && picture.contentType == "image/png")
+
+            // edit, a field refused by its rule, the picture replaced
+            let edited = try await client.updateProfile(SignatureProfileUpdate(companyName: "Acme Ltd", position: ""))
+            #expect(edited.companyName == "Acme Ltd" && edited.position == nil)
+            do {
+                _ = try await client.updateProfile(SignatureProfileUpdate(birthday: "31.02.1990"))
+                Issue.record("an impossible birthday was taken")
+            } catch let error as GatehouseClientError {
+                #expect(error.code == .invalidParameter)
+            }
+            let gif = Data(base64Encoded: "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")!
+            _ = try await client.setProfilePhoto(gif, contentType: "image/gif")
+            #expect(try await client.profilePhoto().data == gif)
+
+            // delete
+            try await client.deleteProfile()
+            #expect(try await client.login(email: "ann@example.com") == .unknownUser)
+            do {
+                _ = try await client.profile()
+                Issue.record("a deleted profile was read")
+            } catch let error as GatehouseClientError {
+                #expect(error.code == .signatureProfileNotFound)
+            }
+        }
+    }
+
     @Test("register with ten signatures, log in by type of device, authenticate: the writer high, a stranger low")
     func registerLoginAuthenticate() async throws {
         try await withLiveServer { server in

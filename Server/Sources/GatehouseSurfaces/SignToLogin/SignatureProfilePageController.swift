@@ -1,0 +1,302 @@
+import Foundation
+import GatehouseAccounts
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseSignToLogin
+import HTTPTypes
+import Hummingbird
+
+/// The Sign To Login profile page "on the site" (docs/sign-to-login.md, "The profile"): the person
+/// signs in with a code mailed to their address (no password: most Sign To Login people never set
+/// one), then reads their profile, edits its optional fields and picture, and may delete the
+/// profile with their signatures. The session is one of the accounts core in an `HttpOnly`,
+/// `SameSite=Strict` cookie for this path only, for 30 minutes; every form carries a CSRF token
+/// equal to its own cookie's (a double submit another site can neither read nor set).
+package struct SignatureProfilePageController: Sendable {
+    package let profiles: SignatureProfiles
+    package let sessions: SessionService
+    package let configuration: GatehouseConfiguration
+
+    package static let page = Endpoint<NoContent, RawBody>(.get, "/signature-profile", access: .anyone)
+    package static let requestCode = Endpoint<FormBody, RawBody>(.post, "/signature-profile/code", access: .anyone)
+    package static let signIn = Endpoint<FormBody, RawBody>(.post, "/signature-profile/sign-in", success: 303, access: .anyone)
+    package static let save = Endpoint<FormBody, RawBody>(.post, "/signature-profile/save", success: 303, access: .anyone)
+    package static let photoUpload = Endpoint<FormBody, RawBody>(.post, "/signature-profile/photo", success: 303, access: .anyone)
+    package static let photo = Endpoint<NoContent, RawBody>(.get, "/signature-profile/photo", access: .anyone)
+    package static let delete = Endpoint<FormBody, RawBody>(.post, "/signature-profile/delete", access: .anyone)
+    package static let signOut = Endpoint<FormBody, RawBody>(.post, "/signature-profile/sign-out", success: 303, access: .anyone)
+    package static let all: [any EndpointDeclaration] = [page, requestCode, signIn, save, photoUpload, photo, delete, signOut]
+
+    package static let sessionCookie = "gh_profile"
+    package static let csrfCookie = "gh_profile_csrf"
+    private static let sessionSeconds = 1_800
+
+    package func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get(RouterPath(Self.page.path), use: show)
+        router.post(RouterPath(Self.requestCode.path), use: sendCode)
+        router.post(RouterPath(Self.signIn.path), use: signInPosted)
+        router.post(RouterPath(Self.save.path), use: savePosted)
+        router.post(RouterPath(Self.photoUpload.path), use: photoPosted)
+        router.get(RouterPath(Self.photo.path), use: photoImage)
+        router.post(RouterPath(Self.delete.path), use: deletePosted)
+        router.post(RouterPath(Self.signOut.path), use: signOutPosted)
+    }
+
+    // MARK: Cookies, forms, language
+
+    private func cookie(_ name: String, _ value: String, maxAge: Int?) -> String {
+        PageForm.cookie(name, value, path: "/signature-profile", sameSite: "Strict", secure: configuration.environment != .development, maxAge: maxAge)
+    }
+
+    private func csrf(_ request: Request) -> (token: String, setCookie: [String]) {
+        if let token = PageForm.cookies(request)[Self.csrfCookie], token.count == 43 { return (token, []) }
+        let token = Secrets.systemToken()
+        return (token, [cookie(Self.csrfCookie, token, maxAge: nil)])
+    }
+
+    private struct Refused: Error {}
+
+    /// The posted form when its CSRF token is its cookie's.
+    private func form(_ request: Request, limit: Int = 16_384) async throws -> (fields: [String: String], files: [String: (type: String?, bytes: Data)]) {
+        let (fields, files) = try await PageForm.read(request, limit: limit)
+        guard let sent = fields["csrf"], let expected = PageForm.cookies(request)[Self.csrfCookie], Secrets.constantTimeEquals(sent, expected) else {
+            throw Refused()
+        }
+        return (fields, files)
+    }
+
+    private func person(_ request: Request) async throws -> SessionWithAccount? {
+        guard let token = PageForm.cookies(request)[Self.sessionCookie], !token.isEmpty, token.count <= 100 else { return nil }
+        return try await sessions.authenticate(token: token)
+    }
+
+    private func language(_ request: Request) -> AppLanguage { AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru) }
+
+    private func origin(_ request: Request, _ context: GatehouseRequestContext) -> AuditOrigin {
+        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+                    device: request.headers[.userAgent].map { String($0.prefix(200)) }, requestID: context.requestID)
+    }
+
+    /// The page's words in the reader's language, and what every state of it shows.
+    private func values(_ language: AppLanguage, csrf: String) -> [String: Any] {
+        func l(_ key: String) -> String { LocalizedText("page.sprofile.\(key)").render(language) }
+        var values: [String: Any] = ["lang": language.rawValue, "csrf": csrf, "title": l("title")]
+        for key in ["signInHint", "emailLabel", "sendCode", "codeLabel", "signIn", "placeLabel", "devicesLabel", "phoneLabel", "companyLabel",
+                    "positionLabel", "birthdayLabel", "sexLabel", "maleLabel", "femaleLabel", "save", "photoLabel", "upload", "removePhoto",
+                    "deleteTitle", "deleteHint", "deleteConfirm", "deleteButton", "signOut"] {
+            values[key] = l(key)
+        }
+        return values
+    }
+
+    private var toPage: Response { Response(status: .seeOther, headers: [.location: Self.page.path]) }
+    private func see(done: String) -> Response { Response(status: .seeOther, headers: [.location: Self.page.path + "?done=" + done]) }
+
+    // MARK: Pages
+
+    @Sendable func show(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let language = language(request)
+        let (token, set) = csrf(request)
+        var page = values(language, csrf: token)
+        guard let person = try await person(request) else {
+            page["askEmail"] = true
+            return SignatureProfilePage.render(page, cookies: set)
+        }
+        if let done = request.uri.queryParameters.get("done"), ["saved", "photo"].contains(done) {
+            page["done"] = LocalizedText("page.sprofile.done.\(done)").render(language)
+        }
+        return try await profilePage(person.session.accountID, page, language: language, cookies: set)
+    }
+
+    private func profilePage(_ account: UUID, _ base: [String: Any], language: AppLanguage, status: HTTPResponse.Status = .ok,
+                             cookies: [String]) async throws -> Response {
+        var page = base
+        do {
+            let profile = try await profiles.profile(of: account)
+            page["profile"] = true
+            page["name"] = profile.userName
+            page["email"] = profile.email
+            page["place"] = [profile.city, profile.country].compactMap { $0 }.joined(separator: ", ").nilIfEmpty as Any
+            page["devices"] = profile.devices.isEmpty ? "—" : profile.devices.joined(separator: ", ")
+            page["phone"] = profile.phoneNumber ?? ""
+            page["company"] = profile.companyName ?? ""
+            page["position"] = profile.position ?? ""
+            page["birthday"] = profile.birthday ?? ""
+            page["male"] = profile.sex == "male"
+            page["female"] = profile.sex == "female"
+            page["photo"] = profile.photoUrl != nil
+        } catch let error as GatehouseError where error.code == .signatureProfileNotFound {
+            page["error"] = error.message.render(language)
+            page["askEmail"] = true
+            return SignatureProfilePage.render(page, status: .notFound, cookies: cookies)
+        }
+        return SignatureProfilePage.render(page, status: status, cookies: cookies)
+    }
+
+    /// The address: a code goes to it when it has a profile; the same page either way.
+    @Sendable func sendCode(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let language = language(request)
+        let (token, set) = csrf(request)
+        var page = values(language, csrf: token)
+        let fields: [String: String]
+        do { fields = try await form(request).fields } catch {
+            page["askEmail"] = true
+            page["error"] = LocalizedText("page.sprofile.expired").render(language)
+            return SignatureProfilePage.render(page, status: .forbidden, cookies: set)
+        }
+        let email = String((fields["email"] ?? "").prefix(254))
+        do {
+            let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor), language: language,
+                                       device: "Sign To Login profile page", requestID: context.requestID)
+            try await profiles.requestCode(email: email, origin: origin)
+        } catch let error as GatehouseError {
+            page["askEmail"] = true
+            page["email"] = email
+            page["error"] = error.message.render(language)
+            let status: HTTPResponse.Status = if case .rateLimited = error.kind { .tooManyRequests } else { .badRequest }
+            return SignatureProfilePage.render(page, status: status, cookies: set)
+        }
+        page["askCode"] = true
+        page["email"] = email
+        page["codeSent"] = LocalizedText("page.sprofile.codeSent", [email]).render(language)
+        return SignatureProfilePage.render(page, cookies: set)
+    }
+
+    @Sendable func signInPosted(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let language = language(request)
+        let (token, set) = csrf(request)
+        var page = values(language, csrf: token)
+        let fields: [String: String]
+        do { fields = try await form(request).fields } catch {
+            page["askEmail"] = true
+            page["error"] = LocalizedText("page.sprofile.expired").render(language)
+            return SignatureProfilePage.render(page, status: .forbidden, cookies: set)
+        }
+        let email = String((fields["email"] ?? "").prefix(254))
+        do {
+            let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor), language: language,
+                                       device: "Sign To Login profile page", requestID: context.requestID)
+            let session = try await profiles.signIn(email: email, code: String((fields["code"] ?? "").prefix(12)), origin: origin)
+            var response = toPage
+            response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, session.token, maxAge: Self.sessionSeconds)))
+            return response
+        } catch let error as GatehouseError {
+            page["askCode"] = true
+            page["email"] = email
+            page["codeSent"] = LocalizedText("page.sprofile.codeSent", [email]).render(language)
+            page["error"] = error.message.render(language)
+            let status: HTTPResponse.Status = if case .rateLimited = error.kind { .tooManyRequests } else { .unauthorized }
+            return SignatureProfilePage.render(page, status: status, cookies: set)
+        }
+    }
+
+    /// A signed-in form: the person and the fields (else the page that says why).
+    private enum Posted {
+        case answer(Response)
+        case form(person: SessionWithAccount, fields: [String: String], files: [String: (type: String?, bytes: Data)])
+    }
+
+    private func signedInForm(_ request: Request, limit: Int = 16_384) async throws -> Posted {
+        guard let person = try await person(request) else { return .answer(toPage) }
+        do {
+            let (fields, files) = try await form(request, limit: limit)
+            return .form(person: person, fields: fields, files: files)
+        } catch is Refused {
+            let language = language(request)
+            let (token, set) = csrf(request)
+            var page = values(language, csrf: token)
+            page["error"] = LocalizedText("page.sprofile.expired").render(language)
+            return .answer(try await profilePage(person.session.accountID, page, language: language, status: .forbidden, cookies: set))
+        }
+    }
+
+    @Sendable func savePosted(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (person, fields): (SessionWithAccount, [String: String])
+        switch try await signedInForm(request) {
+        case .answer(let answer): return answer
+        case .form(let who, let posted, _): (person, fields) = (who, posted)
+        }
+        let change = SignatureProfileUpdate(phoneNumber: fields["phone_number"] ?? "", companyName: fields["company_name"] ?? "",
+                                            position: fields["position"] ?? "", birthday: fields["birthday"] ?? "", sex: fields["sex"] ?? "")
+        let account = person.session.accountID
+        do {
+            _ = try await profiles.update(account, change, by: .account(account), origin: origin(request, context))
+            return see(done: "saved")
+        } catch let error as GatehouseError {
+            let language = language(request)
+            let (token, set) = csrf(request)
+            var page = values(language, csrf: token)
+            page["error"] = error.message.render(language)
+            return try await profilePage(account, page, language: language, status: .badRequest, cookies: set)
+        }
+    }
+
+    @Sendable func photoPosted(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (person, fields, files): (SessionWithAccount, [String: String], [String: (type: String?, bytes: Data)])
+        switch try await signedInForm(request, limit: configuration.signature.photoMaxBytes + 65_536) {
+        case .answer(let answer): return answer
+        case .form(let who, let posted, let parts): (person, fields, files) = (who, posted, parts)
+        }
+        let account = person.session.accountID
+        do {
+            if fields["remove"] == "1" {
+                _ = try await profiles.setPhoto(account, nil, by: .account(account), origin: origin(request, context))
+            } else {
+                guard let file = files["photo"] else { throw GatehouseError(.invalidInput, .invalidImage, LocalizedText("error.invalidImage"), field: "photo") }
+                _ = try await profiles.setPhoto(account, file.bytes, by: .account(account), origin: origin(request, context))
+            }
+            return see(done: "photo")
+        } catch let error as GatehouseError {
+            let language = language(request)
+            let (token, set) = csrf(request)
+            var page = values(language, csrf: token)
+            page["error"] = error.message.render(language)
+            return try await profilePage(account, page, language: language, status: .badRequest, cookies: set)
+        }
+    }
+
+    @Sendable func photoImage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let person = try await person(request), let photo = try await profiles.photo(of: person.session.accountID) else {
+            return Response(status: .notFound)
+        }
+        return SignatureProfileController.image(photo.bytes, contentType: photo.contentType)
+    }
+
+    @Sendable func deletePosted(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let (person, fields): (SessionWithAccount, [String: String])
+        switch try await signedInForm(request) {
+        case .answer(let answer): return answer
+        case .form(let who, let posted, _): (person, fields) = (who, posted)
+        }
+        let language = language(request)
+        let (token, set) = csrf(request)
+        var page = values(language, csrf: token)
+        let account = person.session.accountID
+        guard fields["confirm"] == "yes" else {
+            page["error"] = LocalizedText("page.sprofile.confirmFirst").render(language)
+            return try await profilePage(account, page, language: language, status: .badRequest, cookies: set)
+        }
+        try await profiles.erase(account, by: .account(account), origin: origin(request, context))
+        try await sessions.revoke(sessionID: person.session.id)
+        page["done"] = LocalizedText("page.sprofile.deleted").render(language)
+        return SignatureProfilePage.render(page, cookies: set + [cookie(Self.sessionCookie, "", maxAge: 0)])
+    }
+
+    @Sendable func signOutPosted(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        if let person = try await person(request), (try? await form(request)) != nil { try await sessions.revoke(sessionID: person.session.id) }
+        var response = toPage
+        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, "", maxAge: 0)))
+        return response
+    }
+
+    package init(profiles: SignatureProfiles, sessions: SessionService, configuration: GatehouseConfiguration) {
+        self.profiles = profiles
+        self.sessions = sessions
+        self.configuration = configuration
+    }
+}
+
+private extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}

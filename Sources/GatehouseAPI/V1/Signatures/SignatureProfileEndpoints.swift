@@ -1,0 +1,86 @@
+import Foundation
+
+extension V1 {
+    /// The Sign To Login profile (the spec's "Профайл"): made by `/register/`, read and edited by
+    /// the person afterwards (here with their session, which `/register/`'s `sessionid` is, or on the
+    /// site's profile page), and deleted with their signatures: a person's right.
+    public enum Signatures {
+        /// My profile (404 `signature_profile_not_found` before an enrolment).
+        public static let profile = Endpoint<NoContent, SignatureProfile>(.get, "/v1/me/signature-profile")
+        /// Changes the optional fields sent; an empty string clears one. Each takes only its
+        /// characters (`SignatureProfileRules`): 400 `invalid_parameter` naming the field otherwise.
+        public static let updateProfile = Endpoint<SignatureProfileUpdate, SignatureProfile>(.patch, "/v1/me/signature-profile")
+        /// Deletes my profile and my signatures: the models, the kept enrolment signatures, the
+        /// attempts' points, photos and places. Documents I signed keep the fact of my signing
+        /// (who, when, how close), as other people's records. The account stays.
+        public static let deleteProfile = Endpoint<NoContent, NoContent>(.delete, "/v1/me/signature-profile", success: 204)
+
+        /// My profile's picture (404 `signature_profile_not_found` without one).
+        public static let photo = Endpoint<NoContent, RawBody>(.get, "/v1/me/signature-profile/photo")
+        /// Sets the picture: the bytes of a PNG, JPEG, GIF or WebP image.
+        public static let setPhoto = Endpoint<RawBody, SignatureProfile>(.put, "/v1/me/signature-profile/photo")
+        /// Removes the picture.
+        public static let deletePhoto = Endpoint<NoContent, SignatureProfile>(.delete, "/v1/me/signature-profile/photo")
+
+        /// Every operation above.
+        public static let all: [any EndpointDeclaration] = [profile, updateProfile, deleteProfile, photo, setPhoto, deletePhoto]
+    }
+}
+
+/// The person's Sign To Login profile.
+public struct SignatureProfile: Codable, Sendable, Equatable {
+    public var email: String
+    /// The spec's `user_name`.
+    public var userName: String
+    public var phoneNumber: String?
+    public var companyName: String?
+    public var position: String?
+    /// `DD.MM.YYYY`.
+    public var birthday: String?
+    /// `male` or `female`.
+    public var sex: String?
+    /// Where the person enrolled, as the device told it (not editable).
+    public var country: String?
+    public var city: String?
+    public var address: String?
+    /// The picture (sent with the enrolment or set since): `GET` it with the session.
+    public var photoUrl: String?
+    /// The types of device the person has a sample from (`iphone`, `ipad`, `ipod`, `other`).
+    public var devices: [String]
+    public var updatedAt: Date
+
+    public init(email: String, userName: String, phoneNumber: String? = nil, companyName: String? = nil, position: String? = nil,
+                birthday: String? = nil, sex: String? = nil, country: String? = nil, city: String? = nil, address: String? = nil,
+                photoUrl: String? = nil, devices: [String] = [], updatedAt: Date) {
+        self.email = email
+        self.userName = userName
+        self.phoneNumber = phoneNumber
+        self.companyName = companyName
+        self.position = position
+        self.birthday = birthday
+        self.sex = sex
+        self.country = country
+        self.city = city
+        self.address = address
+        self.photoUrl = photoUrl
+        self.devices = devices
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `PATCH /v1/me/signature-profile`: the optional fields to change (absent: unchanged; empty: cleared).
+public struct SignatureProfileUpdate: Codable, Sendable, Equatable {
+    public var phoneNumber: String?
+    public var companyName: String?
+    public var position: String?
+    public var birthday: String?
+    public var sex: String?
+
+    public init(phoneNumber: String? = nil, companyName: String? = nil, position: String? = nil, birthday: String? = nil, sex: String? = nil) {
+        self.phoneNumber = phoneNumber
+        self.companyName = companyName
+        self.position = position
+        self.birthday = birthday
+        self.sex = sex
+    }
+}
