@@ -71,7 +71,7 @@ package enum SignatureProfilePage {
         <label for="phone_number">{{phoneLabel}}</label><input id="phone_number" type="text" name="phone_number" value="{{phone}}" inputmode="tel" maxlength="20" pattern="[+0-9 ()\\-]*">
         <label for="company_name">{{companyLabel}}</label><input id="company_name" type="text" name="company_name" value="{{company}}" maxlength="200">
         <label for="position">{{positionLabel}}</label><input id="position" type="text" name="position" value="{{position}}" maxlength="200">
-        <label for="birthday">{{birthdayLabel}}</label><input id="birthday" type="text" name="birthday" value="{{birthday}}" placeholder="DD.MM.YYYY" maxlength="10" pattern="[0-9.]*">
+        <label for="birthday">{{birthdayLabel}}</label><input id="birthday" type="text" name="birthday" value="{{birthday}}" placeholder="17.05.1990" maxlength="10" pattern="[0-9.]*">
         <label for="sex">{{sexLabel}}</label><select id="sex" name="sex"><option value="">—</option><option value="male"{{#male}} selected{{/male}}>{{maleLabel}}</option><option value="female"{{#female}} selected{{/female}}>{{femaleLabel}}</option></select>
         <button type="submit" id="save">{{save}}</button>
         </form>

@@ -244,7 +244,7 @@ try:
     session = registered["sessionid"]
     attempt = post("/authenticate/", {"apikey": rotated, "email": "signer@example.com", "signature": sign(0.03), "city": "Kazan",
                                       "country": "Russia", "photo": base64.b64encode(PNG).decode(), "time": "22.01.2026 10:05:00",
-                                      "sessionid": session})
+                                      "resolution": {"width": 1179, "height": 2556}, "pressure": 0, "sessionid": session})
     assert attempt["res"] == "0" and attempt["similarity"] >= 0.5, attempt
     saved = post("/savedocument/", {"apikey": rotated, "email": "signer@example.com", "previous_hash": "", "document_hash": "h1",
                                     "signatures": [attempt["signatureid"]], "sessionid": session})
@@ -253,7 +253,8 @@ try:
     forged = sign(0.03)
     for point in forged["signature_contents"]:
         point["y"] = round(300 - point["y"] * 0.6 + 0.4 * point["x"], 1)
-    low = post("/authenticate/", {"apikey": rotated, "email": "signer@example.com", "signature": forged, "sessionid": session})
+    low = post("/authenticate/", {"apikey": rotated, "email": "signer@example.com", "signature": forged, "sessionid": session,
+                                  "time": "22.01.2026 10:06:00", "resolution": {"width": 1179, "height": 2556}, "pressure": 0})
     assert low["res"] == "0" and low["similarity"] < 0.5, low
     again = post("/savedocument/", {"apikey": rotated, "email": "signer@example.com", "previous_hash": "h1", "document_hash": "h2",
                                     "signatures": [low["signatureid"]], "sessionid": session})
