@@ -13,8 +13,9 @@ import json, sys
 pins = sorted(p["identity"] for p in json.load(open("Package.resolved"))["pins"])
 # What the SDK needs: swift-nio (the PDF signer's buffers; WebSocket on Linux) and what it pulls in,
 # swift-crypto (and swift-asn1), GRDB (the messenger's offline store), compress-nio (PDF streams).
+# swift-docc-plugin (and its symbolkit) is a command plugin that builds the DocC archives: it never links into an app.
 allowed = {"swift-nio", "swift-atomics", "swift-collections", "swift-system", "swift-crypto", "swift-asn1",
-           "grdb.swift", "compress-nio"}
+           "grdb.swift", "compress-nio", "swift-docc-plugin", "swift-docc-symbolkit"}
 server = {"hummingbird", "hummingbird-auth", "hummingbird-websocket", "swift-websocket", "fluent-kit",
           "fluent-sqlite-driver", "fluent-postgres-driver", "postgres-nio", "postgres-kit", "sqlite-nio",
           "sqlite-kit", "sql-kit", "swift-nio-ssl", "swift-prometheus", "async-http-client",
