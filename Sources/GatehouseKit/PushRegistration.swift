@@ -14,16 +14,22 @@ import GatehouseAPI
 /// Task { try await push.sessionStarted() }
 /// ```
 public actor PushRegistration {
+    /// The accounts client whose session registers the device.
     public let accounts: AccountsClient
+    /// Apple's or Google's push service.
     public let platform: PushPlatform
+    /// The app's bundle id (APNs' topic).
     public let bundleId: String?
+    /// APNs' sandbox (development builds) or production.
     public let environment: APNsEnvironment?
+    /// The language pushes to this device are written in (the account's otherwise).
     public let language: String?
     /// The newest token the OS gave.
     public private(set) var token: String?
     /// The token and session it was last registered for: nothing is sent again for the same pair.
     private var registered: (token: String, session: String)?
 
+    /// A registration of this device's pushes for `accounts`' sessions.
     public init(accounts: AccountsClient, platform: PushPlatform, bundleId: String? = nil, environment: APNsEnvironment? = nil, language: String? = nil) {
         self.accounts = accounts
         self.platform = platform

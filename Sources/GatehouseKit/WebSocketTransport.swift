@@ -45,6 +45,7 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
     /// Creates the transport.
     public init() {}
 
+    /// Opens a WebSocket to `url` (the server's realtime endpoint), with the SDK's `User-Agent`.
     public func connect(to url: URL) async throws -> any WebSocketConnection {
         var request = URLRequest(url: url)
         request.setValue(GatehouseVersion.userAgent, forHTTPHeaderField: "User-Agent")
@@ -97,6 +98,7 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         self.answerTimeout = answerTimeout
     }
 
+    /// Opens a WebSocket to `url` (the server's realtime endpoint), with the SDK's `User-Agent`.
     public func connect(to url: URL) async throws -> any WebSocketConnection {
         guard url.scheme?.lowercased() == "ws", let host = url.host, !host.isEmpty else {
             throw GatehouseClientError.transport(

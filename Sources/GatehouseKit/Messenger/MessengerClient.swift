@@ -8,8 +8,10 @@ import GatehouseAPI
 /// (`chat_not_found`, `messaging_not_allowed`, …).
 public final class MessengerClient: Sendable {
     typealias M = V1.Messenger
+    /// The core that sends the calls with the session (shared with the app's other clients).
     public let core: GatehouseClient
 
+    /// A client of `/v1`'s messenger on `core` (share the app's `AccountsClient` core).
     public init(core: GatehouseClient) {
         self.core = core
     }
@@ -21,14 +23,17 @@ public final class MessengerClient: Sendable {
         try await core.call(M.people, SearchQuery(q: query, cursor: cursor, limit: limit))
     }
 
+    /// One person as I see them (404 `person_not_found` for someone who blocked me or does not exist).
     public func person(_ id: UUID) async throws -> Person {
         try await core.call(M.person, parameters: ["id": id.uuidString.lowercased()])
     }
 
+    /// Who may message me.
     public func privacy() async throws -> PrivacySettings {
         try await core.call(M.privacy)
     }
 
+    /// Sets who may message me: everyone, or friends only.
     public func setPrivacy(whoCanMessageMe: MessagingAudience) async throws -> PrivacySettings {
         try await core.call(M.updatePrivacy, PrivacyUpdate(whoCanMessageMe: whoCanMessageMe))
     }
@@ -43,12 +48,14 @@ public final class MessengerClient: Sendable {
         let _: NoContent = try await core.call(M.block, parameters: ["personId": person.uuidString.lowercased()])
     }
 
+    /// Unblocks a person.
     public func unblock(_ person: UUID) async throws {
         let _: NoContent = try await core.call(M.unblock, parameters: ["personId": person.uuidString.lowercased()])
     }
 
     // MARK: Friends
 
+    /// How the friends list is sorted: by name or by tag.
     public typealias FriendsOrder = FriendsSort
 
     /// My friends (by name or tag) and the requests to and from me.
@@ -62,19 +69,23 @@ public final class MessengerClient: Sendable {
         try await core.call(M.requestFriend, PersonReference(personId: person))
     }
 
+    /// Accepts a friend request to me; the new friend.
     @discardableResult
     public func acceptRequest(_ request: UUID) async throws -> Person {
         try await core.call(M.acceptRequest, parameters: ["id": request.uuidString.lowercased()])
     }
 
+    /// Declines a friend request to me.
     public func declineRequest(_ request: UUID) async throws {
         let _: NoContent = try await core.call(M.declineRequest, parameters: ["id": request.uuidString.lowercased()])
     }
 
+    /// Takes back my friend request.
     public func cancelRequest(_ request: UUID) async throws {
         let _: NoContent = try await core.call(M.cancelRequest, parameters: ["id": request.uuidString.lowercased()])
     }
 
+    /// Removes a friend (both sides stop being friends).
     public func removeFriend(_ person: UUID) async throws {
         let _: NoContent = try await core.call(M.removeFriend, parameters: ["personId": person.uuidString.lowercased()])
     }
@@ -91,6 +102,7 @@ public final class MessengerClient: Sendable {
         try await core.call(M.openChat, PersonReference(personId: person))
     }
 
+    /// One chat of mine.
     public func chat(_ id: UUID) async throws -> Chat {
         try await core.call(M.chat, parameters: ["id": id.uuidString.lowercased()])
     }
@@ -131,6 +143,7 @@ public final class MessengerClient: Sendable {
                             parameters: ["id": chat.uuidString.lowercased()])
     }
 
+    /// Changes my message's text (within the server's edit window); the message as it now reads.
     public func edit(_ message: UUID, text: String) async throws -> Message {
         try await core.call(M.edit, EditMessage(text: text), parameters: ["id": message.uuidString.lowercased()])
     }

@@ -36,18 +36,24 @@ public final class MessengerRepository {
         public var webSocketTransport: any WebSocketTransport = WebSocketTransports.default
         /// Delays between reconnections.
         public var backoff = RealtimeClient.Backoff()
+        /// The defaults: pages of 50 messages, up to 500 chats, the platform's WebSocket transport, the default backoff.
         public init() {}
     }
 
+    /// The accounts client whose session this repository uses.
     public let accounts: AccountsClient
+    /// The messenger client on the same core.
     public let messenger: MessengerClient
+    /// This account's copy on the device.
     public let store: MessengerStore
+    /// The tuning it was made with.
     public let configuration: Configuration
     private let stores: MessengerStores
     private let now: @Sendable () -> Date
 
     /// The own account.
     public private(set) var account: Account
+    /// Whether the realtime socket is up: screens show an offline notice from it.
     public private(set) var connectivity: Connectivity = .connecting
     /// Friends and requests (cached when offline).
     public private(set) var friends: FriendsOverview
@@ -340,10 +346,12 @@ public final class MessengerRepository {
 
     // MARK: People and friends (need the network)
 
+    /// People by name or tag (needs the network).
     public func searchPeople(_ query: String, cursor: String? = nil) async throws -> PeoplePage {
         try await online { try await messenger.searchPeople(query, cursor: cursor) }
     }
 
+    /// One person, read from the server (needs the network).
     public func person(_ id: UUID) async throws -> Person {
         try await online { try await messenger.person(id) }
     }
@@ -360,6 +368,7 @@ public final class MessengerRepository {
         return updated
     }
 
+    /// Accepts the person's friend request; the friend.
     public func acceptRequest(from person: Person) async throws -> Person {
         guard let request = person.requestId else { return try await requestFriend(person) }
         let updated = try await online { try await messenger.acceptRequest(request) }
@@ -367,18 +376,21 @@ public final class MessengerRepository {
         return updated
     }
 
+    /// Declines the person's friend request.
     public func declineRequest(from person: Person) async throws {
         guard let request = person.requestId else { return }
         try await online { try await messenger.declineRequest(request) }
         await refreshFriends()
     }
 
+    /// Takes back my friend request to the person.
     public func cancelRequest(to person: Person) async throws {
         guard let request = person.requestId else { return }
         try await online { try await messenger.cancelRequest(request) }
         await refreshFriends()
     }
 
+    /// Removes a friend.
     public func removeFriend(_ person: Person) async throws {
         try await online { try await messenger.removeFriend(person.id) }
         await refreshFriends()
@@ -394,10 +406,12 @@ public final class MessengerRepository {
         try await online { try await messenger.block(person.id) }
     }
 
+    /// Unblocks a person.
     public func unblock(_ person: Person) async throws {
         try await online { try await messenger.unblock(person.id) }
     }
 
+    /// Sets who may message me (needs the network).
     public func setPrivacy(_ audience: MessagingAudience) async throws {
         let value = try await online { try await messenger.setPrivacy(whoCanMessageMe: audience) }
         privacy = value
@@ -426,6 +440,7 @@ public final class MessengerRepository {
         return chat
     }
 
+    /// A chat of the cached list, if it is there.
     public func chat(_ id: UUID) -> Chat? { chats.first { $0.id == id } }
 
     /// Deletes the chat for me.

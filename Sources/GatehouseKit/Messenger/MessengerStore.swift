@@ -22,10 +22,13 @@ public struct LocalMessage: Equatable, Sendable, Identifiable {
 
     /// The message (for a local send: a local id, the author me, the time it was written).
     public var message: Message
+    /// Where it stands with the server.
     public var delivery: Delivery
 
+    /// The message's id (a local one until the server has it).
     public var id: UUID { message.id }
 
+    /// A message and where it stands.
     public init(message: Message, delivery: Delivery = .sent) {
         self.message = message
         self.delivery = delivery
@@ -61,12 +64,16 @@ struct OutboxEntry: Equatable, Sendable {
 public struct OutboxFile: Equatable, Sendable {
     /// The file's id on the device (the pending message shows it as its attachment's id).
     public var id: UUID
+    /// The name shown and sent with it.
     public var fileName: String
+    /// Its type, as the picker told it (`image/jpeg`, `application/pdf`, …).
     public var contentType: String
+    /// The bytes.
     public var data: Data
     /// The attachment the server made of it, once uploaded (a retry does not upload it again).
     public var uploadedId: UUID?
 
+    /// A file to send: its bytes, name and type.
     public init(id: UUID = UUID(), fileName: String, contentType: String, data: Data, uploadedId: UUID? = nil) {
         self.id = id
         self.fileName = fileName
@@ -139,14 +146,17 @@ public final class MessengerStore: Sendable {
 
     /// The own account as last seen.
     public var account: Account? { (try? queue.read { try value("account", in: $0) }) ?? nil }
+    /// Keeps the own account.
     public func setAccount(_ account: Account) throws { try queue.write { try setValue(account, "account", in: $0) } }
 
     /// The friends, incoming and outgoing requests as last seen.
     public var friends: FriendsOverview? { (try? queue.read { try value("friends", in: $0) }) ?? nil }
+    /// Keeps the friends lists.
     public func setFriends(_ friends: FriendsOverview) throws { try queue.write { try setValue(friends, "friends", in: $0) } }
 
     /// Who may message me, as last seen.
     public var privacy: PrivacySettings? { (try? queue.read { try value("privacy", in: $0) }) ?? nil }
+    /// Keeps who may message me.
     public func setPrivacy(_ privacy: PrivacySettings) throws { try queue.write { try setValue(privacy, "privacy", in: $0) } }
 
     /// The last realtime event applied to this store (resume from it after a relaunch).
@@ -154,6 +164,7 @@ public final class MessengerStore: Sendable {
 
     /// A preference of this account on this device (the friends list's order…).
     public func preference(_ key: String) -> String? { (try? queue.read { try value("pref." + key, in: $0) }) ?? nil }
+    /// Keeps a small per-account preference (the friends list's order).
     public func setPreference(_ key: String, _ value: String) throws { try queue.write { try setValue(value, "pref." + key, in: $0) } }
 
     // MARK: Chats
@@ -490,6 +501,7 @@ public struct MessengerStores: Sendable {
     /// How many of a chat's newest messages each store keeps.
     public var messagesPerChat: Int
 
+    /// The stores in `directory`, each keeping a chat's newest `messagesPerChat` messages.
     public init(directory: URL, messagesPerChat: Int = 200) {
         self.directory = directory
         self.messagesPerChat = messagesPerChat

@@ -28,12 +28,15 @@ public final class RealtimeClient: Sendable {
     /// Delays between reconnections: each attempt waits the next (the last repeats), times a
     /// random factor in 0.5…1.5 so that a restarted server is not met by every client at once.
     public struct Backoff: Sendable {
+        /// The waits in order; the last repeats.
         public var delays: [Duration]
+        /// Backoff with these waits (by default 0.5, 1, 2, 5, 10 and 30 seconds).
         public init(delays: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(5), .seconds(10), .seconds(30)]) {
             self.delays = delays
         }
     }
 
+    /// The core whose session the socket authenticates with.
     public let core: GatehouseClient
     let transport: any WebSocketTransport
     let backoff: Backoff

@@ -13,13 +13,18 @@ public struct DeviceFacts: Equatable, Sendable {
     public var deviceModel: String
     /// `resolution`, in points.
     public var screenWidth: Double
+    /// `resolution`'s height, in points.
     public var screenHeight: Double
     /// `location`, `country`, `city`, `address`: nil unless the app has the person's permission.
     public var location: (latitude: Double, longitude: Double)?
+    /// The country, by reverse geocoding.
     public var country: String?
+    /// The city.
     public var city: String?
+    /// The street address.
     public var address: String?
 
+    /// The facts of a device; the place only when the person allows it.
     public init(osVersion: String, deviceModel: String, screenWidth: Double, screenHeight: Double,
                 location: (latitude: Double, longitude: Double)? = nil, country: String? = nil, city: String? = nil, address: String? = nil) {
         self.osVersion = osVersion
@@ -32,6 +37,7 @@ public struct DeviceFacts: Equatable, Sendable {
         self.address = address
     }
 
+    /// Equal when every fact is.
     public static func == (a: DeviceFacts, b: DeviceFacts) -> Bool {
         a.osVersion == b.osVersion && a.deviceModel == b.deviceModel && a.screenWidth == b.screenWidth && a.screenHeight == b.screenHeight
             && a.location?.latitude == b.location?.latitude && a.location?.longitude == b.location?.longitude
@@ -47,8 +53,11 @@ public protocol DeviceFactsProvider: Sendable {
 
 /// A provider that always answers the same facts.
 public struct FixedDeviceFacts: DeviceFactsProvider {
+    /// The facts it answers.
     public let value: DeviceFacts
+    /// A provider of `value`.
     public init(_ value: DeviceFacts) { self.value = value }
+    /// The same facts, every time.
     public func facts() async -> DeviceFacts { value }
 }
 
@@ -58,10 +67,15 @@ public typealias SignaturePointList = [(x: Double, y: Double)]
 /// The person's profile for `/register/` (the spec's form; only email and user name are required).
 /// Codable without the photo: what an app remembers of the person between launches.
 public struct SignToLoginProfile: Equatable, Sendable, Codable {
+    /// The address (required): the person's identity.
     public var email: String
+    /// The name (required): letters, spaces and `.'-`.
     public var userName: String
+    /// A phone number with the country code.
     public var phone: String?
+    /// The company.
     public var company: String?
+    /// The position in the company.
     public var position: String?
     /// `DD.MM.YYYY`.
     public var birthday: String?
@@ -70,6 +84,7 @@ public struct SignToLoginProfile: Equatable, Sendable, Codable {
     /// A JPEG or PNG of the person.
     public var photo: Data?
 
+    /// A profile: the email and name, and the optional fields.
     public init(email: String, userName: String, phone: String? = nil, company: String? = nil, position: String? = nil,
                 birthday: String? = nil, sex: String? = nil, photo: Data? = nil) {
         self.email = email
@@ -121,7 +136,9 @@ public enum SignToLoginError: Error, Equatable, Sendable {
 /// `authenticate` answers (kept in `sessionStore`, sent with `saveDocument` and `authenticate`), and
 /// the token of an unfinished enrolment (in memory, sent with the missing signatures).
 public struct SignToLoginClient: Sendable {
+    /// The server's address.
     public let server: URL
+    /// The app's API key (the developer console's).
     public let apiKey: String
     let transport: any HTTPTransport
     let device: any DeviceFactsProvider
@@ -196,6 +213,7 @@ public struct SignToLoginClient: Sendable {
 
     // MARK: The calls
 
+    /// What `register` came to.
     public enum Registration: Equatable, Sendable {
         /// The model is made: a session of the account (`sessionid`).
         case registered(sessionID: String)
@@ -232,6 +250,7 @@ public struct SignToLoginClient: Sendable {
         }
     }
 
+    /// What `login` says of the address on this type of device.
     public enum Presence: Equatable, Sendable {
         /// `res 0`: enrolled from this type of device: go to the signature.
         case enrolled
@@ -252,6 +271,7 @@ public struct SignToLoginClient: Sendable {
         }
     }
 
+    /// What `authenticate` came to.
     public enum Authentication: Equatable, Sendable {
         /// `res 0`: how alike (0…1, two decimals) and the attempt's id for `/savedocument/`.
         case scored(similarity: Double, signatureID: String)
@@ -279,6 +299,7 @@ public struct SignToLoginClient: Sendable {
         }
     }
 
+    /// What `saveDocument` came to.
     public enum Saved: Equatable, Sendable {
         case saved(documentID: String)
         /// `res 15`: another save from the same version came first: open the document again.
@@ -311,6 +332,7 @@ public struct SignToLoginClient: Sendable {
         }
     }
 
+    /// What `openDocument` says of the file.
     public enum Opened: Equatable, Sendable {
         /// The hash is the newest version's.
         case current(history: [DocumentHistoryEntry])

@@ -27,12 +27,14 @@ public struct PaymentIntent: Sendable, Hashable {
 /// (`insufficient_funds`, `recipient_not_found`, `invalid_request_state`, …).
 public final class WalletClient: Sendable {
     typealias W = V1.Wallet
+    /// The core that sends the calls with the session (share the app's `AccountsClient` core).
     public let core: GatehouseClient
     /// How often a money-moving call is resent after a lost answer.
     public let retries: Int
     /// How long to wait before a resend (doubled each time).
     public let retryDelay: TimeInterval
 
+    /// A client of the wallet on `core`; money-moving calls resend a lost answer `retries` times, waiting `retryDelay` (doubled each time).
     public init(core: GatehouseClient, retries: Int = 2, retryDelay: TimeInterval = 0.3) {
         self.core = core
         self.retries = retries

@@ -13,9 +13,13 @@ import Foundation
 public struct SignatureCapture: Equatable, Sendable {
     /// One touch: where (points, origin top left) and when (seconds, any origin).
     public struct Sample: Equatable, Sendable, Codable {
+        /// Points from the left.
         public var x: Double
+        /// Points from the top.
         public var y: Double
+        /// Seconds (the touch's timestamp; only differences count).
         public var time: Double
+        /// A touch at `x`, `y` at `time`.
         public init(x: Double, y: Double, time: Double) {
             self.x = x
             self.y = y
@@ -23,9 +27,11 @@ public struct SignatureCapture: Equatable, Sendable {
         }
     }
 
+    /// How the line is drawn and what counts as long enough.
     public struct Configuration: Equatable, Sendable {
-        /// The width of the slowest line, and of the fastest.
+        /// The width of the slowest line.
         public var minimumWidth = 1.2
+        /// The width of the fastest line.
         public var maximumWidth = 4.5
         /// The speed (points per second) from which the line is widest.
         public var speedForMaximumWidth = 1_400.0
@@ -33,15 +39,21 @@ public struct SignatureCapture: Equatable, Sendable {
         public var widthEasing = 0.35
         /// What "long enough" means: as the server's verifier (16 points, 10 points across).
         public var minimumPoints = 16
+        /// At least this many points across (width or height).
         public var minimumExtent = 10.0
+        /// The defaults: widths 1.2–4.5, the widest from 1,400 points per second, easing 0.35, 16 points over 10 across.
         public init() {}
     }
 
+    /// How the ink is drawn (change it before drawing).
     public var configuration: Configuration
+    /// The pen's colour (the spec's blue or black).
     public var color: PenColor
+    /// The strokes drawn so far, each the touches of one finger-down to finger-up, in order.
     public private(set) var strokes: [[Sample]] = []
     private var drawing = false
 
+    /// An empty pad with a pen of `color`.
     public init(color: PenColor = .blue, configuration: Configuration = Configuration()) {
         self.color = color
         self.configuration = configuration
@@ -49,17 +61,21 @@ public struct SignatureCapture: Equatable, Sendable {
 
     // MARK: Touches
 
+    /// A finger touched down: a new stroke starts at `sample` (`touchesBegan`).
     public mutating func begin(_ sample: Sample) {
         strokes.append([sample])
         drawing = true
     }
 
+    /// The finger moved: `sample` joins the current stroke (`touchesMoved`, with the coalesced touches);
+    /// a repeat of the last sample is ignored, and a move without a begin starts a stroke.
     public mutating func move(_ sample: Sample) {
         guard drawing, !strokes.isEmpty else { return begin(sample) }
         if let last = strokes[strokes.count - 1].last, last.x == sample.x, last.y == sample.y, last.time == sample.time { return }
         strokes[strokes.count - 1].append(sample)
     }
 
+    /// The finger lifted (`touchesEnded`), at `sample` when given.
     public mutating func end(_ sample: Sample? = nil) {
         if let sample { move(sample) }
         drawing = false
@@ -72,11 +88,13 @@ public struct SignatureCapture: Equatable, Sendable {
         drawing = false
     }
 
+    /// Takes back every stroke.
     public mutating func clear() {
         strokes = []
         drawing = false
     }
 
+    /// Whether nothing is drawn.
     public var isEmpty: Bool { strokes.isEmpty }
 
     // MARK: What it makes
@@ -151,6 +169,7 @@ public struct SignatureCapture: Equatable, Sendable {
         }
     }
 
+    /// Equal when the strokes, the colour and the configuration are.
     public static func == (a: SignatureCapture, b: SignatureCapture) -> Bool {
         a.strokes == b.strokes && a.color == b.color && a.configuration == b.configuration
     }

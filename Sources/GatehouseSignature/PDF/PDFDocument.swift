@@ -4,6 +4,7 @@ import Foundation
 /// hybrid files, following every earlier update through `/Prev`), its objects (also those inside
 /// object streams) and its pages.
 public struct PDFDocument: Sendable {
+    /// The file's bytes, as read.
     public let data: Data
     let bytes: [UInt8]
     /// Where each object is: at an offset, or the `index`-th of an object stream.
@@ -22,6 +23,8 @@ public struct PDFDocument: Sendable {
     /// One more than the largest object number in use.
     public var size: Int { max(trailer["Size"]?.int ?? 0, (locations.keys.max() ?? 0) + 1) }
 
+    /// Reads the file's structure: the header, every cross-reference section back to the first, the trailer.
+    /// Throws ``PDFError/malformed(_:)`` for what is not a PDF and ``PDFError/encrypted`` for an encrypted one.
     public init(data: Data) throws {
         self.data = data
         bytes = [UInt8](data)
@@ -192,16 +195,20 @@ public struct PDFDocument: Sendable {
         return object
     }
 
+    /// The generation of object `number` as the cross-reference gives it (0 when unknown).
     public func generation(of number: Int) -> Int { locations[number]?.generation ?? 0 }
 
     // MARK: Pages
 
     /// A page: its object, its dictionary and what it inherits from the page tree.
     public struct Page: Sendable {
+        /// The page object's number.
         public var reference: PDFReference
+        /// The page's own dictionary.
         public var dictionary: PDFDictionary
         /// The page's resources, its own or inherited (resolved to a dictionary).
         public var resources: PDFDictionary
+        /// The page's full size (inherited when the page sets none).
         public var mediaBox: PDFRect
         /// The visible area (the media box when the page sets none).
         public var cropBox: PDFRect
@@ -255,11 +262,16 @@ public struct PDFDocument: Sendable {
 
 /// A rectangle in a page's user space (points, origin bottom left).
 public struct PDFRect: Equatable, Sendable, Codable {
+    /// The left edge.
     public var x: Double
+    /// The bottom edge.
     public var y: Double
+    /// Points across.
     public var width: Double
+    /// Points up.
     public var height: Double
 
+    /// A rectangle from its bottom-left corner and its size.
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x
         self.y = y
@@ -274,7 +286,9 @@ public struct PDFRect: Equatable, Sendable, Codable {
         self.init(x: min(a, c), y: min(b, d), width: abs(c - a), height: abs(d - b))
     }
 
+    /// The right edge.
     public var maxX: Double { x + width }
+    /// The top edge.
     public var maxY: Double { y + height }
 
     func intersection(_ other: PDFRect) -> PDFRect? {

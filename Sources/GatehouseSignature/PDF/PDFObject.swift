@@ -15,6 +15,7 @@ public indirect enum PDFObject: Equatable, Sendable {
     /// A stream: its dictionary and its bytes as stored (still encoded).
     case stream(PDFDictionary, Data)
 
+    /// A dictionary's (or a stream's dictionary's) value for `key`; nil for anything else.
     public subscript(key: String) -> PDFObject? {
         switch self {
         case .dictionary(let dictionary), .stream(let dictionary, _): dictionary[key]
@@ -22,6 +23,7 @@ public indirect enum PDFObject: Equatable, Sendable {
         }
     }
 
+    /// The dictionary of a dictionary or a stream.
     public var dictionary: PDFDictionary? {
         switch self {
         case .dictionary(let dictionary), .stream(let dictionary, _): dictionary
@@ -29,10 +31,14 @@ public indirect enum PDFObject: Equatable, Sendable {
         }
     }
 
+    /// The items of an array.
     public var array: [PDFObject]? { if case .array(let items) = self { items } else { nil } }
+    /// A name's text (without the slash).
     public var name: String? { if case .name(let name) = self { name } else { nil } }
+    /// The object an indirect reference names.
     public var reference: PDFReference? { if case .reference(let reference) = self { reference } else { nil } }
 
+    /// A whole number (an integer, or a real without a fraction).
     public var int: Int? {
         switch self {
         case .int(let value): value
@@ -41,6 +47,7 @@ public indirect enum PDFObject: Equatable, Sendable {
         }
     }
 
+    /// Any number, as a `Double`.
     public var number: Double? {
         switch self {
         case .int(let value): Double(value)
@@ -52,26 +59,33 @@ public indirect enum PDFObject: Equatable, Sendable {
 
 /// An indirect object's number and generation.
 public struct PDFReference: Hashable, Sendable, Comparable {
+    /// The object's number.
     public var number: Int
+    /// The object's generation (0 for objects never reused).
     public var generation: Int
 
+    /// A reference to object `number`, generation `generation`.
     public init(_ number: Int, _ generation: Int = 0) {
         self.number = number
         self.generation = generation
     }
 
+    /// Ordered by number, then generation (the order a cross-reference lists them).
     public static func < (a: PDFReference, b: PDFReference) -> Bool { (a.number, a.generation) < (b.number, b.generation) }
 }
 
 /// A dictionary that keeps its keys' order, so that what is written back reads like what was read.
 public struct PDFDictionary: Equatable, Sendable {
+    /// The keys in the order they were read or set.
     public private(set) var keys: [String] = []
     private var values: [String: PDFObject] = [:]
 
+    /// A dictionary of `pairs`, in their order.
     public init(_ pairs: [(String, PDFObject)] = []) {
         for (key, value) in pairs { self[key] = value }
     }
 
+    /// The value for `key`; setting nil removes the key, setting a new key appends it.
     public subscript(key: String) -> PDFObject? {
         get { values[key] }
         set {
@@ -84,6 +98,7 @@ public struct PDFDictionary: Equatable, Sendable {
         }
     }
 
+    /// The entries in order.
     public var pairs: [(String, PDFObject)] { keys.map { ($0, values[$0]!) } }
 }
 

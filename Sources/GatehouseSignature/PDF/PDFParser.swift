@@ -9,6 +9,7 @@ public enum PDFError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The page asked for does not exist.
     case noSuchPage(Int)
 
+    /// What went wrong, in words a person can read.
     public var description: String {
         switch self {
         case .malformed(let detail): "not a readable PDF: \(detail)"

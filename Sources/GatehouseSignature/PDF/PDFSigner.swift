@@ -4,21 +4,29 @@ import Foundation
 /// origin top left (as UIKit draws them). `SignatureCapture` makes one; `UIBezierPath` and the
 /// PDF writer draw the same polygons.
 public struct SignatureInk: Equatable, Sendable, Codable {
+    /// A point of an outline, in the ink's box (points, origin top left).
     public struct Point: Equatable, Sendable, Codable {
+        /// Points from the left.
         public var x: Double
+        /// Points from the top.
         public var y: Double
+        /// A point at `x`, `y`.
         public init(x: Double, y: Double) {
             self.x = x
             self.y = y
         }
     }
 
+    /// The box's width, in points.
     public var width: Double
+    /// The box's height, in points.
     public var height: Double
+    /// The outlines to fill, each a closed polygon.
     public var polygons: [[Point]]
     /// The pen's colour, red, green and blue in 0…1.
     public var color: PenColor
 
+    /// Ink of `polygons` in a `width` × `height` box, drawn in `color`.
     public init(width: Double, height: Double, polygons: [[Point]], color: PenColor) {
         self.width = width
         self.height = height
@@ -46,6 +54,7 @@ public struct SignatureInk: Equatable, Sendable, Codable {
 public enum PenColor: String, Equatable, Sendable, Codable, CaseIterable {
     case blue, black
 
+    /// The colour's red, green and blue, each 0…1 (what a PDF content stream's `rg` takes).
     public var rgb: (red: Double, green: Double, blue: Double) {
         switch self {
         case .blue: (0.05, 0.2, 0.75)
@@ -57,10 +66,15 @@ public enum PenColor: String, Equatable, Sendable, Codable, CaseIterable {
 /// What is put on the page: the signature, optionally the signer's photo to its right (a square
 /// as high as the signature), and a link to the document's history page over both.
 public struct SignatureStamp: Equatable, Sendable {
+    /// The signature.
     public var ink: SignatureInk
+    /// The signer's photo as JPEG bytes (embedded as they are, `DCTDecode`), drawn in a square to the
+    /// signature's right; nil for none.
     public var photoJPEG: Data?
+    /// Where the stamp links to: the document's history page.
     public var link: String
 
+    /// A stamp of `ink`, with a photo when given, linking to `link`.
     public init(ink: SignatureInk, photoJPEG: Data? = nil, link: String) {
         self.ink = ink
         self.photoJPEG = photoJPEG
@@ -70,6 +84,7 @@ public struct SignatureStamp: Equatable, Sendable {
     /// The stamp's size as the reader sees it (before the page's rotation): the signature's box,
     /// widened by the photo's square when there is one.
     public var width: Double { ink.width + (photoJPEG == nil ? 0 : ink.height) }
+    /// The stamp's height: the signature's.
     public var height: Double { ink.height }
 }
 
