@@ -134,60 +134,76 @@ package struct SignatureProfilePageController: Sendable {
         return SignatureProfilePage.render(page, status: status, cookies: cookies)
     }
 
-    /// The address: a code goes to it when it has a profile; the same page either way.
-    @Sendable func sendCode(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+    /// What both sign-in steps start with: the reader's language, the page's words and CSRF token,
+    /// the posted email, and the origin a code is issued and checked for; or, for a form whose
+    /// token is not its cookie's, the page that says the form expired.
+    private struct SignInStep {
+        var language: AppLanguage
+        var page: [String: Any]
+        var cookies: [String]
+        var fields: [String: String]
+        var email: String
+        var origin: RequestOrigin
+    }
+
+    private func signInStep(_ request: Request, _ context: GatehouseRequestContext) async throws -> Result<SignInStep, ExpiredForm> {
         let language = language(request)
         let (token, set) = csrf(request)
         var page = values(language, csrf: token)
-        let fields: [String: String]
-        do { fields = try await form(request).fields } catch {
+        guard let fields = try? await form(request).fields else {
             page["askEmail"] = true
             page["error"] = LocalizedText("page.sprofile.expired").render(language)
-            return SignatureProfilePage.render(page, status: .forbidden, cookies: set)
+            return .failure(ExpiredForm(response: SignatureProfilePage.render(page, status: .forbidden, cookies: set)))
         }
-        let email = String((fields["email"] ?? "").prefix(254))
+        let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor), language: language,
+                                   device: "Sign To Login profile page", requestID: context.requestID)
+        return .success(SignInStep(language: language, page: page, cookies: set, fields: fields,
+                                   email: String((fields["email"] ?? "").prefix(254)), origin: origin))
+    }
+
+    private struct ExpiredForm: Error {
+        var response: Response
+    }
+
+    /// The address: a code goes to it when it has a profile; the same page either way.
+    @Sendable func sendCode(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        var step: SignInStep
+        switch try await signInStep(request, context) {
+        case .failure(let expired): return expired.response
+        case .success(let started): step = started
+        }
+        step.page["email"] = step.email
         do {
-            let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor), language: language,
-                                       device: "Sign To Login profile page", requestID: context.requestID)
-            try await profiles.requestCode(email: email, origin: origin)
+            try await profiles.requestCode(email: step.email, origin: step.origin)
         } catch let error as GatehouseError {
-            page["askEmail"] = true
-            page["email"] = email
-            page["error"] = error.message.render(language)
+            step.page["askEmail"] = true
+            step.page["error"] = error.message.render(step.language)
             let status: HTTPResponse.Status = if case .rateLimited = error.kind { .tooManyRequests } else { .badRequest }
-            return SignatureProfilePage.render(page, status: status, cookies: set)
+            return SignatureProfilePage.render(step.page, status: status, cookies: step.cookies)
         }
-        page["askCode"] = true
-        page["email"] = email
-        page["codeSent"] = LocalizedText("page.sprofile.codeSent", [email]).render(language)
-        return SignatureProfilePage.render(page, cookies: set)
+        step.page["askCode"] = true
+        step.page["codeSent"] = LocalizedText("page.sprofile.codeSent", [step.email]).render(step.language)
+        return SignatureProfilePage.render(step.page, cookies: step.cookies)
     }
 
     @Sendable func signInPosted(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let language = language(request)
-        let (token, set) = csrf(request)
-        var page = values(language, csrf: token)
-        let fields: [String: String]
-        do { fields = try await form(request).fields } catch {
-            page["askEmail"] = true
-            page["error"] = LocalizedText("page.sprofile.expired").render(language)
-            return SignatureProfilePage.render(page, status: .forbidden, cookies: set)
+        var step: SignInStep
+        switch try await signInStep(request, context) {
+        case .failure(let expired): return expired.response
+        case .success(let started): step = started
         }
-        let email = String((fields["email"] ?? "").prefix(254))
         do {
-            let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor), language: language,
-                                       device: "Sign To Login profile page", requestID: context.requestID)
-            let session = try await profiles.signIn(email: email, code: String((fields["code"] ?? "").prefix(12)), origin: origin)
+            let session = try await profiles.signIn(email: step.email, code: String((step.fields["code"] ?? "").prefix(12)), origin: step.origin)
             var response = toPage
             response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, session.token, maxAge: Self.sessionSeconds)))
             return response
         } catch let error as GatehouseError {
-            page["askCode"] = true
-            page["email"] = email
-            page["codeSent"] = LocalizedText("page.sprofile.codeSent", [email]).render(language)
-            page["error"] = error.message.render(language)
+            step.page["askCode"] = true
+            step.page["email"] = step.email
+            step.page["codeSent"] = LocalizedText("page.sprofile.codeSent", [step.email]).render(step.language)
+            step.page["error"] = error.message.render(step.language)
             let status: HTTPResponse.Status = if case .rateLimited = error.kind { .tooManyRequests } else { .unauthorized }
-            return SignatureProfilePage.render(page, status: status, cookies: set)
+            return SignatureProfilePage.render(step.page, status: status, cookies: step.cookies)
         }
     }
 

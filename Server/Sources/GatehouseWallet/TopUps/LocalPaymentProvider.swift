@@ -38,18 +38,17 @@ package struct LocalPaymentProvider: PaymentProvider {
         try notifications.event(payload: payload, header: signature, now: now)
     }
 
-    /// The notification Stripe would send when its page is paid or expires, and its signature header.
-    package func notification(paid: Bool, payment: String, topUp: UUID, amount: Int64, currency: String, now: Date) -> (payload: Data, signature: String) {
+    /// The notification Stripe sends when its page is paid (`checkout.session.completed`), and its signature header.
+    package func paidNotification(payment: String, topUp: UUID, amount: Int64, currency: String, now: Date) -> (payload: Data, signature: String) {
         let id = topUp.uuidString.lowercased()
         let object: [String: Any] = [
             "id": payment, "object": "checkout.session", "amount_total": amount, "currency": currency.lowercased(),
-            "payment_status": paid ? "paid" : "unpaid", "status": paid ? "complete" : "expired",
-            "payment_intent": paid ? "pi_local_" + id.replacingOccurrences(of: "-", with: "") : NSNull(),
+            "payment_status": "paid", "status": "complete", "payment_intent": "pi_local_" + id.replacingOccurrences(of: "-", with: ""),
             "client_reference_id": id, "metadata": [StripeNotifications.topUpKey: id], "livemode": false,
         ]
         let event: [String: Any] = [
             "id": "evt_local_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), "object": "event", "api_version": StripeProvider.apiVersion,
-            "created": Int(now.timeIntervalSince1970), "type": paid ? "checkout.session.completed" : "checkout.session.expired",
+            "created": Int(now.timeIntervalSince1970), "type": "checkout.session.completed",
             "data": ["object": object], "livemode": false,
         ]
         let payload = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])) ?? Data()

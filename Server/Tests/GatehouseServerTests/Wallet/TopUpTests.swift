@@ -242,6 +242,21 @@ struct TopUpTests {
         }
     }
 
+    @Test("top-ups an account may start in a day are counted (429 past GATEHOUSE_TOPUPS_PER_DAY); a retried key is not a new one and still answers", arguments: [TestEngine.sqlite])
+    func perDayLimit(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.wallet.topUps.perDay = 2 }) { app in
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let first = try await startTopUp(1_000, by: ann, app, key: "k1")
+            _ = try await startTopUp(1_000, by: ann, app, key: "k1")  // the same key: the same top-up, not counted
+            _ = try await startTopUp(2_000, by: ann, app, key: "k2")
+            let third = try await app.v1.post(W.createTopUp.path, NewTopUp(amount: 3_000), token: ann.token, headers: app.v1.idempotencyHeaders("k3"))
+            #expect(third.status == .tooManyRequests && third.headers[.retryAfter] != nil, "\(third.text)")
+            let replayed = try await app.v1.post(W.createTopUp.path, NewTopUp(amount: 1_000), token: ann.token, headers: app.v1.idempotencyHeaders("k1"))
+            let again = try replayed.decoded(as: TopUp.self)
+            #expect(replayed.status == .created && again.id == first.id, "a replay still answers past the limit")
+        }
+    }
+
     @Test("Stripe's signature header as documented: any of several v1 signatures, v0 ignored, spaces tolerated; the time checked after the signature")
     func signatureHeader() throws {
         let secret = "whsec_test_secret"
