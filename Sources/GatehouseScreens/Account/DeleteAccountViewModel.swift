@@ -9,11 +9,14 @@ import GatehouseKit
 /// A refusal (money in the wallet, an app in use, a wrong password) is shown and the user stays.
 @MainActor
 public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
         /// What deleting does: sessions end now, the data goes after the grace period, a password
         /// login before then keeps the account.
         public var message: String
+        /// The password field's label.
         public var passwordLabel: String
         /// The password as typed; drawn masked.
         public var password = ""
@@ -21,6 +24,7 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
         public let passwordContentType = TextContentType.password
         /// The destructive button's label.
         public var confirmTitle: String
+        /// The "cancel" button's title.
         public var cancelTitle: String
         /// Whether the destructive button can be used: a password typed, nothing in flight.
         public var isConfirmEnabled = false
@@ -30,6 +34,7 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
         public var errorMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         /// Deleted: the app forgets the session and returns to its sign-in, saying ``notice``.
         case deleted(erasureAt: Date, notice: String)
@@ -37,6 +42,7 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
         case cancelled
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let localizer: Localizer
     private let timeZone: TimeZone
@@ -57,6 +63,7 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
                                 confirmTitle: l("account.delete.confirm"), cancelTitle: l("account.delete.cancel")))
     }
 
+    /// The password as typed: "Delete account" works once one is there.
     public func setPassword(_ password: String) {
         update {
             $0.password = password
@@ -65,6 +72,7 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
         }
     }
 
+    /// "Cancel": leaves without doing anything.
     public func cancel() { onOutcome?(.cancelled) }
 
     /// "Delete": asks the server; on success the outcome carries the date the data goes.

@@ -7,25 +7,37 @@ import GatehouseKit
 /// (``mute(_:until:)``); nothing here is kept on the device: the server decides what it pushes.
 @MainActor
 public final class NotificationSettingsViewModel: ScreenModel<NotificationSettingsViewModel.State> {
+    /// A chat whose pushes are muted, and until when.
     public struct MutedChat: Equatable, Sendable {
+        /// Its id.
         public var id: UUID
+        /// The name shown.
         public var name: String
         /// "until 27.11.2026 18:00", or "until you unmute it".
         public var until: String
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The previews section's title.
         public var previewsTitle: String
+        /// The explanation under previews.
         public var previewsHint: String
         /// The switch: on (the default) shows the sender and the text.
         public var previews = true
+        /// The muted section's title.
         public var mutedTitle: String
+        /// The muted chats, with the "Unmute" button of each.
         public var muted: [MutedChat] = []
         /// Shown when no chat is muted.
         public var noneMuted: String
+        /// The "unmute" button's title.
         public var unmuteTitle: String
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
@@ -35,6 +47,7 @@ public final class NotificationSettingsViewModel: ScreenModel<NotificationSettin
     private let messenger: MessengerClient
     private let messageForError: (any Error) -> String?
 
+    /// The screen on the person's clients, in `localizer`'s words, times in `timeZone`.
     public init(localizer: Localizer, timeZone: TimeZone = .current, accounts: AccountsClient, messenger: MessengerClient,
                 message: @escaping (any Error) -> String?) {
         self.localizer = localizer

@@ -12,24 +12,33 @@ import GatehouseKit
 public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
     /// A quoted message (a reply's).
     public struct Quote: Equatable, Sendable {
+        /// Who wrote the quoted message ("You" for me).
         public var author: String
+        /// The quoted text, as it was when quoted.
         public var text: String
     }
 
+    /// Where a message stands: sent, read by the other person, waiting for the network, or refused (with why).
     public enum Delivery: Equatable, Sendable {
         case sent, read, pending
         case failed(reason: String)
     }
 
+    /// One message as drawn.
     public struct MessageRow: Equatable, Sendable, Identifiable {
+        /// Its id.
         public var id: UUID
         /// The text; "Message deleted" for a deleted one.
         public var text: String
+        /// When it was written ("14:05").
         public var time: String
         /// Mine: drawn on the trailing side.
         public var isMine: Bool
+        /// Whether the text was edited (shown "edited").
         public var isEdited: Bool
+        /// Whether it was deleted for everyone (its text is the "deleted" line).
         public var isDeleted: Bool
+        /// The message it replies to, if any.
         public var quote: Quote?
         /// "Forwarded from Ann".
         public var forwardedFrom: String?
@@ -39,15 +48,18 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         public var uploadProgress: Double?
         /// "Uploading 45%", while uploading.
         public var uploadText: String?
+        /// Where it stands with the server (mine: sent, read, pending or failed).
         public var delivery: Delivery
         /// "Sending…", "Not sent: …", "Read"; nil for a plain sent message.
         public var deliveryText: String?
     }
 
+    /// A row of the chat: a day's separator or a message.
     public enum Item: Equatable, Sendable, Identifiable {
         case day(String)
         case message(MessageRow)
 
+        /// Its id.
         public var id: String {
             switch self {
             case .day(let title): "day:" + title
@@ -56,34 +68,45 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         }
     }
 
+    /// What "Send" does: a new message, a reply (with the quote), or an edit of one of mine.
     public enum Composer: Equatable, Sendable {
         case new
         case reply(to: UUID, Quote)
         case edit(UUID)
     }
 
+    /// What a message's menu offers.
     public enum MessageAction: String, CaseIterable, Equatable, Sendable {
         case reply, edit, deleteForMe, deleteForEveryone, forward, retry, discard
     }
 
+    /// One entry of a message's menu.
     public struct ActionItem: Equatable, Sendable {
+        /// What it does.
         public var action: MessageAction
+        /// The screen's title.
         public var title: String
+        /// Whether it destroys something (drawn red).
         public var isDestructive: Bool
     }
 
     /// A file picked for the next message.
     public struct DraftFile: Equatable, Sendable, Identifiable {
+        /// Its id.
         public var id: UUID
+        /// The file's name.
         public var fileName: String
         /// "12 KB", for the composer's chip.
         public var size: String
+        /// Whether it is an image (shown as a picture).
         public var isImage: Bool
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
         /// The other person's name (the header; tapping it opens their profile).
         public var title: String
+        /// The other person (the header).
         public var person: PersonRow
         /// The connection line; nil when online.
         public var notice: String?
@@ -91,26 +114,37 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         public var items: [Item] = []
         /// "No messages yet. Say hello!"
         public var emptyMessage: String?
+        /// Whether older messages can be read (a "load older" row or pull).
         public var canLoadOlder = false
+        /// Whether an older page is being read.
         public var isLoadingOlder = false
+        /// The text being written.
         public var draft = ""
+        /// The text field's placeholder.
         public var placeholder: String
+        /// What "Send" does now.
         public var composer: Composer = .new
         /// "Reply to Ann" / "Editing"; nil for a new message.
         public var composerTitle: String?
+        /// The "send" button's title.
         public var sendTitle: String
+        /// Whether "send" works now.
         public var isSendEnabled = false
         /// Files picked for the next message (the app's picker gives the bytes, a name and a type).
         public var draftFiles: [DraftFile] = []
         /// "Attach": usable for a new message or a reply (not while editing), up to the per-message limit.
         public var attachTitle: String
+        /// Whether "attach" works now.
         public var isAttachEnabled = true
         /// The message whose menu is open, and the menu.
         public var selected: UUID?
+        /// The open message menu's entries (empty when no message is selected).
         public var actions: [ActionItem] = []
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// The chat's id.
     public let chatId: UUID
     private var chat: Chat
     private var token: ObservationToken?
@@ -254,6 +288,7 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
 
     // MARK: Composer
 
+    /// The text as typed: "Send" works when it holds more than spaces, or a file is picked.
     public func setDraft(_ text: String) {
         update { $0.draft = text; $0.isSendEnabled = Self.canSend(text, files: files); $0.errorMessage = nil }
     }
@@ -357,6 +392,7 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
         update { $0.selected = actions.isEmpty ? nil : id; $0.actions = actions }
     }
 
+    /// Closes the message menu.
     public func dismissMenu() { update { $0.selected = nil; $0.actions = [] } }
 
     /// An item of the open menu.
@@ -393,6 +429,7 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
     /// The header tapped: the person's profile with the chat's attachments.
     public func openProfile() { navigate(.person(chat.person, chat: chatId)) }
 
+    /// "Back": leaves the screen.
     public func back() {
         isVisible = false
         navigate(.back)
@@ -402,18 +439,29 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
 /// "Forward": my chats to pick one or more of; "Send" forwards the message to each.
 @MainActor
 public final class ForwardPickerViewModel: MessengerScreenModel<ForwardPickerViewModel.State> {
+    /// A chat to forward to.
     public struct Row: Equatable, Sendable, Identifiable {
+        /// Its id.
         public var id: UUID
+        /// The person of that chat.
         public var person: PersonRow
+        /// Whether it is ticked.
         public var isSelected: Bool
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The rows, in the order shown.
         public var rows: [Row]
+        /// The "send" button's title.
         public var sendTitle: String
+        /// Whether "send" works now.
         public var isSendEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
@@ -450,5 +498,6 @@ public final class ForwardPickerViewModel: MessengerScreenModel<ForwardPickerVie
         }
     }
 
+    /// "Back": leaves the screen.
     public func back() { navigate(.back) }
 }

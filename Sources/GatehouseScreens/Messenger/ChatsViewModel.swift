@@ -8,30 +8,45 @@ import GatehouseKit
 /// when offline.
 @MainActor
 public final class ChatsViewModel: MessengerScreenModel<ChatsViewModel.State> {
+    /// One chat of the list.
     public struct ChatRow: Equatable, Sendable, Identifiable {
+        /// Its id.
         public var id: UUID
+        /// The other person.
         public var person: PersonRow
         /// The last message's text ("You: …" for mine, "Photo"/"File" for an attachment alone).
         public var lastMessage: String
         /// Its time: today's time, "Yesterday", a date.
         public var time: String
+        /// Whether it holds messages I have not read.
         public var isUnread: Bool
+        /// How many of their messages I have not read.
         public var unreadCount: Int
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// What is typed in the search field.
         public var query = ""
+        /// The search field's placeholder.
         public var searchPlaceholder: String
+        /// The rows, in the order shown.
         public var rows: [ChatRow] = []
         /// "No chats yet…" or "Nobody matches…", when there are no rows.
         public var emptyMessage: String?
+        /// A notice over the screen (offline, say); nil when there is none.
         public var notice: String?
         /// The delete question, while shown.
         public var confirmation: Confirmation?
+        /// The "new chat" button's title.
         public var newChatTitle: String
+        /// The "delete" button's title.
         public var deleteTitle: String
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
@@ -79,6 +94,7 @@ public final class ChatsViewModel: MessengerScreenModel<ChatsViewModel.State> {
         return text
     }
 
+    /// Filters the list by a person's name or tag as typed.
     public func setQuery(_ query: String) {
         update { $0.query = query }
         rebuild()
@@ -105,6 +121,7 @@ public final class ChatsViewModel: MessengerScreenModel<ChatsViewModel.State> {
         }
     }
 
+    /// Keeps the chat: the deletion question goes.
     public func cancelDelete() {
         deleting = nil
         update { $0.confirmation = nil }

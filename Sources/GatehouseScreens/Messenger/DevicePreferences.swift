@@ -11,12 +11,15 @@ public protocol DevicePreferences: Sendable {
 public struct UserDefaultsPreferences: DevicePreferences, @unchecked Sendable {
     private let defaults: UserDefaults
 
+    /// Preferences in the `UserDefaults` suite `suiteName` (the standard one when nil).
     public init(suiteName: String? = nil) {
         self.defaults = suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard
     }
 
+    /// The value for `key`, if any.
     public func string(_ key: String) -> String? { defaults.string(forKey: key) }
 
+    /// Sets (or, with nil, removes) the value for `key`.
     public func set(_ value: String?, for key: String) {
         if let value { defaults.set(value, forKey: key) } else { defaults.removeObject(forKey: key) }
     }
@@ -27,9 +30,12 @@ public final class InMemoryPreferences: DevicePreferences, @unchecked Sendable {
     private let lock = NSLock()
     private var values: [String: String]
 
+    /// Preferences starting with `values`.
     public init(_ values: [String: String] = [:]) { self.values = values }
 
+    /// The value for `key`, if any.
     public func string(_ key: String) -> String? { lock.withLock { values[key] } }
+    /// Sets (or, with nil, removes) the value for `key`.
     public func set(_ value: String?, for key: String) { lock.withLock { values[key] = value } }
 }
 

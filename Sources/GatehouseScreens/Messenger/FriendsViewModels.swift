@@ -7,26 +7,41 @@ import GatehouseKit
 /// remembered); "+" opens the people search. Shows the saved lists when offline.
 @MainActor
 public final class FriendsViewModel: MessengerScreenModel<FriendsViewModel.State> {
+    /// The order of the friends list: by name or by tag.
     public enum Sort: String, CaseIterable, Equatable, Sendable { case name, tag }
 
+    /// The list's parts: my friends, requests to me, my requests.
     public enum SectionKind: String, CaseIterable, Equatable, Sendable { case friends, incoming, outgoing }
 
+    /// One part of the list, with its title and people.
     public struct Section: Equatable, Sendable {
+        /// Which part it is.
         public var kind: SectionKind
+        /// The screen's title.
         public var title: String
+        /// The rows, in the order shown.
         public var rows: [PersonRow]
     }
 
+    /// One choice of the sort control.
     public struct SortOption: Equatable, Sendable {
+        /// The order it picks.
         public var sort: Sort
+        /// The screen's title.
         public var title: String
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// What is typed in the search field.
         public var query = ""
+        /// The search field's placeholder.
         public var searchPlaceholder: String
+        /// The order in use (kept on the device).
         public var sort: Sort
+        /// The sort control's choices.
         public var sortOptions: [SortOption]
         /// The non-empty sections, friends first.
         public var sections: [Section] = []
@@ -109,16 +124,23 @@ public final class FriendsViewModel: MessengerScreenModel<FriendsViewModel.State
 /// as the friends list. Needs the network.
 @MainActor
 public final class PeopleSearchViewModel: MessengerScreenModel<PeopleSearchViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// What is typed in the search field.
         public var query = ""
+        /// The search field's placeholder.
         public var searchPlaceholder: String
+        /// The rows, in the order shown.
         public var rows: [PersonRow] = []
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
         /// More results wait (load them when the last cell shows).
         public var hasMore = false
         /// "Type a name or a tag" before a search, "Nobody found" after an empty one.
         public var emptyMessage: String?
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
@@ -181,24 +203,34 @@ public final class PeopleSearchViewModel: MessengerScreenModel<PeopleSearchViewM
         }
     }
 
+    /// Opens a person's profile.
     public func open(_ id: UUID) {
         guard let person = people.first(where: { $0.id == id }) else { return }
         navigate(.person(person))
     }
 
+    /// "Back": leaves the screen.
     public func back() { navigate(.back) }
 }
 
 /// Chats' "+": my friends (the same cells and search); picking one opens our chat, or makes it.
 @MainActor
 public final class FriendPickerViewModel: MessengerScreenModel<FriendPickerViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// What is typed in the search field.
         public var query = ""
+        /// The search field's placeholder.
         public var searchPlaceholder: String
+        /// The rows, in the order shown.
         public var rows: [PersonRow] = []
+        /// What an empty list says.
         public var emptyMessage: String?
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
@@ -218,6 +250,7 @@ public final class FriendPickerViewModel: MessengerScreenModel<FriendPickerViewM
         }
     }
 
+    /// Searches as typed (a name, or a tag with or without `@`).
     public func setQuery(_ query: String) {
         update { $0.query = query }
         rebuild()
@@ -236,6 +269,7 @@ public final class FriendPickerViewModel: MessengerScreenModel<FriendPickerViewM
         }
     }
 
+    /// "Back": leaves the screen.
     public func back() { navigate(.back) }
 }
 
@@ -244,47 +278,68 @@ public final class FriendPickerViewModel: MessengerScreenModel<FriendPickerViewM
 /// message" opens our chat or makes it. Opened from a chat's header it also lists the chat's attachments.
 @MainActor
 public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileViewModel.State> {
+    /// The profile's buttons: friendship, and blocking.
     public enum Action: String, Equatable, Sendable { case add, cancel, accept, decline, remove, block, unblock }
 
+    /// One button of the profile.
     public struct ActionButton: Equatable, Sendable {
+        /// What it does.
         public var action: Action
+        /// The screen's title.
         public var title: String
+        /// Whether destructive.
         public var isDestructive: Bool
     }
 
     /// One attachment of the chat (its profile).
     public struct AttachmentRow: Equatable, Sendable, Identifiable {
+        /// Its id.
         public var id: UUID
+        /// The file's name.
         public var fileName: String
+        /// Whether image.
         public var isImage: Bool
         /// "1.2 MB · 5 March".
         public var details: String
+        /// Where its bytes are (read with the session: ``open(_:)`` does it).
         public var url: URL?
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The person.
         public var person: PersonRow
         /// "Your friend", "Wants to be your friend", "Request sent"; nil for nobody yet.
         public var relationText: String?
         /// "Blocked: nothing of theirs reaches you", while I block them.
         public var blockedText: String?
+        /// The buttons that fit the relation (add; cancel; accept and decline; remove), and block or unblock.
         public var actions: [ActionButton] = []
+        /// The "Write a message" button's title.
         public var messageTitle: String
         /// The remove question, while shown.
         public var confirmation: Confirmation?
         /// The chat's attachments, when opened from a chat.
         public var attachments: [AttachmentRow] = []
+        /// The attachments section's title (opened from a chat; nil otherwise).
         public var attachmentsTitle: String?
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
+        /// A notice over the screen (offline, say); nil when there is none.
         public var notice: String?
     }
 
     /// An attachment opened from the list: its bytes, for the app to show (Quick Look on iOS) or save.
     public struct OpenedAttachment: Equatable, Sendable {
+        /// Its id.
         public var id: UUID
+        /// The file's name.
         public var fileName: String
+        /// Its type, as the server keeps it.
         public var contentType: String
+        /// The bytes.
         public var data: Data
     }
 
@@ -419,6 +474,7 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         await run(action)
     }
 
+    /// Does nothing after all: the question goes.
     public func cancelConfirmation() {
         asked = nil
         update { $0.confirmation = nil }
@@ -465,5 +521,6 @@ public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileVie
         }
     }
 
+    /// "Back": leaves the screen.
     public func back() { navigate(.back) }
 }

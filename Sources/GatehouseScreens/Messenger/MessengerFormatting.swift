@@ -5,6 +5,7 @@ import GatehouseKit
 /// A person as every list draws them (friends, requests, search results, the chat picker): the
 /// same cell everywhere.
 public struct PersonRow: Equatable, Sendable, Identifiable {
+    /// Its id.
     public var id: UUID
     /// "First Last", or the tag when the person has no name; "Deleted account" for one deleted.
     public var name: String
@@ -109,9 +110,12 @@ func connectivityNotice(_ connectivity: MessengerRepository.Connectivity, _ l: L
 
 /// A destructive action's "Are you sure?" (an alert on iOS).
 public struct Confirmation: Equatable, Sendable {
+    /// The question.
     public var title: String
+    /// What it explains under the question, if anything.
     public var message: String?
     /// The destructive button's label.
     public var confirmTitle: String
+    /// The "cancel" button's title.
     public var cancelTitle: String
 }

@@ -25,6 +25,7 @@ public enum MessengerNavigation: Equatable, Sendable {
 /// and wired here, so a UIKit app pushes what ``State/stacks`` holds and nothing else.
 @MainActor
 public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.State> {
+    /// The tab bar's tabs.
     public enum Tab: String, CaseIterable, Equatable, Sendable {
         case friends, chats, profile
     }
@@ -60,7 +61,9 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         }
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable {
+        /// The tab on display.
         public var selectedTab: Tab = .chats
         /// Each tab's label.
         public var tabTitles: [Tab: String]
@@ -77,6 +80,7 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         public var path: [Route] { stacks[selectedTab] ?? [] }
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         /// Logged out here or elsewhere: the store is wiped; back to login.
         case loggedOut
@@ -85,16 +89,22 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         case accountDeleted(notice: String)
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
+    /// The messenger's data on this device, kept in step with the server.
     public let repository: MessengerRepository
+    /// The Friends tab's root screen.
     public let friends: FriendsViewModel
+    /// The Chats tab's root screen.
     public let chats: ChatsViewModel
+    /// The Profile tab's root screen.
     public let profile: ProfileViewModel
     private let environment: MessengerEnvironment
     private var token: ObservationToken?
     /// The account is being deleted here: its end is told as ``Outcome/accountDeleted(notice:)``.
     private var deleting = false
 
+    /// The messenger on `repository` (signed in), with `environment`'s words and device settings.
     public init(environment: MessengerEnvironment, repository: MessengerRepository) {
         self.environment = environment
         self.repository = repository
@@ -243,6 +253,7 @@ protocol Navigating: AnyObject {
 /// the hook it navigates through.
 @MainActor
 public class MessengerScreenModel<State: Equatable>: ScreenModel<State>, Navigating {
+    /// Where a screen asks to go: the tab bar's stacks act on it.
     public let navigate = NavigationHook()
     let environment: MessengerEnvironment
     let repository: MessengerRepository

@@ -7,27 +7,42 @@ import GatehouseKit
 /// delete the account (its own screen: the password and a confirmation).
 @MainActor
 public final class ProfileViewModel: MessengerScreenModel<ProfileViewModel.State> {
+    /// The settings list's entries.
     public enum Item: String, CaseIterable, Equatable, Sendable { case editProfile, privacy, theme, logout, deleteAccount }
 
+    /// One entry of the settings list.
     public struct SettingRow: Equatable, Sendable {
+        /// Which entry.
         public var item: Item
+        /// The screen's title.
         public var title: String
         /// The current choice ("Friends only", "Dark"), where the row has one.
         public var value: String?
+        /// Whether destructive.
         public var isDestructive: Bool
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The name shown.
         public var name: String
+        /// My tag, with `@`.
         public var tag: String
+        /// My email address.
         public var email: String
+        /// My avatar, if any.
         public var avatarURL: URL?
+        /// What stands in for an avatar (the initials).
         public var initials: String
+        /// The settings, in order.
         public var settings: [SettingRow] = []
         /// The "Log out?" question, while shown.
         public var confirmation: Confirmation?
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// A notice over the screen (offline, say); nil when there is none.
         public var notice: String?
     }
 
@@ -85,6 +100,7 @@ public final class ProfileViewModel: MessengerScreenModel<ProfileViewModel.State
         }
     }
 
+    /// Stays signed in: the logout question goes.
     public func cancelLogout() { update { $0.confirmation = nil } }
 
     /// "Log out" on the question: the session ends on the server (best effort offline), the
@@ -101,6 +117,7 @@ public final class ProfileViewModel: MessengerScreenModel<ProfileViewModel.State
 /// (changed after a code mailed to the new address, with the current password).
 @MainActor
 public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewModel.State> {
+    /// Where changing the email stands: not started, the new address and password, or the code sent to it.
     public enum EmailStep: Equatable, Sendable {
         /// The address shown; "Change" starts the change.
         case idle
@@ -110,28 +127,47 @@ public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewMod
         case code
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// My avatar, if any.
         public var avatarURL: URL?
+        /// What stands in for an avatar (the initials).
         public var initials: String
+        /// The first name as typed.
         public var firstName: String
+        /// The last name as typed.
         public var lastName: String
+        /// The tag as typed.
         public var tag: String
+        /// Whether the tag typed is free (checked as typed, after a pause).
         public var tagStatus: TagStatus = .available
+        /// What the tag check says (taken, not a tag); nil when it is fine.
         public var tagMessage: String?
+        /// The words of the fields and buttons, by key.
         public var labels: [String: String]
+        /// The "save" button's title.
         public var saveTitle: String
         /// Something changed, the tag can be had, nothing in flight.
         public var isSaveEnabled = false
+        /// My email address now.
         public var email: String
         /// An address waiting for its code.
         public var pendingEmail: String?
+        /// Where changing the email stands.
         public var emailStep: EmailStep = .idle
+        /// The new address as typed.
         public var newEmail = ""
+        /// The current password as typed (changing the email needs it).
         public var currentPassword = ""
+        /// The code sent to the new address, its field and countdowns, while one is sent.
         public var code: MessengerCodeState?
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
+        /// A neutral notice (what the last step did).
         public var infoMessage: String?
     }
 
@@ -153,7 +189,9 @@ public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewMod
     private var account: Account { repository.account }
     private var canonicalTag: String { TagRule.canonical(state.tag) }
 
+    /// The first name as typed.
     public func setFirstName(_ text: String) { update { $0.firstName = text; $0.errorMessage = nil; $0.infoMessage = nil }; revalidate() }
+    /// The last name as typed.
     public func setLastName(_ text: String) { update { $0.lastName = text; $0.errorMessage = nil; $0.infoMessage = nil }; revalidate() }
 
     /// The tag as typed: checked against the rule at once and with the server after a pause (my own is fine).
@@ -198,6 +236,7 @@ public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewMod
         await perform { try await self.environment.client.uploadAvatar(data: data, contentType: contentType) }
     }
 
+    /// Removes my avatar.
     public func removeAvatar() async {
         await perform { try await self.environment.client.removeAvatar() }
     }
@@ -231,7 +270,9 @@ public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewMod
 
     /// "Change email": the new address and the current password.
     public func startEmailChange() { update { $0.emailStep = .form; $0.errorMessage = nil } }
+    /// The new address as typed.
     public func setNewEmail(_ text: String) { update { $0.newEmail = text; $0.errorMessage = nil } }
+    /// The current password as typed.
     public func setCurrentPassword(_ text: String) { update { $0.currentPassword = text; $0.errorMessage = nil } }
 
     /// "Send code": mails a code to the new address.
@@ -252,10 +293,12 @@ public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewMod
         }
     }
 
+    /// The code as typed (digits only, at most its length); a whole code confirms at once.
     public func setCode(_ text: String) {
         codeStep?.setCode(text, on: self, refresh: revalidate)
     }
 
+    /// Sends the code again, once its cooldown is over.
     public func resendCode() async {
         await codeStep?.resend(on: self, refresh: revalidate)
     }
@@ -278,6 +321,7 @@ public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewMod
         update { $0.emailStep = .idle; $0.code = nil; $0.newEmail = ""; $0.currentPassword = ""; $0.errorMessage = nil }
     }
 
+    /// "Back": leaves the screen.
     public func back() {
         tagCheck.cancel()
         codeStep?.stopCountdown()
@@ -290,17 +334,27 @@ extension EditProfileViewModel.State: CodeStepState {}
 /// Privacy: who can message me (everyone, or friends only).
 @MainActor
 public final class PrivacyViewModel: MessengerScreenModel<PrivacyViewModel.State> {
+    /// One choice of who may message me.
     public struct Option: Equatable, Sendable {
+        /// Whom it lets in.
         public var audience: MessagingAudience
+        /// The screen's title.
         public var title: String
+        /// Whether selected.
         public var isSelected: Bool
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// What the setting means, under it.
         public var caption: String
+        /// The choices, the current one marked.
         public var options: [Option] = []
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
@@ -317,6 +371,7 @@ public final class PrivacyViewModel: MessengerScreenModel<PrivacyViewModel.State
         update { $0.options = MessagingAudience.allCases.map { Option(audience: $0, title: l("messenger.privacy.\($0.rawValue)"), isSelected: $0 == current) } }
     }
 
+    /// Chooses who may message me (saved on the server).
     public func choose(_ audience: MessagingAudience) async {
         guard !state.isLoading else { return }
         update { $0.isLoading = true; $0.errorMessage = nil }
@@ -329,6 +384,7 @@ public final class PrivacyViewModel: MessengerScreenModel<PrivacyViewModel.State
         rebuild()
     }
 
+    /// "Back": leaves the screen.
     public func back() { navigate(.back) }
 }
 
@@ -336,14 +392,21 @@ public final class PrivacyViewModel: MessengerScreenModel<PrivacyViewModel.State
 /// ``MessengerAppFlow/State/theme``.
 @MainActor
 public final class ThemeViewModel: MessengerScreenModel<ThemeViewModel.State> {
+    /// One choice of theme.
     public struct Option: Equatable, Sendable {
+        /// The theme it picks.
         public var theme: Theme
+        /// The screen's title.
         public var title: String
+        /// Whether selected.
         public var isSelected: Bool
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The choices, the current one marked.
         public var options: [Option] = []
     }
 
@@ -360,11 +423,13 @@ public final class ThemeViewModel: MessengerScreenModel<ThemeViewModel.State> {
         update { $0.options = Theme.allCases.map { Option(theme: $0, title: l("messenger.theme.\($0.rawValue)"), isSelected: $0 == current) } }
     }
 
+    /// Chooses a theme (kept on the device).
     public func choose(_ theme: Theme) {
         environment.preferences.set(theme.rawValue, for: Theme.preferenceKey)
         rebuild()
         onChange?(theme)
     }
 
+    /// "Back": leaves the screen.
     public func back() { navigate(.back) }
 }

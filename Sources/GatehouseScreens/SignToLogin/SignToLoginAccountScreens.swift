@@ -13,35 +13,52 @@ public enum KeyboardKind: String, Equatable, Sendable {
 /// its own rule as the person types, "Next" only when every filled field is valid.
 @MainActor
 public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State> {
+    /// The form's fields: email and user name required, the rest optional.
     public enum Field: String, CaseIterable, Equatable, Sendable {
         case email, userName, phone, company, position, birthday, sex
     }
 
+    /// One field as drawn.
     public struct FieldState: Equatable, Sendable {
+        /// Which field.
         public var field: Field
+        /// Its label.
         public var label: String
+        /// Its value as typed (refused characters left out).
         public var value: String
+        /// Whether the field must be filled.
         public var isRequired: Bool
+        /// The keyboard it wants.
         public var keyboard: KeyboardKind
         /// Why the value is not accepted, once something is typed.
         public var error: String?
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The fields, in the form's order.
         public var fields: [FieldState]
+        /// The picture chosen, if any.
         public var photo: Data?
+        /// The picture picker's title.
         public var photoTitle: String
+        /// The sex field's choices: the value sent (`male`, `female`) and its words.
         public var sexChoices: [String: String]
+        /// The "next" button's title.
         public var nextTitle: String
+        /// Whether "next" works now.
         public var isNextEnabled = false
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         case enrol(SignToLoginProfile)
         case back
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let localizer: Localizer
 
@@ -70,6 +87,7 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
         }
     }
 
+    /// The form, filled with what the device remembers of the person (when it does).
     public init(localizer: Localizer, remembered: SignToLoginProfile? = nil) {
         self.localizer = localizer
         let values: [Field: String?] = [.email: remembered?.email, .userName: remembered?.userName, .phone: remembered?.phone,
@@ -103,8 +121,10 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
         }
     }
 
+    /// Sets (or removes) the picture.
     public func setPhoto(_ data: Data?) { update { $0.photo = data } }
 
+    /// A field's value, trimmed.
     public func value(_ field: Field) -> String {
         state.fields.first { $0.field == field }?.value.trimmingCharacters(in: .whitespaces) ?? ""
     }
@@ -130,6 +150,7 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
         }
     }
 
+    /// "Next": to the enrolment with the profile (only when every filled field is valid).
     public func next() {
         guard state.isNextEnabled else { return }
         func optional(_ field: Field) -> String? { value(field).isEmpty ? nil : value(field) }
@@ -138,6 +159,7 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
                                              sex: optional(.sex), photo: state.photo)))
     }
 
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }
 
@@ -147,32 +169,46 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
 /// same way; an address that already has an account gets a code by email first.
 @MainActor
 public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
         /// "Signature 3 of 10".
         public var counter: String
+        /// How many signatures are drawn so far.
         public var collected: Int
+        /// How many the server needs now (10 at first; after a refusal, the missing ones).
         public var required: Int
+        /// The "accept" button's title.
         public var acceptTitle: String
+        /// Whether "accept" works now.
         public var isAcceptEnabled = false
+        /// The "cancel" button's title.
         public var cancelTitle: String
         /// Waiting for the email code (`res 13`); the field's value and label.
         public var isAskingForCode = false
+        /// The code field's label.
         public var codeLabel: String
+        /// The emailed code as typed.
         public var code = ""
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
         /// A neutral notice, e.g. "2 signatures could not be used: please sign 2 more times".
         public var infoMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         /// Enrolled: the profile as the device remembers it (without the photo).
         case enrolled(SignToLoginProfile)
         case cancelled
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
+    /// The pad the signatures are drawn on.
     public let pad: SignaturePadModel
     /// Whose signature is enrolled.
     public var email: String { profile.email }
@@ -183,6 +219,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
     private var proofCode: String?
     private var padToken: ObservationToken?
 
+    /// The enrolment of `profile`: `count` signatures (the server's number, 10).
     public init(environment: SignToLoginEnvironment, profile: SignToLoginProfile, count: Int = 10) {
         self.environment = environment
         self.profile = profile
@@ -207,6 +244,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
         if signatures.count >= state.required { await send(code: proofCode) }
     }
 
+    /// The emailed code as typed (digits only, six at most).
     public func setCode(_ code: String) { update { $0.code = InputRules.codeDigits(code, length: 6) } }
 
     /// Sends the signatures again with the code from the email.
@@ -216,6 +254,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
         await send(code: state.code)
     }
 
+    /// "Cancel": leaves without doing anything.
     public func cancel() { onOutcome?(.cancelled) }
 
     private func send(code: String?) async {
@@ -256,17 +295,27 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
 /// from this type of device → enrolment; enrolled → the signature.
 @MainActor
 public final class SignInViewModel: ScreenModel<SignInViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The email field's label.
         public var emailLabel: String
+        /// The address as typed.
         public var email: String
+        /// The keyboard the field wants.
         public let keyboard = KeyboardKind.email
+        /// The "submit" button's title.
         public var submitTitle: String
+        /// Whether "submit" works now.
         public var isSubmitEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         case authenticate(email: String)
         case enrol(email: String)
@@ -274,9 +323,11 @@ public final class SignInViewModel: ScreenModel<SignInViewModel.State> {
         case unknownUser(message: String)
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: SignToLoginEnvironment
 
+    /// The screen on `environment`'s client and words.
     public init(environment: SignToLoginEnvironment) {
         self.environment = environment
         let l = environment.localizer
@@ -285,11 +336,13 @@ public final class SignInViewModel: ScreenModel<SignInViewModel.State> {
                                 isSubmitEnabled: InputRules.isEmail(email)))
     }
 
+    /// The address as typed.
     public func setEmail(_ text: String) {
         let email = text.trimmingCharacters(in: .whitespaces)
         update { $0.email = email; $0.errorMessage = nil; $0.isSubmitEnabled = InputRules.isEmail(email) }
     }
 
+    /// "Continue": asks the server about the address on this type of device; the outcome leads to the signature, the enrolment or back to the start.
     public func submit() async {
         guard state.isSubmitEnabled, !state.isLoading else { return }
         let email = state.email.lowercased()
@@ -314,33 +367,48 @@ public final class SignInViewModel: ScreenModel<SignInViewModel.State> {
 /// succeeds"), and the score is what later readers of the document are warned by.
 @MainActor
 public final class AuthenticateViewModel: ScreenModel<AuthenticateViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The "submit" button's title.
         public var submitTitle: String
+        /// Whether "submit" works now.
         public var isSubmitEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
         /// "Match: 82%" once scored.
         public var similarityText: String?
+        /// How alike the last signature was (0–1), once scored.
         public var similarity: Double?
+        /// Whether the signature was accepted.
         public var isAccepted = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// A signature the server scored: how alike, and the attempt's id for `/savedocument/`.
     public struct Result: Equatable, Sendable {
+        /// How alike (0–1).
         public var similarity: Double
+        /// The attempt's id.
         public var signatureID: String
         /// The signature as drawn (what a document's stamp shows).
         public var ink: SignatureInk
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         case authenticated(Result)
         case enrolmentRequired
         case unknownUser
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
+    /// The pad the signature is drawn on.
     public let pad: SignaturePadModel
+    /// Whose signature it is.
     public let email: String
     private let environment: SignToLoginEnvironment
     private var padToken: ObservationToken?
@@ -350,6 +418,7 @@ public final class AuthenticateViewModel: ScreenModel<AuthenticateViewModel.Stat
     /// Whether the threshold decides (signing in) or any score goes on (signing a document).
     public let requiresMatch: Bool
 
+    /// The signature screen for `email`; `requiresMatch` false lets a low score go on (signing a document keeps it for later readers).
     public init(environment: SignToLoginEnvironment, email: String, requiresMatch: Bool = true) {
         self.environment = environment
         self.email = email
@@ -360,6 +429,7 @@ public final class AuthenticateViewModel: ScreenModel<AuthenticateViewModel.Stat
         padToken = pad.observe { [weak self] pad in self?.update { $0.isSubmitEnabled = pad.isLongEnough && !$0.isLoading } }
     }
 
+    /// "Sign": sends the drawn signature (with the photo, when the app took one) to be scored.
     public func submit() async {
         guard state.isSubmitEnabled else { return }
         update { $0.isLoading = true; $0.isSubmitEnabled = false; $0.errorMessage = nil }

@@ -8,27 +8,40 @@ import Crypto
 /// is copied in first, under a name of its own.
 @MainActor
 public final class DocumentsViewModel: ScreenModel<DocumentsViewModel.State> {
+    /// A PDF of the folder.
     public struct Item: Equatable, Sendable {
+        /// The name shown.
         public var name: String
+        /// Where it is.
         public var url: URL
+        /// Its size in bytes.
         public var size: Int
+        /// When it last changed.
         public var modified: Date
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The items, in the order shown.
         public var items: [Item] = []
+        /// What an empty list says.
         public var emptyMessage: String
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
         /// A notice shown over the list until the person dismisses it (the spec's alert "Образец
         /// создан" after an enrolment): on iOS a `UIAlertController` with `noticeButton`.
         public var notice: String?
+        /// The notice's button.
         public var noticeButton: String
     }
 
+    /// Hands something to open to the app.
     public var onOpen: ((URL) -> Void)?
     private let environment: SignToLoginEnvironment
 
+    /// The documents of `environment`'s folder; `notice` shows over them until dismissed.
     public init(environment: SignToLoginEnvironment, notice: String? = nil) {
         self.environment = environment
         let l = environment.localizer
@@ -79,19 +92,25 @@ public final class DocumentsViewModel: ScreenModel<DocumentsViewModel.State> {
         }
     }
 
+    /// Opens a document in the viewer.
     public func open(_ item: Item) { onOpen?(item.url) }
 }
 
 /// One signing of a document's history, as the screens show it.
 public struct HistoryRow: Equatable, Sendable {
+    /// The name shown.
     public var name: String
     /// "91%".
     public var similarity: String
     /// Below the server's threshold: shown as a warning.
     public var isLowMatch: Bool
+    /// When they signed (the spec's `DD.MM.YYYY HH:MM:SS`).
     public var time: String
+    /// Where they signed, when the device told it.
     public var place: String?
+    /// The photo taken when they signed, if any.
     public var photoURL: URL?
+    /// The signature's id.
     public var signatureID: String
 
     init(_ entry: DocumentHistoryEntry, localizer: Localizer) {
@@ -114,12 +133,19 @@ extension String {
 /// sends an iPhone to.
 @MainActor
 public final class SigningHistoryViewModel: ScreenModel<SigningHistoryViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The document's id.
         public var documentID: String
+        /// The rows, in the order shown.
         public var rows: [HistoryRow] = []
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// What an empty list says.
         public var emptyMessage: String
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
         /// The same history on the web (to share).
         public var webURL: URL
@@ -128,6 +154,7 @@ public final class SigningHistoryViewModel: ScreenModel<SigningHistoryViewModel.
     private let environment: SignToLoginEnvironment
     private let email: String
 
+    /// The history of `documentID`, starting from `entries` (the viewer's copy).
     public init(environment: SignToLoginEnvironment, email: String, documentID: String, entries: [DocumentHistoryEntry]? = nil) {
         self.environment = environment
         self.email = email
@@ -162,10 +189,15 @@ public final class SigningHistoryViewModel: ScreenModel<SigningHistoryViewModel.
 
 /// What "Send by email" hands the platform's mail composer: sending is the platform's.
 public struct DocumentEmail: Equatable, Sendable {
+    /// Whom to send it to (the person may add more in the composer).
     public var recipients: [String]
+    /// The subject.
     public var subject: String
+    /// The text.
     public var body: String
+    /// The signed PDF.
     public var attachment: URL
+    /// The attachment's type.
     public var mimeType = "application/pdf"
 
     /// The whole message (RFC 5322 with MIME, RFC 2045–2047 and 2231): `From`, `To`, `Subject`
@@ -251,8 +283,11 @@ public struct DocumentEmail: Equatable, Sendable {
 public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.State> {
     /// A page as shown: its size in points after the crop box and the rotation.
     public struct PageSize: Equatable, Sendable {
+        /// Points across.
         public var width: Double
+        /// Points down.
         public var height: Double
+        /// A page of `width` × `height` points.
         public init(width: Double, height: Double) {
             self.width = width
             self.height = height
@@ -262,37 +297,61 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
     /// The stamp being placed: its page and its rectangle in that page's shown coordinates
     /// (points, origin top left, as the view draws the page).
     public struct Placement: Equatable, Sendable {
+        /// The page it is on (from 0).
         public var page: Int
+        /// From the page's left, in points.
         public var x: Double
+        /// From the page's top, in points.
         public var y: Double
+        /// Its width, in points.
         public var width: Double
+        /// Its height, in points.
         public var height: Double
+        /// How alike the signature was ("91%").
         public var similarity: String
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The pages as shown.
         public var pages: [PageSize] = []
+        /// The document's id once it is registered (its link carries it).
         public var documentID: String?
+        /// Who signed it, in order.
         public var history: [HistoryRow] = []
         /// The spec's warning: the file is not the version its last signer saved.
         public var changedOutsideWarning: String?
         /// The signers whose signature matched poorly.
         public var lowMatchWarning: String?
+        /// The stamp being placed, if any.
         public var placement: Placement?
+        /// The "sign" button's title.
         public var signTitle: String
+        /// The "save" button's title.
         public var saveTitle: String
+        /// The "delete" button's title.
         public var deleteTitle: String
+        /// The "history" button's title.
         public var historyTitle: String
+        /// The "Send by email" button's title.
         public var emailTitle: String
+        /// Whether "sign" works now.
         public var isSignEnabled = false
+        /// Whether "save" works now.
         public var isSaveEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
+        /// A neutral notice (what the last step did).
         public var infoMessage: String?
     }
 
+    /// Shows the history screen (the flow sets it).
     public var onShowHistory: ((SigningHistoryViewModel) -> Void)?
+    /// The file.
     public let url: URL
     private let environment: SignToLoginEnvironment
     private let email: String
@@ -302,6 +361,7 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
     private var photo: Data?
     private var entries: [DocumentHistoryEntry] = []
 
+    /// The viewer of `url` for `email`, the person signed in.
     public init(environment: SignToLoginEnvironment, email: String, url: URL) {
         self.environment = environment
         self.email = email

@@ -5,7 +5,9 @@ import GatehouseSignature
 /// What every Sign To Login screen needs: the client with the app's key, the strings, what the
 /// device remembers of the person, the app's documents folder, and the clock the splash waits on.
 public struct SignToLoginEnvironment: Sendable {
+    /// The client of the server's Sign To Login endpoints.
     public let client: SignToLoginClient
+    /// The screens' words.
     public let localizer: Localizer
     /// The remembered person (the spec: "a registered user goes straight to the documents list, with
     /// email and data remembered").
@@ -19,6 +21,7 @@ public struct SignToLoginEnvironment: Sendable {
     /// Waits; tests pass one that returns at once.
     public let sleep: @Sendable (Double) async -> Void
 
+    /// The environment: the client, the words, where to remember the person, the documents' folder, and how long the splash shows.
     public init(client: SignToLoginClient, localizer: Localizer = .device, preferences: any DevicePreferences = UserDefaultsPreferences(),
                 documentsFolder: URL, acceptSimilarity: Double = 0.74, splashSeconds: Double = 1.5,
                 sleep: @escaping @Sendable (Double) async -> Void = { seconds in try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9)) }) {
@@ -65,21 +68,29 @@ public struct SignToLoginEnvironment: Sendable {
 /// UI feeds it touches and draws `state.ink`.
 @MainActor
 public final class SignaturePadModel: ScreenModel<SignaturePadModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
         /// The outline to fill, in the pad's size.
         public var ink: SignatureInk
+        /// The pen's colour.
         public var color: PenColor
         /// Whether the signature can be used (enough points, not a dot).
         public var isLongEnough = false
+        /// Whether nothing is drawn.
         public var isEmpty = true
+        /// The colour buttons' titles.
         public var colorTitles: [PenColor: String]
+        /// The "undo" button's title.
         public var undoTitle: String
+        /// The "clear" button's title.
         public var clearTitle: String
     }
 
+    /// The drawing so far.
     public private(set) var capture: SignatureCapture
     private let width: Double, height: Double
 
+    /// An empty pad of `width` × `height` points with a pen of `color`.
     public init(localizer: Localizer, width: Double = 600, height: Double = 240, color: PenColor = .blue) {
         capture = SignatureCapture(color: color)
         self.width = width
@@ -89,11 +100,17 @@ public final class SignaturePadModel: ScreenModel<SignaturePadModel.State> {
                                 undoTitle: localizer("stl.pad.undo"), clearTitle: localizer("stl.pad.clear")))
     }
 
+    /// A finger touched down.
     public func begin(x: Double, y: Double, time: Double) { change { $0.begin(.init(x: x, y: y, time: time)) } }
+    /// The finger moved.
     public func move(x: Double, y: Double, time: Double) { change { $0.move(.init(x: x, y: y, time: time)) } }
+    /// The finger lifted.
     public func end() { change { $0.end() } }
+    /// Takes back the last stroke.
     public func undo() { change { $0.undo() } }
+    /// Takes back every stroke.
     public func clear() { change { $0.clear() } }
+    /// Changes the pen's colour.
     public func setColor(_ color: PenColor) { change { $0.color = color } }
 
     /// The points for the server.

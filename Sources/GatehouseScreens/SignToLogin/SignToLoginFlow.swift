@@ -7,6 +7,7 @@ import GatehouseSignature
 /// viewer → history; a deep link opens a history. The UI shows `state.screen`'s model.
 @MainActor
 public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
+    /// The screen on display.
     public enum Screen {
         case splash
         /// The start screen: "Register" and "Log in", with an error brought back from logging in.
@@ -20,10 +21,15 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
         case history(SigningHistoryViewModel)
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable {
+        /// The screen on display: draw its view model.
         public var screen: Screen
+        /// The start screen's title.
         public var startTitle: String
+        /// The "Register" button's title.
         public var registerTitle: String
+        /// The "Log in" button's title.
         public var loginTitle: String
 
         /// Screens compare by kind and model identity (a new model is a new screen).
@@ -32,11 +38,13 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
         }
     }
 
+    /// The clients, words and device settings this uses.
     public let environment: SignToLoginEnvironment
     /// The person signed in on this device.
     public private(set) var email: String?
     private var pendingLink: URL?
 
+    /// The app's flow on `environment`; call ``start()`` on launch.
     public init(environment: SignToLoginEnvironment) {
         self.environment = environment
         let l = environment.localizer
@@ -125,6 +133,7 @@ public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
         show(.documents(model))
     }
 
+    /// Opens a document of the folder in the viewer.
     public func openDocument(_ url: URL) {
         guard let email else { return }
         let model = DocumentViewerViewModel(environment: environment, email: email, url: url)

@@ -102,27 +102,41 @@ public enum PaymentStep: Equatable, Sendable {
 /// answer pays once.
 @MainActor
 public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
         /// Labels by name: `recipient`, `amount`, `comment`, `continue`, `confirm`, `edit`, `back`.
         public var labels: [String: String]
+        /// The form, the confirmation, or done.
         public var step: PaymentStep = .form
+        /// Whom to pay, as typed (a phone, `@tag` or email).
         public var recipient = ""
+        /// The amount as typed, in roubles.
         public var amount = ""
+        /// The comment as typed.
         public var comment = ""
+        /// Why the amount is not accepted yet; nil when it is.
         public var amountError: String?
         /// My balance, shown above the form.
         public var balance = ""
         /// "Send 250,50 ₽ to Bob Ray (@bob.ray)?": the confirm step's question.
         public var confirmText = ""
+        /// What was done ("Sent 250.50 ₽ to Bob. Balance: …").
         public var doneText = ""
+        /// Whether "continue" works now.
         public var isContinueEnabled = false
+        /// Whether "confirm" works now.
         public var isConfirmEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable { case sent(TransferResult), back }
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let form: PaymentForm
     private var balance: Int64?
@@ -149,8 +163,11 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
         revalidate()
     }
 
+    /// Whom to pay, as typed.
     public func setRecipient(_ text: String) { edit { $0.recipient = text } }
+    /// The amount as typed (checked in roubles and kopecks).
     public func setAmount(_ text: String) { edit { $0.amount = text } }
+    /// The comment as typed.
     public func setComment(_ text: String) { edit { $0.comment = text } }
 
     private func edit(_ change: (inout State) -> Void) {
@@ -211,6 +228,7 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
     /// "Change": back to the form from the confirm step.
     public func editAgain() { edit { _ in } }
 
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }
 
@@ -218,30 +236,47 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
 /// comment; "Continue" shows the person's name; "Confirm" sends the request with one intent.
 @MainActor
 public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
         /// Labels by name: `recipient`, `amount`, `comment`, `kind`, `continue`, `confirm`, `edit`, `back`.
         public var labels: [String: String]
+        /// The form, the confirmation, or done.
         public var step: PaymentStep = .form
+        /// Whom to ask, as typed (a phone, `@tag` or email).
         public var recipient = ""
+        /// The amount as typed, in roubles.
         public var amount = ""
+        /// The comment as typed.
         public var comment = ""
+        /// An invoice or a loan.
         public var kind: MoneyRequestKind = .invoice
         /// The kinds' names.
         public var kindTitles: [MoneyRequestKind: String]
+        /// Why the amount is not accepted yet; nil when it is.
         public var amountError: String?
+        /// The confirmation's question ("Ask Bob for 100.00 ₽ (loan)?").
         public var confirmText = ""
+        /// What was done.
         public var doneText = ""
+        /// Whether "continue" works now.
         public var isContinueEnabled = false
+        /// Whether "confirm" works now.
         public var isConfirmEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable { case requested(MoneyRequest), back }
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let form: PaymentForm
 
+    /// The form, with whom to ask filled in when known (from a dialog).
     public init(environment: WalletEnvironment, recipient: String = "") {
         self.form = PaymentForm(environment: environment)
         let l = environment.localizer
@@ -252,9 +287,13 @@ public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.Stat
 
     private var l: Localizer { form.environment.localizer }
 
+    /// Whom to ask, as typed.
     public func setRecipient(_ text: String) { edit { $0.recipient = text } }
+    /// The amount as typed.
     public func setAmount(_ text: String) { edit { $0.amount = text } }
+    /// The comment as typed.
     public func setComment(_ text: String) { edit { $0.comment = text } }
+    /// An invoice or a loan.
     public func setKind(_ kind: MoneyRequestKind) { edit { $0.kind = kind } }
 
     private func edit(_ change: (inout State) -> Void) {
@@ -306,7 +345,9 @@ public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.Stat
         revalidate()
     }
 
+    /// "Change": back to the form from the confirmation.
     public func editAgain() { edit { _ in } }
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }
 
@@ -329,21 +370,31 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
         case expired
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
         /// `amount`, `pay`, `open`, `check`, `again`, `back`, `hint`.
         public var labels: [String: String]
+        /// Where the top-up stands.
         public var step: Step = .form
+        /// The amount as typed, in roubles.
         public var amount = ""
+        /// Why the amount is not accepted yet; nil when it is.
         public var amountError: String?
         /// What the step says: "Waiting for the payment of 500.00 ₽…", "The wallet is topped up…".
         public var statusText = ""
+        /// Whether "pay" works now.
         public var isPayEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable { case back }
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     /// Opens the provider's payment page (the app's browser).
     public var onOpen: ((URL) -> Void)?
@@ -353,6 +404,7 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
     private var intent = PaymentIntent()
     private var topUp: TopUp?
 
+    /// The screen on `environment`'s wallet client and words.
     public init(environment: WalletEnvironment) {
         self.environment = environment
         self.form = PaymentForm(environment: environment)
@@ -361,6 +413,7 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
         super.init(state: State(title: l("wallet.topUp.title"), labels: labels))
     }
 
+    /// The amount as typed (checked in roubles and kopecks); a new amount is a new intent.
     public func setAmount(_ text: String) {
         guard state.step == .form else { return }
         intent = PaymentIntent()
@@ -417,6 +470,7 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
         setAmount(state.amount)
     }
 
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 
     private func show(_ topUp: TopUp) {

@@ -7,26 +7,43 @@ import GatehouseKit
 /// to someone new.
 @MainActor
 public final class WalletDialogsViewModel: ScreenModel<WalletDialogsViewModel.State> {
+    /// One dialog of the list.
     public struct Row: Equatable, Sendable, Identifiable {
+        /// Its id.
         public var id: UUID
+        /// The name shown.
         public var name: String
+        /// The last message as a payment line ("You sent 250.50 ₽ · concert").
         public var preview: String
+        /// Whether it holds messages I have not read.
         public var unread: Bool
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The balance's label.
         public var balanceLabel: String
+        /// My balance ("1 000.00 ₽").
         public var balance = ""
+        /// The rows, in the order shown.
         public var rows: [Row] = []
+        /// What an empty list says.
         public var emptyText: String
+        /// The "send" button's title.
         public var sendTitle: String
+        /// The "request" button's title.
         public var requestTitle: String
+        /// The "back" button's title.
         public var backTitle: String
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         case open(Chat)
         case send
@@ -34,11 +51,13 @@ public final class WalletDialogsViewModel: ScreenModel<WalletDialogsViewModel.St
         case back
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment
     private let account: Account
     private var chats: [Chat] = []
 
+    /// The dialogs of `account`.
     public init(environment: WalletEnvironment, account: Account) {
         self.environment = environment
         self.account = account
@@ -78,9 +97,13 @@ public final class WalletDialogsViewModel: ScreenModel<WalletDialogsViewModel.St
         return message.deleted ? l("wallet.dialog.deleted") : message.text
     }
 
+    /// Opens a dialog.
     public func open(_ id: UUID) { if let chat = chats.first(where: { $0.id == id }) { onOutcome?(.open(chat)) } }
+    /// "Send money".
     public func send() { onOutcome?(.send) }
+    /// "Request money".
     public func request() { onOutcome?(.request) }
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }
 
@@ -92,8 +115,11 @@ public final class WalletDialogViewModel: ScreenModel<WalletDialogViewModel.Stat
     /// What a request card offers me.
     public enum Action: String, Equatable, Sendable, CaseIterable { case confirm, decline, cancel, repay }
 
+    /// One message of the dialog: a payment card or text.
     public struct Item: Equatable, Sendable, Identifiable {
+        /// Its id.
         public var id: UUID
+        /// Whether I wrote it.
         public var mine: Bool
         /// The message's text, or the payment's line ("Ann asks you for 100,00 ₽ (loan)").
         public var text: String
@@ -101,44 +127,60 @@ public final class WalletDialogViewModel: ScreenModel<WalletDialogViewModel.Stat
         public var comment: String?
         /// For a request: its current state, in words ("open", "paid", …).
         public var requestState: String?
+        /// The money request it is the card of, if any.
         public var requestID: UUID?
         /// The actions the request allows me now, with their labels.
         public var actions: [Action] = []
+        /// When it was written.
         public var time: String
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
+        /// The balance's label.
         public var balanceLabel: String
+        /// My balance.
         public var balance = ""
+        /// The items, in the order shown.
         public var items: [Item] = []
         /// Labels of the request actions.
         public var actionTitles: [Action: String]
+        /// The "send" button's title.
         public var sendTitle: String
+        /// The "request" button's title.
         public var requestTitle: String
+        /// The "back" button's title.
         public var backTitle: String
         /// True while the dialog loads (a live reload too).
         public var isLoading = false
         /// True while an action on a request is in flight: the cards' buttons show progress.
         public var isActing = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
+        /// A neutral notice (what the last step did).
         public var infoMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         case send(to: Person)
         case request(from: Person)
         case back
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment
     private let account: Account
+    /// The chat it shows.
     public let chat: Chat
     /// One intent per request and action, kept until it is answered: a repeated tap, or a retry
     /// after a lost answer, pays once.
     private var intents: [String: PaymentIntent] = [:]
 
+    /// The dialog of `account` in `chat`.
     public init(environment: WalletEnvironment, account: Account, chat: Chat) {
         self.environment = environment
         self.account = account
@@ -234,8 +276,11 @@ public final class WalletDialogViewModel: ScreenModel<WalletDialogViewModel.Stat
         update { $0.infoMessage = info; $0.errorMessage = failure ?? $0.errorMessage }
     }
 
+    /// "Send money" to the other person.
     public func send() { onOutcome?(.send(to: chat.person)) }
+    /// "Request money" from the other person.
     public func request() { onOutcome?(.request(from: chat.person)) }
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }
 

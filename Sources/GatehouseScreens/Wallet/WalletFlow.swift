@@ -11,6 +11,7 @@ import GatehouseKit
 /// appearing, as a view controller does in `viewWillAppear`.
 @MainActor
 public final class WalletFlow: ScreenModel<WalletFlow.State> {
+    /// The screen on display.
     public enum Screen: Equatable {
         case splash(SplashViewModel)
         case login(MessengerLoginViewModel)
@@ -27,6 +28,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
         case topUp(TopUpViewModel)
         case deleteAccount(DeleteAccountViewModel)
 
+        /// The same screen when it is the same view model.
         public static func == (a: Screen, b: Screen) -> Bool { a.model === b.model }
 
         /// The view model on screen.
@@ -50,10 +52,13 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
         }
     }
 
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable {
+        /// The screen on display: draw its view model.
         public var screen: Screen
     }
 
+    /// The clients, words and device settings this uses.
     public let environment: WalletEnvironment
     /// Opens a payment provider's page in the app's browser (a top-up's "Pay").
     public var onOpenURL: ((URL) -> Void)?
@@ -62,6 +67,7 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
     private var live: RealtimeClient?
     private var liveTask: Task<Void, Never>?
 
+    /// The wallet app's flow on `environment`; call ``launch()`` on launch.
     public init(environment: WalletEnvironment) {
         self.environment = environment
         super.init(state: State(screen: .splash(SplashViewModel(environment: environment.accounts))))

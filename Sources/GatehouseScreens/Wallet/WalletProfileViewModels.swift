@@ -9,33 +9,50 @@ import GatehouseKit
 /// phone, and payments open only once there is a wallet.
 @MainActor
 public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
         /// The labels of the rows and buttons, by name (`login`, `email`, `name`, `birthday`,
         /// `phone`, `balance`, `addInfo`, `addPhone`, `attachWallet`, `payments`, `logout`, `deleteAccount`).
         public var labels: [String: String]
+        /// My login (the tag, with `@`).
         public var login = ""
+        /// My email address.
         public var email = ""
+        /// The name shown.
         public var name = ""
+        /// My birthday (`dd.MM.yyyy`), if given.
         public var birthday = ""
+        /// My photo, if any.
         public var avatarURL: URL?
         /// The verified phone, or a line saying there is none.
         public var phone = ""
+        /// Whether the phone is verified.
         public var isPhoneVerified = false
         /// The wallet's balance ("1 000,00 ₽"), once there is a wallet.
         public var balance: String?
         /// Whether the profile has loaded (the spec's guard: until then nothing can be pressed).
         public var isLoaded = false
+        /// Whether "add info" works now.
         public var isAddInfoEnabled = false
+        /// Whether "add phone" works now.
         public var isAddPhoneEnabled = false
+        /// Whether "attach" works now.
         public var isAttachEnabled = false
+        /// Whether "payments" works now.
         public var isPaymentsEnabled = false
+        /// Whether "top up" works now.
         public var isTopUpEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
+        /// A neutral notice (what the last step did).
         public var infoMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
         case addInfo(Account)
         case addPhone(Account)
@@ -48,6 +65,7 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
         case deleteAccount
     }
 
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment
     private(set) var account: Account?
@@ -98,10 +116,15 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
         }
     }
 
+    /// "Add info".
     public func addInfo() { if state.isAddInfoEnabled, let account { onOutcome?(.addInfo(account)) } }
+    /// "Add phone".
     public func addPhone() { if state.isAddPhoneEnabled, let account { onOutcome?(.addPhone(account)) } }
+    /// "Attach wallet" (once the phone is verified).
     public func attachWallet() { if state.isAttachEnabled, let account { onOutcome?(.attachWallet(account)) } }
+    /// "Payments" (once a wallet is attached).
     public func payments() { if state.isPaymentsEnabled, let account { onOutcome?(.payments(account)) } }
+    /// "Top up" (once a wallet is attached).
     public func topUp() { if state.isTopUpEnabled { onOutcome?(.topUp) } }
 
     /// "Delete account" (usable once the profile has loaded).
@@ -145,29 +168,41 @@ enum BirthdayText {
 /// "Save" sends what changed: the names and birthday in one profile update, then the photo.
 @MainActor
 public final class AddInfoViewModel: ScreenModel<AddInfoViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
         /// Labels by name: `firstName`, `lastName`, `birthday`, `photo`, `save`, `back`.
         public var labels: [String: String]
+        /// The first name as typed.
         public var firstName: String
+        /// The last name as typed.
         public var lastName: String
         /// As typed: `dd.mm.yyyy` (or `yyyy-mm-dd`); a date picker sets it with ``AddInfoViewModel/setBirthday(_:)-(Date)``.
         public var birthday: String
+        /// Why the birthday is not accepted yet; nil when it is.
         public var birthdayError: String?
         /// The photo picked, not yet sent (its size in bytes, for the view to say so).
         public var photoBytes: Int?
+        /// My photo now, if any.
         public var avatarURL: URL?
+        /// Whether "save" works now.
         public var isSaveEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable { case saved(Account), back }
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment
     private let account: Account
     private var photo: (Data, String)?
 
+    /// The screen with `account`'s info filled in.
     public init(environment: WalletEnvironment, account: Account) {
         self.environment = environment
         self.account = account
@@ -177,8 +212,11 @@ public final class AddInfoViewModel: ScreenModel<AddInfoViewModel.State> {
                                 birthday: account.birthday.flatMap(BirthdayText.display) ?? "", avatarURL: account.avatarUrl.flatMap(URL.init(string:))))
     }
 
+    /// The first name as typed.
     public func setFirstName(_ text: String) { update { $0.firstName = text; $0.errorMessage = nil }; revalidate() }
+    /// The last name as typed.
     public func setLastName(_ text: String) { update { $0.lastName = text; $0.errorMessage = nil }; revalidate() }
+    /// The birthday as typed (`dd.mm.yyyy` or `yyyy-mm-dd`).
     public func setBirthday(_ text: String) { update { $0.birthday = text; $0.errorMessage = nil }; revalidate() }
 
     /// The date a picker chose.
@@ -234,6 +272,7 @@ public final class AddInfoViewModel: ScreenModel<AddInfoViewModel.State> {
         }
     }
 
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }
 
@@ -242,30 +281,43 @@ public final class AddInfoViewModel: ScreenModel<AddInfoViewModel.State> {
 /// and the code field and "Confirm" stay disabled until a code was sent.
 @MainActor
 public final class AddPhoneViewModel: ScreenModel<AddPhoneViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable, CodeStepState {
+        /// The screen's title.
         public var title: String
         /// Labels by name: `phone`, `password`, `sendCode`, `confirm`, `back`.
         public var labels: [String: String]
+        /// The phone as typed.
         public var phone = ""
+        /// Why the phone is not accepted yet; nil when it is.
         public var phoneError: String?
         /// The account's password: a phone is a new way into the account.
         public var password = ""
+        /// The content type the phone field gives the keyboard (autofill of a phone number).
         public let phoneContentType = TextContentType.telephoneNumber
+        /// Whether "send" works now.
         public var isSendEnabled = false
         /// The code step, once a code was sent (nil before: the field is not shown).
         public var code: MessengerCodeState?
+        /// Whether "confirm" works now.
         public var isConfirmEnabled = false
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
+        /// A neutral notice (what the last step did).
         public var infoMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable { case verified(Account), back }
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment
     private var codeStep: CodeStep!
     private let password = PasswordBox()
 
+    /// The screen on `environment`'s clients and words.
     public init(environment: WalletEnvironment) {
         self.environment = environment
         let l = environment.localizer
@@ -278,8 +330,11 @@ public final class AddPhoneViewModel: ScreenModel<AddPhoneViewModel.State> {
         }
     }
 
+    /// The phone as typed.
     public func setPhone(_ text: String) { update { $0.phone = text; $0.errorMessage = nil }; revalidate() }
+    /// The current password as typed (a phone change needs it).
     public func setPassword(_ text: String) { password.value = text; update { $0.password = text; $0.errorMessage = nil }; revalidate() }
+    /// The SMS code as typed.
     public func setCode(_ text: String) { codeStep.setCode(text, on: self, refresh: revalidate) }
 
     private var phone: String { state.phone.trimmingCharacters(in: .whitespaces) }
@@ -324,6 +379,7 @@ public final class AddPhoneViewModel: ScreenModel<AddPhoneViewModel.State> {
         }
     }
 
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }
 
@@ -341,21 +397,31 @@ private final class PasswordBox: @unchecked Sendable {
 /// with one (the spec's "Привязать кошелек").
 @MainActor
 public final class AttachWalletViewModel: ScreenModel<AttachWalletViewModel.State> {
+    /// What the screen draws: every title, value and switch of its view.
     public struct State: Equatable, Sendable {
+        /// The screen's title.
         public var title: String
         /// "The wallet will be attached to +7 916 123-45-67."
         public var explanation: String
+        /// The "attach" button's title.
         public var attachTitle: String
+        /// The "back" button's title.
         public var backTitle: String
+        /// Whether "attach" works now.
         public var isAttachEnabled: Bool
+        /// A call is in flight: show progress and keep the buttons off.
         public var isLoading = false
+        /// Why the last action failed, in the person's language; nil when nothing failed.
         public var errorMessage: String?
     }
 
+    /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable { case attached(WalletInfo), back }
+    /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment
 
+    /// The screen for `account` (attaching needs its verified phone).
     public init(environment: WalletEnvironment, account: Account) {
         self.environment = environment
         let l = environment.localizer
@@ -365,6 +431,7 @@ public final class AttachWalletViewModel: ScreenModel<AttachWalletViewModel.Stat
                                 attachTitle: l("wallet.attach.attach"), backTitle: l("wallet.attach.back"), isAttachEnabled: verified))
     }
 
+    /// "Attach": attaches the wallet to the verified phone.
     public func attach() async {
         guard state.isAttachEnabled, !state.isLoading else { return }
         update { $0.isLoading = true; $0.isAttachEnabled = false; $0.errorMessage = nil }
@@ -377,5 +444,6 @@ public final class AttachWalletViewModel: ScreenModel<AttachWalletViewModel.Stat
         }
     }
 
+    /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }
