@@ -38,6 +38,9 @@ public actor CustomerGatewayClient {
 
     /// Creates a client; it connects on first use.
     /// - Parameters:
+    /// A client of the login gateway at `url`.
+    ///
+    /// - Parameters:
     ///   - url: the gateway endpoint.
     ///   - sessionStore: where the token persists.
     ///   - transport: the WebSocket implementation (``WebSocketTransports/default``).

@@ -28,6 +28,8 @@ extension HTTPTransport {
 public struct URLSessionTransport: HTTPTransport {
     private let session: URLSession
 
+    /// A transport on an ephemeral `URLSession` (no cookies, no cache).
+    ///
     /// - Parameter timeout: seconds a request may take before it fails.
     public init(timeout: TimeInterval = 30) {
         let configuration = URLSessionConfiguration.ephemeral

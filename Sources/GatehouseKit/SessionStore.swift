@@ -67,6 +67,8 @@ public struct FileSessionStore: SessionStore {
     /// The file's location.
     public let url: URL
 
+    /// A store in the file at `url` (written `0600`).
+    ///
     /// - Parameter url: the file to use; its directory is created when missing.
     public init(url: URL) { self.url = url }
 
@@ -173,6 +175,8 @@ extension JSONDecoder {
 /// The session store the platform offers: Keychain on Apple platforms, a 0600 file in the
 /// user's application-support directory elsewhere.
 public enum DefaultSessionStore {
+    /// The platform's store for the app `name`.
+    ///
     /// - Parameter name: the app's identifier, used as Keychain service or file name.
     public static func make(name: String) -> any SessionStore {
         #if canImport(Security)

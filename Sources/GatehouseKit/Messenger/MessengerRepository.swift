@@ -14,12 +14,26 @@ import GatehouseAPI
 public final class MessengerRepository {
     /// Whether the server is reachable, as the socket knows it.
     public enum Connectivity: Equatable, Sendable {
-        case connecting, online, offline
+        /// The socket is being opened (at launch, or after a drop).
+        case connecting
+        /// The socket is up: changes go out at once.
+        case online
+        /// No network or no server: the lists show what is saved, changes wait in the outbox.
+        case offline
     }
 
     /// What changed, for observers to redraw only that.
     public enum Change: Hashable, Sendable {
-        case account, friends, chats, privacy, connectivity
+        /// The own account.
+        case account
+        /// The friends lists.
+        case friends
+        /// The chat list.
+        case chats
+        /// Who may message me.
+        case privacy
+        /// ``MessengerRepository/connectivity``.
+        case connectivity
         /// The messages of one chat.
         case messages(UUID)
         /// The session ended (logged out here or elsewhere): the store is wiped, back to login.

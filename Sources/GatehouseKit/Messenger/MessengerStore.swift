@@ -7,7 +7,12 @@ import GRDB
 public struct LocalMessage: Equatable, Sendable, Identifiable {
     /// A change made on the device that the server has not confirmed yet.
     public enum Change: String, Codable, Equatable, Sendable {
-        case send, edit, delete
+        /// A new message.
+        case send
+        /// A new text for a message.
+        case edit
+        /// A deletion.
+        case delete
     }
 
     /// Where the message stands.

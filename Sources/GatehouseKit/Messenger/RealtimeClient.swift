@@ -48,6 +48,8 @@ public final class RealtimeClient: Sendable {
         var connection: (any WebSocketConnection)?
     }
 
+    /// A realtime client with `core`'s session.
+    ///
     /// - Parameters:
     ///   - since: the last event the app has already applied (from a previous run); nil starts from now.
     public init(core: GatehouseClient, transport: any WebSocketTransport = WebSocketTransports.default,

@@ -48,6 +48,7 @@ public struct DeviceFacts: Equatable, Sendable {
 /// Where the device facts come from: UIDevice and UIScreen (and Core Location when allowed) in an
 /// app; a fixed value in tests and the terminal demo.
 public protocol DeviceFactsProvider: Sendable {
+    /// The device's facts now (the place only when the person allows it).
     func facts() async -> DeviceFacts
 }
 
@@ -147,6 +148,8 @@ public struct SignToLoginClient: Sendable {
     public let sessionStore: any SessionStore
     private let enrolment = EnrolmentTokens()
 
+    /// A client of `server`'s Sign To Login endpoints for the app whose key is `apiKey`, telling the server `device`'s facts.
+    ///
     /// - Parameters:
     ///   - sessionStore: keeps the session between launches; memory only by default.
     public init(server: URL, apiKey: String, device: any DeviceFactsProvider, transport: any HTTPTransport = URLSessionTransport(),
@@ -275,7 +278,9 @@ public struct SignToLoginClient: Sendable {
     public enum Authentication: Equatable, Sendable {
         /// `res 0`: how alike (0…1, two decimals) and the attempt's id for `/savedocument/`.
         case scored(similarity: Double, signatureID: String)
+        /// `res 3`: no model for this type of device, or not enrolled through this app: enrol.
         case enrolmentRequired
+        /// `res 2`: no such user.
         case unknownUser
     }
 
@@ -301,9 +306,11 @@ public struct SignToLoginClient: Sendable {
 
     /// What `saveDocument` came to.
     public enum Saved: Equatable, Sendable {
+        /// `res 0`: the version is recorded, on this document.
         case saved(documentID: String)
         /// `res 15`: another save from the same version came first: open the document again.
         case conflict
+        /// `res 2`: no such user.
         case unknownUser
     }
 
@@ -338,7 +345,9 @@ public struct SignToLoginClient: Sendable {
         case current(history: [DocumentHistoryEntry])
         /// `res 1`: the file changed outside the app since its last signing (the spec's warning).
         case changedOutside(history: [DocumentHistoryEntry])
+        /// `res 16`: no such document.
         case notFound
+        /// `res 2`: no such user.
         case unknownUser
     }
 

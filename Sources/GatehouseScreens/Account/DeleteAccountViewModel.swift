@@ -49,6 +49,8 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
     private let delete: @Sendable (String) async throws -> AccountDeletion
     private let messageForError: (any Error) -> String?
 
+    /// The screen, asking `delete` to delete the account, dates shown in `timeZone`.
+    ///
     /// - Parameters:
     ///   - delete: the call (``AccountsClient/deleteAccount(currentPassword:)`` of the app's client).
     ///   - message: the app's text for a failed call.

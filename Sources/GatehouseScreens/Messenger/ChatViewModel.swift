@@ -20,7 +20,13 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
 
     /// Where a message stands: sent, read by the other person, waiting for the network, or refused (with why).
     public enum Delivery: Equatable, Sendable {
-        case sent, read, pending
+        /// The server has it.
+        case sent
+        /// The other person has read it (mine only).
+        case read
+        /// Waiting to reach the server (no network, or on its way).
+        case pending
+        /// The server refused it: why; retry or discard it.
         case failed(reason: String)
     }
 
@@ -56,7 +62,9 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
 
     /// A row of the chat: a day's separator or a message.
     public enum Item: Equatable, Sendable, Identifiable {
+        /// A day's separator ("Today", "12 March").
         case day(String)
+        /// A message.
         case message(MessageRow)
 
         /// Its id.
@@ -70,14 +78,30 @@ public final class ChatViewModel: MessengerScreenModel<ChatViewModel.State> {
 
     /// What "Send" does: a new message, a reply (with the quote), or an edit of one of mine.
     public enum Composer: Equatable, Sendable {
+        /// A new message.
         case new
+        /// A reply to a message, with its quote.
         case reply(to: UUID, Quote)
+        /// A new text for one of my messages.
         case edit(UUID)
     }
 
     /// What a message's menu offers.
     public enum MessageAction: String, CaseIterable, Equatable, Sendable {
-        case reply, edit, deleteForMe, deleteForEveryone, forward, retry, discard
+        /// Reply with a quote.
+        case reply
+        /// Change my message's text.
+        case edit
+        /// Hide it from me.
+        case deleteForMe
+        /// Delete my message for everyone.
+        case deleteForEveryone
+        /// Forward it to other chats.
+        case forward
+        /// Send a refused change again.
+        case retry
+        /// Give a refused or waiting change up.
+        case discard
     }
 
     /// One entry of a message's menu.

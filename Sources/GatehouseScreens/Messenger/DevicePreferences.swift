@@ -3,7 +3,9 @@ import Foundation
 /// What the device remembers whoever is signed in: small strings by key. `UserDefaults` by
 /// default; tests and previews use ``InMemoryPreferences``.
 public protocol DevicePreferences: Sendable {
+    /// The value for `key`, if any.
     func string(_ key: String) -> String?
+    /// Sets (or, with nil, removes) the value for `key`.
     func set(_ value: String?, for key: String)
 }
 
@@ -42,7 +44,12 @@ public final class InMemoryPreferences: DevicePreferences, @unchecked Sendable {
 /// The app's appearance, as the user chose it on the theme screen; the UI reads
 /// ``MessengerAppFlow/State/theme`` and applies it (`overrideUserInterfaceStyle` on iOS).
 public enum Theme: String, CaseIterable, Equatable, Sendable {
-    case light, dark, system
+    /// Always light.
+    case light
+    /// Always dark.
+    case dark
+    /// As the device is set.
+    case system
 
     static let preferenceKey = "messenger.theme"
 

@@ -8,10 +8,22 @@ import GatehouseKit
 @MainActor
 public final class FriendsViewModel: MessengerScreenModel<FriendsViewModel.State> {
     /// The order of the friends list: by name or by tag.
-    public enum Sort: String, CaseIterable, Equatable, Sendable { case name, tag }
+    public enum Sort: String, CaseIterable, Equatable, Sendable {
+        /// By name.
+        case name
+        /// By tag.
+        case tag
+    }
 
     /// The list's parts: my friends, requests to me, my requests.
-    public enum SectionKind: String, CaseIterable, Equatable, Sendable { case friends, incoming, outgoing }
+    public enum SectionKind: String, CaseIterable, Equatable, Sendable {
+        /// My friends.
+        case friends
+        /// Requests to me.
+        case incoming
+        /// My requests.
+        case outgoing
+    }
 
     /// One part of the list, with its title and people.
     public struct Section: Equatable, Sendable {
@@ -279,7 +291,22 @@ public final class FriendPickerViewModel: MessengerScreenModel<FriendPickerViewM
 @MainActor
 public final class PersonProfileViewModel: MessengerScreenModel<PersonProfileViewModel.State> {
     /// The profile's buttons: friendship, and blocking.
-    public enum Action: String, Equatable, Sendable { case add, cancel, accept, decline, remove, block, unblock }
+    public enum Action: String, Equatable, Sendable {
+        /// Ask to be friends.
+        case add
+        /// Take back my request.
+        case cancel
+        /// Accept their request.
+        case accept
+        /// Decline their request.
+        case decline
+        /// Stop being friends (asks first).
+        case remove
+        /// Block them (asks first).
+        case block
+        /// Unblock them.
+        case unblock
+    }
 
     /// One button of the profile.
     public struct ActionButton: Equatable, Sendable {

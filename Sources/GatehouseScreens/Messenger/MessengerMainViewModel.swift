@@ -7,12 +7,19 @@ import GatehouseKit
 public enum MessengerNavigation: Equatable, Sendable {
     /// A person's profile; with a chat, the profile behind that chat's header (with its attachments).
     case person(Person, chat: UUID? = nil)
+    /// A chat, opened on the Chats tab.
     case chat(Chat)
+    /// The people search.
     case peopleSearch
+    /// Picking a friend to write to.
     case newChat
+    /// Forwarding a message to chats.
     case forward(Message)
+    /// Editing my profile.
     case editProfile
+    /// Who may message me.
     case privacy
+    /// The theme.
     case theme
     /// "Delete account" (its password and confirmation).
     case deleteAccount
@@ -27,19 +34,33 @@ public enum MessengerNavigation: Equatable, Sendable {
 public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.State> {
     /// The tab bar's tabs.
     public enum Tab: String, CaseIterable, Equatable, Sendable {
-        case friends, chats, profile
+        /// Friends and requests.
+        case friends
+        /// The chats.
+        case chats
+        /// My profile and settings.
+        case profile
     }
 
     /// A screen pushed over a tab's root, with its model.
     public enum Route: Equatable {
+        /// Shows ``PeopleSearchViewModel``.
         case peopleSearch(PeopleSearchViewModel)
+        /// Shows ``PersonProfileViewModel``.
         case person(PersonProfileViewModel)
+        /// Shows ``ChatViewModel``.
         case chat(ChatViewModel)
+        /// Shows ``FriendPickerViewModel``.
         case newChat(FriendPickerViewModel)
+        /// Shows ``ForwardPickerViewModel``.
         case forward(ForwardPickerViewModel)
+        /// Shows ``EditProfileViewModel``.
         case editProfile(EditProfileViewModel)
+        /// Shows ``PrivacyViewModel``.
         case privacy(PrivacyViewModel)
+        /// Shows ``ThemeViewModel``.
         case theme(ThemeViewModel)
+        /// Shows ``DeleteAccountViewModel``.
         case deleteAccount(DeleteAccountViewModel)
 
         /// The same screen (the same model).

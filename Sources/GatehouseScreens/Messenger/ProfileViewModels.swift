@@ -8,7 +8,18 @@ import GatehouseKit
 @MainActor
 public final class ProfileViewModel: MessengerScreenModel<ProfileViewModel.State> {
     /// The settings list's entries.
-    public enum Item: String, CaseIterable, Equatable, Sendable { case editProfile, privacy, theme, logout, deleteAccount }
+    public enum Item: String, CaseIterable, Equatable, Sendable {
+        /// Edit the profile.
+        case editProfile
+        /// Who may message me.
+        case privacy
+        /// The theme.
+        case theme
+        /// Log out (asks first).
+        case logout
+        /// Delete the account.
+        case deleteAccount
+    }
 
     /// One entry of the settings list.
     public struct SettingRow: Equatable, Sendable {

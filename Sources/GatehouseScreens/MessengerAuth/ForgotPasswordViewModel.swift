@@ -11,7 +11,14 @@ import GatehouseKit
 @MainActor
 public final class ForgotPasswordViewModel: ScreenModel<ForgotPasswordViewModel.State> {
     /// The steps of the screen, in order.
-    public enum Step: Equatable, Sendable { case email, code, newPassword }
+    public enum Step: Equatable, Sendable {
+        /// Typing the address to send the code to.
+        case email
+        /// Typing the code.
+        case code
+        /// Typing the new password.
+        case newPassword
+    }
 
     /// What the screen shows.
     public struct State: Equatable, Sendable {

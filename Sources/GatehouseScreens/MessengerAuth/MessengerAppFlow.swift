@@ -10,10 +10,15 @@ import GatehouseKit
 public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
     /// A screen and its view model.
     public enum Screen: Equatable {
+        /// The splash screen.
         case splash(SplashViewModel)
+        /// Shows ``MessengerLoginViewModel``.
         case login(MessengerLoginViewModel)
+        /// Shows ``ForgotPasswordViewModel``.
         case forgotPassword(ForgotPasswordViewModel)
+        /// Shows ``MessengerRegistrationViewModel``.
         case registration(MessengerRegistrationViewModel)
+        /// Shows ``MessengerMainViewModel``.
         case messenger(MessengerMainViewModel)
 
         /// Two values are equal when they show the same view model.

@@ -4,7 +4,18 @@ import GatehouseKit
 
 /// The fields of the messenger's registration form.
 public enum MessengerRegistrationField: String, CaseIterable, Sendable {
-    case email, lastName, firstName, tag, password, passwordConfirmation
+    /// The email field.
+    case email
+    /// The last name field.
+    case lastName
+    /// The first name field.
+    case firstName
+    /// The tag field.
+    case tag
+    /// The password field.
+    case password
+    /// The password confirmation field.
+    case passwordConfirmation
 }
 
 /// Whether the tag typed can be had, as the form shows it under the field.
@@ -33,7 +44,12 @@ public enum TagStatus: Equatable, Sendable {
 @MainActor
 public final class MessengerRegistrationViewModel: ScreenModel<MessengerRegistrationViewModel.State> {
     /// The steps of the screen, in order.
-    public enum Step: Equatable, Sendable { case form, code }
+    public enum Step: Equatable, Sendable {
+        /// Filling in the form.
+        case form
+        /// Typing the emailed code.
+        case code
+    }
 
     /// What the screen shows.
     public struct State: Equatable, Sendable {

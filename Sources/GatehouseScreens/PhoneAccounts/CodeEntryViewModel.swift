@@ -5,7 +5,20 @@ import GatehouseKit
 /// How a text field should present itself; `oneTimeCode` maps to UIKit's
 /// `UITextContentType.oneTimeCode`, which lets iOS offer the SMS code above the keyboard.
 public enum TextContentType: String, Equatable, Sendable {
-    case oneTimeCode, telephoneNumber, emailAddress, password, newPassword, username, name
+    /// A code from an SMS or mail (autofill).
+    case oneTimeCode
+    /// A phone number.
+    case telephoneNumber
+    /// An email address.
+    case emailAddress
+    /// The current password.
+    case password
+    /// A new password (the keychain may suggest one).
+    case newPassword
+    /// A login.
+    case username
+    /// A person's name.
+    case name
 }
 
 /// The code screen: the code from the SMS registers the account, then the app logs in with the
@@ -47,7 +60,9 @@ public final class CodeEntryViewModel: ScreenModel<CodeEntryViewModel.State> {
 
     /// Where the user goes from here.
     public enum Outcome: Equatable, Sendable {
+        /// The code is confirmed: where the account goes next.
         case completed(AccountDestination)
+        /// Back to the previous screen.
         case back
     }
 

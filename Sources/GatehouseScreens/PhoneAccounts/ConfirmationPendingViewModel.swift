@@ -31,9 +31,11 @@ public final class ConfirmationPendingViewModel: ScreenModel<ConfirmationPending
 
     /// Where the user goes from here.
     public enum Outcome: Equatable, Sendable {
+        /// The address is confirmed: the user as they now are.
         case confirmed(PhoneUser)
         /// Open the change-email prompt for this address.
         case changeEmail(current: String)
+        /// Logged out: back to the start.
         case loggedOut
     }
 

@@ -11,7 +11,12 @@ import GatehouseKit
 @MainActor
 public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State> {
     /// Why the prompt is shown.
-    public enum Reason: Equatable, Sendable { case missing, wrong(current: String) }
+    public enum Reason: Equatable, Sendable {
+        /// The account has no address yet.
+        case missing
+        /// The address on file could not be used (the current one).
+        case wrong(current: String)
+    }
 
     /// What the prompt shows.
     public struct State: Equatable, Sendable {
@@ -50,6 +55,7 @@ public final class EmailPromptViewModel: ScreenModel<EmailPromptViewModel.State>
     public enum Outcome: Equatable, Sendable {
         /// Saved and the confirmation mail sent.
         case saved(PhoneUser)
+        /// The person cancelled.
         case cancelled
     }
 

@@ -44,6 +44,7 @@ public final class FinalViewModel: ScreenModel<FinalViewModel.State> {
 
     /// Where the user goes from here; the coordinator acts on it.
     public enum Outcome: Equatable, Sendable {
+        /// Logged out: back to the start.
         case loggedOut
         /// "Change email": the coordinator shows the email prompt with the current address.
         case changeEmail(current: String)

@@ -35,9 +35,11 @@ public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
 
     /// Where the user goes from here.
     public enum Outcome: Equatable, Sendable {
+        /// Logged in: where the account goes next.
         case loggedIn(AccountDestination)
         /// "Forgot password?", with what was typed in the login field (it pre-fills the restore screen).
         case restorePassword(login: String)
+        /// Back to the previous screen.
         case back
     }
 

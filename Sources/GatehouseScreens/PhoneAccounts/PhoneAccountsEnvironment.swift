@@ -54,8 +54,11 @@ public enum AccountCategory: Equatable, Sendable {
 
 /// Where a logged-in user goes next; computed once and shared by login, registration and launch.
 public enum AccountDestination: Equatable, Sendable {
+    /// Signed in with a confirmed address: the final screen.
     case final(PhoneUser)
+    /// Signed in, the address not confirmed yet (whether a mail just went).
     case confirmationPending(PhoneUser, mailSent: Bool)
+    /// Signed in without an address: ask for one.
     case needsEmail(PhoneUser)
 }
 

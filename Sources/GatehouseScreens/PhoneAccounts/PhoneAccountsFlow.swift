@@ -9,14 +9,23 @@ import GatehouseKit
 public final class PhoneAccountsFlow: ScreenModel<PhoneAccountsFlow.State> {
     /// A screen and its view model.
     public enum Screen: Equatable {
+        /// Reading the stored session.
         case launching
+        /// Shows ``StartViewModel``.
         case start(StartViewModel)
+        /// Shows ``RegistrationViewModel``.
         case registration(RegistrationViewModel)
+        /// Shows ``CodeEntryViewModel``.
         case codeEntry(CodeEntryViewModel)
+        /// Shows ``LoginViewModel``.
         case login(LoginViewModel)
+        /// Shows ``RestorePasswordViewModel``.
         case restorePassword(RestorePasswordViewModel)
+        /// Shows ``ConfirmationPendingViewModel``.
         case confirmationPending(ConfirmationPendingViewModel)
+        /// Shows ``FinalViewModel``.
         case final(FinalViewModel)
+        /// Shows ``DeleteAccountViewModel``.
         case deleteAccount(DeleteAccountViewModel)
 
         /// Two values are equal when they show the same view models.

@@ -3,7 +3,16 @@ import GatehouseKit
 
 /// The fields of the registration form.
 public enum RegistrationField: String, CaseIterable, Sendable {
-    case phone, password, lastName, firstName, email
+    /// The phone field.
+    case phone
+    /// The password field.
+    case password
+    /// The last name field.
+    case lastName
+    /// The first name field.
+    case firstName
+    /// The email field.
+    case email
 }
 
 /// What the form collected, handed to the code screen.
@@ -57,6 +66,7 @@ public final class RegistrationViewModel: ScreenModel<RegistrationViewModel.Stat
     public enum Outcome: Equatable, Sendable {
         /// The code went out: show the code screen for this form.
         case codeSent(RegistrationForm)
+        /// Back to the previous screen.
         case back
     }
 

@@ -6,7 +6,12 @@ import GatehouseKit
 @MainActor
 public final class RestorePasswordViewModel: ScreenModel<RestorePasswordViewModel.State> {
     /// How the new password travels.
-    public enum Method: String, Equatable, Sendable, CaseIterable { case sms, email }
+    public enum Method: String, Equatable, Sendable, CaseIterable {
+        /// By SMS to the phone.
+        case sms
+        /// By mail.
+        case email
+    }
 
     /// What the screen shows.
     public struct State: Equatable, Sendable {

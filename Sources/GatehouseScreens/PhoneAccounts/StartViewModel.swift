@@ -16,7 +16,12 @@ public final class StartViewModel: ScreenModel<StartViewModel.State> {
     }
 
     /// Where the user goes from here.
-    public enum Outcome: Equatable, Sendable { case register, login }
+    public enum Outcome: Equatable, Sendable {
+        /// "Register".
+        case register
+        /// "Log in".
+        case login
+    }
 
     /// Called when the user picks an action; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?

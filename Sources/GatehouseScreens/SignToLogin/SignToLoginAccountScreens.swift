@@ -5,7 +5,16 @@ import GatehouseSignature
 
 /// The kind of keyboard a field wants (the UI maps it to `UIKeyboardType`).
 public enum KeyboardKind: String, Equatable, Sendable {
-    case text, email, phone, date, name
+    /// Plain text.
+    case text
+    /// An email keyboard.
+    case email
+    /// A phone pad.
+    case phone
+    /// A date (a picker, or digits and dots).
+    case date
+    /// A name (words capitalised).
+    case name
 }
 
 /// The registration form (the Sign To Login spec, "Регистрация"): email and user name
@@ -15,7 +24,20 @@ public enum KeyboardKind: String, Equatable, Sendable {
 public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State> {
     /// The form's fields: email and user name required, the rest optional.
     public enum Field: String, CaseIterable, Equatable, Sendable {
-        case email, userName, phone, company, position, birthday, sex
+        /// The email field.
+        case email
+        /// The user name field.
+        case userName
+        /// The phone field.
+        case phone
+        /// The company field.
+        case company
+        /// The position field.
+        case position
+        /// The birthday field.
+        case birthday
+        /// The sex field.
+        case sex
     }
 
     /// One field as drawn.
@@ -54,7 +76,9 @@ public final class ProfileFormViewModel: ScreenModel<ProfileFormViewModel.State>
 
     /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
+        /// "Next": enrol with this profile.
         case enrol(SignToLoginProfile)
+        /// Back to the previous screen.
         case back
     }
 
@@ -203,6 +227,7 @@ public final class EnrolmentViewModel: ScreenModel<EnrolmentViewModel.State> {
     public enum Outcome: Equatable, Sendable {
         /// Enrolled: the profile as the device remembers it (without the photo).
         case enrolled(SignToLoginProfile)
+        /// The person cancelled.
         case cancelled
     }
 
@@ -317,7 +342,9 @@ public final class SignInViewModel: ScreenModel<SignInViewModel.State> {
 
     /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
+        /// Enrolled from this device: to the signature.
         case authenticate(email: String)
+        /// Enrolled elsewhere or not through this app: make a new sample (the spec's `res 3`).
         case enrol(email: String)
         /// Back to the start screen, with the error to show there.
         case unknownUser(message: String)
@@ -399,8 +426,11 @@ public final class AuthenticateViewModel: ScreenModel<AuthenticateViewModel.Stat
 
     /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
+        /// The signature was scored (and accepted when a match is required).
         case authenticated(Result)
+        /// No sample for this device and app: enrol.
         case enrolmentRequired
+        /// Nobody enrolled has that address.
         case unknownUser
     }
 

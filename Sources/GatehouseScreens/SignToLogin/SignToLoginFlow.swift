@@ -9,15 +9,23 @@ import GatehouseSignature
 public final class SignToLoginFlow: ScreenModel<SignToLoginFlow.State> {
     /// The screen on display.
     public enum Screen {
+        /// The splash screen.
         case splash
         /// The start screen: "Register" and "Log in", with an error brought back from logging in.
         case start(message: String?)
+        /// Shows ``ProfileFormViewModel``.
         case profile(ProfileFormViewModel)
+        /// Shows ``EnrolmentViewModel``.
         case enrolment(EnrolmentViewModel)
+        /// Shows ``SignInViewModel``.
         case signIn(SignInViewModel)
+        /// Shows ``AuthenticateViewModel``.
         case authenticate(AuthenticateViewModel)
+        /// Shows ``DocumentsViewModel``.
         case documents(DocumentsViewModel)
+        /// Shows ``DocumentViewerViewModel``.
         case viewer(DocumentViewerViewModel)
+        /// Shows ``SigningHistoryViewModel``.
         case history(SigningHistoryViewModel)
     }
 

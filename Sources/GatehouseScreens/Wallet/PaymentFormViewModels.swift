@@ -135,12 +135,19 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
     }
 
     /// Where the screen leads; the flow acts on it.
-    public enum Outcome: Equatable, Sendable { case sent(TransferResult), back }
+    public enum Outcome: Equatable, Sendable {
+        /// The money went (the transfer and my balance).
+        case sent(TransferResult)
+        /// Back to the previous screen.
+        case back
+    }
     /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let form: PaymentForm
     private var balance: Int64?
 
+    /// The form on `environment`'s wallet client.
+    ///
     /// - Parameter recipient: pre-filled from a dialog (the person's tag).
     public init(environment: WalletEnvironment, recipient: String = "") {
         self.form = PaymentForm(environment: environment)
@@ -271,12 +278,19 @@ public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.Stat
     }
 
     /// Where the screen leads; the flow acts on it.
-    public enum Outcome: Equatable, Sendable { case requested(MoneyRequest), back }
+    public enum Outcome: Equatable, Sendable {
+        /// The request went.
+        case requested(MoneyRequest)
+        /// Back to the previous screen.
+        case back
+    }
     /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let form: PaymentForm
 
     /// The form, with whom to ask filled in when known (from a dialog).
+    ///
+    /// - Parameter recipient: pre-filled from a dialog (the person's tag).
     public init(environment: WalletEnvironment, recipient: String = "") {
         self.form = PaymentForm(environment: environment)
         let l = environment.localizer
@@ -393,7 +407,10 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
     }
 
     /// Where the screen leads; the flow acts on it.
-    public enum Outcome: Equatable, Sendable { case back }
+    public enum Outcome: Equatable, Sendable {
+        /// Back to the previous screen.
+        case back
+    }
     /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     /// Opens the provider's payment page (the app's browser).

@@ -45,9 +45,13 @@ public final class WalletDialogsViewModel: ScreenModel<WalletDialogsViewModel.St
 
     /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
+        /// Opens a dialog.
         case open(Chat)
+        /// "Send money".
         case send
+        /// "Request money".
         case request
+        /// Back to the previous screen.
         case back
     }
 
@@ -113,7 +117,16 @@ public final class WalletDialogsViewModel: ScreenModel<WalletDialogsViewModel.St
 @MainActor
 public final class WalletDialogViewModel: ScreenModel<WalletDialogViewModel.State> {
     /// What a request card offers me.
-    public enum Action: String, Equatable, Sendable, CaseIterable { case confirm, decline, cancel, repay }
+    public enum Action: String, Equatable, Sendable, CaseIterable {
+        /// Pay the request (the payer).
+        case confirm
+        /// Decline it (the payer).
+        case decline
+        /// Cancel it (the requester).
+        case cancel
+        /// Repay a paid loan in full (the borrower).
+        case repay
+    }
 
     /// One message of the dialog: a payment card or text.
     public struct Item: Equatable, Sendable, Identifiable {
@@ -165,8 +178,11 @@ public final class WalletDialogViewModel: ScreenModel<WalletDialogViewModel.Stat
 
     /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
+        /// "Send money" to the other person.
         case send(to: Person)
+        /// "Request money" from the other person.
         case request(from: Person)
+        /// Back to the previous screen.
         case back
     }
 

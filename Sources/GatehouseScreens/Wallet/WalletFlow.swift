@@ -13,19 +13,33 @@ import GatehouseKit
 public final class WalletFlow: ScreenModel<WalletFlow.State> {
     /// The screen on display.
     public enum Screen: Equatable {
+        /// The splash screen.
         case splash(SplashViewModel)
+        /// Shows ``MessengerLoginViewModel``.
         case login(MessengerLoginViewModel)
+        /// Shows ``ForgotPasswordViewModel``.
         case forgotPassword(ForgotPasswordViewModel)
+        /// Shows ``MessengerRegistrationViewModel``.
         case registration(MessengerRegistrationViewModel)
+        /// Shows ``WalletHomeViewModel``.
         case home(WalletHomeViewModel)
+        /// Shows ``AddInfoViewModel``.
         case addInfo(AddInfoViewModel)
+        /// Shows ``AddPhoneViewModel``.
         case addPhone(AddPhoneViewModel)
+        /// Shows ``AttachWalletViewModel``.
         case attachWallet(AttachWalletViewModel)
+        /// Shows ``WalletDialogsViewModel``.
         case dialogs(WalletDialogsViewModel)
+        /// Shows ``WalletDialogViewModel``.
         case dialog(WalletDialogViewModel)
+        /// Shows ``SendMoneyViewModel``.
         case send(SendMoneyViewModel)
+        /// Shows ``RequestMoneyViewModel``.
         case request(RequestMoneyViewModel)
+        /// Shows ``TopUpViewModel``.
         case topUp(TopUpViewModel)
+        /// Shows ``DeleteAccountViewModel``.
         case deleteAccount(DeleteAccountViewModel)
 
         /// The same screen when it is the same view model.

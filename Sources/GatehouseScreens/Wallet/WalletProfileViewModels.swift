@@ -54,12 +54,17 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
 
     /// Where the screen leads; the flow acts on it.
     public enum Outcome: Equatable, Sendable {
+        /// "Add info".
         case addInfo(Account)
+        /// "Add phone".
         case addPhone(Account)
+        /// "Attach wallet".
         case attachWallet(Account)
+        /// "Payments": the dialogs.
         case payments(Account)
         /// "Top up": money in through the payment provider.
         case topUp
+        /// Logged out: back to the start.
         case loggedOut
         /// "Delete account": its own screen (the password and a confirmation).
         case deleteAccount
@@ -195,7 +200,12 @@ public final class AddInfoViewModel: ScreenModel<AddInfoViewModel.State> {
     }
 
     /// Where the screen leads; the flow acts on it.
-    public enum Outcome: Equatable, Sendable { case saved(Account), back }
+    public enum Outcome: Equatable, Sendable {
+        /// Saved: the account as it now is.
+        case saved(Account)
+        /// Back to the profile.
+        case back
+    }
     /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment
@@ -310,7 +320,12 @@ public final class AddPhoneViewModel: ScreenModel<AddPhoneViewModel.State> {
     }
 
     /// Where the screen leads; the flow acts on it.
-    public enum Outcome: Equatable, Sendable { case verified(Account), back }
+    public enum Outcome: Equatable, Sendable {
+        /// The phone is verified: the account as it now is.
+        case verified(Account)
+        /// Back to the profile.
+        case back
+    }
     /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment
@@ -416,7 +431,12 @@ public final class AttachWalletViewModel: ScreenModel<AttachWalletViewModel.Stat
     }
 
     /// Where the screen leads; the flow acts on it.
-    public enum Outcome: Equatable, Sendable { case attached(WalletInfo), back }
+    public enum Outcome: Equatable, Sendable {
+        /// The wallet is attached.
+        case attached(WalletInfo)
+        /// Back to the profile.
+        case back
+    }
     /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
     private let environment: WalletEnvironment

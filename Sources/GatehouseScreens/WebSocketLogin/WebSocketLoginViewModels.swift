@@ -126,7 +126,10 @@ public final class WebSocketAppViewModel: ScreenModel<WebSocketAppViewModel.Stat
     }
 
     /// Where the user goes from here.
-    public enum Outcome: Equatable, Sendable { case loggedOut }
+    public enum Outcome: Equatable, Sendable {
+        /// Logged out: back to the login.
+        case loggedOut
+    }
 
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
@@ -153,7 +156,9 @@ public final class WebSocketAppViewModel: ScreenModel<WebSocketAppViewModel.Stat
 public final class WebSocketLoginFlow: ScreenModel<WebSocketLoginFlow.State> {
     /// A screen and its view model.
     public enum Screen: Equatable {
+        /// Shows ``WebSocketLoginViewModel``.
         case login(WebSocketLoginViewModel)
+        /// Shows ``WebSocketAppViewModel``.
         case app(WebSocketAppViewModel)
 
         /// Two screens are equal when they show the same view model.

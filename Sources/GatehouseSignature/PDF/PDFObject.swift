@@ -2,15 +2,23 @@ import Foundation
 
 /// An object of a PDF file (ISO 32000-1, 7.3), as read and as written.
 public indirect enum PDFObject: Equatable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// An integer.
     case int(Int)
+    /// A real number.
     case real(Double)
     /// A string's bytes (literal or hexadecimal in the file).
     case string(Data)
+    /// A name (`/Type`), without its slash.
     case name(String)
+    /// An array.
     case array([PDFObject])
+    /// A dictionary.
     case dictionary(PDFDictionary)
+    /// An indirect reference (`12 0 R`).
     case reference(PDFReference)
     /// A stream: its dictionary and its bytes as stored (still encoded).
     case stream(PDFDictionary, Data)

@@ -52,7 +52,10 @@ public struct SignatureInk: Equatable, Sendable, Codable {
 
 /// The spec's two pen colours.
 public enum PenColor: String, Equatable, Sendable, Codable, CaseIterable {
-    case blue, black
+    /// Blue ink, the default.
+    case blue
+    /// Black ink.
+    case black
 
     /// The colour's red, green and blue, each 0…1 (what a PDF content stream's `rg` takes).
     public var rgb: (red: Double, green: Double, blue: Double) {
@@ -93,6 +96,8 @@ public struct SignatureStamp: Equatable, Sendable {
 /// XObject with the photo), a content stream that draws it in a rectangle, and a Link annotation
 /// to the history page. Each earlier version of the file is therefore a prefix of the result.
 public enum PDFSigner {
+    /// Signs `pdf`: the stamp on a page, appended as an incremental update; the signed file.
+    ///
     /// - Parameters:
     ///   - pdf: the document as it is now (possibly already signed).
     ///   - page: the page's index, from 0.
