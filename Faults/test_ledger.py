@@ -183,7 +183,8 @@ class Client:
                 else:
                     self.unexpected.append(f"refund: {out.stdout.strip()[:160]}")
                 return
-            if "insufficient" in (out.stderr + out.stdout).lower() or "no longer holds" in (out.stderr + out.stdout):
+            said = (out.stderr + out.stdout).lower()
+            if "not enough money" in said or "insufficient" in said or "no longer holds" in said:
                 # The money was spent meanwhile: refused, nothing moved.
                 self.refunds_refused += 1
                 return
