@@ -240,11 +240,7 @@ package struct SignatureProfilePageController: Sendable {
             _ = try await profiles.update(account, change, by: .account(account), origin: origin(request, context))
             return see(done: "saved")
         } catch let error as GatehouseError {
-            let language = language(request)
-            let (token, set) = csrf(request)
-            var page = values(language, csrf: token)
-            page["error"] = error.message.render(language)
-            return try await profilePage(account, page, language: language, status: .badRequest, cookies: set)
+            return try await refused(error, account: account, request)
         }
     }
 
@@ -264,12 +260,17 @@ package struct SignatureProfilePageController: Sendable {
             }
             return see(done: "photo")
         } catch let error as GatehouseError {
-            let language = language(request)
-            let (token, set) = csrf(request)
-            var page = values(language, csrf: token)
-            page["error"] = error.message.render(language)
-            return try await profilePage(account, page, language: language, status: .badRequest, cookies: set)
+            return try await refused(error, account: account, request)
         }
+    }
+
+    /// The profile page again, saying why the form was refused (400).
+    private func refused(_ error: GatehouseError, account: UUID, _ request: Request) async throws -> Response {
+        let language = language(request)
+        let (token, set) = csrf(request)
+        var page = values(language, csrf: token)
+        page["error"] = error.message.render(language)
+        return try await profilePage(account, page, language: language, status: .badRequest, cookies: set)
     }
 
     @Sendable func photoImage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

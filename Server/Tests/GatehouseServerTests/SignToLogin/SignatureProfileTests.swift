@@ -73,7 +73,7 @@ struct SignatureProfileTests {
         }
     }
 
-    @Test("the profile page: a code to the address (the same page for an unknown one), signed in by it, fields saved by their rules, a picture uploaded, deleted with a confirmation; CSRF and sign-out", arguments: [TestEngine.sqlite])
+    @Test("the profile page: a code to the address (the same page for an unknown one), signed in by it, fields saved by their rules, the picture shown, deleted with a confirmation; CSRF", arguments: [TestEngine.sqlite])
     func sitePage(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let (_, session) = try await enrolled(app)
