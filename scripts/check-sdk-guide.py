@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Compiles every Swift sample of docs/sdk.md as an app would, and runs its quick start against a
-live server: what a newcomer copies from the guide must build with the products the guide names.
+"""Compiles every Swift sample of the SDK guide, in English (docs/sdk.md) and in Russian
+(docs/sdk.ru.md), as an app would, and runs both quick starts against a live server: what a newcomer
+copies from either guide must build with the products the guide names.
 
-Each ```swift block of the guide becomes a file of a scratch package that depends on this
+Each ```swift block of a guide becomes a file of a scratch package that depends on this
 repository's SDK by path, as an app does:
 - a block whose first line is `// Package.swift` is a manifest fragment: it is made a whole
   manifest (the repository's URL replaced by its path) and SwiftPM must read it, products included;
 - a block whose first line is `// main.swift` is the quick start: the package's executable;
-- a block whose first line starts `// Not compiled here` needs UIKit (Apple platforms only) and is
-  skipped, the only blocks that are;
+- a block whose first line starts `// Not compiled here` (`// Здесь не компилируется`) needs UIKit
+  (Apple platforms only) and is skipped, the only blocks that are;
 - any other block is compiled: declarations at file scope, statements inside a function of their
   own. The names a sample takes from its surroundings (`phone`, `showBanner`, a view's bounds) are
   declared once in Examples/SDKGuide/Context.swift.
-Then the scratch package is built, and with --server URL its quick start runs against that server.
+Then the scratch package is built, and with --server URL its quick starts run against that server.
 Before that, every public method of every client (`*Client.swift` of GatehouseKit and
-GatehouseDevSupport, the core `GatehouseClient` aside) must be named in the guide's tables.
+GatehouseDevSupport, the core `GatehouseClient` aside) must be named in each guide's tables, every
+`(#anchor)` link of a guide must name one of its own headings, and the two guides must keep the
+same sections: the same headings at the same levels in the same order, and in each section the same
+samples, whose code (comments aside) is the same in both.
 
     python3 scripts/check-sdk-guide.py [--server http://127.0.0.1:8080] [--work DIR]
 """
@@ -27,7 +31,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GUIDE = os.path.join(ROOT, "docs", "sdk.md")
+GUIDES = [("docs/sdk.md", ""), ("docs/sdk.ru.md", "Ru")]   # (the guide, what its generated names carry)
+NOT_COMPILED = ("// Not compiled here", "// Здесь не компилируется")
 CONTEXT = os.path.join(ROOT, "Examples", "SDKGuide", "Context.swift")
 PRELUDE = ["Foundation", "GatehouseKit", "GatehouseScreens", "GatehouseSignature", "GatehouseDevSupport", "Crypto"]
 DECLARATION = re.compile(r"^(?:@\w+\s+)*(?:public\s+|private\s+|final\s+)*(?:extension|struct|final class|class|enum|protocol|func|actor)\b")
@@ -76,29 +81,77 @@ def undocumented_methods(guide):
     return missing
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", help="run the quick start against this server")
-    parser.add_argument("--work", help="the scratch package's folder (kept; a temporary one otherwise)")
-    args = parser.parse_args()
-    work = args.work or tempfile.mkdtemp(prefix="sdk-guide-")
-    sources = os.path.join(work, "Sources", "Guide")
-    quick = os.path.join(work, "Sources", "QuickStart")
-    shutil.rmtree(os.path.join(work, "Sources"), ignore_errors=True)
-    os.makedirs(sources)
-    os.makedirs(quick)
-    shutil.copy(CONTEXT, os.path.join(sources, "Context.swift"))
+def slug(heading):
+    """The anchor GitHub gives a heading: lower-cased, punctuation dropped, spaces made hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
-    guide = open(GUIDE, encoding="utf-8").read()
-    missing = undocumented_methods(guide)
-    if missing:
-        sys.exit("check-sdk-guide: docs/sdk.md names no table row for: " + ", ".join(missing))
 
+def without_comments(code):
+    """The code's lines with `//` comments (outside string literals) and blank lines dropped."""
+    kept = []
+    for line in code.splitlines():
+        in_string, cut = False, len(line)
+        for i, ch in enumerate(line):
+            if ch == '"' and (i == 0 or line[i - 1] != "\\"):
+                in_string = not in_string
+            elif not in_string and line.startswith("//", i):
+                cut = i
+                break
+        line = line[:cut].rstrip()
+        if line:
+            kept.append(line)
+    return kept
+
+
+def outline(text):
+    """[(heading level, [headings text, sample code without comments, ...])] in the guide's order:
+    the part before the first heading is level 0."""
+    sections = [(0, "the introduction", [])]
+    fence, code = None, []
+    for line in text.splitlines():
+        if fence is None and line.startswith("```"):
+            fence, code = line[3:].strip(), []
+        elif fence is not None and line.startswith("```"):
+            if fence == "swift":
+                sections[-1][2].append(without_comments("\n".join(code)))
+            fence = None
+        elif fence is not None:
+            code.append(line)
+        elif re.match(r"^#{1,6} ", line):
+            sections.append((len(line) - len(line.lstrip("#")), line, []))
+    return sections
+
+
+def broken_anchors(text):
+    """The `(#anchor)` links of a guide that name none of its headings."""
+    headings = {slug(re.sub(r"[`*]", "", line.lstrip("#"))) for level, line, _ in outline(text) if level}
+    return sorted({a for a in re.findall(r"\]\(#([^)]+)\)", text) if a not in headings})
+
+
+def structure_problems(english, russian):
+    """Where the Russian guide's sections or samples part from the English one's."""
+    en, ru = outline(english), outline(russian)
+    if [level for level, _, _ in en] != [level for level, _, _ in ru]:
+        return [f"the headings differ: levels {[l for l, _, _ in en[1:]]} in English, {[l for l, _, _ in ru[1:]]} in Russian"]
+    problems = []
+    for (_, where, en_code), (_, ru_where, ru_code) in zip(en, ru):
+        if len(en_code) != len(ru_code):
+            problems.append(f"{where} / {ru_where}: {len(en_code)} samples in English, {len(ru_code)} in Russian")
+            continue
+        for number, (a, b) in enumerate(zip(en_code, ru_code), 1):
+            if a != b:
+                first = next((f"{x!r} / {y!r}" for x, y in zip(a + [""], b + [""]) if x != y), "")
+                problems.append(f"{where} / {ru_where}: sample {number} differs beyond its comments: {first}")
+    return problems
+
+
+def write_samples(path, tag, sources, quick):
+    """Writes the guide's samples into the scratch package; answers (compiled, skipped, manifests, quick starts)."""
     compiled = skipped = 0
     manifests, quick_starts = [], []
-    for line, code in blocks(open(GUIDE, encoding="utf-8").read()):
+    for line, code in blocks(open(os.path.join(ROOT, path), encoding="utf-8").read()):
         first = code.splitlines()[0] if code.strip() else ""
-        if first.startswith("// Not compiled here"):
+        if first.startswith(NOT_COMPILED):
             skipped += 1
             continue
         if first.startswith("// Package.swift"):
@@ -107,36 +160,72 @@ def main():
         imports, body = split_imports(code)
         if first.startswith("// main.swift"):
             quick_starts.append(line)
+            os.makedirs(quick, exist_ok=True)
             with open(os.path.join(quick, "main.swift"), "w", encoding="utf-8") as f:
-                f.write(f"// docs/sdk.md, line {line}\n" + code)
+                f.write(f"// {path}, line {line}\n" + code)
             continue
         header = "".join(f"import {name}\n" for name in dict.fromkeys(PRELUDE + imports))
         is_declaration = any(DECLARATION.match(l) for l in body.splitlines() if l.strip() and not l.startswith("//"))
         if is_declaration:
-            text = f"{header}\n// docs/sdk.md, line {line}\n{body}\n"
+            if tag:   # the same declarations as the English guide's: one copy compiles, this one is compared above
+                continue
+            text = f"{header}\n// {path}, line {line}\n{body}\n"
         else:
             indented = "\n".join(("    " + l) if l else l for l in body.splitlines())
-            text = (f"{header}\n// docs/sdk.md, line {line}\n@MainActor\nfunc sample{line}() async throws {{\n"
+            text = (f"{header}\n// {path}, line {line}\n@MainActor\nfunc sample{tag}{line}() async throws {{\n"
                     f"{indented}\n}}\n")
-        with open(os.path.join(sources, f"Sample{line}.swift"), "w", encoding="utf-8") as f:
+        with open(os.path.join(sources, f"Sample{tag}{line}.swift"), "w", encoding="utf-8") as f:
             f.write(text)
         compiled += 1
-
     if len(manifests) != 1 or len(quick_starts) != 1:
-        sys.exit(f"check-sdk-guide: the guide needs one `// Package.swift` block and one `// main.swift` block, "
+        sys.exit(f"check-sdk-guide: {path} needs one `// Package.swift` block and one `// main.swift` block, "
                  f"found {len(manifests)} and {len(quick_starts)}")
+    return compiled, skipped, manifests[0], quick_starts[0]
 
-    # The manifest fragment, made whole, must be read by SwiftPM with the products it names.
-    app = os.path.join(work, "app-manifest")
+
+def check_manifest(path, work, tag, manifest_block):
+    """The manifest fragment, made whole, must be read by SwiftPM with the products it names."""
+    line, fragment = manifest_block
+    app = os.path.join(work, f"app-manifest{tag}")
     os.makedirs(os.path.join(app, "Sources", "MyApp"), exist_ok=True)
     os.makedirs(os.path.join(app, "Tests", "MyAppTests"), exist_ok=True)
     open(os.path.join(app, "Sources", "MyApp", "App.swift"), "w").write("import GatehouseKit\n")
     open(os.path.join(app, "Tests", "MyAppTests", "AppTests.swift"), "w").write("import GatehouseDevSupport\n")
-    open(os.path.join(app, "Package.swift"), "w").write(manifest(manifests[0][1]))
+    open(os.path.join(app, "Package.swift"), "w").write(manifest(fragment))
     # `describe` resolves the graph: an unknown product name fails here.
     dump = subprocess.run(["swift", "package", "--package-path", app, "describe"], capture_output=True, text=True)
     if dump.returncode != 0:
-        sys.exit(f"check-sdk-guide: the manifest of docs/sdk.md line {manifests[0][0]} does not load:\n{dump.stderr}")
+        sys.exit(f"check-sdk-guide: the manifest of {path} line {line} does not load:\n{dump.stderr}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", help="run the quick starts against this server")
+    parser.add_argument("--work", help="the scratch package's folder (kept; a temporary one otherwise)")
+    args = parser.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="sdk-guide-")
+    sources = os.path.join(work, "Sources", "Guide")
+    shutil.rmtree(os.path.join(work, "Sources"), ignore_errors=True)
+    os.makedirs(sources)
+    shutil.copy(CONTEXT, os.path.join(sources, "Context.swift"))
+
+    texts = {path: open(os.path.join(ROOT, path), encoding="utf-8").read() for path, _ in GUIDES}
+    for path, text in texts.items():
+        missing = undocumented_methods(text)
+        if missing:
+            sys.exit(f"check-sdk-guide: {path} names no table row for: " + ", ".join(missing))
+        broken = broken_anchors(text)
+        if broken:
+            sys.exit(f"check-sdk-guide: {path} links to headings it does not have: " + ", ".join(broken))
+    problems = structure_problems(texts[GUIDES[0][0]], texts[GUIDES[1][0]])
+    if problems:
+        sys.exit("check-sdk-guide: docs/sdk.ru.md does not keep docs/sdk.md's sections:\n  " + "\n  ".join(problems))
+
+    compiled = skipped = 0
+    for path, tag in GUIDES:
+        count, skips, manifest_block, _ = write_samples(path, tag, sources, os.path.join(work, "Sources", f"QuickStart{tag}"))
+        compiled, skipped = compiled + count, skipped + skips
+        check_manifest(path, work, tag, manifest_block)
 
     with open(os.path.join(work, "Package.swift"), "w") as f:
         f.write(f"""// swift-tools-version:6.1
@@ -161,6 +250,10 @@ let package = Package(
             .product(name: "GatehouseKit", package: "gatehouse"),
             .product(name: "GatehouseDevSupport", package: "gatehouse"),
         ]),
+        .executableTarget(name: "QuickStartRu", dependencies: [
+            .product(name: "GatehouseKit", package: "gatehouse"),
+            .product(name: "GatehouseDevSupport", package: "gatehouse"),
+        ]),
     ]
 )
 """)
@@ -168,16 +261,17 @@ let package = Package(
     if build.returncode != 0:
         sys.stderr.write(build.stdout[-12000:] + build.stderr[-4000:])
         sys.exit(f"check-sdk-guide: the guide's samples do not compile (scratch package: {work})")
-    print(f"check-sdk-guide: {compiled} samples and the quick start compile; the manifest loads; "
-          f"{skipped} UIKit blocks skipped")
+    print(f"check-sdk-guide: {compiled} samples and the quick starts of both guides compile; the manifests load; "
+          f"{skipped} UIKit blocks skipped; the Russian guide keeps the English one's sections and samples")
 
     if args.server:
         binary = subprocess.run(["swift", "build", "--package-path", work, "--show-bin-path"], capture_output=True, text=True).stdout.strip()
-        run = subprocess.run([os.path.join(binary, "QuickStart"), args.server], capture_output=True, text=True, timeout=120)
-        sys.stdout.write(run.stdout)
-        if run.returncode != 0:
-            sys.stderr.write(run.stderr)
-            sys.exit("check-sdk-guide: the quick start failed against " + args.server)
+        for path, tag in GUIDES:
+            run = subprocess.run([os.path.join(binary, f"QuickStart{tag}"), args.server], capture_output=True, text=True, timeout=120)
+            sys.stdout.write(f"{path}: {run.stdout}")
+            if run.returncode != 0:
+                sys.stderr.write(run.stderr)
+                sys.exit(f"check-sdk-guide: the quick start of {path} failed against " + args.server)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The SDK guide as a newcomer uses it: every Swift sample of docs/sdk.md compiles in a package that adds the SDK as
-# an app does, the manifest it shows loads, every client's methods are in its tables, and its quick start signs up,
-# logs in, writes and lists chats against a live server (scripts/check-sdk-guide.py). Needs a built `gatehouse`
+# The SDK guide as a newcomer uses it, in English and in Russian: every Swift sample of docs/sdk.md and docs/sdk.ru.md
+# compiles in a package that adds the SDK as an app does, the manifests they show load, every client's methods are in
+# their tables, the two keep the same sections and samples, and both quick starts sign up, log in, write and list
+# chats against a live server (scripts/check-sdk-guide.py). Needs a built `gatehouse`
 # (swift build --package-path Server).
 set -euo pipefail
 cd "$(dirname "$0")/.."

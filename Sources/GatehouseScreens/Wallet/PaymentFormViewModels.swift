@@ -420,6 +420,7 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
     private let form: PaymentForm
     private var intent = PaymentIntent()
     private var topUp: TopUp?
+    private var checking: Task<Void, Never>?
 
     /// The screen on `environment`'s wallet client and words.
     public init(environment: WalletEnvironment) {
@@ -463,17 +464,25 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
     }
 
     /// "Check": asks the server whether the top-up is paid (call when the app comes back from the page).
+    /// One check runs at a time: a second call (the person's "Check" while the flow's live update is
+    /// checking) waits for the running one, so it returns to a screen that already shows the answer.
     public func refresh() async {
+        if let running = checking { return await running.value }
         guard let current = topUp, case .paying = state.step else { return }
+        let check = Task { await self.check(current) }
+        checking = check
+        await check.value
+        checking = nil
+    }
+
+    private func check(_ current: TopUp) async {
         update { $0.isLoading = true; $0.errorMessage = nil }
         do {
             let fresh = try await environment.wallet.topUp(current.id)
+            // Paid: the balance is read first, so the screen turns to "paid" once, with the balance in it.
+            let balance = fresh.state == .paid ? (try? await environment.wallet.wallet())?.balance : nil
             topUp = fresh
-            show(fresh)
-            if fresh.state == .paid, let wallet = try? await environment.wallet.wallet() {
-                let l = environment.localizer
-                update { $0.statusText = l("wallet.topUp.paid", WalletFormat.money(fresh.amount, l), WalletFormat.money(wallet.balance, l)) }
-            }
+            show(fresh, balance: balance)
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
         }
@@ -490,7 +499,7 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
     /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 
-    private func show(_ topUp: TopUp) {
+    private func show(_ topUp: TopUp, balance: Int64? = nil) {
         let l = environment.localizer
         update {
             $0.isLoading = false
@@ -502,7 +511,8 @@ public final class TopUpViewModel: ScreenModel<TopUpViewModel.State> {
                 }
             case .paid:
                 $0.step = .paid
-                $0.statusText = l("wallet.topUp.done", WalletFormat.money(topUp.amount, l))
+                $0.statusText = balance.map { l("wallet.topUp.paid", WalletFormat.money(topUp.amount, l), WalletFormat.money($0, l)) }
+                    ?? l("wallet.topUp.done", WalletFormat.money(topUp.amount, l))
             case .expired:
                 $0.step = .expired
                 $0.statusText = l("wallet.topUp.expired")
