@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // The handwritten-signature verifier, Foundation only, so that its evaluator
@@ -109,6 +110,9 @@ let package = Package(
                 .product(name: "GatehouseAPI", package: "gatehouse"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "FluentSQL", package: "fluent-kit"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -184,7 +188,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            resources: [.copy("Resources/openapi-prose.yaml")],
+            resources: [.copy("Resources/openapi-prose.yaml"), .copy("Resources/common-passwords.txt.gz")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -284,7 +288,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            exclude: ["Support/smtp_test_server.py", "Support/console_browser.py", "Support/operator_browser.py", "Support/push_peers.py", "Support/stripe_peer.py"],
+            exclude: ["Support/smtp_test_server.py", "Support/console_browser.py", "Support/operator_browser.py", "Support/push_peers.py", "Support/stripe_peer.py", "Support/pwned_range_peer.py"],
             swiftSettings: swiftSettings
         ),
     ]

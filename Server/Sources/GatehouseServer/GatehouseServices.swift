@@ -123,7 +123,14 @@ package final class GatehouseServices: Sendable {
         let blobCollector = BlobCollector(store: blobs, database: database, grace: configuration.storage.collectorGrace, logger: logger)
         self.blobCollector = blobCollector
         let hasher = PasswordHasher(cost: configuration.passwords.bcryptCost, threadPool: PasswordHasher.sharedThreadPool)
-        let passwordRules = PasswordRules(policy: configuration.passwords)
+        let passwordRules = PasswordRules(
+            policy: configuration.passwords,
+            common: configuration.passwords.refuseCommon ? try CommonPasswords.shipped() : nil,
+            breaches: configuration.passwords.breachRangeURL.map {
+                PwnedPasswordsRange(baseURL: $0, httpClient: httpClient, timeoutSeconds: configuration.passwords.breachTimeoutSeconds)
+            },
+            logger: logger
+        )
         let composer = MessageComposer(publicURL: configuration.publicURL)
         let audit = AuditLog(database: database, clock: clock, retention: configuration.audit.retention,
                              failureWindow: configuration.audit.failureWindow)

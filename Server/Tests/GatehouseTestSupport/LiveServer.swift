@@ -38,7 +38,7 @@ public struct LiveServer: Sendable {
     }
 
     /// Registers an account straight through the client (setup for login scenarios).
-    public func makeAccount(phone: String, password: String = "secret1!", email: String?, confirmed: Bool = false) async throws {
+    public func makeAccount(phone: String, password: String = "secret-91!", email: String?, confirmed: Bool = false) async throws {
         let client = client()
         try await client.sendRegistrationCode(phone: phone)
         let code = try await latestCode(to: phone)

@@ -119,7 +119,7 @@ package struct LoginService: Sendable {
         let account = try await rules.accountRow(id: accountID)
         try await rules.requireCurrentPassword(current, of: account)
         do {
-            try passwordRules.validate(new)
+            try await passwordRules.validate(new)
         } catch let error as GatehouseError {
             throw error.on(field: "newPassword")
         }

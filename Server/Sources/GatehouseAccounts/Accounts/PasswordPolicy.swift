@@ -1,20 +1,50 @@
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
+import Logging
 
 /// The server's use of the shared ``PasswordRule``: refusal naming the part that failed, and
-/// generated passwords that always pass.
+/// generated passwords that always pass. Beyond the specs' composition rule, a new password must not
+/// be a common one (``CommonPasswords``) nor, when a range API is configured, one seen in breaches
+/// (``PwnedPasswordsRange``): docs/security.md, "Common and breached passwords". Every surface that
+/// takes a new password (`/api` registration, `/v1` sign-up, recovery, password change) calls
+/// ``validate(_:)``.
 package struct PasswordRules: Sendable {
     package var policy: GatehouseConfiguration.PasswordPolicy
+    package var common: CommonPasswords?
+    package var breaches: PwnedPasswordsRange?
+    package var logger: Logger?
 
     package var rule: PasswordRule {
         PasswordRule(minLength: policy.minLength, maxBytes: policy.maxLength, requireDigit: policy.requireDigit, requireSpecial: policy.requireSpecial)
     }
 
-    package func validate(_ password: String) throws {
+    /// Refuses a password the rules do not take, as `weak_password` on the `password` field, with a message that
+    /// names the reason (too short, no digit, a common password, a breached one, …).
+    package func validate(_ password: String) async throws {
         do {
             try check(password)
+            if policy.refuseCommon, let common, common.contains(password) {
+                throw GatehouseError.invalid(.weakPassword, "error.passwordCommon")
+            }
+            if let breaches, try await seenInBreaches(password, breaches) {
+                throw GatehouseError.invalid(.weakPassword, "error.passwordBreached")
+            }
         } catch let error as GatehouseError {
             throw error.on(field: "password")
+        }
+    }
+
+    /// Whether the range API counts the password at least `breachMinimumCount` times. A failure to ask is logged
+    /// (never the password) and lets the password through: the shipped list has already been checked, and a
+    /// sign-up must not stop because a third party is away.
+    private func seenInBreaches(_ password: String, _ breaches: PwnedPasswordsRange) async throws -> Bool {
+        do {
+            return try await breaches.timesSeen(password) >= policy.breachMinimumCount
+        } catch {
+            logger?.warning("the breached-passwords range API could not be asked; the password is judged without it",
+                            metadata: ["reason": "\(error)"])
+            return false
         }
     }
 
@@ -53,8 +83,12 @@ package struct PasswordRules: Sendable {
         return String(chars)
     }
 
-    package init(policy: GatehouseConfiguration.PasswordPolicy) {
+    package init(policy: GatehouseConfiguration.PasswordPolicy, common: CommonPasswords? = nil,
+                 breaches: PwnedPasswordsRange? = nil, logger: Logger? = nil) {
         self.policy = policy
+        self.common = common
+        self.breaches = breaches
+        self.logger = logger
     }
 }
 

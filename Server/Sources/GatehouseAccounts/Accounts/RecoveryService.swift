@@ -42,7 +42,7 @@ package struct RecoveryService: Sendable {
     /// Sets a new password with a recovery code: every session of the account ends, every
     /// outstanding temporary password and recovery code dies, and the account is told.
     package func recoverPassword(destination: Destination, code: String, newPassword: String, origin: RequestOrigin) async throws {
-        try passwordRules.validate(newPassword)
+        try await passwordRules.validate(newPassword)
         let row = try await verification.check(code: code, purpose: .passwordReset, destination: destination.value)
         guard let accountID = row.accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
         let account = try await rules.accountRow(id: accountID)

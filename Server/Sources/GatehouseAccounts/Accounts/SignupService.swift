@@ -76,7 +76,7 @@ package struct SignupService: Sendable {
         let phone = try rules.normalizePhone(input.phone)
         let login = try input.login.map(LoginName.validate)
         let email = try input.email.map(rules.normalizeEmail)
-        if let given = input.password { try passwordRules.validate(given) }
+        if let given = input.password { try await passwordRules.validate(given) }
         let created = try await create(NewAccount(
             destination: .phone(phone), code: input.code, password: input.password, name: login,
             nameTaken: .conflict(.loginTaken, "error.loginTaken"), nameCheckedBeforeCode: false, email: email,
@@ -229,7 +229,7 @@ package struct SignupService: Sendable {
     /// Creates an account whose address the code proves, and opens its first session (`/v1`).
     /// The form is checked before the code, so a typo does not burn an attempt.
     package func signup(_ input: CodeSignup, origin: RequestOrigin) async throws -> (AccountSnapshot, IssuedSession) {
-        try passwordRules.validate(input.password)
+        try await passwordRules.validate(input.password)
         let tag = try input.tag.map(rules.validateTag)
         let locale = try input.locale.map(rules.validateLocale)
         let created = try await create(NewAccount(

@@ -410,6 +410,14 @@ public struct GatehouseConfiguration: Sendable {
         public var requireDigit: Bool = true
         public var requireSpecial: Bool = true
         public var bcryptCost: Int = 10
+        /// Refuse new passwords found in the list of common and breached passwords shipped with the server.
+        public var refuseCommon: Bool = true
+        /// A server speaking Have I Been Pwned's range API (`https://api.pwnedpasswords.com`); nil: not asked.
+        public var breachRangeURL: String?
+        /// A password seen in breaches at least this often is refused.
+        public var breachMinimumCount: Int = 1
+        /// How long a range request may take; past it (or on any failure) the password is judged without it.
+        public var breachTimeoutSeconds: Int = 3
         public init() {}
     }
 
@@ -724,6 +732,15 @@ extension GatehouseConfiguration {
         p.minLength = try reader.int("GATEHOUSE_PASSWORD_MIN_LENGTH", default: p.minLength, range: 4...72)
         p.requireDigit = try reader.bool("GATEHOUSE_PASSWORD_REQUIRE_DIGIT", default: p.requireDigit)
         p.requireSpecial = try reader.bool("GATEHOUSE_PASSWORD_REQUIRE_SPECIAL", default: p.requireSpecial)
+        p.refuseCommon = try reader.bool("GATEHOUSE_PASSWORD_REFUSE_COMMON", default: p.refuseCommon)
+        if let url = reader.raw("GATEHOUSE_PASSWORD_BREACH_API"), !url.isEmpty {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
+                throw ConfigurationError(variable: "GATEHOUSE_PASSWORD_BREACH_API", problem: "expected an http(s) URL, got \(url)")
+            }
+            p.breachRangeURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
+        p.breachMinimumCount = try reader.int("GATEHOUSE_PASSWORD_BREACH_MIN_COUNT", default: p.breachMinimumCount, range: 1...1_000_000)
+        p.breachTimeoutSeconds = try reader.int("GATEHOUSE_PASSWORD_BREACH_TIMEOUT_SECONDS", default: p.breachTimeoutSeconds, range: 1...30)
         p.bcryptCost = try reader.int("GATEHOUSE_BCRYPT_COST", default: p.bcryptCost, range: 4...16)
         c.passwords = p
         return c

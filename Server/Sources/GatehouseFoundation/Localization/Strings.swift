@@ -45,6 +45,8 @@ package enum Strings {
         "error.passwordTooLong": [.en: "The password must be at most {0} characters long.", .ru: "Пароль должен содержать не более {0} символов."],
         "error.passwordNeedsDigit": [.en: "The password must contain a digit.", .ru: "Пароль должен содержать цифру."],
         "error.passwordControlCharacters": [.en: "The password must not contain control characters.", .ru: "Пароль не должен содержать управляющих символов."],
+        "error.passwordCommon": [.en: "This password is one of the most common passwords, which attackers try first. Choose another.", .ru: "Этот пароль — один из самых распространённых, их пробуют первыми. Выберите другой."],
+        "error.passwordBreached": [.en: "This password has appeared in a data breach, so attackers know it. Choose another.", .ru: "Этот пароль встречался в утечках данных, и злоумышленники его знают. Выберите другой."],
         "error.passwordNeedsSpecial": [.en: "The password must contain a special character (for example ! # % -).", .ru: "Пароль должен содержать специальный символ (например ! # % -)."],
         "error.phoneTaken": [.en: "An account with this phone number already exists.", .ru: "Пользователь с таким номером телефона уже зарегистрирован."],
         "error.emailTaken": [.en: "This email address is already used by another account.", .ru: "Этот адрес электронной почты уже используется другим пользователем."],

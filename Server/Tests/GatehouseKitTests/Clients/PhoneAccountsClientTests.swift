@@ -75,7 +75,7 @@ struct PhoneAccountsClientTests {
             try await server.makeAccount(phone: "+79000000001", email: nil)
             let store = InMemorySessionStore()
             let client = server.client(store: store)
-            let session = try await client.login(login: "+79000000001", password: "secret1!")
+            let session = try await client.login(login: "+79000000001", password: "secret-91!")
             #expect(abs(session.expiresAt.timeIntervalSince(server.clock.now) - 86_400) < 2)
             #expect(try store.load() == session)
             #expect(client.restoreSession() == session)
@@ -98,7 +98,7 @@ struct PhoneAccountsClientTests {
         try await withLiveServer { server in
             try await server.makeAccount(phone: "+79000000001", email: nil)
             let client = server.client(store: FullDiskStore())
-            await #expect(throws: CocoaError.self) { try await client.login(login: "+79000000001", password: "secret1!") }
+            await #expect(throws: CocoaError.self) { try await client.login(login: "+79000000001", password: "secret-91!") }
         }
     }
 

@@ -31,7 +31,7 @@ struct PhoneAccountsScreensTests {
 
             // MUT
             form.set(.phone, "+7 912 345-67-89")
-            form.set(.password, "secret1!")
+            form.set(.password, "secret-91!")
             form.set(.lastName, "Petrov")
             form.set(.firstName, "Ivan")
             let beforeTerms = form.state.sendCodeHint
@@ -66,7 +66,7 @@ struct PhoneAccountsScreensTests {
             form.set(.phone, "+7 912 345-67-89")
             form.set(.password, "secret")
             #expect(form.state.fieldErrors[.password] == "Add a digit")
-            form.set(.password, "secret1!")
+            form.set(.password, "secret-91!")
             form.set(.lastName, "Petrov")
             form.set(.firstName, "Ivan")
             form.set(.email, "ivan@")
@@ -123,7 +123,7 @@ struct PhoneAccountsScreensTests {
             var login = try #require(flow.loginScreen)
             #expect(!login.state.isSubmitEnabled)
             login.setLogin("confirmed@example.com")
-            login.setPassword("secret1!")
+            login.setPassword("secret-91!")
             #expect(login.state.isSubmitEnabled)
             await login.submit()
             guard case .final = flow.state.screen else { Issue.record("confirmed account should see the final screen"); return }
@@ -134,7 +134,7 @@ struct PhoneAccountsScreensTests {
             await flow.openLogin()
             login = try #require(flow.loginScreen)
             login.setLogin("8 900 000-00-02")
-            login.setPassword("secret1!")
+            login.setPassword("secret-91!")
             await login.submit()
             guard case .confirmationPending(let pending) = flow.state.screen else { Issue.record("expected pending"); return }
             #expect(pending.state.email == "pending@example.com")
@@ -145,7 +145,7 @@ struct PhoneAccountsScreensTests {
             await flow.openLogin()
             login = try #require(flow.loginScreen)
             login.setLogin("+79000000003")
-            login.setPassword("secret1!")
+            login.setPassword("secret-91!")
             await login.submit()
             guard case .confirmationPending(let noEmail) = flow.state.screen else { Issue.record("expected pending with prompt"); return }
             let prompt = try #require(flow.state.prompt)
@@ -171,7 +171,7 @@ struct PhoneAccountsScreensTests {
             await flow.openLogin()
             let login = try #require(flow.loginScreen)
             login.setLogin("+79000000011")
-            login.setPassword("secret1!")
+            login.setPassword("secret-91!")
             await login.submit()
             guard case .final(let final) = flow.state.screen else { Issue.record("expected the final screen"); return }
             #expect(final.state.deleteAccountTitle == "Delete account")
@@ -183,7 +183,7 @@ struct PhoneAccountsScreensTests {
             #expect(flow.state.screen == .final(final))
             final.deleteAccount()
             guard case .deleteAccount(let screen) = flow.state.screen else { Issue.record("expected delete account"); return }
-            screen.setPassword("secret1!")
+            screen.setPassword("secret-91!")
             await screen.confirm()
 
             // validate: the start screen with the notice; the phone API's token no longer works
@@ -257,7 +257,7 @@ struct PhoneAccountsScreensTests {
             await flow.openLogin()
             let login = try #require(flow.loginScreen)
             login.setLogin("+79000000001")
-            login.setPassword("secret1!")
+            login.setPassword("secret-91!")
             await login.submit()
             guard case .confirmationPending(let pending) = flow.state.screen else { Issue.record("expected pending"); return }
             pending.changeEmail()
@@ -284,7 +284,7 @@ struct PhoneAccountsScreensTests {
         try await withLiveServer { server in
             try await server.makeAccount(phone: "+79000000001", email: "l@example.com", confirmed: true)
             let store = InMemorySessionStore()
-            try await server.client(store: store).login(login: "+79000000001", password: "secret1!")
+            try await server.client(store: store).login(login: "+79000000001", password: "secret-91!")
 
             let flow = makeFlow(server, store: store)
             await flow.launch()
@@ -296,7 +296,7 @@ struct PhoneAccountsScreensTests {
             #expect(try store.load() == nil)
 
             // expired on launch
-            try await server.client(store: store).login(login: "+79000000001", password: "secret1!")
+            try await server.client(store: store).login(login: "+79000000001", password: "secret-91!")
             server.clock.advance(by: 86_401)
             let later = makeFlow(server, store: store)
             await later.launch()
@@ -310,7 +310,7 @@ struct PhoneAccountsScreensTests {
         try await withLiveServer { server in
             try await server.makeAccount(phone: "+79000000001", email: "u@example.com")
             let store = InMemorySessionStore()
-            try await server.client(store: store).login(login: "+79000000001", password: "secret1!")
+            try await server.client(store: store).login(login: "+79000000001", password: "secret-91!")
             let flow = makeFlow(server, store: store)
             await flow.launch()
             guard case .confirmationPending(let pending) = flow.state.screen else { Issue.record("expected pending"); return }
@@ -326,7 +326,7 @@ struct PhoneAccountsScreensTests {
             let flow = makeFlow(server)
             await flow.openRegistration()
             guard case .registration(let form) = flow.state.screen else { return }
-            for (field, value) in [(RegistrationField.phone, "+79000000009"), (.password, "secret1!"), (.lastName, "A"), (.firstName, "B"), (.email, "c@example.com")] {
+            for (field, value) in [(RegistrationField.phone, "+79000000009"), (.password, "secret-91!"), (.lastName, "A"), (.firstName, "B"), (.email, "c@example.com")] {
                 form.set(field, value)
             }
             form.setTermsAccepted(true)

@@ -40,7 +40,7 @@ struct WebSocketLoginScreensTests {
             guard case .login = flow.state.screen else { Issue.record("left login"); return }
 
             login.setEmail("fpi@bk.ru")
-            login.setPassword("secret1!")
+            login.setPassword("secret-91!")
             #expect(login.state.errorOutput == nil, "editing clears the error output")
             await login.submit()
             guard case .app(let app) = flow.state.screen else { Issue.record("expected app: \(login.state.errorOutput ?? "")"); return }
@@ -84,7 +84,7 @@ struct WebSocketLoginScreensTests {
                 login.setPassword("wrong-1!")
                 await login.submit()
             }
-            login.setPassword("secret1!")
+            login.setPassword("secret-91!")
             await login.submit()
             #expect(login.state.errorOutput?.hasPrefix("Too many failed logins") == true, "\(login.state.errorOutput ?? "")")
         }
@@ -125,7 +125,7 @@ struct CustomerGatewayClientTests {
                 for i in 0..<8 {
                     group.addTask {
                         do {
-                            _ = try await client.login(email: "c@example.com", password: i.isMultiple(of: 4) ? "wrong-1!" : "secret1!")
+                            _ = try await client.login(email: "c@example.com", password: i.isMultiple(of: 4) ? "wrong-1!" : "secret-91!")
                             return true
                         } catch CustomerGatewayError.customer(let code, _) {
                             #expect(code == "customer.notFound")
@@ -137,7 +137,7 @@ struct CustomerGatewayClientTests {
             }
             #expect(results.filter { $0 }.count == 6)
             try await client.reconnect()
-            _ = try await client.login(email: "c@example.com", password: "secret1!")
+            _ = try await client.login(email: "c@example.com", password: "secret-91!")
             await client.disconnect()
         }
     }

@@ -48,7 +48,7 @@ struct CustomerGatewayConformanceTests {
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
             let box = TokenBox()
             try await withConnection(app) { connection in
-                try await connection.send(Self.login("fpi@bk.ru", "secret1!", sequence: "a29e4fd0-581d-e06b-c837-4f5f4be7dd18"))
+                try await connection.send(Self.login("fpi@bk.ru", "secret-91!", sequence: "a29e4fd0-581d-e06b-c837-4f5f4be7dd18"))
                 let answer = try await connection.receive()
                 #expect(answer["type"] as? String == "CUSTOMER_API_TOKEN")
                 #expect(answer["sequence_id"] as? String == "a29e4fd0-581d-e06b-c837-4f5f4be7dd18")
@@ -72,7 +72,7 @@ struct CustomerGatewayConformanceTests {
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
             #expect(try await AccountCommands.setLocked(true, configuration: app.configuration, query: "fpi@bk.ru", reason: "fraud", as: nil))
             try await withConnection(app) { connection in
-                for (password, code) in [("secret1!", "customer.accountLocked"), ("newPassword", "customer.notFound")] {
+                for (password, code) in [("secret-91!", "customer.accountLocked"), ("newPassword", "customer.notFound")] {
                     try await connection.send(Self.login("fpi@bk.ru", password, sequence: code))
                     let answer = try await connection.receive()
                     #expect(answer["type"] as? String == "CUSTOMER_ERROR")
@@ -115,12 +115,12 @@ struct CustomerGatewayConformanceTests {
             try await withConnection(app) { connection in
                 // "@login" and "@phone" contain an "@" but are no email (found by the WebSocket fuzzer)
                 for identifier in ["+79123456789", "@ivan.petrov", " @IVAN.PETROV ", "@+79123456789"] {
-                    try await connection.send(Self.login(identifier, "secret1!", sequence: "by-\(identifier)"))
+                    try await connection.send(Self.login(identifier, "secret-91!", sequence: "by-\(identifier)"))
                     let answer = try await connection.receive()
                     #expect(answer["type"] as? String == "CUSTOMER_ERROR", "\(identifier)")
                     #expect((answer["data"] as? [String: Any])?["error_code"] as? String == "customer.notFound", "\(identifier)")
                 }
-                try await connection.send(Self.login("fpi@bk.ru", "secret1!", sequence: "by-email"))
+                try await connection.send(Self.login("fpi@bk.ru", "secret-91!", sequence: "by-email"))
                 #expect(try await connection.receive()["type"] as? String == "CUSTOMER_API_TOKEN")
             }
         }
@@ -158,7 +158,7 @@ struct CustomerGatewayConformanceTests {
                 #expect((binary["data"] as? [String: Any])?["error_code"] as? String == API.ErrorCode.binaryNotSupported)
                 #expect(binary["sequence_id"] as? String == "")
                 // still usable
-                try await connection.send(Self.login("fpi@bk.ru", "secret1!", sequence: "after"))
+                try await connection.send(Self.login("fpi@bk.ru", "secret-91!", sequence: "after"))
                 let ok = try await connection.receive()
                 #expect(ok["type"] as? String == "CUSTOMER_API_TOKEN" && ok["sequence_id"] as? String == "after")
             }
@@ -187,7 +187,7 @@ struct CustomerGatewayConformanceTests {
                     let sequence = UUID().uuidString.lowercased()
                     let good = i % 3 != 0
                     expected[sequence] = good ? "CUSTOMER_API_TOKEN" : "CUSTOMER_ERROR"
-                    try await connection.send(Self.login("many@example.com", good ? "secret1!" : "wrong-1!", sequence: sequence))
+                    try await connection.send(Self.login("many@example.com", good ? "secret-91!" : "wrong-1!", sequence: sequence))
                 }
                 var answered: [String: String] = [:]
                 for _ in 0..<100 {
@@ -210,13 +210,13 @@ struct CustomerGatewayConformanceTests {
                     try await connection.send(Self.login("t@example.com", "wrong-1!", sequence: "f\(i)"))
                     #expect((try await connection.receive()["data"] as? [String: Any])?["error_code"] as? String == "customer.notFound")
                 }
-                try await connection.send(Self.login("t@example.com", "secret1!", sequence: "right"))
+                try await connection.send(Self.login("t@example.com", "secret-91!", sequence: "right"))
                 let blocked = try await connection.receive()
                 #expect((blocked["data"] as? [String: Any])?["error_code"] as? String == API.ErrorCode.tooManyAttempts)
             }
             // a new connection (same account, under the account limit) works
             try await withConnection(app) { connection in
-                try await connection.send(Self.login("t@example.com", "secret1!", sequence: "fresh"))
+                try await connection.send(Self.login("t@example.com", "secret-91!", sequence: "fresh"))
                 #expect(try await connection.receive()["type"] as? String == "CUSTOMER_API_TOKEN")
             }
         }
@@ -291,7 +291,7 @@ struct ConcurrentThrottlingTests {
     func successes_doNotCount(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
             try await app.registerPhoneAccount()
-            for _ in 0..<6 { _ = try await app.login("+79123456789", "secret1!") }
+            for _ in 0..<6 { _ = try await app.login("+79123456789", "secret-91!") }
             #expect(try await app.postForm(PhoneAccountsAPI.Path.login, [("login", "+79123456789"), ("password", "wrong-1!")]).status == .badRequest)
         }
     }

@@ -30,7 +30,7 @@ struct SMTPDeliveryTests {
         defer { server.stop() }
         try await withApp(engine, configure: { try! configureSMTP(&$0, port: server.port) }) { app in
             try await app.registerPhoneAccount(email: "mila@example.com")
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
 
             // MUT
             #expect(try await app.postForm(P.sendConfirm, [], token: token).status == .ok)
@@ -60,7 +60,7 @@ struct SMTPDeliveryTests {
         await probe.stopAndWait()
         try await withApp(engine, configure: { try! configureSMTP(&$0, port: port) }) { app in
             try await app.registerPhoneAccount(email: "mila@example.com")
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             #expect(try await app.postForm(P.sendConfirm, [], token: token).status == .ok)
             let db = app.services.database.db
             try await waitUntil { try await OutboxMessageModel.query(on: db).filter(\.$kind == "email").first()?.attempts == 1 }
@@ -89,7 +89,7 @@ struct SMTPDeliveryTests {
         defer { server.stop() }
         try await withApp(engine, configure: { try! configureSMTP(&$0, port: server.port) }) { app in
             try await app.registerPhoneAccount(email: "nobody@example.com")
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             #expect(try await app.postForm(P.sendConfirm, [], token: token).status == .ok)
             let db = app.services.database.db
             try await waitUntil { try await OutboxMessageModel.query(on: db).filter(\.$kind == "email").first()?.status == "failed" }

@@ -157,7 +157,7 @@ struct RealtimeTests {
             // Events past the retention are gone: resuming from before them is a resync.
             app.clock.advance(by: app.configuration.messenger.eventRetention + 1)
             try await app.services.realtime.log.purgeExpired()
-            let again = try await app.v1.login("bob", "secret1!")   // the old session has expired meanwhile
+            let again = try await app.v1.login("bob", "secret-91!")   // the old session has expired meanwhile
             let stale = ReceivedFrames()
             try await app.realtime(token: again.token, since: 1, frames: stale) { frames in
                 #expect(await eventually { frames.all.count >= 2 })

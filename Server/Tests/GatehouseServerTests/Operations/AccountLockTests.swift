@@ -18,18 +18,18 @@ struct AccountLockTests {
         try await withApp(engine) { app in
             // setup
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
-            let token = try await app.login("fpi@bk.ru", "secret1!")
+            let token = try await app.login("fpi@bk.ru", "secret-91!")
 
             // MUT
             let locked = try await AccountCommands.setLocked(true, configuration: app.configuration, query: "fpi@bk.ru", reason: "reported stolen phone", as: "alice")
             let again = try await AccountCommands.setLocked(true, configuration: app.configuration, query: "fpi@bk.ru", reason: "twice", as: "alice")
             let oldSession = try await app.get(PhoneAccountsAPI.Path.user, token: token)
-            let apiRight = try await app.postForm(PhoneAccountsAPI.Path.login, [("login", "fpi@bk.ru"), ("password", "secret1!")])
+            let apiRight = try await app.postForm(PhoneAccountsAPI.Path.login, [("login", "fpi@bk.ru"), ("password", "secret-91!")])
             let apiWrong = try await app.postForm(PhoneAccountsAPI.Path.login, [("login", "fpi@bk.ru"), ("password", "not-it-42")])
-            let v1Right = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"fpi@bk.ru","password":"secret1!"}"#)
+            let v1Right = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"fpi@bk.ru","password":"secret-91!"}"#)
             let shown = try await AccountCommands.show(configuration: app.configuration, query: "fpi@bk.ru")
             let unlocked = try await AccountCommands.setLocked(false, configuration: app.configuration, query: "+79123456789", reason: "owner proved identity", as: "bob")
-            let back = try await app.postForm(PhoneAccountsAPI.Path.login, [("login", "fpi@bk.ru"), ("password", "secret1!")])
+            let back = try await app.postForm(PhoneAccountsAPI.Path.login, [("login", "fpi@bk.ru"), ("password", "secret-91!")])
 
             // validate
             #expect(locked && !again, "a second lock changes nothing")

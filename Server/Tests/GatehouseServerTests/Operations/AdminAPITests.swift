@@ -37,10 +37,10 @@ struct AdminAPITests {
             let dry = try await importing(app, Self.file.replacingOccurrences(of: "Sidorova", with: "Sidorova-Ivanova"), key: key, query: "?dryRun=true")
             let again = try await importing(app, Self.file, key: key)
             try await app.registerPhoneAccount(phone: "+79123456789", email: nil)
-            let user = try await app.user(try await app.login("+79123456789", "secret1!"))
+            let user = try await app.user(try await app.login("+79123456789", "secret-91!"))
             let read = try await app.v1.get(path, token: key)
             let saved = try await app.v1.put(path, body: Array(#"{"firstName":"Ivan (record)","room":"Room 7","base":"Base South"}"#.utf8), contentType: "application/json", token: key)
-            let userAfter = try await app.user(try await app.login("+79123456789", "secret1!"))
+            let userAfter = try await app.user(try await app.login("+79123456789", "secret-91!"))
             let deleted = try await app.v1.delete(path, token: key)
             let gone = try await app.v1.get(path, token: key)
 

@@ -22,8 +22,8 @@ struct AuditTrailTests {
                 let wrong = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"ann@example.com","password":"not-it-42"}"#)
                 #expect(wrong.status == .badRequest)
             }
-            let phone = try await app.v1.login("ann@example.com", "secret1!", device: "Pixel 8")
-            let changed = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret1!", newPassword: "Another-pass-7"),
+            let phone = try await app.v1.login("ann@example.com", "secret-91!", device: "Pixel 8")
+            let changed = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret-91!", newPassword: "Another-pass-7"),
                                                 token: phone.token)
             #expect(changed.status == .noContent, "\(changed.text)")
             _ = try await app.v1.login("ann@example.com", "Another-pass-7", device: "Laptop")
@@ -56,7 +56,7 @@ struct AuditTrailTests {
         try await withApp(engine) { app in
             // setup
             let ann = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
-            for device in ["A", "B", "C"] { _ = try await app.v1.login("ann", "secret1!", device: device) }
+            for device in ["A", "B", "C"] { _ = try await app.v1.login("ann", "secret-91!", device: device) }
 
             // MUT
             let first = try await app.v1.get(V1.Accounts.myEvents.path + "?limit=2", token: ann.token).decoded(as: SecurityEventPage.self)
@@ -136,7 +136,7 @@ struct AuditTrailTests {
         try await withApp(engine) { app in
             // setup
             let ann = try await app.v1.signedUp(phone: "+79123456789", tag: "ann")
-            let laptop = try await app.v1.login("ann", "secret1!", device: "Laptop")
+            let laptop = try await app.v1.login("ann", "secret-91!", device: "Laptop")
 
             // MUT
             let byPhone = try await AccountCommands.show(configuration: app.configuration, query: "8 912 345-67-89")
@@ -179,7 +179,7 @@ struct AuditTrailTests {
 
             // MUT
             app.clock.advance(by: 31 * 86_400)
-            _ = try await app.v1.login("ann", "secret1!")
+            _ = try await app.v1.login("ann", "secret-91!")
             try await app.services.audit.purgeExpired()
             let kept = try await app.services.audit.events(AuditLog.Query())
 

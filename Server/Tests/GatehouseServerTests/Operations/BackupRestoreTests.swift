@@ -100,7 +100,7 @@ struct BackupRestoreTests {
             let after = try await seen(app, ann: ann, bob: bob, chat: chat, file: file, key: key, documentID: documentID)
             #expect(after == before)
             #expect(try await app.services.wallets.audit().isEmpty)
-            #expect(try await app.v1.login("bob", "secret1!").account.id == bob.id)
+            #expect(try await app.v1.login("bob", "secret-91!").account.id == bob.id)
         }
         // A backup goes into a folder of its own; a restore needs one.
         await #expect(throws: BackupCommands.Failure.self) { _ = try await BackupCommands.backup(configuration: configuration, to: backup) }

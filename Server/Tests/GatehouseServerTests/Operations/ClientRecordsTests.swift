@@ -32,7 +32,7 @@ struct ClientRecordsTests {
             let first = try await ClientCommands.importFile(configuration: app.configuration, path: path, format: nil, as: "alice")
             let again = try await ClientCommands.importFile(configuration: app.configuration, path: path, format: nil, as: "alice")
             try await app.registerPhoneAccount(phone: "+79123456789", email: nil)
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             let user = try await app.user(token)
 
             // validate
@@ -57,18 +57,18 @@ struct ClientRecordsTests {
         try await withApp(engine) { app in
             // setup: an /api account with a verified phone, and a /v1 account whose phone is only asked for
             try await app.registerPhoneAccount(phone: "+79123456789", email: nil)
-            let before = try await app.user(try await app.login("+79123456789", "secret1!"))
+            let before = try await app.user(try await app.login("+79123456789", "secret-91!"))
             let ann = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
             let asked = try await app.v1.post(V1.Accounts.requestPhoneVerification.path,
-                                              PhoneVerificationRequest(phone: "+79990000002", currentPassword: "secret1!"), token: ann.token)
+                                              PhoneVerificationRequest(phone: "+79990000002", currentPassword: "secret-91!"), token: ann.token)
             #expect(asked.status == .accepted, "\(asked.text)")
             let path = try Self.file([Self.ivan, #"{"phone":"+79990000002","room":"Someone else's room"}"#])
             defer { try? FileManager.default.removeItem(atPath: path) }
             _ = try await ClientCommands.importFile(configuration: app.configuration, path: path, format: nil, as: nil)
 
             // MUT
-            let after = try await app.user(try await app.login("+79123456789", "secret1!"))
-            _ = try await app.v1.login("ann", "secret1!")
+            let after = try await app.user(try await app.login("+79123456789", "secret-91!"))
+            _ = try await app.v1.login("ann", "secret-91!")
 
             // validate
             #expect(before.room == nil && before.parts.isEmpty, "no record yet")

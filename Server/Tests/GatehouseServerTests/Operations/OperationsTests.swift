@@ -78,7 +78,7 @@ struct OperationsTests {
             for key in ["channel", "to", "subject", "body", "code", "createdAt"] {
                 #expect(raw.contains("\"\(key)\":"), "\(key) missing in \(raw)")
             }
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             try await app.postForm(PhoneAccountsAPI.Path.sendConfirm, [], token: token)
             app.clock.advance(by: 5)
             try await app.postForm(PhoneAccountsAPI.Path.restore, [("phone", "+79123456789"), ("sms", "1")])
@@ -340,12 +340,12 @@ struct DomainRuleTests {
         }
     }
 
-    @Test("generated passwords satisfy the policy and need no escaping in a form body")
-    func generatedPasswords() throws {
-        let rules = PasswordRules(policy: .init())
+    @Test("generated passwords satisfy the policy, are no common password, and need no escaping in a form body")
+    func generatedPasswords() async throws {
+        let rules = PasswordRules(policy: .init(), common: try CommonPasswords.shipped())
         for _ in 0..<200 {
             let password = rules.generate()
-            try rules.validate(password)
+            try await rules.validate(password)
             #expect(!password.contains(where: { "&=+%#? ".contains($0) }), "\(password)")
         }
     }

@@ -85,7 +85,7 @@ struct OperatorConsoleTests {
 
             // MUT
             let unbound = try await admin.post("/operator/accounts/\(id.uuidString.lowercased())/unbind-client", [("reason", "bound to the wrong person")])
-            _ = try await app.login("+79123456789", "secret1!")
+            _ = try await app.login("+79123456789", "secret-91!")
             let again = try await admin.post("/operator/accounts/\(id.uuidString.lowercased())/unbind-client", [("reason", "twice")])
 
             // validate

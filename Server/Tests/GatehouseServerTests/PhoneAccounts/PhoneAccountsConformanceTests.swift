@@ -26,14 +26,14 @@ struct PhoneAccountsConformanceTests {
 
             // MUT: the web client's FormData (multipart), parameter names in any case
             let register = try await app.postMultipart(P.register, [
-                ("phone", "89123456789"), ("code", code), ("password", "Secret1!"),
+                ("phone", "89123456789"), ("code", code), ("password", "Secret-91!"),
                 ("Name", "Иван"), ("LastName", "Петров"), ("surname", "Сергеевич"),
                 ("email", "Ivan.Petrov@Example.com"), ("birthday", "22.01.2015 15:23:56"),
             ])
             #expect(register.status == .ok, "\(register.text)")
             #expect(register.text == #"{"login":"+79123456789"}"#)
 
-            let token = try await app.login("+7 (912) 345-67-89", "Secret1!")
+            let token = try await app.login("+7 (912) 345-67-89", "Secret-91!")
             let send = try await app.postForm(P.sendConfirm, [], token: token)
             #expect(send.status == .ok)
             #expect(send.text == #""ok""#)
@@ -71,11 +71,11 @@ struct PhoneAccountsConformanceTests {
     func login_confirmedAccount_isConfirmed(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "anna@example.com")
-            let first = try await app.login("+79123456789", "secret1!")
+            let first = try await app.login("+79123456789", "secret-91!")
             try await app.postForm(P.sendConfirm, [], token: first)
             #expect(try await app.confirmEmail("anna@example.com").status == .ok)
 
-            let token = try await app.login("anna@example.com", "secret1!")   // email works as login too
+            let token = try await app.login("anna@example.com", "secret-91!")   // email works as login too
             let user = try await app.user(token)
             #expect(user.isConfirmed)
             let again = try await app.postForm(P.sendConfirm, [], token: token)
@@ -88,13 +88,13 @@ struct PhoneAccountsConformanceTests {
     func login_unconfirmedAccount_resendsConfirmation(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "boris@example.com")
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             #expect(try await app.user(token).isConfirmed == false)
             #expect(try await app.postForm(P.sendConfirm, [], token: token).status == .ok)
             let firstLink = try await app.latestConfirmationToken(to: "boris@example.com")
             app.clock.advance(by: 61)
             // later login: still unconfirmed, the app asks again
-            let later = try await app.login("89123456789", "secret1!")
+            let later = try await app.login("89123456789", "secret-91!")
             let user = try await app.user(later)
             #expect(user.email == "boris@example.com" && !user.isConfirmed)
             #expect(try await app.postForm(P.sendConfirm, [], token: later).status == .ok)
@@ -118,10 +118,10 @@ struct PhoneAccountsConformanceTests {
             #expect(sms.status == .ok)
             #expect(try await app.outbox(to: "+79123456789").first?.body.hasPrefix("Your Gatehouse code is ") == true)
             let code = try await app.latestCode(to: "+79123456789")
-            let register = try await app.postForm(P.register, [("phone", "+79123456789"), ("code", code), ("password", "secret1!"), ("email", "en@example.com")],
+            let register = try await app.postForm(P.register, [("phone", "+79123456789"), ("code", code), ("password", "secret-91!"), ("email", "en@example.com")],
                                                   headers: [.acceptLanguage: "en-GB,en;q=0.9"])
             #expect(register.status == .ok)
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             try await app.postForm(P.sendConfirm, [], token: token, headers: [.acceptLanguage: "ru"])
             let mail = try #require(try await app.outbox(to: "en@example.com").first)
             #expect(mail.subject == "Confirm your email address")
@@ -133,7 +133,7 @@ struct PhoneAccountsConformanceTests {
     func login_accountWithoutEmail_setsEmailAndSendsMail(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: nil)
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             var user = try await app.user(token)
             #expect(user.email == nil && !user.isConfirmed)
             let noEmail = try await app.postForm(P.sendConfirm, [], token: token)
@@ -153,7 +153,7 @@ struct PhoneAccountsConformanceTests {
     func restore_bySMS_temporaryPasswordEndsOtherSessions(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
-            let oldSession = try await app.login("+79123456789", "secret1!")
+            let oldSession = try await app.login("+79123456789", "secret-91!")
             let restore = try await app.postForm(P.restore, [("phone", "8 912 345 67 89"), ("sms", "true")])
             #expect(restore.status == .ok)
             let sms = try #require(try await app.outbox(to: "+79123456789").first)
@@ -161,12 +161,12 @@ struct PhoneAccountsConformanceTests {
             #expect(sms.body.contains(temporary))
 
             // The old password still works: asking for a reset locks nobody out.
-            _ = try await app.login("+79123456789", "secret1!")
+            _ = try await app.login("+79123456789", "secret-91!")
             // Using the new one replaces the old and ends every other session.
             let fresh = try await app.login("+79123456789", temporary)
             #expect(try await app.get(P.user, token: oldSession).status == .unauthorized)
             #expect(try await app.get(P.user, token: fresh).status == .ok)
-            let old = try await app.postForm(P.login, [("login", "+79123456789"), ("password", "secret1!")])
+            let old = try await app.postForm(P.login, [("login", "+79123456789"), ("password", "secret-91!")])
             #expect(old.status == .badRequest)
             // single use: it is now simply the password
             _ = try await app.login("+79123456789", temporary)
@@ -177,7 +177,7 @@ struct PhoneAccountsConformanceTests {
     func restore_byEmail_sendsToConfirmedAddress(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "dima@example.com")
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             // unconfirmed address: it names no account (docs/security.md, "Claims"), so a
             // password never goes to an address nobody proved
             let refused = try await app.postForm(P.restore, [("mail", "dima@example.com")])
@@ -206,7 +206,7 @@ struct PhoneAccountsConformanceTests {
     func change_email_resetsConfirmationUntilConfirmed(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "old@example.com")
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             try await app.postForm(P.sendConfirm, [], token: token)
             #expect(try await app.confirmEmail("old@example.com").status == .ok)
 
@@ -214,7 +214,7 @@ struct PhoneAccountsConformanceTests {
             let refused = try await app.postForm(P.change, [("email", "new@example.com")], token: token)
             #expect(refused.status == .badRequest)
             #expect(refused.errorCode == GatehouseErrorCode.currentPasswordRequired.rawValue)
-            let change = try await app.postForm(P.change, [("email", "new@example.com"), ("current_password", "secret1!")], token: token)
+            let change = try await app.postForm(P.change, [("email", "new@example.com"), ("current_password", "secret-91!")], token: token)
             #expect(change.status == .ok)
 
             // validate: reported as unconfirmed, the old address is told, login by it still works
@@ -223,15 +223,15 @@ struct PhoneAccountsConformanceTests {
             #expect(user.isConfirmed == false)
             let notice = try #require(try await app.outbox(to: "old@example.com").first)
             #expect(notice.body.contains("new@example.com"))
-            _ = try await app.login("old@example.com", "secret1!")
-            #expect(try await app.postForm(P.login, [("login", "new@example.com"), ("password", "secret1!")]).status == .badRequest)
+            _ = try await app.login("old@example.com", "secret-91!")
+            #expect(try await app.postForm(P.login, [("login", "new@example.com"), ("password", "secret-91!")]).status == .badRequest)
 
             #expect(try await app.postForm(P.sendConfirm, [], token: token).status == .ok)
             #expect(try await app.confirmEmail("new@example.com").status == .ok)
             user = try await app.user(token)
             #expect(user.email == "new@example.com" && user.isConfirmed)
-            _ = try await app.login("new@example.com", "secret1!")
-            #expect(try await app.postForm(P.login, [("login", "old@example.com"), ("password", "secret1!")]).status == .badRequest)
+            _ = try await app.login("new@example.com", "secret-91!")
+            #expect(try await app.postForm(P.login, [("login", "old@example.com"), ("password", "secret-91!")]).status == .badRequest)
         }
     }
 }

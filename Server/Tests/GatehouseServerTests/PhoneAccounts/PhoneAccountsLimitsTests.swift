@@ -22,7 +22,7 @@ struct PhoneAccountsLimitsTests {
     }
 
     func register(_ app: TestHarness, code: String, phone: String = "+79123456789") async throws -> TestResponse {
-        try await app.postForm(P.register, [("phone", phone), ("code", code), ("password", "secret1!")])
+        try await app.postForm(P.register, [("phone", phone), ("code", code), ("password", "secret-91!")])
     }
 
     @Test("a code expires after its lifetime", arguments: TestEngine.available)
@@ -92,7 +92,7 @@ struct PhoneAccountsLimitsTests {
         try await withApp(engine) { app in
             let code = try await requestCode(app)
             #expect(try await register(app, code: code).status == .ok)
-            let token = try await app.login(phone, "secret1!")
+            let token = try await app.login(phone, "secret-91!")
             let db = app.services.database.db
             for row in try await VerificationCodeModel.query(on: db).all() {
                 #expect(!row.secretHash.contains(code))
@@ -158,11 +158,11 @@ struct PhoneAccountsLimitsTests {
             for _ in 1...3 {
                 #expect(try await app.postForm(P.login, [("login", phone), ("password", "wrong1!")]).status == .badRequest)
             }
-            let blocked = try await app.postForm(P.login, [("login", phone), ("password", "secret1!")])
+            let blocked = try await app.postForm(P.login, [("login", phone), ("password", "secret-91!")])
             #expect(blocked.status == .tooManyRequests)
             #expect(blocked.headers[.retryAfter] != nil)
             app.clock.advance(by: 901)
-            _ = try await app.login(phone, "secret1!")
+            _ = try await app.login(phone, "secret-91!")
         }
     }
 
@@ -173,7 +173,7 @@ struct PhoneAccountsLimitsTests {
             // MUT: twelve at once; attempts still being checked hold slots, so some may be refused
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 1...12 {
-                    group.addTask { try await app.postForm(P.login, [("login", phone), ("password", "secret1!")]).status.code }
+                    group.addTask { try await app.postForm(P.login, [("login", phone), ("password", "secret-91!")]).status.code }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
@@ -182,11 +182,11 @@ struct PhoneAccountsLimitsTests {
             // and the full budget of three failures is still there
             #expect(statuses.allSatisfy { $0 == 200 || $0 == 429 }, "\(statuses)")
             #expect(statuses.contains(200))
-            _ = try await app.login(phone, "secret1!")
+            _ = try await app.login(phone, "secret-91!")
             for _ in 1...3 {
                 #expect(try await app.postForm(P.login, [("login", phone), ("password", "wrong1!")]).status == .badRequest)
             }
-            #expect(try await app.postForm(P.login, [("login", phone), ("password", "secret1!")]).status == .tooManyRequests)
+            #expect(try await app.postForm(P.login, [("login", phone), ("password", "secret-91!")]).status == .tooManyRequests)
         }
     }
 
@@ -217,7 +217,7 @@ struct PhoneAccountsLimitsTests {
     func session_afterLifetime_is401(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
-            let login = try await app.postForm(P.login, [("login", phone), ("password", "secret1!")])
+            let login = try await app.postForm(P.login, [("login", phone), ("password", "secret-91!")])
             let body = try JSONDecoder().decode(PhoneLoginResponse.self, from: Data(buffer: login.body))
             let expires = try #require(body.expires.flatMap(WireDates.parseFlexible))
             #expect(abs(expires.timeIntervalSince(app.clock.now) - 86_400) < 2)
@@ -234,8 +234,8 @@ struct PhoneAccountsLimitsTests {
     func logout_endsCurrentSession(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
-            let a = try await app.login(phone, "secret1!")
-            let b = try await app.login(phone, "secret1!")
+            let a = try await app.login(phone, "secret-91!")
+            let b = try await app.login(phone, "secret-91!")
             #expect(try await app.postForm(P.logout, [], token: a).status == .ok)
             #expect(try await app.get(P.user, token: a).status == .unauthorized)
             #expect(try await app.get(P.user, token: b).status == .ok)
@@ -256,7 +256,7 @@ struct PhoneAccountsLimitsTests {
             let temporary = try await app.latestCode(to: phone)
             app.clock.advance(by: 3_601)
             #expect(try await app.postForm(P.login, [("login", phone), ("password", temporary)]).status == .badRequest)
-            _ = try await app.login(phone, "secret1!")
+            _ = try await app.login(phone, "secret-91!")
         }
     }
 
@@ -264,7 +264,7 @@ struct PhoneAccountsLimitsTests {
     func temporaryPassword_usedOnce_killsTheOthers(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "t@example.com")
-            let token = try await app.login(phone, "secret1!")
+            let token = try await app.login(phone, "secret-91!")
             try await app.postForm(P.sendConfirm, [], token: token)
             #expect(try await app.confirmEmail("t@example.com").status == .ok)
             #expect(try await app.postForm(P.restore, [("phone", phone), ("sms", "true")]).status == .ok)

@@ -15,16 +15,16 @@ struct PasswordBytesTests {
     func login_passwordWithNULSuffix_isRefused(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
-            try await app.registerPhoneAccount(password: "secret1!")
+            try await app.registerPhoneAccount(password: "secret-91!")
 
             // MUT + validate: /api and /v1 alike
-            for candidate in ["secret1!\u{0}", "secret1!\u{0}anything"] {
+            for candidate in ["secret-91!\u{0}", "secret-91!\u{0}anything"] {
                 let api = try await app.postForm(PhoneAccountsAPI.Path.login, [("login", phone), ("password", candidate)])
                 #expect(api.status == .badRequest && api.headers[.init("X-Error-Code")!] == "invalid_credentials")
                 let v1 = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: phone, password: candidate))
                 #expect(v1.status == .badRequest && v1.text.contains("invalid_credentials"))
             }
-            _ = try await app.login(phone, "secret1!")
+            _ = try await app.login(phone, "secret-91!")
         }
     }
 
@@ -50,7 +50,7 @@ struct PasswordBytesTests {
         try await withApp(engine) { app in
             let sent = try await app.v1.requestSignupCode(email: "ann@example.com")
             let code = try await app.v1.code(sentTo: sent.destination)
-            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!\u{0}x"))
+            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret-91!\u{0}x"))
             #expect(response.status == .badRequest)
             #expect(response.text.contains("weak_password") && response.text.contains("\"field\":\"password\""))
         }

@@ -65,7 +65,7 @@ struct CodeGuessingTests {
             let succeeded = try await Self.guessInParallel(app, path: V1.Accounts.recover.path, bodies: bodies, contentType: "application/json", purpose: .passwordReset)
             if succeeded == 0 {
                 // the owner's password still works: nobody took the account over
-                _ = try await app.v1.login("ann@example.com", "secret1!")
+                _ = try await app.v1.login("ann@example.com", "secret-91!")
             }
         }
     }
@@ -155,7 +155,7 @@ struct ClaimTests {
         try await withApp(engine) { app in
             // setup
             try await app.registerPhoneAccount(email: "e@example.com")
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
             try await app.postForm(A.sendConfirm, [], token: token)
             let link = try await app.latestConfirmationToken(to: "e@example.com")
 
@@ -244,12 +244,12 @@ struct StolenSessionTests {
         try await withApp(engine) { app in
             // setup: the owner's two devices
             let thief = try await app.v1.signedUp(phone: "+79120000001")
-            let owner = try await app.v1.login("+79120000001", "secret1!")
+            let owner = try await app.v1.login("+79120000001", "secret-91!")
 
             // MUT
             let without = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, json: #"{"phone":"+79120000002"}"#, token: thief.token)
             let wrong = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "+79120000002", currentPassword: "guess-1!"), token: thief.token)
-            let right = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "+79120000002", currentPassword: "secret1!"), token: thief.token)
+            let right = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "+79120000002", currentPassword: "secret-91!"), token: thief.token)
             let code = try await app.v1.code(sentTo: "+79120000002")
             let verified = try await app.v1.post(V1.Accounts.verifyPhone.path, CodeVerification(code: code, phone: "+79120000002"), token: thief.token)
 
@@ -270,11 +270,11 @@ struct StolenSessionTests {
         try await withApp(engine) { app in
             // setup
             let thief = try await app.v1.signedUp(email: "ann@example.com")
-            let owner = try await app.v1.login("ann@example.com", "secret1!")
+            let owner = try await app.v1.login("ann@example.com", "secret-91!")
 
             // MUT
             let without = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"thief@example.com"}"#, token: thief.token)
-            let right = try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "thief@example.com", currentPassword: "secret1!"), token: thief.token)
+            let right = try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "thief@example.com", currentPassword: "secret-91!"), token: thief.token)
             let code = try await app.v1.code(sentTo: "thief@example.com")
             let verified = try await app.v1.post(V1.Accounts.verifyEmailChange.path, CodeVerification(code: code), token: thief.token)
 
@@ -292,14 +292,14 @@ struct StolenSessionTests {
         try await withApp(engine) { app in
             // setup
             try await app.registerPhoneAccount(email: "typo@example.con")
-            let token = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
 
             // MUT
             let fixed = try await app.postForm(A.change, [("email", "right@example.com")], token: token)
             app.clock.advance(by: 601)
             let late = try await app.postForm(A.change, [("email", "other@example.com")], token: token)
-            let withPassword = try await app.postForm(A.change, [("email", "other@example.com"), ("current_password", "secret1!")], token: token)
-            let inQuery = try await app.postForm("\(A.change)?current_password=secret1!", [("email", "third@example.com")], token: token)
+            let withPassword = try await app.postForm(A.change, [("email", "other@example.com"), ("current_password", "secret-91!")], token: token)
+            let inQuery = try await app.postForm("\(A.change)?current_password=secret-91!", [("email", "third@example.com")], token: token)
 
             // validate
             #expect(fixed.status == .ok)
@@ -316,19 +316,19 @@ struct StolenSessionTests {
         try await withApp(engine) { app in
             // setup
             try await app.registerPhoneAccount()
-            let token = try await app.login("+79123456789", "secret1!")
-            let other = try await app.login("+79123456789", "secret1!")
+            let token = try await app.login("+79123456789", "secret-91!")
+            let other = try await app.login("+79123456789", "secret-91!")
 
             // MUT
             let without = try await app.postForm(A.change, [("password", "Newpass-2!")], token: token)
-            let changed = try await app.postForm(A.change, [("password", "Newpass-2!"), ("current_password", "secret1!")], token: token)
+            let changed = try await app.postForm(A.change, [("password", "Newpass-2!"), ("current_password", "secret-91!")], token: token)
 
             // validate
             #expect(without.errorCode == GatehouseErrorCode.currentPasswordRequired.rawValue)
             #expect(changed.status == .ok, "\(changed.text)")
             _ = try await app.login("+79123456789", "Newpass-2!")
             #expect(try await app.get(A.user, token: other).status == .unauthorized)
-            #expect(try await app.postForm(A.login, [("login", "+79123456789"), ("password", "secret1!")]).status == .badRequest)
+            #expect(try await app.postForm(A.login, [("login", "+79123456789"), ("password", "secret-91!")]).status == .badRequest)
         }
     }
 }
@@ -365,10 +365,10 @@ struct EnumerationTests {
             let wrong = code == "000000" ? "111111" : "000000"
 
             // MUT
-            let byEmail = try await app.postForm(A.register, [("phone", "+79120000002"), ("code", wrong), ("password", "secret1!"), ("email", "known@example.com")])
-            let byLogin = try await app.postForm(A.register, [("phone", "+79120000002"), ("code", wrong), ("password", "secret1!"), ("login", "known.user")])
-            let withCode = try await app.postForm(A.register, [("phone", "+79120000002"), ("code", code), ("password", "secret1!"), ("email", "known@example.com")])
-            let codeInQuery = try await app.postForm("\(A.register)?code=\(code)", [("phone", "+79120000002"), ("password", "secret1!")])
+            let byEmail = try await app.postForm(A.register, [("phone", "+79120000002"), ("code", wrong), ("password", "secret-91!"), ("email", "known@example.com")])
+            let byLogin = try await app.postForm(A.register, [("phone", "+79120000002"), ("code", wrong), ("password", "secret-91!"), ("login", "known.user")])
+            let withCode = try await app.postForm(A.register, [("phone", "+79120000002"), ("code", code), ("password", "secret-91!"), ("email", "known@example.com")])
+            let codeInQuery = try await app.postForm("\(A.register)?code=\(code)", [("phone", "+79120000002"), ("password", "secret-91!")])
 
             // validate
             #expect(byEmail.errorCode == GatehouseErrorCode.invalidCode.rawValue)
@@ -549,7 +549,7 @@ struct LookAlikeLoginTests {
     func register(_ app: TestHarness, phone: String, login: String) async throws -> TestResponse {
         #expect(try await app.postForm(A.sendSMS, [("phone", phone)]).status == .ok)
         let code = try await app.latestCode(to: phone)
-        return try await app.postForm(A.register, [("phone", phone), ("code", code), ("password", "secret1!"), ("login", login)])
+        return try await app.postForm(A.register, [("phone", phone), ("code", code), ("password", "secret-91!"), ("login", login)])
     }
 
     @Test("NFC and NFD, full-width forms and case are one login; mixed scripts and invisible characters are refused", arguments: TestEngine.available)
@@ -571,7 +571,7 @@ struct LookAlikeLoginTests {
             for taken in [nfd, fullWidth, upper] { #expect(taken.errorCode == GatehouseErrorCode.loginTaken.rawValue, "\(taken.text)") }
             for refused in [mixed, joiner, selector] { #expect(refused.errorCode == GatehouseErrorCode.invalidLogin.rawValue, "\(refused.text)") }
             #expect(cyrillic.status == .ok, "one script, even a non-Latin one, is fine: \(cyrillic.text)")
-            _ = try await app.login("cafe\u{301}122X", "secret1!")   // any form of the name signs in
+            _ = try await app.login("cafe\u{301}122X", "secret-91!")   // any form of the name signs in
         }
     }
 }
@@ -612,11 +612,11 @@ struct HardeningTests {
     func tokens_areNoStore(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
-            let apiLogin = try await app.postForm(A.login, [("login", "+79123456789"), ("password", "secret1!")])
+            let apiLogin = try await app.postForm(A.login, [("login", "+79123456789"), ("password", "secret-91!")])
             _ = try await app.v1.requestSignupCode(email: "ann@example.com")
             let code = try await app.v1.code(sentTo: "ann@example.com")
-            let signup = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!"))
-            let v1Login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
+            let signup = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret-91!"))
+            let v1Login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret-91!"))
             for response in [apiLogin, signup, v1Login] {
                 #expect(response.status.code < 300)
                 #expect(response.headers[.cacheControl] == "no-store")
@@ -628,10 +628,10 @@ struct HardeningTests {
     func credentials_fromBodyOnly(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
-            let response = try await app.postForm("\(A.login)?login=%2B79123456789&password=secret1!", [])
+            let response = try await app.postForm("\(A.login)?login=%2B79123456789&password=secret-91!", [])
             #expect(response.status == .badRequest)
             #expect(response.errorCode == GatehouseErrorCode.missingParameter.rawValue)
-            let loginInQuery = try await app.postForm("\(A.login)?login=%2B79123456789", [("password", "secret1!")])
+            let loginInQuery = try await app.postForm("\(A.login)?login=%2B79123456789", [("password", "secret-91!")])
             #expect(loginInQuery.status == .ok, "the spec's query parameters still work for what is not a secret")
         }
     }

@@ -105,7 +105,7 @@ struct V1Client {
 
     /// Code request and sign-up by email; returns the new session (token and account).
     func signedUp(
-        email: String = "ann@example.com", tag: String? = nil, password: String = "secret1!",
+        email: String = "ann@example.com", tag: String? = nil, password: String = "secret-91!",
         firstName: String? = "Ann", lastName: String? = "Smith", locale: String? = "en", device: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> AuthSession {
@@ -121,7 +121,7 @@ struct V1Client {
 
     /// Code request and sign-up by phone.
     func signedUp(
-        phone: String, tag: String? = nil, password: String = "secret1!", locale: String? = "en", device: String? = nil,
+        phone: String, tag: String? = nil, password: String = "secret-91!", locale: String? = "en", device: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> AuthSession {
         let sent = try await requestSignupCode(phone: phone, sourceLocation: sourceLocation)

@@ -21,7 +21,7 @@ extension V1Client {
     }
 
     func verifyPhone(_ phone: String, of someone: Someone, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let sent = try await post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: phone, currentPassword: "secret1!"), token: someone.token)
+        let sent = try await post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: phone, currentPassword: "secret-91!"), token: someone.token)
         #expect(sent.status == .accepted, "phone code: \(sent.text)", sourceLocation: sourceLocation)
         let code = try await self.code(sentTo: try sent.decoded(as: CodeSent.self).destination, sourceLocation: sourceLocation)
         let verified = try await post(V1.Accounts.verifyPhone.path, CodeVerification(code: code, phone: phone), token: someone.token)

@@ -76,7 +76,7 @@ extension TestHarness {
     /// `confirmingEmail`: also confirm the address through its link, so that it names the account
     /// (an unconfirmed address is only a claim and logs nobody in).
     func registerPhoneAccount(
-        phone: String = "+79123456789", password: String = "secret1!", email: String? = "ivan@example.com",
+        phone: String = "+79123456789", password: String = "secret-91!", email: String? = "ivan@example.com",
         extra: [(String, String)] = [], confirmingEmail: Bool = false
     ) async throws {
         let sms = try await postForm(PhoneAccountsAPI.Path.sendSMS, [("phone", phone)])

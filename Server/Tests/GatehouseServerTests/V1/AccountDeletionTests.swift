@@ -15,7 +15,7 @@ import Testing
 struct AccountDeletionTests {
     static let grace: TimeInterval = 3 * 86_400
 
-    func deleteMe(_ app: TestHarness, _ someone: Someone, password: String = "secret1!") async throws -> TestResponse {
+    func deleteMe(_ app: TestHarness, _ someone: Someone, password: String = "secret-91!") async throws -> TestResponse {
         try await app.v1.send(.delete, V1.Accounts.deleteMe.path, body: V1Client.encode(AccountDeletionRequest(currentPassword: password)),
                               contentType: "application/json", token: someone.token)
     }
@@ -110,7 +110,7 @@ struct AccountDeletionTests {
             }
             // what others keep: the message in Bob's chat (from a deleted account), the ledger, the document's signing
             // (Bob logs in again: three days passed, his session's lifetime is one)
-            bob = Someone(token: try await app.v1.login("bob", "secret1!").token, id: bob.id, tag: bob.tag)
+            bob = Someone(token: try await app.v1.login("bob", "secret-91!").token, id: bob.id, tag: bob.tag)
             #expect(try await count(app, "attachments WHERE id = \(bind: sentFile.id)") == 1, "the file Bob received stays")
             let bobsChat = try #require(try await app.v1.chats(of: bob).items.first)
             #expect(bobsChat.person.id == ann.id && bobsChat.person.deleted == true && bobsChat.person.tag == "" && bobsChat.person.firstName == nil)
@@ -151,13 +151,13 @@ struct AccountDeletionTests {
         try await withApp(engine, configure: { $0.limits.accountDeletionGrace = Self.grace }) { app in
             let ann = try await app.v1.person("ann")
             #expect(try await deleteMe(app, ann).status == .accepted)
-            let repeated = try await app.v1.send(.delete, V1.Accounts.deleteMe.path, body: V1Client.encode(AccountDeletionRequest(currentPassword: "secret1!")),
+            let repeated = try await app.v1.send(.delete, V1.Accounts.deleteMe.path, body: V1Client.encode(AccountDeletionRequest(currentPassword: "secret-91!")),
                                                  contentType: "application/json", token: ann.token)
             #expect(repeated.status == .unauthorized, "the session that asked ended too")
 
             // MUT
             app.clock.advance(by: Self.grace - 60)
-            let session = try await app.v1.login("ann", "secret1!")
+            let session = try await app.v1.login("ann", "secret-91!")
             app.clock.advance(by: 120)
             let erased = try await app.services.accountDeletion.eraseDue()
 

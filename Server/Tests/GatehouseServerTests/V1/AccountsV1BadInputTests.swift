@@ -53,12 +53,12 @@ struct AccountsV1BadInputTests {
             let cases: [(HTTPRequest.Method, String, String, String)] = [
                 (.post, V1.Accounts.signupCode.path, #"{"email":42}"#, "email"),
                 (.post, V1.Accounts.signupCode.path, #"{"phone":["+79123456789"]}"#, "phone"),
-                (.post, V1.Accounts.signup.path, #"{"email":"bob@example.com","code":123456,"password":"secret1!"}"#, "code"),
+                (.post, V1.Accounts.signup.path, #"{"email":"bob@example.com","code":123456,"password":"secret-91!"}"#, "code"),
                 (.post, V1.Sessions.login.path, #"{"identifier":"ann@example.com","password":123}"#, "password"),
-                (.post, V1.Sessions.login.path, #"{"identifier":"ann@example.com","password":"secret1!","device":{"name":"x"}}"#, "device"),
+                (.post, V1.Sessions.login.path, #"{"identifier":"ann@example.com","password":"secret-91!","device":{"name":"x"}}"#, "device"),
                 (.patch, V1.Accounts.me.path, #"{"firstName":["Ann"]}"#, "firstName"),
                 (.patch, V1.Accounts.me.path, #"{"birthday":19900517}"#, "birthday"),
-                (.post, V1.Accounts.changePassword.path, #"{"currentPassword":"secret1!","newPassword":true}"#, "newPassword"),
+                (.post, V1.Accounts.changePassword.path, #"{"currentPassword":"secret-91!","newPassword":true}"#, "newPassword"),
             ]
 
             for (method, path, body, field) in cases {
@@ -174,7 +174,7 @@ struct AccountsV1BadInputTests {
             let code = try await app.v1.code(sentTo: "ann@example.com")
 
             // MUT
-            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code == "000000" ? "111111" : "000000", password: "secret1!"))
+            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code == "000000" ? "111111" : "000000", password: "secret-91!"))
 
             // validate: the contract's example, member for member
             try expectProblem(response, .badRequest, .invalidCode)
@@ -266,7 +266,7 @@ struct AccountsV1BadInputTests {
             }
             // and the server is still whole
             #expect(try await app.v1.me(session.token).email == "ann@example.com")
-            _ = try await app.v1.login("ann@example.com", "secret1!")
+            _ = try await app.v1.login("ann@example.com", "secret-91!")
         }
     }
 }

@@ -91,7 +91,7 @@ struct AccountsV1ProfileTests {
             #expect(try changed.decoded(as: Account.self).tag == "carol")
             #expect(try await app.v1.get(tagPath("bob")).decoded(as: TagAvailability.self).available)
             #expect(try await app.v1.get(tagPath("carol")).decoded(as: TagAvailability.self).available == false)
-            _ = try await app.v1.login("carol", "secret1!")
+            _ = try await app.v1.login("carol", "secret-91!")
 
             // my own tag in another case is not "taken"
             let same = try await app.v1.patch(V1.Accounts.me.path, json: #"{"tag":"CAROL"}"#, token: bob.token)
@@ -171,16 +171,16 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
-            let other = try await app.v1.login("ann@example.com", "secret1!")
+            let other = try await app.v1.login("ann@example.com", "secret-91!")
 
             // MUT
-            let response = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "wrong1!x", newPassword: "brandnew1!"), token: session.token)
+            let response = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "wrong1!x", newPassword: "brand-new-1!"), token: session.token)
 
             // validate
             try expectProblem(response, .badRequest, .invalidCredentials)
             #expect(try await app.v1.get(V1.Accounts.me.path, token: other.token).status == .ok)
-            _ = try await app.v1.login("ann@example.com", "secret1!")
-            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "brandnew1!")).status == .badRequest)
+            _ = try await app.v1.login("ann@example.com", "secret-91!")
+            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "brand-new-1!")).status == .badRequest)
         }
     }
 
@@ -190,13 +190,13 @@ struct AccountsV1ProfileTests {
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
             for _ in 0..<3 {
-                let wrong = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "wrong1!x", newPassword: "brandnew1!"), token: session.token)
+                let wrong = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "wrong1!x", newPassword: "brand-new-1!"), token: session.token)
                 try expectProblem(wrong, .badRequest, .invalidCredentials)
             }
 
             // MUT
-            let right = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret1!", newPassword: "brandnew1!"), token: session.token)
-            let login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
+            let right = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret-91!", newPassword: "brand-new-1!"), token: session.token)
+            let login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret-91!"))
 
             // validate
             try expectProblem(right, .tooManyRequests, .rateLimited)
@@ -210,12 +210,12 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let current = try await app.v1.signedUp(email: "ann@example.com")
-            let other = try await app.v1.login("ann@example.com", "secret1!")
-            let weak = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret1!", newPassword: "abc"), token: current.token)
+            let other = try await app.v1.login("ann@example.com", "secret-91!")
+            let weak = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret-91!", newPassword: "abc"), token: current.token)
             try expectProblem(weak, .badRequest, .weakPassword)
 
             // MUT
-            let response = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret1!", newPassword: "brandnew1!"), token: current.token)
+            let response = try await app.v1.post(V1.Accounts.changePassword.path, PasswordChange(currentPassword: "secret-91!", newPassword: "brand-new-1!"), token: current.token)
 
             // validate
             #expect(response.status == .noContent, "\(response.text)")
@@ -223,8 +223,8 @@ struct AccountsV1ProfileTests {
             #expect(try await app.v1.get(V1.Accounts.me.path, token: current.token).status == .ok)
             try expectProblem(try await app.v1.get(V1.Accounts.me.path, token: other.token), .unauthorized, .unauthorized)
             #expect(try await app.v1.sessions(current.token).map(\.id) == [current.sessionId])
-            _ = try await app.v1.login("ann@example.com", "brandnew1!")
-            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            _ = try await app.v1.login("ann@example.com", "brand-new-1!")
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret-91!")), .badRequest, .invalidCredentials)
         }
     }
 
@@ -273,14 +273,14 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let first = try await app.v1.signedUp(email: "ann@example.com")
-            let second = try await app.v1.login("ann@example.com", "secret1!")
+            let second = try await app.v1.login("ann@example.com", "secret-91!")
             app.clock.advance(by: 61)
             #expect(try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "ann@example.com")).status == .accepted)
             let code = try await app.v1.code(sentTo: "ann@example.com")
             let before = try await app.v1.messages(to: "ann@example.com").count
 
             // MUT
-            let response = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "brandnew1!"))
+            let response = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "brand-new-1!"))
 
             // validate
             #expect(response.status == .noContent, "\(response.text)")
@@ -295,13 +295,13 @@ struct AccountsV1ProfileTests {
             #expect(notice.channel == "email")
             #expect(notice.code == nil, "a notice, not a code: \(notice.body)")
             #expect(notice.subject != nil)
-            #expect(!notice.body.contains("brandnew1!"), "a mail never carries the password")
-            _ = try await app.v1.login("ann@example.com", "brandnew1!")
-            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            #expect(!notice.body.contains("brand-new-1!"), "a mail never carries the password")
+            _ = try await app.v1.login("ann@example.com", "brand-new-1!")
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret-91!")), .badRequest, .invalidCredentials)
             // the code was single use
-            let reused = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "another1!"))
+            let reused = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "another-1!"))
             try expectProblem(reused, .badRequest, nil)
-            _ = try await app.v1.login("ann@example.com", "brandnew1!")
+            _ = try await app.v1.login("ann@example.com", "brand-new-1!")
         }
     }
 
@@ -316,18 +316,18 @@ struct AccountsV1ProfileTests {
             let wrong = code == "000000" ? "111111" : "000000"
 
             // MUT + validate
-            let wrongCode = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: wrong, password: "brandnew1!"))
+            let wrongCode = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: wrong, password: "brand-new-1!"))
             #expect(try expectProblem(wrongCode, .badRequest, .invalidCode).attemptsLeft == sent.attemptsAllowed - 1)
             let weak = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "abc"))
             try expectProblem(weak, .badRequest, .weakPassword)
-            let noAddress = try await app.v1.post(V1.Accounts.recover.path, json: #"{"code":"\#(code)","password":"brandnew1!"}"#)
+            let noAddress = try await app.v1.post(V1.Accounts.recover.path, json: #"{"code":"\#(code)","password":"brand-new-1!"}"#)
             try expectProblem(noAddress, .badRequest, .missingParameter)
-            let unknown = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "nobody@example.com", code: code, password: "brandnew1!"))
+            let unknown = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "nobody@example.com", code: code, password: "brand-new-1!"))
             try expectProblem(unknown, .badRequest, nil)
 
             // nothing changed
             #expect(try await app.v1.get(V1.Accounts.me.path, token: session.token).status == .ok)
-            _ = try await app.v1.login("ann@example.com", "secret1!")
+            _ = try await app.v1.login("ann@example.com", "secret-91!")
         }
     }
 
@@ -340,7 +340,7 @@ struct AccountsV1ProfileTests {
             let session = try await app.v1.signedUp(email: "ann@example.com")
 
             // MUT
-            let response = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"New@Example.com","currentPassword":"secret1!"}"#, token: session.token)
+            let response = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"New@Example.com","currentPassword":"secret-91!"}"#, token: session.token)
 
             // validate: pending, shown, code to the new address
             #expect(response.status == .accepted, "\(response.text)")
@@ -356,8 +356,8 @@ struct AccountsV1ProfileTests {
             let notice = try #require(try await app.v1.messages(to: "ann@example.com").first)
             #expect(notice.code == nil, "a notice, not a code: \(notice.body)")
             #expect(notice.body.contains("new@example.com"))
-            _ = try await app.v1.login("ann@example.com", "secret1!")
-            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "new@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            _ = try await app.v1.login("ann@example.com", "secret-91!")
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "new@example.com", password: "secret-91!")), .badRequest, .invalidCredentials)
             let mailsToNew = try await app.v1.messages(to: "new@example.com").count
             #expect(try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "new@example.com")).status == .accepted)
             #expect(try await app.v1.messages(to: "new@example.com").count == mailsToNew, "an unconfirmed address gets no recovery code")
@@ -376,8 +376,8 @@ struct AccountsV1ProfileTests {
             #expect(account.pendingEmail == nil)
             #expect(account.emailConfirmed)
             #expect(try await app.v1.me(session.token) == account)
-            _ = try await app.v1.login("new@example.com", "secret1!")
-            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            _ = try await app.v1.login("new@example.com", "secret-91!")
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret-91!")), .badRequest, .invalidCredentials)
         }
     }
 
@@ -386,7 +386,7 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
-            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "new@example.com", currentPassword: "secret1!"), token: session.token).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "new@example.com", currentPassword: "secret-91!"), token: session.token).status == .accepted)
             app.clock.advance(by: 61)
             let before = try await app.v1.messages(to: "ann@example.com").count
 
@@ -398,8 +398,8 @@ struct AccountsV1ProfileTests {
             let mails = try await app.v1.messages(to: "ann@example.com")
             #expect(mails.count == before + 1)
             let code = try #require(mails.first?.code)
-            #expect(try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "brandnew1!")).status == .noContent)
-            _ = try await app.v1.login("ann@example.com", "brandnew1!")
+            #expect(try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "ann@example.com", code: code, password: "brand-new-1!")).status == .noContent)
+            _ = try await app.v1.login("ann@example.com", "brand-new-1!")
         }
     }
 
@@ -408,7 +408,7 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let session = try await app.v1.signedUp(email: "ann@example.com")
-            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "new@example.com", currentPassword: "secret1!"), token: session.token).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "new@example.com", currentPassword: "secret-91!"), token: session.token).status == .accepted)
             let code = try await app.v1.code(sentTo: "new@example.com")
 
             // MUT
@@ -421,7 +421,7 @@ struct AccountsV1ProfileTests {
             try expectProblem(try await app.v1.post(V1.Accounts.verifyEmailChange.path, CodeVerification(code: code), token: session.token), .badRequest, .noPendingEmail)
             try expectProblem(try await app.v1.delete(V1.Accounts.requestEmailChange.path, token: session.token), .badRequest, .noPendingEmail)
             #expect(try await app.v1.me(session.token).email == "ann@example.com")
-            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "new@example.com", password: "secret1!")), .badRequest, .invalidCredentials)
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "new@example.com", password: "secret-91!")), .badRequest, .invalidCredentials)
         }
     }
 
@@ -434,9 +434,9 @@ struct AccountsV1ProfileTests {
             let annMails = try await app.v1.messages(to: "ann@example.com").count
 
             // MUT
-            let taken = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"ANN@example.com","currentPassword":"secret1!"}"#, token: bob.token)
-            let same = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"Bob@Example.com","currentPassword":"secret1!"}"#, token: bob.token)
-            let invalid = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"not-an-email","currentPassword":"secret1!"}"#, token: bob.token)
+            let taken = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"ANN@example.com","currentPassword":"secret-91!"}"#, token: bob.token)
+            let same = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"Bob@Example.com","currentPassword":"secret-91!"}"#, token: bob.token)
+            let invalid = try await app.v1.post(V1.Accounts.requestEmailChange.path, json: #"{"email":"not-an-email","currentPassword":"secret-91!"}"#, token: bob.token)
 
             // validate
             try expectProblem(taken, .conflict, .emailTaken)
@@ -452,7 +452,7 @@ struct AccountsV1ProfileTests {
         try await withApp(engine) { app in
             // setup
             let bob = try await app.v1.signedUp(email: "bob@example.com")
-            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "carol@example.com", currentPassword: "secret1!"), token: bob.token).status == .accepted)
+            #expect(try await app.v1.post(V1.Accounts.requestEmailChange.path, EmailChangeRequest(email: "carol@example.com", currentPassword: "secret-91!"), token: bob.token).status == .accepted)
             let code = try await app.v1.code(sentTo: "carol@example.com")
             app.clock.advance(by: 61)
             _ = try await app.v1.signedUp(email: "carol@example.com")
@@ -475,7 +475,7 @@ struct AccountsV1ProfileTests {
             let session = try await app.v1.signedUp(email: "ann@example.com")
 
             // MUT
-            let response = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, json: #"{"phone":"+7 912 345-67-89","currentPassword":"secret1!"}"#, token: session.token)
+            let response = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, json: #"{"phone":"+7 912 345-67-89","currentPassword":"secret-91!"}"#, token: session.token)
 
             // validate: the code goes by SMS
             #expect(response.status == .accepted, "\(response.text)")
@@ -500,9 +500,9 @@ struct AccountsV1ProfileTests {
             #expect(account.phone == "+79123456789" && account.phoneVerified)
             #expect(account.email == "ann@example.com" && account.emailConfirmed)
             #expect(try await app.v1.me(session.token) == account)
-            _ = try await app.v1.login("+79123456789", "secret1!")
+            _ = try await app.v1.login("+79123456789", "secret-91!")
             app.clock.advance(by: 61)
-            try expectProblem(try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "+79123456789", currentPassword: "secret1!"), token: session.token), .badRequest, .phoneAlreadyVerified)
+            try expectProblem(try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "+79123456789", currentPassword: "secret-91!"), token: session.token), .badRequest, .phoneAlreadyVerified)
         }
     }
 
@@ -516,8 +516,8 @@ struct AccountsV1ProfileTests {
             app.clock.advance(by: 61)
 
             // MUT
-            let taken = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "8 912 345-67-89", currentPassword: "secret1!"), token: ann.token)
-            let invalid = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "12345", currentPassword: "secret1!"), token: ann.token)
+            let taken = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "8 912 345-67-89", currentPassword: "secret-91!"), token: ann.token)
+            let invalid = try await app.v1.post(V1.Accounts.requestPhoneVerification.path, PhoneVerificationRequest(phone: "12345", currentPassword: "secret-91!"), token: ann.token)
 
             // validate
             try expectProblem(taken, .conflict, .phoneTaken)

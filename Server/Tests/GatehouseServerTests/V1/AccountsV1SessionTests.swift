@@ -23,7 +23,7 @@ struct AccountsV1SessionTests {
             let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
 
             // MUT
-            let response = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"ANN@Example.com","password":"secret1!","device":"Pixel 8"}"#)
+            let response = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"ANN@Example.com","password":"secret-91!","device":"Pixel 8"}"#)
 
             // validate
             #expect(response.status == .created, "\(response.text)")
@@ -45,9 +45,9 @@ struct AccountsV1SessionTests {
             let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann.smith")
 
             // MUT
-            let byTag = try await app.v1.login("ann.smith", "secret1!")
-            let byCapitals = try await app.v1.login("Ann.Smith", "secret1!")
-            let byHandle = try await app.v1.login("@ann.smith", "secret1!")
+            let byTag = try await app.v1.login("ann.smith", "secret-91!")
+            let byCapitals = try await app.v1.login("Ann.Smith", "secret-91!")
+            let byHandle = try await app.v1.login("@ann.smith", "secret-91!")
 
             // validate
             #expect(byTag.account.id == signup.account.id)
@@ -63,8 +63,8 @@ struct AccountsV1SessionTests {
             let signup = try await app.v1.signedUp(phone: "+79123456789")
 
             // MUT
-            let e164 = try await app.v1.login("+79123456789", "secret1!")
-            let typed = try await app.v1.login("8 (912) 345-67-89", "secret1!")
+            let e164 = try await app.v1.login("+79123456789", "secret-91!")
+            let typed = try await app.v1.login("8 (912) 345-67-89", "secret-91!")
 
             // validate
             #expect(e164.account.id == signup.account.id)
@@ -105,7 +105,7 @@ struct AccountsV1SessionTests {
             }
 
             // MUT
-            let blocked = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!"))
+            let blocked = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret-91!"))
 
             // validate
             let problem = try expectProblem(blocked, .tooManyRequests, .rateLimited)
@@ -113,7 +113,7 @@ struct AccountsV1SessionTests {
             #expect(retryAfter > 0 && retryAfter <= Int(app.configuration.limits.loginFailureWindow))
             #expect(problem.retryAfter == retryAfter)
             app.clock.advance(by: app.configuration.limits.loginFailureWindow + 1)
-            _ = try await app.v1.login("ann@example.com", "secret1!")
+            _ = try await app.v1.login("ann@example.com", "secret-91!")
         }
     }
 
@@ -144,9 +144,9 @@ struct AccountsV1SessionTests {
             // setup
             let signup = try await app.v1.signedUp(email: "ann@example.com", device: "Signup browser")
             app.clock.advance(by: 10)
-            let tablet = try await app.v1.login("ann@example.com", "secret1!", device: "iPad, iPadOS 18")
+            let tablet = try await app.v1.login("ann@example.com", "secret-91!", device: "iPad, iPadOS 18")
             app.clock.advance(by: 10)
-            let phone = try await app.v1.login("ann@example.com", "secret1!", device: "Pixel 8")
+            let phone = try await app.v1.login("ann@example.com", "secret-91!", device: "Pixel 8")
             _ = try await app.v1.signedUp(email: "bob@example.com", device: "Not mine")
 
             // MUT
@@ -173,7 +173,7 @@ struct AccountsV1SessionTests {
         try await withApp(engine) { app in
             // setup
             let mine = try await app.v1.signedUp(email: "ann@example.com")
-            let other = try await app.v1.login("ann@example.com", "secret1!", device: "Old phone")
+            let other = try await app.v1.login("ann@example.com", "secret-91!", device: "Old phone")
 
             // MUT
             let response = try await app.v1.delete(sessionPath(other.sessionId.uuidString), token: mine.token)
@@ -232,8 +232,8 @@ struct AccountsV1SessionTests {
         try await withApp(engine) { app in
             // setup
             let current = try await app.v1.signedUp(email: "ann@example.com")
-            let b = try await app.v1.login("ann@example.com", "secret1!")
-            let c = try await app.v1.login("ann@example.com", "secret1!")
+            let b = try await app.v1.login("ann@example.com", "secret-91!")
+            let c = try await app.v1.login("ann@example.com", "secret-91!")
             let stranger = try await app.v1.signedUp(email: "bob@example.com")
 
             // MUT
@@ -260,7 +260,7 @@ struct AccountsV1SessionTests {
         try await withApp(engine) { app in
             // setup
             let current = try await app.v1.signedUp(email: "ann@example.com")
-            let other = try await app.v1.login("ann@example.com", "secret1!")
+            let other = try await app.v1.login("ann@example.com", "secret-91!")
 
             // MUT
             let response = try await app.v1.delete("\(V1.Sessions.login.path)?scope=all", token: current.token)
@@ -279,7 +279,7 @@ struct AccountsV1SessionTests {
         try await withApp(engine) { app in
             // setup
             let leaving = try await app.v1.signedUp(email: "ann@example.com")
-            let staying = try await app.v1.login("ann@example.com", "secret1!")
+            let staying = try await app.v1.login("ann@example.com", "secret-91!")
 
             // MUT
             let response = try await app.v1.delete(V1.Sessions.logout.path, token: leaving.token)

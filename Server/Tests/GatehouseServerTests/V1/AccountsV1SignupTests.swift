@@ -99,7 +99,7 @@ struct AccountsV1SignupTests {
 
             // MUT
             let response = try await app.v1.post(V1.Accounts.signup.path, json: """
-                {"email":"Ann@Example.com","code":"\(code)","password":"secret1!","firstName":"Ann","lastName":"Smith",\
+                {"email":"Ann@Example.com","code":"\(code)","password":"secret-91!","firstName":"Ann","lastName":"Smith",\
                 "tag":"Ann_1","birthday":"1990-05-17","locale":"en","device":"iPhone 15, iOS 18"}
                 """)
 
@@ -131,7 +131,7 @@ struct AccountsV1SignupTests {
             #expect(sessions.first?.device == "iPhone 15, iOS 18")
             #expect(sessions.first?.current == true)
             // and the password logs in
-            _ = try await app.v1.login("ann@example.com", "secret1!")
+            _ = try await app.v1.login("ann@example.com", "secret-91!")
         }
     }
 
@@ -143,7 +143,7 @@ struct AccountsV1SignupTests {
             let code = try await app.v1.code(sentTo: "+79123456789")
 
             // MUT: the phone as typed in another format
-            let response = try await app.v1.post(V1.Accounts.signup.path, json: #"{"phone":"8 912 345 67 89","code":"\#(code)","password":"secret1!","tag":"ivan"}"#)
+            let response = try await app.v1.post(V1.Accounts.signup.path, json: #"{"phone":"8 912 345 67 89","code":"\#(code)","password":"secret-91!","tag":"ivan"}"#)
 
             // validate
             #expect(response.status == .created, "\(response.text)")
@@ -166,12 +166,12 @@ struct AccountsV1SignupTests {
 
             // MUT + validate: one second before the end it works
             app.clock.advance(by: 599)
-            let inTime = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "early@example.com", code: early, password: "secret1!"))
+            let inTime = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "early@example.com", code: early, password: "secret-91!"))
             #expect(inTime.status == .created, "\(inTime.text)")
 
             // one second after, it is expired
             app.clock.advance(by: 2)
-            let tooLate = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "late@example.com", code: late, password: "secret1!"))
+            let tooLate = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "late@example.com", code: late, password: "secret-91!"))
             try expectProblem(tooLate, .badRequest, .codeExpired)
         }
     }
@@ -186,16 +186,16 @@ struct AccountsV1SignupTests {
 
             // MUT + validate
             for attempt in 1..<sent.attemptsAllowed {
-                let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: wrong, password: "secret1!"))
+                let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: wrong, password: "secret-91!"))
                 let problem = try expectProblem(response, .badRequest, .invalidCode)
                 #expect(problem.attemptsLeft == sent.attemptsAllowed - attempt, "attempt \(attempt): \(response.text)")
                 #expect(response.text.contains(#""attemptsLeft":\#(sent.attemptsAllowed - attempt)"#))
             }
-            let last = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: wrong, password: "secret1!"))
+            let last = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: wrong, password: "secret-91!"))
             try expectProblem(last, .badRequest, .codeAttemptsExhausted)
-            let right = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!"))
+            let right = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret-91!"))
             try expectProblem(right, .badRequest, .codeAttemptsExhausted)
-            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret1!")).status == .badRequest)
+            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "ann@example.com", password: "secret-91!")).status == .badRequest)
         }
     }
 
@@ -254,7 +254,7 @@ struct AccountsV1SignupTests {
                 #expect(response.mediaType == V1.problemContentType)
             }
             #expect(try await app.v1.me(existing.token).email == "taken@example.com")
-            _ = try await app.v1.login("taken@example.com", "secret1!")
+            _ = try await app.v1.login("taken@example.com", "secret-91!")
             #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "taken@example.com", password: "other1!pw")).status == .badRequest)
         }
     }
@@ -291,7 +291,7 @@ struct AccountsV1SignupTests {
 
             for tag in bad {
                 // MUT
-                let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!", tag: tag))
+                let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret-91!", tag: tag))
 
                 // validate
                 let problem = try expectProblem(response, .badRequest, .invalidTag)
@@ -326,12 +326,12 @@ struct AccountsV1SignupTests {
             let code = try await app.v1.code(sentTo: "other@example.com")
 
             // MUT
-            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "other@example.com", code: code, password: "secret1!", tag: "@ANN"))
+            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "other@example.com", code: code, password: "secret-91!", tag: "@ANN"))
 
             // validate
             let problem = try expectProblem(response, .conflict, .tagTaken)
             #expect(problem.field == "tag")
-            let retry = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "other@example.com", code: code, password: "secret1!", tag: "ann2"))
+            let retry = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "other@example.com", code: code, password: "secret-91!", tag: "ann2"))
             #expect(retry.status == .created, "a taken tag does not burn the code: \(retry.text)")
         }
     }
@@ -385,7 +385,7 @@ struct AccountsV1SignupTests {
                 let problem = try expectProblem(response, .badRequest, .weakPassword)
                 #expect(problem.field == "password", "\(weak): \(response.text)")
             }
-            #expect(try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret1!")).status == .created)
+            #expect(try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "ann@example.com", code: code, password: "secret-91!")).status == .created)
         }
     }
 
@@ -395,7 +395,7 @@ struct AccountsV1SignupTests {
             // MUT
             let codeRequest = try await app.v1.post(V1.Accounts.signupCode.path, json: "{}")
             let nulls = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":null,"phone":null}"#)
-            let signup = try await app.v1.post(V1.Accounts.signup.path, json: #"{"code":"123456","password":"secret1!"}"#)
+            let signup = try await app.v1.post(V1.Accounts.signup.path, json: #"{"code":"123456","password":"secret-91!"}"#)
 
             // validate
             try expectProblem(codeRequest, .badRequest, .missingParameter)
@@ -409,7 +409,7 @@ struct AccountsV1SignupTests {
         try await withApp(engine) { app in
             // MUT
             let codeRequest = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"ann@example.com","phone":"+79123456789"}"#)
-            let signup = try await app.v1.post(V1.Accounts.signup.path, json: #"{"email":"ann@example.com","phone":"+79123456789","code":"123456","password":"secret1!"}"#)
+            let signup = try await app.v1.post(V1.Accounts.signup.path, json: #"{"email":"ann@example.com","phone":"+79123456789","code":"123456","password":"secret-91!"}"#)
 
             // validate
             try expectProblem(codeRequest, .badRequest, nil)
@@ -484,7 +484,7 @@ struct InjectedRandomnessTests {
         try await withApp(engine, random: random) { app in
             let sent = try await app.v1.requestSignupCode(email: "known@example.com")
             let code = String(String(repeating: "42", count: sent.codeLength).prefix(sent.codeLength))
-            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "known@example.com", code: code, password: "secret1!"))
+            let response = try await app.v1.post(V1.Accounts.signup.path, SignupRequest(email: "known@example.com", code: code, password: "secret-91!"))
             #expect(response.status == .created, "\(response.text)")
             let session = try response.decoded(as: AuthSession.self)
             #expect(session.token.hasPrefix("test-token-"))

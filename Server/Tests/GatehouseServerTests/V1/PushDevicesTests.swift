@@ -17,7 +17,7 @@ struct PushDevicesTests {
         try await withApp(engine) { app in
             // setup
             let ann = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
-            let laptop = try await app.v1.login("ann@example.com", "secret1!", device: "Laptop")
+            let laptop = try await app.v1.login("ann@example.com", "secret-91!", device: "Laptop")
             let bob = try await app.v1.signedUp(email: "bob@example.com", tag: "bob")
 
             // MUT
@@ -61,13 +61,13 @@ struct PushDevicesTests {
             let noBundle = try await app.v1.post(V1.Accounts.registerDevice.path, json: #"{"platform":"apns","token":"\#(Self.apnsToken)"}"#, token: ann.token)
             let language = try await app.v1.post(V1.Accounts.registerDevice.path, json: #"{"platform":"fcm","token":"t","language":"de"}"#, token: ann.token)
             let platform = try await app.v1.post(V1.Accounts.registerDevice.path, json: #"{"platform":"hms","token":"t"}"#, token: ann.token)
-            let second = try await app.v1.login("ann@example.com", "secret1!")
-            let third = try await app.v1.login("ann@example.com", "secret1!")
+            let second = try await app.v1.login("ann@example.com", "secret-91!")
+            let third = try await app.v1.login("ann@example.com", "secret-91!")
             _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "ann-2"), token: second.token)
             _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "ann-3"), token: ann.token)
             let over = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "ann-4"), token: third.token)
             try await app.registerPhoneAccount(email: nil)
-            let apiToken = try await app.login("+79123456789", "secret1!")
+            let apiToken = try await app.login("+79123456789", "secret-91!")
             let change = try await app.postForm(PhoneAccountsAPI.Path.change, [("fcm", "spec-fcm-token")], token: apiToken)
             let apiAccount = try #require(try await app.services.login.rules.findAccount(identifier: "+79123456789")?.id)
             let apiDevices = try await app.services.pushDevices.list(accountID: apiAccount)
