@@ -1,14 +1,17 @@
 """What the Sign To Login demo scripts share: a demo process in a pseudo-terminal whose output is
 kept for the failure report, choosing a menu line by its label, and the registration form."""
 import re
+import tempfile
 
 import pexpect
 
 log = []
 
 
-def spawn(demo, arguments):
-    process = pexpect.spawn(demo, arguments, encoding="utf-8", timeout=30, dimensions=(60, 160))
+def spawn(demo, arguments, cwd=None):
+    """The demo in a pseudo-terminal; `cwd` is where it writes what it saves (an .eml), a scratch folder by default."""
+    process = pexpect.spawn(demo, arguments, encoding="utf-8", timeout=30, dimensions=(60, 160),
+                            cwd=cwd or tempfile.mkdtemp(prefix="demo-cwd-"))
     process.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
     return process
 
