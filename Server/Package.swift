@@ -286,6 +286,7 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             exclude: ["Support/smtp_test_server.py", "Support/console_browser.py", "Support/operator_browser.py", "Support/push_peers.py", "Support/stripe_peer.py", "Support/pwned_range_peer.py"],
