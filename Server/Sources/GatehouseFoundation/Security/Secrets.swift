@@ -66,6 +66,14 @@ package struct Secrets: Sendable {
         for i in x.indices { diff |= x[i] ^ y[i] }
         return diff == 0
     }
+
+    /// Compares two byte strings (a challenge, a hash) without leaking where they first differ.
+    package static func constantTimeEquals(_ x: [UInt8], _ y: [UInt8]) -> Bool {
+        guard x.count == y.count else { return false }
+        var diff: UInt8 = 0
+        for i in x.indices { diff |= x[i] ^ y[i] }
+        return diff == 0
+    }
 }
 
 extension Sequence where Element == UInt8 {
