@@ -8,16 +8,7 @@ import _CryptoExtras
 /// examples, every refusal by name, and random damage to real-shaped input that never crashes.
 @Suite("CBOR and COSE keys")
 struct CBORTests {
-    static func bytes(_ hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            out.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return out
-    }
+    static func bytes(_ hex: String) -> [UInt8] { [UInt8](hex: hex) }
 
     @Test("RFC 8949's examples (Appendix A) decode to their values and the canonical ones encode back byte for byte")
     func rfcExamples() throws {

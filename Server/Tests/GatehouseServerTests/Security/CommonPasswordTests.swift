@@ -176,38 +176,14 @@ struct CommonPasswordTests {
 }
 
 /// `pwned_range_peer.py` running on a free port, with the breached passwords it knows.
-final class PwnedRangePeer: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible { let description: String }
-    let port: Int
-    private let process = Process()
-    var base: String { "http://127.0.0.1:\(port)" }
-
-    private init(port: Int) { self.port = port }
-
-    static func start(breached: [String: Int]) async throws -> PwnedRangePeer {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Support/pwned_range_peer.py").path
-        let peer = PwnedRangePeer(port: Int.random(in: 20_000...60_000))
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("pwned-peer-\(UUID().uuidString).log").path
-        FileManager.default.createFile(atPath: log, contents: nil)
-        peer.process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        peer.process.arguments = ["python3", script, "--port", String(peer.port)] + breached.flatMap { ["--breached", "\($0.key):\($0.value)"] }
-        peer.process.standardOutput = FileHandle(forWritingAtPath: log)
-        peer.process.standardError = FileHandle(forWritingAtPath: log)
-        try peer.process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            guard peer.process.isRunning else { throw Failure(description: "pwned_range_peer.py exited: " + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")) }
-            if (try? String(contentsOfFile: log, encoding: .utf8))?.contains("ready") == true { return peer }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        peer.stop()
-        throw Failure(description: "pwned_range_peer.py did not start within 30 s")
+enum PwnedRangePeer {
+    static func start(breached: [String: Int]) async throws -> PythonPeer {
+        try await PythonPeer.start("pwned_range_peer.py", breached.flatMap { ["--breached", "\($0.key):\($0.value)"] })
     }
+}
 
-    func stop() { if process.isRunning { process.terminate() } }
-
-    /// Every request the peer received: path and headers.
+extension PythonPeer {
+    /// Every request a peer that records them received (`GET /_test/requests`): path and headers.
     func requests() async throws -> [[String: Any]] {
         var request = URLRequest(url: URL(string: "\(base)/_test/requests")!)
         request.timeoutInterval = 30

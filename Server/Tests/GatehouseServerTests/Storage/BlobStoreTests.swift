@@ -160,15 +160,7 @@ extension Data {
 
 enum BlobKeyDigest {
     static func sha256(_ data: Data) -> [UInt8] {
-        let hex = BlobKey(of: data).hex
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
+        [UInt8](hex: BlobKey(of: data).hex)
     }
 }
 

@@ -7,43 +7,24 @@ import GatehouseFoundation
 /// `stripe_peer.py` running: a local Stripe (Checkout Sessions, refunds, signed webhooks) on a free
 /// port, one per test. Its controls send the server the notifications Stripe would.
 final class StripePeer: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible { let description: String }
-
-    let port: Int
     let secretKey = "sk_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
     let webhookSecret = "whsec_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
-    private var process = Process()
+    private var process: PythonPeer!
 
-    var base: String { "http://127.0.0.1:\(port)" }
+    var port: Int { process.port }
+    var base: String { process.base }
 
-    private init(port: Int) {
-        self.port = port
-    }
+    private init() {}
 
     static func start() async throws -> StripePeer {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("stripe_peer.py").path
-        let peer = StripePeer(port: Int.random(in: 20_000...60_000))
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("stripe-peer-\(UUID().uuidString).log").path
-        FileManager.default.createFile(atPath: log, contents: nil)
-        peer.process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        peer.process.arguments = ["python3", script, "--port", String(peer.port), "--secret-key", peer.secretKey, "--webhook-secret", peer.webhookSecret]
-        peer.process.standardOutput = FileHandle(forWritingAtPath: log)
-        peer.process.standardError = FileHandle(forWritingAtPath: log)
-        try peer.process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            guard peer.process.isRunning else {
-                throw Failure(description: "stripe_peer.py exited (is the stripe package installed? run scripts/test.sh): " + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
-            }
-            if (try? String(contentsOfFile: log, encoding: .utf8))?.contains("ready") == true { return peer }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        peer.stop()
-        throw Failure(description: "stripe_peer.py did not start within 30 s")
+        let peer = StripePeer()
+        peer.process = try await PythonPeer.start("stripe_peer.py", ["--secret-key", peer.secretKey, "--webhook-secret", peer.webhookSecret],
+                                                  hint: " (is the stripe package installed? run scripts/test.sh)")
+        return peer
     }
 
     func stop() {
-        if process.isRunning { process.terminate() }
+        process.stop()
     }
 
     /// The top-up settings that point the server at this peer.
