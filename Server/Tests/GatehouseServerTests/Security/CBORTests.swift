@@ -57,9 +57,9 @@ struct CBORTests {
             (String(repeating: "81", count: 17) + "00", .tooDeep), (String(repeating: "c1", count: 17) + "00", .tooDeep),
         ]
         for (hex, reason) in cases {
-            #expect(throws: CBORError.self, "\(hex)") { try CBOR.decode(Self.bytes(hex.replacingOccurrences(of: " ", with: ""))) }
             do {
-                _ = try CBOR.decode(Self.bytes(hex.replacingOccurrences(of: " ", with: "")))
+                let item = try CBOR.decode(Self.bytes(hex.replacingOccurrences(of: " ", with: "")))
+                Issue.record("\(hex) decoded to \(item)")
             } catch let error as CBORError {
                 #expect(error.reason == reason, "\(hex): \(error)")
             } catch {

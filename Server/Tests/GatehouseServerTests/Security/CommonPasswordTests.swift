@@ -136,6 +136,14 @@ struct CommonPasswordTests {
             #expect(!everything.contains(String(hash.dropFirst(5))) && !everything.contains(breached), "nothing but the prefix left")
         }
 
+        // MUT + validate: the API slower than the timeout: judged without it (the peer would have said "breached")
+        let slow = try await PwnedRangePeer.start(breached: [breached: 42], delay: 5)
+        defer { slow.stop() }
+        try await withApp(.sqlite, configure: { $0.passwords.breachRangeURL = slow.base; $0.passwords.breachTimeoutSeconds = 1 }) { app in
+            let response = try await signup(app, "ann@example.com", breached)
+            #expect(response.status == .created, "the timeout let it through: \(response.text)")
+        }
+
         // MUT + validate: the API away (nothing listens): judged on the shipped list alone
         try await withApp(.sqlite, configure: { $0.passwords.breachRangeURL = "http://127.0.0.1:9"; $0.passwords.breachTimeoutSeconds = 2 }) { app in
             let response = try await signup(app, "ann@example.com", breached)
@@ -155,7 +163,14 @@ struct CommonPasswordTests {
         #expect(PwnedPasswordsRange.count(of: "00D4F6E8FA6EECAD2A3AA415EEC418D38EC", in: answer) == 0)
         #expect(PwnedPasswordsRange.count(of: "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF", in: answer) == 0)
         #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_PASSWORD_BREACH_API": "ftp://x"]) }
-        #expect(try! GatehouseConfiguration.fromEnvironment(["GATEHOUSE_PASSWORD_BREACH_API": "https://api.pwnedpasswords.com/"]).passwords.breachRangeURL == "https://api.pwnedpasswords.com")
+        let configured = try! GatehouseConfiguration.fromEnvironment([
+            "GATEHOUSE_PASSWORD_BREACH_API": "https://api.pwnedpasswords.com/", "GATEHOUSE_PASSWORD_BREACH_MIN_COUNT": "10",
+            "GATEHOUSE_PASSWORD_BREACH_TIMEOUT_SECONDS": "5",
+        ]).passwords
+        #expect(configured.breachRangeURL == "https://api.pwnedpasswords.com" && configured.breachMinimumCount == 10 && configured.breachTimeoutSeconds == 5)
+        let defaults = GatehouseConfiguration.PasswordPolicy()
+        #expect(defaults.refuseCommon && defaults.breachRangeURL == nil && defaults.breachMinimumCount == 1 && defaults.breachTimeoutSeconds == 3)
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_PASSWORD_BREACH_TIMEOUT_SECONDS": "0"]) }
     }
 
     /// The shipped list's lines, as the file holds them.
@@ -177,8 +192,8 @@ struct CommonPasswordTests {
 
 /// `pwned_range_peer.py` running on a free port, with the breached passwords it knows.
 enum PwnedRangePeer {
-    static func start(breached: [String: Int]) async throws -> PythonPeer {
-        try await PythonPeer.start("pwned_range_peer.py", breached.flatMap { ["--breached", "\($0.key):\($0.value)"] })
+    static func start(breached: [String: Int], delay: Int = 0) async throws -> PythonPeer {
+        try await PythonPeer.start("pwned_range_peer.py", breached.flatMap { ["--breached", "\($0.key):\($0.value)"] } + ["--delay", String(delay)])
     }
 }
 

@@ -18,11 +18,13 @@ import json
 import re
 import secrets
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--port", type=int, required=True)
 parser.add_argument("--breached", action="append", default=[])
+parser.add_argument("--delay", type=float, default=0, help="seconds to wait before answering a range")
 args = parser.parse_args()
 
 BREACHED = {}
@@ -54,6 +56,7 @@ class Handler(BaseHTTPRequestHandler):
         match = re.fullmatch(r"/range/([0-9A-Fa-f]{5})", self.path)
         if not match:
             return self.answer(400, "The hash prefix was not in a valid format")
+        time.sleep(args.delay)
         prefix = match.group(1).upper()
         lines = [f"{full[5:]}:{count}" for full, count in BREACHED.items() if full.startswith(prefix)]
         if self.headers.get("Add-Padding", "").lower() == "true":
