@@ -48,14 +48,33 @@ struct CommandLineTests {
         }
     }
 
+    /// Waits for the banner of a server started on port 0 and answers the port it bound. Port 0
+    /// rather than one a probe found free: between the probe letting a port go and the server
+    /// binding it, another suite's server may take it, and the test would talk to that one.
+    func boundPort(of process: Process, output: URL, seconds: Double = 90) async throws -> Int {
+        let deadline = Date().addingTimeInterval(seconds)
+        let prefix = "Gatehouse listening on http://127.0.0.1:"
+        while Date() < deadline {
+            let log = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            if let range = log.range(of: prefix) {
+                let digits = log[range.upperBound...].prefix { $0.isNumber }
+                if let port = Int(digits), port > 0 { return port }
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        if process.isRunning { process.terminate() }
+        let log = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        Issue.record("no banner within \(seconds) s: \(log)")
+        throw CancellationError()
+    }
+
     @Test("serve on embedded defaults: SQLite file in the working directory, banner, dev outbox, clean SIGTERM")
     func serve_runsOnDefaultsAndStopsGracefully() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the executable first: \(Self.binary.path)")
         let directory = try temporaryDirectory()
-        let probe = HTTPReceiver()
-        let port = try await probe.start()
-        await probe.stop()
-        let (process, output) = try run(["serve", "--port", String(port)], in: directory)
+        let (process, output) = try run(["serve", "--port", "0"], in: directory)
+        let port = try await boundPort(of: process, output: output)
 
         // wait until it answers
         var healthy = false
@@ -119,14 +138,8 @@ struct CommandLineTests {
     func serve_shutdownDoesNotWaitForIdleConnections() async throws {
         // setup
         let directory = try temporaryDirectory()
-        let probe = HTTPReceiver()
-        let port = try await probe.start()
-        await probe.stop()
-        let (process, output) = try run([], in: directory, env: ["GATEHOUSE_PORT": String(port), "GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "2"])
-        for _ in 0..<200 {
-            if (try? String(contentsOf: output, encoding: .utf8))?.contains("listening") == true { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let (process, output) = try run([], in: directory, env: ["GATEHOUSE_PORT": "0", "GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "2"])
+        let port = try await boundPort(of: process, output: output)
         let keptAlive = try await RawConnection.open(port: port)
         try await keptAlive.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
         let silent = try await RawConnection.open(port: port)
@@ -156,14 +169,8 @@ struct CommandLineTests {
     @Test("SIGTERM stops it with status 0")
     func serve_stopsOnSIGTERM() async throws {
         let directory = try temporaryDirectory()
-        let probe = HTTPReceiver()
-        let port = try await probe.start()
-        await probe.stop()
-        let (process, output) = try run([], in: directory, env: ["GATEHOUSE_PORT": String(port)])
-        for _ in 0..<200 {
-            if (try? String(contentsOf: output, encoding: .utf8))?.contains("listening") == true { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let (process, output) = try run([], in: directory, env: ["GATEHOUSE_PORT": "0"])
+        _ = try await boundPort(of: process, output: output)
         try await Task.sleep(for: .milliseconds(300))
         process.terminate()  // SIGTERM
         try await waitForExit(process)
@@ -178,16 +185,10 @@ struct CommandLineTests {
         let gatewayPort = try await gateway.start()
         defer { Task { await gateway.stop() } }
         let directory = try temporaryDirectory()
-        let probe = HTTPReceiver()
-        let port = try await probe.start()
-        await probe.stop()
-        let (process, output) = try run(["serve", "--port", String(port)], in: directory, env: [
+        let (process, output) = try run(["serve", "--port", "0"], in: directory, env: [
             "GATEHOUSE_SMS_CHANNEL": "sms-http", "SMS_HTTP_URL": "http://127.0.0.1:\(gatewayPort)/send",
         ])
-        for _ in 0..<200 {
-            if (try? String(contentsOf: output, encoding: .utf8))?.contains("listening") == true { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let port = try await boundPort(of: process, output: output)
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/api/users/sms")!)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
