@@ -65,5 +65,5 @@ class Handler(BaseHTTPRequestHandler):
 
 
 server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-print("ready", flush=True)
+print("ready", server.server_address[1], flush=True)
 server.serve_forever()
