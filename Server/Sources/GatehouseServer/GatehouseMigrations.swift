@@ -35,6 +35,7 @@ package enum GatehouseMigrations {
             M022CreateOperators(),
             M023CreatePushDevices(),
             M024CreateTopUps(),
+            M025CreateSecondFactors(),
         ]
     }
 }

@@ -273,8 +273,8 @@ struct Wallet: AsyncParsableCommand {
 
 struct Accounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Find an account, see it, end its sessions, lock or unlock it.",
-        subcommands: [Find.self, Show.self, RevokeSessions.self, Lock.self, Unlock.self])
+        abstract: "Find an account, see it, end its sessions, lock or unlock it, turn its second factor off.",
+        subcommands: [Find.self, Show.self, RevokeSessions.self, Lock.self, Unlock.self, RemoveSecondFactor.self])
 
     struct Find: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the account an id, confirmed email, verified phone, login or tag names.")
@@ -342,6 +342,22 @@ struct Accounts: AsyncParsableCommand {
         func run() async throws {
             let changed = try await AccountCommands.setLocked(false, configuration: loadConfiguration(), query: query, reason: reason, as: person)
             print(changed ? "unlocked" : "not locked")
+        }
+    }
+}
+
+extension Accounts {
+    struct RemoveSecondFactor: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-second-factor",
+            abstract: "Turn an account's authenticator app off, with its recovery codes (the person lost both and proved who they are another way).")
+        @Argument(help: "An id, email, phone, login or @tag.") var query: String
+        @Option(help: "Why, and how the person proved who they are, for the audit trail (required).") var reason: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let changed = try await AccountCommands.removeSecondFactor(configuration: loadConfiguration(), query: query, reason: reason, as: person)
+            print(changed ? "second factor removed" : "no second factor")
         }
     }
 }

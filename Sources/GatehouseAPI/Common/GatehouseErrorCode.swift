@@ -44,6 +44,16 @@ extension GatehouseErrorCode {
     public static let noPendingEmail: Self = "no_pending_email"
     /// An operator locked the account: no sign-in works until they unlock it.
     public static let accountLocked: Self = "account_locked"
+    /// The password was right, and the account has a second factor: on `/v1` the problem carries
+    /// the challenge `POST /v1/sessions/second-factor` finishes; surfaces without a second step
+    /// (`/api`, the WebSocket gateway, Sign To Login) cannot sign this account in: use `/v1`.
+    public static let secondFactorRequired: Self = "second_factor_required"
+    /// The login challenge is unknown, used, expired or out of attempts: log in with the password again.
+    public static let loginChallengeInvalid: Self = "login_challenge_invalid"
+    /// The authenticator app is on already: turn it off first to enrol another.
+    public static let totpAlreadyEnabled: Self = "totp_already_enabled"
+    /// No authenticator app is on (or waiting for its first code).
+    public static let totpNotEnabled: Self = "totp_not_enabled"
     // Push
     public static let deviceNotFound: Self = "device_not_found"
     /// An account has as many push devices as it may.

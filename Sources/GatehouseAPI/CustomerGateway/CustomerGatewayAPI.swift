@@ -20,6 +20,9 @@ public enum CustomerGatewayAPI {
         public static let tooManyAttempts = "customer.tooManyAttempts"
         /// The password was right, but an operator locked the account.
         public static let accountLocked = "customer.accountLocked"
+        /// The password was right, but the account asks for a second factor, which this protocol
+        /// has no step for: sign in through `/v1` (`POST /v1/sessions`, then the code).
+        public static let secondFactorRequired = "customer.secondFactorRequired"
         /// The text frame is not a JSON object.
         public static let malformedJSON = "request.malformedJson"
         /// `type` is missing, empty or not a string.

@@ -39,12 +39,15 @@ extension SignToLoginAPI {
         public static let sessionRequired: Res = "18"
         /// `/register/`, `/authenticate/`: the signature was the person's, but an operator locked the account.
         public static let accountLocked: Res = "19"
+        /// `/register/`, `/authenticate/`, the profile page: the account asks for a second factor
+        /// (an authenticator app), which Sign To Login has no step for; sign in through `/v1`.
+        public static let secondFactorRequired: Res = "20"
 
         /// Every code the server sends.
         public static let known: [Res] = [
             .ok, .keyRefusedOrDocumentChanged, .signaturesIncompleteOrUnknownUser, .notEnrolledForDevice, .invalidInput, .tooLarge,
             .rateLimited, .emailConfirmationRequired, .invalidEmailCode, .documentConflict, .documentNotFound, .signatureReplayed,
-            .sessionRequired, .accountLocked,
+            .sessionRequired, .accountLocked, .secondFactorRequired,
         ]
     }
 }

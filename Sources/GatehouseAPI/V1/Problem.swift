@@ -17,7 +17,10 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     public var attemptsLeft: Int?
     /// Seconds to wait, for `rate_limited` and `resend_too_soon` (also in `Retry-After`).
     public var retryAfter: Int?
-    public init(type: String, title: String, status: Int, detail: String, code: GatehouseErrorCode, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil) {
+    /// For `second_factor_required` on `POST /v1/sessions`: the challenge the second step finishes.
+    public var secondFactor: SecondFactorChallenge?
+    public init(type: String, title: String, status: Int, detail: String, code: GatehouseErrorCode, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil,
+                secondFactor: SecondFactorChallenge? = nil) {
         self.type = type
         self.title = title
         self.status = status
@@ -26,6 +29,7 @@ public struct Problem: Codable, Sendable, Equatable, Error {
         self.field = field
         self.attemptsLeft = attemptsLeft
         self.retryAfter = retryAfter
+        self.secondFactor = secondFactor
     }
 
     /// The `type` URI for a code.

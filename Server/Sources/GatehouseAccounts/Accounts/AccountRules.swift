@@ -284,11 +284,14 @@ package struct AccountRules: Sendable {
     /// reset secret and queues the notice, in one transaction.
     /// `tellOwner` false: the owner was told already (a temporary password is used, which its
     /// own message announced). `openingSessionFor`: also open a session in the same transaction
-    /// (a login that sets the password) and return it.
+    /// (a login that sets the password) and return it; `secondFactorChecked` as `SessionService.create`
+    /// takes it. `also`: more to write in the same transaction, first (a second factor spent).
     @discardableResult
     package func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?,
                      extraNotice: OutgoingMessage? = nil, tellOwner: Bool = true,
-                     openingSessionFor origin: RequestOrigin? = nil, how: String, from requester: RequestOrigin?) async throws -> IssuedSession? {
+                     openingSessionFor origin: RequestOrigin? = nil, secondFactorChecked: Bool = false,
+                     also: (@Sendable (any Database) async throws -> Void)? = nil,
+                     how: String, from requester: RequestOrigin?) async throws -> IssuedSession? {
         let now = clock.now()
         let notice: OutgoingMessage? = if !tellOwner {
             nil
@@ -300,6 +303,7 @@ package struct AccountRules: Sendable {
             nil
         }
         let session = try await database.db.transaction { tx -> IssuedSession? in
+            try await also?(tx)
             if let row { try await verification.consume(row, on: tx) }
             try await VerificationCodeModel.query(on: tx)
                 .filter(\.$accountID == account.id!)
@@ -318,7 +322,7 @@ package struct AccountRules: Sendable {
             guard let origin else { return nil }
             try await audit.record(AuditEvent(.loginSucceeded, by: .account(account.id!), account: account.id!, origin: origin.audit,
                                               detail: ["with": "temporary password"]), on: tx)
-            return try await sessions.create(accountID: account.id!, device: origin.device, ip: origin.ip, on: tx)
+            return try await sessions.create(accountID: account.id!, device: origin.device, ip: origin.ip, secondFactorChecked: secondFactorChecked, on: tx)
         }
         if notice != nil || extraNotice != nil { outbox.signal.wake() }
         return session

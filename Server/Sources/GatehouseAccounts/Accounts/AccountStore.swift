@@ -119,6 +119,9 @@ package struct AccountStore: Sendable {
             }
         }
         try await sql.raw("DELETE FROM verification_codes WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM login_challenges WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM account_totp WHERE account_id = \(bind: id)").run()
         // The business's client record is its own data: it stays, unbound.
         try await sql.raw("UPDATE client_records SET account_id = NULL, bound_at = NULL WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM avatar_images WHERE account_id = \(bind: id)").run()
@@ -127,7 +130,7 @@ package struct AccountStore: Sendable {
         try await sql.raw("""
             UPDATE accounts SET phone = NULL, phone_verified_at = NULL, email = NULL, email_confirmed_at = NULL, pending_email = NULL,
                 username = NULL, username_key = NULL, password_hash = '!', first_name = NULL, last_name = NULL, middle_name = NULL,
-                birthday = NULL, locale = NULL, fcm_token = NULL, avatar_id = NULL
+                birthday = NULL, locale = NULL, fcm_token = NULL, avatar_id = NULL, second_factor_at = NULL
             WHERE id = \(bind: id)
             """).run()
     }

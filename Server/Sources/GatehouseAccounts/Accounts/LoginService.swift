@@ -14,6 +14,7 @@ package struct LoginService: Sendable {
     package let passwordRules: PasswordRules
     package let sessions: SessionService
     package let rateLimiter: RateLimiter
+    package var secondFactors: SecondFactors { SecondFactors(rules: rules) }
     package var limits: GatehouseConfiguration.Limits { configuration.limits }
 
     // MARK: Login
@@ -23,7 +24,12 @@ package struct LoginService: Sendable {
     ///
     /// Every attempt takes its slot in the failure budgets *before* the password is checked and
     /// gives it back only when it succeeds, so concurrent guesses cannot slip past the limit.
-    package func login(identifier: String, password: String, origin: RequestOrigin, accepting kinds: LoginIdentifierKinds = .any) async throws -> IssuedSession {
+    ///
+    /// An account with a second factor gets no session from the password alone: where the surface
+    /// has a second step (`secondStep`, `/v1`), `second_factor_required` carries a challenge that
+    /// `completeSecondStep` finishes; elsewhere it is refused with the same code and no challenge.
+    package func login(identifier: String, password: String, origin: RequestOrigin, accepting kinds: LoginIdentifierKinds = .any,
+                       secondStep: Bool = false) async throws -> IssuedSession {
         let ipKey = origin.ip ?? "unknown"
         // An identifier of a kind this surface does not take is an unknown account, with the
         // same bcrypt time and the same budgets.
@@ -50,6 +56,10 @@ package struct LoginService: Sendable {
                 throw GatehouseError.invalidCredentials
             }
             if try await hasher.verify(password, hash: account.passwordHash) {
+                if account.secondFactorAt != nil {
+                    guard secondStep else { throw GatehouseError.secondFactorRequired() }
+                    throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin))
+                }
                 try await takeBack(account)
                 session = try await database.db.transaction { tx in
                     try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
@@ -58,7 +68,7 @@ package struct LoginService: Sendable {
                     try await rules.bindClientRecord(account, origin: origin.audit, on: tx)
                     return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, on: tx)
                 }
-            } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin) {
+            } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin, secondStep: secondStep) {
                 session = temporary
             } else {
                 throw GatehouseError.invalidCredentials
@@ -82,7 +92,7 @@ package struct LoginService: Sendable {
     /// and every other session ends. Temporary passwords are random (about 70 bits), so they are
     /// stored as an HMAC rather than bcrypt: checking one costs microseconds, and a failed login
     /// costs one bcrypt whether or not a restore is pending (docs/security.md, "Timing").
-    private func loginWithTemporaryPassword(account: AccountModel, password: String, origin: RequestOrigin) async throws -> IssuedSession? {
+    private func loginWithTemporaryPassword(account: AccountModel, password: String, origin: RequestOrigin, secondStep: Bool) async throws -> IssuedSession? {
         let now = clock.now()
         let accountID = account.id!
         let candidates = try await VerificationCodeModel.query(on: database.db)
@@ -93,8 +103,13 @@ package struct LoginService: Sendable {
             .all()
         let offered = rules.temporaryPasswordHash(password, accountID: accountID)
         guard let match = candidates.first(where: { Secrets.constantTimeEquals(offered, $0.secretHash) }) else { return nil }
-        try await takeBack(account)
         let hash = try await hasher.hash(password)
+        if account.secondFactorAt != nil {
+            // It becomes the password only once the second step succeeds.
+            guard secondStep else { throw GatehouseError.secondFactorRequired() }
+            throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin, temporary: (match.id!, hash)))
+        }
+        try await takeBack(account)
         let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
         // It becomes the password: every other temporary password and reset code dies, every
         // other session ends.
@@ -102,6 +117,43 @@ package struct LoginService: Sendable {
                                      tellOwner: false, openingSessionFor: origin, how: "temporary password", from: origin)
     }
 
+
+    // MARK: The second step
+
+    /// Finishes a login that answered `second_factor_required`: the challenge (one attempt of it
+    /// taken first) and a code from the authenticator app or a recovery code (a slot of the
+    /// account's budget taken first). The code is spent, the challenge used and the session
+    /// opened in one transaction; a temporary password becomes the password in it.
+    package func completeSecondStep(challenge: String, code: String?, recoveryCode: String?, origin: RequestOrigin) async throws -> IssuedSession {
+        let (pending, attemptsLeft) = try await secondFactors.takeAttempt(challenge: challenge)
+        let proof = try await secondFactors.check(pending.accountID, code: code, recoveryCode: recoveryCode, attemptsLeft: attemptsLeft, origin: origin)
+        guard let account = try await rules.store.row(id: pending.accountID), account.erasedAt == nil else { throw SecondFactors.challengeInvalid }
+        try await takeBack(account)
+        let accountID = pending.accountID
+        let factors = secondFactors
+        let finish: @Sendable (any Database) async throws -> Void = { tx in
+            guard try await factors.spend(proof, accountID: accountID, on: tx) else { throw SecondFactors.wrongCode(proof) }
+            guard try await factors.use(pending, on: tx) else { throw SecondFactors.challengeInvalid }
+            if case .recoveryCode = proof { try await factors.recordRecoveryCodeUse(account, origin: origin, on: tx) }
+        }
+        if let codeID = pending.temporaryCodeID, let hash = pending.newPasswordHash {
+            guard let match = try await VerificationCodeModel.find(codeID, on: database.db), match.consumedAt == nil, match.expiresAt > clock.now() else {
+                throw SecondFactors.challengeInvalid
+            }
+            let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
+            let session = try await rules.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice, tellOwner: false,
+                                                      openingSessionFor: origin, secondFactorChecked: true, also: finish,
+                                                      how: "temporary password", from: origin)
+            return session!
+        }
+        return try await database.db.transaction { tx in
+            try await finish(tx)
+            try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
+                                                    detail: ["with": "password + \(proof.method)"]), on: tx)
+            try await rules.bindClientRecord(account, origin: origin.audit, on: tx)
+            return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, secondFactorChecked: true, on: tx)
+        }
+    }
 
     /// A password login of an account being deleted takes it back (docs/security.md, "Account
     /// deletion"); one erased meanwhile has nothing left to sign in to.

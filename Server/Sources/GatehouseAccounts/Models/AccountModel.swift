@@ -35,6 +35,8 @@ package final class AccountModel: Model, @unchecked Sendable {
     /// When an operator locked it (no sign-in works, no session lives) and why.
     @OptionalField(key: "locked_at") package var lockedAt: Date?
     @OptionalField(key: "locked_reason") package var lockedReason: String?
+    /// Since when logins ask for a second factor (the authenticator app); nil: they do not.
+    @OptionalField(key: "second_factor_at") package var secondFactorAt: Date?
     @Field(key: "created_at") package var createdAt: Date
     @Field(key: "updated_at") package var updatedAt: Date
 

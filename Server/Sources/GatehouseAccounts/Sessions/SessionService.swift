@@ -43,10 +43,12 @@ package struct SessionService: Sendable {
     /// `last_used_at` is written at most this often per session, keeping the hot read path read-only.
     package let lastUsedResolution: TimeInterval = 60
 
-    /// Opens a session, unless the account is locked (`account_locked`): the one place every
-    /// way in (password, code, temporary password, signature, sign-up) passes, so a lock holds
-    /// on every surface. One statement: the insert takes the account's row as its condition.
-    package func create(accountID: UUID, device: String?, ip: String?, on db: (any Database)? = nil) async throws -> IssuedSession {
+    /// Opens a session, unless the account is locked (`account_locked`) or asks for a second
+    /// factor the caller did not check (`second_factor_required`): the one place every way in
+    /// (password, code, temporary password, signature, sign-up) passes, so a lock and a second
+    /// factor hold on every surface. One statement: the insert takes the account's row as its condition.
+    package func create(accountID: UUID, device: String?, ip: String?, secondFactorChecked: Bool = false,
+                        on db: (any Database)? = nil) async throws -> IssuedSession {
         let token = random.token()
         let now = clock.now()
         let id = OrderedID.make()
@@ -56,10 +58,14 @@ package struct SessionService: Sendable {
             INSERT INTO sessions (id, account_id, token_hash, created_at, expires_at, last_used_at, device, ip)
             SELECT \(bind: id), id, \(bind: Secrets.sha256Hex(token)), \(bind: now), \(bind: expiresAt), \(bind: now),
                    \(bind: device.map { String($0.prefix(200)) }), \(bind: ip)
-            FROM accounts WHERE id = \(bind: accountID) AND locked_at IS NULL
+            FROM accounts WHERE id = \(bind: accountID) AND locked_at IS NULL\(unsafeRaw: secondFactorChecked ? "" : " AND second_factor_at IS NULL")
             RETURNING id
             """).all()
-        guard !opened.isEmpty else { throw GatehouseError.accountLocked }
+        guard !opened.isEmpty else {
+            let locked = try await sql.raw("SELECT locked_at FROM accounts WHERE id = \(bind: accountID)").first()?
+                .decode(column: "locked_at", as: Date?.self) != nil
+            throw locked ? GatehouseError.accountLocked : GatehouseError.secondFactorRequired()
+        }
         return IssuedSession(token: token, id: id, accountID: accountID, expiresAt: expiresAt)
     }
 

@@ -107,6 +107,8 @@ public struct GatehouseConfiguration: Sendable {
     /// The operator console and the admin API (docs/operators.md).
     public var operators = Operators()
     public var passwords = PasswordPolicy()
+    /// Second factors: the authenticator app, recovery codes (docs/security.md, "Second factors").
+    public var secondFactors = SecondFactors()
     public var defaultCountryCode: String = "7"
 
     public struct Delivery: Sendable {
@@ -418,6 +420,20 @@ public struct GatehouseConfiguration: Sendable {
         public var breachMinimumCount: Int = 1
         /// How long a range request may take; past it (or on any failure) the password is judged without it.
         public var breachTimeoutSeconds: Int = 3
+        public init() {}
+    }
+
+    public struct SecondFactors: Sendable {
+        /// How long the challenge of a password login waits for its second step.
+        public var challengeTTL: TimeInterval = 300
+        /// Wrong codes one challenge takes before it is spent (the password must be given again).
+        public var attemptsPerChallenge: Int = 5
+        /// Wrong second-factor codes one account takes per login failure window, across challenges.
+        public var failuresPerAccount: Int = 10
+        /// How long a new authenticator secret waits for its first code.
+        public var enrolmentTTL: TimeInterval = 900
+        /// The name authenticator apps show beside the account.
+        public var issuer: String = "Gatehouse"
         public init() {}
     }
 
@@ -743,6 +759,20 @@ extension GatehouseConfiguration {
         p.breachTimeoutSeconds = try reader.int("GATEHOUSE_PASSWORD_BREACH_TIMEOUT_SECONDS", default: p.breachTimeoutSeconds, range: 1...30)
         p.bcryptCost = try reader.int("GATEHOUSE_BCRYPT_COST", default: p.bcryptCost, range: 4...16)
         c.passwords = p
+
+        var f = c.secondFactors
+        f.challengeTTL = try reader.seconds("GATEHOUSE_SECOND_FACTOR_CHALLENGE_SECONDS", default: f.challengeTTL, range: 30...3_600)
+        f.attemptsPerChallenge = try reader.int("GATEHOUSE_SECOND_FACTOR_ATTEMPTS", default: f.attemptsPerChallenge, range: 1...100)
+        f.failuresPerAccount = try reader.int("GATEHOUSE_SECOND_FACTOR_FAILURES_PER_ACCOUNT", default: f.failuresPerAccount, range: 1...10_000)
+        f.enrolmentTTL = try reader.seconds("GATEHOUSE_TOTP_ENROLMENT_SECONDS", default: f.enrolmentTTL, range: 60...86_400)
+        if let issuer = reader.raw("GATEHOUSE_TOTP_ISSUER") {
+            let trimmed = issuer.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.count <= 64, !trimmed.contains(":") else {
+                throw ConfigurationError(variable: "GATEHOUSE_TOTP_ISSUER", problem: "expected 1 to 64 characters without ':', got \(issuer)")
+            }
+            f.issuer = trimmed
+        }
+        c.secondFactors = f
         return c
     }
 

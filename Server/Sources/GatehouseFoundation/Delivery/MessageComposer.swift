@@ -79,6 +79,20 @@ extension MessageComposer {
                                body: LocalizedText("mail.passwordChanged.body").render(language), code: nil)
     }
 
+    /// A change to an account's second factors, told to its owner: `sms.secondFactor.<notice>` or
+    /// `mail.secondFactor.<notice>.subject`/`.body`, with `arguments`.
+    package enum SecondFactorNotice: String, Sendable { case totpOn, totpOff, recoveryCodeUsed, recoveryCodesRenewed }
+
+    package func secondFactorNotice(_ notice: SecondFactorNotice, _ arguments: [String] = [], to destination: String, channel: OutgoingMessage.Kind,
+                                    language: AppLanguage) -> OutgoingMessage {
+        if channel == .sms {
+            return OutgoingMessage(kind: .sms, destination: destination, subject: nil,
+                                   body: LocalizedText("sms.secondFactor.\(notice.rawValue)", arguments).render(language), code: nil)
+        }
+        return OutgoingMessage(kind: .email, destination: destination, subject: LocalizedText("mail.secondFactor.\(notice.rawValue).subject").render(language),
+                               body: LocalizedText("mail.secondFactor.\(notice.rawValue).body", arguments).render(language), code: nil)
+    }
+
     /// To an account that held `address` unproven, when its owner proved it elsewhere.
     package func claimLost(to destination: String, channel: OutgoingMessage.Kind, address: String, language: AppLanguage) -> OutgoingMessage {
         if channel == .sms {

@@ -29,6 +29,8 @@ package struct GatehouseError: Error, Sendable, CustomStringConvertible {
     package var field: String?
     /// Wrong tries left on a code (`invalid_code`).
     package var attemptsLeft: Int?
+    /// For `second_factor_required` where the surface has a second step: the challenge to finish.
+    package var secondFactor: SecondFactorChallenge?
 
     package init(_ kind: Kind, _ code: GatehouseErrorCode, _ message: LocalizedText, field: String? = nil, attemptsLeft: Int? = nil) {
         self.kind = kind
@@ -69,4 +71,12 @@ package struct GatehouseError: Error, Sendable, CustomStringConvertible {
     /// Said only to someone who proved they hold the account (the right password, code or
     /// signature): to anyone else a locked account looks like any other.
     package static let accountLocked = GatehouseError(.forbidden, .accountLocked, LocalizedText("error.accountLocked"))
+    /// The password (or code, or signature) was right, and the account asks for a second factor.
+    /// Without a challenge: the surface has no second step (`/api`, the gateway, Sign To Login).
+    package static func secondFactorRequired(_ challenge: SecondFactorChallenge? = nil) -> GatehouseError {
+        var error = GatehouseError(.forbidden, .secondFactorRequired,
+                                   LocalizedText(challenge == nil ? "error.secondFactorElsewhere" : "error.secondFactorRequired"))
+        error.secondFactor = challenge
+        return error
+    }
 }

@@ -43,6 +43,14 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     /// An operator locked or unlocked the account.
     case accountLocked = "account.locked"
     case accountUnlocked = "account.unlocked"
+    /// A second factor (the authenticator app) turned on or off, by the person or an operator.
+    case secondFactorAdded = "second_factor.added"
+    case secondFactorRemoved = "second_factor.removed"
+    /// Wrong second-factor codes, counted as failed logins are.
+    case secondFactorFailed = "second_factor.failed"
+    /// A recovery code stood in for the authenticator app.
+    case recoveryCodeUsed = "second_factor.recovery_code_used"
+    case recoveryCodesRenewed = "second_factor.recovery_codes_renewed"
     /// An operator had the confirmation link sent again.
     case confirmationResent = "confirmation.resent"
     /// A wallet movement reversed by an operator.
@@ -69,6 +77,7 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     package static let ownSecurity: [AuditKind] = [
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
         .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
+        .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed,
     ]
 }
 

@@ -95,6 +95,18 @@ public enum AccountCommands {
         }
     }
 
+    /// Turns the account's second factor off (the person lost their phone and their recovery
+    /// codes, and proved who they are another way), with the reason in the audit trail; the
+    /// owner is told. False when none was on.
+    public static func removeSecondFactor(configuration: GatehouseConfiguration, query: String, reason: String, as person: String?) async throws -> Bool {
+        let reason = try checkedReason(reason)
+        return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
+            let account = try await find(query, services)
+            return try await SecondFactors(rules: services.login.rules).removeAll(accountID: account.id, reason: reason,
+                                                                                  by: .system(person.map { String($0.prefix(100)) }), origin: AuditOrigin())
+        }
+    }
+
     /// Ends every session of the account, with the reason in the audit trail; how many ended.
     public static func revokeSessions(configuration: GatehouseConfiguration, query: String, reason: String, as person: String?) async throws -> Int {
         let reason = try checkedReason(reason)

@@ -109,6 +109,9 @@ package final class CustomerGatewayProtocol: Sendable {
             case .forbidden where error.code == .accountLocked:
                 connection.releaseAttempt()   // the password was right
                 throw Failure(code: API.ErrorCode.accountLocked, description: error.message.render(.en), inEvent: inEvent)
+            case .forbidden where error.code == .secondFactorRequired:
+                connection.releaseAttempt()   // the password was right; this protocol has no second step
+                throw Failure(code: API.ErrorCode.secondFactorRequired, description: error.message.render(.en), inEvent: inEvent)
             case .rateLimited(let seconds):
                 connection.releaseAttempt()   // refused before any password check
                 throw Failure(code: API.ErrorCode.tooManyAttempts, description: "Too many failed logins. Try again in \(seconds) s", inEvent: inEvent)

@@ -243,6 +243,8 @@ package struct SignToLoginController: Sendable {
             switch error.code {
             case .accountLocked:
                 return Self.answer(.refused(.accountLocked, error.message.render(.en)))
+            case .secondFactorRequired:
+                return Self.answer(.refused(.secondFactorRequired, error.message.render(.en)))
             case .invalidCode, .codeExpired, .codeAttemptsExhausted:
                 return Self.answer(.refused(.invalidEmailCode, error.message.render(.en)))
             case .emailTaken:
@@ -287,6 +289,7 @@ package struct SignToLoginController: Sendable {
         } catch let error as GatehouseError {
             if let limited = rateLimited(error) { return limited }
             if error.code == .accountLocked { return Self.answer(.refused(.accountLocked, error.message.render(.en))) }
+            if error.code == .secondFactorRequired { return Self.answer(.refused(.secondFactorRequired, error.message.render(.en))) }
             throw error
         }
     }

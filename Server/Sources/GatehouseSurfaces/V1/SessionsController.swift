@@ -5,8 +5,8 @@ import GatehouseFoundation
 import GatehousePlatform
 import Hummingbird
 
-/// `/v1` sessions (docs/api-v1.md): logging in, listing my sessions, ending them — each
-/// operation as `V1.Sessions` declares it.
+/// `/v1` sessions (docs/api-v1.md): logging in (with its second step), listing my sessions,
+/// ending them; my second factors — each operation as `V1.Sessions` and `V1.SecondFactors` declare it.
 package struct SessionsController: Sendable {
     package let login: LoginService
     package let sessions: SessionService
@@ -22,13 +22,55 @@ package struct SessionsController: Sendable {
         v1.on(E.endOthers, limits: limits, use: endOthers)
         v1.on(E.logout, limits: limits, use: logout)
         v1.on(E.end, limits: limits, use: end)
+        typealias F = V1.SecondFactors
+        v1.on(F.complete, limits: limits, use: completeSecondStep)
+        v1.on(F.status, limits: limits, use: secondFactorStatus)
+        v1.on(F.enrolTOTP, limits: limits, use: enrolTOTP)
+        v1.on(F.confirmTOTP, limits: limits, use: confirmTOTP)
+        v1.on(F.disableTOTP, limits: limits, use: disableTOTP)
+        v1.on(F.renewRecoveryCodes, limits: limits, use: renewRecoveryCodes)
     }
 
     @Sendable package func login(_ input: LoginRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
         let session = try await self.login.login(identifier: input.identifier, password: input.password,
-                                               origin: read.origin(request, context, device: read.text(input.device)))
+                                               origin: read.origin(request, context, device: read.text(input.device)), secondStep: true)
+        return try await answer(session)
+    }
+
+    private func answer(_ session: IssuedSession) async throws -> AuthSession {
         let account = try await self.login.account(id: session.accountID)
         return AuthSession(token: session.token, sessionId: session.id, expiresAt: session.expiresAt, account: read.account(account))
+    }
+
+    // MARK: Second factors
+
+    @Sendable package func completeSecondStep(_ input: SecondFactorLogin, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
+        let session = try await login.completeSecondStep(challenge: input.challenge, code: input.code, recoveryCode: input.recoveryCode,
+                                                         origin: read.origin(request, context, device: read.text(input.device)))
+        return try await answer(session)
+    }
+
+    @Sendable package func secondFactorStatus(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SecondFactorStatus {
+        try await login.secondFactors.status(accountID: try context.requireSession().accountID)
+    }
+
+    @Sendable package func enrolTOTP(_ input: TOTPEnrolmentRequest, _ request: Request, context: GatehouseRequestContext) async throws -> TOTPEnrolment {
+        try await login.secondFactors.enrolTOTP(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword)
+    }
+
+    @Sendable package func confirmTOTP(_ input: CodeVerification, _ request: Request, context: GatehouseRequestContext) async throws -> RecoveryCodes {
+        try await login.secondFactors.confirmTOTP(accountID: try context.requireSession().accountID, code: input.code, origin: read.origin(request, context))
+    }
+
+    @Sendable package func disableTOTP(_ input: SecondFactorProof, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        try await login.secondFactors.disableTOTP(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword,
+                                                  code: input.code, recoveryCode: input.recoveryCode, origin: read.origin(request, context))
+        return NoContent()
+    }
+
+    @Sendable package func renewRecoveryCodes(_ input: SecondFactorProof, _ request: Request, context: GatehouseRequestContext) async throws -> RecoveryCodes {
+        try await login.secondFactors.renewRecoveryCodes(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword,
+                                                         code: input.code, recoveryCode: input.recoveryCode, origin: read.origin(request, context))
     }
 
     @Sendable package func list(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SessionList {

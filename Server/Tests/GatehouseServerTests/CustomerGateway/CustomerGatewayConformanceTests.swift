@@ -83,6 +83,22 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
+    @Test("an account with the authenticator app on: the right password answers customer.secondFactorRequired (the protocol has no second step), a wrong one customer.notFound", arguments: TestEngine.available)
+    func login_secondFactorAccount(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            _ = try await SecondFactorTests.accountWithTOTP(app)
+            try await withConnection(app) { connection in
+                for (password, code) in [("secret-91!", "customer.secondFactorRequired"), ("newPassword", "customer.notFound")] {
+                    try await connection.send(Self.login("fpi@bk.ru", password, sequence: code))
+                    let answer = try await connection.receive()
+                    #expect(answer["type"] as? String == "CUSTOMER_ERROR")
+                    let data = try #require(answer["data"] as? [String: Any])
+                    #expect(data["error_code"] as? String == code)
+                }
+            }
+        }
+    }
+
     @Test("unknown email and wrong password: the same CUSTOMER_ERROR, never echoing the password", arguments: TestEngine.available)
     func login_failures_lookTheSame(engine: TestEngine) async throws {
         try await withApp(engine) { app in

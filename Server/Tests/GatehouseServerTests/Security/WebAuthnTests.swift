@@ -84,7 +84,7 @@ struct WebAuthnTests {
 
     @Test("refused: a lowered or repeated counter (a clone), a wrong origin, another RP id's hash, no UV when required, no UP, a bad signature, another challenge, the wrong ceremony, packed signed by another key")
     func refusals() throws {
-        var authenticator = Authenticator()
+        let authenticator = Authenticator()
         let registration = Self.challenge()
         let (clientData, attestation) = try authenticator.register(registration)
         let credential = try Self.rp.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, challenge: registration, requireUserVerification: true)

@@ -1,0 +1,442 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// Second factors (docs/security.md, "Second factors"): an authenticator app's codes (TOTP,
+/// RFC 6238; the secret sealed with a key derived from the server secret, each code's step
+/// accepted once) and ten single-use recovery codes (stored as keyed hashes) that stand in for it.
+///
+/// With one on, `accounts.second_factor_at` is set, and `SessionService.create` opens a session for
+/// the account only when the caller says a second factor was checked: a password login answers a
+/// challenge instead (`LoginService`), which the code finishes; every other way in (a surface with
+/// no second step, an emailed code) is refused with `second_factor_required`.
+///
+/// Wrong codes are counted twice, slot first: per challenge (`attemptsPerChallenge`) and per
+/// account across challenges (`failuresPerAccount` per login failure window), so knowing the
+/// password buys a guesser no more than those.
+package struct SecondFactors: Sendable {
+    package let rules: AccountRules
+    private var settings: GatehouseConfiguration.SecondFactors { rules.configuration.secondFactors }
+    private var database: DatabaseProvider { rules.database }
+    private var sql: any SQLDatabase { rules.database.sql }
+    private static let totpPurpose = "account totp"
+    private static let budget = "second-factor-account"
+    /// Recovery codes: 10 characters of an alphabet without look-alikes (about 49 bits), shown as `xxxxx-xxxxx`.
+    private static let recoveryAlphabet = Array("abcdefghjkmnpqrstuvwxyz23456789")
+    package static let recoveryCodeCount = 10
+
+    package init(rules: AccountRules) {
+        self.rules = rules
+    }
+
+    // MARK: What the account has
+
+    package func status(accountID: UUID) async throws -> SecondFactorStatus {
+        let totp = try await sql.raw("""
+            SELECT confirmed_at FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
+            """).first()
+        let left = try await sql.raw("""
+            SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID) AND used_at IS NULL
+            """).first()?.decode(column: "n", as: Int.self) ?? 0
+        return SecondFactorStatus(totp: totp != nil, totpSince: try totp?.decode(column: "confirmed_at", as: Date.self),
+                                  recoveryCodesLeft: totp == nil ? 0 : left)
+    }
+
+    private func totpIsOn(_ accountID: UUID) async throws -> Bool {
+        try await sql.raw("""
+            SELECT account_id FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
+            """).first() != nil
+    }
+
+    // MARK: Turning the authenticator app on and off
+
+    /// A new secret for the authenticator app, waiting for its first code (`confirmTOTP`); asking
+    /// again replaces a waiting one. Needs the current password.
+    package func enrolTOTP(accountID: UUID, currentPassword: String?) async throws -> TOTPEnrolment {
+        let account = try await rules.accountRow(id: accountID)
+        try await rules.requireCurrentPassword(currentPassword, of: account)
+        guard try await !totpIsOn(accountID) else { throw Self.alreadyOn }
+        let secret = TOTP.newSecret()
+        let sealed = try rules.secrets.seal(secret, purpose: Self.totpPurpose)
+        let now = rules.clock.now()
+        do {
+            try await database.db.transaction { tx in
+                let sql = tx as! any SQLDatabase
+                try await sql.raw("DELETE FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NULL").run()
+                try await sql.raw("""
+                    INSERT INTO account_totp (account_id, secret_sealed, last_step, confirmed_at, created_at)
+                    VALUES (\(bind: accountID), \(bind: sealed), \(bind: Int64(0)), NULL, \(bind: now))
+                    """).run()
+            }
+        } catch where error.isConstraintViolation {
+            throw Self.alreadyOn  // confirmed by a concurrent request meanwhile
+        }
+        let label = account.email ?? account.username.map { "@" + $0 } ?? account.phone ?? accountID.uuidString.lowercased()
+        return TOTPEnrolment(uri: TOTP(secret: secret).uri(issuer: settings.issuer, account: label), secret: Base32.encode(secret),
+                             digits: TOTP.digits, period: Int(TOTP.period), expiresAt: now.addingTimeInterval(settings.enrolmentTTL))
+    }
+
+    /// Turns the waiting secret on with a first code from the app: logins ask for a code from now
+    /// on. Answers the ten recovery codes, shown this once; the owner is told.
+    package func confirmTOTP(accountID: UUID, code: String, origin: RequestOrigin) async throws -> RecoveryCodes {
+        let now = rules.clock.now()
+        guard let row = try await sql.raw("""
+            SELECT secret_sealed, created_at, confirmed_at FROM account_totp WHERE account_id = \(bind: accountID)
+            """).first() else { throw Self.notOn }
+        guard try row.decode(column: "confirmed_at", as: Date?.self) == nil else { throw Self.alreadyOn }
+        guard try row.decode(column: "created_at", as: Date.self).addingTimeInterval(settings.enrolmentTTL) > now else {
+            throw GatehouseError.invalid(.codeExpired, "error.totpEnrolmentExpired").on(field: "code")
+        }
+        let secret = try rules.secrets.open(row.decode(column: "secret_sealed", as: String.self), purpose: Self.totpPurpose)
+        try await takeSlot(accountID)
+        guard let step = TOTP(secret: secret).match(code, at: now, after: 0) else {
+            try await countFailure(accountID, origin: origin)
+            throw GatehouseError.invalid(.invalidCode, "error.invalidCode").on(field: "code")
+        }
+        let account = try await rules.accountRow(id: accountID)
+        let codes = Self.newRecoveryCodes()
+        let notice = self.notice(.totpOn, to: account)
+        try await database.db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            let turned = try await sql.raw("""
+                UPDATE account_totp SET confirmed_at = \(bind: now), last_step = \(bind: step)
+                WHERE account_id = \(bind: accountID) AND confirmed_at IS NULL RETURNING account_id
+                """).all()
+            guard !turned.isEmpty else { throw Self.alreadyOn }
+            try await replaceRecoveryCodes(accountID, with: codes, now: now, on: tx)
+            try await sql.raw("""
+                UPDATE accounts SET second_factor_at = \(bind: now), updated_at = \(bind: now) WHERE id = \(bind: accountID)
+                """).run()
+            try await rules.rateLimiter.release(Self.budget, key: accountID.uuidString, window: rules.configuration.limits.loginFailureWindow, on: tx)
+            try await rules.audit.record(AuditEvent(.secondFactorAdded, by: .account(accountID), account: accountID, origin: origin.audit,
+                                                    detail: ["factor": "totp"]), on: tx)
+            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+        }
+        if notice != nil { rules.outbox.signal.wake() }
+        return RecoveryCodes(codes: codes)
+    }
+
+    /// Turns the authenticator app off, with the current password and a code (or a recovery
+    /// code): the recovery codes and pending login challenges go with it; the owner is told.
+    package func disableTOTP(accountID: UUID, currentPassword: String?, code: String?, recoveryCode: String?, origin: RequestOrigin) async throws {
+        let account = try await rules.accountRow(id: accountID)
+        try await rules.requireCurrentPassword(currentPassword, of: account)
+        guard try await totpIsOn(accountID) else { throw Self.notOn }
+        let proof = try await check(accountID, code: code, recoveryCode: recoveryCode, origin: origin)
+        let notice = self.notice(.totpOff, to: account)
+        try await database.db.transaction { tx in
+            guard try await spend(proof, accountID: accountID, on: tx) else { throw Self.wrongCode(proof) }
+            try await remove(accountID, on: tx)
+            try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .account(accountID), account: accountID, origin: origin.audit,
+                                                    detail: ["factor": "totp"]), on: tx)
+            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+        }
+        if notice != nil { rules.outbox.signal.wake() }
+    }
+
+    /// Turns every second factor off for an operator (a person who lost both their phone and
+    /// their recovery codes, and proved who they are another way), with the reason in the audit
+    /// trail; the owner is told. False when none was on.
+    package func removeAll(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        let account = try await rules.accountRow(id: accountID)
+        let notice = self.notice(.totpOff, to: account)
+        let removed = try await database.db.transaction { tx -> Bool in
+            let on = try await (tx as! any SQLDatabase).raw("""
+                SELECT account_id FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
+                """).first() != nil
+            guard on else { return false }
+            try await remove(accountID, on: tx)
+            try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: actor, account: accountID, origin: origin,
+                                                    detail: ["factor": "totp", "reason": reason]), on: tx)
+            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+            return true
+        }
+        if removed, notice != nil { rules.outbox.signal.wake() }
+        return removed
+    }
+
+    private func remove(_ accountID: UUID, on tx: any Database) async throws {
+        let sql = tx as! any SQLDatabase
+        try await sql.raw("DELETE FROM account_totp WHERE account_id = \(bind: accountID)").run()
+        try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: accountID)").run()
+        try await sql.raw("DELETE FROM login_challenges WHERE account_id = \(bind: accountID)").run()
+        let now = rules.clock.now()
+        try await sql.raw("UPDATE accounts SET second_factor_at = NULL, updated_at = \(bind: now) WHERE id = \(bind: accountID)").run()
+    }
+
+    /// Ten new recovery codes with the current password and a code; the old ones stop working.
+    package func renewRecoveryCodes(accountID: UUID, currentPassword: String?, code: String?, recoveryCode: String?,
+                                    origin: RequestOrigin) async throws -> RecoveryCodes {
+        let account = try await rules.accountRow(id: accountID)
+        try await rules.requireCurrentPassword(currentPassword, of: account)
+        guard try await totpIsOn(accountID) else { throw Self.notOn }
+        let proof = try await check(accountID, code: code, recoveryCode: recoveryCode, origin: origin)
+        let codes = Self.newRecoveryCodes()
+        let notice = self.notice(.recoveryCodesRenewed, to: account)
+        let now = rules.clock.now()
+        try await database.db.transaction { tx in
+            guard try await spend(proof, accountID: accountID, on: tx) else { throw Self.wrongCode(proof) }
+            try await replaceRecoveryCodes(accountID, with: codes, now: now, on: tx)
+            try await rules.audit.record(AuditEvent(.recoveryCodesRenewed, by: .account(accountID), account: accountID, origin: origin.audit), on: tx)
+            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+        }
+        if notice != nil { rules.outbox.signal.wake() }
+        return RecoveryCodes(codes: codes)
+    }
+
+    // MARK: Login challenges
+
+    /// A pending second step of a password login (`LoginService`).
+    package struct PendingLogin: Sendable {
+        package var id: UUID
+        package var accountID: UUID
+        /// A temporary password that becomes the password when the second step succeeds: its
+        /// verification row and the new hash.
+        package var temporaryCodeID: UUID?
+        package var newPasswordHash: String?
+    }
+
+    /// A challenge for the second step of a login whose password (or temporary password) was right.
+    package func challenge(for accountID: UUID, origin: RequestOrigin, temporary: (codeID: UUID, passwordHash: String)? = nil) async throws -> SecondFactorChallenge {
+        let token = rules.secrets.token()
+        let now = rules.clock.now()
+        let expiresAt = now.addingTimeInterval(settings.challengeTTL)
+        // Old challenges of any account go as new ones are made: the table stays small.
+        try await sql.raw("DELETE FROM login_challenges WHERE expires_at < \(bind: now.addingTimeInterval(-60))").run()
+        try await sql.raw("""
+            INSERT INTO login_challenges (id, account_id, token_hash, created_at, expires_at, attempts, used_at, ip, device,
+                                          temporary_code_id, new_password_hash)
+            VALUES (\(bind: UUID()), \(bind: accountID), \(bind: Secrets.sha256Hex(token)), \(bind: now), \(bind: expiresAt), \(bind: 0), NULL,
+                    \(bind: origin.ip.map { String($0.prefix(64)) }), \(bind: origin.device.map { String($0.prefix(200)) }),
+                    \(bind: temporary?.codeID), \(bind: temporary?.passwordHash))
+            """).run()
+        return SecondFactorChallenge(challenge: token, methods: ["totp", "recovery_code"], expiresAt: expiresAt)
+    }
+
+    /// Takes one attempt of a live challenge, slot first: past its attempts, used or expired, it
+    /// is `login_challenge_invalid`. Answers the challenge and the attempts left after this one.
+    package func takeAttempt(challenge token: String) async throws -> (PendingLogin, attemptsLeft: Int) {
+        guard !token.isEmpty, token.utf8.count <= 200 else { throw Self.challengeInvalid }
+        let now = rules.clock.now()
+        let limit = settings.attemptsPerChallenge
+        guard let row = try await sql.raw("""
+            UPDATE login_challenges SET attempts = attempts + 1
+            WHERE token_hash = \(bind: Secrets.sha256Hex(token)) AND used_at IS NULL AND expires_at > \(bind: now) AND attempts < \(bind: limit)
+            RETURNING id, account_id, attempts, temporary_code_id, new_password_hash
+            """).first() else { throw Self.challengeInvalid }
+        let pending = PendingLogin(id: try row.decode(column: "id", as: UUID.self), accountID: try row.decode(column: "account_id", as: UUID.self),
+                                   temporaryCodeID: try row.decode(column: "temporary_code_id", as: UUID?.self),
+                                   newPasswordHash: try row.decode(column: "new_password_hash", as: String?.self))
+        return (pending, limit - (try row.decode(column: "attempts", as: Int.self)))
+    }
+
+    /// Marks the challenge used, in the transaction that opens the session; false when another
+    /// request used it first.
+    package func use(_ pending: PendingLogin, on tx: any Database) async throws -> Bool {
+        try await (tx as! any SQLDatabase).raw("""
+            UPDATE login_challenges SET used_at = \(bind: rules.clock.now()) WHERE id = \(bind: pending.id) AND used_at IS NULL RETURNING id
+            """).all().isEmpty == false
+    }
+
+    // MARK: Codes
+
+    /// What a right code proved, to be spent in the transaction it allows.
+    package enum Proof: Sendable {
+        case totp(step: Int64)
+        case recoveryCode(hash: String)
+
+        package var method: String {
+            switch self {
+            case .totp: "totp"
+            case .recoveryCode: "recovery code"
+            }
+        }
+    }
+
+    /// Checks a code from the authenticator app or a recovery code, after taking a slot of the
+    /// account's budget (kept when the code is wrong). `attemptsLeft`: what a wrong code reports.
+    package func check(_ accountID: UUID, code: String?, recoveryCode: String?, attemptsLeft: Int? = nil, origin: RequestOrigin) async throws -> Proof {
+        let typed = code.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        let recovery = recoveryCode.map(Self.normalizeRecoveryCode).flatMap { $0.isEmpty ? nil : $0 }
+        guard (typed == nil) != (recovery == nil) else {
+            throw GatehouseError(.invalidInput, .missingParameter, LocalizedText("error.secondFactorMissing"), field: "code")
+        }
+        try await takeSlot(accountID)
+        let wrong = { () async throws -> Never in
+            try await self.countFailure(accountID, origin: origin)
+            var error = GatehouseError.invalid(.invalidCode, "error.invalidCode").on(field: typed != nil ? "code" : "recoveryCode")
+            error.attemptsLeft = attemptsLeft
+            throw error
+        }
+        if let typed {
+            guard let row = try await sql.raw("""
+                SELECT secret_sealed, last_step FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
+                """).first(),
+                  let secret = try? rules.secrets.open(row.decode(column: "secret_sealed", as: String.self), purpose: Self.totpPurpose),
+                  let step = TOTP(secret: secret).match(typed, at: rules.clock.now(), after: try row.decode(column: "last_step", as: Int64.self))
+            else { try await wrong() }
+            return .totp(step: step)
+        }
+        let hash = recoveryHash(recovery!, accountID: accountID)
+        guard try await sql.raw("""
+            SELECT id FROM recovery_codes WHERE account_id = \(bind: accountID) AND code_hash = \(bind: hash) AND used_at IS NULL
+            """).first() != nil else { try await wrong() }
+        return .recoveryCode(hash: hash)
+    }
+
+    /// Spends what `check` proved, in the caller's transaction: the step is the newest accepted (a
+    /// code works once), the recovery code is used. False when a concurrent request spent it
+    /// first (the caller refuses, as for a wrong code). A spent proof gives the budget slot back.
+    package func spend(_ proof: Proof, accountID: UUID, on tx: any Database) async throws -> Bool {
+        let sql = tx as! any SQLDatabase
+        let spent: Bool
+        switch proof {
+        case .totp(let step):
+            spent = try await !sql.raw("""
+                UPDATE account_totp SET last_step = \(bind: step)
+                WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL AND last_step < \(bind: step) RETURNING account_id
+                """).all().isEmpty
+        case .recoveryCode(let hash):
+            spent = try await !sql.raw("""
+                UPDATE recovery_codes SET used_at = \(bind: rules.clock.now())
+                WHERE account_id = \(bind: accountID) AND code_hash = \(bind: hash) AND used_at IS NULL RETURNING id
+                """).all().isEmpty
+        }
+        if spent {
+            try await rules.rateLimiter.release(Self.budget, key: accountID.uuidString, window: rules.configuration.limits.loginFailureWindow, on: tx)
+        }
+        return spent
+    }
+
+    /// A recovery code was used to sign in: in the audit trail, and told to the owner with the count left.
+    package func recordRecoveryCodeUse(_ account: AccountModel, origin: RequestOrigin, on tx: any Database) async throws {
+        let accountID = account.id!
+        let left = try await (tx as! any SQLDatabase).raw("""
+            SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID) AND used_at IS NULL
+            """).first()?.decode(column: "n", as: Int.self) ?? 0
+        try await rules.audit.record(AuditEvent(.recoveryCodeUsed, by: .account(accountID), account: accountID, origin: origin.audit,
+                                                detail: ["left": String(left)]), on: tx)
+        if let notice = notice(.recoveryCodeUsed, [String(left)], to: account) { try await rules.outbox.enqueue(notice, on: tx) }
+    }
+
+    package static func wrongCode(_ proof: Proof) -> GatehouseError {
+        if case .recoveryCode = proof { return GatehouseError.invalid(.invalidCode, "error.invalidCode").on(field: "recoveryCode") }
+        return GatehouseError.invalid(.invalidCode, "error.invalidCode").on(field: "code")
+    }
+
+    package static let challengeInvalid = GatehouseError(.invalidInput, .loginChallengeInvalid, LocalizedText("error.loginChallengeInvalid"), field: "challenge")
+    private static let alreadyOn = GatehouseError.conflict(.totpAlreadyEnabled, "error.totpAlreadyEnabled")
+    private static let notOn = GatehouseError.conflict(.totpNotEnabled, "error.totpNotEnabled")
+
+    private func takeSlot(_ accountID: UUID) async throws {
+        try await rules.rateLimiter.hit(Self.budget, key: accountID.uuidString, limit: settings.failuresPerAccount,
+                                        window: rules.configuration.limits.loginFailureWindow, messageKey: "error.loginThrottled")
+    }
+
+    private func countFailure(_ accountID: UUID, origin: RequestOrigin) async throws {
+        try await rules.audit.countFailure(AuditEvent(.secondFactorFailed, by: .account(accountID), account: accountID, origin: origin.audit))
+    }
+
+    // MARK: Recovery codes
+
+    private func replaceRecoveryCodes(_ accountID: UUID, with codes: [String], now: Date, on tx: any Database) async throws {
+        let sql = tx as! any SQLDatabase
+        try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: accountID)").run()
+        for code in codes {
+            try await sql.raw("""
+                INSERT INTO recovery_codes (id, account_id, code_hash, used_at, created_at)
+                VALUES (\(bind: UUID()), \(bind: accountID), \(bind: recoveryHash(Self.normalizeRecoveryCode(code), accountID: accountID)), NULL, \(bind: now))
+                """).run()
+        }
+    }
+
+    /// Random, so a keyed hash (HMAC under the server secret, per account) is enough: a copy of the
+    /// database alone cannot test guesses against it.
+    private func recoveryHash(_ normalized: String, accountID: UUID) -> String {
+        rules.secrets.mac(normalized, purpose: "recovery code " + accountID.uuidString.lowercased())
+    }
+
+    package static func newRecoveryCodes() -> [String] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<recoveryCodeCount).map { _ in
+            let characters = (0..<10).map { _ in recoveryAlphabet[Int.random(in: 0..<recoveryAlphabet.count, using: &generator)] }
+            return String(characters[0..<5]) + "-" + String(characters[5...])
+        }
+    }
+
+    /// As typed: any case, with or without the dash and spaces.
+    package static func normalizeRecoveryCode(_ typed: String) -> String {
+        String(typed.lowercased().filter { $0 != "-" && !$0.isWhitespace }.prefix(64))
+    }
+
+    // MARK: Notices
+
+    private func notice(_ kind: MessageComposer.SecondFactorNotice, _ arguments: [String] = [], to account: AccountModel) -> OutgoingMessage? {
+        if let email = account.email, account.emailConfirmedAt != nil {
+            return rules.composer.secondFactorNotice(kind, arguments, to: email, channel: .email, language: account.language)
+        }
+        if let phone = account.phone, account.phoneVerifiedAt != nil {
+            return rules.composer.secondFactorNotice(kind, arguments, to: phone, channel: .sms, language: account.language)
+        }
+        return nil
+    }
+}
+
+/// Second factors: the authenticator app's sealed secret and its last accepted step, the recovery
+/// codes, the challenges of logins waiting for their second step; and the account's flag that
+/// `SessionService.create` reads.
+package struct M025CreateSecondFactors: AsyncMigration {
+    package var name: String { "025_CreateSecondFactors" }
+
+    package func prepare(on database: any Database) async throws {
+        try await database.schema("accounts").field("second_factor_at", .datetime).update()
+        try await database.schema("account_totp")
+            .field("account_id", .uuid, .identifier(auto: false), .references("accounts", "id", onDelete: .cascade))
+            // Sealed with a key derived from the server secret (AES-GCM): the server reads it to check codes.
+            .field("secret_sealed", .string, .required)
+            // The newest step accepted: a code of it or an older step is refused (replay).
+            .field("last_step", .int64, .required)
+            // Nil while it waits for its first code.
+            .field("confirmed_at", .datetime)
+            .field("created_at", .datetime, .required)
+            .create()
+        try await database.schema("recovery_codes")
+            .field("id", .uuid, .identifier(auto: false))
+            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
+            .field("code_hash", .string, .required)
+            .field("used_at", .datetime)
+            .field("created_at", .datetime, .required)
+            .create()
+        try await database.schema("login_challenges")
+            .field("id", .uuid, .identifier(auto: false))
+            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
+            .field("token_hash", .string, .required)
+            .field("created_at", .datetime, .required)
+            .field("expires_at", .datetime, .required)
+            .field("attempts", .int, .required)
+            .field("used_at", .datetime)
+            .field("ip", .string)
+            .field("device", .string)
+            // A temporary password that becomes the password once the second step succeeds.
+            .field("temporary_code_id", .uuid)
+            .field("new_password_hash", .string)
+            .unique(on: "token_hash", name: "uq_login_challenges_token")
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "ix_recovery_codes_account").on("recovery_codes").column("account_id").run()
+        try await sql.create(index: "ix_login_challenges_account").on("login_challenges").column("account_id").run()
+        try await sql.create(index: "ix_login_challenges_expires").on("login_challenges").column("expires_at").run()
+    }
+
+    package func revert(on database: any Database) async throws {
+        try await database.schema("login_challenges").delete()
+        try await database.schema("recovery_codes").delete()
+        try await database.schema("account_totp").delete()
+        try await database.schema("accounts").deleteField("second_factor_at").update()
+    }
+
+    package init() {}
+}

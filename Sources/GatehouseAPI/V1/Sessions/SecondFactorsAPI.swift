@@ -1,0 +1,122 @@
+import Foundation
+
+extension V1 {
+    /// Second factors: an authenticator app's codes (TOTP, RFC 6238) and the recovery codes that
+    /// stand in for it; and the second step of a login that needs one.
+    public enum SecondFactors {
+        /// The second step of a login: the challenge a password login answered with (403
+        /// `second_factor_required`) and a code from the authenticator app or a recovery code;
+        /// answers the session.
+        public static let complete = Endpoint<SecondFactorLogin, AuthSession>(.post, "/v1/sessions/second-factor", success: 201, access: .anyone)
+        /// My second factors: whether the authenticator app is on, how many recovery codes are left.
+        public static let status = Endpoint<NoContent, SecondFactorStatus>(.get, "/v1/me/second-factors")
+        /// Starts turning the authenticator app on (needs the current password): a new secret, shown
+        /// this once, which `confirmTOTP` turns on with a first code. Asking again replaces it.
+        public static let enrolTOTP = Endpoint<TOTPEnrolmentRequest, TOTPEnrolment>(.post, "/v1/me/totp", success: 201)
+        /// Turns the authenticator app on with a first code from it; answers the ten recovery codes, shown this once.
+        public static let confirmTOTP = Endpoint<CodeVerification, RecoveryCodes>(.post, "/v1/me/totp/confirm")
+        /// Turns the authenticator app off (needs the current password and a code from it, or a recovery code).
+        public static let disableTOTP = Endpoint<SecondFactorProof, NoContent>(.delete, "/v1/me/totp", success: 204)
+        /// Ten new recovery codes (the old ones stop working); needs the current password and a code.
+        public static let renewRecoveryCodes = Endpoint<SecondFactorProof, RecoveryCodes>(.post, "/v1/me/recovery-codes", success: 201)
+
+        /// Every operation above (the tests check it against the router and the OpenAPI document).
+        public static let all: [any EndpointDeclaration] = [complete, status, enrolTOTP, confirmTOTP, disableTOTP, renewRecoveryCodes]
+    }
+}
+
+/// What a password login answers when the account has a second factor: no session yet, but a
+/// challenge that `POST /v1/sessions/second-factor` finishes with a code. In the 403
+/// `second_factor_required` problem's `secondFactor` member.
+public struct SecondFactorChallenge: Codable, Sendable, Equatable {
+    /// Hand it back with the code. Random, single-use, short-lived.
+    public var challenge: String
+    /// What may finish it: `totp` (the authenticator app's code), `recovery_code`.
+    public var methods: [String]
+    /// After this the password must be given again.
+    public var expiresAt: Date
+    public init(challenge: String, methods: [String], expiresAt: Date) {
+        self.challenge = challenge
+        self.methods = methods
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `POST /v1/sessions/second-factor`: the challenge and one of `code` (the authenticator app's
+/// six digits) or `recoveryCode`.
+public struct SecondFactorLogin: Codable, Sendable, Equatable {
+    public var challenge: String
+    public var code: String?
+    public var recoveryCode: String?
+    public var device: String?
+    public init(challenge: String, code: String? = nil, recoveryCode: String? = nil, device: String? = nil) {
+        self.challenge = challenge
+        self.code = code
+        self.recoveryCode = recoveryCode
+        self.device = device
+    }
+}
+
+/// `GET /v1/me/second-factors`.
+public struct SecondFactorStatus: Codable, Sendable, Equatable {
+    /// Whether logins ask for the authenticator app's code.
+    public var totp: Bool
+    /// When it was turned on.
+    public var totpSince: Date?
+    /// Recovery codes not used yet (0 when the authenticator app is off).
+    public var recoveryCodesLeft: Int
+    public init(totp: Bool, totpSince: Date?, recoveryCodesLeft: Int) {
+        self.totp = totp
+        self.totpSince = totpSince
+        self.recoveryCodesLeft = recoveryCodesLeft
+    }
+}
+
+/// `POST /v1/me/totp`: the current password proves the session's holder is the person.
+public struct TOTPEnrolmentRequest: Codable, Sendable, Equatable {
+    public var currentPassword: String
+    public init(currentPassword: String) {
+        self.currentPassword = currentPassword
+    }
+}
+
+/// A new authenticator secret, shown this once: `uri` for a QR code (or a tap on the phone that
+/// has the app), `secret` to type in by hand.
+public struct TOTPEnrolment: Codable, Sendable, Equatable {
+    /// `otpauth://totp/…`: what authenticator apps scan.
+    public var uri: String
+    /// The secret in base32, as apps take it typed.
+    public var secret: String
+    public var digits: Int
+    public var period: Int
+    /// Confirm with a first code before this, or ask again.
+    public var expiresAt: Date
+    public init(uri: String, secret: String, digits: Int = 6, period: Int = 30, expiresAt: Date) {
+        self.uri = uri
+        self.secret = secret
+        self.digits = digits
+        self.period = period
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Ten single-use recovery codes, shown this once: each stands in for the authenticator app once.
+public struct RecoveryCodes: Codable, Sendable, Equatable {
+    public var codes: [String]
+    public init(codes: [String]) {
+        self.codes = codes
+    }
+}
+
+/// The current password and a second factor: a code from the authenticator app (`code`) or a
+/// recovery code (`recoveryCode`).
+public struct SecondFactorProof: Codable, Sendable, Equatable {
+    public var currentPassword: String
+    public var code: String?
+    public var recoveryCode: String?
+    public init(currentPassword: String, code: String? = nil, recoveryCode: String? = nil) {
+        self.currentPassword = currentPassword
+        self.code = code
+        self.recoveryCode = recoveryCode
+    }
+}
