@@ -60,11 +60,52 @@ public final class AccountsClient: SessionKeepingClient {
 
     /// `POST /v1/sessions`: logs in with an email, a tag or a phone, and stores the session.
     /// A wrong identifier or password is ``GatehouseClientError/rejected(code:message:)`` with
-    /// `invalid_credentials`; a failed login leaves a stored session alone.
+    /// `invalid_credentials`; a failed login leaves a stored session alone. An account with the
+    /// authenticator app on is `second_factor_required`: ``beginLogin(identifier:password:device:)``
+    /// takes it through its second step.
     /// - Parameter device: a label for the session in the list of sessions (e.g. "iPhone 15").
     @discardableResult
     public func login(identifier: String, password: String, device: String? = nil) async throws -> AuthSession {
         let answer = try await core.call(V1.Sessions.login, LoginRequest(identifier: identifier, password: password, device: device))
+        try core.store(answer)
+        return answer
+    }
+
+    /// What ``beginLogin(identifier:password:device:)`` leads to.
+    public enum LoginStep: Equatable, Sendable {
+        /// The session, stored.
+        case signedIn(AuthSession)
+        /// The password was right and the account asks for its authenticator app's code (or a
+        /// recovery code): finish with ``completeLogin(challenge:code:recoveryCode:device:)``
+        /// before ``SecondFactorChallenge/expiresAt``.
+        case secondFactorRequired(SecondFactorChallenge)
+    }
+
+    /// `POST /v1/sessions`, for accounts that may have a second factor: the stored session, or
+    /// the challenge of the second step. Every other refusal is thrown as by
+    /// ``login(identifier:password:device:)`` (which throws `second_factor_required` instead).
+    public func beginLogin(identifier: String, password: String, device: String? = nil) async throws -> LoginStep {
+        let captured = ProblemBox()
+        do {
+            let answer = try await GatehouseClient.$problemCapture.withValue(captured) {
+                try await core.call(V1.Sessions.login, LoginRequest(identifier: identifier, password: password, device: device))
+            }
+            try core.store(answer)
+            return .signedIn(answer)
+        } catch let error as GatehouseClientError where error.code == .secondFactorRequired {
+            guard let challenge = captured.value?.secondFactor else { throw error }
+            return .secondFactorRequired(challenge)
+        }
+    }
+
+    /// `POST /v1/sessions/second-factor`: finishes a login with the authenticator app's `code` or
+    /// a `recoveryCode` (one of the two), and stores the session. A wrong code is `invalid_code`
+    /// (``lastProblem`` has `attemptsLeft`); a challenge used up or expired is
+    /// `login_challenge_invalid`: log in with the password again.
+    @discardableResult
+    public func completeLogin(challenge: SecondFactorChallenge, code: String? = nil, recoveryCode: String? = nil, device: String? = nil) async throws -> AuthSession {
+        let answer = try await core.call(V1.SecondFactors.complete,
+                                         SecondFactorLogin(challenge: challenge.challenge, code: code, recoveryCode: recoveryCode, device: device))
         try core.store(answer)
         return answer
     }
@@ -184,6 +225,36 @@ public final class AccountsClient: SessionKeepingClient {
         let deletion = try await core.call(V1.Accounts.deleteMe, AccountDeletionRequest(currentPassword: currentPassword))
         try? sessionStore.clear()
         return deletion
+    }
+
+    // MARK: Second factors
+
+    /// `GET /v1/me/second-factors`: whether the authenticator app is on, and the recovery codes left.
+    public func secondFactors() async throws -> SecondFactorStatus {
+        try await core.call(V1.SecondFactors.status)
+    }
+
+    /// `POST /v1/me/totp`: a new secret for the authenticator app, shown this once (``TOTPEnrolment/uri``
+    /// for a QR code, ``TOTPEnrolment/secret`` to type); nothing changes until ``confirmTOTP(code:)``.
+    public func enrolTOTP(currentPassword: String) async throws -> TOTPEnrolment {
+        try await core.call(V1.SecondFactors.enrolTOTP, TOTPEnrolmentRequest(currentPassword: currentPassword))
+    }
+
+    /// `POST /v1/me/totp/confirm`: turns the app on with its first code; answers the ten recovery
+    /// codes, shown this once.
+    public func confirmTOTP(code: String) async throws -> RecoveryCodes {
+        try await core.call(V1.SecondFactors.confirmTOTP, CodeVerification(code: code))
+    }
+
+    /// `DELETE /v1/me/totp`: turns the app off with the current password and its `code` or a `recoveryCode`.
+    public func disableTOTP(currentPassword: String, code: String? = nil, recoveryCode: String? = nil) async throws {
+        _ = try await core.call(V1.SecondFactors.disableTOTP, SecondFactorProof(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode))
+    }
+
+    /// `POST /v1/me/recovery-codes`: ten new recovery codes (the old ones stop working), with the
+    /// current password and the app's `code` or a `recoveryCode`.
+    public func renewRecoveryCodes(currentPassword: String, code: String? = nil, recoveryCode: String? = nil) async throws -> RecoveryCodes {
+        try await core.call(V1.SecondFactors.renewRecoveryCodes, SecondFactorProof(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode))
     }
 
     /// `POST /v1/me/email`: makes `email` pending and sends it a code; the current address

@@ -162,6 +162,7 @@ public final class GatehouseClient: Sendable {
         let status = response.statusCode
         let problem = try? V1.decoder.decode(Problem.self, from: data)
         lastProblemBox.value = problem
+        Self.problemCapture?.value = problem
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let code = problem?.code ?? response.value(forHTTPHeaderField: PhoneAccountsAPI.errorCodeHeader).map(GatehouseErrorCode.init(rawValue:))
         let message = problem?.detail ?? (text.isEmpty || text.hasPrefix("<") ? "HTTP \(status)" : text)
@@ -192,8 +193,15 @@ public final class GatehouseClient: Sendable {
     }
 }
 
-/// The last problem document, shared between concurrent calls.
-private final class ProblemBox: @unchecked Sendable {
+extension GatehouseClient {
+    /// Where a refusal's problem document goes for the calls of one task alone (set with
+    /// `$problemCapture.withValue`), so a caller reads the members of its own refusal, whatever
+    /// else fails meanwhile.
+    @TaskLocal static var problemCapture: ProblemBox?
+}
+
+/// A problem document, shared between concurrent calls.
+final class ProblemBox: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Problem?
     var value: Problem? {

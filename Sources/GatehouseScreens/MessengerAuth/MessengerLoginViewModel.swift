@@ -4,7 +4,9 @@ import GatehouseKit
 
 /// The messenger's login screen: a login (an email or a tag) and a password, with "Forgot
 /// password", "Register" and "Log in". A wrong password shows the server's message and the
-/// user stays; a right one stores the token and goes into the messenger.
+/// user stays; a right one stores the token and goes into the messenger. An account with the
+/// authenticator app on gets a second step on the same screen (``State/secondStep``): the app's
+/// code, or a recovery code.
 @MainActor
 public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.State> {
     /// What the login screen shows.
@@ -37,6 +39,27 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
         public var errorMessage: String?
         /// A neutral notice, e.g. that the password was just changed.
         public var infoMessage: String?
+        /// The second step, once the password was right and the account asks for its authenticator
+        /// app's code: draw its field (and its buttons) in place of the login and password.
+        public var secondStep: SecondStep?
+    }
+
+    /// The second step of a login: the authenticator app's code, or one of the recovery codes.
+    public struct SecondStep: Equatable, Sendable {
+        /// What to type, e.g. "Enter the code from your authenticator app."
+        public var message: String
+        /// The code field's label.
+        public var codeLabel: String
+        /// The code as typed.
+        public var code = ""
+        /// Whether the code is a recovery code rather than the app's.
+        public var usesRecoveryCode = false
+        /// The code field's content type (a one-time code).
+        public let codeContentType = TextContentType.oneTimeCode
+        /// The label of the button that switches between the app's code and a recovery code.
+        public var switchTitle: String
+        /// The label of "Back" (to the password).
+        public var backTitle: String
     }
 
     /// Where the user goes from here.
@@ -78,18 +101,94 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
         state.login.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// "Log in".
+    /// The challenge the password answered, while the second step is shown.
+    private var challenge: SecondFactorChallenge?
+
+    /// "Log in": the password, or (in the second step) the code.
     public func submit() async {
         guard state.isSubmitEnabled else { return }
+        if let challenge { return await finish(challenge) }
         update { $0.isLoading = true; $0.isSubmitEnabled = false; $0.errorMessage = nil; $0.infoMessage = nil }
         do {
-            let session = try await environment.client.login(identifier: identifier, password: state.password, device: environment.device)
-            update { $0.isLoading = false; $0.password = "" }
-            refreshLoginEnabled()
-            onOutcome?(.authenticated(session.account))
+            switch try await environment.client.beginLogin(identifier: identifier, password: state.password, device: environment.device) {
+            case .signedIn(let session):
+                update { $0.isLoading = false; $0.password = "" }
+                refreshLoginEnabled()
+                onOutcome?(.authenticated(session.account))
+            case .secondFactorRequired(let challenge):
+                self.challenge = challenge
+                update { $0.isLoading = false; $0.password = "" }
+                showSecondStep(recovery: false)
+            }
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
             refreshLoginEnabled()
+        }
+    }
+
+    /// Sets the second step's code as the user types.
+    public func setCode(_ text: String) {
+        guard state.secondStep != nil else { return }
+        update { $0.secondStep?.code = text; $0.errorMessage = nil }
+        refreshCodeEnabled()
+    }
+
+    /// Switches the second step between the app's code and a recovery code.
+    public func switchCodeKind() {
+        guard let step = state.secondStep else { return }
+        showSecondStep(recovery: !step.usesRecoveryCode)
+    }
+
+    /// "Back": from the second step to the password (the challenge is dropped).
+    public func backToPassword() {
+        challenge = nil
+        update { $0.secondStep = nil; $0.errorMessage = nil }
+        refreshLoginEnabled()
+    }
+
+    private func showSecondStep(recovery: Bool) {
+        let l = environment.localizer
+        update {
+            $0.secondStep = SecondStep(
+                message: l(recovery ? "messenger.login.secondStep.recoveryMessage" : "messenger.login.secondStep.message"),
+                codeLabel: l(recovery ? "messenger.login.secondStep.recoveryCode" : "messenger.login.secondStep.code"),
+                usesRecoveryCode: recovery,
+                switchTitle: l(recovery ? "messenger.login.secondStep.useApp" : "messenger.login.secondStep.useRecovery"),
+                backTitle: l("messenger.login.secondStep.back"))
+            $0.errorMessage = nil
+        }
+        refreshCodeEnabled()
+    }
+
+    /// The app's code is six digits (spaces allowed); a recovery code ten letters and digits (a dash allowed).
+    private func refreshCodeEnabled() {
+        update {
+            guard let step = $0.secondStep else { return }
+            let typed = step.code.filter { !$0.isWhitespace && $0 != "-" }
+            let complete = step.usesRecoveryCode ? typed.count == 10 : (typed.count == 6 && typed.allSatisfy(\.isASCII) && typed.allSatisfy(\.isNumber))
+            $0.isSubmitEnabled = complete && !$0.isLoading
+        }
+    }
+
+    private func finish(_ challenge: SecondFactorChallenge) async {
+        guard let step = state.secondStep else { return }
+        update { $0.isLoading = true; $0.isSubmitEnabled = false; $0.errorMessage = nil }
+        do {
+            let session = try await environment.client.completeLogin(
+                challenge: challenge, code: step.usesRecoveryCode ? nil : step.code, recoveryCode: step.usesRecoveryCode ? step.code : nil,
+                device: environment.device)
+            self.challenge = nil
+            update { $0.isLoading = false; $0.secondStep = nil }
+            refreshLoginEnabled()
+            onOutcome?(.authenticated(session.account))
+        } catch let error as GatehouseClientError where error.code == .loginChallengeInvalid {
+            // Used up or expired: the password again, with the server's reason.
+            backToPassword()
+            update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }
+            refreshLoginEnabled()
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = environment.codeMessage(for: error); $0.secondStep?.code = "" }
+            refreshCodeEnabled()
         }
     }
 

@@ -236,4 +236,21 @@ struct SecondFactorTests {
             }
         }
     }
+
+    @Test("the second factors' settings: defaults, each variable read, bad values refused")
+    func settings() throws {
+        let defaults = try GatehouseConfiguration.fromEnvironment([:]).secondFactors
+        #expect(defaults.challengeTTL == 300 && defaults.attemptsPerChallenge == 5 && defaults.failuresPerAccount == 10)
+        #expect(defaults.enrolmentTTL == 900 && defaults.issuer == "Gatehouse")
+        let set = try GatehouseConfiguration.fromEnvironment([
+            "GATEHOUSE_SECOND_FACTOR_CHALLENGE_SECONDS": "120", "GATEHOUSE_SECOND_FACTOR_ATTEMPTS": "3",
+            "GATEHOUSE_SECOND_FACTOR_FAILURES_PER_ACCOUNT": "7", "GATEHOUSE_TOTP_ENROLMENT_SECONDS": "600", "GATEHOUSE_TOTP_ISSUER": " Acme Bank ",
+        ]).secondFactors
+        #expect(set.challengeTTL == 120 && set.attemptsPerChallenge == 3 && set.failuresPerAccount == 7 && set.enrolmentTTL == 600)
+        #expect(set.issuer == "Acme Bank")
+        for (name, value) in [("GATEHOUSE_TOTP_ISSUER", "a:b"), ("GATEHOUSE_TOTP_ISSUER", " "), ("GATEHOUSE_SECOND_FACTOR_ATTEMPTS", "0"),
+                              ("GATEHOUSE_SECOND_FACTOR_CHALLENGE_SECONDS", "5")] {
+            #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try GatehouseConfiguration.fromEnvironment([name: value]) }
+        }
+    }
 }
