@@ -289,7 +289,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            exclude: ["Support/smtp_test_server.py", "Support/console_browser.py", "Support/operator_browser.py", "Support/push_peers.py", "Support/stripe_peer.py", "Support/pwned_range_peer.py"],
+            exclude: ["Support/smtp_test_server.py", "Support/console_browser.py", "Support/operator_browser.py", "Support/push_peers.py", "Support/stripe_peer.py", "Support/pwned_range_peer.py",
+                      "Support/webauthn_authenticator.py"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -11,10 +11,10 @@ cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH=/opt/swift/usr/bin:$PATH; fi
 
 VENV=.build/test-venv
-if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server, yaml, selenium, reportlab, pypdf, websocket, hypercorn, stripe, pyotp' 2>/dev/null; then
+if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server, yaml, selenium, reportlab, pypdf, websocket, hypercorn, stripe, pyotp, fido2' 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet 'aiosmtpd>=1.4' 'pexpect>=4.8' 'moto[server]>=5,<6' 'pyyaml>=6' 'selenium>=4.20,<5' 'reportlab>=4.2,<5' 'pypdf>=5.1,<7' 'websocket-client>=1.6,<2' \
-    'hypercorn>=0.17,<1' 'stripe>=10,<17' 'pyotp>=2.9,<3'
+    'hypercorn>=0.17,<1' 'stripe>=10,<17' 'pyotp>=2.9,<3' 'fido2>=2,<3'
 fi
 # The tests start `python3` through PATH: the environment's comes first.
 export PATH="$PWD/$VENV/bin:$PATH"

@@ -50,6 +50,9 @@ struct MyDeviceFacts: DeviceFactsProvider {
 @MainActor func showMessenger(_ account: Account) {}
 @MainActor func showCodeError(_ message: String, attemptsLeft: Int?) {}
 @MainActor func showLogin() {}
+@MainActor func askForCode() async -> String { code }
+@MainActor func showQRCode(_ text: String) {}
+@MainActor func showRecoveryCodes(_ codes: [String]) {}
 @MainActor func showSpinner() {}
 @MainActor func show(_ screen: AnyObject) {}
 @MainActor func presentEmailPrompt(_ prompt: EmailPromptViewModel) {}

@@ -36,6 +36,7 @@ package enum GatehouseMigrations {
             M023CreatePushDevices(),
             M024CreateTopUps(),
             M025CreateSecondFactors(),
+            M026CreatePasskeys(),
         ]
     }
 }

@@ -54,6 +54,12 @@ extension GatehouseErrorCode {
     public static let totpAlreadyEnabled: Self = "totp_already_enabled"
     /// No authenticator app is on (or waiting for its first code).
     public static let totpNotEnabled: Self = "totp_not_enabled"
+    /// A passkey's registration or assertion did not verify (its challenge, origin, relying party,
+    /// user verification, signature or sign counter): the detail says which.
+    public static let passkeyInvalid: Self = "passkey_invalid"
+    public static let passkeyNotFound: Self = "passkey_not_found"
+    /// An account has as many passkeys as it may.
+    public static let tooManyPasskeys: Self = "too_many_passkeys"
     // Push
     public static let deviceNotFound: Self = "device_not_found"
     /// An account has as many push devices as it may.

@@ -328,6 +328,18 @@ package struct AccountRules: Sendable {
         return session
     }
 
+    /// A change to how the account signs in, told to its owner: by email to a confirmed address,
+    /// else by SMS to a verified phone, else to nobody.
+    package func securityNotice(_ kind: MessageComposer.SecondFactorNotice, _ arguments: [String] = [], to account: AccountModel) -> OutgoingMessage? {
+        if let email = account.email, account.emailConfirmedAt != nil {
+            return composer.secondFactorNotice(kind, arguments, to: email, channel: .email, language: account.language)
+        }
+        if let phone = account.phone, account.phoneVerifiedAt != nil {
+            return composer.secondFactorNotice(kind, arguments, to: phone, channel: .sms, language: account.language)
+        }
+        return nil
+    }
+
     /// Proof that the person holding a session also knows the password, before anything that
     /// could lock the owner out (password, email or phone change). Checked against the same
     /// failure budget as logins, slot first, so a stolen token cannot be used to guess it.

@@ -122,6 +122,8 @@ package struct AccountStore: Sendable {
         try await sql.raw("DELETE FROM login_challenges WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM account_totp WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM webauthn_challenges WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM passkeys WHERE account_id = \(bind: id)").run()
         // The business's client record is its own data: it stays, unbound.
         try await sql.raw("UPDATE client_records SET account_id = NULL, bound_at = NULL WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM avatar_images WHERE account_id = \(bind: id)").run()

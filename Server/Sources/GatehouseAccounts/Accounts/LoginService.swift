@@ -124,9 +124,11 @@ package struct LoginService: Sendable {
     /// taken first) and a code from the authenticator app or a recovery code (a slot of the
     /// account's budget taken first). The code is spent, the challenge used and the session
     /// opened in one transaction; a temporary password becomes the password in it.
-    package func completeSecondStep(challenge: String, code: String?, recoveryCode: String?, origin: RequestOrigin) async throws -> IssuedSession {
+    package func completeSecondStep(challenge: String, code: String?, recoveryCode: String?, passkey: PasskeyAssertion? = nil,
+                                    origin: RequestOrigin) async throws -> IssuedSession {
         let (pending, attemptsLeft) = try await secondFactors.takeAttempt(challenge: challenge)
-        let proof = try await secondFactors.check(pending.accountID, code: code, recoveryCode: recoveryCode, attemptsLeft: attemptsLeft, origin: origin)
+        let proof = try await secondFactors.check(pending.accountID, code: code, recoveryCode: recoveryCode, passkey: passkey, pending: pending,
+                                                  attemptsLeft: attemptsLeft, origin: origin)
         guard let account = try await rules.store.row(id: pending.accountID), account.erasedAt == nil else { throw SecondFactors.challengeInvalid }
         try await takeBack(account)
         let accountID = pending.accountID

@@ -213,7 +213,8 @@ package struct SecondFactors: Sendable {
                     \(bind: origin.ip.map { String($0.prefix(64)) }), \(bind: origin.device.map { String($0.prefix(200)) }),
                     \(bind: temporary?.codeID), \(bind: temporary?.passwordHash))
             """).run()
-        return SecondFactorChallenge(challenge: token, methods: ["totp", "recovery_code"], expiresAt: expiresAt)
+        let passkey = try await Passkeys(rules: rules).hasPasskeys(accountID)
+        return SecondFactorChallenge(challenge: token, methods: ["totp", "recovery_code"] + (passkey ? ["passkey"] : []), expiresAt: expiresAt)
     }
 
     /// Takes one attempt of a live challenge, slot first: past its attempts, used or expired, it
@@ -233,6 +234,19 @@ package struct SecondFactors: Sendable {
         return (pending, limit - (try row.decode(column: "attempts", as: Int.self)))
     }
 
+    /// A live, unused challenge, read without taking an attempt (for the passkey options of its
+    /// second step); `login_challenge_invalid` otherwise.
+    package func pending(challenge token: String) async throws -> PendingLogin {
+        guard !token.isEmpty, token.utf8.count <= 200, let row = try await sql.raw("""
+            SELECT id, account_id, temporary_code_id, new_password_hash FROM login_challenges
+            WHERE token_hash = \(bind: Secrets.sha256Hex(token)) AND used_at IS NULL AND expires_at > \(bind: rules.clock.now())
+              AND attempts < \(bind: settings.attemptsPerChallenge)
+            """).first() else { throw Self.challengeInvalid }
+        return PendingLogin(id: try row.decode(column: "id", as: UUID.self), accountID: try row.decode(column: "account_id", as: UUID.self),
+                            temporaryCodeID: try row.decode(column: "temporary_code_id", as: UUID?.self),
+                            newPasswordHash: try row.decode(column: "new_password_hash", as: String?.self))
+    }
+
     /// Marks the challenge used, in the transaction that opens the session; false when another
     /// request used it first.
     package func use(_ pending: PendingLogin, on tx: any Database) async throws -> Bool {
@@ -247,24 +261,36 @@ package struct SecondFactors: Sendable {
     package enum Proof: Sendable {
         case totp(step: Int64)
         case recoveryCode(hash: String)
+        case passkey(Passkeys.Verified)
 
         package var method: String {
             switch self {
             case .totp: "totp"
             case .recoveryCode: "recovery code"
+            case .passkey: "passkey"
             }
         }
     }
 
     /// Checks a code from the authenticator app or a recovery code, after taking a slot of the
     /// account's budget (kept when the code is wrong). `attemptsLeft`: what a wrong code reports.
-    package func check(_ accountID: UUID, code: String?, recoveryCode: String?, attemptsLeft: Int? = nil, origin: RequestOrigin) async throws -> Proof {
+    /// A `passkey` assertion (the second step of `pending`) is checked by `Passkeys` instead.
+    package func check(_ accountID: UUID, code: String?, recoveryCode: String?, passkey: PasskeyAssertion? = nil, pending: PendingLogin? = nil,
+                       attemptsLeft: Int? = nil, origin: RequestOrigin) async throws -> Proof {
         let typed = code.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
         let recovery = recoveryCode.map(Self.normalizeRecoveryCode).flatMap { $0.isEmpty ? nil : $0 }
-        guard (typed == nil) != (recovery == nil) else {
+        guard [typed != nil, recovery != nil, passkey != nil].filter({ $0 }).count == 1 else {
             throw GatehouseError(.invalidInput, .missingParameter, LocalizedText("error.secondFactorMissing"), field: "code")
         }
         try await takeSlot(accountID)
+        if let passkey {
+            do {
+                return .passkey(try await Passkeys(rules: rules).verify(passkey, secondStepOf: pending, origin: origin))
+            } catch let error as GatehouseError where error.code == .passkeyInvalid {
+                try await countFailure(accountID, origin: origin)
+                throw error
+            }
+        }
         let wrong = { () async throws -> Never in
             try await self.countFailure(accountID, origin: origin)
             var error = GatehouseError.invalid(.invalidCode, "error.invalidCode").on(field: typed != nil ? "code" : "recoveryCode")
@@ -304,6 +330,8 @@ package struct SecondFactors: Sendable {
                 UPDATE recovery_codes SET used_at = \(bind: rules.clock.now())
                 WHERE account_id = \(bind: accountID) AND code_hash = \(bind: hash) AND used_at IS NULL RETURNING id
                 """).all().isEmpty
+        case .passkey(let verified):
+            spent = try await Passkeys(rules: rules).spend(verified, on: tx)
         }
         if spent {
             try await rules.rateLimiter.release(Self.budget, key: accountID.uuidString, window: rules.configuration.limits.loginFailureWindow, on: tx)
@@ -323,6 +351,10 @@ package struct SecondFactors: Sendable {
     }
 
     package static func wrongCode(_ proof: Proof) -> GatehouseError {
+        if case .passkey = proof {
+            return GatehouseError(.invalidInput, .passkeyInvalid, LocalizedText("error.passkeyInvalid", ["the sign counter moved meanwhile: try again"]),
+                                  field: "credential")
+        }
         if case .recoveryCode = proof { return GatehouseError.invalid(.invalidCode, "error.invalidCode").on(field: "recoveryCode") }
         return GatehouseError.invalid(.invalidCode, "error.invalidCode").on(field: "code")
     }
@@ -372,16 +404,8 @@ package struct SecondFactors: Sendable {
         String(typed.lowercased().filter { $0 != "-" && !$0.isWhitespace }.prefix(64))
     }
 
-    // MARK: Notices
-
     private func notice(_ kind: MessageComposer.SecondFactorNotice, _ arguments: [String] = [], to account: AccountModel) -> OutgoingMessage? {
-        if let email = account.email, account.emailConfirmedAt != nil {
-            return rules.composer.secondFactorNotice(kind, arguments, to: email, channel: .email, language: account.language)
-        }
-        if let phone = account.phone, account.phoneVerifiedAt != nil {
-            return rules.composer.secondFactorNotice(kind, arguments, to: phone, channel: .sms, language: account.language)
-        }
-        return nil
+        rules.securityNotice(kind, arguments, to: account)
     }
 }
 

@@ -109,6 +109,8 @@ public struct GatehouseConfiguration: Sendable {
     public var passwords = PasswordPolicy()
     /// Second factors: the authenticator app, recovery codes (docs/security.md, "Second factors").
     public var secondFactors = SecondFactors()
+    /// Passkeys (WebAuthn): the relying party and its origins (docs/security.md, "Passkeys").
+    public var passkeys = Passkeys()
     public var defaultCountryCode: String = "7"
 
     public struct Delivery: Sendable {
@@ -434,6 +436,21 @@ public struct GatehouseConfiguration: Sendable {
         public var enrolmentTTL: TimeInterval = 900
         /// The name authenticator apps show beside the account.
         public var issuer: String = "Gatehouse"
+        public init() {}
+    }
+
+    public struct Passkeys: Sendable {
+        /// The relying party id: the domain passkeys are bound to (nil: `PUBLIC_URL`'s host).
+        public var rpID: String?
+        /// The name the platform shows ("Sign in to Gatehouse").
+        public var rpName: String = "Gatehouse"
+        /// The origins whose pages and apps may use them: web origins (`https://id.example.com`) and
+        /// apps' (`ios:bundle-id:com.example.app`, `android:apk-key-hash:…`); empty: `PUBLIC_URL`'s origin.
+        public var origins: [String] = []
+        /// How long a ceremony's challenge lives.
+        public var challengeTTL: TimeInterval = 300
+        /// Passkeys one account may have.
+        public var perAccount: Int = 10
         public init() {}
     }
 
@@ -773,7 +790,37 @@ extension GatehouseConfiguration {
             f.issuer = trimmed
         }
         c.secondFactors = f
+
+        var k = c.passkeys
+        if let id = reader.raw("GATEHOUSE_WEBAUTHN_RP_ID"), !id.isEmpty {
+            guard id == id.lowercased(), !id.contains("/"), !id.contains(":"), !id.contains(" ") else {
+                throw ConfigurationError(variable: "GATEHOUSE_WEBAUTHN_RP_ID", problem: "expected a domain such as example.com, got \(id)")
+            }
+            k.rpID = id
+        }
+        if let name = reader.raw("GATEHOUSE_WEBAUTHN_RP_NAME"), !name.trimmingCharacters(in: .whitespaces).isEmpty {
+            k.rpName = String(name.trimmingCharacters(in: .whitespaces).prefix(64))
+        }
+        if let origins = reader.raw("GATEHOUSE_WEBAUTHN_ORIGINS"), !origins.isEmpty {
+            k.origins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for origin in k.origins where !(origin.hasPrefix("https://") || origin.hasPrefix("http://") || origin.hasPrefix("ios:") || origin.hasPrefix("android:")) {
+                throw ConfigurationError(variable: "GATEHOUSE_WEBAUTHN_ORIGINS", problem: "expected http(s)://, ios: or android: origins, got \(origin)")
+            }
+        }
+        k.challengeTTL = try reader.seconds("GATEHOUSE_WEBAUTHN_CHALLENGE_SECONDS", default: k.challengeTTL, range: 30...3_600)
+        k.perAccount = try reader.int("GATEHOUSE_PASSKEYS_PER_ACCOUNT", default: k.perAccount, range: 1...100)
+        c.passkeys = k
         return c
+    }
+
+    /// The passkeys' relying party id: configured, or `PUBLIC_URL`'s host.
+    package var passkeyRPID: String { passkeys.rpID ?? URL(string: publicURL)?.host ?? "localhost" }
+
+    /// The passkeys' origins: configured, or `PUBLIC_URL`'s origin.
+    package var passkeyOrigins: Set<String> {
+        if !passkeys.origins.isEmpty { return Set(passkeys.origins) }
+        guard let url = URL(string: publicURL), let scheme = url.scheme, let host = url.host else { return [] }
+        return [scheme + "://" + host + (url.port.map { ":\($0)" } ?? "")]
     }
 
     /// Whether `host` only listens on this machine.

@@ -81,7 +81,9 @@ extension MessageComposer {
 
     /// A change to an account's second factors, told to its owner: `sms.secondFactor.<notice>` or
     /// `mail.secondFactor.<notice>.subject`/`.body`, with `arguments`.
-    package enum SecondFactorNotice: String, Sendable { case totpOn, totpOff, recoveryCodeUsed, recoveryCodesRenewed }
+    package enum SecondFactorNotice: String, Sendable {
+        case totpOn, totpOff, recoveryCodeUsed, recoveryCodesRenewed, passkeyAdded, passkeyRemoved, passkeyCloneSuspected
+    }
 
     package func secondFactorNotice(_ notice: SecondFactorNotice, _ arguments: [String] = [], to destination: String, channel: OutgoingMessage.Kind,
                                     language: AppLanguage) -> OutgoingMessage {

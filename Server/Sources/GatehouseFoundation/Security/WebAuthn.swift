@@ -30,6 +30,15 @@ package struct WebAuthnRelyingParty: Sendable {
         package var backupEligible: Bool
         /// The user was verified (biometrics, PIN) when it was made.
         package var userVerified: Bool
+
+        package init(id: [UInt8], publicKey: COSEKey, signCount: UInt32, aaguid: [UInt8], backupEligible: Bool, userVerified: Bool) {
+            self.id = id
+            self.publicKey = publicKey
+            self.signCount = signCount
+            self.aaguid = aaguid
+            self.backupEligible = backupEligible
+            self.userVerified = userVerified
+        }
     }
 
     // MARK: Registration

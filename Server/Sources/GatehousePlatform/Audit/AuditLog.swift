@@ -51,6 +51,8 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     /// A recovery code stood in for the authenticator app.
     case recoveryCodeUsed = "second_factor.recovery_code_used"
     case recoveryCodesRenewed = "second_factor.recovery_codes_renewed"
+    /// A passkey's sign counter did not grow: two copies of its key exist; the login was refused.
+    case passkeyCloneSuspected = "passkey.clone_suspected"
     /// An operator had the confirmation link sent again.
     case confirmationResent = "confirmation.resent"
     /// A wallet movement reversed by an operator.
@@ -77,7 +79,7 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     package static let ownSecurity: [AuditKind] = [
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
         .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
-        .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed,
+        .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed, .passkeyCloneSuspected,
     ]
 }
 

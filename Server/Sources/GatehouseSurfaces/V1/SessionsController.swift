@@ -29,6 +29,13 @@ package struct SessionsController: Sendable {
         v1.on(F.confirmTOTP, limits: limits, use: confirmTOTP)
         v1.on(F.disableTOTP, limits: limits, use: disableTOTP)
         v1.on(F.renewRecoveryCodes, limits: limits, use: renewRecoveryCodes)
+        typealias P = V1.Passkeys
+        v1.on(P.creationOptions, limits: limits, use: passkeyCreationOptions)
+        v1.on(P.register, limits: limits, use: registerPasskey)
+        v1.on(P.list, limits: limits, use: passkeys)
+        v1.on(P.remove, limits: limits, use: removePasskey)
+        v1.on(P.requestOptions, limits: limits, use: passkeyRequestOptions)
+        v1.on(P.login, limits: limits, use: passkeyLogin)
     }
 
     @Sendable package func login(_ input: LoginRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
@@ -66,6 +73,45 @@ package struct SessionsController: Sendable {
         try await login.secondFactors.disableTOTP(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword,
                                                   code: input.code, recoveryCode: input.recoveryCode, origin: read.origin(request, context))
         return NoContent()
+    }
+
+    // MARK: Passkeys
+
+    private var passkeyService: Passkeys { Passkeys(rules: login.rules) }
+
+    @Sendable package func passkeyCreationOptions(_ input: PasskeyOptionsRequest, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyCreationOptions {
+        try await passkeyService.creationOptions(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword)
+    }
+
+    @Sendable package func registerPasskey(_ input: PasskeyRegistration, _ request: Request, context: GatehouseRequestContext) async throws -> Passkey {
+        try await passkeyService.register(accountID: try context.requireSession().accountID, input, origin: read.origin(request, context))
+    }
+
+    @Sendable package func passkeys(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyList {
+        PasskeyList(passkeys: try await passkeyService.list(accountID: try context.requireSession().accountID))
+    }
+
+    @Sendable package func removePasskey(_ input: PasskeyRemoval, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
+        let session = try context.requireSession()
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+            throw GatehouseError.notFound(.passkeyNotFound, "error.passkeyNotFound")
+        }
+        try await passkeyService.remove(accountID: session.accountID, id: id, currentPassword: input.currentPassword, origin: read.origin(request, context))
+        return NoContent()
+    }
+
+    @Sendable package func passkeyRequestOptions(_ input: PasskeyLoginOptionsRequest, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyRequestOptions {
+        var pending: SecondFactors.PendingLogin?
+        if let challenge = input.challenge { pending = try await login.secondFactors.pending(challenge: challenge) }
+        return try await passkeyService.requestOptions(for: pending)
+    }
+
+    @Sendable package func passkeyLogin(_ input: PasskeyLogin, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
+        let origin = read.origin(request, context, device: read.text(input.device))
+        if let challenge = input.challenge {
+            return try await answer(try await login.completeSecondStep(challenge: challenge, code: nil, recoveryCode: nil, passkey: input.credential, origin: origin))
+        }
+        return try await answer(try await passkeyService.login(input.credential, origin: origin))
     }
 
     @Sendable package func renewRecoveryCodes(_ input: SecondFactorProof, _ request: Request, context: GatehouseRequestContext) async throws -> RecoveryCodes {

@@ -237,7 +237,7 @@ struct SecondFactorTests {
         }
     }
 
-    @Test("the second factors' settings: defaults, each variable read, bad values refused")
+    @Test("the second factors' and passkeys' settings: defaults, each variable read, bad values refused")
     func settings() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).secondFactors
         #expect(defaults.challengeTTL == 300 && defaults.attemptsPerChallenge == 5 && defaults.failuresPerAccount == 10)
@@ -248,8 +248,18 @@ struct SecondFactorTests {
         ]).secondFactors
         #expect(set.challengeTTL == 120 && set.attemptsPerChallenge == 3 && set.failuresPerAccount == 7 && set.enrolmentTTL == 600)
         #expect(set.issuer == "Acme Bank")
-        for (name, value) in [("GATEHOUSE_TOTP_ISSUER", "a:b"), ("GATEHOUSE_TOTP_ISSUER", " "), ("GATEHOUSE_SECOND_FACTOR_ATTEMPTS", "0"),
-                              ("GATEHOUSE_SECOND_FACTOR_CHALLENGE_SECONDS", "5")] {
+        // Passkeys: the relying party and its origins follow PUBLIC_URL unless set.
+        let derived = try GatehouseConfiguration.fromEnvironment(["PUBLIC_URL": "https://id.example.com"])
+        #expect(derived.passkeyRPID == "id.example.com" && derived.passkeyOrigins == ["https://id.example.com"])
+        let passkeys = try GatehouseConfiguration.fromEnvironment([
+            "GATEHOUSE_WEBAUTHN_RP_ID": "example.com", "GATEHOUSE_WEBAUTHN_ORIGINS": "https://example.com, ios:bundle-id:com.example.app",
+            "GATEHOUSE_WEBAUTHN_RP_NAME": "Example", "GATEHOUSE_WEBAUTHN_CHALLENGE_SECONDS": "120", "GATEHOUSE_PASSKEYS_PER_ACCOUNT": "3",
+        ])
+        #expect(passkeys.passkeyRPID == "example.com" && passkeys.passkeyOrigins == ["https://example.com", "ios:bundle-id:com.example.app"])
+        #expect(passkeys.passkeys.rpName == "Example" && passkeys.passkeys.challengeTTL == 120 && passkeys.passkeys.perAccount == 3)
+        for (name, value) in [("GATEHOUSE_TOTP_ISSUER", "a:b"), ("GATEHOUSE_SECOND_FACTOR_ATTEMPTS", "0"),
+                              ("GATEHOUSE_SECOND_FACTOR_CHALLENGE_SECONDS", "5"), ("GATEHOUSE_WEBAUTHN_RP_ID", "https://example.com"),
+                              ("GATEHOUSE_WEBAUTHN_ORIGINS", "example.com"), ("GATEHOUSE_PASSKEYS_PER_ACCOUNT", "0")] {
             #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try GatehouseConfiguration.fromEnvironment([name: value]) }
         }
     }

@@ -1,0 +1,155 @@
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseServer
+import GatehouseTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// Passkeys (docs/security.md, "Passkeys") against a software authenticator written with
+/// python-fido2 (`Support/webauthn_authenticator.py`): it parses the server's options as a
+/// browser's `parse…OptionsFromJSON` would, and answers as a phone's platform does.
+@Suite("Passkeys: registration and login against a software authenticator")
+struct PasskeyTests {
+    static let password = "secret-91!"
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Support/webauthn_authenticator.py").path
+
+    /// The authenticator's answer to `options` (the server's JSON), from `origin`; `state` is its key.
+    struct Answer {
+        var credential: String
+        var state: String
+    }
+
+    static func authenticator(_ command: String, options: String, origin: String, state: String? = nil, flags: [String: Any] = [:]) async throws -> Answer {
+        let flagText = String(decoding: try JSONSerialization.data(withJSONObject: flags), as: UTF8.self)
+        let output = try await PythonCheck.run("""
+            import sys, runpy
+            sys.argv = ["webauthn_authenticator.py", "\(command)"] + sys.argv[1:]
+            runpy.run_path("\(script)", run_name="__main__")
+            """, files: [options, origin] + (state.map { [$0] } ?? []) + [flagText])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "authenticator: \(output)")
+        let credential = try JSONSerialization.data(withJSONObject: try #require(object["credential"]), options: [.sortedKeys])
+        let keptState = try JSONSerialization.data(withJSONObject: try #require(object["state"]), options: [.sortedKeys])
+        return Answer(credential: String(decoding: credential, as: UTF8.self), state: String(decoding: keptState, as: UTF8.self))
+    }
+
+    static func origin(_ app: TestHarness) throws -> String { try #require(app.configuration.passkeyOrigins.first) }
+
+    /// Registers a passkey on the account of `token`: its authenticator state.
+    static func register(_ app: TestHarness, token: String, name: String = "iPhone", flags: [String: Any] = [:]) async throws -> String {
+        let options = try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: password), token: token)
+        #expect(options.status == .ok, "\(options.text)")
+        let made = try await authenticator("create", options: options.text, origin: try origin(app), flags: flags)
+        let saved = try await app.v1.post(V1.Passkeys.register.path, json: #"{"name":"\#(name)","credential":\#(made.credential)}"#, token: token)
+        #expect(saved.status == .created, "\(saved.text)")
+        return made.state
+    }
+
+    /// Options for a login (`challenge`: a password login's second step), and the authenticator's assertion.
+    static func assertion(_ app: TestHarness, state: String, challenge: String? = nil, origin: String? = nil, flags: [String: Any] = [:]) async throws -> Answer {
+        let options = try await app.v1.post(V1.Passkeys.requestOptions.path, PasskeyLoginOptionsRequest(challenge: challenge))
+        #expect(options.status == .ok, "\(options.text)")
+        return try await authenticator("get", options: options.text, origin: try origin ?? Self.origin(app), state: state, flags: flags)
+    }
+
+    static func login(_ app: TestHarness, _ answer: Answer, challenge: String? = nil) async throws -> TestResponse {
+        let challengeMember = challenge.map { #","challenge":"\#($0)""# } ?? ""
+        return try await app.v1.post(V1.Passkeys.login.path, json: #"{"device":"phone","credential":\#(answer.credential)\#(challengeMember)}"#)
+    }
+
+    @Test("register with the password (none and packed self-attestation); log in without a password, the user verified; a lowered counter is refused as a suspected clone (audited, told); a wrong origin, another RP id, no UV, a bad signature, a spent challenge are refused; remove with the password, another's id is 404", arguments: TestEngine.available)
+    func registerAndLogIn(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
+            let token = try await app.v1.login("fpi@bk.ru", Self.password).token
+            let options = try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: Self.password), token: token)
+                .decoded(as: PasskeyCreationOptions.self)
+            #expect(options.rp.id == app.configuration.passkeyRPID && options.authenticatorSelection.userVerification == "required")
+            #expect(options.user.name == "fpi@bk.ru" && !options.user.id.contains("fpi") && options.pubKeyCredParams.map(\.alg) == [-7, -257])
+            try expectProblem(try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: "wrong-91!"), token: token),
+                              .badRequest, .invalidCredentials)
+            try expectProblem(try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: Self.password)),
+                              .unauthorized, .unauthorized)
+
+            // MUT: two passkeys, one of each attestation
+            let phone = try await Self.register(app, token: token, name: "iPhone")
+            let laptop = try await Self.register(app, token: token, name: "Laptop", flags: ["packed": true, "backupEligible": true])
+            let list = try await app.v1.get(V1.Passkeys.list.path, token: token).decoded(as: PasskeyList.self).passkeys
+            #expect(Set(list.map(\.name)) == ["iPhone", "Laptop"] && list.first { $0.name == "Laptop" }?.synced == true)
+            #expect(try await app.outbox(to: "fpi@bk.ru").first?.subject == "Добавлен ключ входа")
+
+            // A login without a password.
+            let first = try await Self.assertion(app, state: phone)
+            let signedIn = try await Self.login(app, first)
+            #expect(signedIn.status == .created, "\(signedIn.text)")
+            #expect(try await app.v1.me(try signedIn.decoded(as: AuthSession.self).token).email == "fpi@bk.ru")
+            // The same answer again: its challenge is spent.
+            try expectProblem(try await Self.login(app, first), .badRequest, .passkeyInvalid)
+
+            // Refusals, each by name.
+            let clone = try await Self.login(app, try await Self.assertion(app, state: first.state, flags: ["counter": 1]))
+            #expect(try expectProblem(clone, .badRequest, .passkeyInvalid).detail.contains("counter"), "\(clone.text)")
+            let otherOrigin = try await Self.login(app, try await Self.assertion(app, state: first.state, origin: "https://evil.example", flags: [:]))
+            #expect(try expectProblem(otherOrigin, .badRequest, .passkeyInvalid).detail.contains("origin"))
+            let otherRP = try await Self.login(app, try await Self.assertion(app, state: first.state, flags: ["rpId": "evil.example"]))
+            #expect(try expectProblem(otherRP, .badRequest, .passkeyInvalid).detail.contains("relying party"))
+            let noUV = try await Self.login(app, try await Self.assertion(app, state: first.state, flags: ["uv": false]))
+            #expect(try expectProblem(noUV, .badRequest, .passkeyInvalid).detail.contains("verified"))
+            let forged = try await Self.login(app, try await Self.assertion(app, state: first.state, flags: ["badSignature": true]))
+            #expect(try expectProblem(forged, .badRequest, .passkeyInvalid).detail.contains("signature"))
+            // The real device goes on working after all that.
+            let again = try await Self.login(app, try await Self.assertion(app, state: first.state))
+            #expect(again.status == .created, "\(again.text)")
+            #expect(try await Self.login(app, try await Self.assertion(app, state: laptop)).status == .created)
+
+            let clones = try await app.services.audit.events(AuditLog.Query(kinds: [.passkeyCloneSuspected]))
+            #expect(clones.count == 1 && clones.first?.detail["name"] == "iPhone" && clones.first?.detail["received"] == "1")
+            #expect(try await app.outbox(to: "fpi@bk.ru").contains { $0.subject == "Использована копия вашего ключа входа" })
+
+            // Removing: the password; another account's id is 404.
+            try await app.registerPhoneAccount(phone: "+79123456780", email: "ann@example.com", confirmingEmail: true)
+            let stranger = try await app.v1.login("ann@example.com", Self.password).token
+            let laptopID = try #require(list.first { $0.name == "Laptop" }?.id)
+            let path = V1Client.path(V1.Passkeys.remove.path, ["id": laptopID.uuidString.lowercased()])
+            try expectProblem(try await app.v1.send(.delete, path, body: try V1Client.encode(PasskeyRemoval(currentPassword: Self.password)),
+                                                    contentType: "application/json", token: stranger), .notFound, .passkeyNotFound)
+            let removed = try await app.v1.send(.delete, path, body: try V1Client.encode(PasskeyRemoval(currentPassword: Self.password)),
+                                                contentType: "application/json", token: token)
+            #expect(removed.status == .noContent, "\(removed.text)")
+            try expectProblem(try await Self.login(app, try await Self.assertion(app, state: laptop)), .badRequest, .passkeyInvalid)
+            #expect(try await app.v1.get(V1.Passkeys.list.path, token: token).decoded(as: PasskeyList.self).passkeys.map(\.name) == ["iPhone"])
+        }
+    }
+
+    @Test("with the authenticator app on, a passkey finishes a password login: the challenge offers it, its options name the account's passkeys, another account's passkey is refused", arguments: TestEngine.available)
+    func secondStep(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let (token, _, _) = try await SecondFactorTests.accountWithTOTP(app)
+            let phone = try await Self.register(app, token: token)
+            try await app.registerPhoneAccount(phone: "+79123456780", email: "ann@example.com", confirmingEmail: true)
+            let annToken = try await app.v1.login("ann@example.com", Self.password).token
+            let anns = try await Self.register(app, token: annToken)
+
+            // MUT
+            let challenge = try await SecondFactorTests.challenge(app)
+            let options = try await app.v1.post(V1.Passkeys.requestOptions.path, PasskeyLoginOptionsRequest(challenge: challenge.challenge))
+                .decoded(as: PasskeyRequestOptions.self)
+            let foreign = try await Self.login(app, try await Self.authenticator("get", options: try await app.v1.post(
+                V1.Passkeys.requestOptions.path, PasskeyLoginOptionsRequest()).text, origin: try Self.origin(app), state: anns), challenge: challenge.challenge)
+            let finished = try await Self.login(app, try await Self.assertion(app, state: phone, challenge: challenge.challenge), challenge: challenge.challenge)
+
+            // validate
+            #expect(challenge.methods == ["totp", "recovery_code", "passkey"])
+            #expect(options.allowCredentials.count == 1 && options.userVerification == "required")
+            try expectProblem(foreign, .badRequest, .passkeyInvalid)
+            #expect(finished.status == .created, "\(finished.text)")
+            let events = try await app.services.audit.events(AuditLog.Query(kinds: [.loginSucceeded]))
+            #expect(events.contains { $0.detail["with"] == "password + passkey" })
+        }
+    }
+}
