@@ -227,6 +227,52 @@ public final class AccountsClient: SessionKeepingClient {
         return deletion
     }
 
+    // MARK: Passkeys
+
+    /// `POST /v1/me/passkeys/options`: the options to hand to the platform (on iOS,
+    /// ``PasskeyCreationOptions/challengeData`` and ``PasskeyCreationOptions/userIDData`` go to
+    /// `ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: options.rp.id)
+    /// .createCredentialRegistrationRequest(challenge:name:userID:)`), after the current password.
+    public func passkeyCreationOptions(currentPassword: String) async throws -> PasskeyCreationOptions {
+        try await core.call(V1.Passkeys.creationOptions, PasskeyOptionsRequest(currentPassword: currentPassword))
+    }
+
+    /// `POST /v1/me/passkeys`: keeps the credential the platform made (on iOS,
+    /// ``PasskeyRegistrationCredential/init(credentialID:clientDataJSON:attestationObject:)`` from
+    /// `ASAuthorizationPlatformPublicKeyCredentialRegistration`), named `name` in my list.
+    public func registerPasskey(_ credential: PasskeyRegistrationCredential, name: String? = nil) async throws -> Passkey {
+        try await core.call(V1.Passkeys.register, PasskeyRegistration(credential: credential, name: name))
+    }
+
+    /// `GET /v1/me/passkeys`: my passkeys, newest first.
+    public func passkeys() async throws -> [Passkey] {
+        try await core.call(V1.Passkeys.list).passkeys
+    }
+
+    /// `DELETE /v1/me/passkeys/{id}`: removes one of my passkeys, after the current password.
+    public func removePasskey(id: UUID, currentPassword: String) async throws {
+        _ = try await core.call(V1.Passkeys.remove, PasskeyRemoval(currentPassword: currentPassword), parameters: ["id": id.uuidString.lowercased()])
+    }
+
+    /// `POST /v1/sessions/passkey/options`: the options of a login with a passkey — without a
+    /// password (`challenge` nil: the platform offers this site's passkeys), or as the second step
+    /// of a password login (its `challenge`). On iOS, ``PasskeyRequestOptions/challengeData`` goes
+    /// to `createCredentialAssertionRequest(challenge:)`.
+    public func passkeyLoginOptions(for challenge: SecondFactorChallenge? = nil) async throws -> PasskeyRequestOptions {
+        try await core.call(V1.Passkeys.requestOptions, PasskeyLoginOptionsRequest(challenge: challenge?.challenge))
+    }
+
+    /// `POST /v1/sessions/passkey`: logs in with the platform's assertion (on iOS,
+    /// ``PasskeyAssertion/init(credentialID:clientDataJSON:authenticatorData:signature:userHandle:)``
+    /// from `ASAuthorizationPlatformPublicKeyCredentialAssertion`), finishing `challenge`'s password
+    /// login when given; stores the session.
+    @discardableResult
+    public func loginWithPasskey(_ assertion: PasskeyAssertion, challenge: SecondFactorChallenge? = nil, device: String? = nil) async throws -> AuthSession {
+        let answer = try await core.call(V1.Passkeys.login, PasskeyLogin(credential: assertion, challenge: challenge?.challenge, device: device))
+        try core.store(answer)
+        return answer
+    }
+
     // MARK: Second factors
 
     /// `GET /v1/me/second-factors`: whether the authenticator app is on, and the recovery codes left.

@@ -121,3 +121,41 @@ struct TwoStepLoginScreensTests {
         }
     }
 }
+
+/// Passkeys through `AccountsClient`, with a software authenticator playing the platform: the options
+/// it is handed as bytes (as AuthenticationServices takes them), its answers passed back as the
+/// platform's objects would be.
+@Suite("Passkeys through the SDK")
+struct PasskeyClientTests {
+    @Test("add a passkey (options → the platform's bytes → registerPasskey), list it, log in without a password on a new device, then remove it")
+    func addLogInRemove() async throws {
+        try await withLiveServer { server in
+            // setup
+            try await server.makeV1Account(email: "ivan@example.com", tag: "ivan")
+            let owner = server.accountsClient()
+            try await owner.login(identifier: "ivan", password: "Secret-42!")
+            var authenticator = SoftwareAuthenticator()
+            let origin = try #require(server.configuration.passkeyOrigins.first)
+
+            // MUT: add
+            let options = try await owner.passkeyCreationOptions(currentPassword: "Secret-42!")
+            #expect(options.userIDData.count == 32 && options.challengeData.count == 32)
+            let (clientData, attestation) = try authenticator.register(Array(options.challengeData), origin: origin, rpID: options.rp.id)
+            let added = try await owner.registerPasskey(PasskeyRegistrationCredential(credentialID: Data(authenticator.credentialID), clientDataJSON: Data(clientData),
+                                                                                     attestationObject: Data(attestation)), name: "iPhone")
+            // MUT: log in on a new device
+            let device = server.accountsClient()
+            let request = try await device.passkeyLoginOptions()
+            let (data, auth, signature) = try authenticator.assert(Array(request.challengeData), origin: origin, rpID: request.rpId)
+            let session = try await device.loginWithPasskey(PasskeyAssertion(credentialID: Data(authenticator.credentialID), clientDataJSON: Data(data),
+                                                                             authenticatorData: Data(auth), signature: Data(signature),
+                                                                             userHandle: options.userIDData), device: "iPad")
+
+            // validate
+            #expect(try await owner.passkeys().map(\.id) == [added.id])
+            #expect(request.allowCredentials.isEmpty && device.session?.token == session.token && session.account.tag == "ivan")
+            try await device.removePasskey(id: added.id, currentPassword: "Secret-42!")
+            #expect(try await owner.passkeys().isEmpty)
+        }
+    }
+}
