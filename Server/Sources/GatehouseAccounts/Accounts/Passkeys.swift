@@ -129,7 +129,9 @@ package struct Passkeys: Sendable {
 
     /// The options for `navigator.credentials.get()`: any of this site's passkeys (no login
     /// challenge), or, for the second step of `loginChallenge`, that account's.
-    package func requestOptions(for loginChallenge: SecondFactors.PendingLogin?) async throws -> PasskeyRequestOptions {
+    /// Each writes a challenge: one client address may ask `GATEHOUSE_PASSKEY_OPTIONS_PER_IP` times per 5 minutes.
+    package func requestOptions(for loginChallenge: SecondFactors.PendingLogin?, origin: RequestOrigin) async throws -> PasskeyRequestOptions {
+        try await rules.rateLimiter.hit("passkey-options-ip", key: origin.ip ?? "unknown", limit: settings.optionsPerIP, window: 300)
         var allowed: [String] = []
         if let loginChallenge {
             allowed = try await credentialIDs(of: loginChallenge.accountID)

@@ -451,6 +451,8 @@ public struct GatehouseConfiguration: Sendable {
         public var challengeTTL: TimeInterval = 300
         /// Passkeys one account may have.
         public var perAccount: Int = 10
+        /// Login options one client address may ask for per 5 minutes (each writes a challenge).
+        public var optionsPerIP: Int = 100
         public init() {}
     }
 
@@ -809,6 +811,7 @@ extension GatehouseConfiguration {
         }
         k.challengeTTL = try reader.seconds("GATEHOUSE_WEBAUTHN_CHALLENGE_SECONDS", default: k.challengeTTL, range: 30...3_600)
         k.perAccount = try reader.int("GATEHOUSE_PASSKEYS_PER_ACCOUNT", default: k.perAccount, range: 1...100)
+        k.optionsPerIP = try reader.int("GATEHOUSE_PASSKEY_OPTIONS_PER_IP", default: k.optionsPerIP, range: 1...1_000_000)
         c.passkeys = k
         return c
     }

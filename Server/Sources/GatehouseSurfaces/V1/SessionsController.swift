@@ -103,7 +103,7 @@ package struct SessionsController: Sendable {
     @Sendable package func passkeyRequestOptions(_ input: PasskeyLoginOptionsRequest, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyRequestOptions {
         var pending: SecondFactors.PendingLogin?
         if let challenge = input.challenge { pending = try await login.secondFactors.pending(challenge: challenge) }
-        return try await passkeyService.requestOptions(for: pending)
+        return try await passkeyService.requestOptions(for: pending, origin: read.origin(request, context))
     }
 
     @Sendable package func passkeyLogin(_ input: PasskeyLogin, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {

@@ -152,4 +152,14 @@ struct PasskeyTests {
             #expect(events.contains { $0.detail["with"] == "password + passkey" })
         }
     }
+
+    @Test("login options are limited per client address: each writes a challenge")
+    func optionsAreLimited() async throws {
+        try await withApp(.sqlite, configure: { $0.passkeys.optionsPerIP = 2 }) { app in
+            for _ in 0..<2 {
+                #expect(try await app.v1.post(V1.Passkeys.requestOptions.path, PasskeyLoginOptionsRequest()).status == .ok)
+            }
+            try expectProblem(try await app.v1.post(V1.Passkeys.requestOptions.path, PasskeyLoginOptionsRequest()), .tooManyRequests, .rateLimited)
+        }
+    }
 }

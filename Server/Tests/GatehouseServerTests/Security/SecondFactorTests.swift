@@ -254,9 +254,11 @@ struct SecondFactorTests {
         let passkeys = try GatehouseConfiguration.fromEnvironment([
             "GATEHOUSE_WEBAUTHN_RP_ID": "example.com", "GATEHOUSE_WEBAUTHN_ORIGINS": "https://example.com, ios:bundle-id:com.example.app",
             "GATEHOUSE_WEBAUTHN_RP_NAME": "Example", "GATEHOUSE_WEBAUTHN_CHALLENGE_SECONDS": "120", "GATEHOUSE_PASSKEYS_PER_ACCOUNT": "3",
+            "GATEHOUSE_PASSKEY_OPTIONS_PER_IP": "7",
         ])
         #expect(passkeys.passkeyRPID == "example.com" && passkeys.passkeyOrigins == ["https://example.com", "ios:bundle-id:com.example.app"])
         #expect(passkeys.passkeys.rpName == "Example" && passkeys.passkeys.challengeTTL == 120 && passkeys.passkeys.perAccount == 3)
+        #expect(passkeys.passkeys.optionsPerIP == 7)
         for (name, value) in [("GATEHOUSE_TOTP_ISSUER", "a:b"), ("GATEHOUSE_SECOND_FACTOR_ATTEMPTS", "0"),
                               ("GATEHOUSE_SECOND_FACTOR_CHALLENGE_SECONDS", "5"), ("GATEHOUSE_WEBAUTHN_RP_ID", "https://example.com"),
                               ("GATEHOUSE_WEBAUTHN_ORIGINS", "example.com"), ("GATEHOUSE_PASSKEYS_PER_ACCOUNT", "0")] {
