@@ -119,16 +119,32 @@ package struct ConsoleController: Sendable {
                                       status: Self.status(of: error), cookies: set)
         }
         let email = fields["email"] ?? ""
+        let challenge = fields["challenge"].flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
         do {
             let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
                                        language: .en, device: "Developer console", requestID: context.requestID)
-            let session = try await login.login(identifier: email, password: fields["password"] ?? "", origin: origin, accepting: .any)
+            let session: IssuedSession
+            if let challenge {
+                // The second step: six digits are the app's code, anything else a recovery code.
+                let typed = (fields["code"] ?? "").filter { !$0.isWhitespace }
+                let isAppCode = typed.count == 6 && typed.allSatisfy { $0.isASCII && $0.isNumber }
+                session = try await login.completeSecondStep(challenge: challenge, code: isAppCode ? typed : nil, recoveryCode: isAppCode ? nil : typed,
+                                                             origin: origin)
+            } else {
+                session = try await login.login(identifier: email, password: fields["password"] ?? "", origin: origin, accepting: .any, secondStep: true)
+            }
             let maxAge = max(60, Int(session.expiresAt.timeIntervalSince(Date())))
             var response = toHome
             response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, session.token, maxAge: maxAge)))
             return response
         } catch let error as GatehouseError {
             let status: HTTPResponse.Status = if case .rateLimited = error.kind { .tooManyRequests } else { .unauthorized }
+            // The password was right and a code is wanted; or a wrong code on a live challenge: ask (again) for the code.
+            if let next = error.secondFactor?.challenge ?? (error.code == .invalidCode ? challenge : nil) {
+                var values: [String: Any] = ["title": "Two-step login", "secondStep": next, "csrf": token, "email": email]
+                if error.secondFactor == nil { values["error"] = error.message.render(.en) }
+                return ConsolePage.render(values, status: error.secondFactor == nil ? status : .ok, cookies: set)
+            }
             return ConsolePage.render(["title": "Sign in", "login": true, "csrf": token, "email": email, "error": error.message.render(.en)],
                                       status: status, cookies: set)
         }

@@ -54,6 +54,19 @@ package enum ConsolePage {
         </form>
         </section>
         {{/login}}
+        {{#secondStep}}
+        <section>
+        <h2>Two-step login</h2>
+        <p class="hint">Enter the code from your authenticator app, or one of your recovery codes.</p>
+        <form method="post" action="/console/login">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="challenge" value="{{secondStep}}">
+        <input type="hidden" name="email" value="{{email}}">
+        <label for="code">Code</label><input id="code" type="text" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="20" required>
+        <button type="submit" id="verify">Continue</button>
+        </form>
+        </section>
+        {{/secondStep}}
         {{#newKey}}
         <section id="new-key">
         <h2>API key of {{newKeyApp}}</h2>

@@ -4,7 +4,8 @@ import Testing
 
 /// The Sign To Login service's pages in headless Chromium against a `gatehouse serve`
 /// process (`Support/console_browser.py`, Selenium with Debian's chromium and chromedriver): the
-/// developer console (sign in, add an app with an icon, the key once, disable, enable, rotate,
+/// developer console (sign in, add an app with an icon, the key once, disable, enable, rotate, the
+/// two-step login with the authenticator app on,
 /// CSRF, cookie flags, CSP), and a document's history page on a desktop and, in Russian, on an
 /// iPhone (the app tried, then the App Store offered). The screenshots are attached to the test.
 @Suite("Sign To Login: the console and the history page in a browser")

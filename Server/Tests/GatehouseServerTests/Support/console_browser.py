@@ -202,6 +202,29 @@ try:
     browser.get(BASE + "/console")
     assert browser.current_url.endswith("/console/login")
 
+    step = "with the authenticator app on, the password leads to the code; a wrong one keeps the page; a recovery code signs in"
+    import pyotp
+    status, _, answer = call(BASE, "POST", "/v1/me/totp", {"currentPassword": "Secret-42!"}, token=api_token)
+    assert status == 201, answer
+    totp = pyotp.parse_uri(json.loads(answer)["uri"])
+    status, _, answer = call(BASE, "POST", "/v1/me/totp/confirm", {"code": totp.now()}, token=api_token)
+    assert status == 200, answer
+    recovery = json.loads(answer)["codes"]
+    browser.get(BASE + "/console/login")
+    browser.find_element(By.ID, "email").send_keys("dev@example.com")
+    browser.find_element(By.ID, "password").send_keys("Secret-42!")
+    press(browser.find_element(By.ID, "signin"))
+    assert "Two-step login" in browser.page_source and browser.find_elements(By.ID, "code"), browser.page_source[:2000]
+    shot("5b-two-step")
+    browser.find_element(By.ID, "code").send_keys("aaaaa-aaaaa")
+    press(browser.find_element(By.ID, "verify"))
+    assert "The code is wrong" in browser.find_element(By.ID, "error").text and browser.find_elements(By.ID, "code"), browser.page_source[:2000]
+    browser.find_element(By.ID, "code").send_keys(recovery[0])
+    press(browser.find_element(By.ID, "verify"))
+    assert browser.current_url.endswith("/console"), browser.current_url
+    assert "Acme Signer" in browser.page_source
+    press(browser.find_element(By.XPATH, "//button[text()='Sign out']"))
+
     step = "outside development the cookies are Secure"
     prod_port = free_port()
     production = start(prod_port, {"GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": "x" * 40,
