@@ -162,4 +162,38 @@ struct PasskeyTests {
             try expectProblem(try await app.v1.post(V1.Passkeys.requestOptions.path, PasskeyLoginOptionsRequest()), .tooManyRequests, .rateLimited)
         }
     }
+
+    @Test("limits: an account holds GATEHOUSE_PASSKEYS_PER_ACCOUNT passkeys (then 422 too_many_passkeys, before and after the platform); a waiting authenticator secret expires (code_expired) and asking again starts over; the app shows GATEHOUSE_TOTP_ISSUER")
+    func accountLimits() async throws {
+        try await withApp(.sqlite, configure: { $0.passkeys.perAccount = 1; $0.secondFactors.issuer = "Acme Bank" }) { app in
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
+            let token = try await app.v1.login("fpi@bk.ru", Self.password).token
+            // Two ceremonies started while there was room: the second's answer is refused once the first is kept.
+            let first = try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: Self.password), token: token).text
+            let second = try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: Self.password), token: token).text
+            for (options, status) in [(first, HTTPResponse.Status.created), (second, .unprocessableContent)] {
+                let made = try await Self.authenticator("create", options: options, origin: try Self.origin(app))
+                let saved = try await app.v1.post(V1.Passkeys.register.path, json: #"{"credential":\#(made.credential)}"#, token: token)
+                #expect(saved.status == status, "\(saved.text)")
+                if status != .created { try expectProblem(saved, status, .tooManyPasskeys) }
+            }
+            try expectProblem(try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: Self.password), token: token),
+                              .unprocessableContent, .tooManyPasskeys)
+            #expect(try await app.v1.get(V1.Passkeys.list.path, token: token).decoded(as: PasskeyList.self).passkeys.map(\.name) == ["Passkey"])
+
+            let late = try await app.v1.post(V1.SecondFactors.enrolTOTP.path, TOTPEnrolmentRequest(currentPassword: Self.password), token: token)
+                .decoded(as: TOTPEnrolment.self)
+            #expect(late.uri.hasPrefix("otpauth://totp/Acme%20Bank:fpi%40bk.ru?") && late.uri.contains("&issuer=Acme%20Bank&"), "\(late.uri)")
+            app.clock.advance(by: 901)
+            let expired = try await app.v1.post(V1.SecondFactors.confirmTOTP.path,
+                                                CodeVerification(code: try await SecondFactorTests.appCode(late.uri, at: app.clock.now)), token: token)
+            try expectProblem(expired, .badRequest, .codeExpired)
+            let fresh = try await app.v1.post(V1.SecondFactors.enrolTOTP.path, TOTPEnrolmentRequest(currentPassword: Self.password), token: token)
+                .decoded(as: TOTPEnrolment.self)
+            #expect(fresh.secret != late.secret)
+            let confirmed = try await app.v1.post(V1.SecondFactors.confirmTOTP.path,
+                                                  CodeVerification(code: try await SecondFactorTests.appCode(fresh.uri, at: app.clock.now)), token: token)
+            #expect(confirmed.status == .ok, "\(confirmed.text)")
+        }
+    }
 }
