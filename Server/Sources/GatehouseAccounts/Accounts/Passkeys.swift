@@ -64,7 +64,7 @@ package struct Passkeys: Sendable {
         let challenge = try await takeChallenge(clientData, purpose: "register", accountID: accountID)
         let made: WebAuthnRelyingParty.Credential
         do {
-            made = try relyingParty.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, challenge: challenge.bytes,
+            made = try relyingParty.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, challenge: challenge,
                                                        requireUserVerification: true)
         } catch let error as WebAuthnError {
             throw Self.invalid(error.description)
@@ -168,7 +168,7 @@ package struct Passkeys: Sendable {
                                                         aaguid: [], backupEligible: false, userVerified: true)
         do {
             let count = try relyingParty.verifyAssertion(credential: credential, clientDataJSON: clientData, authenticatorData: authenticatorData,
-                                                         signature: signature, challenge: challenge.bytes, requireUserVerification: true)
+                                                         signature: signature, challenge: challenge, requireUserVerification: true)
             return Verified(passkeyID: passkeyID, accountID: accountID, name: name, storedCount: stored, newCount: Int64(count), loginChallengeID: pending?.id)
         } catch let error as WebAuthnError {
             if case .counterDidNotIncrease(let was, let got) = error {
@@ -236,7 +236,7 @@ package struct Passkeys: Sendable {
 
     /// Spends the challenge the client data carries, before anything is checked: issued for
     /// `purpose` (and this account, and this login), live, unused.
-    private func takeChallenge(_ clientData: [UInt8], purpose: String, accountID: UUID?, loginChallengeID: UUID? = nil) async throws -> (text: String, bytes: [UInt8]) {
+    private func takeChallenge(_ clientData: [UInt8], purpose: String, accountID: UUID?, loginChallengeID: UUID? = nil) async throws -> [UInt8] {
         guard let object = try? JSONSerialization.jsonObject(with: Data(clientData)) as? [String: Any],
               let text = object["challenge"] as? String, text.utf8.count <= 200, let bytes = Base64URL.decode(text) else {
             throw Self.invalid("clientDataJSON carries no challenge")
@@ -251,7 +251,7 @@ package struct Passkeys: Sendable {
             RETURNING id
             """).all()
         guard !taken.isEmpty else { throw Self.invalid("the challenge is not one this server issued for this, or it was used or expired") }
-        return (text, bytes)
+        return bytes
     }
 
     /// The account's handle for authenticators: opaque, stable, never the email (HMAC of its id).

@@ -399,6 +399,13 @@ package struct SecondFactors: Sendable {
         }
     }
 
+    /// One field that takes either (a web form's): six digits are the app's code, anything else a recovery code.
+    package static func split(_ typed: String) -> (code: String?, recoveryCode: String?) {
+        let compact = typed.filter { !$0.isWhitespace }
+        let isAppCode = compact.count == TOTP.digits && compact.allSatisfy { $0.isASCII && $0.isNumber }
+        return isAppCode ? (compact, nil) : (nil, compact)
+    }
+
     /// As typed: any case, with or without the dash and spaces.
     package static func normalizeRecoveryCode(_ typed: String) -> String {
         String(typed.lowercased().filter { $0 != "-" && !$0.isWhitespace }.prefix(64))

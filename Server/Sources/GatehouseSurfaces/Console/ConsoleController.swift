@@ -125,11 +125,8 @@ package struct ConsoleController: Sendable {
                                        language: .en, device: "Developer console", requestID: context.requestID)
             let session: IssuedSession
             if let challenge {
-                // The second step: six digits are the app's code, anything else a recovery code.
-                let typed = (fields["code"] ?? "").filter { !$0.isWhitespace }
-                let isAppCode = typed.count == 6 && typed.allSatisfy { $0.isASCII && $0.isNumber }
-                session = try await login.completeSecondStep(challenge: challenge, code: isAppCode ? typed : nil, recoveryCode: isAppCode ? nil : typed,
-                                                             origin: origin)
+                let typed = SecondFactors.split(fields["code"] ?? "")
+                session = try await login.completeSecondStep(challenge: challenge, code: typed.code, recoveryCode: typed.recoveryCode, origin: origin)
             } else {
                 session = try await login.login(identifier: email, password: fields["password"] ?? "", origin: origin, accepting: .any, secondStep: true)
             }

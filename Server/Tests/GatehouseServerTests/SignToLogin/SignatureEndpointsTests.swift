@@ -386,4 +386,34 @@ struct SignatureEndpointsTests {
             #expect(stranger["res"] as? String == "18", "a session of another person saves nothing: \(stranger)")
         }
     }
+
+    @Test("with the authenticator app on, Sign To Login has no second step: the person's signature (res 20 on /authenticate/) and a new enrolment with the mailed code (res 20 on /register/) open no session, and nothing of the enrolment is kept", arguments: TestEngine.available)
+    func secondFactorAccount(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: enrolled while the password alone signed in, then the app turned on
+            var f = try await fixture(app)
+            try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
+            _ = try await f.enrolled("fpi@bk.ru", f.genuine(10))
+            let token = try await app.v1.login("fpi@bk.ru", "secret-91!").token
+            let enrolment = try await app.v1.post(V1.SecondFactors.enrolTOTP.path, TOTPEnrolmentRequest(currentPassword: "secret-91!"), token: token)
+                .decoded(as: TOTPEnrolment.self)
+            let confirmed = try await app.v1.post(V1.SecondFactors.confirmTOTP.path,
+                                                  CodeVerification(code: try await SecondFactorTests.appCode(enrolment.uri, at: app.clock.now)), token: token)
+            #expect(confirmed.status == .ok, "\(confirmed.text)")
+            let sessionsBefore = try await app.v1.sessions(token).count
+
+            // MUT
+            let signedIn = try await f.json("/authenticate/", ["apikey": "\"\(f.key)\"", "email": "\"fpi@bk.ru\"",
+                                                               "signature": SignatureEndpointsTests.wire(f.genuine(1)[0])])
+            let again = try await f.enrol("fpi@bk.ru", f.genuine(10), device: "iPad Pro")
+
+            // validate
+            #expect(signedIn["res"] as? String == "20" && signedIn["sessionid"] == nil, "\(signedIn)")
+            #expect((signedIn["error"] as? String)?.contains("two-step login") == true, "\(signedIn)")
+            #expect(again["res"] as? String == "20" && again["sessionid"] == nil, "\(again)")
+            #expect(try await app.v1.sessions(token).count == sessionsBefore, "no session was opened")
+            let login = try await f.json("/login/", ["apikey": "\"\(f.key)\"", "email": "\"fpi@bk.ru\"", "device_version": "\"iPad Pro\""])
+            #expect(login["res"] as? String == "3", "the iPad enrolment was not kept: \(login)")
+        }
+    }
 }
