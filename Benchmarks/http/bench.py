@@ -175,7 +175,8 @@ def median_of(results, key):
 
 def bench_read(args, engine, gh, token, peers, uncached_port=None):
     targets = [("gatehouse plaintext GET /health/live", gh.port, "/health/live", []),
-               ("gatehouse GET /api/users/user", gh.port, "/api/users/user", [f"Authorization: Bearer {token}"])]
+               ("gatehouse GET /api/users/user", gh.port, "/api/users/user", [f"Authorization: Bearer {token}"]),
+               ("gatehouse GET /v1/me", gh.port, "/v1/me", [f"Authorization: Bearer {token}"])]
     if uncached_port:
         # The same read from a second process on the same database with the session cache off:
         # what every request costs when no copy is fresh (many users, each reading rarely).
@@ -364,8 +365,10 @@ def main():
                 for c in args.connections:
                     plain = results[(targets[0][0], c)]
                     read = results[(targets[1][0], c)]
+                    me = results[(targets[2][0], c)]
                     line = {"connections": c, "read_rps": read["rps"], "plaintext_rps": plain["rps"],
-                            "read_vs_plaintext": read["rps"] / plain["rps"], "read_p99_ms": read["p99_ms"]}
+                            "read_vs_plaintext": read["rps"] / plain["rps"], "read_p99_ms": read["p99_ms"],
+                            "me_rps": me["rps"], "me_vs_plaintext": me["rps"] / plain["rps"], "me_p99_ms": me["p99_ms"]}
                     uncached = results.get(("gatehouse, session cache off, GET /api/users/user", c))
                     if uncached:
                         line.update(uncached_rps=uncached["rps"], uncached_p99_ms=uncached["p99_ms"])
@@ -408,6 +411,8 @@ def print_report(report):
                     text += f", {line['read_vs_fastest_peer']:.1f}× {line['fastest_peer']} (goal ≥ 30×)"
                 text += f", p99 {line['read_p99_ms']:.2f} ms (goal ≤ 10 ms)"
                 print(text)
+                print(f"  c={line['connections']}: GET /v1/me {line['me_rps']:.0f} req/s = {100 * line['me_vs_plaintext']:.0f}% of plaintext "
+                      f"(goal ≥ 70%), p99 {line['me_p99_ms']:.2f} ms")
                 if "uncached_rps" in line:
                     print(f"  c={line['connections']}: with the session cache off {line['uncached_rps']:.0f} req/s = "
                           f"{100 * line['uncached_rps'] / line['plaintext_rps']:.0f}% of plaintext, p99 {line['uncached_p99_ms']:.2f} ms")

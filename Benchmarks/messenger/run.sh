@@ -3,17 +3,22 @@
 #
 #   Benchmarks/messenger/run.sh                       # both engines
 #   Benchmarks/messenger/run.sh --engines sqlite      # one
+#   Benchmarks/messenger/run.sh --crowd               # delivery with 18,000 idle clients connected, and without
 #
 # Builds gatehouse in release mode, installs wrk (Debian) when missing, Synapse and the client's
 # libraries from PyPI into .build/messenger-bench-venv, starts a throwaway PostgreSQL
 # (scripts/start-postgres.sh) unless POSTGRES_URL is set, and runs Benchmarks/messenger/bench.py
 # against each server in turn. Env: TARGETS ("gatehouse synapse"), SECONDS_SEND (10), IDLE (1000), INTERVAL (1.0), LATENCY_SECONDS (20).
+# With --crowd it runs Benchmarks/messenger/crowd.py instead. Env: TALKERS (1000), CROWD (18000), RATE (1000 messages/s),
+# PHASE_SECONDS (20), SYNAPSE_RATE (50: what Synapse keeps up with here), SYNAPSE_CROWD_ACCOUNTS (500: its registration is slow).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ENGINES="sqlite postgres"
+MODE=pairs
 while [ $# -gt 0 ]; do
   case "$1" in
     --engines) ENGINES="${2//,/ }"; shift 2 ;;
+    --crowd) MODE=crowd; shift ;;
     *) echo "unknown option $1" >&2; exit 64 ;;
   esac
 done
@@ -43,6 +48,14 @@ stop_server() { if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wa
 trap 'stop_server; rm -rf "$WORK"' EXIT
 wait_up() { for _ in $(seq 1 300); do curl -sf "$1" >/dev/null && return 0; kill -0 "$SERVER" 2>/dev/null || { tail -50 "$2" >&2; return 1; }; sleep 0.2; done; return 1; }
 bench() {  # target url pid [secret]
+  if [ "$MODE" = crowd ]; then
+    local extra=(--rate "${RATE:-1000}")
+    if [ "$1" = synapse ]; then extra=(--rate "${SYNAPSE_RATE:-50}" --crowd-accounts "${SYNAPSE_CROWD_ACCOUNTS:-500}"); fi
+    if [ "$engine" = postgres ]; then extra+=(--postgres); fi
+    "$VENV/bin/python" Benchmarks/messenger/crowd.py --target "$1" --url "$2" --server-pid "$3" --shared-secret "${4:-}" \
+      --talkers "${TALKERS:-1000}" --crowd "${CROWD:-18000}" --seconds "${PHASE_SECONDS:-20}" "${extra[@]}" | sed -n 's/^RESULT //p'
+    return
+  fi
   "$VENV/bin/python" Benchmarks/messenger/bench.py --target "$1" --url "$2" --server-pid "$3" --shared-secret "${4:-}" \
     --seconds "${SECONDS_SEND:-10}" --idle "${IDLE:-1000}" --interval "${INTERVAL:-1.0}" --latency-seconds "${LATENCY_SECONDS:-20}" \
     | sed -n 's/^RESULT //p'
@@ -123,7 +136,25 @@ PY
 done
 
 mkdir -p .build/bench-results
-cp "$RESULTS" ".build/bench-results/messenger-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+cp "$RESULTS" ".build/bench-results/messenger-$MODE-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+if [ "$MODE" = crowd ]; then
+python3 - "$RESULTS" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+print(f"{'engine':<9} {'server':<10} {'clients':>8} {'msg/s':>6} {'phase':<7} {'p50 ms':>7} {'p99 ms':>7} {'delivered':>13} {'server CPU/msg':>15} {'db CPU/msg':>11}")
+for r in rows:
+    for phase in ("alone", "with_crowd"):
+        p = r[phase]
+        clients = r["talkers"] + (r["crowd"] if phase == "with_crowd" else 0)
+        db = f"{p['postgres_cpu_ms_per_message']:.3f} ms" if "postgres_cpu_ms_per_message" in p else "-"
+        print(f"{r['engine']:<9} {r['target']:<10} {clients:>8} {r['rate']:>6.0f} {phase:<7.7} {p['p50_ms'] or 0:>7.2f} {p['p99_ms'] or 0:>7.2f} "
+              f"{p['delivered']:>6}/{p['delivered'] + p['undelivered']:<6} {p['server_cpu_ms_per_message']:>12.3f} ms {db:>11}")
+    print(f"{r['engine']}/{r['target']}: {r['crowd']} idle clients ({r['crowd_still_open']} still open at the end), "
+          f"{r['kib_per_idle_connection']:.1f} KiB each; p99 with the crowd {r['p99_crowd_vs_alone']}x the p99 without"
+          + (" (goal at 1,000 messages/s: p99 <= 20 ms and <= 1.5x)" if r["target"] == "gatehouse" else ""))
+PY
+exit 0
+fi
 python3 - "$RESULTS" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]

@@ -82,9 +82,11 @@ def gatehouse(args):
             # rate fell to about 1,000/s in one run of three.
             subprocess.run(["psql", env["DATABASE_URL"], "-qc", "VACUUM ANALYZE"], check=True, capture_output=True)
     result = runs[-1]
-    if args.rate > 0:
-        # Latency at a steady offered rate, well under the saturation above (where every latency is 64 ÷ the rate).
-        paced = asyncio.run(paced_transfers(args.url, payers, args.rate, args.seconds, args.connections))
+    # Latency at a steady offered rate under the saturation above (where every latency is 64 ÷ the rate): by default
+    # the share of this run's saturated rate an operator plans for (PACED_SHARE, 0.5), or PACED_RATE when set.
+    rate = args.rate if args.rate > 0 else round(result["rps"] * args.share)
+    if rate > 0:
+        paced = asyncio.run(paced_transfers(args.url, payers, rate, args.seconds, args.connections))
         result.update({f"paced_{k}": v for k, v in paced.items()})
     audit = subprocess.run([args.gatehouse, "wallet", "audit"], cwd=args.workdir, env=env, capture_output=True, text=True)
     result.update({"target": "gatehouse", "payers": args.payers, "connections": args.connections, "audit": audit.stdout.strip()})
@@ -152,17 +154,19 @@ def pgbench(args):
                 latencies += [int(line.split()[2]) / 1000 for line in f if line.strip()]
         runs.append({"rps": tps, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99), "requests": len(latencies)})
     result = runs[-1]
-    if args.rate > 0:
-        # The same steady rate (-R): pgbench then counts each transaction's latency from when it was due.
+    # The same steady rate as Gatehouse's (run.sh passes it), with -R: pgbench then counts each transaction's latency
+    # from when it was due.
+    rate = args.rate if args.rate > 0 else round(result["rps"] * args.share)
+    if rate > 0:
         for old in glob.glob(os.path.join(work, "pgbench_log*")):
             os.remove(old)
-        subprocess.run(["pgbench", "-b", "tpcb-like", "-c", str(args.connections), "-j", "2", "-T", str(args.seconds), "-R", str(args.rate), "-l",
+        subprocess.run(["pgbench", "-b", "tpcb-like", "-c", str(args.connections), "-j", "2", "-T", str(args.seconds), "-R", str(rate), "-l",
                         "--log-prefix", os.path.join(work, "pgbench_log"), args.pg], capture_output=True, text=True, check=True)
         latencies = []
         for path in glob.glob(os.path.join(work, "pgbench_log*")):
             with open(path) as f:
                 latencies += [int(line.split()[2]) / 1000 for line in f if line.strip()]
-        result.update({"paced_rate": args.rate, "paced_rps": len(latencies) / args.seconds, "paced_p50_ms": percentile(latencies, 50),
+        result.update({"paced_rate": rate, "paced_rps": len(latencies) / args.seconds, "paced_p50_ms": percentile(latencies, 50),
                        "paced_p99_ms": percentile(latencies, 99)})
     result.update({"target": "pgbench", "scale": args.scale, "connections": args.connections})
     print("RESULT " + json.dumps(result))
@@ -219,8 +223,10 @@ def main():
     p.add_argument("--scale", type=int, default=int(os.environ.get("SCALE", "16")))
     p.add_argument("--seconds", type=int, default=int(os.environ.get("SECONDS_RUN", "15")))
     p.add_argument("--warmup", type=int, default=int(os.environ.get("WARMUP", "3")))
-    p.add_argument("--rate", type=int, default=int(os.environ.get("PACED_RATE", "1500")),
-                   help="transfers a second offered steadily after the saturation run, for latency at that load (0: skip)")
+    p.add_argument("--rate", type=int, default=int(os.environ.get("PACED_RATE", "0")),
+                   help="transfers a second offered steadily after the saturation run, for latency at that load (0: --share of it)")
+    p.add_argument("--share", type=float, default=float(os.environ.get("PACED_SHARE", "0.5")),
+                   help="without --rate, the steady rate is this share of the saturated rate measured in the same run (0: skip)")
     args = p.parse_args()
     {"gatehouse": gatehouse, "pgbench": pgbench, "sqlite": sqlite}[args.mode](args)
 

@@ -17,7 +17,7 @@ public func buildApplication(
     logger: Logger? = nil,
     onServerRunning: (@Sendable (Int) async -> Void)? = nil
 ) async throws -> GatehouseApplication {
-    var log = logger ?? Logger(label: "gatehouse")
+    var log = logger ?? Logger(label: "gatehouse", factory: GatehouseLogHandler.init)
     if logger == nil { log.logLevel = configuration.logLevel }
     let services = try GatehouseServices(configuration: configuration, dependencies: dependencies, logger: log)
     return buildApplication(services: services, onServerRunning: onServerRunning)

@@ -48,14 +48,23 @@ extension Request {
     /// The bearer token of the `Authorization` header, if any.
     package var bearerToken: String? {
         guard let value = headers[.authorization] else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        // Spaces and tabs around the token, trimmed by hand: Foundation's trimmingCharacters
-        // cost 6% of an authenticated read.
-        var token = parts[1]
-        while token.first == " " || token.first == "\t" { token.removeFirst() }
-        while token.last == " " || token.last == "\t" { token.removeLast() }
-        return token.isEmpty ? nil : String(token)
+        // Read as bytes: splitting, lower-casing and trimming the string as characters cost 2.5%
+        // of an authenticated read. `Bearer` in any case, a space, the token; spaces and tabs
+        // around either are dropped.
+        let bytes = value.utf8
+        func blank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, blank(bytes[start]) { start = bytes.index(after: start) }
+        while start < end, blank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        for letter in "bearer".utf8 {
+            // `| 0x20` lower-cases an ASCII letter; only `B` and `b` become `b`.
+            guard start < end, bytes[start] | 0x20 == letter else { return nil }
+            start = bytes.index(after: start)
+        }
+        guard start < end, bytes[start] == UInt8(ascii: " ") else { return nil }
+        while start < end, blank(bytes[start]) { start = bytes.index(after: start) }
+        return start < end ? String(Substring(bytes[start..<end])) : nil
     }
 }
 

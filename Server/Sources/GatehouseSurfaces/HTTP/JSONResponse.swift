@@ -8,7 +8,8 @@ package enum JSONResponse {
     package static let contentType = "application/json; charset=utf-8"
 
     package static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        make(encoded: try V1.encoder.encode(value), status: status)
+        if let written = value as? any JSONWritable { return make(buffer: written.jsonBuffer, status: status) }
+        return make(encoded: try V1.encoder.encode(value), status: status)
     }
 
     /// A body encoded already (a stored idempotent answer).
