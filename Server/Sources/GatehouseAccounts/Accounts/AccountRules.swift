@@ -58,7 +58,7 @@ package struct AccountRules: Sendable {
 
     /// The business's client records, which an account is bound to by its verified phone.
     package var clients: ClientRecords {
-        ClientRecords(database: database, clock: clock, defaultCountryCode: configuration.defaultCountryCode,
+        ClientRecords(database: database, clock: clock, sessions: sessions, defaultCountryCode: configuration.defaultCountryCode,
                       maxRows: configuration.operators.importMaxRows)
     }
 

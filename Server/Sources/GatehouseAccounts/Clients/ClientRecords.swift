@@ -63,9 +63,13 @@ package struct ClientRecords: Sendable {
     /// Most rows one import takes (`GATEHOUSE_CLIENT_IMPORT_MAX_ROWS`).
     package let maxRows: Int
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, defaultCountryCode: String, maxRows: Int = 100_000) {
+    /// Told of every write to a bound record, which the session lookup reads with its account.
+    package let sessions: SessionService
+
+    package init(database: DatabaseProvider, clock: GatehouseClock, sessions: SessionService, defaultCountryCode: String, maxRows: Int = 100_000) {
         self.database = database
         self.clock = clock
+        self.sessions = sessions
         self.defaultCountryCode = defaultCountryCode
         self.maxRows = maxRows
     }
@@ -169,12 +173,13 @@ package struct ClientRecords: Sendable {
                     && existing.decode(column: "base", as: String?.self) == record.base
                     && existing.decode(column: "parts", as: String.self) == parts
                 if same { counts.unchanged += 1; continue }
-                try await sql.raw("""
+                let bound = try await sql.raw("""
                     UPDATE client_records SET first_name = \(bind: record.firstName), last_name = \(bind: record.lastName),
                         middle_name = \(bind: record.middleName), email = \(bind: record.email), birthday = \(bind: record.birthday),
                         room = \(bind: record.room), base = \(bind: record.base), parts = \(bind: parts), updated_at = \(bind: now)
-                    WHERE phone = \(bind: record.phone)
-                    """).run()
+                    WHERE phone = \(bind: record.phone) RETURNING account_id
+                    """).first(decodingColumn: "account_id", as: UUID?.self) ?? nil
+                if let bound { try await sessions.accountChanged(bound, on: tx) }
                 counts.updated += 1
             } else {
                 try await sql.raw("""
@@ -219,9 +224,10 @@ package struct ClientRecords: Sendable {
         return try await database.db.transaction { tx in
             let sql = tx as! any SQLDatabase
             guard let row = try await sql.raw("DELETE FROM client_records WHERE phone = \(bind: phone) RETURNING account_id").first() else { return false }
+            let bound = try row.decode(column: "account_id", as: UUID?.self)
+            if let bound { try await sessions.accountChanged(bound, on: tx) }
             try await AuditLog(database: database, clock: clock).record(AuditEvent(
-                .clientDeleted, by: actor, account: try row.decode(column: "account_id", as: UUID?.self), origin: origin,
-                detail: ["phone": maskedForAudit(phone)]), on: tx)
+                .clientDeleted, by: actor, account: bound, origin: origin, detail: ["phone": maskedForAudit(phone)]), on: tx)
             return true
         }
     }
@@ -237,6 +243,7 @@ package struct ClientRecords: Sendable {
                 UPDATE client_records SET account_id = NULL, bound_at = NULL, unbound_account_id = \(bind: accountID)
                 WHERE account_id = \(bind: accountID) RETURNING phone
                 """).first() else { return false }
+            try await sessions.accountChanged(accountID, on: tx)
             try await AuditLog(database: database, clock: clock).record(AuditEvent(
                 .clientUnbound, by: actor, account: accountID, origin: origin,
                 detail: ["phone": maskedForAudit(try row.decode(column: "phone", as: String.self)), "reason": reason]), on: tx)
@@ -283,6 +290,7 @@ package struct ClientRecords: Sendable {
               AND NOT EXISTS (SELECT 1 FROM client_records bound WHERE bound.account_id = \(bind: accountID))
             RETURNING phone, first_name, last_name, middle_name, email, birthday, room, base, parts
             """).first() else { return nil }
+        try await sessions.accountChanged(accountID, on: tx)
         return try Self.record(row)
     }
 
@@ -303,13 +311,15 @@ package struct ClientRecords: Sendable {
         return try Self.record(row)
     }
 
-    static func record(_ row: any SQLRow) throws -> ClientRecord {
-        let parts = try row.decode(column: "parts", as: String.self)
+    /// A record from a row's columns, named as in the table after `prefix` (the session lookup
+    /// reads them beside the account's as `client_…`).
+    static func record(_ row: any SQLRow, prefix: String = "") throws -> ClientRecord {
+        func text(_ name: String) throws -> String? { try row.decode(column: prefix + name, as: String?.self) }
+        let parts = try row.decode(column: prefix + "parts", as: String.self)
         return ClientRecord(
-            phone: try row.decode(column: "phone", as: String.self), firstName: try row.decode(column: "first_name", as: String?.self),
-            lastName: try row.decode(column: "last_name", as: String?.self), middleName: try row.decode(column: "middle_name", as: String?.self),
-            email: try row.decode(column: "email", as: String?.self), birthday: try row.decode(column: "birthday", as: String?.self),
-            room: try row.decode(column: "room", as: String?.self), base: try row.decode(column: "base", as: String?.self),
+            phone: try row.decode(column: prefix + "phone", as: String.self), firstName: try text("first_name"),
+            lastName: try text("last_name"), middleName: try text("middle_name"), email: try text("email"), birthday: try text("birthday"),
+            room: try text("room"), base: try text("base"),
             parts: (try? JSONDecoder().decode([ClientPart].self, from: Data(parts.utf8))) ?? [])
     }
 }

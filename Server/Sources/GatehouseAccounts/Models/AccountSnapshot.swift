@@ -20,6 +20,11 @@ package struct AccountSnapshot: Sendable {
     package var avatarID: UUID?
     package var createdAt: Date
     package var updatedAt: Date
+    /// The business's client record bound to the account, as the session lookup read it with the
+    /// account (so the signed-in account's snapshot, `context.sessionAccount`, has it without a
+    /// query of its own). A snapshot made from a model (`AccountModel.snapshot`) has none: read
+    /// `ClientRecords.record(of:)` there.
+    package var clientRecord: ClientRecord? = nil
 
     /// The address the account is shown with: the pending one while a change is unconfirmed.
     package var displayedEmail: String? { pendingEmail ?? email }

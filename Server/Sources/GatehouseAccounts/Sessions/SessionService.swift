@@ -82,8 +82,9 @@ package struct SessionService: Sendable {
         return SessionWithAccount(session: found.session, account: found.account)
     }
 
-    /// The session and its account in one query, decoded by hand: Fluent's reflection and query
-    /// building cost more than the database itself on this path (docs/performance.md).
+    /// The session, its account and the account's client record in one query, decoded by hand:
+    /// Fluent's reflection and query building cost more than the database itself on this path
+    /// (docs/performance.md), and the record read on its own was 60% of `GET /api/users/user`.
     /// Prepared on PostgreSQL: planning the join cost the database nine times what running it
     /// did, on every request whose session was not cached.
     private func load(tokenHash: String) async throws -> SessionCache.Value? {
@@ -92,8 +93,11 @@ package struct SessionService: Sendable {
             SELECT s.id AS session_id, s.expires_at AS session_expires_at, s.last_used_at AS session_last_used_at,
                    a.id, a.phone, a.phone_verified_at, a.email, a.email_confirmed_at, a.pending_email, a.username,
                    a.first_name, a.last_name, a.middle_name, a.birthday, a.locale, a.fcm_token, a.avatar_id,
-                   a.created_at, a.updated_at
-            FROM sessions s JOIN accounts a ON a.id = s.account_id
+                   a.created_at, a.updated_at,
+                   c.phone AS client_phone, c.first_name AS client_first_name, c.last_name AS client_last_name,
+                   c.middle_name AS client_middle_name, c.email AS client_email, c.birthday AS client_birthday,
+                   c.room AS client_room, c.base AS client_base, c.parts AS client_parts
+            FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN client_records c ON c.account_id = a.id
             WHERE s.token_hash = \(bind: tokenHash) AND a.deletion_requested_at IS NULL AND a.locked_at IS NULL
             """).first
         else { return nil }
@@ -116,7 +120,8 @@ package struct SessionService: Sendable {
             fcmToken: row.decode(column: "fcm_token", as: String?.self),
             avatarID: row.decode(column: "avatar_id", as: UUID?.self),
             createdAt: row.decode(column: "created_at", as: Date.self),
-            updatedAt: row.decode(column: "updated_at", as: Date.self)
+            updatedAt: row.decode(column: "updated_at", as: Date.self),
+            clientRecord: row.decode(column: "client_phone", as: String?.self) == nil ? nil : ClientRecords.record(row, prefix: "client_")
         )
         if now.timeIntervalSince(try row.decode(column: "session_last_used_at", as: Date.self)) > lastUsedResolution {
             try await database.sql.raw("UPDATE sessions SET last_used_at = \(bind: now) WHERE id = \(bind: sessionID)").run()
@@ -187,6 +192,13 @@ package struct SessionService: Sendable {
     /// Sessions of the account ended: forgotten here at once, and on every other instance when
     /// the event arrives (with `db` a transaction, when it commits).
     private func sessionsEnded(accountID: UUID, on db: (any Database)? = nil) async throws {
+        try await accountChanged(accountID, on: db)
+    }
+
+    /// Something the session lookup reads with the account changed outside the account's row (its
+    /// client record): its cached sessions are forgotten here at once, and on every other instance
+    /// when the event arrives (with `db` a transaction, when it commits).
+    package func accountChanged(_ accountID: UUID, on db: (any Database)? = nil) async throws {
         cache.invalidate(accountID: accountID)
         try await bus.publish(BusEvent(topic: BusTopic.accountChanged, account: accountID), on: db)
     }

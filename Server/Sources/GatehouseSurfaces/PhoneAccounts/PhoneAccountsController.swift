@@ -96,8 +96,9 @@ package struct PhoneAccountsController: Sendable {
     }
 
     @Sendable package func user(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        // The client record came with the account in the session lookup (and is forgotten with it).
         let account = try context.requireSessionAccount()
-        return try JSONResponse.make(account.phoneUser(client: try await profile.rules.clients.record(of: account.id)))
+        return try JSONResponse.make(account.phoneUser(client: account.clientRecord))
     }
 
     @Sendable package func change(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

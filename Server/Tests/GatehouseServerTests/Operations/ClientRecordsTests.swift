@@ -52,6 +52,29 @@ struct ClientRecordsTests {
         }
     }
 
+    @Test("a change to a bound record shows on the next /api/users/user at once, though the session and its account are cached; an unbind too", arguments: TestEngine.available)
+    func boundRecordChange_showsAtOnce(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: a bound record, read once so the session's lookup (with the record) is cached
+            let clients = app.services.login.rules.clients
+            _ = try await clients.importFile(Self.ivan, format: .jsonLines, by: .system("test"))
+            try await app.registerPhoneAccount(phone: "+79123456789", email: nil)
+            let token = try await app.login("+79123456789", "secret-91!")
+            let first = try await app.user(token)
+
+            // MUT
+            _ = try await clients.importFile(Self.ivan.replacingOccurrences(of: "Room 12", with: "Room 14"), format: .jsonLines, by: .system("test"))
+            let changed = try await app.user(token)
+            _ = try await clients.unbind(accountID: first.id, reason: "test", by: .system("test"), origin: AuditOrigin())
+            let unbound = try await app.user(token)
+
+            // validate
+            #expect(first.room == "Room 12")
+            #expect(changed.room == "Room 14", "the import's change, not the cached record")
+            #expect(unbound.room == nil && unbound.parts.isEmpty, "unbound: no record")
+        }
+    }
+
     @Test("a record imported after the account exists binds at the next login; an unverified phone never binds; another account's record is never shown", arguments: TestEngine.available)
     func laterBindingAndClaims(engine: TestEngine) async throws {
         try await withApp(engine) { app in
