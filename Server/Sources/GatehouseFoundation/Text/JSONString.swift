@@ -1,8 +1,10 @@
 import Foundation
 
-/// One JSON string escaper for everything the server writes by hand (an SMS gateway's body
-/// template, the OpenAPI document as YAML): quotes, backslashes and every control character
-/// escaped, DEL (0x7F) too, which YAML does not allow raw; everything else as is (UTF-8).
+/// One JSON string escaper for the text the server writes by hand (an SMS gateway's body
+/// template, the OpenAPI document as YAML, bus events): quotes, backslashes and every control
+/// character escaped, DEL (0x7F) too, which YAML does not allow raw; everything else as is
+/// (UTF-8). Answers that must be `JSONEncoder`'s bytes exactly (it leaves DEL raw and writes
+/// `\b` and `\f`) use `JSONObjectWriter`, in the HTTP surface.
 package enum JSONString {
     /// `text` escaped for the inside of a JSON string, without the quotes.
     package static func escape(_ text: String) -> String {
