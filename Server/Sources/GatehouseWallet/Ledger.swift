@@ -38,7 +38,8 @@ package struct Ledger: Sendable {
     /// Moves `amount` from `debit` to `credit`. `dailyLimit`, when given, caps what `debit` pays
     /// out in one day (UTC) including this movement: a counter on the wallet's row, kept by the
     /// debit itself, so the check costs nothing and does not grow with the wallet's activity.
-    package func post(kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String?, request: UUID?,
+    /// `id`: the movement's id, made by the caller when something written before it names it.
+    package func post(id: UUID = OrderedID.make(), kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String?, request: UUID?,
               dailyLimit: Int64?, reference: String? = nil, on db: any Database) async throws -> Posting {
         precondition(amount > 0 && debit != credit)
         let sql = db as! any SQLDatabase
@@ -71,7 +72,6 @@ package struct Ledger: Sendable {
                 creditBalance = balance
             }
         }
-        let id = OrderedID.make()
         try await sql.raw("""
             INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
             VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: debit), \(bind: credit), \(bind: amount), \(bind: comment), \(bind: request),

@@ -109,13 +109,15 @@ package struct WalletService: WalletConcept {
     /// (`note`, authored by the payer) and tells both: answers the transfer with the payer's balance.
     package func move(_ kind: TransferKind, from payer: WalletRow, to payee: WalletRow, amount: Int64, comment: String?, request: UUID?,
               requestKind: MoneyRequestKind? = nil, note: PaymentNote.Kind, on tx: any Database, _ recorder: EventRecorder) async throws -> TransferResult {
-        // The chat first, then the wallets: the order a group commit takes them in.
-        let chats = try await core.dialogs.chats(between: [(payer.account, payee.account)], on: tx)
-        let posting = try await core.ledger.post(kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment, request: request,
+        // The chat and its message first, then the wallets: the order a group commit takes them in
+        // (`TransferBatcher`). A transfer that locked the wallets first and then waited for the
+        // chat's row, while a batch held that row and waited for the wallets, was a deadlock.
+        let id = OrderedID.make()
+        try await core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: id, requestId: request, requestKind: requestKind),
+                                                          comment: comment, author: payer.account, other: payee.account)], on: tx, recorder)
+        let posting = try await core.ledger.post(id: id, kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment, request: request,
                                                  dailyLimit: settings.dailyLimit, on: tx)
         let transfer = Transfer(id: posting.id, kind: kind, from: payer.party, to: payee.party, amount: amount, comment: comment, requestId: request, createdAt: posting.createdAt)
-        try await core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: posting.id, requestId: request, requestKind: requestKind),
-                                                          comment: comment, author: payer.account, other: payee.account)], in: chats, on: tx, recorder)
         try recorder.add(.walletTransfer, to: payer.account, TransferResult(transfer: transfer, balance: posting.debitBalance))
         try recorder.add(.walletTransfer, to: payee.account, TransferResult(transfer: transfer, balance: posting.creditBalance), push: true)
         return TransferResult(transfer: transfer, balance: posting.debitBalance)

@@ -21,14 +21,19 @@ struct ChatsAndMessagesTests {
             let v1 = app.v1
 
             // MUT
-            let ids = try await withThrowingTaskGroup(of: UUID.self) { group in
-                for index in 0..<8 {
-                    group.addTask {
-                        let (me, other) = index % 2 == 0 ? (ann, bob) : (bob, ann)
-                        return try await v1.openChat(me, with: other).id
+            let ids = try await Crowd.with(port: try #require(app.client.port), connections: 8) { crowd in
+                try await withThrowingTaskGroup(of: UUID.self) { group in
+                    for index in 0..<8 {
+                        group.addTask {
+                            let (me, other) = index % 2 == 0 ? (ann, bob) : (bob, ann)
+                            let body = String(buffer: try V1Client.encode(PersonReference(personId: other.id)))
+                            let answer = try await crowd.post(M.openChat.path, body: body, token: me.token)
+                            #expect(answer.status == 200, "\(answer.body)")
+                            return try answer.decoded(as: Chat.self).id
+                        }
                     }
+                    return try await group.reduce(into: Set<UUID>()) { $0.insert($1) }
                 }
-                return try await group.reduce(into: Set<UUID>()) { $0.insert($1) }
             }
 
             // validate
@@ -53,9 +58,18 @@ struct ChatsAndMessagesTests {
             // MUT
             let first = try await app.v1.send("Привет\r\nмир", in: chat.id, by: ann, clientID: "msg-1")
             let retry = try await app.v1.send("Привет\r\nмир", in: chat.id, by: ann, clientID: "msg-1")
-            let racing = try await withThrowingTaskGroup(of: UUID.self) { group in
-                for _ in 0..<6 { group.addTask { try await v1.send("race", in: chat.id, by: ann, clientID: "msg-2").id } }
-                return try await group.reduce(into: Set<UUID>()) { $0.insert($1) }
+            let racing = try await Crowd.with(port: try #require(app.client.port), connections: 6) { crowd in
+                try await withThrowingTaskGroup(of: UUID.self) { group in
+                    let body = String(buffer: try V1Client.encode(SendMessage(text: "race", clientMessageId: "msg-2")))
+                    for _ in 0..<6 {
+                        group.addTask {
+                            let answer = try await crowd.post(v1.path(M.send, chat.id), body: body, token: ann.token)
+                            #expect(answer.status == 201, "\(answer.body)")
+                            return try answer.decoded(as: Message.self).id
+                        }
+                    }
+                    return try await group.reduce(into: Set<UUID>()) { $0.insert($1) }
+                }
             }
 
             // validate

@@ -134,15 +134,18 @@ struct SecondFactorTests {
             let right = try await Self.appCode(uri, at: app.clock.now.addingTimeInterval(30))
             let wrong = (0..<100).map { String(format: "%06d", ($0 * 7919 + 13) % 1_000_000) }.filter { $0 != right }
 
-            // MUT: every guess at once
-            let statuses = try await withThrowingTaskGroup(of: GatehouseErrorCode?.self) { group in
-                for guess in wrong {
-                    group.addTask {
-                        let response = try await app.v1.post(V1.SecondFactors.complete.path, SecondFactorLogin(challenge: challenge.challenge, code: guess))
-                        return try? response.decoded(as: Problem.self).code
+            // MUT: every guess at once, each on its own connection
+            let statuses = try await Crowd.with(port: try #require(app.client.port), connections: wrong.count) { crowd in
+                try await withThrowingTaskGroup(of: GatehouseErrorCode?.self) { group in
+                    for guess in wrong {
+                        group.addTask {
+                            let body = String(buffer: try V1Client.encode(SecondFactorLogin(challenge: challenge.challenge, code: guess)))
+                            let answer = try await crowd.post(V1.SecondFactors.complete.path, body: body)
+                            return answer.code.flatMap(GatehouseErrorCode.init(rawValue:))
+                        }
                     }
+                    return try await group.reduce(into: [GatehouseErrorCode?]()) { $0.append($1) }
                 }
-                return try await group.reduce(into: [GatehouseErrorCode?]()) { $0.append($1) }
             }
 
             // validate: five judged (invalid_code), the rest refused unjudged

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseAPI
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
@@ -16,6 +18,8 @@ struct Crowd: Sendable {
             let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
             return object?["code"] as? String
         }
+        /// The body as a `/v1` wire type.
+        func decoded<T: Decodable>(as type: T.Type) throws -> T { try V1.decoder.decode(type, from: Data(body.utf8)) }
     }
 
     private let client: HTTPClient
@@ -51,11 +55,14 @@ struct Crowd: Sendable {
     }
 
     /// One `POST`, on a connection of the pool; `token` goes as `Authorization: Bearer`.
-    func post(_ path: String, body: String, contentType: String = "application/json", token: String? = nil) async throws -> Answer {
+    func post(
+        _ path: String, body: String, contentType: String = "application/json", token: String? = nil, headers: HTTPFields = [:]
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = .POST
         request.headers.add(name: "Content-Type", value: contentType)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
         request.body = .bytes(ByteBuffer(string: body))
         let response = try await client.execute(request, timeout: .seconds(60))
         let bytes = try await response.body.collect(upTo: 1 << 20)

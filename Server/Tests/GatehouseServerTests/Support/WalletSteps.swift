@@ -39,17 +39,21 @@ extension V1Client {
         try await post(W.transfer.path, NewTransfer(to: reference, amount: amount, comment: comment), token: someone.token, headers: idempotencyHeaders(key))
     }
 
-    /// The same transfer with one key sent `times` times at once (a tap repeated, a retry racing
-    /// the first): each answer's status and body.
+    /// The same transfer with one key sent `times` times at once, each on its own connection (a tap
+    /// repeated, a retry racing the first): each answer's status and body.
     func payAtOnce(_ times: Int, _ amount: Int64, to reference: PartyReference, by someone: Someone, key: String) async throws -> [(status: Int, body: String)] {
-        try await withThrowingTaskGroup(of: (status: Int, body: String).self) { group in
-            for _ in 0..<times {
-                group.addTask {
-                    let response = try await pay(amount, to: reference, by: someone, key: key)
-                    return (response.status.code, response.text)
+        let body = String(buffer: try Self.encode(NewTransfer(to: reference, amount: amount, comment: nil)))
+        let headers = idempotencyHeaders(key)
+        return try await Crowd.with(port: try #require(app.client.port), connections: times) { crowd in
+            try await withThrowingTaskGroup(of: (status: Int, body: String).self) { group in
+                for _ in 0..<times {
+                    group.addTask {
+                        let answer = try await crowd.post(W.transfer.path, body: body, token: someone.token, headers: headers)
+                        return (answer.status, answer.body)
+                    }
                 }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            return try await group.reduce(into: []) { $0.append($1) }
         }
     }
 

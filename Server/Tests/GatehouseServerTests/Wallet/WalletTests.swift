@@ -346,14 +346,18 @@ struct WalletTests {
             let v1 = app.v1
 
             // MUT: 30 payments of 1 rouble from ann to bob, and 10 back, at once
-            let answers = try await withThrowingTaskGroup(of: (fromAnn: Bool, status: Int).self) { group in
-                for index in 0..<40 {
-                    group.addTask {
-                        let (from, to) = index < 30 ? (ann, "bob") : (bob, "ann")
-                        return (index < 30, try await v1.pay(1_00, to: PartyReference(tag: to), by: from).status.code)
+            let answers = try await Crowd.with(port: try #require(app.client.port), connections: 40) { crowd in
+                try await withThrowingTaskGroup(of: (fromAnn: Bool, status: Int).self) { group in
+                    for index in 0..<40 {
+                        group.addTask {
+                            let (from, to) = index < 30 ? (ann, "bob") : (bob, "ann")
+                            let body = String(buffer: try V1Client.encode(NewTransfer(to: PartyReference(tag: to), amount: 1_00, comment: nil)))
+                            let answer = try await crowd.post(W.transfer.path, body: body, token: from.token, headers: v1.idempotencyHeaders(UUID().uuidString))
+                            return (index < 30, answer.status)
+                        }
                     }
+                    return try await group.reduce(into: [(fromAnn: Bool, status: Int)]()) { $0.append($1) }
                 }
-                return try await group.reduce(into: [(fromAnn: Bool, status: Int)]()) { $0.append($1) }
             }
             let statuses = answers.map(\.status)
 
