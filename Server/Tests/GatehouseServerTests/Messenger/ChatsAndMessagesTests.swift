@@ -89,7 +89,8 @@ struct ChatsAndMessagesTests {
     @Test("many sends at once (written in shared transactions): each gets its own answer, refusals stay alone, events stay gap-free", arguments: TestEngine.available)
     func concurrentSends_areIsolatedAndOrdered(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.messagesPerMinute = 25 }) { app in
-            // setup: four senders to one reader; a stranger; a chat whose other side takes friends only.
+            // setup: four senders to one reader; a stranger; a chat whose other side takes friends only
+            // (its writer sends nothing else, so that the limit does not answer first).
             let reader = try await app.v1.person("reader")
             var senders: [Someone] = []
             var chats: [UUID] = []
@@ -100,7 +101,8 @@ struct ChatsAndMessagesTests {
             }
             let stranger = try await app.v1.person("stranger")
             let shy = try await app.v1.person("shyone")
-            let shyChat = try await app.v1.openChat(senders[0], with: shy)
+            let talker = try await app.v1.person("talker")
+            let shyChat = try await app.v1.openChat(talker, with: shy)
             _ = try await app.v1.patch(M.updatePrivacy.path, json: #"{"whoCanMessageMe":"friends"}"#, token: shy.token)
             let v1 = app.v1
             let (allSenders, allChats) = (senders, chats)
@@ -129,7 +131,7 @@ struct ChatsAndMessagesTests {
                         return ("stranger", r.status, r.body)
                     }
                     group.addTask {
-                        let r = try await crowd.post(v1.path(M.send, shyChat.id), body: try body("hi", "hi"), token: allSenders[0].token)
+                        let r = try await crowd.post(v1.path(M.send, shyChat.id), body: try body("hi", "hi"), token: talker.token)
                         return ("shy", r.status, r.body)
                     }
                     return try await group.reduce(into: [(String, Int, String)]()) { $0.append($1) }
