@@ -23,25 +23,29 @@ final class PushPeers: @unchecked Sendable {
     static func start() async throws -> PushPeers {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("push_peers.py").path
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("push-peers-\(UUID().uuidString)")
-        let port = Int.random(in: 20_000...60_000)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, "--port", String(port), "--dir", directory.path]
+        // Port 0: the peer binds a port the system chooses and writes it into `ready`. A port
+        // picked here at random could be one of the test run's own outgoing connections.
+        process.arguments = ["python3", script, "--port", "0", "--dir", directory.path]
         let log = directory.path + ".log"
         FileManager.default.createFile(atPath: log, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
-        let peers = PushPeers(port: port, directory: directory, process: process)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             guard process.isRunning else {
                 throw Failure(description: "push_peers.py exited (is hypercorn installed? run scripts/test.sh): " + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
             }
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("ready").path), Self.answers(port: port) { return peers }
+            if let ready = try? String(contentsOf: directory.appendingPathComponent("ready"), encoding: .utf8), let port = Int(ready),
+               Self.answers(port: port) {
+                return PushPeers(port: port, directory: directory, process: process)
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
-        peers.stop()
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(at: directory)
         throw Failure(description: "push_peers.py did not answer within 30 s")
     }
 

@@ -3,7 +3,8 @@
 requires, over HTTP/2 and TLS (hypercorn), so the server's push clients are tested against a real
 protocol peer. Writes into --dir: a CA and its certificate (ca.pem) for the client to trust, the
 APNs signing key (apns.p8) with its key id and team id (apns.json), a Google service account
-(fcm.json), and every request it judged (received.jsonl), then `ready`.
+(fcm.json), and every request it judged (received.jsonl), then `ready` holding the port it listens on (--port 0:
+one the system chose, so that no other process can have taken it in between).
 
 APNs (`POST /3/device/{token}`): HTTP/2; `authorization: bearer` an ES256 JWT whose signature
 verifies with the key's public half, header `alg` ES256 and `kid` the key id, claims `iss` the
@@ -25,6 +26,7 @@ import datetime
 import json
 import os
 import secrets
+import socket
 import time
 import urllib.parse
 
@@ -40,7 +42,10 @@ p.add_argument("--port", type=int, required=True)
 p.add_argument("--dir", required=True)
 args = p.parse_args()
 os.makedirs(args.dir, exist_ok=True)
-BASE = f"https://127.0.0.1:{args.port}"
+# The listening socket first: the files below name its port.
+listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listening.bind(("127.0.0.1", args.port))
+BASE = f"https://127.0.0.1:{listening.getsockname()[1]}"
 TEAM, KEY_ID, BUNDLE = "TEAM123456", "KEY1234567", "com.example.gatehouse"
 FCM_SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
 
@@ -225,7 +230,7 @@ async def main():
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
     config = Config()
-    config.bind = [f"127.0.0.1:{args.port}"]
+    config.bind = [f"fd://{listening.fileno()}"]
     config.certfile = os.path.join(args.dir, "cert.pem")
     config.keyfile = os.path.join(args.dir, "key.pem")
     config.alpn_protocols = ["h2", "http/1.1"]
@@ -235,7 +240,7 @@ async def main():
     async def orphaned():
         while os.getppid() == parent:
             await asyncio.sleep(0.5)
-    write("ready", "")
+    write("ready", str(listening.getsockname()[1]))
     await serve(app, config, shutdown_trigger=orphaned)
 
 asyncio.run(main())
