@@ -18,7 +18,6 @@ struct ChatsAndMessagesTests {
             // setup
             let ann = try await app.v1.person("ann")
             let bob = try await app.v1.person("bob")
-            let v1 = app.v1
 
             // MUT
             let ids = try await Crowd.with(port: try #require(app.client.port), connections: 8) { crowd in
