@@ -45,6 +45,11 @@ package struct MessengerPushes: EventPusher {
         return name.isEmpty ? (tag.map { "@" + $0 } ?? "—") : name
     }
 
+    /// What a push of money needs of its payload: the transfer.
+    private struct Moved: Decodable {
+        var transfer: Transfer
+    }
+
     private static func money(_ kopecks: Int64) -> String { Kopecks.format(kopecks, grouping: " ") + " ₽" }
 
     package func push(_ events: [PendingEvent], on tx: any Database) async throws {
@@ -72,8 +77,8 @@ package struct MessengerPushes: EventPusher {
                                       body: LocalizedText(requested ? "push.friendRequested.body" : "push.friendAccepted.body", [who]),
                                       thread: "friends", data: ["kind": requested ? "friend_request" : "friend_accepted", "person": person.id.uuidString.lowercased()]))
             case .walletTransfer:
-                guard let result = try? V1.decoder.decode(TransferResult.self, from: data), result.transfer.to.id == event.account else { continue }
-                let transfer = result.transfer
+                // The event's `TransferResult`, or a push written before the balance was known (`{"transfer": …}`).
+                guard let transfer = try? V1.decoder.decode(Moved.self, from: data).transfer, transfer.to.id == event.account else { continue }
                 let body = transfer.from.map { LocalizedText("push.money.body", [Self.name($0.firstName, $0.lastName, $0.tag), Self.money(transfer.amount)]) }
                     ?? LocalizedText("push.money.topUp", [Self.money(transfer.amount)])
                 notices.append(Notice(account: event.account, title: LocalizedText("push.money.title"), body: body, thread: "wallet",

@@ -188,14 +188,13 @@ extension MessengerStore {
     /// A direct chat: its id, and whether both members see it.
     package typealias DirectChat = (id: UUID, allVisible: Bool)
 
-    /// Of these accounts, those who restrict who may message them (friends only, or a block list).
-    package func restricted(_ accounts: [UUID], on db: any Database) async throws -> Set<UUID> {
-        guard !accounts.isEmpty else { return [] }
-        let rows = try await sql(db).raw("""
-            SELECT account_id FROM messenger_people WHERE account_id IN (\(binds: accounts)) AND who_can_message = \(bind: MessagingAudience.friends.rawValue)
-            UNION SELECT account_id FROM messenger_blocks WHERE account_id IN (\(binds: accounts))
-            """).all()
-        return Set(try rows.map { try $0.decode(column: "account_id", as: UUID.self) })
+    /// Whether the account in `account` (a column or value of the statement it is part of)
+    /// restricts who may message it: friends only, or a block list.
+    package static func restricts(_ account: SQLQueryString) -> SQLQueryString {
+        """
+        (EXISTS (SELECT 1 FROM messenger_people mp WHERE mp.account_id = \(account) AND mp.who_can_message = \(bind: MessagingAudience.friends.rawValue)) \
+        OR EXISTS (SELECT 1 FROM messenger_blocks mb WHERE mb.account_id = \(account)))
+        """
     }
 
     /// The direct chats of these pairs, made (hidden from both) where missing, once however many

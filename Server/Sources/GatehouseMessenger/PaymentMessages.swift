@@ -3,6 +3,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
+import SQLKit
 
 /// Wallet messages (docs/wallet.md, "Dialogs"): a transfer or a money request between two people
 /// appears in their direct chat, made if they had none, in the transaction that moves the money,
@@ -18,10 +19,11 @@ package struct PaymentMessages: MessengerConcept {
         try await checkMayMessage(recipient, from: author, on: db)
     }
 
-    /// Of `accounts`, those who do not take messages from everyone (friends only, or who blocked
-    /// somebody): a group commit sends payments to them alone, where `checkMayPost` decides.
-    package func restricted(_ accounts: Set<UUID>, on db: any Database) async throws -> Set<UUID> {
-        try await store.restricted(Array(accounts), on: db)
+    /// Whether the account in `account` (a column of the statement it is part of) does not take
+    /// messages from everyone (friends only, or who blocked somebody): a group commit reads it with
+    /// the payees' wallets and sends payments to them alone, where `checkMayPost` decides.
+    package static func restricts(_ account: SQLQueryString) -> SQLQueryString {
+        MessengerStore.restricts(account)
     }
 
     /// One wallet message to post.

@@ -31,7 +31,7 @@ package final class TransferBatcher: Sendable {
 
     package init(core: WalletCore) {
         let service = WalletService(core: core, batched: false)
-        commits = GroupCommit(maxBatch: core.settings.transfersPerCommit, concurrency: 2, database: core.database, write: { requests in
+        commits = GroupCommit(maxBatch: core.settings.transfersPerCommit, concurrency: core.settings.commitWriters, database: core.database, write: { requests in
             try await service.write(requests)
         }, single: { request in
             try await service.transferAlone(request.viewer, request.input, call: request.call)
@@ -53,9 +53,11 @@ extension WalletService {
         //    enough money or over the day's limit as read, a key twice in the batch) goes alone,
         //    where it claims its key first and is refused.
         let keys = requests.map { try? PartyKey($0.input.to, field: "to", defaultCountryCode: core.defaultCountryCode) }
-        let found = try await resolve(keys.compactMap { $0 }, with: Array(Set(requests.map(\.viewer.id))))
-        // Payees who do not take messages from everyone are paid alone, where their privacy decides.
-        let restricted = try await core.dialogs.restricted(Set(found.named.values.map(\.account)), on: database.db)
+        //    Payees who do not take messages from everyone are paid alone, where their privacy
+        //    decides: whether they do is read in the same statement, and whether they have a push
+        //    device (none: no push is written, and no device read in the transaction).
+        let found = try await resolve(keys.compactMap { $0 }, with: Array(Set(requests.map(\.viewer.id))),
+                                      restricts: PaymentMessages.restricts, hasDevices: PushDevices.exist)
         let now = clock.now()
         var balances: [UUID: Ledger.Balance] = [:]
         for wallet in Array(found.named.values) + Array(found.mine.values) {
@@ -65,7 +67,7 @@ extension WalletService {
         var seen: Set<KeyRef> = []
         for (index, request) in requests.enumerated() {
             guard let key = keys[index] ?? nil, let payee = found.named[key], let payer = found.mine[request.viewer.id],
-                  !restricted.contains(payee.account),
+                  !payee.restricts,
                   (try? checkTransfer(request.viewer, to: payee, amount: request.input.amount)) != nil,
                   balances[payer.id]!.pay(request.input.amount, day: Ledger.day(now), dailyLimit: settings.dailyLimit) == nil,
                   seen.insert(request.call.ref).inserted
@@ -101,6 +103,11 @@ extension WalletService {
                                         comment: m.comment, requestId: nil, createdAt: now)
                 return (value: transfer, json: try V1.encoder.encode(transfer))
             }
+            // The payees' pushes, before the locks: they need the transfer, not the balance.
+            for (c, transfer) in zip(mine, transfers) where c.payee.hasDevices {
+                recorder.push(.walletTransfer, to: c.payee.account, encoded: Self.transferPush(transfer.json))
+            }
+            try await core.events.pushNow(recorder, on: tx)
 
             // 4. The money, under the wallets' locks: the balances, the entries, the answers and
             //    the events. A movement refused now (another transaction spent the money since the
@@ -116,7 +123,7 @@ extension WalletService {
                 guard case .success(let posting) = result else { throw BatchRefused() }
                 let body = Self.transferResult(transfer.json, balance: posting.debitBalance)
                 recorder.add(.walletTransfer, to: c.payer.account, encoded: body)
-                recorder.add(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(transfer.json, balance: posting.creditBalance), push: true)
+                recorder.add(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(transfer.json, balance: posting.creditBalance))
                 let answer = StoredAnswer(status: c.request.call.successStatus, body: body)
                 answers.append((c.request.call, answer))
                 answered.append((c.index, TransferResult(transfer: transfer.value, balance: posting.debitBalance), answer))
@@ -137,6 +144,15 @@ extension WalletService {
         var json = Data(#"{"balance":"#.utf8)
         json.append(contentsOf: String(balance).utf8)
         json.append(contentsOf: #","transfer":"#.utf8)
+        json.append(transfer)
+        json.append(UInt8(ascii: "}"))
+        return json
+    }
+
+    /// What a payee's push is written from before the wallets' locks, where the balance is not
+    /// known yet: `{"transfer": …}` (the push tells the transfer, not the balance).
+    static func transferPush(_ transfer: Data) -> Data {
+        var json = Data(#"{"transfer":"#.utf8)
         json.append(transfer)
         json.append(UInt8(ascii: "}"))
         return json

@@ -5,6 +5,7 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehouseMessenger
 import GatehousePlatform
+import SQLKit
 
 /// What every wallet service shares (docs/wallet.md): the database, the clock, the limits, the
 /// ledger, the idempotency keys, the event log (wallet events ride the messenger's per-account
@@ -89,6 +90,11 @@ package struct WalletRow: Sendable {
     package var paidToday: Int64
     package var createdAt: Date
     package var party: WalletParty
+    /// Whether the account takes messages only from some (friends only, a block list): read only
+    /// where asked (`WalletStore.wallets(named:mine:restricts:on:)`), false elsewhere.
+    package var restricts = false
+    /// Whether the account has a push device: read only where asked, true elsewhere.
+    package var hasDevices = true
 }
 
 extension WalletConcept {
@@ -160,8 +166,10 @@ extension WalletConcept {
     }
 
     /// The wallets the keys name and the wallets of the accounts `mine`, in one read.
-    package func resolve(_ keys: [PartyKey], with mine: [UUID], on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
-        try await core.store.wallets(named: keys, mine: mine, on: db)
+    package func resolve(_ keys: [PartyKey], with mine: [UUID], restricts: ((SQLQueryString) -> SQLQueryString)? = nil,
+                         hasDevices: ((SQLQueryString) -> SQLQueryString)? = nil,
+                         on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
+        try await core.store.wallets(named: keys, mine: mine, restricts: restricts, hasDevices: hasDevices, on: db)
     }
 
     package func parties(_ ids: Set<UUID>, on db: (any Database)? = nil) async throws -> [UUID: WalletParty] {

@@ -43,8 +43,10 @@ package struct WalletStore: Sendable {
     }
 
     /// The wallets the keys name (a tag, a verified phone, a confirmed email), and those of `mine`;
-    /// none of an account being deleted.
-    package func wallets(named keys: [PartyKey], mine: [UUID], on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
+    /// none of an account being deleted. `restricts` and `hasDevices`, when given, are conditions
+    /// on the account's id, read into the rows' fields of those names in the same statement.
+    package func wallets(named keys: [PartyKey], mine: [UUID], restricts: ((SQLQueryString) -> SQLQueryString)? = nil,
+                         hasDevices: ((SQLQueryString) -> SQLQueryString)? = nil, on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
         var tags: [String] = [], phones: [String] = [], emails: [String] = []
         for key in Set(keys) {
             switch key {
@@ -62,14 +64,17 @@ package struct WalletStore: Sendable {
         if !mine.isEmpty { conditions.append(.isAny("a.id", mine, postgres: postgres)) }
         guard !conditions.isEmpty else { return ([:], [:]) }
         let rows = try await sql.preparedRows("""
-            SELECT \(Self.walletColumns), a.username_key, a.phone AS account_phone, a.phone_verified_at, a.email, a.email_confirmed_at
+            SELECT \(Self.walletColumns), a.username_key, a.phone AS account_phone, a.phone_verified_at, a.email, a.email_confirmed_at,
+                   \(restricts?("a.id") ?? "FALSE") AS restricts, \(hasDevices?("a.id") ?? "TRUE") AS has_devices
             FROM accounts a JOIN wallets w ON w.account_id = a.id
             WHERE (\(conditions.joined(separator: " OR "))) AND a.deletion_requested_at IS NULL
             """)
         let mineSet = Set(mine)
         var named: [PartyKey: WalletRow] = [:], own: [UUID: WalletRow] = [:]
         for row in rows {
-            let wallet = try walletRow(row)
+            var wallet = try walletRow(row)
+            wallet.restricts = try row.decode(column: "restricts", as: Bool.self)
+            wallet.hasDevices = try row.decode(column: "has_devices", as: Bool.self)
             if let tag = try row.decode(column: "username_key", as: String?.self) { named[.tag(tag)] = wallet }
             if let phone = try row.decode(column: "account_phone", as: String?.self), try row.decode(column: "phone_verified_at", as: Date?.self) != nil {
                 named[.phone(phone)] = wallet

@@ -109,6 +109,11 @@ package struct PushDevices: Sendable {
         try await database.sql.raw("SELECT * FROM push_devices WHERE account_id = \(bind: accountID) ORDER BY created_at, id").all().map(Self.record)
     }
 
+    /// Whether the account in `account` (a column of the statement it is part of) has a device.
+    package static func exist(for account: SQLQueryString) -> SQLQueryString {
+        "EXISTS (SELECT 1 FROM push_devices pd WHERE pd.account_id = \(account))"
+    }
+
     /// The devices of these accounts, in the caller's transaction (what a push is written for).
     package func devices(of accounts: [UUID], on db: any Database) async throws -> [PushDeviceRecord] {
         guard !accounts.isEmpty else { return [] }

@@ -343,6 +343,8 @@ public struct GatehouseConfiguration: Sendable {
         public var requestsPerDay: Int = 200
         /// Most transfers one transaction writes (group commit; 1 writes each on its own).
         public var transfersPerCommit: Int = 64
+        /// Most batches of transfers written at once, each its own transaction and connection.
+        public var commitWriters: Int = 2
         /// Money in through a payment provider (docs/wallet.md, "Money in").
         public var topUps = TopUps()
         public init() {}
@@ -646,6 +648,7 @@ extension GatehouseConfiguration {
         w.lookupsPerHour = try reader.int("GATEHOUSE_WALLET_LOOKUPS_PER_HOUR", default: w.lookupsPerHour, range: 1...1_000_000)
         w.requestsPerDay = try reader.int("GATEHOUSE_WALLET_REQUESTS_PER_DAY", default: w.requestsPerDay, range: 1...1_000_000)
         w.transfersPerCommit = try reader.int("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", default: w.transfersPerCommit, range: 1...1_000)
+        w.commitWriters = try reader.int("GATEHOUSE_WALLET_COMMIT_WRITERS", default: w.commitWriters, range: 1...64)
         var t = w.topUps
         t.stripeSecretKey = reader.verbatim("GATEHOUSE_STRIPE_SECRET_KEY")
         t.webhookSecret = reader.verbatim("GATEHOUSE_STRIPE_WEBHOOK_SECRET")

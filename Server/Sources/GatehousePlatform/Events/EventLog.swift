@@ -59,6 +59,12 @@ package final class EventRecorder: Sendable {
         if push { pushes.withLockedValue { $0.append(event) } }
     }
 
+    /// A push with no event of its own, for `EventLog.pushNow`: the event that tells the same
+    /// thing is recorded later without `push`, once its payload is known.
+    package func push(_ kind: RealtimeEventKind, to account: UUID, encoded payload: Data) {
+        pushes.withLockedValue { $0.append(PendingEvent(account: account, kind: kind, data: String(decoding: payload, as: UTF8.self))) }
+    }
+
     fileprivate func take() -> [PendingEvent] { pending.withLockedValue { events in defer { events = [] }; return events } }
     fileprivate func takePushes() -> [PendingEvent] { pushes.withLockedValue { events in defer { events = [] }; return events } }
 
@@ -122,6 +128,15 @@ package struct EventLog: Sendable {
         }
         if !announcesInTransaction { try? await announce(stored, withFrames: true, on: nil) }
         return value
+    }
+
+    /// Writes the pushes recorded so far, in `tx`, now rather than after the body: a batch of
+    /// payments writes them before it locks the wallets, so that other payments do not wait for
+    /// those locks while the devices are read and the outbox written.
+    package func pushNow(_ recorder: EventRecorder, on tx: any Database) async throws {
+        let pushes = recorder.takePushes()
+        guard let pusher, !pushes.isEmpty else { return }
+        try await pusher.push(pushes, on: tx)
     }
 
     /// Writes events in a transaction someone else commits (an account change seen by the
