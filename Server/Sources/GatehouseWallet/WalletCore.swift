@@ -91,7 +91,7 @@ package struct WalletRow: Sendable {
     package var createdAt: Date
     package var party: WalletParty
     /// Whether the account takes messages only from some (friends only, a block list): read only
-    /// where asked (`WalletStore.wallets(named:mine:restricts:on:)`), false elsewhere.
+    /// where asked (`WalletStore.wallets(named:mine:restricts:hasDevices:on:)`), false elsewhere.
     package var restricts = false
     /// Whether the account has a push device: read only where asked, true elsewhere.
     package var hasDevices = true
