@@ -8,15 +8,17 @@ import GatehouseMessenger
 /// Group commit for transfers (`GroupCommit`; docs/wallet.md, "Group commit"): the transfers
 /// that arrive while a batch is being written go in the next one, and a batch is one
 /// transaction with a fixed number of statements however many transfers it holds: the
-/// recipients and payers in one read (before the transaction), the keys claimed in one insert,
-/// the chats, movements and messages before the wallets are locked (`PaymentMessages`,
-/// `Ledger.record`), and under the locks the wallets and the events' counters in one statement
-/// (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries, answers, events
-/// and notifications in one statement.
+/// recipients (with their privacy and whether they have a push device) and payers in one read
+/// (before the transaction), the keys claimed in one insert, then before the wallets are locked
+/// the chats, movements and messages (`PaymentMessages`, `Ledger.record`) and the recipients'
+/// pushes (`EventLog.pushNow`), and under the locks the wallets and the events' counters in one
+/// statement (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries,
+/// answers, events and notifications in one statement.
 ///
 /// The batch takes the common case and leaves the rest to `WalletService.transferAlone`, after
 /// it: a key used before (a retry: replayed there), a refusal as read (not enough money, a
-/// limit, an unknown recipient: said and remembered there), the same key twice in one batch; a
+/// limit, an unknown recipient: said and remembered there), a recipient who restricts their
+/// messages (their privacy decides there), the same key twice in one batch; a
 /// refusal found under the locks sends the whole batch there. Whatever the batch answers is
 /// what the transfer on its own would have answered.
 package final class TransferBatcher: Sendable {
@@ -105,7 +107,7 @@ extension WalletService {
             }
             // The payees' pushes, before the locks: they need the transfer, not the balance.
             for (c, transfer) in zip(mine, transfers) where c.payee.hasDevices {
-                recorder.push(.walletTransfer, to: c.payee.account, encoded: Self.transferPush(transfer.json))
+                recorder.push(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(transfer.json, balance: nil))
             }
             try await core.events.pushNow(recorder, on: tx)
 
@@ -139,20 +141,12 @@ extension WalletService {
 
     /// `TransferResult` as `V1.encoder` writes it (keys sorted: `balance`, `transfer`; no
     /// spaces), from the transfer's own JSON: the balance is all that the wallets' locks add, so
-    /// the rest is encoded before them.
-    package static func transferResult(_ transfer: Data, balance: Int64) -> Data {
-        var json = Data(#"{"balance":"#.utf8)
-        json.append(contentsOf: String(balance).utf8)
-        json.append(contentsOf: #","transfer":"#.utf8)
-        json.append(transfer)
-        json.append(UInt8(ascii: "}"))
-        return json
-    }
-
-    /// What a payee's push is written from before the wallets' locks, where the balance is not
-    /// known yet: `{"transfer": …}` (the push tells the transfer, not the balance).
-    static func transferPush(_ transfer: Data) -> Data {
-        var json = Data(#"{"transfer":"#.utf8)
+    /// the rest is encoded before them. With no balance, `{"transfer": …}`: what a payee's push is
+    /// written from before the locks (the push tells the transfer, not the balance).
+    package static func transferResult(_ transfer: Data, balance: Int64?) -> Data {
+        var json = Data("{".utf8)
+        if let balance { json.append(contentsOf: #""balance":\#(balance),"#.utf8) }
+        json.append(contentsOf: #""transfer":"#.utf8)
         json.append(transfer)
         json.append(UInt8(ascii: "}"))
         return json

@@ -17,7 +17,7 @@ import Testing
 struct WalletTests {
     typealias W = V1.Wallet
 
-    @Test("a batch's answer, spliced from the transfer's JSON and the balance, is what the encoder writes", arguments: [
+    @Test("a batch's answer, spliced from the transfer's JSON and the balance, is what the encoder writes; without the balance, the push's payload", arguments: [
         (Int64(0), "rent \"May\" / ₽", true), (Int64(-42), nil, false), (Int64(9_223_372_036_854_775_807), "", true),
     ])
     func splicedAnswer(balance: Int64, comment: String?, withAvatar: Bool) throws {
@@ -27,6 +27,8 @@ struct WalletTests {
                                 amount: 12_345, comment: comment, requestId: withAvatar ? UUID() : nil, createdAt: Date(timeIntervalSince1970: 1_764_000_000))
         let spliced = WalletService.transferResult(try V1.encoder.encode(transfer), balance: balance)
         #expect(spliced == (try V1.encoder.encode(TransferResult(transfer: transfer, balance: balance))))
+        struct Moved: Encodable { var transfer: Transfer }
+        #expect(WalletService.transferResult(try V1.encoder.encode(transfer), balance: nil) == (try V1.encoder.encode(Moved(transfer: transfer))))
     }
 
     @Test("a batch numbers its events from the counters it raised with the lock, and refuses events other than those counted", arguments: TestEngine.available)
