@@ -280,6 +280,7 @@ let package = Package(
             dependencies: [
                 "GatehouseFoundation", "GatehousePlatform", "GatehouseAccounts", "GatehouseMessenger", "GatehouseWallet",
                 "GatehouseSignToLogin", "GatehouseSurfaces", "GatehouseServer", "GatehouseTestSupport",
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

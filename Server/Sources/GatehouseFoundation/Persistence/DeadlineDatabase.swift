@@ -13,6 +13,12 @@ import SQLKit
 /// request in about 200,000 whose query never completed when PostgreSQL was shut down under it
 /// (docs/decisions.md, "the hang"); the error logged here names the operation.
 ///
+/// On PostgreSQL each operation also runs on a connection it leases itself and is watched
+/// (`ConnectionWatch`): should that connection close under it, the operation fails at once
+/// with `DatabaseConnectionLostError` and the connection goes back to the pool, which drops
+/// it. That is what answers the query postgres-nio loses on a connection that has just closed,
+/// long before the deadline, and without stranding its pool slot.
+///
 /// A late answer is dropped (a promise completes once). A transaction has one deadline as a
 /// whole; the statements inside it run under it without timers of their own (a timer per
 /// statement cost a thread wake-up each: a tenth of a message send on SQLite).
@@ -29,27 +35,50 @@ package struct DeadlineDatabase: Database, SQLDatabase {
     private var sql: any SQLDatabase { base as! any SQLDatabase }
 
     package func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void) -> EventLoopFuture<Void> {
-        bounded("\(query.action) \(query.schema)", base.execute(query: query, onOutput: onOutput))
+        bounded("\(query.action) \(query.schema)") { $0.execute(query: query, onOutput: onOutput) }
     }
 
     package func execute(schema: DatabaseSchema) -> EventLoopFuture<Void> {
-        bounded("schema \(schema.schema)", base.execute(schema: schema))
+        bounded("schema \(schema.schema)") { $0.execute(schema: schema) }
     }
 
     package func execute(enum: DatabaseEnum) -> EventLoopFuture<Void> {
-        bounded("enum \(`enum`.name)", base.execute(enum: `enum`))
+        bounded("enum \(`enum`.name)") { $0.execute(enum: `enum`) }
     }
 
     package func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        bounded("transaction", always: true, base.transaction { [deadline, health] db in
+        let (deadline, health) = (deadline, health)
+        let body: @Sendable (any Database) -> EventLoopFuture<T> = { db in
             closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false, health: health))
-        })
+        }
+        guard base is any PostgresDatabase, !base.inTransaction else {
+            return deadlined("transaction", always: true, base.transaction(body))
+        }
+        // Fluent's own transaction, on the connection `bounded` leases and watches: a ROLLBACK
+        // after that connection closed would be lost as well, so none is sent.
+        return bounded("transaction", always: true) { db in
+            let sql = db as! any SQLDatabase
+            return sql.raw("BEGIN").run().flatMap {
+                body(db).flatMap { result in sql.raw("COMMIT").run().map { result } }
+                    .flatMapError { error in
+                        guard let connection = ConnectionWatch.connection(of: db), !connection.isClosed else {
+                            return db.eventLoop.makeFailedFuture(error)
+                        }
+                        return sql.raw("ROLLBACK").run().flatMapThrowing { throw error }
+                    }
+            }
+        }
     }
 
     package func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        base.withConnection { [deadline, boundsEachOperation, health] db in
+        let (deadline, boundsEachOperation, health) = (deadline, boundsEachOperation, health)
+        let body: @Sendable (any Database) -> EventLoopFuture<T> = { db in
             closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: boundsEachOperation, health: health))
         }
+        // The work on a leased connection has no deadline of its own (it may hold the connection
+        // as long as it needs), but it is watched: it fails should the connection close under it.
+        guard boundsEachOperation, base is any PostgresDatabase else { return base.withConnection(body) }
+        return base.withConnection { db in ConnectionWatch.watch(body(db), on: db) }
     }
 
     // SQLDatabase
@@ -60,7 +89,7 @@ package struct DeadlineDatabase: Database, SQLDatabase {
     package var queryLogLevel: Logger.Level? { sql.queryLogLevel }
 
     package func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
-        bounded("sql", sql.execute(sql: query, onRow))
+        bounded("sql") { ($0 as! any SQLDatabase).execute(sql: query, onRow) }
     }
 
     /// On PostgreSQL, `query` as a prepared statement (`PreparedStatements`); its rows as SQL
@@ -72,13 +101,26 @@ package struct DeadlineDatabase: Database, SQLDatabase {
         query.serialize(to: &serializer)
         guard let bindings = try PreparedStatements.bindings(serializer.binds), let slot = PreparedStatements.slot(for: serializer.sql) else { return nil }
         let (run, logger, text) = (PreparedStatements.runners[slot], self.logger, serializer.sql.prefix(60))
-        return try await bounded("prepared \(text)", postgres.withConnection { connection in
-            connection.eventLoop.makeFutureWithTaskOnLoop { try await run(connection, bindings, logger).map { $0.sql() } }
+        let watched = boundsEachOperation
+        return try await deadlined("prepared \(text)", postgres.withConnection { connection in
+            let answer: EventLoopFuture<[any SQLRow]?> = connection.eventLoop.makeFutureWithTaskOnLoop {
+                try await run(connection, bindings, logger).map { $0.sql() }
+            }
+            return watched ? ConnectionWatch.shared.watch(answer, on: connection) : answer
         }).get()
     }
 
-    private func bounded<T>(_ operation: @escaping @autoclosure @Sendable () -> String, always: Bool = false,
-                            _ future: EventLoopFuture<T>) -> EventLoopFuture<T> {
+    /// `operation` under the deadline; on PostgreSQL on a connection leased for it and watched
+    /// (`ConnectionWatch`). Inside a transaction it runs as it is: the transaction is bounded.
+    private func bounded<T>(_ name: @escaping @autoclosure @Sendable () -> String, always: Bool = false,
+                            _ operation: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        guard boundsEachOperation || always else { return operation(base) }
+        guard base is any PostgresDatabase else { return deadlined(name(), always: always, operation(base)) }
+        return deadlined(name(), always: always, base.withConnection { db in ConnectionWatch.watch(operation(db), on: db) })
+    }
+
+    private func deadlined<T>(_ operation: @escaping @autoclosure @Sendable () -> String, always: Bool = false,
+                              _ future: EventLoopFuture<T>) -> EventLoopFuture<T> {
         guard boundsEachOperation || always else { return future }
         let promise = future.eventLoop.makePromise(of: T.self)
         // Both are touched only on their own event loop (the timer is scheduled there, `whenComplete`
@@ -129,6 +171,92 @@ package final class PoolHealth: Sendable {
 
     /// The pool was replaced: the stranded connections belong to the old one.
     package func reset() { stranded.withLockedValue { $0 = 0 } }
+}
+
+/// The PostgreSQL connections operations are running on, watched for closing. postgres-nio
+/// 1.33.2 writes a query to its channel with no promise, so a query written just after the
+/// channel closed is lost: its own promise is never completed (docs/decisions.md, "the hang").
+/// Every operation `DeadlineDatabase` runs on a connection is registered here; when that
+/// connection closes, whatever is still pending on it `grace` later is failed with
+/// `DatabaseConnectionLostError`. The pool then gets the connection back and drops it, where a
+/// lost query used to hold its slot until the process restarted.
+///
+/// One callback per connection on its close future (not one per operation, which would pile up
+/// on a connection that lives for hours); the operations pending on it are kept here.
+package final class ConnectionWatch: Sendable {
+    package static let shared = ConnectionWatch(grace: .milliseconds(200))
+
+    /// How long after its connection closed an operation may still complete on its own: the
+    /// queries postgres-nio knew of are failed as the channel goes inactive, before its close
+    /// future completes; their errors travel through a few futures, on the same loop.
+    package let grace: TimeAmount
+    private let state = NIOLockedValueBox(State())
+
+    private struct State {
+        var next: UInt64 = 0
+        var pending: [ObjectIdentifier: [UInt64: @Sendable () -> Void]] = [:]
+    }
+
+    package init(grace: TimeAmount) {
+        self.grace = grace
+    }
+
+    /// `future`, failed with `DatabaseConnectionLostError` should the connection `db` is bound to
+    /// close before it completes. `future` itself when `db` is not a PostgreSQL connection.
+    package static func watch<T>(_ future: EventLoopFuture<T>, on db: any Database) -> EventLoopFuture<T> {
+        guard let connection = connection(of: db) else { return future }
+        return shared.watch(future, on: connection)
+    }
+
+    package func watch<T>(_ future: EventLoopFuture<T>, on connection: PostgresConnection) -> EventLoopFuture<T> {
+        let promise = future.eventLoop.makePromise(of: T.self)
+        let key = ObjectIdentifier(connection)
+        let (id, first) = state.withLockedValue { state -> (UInt64, Bool) in
+            state.next += 1
+            let first = state.pending[key] == nil
+            state.pending[key, default: [:]][state.next] = { promise.fail(DatabaseConnectionLostError()) }
+            return (state.next, first)
+        }
+        if first {
+            // Also when the connection is closed already: the callback then runs at once.
+            let (grace, loop) = (grace, connection.eventLoop)
+            connection.closeFuture.whenComplete { [self] _ in
+                let lost = state.withLockedValue { $0.pending.removeValue(forKey: key) } ?? [:]
+                guard !lost.isEmpty else { return }
+                loop.scheduleTask(in: grace) { lost.values.forEach { $0() } }
+            }
+        }
+        let answer = OnItsLoop(promise)
+        future.whenComplete { [state] result in
+            state.withLockedValue { state in
+                state.pending[key]?[id] = nil
+                if state.pending[key]?.isEmpty == true { state.pending[key] = nil }
+            }
+            // After the connection was lost the promise has failed already, and a late result is dropped.
+            answer.value.assumeIsolated().completeWith(result)
+        }
+        return promise.futureResult
+    }
+
+    /// How many operations are registered (tests).
+    package var watching: Int { state.withLockedValue { $0.pending.values.reduce(0) { $0 + $1.count } } }
+
+    /// The PostgreSQL connection `db` is bound to: only for a `db` handed to a `withConnection`
+    /// or `transaction` closure (asked of the pool itself, it would lease one of its own).
+    package static func connection(of db: any Database) -> PostgresConnection? {
+        guard let postgres = db as? any PostgresDatabase else { return nil }
+        final class Found: @unchecked Sendable { var connection: PostgresConnection? }
+        let found = Found()
+        _ = postgres.withConnection { connection in
+            found.connection = connection
+            return connection.eventLoop.makeSucceededVoidFuture()
+        }
+        return found.connection
+    }
+}
+
+package struct DatabaseConnectionLostError: Error, CustomStringConvertible {
+    package var description: String { "the database connection closed before the operation was answered" }
 }
 
 package struct DatabaseTimeoutError: Error, CustomStringConvertible {

@@ -8,6 +8,7 @@ import GatehouseTestSupport
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import PostgresKit
 import SQLKit
 import Testing
 
@@ -94,6 +95,110 @@ struct DatabaseProviderTests {
         await provider.shutdown()
         await database.cleanup()
         try outcome.get()
+    }
+
+    @Test("an operation whose connection closes under it unanswered fails at once, and its pool slot comes back")
+    func connectionClosedUnderAnOperation_failsAndFreesTheSlot() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        // setup: one connection per event loop, a deadline far beyond the test, a short pool wait.
+        // Each operation stands in for the query postgres-nio loses on a connection that has just
+        // closed: it closes its connection and never answers.
+        let database = try await TestDatabase.make(.postgres)
+        let provider = try DatabaseProvider(location: database.location, poolSize: 1, poolTimeout: 1, queryTimeout: 60,
+                                            threadPool: .singleton, logger: Logger(label: "test"))
+        let unanswered = NIOLockedValueBox<[EventLoopPromise<Int>]>([])
+        let outcome = await Result(catching: {
+            try await provider.migrate(GatehouseMigrations.all)
+            // MUT: more such operations than the pool has connections, one after another
+            var outcomes: [Result<Int, any Error>] = []
+            for _ in 0..<(System.coreCount * 2 + 1) {
+                outcomes.append(await Result(catching: {
+                    try await provider.db.withConnection { db -> EventLoopFuture<Int> in
+                        let connection = ConnectionWatch.connection(of: (db as! DeadlineDatabase).base)!
+                        let never = db.eventLoop.makePromise(of: Int.self)
+                        unanswered.withLockedValue { $0.append(never) }
+                        return connection.close().flatMap { never.futureResult }
+                    }.get()
+                }))
+            }
+            // validate: each failed as lost (not by the 60 s deadline, and no lease waited for a
+            // slot: the pool took every closed connection back), and the pool still answers
+            for result in outcomes {
+                #expect(throws: DatabaseConnectionLostError.self) { try result.get() }
+            }
+            #expect(try await AccountModel.query(on: provider.db).count() == 0)
+        })
+        unanswered.withLockedValue { $0.forEach { $0.succeed(0) } }   // debug builds trap on a promise never completed
+        await provider.shutdown()
+        await database.cleanup()
+        try outcome.get()
+    }
+
+    @Test("a transaction whose connection is terminated by the server fails, and the pool serves again")
+    func transactionWhoseBackendIsTerminated_fails() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        // setup: a second connection per loop, for the statement that terminates the first
+        let database = try await TestDatabase.make(.postgres)
+        let provider = try DatabaseProvider(location: database.location, poolSize: 2, poolTimeout: 5, queryTimeout: 60,
+                                            threadPool: .singleton, logger: Logger(label: "test"))
+        let outcome = await Result(catching: {
+            try await provider.migrate(GatehouseMigrations.all)
+            let sleeping = Task {
+                try await provider.db.transaction { tx in
+                    try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(60) AS slept").run()
+                }
+            }
+            var terminated = false
+            for _ in 0..<100 where !terminated {
+                try await Task.sleep(for: .milliseconds(50))
+                let rows = try await provider.sql.raw("""
+                    SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+                    WHERE query LIKE '%pg_sleep(60) AS slept%' AND pid <> pg_backend_pid()
+                    """).all()
+                terminated = !rows.isEmpty
+            }
+            // MUT
+            let result = await sleeping.result
+            // validate: the transaction failed (not by its deadline), and a query gets a connection
+            #expect(terminated)
+            #expect(throws: (any Error).self) { try result.get() }
+            if case .failure(let error) = result { #expect(!(error is DatabaseTimeoutError)) }
+            #expect(try await AccountModel.query(on: provider.db).count() == 0)
+        })
+        await provider.shutdown()
+        await database.cleanup()
+        try outcome.get()
+    }
+
+    @Test("the watch passes answers through and forgets an operation once it is answered")
+    func connectionWatch_passesAnswersThrough() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        // setup: a connection of its own and a watch of its own
+        let database = try await TestDatabase.make(.postgres)
+        let provider = try DatabaseProvider(location: database.location, threadPool: .singleton, logger: Logger(label: "test"))
+        let connection = try await PostgresConnection.connect(configuration: provider.postgres!.configuration, id: 1,
+                                                               logger: Logger(label: "test"))
+        let watch = ConnectionWatch(grace: .milliseconds(10))
+        struct Refused: Error {}
+        // MUT
+        let answered = watch.watch(connection.eventLoop.makeSucceededFuture(7), on: connection)
+        let failed = watch.watch(connection.eventLoop.makeFailedFuture(Refused()) as EventLoopFuture<Int>, on: connection)
+        let pending = connection.eventLoop.makePromise(of: Int.self)
+        let lost = watch.watch(pending.futureResult, on: connection)
+        let answer = try await answered.get()
+        let refusal = await Result(catching: { try await failed.get() })
+        let watchingBeforeClose = watch.watching   // the two answered ones are forgotten before they are passed on
+        try await connection.close()
+        let lostOutcome = await Result(catching: { try await lost.get() })
+        pending.succeed(8)   // late: dropped
+        // validate
+        #expect(answer == 7)
+        #expect(throws: Refused.self) { try refusal.get() }
+        #expect(watchingBeforeClose == 1)
+        #expect(throws: DatabaseConnectionLostError.self) { try lostOutcome.get() }
+        #expect(watch.watching == 0)
+        await provider.shutdown()
+        await database.cleanup()
     }
 
     @Test("shutdown waits for work begun outside structured tasks, up to its bound")
