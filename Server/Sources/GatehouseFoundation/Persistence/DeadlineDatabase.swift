@@ -194,6 +194,7 @@ package final class ConnectionWatch: Sendable {
 
     private struct State {
         var next: UInt64 = 0
+        /// Per connection with its close callback registered (until it closes), what is pending on it.
         var pending: [ObjectIdentifier: [UInt64: @Sendable () -> Void]] = [:]
     }
 
@@ -228,18 +229,18 @@ package final class ConnectionWatch: Sendable {
         }
         let answer = OnItsLoop(promise)
         future.whenComplete { [state] result in
-            state.withLockedValue { state in
-                state.pending[key]?[id] = nil
-                if state.pending[key]?.isEmpty == true { state.pending[key] = nil }
-            }
+            // The connection's entry stays, empty, until it closes: its one callback is registered.
+            state.withLockedValue { state in _ = state.pending[key]?.removeValue(forKey: id) }
             // After the connection was lost the promise has failed already, and a late result is dropped.
             answer.value.assumeIsolated().completeWith(result)
         }
         return promise.futureResult
     }
 
-    /// How many operations are registered (tests).
-    package var watching: Int { state.withLockedValue { $0.pending.values.reduce(0) { $0 + $1.count } } }
+    /// How many operations are pending, and on how many open connections (tests).
+    package var watching: (operations: Int, connections: Int) {
+        state.withLockedValue { ($0.pending.values.reduce(0) { $0 + $1.count }, $0.pending.count) }
+    }
 
     /// The PostgreSQL connection `db` is bound to: only for a `db` handed to a `withConnection`
     /// or `transaction` closure (asked of the pool itself, it would lease one of its own).

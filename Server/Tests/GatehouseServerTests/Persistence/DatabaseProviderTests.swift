@@ -181,6 +181,9 @@ struct DatabaseProviderTests {
         let watch = ConnectionWatch(grace: .milliseconds(10))
         struct Refused: Error {}
         // MUT
+        for n in 0..<100 {   // one after another: the connection keeps its one entry (and one close callback)
+            _ = try await watch.watch(connection.eventLoop.makeSucceededFuture(n), on: connection).get()
+        }
         let answered = watch.watch(connection.eventLoop.makeSucceededFuture(7), on: connection)
         let failed = watch.watch(connection.eventLoop.makeFailedFuture(Refused()) as EventLoopFuture<Int>, on: connection)
         let pending = connection.eventLoop.makePromise(of: Int.self)
@@ -194,9 +197,9 @@ struct DatabaseProviderTests {
         // validate
         #expect(answer == 7)
         #expect(throws: Refused.self) { try refusal.get() }
-        #expect(watchingBeforeClose == 1)
+        #expect(watchingBeforeClose == (operations: 1, connections: 1))
         #expect(throws: DatabaseConnectionLostError.self) { try lostOutcome.get() }
-        #expect(watch.watching == 0)
+        #expect(watch.watching == (operations: 0, connections: 0))
         await provider.shutdown()
         await database.cleanup()
     }
