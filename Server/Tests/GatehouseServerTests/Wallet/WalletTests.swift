@@ -377,6 +377,71 @@ struct WalletTests {
         }
     }
 
+    @Test("a batch refused under the wallets' locks leaves nothing it wrote before them: no push, no message, no entry")
+    func batchRefusedUnderTheLocks_leavesNothing() async throws {
+        // PostgreSQL only: the batch reads the wallets, writes the chat, messages and pushes, and
+        // only then locks the wallets; another transaction holds the payer's row meanwhile and spends
+        // the money (SQLite's one writer leaves no such gap).
+        guard TestEngine.available.contains(.postgres) else { return }
+        // Connections enough for the held transaction, the batch and the test's own look at the locks.
+        try await withApp(.postgres, configure: { $0.databasePoolSize = 8 }) { app in
+            // setup: Bob has a push device; the test holds Ann's wallet as the batch locks it (NO KEY:
+            // the batch's inserts that refer to it do not wait, only its lock does)
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            let device = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-bob"), token: bob.token)
+            let sql = app.services.database.sql
+            let wallet = try #require(try await sql.raw("SELECT id FROM wallets WHERE account_id = \(bind: ann.id)").first()?.decode(column: "id", as: UUID.self))
+            let locked = AsyncStream<Int>.makeStream()   // the holder's backend
+            let release = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await app.services.database.db.transaction { tx in
+                    let row = try await (tx as! any SQLDatabase).raw("""
+                        SELECT pg_backend_pid() AS pid FROM wallets WHERE id = \(bind: wallet) FOR NO KEY UPDATE
+                        """).first()
+                    locked.continuation.yield(try row?.decode(column: "pid", as: Int.self) ?? 0)
+                    for await _ in release.stream { break }
+                    try await (tx as! any SQLDatabase).raw("UPDATE wallets SET balance = 0 WHERE id = \(bind: wallet)").run()
+                }
+            }
+            var holderPid = 0
+            for await pid in locked.stream { holderPid = pid; break }
+
+            // MUT: Ann pays Bob while her wallet is held; once the batch waits for the lock, the
+            // holder spends her money and commits
+            let v1 = app.v1
+            let payment = Task { try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann) }
+            var waiting = false
+            for _ in 0..<400 where !waiting {
+                try await Task.sleep(for: .milliseconds(25))
+                let rows = try await sql.raw("""
+                    SELECT pid FROM pg_stat_activity WHERE \(bind: holderPid) = ANY(pg_blocking_pids(pid))
+                    AND query LIKE '%paid_today%FOR NO KEY UPDATE%'
+                    """).all()
+                waiting = !rows.isEmpty
+            }
+            release.continuation.yield()
+            try await holder.value
+            let refused = try await payment.value
+
+            // validate: the batch reached the locks, was refused there, and the transfer alone was
+            // refused as read; nothing of the batch is left
+            #expect(device.status == .created, "\(device.text)")
+            #expect(waiting, "the batch never waited for the payer's wallet")
+            try expectProblem(refused, .unprocessableContent, .insufficientFunds)
+            #expect(try await app.services.operatorOutbox.recent(to: nil).filter { $0.kind == "push" }.isEmpty)
+            #expect(try await app.v1.chats(of: bob).items.isEmpty)
+            #expect(try await sql.raw("SELECT id FROM ledger_entries WHERE wallet_id = \(bind: wallet) AND amount < 0").all().isEmpty)
+            // Ann's money back as it was: the ledger agrees with every balance, and the same payment
+            // now pushes once (what the refused batch would have left)
+            try await sql.raw("UPDATE wallets SET balance = 1000 WHERE id = \(bind: wallet)").run()
+            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann).status == .created)
+            #expect(try await app.services.operatorOutbox.recent(to: nil).filter { $0.kind == "push" }.count == 1)
+        }
+    }
+
     @Test("a wallet message can be neither edited, deleted for everyone nor forwarded", arguments: TestEngine.available)
     func paymentMessage_isARecord(engine: TestEngine) async throws {
         try await withApp(engine) { app in
