@@ -35,12 +35,7 @@ struct DatabaseProviderTests {
     func queryPastDeadline_fails() async throws {
         // PostgreSQL only: it has a statement that takes as long as asked (SQLite has no sleep).
         guard TestEngine.available.contains(.postgres) else { return }
-        // setup
-        let database = try await TestDatabase.make(.postgres)
-        let provider = try DatabaseProvider(location: database.location, poolSize: 1, queryTimeout: 0.3,
-                                            threadPool: .singleton, logger: Logger(label: "test"))
-        let outcome = await Result(catching: {
-            try await provider.migrate(GatehouseMigrations.all)
+        try await withPostgresProvider(poolSize: 1, queryTimeout: 0.3) { provider in
             // MUT
             let slow = await Result(catching: { try await provider.run(statement: "SELECT pg_sleep(2)") })
             let slowTransaction = await Result(catching: {
@@ -56,10 +51,7 @@ struct DatabaseProviderTests {
                 answered = try? await AccountModel.query(on: provider.db).count()
             }
             #expect(answered == 0)
-        })
-        await provider.shutdown()
-        await database.cleanup()
-        try outcome.get()
+        }
     }
 
     @Test("connections that never come back (a query stuck past its deadline) do not starve the pool: it is replaced")
@@ -67,11 +59,7 @@ struct DatabaseProviderTests {
         guard TestEngine.available.contains(.postgres) else { return }
         // setup: one connection per event loop, every one of them taken by a statement that
         // outlives its deadline by far (as postgres-nio's lost answers do when PostgreSQL dies)
-        let database = try await TestDatabase.make(.postgres)
-        let provider = try DatabaseProvider(location: database.location, poolSize: 1, poolTimeout: 1, queryTimeout: 0.5,
-                                            threadPool: .singleton, logger: Logger(label: "test"))
-        let outcome = await Result(catching: {
-            try await provider.migrate(GatehouseMigrations.all)
+        try await withPostgresProvider(poolSize: 1, poolTimeout: 1, queryTimeout: 0.5) { provider in
             let loops = System.coreCount
             let stuck = Task {
                 await withTaskGroup(of: Void.self) { group in
@@ -91,10 +79,7 @@ struct DatabaseProviderTests {
             #expect(answered == 0, "the pool still starved \(ContinuousClock.now - started) after the deadline")
             #expect(ContinuousClock.now - started < .seconds(10))
             stuck.cancel()
-        })
-        await provider.shutdown()
-        await database.cleanup()
-        try outcome.get()
+        }
     }
 
     @Test("an operation whose connection closes under it unanswered fails at once, and its pool slot comes back")
@@ -103,22 +88,22 @@ struct DatabaseProviderTests {
         // setup: one connection per event loop, a deadline far beyond the test, a short pool wait.
         // Each operation stands in for the query postgres-nio loses on a connection that has just
         // closed: it closes its connection and never answers.
-        let database = try await TestDatabase.make(.postgres)
-        let provider = try DatabaseProvider(location: database.location, poolSize: 1, poolTimeout: 1, queryTimeout: 60,
-                                            threadPool: .singleton, logger: Logger(label: "test"))
         let unanswered = NIOLockedValueBox<[EventLoopPromise<Int>]>([])
-        let outcome = await Result(catching: {
-            try await provider.migrate(GatehouseMigrations.all)
-            // MUT: more such operations than the pool has connections, one after another
+        defer { unanswered.withLockedValue { $0.forEach { $0.succeed(0) } } }   // debug builds trap on a promise never completed
+        @Sendable func closeAndNeverAnswer(_ db: any Database) -> EventLoopFuture<Int> {
+            let connection = ConnectionWatch.connection(of: (db as! DeadlineDatabase).base)!
+            let never = db.eventLoop.makePromise(of: Int.self)
+            unanswered.withLockedValue { $0.append(never) }
+            return connection.close().flatMap { never.futureResult }
+        }
+        try await withPostgresProvider(poolSize: 1, poolTimeout: 1, queryTimeout: 60) { (provider: DatabaseProvider) async throws in
+            // MUT: more such operations than the pool has connections, one after another, on a
+            // leased connection and in a transaction (which every query's path shares)
             var outcomes: [Result<Int, any Error>] = []
-            for _ in 0..<(System.coreCount * 2 + 1) {
+            for n in 0..<(System.coreCount * 2 + 2) {
                 outcomes.append(await Result(catching: {
-                    try await provider.db.withConnection { db -> EventLoopFuture<Int> in
-                        let connection = ConnectionWatch.connection(of: (db as! DeadlineDatabase).base)!
-                        let never = db.eventLoop.makePromise(of: Int.self)
-                        unanswered.withLockedValue { $0.append(never) }
-                        return connection.close().flatMap { never.futureResult }
-                    }.get()
+                    n.isMultiple(of: 2) ? try await provider.db.withConnection(closeAndNeverAnswer).get()
+                                        : try await provider.db.transaction(closeAndNeverAnswer).get()
                 }))
             }
             // validate: each failed as lost (not by the 60 s deadline, and no lease waited for a
@@ -127,22 +112,14 @@ struct DatabaseProviderTests {
                 #expect(throws: DatabaseConnectionLostError.self) { try result.get() }
             }
             #expect(try await AccountModel.query(on: provider.db).count() == 0)
-        })
-        unanswered.withLockedValue { $0.forEach { $0.succeed(0) } }   // debug builds trap on a promise never completed
-        await provider.shutdown()
-        await database.cleanup()
-        try outcome.get()
+        }
     }
 
     @Test("a transaction whose connection is terminated by the server fails, and the pool serves again")
     func transactionWhoseBackendIsTerminated_fails() async throws {
         guard TestEngine.available.contains(.postgres) else { return }
         // setup: a second connection per loop, for the statement that terminates the first
-        let database = try await TestDatabase.make(.postgres)
-        let provider = try DatabaseProvider(location: database.location, poolSize: 2, poolTimeout: 5, queryTimeout: 60,
-                                            threadPool: .singleton, logger: Logger(label: "test"))
-        let outcome = await Result(catching: {
-            try await provider.migrate(GatehouseMigrations.all)
+        try await withPostgresProvider(poolSize: 2, poolTimeout: 5, queryTimeout: 60) { provider in
             let sleeping = Task {
                 try await provider.db.transaction { tx in
                     try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(60) AS slept").run()
@@ -164,18 +141,14 @@ struct DatabaseProviderTests {
             #expect(throws: (any Error).self) { try result.get() }
             if case .failure(let error) = result { #expect(!(error is DatabaseTimeoutError)) }
             #expect(try await AccountModel.query(on: provider.db).count() == 0)
-        })
-        await provider.shutdown()
-        await database.cleanup()
-        try outcome.get()
+        }
     }
 
     @Test("the watch passes answers through and forgets an operation once it is answered")
     func connectionWatch_passesAnswersThrough() async throws {
         guard TestEngine.available.contains(.postgres) else { return }
         // setup: a connection of its own and a watch of its own
-        let database = try await TestDatabase.make(.postgres)
-        let provider = try DatabaseProvider(location: database.location, threadPool: .singleton, logger: Logger(label: "test"))
+        try await withPostgresProvider { provider in
         let connection = try await PostgresConnection.connect(configuration: provider.postgres!.configuration, id: 1,
                                                                logger: Logger(label: "test"))
         let watch = ConnectionWatch(grace: .milliseconds(10))
@@ -200,8 +173,7 @@ struct DatabaseProviderTests {
         #expect(watchingBeforeClose == (operations: 1, connections: 1))
         #expect(throws: DatabaseConnectionLostError.self) { try lostOutcome.get() }
         #expect(watch.watching == (operations: 0, connections: 0))
-        await provider.shutdown()
-        await database.cleanup()
+        }
     }
 
     @Test("shutdown waits for work begun outside structured tasks, up to its bound")
@@ -224,5 +196,21 @@ struct DatabaseProviderTests {
         work.begin()
         await work.waitUntilIdle(within: .milliseconds(100))
         #expect(work.current == 1)
+    }
+
+    /// `body` with a migrated PostgreSQL provider of these settings on a fresh database, shut down
+    /// and dropped afterwards whatever `body` did. PostgreSQL only: callers skip without it.
+    private func withPostgresProvider(poolSize: Int = 4, poolTimeout: Double = 3, queryTimeout: Double = 15,
+                                      _ body: (DatabaseProvider) async throws -> Void) async throws {
+        let database = try await TestDatabase.make(.postgres)
+        let provider = try DatabaseProvider(location: database.location, poolSize: poolSize, poolTimeout: poolTimeout,
+                                            queryTimeout: queryTimeout, threadPool: .singleton, logger: Logger(label: "test"))
+        let outcome = await Result(catching: {
+            try await provider.migrate(GatehouseMigrations.all)
+            try await body(provider)
+        })
+        await provider.shutdown()
+        await database.cleanup()
+        try outcome.get()
     }
 }

@@ -435,7 +435,7 @@ struct WalletTests {
             #expect(try await sql.raw("SELECT id FROM ledger_entries WHERE wallet_id = \(bind: wallet) AND amount < 0").all().isEmpty)
             // Ann's money back as it was: the ledger agrees with every balance, and the same payment
             // now pushes once (what the refused batch would have left)
-            try await sql.raw("UPDATE wallets SET balance = 1000 WHERE id = \(bind: wallet)").run()
+            try await sql.raw("UPDATE wallets SET balance = \(bind: Int64(10_00)) WHERE id = \(bind: wallet)").run()
             #expect(try await app.services.wallets.audit().isEmpty)
             #expect(try await app.v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann).status == .created)
             #expect(try await app.services.operatorOutbox.recent(to: nil).filter { $0.kind == "push" }.count == 1)
