@@ -9,7 +9,8 @@
 # result and the ratios. Env: PAYERS (200), CONNECTIONS (64), SCALE (16, pgbench), SECONDS_RUN (15), WARMUP (3),
 # PACED_SHARE (0.5: after the saturation run, Gatehouse again at this share of the rate it just reached, steadily,
 # latencies counted from when each transfer was due, and pgbench at the same rate with -R; 0 skips it), PACED_RATE (a
-# fixed steady rate instead).
+# fixed steady rate instead), PLAN_CACHE_MODE (force_generic_plan, as docs/deploy.md advises for payments; auto for
+# PostgreSQL's own choice).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ENGINES="postgres sqlite"
@@ -46,7 +47,8 @@ for engine in $ENGINES; do
   # Limits high enough that the run measures transfers, not throttling.
   export DATABASE_URL="$DB" GATEHOUSE_PORT=18091 GATEHOUSE_LOG_LEVEL=warning GATEHOUSE_BCRYPT_COST=4 GATEHOUSE_DELIVERY_WAIT_SECONDS=0 \
     GATEHOUSE_CODE_REQUESTS_PER_IP=100000 GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION=100000 GATEHOUSE_SMS_PER_PHONE_PER_DAY=1000 \
-    GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=1000000 GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS=1000000000000
+    GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS=1000000 GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS=1000000000000 \
+    GATEHOUSE_DB_PLAN_CACHE_MODE="${PLAN_CACHE_MODE:-force_generic_plan}"
   ( cd "$WORK" && exec "$BIN" serve > "gatehouse-$engine.log" 2>&1 ) &
   SERVER=$!
   wait_up http://127.0.0.1:18091/health "$WORK/gatehouse-$engine.log"

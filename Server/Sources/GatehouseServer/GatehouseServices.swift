@@ -82,6 +82,7 @@ package final class GatehouseServices: Sendable {
         let threadPool = NIOThreadPool.singleton
         let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize,
                                             poolTimeout: configuration.databasePoolTimeout, queryTimeout: configuration.databaseQueryTimeout,
+                                            planCacheMode: configuration.databasePlanCacheMode,
                                             threadPool: threadPool, logger: logger)
         self.database = database
         let secrets = Secrets(serverSecret: configuration.secret, random: dependencies.random)

@@ -12,6 +12,13 @@ public struct GatehouseConfiguration: Sendable {
         case postgres(url: String, searchPath: String? = nil)
     }
 
+    /// PostgreSQL's `plan_cache_mode`, as it spells the values.
+    public enum PlanCacheMode: String, Sendable, CaseIterable {
+        case auto
+        case forceGenericPlan = "force_generic_plan"
+        case forceCustomPlan = "force_custom_plan"
+    }
+
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
     public var environment: Environment = .development
@@ -26,6 +33,12 @@ public struct GatehouseConfiguration: Sendable {
     public var databasePoolTimeout: TimeInterval = 3
     /// Longest one database operation may take before it fails (and its request gets an answer).
     public var databaseQueryTimeout: TimeInterval = 15
+    /// How PostgreSQL plans the server's statements (`plan_cache_mode`, sent when each
+    /// connection opens). `auto` leaves the database's own setting (PostgreSQL's default: its
+    /// own choice per statement); `force_generic_plan` plans a prepared statement once per
+    /// connection, where PostgreSQL's choice plans the wallet's batch statements again on every
+    /// run, under the wallets' locks (docs/decisions.md, "Generic plans").
+    public var databasePlanCacheMode: PlanCacheMode = .auto
     public var runMigrationsOnStart: Bool = true
     public var logLevel: Logger.Level = .info
     /// Secret used to key the hashes of short one-time codes. Required in production.
@@ -491,6 +504,7 @@ extension GatehouseConfiguration {
         c.databasePoolSize = try reader.int("GATEHOUSE_DB_POOL_SIZE", default: c.databasePoolSize, range: 1...100)
         c.databasePoolTimeout = try reader.seconds("GATEHOUSE_DB_POOL_TIMEOUT_SECONDS", default: c.databasePoolTimeout, range: 0.1...60)
         c.databaseQueryTimeout = try reader.seconds("GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS", default: c.databaseQueryTimeout, range: 0.1...3_600)
+        c.databasePlanCacheMode = try reader.choice("GATEHOUSE_DB_PLAN_CACHE_MODE", default: c.databasePlanCacheMode)
         c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
         c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
         let secret = reader.verbatim("GATEHOUSE_SECRET")

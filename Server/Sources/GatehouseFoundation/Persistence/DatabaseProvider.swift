@@ -34,7 +34,8 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
     package let queryDeadline: TimeAmount
 
     package init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, poolTimeout: Double = 3,
-         queryTimeout: Double = 15, threadPool: NIOThreadPool, logger: Logger) throws {
+         queryTimeout: Double = 15, planCacheMode: GatehouseConfiguration.PlanCacheMode = .auto,
+         threadPool: NIOThreadPool, logger: Logger) throws {
         self.logger = logger
         self.queryDeadline = .milliseconds(Int64(queryTimeout * 1000))
         switch location {
@@ -54,6 +55,11 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
             self.isPostgres = true
             var configuration = try SQLPostgresConfiguration(url: url)
             if let searchPath { configuration.searchPath = [searchPath] }
+            // A run-time setting in the start-up message (no round trip of its own); `auto` leaves
+            // the database's own setting alone.
+            if planCacheMode != .auto {
+                configuration.coreConfiguration.options.additionalStartupParameters.append(("plan_cache_mode", planCacheMode.rawValue))
+            }
             self.postgres = (configuration.coreConfiguration, searchPath)
             self.databases = Databases(threadPool: threadPool, on: MultiThreadedEventLoopGroup.singleton)
             databases.use(

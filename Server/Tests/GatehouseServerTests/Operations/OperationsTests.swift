@@ -167,7 +167,7 @@ struct ConfigurationTests {
         #expect(c.limits.codeRequestsPerAddressPerDestination == 2 && c.limits.recentLoginWindow == 120)
     }
 
-    @Test("storage, WebSocket and database-deadline variables are read, and a half-given S3 setting is refused by name")
+    @Test("storage, WebSocket and database-deadline and plan variables are read, and a half-given S3 setting is refused by name")
     func storageAndRealtimeVariables() throws {
         // setup, MUT
         let c = try GatehouseConfiguration.fromEnvironment([
@@ -175,6 +175,7 @@ struct ConfigurationTests {
             "GATEHOUSE_S3_BUCKET": "avatars", "GATEHOUSE_S3_ENDPOINT": "http://minio:9000", "GATEHOUSE_S3_REGION": "eu-west-1",
             "GATEHOUSE_S3_ACCESS_KEY": "AKIA0123", "GATEHOUSE_S3_SECRET_KEY": "secret", "GATEHOUSE_S3_PREFIX": "prod/",
             "GATEHOUSE_WS_CLOSE_TIMEOUT_SECONDS": "2.5", "GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS": "7",
+            "GATEHOUSE_DB_PLAN_CACHE_MODE": "force_generic_plan",
         ])
         let defaults = try GatehouseConfiguration.fromEnvironment([:])
         // validate
@@ -184,6 +185,8 @@ struct ConfigurationTests {
         #expect(s3.accessKey == "AKIA0123" && s3.secretKey == "secret" && s3.prefix == "prod/")
         #expect(c.gateway.closeTimeout == .milliseconds(2500) && c.databaseQueryTimeout == 7)
         #expect(defaults.storage.s3 == nil && defaults.gateway.closeTimeout == .seconds(5) && defaults.databaseQueryTimeout == 15)
+        #expect(c.databasePlanCacheMode == .forceGenericPlan && defaults.databasePlanCacheMode == .auto)
+        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_DB_PLAN_CACHE_MODE": "generic"]) }
         #expect(throws: ConfigurationError(variable: "GATEHOUSE_S3_ACCESS_KEY", problem: "and GATEHOUSE_S3_SECRET_KEY are required with GATEHOUSE_S3_BUCKET")) {
             try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_S3_BUCKET": "b", "GATEHOUSE_S3_ACCESS_KEY": "k"])
         }

@@ -198,13 +198,39 @@ struct DatabaseProviderTests {
         #expect(work.current == 1)
     }
 
+    @Test("every PostgreSQL connection plans as configured: PostgreSQL's own choice by default, generic plans when asked")
+    func planCacheMode_reachesEveryConnection() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        for mode in [GatehouseConfiguration.PlanCacheMode.auto, .forceGenericPlan] {
+            try await withPostgresProvider(poolSize: 2, planCacheMode: mode) { provider in
+                // MUT: the setting as several connections at once see it (each holds its own until all have answered)
+                let seen = try await withThrowingTaskGroup(of: (pid: Int, mode: String).self) { group in
+                    for _ in 0..<4 {
+                        group.addTask {
+                            let row = try await provider.sql.raw("""
+                                SELECT pg_backend_pid() AS pid, current_setting('plan_cache_mode') AS mode, pg_sleep(0.2)::text AS slept
+                                """).first()
+                            return (try row?.decode(column: "pid", as: Int.self) ?? 0, try row?.decode(column: "mode", as: String.self) ?? "")
+                        }
+                    }
+                    return try await group.reduce(into: [(pid: Int, mode: String)]()) { $0.append($1) }
+                }
+                // validate
+                #expect(Set(seen.map(\.pid)).count > 1, "one connection answered all")
+                #expect(seen.allSatisfy { $0.mode == mode.rawValue }, "\(seen)")
+            }
+        }
+    }
+
     /// `body` with a migrated PostgreSQL provider of these settings on a fresh database, shut down
     /// and dropped afterwards whatever `body` did. PostgreSQL only: callers skip without it.
     private func withPostgresProvider(poolSize: Int = 4, poolTimeout: Double = 3, queryTimeout: Double = 15,
+                                      planCacheMode: GatehouseConfiguration.PlanCacheMode = .auto,
                                       _ body: (DatabaseProvider) async throws -> Void) async throws {
         let database = try await TestDatabase.make(.postgres)
         let provider = try DatabaseProvider(location: database.location, poolSize: poolSize, poolTimeout: poolTimeout,
-                                            queryTimeout: queryTimeout, threadPool: .singleton, logger: Logger(label: "test"))
+                                            queryTimeout: queryTimeout, planCacheMode: planCacheMode, threadPool: .singleton,
+                                            logger: Logger(label: "test"))
         let outcome = await Result(catching: {
             try await provider.migrate(GatehouseMigrations.all)
             try await body(provider)

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehouseMessenger
 import GatehousePlatform
 import GatehouseServer
 import GatehouseTestSupport
@@ -393,36 +394,18 @@ struct WalletTests {
             let device = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-bob"), token: bob.token)
             let sql = app.services.database.sql
             let wallet = try #require(try await sql.raw("SELECT id FROM wallets WHERE account_id = \(bind: ann.id)").first()?.decode(column: "id", as: UUID.self))
-            let locked = AsyncStream<Int>.makeStream()   // the holder's backend
-            let release = AsyncStream<Void>.makeStream()
-            let holder = Task {
-                try await app.services.database.db.transaction { tx in
-                    let row = try await (tx as! any SQLDatabase).raw("""
-                        SELECT pg_backend_pid() AS pid FROM wallets WHERE id = \(bind: wallet) FOR NO KEY UPDATE
-                        """).first()
-                    locked.continuation.yield(try row?.decode(column: "pid", as: Int.self) ?? 0)
-                    for await _ in release.stream { break }
-                    try await (tx as! any SQLDatabase).raw("UPDATE wallets SET balance = 0 WHERE id = \(bind: wallet)").run()
-                }
+            let holder = try await HeldTransaction.begin(on: app.services.database) { tx in
+                try await tx.raw("SELECT id FROM wallets WHERE id = \(bind: wallet) FOR NO KEY UPDATE").run()
+            } beforeCommit: { tx in
+                try await tx.raw("UPDATE wallets SET balance = 0 WHERE id = \(bind: wallet)").run()
             }
-            var holderPid = 0
-            for await pid in locked.stream { holderPid = pid; break }
 
             // MUT: Ann pays Bob while her wallet is held; once the batch waits for the lock, the
             // holder spends her money and commits
             let v1 = app.v1
             let payment = Task { try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann) }
-            var waiting = false
-            for _ in 0..<400 where !waiting {
-                try await Task.sleep(for: .milliseconds(25))
-                let rows = try await sql.raw("""
-                    SELECT pid FROM pg_stat_activity WHERE \(bind: holderPid) = ANY(pg_blocking_pids(pid))
-                    AND query LIKE '%paid_today%FOR NO KEY UPDATE%'
-                    """).all()
-                waiting = !rows.isEmpty
-            }
-            release.continuation.yield()
-            try await holder.value
+            let waiting = try await holder.waitUntilBlocking("%paid_today%FOR NO KEY UPDATE%", sql: sql)
+            try await holder.commit()
             let refused = try await payment.value
 
             // validate: the batch reached the locks, was refused there, and the transfer alone was
@@ -439,6 +422,58 @@ struct WalletTests {
             #expect(try await app.services.wallets.audit().isEmpty)
             #expect(try await app.v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann).status == .created)
             #expect(try await app.services.operatorOutbox.recent(to: nil).filter { $0.kind == "push" }.count == 1)
+        }
+    }
+
+    @Test("a payment's chat that another transaction is making at that moment is the one it gets, and no second one is made")
+    func paymentChat_madeMeanwhile_isTheOneUsed() async throws {
+        // PostgreSQL only: the chats are read, then the missing ones inserted; a chat another
+        // transaction commits while the insert waits on it is in neither answer and is read again
+        // (SQLite's one writer leaves no such gap). Looked up directly: a batch that fails is sent
+        // alone, which would hide a lookup that misses the chat.
+        guard TestEngine.available.contains(.postgres) else { return }
+        try await withApp(.postgres, configure: { $0.databasePoolSize = 8 }) { app in
+            // setup: another transaction makes Ann and Bob's chat (hidden, as a payment makes it)
+            // and holds it uncommitted
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            let sql = app.services.database.sql
+            let (low, high) = ann.id.uuidString < bob.id.uuidString ? (ann.id, bob.id) : (bob.id, ann.id)
+            let chat = UUID()
+            let maker = try await HeldTransaction.begin(on: app.services.database) { tx in
+                try await tx.raw("""
+                    INSERT INTO chats (id, low_id, high_id, activity_key, created_at)
+                    VALUES (\(bind: chat), \(bind: low), \(bind: high), \(bind: chat.uuidString.lowercased()), now())
+                    """).run()
+                try await tx.raw("""
+                    INSERT INTO chat_members (chat_id, account_id, other_id, visible)
+                    VALUES (\(bind: chat), \(bind: low), \(bind: high), false), (\(bind: chat), \(bind: high), \(bind: low), false)
+                    """).run()
+            }
+
+            // MUT: a payment's transaction looks for (or makes) Ann and Bob's chat; once it waits on
+            // the chat being made, that chat is committed
+            let store = app.services.chats.store
+            let pair = MessengerStore.ChatPair((low, high))
+            let looked = Task {
+                try await app.services.database.db.transaction { tx in try await store.directChats([pair], now: Date(), on: tx) }
+            }
+            let waiting = try await maker.waitUntilBlocking("%INSERT INTO chats%", sql: sql)
+            try await maker.commit()
+            let found = try await looked.value
+
+            // validate: the chat made meanwhile, hidden from both still; no other chat; a payment
+            // then goes there and shows it to both
+            #expect(waiting, "the lookup never waited on the chat being made")
+            #expect(found[pair]?.id == chat)
+            #expect(found[pair]?.allVisible == false)
+            #expect(try await app.v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann).status == .created)
+            #expect(try await app.v1.chats(of: ann).items.map(\.id) == [chat])
+            #expect(try await app.v1.chats(of: bob).items.map(\.id) == [chat])
+            #expect(try await app.v1.history(chat, for: bob).items.map { $0.payment?.amount } == [3_00])
+            #expect(try await sql.raw("SELECT id FROM chats").all().count == 1)
+            #expect(try await app.services.wallets.audit().isEmpty)
         }
     }
 
@@ -512,5 +547,54 @@ struct WalletTests {
             #expect(try await app.v1.balance(of: ann) == 105_50)
             #expect(try await WalletCommands.audit(configuration: app.configuration).isEmpty)
         }
+    }
+}
+
+/// A PostgreSQL transaction a test holds open while something else runs into it.
+private struct HeldTransaction {
+    /// Its backend, as `pg_blocking_pids` names it.
+    let pid: Int
+    private let release: AsyncStream<Void>.Continuation
+    private let task: Task<Void, any Error>
+
+    /// Begins a transaction on `database`, runs `hold` in it and keeps it open until `commit()`,
+    /// which runs `beforeCommit` in it first.
+    static func begin(on database: DatabaseProvider, _ hold: @escaping @Sendable (any SQLDatabase) async throws -> Void,
+                      beforeCommit: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }) async throws -> HeldTransaction {
+        let began = AsyncStream<Int>.makeStream()
+        let release = AsyncStream<Void>.makeStream()
+        let task = Task {
+            defer { began.continuation.finish() }
+            try await database.db.transaction { tx in
+                let tx = tx as! any SQLDatabase
+                try await hold(tx)
+                began.continuation.yield(try await tx.raw("SELECT pg_backend_pid() AS pid").first()?.decode(column: "pid", as: Int.self) ?? 0)
+                for await _ in release.stream { break }
+                try await beforeCommit(tx)
+            }
+        }
+        var pid: Int?
+        for await value in began.stream { pid = value; break }
+        guard let pid else { try await task.value; throw CancellationError() }   // `hold` failed: its error
+        return HeldTransaction(pid: pid, release: release.continuation, task: task)
+    }
+
+    /// Whether, within 10 s, another backend comes to wait on this one while it runs a statement
+    /// `LIKE pattern`.
+    func waitUntilBlocking(_ pattern: String, sql: any SQLDatabase) async throws -> Bool {
+        for _ in 0..<400 {
+            try await Task.sleep(for: .milliseconds(25))
+            let rows = try await sql.raw("""
+                SELECT pid FROM pg_stat_activity WHERE \(bind: self.pid) = ANY(pg_blocking_pids(pid)) AND query LIKE \(bind: pattern)
+                """).all()
+            if !rows.isEmpty { return true }
+        }
+        return false
+    }
+
+    /// Runs `beforeCommit` and commits; throws what the transaction threw.
+    func commit() async throws {
+        release.yield()
+        try await task.value
     }
 }
