@@ -35,7 +35,7 @@ struct DatabaseProviderTests {
     func queryPastDeadline_fails() async throws {
         // PostgreSQL only: it has a statement that takes as long as asked (SQLite has no sleep).
         guard TestEngine.available.contains(.postgres) else { return }
-        try await withPostgresProvider(poolSize: 1, queryTimeout: 0.3) { provider in
+        try await withMigratedProvider(.postgres, poolSize: 1, queryTimeout: 0.3) { provider in
             // MUT
             let slow = await Result(catching: { try await provider.run(statement: "SELECT pg_sleep(2)") })
             let slowTransaction = await Result(catching: {
@@ -59,7 +59,7 @@ struct DatabaseProviderTests {
         guard TestEngine.available.contains(.postgres) else { return }
         // setup: one connection per event loop, every one of them taken by a statement that
         // outlives its deadline by far (as postgres-nio's lost answers do when PostgreSQL dies)
-        try await withPostgresProvider(poolSize: 1, poolTimeout: 1, queryTimeout: 0.5) { provider in
+        try await withMigratedProvider(.postgres, poolSize: 1, poolTimeout: 1, queryTimeout: 0.5) { provider in
             let loops = System.coreCount
             let stuck = Task {
                 await withTaskGroup(of: Void.self) { group in
@@ -96,7 +96,7 @@ struct DatabaseProviderTests {
             unanswered.withLockedValue { $0.append(never) }
             return connection.close().flatMap { never.futureResult }
         }
-        try await withPostgresProvider(poolSize: 1, poolTimeout: 1, queryTimeout: 60) { (provider: DatabaseProvider) async throws in
+        try await withMigratedProvider(.postgres, poolSize: 1, poolTimeout: 1, queryTimeout: 60) { (provider: DatabaseProvider) async throws in
             // MUT: more such operations than the pool has connections, one after another, on a
             // leased connection and in a transaction (which every query's path shares)
             var outcomes: [Result<Int, any Error>] = []
@@ -119,7 +119,7 @@ struct DatabaseProviderTests {
     func transactionWhoseBackendIsTerminated_fails() async throws {
         guard TestEngine.available.contains(.postgres) else { return }
         // setup: a second connection per loop, for the statement that terminates the first
-        try await withPostgresProvider(poolSize: 2, poolTimeout: 5, queryTimeout: 60) { provider in
+        try await withMigratedProvider(.postgres, poolSize: 2, poolTimeout: 5, queryTimeout: 60) { provider in
             let sleeping = Task {
                 try await provider.db.transaction { tx in
                     try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(60) AS slept").run()
@@ -148,7 +148,7 @@ struct DatabaseProviderTests {
     func connectionWatch_passesAnswersThrough() async throws {
         guard TestEngine.available.contains(.postgres) else { return }
         // setup: a connection of its own and a watch of its own
-        try await withPostgresProvider { provider in
+        try await withMigratedProvider(.postgres, poolSize: 4) { provider in
         let connection = try await PostgresConnection.connect(configuration: provider.postgres!.configuration, id: 1,
                                                                logger: Logger(label: "test"))
         let watch = ConnectionWatch(grace: .milliseconds(10))
@@ -202,7 +202,7 @@ struct DatabaseProviderTests {
     func planCacheMode_reachesEveryConnection() async throws {
         guard TestEngine.available.contains(.postgres) else { return }
         for mode in [GatehouseConfiguration.PlanCacheMode.auto, .forceGenericPlan] {
-            try await withPostgresProvider(poolSize: 2, planCacheMode: mode) { provider in
+            try await withMigratedProvider(.postgres, poolSize: 2, planCacheMode: mode) { provider in
                 // MUT: the setting as several connections at once see it (each holds its own until all have answered)
                 let seen = try await withThrowingTaskGroup(of: (pid: Int, mode: String).self) { group in
                     for _ in 0..<4 {
@@ -220,23 +220,5 @@ struct DatabaseProviderTests {
                 #expect(seen.allSatisfy { $0.mode == mode.rawValue }, "\(seen)")
             }
         }
-    }
-
-    /// `body` with a migrated PostgreSQL provider of these settings on a fresh database, shut down
-    /// and dropped afterwards whatever `body` did. PostgreSQL only: callers skip without it.
-    private func withPostgresProvider(poolSize: Int = 4, poolTimeout: Double = 3, queryTimeout: Double = 15,
-                                      planCacheMode: GatehouseConfiguration.PlanCacheMode = .auto,
-                                      _ body: (DatabaseProvider) async throws -> Void) async throws {
-        let database = try await TestDatabase.make(.postgres)
-        let provider = try DatabaseProvider(location: database.location, poolSize: poolSize, poolTimeout: poolTimeout,
-                                            queryTimeout: queryTimeout, planCacheMode: planCacheMode, threadPool: .singleton,
-                                            logger: Logger(label: "test"))
-        let outcome = await Result(catching: {
-            try await provider.migrate(GatehouseMigrations.all)
-            try await body(provider)
-        })
-        await provider.shutdown()
-        await database.cleanup()
-        try outcome.get()
     }
 }

@@ -3,11 +3,14 @@ import GatehouseServer
 import GatehouseTestSupport
 import Logging
 
-/// A migrated `DatabaseProvider` on a fresh database of `engine` for `body`; afterwards, whatever
-/// `body` threw, the provider is shut down and the database removed.
-func withMigratedProvider(_ engine: TestEngine, poolSize: Int = 1, _ body: (DatabaseProvider) async throws -> Void) async throws {
+/// A migrated `DatabaseProvider` of these settings on a fresh database of `engine` for `body`;
+/// afterwards, whatever `body` threw, the provider is shut down and the database removed.
+func withMigratedProvider(_ engine: TestEngine, poolSize: Int = 1, poolTimeout: Double = 3, queryTimeout: Double = 15,
+                          planCacheMode: GatehouseConfiguration.PlanCacheMode = .auto,
+                          _ body: (DatabaseProvider) async throws -> Void) async throws {
     let database = try await TestDatabase.make(engine)
-    let provider = try DatabaseProvider(location: database.location, poolSize: poolSize, threadPool: .singleton, logger: Logger(label: "test"))
+    let provider = try DatabaseProvider(location: database.location, poolSize: poolSize, poolTimeout: poolTimeout, queryTimeout: queryTimeout,
+                                        planCacheMode: planCacheMode, threadPool: .singleton, logger: Logger(label: "test"))
     let outcome = await Result(catching: {
         try await provider.migrate(GatehouseMigrations.all)
         try await body(provider)
