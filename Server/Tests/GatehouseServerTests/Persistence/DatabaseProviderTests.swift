@@ -215,9 +215,12 @@ struct DatabaseProviderTests {
                     }
                     return try await group.reduce(into: [(pid: Int, mode: String)]()) { $0.append($1) }
                 }
-                // validate
+                // validate: as asked; `auto` is not sent at all, so a database's own setting
+                // (`ALTER DATABASE … SET plan_cache_mode`) stays in force
                 #expect(Set(seen.map(\.pid)).count > 1, "one connection answered all")
                 #expect(seen.allSatisfy { $0.mode == mode.rawValue }, "\(seen)")
+                let sent = try #require(provider.postgres).configuration.options.additionalStartupParameters.filter { $0.0 == "plan_cache_mode" }.map(\.1)
+                #expect(sent == (mode == .auto ? [] : [mode.rawValue]))
             }
         }
     }
