@@ -4,6 +4,8 @@ also starts and stops the harness's own PostgreSQL on port 55433.
 
   python3 Faults/faults.py [--only crash,messages,mail,pg-restart,two-instances,ledger,known,soak] [--engines sqlite,pg]
 
+`ledger` is the ledger checker undisturbed and then under faults; `ledger-faults` the second run alone (CI's).
+
 `soak` (not in the default set) is the mixed-load soak of Faults/soak.py, SOAK_SECONDS per engine (600).
 
 Exit status 0 only when every test passed. FAULTS_SEED repeats a run's random choices.
@@ -31,7 +33,7 @@ import soak  # noqa: E402
 import known_db_away_pool_wait  # noqa: E402
 import known_mail_stall_delays_sms  # noqa: E402
 
-TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "known", "soak")
+TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "ledger-faults", "known", "soak")
 DEFAULT_TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "known")   # the soak runs when asked for
 
 
@@ -82,9 +84,10 @@ async def main() -> int:
         await each_engine("crash", test_crash.run, {"sqlite": 19201, "pg": 19202})
     if "messages" in only:
         await each_engine("messages", test_messages.run, {"sqlite": 19240, "pg": 19241})
-    if "ledger" in only:
+    if "ledger" in only or "ledger-faults" in only:
         # The ledger checker: undisturbed, then with kill -9 and (on PostgreSQL) a database restart.
-        for faults, ports in ((False, {"sqlite": 19270, "pg": 19271}), (True, {"sqlite": 19272, "pg": 19273})):
+        runs = ((False, {"sqlite": 19270, "pg": 19271}), (True, {"sqlite": 19272, "pg": 19273}))
+        for faults, ports in runs if "ledger" in only else runs[1:]:
             async def ledger(engine, url, inspector, port, run_seed, faults=faults):
                 return await test_ledger.run(engine, url, inspector, port, run_seed, faults, pg)
             await each_engine("ledger-faults" if faults else "ledger", ledger, ports)

@@ -19,8 +19,8 @@ done
 
 VENV="${FUZZ_VENV:-.build/fuzz-venv}"
 if [ ! -x "$VENV/bin/st" ]; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q 'schemathesis>=4,<5'
+  . scripts/python-env.sh
+  python_env "$VENV" 'schemathesis>=4,<5'
 fi
 
 BIN="$(swift build --package-path Server --show-bin-path)/gatehouse"

@@ -2,6 +2,7 @@
 // The server, its CLI, the terminal demo and the server-side tools. The SDK is the package at the
 // repository's root (what an iOS app adds); this one depends on it by path for the wire contract
 // (`GatehouseAPI`) and, in the demo and the tests, for the SDK itself.
+import Foundation
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -267,7 +268,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             exclude: ["Support/demo_session.py", "Support/demo_messenger.py", "Support/demo_wallet.py", "Support/pdf_corpus.py", "Support/demo_sign_to_login.py", "Support/demo_sign_pdf.py", "Support/demo_menu.py",
-                      "Support/demo_notifications.py"],
+                      "Support/demo_notifications.py", "Support/Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -297,3 +298,25 @@ let package = Package(
         ),
     ]
 )
+
+// The SDK guide's samples (docs/sdk.md, docs/sdk.ru.md), compiled in this package's one build: scripts/test.sh has
+// scripts/check-sdk-guide.py write them into SDKGuideSamples/ (git-ignored) first, as an app's sources that add the
+// SDK's products; the quick starts are executables the guide check then runs against a live server.
+let guideSamples = Context.packageDirectory + "/SDKGuideSamples"
+if FileManager.default.fileExists(atPath: guideSamples + "/Guide") {
+    let sdk: [Target.Dependency] = [
+        .product(name: "GatehouseKit", package: "gatehouse"),
+        .product(name: "GatehouseDevSupport", package: "gatehouse"),
+    ]
+    package.targets += [
+        .target(name: "SDKGuideSamples", dependencies: sdk + [
+            .product(name: "GatehouseScreens", package: "gatehouse"),
+            .product(name: "GatehouseSignature", package: "gatehouse"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], path: "SDKGuideSamples/Guide",
+        // A sample is a fragment: a value it makes and leaves unused is the reader's to use, not a warning of ours.
+        swiftSettings: [.unsafeFlags(["-suppress-warnings"])]),
+        .executableTarget(name: "SDKGuideQuickStart", dependencies: sdk, path: "SDKGuideSamples/QuickStart"),
+        .executableTarget(name: "SDKGuideQuickStartRu", dependencies: sdk, path: "SDKGuideSamples/QuickStartRu"),
+    ]
+}

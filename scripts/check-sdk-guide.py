@@ -1,26 +1,28 @@
 #!/usr/bin/env python3
-"""Compiles every Swift sample of the SDK guide, in English (docs/sdk.md) and in Russian
-(docs/sdk.ru.md), as an app would, and runs both quick starts against a live server: what a newcomer
-copies from either guide must build with the products the guide names.
+"""Checks the SDK guide, in English (docs/sdk.md) and in Russian (docs/sdk.ru.md), as a newcomer uses it: every Swift
+sample compiles with the products the guide names, the manifests it shows load, and both quick starts run against a
+live server.
 
-Each ```swift block of a guide becomes a file of a scratch package that depends on this
-repository's SDK by path, as an app does:
+    python3 scripts/check-sdk-guide.py --write-samples Server/SDKGuideSamples
+        checks the texts and writes the samples as sources of the server package's guide targets (Server/Package.swift
+        declares them when the folder exists, so the server's one build compiles them: scripts/test.sh does this);
+    python3 scripts/check-sdk-guide.py --run-quick-starts BIN --server http://127.0.0.1:8080
+        runs the built quick starts (SDKGuideQuickStart, SDKGuideQuickStartRu in BIN) against that server.
+
+What is written, from each ```swift block of a guide:
 - a block whose first line is `// Package.swift` is a manifest fragment: it is made a whole
   manifest (the repository's URL replaced by its path) and SwiftPM must read it, products included;
-- a block whose first line is `// main.swift` is the quick start: the package's executable;
+- a block whose first line is `// main.swift` is the quick start: an executable of its own;
 - a block whose first line starts `// Not compiled here` (`// Здесь не компилируется`) needs UIKit
   (Apple platforms only) and is skipped, the only blocks that are;
 - any other block is compiled: declarations at file scope, statements inside a function of their
   own. The names a sample takes from its surroundings (`phone`, `showBanner`, a view's bounds) are
   declared once in Examples/SDKGuide/Context.swift.
-Then the scratch package is built, and with --server URL its quick starts run against that server.
 Before that, every public method of every client (`*Client.swift` of GatehouseKit and
 GatehouseDevSupport, the core `GatehouseClient` aside) must be named in each guide's tables, every
 `(#anchor)` link of a guide must name one of its own headings, and the two guides must keep the
 same sections: the same headings at the same levels in the same order, and in each section the same
 samples, whose code (comments aside) is the same in both.
-
-    python3 scripts/check-sdk-guide.py [--server http://127.0.0.1:8080] [--work DIR]
 """
 import argparse
 import os
@@ -145,6 +147,27 @@ def structure_problems(english, russian):
     return problems
 
 
+WRITTEN = set()
+
+
+def put(path, text):
+    """Writes `text` to `path` unless it holds it already: an unchanged sample keeps its time, so a warm build does
+    not compile it again."""
+    WRITTEN.add(os.path.abspath(path))
+    if os.path.exists(path) and open(path, encoding="utf-8").read() == text:
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def remove_stale(folder):
+    """Removes the files of `folder` this run did not write (a sample the guide no longer has)."""
+    for directory, _, files in os.walk(folder):
+        for name in files:
+            if os.path.abspath(os.path.join(directory, name)) not in WRITTEN:
+                os.remove(os.path.join(directory, name))
+
+
 def write_samples(path, tag, sources, quick):
     """Writes the guide's samples into the scratch package; answers (compiled, skipped, manifests, quick starts)."""
     compiled = skipped = 0
@@ -161,8 +184,7 @@ def write_samples(path, tag, sources, quick):
         if first.startswith("// main.swift"):
             quick_starts.append(line)
             os.makedirs(quick, exist_ok=True)
-            with open(os.path.join(quick, "main.swift"), "w", encoding="utf-8") as f:
-                f.write(f"// {path}, line {line}\n" + code)
+            put(os.path.join(quick, "main.swift"), f"// {path}, line {line}\n" + code)
             continue
         header = "".join(f"import {name}\n" for name in dict.fromkeys(PRELUDE + imports))
         is_declaration = any(DECLARATION.match(l) for l in body.splitlines() if l.strip() and not l.startswith("//"))
@@ -174,8 +196,7 @@ def write_samples(path, tag, sources, quick):
             indented = "\n".join(("    " + l) if l else l for l in body.splitlines())
             text = (f"{header}\n// {path}, line {line}\n@MainActor\nfunc sample{tag}{line}() async throws {{\n"
                     f"{indented}\n}}\n")
-        with open(os.path.join(sources, f"Sample{tag}{line}.swift"), "w", encoding="utf-8") as f:
-            f.write(text)
+        put(os.path.join(sources, f"Sample{tag}{line}.swift"), text)
         compiled += 1
     if len(manifests) != 1 or len(quick_starts) != 1:
         sys.exit(f"check-sdk-guide: {path} needs one `// Package.swift` block and one `// main.swift` block, "
@@ -198,16 +219,11 @@ def check_manifest(path, work, tag, manifest_block):
         sys.exit(f"check-sdk-guide: the manifest of {path} line {line} does not load:\n{dump.stderr}")
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", help="run the quick starts against this server")
-    parser.add_argument("--work", help="the scratch package's folder (kept; a temporary one otherwise)")
-    args = parser.parse_args()
-    work = args.work or tempfile.mkdtemp(prefix="sdk-guide-")
-    sources = os.path.join(work, "Sources", "Guide")
-    shutil.rmtree(os.path.join(work, "Sources"), ignore_errors=True)
-    os.makedirs(sources)
-    shutil.copy(CONTEXT, os.path.join(sources, "Context.swift"))
+def write(folder, manifests_work):
+    """Checks the texts and the manifests, and writes the samples into `folder` (Guide/, QuickStart/, QuickStartRu/)."""
+    sources = os.path.join(folder, "Guide")
+    os.makedirs(sources, exist_ok=True)
+    put(os.path.join(sources, "Context.swift"), open(CONTEXT, encoding="utf-8").read())
 
     texts = {path: open(os.path.join(ROOT, path), encoding="utf-8").read() for path, _ in GUIDES}
     for path, text in texts.items():
@@ -223,57 +239,43 @@ def main():
 
     compiled = skipped = 0
     for path, tag in GUIDES:
-        count, skips, manifest_block, _ = write_samples(path, tag, sources, os.path.join(work, "Sources", f"QuickStart{tag}"))
+        count, skips, manifest_block, _ = write_samples(path, tag, sources, os.path.join(folder, f"QuickStart{tag}"))
         compiled, skipped = compiled + count, skipped + skips
-        check_manifest(path, work, tag, manifest_block)
+        check_manifest(path, manifests_work, tag, manifest_block)
+    remove_stale(folder)
+    print(f"check-sdk-guide: {compiled} samples and the quick starts of both guides written to {folder} (the server package's "
+          f"SDKGuideSamples, SDKGuideQuickStart and SDKGuideQuickStartRu); the manifests load; {skipped} UIKit blocks skipped; "
+          f"the Russian guide keeps the English one's sections and samples")
 
-    with open(os.path.join(work, "Package.swift"), "w") as f:
-        f.write(f"""// swift-tools-version:6.1
-import PackageDescription
 
-let package = Package(
-    name: "SDKGuide",
-    platforms: [.macOS(.v14), .iOS(.v15)],
-    dependencies: [
-        .package(name: "gatehouse", path: "{ROOT}"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
-    ],
-    targets: [
-        .target(name: "Guide", dependencies: [
-            .product(name: "GatehouseKit", package: "gatehouse"),
-            .product(name: "GatehouseScreens", package: "gatehouse"),
-            .product(name: "GatehouseSignature", package: "gatehouse"),
-            .product(name: "GatehouseDevSupport", package: "gatehouse"),
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
-        .executableTarget(name: "QuickStart", dependencies: [
-            .product(name: "GatehouseKit", package: "gatehouse"),
-            .product(name: "GatehouseDevSupport", package: "gatehouse"),
-        ]),
-        .executableTarget(name: "QuickStartRu", dependencies: [
-            .product(name: "GatehouseKit", package: "gatehouse"),
-            .product(name: "GatehouseDevSupport", package: "gatehouse"),
-        ]),
-    ]
-)
-""")
-    build = subprocess.run(["swift", "build", "--package-path", work], capture_output=True, text=True)
-    if build.returncode != 0:
-        sys.stderr.write(build.stdout[-12000:] + build.stderr[-4000:])
-        sys.exit(f"check-sdk-guide: the guide's samples do not compile (scratch package: {work})")
-    print(f"check-sdk-guide: {compiled} samples and the quick starts of both guides compile; the manifests load; "
-          f"{skipped} UIKit blocks skipped; the Russian guide keeps the English one's sections and samples")
+def run_quick_starts(binary, server):
+    for path, tag in GUIDES:
+        executable = os.path.join(binary, f"SDKGuideQuickStart{tag}")
+        if not os.path.exists(executable):
+            sys.exit(f"check-sdk-guide: {executable} is not built: write the samples (--write-samples Server/SDKGuideSamples), then build the server package")
+        run = subprocess.run([executable, server], capture_output=True, text=True, timeout=120)
+        sys.stdout.write(f"{path}: {run.stdout}")
+        if run.returncode != 0:
+            sys.stderr.write(run.stderr)
+            sys.exit(f"check-sdk-guide: the quick start of {path} failed against " + server)
 
-    if args.server:
-        binary = subprocess.run(["swift", "build", "--package-path", work, "--show-bin-path"], capture_output=True, text=True).stdout.strip()
-        for path, tag in GUIDES:
-            run = subprocess.run([os.path.join(binary, f"QuickStart{tag}"), args.server], capture_output=True, text=True, timeout=120)
-            sys.stdout.write(f"{path}: {run.stdout}")
-            if run.returncode != 0:
-                sys.stderr.write(run.stderr)
-                sys.exit(f"check-sdk-guide: the quick start of {path} failed against " + args.server)
-    if not args.work:
-        shutil.rmtree(work, ignore_errors=True)
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--write-samples", metavar="FOLDER", help="check the guides and write their samples here")
+    parser.add_argument("--run-quick-starts", metavar="BIN", help="run the built quick starts of this folder")
+    parser.add_argument("--server", default="http://127.0.0.1:8080", help="the server the quick starts talk to")
+    args = parser.parse_args()
+    if not args.write_samples and not args.run_quick_starts:
+        parser.error("--write-samples FOLDER or --run-quick-starts BIN")
+    if args.write_samples:
+        manifests_work = tempfile.mkdtemp(prefix="sdk-guide-manifests-")
+        try:
+            write(os.path.abspath(args.write_samples), manifests_work)
+        finally:
+            shutil.rmtree(manifests_work, ignore_errors=True)
+    if args.run_quick_starts:
+        run_quick_starts(args.run_quick_starts, args.server)
 
 
 if __name__ == "__main__":

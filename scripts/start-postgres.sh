@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL (Debian's packages) for the tests on port 55432 and prints the
-# POSTGRES_URL to use. Fails loudly when the server cannot start.
+# POSTGRES_URL to use. Fails loudly when the server cannot start. `--stop` stops it and removes its data.
 set -euo pipefail
 PGPORT=${PGPORT:-55432}
 PGDATA=${PGDATA:-/tmp/gatehouse-pg}
@@ -9,7 +9,13 @@ if [ -z "$PGBIN" ]; then
   echo "start-postgres: PostgreSQL is not installed (apt-get install -y postgresql)" >&2
   exit 1
 fi
-run_pg() { if [ "$(id -u)" = 0 ]; then su postgres -c "$*"; else bash -c "$*"; fi; }
+run_pg() { if [ "$(id -u)" = 0 ]; then (cd /tmp && su postgres -c "$*"); else bash -c "$*"; fi; }
+if [ "${1:-}" = "--stop" ]; then
+  if [ -f "$PGDATA/postmaster.pid" ]; then run_pg "$PGBIN/pg_ctl -D $PGDATA -w -m fast stop" >/dev/null; fi
+  rm -rf "$PGDATA"
+  echo "start-postgres: stopped the PostgreSQL on port $PGPORT and removed $PGDATA"
+  exit 0
+fi
 if ! run_pg "$PGBIN/pg_isready -h 127.0.0.1 -p $PGPORT" >/dev/null 2>&1; then
   rm -rf "$PGDATA"
   mkdir -p "$PGDATA"

@@ -5,21 +5,30 @@
 # signer), the terminal demo is driven through a pseudo-terminal (pexpect), and the web pages through
 # Debian's headless chromium with Selenium: the Python tools come from PyPI into a virtual
 # environment under .build/, never into the system Python.
-# Extra arguments go to `swift test` (e.g. `--filter SecurityTests`).
+# Extra arguments go to `swift test` (e.g. `--filter SecurityTests`); `--build-only` builds (and makes the tools'
+# environment) without running anything, for CI to time the build on its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH=/opt/swift/usr/bin:$PATH; fi
 
 VENV=.build/test-venv
+. scripts/python-env.sh
+# Made while the build below runs (the build keeps both cores busy; this mostly waits for the network).
+TOOLS=""
+mkdir -p .build
 if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server, yaml, selenium, reportlab, pypdf, websocket, hypercorn, stripe, pyotp, fido2' 2>/dev/null; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet 'aiosmtpd>=1.4' 'pexpect>=4.8' 'moto[server]>=5,<6' 'pyyaml>=6' 'selenium>=4.20,<5' 'reportlab>=4.2,<5' 'pypdf>=5.1,<7' 'websocket-client>=1.6,<2' \
-    'hypercorn>=0.17,<1' 'stripe>=10,<17' 'pyotp>=2.9,<3' 'fido2>=2,<3'
+  python_env "$VENV" 'aiosmtpd>=1.4' 'pexpect>=4.8' 'moto[server]>=5,<6' 'pyyaml>=6' 'selenium>=4.20,<5' 'reportlab>=4.2,<5' 'pypdf>=5.1,<7' \
+    'websocket-client>=1.6,<2' 'hypercorn>=0.17,<1' 'stripe>=10,<17' 'pyotp>=2.9,<3' 'fido2>=2,<3' > .build/test-venv.log 2>&1 &
+  TOOLS=$!
 fi
+# The SDK guide's samples become sources of the server package (Server/SDKGuideSamples, git-ignored), so that this
+# one build compiles them too, as an app that adds the SDK would (scripts/check-sdk-guide.py checks the texts first).
+python3 scripts/check-sdk-guide.py --write-samples Server/SDKGuideSamples
+swift build --package-path Server --build-tests
+if [ -n "$TOOLS" ] && ! wait "$TOOLS"; then cat .build/test-venv.log >&2; echo "test.sh: the test tools did not install" >&2; exit 1; fi
+[ "${1:-}" = "--build-only" ] && exit 0
 # The tests start `python3` through PATH: the environment's comes first.
 export PATH="$PWD/$VENV/bin:$PATH"
-
-swift build --package-path Server --build-tests
 # In parallel, at most TEST_PARALLEL_WIDTH tests at once (default 8): every test starts its own
 # server and database, and an unbounded run starts all ~300 together, which on two cores only
 # measures how long a server waits for a CPU (and exceeds PostgreSQL's connection limit).

@@ -12,11 +12,12 @@ public func runPythonScript(_ script: String, _ arguments: [String]) async throw
     let output = Pipe()
     process.standardOutput = output
     process.standardError = output
-    try process.run()
+    try ChildProcesses.run(process)
     let data: Data = await withCheckedContinuation { continuation in
         Thread {
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
+            ChildProcesses.exited(process)
             continuation.resume(returning: data)
         }.start()
     }

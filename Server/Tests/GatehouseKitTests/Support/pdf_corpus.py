@@ -2,11 +2,15 @@
 
   pdf_corpus.py make FOLDER
       writes the corpus, made at test time (nothing downloaded): reportlab.pdf (two pages, classic
-      xref table), libreoffice.pdf (LibreOffice's --convert-to pdf), objstm.pdf (qpdf rewrites it with object streams and a cross-reference stream),
+      xref table), libreoffice.pdf (LibreOffice's --convert-to pdf, committed in Fixtures/), objstm.pdf (qpdf rewrites it with object streams and a cross-reference stream),
       updated.pdf (pypdf appends an incremental update to it first), rotated.pdf (page 1 turned
       90 degrees and page 2 180 degrees, with a crop box), encrypted.pdf (qpdf, AES-256) and
       photo.jpg (Pillow).
       Prints one JSON object: name -> path.
+
+  pdf_corpus.py libreoffice FOLDER
+      makes Fixtures/libreoffice.pdf again in FOLDER with LibreOffice (Debian's libreoffice-writer-nogui): the
+      twenty clauses as a text file, converted by `soffice --headless --convert-to pdf`.
 
   pdf_corpus.py check ORIGINAL SIGNED PAGE X Y W H URI
       checks a signed file: the original bytes are its prefix, `qpdf --check` passes, pypdf sees
@@ -46,21 +50,12 @@ def make(folder):
     c.save()
     paths["reportlab"] = base
 
-    # LibreOffice: a document converted as an office suite writes it (indirect stream lengths, PDF 1.6).
-    text = os.path.join(folder, "libreoffice.txt")
-    with open(text, "w") as f:
-        f.write("Agreement\n\n" + "\n".join("Clause %d: the parties agree to sign below." % (i + 1) for i in range(20)) + "\n")
-    profile = "file://" + os.path.join(os.path.abspath(folder), "lo-profile")
-    # soffice now and then exits 1 on the first start with a new profile (seen once in CI, with another test's soffice
-    # starting at the same moment): try again, and say what it printed if it never converts.
-    for attempt in range(3):
-        run = subprocess.run(["soffice", "--headless", "-env:UserInstallation=" + profile, "--convert-to", "pdf", "--outdir", folder, text],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
-        if run.returncode == 0 and os.path.exists(os.path.join(folder, "libreoffice.pdf")):
-            break
-        if attempt == 2:
-            raise RuntimeError("soffice --convert-to pdf failed three times (status %d): %s" % (run.returncode, run.stdout))
-        time.sleep(1)
+    # LibreOffice: a document converted as an office suite writes it (indirect stream lengths, PDF 1.6). Committed
+    # (Fixtures/libreoffice.pdf, made by `pdf_corpus.py libreoffice FOLDER`; Fixtures/README.md says with what), so
+    # that a test run needs no office suite.
+    fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Fixtures", "libreoffice.pdf")
+    with open(fixture, "rb") as source, open(os.path.join(folder, "libreoffice.pdf"), "wb") as copy:
+        copy.write(source.read())
     paths["libreoffice"] = os.path.join(folder, "libreoffice.pdf")
 
     objstm = os.path.join(folder, "objstm.pdf")
@@ -100,6 +95,23 @@ def make(folder):
     subprocess.run(["qpdf", "--encrypt", "user", "owner", "256", "--", base, encrypted], check=True)
     paths["encrypted"] = encrypted
     print(json.dumps(paths))
+
+
+def libreoffice(folder):
+    """Fixtures/libreoffice.pdf made again: the text converted by LibreOffice (retried: soffice now and then exits 1
+    on the first start with a new profile)."""
+    os.makedirs(folder, exist_ok=True)
+    text = os.path.join(folder, "libreoffice.txt")
+    with open(text, "w") as f:
+        f.write("Agreement\n\n" + "\n".join("Clause %d: the parties agree to sign below." % (i + 1) for i in range(20)) + "\n")
+    profile = "file://" + os.path.join(os.path.abspath(folder), "lo-profile")
+    for attempt in range(3):
+        run = subprocess.run(["soffice", "--headless", "-env:UserInstallation=" + profile, "--convert-to", "pdf", "--outdir", folder, text],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        if run.returncode == 0 and os.path.exists(os.path.join(folder, "libreoffice.pdf")):
+            return
+        time.sleep(1)
+    raise RuntimeError("soffice --convert-to pdf failed three times (status %d): %s" % (run.returncode, run.stdout))
 
 
 def render(path, page, folder, name):
@@ -187,6 +199,8 @@ def check(original, signed, page, x, y, w, h, uri):
 if __name__ == "__main__":
     if sys.argv[1] == "make":
         make(sys.argv[2])
+    elif sys.argv[1] == "libreoffice":
+        libreoffice(sys.argv[2])
     else:
         a = sys.argv[2:]
         sys.exit(check(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), float(a[5]), float(a[6]), a[7]))

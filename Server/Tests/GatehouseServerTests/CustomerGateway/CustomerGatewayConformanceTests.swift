@@ -42,7 +42,7 @@ struct CustomerGatewayConformanceTests {
         #"{"type":"LOGIN_CUSTOMER","sequence_id":"\#(sequence)","data":{"email":"\#(email)","password":"\#(password)"}}"#
     }
 
-    @Test("LOGIN_CUSTOMER answers CUSTOMER_API_TOKEN with exactly api_token and its UTC expiry; the token works on REST", arguments: TestEngine.available)
+    @Test("LOGIN_CUSTOMER answers CUSTOMER_API_TOKEN with exactly api_token and its UTC expiry; the token works on REST", arguments: TestEngine.once)
     func login_success(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
@@ -66,7 +66,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("a locked account: the right password answers customer.accountLocked, a wrong one customer.notFound as for anyone", arguments: TestEngine.available)
+    @Test("a locked account: the right password answers customer.accountLocked, a wrong one customer.notFound as for anyone", arguments: TestEngine.once)
     func login_lockedAccount(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
@@ -83,7 +83,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("an account with the authenticator app on: the right password answers customer.secondFactorRequired (the protocol has no second step), a wrong one customer.notFound", arguments: TestEngine.available)
+    @Test("an account with the authenticator app on: the right password answers customer.secondFactorRequired (the protocol has no second step), a wrong one customer.notFound", arguments: TestEngine.once)
     func login_secondFactorAccount(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             _ = try await SecondFactorTests.accountWithTOTP(app)
@@ -99,7 +99,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("unknown email and wrong password: the same CUSTOMER_ERROR, never echoing the password", arguments: TestEngine.available)
+    @Test("unknown email and wrong password: the same CUSTOMER_ERROR, never echoing the password", arguments: TestEngine.once)
     func login_failures_lookTheSame(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
@@ -124,7 +124,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("customers are identified by email: an account's phone with its right password is an unknown customer", arguments: TestEngine.available)
+    @Test("customers are identified by email: an account's phone with its right password is an unknown customer", arguments: TestEngine.once)
     func login_withPhone_isUnknownCustomer(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "fpi@bk.ru", extra: [("login", "ivan.petrov")], confirmingEmail: true)
@@ -142,7 +142,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("every kind of bad input gets a CUSTOMER_ERROR with its code, and the connection stays usable", arguments: TestEngine.available)
+    @Test("every kind of bad input gets a CUSTOMER_ERROR with its code, and the connection stays usable", arguments: TestEngine.once)
     func badInput_isAnsweredAndTheConnectionSurvives(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
@@ -182,7 +182,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("a frame over the size limit closes the connection with 1009", arguments: TestEngine.available)
+    @Test("a frame over the size limit closes the connection with 1009", arguments: TestEngine.once)
     func oversizedFrame_closesWith1009(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.maxFrameBytes = 1024 }) { app in
             let close = try await withConnection(app) { connection in
@@ -193,7 +193,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("100 concurrent logins on one connection are answered by sequence_id", arguments: TestEngine.available)
+    @Test("100 concurrent logins on one connection are answered by sequence_id", .tags(.engine), arguments: TestEngine.all)
     func concurrentLogins_areMatchedBySequenceID(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.failuresPerConnection = 1000; $0.limits.loginFailuresPerAccount = 1000 }) { app in
             try await app.registerPhoneAccount(email: "many@example.com", confirmingEmail: true)
@@ -217,7 +217,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("failed logins are throttled per connection", arguments: TestEngine.available)
+    @Test("failed logins are throttled per connection", arguments: TestEngine.once)
     func failures_areThrottledPerConnection(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.failuresPerConnection = 3 }) { app in
             try await app.registerPhoneAccount(email: "t@example.com", confirmingEmail: true)
@@ -238,7 +238,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("an idle connection is closed with 1001", arguments: TestEngine.available)
+    @Test("an idle connection is closed with 1001", arguments: TestEngine.once)
     func idleConnection_isClosed(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.idleTimeout = .milliseconds(300) }) { app in
             let close = try await withConnection(app) { connection in
@@ -249,7 +249,7 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("connections beyond the limit are refused with 1013", arguments: TestEngine.available)
+    @Test("connections beyond the limit are refused with 1013", arguments: TestEngine.once)
     func overConnectionLimit_isRefused(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.maxConnections = 1 }) { app in
             try await withConnection(app) { _ in
@@ -268,7 +268,7 @@ final class TokenBox: @unchecked Sendable {
 
 @Suite("Failed-login limits under concurrency")
 struct ConcurrentThrottlingTests {
-    @Test("40 concurrent wrong passwords on one connection: no more than the limit are ever checked", arguments: TestEngine.available)
+    @Test("40 concurrent wrong passwords on one connection: no more than the limit are ever checked", .tags(.engine), arguments: TestEngine.all)
     func gateway_concurrentGuesses_stayWithinTheLimit(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.gateway.failuresPerConnection = 10; $0.limits.loginFailuresPerAccount = 1000 }) { app in
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
@@ -290,7 +290,7 @@ struct ConcurrentThrottlingTests {
         }
     }
 
-    @Test("30 concurrent wrong passwords on REST: no more than the account limit are checked", arguments: TestEngine.available)
+    @Test("30 concurrent wrong passwords on REST: no more than the account limit are checked", .tags(.engine), arguments: TestEngine.all)
     func rest_concurrentGuesses_stayWithinTheLimit(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 10 }) { app in
             try await app.registerPhoneAccount()
@@ -303,7 +303,7 @@ struct ConcurrentThrottlingTests {
         }
     }
 
-    @Test("successful logins do not use up the failure budget", arguments: TestEngine.available)
+    @Test("successful logins do not use up the failure budget", arguments: TestEngine.once)
     func successes_doNotCount(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
             try await app.registerPhoneAccount()
@@ -312,7 +312,7 @@ struct ConcurrentThrottlingTests {
         }
     }
 
-    @Test("a long sequence_id is echoed whole", arguments: TestEngine.available)
+    @Test("a long sequence_id is echoed whole", arguments: TestEngine.once)
     func longSequenceID_isEchoedWhole(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let sequence = String(repeating: "q", count: 600)

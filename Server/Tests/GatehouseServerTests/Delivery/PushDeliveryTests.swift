@@ -32,7 +32,7 @@ struct PushDeliveryTests {
         }
     }
 
-    @Test("a burst of 100 messages to an idle person is one push per device, the last text with the right badge; in Russian on the FCM device; a friend request and money too", arguments: TestEngine.available)
+    @Test("a burst of 100 messages to an idle person is one push per device, the last text with the right badge; in Russian on the FCM device; a friend request and money too", .tags(.engine), arguments: TestEngine.all)
     func burstCoalesces(engine: TestEngine) async throws {
         let peers = try await PushPeers.start()
         defer { peers.stop() }
@@ -77,7 +77,7 @@ struct PushDeliveryTests {
         }
     }
 
-    @Test("previews off: 'New message' without sender or text; a muted chat pushes nothing; the author's own devices get nothing", arguments: TestEngine.available)
+    @Test("previews off: 'New message' without sender or text; a muted chat pushes nothing; the author's own devices get nothing", .tags(.engine), arguments: TestEngine.all)
     func previewsAndMutes(engine: TestEngine) async throws {
         let peers = try await PushPeers.start()
         defer { peers.stop() }
@@ -111,7 +111,7 @@ struct PushDeliveryTests {
         }
     }
 
-    @Test("a token APNs calls unregistered (410) or FCM UNREGISTERED removes its device and ends the message; a 429 is retried after Retry-After, then sent; money received is pushed", arguments: TestEngine.available)
+    @Test("a token APNs calls unregistered (410) or FCM UNREGISTERED removes its device and ends the message; a 429 is retried after Retry-After, then sent; money received is pushed", .tags(.engine), arguments: TestEngine.all)
     func refusalsAndRetries(engine: TestEngine) async throws {
         let peers = try await PushPeers.start()
         defer { peers.stop() }
@@ -143,7 +143,7 @@ struct PushDeliveryTests {
         }
     }
 
-    @Test("money: a top-up, a transfer received and a money request asked and declined are pushed to the one they concern, once (not again as the chat's payment note)", arguments: TestEngine.available)
+    @Test("money: a top-up, a transfer received and a money request asked and declined are pushed to the one they concern, once (not again as the chat's payment note)", .tags(.engine), arguments: TestEngine.all)
     func money(engine: TestEngine) async throws {
         let peers = try await PushPeers.start()
         defer { peers.stop() }

@@ -18,7 +18,7 @@ struct SMSWebhookDeliveryTests {
         c.delivery.smsHTTP.bodyTemplate = #"{"phone":"{{to}}","message":"{{text}}","otp":"{{code}}"}"#
     }
 
-    @Test("the templated request reaches the gateway with headers, escaped JSON and the code", arguments: TestEngine.available)
+    @Test("the templated request reaches the gateway with headers, escaped JSON and the code", .tags(.engine), arguments: TestEngine.all)
     func sms_isPostedToTheGateway(engine: TestEngine) async throws {
         let gateway = HTTPReceiver()
         let port = try await gateway.start()
@@ -46,7 +46,7 @@ struct SMSWebhookDeliveryTests {
         }
     }
 
-    @Test("placeholders in the URL are percent-encoded, Russian text included", arguments: TestEngine.available)
+    @Test("placeholders in the URL are percent-encoded, Russian text included", .tags(.engine), arguments: TestEngine.all)
     func sms_urlPlaceholders_areEscaped(engine: TestEngine) async throws {
         let gateway = HTTPReceiver()
         let port = try await gateway.start()
@@ -68,7 +68,7 @@ struct SMSWebhookDeliveryTests {
         }
     }
 
-    @Test("a gateway's refusal is a 400 with the gateway's text", arguments: TestEngine.available)
+    @Test("a gateway's refusal is a 400 with the gateway's text", .tags(.engine), arguments: TestEngine.all)
     func sms_refusedByGateway_is400WithItsText(engine: TestEngine) async throws {
         let gateway = HTTPReceiver(status: .badRequest, answer: "Invalid destination number")
         let port = try await gateway.start()
@@ -83,7 +83,7 @@ struct SMSWebhookDeliveryTests {
         }
     }
 
-    @Test("with the gateway down the outbox keeps the SMS and delivers it once the gateway is back, exactly once", arguments: TestEngine.available)
+    @Test("with the gateway down the outbox keeps the SMS and delivers it once the gateway is back, exactly once", .tags(.engine), arguments: TestEngine.all)
     func sms_gatewayDown_isDeliveredLaterExactlyOnce(engine: TestEngine) async throws {
         // setup: learn a free port, then take the gateway down
         let gateway = HTTPReceiver()

@@ -24,7 +24,7 @@ struct SMTPDeliveryTests {
         c.delivery.smtp.timeoutSeconds = 5
     }
 
-    @Test("the confirmation mail arrives over STARTTLS with AUTH, in the account's language, and its link confirms", arguments: TestEngine.available)
+    @Test("the confirmation mail arrives over STARTTLS with AUTH, in the account's language, and its link confirms", .tags(.engine), arguments: TestEngine.all)
     func confirmationMail_isDeliveredOverSMTP(engine: TestEngine) async throws {
         let server = try await SMTPTestServer.start(mode: .startTLS, authUser: "gatehouse", authPassword: "mail-secret")
         defer { server.stop() }
@@ -52,7 +52,7 @@ struct SMTPDeliveryTests {
         }
     }
 
-    @Test("with the mail server down the outbox keeps the mail and delivers it when the server is back, exactly once", arguments: TestEngine.available)
+    @Test("with the mail server down the outbox keeps the mail and delivers it when the server is back, exactly once", .tags(.engine), arguments: TestEngine.all)
     func confirmationMail_serverDown_isDeliveredLaterExactlyOnce(engine: TestEngine) async throws {
         // setup: a free port with nothing listening
         let probe = try await SMTPTestServer.start(mode: .startTLS, authUser: "gatehouse", authPassword: "mail-secret")
@@ -83,7 +83,7 @@ struct SMTPDeliveryTests {
         }
     }
 
-    @Test("a mailbox the server refuses (550) is marked failed, not retried forever", arguments: TestEngine.available)
+    @Test("a mailbox the server refuses (550) is marked failed, not retried forever", .tags(.engine), arguments: TestEngine.all)
     func mail_rejectedPermanently_isMarkedFailed(engine: TestEngine) async throws {
         let server = try await SMTPTestServer.start(mode: .startTLS, authUser: "gatehouse", authPassword: "mail-secret", failMode: "rcpt-550")
         defer { server.stop() }

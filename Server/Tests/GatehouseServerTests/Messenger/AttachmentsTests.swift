@@ -14,7 +14,7 @@ import Testing
 struct AttachmentsTests {
     typealias M = V1.Messenger
 
-    @Test("an image is known by its bytes; a file is a download; both come back byte for byte with the right headers", arguments: TestEngine.available)
+    @Test("an image is known by its bytes; a file is a download; both come back byte for byte with the right headers", arguments: TestEngine.once)
     func upload_andDownload(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -43,7 +43,7 @@ struct AttachmentsTests {
         }
     }
 
-    @Test("an image header followed by something else is not an image: a download when untyped, refused when it claims an image type", arguments: TestEngine.available)
+    @Test("an image header followed by something else is not an image: a download when untyped, refused when it claims an image type", arguments: TestEngine.once)
     func upload_imageHeaderThenHTML_isNotAnImage(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -68,7 +68,7 @@ struct AttachmentsTests {
         }
     }
 
-    @Test("a download streams from the blob store chunk by chunk: whole and ranged bytes arrive intact; a blob changed on disk is cut short, never served whole", arguments: TestEngine.available)
+    @Test("a download streams from the blob store chunk by chunk: whole and ranged bytes arrive intact; a blob changed on disk is cut short, never served whole", arguments: TestEngine.once)
     func download_streamsInChunks(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.downloadChunkBytes = 1_024 }) { app in
             // setup
@@ -94,7 +94,7 @@ struct AttachmentsTests {
         }
     }
 
-    @Test("ETag and If-None-Match answer 304; Range answers 206 with Content-Range; a range past the end is 416", arguments: TestEngine.available)
+    @Test("ETag and If-None-Match answer 304; Range answers 206 with Content-Range; a range past the end is 416", arguments: TestEngine.once)
     func download_etagAndRange(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -132,7 +132,7 @@ struct AttachmentsTests {
         }
     }
 
-    @Test("multipart upload: the part named file with its name and type", arguments: TestEngine.available)
+    @Test("multipart upload: the part named file with its name and type", arguments: TestEngine.once)
     func upload_multipart(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -156,7 +156,7 @@ struct AttachmentsTests {
         }
     }
 
-    @Test("limits: too large is 413, empty is 400, a lying image type is 400, uploads per hour are 429", arguments: TestEngine.available)
+    @Test("limits: too large is 413, empty is 400, a lying image type is 400, uploads per hour are 429", arguments: TestEngine.once)
     func upload_limits(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.attachmentMaxBytes = 2_048; $0.messenger.uploadsPerHour = 2 }) { app in
             let ann = try await app.v1.person("ann")
@@ -177,7 +177,7 @@ struct AttachmentsTests {
         }
     }
 
-    @Test("a chat's attachments, newest first, in pages; a deleted message's go; the blob stays while any row names it", arguments: TestEngine.available)
+    @Test("a chat's attachments, newest first, in pages; a deleted message's go; the blob stays while any row names it", .tags(.engine), arguments: TestEngine.all)
     func chatAttachments_andCollector(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

@@ -12,7 +12,7 @@ struct BlocksAndPrivacyTests {
     typealias M = V1.Messenger
     typealias W = V1.Wallet
 
-    @Test("a friends-only person gets no money request and no transfer from a stranger, batched or alone; a friend's go through", arguments: TestEngine.available, [64, 1])
+    @Test("a friends-only person gets no money request and no transfer from a stranger, batched or alone; a friend's go through", .tags(.engine), arguments: TestEngine.all, [64, 1])
     func wallet_respectsFriendsOnly(engine: TestEngine, transfersPerCommit: Int) async throws {
         try await withApp(engine, configure: { $0.wallet.transfersPerCommit = transfersPerCommit }) { app in
             // setup: F takes messages from friends only; S is a stranger, E a friend
@@ -41,7 +41,7 @@ struct BlocksAndPrivacyTests {
         }
     }
 
-    @Test("a blocked person's messages, edits, friend requests, money requests and transfers are refused as friends-only privacy refuses them; unblocking lets them through", arguments: TestEngine.available)
+    @Test("a blocked person's messages, edits, friend requests, money requests and transfers are refused as friends-only privacy refuses them; unblocking lets them through", .tags(.engine), arguments: TestEngine.all)
     func block_stopsEverything(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.blocksPerAccount = 1 }) { app in
             // setup: B blocks M after they chatted (and may block one person at a time)

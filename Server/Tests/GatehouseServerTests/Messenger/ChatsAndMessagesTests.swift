@@ -12,7 +12,7 @@ import Testing
 struct ChatsAndMessagesTests {
     typealias M = V1.Messenger
 
-    @Test("opening a chat: the same chat however many open it at once, from either side", arguments: TestEngine.available)
+    @Test("opening a chat: the same chat however many open it at once, from either side", .tags(.engine), arguments: TestEngine.all)
     func openChat_isOneChat(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -45,7 +45,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("sending: 201 with the message; a retried clientMessageId, even at once, gives the one message", arguments: TestEngine.available)
+    @Test("sending: 201 with the message; a retried clientMessageId, even at once, gives the one message", .tags(.engine), arguments: TestEngine.all)
     func send_isIdempotent(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -85,7 +85,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("many sends at once (written in shared transactions): each gets its own answer, refusals stay alone, events stay gap-free", arguments: TestEngine.available)
+    @Test("many sends at once (written in shared transactions): each gets its own answer, refusals stay alone, events stay gap-free", .tags(.engine), arguments: TestEngine.all)
     func concurrentSends_areIsolatedAndOrdered(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.messagesPerMinute = 25 }) { app in
             // setup: four senders to one reader; a stranger; a chat whose other side takes friends only
@@ -153,7 +153,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("bad messages: empty, too long, control characters, bad client ids, too many attachments", arguments: TestEngine.available)
+    @Test("bad messages: empty, too long, control characters, bad client ids, too many attachments", .tags(.engine), arguments: TestEngine.all)
     func send_rejectsBadInput(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.maxTextLength = 10; $0.messenger.attachmentsPerMessage = 1 }) { app in
             // setup
@@ -178,7 +178,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("every id of another's chat, message, request or attachment is 404 to an outsider", arguments: TestEngine.available)
+    @Test("every id of another's chat, message, request or attachment is 404 to an outsider", .tags(.engine), arguments: TestEngine.all)
     func outsiders_get404(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -218,7 +218,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("history pages both ways without gaps or duplicates while messages keep arriving", arguments: TestEngine.available)
+    @Test("history pages both ways without gaps or duplicates while messages keep arriving", .tags(.engine), arguments: TestEngine.all)
     func history_pagesWithoutGaps(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -261,7 +261,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("edit: the author, within the window, not after deletion; both sides see the new text", arguments: TestEngine.available)
+    @Test("edit: the author, within the window, not after deletion; both sides see the new text", .tags(.engine), arguments: TestEngine.all)
     func edit_rules(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.editWindow = 600 }) { app in
             // setup
@@ -288,7 +288,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("delete for me hides it from me only; for everyone leaves a tombstone both see; only the author deletes for everyone", arguments: TestEngine.available)
+    @Test("delete for me hides it from me only; for everyone leaves a tombstone both see; only the author deletes for everyone", .tags(.engine), arguments: TestEngine.all)
     func delete_forMeAndEveryone(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -322,7 +322,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("a reply quotes author and text; deleting the original leaves a stub; replying to a deleted message still sends", arguments: TestEngine.available)
+    @Test("a reply quotes author and text; deleting the original leaves a stub; replying to a deleted message still sends", .tags(.engine), arguments: TestEngine.all)
     func reply_toDeleted(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -346,7 +346,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("forward into several chats: copies keep the first author and time, carry the attachments; a retry makes no more", arguments: TestEngine.available)
+    @Test("forward into several chats: copies keep the first author and time, carry the attachments; a retry makes no more", .tags(.engine), arguments: TestEngine.all)
     func forward_intoSeveralChats(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -389,7 +389,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("chat list: newest activity first, last message, unread flag; reading is monotonic and clears it", arguments: TestEngine.available)
+    @Test("chat list: newest activity first, last message, unread flag; reading is monotonic and clears it", .tags(.engine), arguments: TestEngine.all)
     func chatList_unreadAndRead(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -425,7 +425,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("delete a chat for me: it leaves my list and my history; a new message brings it back with only what is new; the other keeps all", arguments: TestEngine.available)
+    @Test("delete a chat for me: it leaves my list and my history; a new message brings it back with only what is new; the other keeps all", .tags(.engine), arguments: TestEngine.all)
     func deleteChat_forMe(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -450,7 +450,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("a chat shows in the other's list only once it has a message", arguments: TestEngine.available)
+    @Test("a chat shows in the other's list only once it has a message", .tags(.engine), arguments: TestEngine.all)
     func emptyChat_isOnlyTheOpeners(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let ann = try await app.v1.person("ann")
@@ -463,7 +463,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("messages per minute are limited with Retry-After; a retry of a sent message is not counted", arguments: TestEngine.available)
+    @Test("messages per minute are limited with Retry-After; a retry of a sent message is not counted", .tags(.engine), arguments: TestEngine.all)
     func send_isRateLimited(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.messagesPerMinute = 2 }) { app in
             let ann = try await app.v1.person("ann")
@@ -478,7 +478,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("an edit reaches the other member as a send does: refused once they take messages from friends only and unfriended me; budgeted per minute and per day", arguments: TestEngine.available)
+    @Test("an edit reaches the other member as a send does: refused once they take messages from friends only and unfriended me; budgeted per minute and per day", .tags(.engine), arguments: TestEngine.all)
     func edit_refusedWhereASendWouldBe_andBudgeted(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.editsPerMinute = 3; $0.messenger.editsPerDay = 5 }) { app in
             // setup: E and F are friends and chat; F takes messages from friends only, then unfriends E

@@ -13,7 +13,7 @@ import Testing
 struct PeopleAndFriendsTests {
     typealias M = V1.Messenger
 
-    @Test("search: prefix of first name, last name or tag, any case and accents, me excluded, in pages", arguments: TestEngine.available)
+    @Test("search: prefix of first name, last name or tag, any case and accents, me excluded, in pages", arguments: TestEngine.once)
     func search_findsByNameAndTag(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -58,7 +58,7 @@ struct PeopleAndFriendsTests {
         }
     }
 
-    @Test("a person: the card and my relation; unknown ids, tagless accounts and myself are 404", arguments: TestEngine.available)
+    @Test("a person: the card and my relation; unknown ids, tagless accounts and myself are 404", arguments: TestEngine.once)
     func person_cardAndNotFound(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -84,7 +84,7 @@ struct PeopleAndFriendsTests {
         }
     }
 
-    @Test("friend requests: send, see in both sections, accept; decline and cancel; remove; each side hears of it", arguments: TestEngine.available)
+    @Test("friend requests: send, see in both sections, accept; decline and cancel; remove; each side hears of it", arguments: TestEngine.once)
     func requests_lifecycle(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -137,7 +137,7 @@ struct PeopleAndFriendsTests {
         }
     }
 
-    @Test("asking someone who asked me makes us friends, also when both ask at the same moment", arguments: TestEngine.available)
+    @Test("asking someone who asked me makes us friends, also when both ask at the same moment", .tags(.engine), arguments: TestEngine.all)
     func mutualRequests_makeFriends(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -158,7 +158,7 @@ struct PeopleAndFriendsTests {
         }
     }
 
-    @Test("friends sort by name or tag and filter by the search", arguments: TestEngine.available)
+    @Test("friends sort by name or tag and filter by the search", arguments: TestEngine.once)
     func friends_sortAndFilter(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -178,7 +178,7 @@ struct PeopleAndFriendsTests {
         }
     }
 
-    @Test("friend requests per day are limited, with Retry-After", arguments: TestEngine.available)
+    @Test("friend requests per day are limited, with Retry-After", arguments: TestEngine.once)
     func friendRequests_areLimited(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.friendRequestsPerDay = 2 }) { app in
             // setup
@@ -198,7 +198,7 @@ struct PeopleAndFriendsTests {
         }
     }
 
-    @Test("privacy: friends only keeps strangers from opening a chat or writing; friends still can", arguments: TestEngine.available)
+    @Test("privacy: friends only keeps strangers from opening a chat or writing; friends still can", arguments: TestEngine.once)
     func privacy_friendsOnly(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -223,7 +223,7 @@ struct PeopleAndFriendsTests {
         }
     }
 
-    @Test("request/cancel cycles to one person are budgeted per day: the fourth new request is 429, and the target heard of three", arguments: TestEngine.available)
+    @Test("request/cancel cycles to one person are budgeted per day: the fourth new request is 429, and the target heard of three", arguments: TestEngine.once)
     func requests_cancelCycles_areBudgetedPerPerson(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

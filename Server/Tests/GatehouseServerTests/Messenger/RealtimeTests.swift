@@ -60,7 +60,7 @@ extension TestHarness {
 struct RealtimeTests {
     typealias M = V1.Messenger
 
-    @Test("events reach both members' sockets in order, numbered per account without gaps", arguments: TestEngine.available)
+    @Test("events reach both members' sockets in order, numbered per account without gaps", .tags(.engine), arguments: TestEngine.all)
     func events_reachBothSides(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -101,7 +101,7 @@ struct RealtimeTests {
         }
     }
 
-    @Test("the first frame may carry the token; a bad token closes with 4001; a missing auth frame times out with 4001", arguments: TestEngine.available)
+    @Test("the first frame may carry the token; a bad token closes with 4001; a missing auth frame times out with 4001", .tags(.engine), arguments: TestEngine.all)
     func auth_byFirstFrame(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.messenger.realtimeAuthTimeout = .milliseconds(300) }) { app in
             // setup
@@ -124,7 +124,7 @@ struct RealtimeTests {
         }
     }
 
-    @Test("resume with ?since: what was missed, once, in order, then live; too old a point answers resync", arguments: TestEngine.available)
+    @Test("resume with ?since: what was missed, once, in order, then live; too old a point answers resync", .tags(.engine), arguments: TestEngine.all)
     func resume_andResync(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -167,7 +167,7 @@ struct RealtimeTests {
         }
     }
 
-    @Test("a run of edits keeps one copy of the message: earlier message.updated become message.superseded, numbers gap-free", arguments: TestEngine.available)
+    @Test("a run of edits keeps one copy of the message: earlier message.updated become message.superseded, numbers gap-free", .tags(.engine), arguments: TestEngine.all)
     func edits_supersedeEarlierEdits(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -197,7 +197,7 @@ struct RealtimeTests {
         }
     }
 
-    @Test("a revoked session closes its realtime socket with 4002", arguments: TestEngine.available)
+    @Test("a revoked session closes its realtime socket with 4002", .tags(.engine), arguments: TestEngine.all)
     func revokedSession_closesSocket(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -215,7 +215,7 @@ struct RealtimeTests {
         }
     }
 
-    @Test("a session that expires closes its realtime socket with 4002", arguments: TestEngine.available)
+    @Test("a session that expires closes its realtime socket with 4002", .tags(.engine), arguments: TestEngine.all)
     func expiredSession_closesSocket(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.sessionTTL = 1 }) { app in
             // setup
@@ -232,7 +232,7 @@ struct RealtimeTests {
         }
     }
 
-    @Test("a profile change reaches those who see the person", arguments: TestEngine.available)
+    @Test("a profile change reaches those who see the person", .tags(.engine), arguments: TestEngine.all)
     func profileUpdated_reachesAcquaintances(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -255,9 +255,9 @@ struct RealtimeTests {
         }
     }
 
-    @Test("two instances on PostgreSQL: a message sent on one reaches a socket on the other")
+    @Test("two instances on PostgreSQL: a message sent on one reaches a socket on the other", .tags(.engine))
     func acrossInstances() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         try await withApp(.postgres) { first in
             try await withSecondInstance(of: first) { second in
                 #expect(await eventually { first.services.bus.isConnected && second.services.bus.isConnected })

@@ -13,7 +13,7 @@ import Testing
 /// hold the account; an unlock lets them back in. Both are in the audit trail with their reason.
 @Suite("Locked accounts")
 struct AccountLockTests {
-    @Test("lock: the sessions end (401), the right password is refused with account_locked on /api (Russian text, 400) and /v1 (403 problem), a wrong one stays invalid_credentials; unlock lets them back in; both audited with reason and actor", arguments: TestEngine.available)
+    @Test("lock: the sessions end (401), the right password is refused with account_locked on /api (Russian text, 400) and /v1 (403 problem), a wrong one stays invalid_credentials; unlock lets them back in; both audited with reason and actor", arguments: TestEngine.once)
     func lockRefusesEverySignIn(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

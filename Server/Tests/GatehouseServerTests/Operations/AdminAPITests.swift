@@ -25,7 +25,7 @@ struct AdminAPITests {
         try await app.v1.post(AdminAPI.importClients.path + query, body: ByteBuffer(string: text), contentType: contentType, token: key)
     }
 
-    @Test("the wire walk: a bulk import reports its bad row and applies the rest, a dry run and a re-import change nothing; the registered phone binds; GET, PUT and DELETE one record; each change audited as the key", arguments: TestEngine.available)
+    @Test("the wire walk: a bulk import reports its bad row and applies the rest, a dry run and a re-import change nothing; the registered phone binds; GET, PUT and DELETE one record; each change audited as the key", arguments: TestEngine.once)
     func importBindSaveDelete(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -71,7 +71,7 @@ struct AdminAPITests {
         }
     }
 
-    @Test("refusals: no key, a person's session and a disabled key are 401; a key without the scope 403 insufficient_scope; a bad field 400; an unknown phone 404; a bad format 415 or 400", arguments: TestEngine.available)
+    @Test("refusals: no key, a person's session and a disabled key are 401; a key without the scope 403 insufficient_scope; a bad field 400; an unknown phone 404; a bad format 415 or 400", arguments: TestEngine.once)
     func refusals(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

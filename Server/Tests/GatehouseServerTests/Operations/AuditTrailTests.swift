@@ -12,7 +12,7 @@ import Testing
 /// per guess; a person reads their own security events; the export holds no secret.
 @Suite("The audit trail")
 struct AuditTrailTests {
-    @Test("/v1/me/events: my sign-up, sign-ins (three wrong passwords in one counted row), password change and sessions ended, newest first, with address and device; never another's", arguments: TestEngine.available)
+    @Test("/v1/me/events: my sign-up, sign-ins (three wrong passwords in one counted row), password change and sessions ended, newest first, with address and device; never another's", arguments: TestEngine.once)
     func myEventsShowMySecurityHistory(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -51,7 +51,7 @@ struct AuditTrailTests {
         }
     }
 
-    @Test("/v1/me/events pages by cursor, and refuses a cursor that is not one", arguments: TestEngine.available)
+    @Test("/v1/me/events pages by cursor, and refuses a cursor that is not one", arguments: TestEngine.once)
     func myEventsPage(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -74,7 +74,7 @@ struct AuditTrailTests {
         }
     }
 
-    @Test("the export: every kind recorded by sign-up, logins, recovery, email and phone changes, app keys and a wallet credit, with its actor and request id, and no password, code, token or key in it", arguments: TestEngine.available)
+    @Test("the export: every kind recorded by sign-up, logins, recovery, email and phone changes, app keys and a wallet credit, with its actor and request id, and no password, code, token or key in it", arguments: TestEngine.once)
     func exportHoldsEventsAndNoSecret(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -131,7 +131,7 @@ struct AuditTrailTests {
         }
     }
 
-    @Test("gatehouse accounts: show finds an account by phone, login or id with its sessions and events; revoke-sessions needs a reason, ends every session (the next request is 401) and is in the trail as the system on behalf of --as", arguments: TestEngine.available)
+    @Test("gatehouse accounts: show finds an account by phone, login or id with its sessions and events; revoke-sessions needs a reason, ends every session (the next request is 401) and is in the trail as the system on behalf of --as", arguments: TestEngine.once)
     func operatorCommands(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -163,7 +163,7 @@ struct AuditTrailTests {
         }
     }
 
-    @Test("failed logins of an unknown identifier are counted without it; events older than the retention go", arguments: TestEngine.available)
+    @Test("failed logins of an unknown identifier are counted without it; events older than the retention go", arguments: TestEngine.once)
     func unknownFailuresAndRetention(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.audit.retention = 30 * 86_400 }) { app in
             // setup

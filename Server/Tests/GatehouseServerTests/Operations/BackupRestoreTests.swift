@@ -47,7 +47,7 @@ struct BackupRestoreTests {
         )
     }
 
-    @Test("written by every app, backed up while serving, wiped, restored: every account, message, movement, file and document as it was", arguments: TestEngine.available)
+    @Test("written by every app, backed up while serving, wiped, restored: every account, message, movement, file and document as it was", .tags(.engine), arguments: TestEngine.all)
     func drill(engine: TestEngine) async throws {
         let database = try await TestDatabase.make(engine)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-drill-\(UUID().uuidString)")
@@ -88,7 +88,7 @@ struct BackupRestoreTests {
         let (before, ann, bob, chat, file, key, documentID) = try #require(written.withLockedValue { $0 })
 
         // MUT 2: the database and the blob folder are lost, then restored
-        await database.cleanup()
+        try await database.wipe()
         try FileManager.default.removeItem(atPath: blobs)
         var configuration = GatehouseConfiguration.testing(database: database.location)
         configure(&configuration)

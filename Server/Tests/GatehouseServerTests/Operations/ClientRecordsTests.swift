@@ -20,7 +20,7 @@ struct ClientRecordsTests {
 
     static let ivan = #"{"phone":"8 (912) 345-67-89","firstName":"Ivan (record)","lastName":"Petrov (record)","birthday":"1990-05-17","room":"Room 12","base":"Base North","parts":[{"domainId":"zone-1","name":"North shore","forfeit":150.5,"isBanned":false,"discount":10}]}"#
 
-    @Test("the wire walk: an import with a bad row reports it and applies the rest, a second import changes nothing; registering that phone by /api binds the record, /api/users/user shows its room, base and parts, and the record keeps its own data", arguments: TestEngine.available)
+    @Test("the wire walk: an import with a bad row reports it and applies the rest, a second import changes nothing; registering that phone by /api binds the record, /api/users/user shows its room, base and parts, and the record keeps its own data", .tags(.engine), arguments: TestEngine.all)
     func importRegisterAndShow(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -52,7 +52,7 @@ struct ClientRecordsTests {
         }
     }
 
-    @Test("a change to a bound record shows on the next /api/users/user at once, though the session and its account are cached; an unbind too", arguments: TestEngine.available)
+    @Test("a change to a bound record shows on the next /api/users/user at once, though the session and its account are cached; an unbind too", .tags(.engine), arguments: TestEngine.all)
     func boundRecordChange_showsAtOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: a bound record, read once so the session's lookup (with the record) is cached
@@ -75,7 +75,7 @@ struct ClientRecordsTests {
         }
     }
 
-    @Test("a record imported after the account exists binds at the next login; an unverified phone never binds; another account's record is never shown", arguments: TestEngine.available)
+    @Test("a record imported after the account exists binds at the next login; an unverified phone never binds; another account's record is never shown", .tags(.engine), arguments: TestEngine.all)
     func laterBindingAndClaims(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an /api account with a verified phone, and a /v1 account whose phone is only asked for
@@ -128,7 +128,7 @@ struct ClientRecordsTests {
         #expect(unknown.count == 1 && (try? unknown[0].result.get()) == nil)
     }
 
-    @Test("a file of more rows than GATEHOUSE_CLIENT_IMPORT_MAX_ROWS (100,000 unless set) is refused whole, naming the first row over, and writes nothing; one of exactly the cap is taken", arguments: TestEngine.available)
+    @Test("a file of more rows than GATEHOUSE_CLIENT_IMPORT_MAX_ROWS (100,000 unless set) is refused whole, naming the first row over, and writes nothing; one of exactly the cap is taken", .tags(.engine), arguments: TestEngine.all)
     func rowCap(engine: TestEngine) async throws {
         // setup
         #expect(GatehouseConfiguration.Operators().importMaxRows == 100_000)

@@ -4,6 +4,7 @@ import GatehouseFoundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import GatehouseTestSupport
 import Testing
 
 /// The `gatehouse` executable as an operator runs it: the README's command, graceful stop,
@@ -29,7 +30,7 @@ struct CommandLineTests {
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try ChildProcesses.run(process)
         return (process, output)
     }
 

@@ -10,7 +10,7 @@ import Testing
 
 @Suite("Operations: metrics, health, dev outbox, request ids")
 struct OperationsTests {
-    @Test("/metrics reports request counts, latency and the outbox depth", arguments: TestEngine.available)
+    @Test("/metrics reports request counts, latency and the outbox depth", arguments: TestEngine.once)
     func metrics_exposePrometheusText(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             #expect(try await app.postForm(PhoneAccountsAPI.Path.sendSMS, [("phone", "+79123456789")]).status == .ok)
@@ -57,7 +57,7 @@ struct OperationsTests {
         #expect(outcome == "threw")
     }
 
-    @Test("/health answers when the database does", arguments: TestEngine.available)
+    @Test("/health answers when the database does", arguments: TestEngine.once)
     func health_isOK(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let response = try await app.get("/health")
@@ -69,7 +69,7 @@ struct OperationsTests {
         }
     }
 
-    @Test("the dev outbox lists messages newest first with every field", arguments: TestEngine.available)
+    @Test("the dev outbox lists messages newest first with every field", arguments: TestEngine.once)
     func devOutbox_listsNewestFirst(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "x@example.com")
@@ -91,7 +91,7 @@ struct OperationsTests {
         }
     }
 
-    @Test("in production the dev outbox route does not exist", arguments: TestEngine.available)
+    @Test("in production the dev outbox route does not exist", arguments: TestEngine.once)
     func devOutbox_inProduction_is404(engine: TestEngine) async throws {
         try await withApp(engine, configure: { (c: inout GatehouseConfiguration) in c.environment = GatehouseConfiguration.Environment.production }) { app in
             let outbox = try await app.get(DevAPI.Path.outbox)
@@ -101,7 +101,7 @@ struct OperationsTests {
         }
     }
 
-    @Test("every answer carries a request id; a sane client id is echoed", arguments: TestEngine.available)
+    @Test("every answer carries a request id; a sane client id is echoed", arguments: TestEngine.once)
     func requestID_isEchoed(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let own = try await app.get("/health", headers: [HTTPField.Name("X-Request-Id")!: "abc-123"])

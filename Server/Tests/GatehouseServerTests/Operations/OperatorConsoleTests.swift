@@ -37,7 +37,7 @@ struct OperatorConsoleTests {
         return Desk(app: app, cookie: "gh_operator=\(token)", csrf: session.csrf)
     }
 
-    @Test("support resends the confirmation link and sends a recovery code (never seeing it), each with its reason in the trail; read-only may not; a form without its token changes nothing", arguments: TestEngine.available)
+    @Test("support resends the confirmation link and sends a recovery code (never seeing it), each with its reason in the trail; read-only may not; a form without its token changes nothing", arguments: TestEngine.once)
     func messagesToThePerson(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an /api account whose email is not confirmed, with a verified phone
@@ -72,7 +72,7 @@ struct OperatorConsoleTests {
         }
     }
 
-    @Test("unbinding a client record: the record stays, the account's next logins never bind it again; a read-only operator sees the record but no form", arguments: TestEngine.available)
+    @Test("unbinding a client record: the record stays, the account's next logins never bind it again; a read-only operator sees the record but no form", arguments: TestEngine.once)
     func unbindForGood(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -99,7 +99,7 @@ struct OperatorConsoleTests {
         }
     }
 
-    @Test("a message that failed for good is queued again by support with a reason; a sent one is not; read-only may not", arguments: TestEngine.available)
+    @Test("a message that failed for good is queued again by support with a reason; a sent one is not; read-only may not", arguments: TestEngine.once)
     func retryDeadMessage(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: a message the deliverer gave up on
@@ -128,7 +128,7 @@ struct OperatorConsoleTests {
         }
     }
 
-    @Test("pages: an unknown account is 404; a search is posted and lands on the account by id; the audit page refuses a filter it cannot read; signed out, every page sends to the sign-in", arguments: TestEngine.available)
+    @Test("pages: an unknown account is 404; a search is posted and lands on the account by id; the audit page refuses a filter it cannot read; signed out, every page sends to the sign-in", arguments: TestEngine.once)
     func pagesAndFilters(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

@@ -33,7 +33,7 @@ struct OperatorTests {
         #expect(totp.match("12345", at: now, after: 0) == nil && totp.match("abcdef", at: now, after: 0) == nil)
     }
 
-    @Test("sign-in: password and the current code open a session; the same code again, a wrong password, a disabled operator and a person's token do not; idle and past its span, the session ends", arguments: TestEngine.available)
+    @Test("sign-in: password and the current code open a session; the same code again, a wrong password, a disabled operator and a person's token do not; idle and past its span, the session ends", arguments: TestEngine.once)
     func signInAndSessions(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -81,7 +81,7 @@ struct OperatorTests {
         }
     }
 
-    @Test("an operator's session ends at its span however busy; a name is refused after its failure budget, even with the right code", arguments: TestEngine.available)
+    @Test("an operator's session ends at its span however busy; a name is refused after its failure budget, even with the right code", arguments: TestEngine.once)
     func spanAndBudget(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -111,7 +111,7 @@ struct OperatorTests {
         }
     }
 
-    @Test("the audit export holds no admin key, operator password, TOTP secret or code, nor an operator's session", arguments: TestEngine.available)
+    @Test("the audit export holds no admin key, operator password, TOTP secret or code, nor an operator's session", arguments: TestEngine.once)
     func exportHoldsNoOperatorSecret(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

@@ -14,7 +14,7 @@ import Testing
 
 @Suite("Database provider")
 struct DatabaseProviderTests {
-    @Test("a query after shutdown fails with an error instead of crashing the process", arguments: TestEngine.available)
+    @Test("a query after shutdown fails with an error instead of crashing the process", .tags(.engine), arguments: TestEngine.all)
     func queryAfterShutdown_fails(engine: TestEngine) async throws {
         // setup
         let database = try await TestDatabase.make(engine)
@@ -31,10 +31,10 @@ struct DatabaseProviderTests {
         await database.cleanup()
     }
 
-    @Test("an operation past its deadline fails with DatabaseTimeoutError, and the pool keeps serving")
+    @Test("an operation past its deadline fails with DatabaseTimeoutError, and the pool keeps serving", .tags(.engine))
     func queryPastDeadline_fails() async throws {
         // PostgreSQL only: it has a statement that takes as long as asked (SQLite has no sleep).
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         try await withMigratedProvider(.postgres, poolSize: 1, queryTimeout: 0.3) { provider in
             // MUT
             let slow = await Result(catching: { try await provider.run(statement: "SELECT pg_sleep(2)") })
@@ -54,9 +54,9 @@ struct DatabaseProviderTests {
         }
     }
 
-    @Test("connections that never come back (a query stuck past its deadline) do not starve the pool: it is replaced")
+    @Test("connections that never come back (a query stuck past its deadline) do not starve the pool: it is replaced", .tags(.engine))
     func strandedConnections_replaceThePool() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         // setup: one connection per event loop, every one of them taken by a statement that
         // outlives its deadline by far (as postgres-nio's lost answers do when PostgreSQL dies)
         try await withMigratedProvider(.postgres, poolSize: 1, poolTimeout: 1, queryTimeout: 0.5) { provider in
@@ -82,9 +82,9 @@ struct DatabaseProviderTests {
         }
     }
 
-    @Test("an operation whose connection closes under it unanswered fails at once, and its pool slot comes back")
+    @Test("an operation whose connection closes under it unanswered fails at once, and its pool slot comes back", .tags(.engine))
     func connectionClosedUnderAnOperation_failsAndFreesTheSlot() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         // setup: one connection per event loop, a deadline far beyond the test, a short pool wait.
         // Each operation stands in for the query postgres-nio loses on a connection that has just
         // closed: it closes its connection and never answers.
@@ -115,9 +115,9 @@ struct DatabaseProviderTests {
         }
     }
 
-    @Test("a transaction whose connection is terminated by the server fails, and the pool serves again")
+    @Test("a transaction whose connection is terminated by the server fails, and the pool serves again", .tags(.engine))
     func transactionWhoseBackendIsTerminated_fails() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         // setup: a second connection per loop, for the statement that terminates the first
         try await withMigratedProvider(.postgres, poolSize: 2, poolTimeout: 5, queryTimeout: 60) { provider in
             let sleeping = Task {
@@ -130,7 +130,7 @@ struct DatabaseProviderTests {
                 try await Task.sleep(for: .milliseconds(50))
                 let rows = try await provider.sql.raw("""
                     SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
-                    WHERE query LIKE '%pg_sleep(60) AS slept%' AND pid <> pg_backend_pid()
+                    WHERE query LIKE '%pg_sleep(60) AS slept%' AND datname = current_database() AND pid <> pg_backend_pid()
                     """).all()
                 terminated = !rows.isEmpty
             }
@@ -144,9 +144,9 @@ struct DatabaseProviderTests {
         }
     }
 
-    @Test("the watch passes answers through and forgets an operation once it is answered")
+    @Test("the watch passes answers through and forgets an operation once it is answered", .tags(.engine))
     func connectionWatch_passesAnswersThrough() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         // setup: a connection of its own and a watch of its own
         try await withMigratedProvider(.postgres, poolSize: 4) { provider in
         let connection = try await PostgresConnection.connect(configuration: provider.postgres!.configuration, id: 1,
@@ -198,9 +198,9 @@ struct DatabaseProviderTests {
         #expect(work.current == 1)
     }
 
-    @Test("every PostgreSQL connection plans as configured: PostgreSQL's own choice by default, generic plans when asked")
+    @Test("every PostgreSQL connection plans as configured: PostgreSQL's own choice by default, generic plans when asked", .tags(.engine))
     func planCacheMode_reachesEveryConnection() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         for mode in [GatehouseConfiguration.PlanCacheMode.auto, .forceGenericPlan] {
             try await withMigratedProvider(.postgres, poolSize: 2, planCacheMode: mode) { provider in
                 // MUT: the setting as several connections at once see it (each holds its own until all have answered)

@@ -9,7 +9,7 @@ import Testing
 
 @Suite("Database work on its connection's event loop")
 struct EventLoopTaskExecutorTests {
-    @Test("a transaction's body and a group-commit writer run on their connection's event loop and come back to it after every statement; FluentKit's own transaction body does not", arguments: TestEngine.available)
+    @Test("a transaction's body and a group-commit writer run on their connection's event loop and come back to it after every statement; FluentKit's own transaction body does not", .tags(.engine), arguments: TestEngine.all)
     func databaseWorkStaysOnItsLoop(engine: TestEngine) async throws {
         // setup
         try await withMigratedProvider(engine, poolSize: 2) { provider in

@@ -9,7 +9,7 @@ import Testing
 
 @Suite("Prepared statements and row sets")
 struct PreparedStatementsTests {
-    @Test("rows given as a RowSet (NULLs included), inserted and updated by key, read with = ANY come back as written, a bind without a binary form runs unprepared, prepared on PostgreSQL under their slot, in and out of a transaction", arguments: TestEngine.available)
+    @Test("rows given as a RowSet (NULLs included), inserted and updated by key, read with = ANY come back as written, a bind without a binary form runs unprepared, prepared on PostgreSQL under their slot, in and out of a transaction", .tags(.engine), arguments: TestEngine.all)
     func rowSetsRoundTrip(engine: TestEngine) async throws {
         // setup
         try await withMigratedProvider(engine) { provider in

@@ -12,7 +12,7 @@ import Testing
 struct PhoneAccountsBadInputTests {
     typealias P = PhoneAccountsAPI.Path
 
-    @Test("phones in every common format normalise to E.164; nonsense is refused", arguments: TestEngine.available)
+    @Test("phones in every common format normalise to E.164; nonsense is refused", arguments: TestEngine.once)
     func sms_phoneFormats(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.codeRequestsPerIP = 100 }) { app in
             for (typed, stored) in [("+7 912 345-67-81", "+79123456781"), ("89123456782", "+79123456782"), ("+79123456783", "+79123456783"), ("(912) 345-67-84", "+79123456784")] {
@@ -32,7 +32,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("an existing phone cannot ask for a sign-up code", arguments: TestEngine.available)
+    @Test("an existing phone cannot ask for a sign-up code", arguments: TestEngine.once)
     func sms_forRegisteredPhone_is400(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -43,7 +43,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("duplicate login and email are refused without creating anything", arguments: TestEngine.available)
+    @Test("duplicate login and email are refused without creating anything", arguments: TestEngine.once)
     func register_duplicates_are400(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "taken@example.com", extra: [("login", "Taken01")])
@@ -61,7 +61,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("weak passwords are refused with the rule that failed; a missing one is generated", arguments: TestEngine.available)
+    @Test("weak passwords are refused with the rule that failed; a missing one is generated", arguments: TestEngine.once)
     func register_passwordRules(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             _ = try await app.postForm(P.sendSMS, [("phone", "+79123456789")])
@@ -80,7 +80,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("the password rule is configurable", arguments: TestEngine.available)
+    @Test("the password rule is configurable", arguments: TestEngine.once)
     func register_relaxedPasswordPolicy(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.passwords.requireSpecial = false; $0.passwords.minLength = 8 }) { app in
             _ = try await app.postForm(P.sendSMS, [("phone", "+79123456789")])
@@ -90,7 +90,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("malformed dates, emails and logins are refused precisely", arguments: TestEngine.available)
+    @Test("malformed dates, emails and logins are refused precisely", arguments: TestEngine.once)
     func register_malformedFields(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             _ = try await app.postForm(P.sendSMS, [("phone", "+79123456789")])
@@ -122,7 +122,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("bodies over the size limit and fields over the length limit are refused", arguments: TestEngine.available)
+    @Test("bodies over the size limit and fields over the length limit are refused", arguments: TestEngine.once)
     func oversizedInput_is400(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.maxBodyBytes = 2048; $0.limits.maxFieldLength = 100 }) { app in
             let huge = try await app.postForm(P.sendSMS, [("phone", "+79123456789"), ("padding", String(repeating: "x", count: 4000))], headers: [.acceptLanguage: "en"])
@@ -137,7 +137,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("malformed multipart and JSON bodies are 400, not 500", arguments: TestEngine.available)
+    @Test("malformed multipart and JSON bodies are 400, not 500", arguments: TestEngine.once)
     func malformedBodies_are400(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let noBoundary = try await app.client.execute(uri: P.sendSMS, method: .post, headers: [.contentType: "multipart/form-data"], body: ByteBuffer(string: "garbage"))
@@ -153,7 +153,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("hostile multipart bodies are 400 and the server keeps answering", arguments: TestEngine.available)
+    @Test("hostile multipart bodies are 400 and the server keeps answering", arguments: TestEngine.once)
     func hostileMultipart_is400AndServerSurvives(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: a part header with bytes above 0x7F (crashed MultipartKit 4.7.1), truncated
@@ -181,7 +181,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("parameters come from the query string too, names in any case", arguments: TestEngine.available)
+    @Test("parameters come from the query string too, names in any case", arguments: TestEngine.once)
     func parameters_fromQueryStringAnyCase(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let response = try await app.client.execute(uri: P.sendSMS + "?PHONE=%2B79123456789", method: .post)
@@ -190,7 +190,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("/change updates only what is sent; the phone cannot change; empty email is refused", arguments: TestEngine.available)
+    @Test("/change updates only what is sent; the phone cannot change; empty email is refused", arguments: TestEngine.once)
     func change_partialUpdates(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -214,7 +214,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("an email another account uses cannot be taken with /change", arguments: TestEngine.available)
+    @Test("an email another account uses cannot be taken with /change", arguments: TestEngine.once)
     func change_toTakenEmail_is400(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(phone: "+79000000001", email: "first@example.com")
@@ -226,7 +226,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("confirmation links: single use, unknown and account-id links refused", arguments: TestEngine.available)
+    @Test("confirmation links: single use, unknown and account-id links refused", arguments: TestEngine.once)
     func confirm_linkStates(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "e@example.com")
@@ -251,7 +251,7 @@ struct PhoneAccountsBadInputTests {
         }
     }
 
-    @Test("a confirmation link expires", arguments: TestEngine.available)
+    @Test("a confirmation link expires", arguments: TestEngine.once)
     func confirm_afterLifetime_isInvalid(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "e@example.com")

@@ -12,7 +12,7 @@ import Testing
 struct PhoneAccountsConformanceTests {
     typealias P = PhoneAccountsAPI.Path
 
-    @Test("1. Registration: SMS code, register, automatic login, confirmation mail, confirmed", arguments: TestEngine.available)
+    @Test("1. Registration: SMS code, register, automatic login, confirmation mail, confirmed", arguments: TestEngine.once)
     func registration_withCode_logsInAndConfirmsEmail(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: the code goes to the phone in E.164, whatever format was typed
@@ -67,7 +67,7 @@ struct PhoneAccountsConformanceTests {
         }
     }
 
-    @Test("2a. Login of a confirmed account shows the final screen's data", arguments: TestEngine.available)
+    @Test("2a. Login of a confirmed account shows the final screen's data", arguments: TestEngine.once)
     func login_confirmedAccount_isConfirmed(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "anna@example.com")
@@ -84,7 +84,7 @@ struct PhoneAccountsConformanceTests {
         }
     }
 
-    @Test("2b. Login of an unconfirmed account: confirmation mail sent again", arguments: TestEngine.available)
+    @Test("2b. Login of an unconfirmed account: confirmation mail sent again", arguments: TestEngine.once)
     func login_unconfirmedAccount_resendsConfirmation(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "boris@example.com")
@@ -111,7 +111,7 @@ struct PhoneAccountsConformanceTests {
         }
     }
 
-    @Test("mails speak the account's language (from sign-up), whatever the later request's language", arguments: TestEngine.available)
+    @Test("mails speak the account's language (from sign-up), whatever the later request's language", arguments: TestEngine.once)
     func mail_usesTheAccountsLanguage(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let sms = try await app.postForm(P.sendSMS, [("phone", "+79123456789")], headers: [.acceptLanguage: "en-GB,en;q=0.9"])
@@ -129,7 +129,7 @@ struct PhoneAccountsConformanceTests {
         }
     }
 
-    @Test("2c. Login of an account without email: email set with /change, mail sent", arguments: TestEngine.available)
+    @Test("2c. Login of an account without email: email set with /change, mail sent", arguments: TestEngine.once)
     func login_accountWithoutEmail_setsEmailAndSendsMail(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: nil)
@@ -149,7 +149,7 @@ struct PhoneAccountsConformanceTests {
         }
     }
 
-    @Test("3a. Restore by SMS: temporary password, old one works until it is used, other sessions end", arguments: TestEngine.available)
+    @Test("3a. Restore by SMS: temporary password, old one works until it is used, other sessions end", arguments: TestEngine.once)
     func restore_bySMS_temporaryPasswordEndsOtherSessions(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -173,7 +173,7 @@ struct PhoneAccountsConformanceTests {
         }
     }
 
-    @Test("3b. Restore by email sends the temporary password to the confirmed address", arguments: TestEngine.available)
+    @Test("3b. Restore by email sends the temporary password to the confirmed address", arguments: TestEngine.once)
     func restore_byEmail_sendsToConfirmedAddress(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "dima@example.com")
@@ -202,7 +202,7 @@ struct PhoneAccountsConformanceTests {
         }
     }
 
-    @Test("4/5. Email change resets isConfirmed; the old address works until the new one is confirmed", arguments: TestEngine.available)
+    @Test("4/5. Email change resets isConfirmed; the old address works until the new one is confirmed", arguments: TestEngine.once)
     func change_email_resetsConfirmationUntilConfirmed(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "old@example.com")

@@ -25,7 +25,7 @@ struct PhoneAccountsLimitsTests {
         try await app.postForm(P.register, [("phone", phone), ("code", code), ("password", "secret-91!")])
     }
 
-    @Test("a code expires after its lifetime", arguments: TestEngine.available)
+    @Test("a code expires after its lifetime", arguments: TestEngine.once)
     func register_afterCodeLifetime_isRejectedAsExpired(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let code = try await requestCode(app)
@@ -36,7 +36,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("a code is still good just before it expires (configurable lifetime)", arguments: TestEngine.available)
+    @Test("a code is still good just before it expires (configurable lifetime)", arguments: TestEngine.once)
     func register_withinConfiguredLifetime_succeeds(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.codeTTL = 120 }) { app in
             let code = try await requestCode(app)
@@ -45,7 +45,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("five wrong attempts kill the code, even for the right code afterwards", arguments: TestEngine.available)
+    @Test("five wrong attempts kill the code, even for the right code afterwards", arguments: TestEngine.once)
     func register_withWrongCode_countsAttemptsUntilTheCodeDies(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let code = try await requestCode(app)
@@ -61,7 +61,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("a code is single use", arguments: TestEngine.available)
+    @Test("a code is single use", arguments: TestEngine.once)
     func code_onceConsumed_isRejected(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let code = try await requestCode(app)
@@ -74,7 +74,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("a resend kills the previous code", arguments: TestEngine.available)
+    @Test("a resend kills the previous code", arguments: TestEngine.once)
     func resend_invalidatesPreviousCode(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let first = try await requestCode(app)
@@ -87,7 +87,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("codes, confirmation tokens and session tokens are stored hashed", arguments: TestEngine.available)
+    @Test("codes, confirmation tokens and session tokens are stored hashed", arguments: TestEngine.once)
     func secrets_areStoredHashed(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let code = try await requestCode(app)
@@ -107,7 +107,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("a new code no sooner than the resend cooldown, with Retry-After", arguments: TestEngine.available)
+    @Test("a new code no sooner than the resend cooldown, with Retry-After", arguments: TestEngine.once)
     func sms_withinCooldown_is429WithRetryAfter(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             _ = try await requestCode(app)
@@ -121,7 +121,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("at most five SMS per phone per 24 hours", arguments: TestEngine.available)
+    @Test("at most five SMS per phone per 24 hours", arguments: TestEngine.once)
     func sms_overDailyBudget_is429UntilTheWindowPasses(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             for _ in 1...5 {
@@ -137,7 +137,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("a per-IP budget for code requests", arguments: TestEngine.available)
+    @Test("a per-IP budget for code requests", arguments: TestEngine.once)
     func sms_overIPBudget_is429(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.codeRequestsPerIP = 3 }) { app in
             for i in 1...3 {
@@ -151,7 +151,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("failed logins are throttled per account", arguments: TestEngine.available)
+    @Test("failed logins are throttled per account", arguments: TestEngine.once)
     func login_afterTooManyFailuresForAccount_is429EvenWithTheRightPassword(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
             try await app.registerPhoneAccount()
@@ -166,7 +166,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("a burst of right-password logins beyond the budget leaves the account unlocked and the budget whole", arguments: TestEngine.available)
+    @Test("a burst of right-password logins beyond the budget leaves the account unlocked and the budget whole", arguments: TestEngine.once)
     func login_concurrentRightPasswords_doNotSpendTheBudget(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
             try await app.registerPhoneAccount()
@@ -190,7 +190,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("failed logins are throttled per IP, across accounts", arguments: TestEngine.available)
+    @Test("failed logins are throttled per IP, across accounts", arguments: TestEngine.once)
     func login_afterTooManyFailuresFromIP_is429(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerIP = 4 }) { app in
             for i in 1...4 {
@@ -201,7 +201,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("unknown account and wrong password answer the same", arguments: TestEngine.available)
+    @Test("unknown account and wrong password answer the same", arguments: TestEngine.once)
     func login_unknownAndWrongPassword_lookTheSame(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -213,7 +213,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("sessions expire after 24 hours; 401 with WWW-Authenticate", arguments: TestEngine.available)
+    @Test("sessions expire after 24 hours; 401 with WWW-Authenticate", arguments: TestEngine.once)
     func session_afterLifetime_is401(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -230,7 +230,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("logout ends the current session only", arguments: TestEngine.available)
+    @Test("logout ends the current session only", arguments: TestEngine.once)
     func logout_endsCurrentSession(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -248,7 +248,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("a temporary password expires and then never works", arguments: TestEngine.available)
+    @Test("a temporary password expires and then never works", arguments: TestEngine.once)
     func temporaryPassword_afterLifetime_isRejected(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -260,7 +260,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("using one temporary password kills every other outstanding one", arguments: TestEngine.available)
+    @Test("using one temporary password kills every other outstanding one", arguments: TestEngine.once)
     func temporaryPassword_usedOnce_killsTheOthers(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "t@example.com")
@@ -278,7 +278,7 @@ struct PhoneAccountsLimitsTests {
         }
     }
 
-    @Test("behind a trusted load balancer the right-most X-Forwarded-For hop is the client", arguments: TestEngine.available)
+    @Test("behind a trusted load balancer the right-most X-Forwarded-For hop is the client", arguments: TestEngine.once)
     func forwardedFor_forgedEntriesDoNotDodgeTheIPBudget(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.trustForwardedFor = true; $0.limits.codeRequestsPerIP = 2 }) { app in
             for i in 1...2 {

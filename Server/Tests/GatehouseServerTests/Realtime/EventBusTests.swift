@@ -29,7 +29,7 @@ func withSecondInstance(of app: TestHarness, _ body: @Sendable (TestHarness) asy
 
 @Suite("Event bus")
 struct EventBusTests {
-    @Test("an event reaches the subscribers of its topic and account, and no one else; a cancelled subscription hears nothing", arguments: TestEngine.available)
+    @Test("an event reaches the subscribers of its topic and account, and no one else; a cancelled subscription hears nothing", .tags(.engine), arguments: TestEngine.all)
     func subscriptions(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let bus = app.services.bus
@@ -52,7 +52,7 @@ struct EventBusTests {
         }
     }
 
-    @Test("an event too large for NOTIFY is refused, not cut", arguments: TestEngine.available)
+    @Test("an event too large for NOTIFY is refused, not cut", .tags(.engine), arguments: TestEngine.all)
     func payloadLimit(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let big = BusEvent(topic: "test.big", body: String(repeating: "x", count: 8_000))
@@ -62,7 +62,7 @@ struct EventBusTests {
         }
     }
 
-    @Test("many events travel packed, in order, escapes and all, each payload within the limit", arguments: TestEngine.available)
+    @Test("many events travel packed, in order, escapes and all, each payload within the limit", .tags(.engine), arguments: TestEngine.all)
     func packed(engine: TestEngine) async throws {
         // Bodies that test the hand-written JSON: quotes, backslashes, control characters, DEL, non-ASCII, a frame in a frame.
         let tricky = ["\"q\" \\ \n\r\t \u{01}\u{1F}\u{7F}", "Привет, 💸", #"{"data":{"text":"a\"b"},"seq":7}"#, ""]
@@ -91,9 +91,9 @@ struct EventBusTests {
         }
     }
 
-    @Test("PostgreSQL: an event published in a transaction arrives when it commits, never when it rolls back")
+    @Test("PostgreSQL: an event published in a transaction arrives when it commits, never when it rolls back", .tags(.engine))
     func transactional() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         try await withApp(.postgres) { app in
             let bus = app.services.bus
             #expect(await eventually { bus.isConnected })
@@ -118,9 +118,9 @@ struct EventBusTests {
         }
     }
 
-    @Test("two instances on PostgreSQL: a session revoked on one is refused on the other at once, not after the cache's TTL")
+    @Test("two instances on PostgreSQL: a session revoked on one is refused on the other at once, not after the cache's TTL", .tags(.engine))
     func revocationAcrossInstances() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         // A minute of cache: only the bus can make the other instance forget in time.
         try await withApp(.postgres, configure: { $0.limits.sessionCacheTTL = 60 }) { first in
             try await withSecondInstance(of: first) { second in
@@ -146,9 +146,9 @@ struct EventBusTests {
         }
     }
 
-    @Test("PostgreSQL: a listener that loses its connection reconnects, drops the cache, and hears events again")
+    @Test("PostgreSQL: a listener that loses its connection reconnects, drops the cache, and hears events again", .tags(.engine))
     func listenerReconnects() async throws {
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         try await withApp(.postgres, configure: { $0.limits.sessionCacheTTL = 60 }) { first in
             try await withSecondInstance(of: first) { second in
                 let bus = try #require(second.services.bus as? PostgresEventBus)
@@ -162,7 +162,7 @@ struct EventBusTests {
                 let sql = first.services.database.sql
                 let killed = try await sql.raw("""
                     SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
-                    WHERE query = \(bind: "LISTEN \"\(bus.channel)\";") AND pid <> pg_backend_pid()
+                    WHERE query = \(bind: "LISTEN \"\(bus.channel)\";") AND datname = current_database() AND pid <> pg_backend_pid()
                     """).all()
                 #expect(killed.count == 2, "both instances' listeners")
                 #expect(await eventually { gaps.withLockedValue { $0 } >= 1 && bus.isConnected }, "reconnected, with a gap")

@@ -60,7 +60,7 @@ struct CommonPasswordTests {
     }
 
     @Test("Password1! and qwerty123! are refused on /v1 and /api, naming the reason; a random 12-character password is taken",
-          arguments: TestEngine.available)
+          arguments: TestEngine.once)
     func signup_commonPassword_isRefusedOnEverySurface(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT + validate: /v1 sign-up
@@ -109,7 +109,7 @@ struct CommonPasswordTests {
     }
 
     @Test("with a range API configured: a breached password is refused, only five hex characters of its SHA-1 leave the server, the count threshold holds, and an unreachable API lets the password through",
-          arguments: TestEngine.available)
+          arguments: TestEngine.once)
     func breachedPasswords_rangeAPI(engine: TestEngine) async throws {
         let breached = "correct-Horse-7!"
         let peer = try await PwnedRangePeer.start(breached: [breached: 42, "rarely-Seen-7!": 2])

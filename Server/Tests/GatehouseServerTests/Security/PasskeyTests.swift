@@ -60,7 +60,7 @@ struct PasskeyTests {
         return try await app.v1.post(V1.Passkeys.login.path, json: #"{"device":"phone","credential":\#(answer.credential)\#(challengeMember)}"#)
     }
 
-    @Test("register with the password (none and packed self-attestation); log in without a password, the user verified; a lowered counter is refused as a suspected clone (audited, told); a wrong origin, another RP id, no UV, a bad signature, a spent challenge are refused; remove with the password, another's id is 404", arguments: TestEngine.available)
+    @Test("register with the password (none and packed self-attestation); log in without a password, the user verified; a lowered counter is refused as a suspected clone (audited, told); a wrong origin, another RP id, no UV, a bad signature, a spent challenge are refused; remove with the password, another's id is 404", arguments: TestEngine.once)
     func registerAndLogIn(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -125,7 +125,7 @@ struct PasskeyTests {
         }
     }
 
-    @Test("with the authenticator app on, a passkey finishes a password login: the challenge offers it, its options name the account's passkeys, another account's passkey is refused", arguments: TestEngine.available)
+    @Test("with the authenticator app on, a passkey finishes a password login: the challenge offers it, its options name the account's passkeys, another account's passkey is refused", arguments: TestEngine.once)
     func secondStep(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

@@ -45,7 +45,7 @@ struct SecondFactorTests {
         return try #require(problem.secondFactor, "no challenge: \(response.text)")
     }
 
-    @Test("enrol with the password (an otpauth URI pyotp reads), confirm with its first code: ten recovery codes; a /v1 login is two steps, the app's code finishes it once (replayed: refused), a recovery code works once and is told; /api answers second_factor_required in its own form", arguments: TestEngine.available)
+    @Test("enrol with the password (an otpauth URI pyotp reads), confirm with its first code: ten recovery codes; a /v1 login is two steps, the app's code finishes it once (replayed: refused), a recovery code works once and is told; /api answers second_factor_required in its own form", arguments: TestEngine.once)
     func enrolAndTwoStepLogin(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: enrolment's refusals, then the account
@@ -125,7 +125,7 @@ struct SecondFactorTests {
         }
     }
 
-    @Test("100 wrong codes at once on one challenge: no more than its 5 attempts are judged; across challenges the account's budget of 10 holds, and then the right code waits too", arguments: TestEngine.available)
+    @Test("100 wrong codes at once on one challenge: no more than its 5 attempts are judged; across challenges the account's budget of 10 holds, and then the right code waits too", .tags(.engine), arguments: TestEngine.all)
     func parallelGuessesTakeNoMoreThanTheLimit(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -167,7 +167,7 @@ struct SecondFactorTests {
         }
     }
 
-    @Test("recovery by email keeps the factor; a temporary password becomes the password only with the code; renew and turn off need the password and a code; an operator's removal is audited and told; erasure leaves no factor", arguments: TestEngine.available)
+    @Test("recovery by email keeps the factor; a temporary password becomes the password only with the code; renew and turn off need the password and a code; an operator's removal is audited and told; erasure leaves no factor", arguments: TestEngine.once)
     func recoveryRenewDisableRemove(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.accountDeletionGrace = 0 }) { app in
             // setup

@@ -50,7 +50,7 @@ struct CodeGuessingTests {
         return succeeded
     }
 
-    @Test("60 parallel recovery guesses with the right code among them: at most 5 are compared, at most one succeeds", arguments: TestEngine.available)
+    @Test("60 parallel recovery guesses with the right code among them: at most 5 are compared, at most one succeeds", .tags(.engine), arguments: TestEngine.all)
     func recovery_parallelGuesses_takeTheirAttemptFirst(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -70,7 +70,7 @@ struct CodeGuessingTests {
         }
     }
 
-    @Test("60 parallel sign-up guesses: at most 5 compared, at most one account", arguments: TestEngine.available)
+    @Test("60 parallel sign-up guesses: at most 5 compared, at most one account", .tags(.engine), arguments: TestEngine.all)
     func signup_parallelGuesses_takeTheirAttemptFirst(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -85,7 +85,7 @@ struct CodeGuessingTests {
         }
     }
 
-    @Test("phone sign-up on /api: parallel guesses are limited the same way", arguments: TestEngine.available)
+    @Test("phone sign-up on /api: parallel guesses are limited the same way", .tags(.engine), arguments: TestEngine.all)
     func apiRegister_parallelGuesses_takeTheirAttemptFirst(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -106,7 +106,7 @@ struct CodeGuessingTests {
 struct ClaimTests {
     typealias A = PhoneAccountsAPI.Path
 
-    @Test("an email squatted unconfirmed on /api does not block its owner's sign-up, and the squatter loses it", arguments: TestEngine.available)
+    @Test("an email squatted unconfirmed on /api does not block its owner's sign-up, and the squatter loses it", arguments: TestEngine.once)
     func squattedEmail_losesToVerifiedSignup(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: the attacker's phone, the victim's address
@@ -130,7 +130,7 @@ struct ClaimTests {
         }
     }
 
-    @Test("an unconfirmed email opens nothing: no login, no restore", arguments: TestEngine.available)
+    @Test("an unconfirmed email opens nothing: no login, no restore", arguments: TestEngine.once)
     func unconfirmedEmail_namesNoAccount(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -150,7 +150,7 @@ struct ClaimTests {
         }
     }
 
-    @Test("opening a confirmation link changes nothing; its page's button confirms by POST", arguments: TestEngine.available)
+    @Test("opening a confirmation link changes nothing; its page's button confirms by POST", arguments: TestEngine.once)
     func confirmationLink_getChangesNothing(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -182,7 +182,7 @@ struct ClaimTests {
         }
     }
 
-    @Test("a recovery by email leaves a phone verified before the email was confirmed no way in", arguments: TestEngine.available)
+    @Test("a recovery by email leaves a phone verified before the email was confirmed no way in", arguments: TestEngine.once)
     func emailRecovery_unverifiesAnEarlierPhone(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: created with the attacker's phone and the victim's address, which the victim confirmed
@@ -211,7 +211,7 @@ struct ClaimTests {
 }
 
 extension ClaimTests {
-    @Test("a phone left unverified by an email recovery goes to whoever verifies it, and the account is told by mail", arguments: TestEngine.available)
+    @Test("a phone left unverified by an email recovery goes to whoever verifies it, and the account is told by mail", arguments: TestEngine.once)
     func unverifiedPhone_losesToVerifiedSignup(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: as above, the phone loses its standing by a recovery by email
@@ -239,7 +239,7 @@ extension ClaimTests {
 struct StolenSessionTests {
     typealias A = PhoneAccountsAPI.Path
 
-    @Test("a new phone needs the current password; the old phone is told; other sessions end", arguments: TestEngine.available)
+    @Test("a new phone needs the current password; the old phone is told; other sessions end", arguments: TestEngine.once)
     func phoneChange_needsPasswordTellsOldPhoneEndsOtherSessions(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: the owner's two devices
@@ -265,7 +265,7 @@ struct StolenSessionTests {
         }
     }
 
-    @Test("a new email needs the current password; at its verification other sessions end", arguments: TestEngine.available)
+    @Test("a new email needs the current password; at its verification other sessions end", arguments: TestEngine.once)
     func emailChange_needsPasswordEndsOtherSessions(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -287,7 +287,7 @@ struct StolenSessionTests {
         }
     }
 
-    @Test("/api: fixing an unconfirmed email right after login needs no password; later it does", arguments: TestEngine.available)
+    @Test("/api: fixing an unconfirmed email right after login needs no password; later it does", arguments: TestEngine.once)
     func apiEmailChange_recentLoginOrPassword(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -311,7 +311,7 @@ struct StolenSessionTests {
         }
     }
 
-    @Test("/api: the password can be changed with the current one (after a restore, say)", arguments: TestEngine.available)
+    @Test("/api: the password can be changed with the current one (after a restore, say)", arguments: TestEngine.once)
     func apiPasswordChange(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -337,7 +337,7 @@ struct StolenSessionTests {
 struct EnumerationTests {
     typealias A = PhoneAccountsAPI.Path
 
-    @Test("a taken phone answers phone_taken once, then the resend cooldown like any phone", arguments: TestEngine.available)
+    @Test("a taken phone answers phone_taken once, then the resend cooldown like any phone", arguments: TestEngine.once)
     func sms_takenPhone_isBudgeted(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -355,7 +355,7 @@ struct EnumerationTests {
         }
     }
 
-    @Test("registration checks the code before it says an email or login is taken", arguments: TestEngine.available)
+    @Test("registration checks the code before it says an email or login is taken", arguments: TestEngine.once)
     func register_codeBeforeUniqueness(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -378,7 +378,7 @@ struct EnumerationTests {
         }
     }
 
-    @Test("restore with unknown identifiers runs into the per-client and per-identifier budgets", arguments: TestEngine.available)
+    @Test("restore with unknown identifiers runs into the per-client and per-identifier budgets", arguments: TestEngine.once)
     func restore_unknown_isBudgeted(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.codeRequestsPerIP = 5 }) { app in
             // MUT
@@ -552,7 +552,7 @@ struct LookAlikeLoginTests {
         return try await app.postForm(A.register, [("phone", phone), ("code", code), ("password", "secret-91!"), ("login", login)])
     }
 
-    @Test("NFC and NFD, full-width forms and case are one login; mixed scripts and invisible characters are refused", arguments: TestEngine.available)
+    @Test("NFC and NFD, full-width forms and case are one login; mixed scripts and invisible characters are refused", arguments: TestEngine.once)
     func lookAlikes_areOneLoginOrRefused(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -578,7 +578,7 @@ struct LookAlikeLoginTests {
 
 @Suite("Security: a failed login costs the same whatever the account's state")
 struct LoginCostTests {
-    @Test("a pending temporary password adds no bcrypt to a failed login", arguments: TestEngine.available)
+    @Test("a pending temporary password adds no bcrypt to a failed login", arguments: TestEngine.once)
     func pendingRestore_doesNotChangeTheCost(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -608,7 +608,7 @@ struct LoginCostTests {
 struct HardeningTests {
     typealias A = PhoneAccountsAPI.Path
 
-    @Test("answers carrying a token or a secret are not stored by caches", arguments: TestEngine.available)
+    @Test("answers carrying a token or a secret are not stored by caches", arguments: TestEngine.once)
     func tokens_areNoStore(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -624,7 +624,7 @@ struct HardeningTests {
         }
     }
 
-    @Test("a password in the query string of /api/auth/login is not read", arguments: TestEngine.available)
+    @Test("a password in the query string of /api/auth/login is not read", arguments: TestEngine.once)
     func credentials_fromBodyOnly(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount()
@@ -647,7 +647,7 @@ struct HardeningTests {
         #expect(production.environment == .production)
     }
 
-    @Test("an image with anything after its end is refused; avatars are served as images only", arguments: TestEngine.available)
+    @Test("an image with anything after its end is refused; avatars are served as images only", arguments: TestEngine.once)
     func polyglotImage_isRefused(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let session = try await app.v1.signedUp(email: "ann@example.com")
@@ -674,7 +674,7 @@ struct HardeningTests {
         ("image/webp", "UklGRh4AAABXRUJQVlA4TBEAAAAvAUAAAAdQjyLXo/+BiOh/AAA="),
     ]
 
-    @Test("JPEG (baseline and progressive), GIF and WebP are taken whole; with anything after their end, or cut short, refused", arguments: TestEngine.available)
+    @Test("JPEG (baseline and progressive), GIF and WebP are taken whole; with anything after their end, or cut short, refused", arguments: TestEngine.once)
     func imageFormats_walkedToTheirEnd(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let session = try await app.v1.signedUp(email: "ann@example.com")
@@ -709,7 +709,7 @@ struct HardeningTests {
         }
     }
 
-    @Test("SMS go to the allowed countries only", arguments: TestEngine.available)
+    @Test("SMS go to the allowed countries only", arguments: TestEngine.once)
     func sms_countryAllowList(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try expectProblem(try await app.v1.post(V1.Accounts.signupCode.path, CodeRequest(phone: "+1 202 555 0100")), .badRequest, .phoneCountryNotAllowed)
@@ -722,7 +722,7 @@ struct HardeningTests {
         }
     }
 
-    @Test("one client address cannot spend a phone's whole daily SMS budget", arguments: TestEngine.available)
+    @Test("one client address cannot spend a phone's whole daily SMS budget", arguments: TestEngine.once)
     func sms_perAddressShareOfTheBudget(engine: TestEngine) async throws {
         try await withApp(engine, configure: {
             $0.limits.codeRequestsPerAddressPerDestination = 3

@@ -91,7 +91,7 @@ struct SessionCacheTests {
         #expect(small.lookup(tokenHash: "t9") != nil, "the newest entry is kept")
     }
 
-    @Test("a cached read answers what the database holds, without the password hash", arguments: TestEngine.available)
+    @Test("a cached read answers what the database holds, without the password hash", .tags(.engine), arguments: TestEngine.all)
     func cachedRead_matchesTheDatabase(engine: TestEngine) async throws {
         // A TTL no loaded machine outlasts between the second read and the look into the cache.
         try await withApp(engine, configure: { $0.limits.sessionCacheTTL = 60 }) { app in
@@ -127,7 +127,7 @@ struct SessionCacheTests {
         }
     }
 
-    @Test("a read after a minute records the session's last use, which the session list shows", arguments: TestEngine.available)
+    @Test("a read after a minute records the session's last use, which the session list shows", .tags(.engine), arguments: TestEngine.all)
     func read_afterAMinute_recordsLastUse(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.sessionCacheTTL = 0 }) { app in
             // setup
@@ -145,7 +145,7 @@ struct SessionCacheTests {
         }
     }
 
-    @Test("a change to the account shows at once in the next read, on /v1 and /api", arguments: TestEngine.available)
+    @Test("a change to the account shows at once in the next read, on /v1 and /api", .tags(.engine), arguments: TestEngine.all)
     func ownChange_isReadBackAtOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: the read is cached
@@ -163,7 +163,7 @@ struct SessionCacheTests {
         }
     }
 
-    @Test("a session ended elsewhere (another instance) is refused here once the TTL has passed", arguments: TestEngine.available)
+    @Test("a session ended elsewhere (another instance) is refused here once the TTL has passed", .tags(.engine), arguments: TestEngine.all)
     func sessionEndedElsewhere_isRefusedWithinTheTTL(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.sessionCacheTTL = 0.3 }) { app in
             // setup

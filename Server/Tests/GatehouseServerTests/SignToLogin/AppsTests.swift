@@ -29,7 +29,7 @@ struct AppsTests {
 
     static let signer = NewApp(name: "Acme Signer", bundleId: "com.acme.signer", email: "Dev@Acme.example", website: "https://acme.example/signer")
 
-    @Test("register an app: its key once (256 random bits, stored only as a hash); list, read, change, disable, rotate", arguments: TestEngine.available)
+    @Test("register an app: its key once (256 random bits, stored only as a hash); list, read, change, disable, rotate", arguments: TestEngine.once)
     func lifecycle(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -73,7 +73,7 @@ struct AppsTests {
         }
     }
 
-    @Test("another account's app is 404 on every operation, like one that does not exist; without a session, 401", arguments: TestEngine.available)
+    @Test("another account's app is 404 on every operation, like one that does not exist; without a session, 401", arguments: TestEngine.once)
     func othersApps(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -103,7 +103,7 @@ struct AppsTests {
         }
     }
 
-    @Test("the fields are checked: name, bundle ID, email, website; an account has at most GATEHOUSE_APPS_PER_ACCOUNT apps", arguments: TestEngine.available)
+    @Test("the fields are checked: name, bundle ID, email, website; an account has at most GATEHOUSE_APPS_PER_ACCOUNT apps", arguments: TestEngine.once)
     func validation(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.signature.appsPerAccount = 2 }) { app in
             // setup
@@ -131,7 +131,7 @@ struct AppsTests {
         }
     }
 
-    @Test("the icon: an image checked to its end goes to the blob store and is served publicly; anything else is refused", arguments: TestEngine.available)
+    @Test("the icon: an image checked to its end goes to the blob store and is served publicly; anything else is refused", arguments: TestEngine.once)
     func icon(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -162,7 +162,7 @@ struct AppsTests {
         }
     }
 
-    @Test("gatehouse apps: create (with an owner and an icon) prints the key once; list, disable and enable by key or id, rotate", arguments: TestEngine.available)
+    @Test("gatehouse apps: create (with an owner and an icon) prints the key once; list, disable and enable by key or id, rotate", arguments: TestEngine.once)
     func commands(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

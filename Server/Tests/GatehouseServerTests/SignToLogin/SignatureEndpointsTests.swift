@@ -96,7 +96,7 @@ struct SignatureEndpointsTests {
         return Fixture(app: app, key: created.key)
     }
 
-    @Test("an unknown, disabled or rotated key gets the spec's answer on every endpoint", arguments: TestEngine.available)
+    @Test("an unknown, disabled or rotated key gets the spec's answer on every endpoint", arguments: TestEngine.once)
     func apiKey(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let f = try await fixture(app)
@@ -114,7 +114,7 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("register a new email: a code first, then ten signatures make a session of the core on a confirmed address; login by type of device", arguments: TestEngine.available)
+    @Test("register a new email: a code first, then ten signatures make a session of the core on a confirmed address; login by type of device", arguments: TestEngine.once)
     func registerAndLogin(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var f = try await fixture(app)
@@ -137,7 +137,7 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("signatures that do not fit: res 2 with the counts; the missing ones complete the model (form, then multipart)", arguments: TestEngine.available)
+    @Test("signatures that do not fit: res 2 with the counts; the missing ones complete the model (form, then multipart)", arguments: TestEngine.once)
     func incompleteEnrolment(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var f = try await fixture(app)
@@ -171,7 +171,7 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("an email that already has an account needs the code mailed to it: res 13, a wrong code res 14, the right one enrols", arguments: TestEngine.available)
+    @Test("an email that already has an account needs the code mailed to it: res 13, a wrong code res 14, the right one enrols", arguments: TestEngine.once)
     func proofForExistingEmail(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var f = try await fixture(app)
@@ -195,7 +195,7 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("authenticate: the writer scores high, another writer low; every attempt kept; unknown and not enrolled; rate limited", arguments: TestEngine.available)
+    @Test("authenticate: the writer scores high, another writer low; every attempt kept; unknown and not enrolled; rate limited", arguments: TestEngine.once)
     func authenticate(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.signature.attemptsPerAccount = 4 }) { app in
             var f = try await fixture(app)
@@ -238,7 +238,7 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("bad input answers a res with an error, never a 5xx: missing fields, broken JSON, a bad signature, a body too large", arguments: TestEngine.available)
+    @Test("bad input answers a res with an error, never a 5xx: missing fields, broken JSON, a bad signature, a body too large", arguments: TestEngine.once)
     func badInput(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.signature.maxBodyBytes = 65_536 }) { app in
             let f = try await fixture(app)
@@ -256,7 +256,7 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("the spec's required parameters (marked *): each one missing is res 10 naming it; profile fields take only their characters", arguments: TestEngine.available)
+    @Test("the spec's required parameters (marked *): each one missing is res 10 naming it; profile fields take only their characters", arguments: TestEngine.once)
     func requiredParameters(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var f = try await fixture(app)
@@ -316,7 +316,7 @@ struct SignatureEndpointsTests {
                        annSession: annSession, bobSession: bobSession)
     }
 
-    @Test("documents: the first save makes a document, the next extend its chain; open answers the history, res 1 when changed outside", arguments: TestEngine.available)
+    @Test("documents: the first save makes a document, the next extend its chain; open answers the history, res 1 when changed outside", arguments: TestEngine.once)
     func documents(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var f = try await fixture(app)
@@ -352,7 +352,7 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("two saves from the same version make one chain: the second is refused with res 15; foreign signatures, unknown documents", arguments: TestEngine.available)
+    @Test("two saves from the same version make one chain: the second is refused with res 15; foreign signatures, unknown documents", arguments: TestEngine.once)
     func documentConflicts(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var f = try await fixture(app)
@@ -387,7 +387,7 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("with the authenticator app on, Sign To Login has no second step: the person's signature (res 20 on /authenticate/) and a new enrolment with the mailed code (res 20 on /register/) open no session, and nothing of the enrolment is kept", arguments: TestEngine.available)
+    @Test("with the authenticator app on, Sign To Login has no second step: the person's signature (res 20 on /authenticate/) and a new enrolment with the mailed code (res 20 on /register/) open no session, and nothing of the enrolment is kept", arguments: TestEngine.once)
     func secondFactorAccount(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: enrolled while the password alone signed in, then the app turned on

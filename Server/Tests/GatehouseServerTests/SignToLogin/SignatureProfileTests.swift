@@ -26,7 +26,7 @@ struct SignatureProfileTests {
         return (f, try #require(answer["sessionid"] as? String, "\(answer)"))
     }
 
-    @Test("the profile the enrolment made, its picture included, is read back, edited by its rules, its picture replaced and removed; then deleted with the signatures, and the address no longer signs in", arguments: TestEngine.available)
+    @Test("the profile the enrolment made, its picture included, is read back, edited by its rules, its picture replaced and removed; then deleted with the signatures, and the address no longer signs in", arguments: TestEngine.once)
     func profileOverV1(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let (f, session) = try await enrolled(app)

@@ -34,7 +34,7 @@ struct SignatureSecurityTests {
         try await app.services.database.sql.raw("\(unsafeRaw: query)").first(decodingColumn: "n", as: Int.self) ?? -1
     }
 
-    @Test("1. nobody keeps signatures for an address without its code; kept ones are the sending client's only, never combined with another's", arguments: TestEngine.available)
+    @Test("1. nobody keeps signatures for an address without its code; kept ones are the sending client's only, never combined with another's", arguments: TestEngine.once)
     func enrolmentPoisoning(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var (f, attackerKey) = try await fixture(app)
@@ -72,7 +72,7 @@ struct SignatureSecurityTests {
         }
     }
 
-    @Test("2. an unproven model authenticates nobody; the owner's proof removes it and every session opened before", arguments: TestEngine.available)
+    @Test("2. an unproven model authenticates nobody; the owner's proof removes it and every session opened before", arguments: TestEngine.once)
     func squattedModel(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var (f, attackerKey) = try await fixture(app)
@@ -112,7 +112,7 @@ struct SignatureSecurityTests {
         }
     }
 
-    @Test("3. copies of a reference or of an earlier attempt are refused; another app needs the person's own enrolment through it", arguments: TestEngine.available)
+    @Test("3. copies of a reference or of an earlier attempt are refused; another app needs the person's own enrolment through it", arguments: TestEngine.once)
     func replaysAndAppScope(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var (f, attackerKey) = try await fixture(app)
@@ -141,7 +141,7 @@ struct SignatureSecurityTests {
         }
     }
 
-    @Test("4. a signing record needs the person's session and their own passing, unused attempt through this app; a stranger's first save never joins the owner's chain", arguments: TestEngine.available)
+    @Test("4. a signing record needs the person's session and their own passing, unused attempt through this app; a stranger's first save never joins the owner's chain", arguments: TestEngine.once)
     func forgedSigningRecords(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var (f, attackerKey) = try await fixture(app)
@@ -189,7 +189,7 @@ struct SignatureSecurityTests {
         }
     }
 
-    @Test("4b. an app's own threshold: PATCH minSimilarity (never below the server's); an attempt below it signs nobody in and signs nothing", arguments: TestEngine.available)
+    @Test("4b. an app's own threshold: PATCH minSimilarity (never below the server's); an attempt below it signs nobody in and signs nothing", arguments: TestEngine.once)
     func appThreshold(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an app of Dev's, and Vera enrolled through it
@@ -218,7 +218,7 @@ struct SignatureSecurityTests {
         }
     }
 
-    @Test("5. a stranger's flood of low scores locks out the stranger, never the person's signed-in device; passing attempts spend nothing", arguments: TestEngine.available)
+    @Test("5. a stranger's flood of low scores locks out the stranger, never the person's signed-in device; passing attempts spend nothing", arguments: TestEngine.once)
     func lockOut(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.trustForwardedFor = true; $0.signature.attemptsPerAccount = 5; $0.signature.attemptsPerIP = 8 }) { app in
             var (f, _) = try await fixture(app)
@@ -238,7 +238,7 @@ struct SignatureSecurityTests {
         }
     }
 
-    @Test("6. an address with an account elsewhere answers as an unknown one, byte for byte; lookups are budgeted per client address", arguments: TestEngine.available)
+    @Test("6. an address with an account elsewhere answers as an unknown one, byte for byte; lookups are budgeted per client address", arguments: TestEngine.once)
     func enumeration(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.trustForwardedFor = true; $0.signature.lookupsPerIP = 6 }) { app in
             var (f, _) = try await fixture(app)
@@ -268,7 +268,7 @@ struct SignatureSecurityTests {
         }
     }
 
-    @Test("11. an API key in the query string is not read: keys travel in the body only", arguments: TestEngine.available)
+    @Test("11. an API key in the query string is not read: keys travel in the body only", arguments: TestEngine.once)
     func keyInQuery(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let (f, _) = try await fixture(app)

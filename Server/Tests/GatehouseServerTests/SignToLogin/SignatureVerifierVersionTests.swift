@@ -297,7 +297,7 @@ struct JSONValueFuzzTests {
 }
 
 extension SignatureModelMigrationTests {
-    @Test("an attempt stored before fingerprints were kept is still a replay's original: its points are read and fingerprinted", arguments: TestEngine.available)
+    @Test("an attempt stored before fingerprints were kept is still a replay's original: its points are read and fingerprinted", arguments: TestEngine.once)
     func attemptsWithoutFingerprintStillCatchReplays(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an enrolment and one attempt, its fingerprint then taken away as rows before migration 018 have none
@@ -335,7 +335,7 @@ extension SignatureVerifier.Enrolment {
 struct SignatureModelMigrationTests {
     typealias Fixture = SignatureEndpointsTests.Fixture
 
-    @Test("a model of version 1 is made again on its first use, stored so, and scores as one enrolled today; the person is never locked out", arguments: TestEngine.available)
+    @Test("a model of version 1 is made again on its first use, stored so, and scores as one enrolled today; the person is never locked out", arguments: TestEngine.once)
     func olderModelIsMadeAgainOnFirstUse(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an enrolment, its model turned into what version 1 stored (no distances)

@@ -168,7 +168,7 @@ enum BlobKeyDigest {
 struct AvatarBlobTests {
     static let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!
 
-    @Test("an avatar's bytes are a blob; a replaced one is collected after the grace period, the current one never", arguments: TestEngine.available)
+    @Test("an avatar's bytes are a blob; a replaced one is collected after the grace period, the current one never", .tags(.engine), arguments: TestEngine.all)
     func replacedAvatar_isCollected(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let session = try await app.v1.signedUp(email: "pic@example.com")
@@ -191,7 +191,7 @@ struct AvatarBlobTests {
         }
     }
 
-    @Test("avatars kept in the database by an older version move to the blob store, under the same URL", arguments: TestEngine.available)
+    @Test("avatars kept in the database by an older version move to the blob store, under the same URL", arguments: TestEngine.once)
     func legacyAvatars_move(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let session = try await app.v1.signedUp(email: "old@example.com")

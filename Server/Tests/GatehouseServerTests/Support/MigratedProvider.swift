@@ -8,7 +8,7 @@ import Logging
 func withMigratedProvider(_ engine: TestEngine, poolSize: Int = 1, poolTimeout: Double = 3, queryTimeout: Double = 15,
                           planCacheMode: GatehouseConfiguration.PlanCacheMode = .auto,
                           _ body: (DatabaseProvider) async throws -> Void) async throws {
-    let database = try await TestDatabase.make(engine)
+    let database = try await TestDatabase.migrated(engine)
     let provider = try DatabaseProvider(location: database.location, poolSize: poolSize, poolTimeout: poolTimeout, queryTimeout: queryTimeout,
                                         planCacheMode: planCacheMode, threadPool: .singleton, logger: Logger(label: "test"))
     let outcome = await Result(catching: {

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseFoundation
+import GatehouseTestSupport
 
 /// `push_peers.py` running: local APNs, OAuth and FCM endpoints over HTTP/2 and TLS that check
 /// requests as Apple's and Google's documentation says (one per test, on a free port), with the
@@ -27,12 +28,12 @@ final class PushPeers: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Port 0: the peer binds a port the system chooses and writes it into `ready`. A port
         // picked here at random could be one of the test run's own outgoing connections.
-        process.arguments = ["python3", script, "--port", "0", "--dir", directory.path]
+        process.arguments = ["python3", "-c", ChildProcesses.pythonPeerPrelude, script, "--port", "0", "--dir", directory.path]
         let log = directory.path + ".log"
         FileManager.default.createFile(atPath: log, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
-        try process.run()
+        try ChildProcesses.run(process)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             guard process.isRunning else {
@@ -44,13 +45,13 @@ final class PushPeers: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        if process.isRunning { process.terminate() }
+        ChildProcesses.stop(process)
         try? FileManager.default.removeItem(at: directory)
         throw Failure(description: "push_peers.py did not answer within 30 s")
     }
 
     func stop() {
-        if process.isRunning { process.terminate() }
+        ChildProcesses.stop(process)
         try? FileManager.default.removeItem(at: directory)
     }
 

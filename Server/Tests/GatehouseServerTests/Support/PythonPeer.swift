@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 
 /// A peer written in Python (a local Stripe, a Pwned Passwords range API, …) started from this folder on port 0:
 /// ready once it prints `ready PORT`, the port the system gave it (so no other process can have taken it in
@@ -19,10 +20,10 @@ final class PythonPeer: @unchecked Sendable {
         FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", path, "--port", "0"] + arguments
+        process.arguments = ["python3", "-c", ChildProcesses.pythonPeerPrelude, path, "--port", "0"] + arguments
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
-        try process.run()
+        try ChildProcesses.run(process)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             guard process.isRunning else {
@@ -35,11 +36,13 @@ final class PythonPeer: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        if process.isRunning { process.terminate() }
+        ChildProcesses.stop(process)
         throw Failure(description: "\(script) did not start within 30 s")
     }
 
     func stop() {
-        if process.isRunning { process.terminate() }
+        ChildProcesses.stop(process)
     }
+
+    deinit { stop() }
 }

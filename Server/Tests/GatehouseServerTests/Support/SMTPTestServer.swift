@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 
 /// A real SMTP server (aiosmtpd, see `smtp_test_server.py` next to this file) running
 /// as a child process on 127.0.0.1 and a free port. Needs `python3` with
@@ -113,7 +114,7 @@ final class SMTPTestServer: @unchecked Sendable {
         process.standardInput = stdin
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
         process.standardError = try FileHandle(forWritingTo: stderrURL)
-        try process.run()
+        try ChildProcesses.run(process)
 
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {

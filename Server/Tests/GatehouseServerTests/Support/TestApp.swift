@@ -25,7 +25,7 @@ func withApp(
     random: GatehouseRandom = .live,
     _ body: @Sendable (TestHarness) async throws -> Void
 ) async throws {
-    try await withApp(on: try await TestDatabase.make(engine), configure: configure, random: random, keep: false, body)
+    try await withApp(on: try await TestDatabase.migrated(engine), configure: configure, random: random, keep: false, body)
 }
 
 /// `withApp` on a database the caller made; `keep` leaves it (and the blob folder) for another app

@@ -24,7 +24,7 @@ struct AccountDeletionTests {
         try await app.services.database.sql.raw("SELECT COUNT(*) AS n FROM \(query)").first(decodingColumn: "n", as: Int.self) ?? -1
     }
 
-    @Test("deleting through every app: refusals first, then sessions end at once, nobody finds the person, and the erasure leaves only what others keep", arguments: TestEngine.available)
+    @Test("deleting through every app: refusals first, then sessions end at once, nobody finds the person, and the erasure leaves only what others keep", .tags(.engine), arguments: TestEngine.all)
     func deletion_throughEveryApp(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.accountDeletionGrace = Self.grace }) { app in
             // setup: Ann and Bob with wallets, friends with a chat; Ann has an avatar, a sent and an unsent upload,
@@ -146,7 +146,7 @@ struct AccountDeletionTests {
             .first(decodingColumn: "blob_key", as: String.self))
     }
 
-    @Test("a password login within the grace period takes the account back; after it, nothing is erased", arguments: TestEngine.available)
+    @Test("a password login within the grace period takes the account back; after it, nothing is erased", .tags(.engine), arguments: TestEngine.all)
     func passwordLogin_cancelsDeletion(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.accountDeletionGrace = Self.grace }) { app in
             let ann = try await app.v1.person("ann")

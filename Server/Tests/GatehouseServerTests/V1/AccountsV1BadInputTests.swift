@@ -16,7 +16,7 @@ struct AccountsV1BadInputTests {
         text.unicodeScalars.contains { (0x0400...0x04FF).contains($0.value) }
     }
 
-    @Test("JSON that does not parse is 400 malformed_body, as a problem document", arguments: TestEngine.available)
+    @Test("JSON that does not parse is 400 malformed_body, as a problem document", arguments: TestEngine.once)
     func malformedJSON_is400MalformedBody(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -45,7 +45,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("a member of the wrong type is 400 malformed_body naming the member", arguments: TestEngine.available)
+    @Test("a member of the wrong type is 400 malformed_body naming the member", arguments: TestEngine.once)
     func memberOfWrongType_is400MalformedBodyWithField(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -73,7 +73,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("unknown members are ignored; a missing Content-Type is read as JSON", arguments: TestEngine.available)
+    @Test("unknown members are ignored; a missing Content-Type is read as JSON", arguments: TestEngine.once)
     func unknownMembersAndMissingContentType_areAccepted(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
@@ -91,7 +91,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("a body that is not JSON is 415 unsupported_media_type and nothing is sent", arguments: TestEngine.available)
+    @Test("a body that is not JSON is 415 unsupported_media_type and nothing is sent", arguments: TestEngine.once)
     func nonJSONContentType_is415(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -115,7 +115,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("a body over GATEHOUSE_MAX_BODY_BYTES is 413 body_too_large", arguments: TestEngine.available)
+    @Test("a body over GATEHOUSE_MAX_BODY_BYTES is 413 body_too_large", arguments: TestEngine.once)
     func oversizedBody_is413BodyTooLarge(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.maxBodyBytes = 2_048 }) { app in
             // setup
@@ -133,7 +133,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("an unknown /v1 path is 404 not_found as application/problem+json", arguments: TestEngine.available)
+    @Test("an unknown /v1 path is 404 not_found as application/problem+json", arguments: TestEngine.once)
     func unknownV1Path_is404ProblemJSON(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             for path in ["/v1/nothing-here", "/v1/signup/code/extra", "/v1/tags", "/v1/avatars"] {
@@ -148,7 +148,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("a known path with another method is 405 with Allow, on /v1 as a problem and on /api as HTTP", arguments: TestEngine.available)
+    @Test("a known path with another method is 405 with Allow, on /v1 as a problem and on /api as HTTP", arguments: TestEngine.once)
     func knownPathWrongMethod_is405WithAllow(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
@@ -166,7 +166,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("problem documents carry exactly the documented members", arguments: TestEngine.available)
+    @Test("problem documents carry exactly the documented members", arguments: TestEngine.once)
     func problem_invalidCode_hasTheDocumentedMembers(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -187,7 +187,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("Accept-Language: ru gives a Russian detail; English is the default; the code never changes", arguments: TestEngine.available)
+    @Test("Accept-Language: ru gives a Russian detail; English is the default; the code never changes", arguments: TestEngine.once)
     func acceptLanguage_ru_givesRussianDetail(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -225,7 +225,7 @@ struct AccountsV1BadInputTests {
         }
     }
 
-    @Test("hostile input is a 4xx problem that shows nothing of the server's insides", arguments: TestEngine.available)
+    @Test("hostile input is a 4xx problem that shows nothing of the server's insides", arguments: TestEngine.once)
     func hostileInput_neverLeaksInternals(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

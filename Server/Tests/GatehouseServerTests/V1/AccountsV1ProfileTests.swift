@@ -14,7 +14,7 @@ struct AccountsV1ProfileTests {
 
     // MARK: Profile
 
-    @Test("GET /v1/me answers the account", arguments: TestEngine.available)
+    @Test("GET /v1/me answers the account", arguments: TestEngine.once)
     func me_answersTheAccount(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -34,7 +34,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("PATCH /v1/me is a merge patch: a member left out is unchanged, null clears it", arguments: TestEngine.available)
+    @Test("PATCH /v1/me is a merge patch: a member left out is unchanged, null clears it", arguments: TestEngine.once)
     func patchMe_isAMergePatch(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -77,7 +77,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("PATCH /v1/me changes the tag under the tag rules and uniqueness; a tag cannot be cleared", arguments: TestEngine.available)
+    @Test("PATCH /v1/me changes the tag under the tag rules and uniqueness; a tag cannot be cleared", arguments: TestEngine.once)
     func patchMe_tag_changesUnderRulesAndCannotBeCleared(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -112,7 +112,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("a birthday that is not a real yyyy-MM-dd day is invalid_date", arguments: TestEngine.available)
+    @Test("a birthday that is not a real yyyy-MM-dd day is invalid_date", arguments: TestEngine.once)
     func patchMe_badBirthday_isInvalidDate(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -130,7 +130,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("a locale other than en or ru is invalid_locale", arguments: TestEngine.available)
+    @Test("a locale other than en or ru is invalid_locale", arguments: TestEngine.once)
     func patchMe_badLocale_isInvalidLocale(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -148,7 +148,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("a member over the length limit is field_too_long", arguments: TestEngine.available)
+    @Test("a member over the length limit is field_too_long", arguments: TestEngine.once)
     func patchMe_overlongName_isFieldTooLong(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -166,7 +166,7 @@ struct AccountsV1ProfileTests {
 
     // MARK: Password
 
-    @Test("a password change with the wrong current password is invalid_credentials and changes nothing", arguments: TestEngine.available)
+    @Test("a password change with the wrong current password is invalid_credentials and changes nothing", arguments: TestEngine.once)
     func passwordChange_withWrongCurrent_isInvalidCredentials(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -184,7 +184,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("wrong current passwords count against the account's login budget: then 429, even when right", arguments: TestEngine.available)
+    @Test("wrong current passwords count against the account's login budget: then 429, even when right", arguments: TestEngine.once)
     func passwordChange_wrongCurrentPasswords_areThrottledWithLogins(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
             // setup
@@ -205,7 +205,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("a password change: 204, ends every other session, keeps this one; the new password logs in", arguments: TestEngine.available)
+    @Test("a password change: 204, ends every other session, keeps this one; the new password logs in", arguments: TestEngine.once)
     func passwordChange_endsOtherSessionsAndKeepsCurrent(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -230,7 +230,7 @@ struct AccountsV1ProfileTests {
 
     // MARK: Recovery
 
-    @Test("a recovery code request for an unknown address answers the same 202 as for a known one and sends nothing", arguments: TestEngine.available)
+    @Test("a recovery code request for an unknown address answers the same 202 as for a known one and sends nothing", arguments: TestEngine.once)
     func recoveryCode_forUnknownAddress_answersTheSameAndSendsNothing(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -268,7 +268,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("recovery with the code sets the password, ends every session and mails a notice", arguments: TestEngine.available)
+    @Test("recovery with the code sets the password, ends every session and mails a notice", arguments: TestEngine.once)
     func recovery_withCode_setsPasswordEndsAllSessionsAndNotifies(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -305,7 +305,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("recovery refuses a wrong code (attemptsLeft), a weak password and a request without address", arguments: TestEngine.available)
+    @Test("recovery refuses a wrong code (attemptsLeft), a weak password and a request without address", arguments: TestEngine.once)
     func recovery_withWrongCodeOrWeakPassword_isRefused(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -333,7 +333,7 @@ struct AccountsV1ProfileTests {
 
     // MARK: Email change
 
-    @Test("an email change stays pending until its code; the old address keeps working and is told", arguments: TestEngine.available)
+    @Test("an email change stays pending until its code; the old address keeps working and is told", arguments: TestEngine.once)
     func emailChange_isPendingUntilConfirmed_oldAddressKeepsWorking(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -381,7 +381,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("the old address recovers the password while a change is pending", arguments: TestEngine.available)
+    @Test("the old address recovers the password while a change is pending", arguments: TestEngine.once)
     func emailChange_pending_oldAddressStillRecovers(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -403,7 +403,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("DELETE /v1/me/email cancels the pending change; its code then finds no_pending_email", arguments: TestEngine.available)
+    @Test("DELETE /v1/me/email cancels the pending change; its code then finds no_pending_email", arguments: TestEngine.once)
     func emailChange_cancel_clearsThePendingAddress(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -425,7 +425,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("an email change to another account's address is 409; to my own is email_unchanged; nonsense is invalid_email", arguments: TestEngine.available)
+    @Test("an email change to another account's address is 409; to my own is email_unchanged; nonsense is invalid_email", arguments: TestEngine.once)
     func emailChange_toTakenOrSameAddress_isRefused(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -447,7 +447,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("confirming a change to an address another account took meanwhile is 409 email_taken", arguments: TestEngine.available)
+    @Test("confirming a change to an address another account took meanwhile is 409 email_taken", arguments: TestEngine.once)
     func emailVerify_whenAddressWasTakenMeanwhile_is409(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -468,7 +468,7 @@ struct AccountsV1ProfileTests {
 
     // MARK: Phone
 
-    @Test("phone verification: an SMS code, then verify attaches the phone as verified", arguments: TestEngine.available)
+    @Test("phone verification: an SMS code, then verify attaches the phone as verified", arguments: TestEngine.once)
     func phoneVerification_withCode_attachesVerifiedPhone(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -506,7 +506,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("a phone another account has is 409 phone_taken; a malformed one invalid_phone", arguments: TestEngine.available)
+    @Test("a phone another account has is 409 phone_taken; a malformed one invalid_phone", arguments: TestEngine.once)
     func phoneVerification_phoneOfAnotherAccount_is409(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -529,7 +529,7 @@ struct AccountsV1ProfileTests {
 
     // MARK: Avatar
 
-    @Test("PUT a PNG: 200 with avatarUrl, which serves the same bytes as image/png; a new upload, a new URL", arguments: TestEngine.available)
+    @Test("PUT a PNG: 200 with avatarUrl, which serves the same bytes as image/png; a new upload, a new URL", arguments: TestEngine.once)
     func avatar_putPNG_servesTheSameBytes(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -561,7 +561,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("bytes that are not the announced image format are 400 invalid_image", arguments: TestEngine.available)
+    @Test("bytes that are not the announced image format are 400 invalid_image", arguments: TestEngine.once)
     func avatar_bytesNotMatchingType_isInvalidImage(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -587,7 +587,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("an avatar of another media type is 415 unsupported_media_type", arguments: TestEngine.available)
+    @Test("an avatar of another media type is 415 unsupported_media_type", arguments: TestEngine.once)
     func avatar_otherMediaType_is415(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -605,7 +605,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("an avatar over the configured size is 413 body_too_large; the avatar limit, not the JSON one, applies", arguments: TestEngine.available)
+    @Test("an avatar over the configured size is 413 body_too_large; the avatar limit, not the JSON one, applies", arguments: TestEngine.once)
     func avatar_overConfiguredLimit_is413(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.avatarMaxBytes = 8_192; $0.limits.maxBodyBytes = 2_048 }) { app in
             // setup
@@ -625,7 +625,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("DELETE /v1/me/avatar clears avatarUrl", arguments: TestEngine.available)
+    @Test("DELETE /v1/me/avatar clears avatarUrl", arguments: TestEngine.once)
     func avatar_delete_clearsAvatarUrl(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -643,7 +643,7 @@ struct AccountsV1ProfileTests {
         }
     }
 
-    @Test("an unknown avatar id is 404 not_found", arguments: TestEngine.available)
+    @Test("an unknown avatar id is 404 not_found", arguments: TestEngine.once)
     func avatarImage_unknownId_is404(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT

@@ -16,7 +16,7 @@ struct AccountsV1SessionTests {
 
     // MARK: Login
 
-    @Test("login by email (any case): 201 AuthSession with a new working token", arguments: TestEngine.available)
+    @Test("login by email (any case): 201 AuthSession with a new working token", arguments: TestEngine.once)
     func login_byEmail_is201WithNewSession(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -38,7 +38,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("login by tag, in any case", arguments: TestEngine.available)
+    @Test("login by tag, in any case", arguments: TestEngine.once)
     func login_byTag_is201(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -56,7 +56,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("login by phone (a phone sign-up), in any common format", arguments: TestEngine.available)
+    @Test("login by phone (a phone sign-up), in any common format", arguments: TestEngine.once)
     func login_byPhone_is201(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -73,7 +73,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("unknown account and wrong password: byte-identical 400 invalid_credentials", arguments: TestEngine.available)
+    @Test("unknown account and wrong password: byte-identical 400 invalid_credentials", arguments: TestEngine.once)
     func login_unknownAccountAndWrongPassword_areByteIdentical(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -95,7 +95,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("failed logins per account are throttled after the configured number: 429 with Retry-After", arguments: TestEngine.available)
+    @Test("failed logins per account are throttled after the configured number: 429 with Retry-After", arguments: TestEngine.once)
     func login_afterConfiguredFailuresForAccount_is429EvenWithTheRightPassword(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerAccount = 3 }) { app in
             // setup
@@ -117,7 +117,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("failed logins per client address are throttled across accounts", arguments: TestEngine.available)
+    @Test("failed logins per client address are throttled across accounts", arguments: TestEngine.once)
     func login_afterConfiguredFailuresFromAddress_is429(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.loginFailuresPerIP = 4 }) { app in
             // setup
@@ -138,7 +138,7 @@ struct AccountsV1SessionTests {
 
     // MARK: The session list
 
-    @Test("GET /v1/sessions lists my sessions newest first, with the login's device and the current one marked", arguments: TestEngine.available)
+    @Test("GET /v1/sessions lists my sessions newest first, with the login's device and the current one marked", arguments: TestEngine.once)
     func sessions_listNewestFirstWithDeviceAndCurrent(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -168,7 +168,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("DELETE /v1/sessions/{id} ends one of my sessions: 204, then its token is 401", arguments: TestEngine.available)
+    @Test("DELETE /v1/sessions/{id} ends one of my sessions: 204, then its token is 401", arguments: TestEngine.once)
     func session_deleteOne_endsItAndItsTokenIs401(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -191,7 +191,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("another account's session id is 404 session_not_found and that session lives on", arguments: TestEngine.available)
+    @Test("another account's session id is 404 session_not_found and that session lives on", arguments: TestEngine.once)
     func session_deleteOtherAccountsSession_is404(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -209,7 +209,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("a malformed session id is 404", arguments: TestEngine.available)
+    @Test("a malformed session id is 404", arguments: TestEngine.once)
     func session_deleteMalformedId_is404(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -227,7 +227,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("DELETE /v1/sessions?scope=others ends all but the current session: 200 with the count", arguments: TestEngine.available)
+    @Test("DELETE /v1/sessions?scope=others ends all but the current session: 200 with the count", arguments: TestEngine.once)
     func sessions_deleteOthers_revokesAllButCurrent(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -255,7 +255,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("DELETE /v1/sessions with another scope is 400 invalid_parameter and ends nothing", arguments: TestEngine.available)
+    @Test("DELETE /v1/sessions with another scope is 400 invalid_parameter and ends nothing", arguments: TestEngine.once)
     func sessions_deleteWithUnknownScope_isInvalidParameter(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -274,7 +274,7 @@ struct AccountsV1SessionTests {
 
     // MARK: Logout and Bearer authentication
 
-    @Test("logout (DELETE /v1/sessions/current): 204, then the token is 401 with WWW-Authenticate: Bearer", arguments: TestEngine.available)
+    @Test("logout (DELETE /v1/sessions/current): 204, then the token is 401 with WWW-Authenticate: Bearer", arguments: TestEngine.once)
     func logout_endsCurrentSessionOnly(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -296,7 +296,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("a missing, garbage or non-Bearer Authorization is a 401 problem with WWW-Authenticate: Bearer", arguments: TestEngine.available)
+    @Test("a missing, garbage or non-Bearer Authorization is a 401 problem with WWW-Authenticate: Bearer", arguments: TestEngine.once)
     func me_withoutValidBearer_is401Problem(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -334,7 +334,7 @@ struct AccountsV1SessionTests {
         }
     }
 
-    @Test("a session expires after its lifetime: 401", arguments: TestEngine.available)
+    @Test("a session expires after its lifetime: 401", arguments: TestEngine.once)
     func session_afterLifetime_is401(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup

@@ -15,7 +15,7 @@ struct AccountsV1SignupTests {
 
     // MARK: Code requests
 
-    @Test("a sign-up code request by email answers 202 CodeSent with the code's lifetime, cooldown and rules", arguments: TestEngine.available)
+    @Test("a sign-up code request by email answers 202 CodeSent with the code's lifetime, cooldown and rules", arguments: TestEngine.once)
     func signupCode_byEmail_is202WithCodeSent(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -47,7 +47,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("a sign-up code request by phone texts the code to the phone in E.164", arguments: TestEngine.available)
+    @Test("a sign-up code request by phone texts the code to the phone in E.164", arguments: TestEngine.once)
     func signupCode_byPhone_sendsSMSToE164(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
@@ -66,7 +66,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("CodeSent follows the configured code length, lifetime, cooldown and attempts", arguments: TestEngine.available)
+    @Test("CodeSent follows the configured code length, lifetime, cooldown and attempts", arguments: TestEngine.once)
     func signupCode_reflectsConfiguredLimits(engine: TestEngine) async throws {
         try await withApp(engine, configure: {
             $0.limits.codeLength = 8
@@ -89,7 +89,7 @@ struct AccountsV1SignupTests {
 
     // MARK: Sign-up
 
-    @Test("sign-up by email: 201 with a working session and an account whose email is confirmed", arguments: TestEngine.available)
+    @Test("sign-up by email: 201 with a working session and an account whose email is confirmed", arguments: TestEngine.once)
     func signup_byEmail_is201WithWorkingSessionAndConfirmedEmail(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -135,7 +135,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("sign-up by phone: the account starts with a verified phone", arguments: TestEngine.available)
+    @Test("sign-up by phone: the account starts with a verified phone", arguments: TestEngine.once)
     func signup_byPhone_is201WithVerifiedPhone(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -155,7 +155,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("a code expires after its lifetime (10 minutes), and works until then", arguments: TestEngine.available)
+    @Test("a code expires after its lifetime (10 minutes), and works until then", arguments: TestEngine.once)
     func signup_afterCodeLifetime_isCodeExpired(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: two codes asked for at the same instant
@@ -176,7 +176,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("wrong codes count down attemptsLeft until the code dies, even for the right code", arguments: TestEngine.available)
+    @Test("wrong codes count down attemptsLeft until the code dies, even for the right code", arguments: TestEngine.once)
     func signup_withWrongCode_isRejectedAndCountsAnAttempt(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -199,7 +199,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("a new code no sooner than the 60 s cooldown: 429 resend_too_soon with Retry-After", arguments: TestEngine.available)
+    @Test("a new code no sooner than the 60 s cooldown: 429 resend_too_soon with Retry-After", arguments: TestEngine.once)
     func signupCode_withinCooldown_is429ResendTooSoon(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -223,7 +223,7 @@ struct AccountsV1SignupTests {
 
     // MARK: Addresses that already have an account
 
-    @Test("a code request for a taken email answers the same 202 and mails a notice instead of a code", arguments: TestEngine.available)
+    @Test("a code request for a taken email answers the same 202 and mails a notice instead of a code", arguments: TestEngine.once)
     func signupCode_forTakenEmail_answersTheSameAndSendsANotice(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -259,7 +259,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("a code request for a taken phone answers the same 202 and texts a notice instead of a code", arguments: TestEngine.available)
+    @Test("a code request for a taken phone answers the same 202 and texts a notice instead of a code", arguments: TestEngine.once)
     func signupCode_forTakenPhone_answersTheSameAndTextsANotice(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -281,7 +281,7 @@ struct AccountsV1SignupTests {
 
     // MARK: Tags
 
-    @Test("tags break the rule: too short, too long, bad characters, no letter → 400 invalid_tag", arguments: TestEngine.available)
+    @Test("tags break the rule: too short, too long, bad characters, no letter → 400 invalid_tag", arguments: TestEngine.once)
     func signup_withBadTag_isInvalidTag(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -300,7 +300,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("a tag is stored lower-case without its leading @; 32 characters are fine", arguments: TestEngine.available)
+    @Test("a tag is stored lower-case without its leading @; 32 characters are fine", arguments: TestEngine.once)
     func signup_withCapitalsAndAt_storesNormalisedTag(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
@@ -317,7 +317,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("tags are unique case-insensitively: 409 tag_taken", arguments: TestEngine.available)
+    @Test("tags are unique case-insensitively: 409 tag_taken", arguments: TestEngine.once)
     func signup_withTagTakenInAnotherCase_is409TagTaken(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -336,7 +336,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("GET /v1/tags/{tag} answers free, taken (in any case) and invalid", arguments: TestEngine.available)
+    @Test("GET /v1/tags/{tag} answers free, taken (in any case) and invalid", arguments: TestEngine.once)
     func tagAvailability_answersFreeTakenAndInvalid(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -370,7 +370,7 @@ struct AccountsV1SignupTests {
 
     // MARK: Other fields
 
-    @Test("a weak password is refused with weak_password, naming the member", arguments: TestEngine.available)
+    @Test("a weak password is refused with weak_password, naming the member", arguments: TestEngine.once)
     func signup_withWeakPassword_isWeakPassword(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -389,7 +389,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("neither email nor phone is missing_parameter", arguments: TestEngine.available)
+    @Test("neither email nor phone is missing_parameter", arguments: TestEngine.once)
     func signupAndCode_withoutEmailOrPhone_isMissingParameter(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
@@ -404,7 +404,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("both email and phone is 400 and sends nothing", arguments: TestEngine.available)
+    @Test("both email and phone is 400 and sends nothing", arguments: TestEngine.once)
     func signupAndCode_withEmailAndPhone_is400(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
@@ -419,7 +419,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("a malformed email or phone is invalid_email / invalid_phone, naming the member", arguments: TestEngine.available)
+    @Test("a malformed email or phone is invalid_email / invalid_phone, naming the member", arguments: TestEngine.once)
     func signupCode_withMalformedAddress_isInvalid(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // MUT
@@ -432,7 +432,7 @@ struct AccountsV1SignupTests {
         }
     }
 
-    @Test("the 'you already have an account' notice speaks the owner's language, not the asker's", arguments: TestEngine.available)
+    @Test("the 'you already have an account' notice speaks the owner's language, not the asker's", arguments: TestEngine.once)
     func accountExistsNotice_inOwnersLanguage(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: a Russian-speaking owner
@@ -474,7 +474,7 @@ struct FirstRequestsTests {
 
 @Suite("Injected randomness")
 struct InjectedRandomnessTests {
-    @Test("codes and session tokens come from the injected source: a test knows the code without reading the outbox", arguments: TestEngine.available)
+    @Test("codes and session tokens come from the injected source: a test knows the code without reading the outbox", arguments: TestEngine.once)
     func knownCodesAndTokens(engine: TestEngine) async throws {
         let issued = NIOLockedValueBox(0)
         let random = GatehouseRandom(

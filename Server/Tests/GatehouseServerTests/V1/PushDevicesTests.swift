@@ -12,7 +12,7 @@ import Testing
 struct PushDevicesTests {
     static let apnsToken = String(repeating: "0123456789abcdef", count: 4)
 
-    @Test("register, list, remove: an APNs device for this session (a second registration replaces it), another account's id is 404, logout removes the session's device", arguments: TestEngine.available)
+    @Test("register, list, remove: an APNs device for this session (a second registration replaces it), another account's id is 404, logout removes the session's device", arguments: TestEngine.once)
     func registerListRemove(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -46,7 +46,7 @@ struct PushDevicesTests {
         }
     }
 
-    @Test("a token registered by another account moves to it; a bad token, an APNs device without bundle id and an unknown language are 400; past the limit 422; the /api spec's fcm registers an FCM device", arguments: TestEngine.available)
+    @Test("a token registered by another account moves to it; a bad token, an APNs device without bundle id and an unknown language are 400; past the limit 422; the /api spec's fcm registers an FCM device", arguments: TestEngine.once)
     func movesRefusalsAndTheSpecField(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.delivery.push.devicesPerAccount = 2 }) { app in
             // setup

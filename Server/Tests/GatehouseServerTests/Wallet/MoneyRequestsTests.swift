@@ -13,7 +13,7 @@ import Testing
 struct MoneyRequestsTests {
     typealias W = V1.Wallet
 
-    @Test("an invoice: asked, refused for want of money (still open), paid once; then nothing else moves it", arguments: TestEngine.available)
+    @Test("an invoice: asked, refused for want of money (still open), paid once; then nothing else moves it", .tags(.engine), arguments: TestEngine.all)
     func invoice_isPaidOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -72,7 +72,7 @@ struct MoneyRequestsTests {
         }
     }
 
-    @Test("a loan: lent on confirm, repaid in one action by the borrower, once", arguments: TestEngine.available)
+    @Test("a loan: lent on confirm, repaid in one action by the borrower, once", .tags(.engine), arguments: TestEngine.all)
     func loan_isRepaidOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -102,7 +102,7 @@ struct MoneyRequestsTests {
         }
     }
 
-    @Test("declined, cancelled and expired requests take no further move", arguments: TestEngine.available)
+    @Test("declined, cancelled and expired requests take no further move", .tags(.engine), arguments: TestEngine.all)
     func closedRequests_areFinal(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.wallet.requestTTL = 3_600 }) { app in
             // setup
@@ -139,7 +139,7 @@ struct MoneyRequestsTests {
         }
     }
 
-    @Test("confirm and cancel racing: exactly one wins, and money moves only if confirm did", arguments: TestEngine.available)
+    @Test("confirm and cancel racing: exactly one wins, and money moves only if confirm did", .tags(.engine), arguments: TestEngine.all)
     func confirmAndCancel_race(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -186,7 +186,7 @@ struct MoneyRequestsTests {
         }
     }
 
-    @Test("asking is checked: amount, whom, yourself, and the daily budget", arguments: TestEngine.available)
+    @Test("asking is checked: amount, whom, yourself, and the daily budget", .tags(.engine), arguments: TestEngine.all)
     func create_refusals(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.wallet.requestsPerDay = 2 }) { app in
             // setup

@@ -39,7 +39,7 @@ struct TopUpTests {
     }
 
     @Test("a Stripe top-up: the session as documented, paid once though notified twice (and twice at once), refused when forged, stale, unknown or of another amount, each refusal audited",
-          arguments: TestEngine.available)
+          .tags(.engine), arguments: TestEngine.all)
     func stripeWireWalk(engine: TestEngine) async throws {
         let peer = try await StripePeer.start()
         defer { peer.stop() }
@@ -130,7 +130,7 @@ struct TopUpTests {
     }
 
     @Test("refunds: an operator's refund goes to Stripe and moves the ledger once (Stripe's notification of it then moves nothing); a refund in Stripe's dashboard moves its part; one beyond what was paid or what the wallet holds moves nothing and is audited",
-          arguments: TestEngine.available)
+          .tags(.engine), arguments: TestEngine.all)
     func refunds(engine: TestEngine) async throws {
         let peer = try await StripePeer.start()
         defer { peer.stop() }

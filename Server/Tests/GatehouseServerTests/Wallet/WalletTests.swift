@@ -32,7 +32,7 @@ struct WalletTests {
         #expect(WalletService.transferResult(try V1.encoder.encode(transfer), balance: nil) == (try V1.encoder.encode(Moved(transfer: transfer))))
     }
 
-    @Test("a batch numbers its events from the counters it raised with the lock, and refuses events other than those counted", arguments: TestEngine.available)
+    @Test("a batch numbers its events from the counters it raised with the lock, and refuses events other than those counted", .tags(.engine), arguments: TestEngine.all)
     func batchEvents_numberedFromRaisedCounters(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: two events for ann and one for bob, as a batch records them
@@ -69,7 +69,7 @@ struct WalletTests {
         }
     }
 
-    @Test("a batch's movements are applied in turn: what the earlier ones left decides, the day's payouts count, a refusal moves nothing", arguments: TestEngine.available)
+    @Test("a batch's movements are applied in turn: what the earlier ones left decides, the day's payouts count, a refusal moves nothing", .tags(.engine), arguments: TestEngine.all)
     func ledgerBatch_appliesInTurn(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: ann 10 ₽, bob 0 ₽
@@ -129,7 +129,7 @@ struct WalletTests {
         }
     }
 
-    @Test("a wallet is attached to a verified phone, once", arguments: TestEngine.available)
+    @Test("a wallet is attached to a verified phone, once", .tags(.engine), arguments: TestEngine.all)
     func attach_needsVerifiedPhone_andIsIdempotent(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -156,7 +156,7 @@ struct WalletTests {
     }
 
     /// Both ways of writing a transfer: in a batch (the default), and each in its own transaction.
-    @Test("a transfer moves money once, shows in both histories and in the chat, and tells both", arguments: TestEngine.available, [64, 1])
+    @Test("a transfer moves money once, shows in both histories and in the chat, and tells both", .tags(.engine), arguments: TestEngine.all, [64, 1])
     func transfer_movesMoney_andShowsEverywhere(engine: TestEngine, transfersPerCommit: Int) async throws {
         try await withApp(engine, configure: { $0.wallet.transfersPerCommit = transfersPerCommit }) { app in
             // setup
@@ -212,7 +212,7 @@ struct WalletTests {
         }
     }
 
-    @Test("transfers are refused with clear reasons and nothing moves", arguments: TestEngine.available)
+    @Test("transfers are refused with clear reasons and nothing moves", .tags(.engine), arguments: TestEngine.all)
     func transfer_refusals(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.wallet.maxTransfer = 500_00; $0.wallet.dailyLimit = 800_00; $0.limits.sessionTTL = 7 * 86_400 }) { app in
             // setup
@@ -254,7 +254,7 @@ struct WalletTests {
         }
     }
 
-    @Test("the same key and body replay the first answer byte for byte; another body is 422; a refusal is remembered", arguments: TestEngine.available)
+    @Test("the same key and body replay the first answer byte for byte; another body is 422; a refusal is remembered", .tags(.engine), arguments: TestEngine.all)
     func idempotency_replaysAndRefuses(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.sessionTTL = 7 * 86_400 }) { app in
             // setup
@@ -300,7 +300,7 @@ struct WalletTests {
         }
     }
 
-    @Test("concurrent duplicates of one key pay once and all get the same answer", arguments: TestEngine.available)
+    @Test("concurrent duplicates of one key pay once and all get the same answer", .tags(.engine), arguments: TestEngine.all)
     func idempotency_concurrentDuplicates_payOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -319,7 +319,7 @@ struct WalletTests {
         }
     }
 
-    @Test("a forgotten key sent again by several at once starts over once: one new payment, one answer", arguments: TestEngine.available)
+    @Test("a forgotten key sent again by several at once starts over once: one new payment, one answer", .tags(.engine), arguments: TestEngine.all)
     func idempotency_forgottenKey_concurrentDuplicates_payOnce(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.limits.sessionTTL = 7 * 86_400 }) { app in
             // setup: a key used a day and more ago, not yet purged
@@ -338,7 +338,7 @@ struct WalletTests {
         }
     }
 
-    @Test("many concurrent transfers from one wallet never overdraw it and lose nothing", arguments: TestEngine.available)
+    @Test("many concurrent transfers from one wallet never overdraw it and lose nothing", .tags(.engine), arguments: TestEngine.all)
     func concurrentTransfers_neverOverdraw(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -378,12 +378,12 @@ struct WalletTests {
         }
     }
 
-    @Test("a batch refused under the wallets' locks leaves nothing it wrote before them: no push, no message, no entry")
+    @Test("a batch refused under the wallets' locks leaves nothing it wrote before them: no push, no message, no entry", .tags(.engine))
     func batchRefusedUnderTheLocks_leavesNothing() async throws {
         // PostgreSQL only: the batch reads the wallets, writes the chat, messages and pushes, and
         // only then locks the wallets; another transaction holds the payer's row meanwhile and spends
         // the money (SQLite's one writer leaves no such gap).
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         // Connections enough for the held transaction, the batch and the test's own look at the locks.
         try await withApp(.postgres, configure: { $0.databasePoolSize = 8 }) { app in
             // setup: Bob has a push device; the test holds Ann's wallet as the batch locks it (NO KEY:
@@ -425,13 +425,13 @@ struct WalletTests {
         }
     }
 
-    @Test("a payment's chat that another transaction is making at that moment is the one it gets, and no second one is made")
+    @Test("a payment's chat that another transaction is making at that moment is the one it gets, and no second one is made", .tags(.engine))
     func paymentChat_madeMeanwhile_isTheOneUsed() async throws {
         // PostgreSQL only: the chats are read, then the missing ones inserted; a chat another
         // transaction commits while the insert waits on it is in neither answer and is read again
         // (SQLite's one writer leaves no such gap). Looked up directly: a batch that fails is sent
         // alone, which would hide a lookup that misses the chat.
-        guard TestEngine.available.contains(.postgres) else { return }
+        guard TestEngine.all.contains(.postgres) else { return }
         try await withApp(.postgres, configure: { $0.databasePoolSize = 8 }) { app in
             // setup: another transaction makes Ann and Bob's chat (hidden, as a payment makes it)
             // and holds it uncommitted
@@ -477,7 +477,7 @@ struct WalletTests {
         }
     }
 
-    @Test("a wallet message can be neither edited, deleted for everyone nor forwarded", arguments: TestEngine.available)
+    @Test("a wallet message can be neither edited, deleted for everyone nor forwarded", .tags(.engine), arguments: TestEngine.all)
     func paymentMessage_isARecord(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -499,7 +499,7 @@ struct WalletTests {
         }
     }
 
-    @Test("recipient lookup shows the name before paying, and only for wallets", arguments: TestEngine.available)
+    @Test("recipient lookup shows the name before paying, and only for wallets", .tags(.engine), arguments: TestEngine.all)
     func recipient_lookup(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.wallet.lookupsPerHour = 4 }) { app in
             // setup
@@ -516,7 +516,7 @@ struct WalletTests {
         }
     }
 
-    @Test("the operator's credit command puts money into a verified phone's wallet", arguments: TestEngine.available)
+    @Test("the operator's credit command puts money into a verified phone's wallet", .tags(.engine), arguments: TestEngine.all)
     func creditCommand(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
