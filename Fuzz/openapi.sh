@@ -3,16 +3,19 @@
 # checking that nothing answers 5xx and no answer contradicts the document.
 #
 #   bash Fuzz/openapi.sh                 # 100 examples per operation (the issue's bar)
-#   bash Fuzz/openapi.sh --examples 20   # the bounded run CI does
+#   bash Fuzz/openapi.sh --examples 10   # the bounded run CI does
+#   bash Fuzz/openapi.sh --install-only  # only schemathesis's environment (CI makes it while it builds)
 #
 # Needs a built `gatehouse` (swift build --package-path Server) and python3 with venv. DATABASE_URL picks the engine
 # (default: a fresh SQLite file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXAMPLES=100
+INSTALL_ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --examples) EXAMPLES="$2"; shift 2 ;;
+    --install-only) INSTALL_ONLY=1; shift ;;
     *) echo "unknown option $1" >&2; exit 64 ;;
   esac
 done
@@ -22,6 +25,7 @@ if [ ! -x "$VENV/bin/st" ]; then
   . scripts/python-env.sh
   python_env "$VENV" 'schemathesis>=4,<5'
 fi
+[ -n "$INSTALL_ONLY" ] && exit 0
 
 BIN="$(swift build --package-path Server --show-bin-path)/gatehouse"
 WORK="$(mktemp -d)"

@@ -6,7 +6,8 @@
 # Debian's headless chromium with Selenium: the Python tools come from PyPI into a virtual
 # environment under .build/, never into the system Python.
 # Extra arguments go to `swift test` (e.g. `--filter SecurityTests`); `--build-only` builds (and makes the tools'
-# environment) without running anything, for CI to time the build on its own.
+# environment) without running anything, and `--built` then runs the tests without building again (CI times the
+# build on its own; a build with nothing to do still takes half a minute to plan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH=/opt/swift/usr/bin:$PATH; fi
@@ -23,8 +24,12 @@ if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server, yaml, seleni
 fi
 # The SDK guide's samples become sources of the server package (Server/SDKGuideSamples, git-ignored), so that this
 # one build compiles them too, as an app that adds the SDK would (scripts/check-sdk-guide.py checks the texts first).
-python3 scripts/check-sdk-guide.py --write-samples Server/SDKGuideSamples
-swift build --package-path Server --build-tests
+BUILT=""
+if [ "${1:-}" = "--built" ]; then BUILT=1; shift; fi
+if [ -z "$BUILT" ]; then
+  python3 scripts/check-sdk-guide.py --write-samples Server/SDKGuideSamples
+  swift build --package-path Server --build-tests
+fi
 if [ -n "$TOOLS" ] && ! wait "$TOOLS"; then cat .build/test-venv.log >&2; echo "test.sh: the test tools did not install" >&2; exit 1; fi
 [ "${1:-}" = "--build-only" ] && exit 0
 # The tests start `python3` through PATH: the environment's comes first.

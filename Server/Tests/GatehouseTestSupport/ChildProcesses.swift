@@ -36,10 +36,10 @@ public enum ChildProcesses {
         lock.withLock { _ = running.removeValue(forKey: ObjectIdentifier(process)) }
     }
 
-    /// Run before a Python peer's own script (`python3 -c pythonPeerPrelude SCRIPT ARGS…`): its
-    /// signals unblocked, so SIGTERM stops it, and a watch that ends it once its parent, the test
-    /// process, is gone (a crash or a kill, when no exit handler runs).
-    public static let pythonPeerPrelude = """
+    /// The start of a long-lived Python child (`python3 -c pythonWatch + …`): its signals unblocked, so SIGTERM
+    /// stops it, and a watch that ends it once its parent, the test process, is gone (a crash or a kill, when no
+    /// exit handler runs).
+    public static let pythonWatch = """
         import os, runpy, signal, sys, threading, time
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
         parent = os.getppid()
@@ -48,6 +48,11 @@ public enum ChildProcesses {
                 time.sleep(0.5)
             os._exit(0)
         threading.Thread(target=watch, daemon=True).start()
+
+        """
+
+    /// `python3 -c pythonPeerPrelude SCRIPT ARGS…` runs a peer's script under `pythonWatch`.
+    public static let pythonPeerPrelude = pythonWatch + """
         sys.argv = sys.argv[1:]
         sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
         runpy.run_path(sys.argv[0], run_name="__main__")

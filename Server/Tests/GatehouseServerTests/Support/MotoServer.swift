@@ -1,7 +1,6 @@
 import Foundation
+import GatehouseTestSupport
 import NIOConcurrencyHelpers
-
-nonisolated(unsafe) private var motoProcessID: pid_t = 0
 
 /// A real S3-compatible server for the blob store's tests: moto's server mode (`pip install
 /// 'moto[server]'`, which scripts/test.sh puts in the test environment), one per test process,
@@ -14,23 +13,14 @@ enum MotoServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // moto ends with this process: at exit, and (a crash, a kill) when its parent is gone.
-        let script = """
-        import os, sys, threading, time
-        parent = os.getppid()
-        def watch():
-            while os.getppid() == parent:
-                time.sleep(0.5)
-            os._exit(0)
-        threading.Thread(target=watch, daemon=True).start()
+        let script = ChildProcesses.pythonWatch + """
         from moto.server import main
         main(["-H", "127.0.0.1", "-p", sys.argv[1]])
         """
         process.arguments = ["python3", "-c", script, String(port)]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return .failure(Failure(description: "moto: \(error)")) }
-        motoProcessID = process.processIdentifier
-        atexit { if motoProcessID > 0 { kill(motoProcessID, SIGTERM) } }
+        do { try ChildProcesses.run(process) } catch { return .failure(Failure(description: "moto: \(error)")) }
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if !process.isRunning {
