@@ -24,7 +24,8 @@ from common import Checker, FaultsPostgres, Gatehouse, Hang, NoAnswer, NotSent, 
 
 HANG_S = 20.0
 OUTAGE_S = 5.0
-# SOAK_RESTART_EVERY_SECONDS=0: no restarts (CI, while the unanswered request after restarts is open).
+# SOAK_RESTART_EVERY_SECONDS=0: no restarts. A restart must start 2 * OUTAGE_S before the end, so a soak asked to
+# restart whose SOAK_SECONDS leaves no room for one fails rather than soaking without it.
 RESTART_EVERY_S = float(os.environ.get("SOAK_RESTART_EVERY_SECONDS", "60"))
 WORKERS = 6
 GATEWAY_WORKERS = 3
@@ -206,6 +207,9 @@ async def run(engine: str, seconds: float, pg: FaultsPostgres | None, port: int)
                 next_restart = now() + RESTART_EVERY_S
         soak.stop = True
         await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), HANG_S + 5)
+        if engine == "pg" and RESTART_EVERY_S > 0:
+            check.expect(restarts >= 1, f"no PostgreSQL restart happened: a {seconds:.0f} s soak has no room for one every "
+                                        f"{RESTART_EVERY_S:.0f} s (the last may start {2 * OUTAGE_S:.0f} s before the end)")
 
         # Still responsive: health, a fresh login over HTTP and over the gateway, within 10 s.
         deadline = now() + 10
