@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The full check: what CI (.ci/run) does not run on every submission (the checks CI runs, it leaves to CI), run before an issue that touches these
 # areas is called resolved (say in its note that it passed and how long it took). Like CI it prints one `ci-step`
-# line per step and the total, and ends with no process of its run left. About an hour and a quarter on two cores
-# from a clean clone (most of it the build, the two ten-minute soaks and schemathesis at 100 examples on both engines).
+# line per step and the total, and ends with no process of its run left. About an hour and a half on two cores
+# from a clean clone (measured in a warm tree: 56 minutes before the two ten-minute soaks; a clean build adds 14).
 #
 #   bash scripts/full-check.sh                 # everything
 #   bash scripts/full-check.sh --skip-install  # without apt-get (the packages are there already)
