@@ -232,9 +232,21 @@ public final class AccountsClient: SessionKeepingClient {
     /// `POST /v1/me/passkeys/options`: the options to hand to the platform (on iOS,
     /// ``PasskeyCreationOptions/challengeData`` and ``PasskeyCreationOptions/userIDData`` go to
     /// `ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: options.rp.id)
-    /// .createCredentialRegistrationRequest(challenge:name:userID:)`), after the current password.
-    public func passkeyCreationOptions(currentPassword: String) async throws -> PasskeyCreationOptions {
-        try await core.call(V1.Passkeys.creationOptions, PasskeyOptionsRequest(currentPassword: currentPassword))
+    /// .createCredentialRegistrationRequest(challenge:name:userID:)`), after a step-up: the current
+    /// password and, when I have a second factor (``SecondFactorStatus/totp`` or
+    /// ``SecondFactorStatus/passkeys``), the app's `code`, a `recoveryCode` or a `passkey` assertion
+    /// (its options from ``passkeyStepUpOptions()``).
+    public func passkeyCreationOptions(currentPassword: String, code: String? = nil, recoveryCode: String? = nil,
+                                       passkey: PasskeyAssertion? = nil) async throws -> PasskeyCreationOptions {
+        try await core.call(V1.Passkeys.creationOptions,
+                            PasskeyOptionsRequest(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode, passkey: passkey))
+    }
+
+    /// `POST /v1/me/passkeys/step-up-options`: the options of an assertion with one of my passkeys
+    /// that proves a step-up (``passkeyCreationOptions(currentPassword:code:recoveryCode:passkey:)``,
+    /// ``removePasskey(id:currentPassword:code:recoveryCode:passkey:)``, the app's enrolment).
+    public func passkeyStepUpOptions() async throws -> PasskeyRequestOptions {
+        try await core.call(V1.Passkeys.stepUpOptions)
     }
 
     /// `POST /v1/me/passkeys`: keeps the credential the platform made (on iOS,
@@ -249,9 +261,11 @@ public final class AccountsClient: SessionKeepingClient {
         try await core.call(V1.Passkeys.list).passkeys
     }
 
-    /// `DELETE /v1/me/passkeys/{id}`: removes one of my passkeys, after the current password.
-    public func removePasskey(id: UUID, currentPassword: String) async throws {
-        _ = try await core.call(V1.Passkeys.remove, PasskeyRemoval(currentPassword: currentPassword), parameters: ["id": id.uuidString.lowercased()])
+    /// `DELETE /v1/me/passkeys/{id}`: removes one of my passkeys, after a step-up (as for adding one).
+    public func removePasskey(id: UUID, currentPassword: String, code: String? = nil, recoveryCode: String? = nil,
+                              passkey: PasskeyAssertion? = nil) async throws {
+        _ = try await core.call(V1.Passkeys.remove, PasskeyRemoval(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode, passkey: passkey),
+                                parameters: ["id": id.uuidString.lowercased()])
     }
 
     /// `POST /v1/sessions/passkey/options`: the options of a login with a passkey — without a
@@ -282,8 +296,9 @@ public final class AccountsClient: SessionKeepingClient {
 
     /// `POST /v1/me/totp`: a new secret for the authenticator app, shown this once (``TOTPEnrolment/uri``
     /// for a QR code, ``TOTPEnrolment/secret`` to type); nothing changes until ``confirmTOTP(code:)``.
-    public func enrolTOTP(currentPassword: String) async throws -> TOTPEnrolment {
-        try await core.call(V1.SecondFactors.enrolTOTP, TOTPEnrolmentRequest(currentPassword: currentPassword))
+    /// A step-up: the current password, and a `passkey` assertion when I have passkeys.
+    public func enrolTOTP(currentPassword: String, passkey: PasskeyAssertion? = nil) async throws -> TOTPEnrolment {
+        try await core.call(V1.SecondFactors.enrolTOTP, TOTPEnrolmentRequest(currentPassword: currentPassword, passkey: passkey))
     }
 
     /// `POST /v1/me/totp/confirm`: turns the app on with its first code; answers the ten recovery
@@ -292,15 +307,18 @@ public final class AccountsClient: SessionKeepingClient {
         try await core.call(V1.SecondFactors.confirmTOTP, CodeVerification(code: code))
     }
 
-    /// `DELETE /v1/me/totp`: turns the app off with the current password and its `code` or a `recoveryCode`.
-    public func disableTOTP(currentPassword: String, code: String? = nil, recoveryCode: String? = nil) async throws {
-        _ = try await core.call(V1.SecondFactors.disableTOTP, SecondFactorProof(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode))
+    /// `DELETE /v1/me/totp`: turns the app off with the current password and its `code`, a `recoveryCode` or a `passkey` assertion.
+    public func disableTOTP(currentPassword: String, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) async throws {
+        _ = try await core.call(V1.SecondFactors.disableTOTP,
+                                SecondFactorProof(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode, passkey: passkey))
     }
 
     /// `POST /v1/me/recovery-codes`: ten new recovery codes (the old ones stop working), with the
-    /// current password and the app's `code` or a `recoveryCode`.
-    public func renewRecoveryCodes(currentPassword: String, code: String? = nil, recoveryCode: String? = nil) async throws -> RecoveryCodes {
-        try await core.call(V1.SecondFactors.renewRecoveryCodes, SecondFactorProof(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode))
+    /// current password and the app's `code`, a `recoveryCode` or a `passkey` assertion.
+    public func renewRecoveryCodes(currentPassword: String, code: String? = nil, recoveryCode: String? = nil,
+                                   passkey: PasskeyAssertion? = nil) async throws -> RecoveryCodes {
+        try await core.call(V1.SecondFactors.renewRecoveryCodes,
+                            SecondFactorProof(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode, passkey: passkey))
     }
 
     /// `POST /v1/me/email`: makes `email` pending and sends it a code; the current address

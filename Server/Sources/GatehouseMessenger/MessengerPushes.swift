@@ -75,14 +75,14 @@ package struct MessengerPushes: EventPusher {
                 notices.append(Notice(account: event.account,
                                       title: LocalizedText(requested ? "push.friendRequested.title" : "push.friendAccepted.title"),
                                       body: LocalizedText(requested ? "push.friendRequested.body" : "push.friendAccepted.body", [who]),
-                                      thread: "friends", data: ["kind": requested ? "friend_request" : "friend_accepted", "person": person.id.uuidString.lowercased()]))
+                                      thread: "friends", data: ["kind": requested ? "friend_request" : "friend_accepted", "person": person.id.uuidString]))
             case .walletTransfer:
                 // The event's `TransferResult`, or a push written before the balance was known (`{"transfer": …}`).
                 guard let transfer = try? V1.decoder.decode(Moved.self, from: data).transfer, transfer.to.id == event.account else { continue }
                 let body = transfer.from.map { LocalizedText("push.money.body", [Self.name($0.firstName, $0.lastName, $0.tag), Self.money(transfer.amount)]) }
                     ?? LocalizedText("push.money.topUp", [Self.money(transfer.amount)])
                 notices.append(Notice(account: event.account, title: LocalizedText("push.money.title"), body: body, thread: "wallet",
-                                      data: ["kind": "money", "transfer": transfer.id.uuidString.lowercased()]))
+                                      data: ["kind": "money", "transfer": transfer.id.uuidString]))
             case .walletRequestCreated, .walletRequestUpdated:
                 guard let request = try? V1.decoder.decode(MoneyRequest.self, from: data) else { continue }
                 let other = request.requester.id == event.account ? request.payer : request.requester
@@ -97,7 +97,7 @@ package struct MessengerPushes: EventPusher {
                 }
                 notices.append(Notice(account: event.account, title: LocalizedText("push.request.title"),
                                       body: LocalizedText(key, [who, Self.money(request.amount)]), thread: "wallet",
-                                      data: ["kind": "money_request", "request": request.id.uuidString.lowercased()]))
+                                      data: ["kind": "money_request", "request": request.id.uuidString]))
             default:
                 continue
             }
@@ -116,8 +116,8 @@ package struct MessengerPushes: EventPusher {
                 let text = message.text.isEmpty ? LocalizedText(message.attachments.isEmpty ? "push.message.hidden" : "push.message.attachment")
                     : LocalizedText("error.plain", [String(message.text.prefix(1_000))])
                 notices.append(Notice(account: account, title: LocalizedText("error.plain", [names[message.authorId] ?? "—"]), body: text,
-                                      thread: message.chatId.uuidString.lowercased(),
-                                      data: ["kind": "message", "chat": message.chatId.uuidString.lowercased(), "message": message.id.uuidString.lowercased()],
+                                      thread: message.chatId.uuidString,
+                                      data: ["kind": "message", "chat": message.chatId.uuidString, "message": message.id.uuidString],
                                       chat: message.chatId, hiddenBody: LocalizedText("push.message.hidden")))
             }
         }

@@ -42,6 +42,15 @@ package struct WalletStore: Sendable {
             """).first().map(walletRow)
     }
 
+    /// A wallet by its id whatever its account's state, and whether that account is being deleted
+    /// or erased (a payment that arrives then goes back to the card: `TopUpService`).
+    package func walletAnyState(_ id: UUID, on db: (any Database)? = nil) async throws -> (wallet: WalletRow, deleting: Bool)? {
+        guard let row = try await sql(db).raw("""
+            SELECT \(Self.walletColumns), a.deletion_requested_at FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.id = \(bind: id)
+            """).first() else { return nil }
+        return (try walletRow(row), try row.decode(column: "deletion_requested_at", as: Date?.self) != nil)
+    }
+
     /// The wallets the keys name (a tag, a verified phone, a confirmed email), and those of `mine`;
     /// none of an account being deleted. `restricts` and `hasDevices`, when given, are conditions
     /// on the account's id, read into the rows' fields of those names in the same statement.

@@ -302,6 +302,11 @@ struct Accounts: AsyncParsableCommand {
             print("  email \(account.email ?? "-")\(account.emailConfirmed ? " (confirmed)" : ""), phone \(account.phone ?? "-")\(account.phoneVerified ? " (verified)" : "")")
             if let locked = account.locked { print("  LOCKED \(locked)") }
             print("  client record: \(account.client ?? "none")")
+            print("  authenticator app: \(account.authenticatorAppSince.map { "on since " + WireDates.iso8601String(from: $0) } ?? "off")")
+            print("  \(account.passkeys.count) passkey(s)")
+            for p in account.passkeys {
+                print("    \(p.id) \(p.name), added \(WireDates.iso8601String(from: p.createdAt)), last used \(p.lastUsedAt.map(WireDates.iso8601String(from:)) ?? "never")")
+            }
             print("  \(account.sessions.count) session(s)")
             for s in account.sessions { print("    \(s.id) \(s.device ?? "-") from \(s.ip ?? "-"), last used \(WireDates.iso8601String(from: s.lastUsedAt))") }
             print("  latest events")
@@ -350,14 +355,14 @@ extension Accounts {
     struct RemoveSecondFactor: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "remove-second-factor",
-            abstract: "Turn an account's authenticator app off, with its recovery codes (the person lost both and proved who they are another way).")
+            abstract: "Turn an account's second factors off: its authenticator app with its recovery codes, and every passkey (the person lost them, or a thief added one, and the person proved who they are another way).")
         @Argument(help: "An id, email, phone, login or @tag.") var query: String
         @Option(help: "Why, and how the person proved who they are, for the audit trail (required).") var reason: String
         @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
 
         func run() async throws {
             let changed = try await AccountCommands.removeSecondFactor(configuration: loadConfiguration(), query: query, reason: reason, as: person)
-            print(changed ? "second factor removed" : "no second factor")
+            print(changed ? "second factors removed (the authenticator app and every passkey)" : "no second factor")
         }
     }
 }

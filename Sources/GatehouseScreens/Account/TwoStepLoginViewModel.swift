@@ -70,13 +70,21 @@ public final class TwoStepLoginViewModel: ScreenModel<TwoStepLoginViewModel.Stat
     private let client: AccountsClient
     private let localizer: Localizer
     private let messageForError: (any Error) -> String?
+    private let passkeyAssertion: (@MainActor (PasskeyRequestOptions) async throws -> PasskeyAssertion)?
+    /// Whether the account has passkeys: turning the app on then needs one of them too (a step-up).
+    private var hasPasskeys = false
 
     /// The screen, on the app's client.
     /// - Parameter message: the app's text for a failed call.
-    public init(client: AccountsClient, localizer: Localizer, message: @escaping (any Error) -> String?) {
+    /// - Parameter passkeyAssertion: asks the platform for an assertion with the options given (on
+    ///   iOS, `ASAuthorizationPlatformPublicKeyCredentialProvider.createCredentialAssertionRequest`):
+    ///   when the account has passkeys, turning the app on needs one of them (the server's step-up).
+    public init(client: AccountsClient, localizer: Localizer, message: @escaping (any Error) -> String?,
+                passkeyAssertion: (@MainActor (PasskeyRequestOptions) async throws -> PasskeyAssertion)? = nil) {
         self.client = client
         self.localizer = localizer
         self.messageForError = message
+        self.passkeyAssertion = passkeyAssertion
         let l = localizer
         super.init(state: State(title: l("twoStep.title"), passwordLabel: l("twoStep.password"), codeLabel: l("twoStep.code"),
                                 disableTitle: l("twoStep.disable")))
@@ -86,6 +94,7 @@ public final class TwoStepLoginViewModel: ScreenModel<TwoStepLoginViewModel.Stat
     public func load() async {
         do {
             let status = try await client.secondFactors()
+            hasPasskeys = status.passkeys > 0
             show(status.totp ? .on(recoveryCodesLeft: status.recoveryCodesLeft) : .off)
         } catch {
             update { $0.errorMessage = messageForError(error) }
@@ -111,7 +120,11 @@ public final class TwoStepLoginViewModel: ScreenModel<TwoStepLoginViewModel.Stat
         case .loading: return
         case .off:
             await run {
-                let enrolment = try await self.client.enrolTOTP(currentPassword: self.state.password)
+                var assertion: PasskeyAssertion?
+                if self.hasPasskeys, let ask = self.passkeyAssertion {
+                    assertion = try await ask(try await self.client.passkeyStepUpOptions())
+                }
+                let enrolment = try await self.client.enrolTOTP(currentPassword: self.state.password, passkey: assertion)
                 self.show(.enrolling(Enrolment(uri: enrolment.uri, secret: Self.grouped(enrolment.secret))))
             }
         case .enrolling:

@@ -72,6 +72,20 @@ package struct AccountRules: Sendable {
         return record
     }
 
+    /// The client record follows the account's verified phone, in the caller's transaction: a
+    /// record of a phone the account no longer has verified is unbound (`client.unbound`), and the
+    /// record of its verified phone, if one is free, is bound. Called wherever the phone or its
+    /// verification changes.
+    package func followPhone(_ account: AccountModel, origin: AuditOrigin, on tx: any Database) async throws {
+        guard let id = account.id else { return }
+        let current = account.phoneVerifiedAt != nil ? account.phone : nil
+        if let old = try await clients.unbindStale(accountID: id, keeping: current, on: tx) {
+            try await audit.record(AuditEvent(.clientUnbound, by: .system(nil), account: id, origin: origin,
+                                              detail: ["phone": maskedForAudit(old), "reason": "the account's verified phone changed"]), on: tx)
+        }
+        try await bindClientRecord(account, origin: origin, on: tx)
+    }
+
     package init(database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher,
                  sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer,
                  secrets: Secrets, rateLimiter: RateLimiter) {
@@ -187,6 +201,7 @@ package struct AccountRules: Sendable {
                 try await verification.consume(row, on: tx)
                 try await dropUnverifiedClaim(on: destination, except: account.id, on: tx)
                 try await account.update(on: tx)
+                if case .phone = destination { try await followPhone(account, origin: event.origin, on: tx) }
                 try await sessions.revokeAll(accountID: account.id!, keeping: keepingSession, on: tx)
                 if let notice { try await outbox.enqueue(notice, on: tx) }
                 try await audit.record(event, on: tx)
@@ -226,6 +241,7 @@ package struct AccountRules: Sendable {
         }
         claimant.updatedAt = clock.now()
         try await claimant.update(on: tx)
+        if case .phone = destination { try await followPhone(claimant, origin: AuditOrigin(), on: tx) }
         if let notice { try await outbox.enqueue(notice, on: tx) }
         return notice
     }
@@ -314,6 +330,8 @@ package struct AccountRules: Sendable {
             account.passwordHash = hash
             account.updatedAt = now
             try await account.update(on: tx)
+            // A recovery by email may have stopped the phone being a way in (`unverifyPhoneAfterEmailRecovery`).
+            if account.phoneVerifiedAt == nil { try await followPhone(account, origin: requester?.audit ?? AuditOrigin(), on: tx) }
             try await sessions.revokeAll(accountID: account.id!, keeping: keepingSession, on: tx)
             if let notice { try await outbox.enqueue(notice, on: tx) }
             if let extraNotice { try await outbox.enqueue(extraNotice, on: tx) }

@@ -104,7 +104,9 @@ package struct LoginService: Sendable {
         let offered = rules.temporaryPasswordHash(password, accountID: accountID)
         guard let match = candidates.first(where: { Secrets.constantTimeEquals(offered, $0.secretHash) }) else { return nil }
         let hash = try await hasher.hash(password)
-        if account.secondFactorAt != nil {
+        // A temporary password is a recovery: the factors added in the days before go with it
+        // (`undoRecentFactors`), so only an authenticator app older than that asks for a second step.
+        if account.secondFactorAt != nil, try await secondFactors.hasLastingApp(accountID) {
             // It becomes the password only once the second step succeeds.
             guard secondStep else { throw GatehouseError.secondFactorRequired() }
             throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin, temporary: (match.id!, hash)))
@@ -113,8 +115,11 @@ package struct LoginService: Sendable {
         let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
         // It becomes the password: every other temporary password and reset code dies, every
         // other session ends.
+        let factors = secondFactors
         return try await rules.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
-                                     tellOwner: false, openingSessionFor: origin, how: "temporary password", from: origin)
+                                           tellOwner: false, openingSessionFor: origin,
+                                           also: { tx in _ = try await factors.undoRecentFactors(of: accountID, on: tx) },
+                                           how: "temporary password", from: origin)
     }
 
 
@@ -144,7 +149,11 @@ package struct LoginService: Sendable {
             }
             let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
             let session = try await rules.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice, tellOwner: false,
-                                                      openingSessionFor: origin, secondFactorChecked: true, also: finish,
+                                                      openingSessionFor: origin, secondFactorChecked: true,
+                                                      also: { tx in
+                                                          try await finish(tx)
+                                                          _ = try await factors.undoRecentFactors(of: accountID, on: tx)
+                                                      },
                                                       how: "temporary password", from: origin)
             return session!
         }

@@ -6,8 +6,9 @@ import GatehousePlatform
 import SQLKit
 
 /// Passkeys (docs/security.md, "Passkeys"): WebAuthn credentials of an account, checked by
-/// `WebAuthnRelyingParty` (the relying party id and origins from configuration). Adding one needs
-/// the current password; each ceremony's challenge is random, stored hashed, single-use and
+/// `WebAuthnRelyingParty` (the relying party id and origins from configuration). Adding or removing
+/// one needs a step-up (`SecondFactors.stepUp`: the current password and, when any second factor
+/// is on, one of them); each ceremony's challenge is random, stored hashed, single-use and
 /// short-lived; a login needs the user verified (biometrics or the device's PIN), so a passkey
 /// login counts as two factors. A sign counter that does not grow is reported as a suspected clone
 /// (audit trail and a notice to the owner) and refused.
@@ -36,12 +37,19 @@ package struct Passkeys: Sendable {
 
     // MARK: Adding and removing
 
-    /// The options for `navigator.credentials.create()`, after the current password.
-    package func creationOptions(accountID: UUID, currentPassword: String?) async throws -> PasskeyCreationOptions {
+    /// The options for `navigator.credentials.create()`, after a step-up (spent here: the
+    /// registration challenge is what it bought).
+    package func creationOptions(accountID: UUID, stepUp: SecondFactors.StepUp, origin: RequestOrigin) async throws -> PasskeyCreationOptions {
         let account = try await rules.accountRow(id: accountID)
-        try await rules.requireCurrentPassword(currentPassword, of: account)
         let existing = try await credentialIDs(of: accountID)
         guard existing.count < settings.perAccount else { throw Self.tooMany(settings.perAccount) }
+        let factors = SecondFactors(rules: rules)
+        let proof = try await factors.stepUp(account, stepUp, origin: origin)
+        if let proof {
+            try await rules.database.db.transaction { tx in
+                guard try await factors.spend(proof, accountID: accountID, on: tx) else { throw SecondFactors.wrongCode(proof) }
+            }
+        }
         let challenge = try await issueChallenge(purpose: "register", accountID: accountID, loginChallengeID: nil)
         let name = account.email ?? account.username.map { "@" + $0 } ?? account.phone ?? accountID.uuidString.lowercased()
         let displayName = [account.firstName, account.lastName].compactMap { $0 }.joined(separator: " ")
@@ -73,7 +81,7 @@ package struct Passkeys: Sendable {
         let now = rules.clock.now()
         let id = UUID()
         let name = String((registration.name?.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.isEmpty ? nil : $0 }?.prefix(64) ?? "Passkey")
-        let notice = rules.securityNotice(.passkeyAdded, [name], to: account)
+        let notice = rules.securityNotice(.passkeyAdded, [name, String(Int(rules.configuration.secondFactors.recoveryUndoesWithin / 86_400))], to: account)
         do {
             try await rules.database.db.transaction { tx in
                 let sql = tx as! any SQLDatabase
@@ -107,11 +115,13 @@ package struct Passkeys: Sendable {
         }
     }
 
-    /// Removes one of my passkeys after the current password (another account's id is 404); the owner is told.
-    package func remove(accountID: UUID, id: UUID, currentPassword: String?, origin: RequestOrigin) async throws {
+    /// Removes one of my passkeys after a step-up (another account's id is 404); the owner is told.
+    package func remove(accountID: UUID, id: UUID, stepUp: SecondFactors.StepUp, origin: RequestOrigin) async throws {
         let account = try await rules.accountRow(id: accountID)
-        try await rules.requireCurrentPassword(currentPassword, of: account)
+        let factors = SecondFactors(rules: rules)
+        let proof = try await factors.stepUp(account, stepUp, origin: origin)
         let removed = try await rules.database.db.transaction { tx -> String? in
+            if let proof, try await !factors.spend(proof, accountID: accountID, on: tx) { throw SecondFactors.wrongCode(proof) }
             guard let row = try await (tx as! any SQLDatabase).raw("""
                 DELETE FROM passkeys WHERE id = \(bind: id) AND account_id = \(bind: accountID) RETURNING name
                 """).first() else { return nil }
@@ -143,24 +153,61 @@ package struct Passkeys: Sendable {
                                      allowCredentials: allowed.map { PasskeyDescriptor(id: $0) })
     }
 
-    /// Checks an assertion: its challenge spent first (issued for `purpose`), the passkey known
-    /// (and the account's, for a second step), the user verified, the signature and the counter.
-    /// A counter that did not grow is audited and told as a suspected clone, then refused.
-    package func verify(_ assertion: PasskeyAssertion, secondStepOf pending: SecondFactors.PendingLogin?, origin: RequestOrigin) async throws -> Verified {
+    /// What an assertion is for: a login without a password, the second step of a password login,
+    /// or a step-up of a signed-in account (`SecondFactors.stepUp`).
+    package enum Ceremony: Sendable {
+        case login
+        case secondStep(SecondFactors.PendingLogin)
+        case stepUp(UUID)
+
+        var purpose: String {
+            switch self {
+            case .login: "login"
+            case .secondStep: "second factor"
+            case .stepUp: "step up"
+            }
+        }
+
+        /// The account the assertion must be of (nil: any).
+        var accountID: UUID? {
+            switch self {
+            case .login: nil
+            case .secondStep(let pending): pending.accountID
+            case .stepUp(let id): id
+            }
+        }
+    }
+
+    /// The options for `navigator.credentials.get()` of a step-up: this account's passkeys
+    /// (404 `passkey_not_found` when it has none). Counted as login options are.
+    package func stepUpOptions(accountID: UUID, origin: RequestOrigin) async throws -> PasskeyRequestOptions {
+        try await rules.rateLimiter.hit("passkey-options-ip", key: origin.ip ?? "unknown", limit: settings.optionsPerIP, window: 300)
+        let allowed = try await credentialIDs(of: accountID)
+        guard !allowed.isEmpty else { throw GatehouseError.notFound(.passkeyNotFound, "error.passkeyNotFound") }
+        let challenge = try await issueChallenge(purpose: Ceremony.stepUp(accountID).purpose, accountID: accountID, loginChallengeID: nil)
+        return PasskeyRequestOptions(challenge: challenge, timeout: Int(settings.challengeTTL * 1000), rpId: rules.configuration.passkeyRPID,
+                                     allowCredentials: allowed.map { PasskeyDescriptor(id: $0) })
+    }
+
+    /// Checks an assertion: its challenge spent first (issued for that ceremony), the passkey known
+    /// (and the account's, for a second step or a step-up), the user verified, the signature and the
+    /// counter. A counter that did not grow is audited and told as a suspected clone, then refused.
+    package func verify(_ assertion: PasskeyAssertion, for ceremony: Ceremony, origin: RequestOrigin) async throws -> Verified {
+        var pending: SecondFactors.PendingLogin? = nil
+        if case .secondStep(let login) = ceremony { pending = login }
         guard let clientData = Base64URL.decode(assertion.response.clientDataJSON),
               let authenticatorData = Base64URL.decode(assertion.response.authenticatorData),
               let signature = Base64URL.decode(assertion.response.signature),
               let rawID = Base64URL.decode(assertion.rawId.isEmpty ? assertion.id : assertion.rawId), !rawID.isEmpty else {
             throw Self.invalid("clientDataJSON, authenticatorData, signature and rawId must be base64url")
         }
-        let challenge = try await takeChallenge(clientData, purpose: pending == nil ? "login" : "second factor", accountID: pending?.accountID,
-                                                loginChallengeID: pending?.id)
+        let challenge = try await takeChallenge(clientData, purpose: ceremony.purpose, accountID: ceremony.accountID, loginChallengeID: pending?.id)
         guard let row = try await sql.raw("""
             SELECT id, account_id, public_key, sign_count, name FROM passkeys WHERE credential_id = \(bind: Base64URL.encode(rawID))
             """).first() else { throw Self.invalid("this passkey is not registered here") }
         let passkeyID = try row.decode(column: "id", as: UUID.self)
         let accountID = try row.decode(column: "account_id", as: UUID.self)
-        if let pending, pending.accountID != accountID { throw Self.invalid("this passkey is another account's") }
+        if let owner = ceremony.accountID, owner != accountID { throw Self.invalid("this passkey is another account's") }
         let stored = try row.decode(column: "sign_count", as: Int64.self)
         let name = try row.decode(column: "name", as: String.self)
         guard let keyBytes = Base64URL.decode(try row.decode(column: "public_key", as: String.self)) else { throw Self.invalid("stored key unreadable") }
@@ -195,7 +242,7 @@ package struct Passkeys: Sendable {
 
     /// A login without a password: the assertion of a discoverable passkey, the user verified.
     package func login(_ assertion: PasskeyAssertion, origin: RequestOrigin) async throws -> IssuedSession {
-        let verified = try await verify(assertion, secondStepOf: nil, origin: origin)
+        let verified = try await verify(assertion, for: .login, origin: origin)
         guard let account = try await rules.store.row(id: verified.accountID), account.erasedAt == nil, account.deletionRequestedAt == nil else {
             // Deleting stops every way in but a password login (which takes the account back).
             throw Self.invalid("this passkey's account is being deleted: log in with the password to keep it")

@@ -34,13 +34,16 @@ package struct RecoveryService: Sendable {
         if let id = live?.id {
             var detail = ["sent": destination.channel == .sms ? "code by SMS" : "code by email"]
             if let reason { detail["reason"] = reason }
-            try await rules.audit.record(AuditEvent(.recoveryRequested, by: actor ?? .account(id), account: id, origin: origin.audit, detail: detail))
+            // Anyone may ask for a code to someone's address: the trail says it was nobody signed in
+            // (or the operator who sent it), not the account's owner.
+            try await rules.audit.record(AuditEvent(.recoveryRequested, by: actor ?? .anonymous, account: id, origin: origin.audit, detail: detail))
         }
         return issued
     }
 
     /// Sets a new password with a recovery code: every session of the account ends, every
-    /// outstanding temporary password and recovery code dies, and the account is told.
+    /// outstanding temporary password and recovery code dies, every second factor and passkey
+    /// added in the days before goes (`SecondFactors.undoRecentFactors`), and the account is told.
     package func recoverPassword(destination: Destination, code: String, newPassword: String, origin: RequestOrigin) async throws {
         try await passwordRules.validate(newPassword)
         let row = try await verification.check(code: code, purpose: .passwordReset, destination: destination.value)
@@ -48,7 +51,9 @@ package struct RecoveryService: Sendable {
         let account = try await rules.accountRow(id: accountID)
         let hash = try await hasher.hash(newPassword)
         let phoneNotice: OutgoingMessage? = if case .email = destination { rules.unverifyPhoneAfterEmailRecovery(account) } else { nil }
-        try await rules.setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice, how: "recovery code", from: origin)
+        let factors = SecondFactors(rules: rules)
+        try await rules.setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice,
+                                    also: { tx in _ = try await factors.undoRecentFactors(of: accountID, on: tx) }, how: "recovery code", from: origin)
     }
 
 
@@ -92,7 +97,7 @@ package struct RecoveryService: Sendable {
             ip: origin.ip,
             supersedeAcrossDestinations: true
         ))
-        try await rules.audit.record(AuditEvent(.recoveryRequested, by: .account(accountID), account: accountID, origin: origin.audit,
+        try await rules.audit.record(AuditEvent(.recoveryRequested, by: .anonymous, account: accountID, origin: origin.audit,
                                                 detail: ["sent": kind == .sms ? "temporary password by SMS" : "temporary password by email"]))
     }
 

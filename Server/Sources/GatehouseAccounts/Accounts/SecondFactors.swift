@@ -41,8 +41,10 @@ package struct SecondFactors: Sendable {
         let left = try await sql.raw("""
             SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID) AND used_at IS NULL
             """).first()?.decode(column: "n", as: Int.self) ?? 0
+        let passkeys = try await sql.raw("SELECT COUNT(*) AS n FROM passkeys WHERE account_id = \(bind: accountID)").first()?
+            .decode(column: "n", as: Int.self) ?? 0
         return SecondFactorStatus(totp: totp != nil, totpSince: try totp?.decode(column: "confirmed_at", as: Date.self),
-                                  recoveryCodesLeft: totp == nil ? 0 : left)
+                                  recoveryCodesLeft: totp == nil ? 0 : left, passkeys: passkeys)
     }
 
     private func totpIsOn(_ accountID: UUID) async throws -> Bool {
@@ -54,16 +56,18 @@ package struct SecondFactors: Sendable {
     // MARK: Turning the authenticator app on and off
 
     /// A new secret for the authenticator app, waiting for its first code (`confirmTOTP`); asking
-    /// again replaces a waiting one. Needs the current password.
-    package func enrolTOTP(accountID: UUID, currentPassword: String?) async throws -> TOTPEnrolment {
+    /// again replaces a waiting one. Needs a step-up (the current password, and one of the
+    /// account's passkeys when it has any), spent here.
+    package func enrolTOTP(accountID: UUID, stepUp: StepUp, origin: RequestOrigin) async throws -> TOTPEnrolment {
         let account = try await rules.accountRow(id: accountID)
-        try await rules.requireCurrentPassword(currentPassword, of: account)
         guard try await !totpIsOn(accountID) else { throw Self.alreadyOn }
+        let proof = try await self.stepUp(account, stepUp, origin: origin)
         let secret = TOTP.newSecret()
         let sealed = try rules.secrets.seal(secret, purpose: Self.totpPurpose)
         let now = rules.clock.now()
         do {
             try await database.db.transaction { tx in
+                if let proof, try await !spend(proof, accountID: accountID, on: tx) { throw Self.wrongCode(proof) }
                 let sql = tx as! any SQLDatabase
                 try await sql.raw("DELETE FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NULL").run()
                 try await sql.raw("""
@@ -98,7 +102,7 @@ package struct SecondFactors: Sendable {
         }
         let account = try await rules.accountRow(id: accountID)
         let codes = Self.newRecoveryCodes()
-        let notice = self.notice(.totpOn, to: account)
+        let notice = self.notice(.totpOn, [String(Int(settings.recoveryUndoesWithin / 86_400))], to: account)
         try await database.db.transaction { tx in
             let sql = tx as! any SQLDatabase
             let turned = try await sql.raw("""
@@ -119,13 +123,13 @@ package struct SecondFactors: Sendable {
         return RecoveryCodes(codes: codes)
     }
 
-    /// Turns the authenticator app off, with the current password and a code (or a recovery
-    /// code): the recovery codes and pending login challenges go with it; the owner is told.
-    package func disableTOTP(accountID: UUID, currentPassword: String?, code: String?, recoveryCode: String?, origin: RequestOrigin) async throws {
+    /// Turns the authenticator app off after a step-up (the current password and a code, a
+    /// recovery code or a passkey): the recovery codes and pending login challenges go with it;
+    /// the owner is told.
+    package func disableTOTP(accountID: UUID, stepUp: StepUp, origin: RequestOrigin) async throws {
         let account = try await rules.accountRow(id: accountID)
-        try await rules.requireCurrentPassword(currentPassword, of: account)
         guard try await totpIsOn(accountID) else { throw Self.notOn }
-        let proof = try await check(accountID, code: code, recoveryCode: recoveryCode, origin: origin)
+        guard let proof = try await self.stepUp(account, stepUp, origin: origin) else { throw Self.notOn }
         let notice = self.notice(.totpOff, to: account)
         try await database.db.transaction { tx in
             guard try await spend(proof, accountID: accountID, on: tx) else { throw Self.wrongCode(proof) }
@@ -137,25 +141,81 @@ package struct SecondFactors: Sendable {
         if notice != nil { rules.outbox.signal.wake() }
     }
 
-    /// Turns every second factor off for an operator (a person who lost both their phone and
-    /// their recovery codes, and proved who they are another way), with the reason in the audit
-    /// trail; the owner is told. False when none was on.
+    /// Turns every second factor off for an operator — the authenticator app and every passkey (a
+    /// person who lost their phone and their recovery codes, or whose account a thief added one
+    /// to, and who proved who they are another way), with the reason in the audit trail; the
+    /// owner is told. False when none was on.
     package func removeAll(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
         let account = try await rules.accountRow(id: accountID)
-        let notice = self.notice(.totpOff, to: account)
-        let removed = try await database.db.transaction { tx -> Bool in
-            let on = try await (tx as! any SQLDatabase).raw("""
+        let totpNotice = self.notice(.totpOff, to: account)
+        let (removed, told) = try await database.db.transaction { tx -> (Bool, Bool) in
+            let sql = tx as! any SQLDatabase
+            let on = try await sql.raw("""
                 SELECT account_id FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
                 """).first() != nil
-            guard on else { return false }
-            try await remove(accountID, on: tx)
-            try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: actor, account: accountID, origin: origin,
-                                                    detail: ["factor": "totp", "reason": reason]), on: tx)
-            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
-            return true
+            let passkeys = try await sql.raw("DELETE FROM passkeys WHERE account_id = \(bind: accountID) RETURNING name").all()
+                .map { try $0.decode(column: "name", as: String.self) }
+            guard on || !passkeys.isEmpty else { return (false, false) }
+            var told = false
+            if on {
+                try await remove(accountID, on: tx)
+                try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: actor, account: accountID, origin: origin,
+                                                        detail: ["factor": "totp", "reason": reason]), on: tx)
+                if let totpNotice { try await rules.outbox.enqueue(totpNotice, on: tx); told = true }
+            }
+            for name in passkeys {
+                try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: actor, account: accountID, origin: origin,
+                                                        detail: ["factor": "passkey", "name": name, "reason": reason]), on: tx)
+                if let notice = self.notice(.passkeyRemoved, [name], to: account) { try await rules.outbox.enqueue(notice, on: tx); told = true }
+            }
+            return (true, told)
         }
-        if removed, notice != nil { rules.outbox.signal.wake() }
+        if told { rules.outbox.signal.wake() }
         return removed
+    }
+
+    /// A recovery by email or SMS (a recovery code, a temporary password) proves the person holds
+    /// the mailbox or the phone the notices of new factors went to: every factor added in the
+    /// `GATEHOUSE_RECOVERY_UNDOES_FACTORS_DAYS` before it goes (the way to undo a factor a password
+    /// thief added, which its notice names), in the recovery's transaction, each audited. Older
+    /// factors stay: a mailbox alone does not switch off a second factor the owner has had longer.
+    /// Answers what went ("totp", "passkey: iPhone").
+    @discardableResult
+    package func undoRecentFactors(of accountID: UUID, on tx: any Database) async throws -> [String] {
+        let sql = tx as! any SQLDatabase
+        let now = rules.clock.now()
+        let since = now.addingTimeInterval(-settings.recoveryUndoesWithin)
+        var gone: [String] = []
+        let passkeys = try await sql.raw("""
+            DELETE FROM passkeys WHERE account_id = \(bind: accountID) AND created_at > \(bind: since) RETURNING name
+            """).all().map { try $0.decode(column: "name", as: String.self) }
+        for name in passkeys {
+            try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
+                                                    detail: ["factor": "passkey", "name": name, "reason": "password recovery"]), on: tx)
+            gone.append("passkey: " + name)
+        }
+        let recentApp = try await sql.raw("""
+            SELECT account_id, confirmed_at FROM account_totp WHERE account_id = \(bind: accountID) AND (confirmed_at IS NULL OR confirmed_at > \(bind: since))
+            """).first()
+        if let recentApp {
+            let wasOn = try recentApp.decode(column: "confirmed_at", as: Date?.self) != nil
+            try await remove(accountID, on: tx)
+            if wasOn {
+                try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
+                                                        detail: ["factor": "totp", "reason": "password recovery"]), on: tx)
+                gone.append("totp")
+            }
+        }
+        return gone
+    }
+
+    /// Whether the authenticator app was on before the recovery window (`undoRecentFactors` keeps
+    /// it): a login with a temporary password then still needs its second step.
+    package func hasLastingApp(_ accountID: UUID) async throws -> Bool {
+        let since = rules.clock.now().addingTimeInterval(-settings.recoveryUndoesWithin)
+        return try await sql.raw("""
+            SELECT account_id FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL AND confirmed_at <= \(bind: since)
+            """).first() != nil
     }
 
     private func remove(_ accountID: UUID, on tx: any Database) async throws {
@@ -167,13 +227,11 @@ package struct SecondFactors: Sendable {
         try await sql.raw("UPDATE accounts SET second_factor_at = NULL, updated_at = \(bind: now) WHERE id = \(bind: accountID)").run()
     }
 
-    /// Ten new recovery codes with the current password and a code; the old ones stop working.
-    package func renewRecoveryCodes(accountID: UUID, currentPassword: String?, code: String?, recoveryCode: String?,
-                                    origin: RequestOrigin) async throws -> RecoveryCodes {
+    /// Ten new recovery codes after a step-up; the old ones stop working.
+    package func renewRecoveryCodes(accountID: UUID, stepUp: StepUp, origin: RequestOrigin) async throws -> RecoveryCodes {
         let account = try await rules.accountRow(id: accountID)
-        try await rules.requireCurrentPassword(currentPassword, of: account)
         guard try await totpIsOn(accountID) else { throw Self.notOn }
-        let proof = try await check(accountID, code: code, recoveryCode: recoveryCode, origin: origin)
+        guard let proof = try await self.stepUp(account, stepUp, origin: origin) else { throw Self.notOn }
         let codes = Self.newRecoveryCodes()
         let notice = self.notice(.recoveryCodesRenewed, to: account)
         let now = rules.clock.now()
@@ -255,6 +313,45 @@ package struct SecondFactors: Sendable {
             """).all().isEmpty == false
     }
 
+    // MARK: Step-up
+
+    /// What a change to how the account signs in is asked with: the current password, and one
+    /// proof of a second factor — the authenticator app's code, a recovery code, or an assertion
+    /// of one of the account's passkeys (its options from `Passkeys.stepUpOptions`).
+    package struct StepUp: Sendable {
+        package var currentPassword: String?
+        package var code: String?
+        package var recoveryCode: String?
+        package var passkey: PasskeyAssertion?
+
+        package init(currentPassword: String?, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) {
+            self.currentPassword = currentPassword
+            self.code = code
+            self.recoveryCode = recoveryCode
+            self.passkey = passkey
+        }
+    }
+
+    /// A step-up (docs/security.md, "Step-up"): adding or removing a second factor or a passkey,
+    /// or renewing recovery codes, needs what a login needs — the current password and, when the
+    /// account has any second factor (the authenticator app or a passkey), one proof of one of
+    /// them — so a password alone cannot add a way in to an account that has more than a
+    /// password. Answers the proof for the caller to spend in the transaction of its change (nil
+    /// when the password was all the account had); 403 `second_factor_required` (with no
+    /// challenge) when a proof is needed and none came.
+    package func stepUp(_ account: AccountModel, _ input: StepUp, origin: RequestOrigin) async throws -> Proof? {
+        try await rules.requireCurrentPassword(input.currentPassword, of: account)
+        let accountID = account.id!
+        let app = try await totpIsOn(accountID)
+        let passkeys = try await Passkeys(rules: rules).hasPasskeys(accountID)
+        guard app || passkeys else { return nil }
+        let given = [input.code, input.recoveryCode].contains { !($0?.trimmingCharacters(in: .whitespaces).isEmpty ?? true) } || input.passkey != nil
+        guard given else {
+            throw GatehouseError(.forbidden, .secondFactorRequired, LocalizedText("error.stepUpRequired"), field: app ? "code" : "passkey")
+        }
+        return try await check(accountID, code: input.code, recoveryCode: input.recoveryCode, passkey: input.passkey, origin: origin)
+    }
+
     // MARK: Codes
 
     /// What a right code proved, to be spent in the transaction it allows.
@@ -274,9 +371,10 @@ package struct SecondFactors: Sendable {
 
     /// Checks a code from the authenticator app or a recovery code, after taking a slot of the
     /// account's budget (kept when the code is wrong). `attemptsLeft`: what a wrong code reports.
-    /// A `passkey` assertion (the second step of `pending`) is checked by `Passkeys` instead.
+    /// A `passkey` assertion (the second step of `pending`, or else a step-up) is checked by `Passkeys` instead.
     package func check(_ accountID: UUID, code: String?, recoveryCode: String?, passkey: PasskeyAssertion? = nil, pending: PendingLogin? = nil,
                        attemptsLeft: Int? = nil, origin: RequestOrigin) async throws -> Proof {
+        let ceremony: Passkeys.Ceremony = pending.map { .secondStep($0) } ?? .stepUp(accountID)
         let typed = code.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
         let recovery = recoveryCode.map(Self.normalizeRecoveryCode).flatMap { $0.isEmpty ? nil : $0 }
         guard [typed != nil, recovery != nil, passkey != nil].filter({ $0 }).count == 1 else {
@@ -285,7 +383,7 @@ package struct SecondFactors: Sendable {
         try await takeSlot(accountID)
         if let passkey {
             do {
-                return .passkey(try await Passkeys(rules: rules).verify(passkey, secondStepOf: pending, origin: origin))
+                return .passkey(try await Passkeys(rules: rules).verify(passkey, for: ceremony, origin: origin))
             } catch let error as GatehouseError where error.code == .passkeyInvalid {
                 try await countFailure(accountID, origin: origin)
                 throw error

@@ -152,15 +152,10 @@ package struct SignupService: Sendable {
                 try await rules.dropUnverifiedClaim(on: new.destination, on: tx)
                 try await account.create(on: tx)
                 // The client the proven phone belongs to, if the business has one: bound, its data
-                // left as it is; the names and birthday the registration left empty come from it.
+                // left as it is. Nothing of it is copied into the account: a number is recycled, and
+                // the names and birthday the business kept may be the previous holder's.
                 let origin = AuditOrigin(ip: new.session?.ip, device: new.session?.device)
-                if let record = try await rules.bindClientRecord(account, origin: origin, on: tx) {
-                    if account.firstName == nil { account.firstName = record.firstName }
-                    if account.lastName == nil { account.lastName = record.lastName }
-                    if account.middleName == nil { account.middleName = record.middleName }
-                    if account.birthday == nil { account.birthday = record.birthday.flatMap(WireDates.parseCalendarDate) }
-                    if account.hasChanges { try await account.update(on: tx) }
-                }
+                try await rules.bindClientRecord(account, origin: origin, on: tx)
                 try await rules.audit.record(AuditEvent(.accountCreated, by: .account(account.id!), account: account.id!, origin: origin,
                                                         detail: ["with": new.destination.channel == .sms ? "phone" : "email"]), on: tx)
                 guard let opening = new.session else { return nil }

@@ -100,7 +100,7 @@ package struct ClientRecords: Sendable {
         var report = Report()
         var good: [ClientRecord] = []
         var seen: [String: Int] = [:]
-        let rows = ClientRecordFile(defaultCountryCode: defaultCountryCode).parse(text, format: format)
+        let rows = ClientRecordFile(defaultCountryCode: defaultCountryCode).parse(text, format: format, limit: maxRows + 1)
         guard rows.count <= maxRows else {
             return Report(refused: [.init(line: rows[maxRows].line, reason: "more than \(maxRows) rows: split the file")])
         }
@@ -118,19 +118,20 @@ package struct ClientRecords: Sendable {
         }
         let (records, refusedCount) = (good, report.refused.count)
         let applied: Report
-        do {
+        if !dryRun {
             applied = try await database.db.transaction { tx -> Report in
                 let counts = try await apply(records, on: tx)
-                // A dry run does all of it, and undoes it: what it reports is what an import would do.
-                if dryRun { throw DryRun(counts: counts) }
                 try await AuditLog(database: database, clock: clock).record(AuditEvent(
                     .clientsImported, by: actor, account: nil,
                     detail: ["created": String(counts.created), "updated": String(counts.updated), "unchanged": String(counts.unchanged),
                              "refused": String(refusedCount), "format": format.rawValue]), on: tx)
                 return counts
             }
-        } catch let dry as DryRun {
-            applied = dry.counts
+        } else {
+            // A dry run reads what each row would do and writes nothing: it takes no write lock (on
+            // SQLite, the one writer), so a preview of a large file keeps no one waiting. The rows
+            // are distinct phones, so each one's outcome is what an import would do.
+            applied = try await apply(records, writing: false, on: database.db)
             // Nothing changed, but the file was read: who looked, and at what.
             try await AuditLog(database: database, clock: clock).record(AuditEvent(
                 .clientsPreviewed, by: actor, account: nil,
@@ -143,18 +144,15 @@ package struct ClientRecords: Sendable {
         return report
     }
 
-    private struct DryRun: Error {
-        var counts: Report
-    }
-
     /// What writing one record did.
     package enum Outcome: String, Sendable {
         case created, updated, unchanged
     }
 
     /// Writes checked records in the caller's transaction: a new phone is created, a known one
-    /// takes the new data (its binding kept), the same data changes nothing.
-    private func apply(_ records: [ClientRecord], on tx: any Database) async throws -> Report {
+    /// takes the new data (its binding kept), the same data changes nothing. `writing` false:
+    /// only counts what it would do.
+    private func apply(_ records: [ClientRecord], writing: Bool = true, on tx: any Database) async throws -> Report {
         let sql = tx as! any SQLDatabase
         let now = clock.now()
         var counts = Report()
@@ -173,6 +171,7 @@ package struct ClientRecords: Sendable {
                     && existing.decode(column: "base", as: String?.self) == record.base
                     && existing.decode(column: "parts", as: String.self) == parts
                 if same { counts.unchanged += 1; continue }
+                guard writing else { counts.updated += 1; continue }
                 let bound = try await sql.raw("""
                     UPDATE client_records SET first_name = \(bind: record.firstName), last_name = \(bind: record.lastName),
                         middle_name = \(bind: record.middleName), email = \(bind: record.email), birthday = \(bind: record.birthday),
@@ -182,6 +181,7 @@ package struct ClientRecords: Sendable {
                 if let bound { try await sessions.accountChanged(bound, on: tx) }
                 counts.updated += 1
             } else {
+                guard writing else { counts.created += 1; continue }
                 try await sql.raw("""
                     INSERT INTO client_records (phone, first_name, last_name, middle_name, email, birthday, room, base, parts, created_at, updated_at)
                     VALUES (\(bind: record.phone), \(bind: record.firstName), \(bind: record.lastName), \(bind: record.middleName),
@@ -294,6 +294,20 @@ package struct ClientRecords: Sendable {
         return try Self.record(row)
     }
 
+    /// Unbinds the account's record when its phone is not `phone` (the account's verified phone, nil
+    /// when it has none), in the caller's transaction: a record is the phone's, and a number the
+    /// account gave up is somebody else's next. Not an operator's unbinding: the same account
+    /// binds it again should it verify that phone again. The phone of the record unbound, if any.
+    package func unbindStale(accountID: UUID, keeping phone: String?, on tx: any Database) async throws -> String? {
+        let sql = tx as! any SQLDatabase
+        let condition: SQLQueryString = phone.map { "AND phone <> \(bind: $0)" } ?? ""
+        guard let row = try await sql.raw("""
+            UPDATE client_records SET account_id = NULL, bound_at = NULL WHERE account_id = \(bind: accountID) \(condition) RETURNING phone
+            """).first() else { return nil }
+        try await sessions.accountChanged(accountID, on: tx)
+        return try row.decode(column: "phone", as: String.self)
+    }
+
     /// The record bound to the account, if any.
     package func record(of accountID: UUID) async throws -> ClientRecord? {
         guard let row = try await database.sql.raw("""
@@ -370,22 +384,27 @@ package struct ClientRecordFile: Sendable {
 
     /// Each row of a file, by its line number: a checked record (phone in E.164, date as
     /// `yyyy-MM-dd`), or why it is refused.
-    package func parse(_ text: String, format: Format) -> [(line: Int, result: Result<ClientRecord, Refusal>)] {
+    /// The rows of a file, at most `limit` of them (a longer file is cut there: its caller refuses it).
+    package func parse(_ text: String, format: Format, limit: Int = .max) -> [(line: Int, result: Result<ClientRecord, Refusal>)] {
         switch format {
         case .jsonLines:
             var rows: [(Int, Result<ClientRecord, Refusal>)] = []
-            for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var index = 0
+            for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+                index += 1
+                guard rows.count < limit else { break }
                 let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
                 if line.isEmpty { continue }
                 guard let record = try? JSONDecoder().decode(ClientRecord.self, from: Data(line.utf8)) else {
-                    rows.append((index + 1, .failure(Refusal("not a JSON object with a phone, and strings, a birthday and parts of the documented shape"))))
+                    rows.append((index, .failure(Refusal("not a JSON object with a phone, and strings, a birthday and parts of the documented shape"))))
                     continue
                 }
-                rows.append((index + 1, check(record)))
+                rows.append((index, check(record)))
             }
             return rows
         case .csv:
-            let table = Self.csvRows(text)
+            // The header and the rows asked for.
+            let table = Self.csvRows(text, limit: limit == .max ? .max : limit + 1)
             guard let header = table.first?.fields.map({ $0.trimmingCharacters(in: .whitespaces) }) else { return [] }
             let known = ["phone", "firstName", "lastName", "middleName", "email", "birthday", "room", "base", "parts"]
             if let unknown = header.first(where: { !known.contains($0) }) {
@@ -467,20 +486,26 @@ package struct ClientRecordFile: Sendable {
 
     /// RFC 4180 rows (quoted fields may hold commas, doubled quotes and line breaks), with the
     /// line each starts on.
-    static func csvRows(_ text: String) -> [(line: Int, fields: [String])] {
+    /// The rows of a CSV text (RFC 4180: quoted fields, doubled quotes, CRLF or LF), read in place —
+    /// never a copy of the text as an array of characters (16 bytes each) — and no more than
+    /// `limit` of them: a file of too many rows is refused without being read whole.
+    static func csvRows(_ text: String, limit: Int = .max) -> [(line: Int, fields: [String])] {
         var rows: [(Int, [String])] = []
         var fields: [String] = [], field = "", quoted = false, line = 1, rowLine = 1
-        var iterator = Array(text.replacingOccurrences(of: "\r\n", with: "\n")).makeIterator()
+        var iterator = text.makeIterator()
         var pending: Character? = nil
-        while let c = pending ?? iterator.next() {
+        // "\r\n" is one character to Swift.
+        while rows.count < limit, let c = pending ?? iterator.next() {
             pending = nil
             if quoted {
                 if c == "\"" {
                     if let next = iterator.next() {
                         if next == "\"" { field.append("\"") } else { quoted = false; pending = next }
                     } else { quoted = false }
+                } else if c == "\n" || c == "\r\n" {
+                    line += 1
+                    field.append("\n")
                 } else {
-                    if c == "\n" { line += 1 }
                     field.append(c)
                 }
                 continue
@@ -488,7 +513,7 @@ package struct ClientRecordFile: Sendable {
             switch c {
             case "\"" where field.isEmpty: quoted = true
             case ",": fields.append(field); field = ""
-            case "\n":
+            case "\n", "\r\n":
                 fields.append(field)
                 rows.append((rowLine, fields))
                 fields = []; field = ""
@@ -497,6 +522,7 @@ package struct ClientRecordFile: Sendable {
             default: field.append(c)
             }
         }
+        guard rows.count < limit else { return rows }
         if !field.isEmpty || !fields.isEmpty {
             fields.append(field)
             rows.append((rowLine, fields))

@@ -30,6 +30,8 @@ package enum OperatorAction: String, Sendable, CaseIterable {
     case resendConfirmation = "resend-confirmation"
     case sendRecoveryCode = "send-recovery-code"
     case unbindClient = "unbind-client"
+    /// Turns the authenticator app off and removes every passkey (`SecondFactors.removeAll`).
+    case removeSecondFactors = "remove-second-factors"
     case retryMessage = "retry-message"
     case credit, reverse
     case importClients = "import-clients"
@@ -153,11 +155,13 @@ package struct Operators: Sendable {
     /// Signs an operator in with their password and a current TOTP code; the session's token (in
     /// clear this once) and the session. Unknown name, wrong password, wrong or reused code and a
     /// disabled operator all look the same (`invalid_credentials`), cost the same bcrypt time and
-    /// count against the same budgets, per name and per address.
+    /// count against the same budgets: per name from this address, and per address. Never per name
+    /// alone: anyone could then keep an operator out by failing for their name from elsewhere; a
+    /// guesser spread over many addresses still needs the password and a current code.
     package func signIn(name typed: String, password: String, code: String, ip: String?, device: String?, requestID: String?) async throws -> (token: String, session: OperatorSession) {
         let name = Self.normalize(name: typed)
-        let nameKey = name ?? "invalid"
         let ipKey = ip ?? "unknown"
+        let nameKey = (name ?? "invalid") + " from " + ipKey
         let window = settings.signInWindow
         try await rateLimiter.hit("operator-ip", key: ipKey, limit: settings.signInFailuresPerIP, window: window, messageKey: "error.loginThrottled")
         do {

@@ -451,6 +451,10 @@ public struct GatehouseConfiguration: Sendable {
         public var enrolmentTTL: TimeInterval = 900
         /// The name authenticator apps show beside the account.
         public var issuer: String = "Gatehouse"
+        /// A recovery by email or SMS removes the second factors and passkeys added this long before
+        /// it (`GATEHOUSE_RECOVERY_UNDOES_FACTORS_DAYS`, 7): the way to undo one a password thief
+        /// added, which the notice of the new factor names.
+        public var recoveryUndoesWithin: TimeInterval = 7 * 86_400
         public init() {}
     }
 
@@ -532,10 +536,18 @@ extension GatehouseConfiguration {
             c.storage.s3 = s3
         }
         c.storage.collectorGrace = try reader.seconds("GATEHOUSE_BLOB_GRACE_SECONDS", default: c.storage.collectorGrace, range: 60...604_800)
-        c.metricsEnabled = try reader.bool("GATEHOUSE_METRICS", default: true)
         c.metricsToken = reader.raw("GATEHOUSE_METRICS_TOKEN")
         if let token = c.metricsToken, token.utf8.count < 16 {
             throw ConfigurationError(variable: "GATEHOUSE_METRICS_TOKEN", problem: "must be at least 16 characters")
+        }
+        // In production the metrics (route counts, sign-in failures) are for the operator's scraper
+        // only: on with a token, off (404) without one, and never open: asking for them without a
+        // token is refused.
+        let production = c.environment == .production
+        c.metricsEnabled = try reader.bool("GATEHOUSE_METRICS", default: !production || c.metricsToken != nil)
+        if production, c.metricsEnabled, c.metricsToken == nil {
+            throw ConfigurationError(variable: "GATEHOUSE_METRICS",
+                                     problem: "production serves /metrics only behind GATEHOUSE_METRICS_TOKEN (16+ characters): set it, or GATEHOUSE_METRICS=false")
         }
         c.allowDevelopmentOnNetwork = try reader.bool("GATEHOUSE_ALLOW_DEV_ON_NETWORK", default: false)
         if c.environment == .development, !c.allowDevelopmentOnNetwork, !Self.isLoopback(c.host) {
@@ -801,6 +813,8 @@ extension GatehouseConfiguration {
         f.attemptsPerChallenge = try reader.int("GATEHOUSE_SECOND_FACTOR_ATTEMPTS", default: f.attemptsPerChallenge, range: 1...100)
         f.failuresPerAccount = try reader.int("GATEHOUSE_SECOND_FACTOR_FAILURES_PER_ACCOUNT", default: f.failuresPerAccount, range: 1...10_000)
         f.enrolmentTTL = try reader.seconds("GATEHOUSE_TOTP_ENROLMENT_SECONDS", default: f.enrolmentTTL, range: 60...86_400)
+        f.recoveryUndoesWithin = Double(try reader.int("GATEHOUSE_RECOVERY_UNDOES_FACTORS_DAYS", default: Int(f.recoveryUndoesWithin / 86_400),
+                                                       range: 0...365)) * 86_400
         if let issuer = reader.raw("GATEHOUSE_TOTP_ISSUER") {
             let trimmed = issuer.trimmingCharacters(in: .whitespaces)
             guard !trimmed.isEmpty, trimmed.count <= 64, !trimmed.contains(":") else {

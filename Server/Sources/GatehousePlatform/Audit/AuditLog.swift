@@ -191,11 +191,13 @@ package struct AuditLog: Sendable {
     }
 
     /// Counts one failed login of `account` (nil: an identifier that names nobody) from the
-    /// event's address: the window's row for both gets one more.
-    package func countFailure(_ event: AuditEvent) async throws {
+    /// event's address: the window's row for both gets one more. `apart`: failures of another
+    /// kind of the same event (a refused notification's reason) count in a row of their own.
+    package func countFailure(_ event: AuditEvent, apart: String? = nil) async throws {
         let now = clock.now().timeIntervalSince1970
         let window = Int64((now / failureWindow).rounded(.down))
-        let bucket = "\(event.kind.rawValue):\(event.account?.uuidString.lowercased() ?? event.actor.id ?? "-"):\(event.origin.ip ?? "-"):\(window)"
+        var bucket = "\(event.kind.rawValue):\(event.account?.uuidString.lowercased() ?? event.actor.id ?? "-"):\(event.origin.ip ?? "-"):\(window)"
+        if let apart { bucket += ":" + apart.prefix(40) }
         try await insert(event, bucket: bucket, on: nil)
     }
 

@@ -21,6 +21,13 @@ public enum AccountCommands {
             public var createdAt: Date
             public var lastUsedAt: Date
         }
+        /// A passkey of the account (a way in without a password).
+        public struct PasskeyEntry: Codable, Sendable {
+            public var id: UUID
+            public var name: String
+            public var createdAt: Date
+            public var lastUsedAt: Date?
+        }
         public struct Event: Codable, Sendable {
             public var at: Date
             public var kind: String
@@ -41,6 +48,10 @@ public enum AccountCommands {
         /// The client record bound to it: its room, base and partner zones.
         public var client: String?
         public var sessions: [Session]
+        /// Since when the authenticator app is on (nil: off).
+        public var authenticatorAppSince: Date?
+        /// The passkeys, newest first.
+        public var passkeys: [PasskeyEntry]
         /// The newest security events, newest first.
         public var events: [Event]
     }
@@ -66,12 +77,16 @@ public enum AccountCommands {
             recent.limit = max(1, min(events, 1_000))
             let lock = try await AccountLocks(rules: services.login.rules).lock(of: account.id)
             let name = [account.firstName, account.middleName, account.lastName].compactMap { $0 }.joined(separator: " ")
+            let factors = try await SecondFactors(rules: services.login.rules).status(accountID: account.id)
+            let passkeys = try await Passkeys(rules: services.login.rules).list(accountID: account.id)
             return Summary(
                 id: account.id, login: account.username, email: account.displayedEmail, emailConfirmed: account.isEmailConfirmed,
                 phone: account.phone, phoneVerified: account.phoneVerifiedAt != nil, name: name.isEmpty ? nil : name, createdAt: account.createdAt,
                 locked: lock.map { "since \(WireDates.iso8601String(from: $0.at)): \($0.reason)" },
                 client: client.map { "room \($0.room ?? "none"), base \($0.base ?? "none"), \($0.parts.count) partner zone(s)" },
                 sessions: sessions.map { .init(id: $0.id, device: $0.device, ip: $0.ip, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
+                authenticatorAppSince: factors.totpSince,
+                passkeys: passkeys.map { .init(id: $0.id, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
                 events: try await services.audit.events(recent).map { .init(at: $0.at, kind: $0.kind, actor: [$0.actorType, $0.actorID].compactMap { $0 }.joined(separator: " "), ip: $0.ip, count: $0.count) })
         }
     }
@@ -95,9 +110,10 @@ public enum AccountCommands {
         }
     }
 
-    /// Turns the account's second factor off (the person lost their phone and their recovery
-    /// codes, and proved who they are another way), with the reason in the audit trail; the
-    /// owner is told. False when none was on.
+    /// Turns the account's second factors off — the authenticator app and every passkey (the person
+    /// lost their phone and their recovery codes, or a thief added one, and the person proved who
+    /// they are another way), with the reason in the audit trail; the owner is told. False when
+    /// none was on.
     public static func removeSecondFactor(configuration: GatehouseConfiguration, query: String, reason: String, as person: String?) async throws -> Bool {
         let reason = try checkedReason(reason)
         return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in

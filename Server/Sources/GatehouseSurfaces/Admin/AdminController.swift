@@ -43,7 +43,11 @@ package struct AdminController: Sendable {
                     device: request.headers[.userAgent], requestID: context.requestID)
     }
 
-    private func phone(_ context: GatehouseRequestContext) -> String { context.parameters.get("phone") ?? "" }
+    /// The path's phone, percent-decoded (`%2B79…`, `+7%20912…` are how a client library writes `+7 912…`).
+    private func phone(_ context: GatehouseRequestContext) -> String {
+        let raw = context.parameters.get("phone") ?? ""
+        return raw.removingPercentEncoding ?? raw
+    }
 
     private static let notFound = GatehouseError.notFound(.clientNotFound, "error.plain").withText("No client record has this phone.")
 

@@ -283,7 +283,8 @@ package struct OperatorConsoleController: Sendable {
     private static let doneTexts = [
         "revoke-sessions": "Every session ended.", "lock": "The account is locked.", "unlock": "The account is unlocked.",
         "resend-confirmation": "The confirmation link is on its way.", "send-recovery-code": "A recovery code is on its way.",
-        "unbind-client": "The client record is unbound.", "credit": "The wallet is credited.", "reverse": "The top-up is reversed.",
+        "unbind-client": "The client record is unbound.",
+        "remove-second-factors": "The authenticator app is off and every passkey is removed; the owner is told.", "credit": "The wallet is credited.", "reverse": "The top-up is reversed.",
         "refunded": "The top-up is refunded at the payment provider and taken back from the wallet.",
         "reversed-before": "That top-up was reversed before: nothing changed.",
         "refund-pending": "The payment provider accepted the refund; the wallet follows when the provider confirms it.",
@@ -308,6 +309,12 @@ package struct OperatorConsoleController: Sendable {
         ]
         if let email = account.email, account.emailConfirmedAt != nil { info["recoveryTo"] = email }
         else if let phone = account.phone, account.phoneVerifiedAt != nil { info["recoveryTo"] = phone }
+        let factors = try await SecondFactors(rules: services.login.rules).status(accountID: id)
+        let passkeys = try await Passkeys(rules: services.login.rules).list(accountID: id)
+        info["totp"] = factors.totpSince.map { "on since " + Self.date($0) } ?? "off"
+        info["passkeyCount"] = passkeys.count
+        info["passkeys"] = passkeys.map { ["name": $0.name, "createdAt": Self.date($0.createdAt), "lastUsedAt": Self.date($0.lastUsedAt)] }
+        info["hasSecondFactors"] = factors.totp || !passkeys.isEmpty
         let sessions = try await services.sessions.list(accountID: id)
         info["sessionCount"] = sessions.count
         info["sessions"] = sessions.map { ["device": $0.device ?? "—", "ip": $0.ip ?? "—", "createdAt": Self.date($0.createdAt), "lastUsedAt": Self.date($0.lastUsedAt)] }
@@ -400,6 +407,10 @@ package struct OperatorConsoleController: Sendable {
                 else { throw Refused.message("The account has no confirmed email and no verified phone to send a code to.") }
                 let requestOrigin = RequestOrigin(ip: origin.ip, language: account.language, device: origin.device, requestID: origin.requestID)
                 _ = try await services.recovery.requestRecoveryCode(to: destination, origin: requestOrigin, by: actor, reason: reason)
+            case .removeSecondFactors:
+                guard try await SecondFactors(rules: services.login.rules).removeAll(accountID: id, reason: reason, by: actor, origin: origin) else {
+                    throw Refused.message("The account has no second factor: no authenticator app and no passkey.")
+                }
             case .unbindClient:
                 guard try await services.clients.unbind(accountID: id, reason: reason, by: actor, origin: origin) else {
                     throw Refused.message("No client record is bound to this account.")
@@ -568,10 +579,11 @@ package struct OperatorConsoleController: Sendable {
     @Sendable func clientsImportPost(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let session = try await session(request) else { return toLogin }
         do {
-            let (fields, files) = try await signedForm(request, session, limit: configuration.operators.importMaxBytes * 2 + 65_536)
+            // The role first: an operator who may not import is refused before the body is read.
             guard session.who.role.may(.importClients) else {
                 throw Refused.role(session.who.role)
             }
+            let (fields, files) = try await signedForm(request, session, limit: configuration.operators.importMaxBytes * 2 + 65_536)
             let text: String
             if let data = files["file"] {
                 guard data.count <= configuration.operators.importMaxBytes else { throw Refused.message("The file is over \(configuration.operators.importMaxBytes) bytes.") }

@@ -79,9 +79,19 @@ package struct PaymentsController: Sendable {
             return page(title: "Local payment", state: "invalid", message: "No such payment.", status: .notFound)
         }
         let (payload, signature) = local.paidNotification(payment: payment, topUp: row.id, amount: row.amount, currency: row.currency, now: topUps.core.clock.now())
-        let outcome = try await topUps.notify(payload: payload, signature: signature, origin: origin(request, context))
-        let message = outcome == .credited ? "Paid: the wallet is credited with \(Kopecks.format(row.amount, grouping: " ")) ₽." : "Already paid."
-        return page(title: "Local payment", state: outcome == .credited ? "paid" : "already", message: message)
+        let outcome: TopUpService.Outcome
+        do {
+            outcome = try await topUps.notify(payload: payload, signature: signature, origin: origin(request, context))
+        } catch let error as GatehouseError {
+            let (status, _, _) = ProblemMiddleware.rendered(error, request: request)
+            return page(title: "Local payment", state: "refused", message: error.message.render(.en), status: status)
+        }
+        let message = switch outcome {
+        case .credited: "Paid: the wallet is credited with \(Kopecks.format(row.amount, grouping: " ")) ₽."
+        case .refunded: "Paid, and given back at once: the account is being deleted."
+        default: "Already paid."
+        }
+        return page(title: "Local payment", state: outcome == .credited ? "paid" : outcome == .refunded ? "refunded" : "already", message: message)
     }
 
     private func page(title: String, state: String, message: String, language: AppLanguage = .en, status: HTTPResponse.Status = .ok,

@@ -34,6 +34,7 @@ package struct SessionsController: Sendable {
         v1.on(P.register, limits: limits, use: registerPasskey)
         v1.on(P.list, limits: limits, use: passkeys)
         v1.on(P.remove, limits: limits, use: removePasskey)
+        v1.on(P.stepUpOptions, limits: limits, use: passkeyStepUpOptions)
         v1.on(P.requestOptions, limits: limits, use: passkeyRequestOptions)
         v1.on(P.login, limits: limits, use: passkeyLogin)
     }
@@ -62,7 +63,9 @@ package struct SessionsController: Sendable {
     }
 
     @Sendable package func enrolTOTP(_ input: TOTPEnrolmentRequest, _ request: Request, context: GatehouseRequestContext) async throws -> TOTPEnrolment {
-        try await login.secondFactors.enrolTOTP(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword)
+        try await login.secondFactors.enrolTOTP(accountID: try context.requireSession().accountID,
+                                                stepUp: SecondFactors.StepUp(currentPassword: input.currentPassword, passkey: input.passkey),
+                                                origin: read.origin(request, context))
     }
 
     @Sendable package func confirmTOTP(_ input: CodeVerification, _ request: Request, context: GatehouseRequestContext) async throws -> RecoveryCodes {
@@ -70,8 +73,8 @@ package struct SessionsController: Sendable {
     }
 
     @Sendable package func disableTOTP(_ input: SecondFactorProof, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await login.secondFactors.disableTOTP(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword,
-                                                  code: input.code, recoveryCode: input.recoveryCode, origin: read.origin(request, context))
+        try await login.secondFactors.disableTOTP(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
+                                                  origin: read.origin(request, context))
         return NoContent()
     }
 
@@ -80,7 +83,10 @@ package struct SessionsController: Sendable {
     private var passkeyService: Passkeys { Passkeys(rules: login.rules) }
 
     @Sendable package func passkeyCreationOptions(_ input: PasskeyOptionsRequest, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyCreationOptions {
-        try await passkeyService.creationOptions(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword)
+        try await passkeyService.creationOptions(accountID: try context.requireSession().accountID,
+                                                 stepUp: SecondFactors.StepUp(currentPassword: input.currentPassword, code: input.code,
+                                                                              recoveryCode: input.recoveryCode, passkey: input.passkey),
+                                                 origin: read.origin(request, context))
     }
 
     @Sendable package func registerPasskey(_ input: PasskeyRegistration, _ request: Request, context: GatehouseRequestContext) async throws -> Passkey {
@@ -96,8 +102,19 @@ package struct SessionsController: Sendable {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
             throw GatehouseError.notFound(.passkeyNotFound, "error.passkeyNotFound")
         }
-        try await passkeyService.remove(accountID: session.accountID, id: id, currentPassword: input.currentPassword, origin: read.origin(request, context))
+        try await passkeyService.remove(accountID: session.accountID, id: id,
+                                        stepUp: SecondFactors.StepUp(currentPassword: input.currentPassword, code: input.code,
+                                                                     recoveryCode: input.recoveryCode, passkey: input.passkey),
+                                        origin: read.origin(request, context))
         return NoContent()
+    }
+
+    @Sendable package func passkeyStepUpOptions(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyRequestOptions {
+        try await passkeyService.stepUpOptions(accountID: try context.requireSession().accountID, origin: read.origin(request, context))
+    }
+
+    private static func stepUp(_ input: SecondFactorProof) -> SecondFactors.StepUp {
+        SecondFactors.StepUp(currentPassword: input.currentPassword, code: input.code, recoveryCode: input.recoveryCode, passkey: input.passkey)
     }
 
     @Sendable package func passkeyRequestOptions(_ input: PasskeyLoginOptionsRequest, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyRequestOptions {
@@ -115,8 +132,8 @@ package struct SessionsController: Sendable {
     }
 
     @Sendable package func renewRecoveryCodes(_ input: SecondFactorProof, _ request: Request, context: GatehouseRequestContext) async throws -> RecoveryCodes {
-        try await login.secondFactors.renewRecoveryCodes(accountID: try context.requireSession().accountID, currentPassword: input.currentPassword,
-                                                         code: input.code, recoveryCode: input.recoveryCode, origin: read.origin(request, context))
+        try await login.secondFactors.renewRecoveryCodes(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
+                                                         origin: read.origin(request, context))
     }
 
     @Sendable package func list(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SessionList {

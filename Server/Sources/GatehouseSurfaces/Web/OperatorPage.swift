@@ -71,6 +71,19 @@ package enum OperatorPage {
         {{#deletion}}<dt>Deletion</dt><dd>{{deletion}}</dd>{{/deletion}}
         </dl>
         </section>
+        <section id="second-factors">
+        <h2>Second factors</h2>
+        <p id="totp">Authenticator app: {{totp}}</p>
+        <table id="passkeys">
+        <tr><th>Passkey ({{passkeyCount}})</th><th>Added</th><th>Last used</th></tr>
+        {{#passkeys}}<tr><td>{{name}}</td><td>{{createdAt}}</td><td>{{lastUsedAt}}</td></tr>{{/passkeys}}
+        </table>
+        {{#mayAct}}{{#hasSecondFactors}}
+        <form method="post" action="/operator/accounts/{{id}}/remove-second-factors"><input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="factors-reason">Reason to turn the authenticator app off and remove every passkey (and how the person proved who they are)</label><input id="factors-reason" type="text" name="reason" maxlength="500" required>
+        <button type="submit" id="remove-factors">Remove every second factor</button></form>
+        {{/hasSecondFactors}}{{/mayAct}}
+        </section>
         <section id="sessions">
         <h2>Sessions ({{sessionCount}})</h2>
         <table>

@@ -124,7 +124,9 @@ package struct TopUpService: WalletConcept {
         do {
             event = try provider.event(payload: payload, signature: signature, now: core.clock.now())
         } catch {
-            throw try await refuse(error.rawValue, provider: provider, origin: origin)
+            // Anyone can post here: a notification nobody signed is counted per client address and
+            // hour (one audit row whose count grows), never a row per post.
+            throw try await refuse(error.rawValue, provider: provider, origin: origin, counted: true)
         }
         switch event {
         case .paid(let eventID, let payment, let intent, let topUp, let amount, let currency):
@@ -139,7 +141,13 @@ package struct TopUpService: WalletConcept {
                     "expected": "\(row.amount) \(row.currency.lowercased())", "received": "\(amount.map(String.init) ?? "none") \(currency ?? "none")",
                 ])
             }
-            return try await credit(row, payment: payment, paymentIntent: intent, provider: provider, origin: origin)
+            let outcome = try await credit(row, payment: payment, paymentIntent: intent, provider: provider, origin: origin)
+            // Paid after its person asked for deletion: the money goes back to the card, once (a
+            // retried notification finds what is left to give back).
+            if try await core.store.walletAnyState(row.wallet)?.deleting == true {
+                return try await giveBackForDeletion(row.id, paymentIntent: intent, provider: provider, origin: origin)
+            }
+            return outcome
         case .expired(_, let payment, let topUp):
             guard topUp != nil, let row = try await store.topUp(provider: provider.name, payment: payment) else { return .ignored }
             _ = try await store.markExpired(row.id, now: core.clock.now())
@@ -165,7 +173,11 @@ package struct TopUpService: WalletConcept {
                 // The first statement writes (on SQLite a transaction that reads first cannot wait
                 // for another writer) and decides: a second delivery finds the top-up paid.
                 guard try await store.markPaid(row.id, paymentIntent: paymentIntent, now: now, on: tx) else { throw AlreadyPaid() }
-                let wallet = try await requireWallet(of: row.account, on: tx)
+                // The wallet whatever its account's state: money the provider took is always credited
+                // (and given back at once when the account is being deleted).
+                guard let wallet = try await core.store.walletAnyState(row.wallet, on: tx)?.wallet else {
+                    throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound")
+                }
                 let posting = try await core.ledger.post(kind: .topup, debit: Ledger.systemWalletID, credit: row.wallet, amount: row.amount, comment: nil,
                                                          request: nil, dailyLimit: nil, reference: reference, on: tx)
                 try await store.setTransfer(row.id, transfer: posting.id, on: tx)
@@ -184,6 +196,35 @@ package struct TopUpService: WalletConcept {
         } catch where error.isConstraintViolation {
             return .alreadyCredited
         }
+    }
+
+    /// Gives a top-up paid after its person asked for deletion back at the provider, for what is
+    /// left of it, and moves it out of the wallet (audited as `wallet.refunded`); the provider's
+    /// idempotency key makes a retry the same refund. Should the provider be away, the webhook
+    /// answers 503 and the provider's retry tries again.
+    private func giveBackForDeletion(_ id: UUID, paymentIntent: String?, provider: any PaymentProvider, origin: AuditOrigin) async throws -> Outcome {
+        guard let row = try await store.topUp(id: id) else { throw Self.notFound }
+        let remaining = row.amount - row.refunded
+        guard remaining > 0 else { return .alreadyRefunded }
+        guard let intent = paymentIntent ?? row.paymentIntent else {
+            try await AuditLog(database: core.database, clock: core.clock).record(
+                AuditEvent(.walletRefundNotApplied, by: .system(provider.name), account: row.account, origin: origin, detail: [
+                    "topup": row.id.uuidString.lowercased(), "amount_kopecks": String(remaining),
+                    "problem": "paid while the account is being deleted, and the provider named no payment to refund",
+                ]))
+            return .refundNotApplied
+        }
+        let refund: ProviderRefund
+        do {
+            refund = try await provider.refund(paymentIntent: intent, amount: remaining, topUp: row.id, key: "refund-\(row.id.uuidString.lowercased())-deletion")
+        } catch let failure as ProviderUnavailable {
+            logger.warning("top-up \(row.id.uuidString.lowercased()): paid while its account is being deleted; refund failed: \(failure.reason)")
+            throw GatehouseError(.unavailable, .paymentProviderUnavailable, LocalizedText("error.paymentProviderUnavailable"))
+        }
+        // Accepted, not made yet: the provider's notification of the refund moves the wallet.
+        guard refund.succeeded else { return .refunded }
+        return try await applyRefund(row, refund: refund.id, amount: refund.amount, provider: provider,
+                                     comment: "Paid after the account's deletion was requested: given back", actor: .system(provider.name), origin: origin)
     }
 
     /// Moves a refund's amount from the person's wallet back to the system wallet, once per
@@ -217,12 +258,14 @@ package struct TopUpService: WalletConcept {
         }
     }
 
-    /// A notification not believed: audited, and answered 400.
+    /// A notification not believed: audited, and answered 400. `counted`: one row per client address
+    /// and hour whose count grows (`AuditLog.countFailure`), for what anyone can send.
     private func refuse(_ reason: String, provider: any PaymentProvider, account: UUID? = nil, origin: AuditOrigin,
-                        detail: [String: String] = [:]) async throws -> GatehouseError {
-        try await AuditLog(database: core.database, clock: core.clock).record(
-            AuditEvent(.paymentNotificationRefused, by: .system(provider.name), account: account, origin: origin,
-                       detail: detail.merging(["reason": reason]) { a, _ in a }))
+                        detail: [String: String] = [:], counted: Bool = false) async throws -> GatehouseError {
+        let event = AuditEvent(.paymentNotificationRefused, by: .system(provider.name), account: account, origin: origin,
+                               detail: detail.merging(["reason": reason]) { a, _ in a })
+        let audit = AuditLog(database: core.database, clock: core.clock)
+        if counted { try await audit.countFailure(event, apart: reason) } else { try await audit.record(event) }
         return GatehouseError(.invalidInput, .notificationRefused, LocalizedText("error.plain", ["Notification refused: \(reason)."]))
     }
 

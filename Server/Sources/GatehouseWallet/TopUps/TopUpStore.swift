@@ -59,6 +59,10 @@ package struct TopUpStore: Sendable {
         try await one("SELECT \(unsafeRaw: Self.columns) FROM wallet_topups WHERE id = \(bind: id) AND account_id = \(bind: account)")
     }
 
+    package func topUp(id: UUID) async throws -> TopUpRow? {
+        try await one("SELECT \(unsafeRaw: Self.columns) FROM wallet_topups WHERE id = \(bind: id)")
+    }
+
     package func topUp(account: UUID, key: String) async throws -> TopUpRow? {
         try await one("SELECT \(unsafeRaw: Self.columns) FROM wallet_topups WHERE account_id = \(bind: account) AND idempotency_key = \(bind: key)")
     }

@@ -154,7 +154,14 @@ struct PasskeyClientTests {
             // validate
             #expect(try await owner.passkeys().map(\.id) == [added.id])
             #expect(request.allowCredentials.isEmpty && device.session?.token == session.token && session.account.tag == "ivan")
-            try await device.removePasskey(id: added.id, currentPassword: "Secret-42!")
+            // Removing is a step-up: the password alone is refused, the password and a passkey assertion remove it.
+            await #expect(throws: GatehouseClientError.self) { try await device.removePasskey(id: added.id, currentPassword: "Secret-42!") }
+            let stepUp = try await device.passkeyStepUpOptions()
+            let (upData, upAuth, upSignature) = try authenticator.assert(Array(stepUp.challengeData), origin: origin, rpID: stepUp.rpId)
+            try await device.removePasskey(id: added.id, currentPassword: "Secret-42!", passkey: PasskeyAssertion(
+                credentialID: Data(authenticator.credentialID), clientDataJSON: Data(upData), authenticatorData: Data(upAuth), signature: Data(upSignature),
+                userHandle: options.userIDData))
+            #expect(stepUp.allowCredentials.count == 1)
             #expect(try await owner.passkeys().isEmpty)
         }
     }

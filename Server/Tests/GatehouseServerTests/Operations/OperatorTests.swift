@@ -81,7 +81,7 @@ struct OperatorTests {
         }
     }
 
-    @Test("an operator's session ends at its span however busy; a name is refused after its failure budget, even with the right code", arguments: TestEngine.once)
+    @Test("an operator's session ends at its span however busy; a name is refused from an address after its failure budget there, even with the right code, and not from another", arguments: TestEngine.once)
     func spanAndBudget(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -102,11 +102,15 @@ struct OperatorTests {
             app.clock.advance(by: 30)
             var refusal: GatehouseError?
             do {
-                _ = try await operators.signIn(name: "bob", password: "Operator-pass-1", code: totp.code(at: app.clock.now), ip: "10.0.0.3", device: nil, requestID: nil)
+                _ = try await operators.signIn(name: "bob", password: "Operator-pass-1", code: totp.code(at: app.clock.now), ip: "10.0.0.2", device: nil, requestID: nil)
             } catch let error as GatehouseError { refusal = error }
+            // From another address the budget is another's: failing for a name elsewhere keeps nobody out.
+            let elsewhere = try await operators.signIn(name: "bob", password: "Operator-pass-1", code: totp.code(at: app.clock.now), ip: "10.0.0.3",
+                                                       device: nil, requestID: nil)
 
             // validate
             #expect(alive.dropLast().allSatisfy { $0 } && alive.last == false, "\(alive)")
+            #expect(elsewhere.session.who.name == "bob")
             guard case .rateLimited? = refusal?.kind else { Issue.record("expected a rate limit, got \(String(describing: refusal))"); return }
         }
     }

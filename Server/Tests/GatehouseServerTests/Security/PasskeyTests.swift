@@ -38,9 +38,20 @@ struct PasskeyTests {
 
     static func origin(_ app: TestHarness) throws -> String { try #require(app.configuration.passkeyOrigins.first) }
 
-    /// Registers a passkey on the account of `token`: its authenticator state.
-    static func register(_ app: TestHarness, token: String, name: String = "iPhone", flags: [String: Any] = [:]) async throws -> String {
-        let options = try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: password), token: token)
+    /// A step-up's passkey assertion by the authenticator of `state` (the options from
+    /// `POST /v1/me/passkeys/step-up-options`): the assertion and the authenticator's state after it.
+    static func stepUp(_ app: TestHarness, token: String, state: String) async throws -> (assertion: PasskeyAssertion, state: String) {
+        let options = try await app.v1.post(V1.Passkeys.stepUpOptions.path, json: "{}", token: token)
+        #expect(options.status == .ok, "\(options.text)")
+        let answer = try await authenticator("get", options: options.text, origin: try origin(app), state: state)
+        return (try V1.decoder.decode(PasskeyAssertion.self, from: Data(answer.credential.utf8)), answer.state)
+    }
+
+    /// Registers a passkey on the account of `token` (`proof`: the step-up an account with a second
+    /// factor needs): its authenticator state.
+    static func register(_ app: TestHarness, token: String, name: String = "iPhone", flags: [String: Any] = [:],
+                         proof: PasskeyOptionsRequest = PasskeyOptionsRequest(currentPassword: password)) async throws -> String {
+        let options = try await app.v1.post(V1.Passkeys.creationOptions.path, proof, token: token)
         #expect(options.status == .ok, "\(options.text)")
         let made = try await authenticator("create", options: options.text, origin: try origin(app), flags: flags)
         let saved = try await app.v1.post(V1.Passkeys.register.path, json: #"{"name":"\#(name)","credential":\#(made.credential)}"#, token: token)
@@ -76,8 +87,13 @@ struct PasskeyTests {
                               .unauthorized, .unauthorized)
 
             // MUT: two passkeys, one of each attestation
-            let phone = try await Self.register(app, token: token, name: "iPhone")
-            let laptop = try await Self.register(app, token: token, name: "Laptop", flags: ["packed": true, "backupEligible": true])
+            let phoneState = try await Self.register(app, token: token, name: "iPhone")
+            // A second one is a step-up: the password alone no longer adds a way in.
+            try expectProblem(try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: Self.password), token: token),
+                              .forbidden, .secondFactorRequired)
+            let (proof, phone) = try await Self.stepUp(app, token: token, state: phoneState)
+            let laptop = try await Self.register(app, token: token, name: "Laptop", flags: ["packed": true, "backupEligible": true],
+                                                 proof: PasskeyOptionsRequest(currentPassword: Self.password, passkey: proof))
             let list = try await app.v1.get(V1.Passkeys.list.path, token: token).decoded(as: PasskeyList.self).passkeys
             #expect(Set(list.map(\.name)) == ["iPhone", "Laptop"] && list.first { $0.name == "Laptop" }?.synced == true)
             #expect(try await app.outbox(to: "fpi@bk.ru").first?.subject == "Добавлен ключ входа")
@@ -102,7 +118,8 @@ struct PasskeyTests {
             let forged = try await Self.login(app, try await Self.assertion(app, state: first.state, flags: ["badSignature": true]))
             #expect(try expectProblem(forged, .badRequest, .passkeyInvalid).detail.contains("signature"))
             // The real device goes on working after all that.
-            let again = try await Self.login(app, try await Self.assertion(app, state: first.state))
+            let againAnswer = try await Self.assertion(app, state: first.state)
+            let again = try await Self.login(app, againAnswer)
             #expect(again.status == .created, "\(again.text)")
             #expect(try await Self.login(app, try await Self.assertion(app, state: laptop)).status == .created)
 
@@ -117,7 +134,10 @@ struct PasskeyTests {
             let path = V1Client.path(V1.Passkeys.remove.path, ["id": laptopID.uuidString.lowercased()])
             try expectProblem(try await app.v1.send(.delete, path, body: try V1Client.encode(PasskeyRemoval(currentPassword: Self.password)),
                                                     contentType: "application/json", token: stranger), .notFound, .passkeyNotFound)
-            let removed = try await app.v1.send(.delete, path, body: try V1Client.encode(PasskeyRemoval(currentPassword: Self.password)),
+            try expectProblem(try await app.v1.send(.delete, path, body: try V1Client.encode(PasskeyRemoval(currentPassword: Self.password)),
+                                                    contentType: "application/json", token: token), .forbidden, .secondFactorRequired)
+            let removal = try await Self.stepUp(app, token: token, state: againAnswer.state).assertion
+            let removed = try await app.v1.send(.delete, path, body: try V1Client.encode(PasskeyRemoval(currentPassword: Self.password, passkey: removal)),
                                                 contentType: "application/json", token: token)
             #expect(removed.status == .noContent, "\(removed.text)")
             try expectProblem(try await Self.login(app, try await Self.assertion(app, state: laptop)), .badRequest, .passkeyInvalid)
@@ -129,8 +149,11 @@ struct PasskeyTests {
     func secondStep(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
-            let (token, _, _) = try await SecondFactorTests.accountWithTOTP(app)
-            let phone = try await Self.register(app, token: token)
+            let (token, uri, _) = try await SecondFactorTests.accountWithTOTP(app)
+            // The app is on: adding a passkey takes its code too (the next step's: the first one is spent).
+            app.clock.advance(by: 30)
+            let phone = try await Self.register(app, token: token, proof: PasskeyOptionsRequest(
+                currentPassword: Self.password, code: try await SecondFactorTests.appCode(uri, at: app.clock.now)))
             try await app.registerPhoneAccount(phone: "+79123456780", email: "ann@example.com", confirmingEmail: true)
             let annToken = try await app.v1.login("ann@example.com", Self.password).token
             let anns = try await Self.register(app, token: annToken)
@@ -171,8 +194,10 @@ struct PasskeyTests {
             // Two ceremonies started while there was room: the second's answer is refused once the first is kept.
             let first = try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: Self.password), token: token).text
             let second = try await app.v1.post(V1.Passkeys.creationOptions.path, PasskeyOptionsRequest(currentPassword: Self.password), token: token).text
+            var kept = ""
             for (options, status) in [(first, HTTPResponse.Status.created), (second, .unprocessableContent)] {
                 let made = try await Self.authenticator("create", options: options, origin: try Self.origin(app))
+                if status == .created { kept = made.state }
                 let saved = try await app.v1.post(V1.Passkeys.register.path, json: #"{"credential":\#(made.credential)}"#, token: token)
                 #expect(saved.status == status, "\(saved.text)")
                 if status != .created { try expectProblem(saved, status, .tooManyPasskeys) }
@@ -181,15 +206,18 @@ struct PasskeyTests {
                               .unprocessableContent, .tooManyPasskeys)
             #expect(try await app.v1.get(V1.Passkeys.list.path, token: token).decoded(as: PasskeyList.self).passkeys.map(\.name) == ["Passkey"])
 
-            let late = try await app.v1.post(V1.SecondFactors.enrolTOTP.path, TOTPEnrolmentRequest(currentPassword: Self.password), token: token)
-                .decoded(as: TOTPEnrolment.self)
+            // With a passkey, turning the app on is a step-up with it.
+            var stepUp = try await Self.stepUp(app, token: token, state: kept)
+            let late = try await app.v1.post(V1.SecondFactors.enrolTOTP.path, TOTPEnrolmentRequest(currentPassword: Self.password, passkey: stepUp.assertion),
+                                             token: token).decoded(as: TOTPEnrolment.self)
             #expect(late.uri.hasPrefix("otpauth://totp/Acme%20Bank:fpi%40bk.ru?") && late.uri.contains("&issuer=Acme%20Bank&"), "\(late.uri)")
             app.clock.advance(by: 901)
             let expired = try await app.v1.post(V1.SecondFactors.confirmTOTP.path,
                                                 CodeVerification(code: try await SecondFactorTests.appCode(late.uri, at: app.clock.now)), token: token)
             try expectProblem(expired, .badRequest, .codeExpired)
-            let fresh = try await app.v1.post(V1.SecondFactors.enrolTOTP.path, TOTPEnrolmentRequest(currentPassword: Self.password), token: token)
-                .decoded(as: TOTPEnrolment.self)
+            stepUp = try await Self.stepUp(app, token: token, state: stepUp.state)
+            let fresh = try await app.v1.post(V1.SecondFactors.enrolTOTP.path, TOTPEnrolmentRequest(currentPassword: Self.password, passkey: stepUp.assertion),
+                                              token: token).decoded(as: TOTPEnrolment.self)
             #expect(fresh.secret != late.secret)
             let confirmed = try await app.v1.post(V1.SecondFactors.confirmTOTP.path,
                                                   CodeVerification(code: try await SecondFactorTests.appCode(fresh.uri, at: app.clock.now)), token: token)

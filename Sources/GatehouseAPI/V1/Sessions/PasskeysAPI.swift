@@ -7,14 +7,18 @@ extension V1 {
     /// / `parseRequestOptionsFromJSON` and AuthenticationServices take; answers are the platform's
     /// credential as its `toJSON()` writes it.
     public enum Passkeys {
-        /// The options for `navigator.credentials.create()` (needs the current password).
+        /// The options for `navigator.credentials.create()` (a step-up: the current password and,
+        /// when I have a second factor, one proof of it).
         public static let creationOptions = Endpoint<PasskeyOptionsRequest, PasskeyCreationOptions>(.post, "/v1/me/passkeys/options")
         /// Keeps the credential the platform made with those options.
         public static let register = Endpoint<PasskeyRegistration, Passkey>(.post, "/v1/me/passkeys", success: 201)
         /// My passkeys.
         public static let list = Endpoint<NoContent, PasskeyList>(.get, "/v1/me/passkeys")
-        /// Removes one of my passkeys (needs the current password).
+        /// Removes one of my passkeys (a step-up).
         public static let remove = Endpoint<PasskeyRemoval, NoContent>(.delete, "/v1/me/passkeys/{id}", success: 204)
+        /// The options for `navigator.credentials.get()` of a step-up: my passkeys, a challenge that
+        /// only a step-up of my account takes.
+        public static let stepUpOptions = Endpoint<NoContent, PasskeyRequestOptions>(.post, "/v1/me/passkeys/step-up-options")
         /// The options for `navigator.credentials.get()`: with no `challenge`, for a login without a
         /// password (any of this site's passkeys on the device); with a password login's `challenge`,
         /// for its second step (that account's passkeys).
@@ -23,14 +27,24 @@ extension V1 {
         public static let login = Endpoint<PasskeyLogin, AuthSession>(.post, "/v1/sessions/passkey", success: 201, access: .anyone)
 
         /// Every operation above (the tests check it against the router and the OpenAPI document).
-        public static let all: [any EndpointDeclaration] = [creationOptions, register, list, remove, requestOptions, login]
+        public static let all: [any EndpointDeclaration] = [creationOptions, register, list, remove, stepUpOptions, requestOptions, login]
     }
 }
 
-/// `POST /v1/me/passkeys/options`: the current password proves the session's holder is the person.
+/// `POST /v1/me/passkeys/options`: a step-up — the current password proves the session's holder is
+/// the person, and, when the account has a second factor, one proof of it: the authenticator app's
+/// `code`, a `recoveryCode`, or a `passkey` assertion (options from `POST /v1/me/passkeys/step-up-options`).
 public struct PasskeyOptionsRequest: Codable, Sendable, Equatable {
     public var currentPassword: String
-    public init(currentPassword: String) { self.currentPassword = currentPassword }
+    public var code: String?
+    public var recoveryCode: String?
+    public var passkey: PasskeyAssertion?
+    public init(currentPassword: String, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) {
+        self.currentPassword = currentPassword
+        self.code = code
+        self.recoveryCode = recoveryCode
+        self.passkey = passkey
+    }
 }
 
 /// The relying party: this server, as `rp` of the creation options.
@@ -210,10 +224,18 @@ public struct PasskeyList: Codable, Sendable, Equatable {
     public init(passkeys: [Passkey]) { self.passkeys = passkeys }
 }
 
-/// `DELETE /v1/me/passkeys/{id}`: the current password.
+/// `DELETE /v1/me/passkeys/{id}`: a step-up, as `PasskeyOptionsRequest`'s.
 public struct PasskeyRemoval: Codable, Sendable, Equatable {
     public var currentPassword: String
-    public init(currentPassword: String) { self.currentPassword = currentPassword }
+    public var code: String?
+    public var recoveryCode: String?
+    public var passkey: PasskeyAssertion?
+    public init(currentPassword: String, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) {
+        self.currentPassword = currentPassword
+        self.code = code
+        self.recoveryCode = recoveryCode
+        self.passkey = passkey
+    }
 }
 
 /// `POST /v1/sessions/passkey/options`: a password login's `challenge` for its second step, or nothing.

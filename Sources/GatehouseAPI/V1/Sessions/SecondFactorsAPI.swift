@@ -10,14 +10,15 @@ extension V1 {
         public static let complete = Endpoint<SecondFactorLogin, AuthSession>(.post, "/v1/sessions/second-factor", success: 201, access: .anyone)
         /// My second factors: whether the authenticator app is on, how many recovery codes are left.
         public static let status = Endpoint<NoContent, SecondFactorStatus>(.get, "/v1/me/second-factors")
-        /// Starts turning the authenticator app on (needs the current password): a new secret, shown
+        /// Starts turning the authenticator app on (a step-up: the current password, and a passkey when
+        /// I have any): a new secret, shown
         /// this once, which `confirmTOTP` turns on with a first code. Asking again replaces it.
         public static let enrolTOTP = Endpoint<TOTPEnrolmentRequest, TOTPEnrolment>(.post, "/v1/me/totp", success: 201)
         /// Turns the authenticator app on with a first code from it; answers the ten recovery codes, shown this once.
         public static let confirmTOTP = Endpoint<CodeVerification, RecoveryCodes>(.post, "/v1/me/totp/confirm")
-        /// Turns the authenticator app off (needs the current password and a code from it, or a recovery code).
+        /// Turns the authenticator app off (a step-up: the current password and a code from it, a recovery code or a passkey).
         public static let disableTOTP = Endpoint<SecondFactorProof, NoContent>(.delete, "/v1/me/totp", success: 204)
-        /// Ten new recovery codes (the old ones stop working); needs the current password and a code.
+        /// Ten new recovery codes (the old ones stop working); needs a step-up.
         public static let renewRecoveryCodes = Endpoint<SecondFactorProof, RecoveryCodes>(.post, "/v1/me/recovery-codes", success: 201)
 
         /// Every operation above (the tests check it against the router and the OpenAPI document).
@@ -65,18 +66,25 @@ public struct SecondFactorStatus: Codable, Sendable, Equatable {
     public var totpSince: Date?
     /// Recovery codes not used yet (0 when the authenticator app is off).
     public var recoveryCodesLeft: Int
-    public init(totp: Bool, totpSince: Date?, recoveryCodesLeft: Int) {
+    /// My passkeys: with any (or the app on), adding or removing a factor needs a step-up proof.
+    public var passkeys: Int
+    public init(totp: Bool, totpSince: Date?, recoveryCodesLeft: Int, passkeys: Int = 0) {
         self.totp = totp
         self.totpSince = totpSince
         self.recoveryCodesLeft = recoveryCodesLeft
+        self.passkeys = passkeys
     }
 }
 
-/// `POST /v1/me/totp`: the current password proves the session's holder is the person.
+/// `POST /v1/me/totp`: a step-up — the current password proves the session's holder is the person,
+/// and, when the account has passkeys, an assertion of one of them (`passkey`).
 public struct TOTPEnrolmentRequest: Codable, Sendable, Equatable {
     public var currentPassword: String
-    public init(currentPassword: String) {
+    /// An assertion of one of my passkeys (options from `POST /v1/me/passkeys/step-up-options`).
+    public var passkey: PasskeyAssertion?
+    public init(currentPassword: String, passkey: PasskeyAssertion? = nil) {
         self.currentPassword = currentPassword
+        self.passkey = passkey
     }
 }
 
@@ -108,15 +116,18 @@ public struct RecoveryCodes: Codable, Sendable, Equatable {
     }
 }
 
-/// The current password and a second factor: a code from the authenticator app (`code`) or a
-/// recovery code (`recoveryCode`).
+/// A step-up: the current password and, when the account has a second factor, one proof of it —
+/// a code from the authenticator app (`code`), a recovery code (`recoveryCode`) or an assertion of
+/// one of my passkeys (`passkey`, options from `POST /v1/me/passkeys/step-up-options`).
 public struct SecondFactorProof: Codable, Sendable, Equatable {
     public var currentPassword: String
     public var code: String?
     public var recoveryCode: String?
-    public init(currentPassword: String, code: String? = nil, recoveryCode: String? = nil) {
+    public var passkey: PasskeyAssertion?
+    public init(currentPassword: String, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) {
         self.currentPassword = currentPassword
         self.code = code
         self.recoveryCode = recoveryCode
+        self.passkey = passkey
     }
 }
