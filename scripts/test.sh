@@ -26,9 +26,12 @@ fi
 # one build compiles them too, as an app that adds the SDK would (scripts/check-sdk-guide.py checks the texts first).
 BUILT=""
 if [ "${1:-}" = "--built" ]; then BUILT=1; shift; fi
+# GATEHOUSE_BUILD_FLAGS: more `swift build` options. CI's one build from nothing passes those that make a clean debug
+# build cheaper (no debug info, lld, whole modules); a developer's build keeps the defaults, which `swift run` shares.
+read -r -a BUILD_FLAGS <<< "${GATEHOUSE_BUILD_FLAGS:-}"
 if [ -z "$BUILT" ]; then
   python3 scripts/check-sdk-guide.py --write-samples Server/SDKGuideSamples
-  swift build --package-path Server --build-tests
+  swift build --package-path Server --build-tests ${BUILD_FLAGS[@]+"${BUILD_FLAGS[@]}"}
 fi
 if [ -n "$TOOLS" ] && ! wait "$TOOLS"; then cat .build/test-venv.log >&2; echo "test.sh: the test tools did not install" >&2; exit 1; fi
 [ "${1:-}" = "--build-only" ] && exit 0
