@@ -118,7 +118,7 @@ package struct LoginService: Sendable {
         let factors = secondFactors
         return try await rules.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
                                            tellOwner: false, openingSessionFor: origin,
-                                           also: { tx in _ = try await factors.undoRecentFactors(of: accountID, on: tx) },
+                                           also: { tx in try await factors.undoRecentFactors(of: accountID, on: tx) },
                                            how: "temporary password", from: origin)
     }
 
@@ -152,7 +152,7 @@ package struct LoginService: Sendable {
                                                       openingSessionFor: origin, secondFactorChecked: true,
                                                       also: { tx in
                                                           try await finish(tx)
-                                                          _ = try await factors.undoRecentFactors(of: accountID, on: tx)
+                                                          try await factors.undoRecentFactors(of: accountID, on: tx)
                                                       },
                                                       how: "temporary password", from: origin)
             return session!

@@ -192,8 +192,11 @@ package struct ProfileService: Sendable {
 
     // MARK: My security events
 
-    /// The account's own security events (`AuditKind.ownSecurity`), newest first, `limit` (50 by
-    /// default, at most 200) after the cursor's, and the cursor of the next page.
+    /// The account's own security events (`AuditKind.ownSecurity`) as its owner sees them, newest
+    /// first, `limit` (50 by default, at most 200) after the cursor's, and the cursor of the next
+    /// page. What an operator or a business system did shows who did it, never their address,
+    /// their browser or their internal reason (a ticket, a fraud score): the trail keeps those for
+    /// operators; only the person's own requests show where they came from.
     package func securityEvents(accountID: UUID, cursor: String?, limit: Int?) async throws -> (events: [AuditRecord], next: String?) {
         let size = min(max(limit ?? 50, 1), 200)
         var query = AuditLog.Query(account: accountID, kinds: AuditKind.ownSecurity)
@@ -204,7 +207,16 @@ package struct ProfileService: Sendable {
         query.limit = size + 1
         let rows = try await rules.audit.events(query)
         let page = Array(rows.prefix(size))
-        return (page, rows.count > size ? page.last.map { PageCursor.make([$0.id.uuidString]) } : nil)
+        let staff: Set<String> = [AuditActor.operator("").type, AuditActor.adminKey("").type]
+        let shown = page.map { event -> AuditRecord in
+            guard staff.contains(event.actorType) else { return event }
+            var event = event
+            event.ip = nil
+            event.device = nil
+            event.detail["reason"] = nil
+            return event
+        }
+        return (shown, rows.count > size ? page.last.map { PageCursor.make([$0.id.uuidString]) } : nil)
     }
 
     package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer) {

@@ -53,7 +53,7 @@ package struct RecoveryService: Sendable {
         let phoneNotice: OutgoingMessage? = if case .email = destination { rules.unverifyPhoneAfterEmailRecovery(account) } else { nil }
         let factors = SecondFactors(rules: rules)
         try await rules.setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice,
-                                    also: { tx in _ = try await factors.undoRecentFactors(of: accountID, on: tx) }, how: "recovery code", from: origin)
+                                    also: { tx in try await factors.undoRecentFactors(of: accountID, on: tx) }, how: "recovery code", from: origin)
     }
 
 

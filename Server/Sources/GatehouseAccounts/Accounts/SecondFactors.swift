@@ -179,20 +179,16 @@ package struct SecondFactors: Sendable {
     /// `GATEHOUSE_RECOVERY_UNDOES_FACTORS_DAYS` before it goes (the way to undo a factor a password
     /// thief added, which its notice names), in the recovery's transaction, each audited. Older
     /// factors stay: a mailbox alone does not switch off a second factor the owner has had longer.
-    /// Answers what went ("totp", "passkey: iPhone").
-    @discardableResult
-    package func undoRecentFactors(of accountID: UUID, on tx: any Database) async throws -> [String] {
+    package func undoRecentFactors(of accountID: UUID, on tx: any Database) async throws {
         let sql = tx as! any SQLDatabase
         let now = rules.clock.now()
         let since = now.addingTimeInterval(-settings.recoveryUndoesWithin)
-        var gone: [String] = []
         let passkeys = try await sql.raw("""
             DELETE FROM passkeys WHERE account_id = \(bind: accountID) AND created_at > \(bind: since) RETURNING name
             """).all().map { try $0.decode(column: "name", as: String.self) }
         for name in passkeys {
             try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
                                                     detail: ["factor": "passkey", "name": name, "reason": "password recovery"]), on: tx)
-            gone.append("passkey: " + name)
         }
         let recentApp = try await sql.raw("""
             SELECT account_id, confirmed_at FROM account_totp WHERE account_id = \(bind: accountID) AND (confirmed_at IS NULL OR confirmed_at > \(bind: since))
@@ -203,10 +199,8 @@ package struct SecondFactors: Sendable {
             if wasOn {
                 try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
                                                         detail: ["factor": "totp", "reason": "password recovery"]), on: tx)
-                gone.append("totp")
             }
         }
-        return gone
     }
 
     /// Whether the authenticator app was on before the recovery window (`undoRecentFactors` keeps

@@ -2,7 +2,6 @@ import Foundation
 import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
-import GatehousePlatform
 import Hummingbird
 
 /// `/v1` accounts (docs/api-v1.md): sign-up, tags, recovery, the profile, email and phone
@@ -149,17 +148,9 @@ package struct AccountsController: Sendable {
     @Sendable package func myEvents(_ input: PageQuery, _ request: Request, context: GatehouseRequestContext) async throws -> SecurityEventPage {
         let session = try context.requireSession()
         let (events, next) = try await profile.securityEvents(accountID: session.accountID, cursor: input.cursor, limit: input.limit)
-        return SecurityEventPage(items: events.map(Self.asShownToOwner), nextCursor: next)
-    }
-
-    /// An event as its account's owner sees it: what an operator or a business system did shows
-    /// who did it, never their address, their browser or their internal reason (a ticket, a fraud
-    /// score): only the person's own requests show where they came from.
-    static func asShownToOwner(_ event: AuditRecord) -> SecurityEvent {
-        let staff = event.actorType == AuditActor.operator("").type || event.actorType == AuditActor.adminKey("").type
-        let detail = staff ? event.detail.filter { $0.key != "reason" } : event.detail
-        return SecurityEvent(id: event.id, at: event.at, kind: event.kind, actor: event.actorType, ip: staff ? nil : event.ip,
-                             device: staff ? nil : event.device, detail: detail, count: event.count)
+        return SecurityEventPage(items: events.map {
+            SecurityEvent(id: $0.id, at: $0.at, kind: $0.kind, actor: $0.actorType, ip: $0.ip, device: $0.device, detail: $0.detail, count: $0.count)
+        }, nextCursor: next)
     }
 
     // MARK: Push devices

@@ -83,9 +83,7 @@ package struct SessionsController: Sendable {
     private var passkeyService: Passkeys { Passkeys(rules: login.rules) }
 
     @Sendable package func passkeyCreationOptions(_ input: PasskeyOptionsRequest, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyCreationOptions {
-        try await passkeyService.creationOptions(accountID: try context.requireSession().accountID,
-                                                 stepUp: SecondFactors.StepUp(currentPassword: input.currentPassword, code: input.code,
-                                                                              recoveryCode: input.recoveryCode, passkey: input.passkey),
+        try await passkeyService.creationOptions(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
                                                  origin: read.origin(request, context))
     }
 
@@ -102,10 +100,7 @@ package struct SessionsController: Sendable {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
             throw GatehouseError.notFound(.passkeyNotFound, "error.passkeyNotFound")
         }
-        try await passkeyService.remove(accountID: session.accountID, id: id,
-                                        stepUp: SecondFactors.StepUp(currentPassword: input.currentPassword, code: input.code,
-                                                                     recoveryCode: input.recoveryCode, passkey: input.passkey),
-                                        origin: read.origin(request, context))
+        try await passkeyService.remove(accountID: session.accountID, id: id, stepUp: Self.stepUp(input), origin: read.origin(request, context))
         return NoContent()
     }
 
@@ -113,6 +108,7 @@ package struct SessionsController: Sendable {
         try await passkeyService.stepUpOptions(accountID: try context.requireSession().accountID, origin: read.origin(request, context))
     }
 
+    /// Every step-up's body (`SecondFactorProof`, which the passkeys' requests are) as the service takes it.
     private static func stepUp(_ input: SecondFactorProof) -> SecondFactors.StepUp {
         SecondFactors.StepUp(currentPassword: input.currentPassword, code: input.code, recoveryCode: input.recoveryCode, passkey: input.passkey)
     }

@@ -247,13 +247,14 @@ struct SecondFactorTests {
     func settings() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).secondFactors
         #expect(defaults.challengeTTL == 300 && defaults.attemptsPerChallenge == 5 && defaults.failuresPerAccount == 10)
-        #expect(defaults.enrolmentTTL == 900 && defaults.issuer == "Gatehouse")
+        #expect(defaults.enrolmentTTL == 900 && defaults.issuer == "Gatehouse" && defaults.recoveryUndoesWithin == 7 * 86_400)
         let set = try GatehouseConfiguration.fromEnvironment([
             "GATEHOUSE_SECOND_FACTOR_CHALLENGE_SECONDS": "120", "GATEHOUSE_SECOND_FACTOR_ATTEMPTS": "3",
             "GATEHOUSE_SECOND_FACTOR_FAILURES_PER_ACCOUNT": "7", "GATEHOUSE_TOTP_ENROLMENT_SECONDS": "600", "GATEHOUSE_TOTP_ISSUER": " Acme Bank ",
+            "GATEHOUSE_RECOVERY_UNDOES_FACTORS_DAYS": "2",
         ]).secondFactors
         #expect(set.challengeTTL == 120 && set.attemptsPerChallenge == 3 && set.failuresPerAccount == 7 && set.enrolmentTTL == 600)
-        #expect(set.issuer == "Acme Bank")
+        #expect(set.issuer == "Acme Bank" && set.recoveryUndoesWithin == 2 * 86_400)
         // Passkeys: the relying party and its origins follow PUBLIC_URL unless set.
         let derived = try GatehouseConfiguration.fromEnvironment(["PUBLIC_URL": "https://id.example.com"])
         #expect(derived.passkeyRPID == "id.example.com" && derived.passkeyOrigins == ["https://id.example.com"])
@@ -267,7 +268,8 @@ struct SecondFactorTests {
         #expect(passkeys.passkeys.optionsPerIP == 7)
         for (name, value) in [("GATEHOUSE_TOTP_ISSUER", "a:b"), ("GATEHOUSE_SECOND_FACTOR_ATTEMPTS", "0"),
                               ("GATEHOUSE_SECOND_FACTOR_CHALLENGE_SECONDS", "5"), ("GATEHOUSE_WEBAUTHN_RP_ID", "https://example.com"),
-                              ("GATEHOUSE_WEBAUTHN_ORIGINS", "example.com"), ("GATEHOUSE_PASSKEYS_PER_ACCOUNT", "0")] {
+                              ("GATEHOUSE_WEBAUTHN_ORIGINS", "example.com"), ("GATEHOUSE_PASSKEYS_PER_ACCOUNT", "0"),
+                              ("GATEHOUSE_RECOVERY_UNDOES_FACTORS_DAYS", "-1"), ("GATEHOUSE_RECOVERY_UNDOES_FACTORS_DAYS", "a week")] {
             #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try GatehouseConfiguration.fromEnvironment([name: value]) }
         }
     }

@@ -31,21 +31,10 @@ extension V1 {
     }
 }
 
-/// `POST /v1/me/passkeys/options`: a step-up — the current password proves the session's holder is
-/// the person, and, when the account has a second factor, one proof of it: the authenticator app's
-/// `code`, a `recoveryCode`, or a `passkey` assertion (options from `POST /v1/me/passkeys/step-up-options`).
-public struct PasskeyOptionsRequest: Codable, Sendable, Equatable {
-    public var currentPassword: String
-    public var code: String?
-    public var recoveryCode: String?
-    public var passkey: PasskeyAssertion?
-    public init(currentPassword: String, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) {
-        self.currentPassword = currentPassword
-        self.code = code
-        self.recoveryCode = recoveryCode
-        self.passkey = passkey
-    }
-}
+/// `POST /v1/me/passkeys/options`: a step-up (``SecondFactorProof``) — the current password and, when the account
+/// has a second factor, one proof of it: the app's `code`, a `recoveryCode`, or a `passkey` assertion (options from
+/// `POST /v1/me/passkeys/step-up-options`).
+public typealias PasskeyOptionsRequest = SecondFactorProof
 
 /// The relying party: this server, as `rp` of the creation options.
 public struct PasskeyRelyingParty: Codable, Sendable, Equatable {
@@ -224,19 +213,8 @@ public struct PasskeyList: Codable, Sendable, Equatable {
     public init(passkeys: [Passkey]) { self.passkeys = passkeys }
 }
 
-/// `DELETE /v1/me/passkeys/{id}`: a step-up, as `PasskeyOptionsRequest`'s.
-public struct PasskeyRemoval: Codable, Sendable, Equatable {
-    public var currentPassword: String
-    public var code: String?
-    public var recoveryCode: String?
-    public var passkey: PasskeyAssertion?
-    public init(currentPassword: String, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) {
-        self.currentPassword = currentPassword
-        self.code = code
-        self.recoveryCode = recoveryCode
-        self.passkey = passkey
-    }
-}
+/// `DELETE /v1/me/passkeys/{id}`: a step-up (``SecondFactorProof``), as for adding one.
+public typealias PasskeyRemoval = SecondFactorProof
 
 /// `POST /v1/sessions/passkey/options`: a password login's `challenge` for its second step, or nothing.
 public struct PasskeyLoginOptionsRequest: Codable, Sendable, Equatable {
