@@ -4,6 +4,9 @@ also starts and stops the harness's own PostgreSQL on port 55433.
 
   python3 Faults/faults.py [--only crash,messages,mail,pg-restart,two-instances,ledger,known,soak] [--engines sqlite,pg]
 
+A test in --only may name its engine, `crash@sqlite`: it then runs on that engine alone (CI runs each test on the
+engine where its fault bites; the full check runs every test on both).
+
 `ledger` is the ledger checker undisturbed and then under faults; `ledger-faults` the second run alone (CI's).
 
 `soak` (not in the default set) is the mixed-load soak of Faults/soak.py, SOAK_SECONDS per engine (600).
@@ -42,9 +45,17 @@ async def main() -> int:
     parser.add_argument("--only", default=",".join(DEFAULT_TESTS))
     parser.add_argument("--engines", default=os.environ.get("FAULTS_ENGINES", "sqlite,pg"))
     args = parser.parse_args()
-    only = [t for t in args.only.split(",") if t]
+    # "crash@sqlite": that test on that engine alone; a bare name: on every engine of --engines.
+    pinned: dict[str, set[str]] = {}
+    only = []
+    for item in (t for t in args.only.split(",") if t):
+        name, _, engine = item.partition("@")
+        only.append(name)
+        if engine:
+            pinned.setdefault(name, set()).add(engine)
     engines = [e for e in args.engines.split(",") if e]
-    unknown = [t for t in only if t not in TESTS] + [e for e in engines if e not in ("sqlite", "pg")]
+    unknown = ([t for t in only if t not in TESTS] + [e for e in engines if e not in ("sqlite", "pg")]
+               + [e for pins in pinned.values() for e in pins if e not in ("sqlite", "pg")])
     if unknown:
         parser.error(f"unknown: {unknown}")
 
@@ -68,8 +79,15 @@ async def main() -> int:
         url = pg.create_database(database)
         return url, Inspector("pg", pg=pg, pg_database=database), database
 
+    def engines_of(name: str) -> list[str]:
+        # `ledger@pg` pins both ledger runs (undisturbed and under faults); `ledger-faults@pg` the second alone.
+        pins = pinned.get(name) or (pinned.get("ledger") if name == "ledger-faults" else None)
+        return [e for e in engines if pins is None or e in pins]
+
     async def each_engine(name: str, run, ports: dict):
         for index, engine in enumerate(engines):
+            if engine not in engines_of(name):
+                continue
             log(f"\n== {name} [{engine}]")
             url, inspector, database = (sqlite_target if engine == "sqlite" else pg_target)(name.replace("-", "_"))
             t0 = time.monotonic()
@@ -121,7 +139,7 @@ async def main() -> int:
     if "soak" in only:
         seconds = float(os.environ.get("SOAK_SECONDS", "600"))
         for engine, port in (("sqlite", 19260), ("pg", 19261)):
-            if engine not in engines:
+            if engine not in engines_of("soak"):
                 continue
             log(f"\n== soak [{engine}], {seconds:.0f} s")
             t0 = time.monotonic()

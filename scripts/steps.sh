@@ -1,5 +1,6 @@
 # Sourced by .ci/run and scripts/full-check.sh: `step NAME COMMAND…` runs one step and prints its duration
-# (`ci-step NAME 123 s`), `steps_summary LABEL` (on exit) every step's line again and the total, so that a slow step
+# (`ci-step NAME 123 s`), `together NAME…` runs commands (functions or scripts without arguments) at once, each
+# with its own log printed whole when it ends and its own duration line, `steps_summary LABEL` (on exit) every step's line again and the total, so that a slow step
 # shows in every run's log; `no_leftovers` fails when a process of this run (one whose environment carries
 # GATEHOUSE_RUN_MARK) is still running, naming each, and kills them.
 STEPS_STARTED=$SECONDS
@@ -18,6 +19,33 @@ step() {
   STEP_LINES+=("$line")
   echo "$line"
   STEP_CURRENT=""
+}
+
+# For checks that mostly wait (on a server in a debug build, on a Python client, on the network): on two cores,
+# each leaves the other core mostly idle. Fails when any fails, after all have ended.
+together() {
+  local dir name i took rc status=0 pids=() names=()
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-together.XXXXXX")
+  for name in "$@"; do
+    (
+      started=$SECONDS
+      if "$name" > "$dir/$name.log" 2>&1; then rc=0; else rc=$?; fi
+      echo "$((SECONDS - started)) $rc" > "$dir/$name.status"
+    ) &
+    pids+=($!)
+    names+=("$name")
+  done
+  for i in "${!pids[@]}"; do
+    name=${names[$i]}
+    wait "${pids[$i]}" || true
+    read -r took rc < "$dir/$name.status" || { took=0; rc=1; }
+    echo "-- $name: ${took} s, exit $rc"
+    cat "$dir/$name.log"
+    STEP_LINES+=("$(printf 'ci-step   %-14s %5d s%s' "$name" "$took" "$([ "$rc" = 0 ] || echo '  FAILED')")")
+    [ "$rc" = 0 ] || status=1
+  done
+  rm -rf "$dir"
+  return $status
 }
 
 steps_summary() {

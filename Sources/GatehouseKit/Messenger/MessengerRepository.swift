@@ -86,6 +86,7 @@ public final class MessengerRepository {
     private var flushAgain = false
     private var observers: [UUID: @MainActor (Set<Change>) -> Void] = [:]
     private var ended = false
+    private var ending: Task<Void, Never>?
 
     /// Opens the account's store and starts from what it holds; call ``start()`` to go online.
     public init(accounts: AccountsClient, account: Account, stores: MessengerStores, configuration: Configuration = Configuration(),
@@ -703,13 +704,20 @@ public final class MessengerRepository {
         await end()
     }
 
+    /// Ends the session once, however many callers ask (the socket hears the server end it while `logout` is still
+    /// waiting for its answer); each returns only when it has ended, so a screen redrawn after `logout` returns is
+    /// already the login.
     private func end() async {
-        guard !ended else { return }
-        ended = true
-        retryTask?.cancel()
-        await stop()
-        try? accounts.core.sessionStore.clear()
-        stores.wipe(account: account.id)
-        notify([.sessionEnded])
+        if ending == nil {
+            ended = true
+            ending = Task { [self] in
+                retryTask?.cancel()
+                await stop()
+                try? accounts.core.sessionStore.clear()
+                stores.wipe(account: account.id)
+                notify([.sessionEnded])
+            }
+        }
+        await ending?.value
     }
 }
