@@ -28,9 +28,11 @@ together() {
   dir=$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-together.XXXXXX")
   for name in "$@"; do
     (
+      set +e
       started=$SECONDS
-      if "$name" > "$dir/$name.log" 2>&1; then rc=0; else rc=$?; fi
-      echo "$((SECONDS - started)) $rc" > "$dir/$name.status"
+      # Its own subshell with errexit on, as a step's command has (inside `if`, bash would ignore it).
+      (set -e; "$name") > "$dir/$name.log" 2>&1
+      echo "$((SECONDS - started)) $?" > "$dir/$name.status"
     ) &
     pids+=($!)
     names+=("$name")
