@@ -10,9 +10,10 @@
 # What it runs, beyond CI:
 # - every suite on both engines (GATEHOUSE_TEST_EVERY_ENGINE=1: CI runs the untagged ones on SQLite only), and the
 #   SDK's suites once more with their servers on PostgreSQL;
-# - schemathesis at 100 examples per operation on SQLite and on PostgreSQL (CI: 10, SQLite);
-# - the wallet's ledger checker at 10,000 operations on both engines (CI: 1,000), and the mixed-load soaks at their
-#   documented ten minutes per engine (CI: 30 s), with every other fault test;
+# - schemathesis's three phases at 100 examples per operation on SQLite and on PostgreSQL (CI: examples and fuzzing
+#   at 5, SQLite);
+# - every fault test on both engines (CI: each on the engine where its fault bites), with the wallet's ledger checker
+#   at 10,000 operations (CI: 1,000) and the mixed-load soaks at their documented ten minutes (CI: 30 s);
 # - the generated OpenAPI client (swift-openapi-generator) compiled and walked against a live server;
 # - the SDK's DocC archives with their coverage; docs/deploy.md for real (nginx in front of two instances).
 # (`bash scripts/check-sdk-package.sh --build` builds the SDK package alone, as an app's build of it would, and
@@ -38,7 +39,7 @@ start_postgres() {
   echo "PostgreSQL ready at $POSTGRES_URL"
 }
 step postgres start_postgres
-trap 'bash scripts/start-postgres.sh --stop >/dev/null 2>&1 || true; steps_summary full-check' EXIT
+trap 'status=$?; bash scripts/start-postgres.sh --stop >/dev/null 2>&1 || true; steps_summary full-check "$status"' EXIT
 
 step tests-every-engine env GATEHOUSE_TEST_EVERY_ENGINE=1 bash scripts/test.sh
 step sdk-on-postgres env GATEHOUSE_SDK_TEST_ENGINE=postgres bash scripts/test.sh --built --filter GatehouseKitTests

@@ -50,8 +50,11 @@ together() {
   return $status
 }
 
+# `steps_summary LABEL [STATUS]`: STATUS is the run's exit status when the trap ran other commands first (each
+# resets `$?`: a trap that stopped PostgreSQL before it once reported a failed run as passed).
 steps_summary() {
   local status=$?
+  if [ -n "${2:-}" ]; then status=$2; fi
   if [ -n "$STEP_CURRENT" ]; then
     STEP_LINES+=("$(printf 'ci-step %-16s %5d s  FAILED' "$STEP_CURRENT" $((SECONDS - STEP_CURRENT_STARTED)))")
   fi

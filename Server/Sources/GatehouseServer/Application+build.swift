@@ -17,7 +17,7 @@ public func buildApplication(
     logger: Logger? = nil,
     onServerRunning: (@Sendable (Int) async -> Void)? = nil
 ) async throws -> GatehouseApplication {
-    var log = logger ?? Logger(label: "gatehouse", factory: GatehouseLogHandler.init)
+    var log = logger ?? Logger(label: "gatehouse") { GatehouseLogHandler(label: $0, format: configuration.logFormat) }
     if logger == nil { log.logLevel = configuration.logLevel }
     let services = try GatehouseServices(configuration: configuration, dependencies: dependencies, logger: log)
     return buildApplication(services: services, onServerRunning: onServerRunning)
@@ -37,6 +37,8 @@ package func buildApplication(services: GatehouseServices, onServerRunning: (@Se
     // Behind a load balancer every connection comes from its address: no per-address cap then.
     let guardSettings = ConnectionGuard.Settings(configuration.http, perAddressCap: !configuration.trustForwardedFor)
     let addressCounts = ConnectionGuard.AddressCounts()
+    // The database's instance lease (`InstanceLease`): taken before the migrations, given back after the database.
+    let lease = InstanceLeaseKeeper(location: configuration.database, logger: services.logger)
     var app = Application(
         router: router,
         server: HTTPServerBuilder { responder in
@@ -47,13 +49,17 @@ package func buildApplication(services: GatehouseServices, onServerRunning: (@Se
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
         // Stopped in reverse order once the HTTP server has: the WebSocket sessions' work, then the
-        // deliverer, the HTTP client, the bus, and the database last, so nothing queries it closed.
-        services: [services.database] + [services.bus as? any Service].compactMap { $0 }
+        // deliverer, the HTTP client, the bus, and the database, so nothing queries it closed; the instance lease
+        // after it, so a restore can begin only once this instance has stopped writing.
+        services: [lease, services.database] + [services.bus as? any Service].compactMap { $0 }
             + [HTTPClientService(client: services.httpClient)] + (services.pushHTTPClient.map { [HTTPClientService(client: $0)] } ?? [])
             + [services.deliverer, webSockets],
         onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
         logger: services.logger
     )
+    app.beforeServerStarts {
+        try await lease.take()
+    }
     if configuration.runMigrationsOnStart {
         app.beforeServerStarts {
             try await services.migrate()

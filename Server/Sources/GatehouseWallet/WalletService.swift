@@ -113,7 +113,7 @@ package struct WalletService: WalletConcept {
         // (`TransferBatcher`). A transfer that locked the wallets first and then waited for the
         // chat's row, while a batch held that row and waited for the wallets, was a deadlock.
         let id = OrderedID.make()
-        try await core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: id, requestId: request, requestKind: requestKind),
+        _ = try await core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: id, requestId: request, requestKind: requestKind),
                                                           comment: comment, author: payer.account, other: payee.account)], on: tx, recorder)
         let posting = try await core.ledger.post(id: id, kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment, request: request,
                                                  dailyLimit: settings.dailyLimit, on: tx)

@@ -6,6 +6,22 @@ import GatehouseServer
 
 @main
 struct Gatehouse: AsyncParsableCommand {
+    /// ArgumentParser's own start, with the libraries' unreadable errors (a port in use, an unreachable PostgreSQL)
+    /// said in words that name the address or the database (`ReadableError`).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let database = (try? GatehouseConfiguration.fromEnvironment(ProcessInfo.processInfo.environment))?.database
+            exit(withError: ReadableError.from(error, database: database) ?? error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "Gatehouse: accounts and identity for iOS apps.",
@@ -41,6 +57,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try loadConfiguration(host: host, port: port)
+        try ServerCommands.checkListenable(host: configuration.host, port: configuration.port)
         // The banner goes out once the port is bound, so "listening" is true when it is read.
         let app = try await buildApplication(configuration: configuration, onServerRunning: { boundPort in
             for line in ServerCommands.banner(configuration: configuration, port: boundPort) {
@@ -48,7 +65,13 @@ struct Serve: AsyncParsableCommand {
             }
             fflush(nil)  // flush stdout even when it is a pipe or a file
         })
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            // Taken between the check above and the bind: the same words.
+            try ServerCommands.checkListenable(host: configuration.host, port: configuration.port)
+            throw error
+        }
     }
 }
 
@@ -76,12 +99,12 @@ struct Backup: AsyncParsableCommand {
 
 struct Restore: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Replace the database and the blob folder with a backup's. Stop every instance first (docs/deploy.md).")
+        abstract: "Replace the database and the blob folder with a backup's. Refuses while any instance runs (docs/deploy.md).")
 
     @Option(help: "A folder written by gatehouse backup.") var from: String
 
     func run() async throws {
-        let manifest = try BackupCommands.restore(configuration: loadConfiguration(), from: URL(fileURLWithPath: from))
+        let manifest = try await BackupCommands.restore(configuration: loadConfiguration(), from: URL(fileURLWithPath: from))
         print("restored the \(manifest.engine) backup of \(manifest.createdAt) (gatehouse \(manifest.gatehouse)); start the server to migrate it if it is older")
     }
 }
@@ -300,8 +323,8 @@ struct Accounts: AsyncParsableCommand {
             print("account \(account.id), since \(WireDates.iso8601String(from: account.createdAt))")
             print("  login \(account.login ?? "-"), name \(account.name ?? "-")")
             print("  email \(account.email ?? "-")\(account.emailConfirmed ? " (confirmed)" : ""), phone \(account.phone ?? "-")\(account.phoneVerified ? " (verified)" : "")")
-            if let locked = account.locked { print("  LOCKED \(locked)") }
-            print("  client record: \(account.client ?? "none")")
+            if let locked = account.locked { print("  LOCKED since \(WireDates.iso8601String(from: locked.since)): \(locked.reason)") }
+            print("  client record: " + (account.client.map { "room \($0.room ?? "none"), base \($0.base ?? "none"), \($0.partnerZones) partner zone(s)" } ?? "none"))
             print("  authenticator app: \(account.authenticatorAppSince.map { "on since " + WireDates.iso8601String(from: $0) } ?? "off")")
             print("  \(account.passkeys.count) passkey(s)")
             for p in account.passkeys {
@@ -381,8 +404,13 @@ struct Operators: AsyncParsableCommand {
         @Flag(help: "Print one JSON object.") var json = false
 
         func run() async throws {
-            guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+            // At a terminal: asked for twice, never echoed. From a pipe: its first line.
+            let interactive = isatty(STDIN_FILENO) == 1
+            guard let password = readSecret(interactive ? "Password for \(name): " : nil), !password.isEmpty else {
                 throw ValidationError("give the operator's password on standard input, e.g. printf '%s\\n' \"$PASSWORD\" | gatehouse operators create …")
+            }
+            if interactive, readSecret("Repeat it: ") != password {
+                throw ValidationError("the two passwords differ; nothing was made")
             }
             let made = try await ConsoleCommands.createOperator(configuration: loadConfiguration(), name: name, role: role, password: password, as: person)
             if json { return print(jsonText(made)) }
@@ -478,7 +506,12 @@ struct Clients: AsyncParsableCommand {
 
         func run() async throws {
             let report = try await ClientCommands.importFile(configuration: loadConfiguration(), path: file, format: format, as: person)
-            if json { return print(jsonText(report)) }
+            // Refused rows exit 2 in both forms: a script reading the JSON learns it from the status too.
+            if json {
+                print(jsonText(report))
+                if !report.refused.isEmpty { throw ExitCode(2) }
+                return
+            }
             print("\(report.created) created, \(report.updated) updated, \(report.unchanged) unchanged, \(report.refused.count) refused")
             for refusal in report.refused { print("line \(refusal.line): \(refusal.reason)") }
             if !report.refused.isEmpty { throw ExitCode(2) }
@@ -535,8 +568,29 @@ func printApp(_ app: AppCommands.Output, json: Bool) {
     }
 }
 
+/// One line from standard input; at a terminal, after `prompt` on standard error and without echoing what is typed.
+func readSecret(_ prompt: String?) -> String? {
+    guard let prompt, isatty(STDIN_FILENO) == 1 else { return readLine(strippingNewline: true) }
+    FileHandle.standardError.write(Data(prompt.utf8))
+    var original = termios()
+    tcgetattr(STDIN_FILENO, &original)
+    var silent = original
+    silent.c_lflag &= ~tcflag_t(ECHO)
+    tcsetattr(STDIN_FILENO, TCSANOW, &silent)
+    defer {
+        tcsetattr(STDIN_FILENO, TCSANOW, &original)
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+    return readLine(strippingNewline: true)
+}
+
+/// Every `--json` answer: dates in ISO 8601 with milliseconds, as the API and `audit export` write them.
 func jsonText(_ value: some Encodable) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .custom { date, encoder in
+        var container = encoder.singleValueContainer()
+        try container.encode(WireDates.iso8601String(from: date))
+    }
     return String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self)
 }

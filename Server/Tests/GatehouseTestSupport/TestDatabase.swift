@@ -83,7 +83,7 @@ public struct TestDatabase: Sendable {
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-\(UUID().uuidString).sqlite").path
             let remove: @Sendable () -> Void = {
-                for suffix in ["", "-wal", "-shm", ".blobs"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                for suffix in ["", "-wal", "-shm", ".lock", ".blobs"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             }
             if let template { try FileManager.default.copyItem(atPath: template, toPath: path) }
             return TestDatabase(location: .sqlite(path: path), cleanup: remove, wipe: remove)
@@ -191,7 +191,7 @@ struct PostgresServer: Sendable {
         for name in names.map(\.datname) {
             let parts = name.split(separator: "_")
             guard parts.count == 4, let pid = Int32(parts[2]), pid != getpid(), kill(pid, 0) != 0 else { continue }
-            try? await provider.sql.raw(SQLQueryString("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")).run()
+            try? await provider.sql.raw(SQLQueryString("DROP DATABASE IF EXISTS \(unsafeRaw: name) WITH (FORCE)")).run()
         }
         await provider.shutdown()
     }

@@ -41,6 +41,8 @@ public struct GatehouseConfiguration: Sendable {
     public var databasePlanCacheMode: PlanCacheMode = .auto
     public var runMigrationsOnStart: Bool = true
     public var logLevel: Logger.Level = .info
+    /// `text` (one line as swift-log writes it) or `json` (one JSON object per line, for a log pipeline).
+    public var logFormat: LogFormat = .text
     /// Secret used to key the hashes of short one-time codes. Required in production.
     public var secret: String = "gatehouse-development-secret-do-not-use-in-production"
     /// Trust `X-Forwarded-For` from a load balancer for the client address.
@@ -50,6 +52,9 @@ public struct GatehouseConfiguration: Sendable {
     public var metricsToken: String?
     /// Development mode (with `/dev/outbox`) on a non-loopback address needs this on purpose.
     public var allowDevelopmentOnNetwork: Bool = false
+    /// Production with codes and mails kept in the outbox (`GATEHOUSE_ALLOW_DEV_DELIVERY=true`): an explicit,
+    /// loudly announced choice, never a default (nobody could sign up or restore a password).
+    public var allowDevelopmentDelivery: Bool = false
     /// Country calling codes SMS may be sent to; empty means the default country's only.
     public var smsCountries: [String] = []
     public var http = HTTP()
@@ -511,6 +516,7 @@ extension GatehouseConfiguration {
         c.databasePlanCacheMode = try reader.choice("GATEHOUSE_DB_PLAN_CACHE_MODE", default: c.databasePlanCacheMode)
         c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
         c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
+        c.logFormat = try reader.choice("GATEHOUSE_LOG_FORMAT", default: c.logFormat)
         let secret = reader.verbatim("GATEHOUSE_SECRET")
         if let secret {
             guard secret.utf8.count >= 32 else {
@@ -603,6 +609,19 @@ extension GatehouseConfiguration {
         c.delivery.smtp.verifyCertificates = try reader.bool("SMTP_VERIFY_CERTIFICATES", default: true)
         c.delivery.smtp.timeoutSeconds = try reader.int("SMTP_TIMEOUT_SECONDS", default: c.delivery.smtp.timeoutSeconds, range: 1...600)
 
+        // Production delivers for real: with a development channel a code is kept in the outbox and reaches nobody,
+        // so nobody can sign up or restore a password, while every request answers as if it were sent.
+        c.allowDevelopmentDelivery = try reader.bool("GATEHOUSE_ALLOW_DEV_DELIVERY", default: false)
+        if c.environment == .production, !c.allowDevelopmentDelivery {
+            if c.delivery.emailChannel == .dev {
+                throw ConfigurationError(variable: "GATEHOUSE_EMAIL_CHANNEL", problem: "production sends mail for real: set GATEHOUSE_EMAIL_CHANNEL=smtp "
+                                         + "and SMTP_HOST (codes kept in the outbox reach nobody); GATEHOUSE_ALLOW_DEV_DELIVERY=true keeps them there on purpose")
+            }
+            if c.delivery.smsChannel == .dev {
+                throw ConfigurationError(variable: "GATEHOUSE_SMS_CHANNEL", problem: "production sends SMS codes for real: set GATEHOUSE_SMS_CHANNEL=sms-http "
+                                         + "and SMS_HTTP_URL (codes kept in the outbox reach nobody); GATEHOUSE_ALLOW_DEV_DELIVERY=true keeps them there on purpose")
+            }
+        }
         c.delivery.smsHTTP.url = try reader.string("SMS_HTTP_URL", default: "")
         if c.delivery.smsChannel == .smsHTTP {
             guard let url = URL(string: c.delivery.smsHTTP.url), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {

@@ -1,4 +1,14 @@
+import Foundation
 import Logging
+
+/// How the server writes its log lines (`GATEHOUSE_LOG_FORMAT`).
+public enum LogFormat: String, Sendable, CaseIterable {
+    /// swift-log's line: `2026-11-29T10:00:00+0000 info gatehouse: request.id=… [GatehouseSurfaces] POST /v1/sessions 201 3.1ms`.
+    case text
+    /// One JSON object per line, for a log pipeline (Loki, Elasticsearch, CloudWatch): `time` (ISO 8601, UTC, with
+    /// milliseconds), `level`, `label`, `source`, `message`, and the metadata's keys as they are (`request.id`…).
+    case json
+}
 
 /// The server's log lines: `StreamLogHandler`'s, to standard error, with the logger's metadata
 /// kept as a dictionary and formatted only when a line is written. `StreamLogHandler` formats
@@ -6,10 +16,14 @@ import Logging
 /// ours): 4% of a cheap request's time, for lines that at the default level are never written.
 package struct GatehouseLogHandler: LogHandler {
     private var stream: StreamLogHandler
+    private let label: String
+    private let format: LogFormat
     package var metadata: Logger.Metadata = [:]
 
-    package init(label: String) {
+    package init(label: String, format: LogFormat = .text) {
         stream = StreamLogHandler.standardError(label: label)
+        self.label = label
+        self.format = format
     }
 
     package var logLevel: Logger.Level {
@@ -34,6 +48,40 @@ package struct GatehouseLogHandler: LogHandler {
         if !metadata.isEmpty {
             event.metadata = metadata.merging(event.metadata ?? [:]) { _, explicit in explicit }
         }
-        stream.log(event: event)
+        guard format == .json else { return stream.log(event: event) }
+        if let provided = stream.metadataProvider?.get(), !provided.isEmpty {
+            event.metadata = provided.merging(event.metadata ?? [:]) { _, explicit in explicit }
+        }
+        var line: [String: Any] = [
+            "time": Self.time(),
+            "level": event.level.rawValue,
+            "label": label,
+            "source": event.source,
+            "message": "\(event.message)",
+        ]
+        for (key, value) in event.metadata ?? [:] where line[key] == nil { line[key] = Self.json(value) }
+        guard var data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        data.append(0x0A)
+        // One write per line: lines of concurrent requests never interleave.
+        FileHandle.standardError.write(data)
+    }
+
+    private static func json(_ value: Logger.MetadataValue) -> Any {
+        switch value {
+        case .string(let text): text
+        case .stringConvertible(let convertible): "\(convertible)"
+        case .array(let values): values.map(json)
+        case .dictionary(let values): values.mapValues(json)
+        }
+    }
+
+    private static func time() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(now.tv_nsec / 1_000_000))
     }
 }

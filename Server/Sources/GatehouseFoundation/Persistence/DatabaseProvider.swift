@@ -96,6 +96,16 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
         try await sql.raw("SELECT 1").run()
     }
 
+    /// Whether the database was ever migrated (Fluent's migrations table is there): what a command that must not make
+    /// a database checks before it migrates or reads.
+    package func isMigrated() async throws -> Bool {
+        let query: SQLQueryString = isPostgres
+            ? "SELECT count(*) AS found FROM (SELECT to_regclass('_fluent_migrations') AS t) r WHERE t IS NOT NULL"
+            : "SELECT count(*) AS found FROM sqlite_master WHERE type = 'table' AND name = '_fluent_migrations'"
+        let row = try await sql.raw(query).first()
+        return try (row?.decode(column: "found", as: Int.self) ?? 0) > 0
+    }
+
     /// One statement as written (schema set-up in tests and tools).
     package func run(statement: String) async throws {
         try await sql.raw(SQLQueryString(statement)).run()
@@ -106,9 +116,14 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
         try await prepareEngine()
         let migrations = Migrations()
         migrations.add(all)
-        let migrator = Migrator(databases: databases, migrations: migrations, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .info)
+        // One line for the batch, not two per migration (52 lines at a first start hid everything else).
+        let migrator = Migrator(databases: databases, migrations: migrations, logger: logger, on: eventLoopGroup.any(), migrationLogLevel: .debug)
         try await migrator.setupIfNeeded().get()
+        let pending = try await migrator.previewPrepareBatch().get()
         try await migrator.prepareBatch().get()
+        if !pending.isEmpty {
+            logger.info("migrations: \(pending.count) applied, \(pending.last.map { $0.0.name } ?? "") the newest")
+        }
         readyFlag.withLockedValue { $0 = true }
     }
 

@@ -56,17 +56,43 @@ package struct DeadlineDatabase: Database, SQLDatabase {
         }
         // Fluent's own transaction, on the connection `bounded` leases and watches: a ROLLBACK
         // after that connection closed would be lost as well, so none is sent.
+        // Chained by callbacks and a promise rather than by `flatMap`: `T` need not be `Sendable` (Fluent's
+        // requirement does not ask it to be), and the value only ever travels on the connection's loop.
         return bounded("transaction", always: true) { db in
             let sql = db as! any SQLDatabase
-            return sql.raw("BEGIN").run().flatMap {
-                body(db).flatMap { result in sql.raw("COMMIT").run().map { result } }
-                    .flatMapError { error in
-                        guard let connection = ConnectionWatch.connection(of: db), !connection.isClosed else {
-                            return db.eventLoop.makeFailedFuture(error)
+            let answer = OnItsLoop(db.eventLoop.makePromise(of: T.self))
+            sql.raw("BEGIN").run().whenComplete { begun in
+                if case .failure(let error) = begun { return answer.value.fail(error) }
+                body(db).whenComplete { result in
+                    switch result {
+                    case .success(let value):
+                        let value = OnItsLoop(value)
+                        sql.raw("COMMIT").run().whenComplete { committed in
+                            switch committed {
+                            case .success: Self.succeed(answer, with: value)
+                            case .failure(let error): answer.value.fail(error)
+                            }
                         }
-                        return sql.raw("ROLLBACK").run().flatMapThrowing { throw error }
+                    case .failure(let error):
+                        guard let connection = ConnectionWatch.connection(of: db), !connection.isClosed else {
+                            return answer.value.fail(error)
+                        }
+                        // The ROLLBACK's own failure would hide why the transaction failed: the body's error is the answer.
+                        sql.raw("ROLLBACK").run().whenComplete { _ in answer.value.fail(error) }
                     }
+                }
             }
+            return answer.value.futureResult
+        }
+    }
+
+    /// Completes `promise` with `value` on the promise's loop (at once when already there).
+    private static func succeed<T>(_ promise: OnItsLoop<EventLoopPromise<T>>, with value: OnItsLoop<T>) {
+        let loop = promise.value.futureResult.eventLoop
+        if loop.inEventLoop {
+            promise.value.assumeIsolated().succeed(value.value)
+        } else {
+            loop.execute { promise.value.assumeIsolated().succeed(value.value) }
         }
     }
 

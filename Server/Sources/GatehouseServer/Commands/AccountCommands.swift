@@ -28,6 +28,15 @@ public enum AccountCommands {
             public var createdAt: Date
             public var lastUsedAt: Date?
         }
+        public struct Lock: Codable, Sendable {
+            public var since: Date
+            public var reason: String
+        }
+        public struct Client: Codable, Sendable {
+            public var room: String?
+            public var base: String?
+            public var partnerZones: Int
+        }
         public struct Event: Codable, Sendable {
             public var at: Date
             public var kind: String
@@ -44,9 +53,9 @@ public enum AccountCommands {
         public var name: String?
         public var createdAt: Date
         /// When it was locked and why, when it is.
-        public var locked: String?
+        public var locked: Lock?
         /// The client record bound to it: its room, base and partner zones.
-        public var client: String?
+        public var client: Client?
         public var sessions: [Session]
         /// Since when the authenticator app is on (nil: off).
         public var authenticatorAppSince: Date?
@@ -82,8 +91,8 @@ public enum AccountCommands {
             return Summary(
                 id: account.id, login: account.username, email: account.displayedEmail, emailConfirmed: account.isEmailConfirmed,
                 phone: account.phone, phoneVerified: account.phoneVerifiedAt != nil, name: name.isEmpty ? nil : name, createdAt: account.createdAt,
-                locked: lock.map { "since \(WireDates.iso8601String(from: $0.at)): \($0.reason)" },
-                client: client.map { "room \($0.room ?? "none"), base \($0.base ?? "none"), \($0.parts.count) partner zone(s)" },
+                locked: lock.map { .init(since: $0.at, reason: $0.reason) },
+                client: client.map { .init(room: $0.room, base: $0.base, partnerZones: $0.parts.count) },
                 sessions: sessions.map { .init(id: $0.id, device: $0.device, ip: $0.ip, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
                 authenticatorAppSince: factors.totpSince,
                 passkeys: passkeys.map { .init(id: $0.id, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },

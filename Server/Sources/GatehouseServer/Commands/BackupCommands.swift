@@ -8,6 +8,8 @@ import SQLKit
 /// and the embedded blob folder, together, into a folder of their own.
 ///
 /// - SQLite: `VACUUM INTO` writes a consistent copy while the server runs (SQLite's online backup).
+/// - Both: restore takes the database's instance lease alone (`InstanceLease`), so it refuses while any server or
+///   command uses the database; backups are their owner's alone (0700 folders, 0600 files).
 /// - PostgreSQL: `pg_dump --format=custom` (a consistent snapshot while the server runs), restored
 ///   by `pg_restore --clean`; both must be on `PATH` (Debian: `postgresql-client`, of the server's
 ///   major version or newer).
@@ -32,33 +34,35 @@ public enum BackupCommands {
         public var description: String
     }
 
-    /// Writes a backup of the configured database and blob folder into `directory` (made; must be empty).
+    /// Writes a backup of the configured database and blob folder into `directory` (made; must be empty). What it
+    /// writes is readable by its owner only (folders 0700, files 0600): it holds password hashes, sealed secrets and
+    /// everyone's messages. The database must exist (`DatabaseCommand`): a backup run from another folder never
+    /// makes, and backs up, an empty one.
     public static func backup(configuration: GatehouseConfiguration, to directory: URL) async throws -> Manifest {
         let files = FileManager.default
-        try files.createDirectory(at: directory, withIntermediateDirectories: true)
-        guard try files.contentsOfDirectory(atPath: directory.path).isEmpty else {
+        if files.fileExists(atPath: directory.path), try !files.contentsOfDirectory(atPath: directory.path).isEmpty {
             throw Failure(description: "\(directory.path) is not empty: a backup goes into a folder of its own")
         }
-        let engine: String, database: String
-        switch configuration.database {
-        case .sqlite:
-            (engine, database) = ("sqlite", "gatehouse.sqlite")
-            var logger = Logger(label: "gatehouse")
-            logger.logLevel = .warning
-            let provider = try DatabaseProvider(location: configuration.database, poolSize: 1, threadPool: .singleton, logger: logger)
-            do {
-                try await provider.sql.raw("VACUUM INTO \(bind: directory.appendingPathComponent(database).path)").run()
-            } catch {
-                await provider.shutdown()
-                throw error
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = .warning
+        let (engine, database) = try await DatabaseCommand.withExisting(configuration, logger: logger) { services -> (String, String) in
+            // Made once the database is known to be there: a refused backup leaves nothing behind.
+            try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+            switch configuration.database {
+            case .sqlite:
+                // SQLite's online backup: a consistent copy while the server runs.
+                let file = directory.appendingPathComponent("gatehouse.sqlite").path
+                try await services.database.sql.raw("VACUUM INTO \(bind: file)").run()
+                return ("sqlite", "gatehouse.sqlite")
+            case .postgres(let url, let searchPath):
+                var arguments = ["--format=custom", "--no-owner", "--file=" + directory.appendingPathComponent("gatehouse.pgdump").path]
+                if let searchPath { arguments.append("--schema=" + searchPath) }
+                try run("pg_dump", arguments + ["--dbname=" + url])
+                return ("postgres", "gatehouse.pgdump")
             }
-            await provider.shutdown()
-        case .postgres(let url, let searchPath):
-            (engine, database) = ("postgres", "gatehouse.pgdump")
-            var arguments = ["--format=custom", "--no-owner", "--file=" + directory.appendingPathComponent(database).path]
-            if let searchPath { arguments.append("--schema=" + searchPath) }
-            try run("pg_dump", arguments + ["--dbname=" + url])
         }
+        try ownerOnly(directory.appendingPathComponent(database))
         var blobs: Int?
         if configuration.storage.s3 == nil {
             blobs = try copyTree(URL(fileURLWithPath: configuration.blobDirectory), to: directory.appendingPathComponent("blobs"))
@@ -67,49 +71,73 @@ public enum BackupCommands {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        try encoder.encode(manifest).write(to: directory.appendingPathComponent("backup.json"))
+        let manifestFile = directory.appendingPathComponent("backup.json")
+        try encoder.encode(manifest).write(to: manifestFile)
+        try ownerOnly(manifestFile)
         return manifest
     }
 
-    /// Puts a backup back: the database replaced by the backup's (stop every instance first), the
-    /// blob folder by its copy. The server's next start migrates it if the backup is older.
-    public static func restore(configuration: GatehouseConfiguration, from directory: URL) throws -> Manifest {
+    /// Puts a backup back: the database replaced by the backup's, the blob folder by its copy. Refuses, changing
+    /// nothing, while a server or a command holds the database's instance lease (`InstanceLease`), and holds it
+    /// alone until done, so no instance starts meanwhile. The server's next start migrates it if the backup is older.
+    public static func restore(configuration: GatehouseConfiguration, from directory: URL) async throws -> Manifest {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent("backup.json").path) else {
             throw Failure(description: "\(directory.path) holds no backup.json: not a backup of gatehouse backup")
         }
         let manifest = try decoder.decode(Manifest.self, from: data)
-        let dump = directory.appendingPathComponent(manifest.database)
-        switch configuration.database {
-        case .sqlite(let path):
-            guard manifest.engine == "sqlite" else { throw Failure(description: "a \(manifest.engine) backup cannot be restored into SQLite") }
-            let files = FileManager.default
-            for suffix in ["", "-wal", "-shm"] where files.fileExists(atPath: path + suffix) { try files.removeItem(atPath: path + suffix) }
-            try files.copyItem(atPath: dump.path, toPath: path)
-        case .postgres(let url, _):
-            guard manifest.engine == "postgres" else { throw Failure(description: "a \(manifest.engine) backup cannot be restored into PostgreSQL") }
-            try run("pg_restore", ["--clean", "--if-exists", "--no-owner", "--exit-on-error", "--dbname=" + url, dump.path])
+        let expected = { if case .sqlite = configuration.database { "sqlite" } else { "postgres" } }()
+        guard manifest.engine == expected else {
+            throw Failure(description: "a \(manifest.engine) backup cannot be restored into \(expected == "sqlite" ? "SQLite" : "PostgreSQL")")
         }
-        if manifest.blobs != nil, configuration.storage.s3 == nil {
-            let folder = URL(fileURLWithPath: configuration.blobDirectory)
-            try? FileManager.default.removeItem(at: folder)
-            _ = try copyTree(directory.appendingPathComponent("blobs"), to: folder)
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = .warning
+        let lease = try await InstanceLease.take(.exclusive, on: configuration.database, logger: logger)
+        FileHandle.standardError.write(Data("gatehouse: restoring into \(lease.databaseName)\n".utf8))
+        do {
+            let dump = directory.appendingPathComponent(manifest.database)
+            switch configuration.database {
+            case .sqlite(let path):
+                let files = FileManager.default
+                for suffix in ["", "-wal", "-shm"] where files.fileExists(atPath: path + suffix) { try files.removeItem(atPath: path + suffix) }
+                try files.copyItem(atPath: dump.path, toPath: path)
+                try ownerOnly(URL(fileURLWithPath: path))
+            case .postgres(let url, _):
+                try run("pg_restore", ["--clean", "--if-exists", "--no-owner", "--exit-on-error", "--dbname=" + url, dump.path])
+            }
+            if manifest.blobs != nil, configuration.storage.s3 == nil {
+                let folder = URL(fileURLWithPath: configuration.blobDirectory)
+                try? FileManager.default.removeItem(at: folder)
+                _ = try copyTree(directory.appendingPathComponent("blobs"), to: folder)
+            }
+        } catch {
+            await lease.release()
+            throw error
         }
+        await lease.release()
         return manifest
     }
 
+    /// Readable and writable by its owner only.
+    private static func ownerOnly(_ file: URL) throws {
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+    }
+
     /// Copies a folder's files (a missing source is an empty one); answers how many files.
+    /// Folders it makes are 0700 and files 0600, whatever the source's (a backup's blobs are its owner's alone).
     private static func copyTree(_ source: URL, to target: URL) throws -> Int {
         let files = FileManager.default
-        try files.createDirectory(at: target, withIntermediateDirectories: true)
+        try files.createDirectory(at: target, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard let walker = files.enumerator(at: source, includingPropertiesForKeys: [.isRegularFileKey]) else { return 0 }
         var count = 0
         for case let file as URL in walker where (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
             let relative = String(file.standardizedFileURL.path.dropFirst(source.standardizedFileURL.path.count + 1))
             let destination = target.appendingPathComponent(relative)
-            try files.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try files.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true,
+                                      attributes: [.posixPermissions: 0o700])
             try files.copyItem(at: file, to: destination)
+            try ownerOnly(destination)
             count += 1
         }
         return count

@@ -5,6 +5,10 @@ import GatehouseFoundation
 import GatehouseSurfaces
 import HummingbirdBcrypt
 import Logging
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the `gatehouse` executable does, kept in the library so it is tested like the rest.
 public enum ServerCommands {
@@ -13,35 +17,38 @@ public enum ServerCommands {
         yaml ? OpenAPIDocument.yaml : OpenAPIDocument.json
     }
 
-    /// Runs migrations and exits.
+    /// Runs migrations and exits: the one command besides `serve` that may make the database. It names it on
+    /// standard error and holds the instance lease while it runs (`DatabaseCommand`).
     public static func migrate(configuration: GatehouseConfiguration) async throws {
         var logger = Logger(label: "gatehouse")
         logger.logLevel = configuration.logLevel
-        let services = try GatehouseServices(configuration: configuration, logger: logger)
+        let lease = try await InstanceLease.take(.shared, on: configuration.database, logger: logger)
+        FileHandle.standardError.write(Data("gatehouse: \(lease.databaseName)\n".utf8))
         do {
-            try await services.migrate()
-        } catch {
+            let services = try GatehouseServices(configuration: configuration, logger: logger)
+            do {
+                try await services.migrate()
+            } catch {
+                await services.shutdownOutsideApplication()
+                throw error
+            }
             await services.shutdownOutsideApplication()
+        } catch {
+            await lease.release()
             throw error
         }
-        await services.shutdownOutsideApplication()
+        await lease.release()
     }
 
     /// The newest outbox messages, oldest of them first, as lines for a terminal.
     public static func outbox(configuration: GatehouseConfiguration, to: String?, last: Int) async throws -> [DevOutboxMessage] {
         var logger = Logger(label: "gatehouse")
         logger.logLevel = .warning
-        let services = try GatehouseServices(configuration: configuration, logger: logger)
-        do {
+        return try await DatabaseCommand.withExisting(configuration, logger: logger) { services in
             try await services.database.prepareEngine()
             // As typed: `89161112233` finds what went to `+79161112233`, as `/dev/outbox` does.
             let destination = to.map { PhoneNumber.destination($0, defaultCountryCode: configuration.defaultCountryCode) }
-            let messages = try await OutboxQuery.recent(database: services.database, to: destination, limit: last)
-            await services.shutdownOutsideApplication()
-            return messages
-        } catch {
-            await services.shutdownOutsideApplication()
-            throw error
+            return try await OutboxQuery.recent(database: services.database, to: destination, limit: last)
         }
     }
 
@@ -50,15 +57,9 @@ public enum ServerCommands {
     package static func eraseDeletedAccounts(configuration: GatehouseConfiguration) async throws -> Int {
         var logger = Logger(label: "gatehouse")
         logger.logLevel = .warning
-        let services = try GatehouseServices(configuration: configuration, logger: logger)
-        do {
+        return try await DatabaseCommand.withExisting(configuration, logger: logger) { services in
             try await services.database.prepareEngine()
-            let erased = try await services.accountDeletion.eraseDue()
-            await services.shutdownOutsideApplication()
-            return erased
-        } catch {
-            await services.shutdownOutsideApplication()
-            throw error
+            return try await services.accountDeletion.eraseDue()
         }
     }
 
@@ -73,6 +74,38 @@ public enum ServerCommands {
         return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) / Double(count)
     }
 
+    /// Refuses at once, before any migration runs, when `host:port` cannot be listened on (another process has it,
+    /// or the address is not this machine's), naming the address and what to do. Port 0 (any free one) always can.
+    public static func checkListenable(host: String, port: Int) throws {
+        guard port != 0 else { return }
+        let address: SocketAddress
+        do {
+            address = try SocketAddress.makeAddressResolvingHost(host, port: port)
+        } catch {
+            throw ReadableError(description: "cannot listen on \(host):\(port): \(host) is not an address of this machine (GATEHOUSE_HOST or --host)")
+        }
+        let descriptor = socket(address.protocol.rawValue, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var yes: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        let bound = address.withSockAddr { bind(descriptor, $0, socklen_t($1)) }
+        guard bound != 0 else { return }
+        let code = errno
+        switch code {
+        case EADDRINUSE:
+            throw ReadableError(description: "cannot listen on \(host):\(port): another process is listening there (a gatehouse "
+                                + "already running?); stop it, or choose another port with GATEHOUSE_PORT or --port")
+        case EACCES:
+            throw ReadableError(description: "cannot listen on \(host):\(port): ports below 1024 need privileges; choose another "
+                                + "with GATEHOUSE_PORT or --port, and put a proxy in front (docs/deploy.md)")
+        case EADDRNOTAVAIL:
+            throw ReadableError(description: "cannot listen on \(host):\(port): \(host) is not an address of this machine (GATEHOUSE_HOST or --host)")
+        default:
+            throw ReadableError(description: "cannot listen on \(host):\(port): \(String(cString: strerror(code)).lowercased())")
+        }
+    }
+
     /// How to run this executable again, as a person would type it (`GatehouseInvocation`).
     public static var invocation: String { GatehouseInvocation.current }
 
@@ -84,7 +117,7 @@ public enum ServerCommands {
                 + "anyone who reaches \(configuration.host):\(port) can read every code and password at /dev/outbox")
         }
         switch configuration.database {
-        case .sqlite(let path): lines.append("database: SQLite file \(path)")
+        case .sqlite(let path): lines.append("database: SQLite file \(URL(fileURLWithPath: path).standardizedFileURL.path)")
         case .postgres: lines.append("database: PostgreSQL")
         }
         if configuration.delivery.smsChannel == .dev || configuration.delivery.emailChannel == .dev {
@@ -92,7 +125,12 @@ public enum ServerCommands {
             if configuration.environment == .development {
                 where_.append("http://\(configuration.host):\(port)/dev/outbox?to=+79123456789")
             }
-            lines.append("dev delivery: codes and mails stay in the outbox; read them with " + where_.joined(separator: " or "))
+            if configuration.environment == .production {
+                lines.append("WARNING: production with development delivery (GATEHOUSE_ALLOW_DEV_DELIVERY=true): codes and mails stay in the "
+                    + "outbox and reach nobody; read them with " + where_.joined(separator: " or "))
+            } else {
+                lines.append("dev delivery: codes and mails stay in the outbox; read them with " + where_.joined(separator: " or "))
+            }
         }
         let push = configuration.delivery.push
         switch (push.apns != nil, push.fcm != nil) {

@@ -15,6 +15,9 @@ package struct RequestLogMiddleware: RouterMiddleware {
             id.count <= 64 && id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) ? id : nil
         }
         let requestID = incoming ?? context.id
+        // One id per request in the logs: Hummingbird's own (`hb.request.id`) gives way to ours, which is the client's
+        // `X-Request-Id` when it sent a sane one and Hummingbird's otherwise, and which the answer carries back.
+        context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request.id"] = .string(requestID)
         context.requestID = requestID
         let start = ContinuousClock.now

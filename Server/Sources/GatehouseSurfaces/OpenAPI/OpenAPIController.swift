@@ -12,7 +12,7 @@ package struct OpenAPIController: Sendable {
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
         // A newcomer's first request: which version answers, and where to go next.
-        let signposts = ByteBuffer(string: #"{"name":"Gatehouse","version":"\#(GatehouseVersion.current)","openapi":"/openapi.json","docs":"/docs","console":"\#(ConsoleController.home.path)","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
+        let signposts = ByteBuffer(string: #"{"name":"Gatehouse","version":"\#(GatehouseVersion.current)","openapi":"/openapi.json","docs":"/docs","console":"\#(ConsoleController.home.path)","operator":"\#(OperatorConsoleController.home.path)","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
         let json = ByteBuffer(string: OpenAPIDocument.json)
         let yaml = ByteBuffer(string: OpenAPIDocument.yaml)
         let html = ByteBuffer(string: OpenAPIDocument.html)

@@ -38,7 +38,7 @@ struct AccountLockTests {
             #expect(apiRight.text == "Аккаунт заблокирован. Обратитесь в поддержку.", "\(apiRight.text)")
             #expect(apiWrong.headers[HTTPField.Name("X-Error-Code")!] == "invalid_credentials", "a guesser is not told of the lock")
             #expect(v1Right.status == .forbidden && v1Right.text.contains("account_locked"), "\(v1Right.text)")
-            #expect(shown.locked?.contains("reported stolen phone") == true)
+            #expect(shown.locked?.reason.contains("reported stolen phone") == true)
             #expect(unlocked && back.status == .ok, "\(back.text)")
             let events = try await app.services.audit.events(AuditLog.Query(kinds: [.accountLocked, .accountUnlocked]))
             #expect(events.map(\.kind) == ["account.unlocked", "account.locked"])

@@ -92,7 +92,7 @@ struct BackupRestoreTests {
         try FileManager.default.removeItem(atPath: blobs)
         var configuration = GatehouseConfiguration.testing(database: database.location)
         configure(&configuration)
-        let manifest = try BackupCommands.restore(configuration: configuration, from: backup)
+        let manifest = try await BackupCommands.restore(configuration: configuration, from: backup)
         #expect(manifest.database == (engine == .sqlite ? "gatehouse.sqlite" : "gatehouse.pgdump"))
 
         // validate: the same reads, the same answers; the sessions still sign in; the ledger balances
@@ -104,6 +104,6 @@ struct BackupRestoreTests {
         }
         // A backup goes into a folder of its own; a restore needs one.
         await #expect(throws: BackupCommands.Failure.self) { _ = try await BackupCommands.backup(configuration: configuration, to: backup) }
-        #expect(throws: BackupCommands.Failure.self) { _ = try BackupCommands.restore(configuration: configuration, from: scratch) }
+        await #expect(throws: BackupCommands.Failure.self) { _ = try await BackupCommands.restore(configuration: configuration, from: scratch) }
     }
 }

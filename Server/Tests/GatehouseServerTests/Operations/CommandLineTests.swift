@@ -9,7 +9,7 @@ import Testing
 
 /// The `gatehouse` executable as an operator runs it: the README's command, graceful stop,
 /// migrations, the outbox, and configuration errors.
-@Suite("The gatehouse command", .serialized)
+@Suite("The gatehouse command")
 struct CommandLineTests {
     /// `swift build` puts the executable next to the test bundle.
     static var binary: URL {

@@ -29,7 +29,7 @@ struct OperationsTests {
 
     @Test("a server whose migrations fail stops with the error instead of hanging")
     func migrationFailure_stopsTheServer() async throws {
-        // setup: a SQLite file in a folder that does not exist, so the database never opens
+        // setup: a SQLite file in a folder that does not exist, so the database never opens (nor its lease's lock file)
         var configuration = GatehouseConfiguration.testing(database: .sqlite(path: "/nonexistent-\(UUID().uuidString)/x.sqlite"))
         configuration.delivery.pollInterval = .milliseconds(50)
         let app = try await buildApplication(configuration: configuration)
@@ -143,7 +143,7 @@ struct ConfigurationTests {
             "GATEHOUSE_HOST": "0.0.0.0", "GATEHOUSE_PORT": "9090", "GATEHOUSE_ENV": "production",
             "DATABASE_URL": "postgres://u:p@db:5432/gatehouse", "PUBLIC_URL": "https://id.example.com/",
             "GATEHOUSE_SECRET": String(repeating: "s", count: 40),
-            "GATEHOUSE_SMS_CHANNEL": "sms-http", "SMS_HTTP_URL": "https://sms.example.com/send",
+            "GATEHOUSE_SMS_CHANNEL": "sms-http", "SMS_HTTP_URL": "https://sms.example.com/send", "GATEHOUSE_EMAIL_CHANNEL": "smtp",
             "SMS_HTTP_HEADERS": "Authorization: Key k\nX-A: b", "GATEHOUSE_CODE_TTL_SECONDS": "300",
             "GATEHOUSE_AVATAR_MAX_BYTES": "65536", "GATEHOUSE_SESSION_CACHE_SECONDS": "0.25",
             "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "5",
@@ -156,7 +156,7 @@ struct ConfigurationTests {
         #expect(c.host == "0.0.0.0" && c.port == 9090 && c.environment == .production)
         #expect(c.database == .postgres(url: "postgres://u:p@db:5432/gatehouse"))
         #expect(c.publicURL == "https://id.example.com")
-        #expect(c.delivery.smsChannel == .smsHTTP)
+        #expect(c.delivery.smsChannel == .smsHTTP && c.delivery.emailChannel == .smtp)
         #expect(c.delivery.smsHTTP.headers.map(\.0) == ["Authorization", "X-A"])
         #expect(c.limits.codeTTL == 300)
         #expect(c.limits.avatarMaxBytes == 65536)
@@ -272,6 +272,10 @@ struct ConfigurationTests {
         (["DATABASE_URL": "mysql://x"], "DATABASE_URL"),
         (["PUBLIC_URL": "not a url"], "PUBLIC_URL"),
         (["GATEHOUSE_ENV": "production"], "GATEHOUSE_SECRET"),
+        // Production delivers for real: a development channel is refused by name (GATEHOUSE_ALLOW_DEV_DELIVERY opts out).
+        (["GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": String(repeating: "s", count: 40)], "GATEHOUSE_EMAIL_CHANNEL"),
+        (["GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": String(repeating: "s", count: 40), "GATEHOUSE_EMAIL_CHANNEL": "smtp"],
+         "GATEHOUSE_SMS_CHANNEL"),
         (["GATEHOUSE_SMS_CHANNEL": "sms-http"], "SMS_HTTP_URL"),
         (["SMTP_SECURITY": "ssl3"], "SMTP_SECURITY"),
         (["SMTP_USERNAME": "me"], "SMTP_PASSWORD"),

@@ -269,7 +269,7 @@ struct ProbeFindingsTests {
 
     @Test("production: /metrics only behind its token (off without one; asked for without one, refused); the admin API decodes %2B and %20 in a phone")
     func metricsAndAdminPath() async throws {
-        let production = ["GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": String(repeating: "s", count: 40), "GATEHOUSE_HOST": "0.0.0.0"]
+        let production = ["GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": String(repeating: "s", count: 40), "GATEHOUSE_ALLOW_DEV_DELIVERY": "true", "GATEHOUSE_HOST": "0.0.0.0"]
         #expect(try GatehouseConfiguration.fromEnvironment(production).metricsEnabled == false)
         let asked = try #require(throws: ConfigurationError.self) {
             try GatehouseConfiguration.fromEnvironment(production.merging(["GATEHOUSE_METRICS": "true"]) { $1 })

@@ -643,6 +643,7 @@ struct HardeningTests {
         #expect(allowed.host == "0.0.0.0")
         let production = try GatehouseConfiguration.fromEnvironment([
             "GATEHOUSE_HOST": "0.0.0.0", "GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": String(repeating: "s", count: 40),
+            "GATEHOUSE_ALLOW_DEV_DELIVERY": "true",
         ])
         #expect(production.environment == .production)
     }

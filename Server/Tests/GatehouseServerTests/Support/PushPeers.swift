@@ -30,7 +30,7 @@ final class PushPeers: @unchecked Sendable {
         // picked here at random could be one of the test run's own outgoing connections.
         process.arguments = ["python3", "-c", ChildProcesses.pythonPeerPrelude, script, "--port", "0", "--dir", directory.path]
         let log = directory.path + ".log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
         try ChildProcesses.run(process)

@@ -17,7 +17,7 @@ final class PythonPeer: @unchecked Sendable {
     static func start(_ script: String, _ arguments: [String], hint: String = "") async throws -> PythonPeer {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(script).path
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("\(script)-\(UUID().uuidString).log").path
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", ChildProcesses.pythonPeerPrelude, path, "--port", "0"] + arguments

@@ -227,7 +227,7 @@ try:
 
     step = "outside development the cookies are Secure"
     prod_port = free_port()
-    production = start(prod_port, {"GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": "x" * 40,
+    production = start(prod_port, {"GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": "x" * 40, "GATEHOUSE_ALLOW_DEV_DELIVERY": "true",
                                     "PUBLIC_URL": f"https://127.0.0.1:{prod_port}"})
     status, headers, _ = call(f"http://127.0.0.1:{prod_port}", "GET", "/console/login")
     assert status == 200 and "Secure" in headers["Set-Cookie"], headers["Set-Cookie"]

@@ -461,7 +461,8 @@ struct FirstRequestsTests {
             #expect(root.status == .ok && root.mediaType == "application/json")
             #expect(object["openapi"] as? String == "/openapi.json" && object["docs"] as? String == "/docs")
             #expect(object["health"] as? String == "/health" && object["live"] as? String == "/health/live")
-            #expect(object["version"] as? String == GatehouseVersion.current && object["console"] as? String == "/console")
+            #expect(object["version"] as? String == GatehouseVersion.current && object["console"] as? String == "/console"
+                    && object["operator"] as? String == "/operator")
             #expect(GatehouseVersion.current.wholeMatch(of: /\d+\.\d+\.\d+/) != nil)
             // The console's page is where the root says.
             #expect(try await app.get("/console").status != .notFound)

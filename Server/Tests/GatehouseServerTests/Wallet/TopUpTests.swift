@@ -288,7 +288,7 @@ struct TopUpTests {
         #expect(stripe.wallet.topUps.provider == .stripe && stripe.wallet.topUps.minAmount == 500 && stripe.wallet.topUps.perDay == 3)
         #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(base.merging(["GATEHOUSE_STRIPE_SECRET_KEY": "sk_test_1"]) { $1 }) }
         #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(base.merging(["GATEHOUSE_TOPUP_PROVIDER": "stripe"]) { $1 }) }
-        let production = ["GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": String(repeating: "s", count: 40)]
+        let production = ["GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": String(repeating: "s", count: 40), "GATEHOUSE_ALLOW_DEV_DELIVERY": "true"]
         #expect(try GatehouseConfiguration.fromEnvironment(production).wallet.topUps.provider == .off, "production takes no top-ups until Stripe is set up")
         #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(production.merging(["GATEHOUSE_TOPUP_PROVIDER": "local"]) { $1 }) }
     }
