@@ -67,8 +67,19 @@ package final class APNsClient: Sendable {
             object["aps"] = aps
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             if data.count <= maxPayloadBytes || body.isEmpty { return data }
-            body = String(body.prefix(max(0, body.count - max(16, (data.count - maxPayloadBytes))))) + "…"
-            if body == "…" { body = "" }
+            // The excess is in bytes, and a character may take several (Cyrillic two, many emoji four): cut by the
+            // body's UTF-8 bytes, on a character boundary, with room for the "…". Counting characters instead
+            // cut a long Russian text to nothing.
+            let keep = body.utf8.count - (data.count - maxPayloadBytes) - "…".utf8.count
+            var kept = ""
+            var used = 0
+            for character in body {
+                let size = character.utf8.count
+                if used + size > keep { break }
+                kept.append(character)
+                used += size
+            }
+            body = kept.isEmpty ? "" : kept + "…"
         }
     }
 
