@@ -73,7 +73,7 @@ package final class InstanceLease: @unchecked Sendable {
             }
             if flock(descriptor, (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
                 let holders = Self.flockHolders(descriptor: descriptor)
-                close(descriptor)
+                Glibc.close(descriptor)
                 throw Refused(description: refusal(mode, name: name, holders: holders.map { "process \($0)" }))
             }
             return InstanceLease(mode: mode, logger: logger, descriptor: descriptor, postgres: nil, databaseName: name)
@@ -89,9 +89,16 @@ package final class InstanceLease: @unchecked Sendable {
             let keys = Self.keys(schema: searchPath)
             let lease = InstanceLease(mode: mode, logger: logger, descriptor: nil, postgres: (configuration, keys), databaseName: name)
             let connection = try await lease.connect()
-            guard try await lease.lock(on: connection) else {
+            let locked: Bool
+            do {
+                locked = try await lease.lock(on: connection)
+            } catch {
+                await close(connection)
+                throw error
+            }
+            guard locked else {
                 let holders = (try? await lease.holders(on: connection)) ?? []
-                try? await connection.close()
+                await close(connection)
                 throw Refused(description: refusal(mode, name: name, holders: holders))
             }
             lease.connection.withLockedValue { $0 = connection }
@@ -104,10 +111,10 @@ package final class InstanceLease: @unchecked Sendable {
         guard !released.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
         if let descriptor {
             flock(descriptor, LOCK_UN)
-            close(descriptor)
+            Glibc.close(descriptor)
         }
         if let connection = connection.withLockedValue({ let c = $0; $0 = nil; return c }) {
-            try? await connection.close()
+            await Self.close(connection)
         }
     }
 
@@ -124,22 +131,30 @@ package final class InstanceLease: @unchecked Sendable {
                     _ = try await current.query("SELECT 1", logger: logger).collect()
                     continue
                 } catch {
-                    if released.withLockedValue({ $0 }) { return }
+                    // Stopping (the query was cancelled with this task): `release` closes the connection.
+                    if released.withLockedValue({ $0 }) || Task.isCancelled { return }
                     logger.warning("instance lease: connection to \(databaseName) lost, taking the lease again",
                                    metadata: ["error": "\(String(reflecting: error))"])
-                    try? await current.close()
                     connection.withLockedValue { $0 = nil }
+                    await Self.close(current)
                 }
             }
             do {
                 let fresh = try await connect()
-                guard try await lock(on: fresh) else {
+                let locked: Bool
+                do {
+                    locked = try await lock(on: fresh)
+                } catch {
+                    await Self.close(fresh)
+                    throw error
+                }
+                guard locked else {
                     let holders = (try? await holders(on: fresh)) ?? []
-                    try? await fresh.close()
+                    await Self.close(fresh)
                     throw Refused(description: "\(databaseName) is being restored (\(holders.joined(separator: ", "))) while this "
                                   + "instance was away from it: stopping, so that it writes nothing into the restored database")
                 }
-                if released.withLockedValue({ $0 }) { try? await fresh.close(); return }
+                if released.withLockedValue({ $0 }) || Task.isCancelled { await Self.close(fresh); return }
                 connection.withLockedValue { $0 = fresh }
                 logger.notice("instance lease: taken again on \(databaseName)")
             } catch let refused as Refused {
@@ -151,6 +166,13 @@ package final class InstanceLease: @unchecked Sendable {
     }
 
     // MARK: PostgreSQL
+
+    /// Closes `connection` and waits for it, also in a cancelled task (the async `close` may give up at once there,
+    /// and a connection released unclosed is a crash in postgres-nio's debug builds).
+    private static func close(_ connection: PostgresConnection) async {
+        let closing: EventLoopFuture<Void> = connection.close()
+        try? await closing.get()
+    }
 
     private func connect() async throws -> PostgresConnection {
         try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(), configuration: postgres!.configuration,
