@@ -584,7 +584,7 @@ func readSecret(_ prompt: String?) -> String? {
     return readLine(strippingNewline: true)
 }
 
-/// Every `--json` answer: dates in ISO 8601 with milliseconds, as the API and `audit export` write them.
+/// Every `--json` answer: dates in ISO 8601 (`WireDates`), as the API and `audit export` write them.
 func jsonText(_ value: some Encodable) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -20,18 +20,19 @@ package struct ReadableError: Error, CustomStringConvertible {
         if error is NIOConnectionError {
             return ReadableError(description: "cannot reach \(name(of: database)): \(reason(of: error))")
         }
-        if let io = error as? IOError { return ReadableError(description: reason(errno: io.errnoCode)) }
         return nil
     }
 
-    /// `host:port` (or "a local socket") and the database's name, from its URL; no user, no password.
+    /// What every message calls the database (commands, restore, start-up errors): `SQLite /abs/path`, or
+    /// `PostgreSQL host:port/database (schema s)` from its URL, never its user or password.
     package static func name(of database: GatehouseConfiguration.DatabaseLocation?) -> String {
         switch database {
         case .sqlite(let path): return "SQLite \(URL(fileURLWithPath: path).standardizedFileURL.path)"
-        case .postgres(let url, _):
+        case .postgres(let url, let schema):
             guard let parts = URLComponents(string: url) else { return "PostgreSQL" }
             let database = parts.path.drop { $0 == "/" }
             return "PostgreSQL \(parts.host ?? "a local socket"):\(parts.port ?? 5432)" + (database.isEmpty ? "" : "/\(database)")
+                + (schema.map { " (schema \($0))" } ?? "")
         case nil: return "the database"
         }
     }

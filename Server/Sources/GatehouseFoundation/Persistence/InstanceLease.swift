@@ -65,7 +65,7 @@ package final class InstanceLease: @unchecked Sendable {
         switch location {
         case .sqlite(let path):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-            let name = "SQLite \(absolute)"
+            let name = ReadableError.name(of: location)
             let lockPath = absolute + ".lock"
             let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {
@@ -79,9 +79,7 @@ package final class InstanceLease: @unchecked Sendable {
             return InstanceLease(mode: mode, logger: logger, descriptor: descriptor, postgres: nil, databaseName: name)
         case .postgres(let url, let searchPath):
             var configuration = try SQLPostgresConfiguration(url: url).coreConfiguration
-            let database = configuration.database ?? configuration.username
-            let host = configuration.host.map { "\($0):\(configuration.port ?? 5432)" } ?? "a local socket"
-            let name = "PostgreSQL \(host)/\(database)" + (searchPath.map { " (schema \($0))" } ?? "")
+            let name = ReadableError.name(of: location)
             // What restore names when it is refused: `pg_stat_activity` shows it for this connection.
             let role = mode == .shared ? "serving" : "restoring"
             configuration.options.additionalStartupParameters.append(
@@ -108,12 +106,17 @@ package final class InstanceLease: @unchecked Sendable {
 
     /// Gives the lease back (also when the process ends).
     package func release() async {
-        guard !released.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
+        // The connection is taken in the same critical section that marks the lease released (see `keep`).
+        let (was, held) = released.withLockedValue { isReleased -> (Bool, PostgresConnection?) in
+            defer { isReleased = true }
+            return (isReleased, connection.withLockedValue { let c = $0; $0 = nil; return c })
+        }
+        guard !was else { return }
         if let descriptor {
             flock(descriptor, LOCK_UN)
             Glibc.close(descriptor)
         }
-        if let connection = connection.withLockedValue({ let c = $0; $0 = nil; return c }) {
+        if let connection = held {
             await Self.close(connection)
         }
     }
@@ -154,8 +157,13 @@ package final class InstanceLease: @unchecked Sendable {
                     throw Refused(description: "\(databaseName) is being restored (\(holders.joined(separator: ", "))) while this "
                                   + "instance was away from it: stopping, so that it writes nothing into the restored database")
                 }
-                if released.withLockedValue({ $0 }) || Task.isCancelled { await Self.close(fresh); return }
-                connection.withLockedValue { $0 = fresh }
+                // Stored under the `released` lock: a `release` that ran meanwhile would never see it, and close it.
+                let stored = released.withLockedValue { isReleased in
+                    guard !isReleased, !Task.isCancelled else { return false }
+                    connection.withLockedValue { $0 = fresh }
+                    return true
+                }
+                if !stored { await Self.close(fresh); return }
                 logger.notice("instance lease: taken again on \(databaseName)")
             } catch let refused as Refused {
                 throw refused

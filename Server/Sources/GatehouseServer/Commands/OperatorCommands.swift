@@ -35,7 +35,12 @@ package enum DatabaseCommand {
         package var description: String
     }
 
-    package static func withExisting<T>(_ configuration: GatehouseConfiguration, logger: Logger, quiet: Bool = false,
+    /// The line every command writes on standard error before it answers: which database it opened.
+    package static func announce(_ lease: InstanceLease) {
+        FileHandle.standardError.write(Data("gatehouse: \(lease.databaseName)\n".utf8))
+    }
+
+    package static func withExisting<T>(_ configuration: GatehouseConfiguration, logger: Logger,
                                         _ body: (GatehouseServices) async throws -> T) async throws -> T {
         if case .sqlite(let path) = configuration.database {
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
@@ -46,7 +51,7 @@ package enum DatabaseCommand {
             }
         }
         let lease = try await InstanceLease.take(.shared, on: configuration.database, logger: logger)
-        if !quiet { FileHandle.standardError.write(Data("gatehouse: \(lease.databaseName)\n".utf8)) }
+        announce(lease)
         let services: GatehouseServices
         do {
             services = try GatehouseServices(configuration: configuration, logger: logger)

@@ -23,7 +23,7 @@ public enum ServerCommands {
         var logger = Logger(label: "gatehouse")
         logger.logLevel = configuration.logLevel
         let lease = try await InstanceLease.take(.shared, on: configuration.database, logger: logger)
-        FileHandle.standardError.write(Data("gatehouse: \(lease.databaseName)\n".utf8))
+        DatabaseCommand.announce(lease)
         do {
             let services = try GatehouseServices(configuration: configuration, logger: logger)
             do {

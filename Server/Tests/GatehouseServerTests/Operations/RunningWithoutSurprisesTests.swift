@@ -6,9 +6,6 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Production never fakes delivery: a server whose codes would stay in the outbox does not start, unless the operator
 /// said so, and then it says so at every start.
@@ -57,18 +54,10 @@ struct ProductionDeliveryTests {
 struct StartupErrorTests {
     @Test("a port in use: serve says which and what to do, before any migration (no database made)")
     func portInUse() async throws {
-        // setup: a listener on a port of this machine
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        #expect(listen(listener, 1) == 0)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        // setup: a port another process would hold (this test's own HTTP receiver listens there)
+        let holder = HTTPReceiver()
+        let port = try await holder.start()
+        defer { Task { await holder.stop() } }
 
         // MUT 1: the check itself
         let error = try #require(throws: ReadableError.self) { try ServerCommands.checkListenable(host: "127.0.0.1", port: port) }
@@ -112,7 +101,7 @@ struct LogLineTests {
         let cli = CommandLineTests()
         let directory = try cli.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        // The banner is standard output (for people); the log is standard error: read apart.
+        // The banner's lines (for people) are left out by their prefixes; every other line is the log.
         let (process, output) = try cli.run(["serve", "--port", "0"], in: directory, env: ["GATEHOUSE_LOG_FORMAT": "json"])
         let port = try await cli.boundPort(of: process, output: output)
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/health")!)
@@ -128,10 +117,8 @@ struct LogLineTests {
 
         // validate: the log lines (everything but the banner's) are JSON objects
         let log = try String(contentsOf: output, encoding: .utf8)
-        let banner = ServerCommands.banner(configuration: try GatehouseConfiguration.fromEnvironment([:]), port: port).count
         let lines = log.split(separator: "\n").filter { !$0.hasPrefix("Gatehouse listening") && !$0.hasPrefix("database: ")
             && !$0.hasPrefix("dev delivery: ") && !$0.hasPrefix("push: ") }
-        #expect(banner >= 3)
         var objects: [[String: Any]] = []
         for line in lines {
             let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -146,3 +133,42 @@ struct LogLineTests {
         #expect(time.hasSuffix("Z"), "UTC: \(time)")
     }
 }
+
+/// What a script reads from `--json`: the API's dates, the right exit status.
+@Suite("The commands' --json")
+struct CommandJSONTests {
+    /// The command's JSON: the last line of its output (the first, on standard error, names the database).
+    func json(_ output: URL) throws -> Any {
+        let log = try String(contentsOf: output, encoding: .utf8)
+        let last = log.split(separator: "\n").last.map(String.init) ?? ""
+        return try JSONSerialization.jsonObject(with: Data(last.utf8))
+    }
+
+    @Test("dates in ISO 8601 as the API writes them; clients import --json exits 2 when a row is refused, as its text form does")
+    func datesAndExitStatus() async throws {
+        let cli = CommandLineTests()
+        let directory = try cli.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (migrate, _) = try cli.run(["migrate"], in: directory)
+        try await cli.waitForExit(migrate, seconds: 60)
+        let configuration = GatehouseConfiguration.testing(database: .sqlite(path: directory.appendingPathComponent("gatehouse.sqlite").path))
+        _ = try await ConsoleCommands.createOperator(configuration: configuration, name: "ann", role: "admin", password: "correct-horse-battery-9", as: nil)
+
+        // MUT 1: a date in --json
+        let (list, listed) = try cli.run(["operators", "list", "--json"], in: directory)
+        try await cli.waitForExit(list, seconds: 60)
+        let operators = try #require(try json(listed) as? [[String: Any]])
+        let createdAt = try #require(operators.first?["createdAt"] as? String, "\(operators)")
+        #expect(ISO8601DateFormatter().date(from: createdAt) != nil, "ISO 8601, not seconds since 2001: \(createdAt)")
+
+        // MUT 2: refused rows in --json
+        let file = directory.appendingPathComponent("clients.jsonl")
+        try Data("{\"phone\":\"+79123456789\",\"room\":\"12\"}\n{\"phone\":\"not a phone\"}\n".utf8).write(to: file)
+        let (importing, imported) = try cli.run(["clients", "import", file.path, "--json"], in: directory)
+        try await cli.waitForExit(importing, seconds: 60)
+        let report = try #require(try json(imported) as? [String: Any])
+        #expect(importing.terminationStatus == 2, "\(report)")
+        #expect(report["created"] as? Int == 1 && (report["refused"] as? [Any])?.count == 1, "\(report)")
+    }
+}
+
