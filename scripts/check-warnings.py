@@ -13,6 +13,10 @@ ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 WARNING = re.compile(r"^(/[^:\s]+):(\d+):(\d+): warning: (.*)$")
 # A warning inside a macro's expansion (`#expect`…) is printed without the file: only the project's tests use them.
 MACRO = re.compile(r"^macro expansion (#\w+):(\d+):(\d+): warning: (.*)$")
+# SwiftPM's own warnings about a package (a file no target claims…), named by the package's identity: ours are the
+# server's folder and the root's (a clone's folder name).
+PACKAGE = re.compile(r"^warning: '([^']+)': (.*)$")
+OUR_PACKAGES = {"server", "gatehouse", "gatehouse-server", os.path.basename(ROOT).lower()}
 
 
 def main() -> int:
@@ -24,6 +28,11 @@ def main() -> int:
             macro = MACRO.match(line.strip())
             if macro:
                 ours.setdefault(f"in an expansion of {macro.group(1)}: {macro.group(4)}", "")
+                continue
+            package = PACKAGE.match(line.strip())
+            if package:
+                if package.group(1) in OUR_PACKAGES:
+                    ours.setdefault(f"package {package.group(1)}: {package.group(2)}", "")
                 continue
             match = WARNING.match(line.strip())
             if not match:

@@ -3,5 +3,5 @@
 /// a minor version adds, a major version may change or remove what clients speak.
 public enum GatehouseVersion {
     /// This build's version, e.g. `1.1.0`.
-    public static let current = "1.0.0"
+    public static let current = "1.1.0"
 }

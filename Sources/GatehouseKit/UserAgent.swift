@@ -5,7 +5,7 @@ extension GatehouseVersion {
     /// The `User-Agent` every request of the SDK carries, so that an operator sees which SDK
     /// version a client runs (and a session opened without a device label is named by it): the
     /// app's name and version when its bundle has them, then `GatehouseKit/<version>` and the
-    /// system, e.g. `Wallet/2.3 GatehouseKit/1.0.0 (iOS 18.1.0)`.
+    /// system, e.g. `Wallet/2.3 GatehouseKit/1.1.0 (iOS 18.1.0)`.
     public static let userAgent: String = {
         let info = Bundle.main.infoDictionary ?? [:]
         var parts: [String] = []

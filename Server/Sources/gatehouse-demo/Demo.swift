@@ -212,7 +212,7 @@ struct SignPDFDemo: AsyncParsableCommand {
     func run() async throws {
         let environment = try app.environment(options)
         guard let email = environment.rememberedProfile?.email else {
-            throw ValidationError("nobody is registered in \(app.stateFile ?? "the demo's state"): run gatehouse-demo sign-to-login first")
+            throw Refused("nobody is registered in \(app.stateFile ?? "the demo's state"): run gatehouse-demo sign-to-login first")
         }
         let numbers = rect.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard numbers.count == 4 || numbers.count == 3, numbers[2] > 0 else { throw ValidationError("--rect is x,y,w,h") }
@@ -224,14 +224,14 @@ struct SignPDFDemo: AsyncParsableCommand {
         }
         let viewer = DocumentViewerViewModel(environment: environment, email: email, url: target)
         await viewer.open()
-        if let error = viewer.state.errorMessage { throw ValidationError(error) }
+        if let error = viewer.state.errorMessage { throw Refused(error) }
         let signing = viewer.sign()
         SignToLoginTerminal.feed(points, to: signing.pad)
         await signing.submit()
-        guard viewer.state.placement != nil else { throw ValidationError(signing.state.errorMessage ?? "the signature was not accepted") }
+        guard viewer.state.placement != nil else { throw Refused(signing.state.errorMessage ?? "the signature was not accepted") }
         viewer.setPlacement(page: page - 1, x: numbers[0], y: numbers[1], width: numbers[2])
         await viewer.save()
-        if let error = viewer.state.errorMessage { throw ValidationError(error) }
+        if let error = viewer.state.errorMessage { throw Refused(error) }
         print(viewer.state.infoMessage ?? "")
         if let similarity = signing.state.similarityText { print(similarity) }
         if let id = viewer.state.documentID { print("History: \(environment.client.historyURL(documentID: id).absoluteString)") }
@@ -256,7 +256,7 @@ struct OpenPDFDemo: AsyncParsableCommand {
         let environment = try app.environment(options)
         let viewer = DocumentViewerViewModel(environment: environment, email: environment.rememberedProfile?.email ?? "", url: URL(fileURLWithPath: file))
         await viewer.open()
-        if let error = viewer.state.errorMessage { throw ValidationError(error) }
+        if let error = viewer.state.errorMessage { throw Refused(error) }
         print(viewer.state.title)
         guard let id = viewer.state.documentID else {
             print("Not signed with Sign To Login yet.")
@@ -285,4 +285,11 @@ struct SignToLoginDemo: AsyncParsableCommand {
         await SignToLoginTerminal(flow: SignToLoginFlow(environment: environment), outbox: DevOutboxClient(baseURL: try options.serverURL()),
                                   language: environment.localizer.language).run()
     }
+}
+
+/// What the server or the file refused, once the command line itself was right: said as
+/// `Error: …` and exit status 1, without the usage text a `ValidationError` (a wrong option) adds.
+struct Refused: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

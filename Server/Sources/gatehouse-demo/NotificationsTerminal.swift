@@ -36,11 +36,29 @@ struct NotificationsDemo: AsyncParsableCommand {
         try await accounts.login(identifier: identifier, password: password, device: "gatehouse-demo notifications")
         let push = PushRegistration(accounts: accounts, platform: .fcm, language: localizer.language)
         guard let device = try await push.tokenReceived("gatehouse-demo-" + UUID().uuidString.lowercased()) else {
-            throw ValidationError("the push token could not be registered")
+            throw Refused("the push token could not be registered")
         }
         let outbox = DevOutboxClient(baseURL: url)
         let destination = device.id.uuidString.lowercased()
         print(localizer.language == "ru" ? "Жду уведомлений этого устройства (\(device.tokenHint))…" : "Listening for this device's pushes (\(device.tokenHint))…")
+        // Until the count is reached or Ctrl-C; then the demo's session ends, and the server removes
+        // its push device with it: a run leaves nothing behind (the account's device limit is not
+        // used up by runs of the demo).
+        let count = self.count
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await Self.show(outbox: outbox, destination: destination, count: count, localizer: localizer) }
+            group.addTask { await Self.interrupted() }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+        try? await accounts.logout()
+        await push.loggedOut()
+        print(localizer.language == "ru" ? "Вышел: сессия и устройство удалены." : "Signed out: the session and its device are gone.")
+    }
+
+    /// Prints each push the outbox holds for `destination` as a banner, until `count` were shown
+    /// (or the task is cancelled).
+    static func show(outbox: DevOutboxClient, destination: String, count: Int?, localizer: Localizer) async throws {
         var seen: Set<String> = []
         var shown = 0
         while count.map({ shown < $0 }) ?? true {
@@ -60,6 +78,18 @@ struct NotificationsDemo: AsyncParsableCommand {
             if count.map({ shown >= $0 }) ?? false { break }
             try await Task.sleep(for: .milliseconds(500))
         }
+    }
+
+    /// Returns at the first Ctrl-C (SIGINT), which then no longer ends the process at once.
+    static func interrupted() async {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { continuation.yield() }
+        source.resume()
+        defer { source.cancel() }
+        var signals = stream.makeAsyncIterator()
+        _ = await signals.next()
     }
 
     static func describe(_ route: PushRoute, _ localizer: Localizer) -> String {

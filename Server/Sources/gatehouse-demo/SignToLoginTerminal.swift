@@ -232,8 +232,9 @@ final class SignToLoginTerminal: TerminalMenu {
         if vm.state.pages.isEmpty, vm.state.errorMessage == nil { await vm.open() }
         header(vm.state.title)
         for (index, page) in vm.state.pages.enumerated() {
-            Terminal.line(t("  Page \(index + 1): ", "  Страница \(index + 1): ") + "\(Int(page.width))×\(Int(page.height)) pt")
+            Terminal.line(t("  Page \(index + 1): ", "  Страница \(index + 1): ") + "\(Int(page.width))×\(Int(page.height)) " + t("pt", "пт"))
         }
+        Terminal.line(t("  File: ", "  Файл: ") + vm.url.path)
         if let id = vm.state.documentID { Terminal.line("  documentid: \(id)") }
         for row in vm.state.history { Terminal.line("  ✎ \(row.name)  \(row.similarity)\(row.isLowMatch ? " ⚠" : "")  \(row.time)\(row.photoURL != nil ? "  📷" : "")") }
         if let warning = vm.state.changedOutsideWarning { Terminal.line("  ⚠ \(warning)") }

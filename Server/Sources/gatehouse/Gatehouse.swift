@@ -58,6 +58,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let configuration = try loadConfiguration(host: host, port: port)
         try ServerCommands.checkListenable(host: configuration.host, port: configuration.port)
+        try ServerCommands.checkBlobFolder(configuration)
         // The banner goes out once the port is bound, so "listening" is true when it is read.
         let app = try await buildApplication(configuration: configuration, onServerRunning: { boundPort in
             for line in ServerCommands.banner(configuration: configuration, port: boundPort) {

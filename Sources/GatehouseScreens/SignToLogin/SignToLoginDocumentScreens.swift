@@ -562,7 +562,7 @@ public final class DocumentViewerViewModel: ScreenModel<DocumentViewerViewModel.
                 data = signed
                 document = try PDFDocument(data: signed)
                 self.signature = nil
-                update { $0.placement = nil; $0.documentID = documentID; $0.infoMessage = l("stl.viewer.saved") }
+                update { $0.placement = nil; $0.documentID = documentID; $0.infoMessage = l("stl.viewer.saved", url.lastPathComponent) }
                 try await refreshHistory(documentID: documentID, hash: after)
             case .conflict:
                 update { $0.errorMessage = l("stl.viewer.conflict"); $0.isSaveEnabled = true }

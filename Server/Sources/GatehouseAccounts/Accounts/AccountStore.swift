@@ -84,8 +84,8 @@ package struct AccountStore: Sendable {
 
     /// Forgets a deletion request not yet carried out; false when the account was erased
     /// meanwhile (there is nothing left to sign in to).
-    package func cancelDeletion(_ id: UUID) async throws -> Bool {
-        try await sql(nil).raw("""
+    package func cancelDeletion(_ id: UUID, on tx: (any Database)? = nil) async throws -> Bool {
+        try await sql(tx).raw("""
             UPDATE accounts SET deletion_requested_at = NULL WHERE id = \(bind: id) AND erased_at IS NULL RETURNING id
             """).first() != nil
     }

@@ -60,7 +60,7 @@ package struct LoginService: Sendable {
                     guard secondStep else { throw GatehouseError.secondFactorRequired() }
                     throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin))
                 }
-                try await takeBack(account)
+                try await takeBack(account, origin: origin)
                 session = try await database.db.transaction { tx in
                     try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                             detail: ["with": "password"]), on: tx)
@@ -111,7 +111,7 @@ package struct LoginService: Sendable {
             guard secondStep else { throw GatehouseError.secondFactorRequired() }
             throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin, temporary: (match.id!, hash)))
         }
-        try await takeBack(account)
+        try await takeBack(account, origin: origin)
         let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
         // It becomes the password: every other temporary password and reset code dies, every
         // other session ends.
@@ -135,7 +135,7 @@ package struct LoginService: Sendable {
         let proof = try await secondFactors.check(pending.accountID, code: code, recoveryCode: recoveryCode, passkey: passkey, pending: pending,
                                                   attemptsLeft: attemptsLeft, origin: origin)
         guard let account = try await rules.store.row(id: pending.accountID), account.erasedAt == nil else { throw SecondFactors.challengeInvalid }
-        try await takeBack(account)
+        try await takeBack(account, origin: origin)
         let accountID = pending.accountID
         let factors = secondFactors
         let finish: @Sendable (any Database) async throws -> Void = { tx in
@@ -167,10 +167,17 @@ package struct LoginService: Sendable {
     }
 
     /// A password login of an account being deleted takes it back (docs/security.md, "Account
-    /// deletion"); one erased meanwhile has nothing left to sign in to.
-    private func takeBack(_ account: AccountModel) async throws {
-        guard account.deletionRequestedAt != nil else { return }
-        guard try await rules.store.cancelDeletion(account.id!) else { throw GatehouseError.invalidCredentials }
+    /// deletion"): in the audit trail, and told to the owner (who may have forgotten they asked, or
+    /// may not be the one who signed in). One erased meanwhile has nothing left to sign in to.
+    private func takeBack(_ account: AccountModel, origin: RequestOrigin) async throws {
+        guard account.deletionRequestedAt != nil, let accountID = account.id else { return }
+        let notice = rules.securityNotice(.deletionCancelled, to: account)
+        try await database.db.transaction { tx in
+            guard try await rules.store.cancelDeletion(accountID, on: tx) else { throw GatehouseError.invalidCredentials }
+            try await rules.audit.record(AuditEvent(.accountDeletionCancelled, by: .account(accountID), account: accountID, origin: origin.audit,
+                                                    detail: ["by": "login"]), on: tx)
+            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+        }
     }
 
     // MARK: Password change

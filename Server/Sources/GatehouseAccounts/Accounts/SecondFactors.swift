@@ -393,10 +393,21 @@ package struct SecondFactors: Sendable {
             guard let row = try await sql.raw("""
                 SELECT secret_sealed, last_step FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
                 """).first(),
-                  let secret = try? rules.secrets.open(row.decode(column: "secret_sealed", as: String.self), purpose: Self.totpPurpose),
-                  let step = TOTP(secret: secret).match(typed, at: rules.clock.now(), after: try row.decode(column: "last_step", as: Int64.self))
+                  let secret = try? rules.secrets.open(row.decode(column: "secret_sealed", as: String.self), purpose: Self.totpPurpose)
             else { try await wrong() }
-            return .totp(step: step)
+            let lastStep = try row.decode(column: "last_step", as: Int64.self)
+            let totp = TOTP(secret: secret)
+            if let step = totp.match(typed, at: rules.clock.now(), after: lastStep) { return .totp(step: step) }
+            if totp.wasUsed(typed, at: rules.clock.now(), upTo: lastStep) {
+                // The right code, already spent (typed twice, or the app still shows it): refused all
+                // the same, but said so, and neither counted as a failure nor kept against the budget:
+                // the person knows the code; a guesser gains nothing by hitting a spent one.
+                try? await rules.rateLimiter.release(Self.budget, key: accountID.uuidString, window: rules.configuration.limits.loginFailureWindow)
+                var error = GatehouseError.invalid(.invalidCode, "error.totpCodeUsed").on(field: "code")
+                error.attemptsLeft = attemptsLeft
+                throw error
+            }
+            try await wrong()
         }
         let hash = recoveryHash(recovery!, accountID: accountID)
         guard try await sql.raw("""

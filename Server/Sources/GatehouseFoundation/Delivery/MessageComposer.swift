@@ -79,10 +79,10 @@ extension MessageComposer {
                                body: LocalizedText("mail.passwordChanged.body").render(language), code: nil)
     }
 
-    /// A change to an account's second factors, told to its owner: `sms.secondFactor.<notice>` or
+    /// A change to how an account signs in (its second factors), or its deletion cancelled by a login, told to its owner: `sms.secondFactor.<notice>` or
     /// `mail.secondFactor.<notice>.subject`/`.body`, with `arguments`.
     package enum SecondFactorNotice: String, Sendable {
-        case totpOn, totpOff, recoveryCodeUsed, recoveryCodesRenewed, passkeyAdded, passkeyRemoved, passkeyCloneSuspected
+        case totpOn, totpOff, recoveryCodeUsed, recoveryCodesRenewed, passkeyAdded, passkeyRemoved, passkeyCloneSuspected, deletionCancelled
     }
 
     package func secondFactorNotice(_ notice: SecondFactorNotice, _ arguments: [String] = [], to destination: String, channel: OutgoingMessage.Kind,

@@ -58,8 +58,14 @@ package struct ReadableError: Error, CustomStringConvertible {
         }
     }
 
-    static func reason(of error: any Error) -> String {
+    package static func reason(of error: any Error) -> String {
         if let io = error as? IOError { return reason(errno: io.errnoCode) }
+        // Foundation's file errors: the POSIX error under the Cocoa one ("permission denied", "not a directory").
+        let cocoa = error as NSError
+        if cocoa.domain == NSPOSIXErrorDomain { return reason(errno: CInt(cocoa.code)) }
+        if let underlying = cocoa.userInfo[NSUnderlyingErrorKey] as? any Error, (underlying as NSError).domain == NSPOSIXErrorDomain {
+            return reason(errno: CInt((underlying as NSError).code))
+        }
         if let connect = error as? NIOConnectionError {
             let each = connect.connectionErrors.map { reason(of: $0.error) }
             return each.first ?? "cannot connect to \(connect.host):\(connect.port)"

@@ -49,6 +49,19 @@ package struct TOTP: Sendable {
         return found
     }
 
+    /// Whether `code` is the code of a step within one step either side of `date` that is not newer
+    /// than `after`: a right code already spent (typed twice, or the app not yet on its next code).
+    package func wasUsed(_ code: String, at date: Date, upTo after: Int64) -> Bool {
+        let typed = code.filter { !$0.isWhitespace }
+        guard typed.count == Self.digits, typed.allSatisfy(\.isASCII), typed.allSatisfy(\.isNumber) else { return false }
+        let now = Self.step(at: date)
+        var used = false
+        for step in (now - 1)...(now + 1) where step <= after {
+            if Secrets.constantTimeEquals(self.code(step: step), typed) { used = true }
+        }
+        return used
+    }
+
     /// The URI an authenticator app scans (as a QR code) or takes pasted.
     package func uri(issuer: String, account: String) -> String {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))

@@ -20,6 +20,8 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case sessionRevoked = "session.revoked"
     case sessionsRevoked = "sessions.revoked"
     case accountDeletionRequested = "account.deletion_requested"
+    /// A password login within the grace period took the account back.
+    case accountDeletionCancelled = "account.deletion_cancelled"
     /// Signatures enrolled for Sign To Login: a new way to sign in.
     case signatureEnrolled = "signature.enrolled"
     case walletCredited = "wallet.credited"
@@ -78,7 +80,7 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     /// the changes to how they sign in.
     package static let ownSecurity: [AuditKind] = [
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
-        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
+        .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .accountDeletionCancelled, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
         .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed, .passkeyCloneSuspected,
     ]
 }

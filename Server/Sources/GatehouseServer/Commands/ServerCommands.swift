@@ -106,6 +106,24 @@ public enum ServerCommands {
         }
     }
 
+    /// Refuses at once, before any migration runs, when the embedded blob folder (`GATEHOUSE_BLOB_DIR`) cannot be
+    /// made or written by this process's user: otherwise the first avatar or attachment would fail with a 500, long
+    /// after the start looked fine (a systemd unit whose working folder is read-only, with the folder's relative
+    /// default). Makes the folder when it is missing, as `serve` makes its database. Nothing to check with S3.
+    public static func checkBlobFolder(_ configuration: GatehouseConfiguration) throws {
+        guard configuration.storage.s3 == nil else { return }
+        let folder = URL(fileURLWithPath: configuration.blobDirectory).standardizedFileURL
+        let probe = folder.appendingPathComponent(".gatehouse-write-check-\(getpid())")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data().write(to: probe)
+            try FileManager.default.removeItem(at: probe)
+        } catch {
+            throw ReadableError(description: "the blob folder \(folder.path) cannot be written by this user (\(ReadableError.reason(of: error))): set GATEHOUSE_BLOB_DIR to "
+                                + "a folder it may write (docs/deploy.md, \"The machine\"), or the GATEHOUSE_S3_* settings; nothing was started")
+        }
+    }
+
     /// How to run this executable again, as a person would type it (`GatehouseInvocation`).
     public static var invocation: String { GatehouseInvocation.current }
 

@@ -351,7 +351,7 @@ struct SignToLoginScreensTests {
 
             // validate: the file is signed, its history recorded
             let documentID = try #require(viewer.state.documentID)
-            #expect(viewer.state.infoMessage == "Signed and saved." && viewer.state.errorMessage == nil)
+            #expect(viewer.state.infoMessage == "Signed and saved as \(copy.lastPathComponent)." && viewer.state.errorMessage == nil)
             #expect(viewer.state.history.count == 1 && viewer.state.history[0].name == "Ann Lee" && viewer.state.changedOutsideWarning == nil)
             let signed = try Data(contentsOf: copy)
             #expect(signed.starts(with: minimalPDF(text: "Contract")))
@@ -442,7 +442,7 @@ extension SignToLoginScreensTests {
             await other.open()
             #expect(other.state.documentID == nil && other.state.errorMessage == nil)
             #expect(abs(rect.x) < 0.001 && abs(rect.y) < 0.001 && abs(rect.width - placement.height) < 0.001 && abs(rect.height - 200) < 0.001)
-            #expect(viewer.state.infoMessage == "Signed and saved.")
+            #expect(viewer.state.infoMessage == "Signed and saved as turned.pdf.")
         }
     }
 }

@@ -89,7 +89,27 @@ try:
     call("POST", f"/v1/chats/{chat['id']}/messages", {"text": "see you at 7", "clientMessageId": "m1"}, token=bob["token"])
     demo.expect(r"Bob Smith — see you at 7   \[1\]")
     demo.expect("opens the chat " + chat["id"].lower()[:8])
+    demo.expect("Signed out: the session and its device are gone.")
     demo.expect(pexpect.EOF)
+
+    step = "the run left nothing behind: no device, no session of the demo's"
+    def leftovers():
+        devices = call("GET", "/v1/me/devices", token=ann["token"])["items"]
+        sessions = [s for s in call("GET", "/v1/sessions", token=ann["token"])["sessions"] if s.get("device") == "gatehouse-demo notifications"]
+        return devices, sessions
+    assert leftovers() == ([], []), leftovers()
+
+    step = "a run ended by Ctrl-C signs out too"
+    demo = pexpect.spawn(args.demo, ["notifications", "--server", BASE, "--language", "en", "--identifier", "ann@example.com"],
+                         env={**ENV, "GATEHOUSE_DEMO_PASSWORD": "Secret-42!", "TERM": "xterm"}, encoding="utf-8", timeout=60)
+    demo.expect("Listening for this device's pushes")
+    assert len(leftovers()[0]) == 1, leftovers()
+    demo.sendintr()
+    demo.expect("Signed out: the session and its device are gone.")
+    demo.expect(pexpect.EOF)
+    demo.close()
+    assert demo.exitstatus == 0, (demo.exitstatus, demo.signalstatus)
+    assert leftovers() == ([], []), leftovers()
     print("notifications demo session passed")
 except Exception as error:
     sys.stderr.write(f"notifications demo failed at: {step}: {type(error).__name__}: {error}\n")

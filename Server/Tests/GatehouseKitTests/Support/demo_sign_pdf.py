@@ -66,7 +66,7 @@ def run():
 
     signed = os.path.join(args.folder, "Contract-signed.pdf")
     demo = spawn(["sign-pdf", args.pdf, "--page", "1", "--rect", "300,650,200,80", "--signature", files[10], "--out", signed] + common)
-    demo.expect_exact("Signed and saved.")
+    demo.expect_exact("Signed and saved as Contract-signed.pdf.")
     demo.expect(r"Match: \d+%")
     demo.expect(r"History: http://[^\s]+/documents/\?documentid=([0-9a-f]{20})")
     document_id = demo.match.group(1)
@@ -91,6 +91,16 @@ def run():
     demo.expect_exact("documentid: " + document_id)
     demo.expect_exact("⚠ Warning: this document has been changed outside Sign To Login since it was last signed.")
     demo.expect(pexpect.EOF)
+
+    # A refusal (here: a file that is not a PDF) is said as an error, exit 1, without the usage text of a wrong option.
+    not_pdf = os.path.join(args.folder, "notes.pdf")
+    with open(not_pdf, "w") as f:
+        f.write("not a PDF at all")
+    demo = spawn(["sign-pdf", not_pdf, "--page", "1", "--rect", "300,650,200,80", "--signature", files[10]] + common)
+    demo.expect(pexpect.EOF)
+    said = demo.before
+    demo.close()
+    assert demo.exitstatus == 1 and said.lstrip().startswith("Error: ") and "USAGE" not in said, (demo.exitstatus, said)
 
 
 try:

@@ -62,6 +62,8 @@ def run():
     demo.expect_exact("Path: "); demo.sendline(args.pdf)
     demo.expect_exact("== Contract ==")
     demo.expect_exact("Page 1: 595×842 pt")
+    demo.expect(r"File: (\S+)/Contract\.pdf")
+    saved_in = demo.match.group(1)
     # The photo taken when signing (the app's camera; here a file): the evidence of who signed.
     photo = os.path.join(tempfile.mkdtemp(prefix="stl-photo-"), "face.jpg")
     Image.new("RGB", (48, 64), (200, 160, 140)).save(photo, "JPEG")
@@ -78,7 +80,9 @@ def run():
     demo.expect(r"documentid: ([0-9a-f]{20})")
     document_id = demo.match.group(1)
     demo.expect(r"✎ Ann Lee  \d+%[^\r\n]*📷")
-    demo.expect_exact("Signed and saved.")
+    demo.expect_exact("Signed and saved as Contract.pdf.")
+    with open(os.path.join(saved_in, "Contract.pdf"), "rb") as f:
+        assert f.read().startswith(b"%PDF") and os.path.getsize(os.path.join(saved_in, "Contract.pdf")) > os.path.getsize(args.pdf), "the signed file is where the demo said"
     option(demo, "Send by email")
     demo.expect(r"✉ written to (\S+\.eml)")
     with open(demo.match.group(1), "rb") as f:

@@ -93,6 +93,35 @@ struct StartupErrorTests {
     }
 }
 
+extension StartupErrorTests {
+    @Test("a blob folder this user cannot write: serve names it and the setting, before any migration (no 500 at the first upload)")
+    func blobFolderNotWritable() async throws {
+        let cli = CommandLineTests()
+        let directory = try cli.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A folder inside a plain file: refused even to root, which CI's tests run as.
+        let file = directory.appendingPathComponent("a-file")
+        try Data("x".utf8).write(to: file)
+        let folder = file.appendingPathComponent("blobs").path
+
+        // MUT
+        let (process, output) = try cli.run(["serve", "--port", "0"], in: directory, env: ["GATEHOUSE_BLOB_DIR": folder])
+        try await cli.waitForExit(process, seconds: 60)
+
+        // validate
+        let log = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus != 0, "\(log)")
+        #expect(log.contains("the blob folder \(folder) cannot be written by this user (not a directory): set GATEHOUSE_BLOB_DIR"), "\(log)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("gatehouse.sqlite").path), "refused before migrating")
+        // A folder that can be made is made, and the server starts (the check leaves nothing in it).
+        let fine = directory.appendingPathComponent("new/blobs")
+        var configuration = GatehouseConfiguration.testing(database: .sqlite(path: directory.appendingPathComponent("x.sqlite").path))
+        configuration.storage.directory = fine.path
+        try ServerCommands.checkBlobFolder(configuration)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fine.path).isEmpty)
+    }
+}
+
 /// The server's log lines as a log pipeline reads them.
 @Suite("Log lines")
 struct LogLineTests {
@@ -172,3 +201,26 @@ struct CommandJSONTests {
     }
 }
 
+
+@Suite("Operators made at a terminal")
+struct OperatorsAtATerminalTests {
+    @Test("gatehouse operators create in a pseudo-terminal: asked twice, never echoed; two that differ make nothing")
+    func passwordPrompt() async throws {
+        let cli = CommandLineTests()
+        let directory = try cli.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (migrate, _) = try cli.run(["migrate"], in: directory)
+        try await cli.waitForExit(migrate, seconds: 60)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Support/operators_create_tty.py").path
+
+        // MUT
+        let (status, output) = try await runPythonScript(script, ["--gatehouse", CommandLineTests.binary.path, "--dir", directory.path])
+
+        // validate: the script's steps, then the database: ann made, bob not
+        #expect(status == 0 && output.contains("operators create at a terminal passed"), "\(output)")
+        let configuration = GatehouseConfiguration.testing(database: .sqlite(path: directory.appendingPathComponent("gatehouse.sqlite").path))
+        let names = try await ConsoleCommands.listOperators(configuration: configuration).map(\.name)
+        #expect(names == ["ann"], "\(names)")
+    }
+}

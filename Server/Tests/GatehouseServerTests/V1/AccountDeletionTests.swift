@@ -165,6 +165,14 @@ struct AccountDeletionTests {
             #expect(erased == 0)
             #expect(try await app.v1.me(session.token).email == "ann@example.com")
             #expect(try await count(app, "accounts WHERE id = \(bind: ann.id) AND deletion_requested_at IS NULL AND erased_at IS NULL") == 1)
+            // Not in silence: recorded, and told to the owner, who may not be the one who signed in.
+            let cancelled = try await app.services.audit.events(AuditLog.Query(kinds: [.accountDeletionCancelled]))
+            #expect(cancelled.map(\.account) == [ann.id] && cancelled.first?.detail == ["by": "login"], "\(cancelled)")
+            let told = try await app.outbox(to: "ann@example.com").filter { $0.subject == "Your account will not be deleted" }
+            #expect(told.count == 1 && told.first?.body.contains("signed in again, so the deletion was cancelled") == true, "\(told)")
+            // A second login finds nothing to take back: nothing more recorded or told.
+            _ = try await app.v1.login("ann", "secret-91!")
+            #expect(try await app.services.audit.events(AuditLog.Query(kinds: [.accountDeletionCancelled])).count == 1)
         }
     }
 

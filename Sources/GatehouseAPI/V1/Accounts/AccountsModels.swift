@@ -251,7 +251,11 @@ public struct SecurityEvent: Codable, Sendable, Equatable {
     public var id: UUID
     public var at: Date
     /// `account.created`, `login.succeeded`, `login.failed`, `recovery.requested`, `password.changed`,
-    /// `email.changed`, `phone.changed`, `session.revoked`, `sessions.revoked`, `account.deletion_requested`.
+    /// `email.changed`, `phone.changed`, `session.revoked`, `sessions.revoked`, `account.deletion_requested`,
+    /// `account.deletion_cancelled`, `account.locked`, `account.unlocked`, `signature.enrolled`, `signature.erased`,
+    /// `second_factor.added`, `second_factor.removed`, `second_factor.failed`, `second_factor.recovery_code_used`,
+    /// `second_factor.recovery_codes_renewed`, `passkey.clone_suspected`; a client shows one it does not know by its
+    /// kind, as more may come.
     public var kind: String
     /// Who did it: `account` (me, or whoever held my session or password), `operator`, `system`, `anonymous`.
     public var actor: String
