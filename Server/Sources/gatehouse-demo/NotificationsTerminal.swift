@@ -45,15 +45,22 @@ struct NotificationsDemo: AsyncParsableCommand {
         // its push device with it: a run leaves nothing behind (the account's device limit is not
         // used up by runs of the demo).
         let count = self.count
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await Self.show(outbox: outbox, destination: destination, count: count, localizer: localizer) }
-            group.addTask { await Self.interrupted() }
-            defer { group.cancelAll() }
-            try await group.next()
+        var failure: (any Error)?
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await Self.show(outbox: outbox, destination: destination, count: count, localizer: localizer) }
+                group.addTask { await Self.interrupted() }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+        } catch {
+            failure = error
         }
+        // Signed out however listening ended (a lost server too), then its error, if any.
         try? await accounts.logout()
         await push.loggedOut()
         print(localizer.language == "ru" ? "Вышел: сессия и устройство удалены." : "Signed out: the session and its device are gone.")
+        if let failure { throw failure }
     }
 
     /// Prints each push the outbox holds for `destination` as a banner, until `count` were shown
