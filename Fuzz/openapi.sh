@@ -44,7 +44,8 @@ GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT=10000 GATEHOUSE_LOGIN_FAILURES_PER_IP=10000
   "$BIN" serve > "$WORK/server.log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 1 100); do curl -sf "$BASE/health" >/dev/null && break; kill -0 $SERVER 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }; sleep 0.2; done
+# Up to 60 s: in CI it starts at a lower priority beside the fault tests.
+for _ in $(seq 1 300); do curl -sf "$BASE/health" >/dev/null && break; kill -0 $SERVER 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }; sleep 0.2; done
 
 # A signed-in account for the authenticated operations (a new one each run: the database may
 # be one an earlier run used).

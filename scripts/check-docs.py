@@ -92,7 +92,7 @@ def run_page(path, binary):
                               stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        for _ in range(200):
+        for _ in range(600):  # up to a minute: in CI it starts at a lower priority beside the fault tests
             try:
                 urllib.request.urlopen(base + "/health", timeout=1)
                 break

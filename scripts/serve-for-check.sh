@@ -9,7 +9,8 @@ serve_for_check() {
   "$BIN" serve > "$WORK/server.log" 2>&1 &
   SERVER=$!
   trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-  for _ in $(seq 1 100); do
+  # Up to 60 s: in CI it starts at a lower priority beside the fault tests.
+  for _ in $(seq 1 300); do
     curl -sf "http://127.0.0.1:$port/health" >/dev/null && return 0
     kill -0 $SERVER 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
     sleep 0.2
