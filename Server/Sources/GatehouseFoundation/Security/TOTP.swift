@@ -38,28 +38,26 @@ package struct TOTP: Sendable {
     /// The step `code` is the code of, within one step either side of `date` (a clock a little
     /// off, a code typed as the step turned), newer than `after` (a code works once); or nil.
     package func match(_ code: String, at date: Date, after: Int64) -> Int64? {
-        let typed = code.filter { !$0.isWhitespace }
-        guard typed.count == Self.digits, typed.allSatisfy(\.isASCII), typed.allSatisfy(\.isNumber) else { return nil }
-        let now = Self.step(at: date)
-        var found: Int64?
-        // Every candidate is computed and compared in constant time, whichever matches.
-        for step in (now - 1)...(now + 1) where step > after {
-            if Secrets.constantTimeEquals(self.code(step: step), typed) { found = step }
-        }
-        return found
+        steps(of: code, at: date).filter { $0 > after }.max()
     }
 
-    /// Whether `code` is the code of a step within one step either side of `date` that is not newer
-    /// than `after`: a right code already spent (typed twice, or the app not yet on its next code).
+    /// Whether `code` is the code of a step within that window that is not newer than `after`: a
+    /// right code already spent (typed twice, or the app not yet on its next code).
     package func wasUsed(_ code: String, at date: Date, upTo after: Int64) -> Bool {
+        steps(of: code, at: date).contains { $0 <= after }
+    }
+
+    /// The steps within one step either side of `date` whose code `code` is. Every candidate is
+    /// computed and compared in constant time, whichever matches.
+    private func steps(of code: String, at date: Date) -> [Int64] {
         let typed = code.filter { !$0.isWhitespace }
-        guard typed.count == Self.digits, typed.allSatisfy(\.isASCII), typed.allSatisfy(\.isNumber) else { return false }
+        guard typed.count == Self.digits, typed.allSatisfy(\.isASCII), typed.allSatisfy(\.isNumber) else { return [] }
         let now = Self.step(at: date)
-        var used = false
-        for step in (now - 1)...(now + 1) where step <= after {
-            if Secrets.constantTimeEquals(self.code(step: step), typed) { used = true }
+        var found: [Int64] = []
+        for step in (now - 1)...(now + 1) where Secrets.constantTimeEquals(self.code(step: step), typed) {
+            found.append(step)
         }
-        return used
+        return found
     }
 
     /// The URI an authenticator app scans (as a QR code) or takes pasted.

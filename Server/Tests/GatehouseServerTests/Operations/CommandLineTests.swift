@@ -34,6 +34,19 @@ struct CommandLineTests {
         return (process, output)
     }
 
+    /// A folder of its own holding a `gatehouse.sqlite` that `gatehouse migrate` made there.
+    func migratedDirectory() async throws -> URL {
+        let directory = try temporaryDirectory()
+        let (migrate, _) = try run(["migrate"], in: directory)
+        try await waitForExit(migrate, seconds: 60)
+        return directory
+    }
+
+    /// The settings that reach the database of a folder made by `migratedDirectory()`.
+    static func configuration(of directory: URL) -> GatehouseConfiguration {
+        .testing(database: .sqlite(path: directory.appendingPathComponent("gatehouse.sqlite").path))
+    }
+
     func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

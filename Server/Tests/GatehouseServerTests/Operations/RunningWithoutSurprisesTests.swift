@@ -113,7 +113,7 @@ extension StartupErrorTests {
         #expect(process.terminationStatus != 0, "\(log)")
         #expect(log.contains("the blob folder \(folder) cannot be written by this user (not a directory): set GATEHOUSE_BLOB_DIR"), "\(log)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("gatehouse.sqlite").path), "refused before migrating")
-        // A folder that can be made is made, and the server starts (the check leaves nothing in it).
+        // A folder that can be made passes the check, which makes it and leaves nothing in it.
         let fine = directory.appendingPathComponent("new/blobs")
         var configuration = GatehouseConfiguration.testing(database: .sqlite(path: directory.appendingPathComponent("x.sqlite").path))
         configuration.storage.directory = fine.path
@@ -176,11 +176,9 @@ struct CommandJSONTests {
     @Test("dates in ISO 8601 as the API writes them; clients import --json exits 2 when a row is refused, as its text form does")
     func datesAndExitStatus() async throws {
         let cli = CommandLineTests()
-        let directory = try cli.temporaryDirectory()
+        let directory = try await cli.migratedDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (migrate, _) = try cli.run(["migrate"], in: directory)
-        try await cli.waitForExit(migrate, seconds: 60)
-        let configuration = GatehouseConfiguration.testing(database: .sqlite(path: directory.appendingPathComponent("gatehouse.sqlite").path))
+        let configuration = CommandLineTests.configuration(of: directory)
         _ = try await ConsoleCommands.createOperator(configuration: configuration, name: "ann", role: "admin", password: "correct-horse-battery-9", as: nil)
 
         // MUT 1: a date in --json
@@ -207,10 +205,8 @@ struct OperatorsAtATerminalTests {
     @Test("gatehouse operators create in a pseudo-terminal: asked twice, never echoed; two that differ make nothing")
     func passwordPrompt() async throws {
         let cli = CommandLineTests()
-        let directory = try cli.temporaryDirectory()
+        let directory = try await cli.migratedDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (migrate, _) = try cli.run(["migrate"], in: directory)
-        try await cli.waitForExit(migrate, seconds: 60)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Support/operators_create_tty.py").path
 
@@ -219,7 +215,7 @@ struct OperatorsAtATerminalTests {
 
         // validate: the script's steps, then the database: ann made, bob not
         #expect(status == 0 && output.contains("operators create at a terminal passed"), "\(output)")
-        let configuration = GatehouseConfiguration.testing(database: .sqlite(path: directory.appendingPathComponent("gatehouse.sqlite").path))
+        let configuration = CommandLineTests.configuration(of: directory)
         let names = try await ConsoleCommands.listOperators(configuration: configuration).map(\.name)
         #expect(names == ["ann"], "\(names)")
     }
