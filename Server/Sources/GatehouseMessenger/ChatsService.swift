@@ -28,7 +28,7 @@ package struct ChatsService: MessengerConcept {
     }
 
     /// One chat of mine (also one I deleted for me).
-    package func chat(_ id: UUID, viewer: UUID, on db: (any Database)? = nil) async throws -> Chat {
+    package func chat(_ id: UUID, viewer: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> Chat {
         let rows = try await store.chat(id, viewer: viewer, on: db)
         guard let chat = try await assemble(rows, viewer: viewer, on: db).first else {
             throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound")
@@ -40,7 +40,7 @@ package struct ChatsService: MessengerConcept {
     package func open(viewer: UUID, person: UUID) async throws -> Chat {
         guard person != viewer else { throw GatehouseError(.invalidInput, .notYourself, LocalizedText("error.notYourself"), field: "personId") }
         _ = try await visiblePerson(person, seenBy: viewer, field: "personId")
-        let id = try await database.db.transaction { tx -> UUID in
+        let id = try await database.db.withTransaction { tx -> UUID in
             let pair = ordered(viewer, person)
             if let existing = try await store.chatID(pair, on: tx) {
                 try await store.show(chat: existing, to: viewer, on: tx)
@@ -121,7 +121,7 @@ package struct ChatsService: MessengerConcept {
 
     // MARK: - reading
 
-    private func assemble(_ rows: [any SQLRow], viewer: UUID, on db: (any Database)? = nil) async throws -> [Chat] {
+    private func assemble(_ rows: [any SQLRow], viewer: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> [Chat] {
         let lastIDs = try rows.compactMap { try $0.decode(column: "last_visible_id", as: UUID?.self) }
         var last: [UUID: Message] = [:]
         for message in try await store.messages(lastIDs, viewer: viewer, on: db) { last[message.chatId] = message }

@@ -98,7 +98,7 @@ package struct FriendsService: MessengerConcept {
 
     package typealias Row = MessengerStore.Friendship
 
-    private func becomeFriends(_ id: UUID, _ viewer: UUID, _ other: UUID, _ recorder: EventRecorder, on tx: any Database) async throws {
+    private func becomeFriends(_ id: UUID, _ viewer: UUID, _ other: UUID, _ recorder: EventRecorder, on tx: any GatehouseDatabase) async throws {
         guard try await store.accept(id, now: clock.now(), on: tx) else { return }
         try await tell(recorder, .friendAccepted, viewer, about: other, on: tx)
         try await tell(recorder, .friendAccepted, other, about: viewer, push: true, on: tx)
@@ -108,7 +108,7 @@ package struct FriendsService: MessengerConcept {
     private func end(viewer: UUID, reason: FriendRemoval.Reason,
                      notFound: GatehouseError = .notFound(.requestNotFound, "error.requestNotFound"),
                      matches: @escaping @Sendable (Row) -> Bool,
-                     find: @escaping @Sendable (any Database) async throws -> Row?) async throws {
+                     find: @escaping @Sendable (any GatehouseDatabase) async throws -> Row?) async throws {
         try await events.write { tx, recorder in
             guard let row = try await find(tx), matches(row), row.requester == viewer || row.addressee == viewer else { throw notFound }
             guard try await store.deleteFriendship(row.id, state: row.state, on: tx) else { throw notFound }
@@ -120,7 +120,7 @@ package struct FriendsService: MessengerConcept {
 
     /// Records `kind` for `recipient` with `subject` as the recipient now sees them.
     private func tell(_ recorder: EventRecorder, _ kind: RealtimeEventKind, _ recipient: UUID, about subject: UUID, push: Bool = false,
-                      on tx: any Database) async throws {
+                      on tx: any GatehouseDatabase) async throws {
         guard let person = try await people.person(subject, seenBy: recipient, on: tx) else { return }
         try recorder.add(kind, to: recipient, person, push: push)
     }

@@ -90,7 +90,7 @@ package struct MessagesService: MessengerConcept {
     }
 
     /// My uploads by id, in the order given; 404 naming `attachmentIds` when one is not mine.
-    private func ownAttachments(_ ids: [UUID], of owner: UUID, on tx: any Database) async throws -> [GatehouseAPI.Attachment] {
+    private func ownAttachments(_ ids: [UUID], of owner: UUID, on tx: any GatehouseDatabase) async throws -> [GatehouseAPI.Attachment] {
         let found = try await store.attachments(ids, ownedBy: owner, on: tx)
         return try ids.map { id in
             guard let attachment = found[id] else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound", field: "attachmentIds") }
@@ -99,7 +99,7 @@ package struct MessagesService: MessengerConcept {
     }
 
     /// The message this client id already made in this chat; 409 when it made one elsewhere.
-    private func sentBefore(_ author: UUID, _ clientID: String, chat: UUID, on db: (any Database)? = nil) async throws -> Message? {
+    private func sentBefore(_ author: UUID, _ clientID: String, chat: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> Message? {
         guard let existing = try await store.sentMessage(author: author, clientID: clientID, on: db) else { return nil }
         guard existing.chatId == chat else {
             throw GatehouseError(.conflict, .clientMessageIdReused, LocalizedText("error.clientMessageIdReused"), field: "clientMessageId")
@@ -109,7 +109,7 @@ package struct MessagesService: MessengerConcept {
 
     /// A new message in a chat (written already): the chat's activity, both members see the
     /// chat (again), and both hear of it (the client id only the author).
-    private func delivered(_ message: Message, to other: UUID, bothVisible: Bool, _ recorder: EventRecorder, on tx: any Database) async throws {
+    private func delivered(_ message: Message, to other: UUID, bothVisible: Bool, _ recorder: EventRecorder, on tx: any GatehouseDatabase) async throws {
         try await store.setNewest([message.chatId: message.id], on: tx)
         if !bothVisible { try await store.showToBoth([message.chatId], on: tx) }
         try recordCreated(message, to: other, recorder)
@@ -212,7 +212,7 @@ package struct MessagesService: MessengerConcept {
     // MARK: - rules
 
     /// A message in a chat of mine that I can see; 404 otherwise.
-    private func visibleMessage(_ id: UUID, viewer: UUID, on tx: any Database) async throws -> (Message, Membership) {
+    private func visibleMessage(_ id: UUID, viewer: UUID, on tx: any GatehouseDatabase) async throws -> (Message, Membership) {
         guard let chat = try await store.chatOfMessage(id, on: tx),
               let member = try await store.membership(chat, of: viewer, on: tx),
               let message = try await store.visibleMessage(id, viewer: viewer, clearedThrough: member.clearedThrough, on: tx)

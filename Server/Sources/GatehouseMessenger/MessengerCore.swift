@@ -50,7 +50,7 @@ extension MessengerConcept {
     package var store: MessengerStore { core.store }
 
     /// My membership of a chat, or 404 `chat_not_found` (another's chat is as unknown as none).
-    package func membership(_ chat: UUID, of account: UUID, field: String? = nil, on db: (any Database)? = nil) async throws -> Membership {
+    package func membership(_ chat: UUID, of account: UUID, field: String? = nil, on db: (any GatehouseDatabase)? = nil) async throws -> Membership {
         guard let membership = try await store.membership(chat, of: account, on: db) else {
             throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound", field: field)
         }
@@ -59,17 +59,17 @@ extension MessengerConcept {
 
     /// Whether `sender` may write to `recipient` (their `whoCanMessageMe`, and whether they blocked
     /// `sender`); 403 otherwise.
-    package func checkMayMessage(_ recipient: UUID, from sender: UUID, on db: any Database) async throws {
+    package func checkMayMessage(_ recipient: UUID, from sender: UUID, on db: any GatehouseDatabase) async throws {
         guard try await mayMessage(recipient, from: sender, on: db) else { throw Self.messagingNotAllowed }
     }
 
-    package func mayMessage(_ recipient: UUID, from sender: UUID, on db: any Database) async throws -> Bool {
+    package func mayMessage(_ recipient: UUID, from sender: UUID, on db: any GatehouseDatabase) async throws -> Bool {
         let rule = try await store.messagingRule(recipient, from: sender, pair: ordered(sender, recipient), on: db)
         return Self.mayMessage(audience: rule?.audience, friendship: rule?.friendship, blocked: rule?.blocked ?? false)
     }
 
     /// Whether `recipient` blocked `sender`.
-    package func isBlocked(_ sender: UUID, by recipient: UUID, on db: any Database) async throws -> Bool {
+    package func isBlocked(_ sender: UUID, by recipient: UUID, on db: any GatehouseDatabase) async throws -> Bool {
         try await store.isBlocked(sender, by: recipient, on: db)
     }
 
@@ -86,7 +86,7 @@ extension MessengerConcept {
     /// What sending into chats needs to know, for each (chat, author) in one read: the author's
     /// membership, whether the other member takes the author's messages, and whether both see
     /// the chat. A pair missing from the answer is not a membership (404 for its sends).
-    package func sendingContexts(_ pairs: [SendPair], on db: any Database) async throws -> [SendPair: Sending] {
+    package func sendingContexts(_ pairs: [SendPair], on db: any GatehouseDatabase) async throws -> [SendPair: Sending] {
         guard !pairs.isEmpty else { return [:] }
         let rows = try await store.sendingRows(pairs, on: db)
         var found: [SendPair: Sending] = [:]
@@ -124,7 +124,7 @@ extension MessengerConcept {
     }
 
     /// A person `viewer` may see (any account with a tag but the viewer); 404 otherwise.
-    package func visiblePerson(_ id: UUID, seenBy viewer: UUID, field: String? = nil, on db: (any Database)? = nil) async throws -> Person {
+    package func visiblePerson(_ id: UUID, seenBy viewer: UUID, field: String? = nil, on db: (any GatehouseDatabase)? = nil) async throws -> Person {
         guard id != viewer, let person = try await people.person(id, seenBy: viewer, on: db) else {
             throw GatehouseError.notFound(.personNotFound, "error.personNotFound", field: field)
         }

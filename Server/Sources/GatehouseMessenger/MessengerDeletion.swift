@@ -1,6 +1,7 @@
 import FluentKit
 import Foundation
 import GatehouseAccounts
+import GatehouseFoundation
 
 /// The messenger's part in deleting an account (docs/security.md, "Account deletion"): nothing to
 /// settle first; at erasure the person leaves search, their friendships, blocks, hidden-message
@@ -13,9 +14,9 @@ package struct MessengerDeletion: AccountDeletionParticipant {
         self.store = store
     }
 
-    package func checkDeletable(_ account: UUID, on db: any Database) async throws {}
+    package func checkDeletable(_ account: UUID, on db: any GatehouseDatabase) async throws {}
 
-    package func erase(_ account: UUID, now: Date, on tx: any Database) async throws {
+    package func erase(_ account: UUID, now: Date, on tx: any GatehouseDatabase) async throws {
         try await store.eraseAccount(account, on: tx)
     }
 }

@@ -1,13 +1,13 @@
 import FluentKit
 import Foundation
+import GatehouseFoundation
 import SQLKit
 
 /// The messenger's tables (docs/messenger.md, "Model").
-package struct M009CreateMessenger: AsyncMigration {
+package struct M009CreateMessenger: SQLMigration {
     package var name: String { "009_CreateMessenger" }
 
-    package func prepare(on database: any Database) async throws {
-        let sql = database as! any SQLDatabase
+    package func prepare(on database: any GatehouseDatabase) async throws {
         // One row per account: the folded keys people are searched by, what others see of it
         // (to tell when it changed), and its privacy setting.
         try await database.schema("messenger_people")
@@ -21,8 +21,8 @@ package struct M009CreateMessenger: AsyncMigration {
             .field("card", .string, .required)
             .field("who_can_message", .string, .required)
             .create()
-        try await sql.create(index: "ix_messenger_people_tag").on("messenger_people").column("tag_key").run()
-        try await sql.create(index: "ix_messenger_people_sort").on("messenger_people").column("sort_name").run()
+        try await database.create(index: "ix_messenger_people_tag").on("messenger_people").column("tag_key").run()
+        try await database.create(index: "ix_messenger_people_sort").on("messenger_people").column("sort_name").run()
 
         try await database.schema("friendships")
             .id()
@@ -35,8 +35,8 @@ package struct M009CreateMessenger: AsyncMigration {
             .field("updated_at", .datetime, .required)
             .unique(on: "low_id", "high_id", name: "uq_friendships_pair")
             .create()
-        try await sql.create(index: "ix_friendships_requester").on("friendships").column("requester_id").run()
-        try await sql.create(index: "ix_friendships_addressee").on("friendships").column("addressee_id").run()
+        try await database.create(index: "ix_friendships_requester").on("friendships").column("requester_id").run()
+        try await database.create(index: "ix_friendships_addressee").on("friendships").column("addressee_id").run()
 
         try await database.schema("chats")
             .id()
@@ -59,7 +59,7 @@ package struct M009CreateMessenger: AsyncMigration {
             .field("muted_until", .datetime)
             .compositeIdentifier(over: "chat_id", "account_id")
             .create()
-        try await sql.create(index: "ix_chat_members_account").on("chat_members").column("account_id").column("other_id").run()
+        try await database.create(index: "ix_chat_members_account").on("chat_members").column("account_id").column("other_id").run()
 
         try await database.schema("messages")
             .id()
@@ -78,8 +78,8 @@ package struct M009CreateMessenger: AsyncMigration {
             .field("client_message_id", .string)
             .unique(on: "author_id", "client_message_id", name: "uq_messages_client_id")
             .create()
-        try await sql.create(index: "ix_messages_chat").on("messages").column("chat_id").column("id").run()
-        try await sql.create(index: "ix_messages_reply").on("messages").column("reply_to_id").run()
+        try await database.create(index: "ix_messages_chat").on("messages").column("chat_id").column("id").run()
+        try await database.create(index: "ix_messages_reply").on("messages").column("reply_to_id").run()
 
         try await database.schema("message_hidden")
             .field("message_id", .uuid, .required, .references("messages", "id", onDelete: .cascade))
@@ -97,8 +97,8 @@ package struct M009CreateMessenger: AsyncMigration {
             .field("size", .int, .required)
             .field("created_at", .datetime, .required)
             .create()
-        try await sql.create(index: "ix_attachments_blob").on("attachments").column("blob_key").run()
-        try await sql.create(index: "ix_attachments_owner").on("attachments").column("owner_id").column("created_at").run()
+        try await database.create(index: "ix_attachments_blob").on("attachments").column("blob_key").run()
+        try await database.create(index: "ix_attachments_owner").on("attachments").column("owner_id").column("created_at").run()
 
         try await database.schema("message_attachments")
             .field("message_id", .uuid, .required, .references("messages", "id", onDelete: .cascade))
@@ -106,7 +106,7 @@ package struct M009CreateMessenger: AsyncMigration {
             .field("position", .int, .required)
             .compositeIdentifier(over: "message_id", "attachment_id")
             .create()
-        try await sql.create(index: "ix_message_attachments_attachment").on("message_attachments").column("attachment_id").run()
+        try await database.create(index: "ix_message_attachments_attachment").on("message_attachments").column("attachment_id").run()
 
         // Each account's events, numbered without gaps by its counter (docs/messenger.md, "Realtime").
         try await database.schema("messenger_event_counters")
@@ -121,13 +121,13 @@ package struct M009CreateMessenger: AsyncMigration {
             .field("created_at", .datetime, .required)
             .compositeIdentifier(over: "account_id", "seq")
             .create()
-        try await sql.create(index: "ix_messenger_events_created").on("messenger_events").column("created_at").run()
+        try await database.create(index: "ix_messenger_events_created").on("messenger_events").column("created_at").run()
 
         // Every account that exists already becomes a person (searchable once it has a tag).
-        try await PeopleIndex.backfill(on: sql)
+        try await PeopleIndex.backfill(on: database)
     }
 
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         for table in ["messenger_events", "messenger_event_counters", "message_attachments", "attachments", "message_hidden",
                       "messages", "chat_members", "chats", "friendships", "messenger_people"] {
             try await database.schema(table).delete()
@@ -141,10 +141,10 @@ package struct M009CreateMessenger: AsyncMigration {
 
 /// The people each person blocked (`PUT /v1/me/blocked/{personId}`): the privacy rule refuses
 /// whatever a blocked person would send them.
-package struct M016CreateMessengerBlocks: AsyncMigration {
+package struct M016CreateMessengerBlocks: SQLMigration {
     package var name: String { "016_CreateMessengerBlocks" }
 
-    package func prepare(on database: any Database) async throws {
+    package func prepare(on database: any GatehouseDatabase) async throws {
         try await database.schema("messenger_blocks")
             .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
             .field("blocked_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
@@ -153,7 +153,7 @@ package struct M016CreateMessengerBlocks: AsyncMigration {
             .create()
     }
 
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         try await database.schema("messenger_blocks").delete()
     }
 

@@ -10,7 +10,7 @@ extension MessengerStore {
     // MARK: Reading messages
 
     /// My membership of a chat, nil when I am not a member.
-    package func membership(_ chat: UUID, of account: UUID, on db: (any Database)? = nil) async throws -> Membership? {
+    package func membership(_ chat: UUID, of account: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> Membership? {
         try await reader.membership(chat, of: account, on: sql(db))
     }
 
@@ -43,36 +43,36 @@ extension MessengerStore {
 
     /// A message as `viewer` sees it, when they see it: after what they cleared in its chat and
     /// not deleted for them (`chat`: only in that chat).
-    package func visibleMessage(_ id: UUID, in chat: UUID? = nil, viewer: UUID, clearedThrough: UUID?, on db: any Database) async throws -> Message? {
+    package func visibleMessage(_ id: UUID, in chat: UUID? = nil, viewer: UUID, clearedThrough: UUID?, on db: any GatehouseDatabase) async throws -> Message? {
         var condition: SQLQueryString = "m.id = \(bind: id) AND \(Self.visible(to: viewer, clearedThrough: clearedThrough))"
         if let chat { condition += " AND m.chat_id = \(bind: chat)" }
         return try await reader.messages(where: condition, viewer: viewer, on: sql(db)).first
     }
 
     /// A message as `viewer` gets it, whatever they cleared (what an event carries).
-    package func message(_ id: UUID, viewer: UUID, on db: any Database) async throws -> Message? {
+    package func message(_ id: UUID, viewer: UUID, on db: any GatehouseDatabase) async throws -> Message? {
         try await reader.message(id, viewer: viewer, on: sql(db))
     }
 
     /// The messages with these ids, as `viewer` gets them (a page of chats' last messages).
-    package func messages(_ ids: [UUID], viewer: UUID, on db: (any Database)? = nil) async throws -> [Message] {
+    package func messages(_ ids: [UUID], viewer: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> [Message] {
         guard !ids.isEmpty else { return [] }
         return try await reader.messages(where: "m.id IN (\(binds: ids))", viewer: viewer, on: sql(db))
     }
 
     /// The chat a message is in, nil when there is no such message.
-    package func chatOfMessage(_ id: UUID, on db: any Database) async throws -> UUID? {
+    package func chatOfMessage(_ id: UUID, on db: any GatehouseDatabase) async throws -> UUID? {
         try await sql(db).raw("SELECT chat_id FROM messages WHERE id = \(bind: id)").first(decodingColumn: "chat_id", as: UUID.self)
     }
 
     /// The message an author's client id made, nil when it made none.
-    package func sentMessage(author: UUID, clientID: String, on db: (any Database)? = nil) async throws -> Message? {
+    package func sentMessage(author: UUID, clientID: String, on db: (any GatehouseDatabase)? = nil) async throws -> Message? {
         try await reader.messages(where: "m.author_id = \(bind: author) AND m.client_message_id = \(bind: clientID)",
                                   viewer: author, on: sql(db)).first
     }
 
     /// The owner's uploads among `ids`, by id.
-    package func attachments(_ ids: [UUID], ownedBy owner: UUID, on db: any Database) async throws -> [UUID: GatehouseAPI.Attachment] {
+    package func attachments(_ ids: [UUID], ownedBy owner: UUID, on db: any GatehouseDatabase) async throws -> [UUID: GatehouseAPI.Attachment] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await sql(db).raw("""
             SELECT \(MessageReader.attachmentColumns) FROM attachments att WHERE att.owner_id = \(bind: owner) AND att.id IN (\(binds: ids))
@@ -81,7 +81,7 @@ extension MessengerStore {
     }
 
     /// The members of a chat who still see a message (neither cleared it nor deleted it for themselves).
-    package func seers(of message: UUID, chat: UUID, on db: any Database) async throws -> [UUID] {
+    package func seers(of message: UUID, chat: UUID, on db: any GatehouseDatabase) async throws -> [UUID] {
         let rows = try await sql(db).raw("""
             SELECT cm.account_id FROM chat_members cm WHERE cm.chat_id = \(bind: chat)
             AND (cm.cleared_through IS NULL OR cm.cleared_through < \(bind: message))
@@ -98,7 +98,7 @@ extension MessengerStore {
 
     /// Writes new messages (their reply and forward fields too); a client id its author used
     /// before makes no row. Answers the ids written.
-    package func insertMessages(_ messages: [Message], on tx: any Database) async throws -> Set<UUID> {
+    package func insertMessages(_ messages: [Message], on tx: any GatehouseDatabase) async throws -> Set<UUID> {
         guard !messages.isEmpty else { return [] }
         let values = messages.map { m -> SQLQueryString in
             """
@@ -116,13 +116,13 @@ extension MessengerStore {
     }
 
     /// Takes back messages written in this transaction (a batch's sends over the rate limit).
-    package func deleteMessages(_ ids: [UUID], on tx: any Database) async throws {
+    package func deleteMessages(_ ids: [UUID], on tx: any GatehouseDatabase) async throws {
         guard !ids.isEmpty else { return }
         try await sql(tx).raw("DELETE FROM messages WHERE id IN (\(binds: ids))").run()
     }
 
     /// A message's attachments, in order.
-    package func attach(_ attachments: [UUID], to message: UUID, on tx: any Database) async throws {
+    package func attach(_ attachments: [UUID], to message: UUID, on tx: any GatehouseDatabase) async throws {
         guard !attachments.isEmpty else { return }
         let rows = attachments.enumerated().map { index, id -> SQLQueryString in "(\(bind: message), \(bind: id), \(bind: index))" }
         try await sql(tx).raw("INSERT INTO message_attachments (message_id, attachment_id, position) VALUES \(rows.joined(separator: ", "))").run()
@@ -130,7 +130,7 @@ extension MessengerStore {
 
     /// Each chat's newest message (chat id → message id) as its activity; `lock` first locks the
     /// chats in id order, as every writer of several chats does.
-    package func setNewest(_ newest: [UUID: UUID], lock: Bool = false, on tx: any Database) async throws {
+    package func setNewest(_ newest: [UUID: UUID], lock: Bool = false, on tx: any GatehouseDatabase) async throws {
         let chats = newest.keys.sorted()
         guard !chats.isEmpty else { return }
         let sql = sql(tx)
@@ -151,17 +151,17 @@ extension MessengerStore {
     }
 
     /// Both members see these chats (again).
-    package func showToBoth(_ chats: [UUID], on tx: any Database) async throws {
+    package func showToBoth(_ chats: [UUID], on tx: any GatehouseDatabase) async throws {
         guard !chats.isEmpty else { return }
         try await sql(tx).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id IN (\(binds: chats)) AND visible = \(false)").run()
     }
 
-    package func editText(of message: UUID, to text: String, at now: Date, on tx: any Database) async throws {
+    package func editText(of message: UUID, to text: String, at now: Date, on tx: any GatehouseDatabase) async throws {
         try await sql(tx).raw("UPDATE messages SET text = \(bind: text), edited_at = \(bind: now) WHERE id = \(bind: message)").run()
     }
 
     /// Hides a message from one member (once, however often).
-    package func hide(_ message: UUID, from account: UUID, on tx: any Database) async throws {
+    package func hide(_ message: UUID, from account: UUID, on tx: any GatehouseDatabase) async throws {
         try await sql(tx).raw("""
             INSERT INTO message_hidden (message_id, account_id) VALUES (\(bind: message), \(bind: account)) ON CONFLICT DO NOTHING
             """).run()
@@ -169,7 +169,7 @@ extension MessengerStore {
 
     /// A message deleted for everyone: a tombstone without text or attachments, and replies
     /// quoting it keep only a stub.
-    package func tombstone(_ message: UUID, at now: Date, on tx: any Database) async throws {
+    package func tombstone(_ message: UUID, at now: Date, on tx: any GatehouseDatabase) async throws {
         let sql = sql(tx)
         try await sql.raw("UPDATE messages SET deleted_at = \(bind: now), text = '' WHERE id = \(bind: message)").run()
         try await sql.raw("DELETE FROM message_attachments WHERE message_id = \(bind: message)").run()
@@ -199,7 +199,7 @@ extension MessengerStore {
 
     /// The direct chats of these pairs, made (hidden from both) where missing, once however many
     /// transactions make them at the same moment.
-    package func directChats(_ pairs: Set<ChatPair>, now: Date, on tx: any Database) async throws -> [ChatPair: DirectChat] {
+    package func directChats(_ pairs: Set<ChatPair>, now: Date, on tx: any GatehouseDatabase) async throws -> [ChatPair: DirectChat] {
         let sql = sql(tx)
         func read(_ pairs: [ChatPair]) async throws -> [ChatPair: DirectChat] {
             let chats: SQLQueryString

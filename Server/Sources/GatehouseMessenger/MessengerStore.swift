@@ -19,7 +19,7 @@ package struct MessengerStore: Sendable {
         self.reader = reader
     }
 
-    func sql(_ db: (any Database)?) -> any SQLDatabase { (db ?? database.db) as! any SQLDatabase }
+    func sql(_ db: (any GatehouseDatabase)?) -> any SQLDatabase { db ?? database.db }
 
     // MARK: People
 
@@ -87,14 +87,14 @@ package struct MessengerStore: Sendable {
     }
 
     /// Whether `recipient` blocked `sender`.
-    package func isBlocked(_ sender: UUID, by recipient: UUID, on db: any Database) async throws -> Bool {
+    package func isBlocked(_ sender: UUID, by recipient: UUID, on db: any GatehouseDatabase) async throws -> Bool {
         try await sql(db).raw("SELECT 1 AS found FROM messenger_blocks WHERE account_id = \(bind: recipient) AND blocked_id = \(bind: sender)").first() != nil
     }
 
     /// What decides whether `sender` may write to `recipient`: the recipient's audience, the pair's
     /// friendship state, and whether the recipient blocked the sender. Nil: no such person.
     package func messagingRule(_ recipient: UUID, from sender: UUID, pair: (low: UUID, high: UUID),
-                               on db: any Database) async throws -> (audience: String, friendship: String?, blocked: Bool)? {
+                               on db: any GatehouseDatabase) async throws -> (audience: String, friendship: String?, blocked: Bool)? {
         guard let row = try await sql(db).raw("""
             SELECT p.who_can_message, f.state,
                    (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = \(bind: recipient) AND b.blocked_id = \(bind: sender)) AS blocked
@@ -108,7 +108,7 @@ package struct MessengerStore: Sendable {
 
     /// For each (chat, author): the author's membership row with the other member's audience,
     /// friendship state, block and visibility (`MessengerConcept.sendingContexts` reads them).
-    package func sendingRows(_ pairs: [SendPair], on db: any Database) async throws -> [any SQLRow] {
+    package func sendingRows(_ pairs: [SendPair], on db: any GatehouseDatabase) async throws -> [any SQLRow] {
         try await sql(db).raw("""
             SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
                    p.who_can_message, f.state, theirs.visible AS other_visible,
@@ -131,13 +131,13 @@ package struct MessengerStore: Sendable {
         package func other(than me: UUID) -> UUID { requester == me ? addressee : requester }
     }
 
-    package func friendship(_ pair: (low: UUID, high: UUID), on db: any Database) async throws -> Friendship? {
+    package func friendship(_ pair: (low: UUID, high: UUID), on db: any GatehouseDatabase) async throws -> Friendship? {
         try Self.friendship(try await sql(db).raw("""
             SELECT id, requester_id, addressee_id, state FROM friendships WHERE low_id = \(bind: pair.low) AND high_id = \(bind: pair.high)
             """).first())
     }
 
-    package func friendship(id: UUID, on db: any Database) async throws -> Friendship? {
+    package func friendship(id: UUID, on db: any GatehouseDatabase) async throws -> Friendship? {
         try Self.friendship(try await sql(db).raw("SELECT id, requester_id, addressee_id, state FROM friendships WHERE id = \(bind: id)").first())
     }
 
@@ -148,7 +148,7 @@ package struct MessengerStore: Sendable {
     }
 
     /// A pending request; false when the pair has a friendship row already (the other side asked at the same moment).
-    package func insertRequest(pair: (low: UUID, high: UUID), from requester: UUID, to addressee: UUID, now: Date, on tx: any Database) async throws -> Bool {
+    package func insertRequest(pair: (low: UUID, high: UUID), from requester: UUID, to addressee: UUID, now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
         try await sql(tx).raw("""
             INSERT INTO friendships (id, low_id, high_id, requester_id, addressee_id, state, created_at, updated_at)
             VALUES (\(bind: OrderedID.make()), \(bind: pair.low), \(bind: pair.high), \(bind: requester), \(bind: addressee),
@@ -158,7 +158,7 @@ package struct MessengerStore: Sendable {
     }
 
     /// A pending request becomes a friendship; false when it is no longer pending.
-    package func accept(_ id: UUID, now: Date, on tx: any Database) async throws -> Bool {
+    package func accept(_ id: UUID, now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
         try await sql(tx).raw("""
             UPDATE friendships SET state = \(bind: FriendshipState.friends.rawValue), updated_at = \(bind: now)
             WHERE id = \(bind: id) AND state = \(bind: FriendshipState.pending.rawValue) RETURNING id
@@ -166,25 +166,25 @@ package struct MessengerStore: Sendable {
     }
 
     /// Deletes a friendship still in `state`; false when it changed meanwhile.
-    package func deleteFriendship(_ id: UUID, state: String, on tx: any Database) async throws -> Bool {
+    package func deleteFriendship(_ id: UUID, state: String, on tx: any GatehouseDatabase) async throws -> Bool {
         try await sql(tx).raw("DELETE FROM friendships WHERE id = \(bind: id) AND state = \(bind: state) RETURNING id").first() != nil
     }
 
     // MARK: Chats
 
     /// The chat of a pair, if it was opened.
-    package func chatID(_ pair: (low: UUID, high: UUID), on db: any Database) async throws -> UUID? {
+    package func chatID(_ pair: (low: UUID, high: UUID), on db: any GatehouseDatabase) async throws -> UUID? {
         try await sql(db).raw("SELECT id FROM chats WHERE low_id = \(bind: pair.low) AND high_id = \(bind: pair.high)")
             .first(decodingColumn: "id", as: UUID.self)
     }
 
     /// The chat shows in `account`'s list again.
-    package func show(chat: UUID, to account: UUID, on db: any Database) async throws {
+    package func show(chat: UUID, to account: UUID, on db: any GatehouseDatabase) async throws {
         try await sql(db).raw("UPDATE chat_members SET visible = \(true) WHERE chat_id = \(bind: chat) AND account_id = \(bind: account)").run()
     }
 
     /// A new chat of a pair; false when the pair has one already (opened by the other side at the same moment).
-    package func insertChat(id: UUID, pair: (low: UUID, high: UUID), now: Date, on tx: any Database) async throws -> Bool {
+    package func insertChat(id: UUID, pair: (low: UUID, high: UUID), now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
         try await sql(tx).raw("""
             INSERT INTO chats (id, low_id, high_id, created_at, activity_key) VALUES
             (\(bind: id), \(bind: pair.low), \(bind: pair.high), \(bind: now), \(bind: id.uuidString.lowercased()))
@@ -193,7 +193,7 @@ package struct MessengerStore: Sendable {
     }
 
     /// The two memberships of a new chat: the opener sees it, the other member with its first message.
-    package func insertMembers(chat: UUID, opener: UUID, other: UUID, on tx: any Database) async throws {
+    package func insertMembers(chat: UUID, opener: UUID, other: UUID, on tx: any GatehouseDatabase) async throws {
         try await sql(tx).raw("""
             INSERT INTO chat_members (chat_id, account_id, other_id, visible) VALUES
             (\(bind: chat), \(bind: opener), \(bind: other), \(true)), (\(bind: chat), \(bind: other), \(bind: opener), \(false))
@@ -205,7 +205,7 @@ package struct MessengerStore: Sendable {
     }
 
     /// Deletes the chat for `account`: it leaves the list and what it holds now is cleared (and read).
-    package func clear(chat: UUID, for account: UUID, on tx: any Database) async throws {
+    package func clear(chat: UUID, for account: UUID, on tx: any GatehouseDatabase) async throws {
         let last = try await sql(tx).raw("SELECT last_message_id FROM chats WHERE id = \(bind: chat)")
             .first(decodingColumn: "last_message_id", as: UUID?.self) ?? nil
         try await sql(tx).raw("""
@@ -215,12 +215,12 @@ package struct MessengerStore: Sendable {
             """).run()
     }
 
-    package func messageExists(_ id: UUID, in chat: UUID, on db: any Database) async throws -> Bool {
+    package func messageExists(_ id: UUID, in chat: UUID, on db: any GatehouseDatabase) async throws -> Bool {
         try await sql(db).raw("SELECT 1 AS found FROM messages WHERE id = \(bind: id) AND chat_id = \(bind: chat)").first() != nil
     }
 
     /// Moves `account`'s read mark forward to `upTo`; false when it was there or further already.
-    package func moveReadMark(chat: UUID, of account: UUID, to upTo: UUID, on tx: any Database) async throws -> Bool {
+    package func moveReadMark(chat: UUID, of account: UUID, to upTo: UUID, on tx: any GatehouseDatabase) async throws -> Bool {
         try await sql(tx).raw("""
             UPDATE chat_members SET last_read_id = \(bind: upTo)
             WHERE chat_id = \(bind: chat) AND account_id = \(bind: account) AND (last_read_id IS NULL OR last_read_id < \(bind: upTo))
@@ -229,7 +229,7 @@ package struct MessengerStore: Sendable {
     }
 
     /// The unread count: the other's messages after my read mark that I can see and that are not tombstones.
-    package func unread(_ chat: UUID, of viewer: UUID, on db: any Database) async throws -> Int {
+    package func unread(_ chat: UUID, of viewer: UUID, on db: any GatehouseDatabase) async throws -> Int {
         try await sql(db).raw("""
             SELECT \(Self.unreadCount(viewer: viewer)) AS unread FROM chat_members mine WHERE mine.chat_id = \(bind: chat) AND mine.account_id = \(bind: viewer)
             """).first(decodingColumn: "unread", as: Int.self) ?? 0
@@ -254,7 +254,7 @@ package struct MessengerStore: Sendable {
     }
 
     /// One chat of `viewer`'s (also one deleted for them).
-    package func chat(_ id: UUID, viewer: UUID, on db: (any Database)? = nil) async throws -> [any SQLRow] {
+    package func chat(_ id: UUID, viewer: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> [any SQLRow] {
         try await chatRows(viewer: viewer, where: "mine.account_id = \(bind: viewer) AND c.id = \(bind: id)", limit: 1, on: sql(db))
     }
 
@@ -328,7 +328,7 @@ package struct MessengerStore: Sendable {
     /// and name keys emptied; the row stays for the chats that show it), its friendships and
     /// blocks both ways, its hidden-message marks, its uploads no message carries (their blobs go
     /// with the collector), its realtime events.
-    package func eraseAccount(_ account: UUID, on tx: any Database) async throws {
+    package func eraseAccount(_ account: UUID, on tx: any GatehouseDatabase) async throws {
         let sql = sql(tx)
         try await sql.raw("""
             UPDATE messenger_people SET tag_key = NULL, first_key = '', last_key = '', full_key = '', reverse_key = '', sort_name = '', card = ''

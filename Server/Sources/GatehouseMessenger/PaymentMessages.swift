@@ -15,7 +15,7 @@ package struct PaymentMessages: MessengerConcept {
     package let core: MessengerCore
 
     /// 403 `messaging_not_allowed` unless `author` may write to `recipient` (the messenger's rule).
-    package func checkMayPost(from author: UUID, to recipient: UUID, on db: any Database) async throws {
+    package func checkMayPost(from author: UUID, to recipient: UUID, on db: any GatehouseDatabase) async throws {
         try await checkMayMessage(recipient, from: author, on: db)
     }
 
@@ -42,20 +42,20 @@ package struct PaymentMessages: MessengerConcept {
 }
 
     @discardableResult
-    package func post(_ note: PaymentNote, comment: String?, author: UUID, to other: UUID, on tx: any Database, _ recorder: EventRecorder) async throws -> Message {
+    package func post(_ note: PaymentNote, comment: String?, author: UUID, to other: UUID, on tx: any GatehouseDatabase, _ recorder: EventRecorder) async throws -> Message {
         try await post([Post(note: note, comment: comment, author: author, other: other)], on: tx, recorder)[0]
     }
 
     /// Posts the messages in `tx`: their chats found or made (`chats(between:on:)`), then the
     /// rest in one go.
-    package func post(_ posts: [Post], on tx: any Database, _ recorder: EventRecorder) async throws -> [Message] {
+    package func post(_ posts: [Post], on tx: any GatehouseDatabase, _ recorder: EventRecorder) async throws -> [Message] {
         try await post(posts, in: try await chats(between: posts.map { ($0.author, $0.other) }, on: tx), on: tx, recorder)
     }
 
     /// Posts the messages in `tx` to chats found before (`chats(between:on:)`).
     @discardableResult
-    package func post(_ posts: [Post], in chats: DirectChats, on tx: any Database, _ recorder: EventRecorder) async throws -> [Message] {
-        var writes = CombinedWrites(on: tx)
+    package func post(_ posts: [Post], in chats: DirectChats, on tx: any GatehouseDatabase, _ recorder: EventRecorder) async throws -> [Message] {
+        var writes = CombinedWrites(for: tx)
         let messages = try post(posts, in: chats, into: &writes, recorder)
         try await writes.run(on: tx)
         return messages
@@ -65,7 +65,7 @@ package struct PaymentMessages: MessengerConcept {
     /// none. A new chat is hidden from both until its first message (`post` shows it): a group
     /// commit makes the chats before it knows which payments go through, and a refused one
     /// leaves no chat in anybody's list.
-    package func chats(between people: [(UUID, UUID)], on tx: any Database) async throws -> DirectChats {
+    package func chats(between people: [(UUID, UUID)], on tx: any GatehouseDatabase) async throws -> DirectChats {
         DirectChats(byPair: try await store.directChats(Set(people.map { MessengerStore.ChatPair(ordered($0.0, $0.1)) }), now: clock.now(), on: tx))
     }
 

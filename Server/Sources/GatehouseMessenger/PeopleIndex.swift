@@ -2,6 +2,7 @@ import FluentKit
 import Foundation
 import GatehouseAccounts
 import GatehouseAPI
+import GatehouseFoundation
 import GatehousePlatform
 import SQLKit
 
@@ -112,14 +113,15 @@ package struct PeopleIndexUpkeep: AsyncModelMiddleware {
     package func create(model: AccountModel, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.create(model, on: db)
         guard let id = model.id else { return }
-        try await PeopleIndex.upsert(id, PeopleIndex.entry(model), on: db as! any SQLDatabase)
+        try await PeopleIndex.upsert(id, PeopleIndex.entry(model), on: DeadlineDatabase.adopting(db))
     }
 
     package func update(model: AccountModel, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.update(model, on: db)
         guard let id = model.id else { return }
+        let db = DeadlineDatabase.adopting(db)
         let entry = PeopleIndex.entry(model)
-        let previous = try await PeopleIndex.upsert(id, entry, on: db as! any SQLDatabase)
+        let previous = try await PeopleIndex.upsert(id, entry, on: db)
         guard previous != nil, previous != entry.card, model.username != nil else { return }
         var pending: [PendingEvent] = []
         for viewer in try await people.acquaintances(of: id, on: db) {

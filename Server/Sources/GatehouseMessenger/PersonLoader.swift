@@ -51,8 +51,8 @@ package struct PersonLoader: Sendable {
     }
 
     /// A person (an account with a tag, not being deleted) as `viewer` sees them; nil for no such person.
-    package func person(_ id: UUID, seenBy viewer: UUID, on db: (any Database)? = nil) async throws -> Person? {
-        let sql = (db ?? database.db) as! any SQLDatabase
+    package func person(_ id: UUID, seenBy viewer: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> Person? {
+        let sql = db ?? database.db
         guard let row = try await sql.raw("""
             SELECT \(Self.columns) FROM accounts a \(Self.joins(viewer: viewer))
             WHERE a.id = \(bind: id) AND a.username IS NOT NULL AND a.deletion_requested_at IS NULL
@@ -61,8 +61,8 @@ package struct PersonLoader: Sendable {
     }
 
     /// Everyone who sees the account in a list of theirs: friends, requests either way, chat partners.
-    package func acquaintances(of id: UUID, on db: (any Database)? = nil) async throws -> [UUID] {
-        let sql = (db ?? database.db) as! any SQLDatabase
+    package func acquaintances(of id: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> [UUID] {
+        let sql = db ?? database.db
         let rows = try await sql.raw("""
             SELECT addressee_id AS other FROM friendships WHERE requester_id = \(bind: id)
             UNION SELECT requester_id AS other FROM friendships WHERE addressee_id = \(bind: id)

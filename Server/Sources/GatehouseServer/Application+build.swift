@@ -85,7 +85,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     router.add(middleware: ProblemMiddleware(prefix: "/admin/"))
     router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
     let configuration = services.configuration
-    HealthController(database: services.database, configuration: configuration).addRoutes(to: router)
+    HealthController(ping: { [database = services.database] in try await database.ping() }, configuration: configuration).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     PhoneAccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
                             email: services.email, sessions: services.sessions, deliverer: services.deliverer,
@@ -105,14 +105,14 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     OperatorConsoleController(services: .init(
         operators: services.operators, sessions: services.sessions, login: services.login, locks: services.locks, email: services.email,
         recovery: services.recovery, clients: services.clients, wallets: services.wallets, topUps: services.topUps, apps: services.apps,
-        signatures: services.signatures.records, audit: services.audit,
+        signatures: services.signatures, audit: services.audit,
         outbox: services.operatorOutbox),
         configuration: configuration).addRoutes(to: router)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
     SignatureProfilePageController(profiles: services.signatureProfiles, sessions: services.sessions, configuration: configuration).addRoutes(to: router)
     SignToLoginController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
     if configuration.environment == .development {
-        DevOutboxController(database: services.database, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
+        DevOutboxController(recent: { [database = services.database] in try await OutboxQuery.recent(database: database, to: $0, limit: $1) }, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }
     routes.load(router.routes.map { (path: $0.path.description, method: $0.method) })
     return router

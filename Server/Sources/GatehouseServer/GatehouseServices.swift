@@ -177,7 +177,8 @@ package final class GatehouseServices: Sendable {
         let pushOn = pushSettings.apns != nil || pushSettings.fcm != nil || configuration.environment == .development
         self.pushEnabled = pushOn
         let eventLog = EventLog(database: database, bus: bus, clock: clock, retention: configuration.messenger.eventRetention,
-                                pusher: pushOn ? MessengerPushes(devices: pushDevices, outbox: outbox, clock: clock, window: pushSettings.coalesceWindow) : nil)
+                                pusher: pushOn ? EventPushes(devices: pushDevices, outbox: outbox, composers: [MessengerPushes(clock: clock), WalletPushes()],
+                                                             badges: { try await MessengerPushes.badges($0, on: $1) }, window: pushSettings.coalesceWindow) : nil)
         let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)
         database.databases.middleware.use(PeopleIndexUpkeep(events: eventLog, people: personLoader))
         let messenger = MessengerCore(

@@ -1,12 +1,13 @@
 import FluentKit
 import Foundation
+import GatehouseFoundation
 import SQLKit
 
 /// The developers' apps of the Sign To Login service (docs/sign-to-login.md, "Apps").
-package struct M010CreateApps: AsyncMigration {
+package struct M010CreateApps: SQLMigration {
     package var name: String { "010_CreateApps" }
 
-    package func prepare(on database: any Database) async throws {
+    package func prepare(on database: any GatehouseDatabase) async throws {
         try await database.schema("apps")
             .id()
             // Nil for an app an operator registered without naming an owner.
@@ -25,12 +26,11 @@ package struct M010CreateApps: AsyncMigration {
             .field("updated_at", .datetime, .required)
             .unique(on: "key_hash", name: "uq_apps_key_hash")
             .create()
-        let sql = database as! any SQLDatabase
-        try await sql.create(index: "ix_apps_owner").on("apps").column("owner_id").run()
-        try await sql.create(index: "ix_apps_icon_blob").on("apps").column("icon_blob_key").run()
+        try await database.create(index: "ix_apps_owner").on("apps").column("owner_id").run()
+        try await database.create(index: "ix_apps_icon_blob").on("apps").column("icon_blob_key").run()
     }
 
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         try await database.schema("apps").delete()
     }
 

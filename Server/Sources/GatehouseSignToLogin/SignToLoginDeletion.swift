@@ -17,12 +17,12 @@ package struct SignToLoginDeletion: AccountDeletionParticipant {
         self.accounts = accounts
     }
 
-    package func checkDeletable(_ account: UUID, on db: any Database) async throws {
+    package func checkDeletable(_ account: UUID, on db: any GatehouseDatabase) async throws {
         guard try await store.ownsEnabledApp(account, on: db) else { return }
         throw GatehouseError(.conflict, .appsEnabled, LocalizedText("error.appsEnabled"))
     }
 
-    package func erase(_ account: UUID, now: Date, on tx: any Database) async throws {
+    package func erase(_ account: UUID, now: Date, on tx: any GatehouseDatabase) async throws {
         let email = try await accounts.row(id: account, on: tx)?.email
         try await store.eraseAccount(account, email: email, on: tx)
     }

@@ -102,7 +102,7 @@ package struct SignToLoginStore: Sendable {
 
     /// Creates the app with its event in the audit trail, in one transaction.
     package func create(_ app: AppModel, audit event: AuditEvent, clock: GatehouseClock) async throws {
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             try await app.create(on: tx)
             try await AuditLog(database: database, clock: clock).record(event, on: tx)
         }
@@ -110,7 +110,7 @@ package struct SignToLoginStore: Sendable {
 
     /// Saves the app, with its event in the audit trail when there is one, in one transaction.
     package func update(_ app: AppModel, audit event: AuditEvent? = nil, clock: GatehouseClock) async throws {
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             try await app.update(on: tx)
             if let event { try await AuditLog(database: database, clock: clock).record(event, on: tx) }
         }
@@ -166,24 +166,23 @@ package struct SignToLoginStore: Sendable {
     /// answer says whether there were any), the model of this type of device is replaced, the app
     /// gets the person's consent, the profile is replaced, and the used enrolment batch is spent.
     package func enrol(accountID id: UUID, deviceClass: String, appID: UUID, model: String, device: String?, profile: String,
-                       photoBlob: String?, spendingBatch tokenHash: String?, now: Date, on tx: any Database) async throws -> Bool {
-        let sql = tx as! any SQLDatabase
-        let unproven = try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND proven_at IS NULL RETURNING id").all()
-        try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND device_class = \(bind: deviceClass)").run()
-        try await sql.raw("""
+                       photoBlob: String?, spendingBatch tokenHash: String?, now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
+        let unproven = try await tx.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND proven_at IS NULL RETURNING id").all()
+        try await tx.raw("DELETE FROM signature_models WHERE account_id = \(bind: id) AND device_class = \(bind: deviceClass)").run()
+        try await tx.raw("""
             INSERT INTO signature_models (id, account_id, device_class, app_id, model, device, created_at, proven_at)
             VALUES (\(bind: UUID()), \(bind: id), \(bind: deviceClass), \(bind: appID), \(bind: model), \(bind: device), \(bind: now), \(bind: now))
             """).run()
-        try await sql.raw("""
+        try await tx.raw("""
             INSERT INTO signature_app_consents (account_id, app_id, created_at) VALUES (\(bind: id), \(bind: appID), \(bind: now))
             ON CONFLICT (account_id, app_id) DO NOTHING
             """).run()
-        try await sql.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: id)").run()
-        try await sql.raw("""
+        try await tx.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: id)").run()
+        try await tx.raw("""
             INSERT INTO signature_profiles (account_id, profile, photo_blob_key, updated_at)
             VALUES (\(bind: id), \(bind: profile), \(bind: photoBlob), \(bind: now))
             """).run()
-        if let tokenHash { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: tokenHash)").run() }
+        if let tokenHash { try await tx.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: tokenHash)").run() }
         return !unproven.isEmpty
     }
 
@@ -201,11 +200,10 @@ package struct SignToLoginStore: Sendable {
     /// Keeps accepted signatures under a token (replacing the one it follows), and forgets expired batches.
     package func keepBatch(tokenHash: String, replacing old: String?, appID: UUID, email: String, deviceClass: String, accepted: String,
                            now: Date, expires: Date) async throws {
-        try await database.db.transaction { tx in
-            let sql = tx as! any SQLDatabase
-            if let old { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: old)").run() }
-            try await sql.raw("DELETE FROM signature_enrolment_batches WHERE expires_at <= \(bind: now)").run()
-            try await sql.raw("""
+        try await database.db.withTransaction { tx in
+            if let old { try await tx.raw("DELETE FROM signature_enrolment_batches WHERE token_hash = \(bind: old)").run() }
+            try await tx.raw("DELETE FROM signature_enrolment_batches WHERE expires_at <= \(bind: now)").run()
+            try await tx.raw("""
                 INSERT INTO signature_enrolment_batches (token_hash, app_id, email, device_class, accepted, expires_at)
                 VALUES (\(bind: tokenHash), \(bind: appID), \(bind: email), \(bind: deviceClass), \(bind: accepted), \(bind: expires))
                 ON CONFLICT (token_hash) DO UPDATE SET accepted = excluded.accepted, expires_at = excluded.expires_at
@@ -218,8 +216,8 @@ package struct SignToLoginStore: Sendable {
     /// A scored attempt, in the caller's transaction (with the session it may open).
     package func insertAttempt(id: String, accountID: UUID, appID: UUID, similarity: Double, points: String, fingerprint: String,
                                photoBlob: String?, location: String?, country: String?, city: String?, address: String?, clientTime: String?,
-                               now: Date, on tx: any Database) async throws {
-        try await (tx as! any SQLDatabase).raw("""
+                               now: Date, on tx: any GatehouseDatabase) async throws {
+        try await tx.raw("""
             INSERT INTO signature_attempts (id, account_id, app_id, similarity, points, fingerprint, photo_blob_key, location, country, city, address,
                                             client_time, created_at)
             VALUES (\(bind: id), \(bind: accountID), \(bind: appID), \(bind: similarity), \(bind: points), \(bind: fingerprint), \(bind: photoBlob),
@@ -247,8 +245,8 @@ package struct SignToLoginStore: Sendable {
 
     /// Marks an attempt of this account and app, at or above the threshold and not used yet, as
     /// used by a save (in the save's transaction); false when there is no such attempt.
-    package func spendAttempt(id: String, accountID: UUID, appID: UUID, threshold: Double, now: Date, on tx: any Database) async throws -> Bool {
-        try await (tx as! any SQLDatabase).raw("""
+    package func spendAttempt(id: String, accountID: UUID, appID: UUID, threshold: Double, now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
+        try await tx.raw("""
             UPDATE signature_attempts SET used_at = \(bind: now)
             WHERE id = \(bind: id) AND account_id = \(bind: accountID) AND app_id = \(bind: appID)
               AND used_at IS NULL AND similarity >= \(bind: threshold)
@@ -271,8 +269,8 @@ package struct SignToLoginStore: Sendable {
         package var savedByAccount: Bool
     }
 
-    package func holders(ofHash hash: String, accountID: UUID, on tx: any Database) async throws -> [Holder] {
-        try await (tx as! any SQLDatabase).raw("""
+    package func holders(ofHash hash: String, accountID: UUID, on tx: any GatehouseDatabase) async throws -> [Holder] {
+        try await tx.raw("""
             SELECT d.id, d.latest_hash,
                    (SELECT COUNT(*) FROM signature_document_versions p WHERE p.document_id = d.id AND p.account_id = \(bind: accountID)) AS mine
             FROM signature_documents d
@@ -286,15 +284,15 @@ package struct SignToLoginStore: Sendable {
 
     /// Compare and set: the document's newest hash becomes `hash` only if it is still `previousHash`.
     /// Answers the new number of versions, nil when another save came first.
-    package func extend(documentID: String, from previousHash: String, to hash: String, now: Date, on tx: any Database) async throws -> Int? {
-        try await (tx as! any SQLDatabase).raw("""
+    package func extend(documentID: String, from previousHash: String, to hash: String, now: Date, on tx: any GatehouseDatabase) async throws -> Int? {
+        try await tx.raw("""
             UPDATE signature_documents SET latest_hash = \(bind: hash), versions = versions + 1, updated_at = \(bind: now)
             WHERE id = \(bind: documentID) AND latest_hash = \(bind: previousHash) RETURNING versions
             """).first(decodingColumn: "versions", as: Int.self)
     }
 
-    package func insertDocument(id: String, hash: String, forkedFrom: String?, now: Date, on tx: any Database) async throws {
-        try await (tx as! any SQLDatabase).raw("""
+    package func insertDocument(id: String, hash: String, forkedFrom: String?, now: Date, on tx: any GatehouseDatabase) async throws {
+        try await tx.raw("""
             INSERT INTO signature_documents (id, latest_hash, versions, created_at, updated_at, forked_from)
             VALUES (\(bind: id), \(bind: hash), 1, \(bind: now), \(bind: now), \(bind: forkedFrom))
             """).run()
@@ -302,14 +300,13 @@ package struct SignToLoginStore: Sendable {
 
     /// A version of a document and the signatures on it, in their order.
     package func insertVersion(documentID: String, seq: Int, hash: String, accountID: UUID, appID: UUID, signatureIDs: [String], now: Date,
-                               on tx: any Database) async throws {
-        let sql = tx as! any SQLDatabase
-        try await sql.raw("""
+                               on tx: any GatehouseDatabase) async throws {
+        try await tx.raw("""
             INSERT INTO signature_document_versions (document_id, seq, document_hash, account_id, app_id, created_at)
             VALUES (\(bind: documentID), \(bind: seq), \(bind: hash), \(bind: accountID), \(bind: appID), \(bind: now))
             """).run()
         for (position, id) in signatureIDs.enumerated() {
-            try await sql.raw("""
+            try await tx.raw("""
                 INSERT INTO signature_version_signatures (document_id, seq, position, signature_id)
                 VALUES (\(bind: documentID), \(bind: seq), \(bind: position), \(bind: id))
                 """).run()
@@ -364,7 +361,7 @@ package struct SignToLoginStore: Sendable {
     // MARK: Deletion
 
     /// Whether the account owns an app that is enabled (its key still works for someone's users).
-    package func ownsEnabledApp(_ account: UUID, on db: any Database) async throws -> Bool {
+    package func ownsEnabledApp(_ account: UUID, on db: any GatehouseDatabase) async throws -> Bool {
         try await AppModel.query(on: db).filter(\.$ownerID == account).filter(\.$enabled == true).count() > 0
     }
 
@@ -372,17 +369,16 @@ package struct SignToLoginStore: Sendable {
     /// consents and the enrolments waiting under its email go; its attempts go, except those a
     /// document's history names, which keep only their id, similarity and time (their points,
     /// photo and place are erased). Photos' blobs go with the collector.
-    package func eraseAccount(_ account: UUID, email: String?, on tx: any Database) async throws {
-        let sql = tx as! any SQLDatabase
-        try await sql.raw("DELETE FROM signature_models WHERE account_id = \(bind: account)").run()
-        try await sql.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: account)").run()
-        try await sql.raw("DELETE FROM signature_app_consents WHERE account_id = \(bind: account)").run()
-        if let email { try await sql.raw("DELETE FROM signature_enrolment_batches WHERE email = \(bind: email)").run() }
-        try await sql.raw("""
+    package func eraseAccount(_ account: UUID, email: String?, on tx: any GatehouseDatabase) async throws {
+        try await tx.raw("DELETE FROM signature_models WHERE account_id = \(bind: account)").run()
+        try await tx.raw("DELETE FROM signature_profiles WHERE account_id = \(bind: account)").run()
+        try await tx.raw("DELETE FROM signature_app_consents WHERE account_id = \(bind: account)").run()
+        if let email { try await tx.raw("DELETE FROM signature_enrolment_batches WHERE email = \(bind: email)").run() }
+        try await tx.raw("""
             DELETE FROM signature_attempts WHERE account_id = \(bind: account)
             AND NOT EXISTS (SELECT 1 FROM signature_version_signatures s WHERE s.signature_id = signature_attempts.id)
             """).run()
-        try await sql.raw("""
+        try await tx.raw("""
             UPDATE signature_attempts SET points = '[]', photo_blob_key = NULL, location = NULL, country = NULL, city = NULL, address = NULL,
                 client_time = NULL
             WHERE account_id = \(bind: account)

@@ -74,7 +74,7 @@ package struct SignatureDocuments: Sendable {
         let accountID = account.id!
         let now = clock.now()
         do {
-            return try await database.db.transaction { tx in
+            return try await database.db.withTransaction { tx in
                 for id in r.signatureIDs {
                     let spent = try await records.spendAttempt(id: id, accountID: accountID, appID: r.appID, threshold: r.threshold, now: now, on: tx)
                     if !spent { throw Refusal(answer: .foreignSignature(id)) }
@@ -124,7 +124,7 @@ package struct SignatureDocuments: Sendable {
         case none
     }
 
-    private func chain(extendedFrom previousHash: String, by accountID: UUID, named documentID: String?, on tx: any Database) async throws -> ChainStep {
+    private func chain(extendedFrom previousHash: String, by accountID: UUID, named documentID: String?, on tx: any GatehouseDatabase) async throws -> ChainStep {
         var foreign: String?
         for holder in try await records.holders(ofHash: previousHash, accountID: accountID, on: tx) {
             let mayExtend = holder.savedByAccount || holder.id == documentID?.lowercased()

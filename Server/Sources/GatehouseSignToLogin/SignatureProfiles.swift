@@ -112,7 +112,7 @@ package struct SignatureProfiles: Sendable {
         let enrolments = try await records.enrolments(accountID: account)
         guard hasProfile || !enrolments.isEmpty else { throw Self.notFound }
         let email = try await accounts.row(id: account)?.email
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             try await records.eraseAccount(account, email: email, on: tx)
             try await rules.audit.record(AuditEvent(.signatureErased, by: actor, account: account, origin: origin), on: tx)
         }
@@ -138,7 +138,7 @@ package struct SignatureProfiles: Sendable {
         guard let email = EmailAddress.normalize(raw) else { throw refused }
         let proof = try await verification.check(code: code, purpose: .signatureProfile, destination: email)
         guard let account = try await rules.store.owner(of: .email(email)), let id = account.id, account.deletionRequestedAt == nil else { throw refused }
-        return try await database.db.transaction { tx in
+        return try await database.db.withTransaction { tx in
             try await verification.consume(proof, on: tx)
             return try await sessions.create(accountID: id, device: "Sign To Login profile page", ip: origin.ip, on: tx)
         }

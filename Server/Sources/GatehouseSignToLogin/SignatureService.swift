@@ -55,6 +55,11 @@ package struct SignatureService: Sendable {
         return account
     }
 
+    /// An account's enrolments (the operator console's account page).
+    package func enrolments(accountID: UUID) async throws -> [SignToLoginStore.EnrolmentSummary] {
+        try await records.enrolments(accountID: accountID)
+    }
+
     /// The owner of the address when they have a Sign To Login enrolment (a proven model); nil
     /// for every other address alike, whether or not it has an account elsewhere, so these
     /// endpoints never tell a `/v1` account from an unknown address.
@@ -220,7 +225,7 @@ package struct SignatureService: Sendable {
         let session: IssuedSession
         let (createdRow, photoBlob) = (created, photoKey)
         do {
-            session = try await database.db.transaction { tx in
+            session = try await database.db.withTransaction { tx in
                 try await verification.consume(proof, on: tx)
                 if let createdRow {
                     try await rules.dropUnverifiedClaim(on: .email(r.email), on: tx)
@@ -366,7 +371,7 @@ package struct SignatureService: Sendable {
         if let photo = a.photo { photoKey = try await blobs.put(photo).hex }
         let passed = similarity >= a.threshold
         let (photoBlob, signedIn, now) = (photoKey, own != nil, clock.now())
-        let keep: @Sendable (any Database) async throws -> Void = { db in
+        let keep: @Sendable (any GatehouseDatabase) async throws -> Void = { db in
             try await self.records.insertAttempt(
                 id: attemptID, accountID: id, appID: a.appID, similarity: similarity, points: points, fingerprint: fingerprint, photoBlob: photoBlob,
                 location: a.location, country: a.country, city: a.city, address: a.address, clientTime: a.time, now: now, on: db)
@@ -377,7 +382,7 @@ package struct SignatureService: Sendable {
             return .scored(similarity: similarity, signatureID: attemptID, session: nil)
         }
         // A pass gives its slots back, with the attempt and the session it may open.
-        let session: IssuedSession? = try await database.db.transaction { tx in
+        let session: IssuedSession? = try await database.db.withTransaction { tx in
             try await keep(tx)
             try await rateLimiter.release(slots, window: window, on: tx)
             guard !signedIn else { return nil }

@@ -79,10 +79,9 @@ package struct IdempotencyKeys: Sendable {
 
     /// Claims the key in `tx`; answers the stored answer when the key was used before with the
     /// same request (422 `idempotency_key_reused` with another). A key past its time is forgotten.
-    package func claim(_ call: IdempotentCall, on tx: any Database) async throws -> StoredAnswer? {
-        let sql = tx as! any SQLDatabase
+    package func claim(_ call: IdempotentCall, on tx: any GatehouseDatabase) async throws -> StoredAnswer? {
         let now = clock.now()
-        let claimed = try await sql.raw("""
+        let claimed = try await tx.raw("""
             INSERT INTO idempotency_keys (account_id, key, fingerprint, status, body, created_at)
             VALUES (\(bind: call.account), \(bind: call.key), \(bind: call.fingerprint), 0, '', \(bind: now))
             ON CONFLICT (account_id, key) DO NOTHING RETURNING status
@@ -92,13 +91,13 @@ package struct IdempotencyKeys: Sendable {
         // Forgotten (past its time, not yet purged): the key starts over. Only one call takes it
         // over: the condition is checked again under the row's lock, so a second call that saw
         // the old row waits, finds it taken, and replays the first one's answer.
-        if try await sql.raw("""
+        if try await tx.raw("""
             UPDATE idempotency_keys SET fingerprint = \(bind: call.fingerprint), status = 0, body = '', created_at = \(bind: now)
             WHERE account_id = \(bind: call.account) AND key = \(bind: call.key) AND created_at < \(bind: forgottenBefore) RETURNING key
             """).first() != nil {
             return nil
         }
-        guard let row = try await sql.raw("""
+        guard let row = try await tx.raw("""
             SELECT fingerprint, status, body FROM idempotency_keys WHERE account_id = \(bind: call.account) AND key = \(bind: call.key)
             """).first() else { throw GatehouseError(.internal, .internalError, LocalizedText("error.internal")) }
         guard try row.decode(column: "fingerprint", as: String.self) == call.fingerprint else { throw Self.reused }
@@ -109,8 +108,8 @@ package struct IdempotencyKeys: Sendable {
     }
 
     /// Stores the answer of a call that claimed its key, in the same transaction.
-    package func complete(_ call: IdempotentCall, _ answer: StoredAnswer, on tx: any Database) async throws {
-        var writes = CombinedWrites(on: tx)
+    package func complete(_ call: IdempotentCall, _ answer: StoredAnswer, on tx: any GatehouseDatabase) async throws {
+        var writes = CombinedWrites(for: tx)
         complete([(call, answer)], into: &writes)
         try await writes.run(on: tx)
     }
@@ -129,17 +128,16 @@ package struct IdempotencyKeys: Sendable {
     /// Claims the keys of a batch's calls (all different) in one statement, in key order; answers
     /// those claimed. A key used before is not claimed: its call goes alone through `claim`,
     /// which replays, refuses or takes over a forgotten key.
-    package func claimNew(_ calls: [IdempotentCall], on tx: any Database) async throws -> Set<KeyRef> {
+    package func claimNew(_ calls: [IdempotentCall], on tx: any GatehouseDatabase) async throws -> Set<KeyRef> {
         guard !calls.isEmpty else { return [] }
-        let sql = tx as! any SQLDatabase
         let sorted = calls.sorted { ($0.account, $0.key) < ($1.account, $1.key) }
         var rows = RowSet(count: sorted.count)
         rows.add("account_id", "uuid", sorted.map(\.account))
         rows.add("key", "text", sorted.map(\.key))
         rows.add("fingerprint", "text", sorted.map(\.fingerprint))
         var claimed: Set<KeyRef> = []
-        for row in try await sql.preparedRows("""
-            \(rows.insert(into: "idempotency_keys", constants: [("status", "0"), ("body", "''"), ("created_at", "\(bind: clock.now())")], postgres: sql.isPostgres))
+        for row in try await tx.preparedRows("""
+            \(rows.insert(into: "idempotency_keys", constants: [("status", "0"), ("body", "''"), ("created_at", "\(bind: clock.now())")], postgres: tx.isPostgres))
             ON CONFLICT (account_id, key) DO NOTHING RETURNING account_id, key
             """) {
             claimed.insert(KeyRef(account: try row.decode(column: "account_id", as: UUID.self), key: try row.decode(column: "key", as: String.self)))
@@ -150,8 +148,8 @@ package struct IdempotencyKeys: Sendable {
     /// Remembers a refusal (`insufficient_funds`, a limit, an unknown recipient) after its
     /// transaction rolled back, so a retry answers it again, as Stripe does. When another call
     /// with the key got there first, answers what that one stored instead.
-    package func remember(_ call: IdempotentCall, _ answer: StoredAnswer, on db: any Database) async throws -> StoredAnswer? {
-        try await db.transaction { tx in
+    package func remember(_ call: IdempotentCall, _ answer: StoredAnswer, on db: any GatehouseDatabase) async throws -> StoredAnswer? {
+        try await db.withTransaction { tx in
             if let stored = try await self.claim(call, on: tx) { return stored }
             try await self.complete(call, answer, on: tx)
             return nil
@@ -159,8 +157,8 @@ package struct IdempotencyKeys: Sendable {
     }
 
     /// Forgets keys past their time.
-    package func purgeExpired(on db: any Database) async throws {
-        try await (db as! any SQLDatabase).raw("DELETE FROM idempotency_keys WHERE created_at < \(bind: clock.now().addingTimeInterval(-ttl))").run()
+    package func purgeExpired(on db: any GatehouseDatabase) async throws {
+        try await db.raw("DELETE FROM idempotency_keys WHERE created_at < \(bind: clock.now().addingTimeInterval(-ttl))").run()
     }
 
     package init(clock: GatehouseClock, ttl: TimeInterval) {

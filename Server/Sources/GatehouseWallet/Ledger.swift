@@ -40,9 +40,8 @@ package struct Ledger: Sendable {
     /// debit itself, so the check costs nothing and does not grow with the wallet's activity.
     /// `id`: the movement's id, made by the caller when something written before it names it.
     package func post(id: UUID = OrderedID.make(), kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String?, request: UUID?,
-              dailyLimit: Int64?, reference: String? = nil, on db: any Database) async throws -> Posting {
+              dailyLimit: Int64?, reference: String? = nil, on db: any GatehouseDatabase) async throws -> Posting {
         precondition(amount > 0 && debit != credit)
-        let sql = db as! any SQLDatabase
         let now = clock.now()
         var debitBalance: Int64 = 0
         var creditBalance: Int64 = 0
@@ -52,7 +51,7 @@ package struct Ledger: Sendable {
                 // counted by it: both under the row's lock, so a concurrent payout of this wallet
                 // waits, then sees ours. Over the limit, the transaction rolls the debit back.
                 let day = Self.day(now)
-                guard let row = try await sql.raw("""
+                guard let row = try await db.raw("""
                     UPDATE wallets SET balance = balance - \(bind: amount),
                         paid_today = CASE WHEN paid_day = \(bind: day) THEN paid_today + \(bind: amount) ELSE \(bind: amount) END,
                         paid_day = \(bind: day)
@@ -65,19 +64,19 @@ package struct Ledger: Sendable {
                 }
                 debitBalance = balance
             } else {
-                guard let balance = try await sql.raw("""
+                guard let balance = try await db.raw("""
                     UPDATE wallets SET balance = balance + \(bind: amount) WHERE id = \(bind: credit) RETURNING balance
                     """).first(decodingColumn: "balance", as: Int64.self)
                 else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
                 creditBalance = balance
             }
         }
-        try await sql.raw("""
+        try await db.raw("""
             INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
             VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: debit), \(bind: credit), \(bind: amount), \(bind: comment), \(bind: request),
                     \(bind: reference), \(bind: now))
             """).run()
-        try await sql.raw("""
+        try await db.raw("""
             INSERT INTO ledger_entries (id, transaction_id, wallet_id, amount, balance_after, created_at) VALUES
             (\(bind: OrderedID.make()), \(bind: id), \(bind: debit), \(bind: -amount), \(bind: debitBalance), \(bind: now)),
             (\(bind: OrderedID.make()), \(bind: id), \(bind: credit), \(bind: amount), \(bind: creditBalance), \(bind: now))
@@ -157,10 +156,9 @@ package struct Ledger: Sendable {
     /// wallets, in the same statement on PostgreSQL: the batch's events are known in number
     /// before its balances are, and the round trip is one less while the wallets are held.
     /// Answers their new values.
-    package func post(_ movements: [Movement], at now: Date, dailyLimit: Int64?, raising counters: [UUID: Int64] = [:], on db: any Database,
+    package func post(_ movements: [Movement], at now: Date, dailyLimit: Int64?, raising counters: [UUID: Int64] = [:], on db: any GatehouseDatabase,
               into writes: inout CombinedWrites) async throws -> (results: [Result<Posting, Refusal>], counters: [UUID: Int64]) {
         guard !movements.isEmpty else { return ([], [:]) }
-        let sql = db as! any SQLDatabase
         let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted()
         var wallets: [UUID: Balance] = [:]
         var raised: [UUID: Int64] = [:]
@@ -172,18 +170,18 @@ package struct Ledger: Sendable {
         func readCounter(_ row: any SQLRow) throws {
             raised[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self)
         }
-        let select: SQLQueryString = "SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE \(SQLQueryString.isAny("id", ids, postgres: sql.isPostgres))"
-        if !sql.isPostgres {
+        let select: SQLQueryString = "SELECT id, kind, balance, paid_day, paid_today FROM wallets WHERE \(SQLQueryString.isAny("id", ids, postgres: db.isPostgres))"
+        if !db.isPostgres {
             // SQLite: the transaction holds the only writer's lock already.
-            for row in try await sql.raw(select).all() { try read(row) }
-            if !counters.isEmpty { for row in try await sql.raw(EventLog.raise(counters, postgres: false)).all() { try readCounter(row) } }
+            for row in try await db.raw(select).all() { try read(row) }
+            if !counters.isEmpty { for row in try await db.raw(EventLog.raise(counters, postgres: false)).all() { try readCounter(row) } }
         } else if counters.isEmpty {
             // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
-            for row in try await sql.preparedRows("\(select) ORDER BY id FOR NO KEY UPDATE") { try read(row) }
+            for row in try await db.preparedRows("\(select) ORDER BY id FOR NO KEY UPDATE") { try read(row) }
         } else {
             // The wallets are locked first, then the counters (the order a transfer on its own takes
             // them in): the union reads its first part before it starts the second.
-            for row in try await sql.preparedRows("""
+            for row in try await db.preparedRows("""
                 WITH w AS (\(select) ORDER BY id FOR NO KEY UPDATE), c AS (\(EventLog.raise(counters, postgres: true)))
                 SELECT id, kind, balance, paid_day, paid_today, NULL::uuid AS account_id, NULL::bigint AS last_seq FROM w
                 UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, account_id, last_seq FROM c
@@ -233,16 +231,15 @@ package struct Ledger: Sendable {
     /// What `gatehouse wallet audit` and the checker verify: every transaction balanced with two
     /// entries, every balance equal to the sum of its entries, no person's balance below zero,
     /// and all balances summing to zero (money is only ever moved, never made or lost).
-    package func audit(on db: any Database) async throws -> [String] {
-        let sql = db as! any SQLDatabase
+    package func audit(on db: any GatehouseDatabase) async throws -> [String] {
         var problems: [String] = []
-        for row in try await sql.raw("""
+        for row in try await db.raw("""
             SELECT t.id, COUNT(e.id) AS legs, COALESCE(SUM(e.amount), 0) AS total FROM ledger_transactions t
             LEFT JOIN ledger_entries e ON e.transaction_id = t.id GROUP BY t.id HAVING COUNT(e.id) <> 2 OR COALESCE(SUM(e.amount), 0) <> 0
             """).all() {
             problems.append("transaction \(try row.decode(column: "id", as: UUID.self)) is unbalanced")
         }
-        for row in try await sql.raw("""
+        for row in try await db.raw("""
             SELECT w.id, w.kind, w.balance, CAST(COALESCE((SELECT SUM(e.amount) FROM ledger_entries e WHERE e.wallet_id = w.id), 0) AS BIGINT) AS total
             FROM wallets w
             """).all() {
@@ -251,7 +248,7 @@ package struct Ledger: Sendable {
             if balance != (try row.decode(column: "total", as: Int64.self)) { problems.append("wallet \(id): balance \(balance) is not the sum of its entries") }
             if balance < 0, try row.decode(column: "kind", as: String.self) != "system" { problems.append("wallet \(id): negative balance \(balance)") }
         }
-        let total = try await sql.raw("SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) AS total FROM wallets").first(decodingColumn: "total", as: Int64.self) ?? 0
+        let total = try await db.raw("SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) AS total FROM wallets").first(decodingColumn: "total", as: Int64.self) ?? 0
         if total != 0 { problems.append("the balances sum to \(total), not 0") }
         return problems
     }

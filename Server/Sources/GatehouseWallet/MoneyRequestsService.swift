@@ -33,7 +33,7 @@ package struct MoneyRequestsService: WalletConcept {
     // MARK: - reading
 
     /// Stored requests as their sides see them: the people named, an open one past its time expired.
-    private func decode(_ rows: [WalletStore.StoredRequest], on db: (any Database)? = nil) async throws -> [MoneyRequest] {
+    private func decode(_ rows: [WalletStore.StoredRequest], on db: (any GatehouseDatabase)? = nil) async throws -> [MoneyRequest] {
         let people = try await parties(Set(rows.flatMap { [$0.requester, $0.payer] }), on: db)
         let now = clock.now()
         return rows.map { row in
@@ -50,7 +50,7 @@ package struct MoneyRequestsService: WalletConcept {
     }
 
     /// A request I am a side of; 404 otherwise.
-    package func request(_ id: UUID, viewer: UUID, on db: (any Database)? = nil) async throws -> MoneyRequest {
+    package func request(_ id: UUID, viewer: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> MoneyRequest {
         guard let row = try await core.store.request(id, viewer: viewer, on: db), let request = try await decode([row], on: db).first else { throw Self.notFound }
         return request
     }
@@ -165,7 +165,7 @@ package struct MoneyRequestsService: WalletConcept {
 
     /// Moves the request from the state the action leaves to the one it makes, if it is still
     /// there (and, for open requests, not expired this very moment); 409 otherwise.
-    private func transition(_ action: Action, _ request: MoneyRequest, on tx: any Database) async throws {
+    private func transition(_ action: Action, _ request: MoneyRequest, on tx: any GatehouseDatabase) async throws {
         let now = clock.now()
         guard try await core.store.moveRequest(request.id, from: action.from, to: action.to, now: now, notExpiredAt: action.from == .open, on: tx) else {
             let current = try await self.request(request.id, viewer: request.requester.id, on: tx)

@@ -93,7 +93,7 @@ extension WalletService {
                 Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: c.request.input.amount,
                                 comment: c.request.input.comment, request: nil)
             }
-            var early = CombinedWrites(on: tx)
+            var early = CombinedWrites(for: tx)
             core.ledger.record(movements, at: now, into: &early)
             _ = try core.dialogs.post(zip(mine, movements).map { c, m in
                 PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: m.amount, transferId: m.id, requestId: nil, requestKind: nil),
@@ -117,7 +117,7 @@ extension WalletService {
             //    are raised with the lock: the messages' events and a `wallet.transfer` to each side.
             var counters = recorder.counts()
             for c in mine { counters[c.payer.account, default: 0] += 1; counters[c.payee.account, default: 0] += 1 }
-            var late = CombinedWrites(on: tx)
+            var late = CombinedWrites(for: tx)
             let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: settings.dailyLimit, raising: counters, on: tx, into: &late)
             var answers: [(call: IdempotentCall, answer: StoredAnswer)] = []
             var answered: [(index: Int, result: TransferResult, answer: StoredAnswer)] = []

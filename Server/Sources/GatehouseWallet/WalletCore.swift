@@ -104,7 +104,7 @@ extension WalletConcept {
 
     /// Runs a money-moving `body` under `call`'s key in one transaction with its events: answers
     /// the stored answer for a key seen before, or runs `body` and stores its answer with it.
-    package func idempotent<T: Encodable & Sendable>(_ call: IdempotentCall, _ body: @escaping @Sendable (any Database, EventRecorder) async throws -> T) async throws -> Idempotent<T> {
+    package func idempotent<T: Encodable & Sendable>(_ call: IdempotentCall, _ body: @escaping @Sendable (any GatehouseDatabase, EventRecorder) async throws -> T) async throws -> Idempotent<T> {
         try await core.events.write { tx, recorder in
             if let stored = try await core.keys.claim(call, on: tx) { return .replay(stored) }
             let value: T
@@ -134,11 +134,11 @@ extension WalletConcept {
     }
 
     /// The columns of a wallet `w` and its person `a` (`walletRow` reads them).
-    package func wallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow? {
+    package func wallet(of account: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> WalletRow? {
         try await core.store.wallet(of: account, on: db)
     }
 
-    package func requireWallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow {
+    package func requireWallet(of account: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> WalletRow {
         guard let wallet = try await wallet(of: account, on: db) else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
         return wallet
     }
@@ -153,12 +153,12 @@ extension WalletConcept {
     /// The account a reference names and its wallet; 404 `recipient_not_found` for nobody and for
     /// someone without a wallet (`field` names the member). A phone counts when verified, an
     /// email when confirmed: an unproven claim names nobody.
-    package func resolve(_ reference: PartyReference, field: String, on db: (any Database)? = nil) async throws -> WalletRow {
+    package func resolve(_ reference: PartyReference, field: String, on db: (any GatehouseDatabase)? = nil) async throws -> WalletRow {
         try await resolve(reference, field: field, with: nil, on: db).named
     }
 
     /// The same, and in the same query the wallet of `me` (a payment needs both; nil when I have none).
-    package func resolve(_ reference: PartyReference, field: String, with me: UUID?, on db: (any Database)? = nil) async throws -> (named: WalletRow, mine: WalletRow?) {
+    package func resolve(_ reference: PartyReference, field: String, with me: UUID?, on db: (any GatehouseDatabase)? = nil) async throws -> (named: WalletRow, mine: WalletRow?) {
         let key = try PartyKey(reference, field: field, defaultCountryCode: core.defaultCountryCode)
         let found = try await resolve([key].compactMap { $0 }, with: me.map { [$0] } ?? [], on: db)
         guard let key, let named = found.named[key] else { throw GatehouseError.notFound(.recipientNotFound, "error.recipientNotFound", field: field) }
@@ -168,11 +168,11 @@ extension WalletConcept {
     /// The wallets the keys name and the wallets of the accounts `mine`, in one read.
     package func resolve(_ keys: [PartyKey], with mine: [UUID], restricts: ((SQLQueryString) -> SQLQueryString)? = nil,
                          hasDevices: ((SQLQueryString) -> SQLQueryString)? = nil,
-                         on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
+                         on db: (any GatehouseDatabase)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
         try await core.store.wallets(named: keys, mine: mine, restricts: restricts, hasDevices: hasDevices, on: db)
     }
 
-    package func parties(_ ids: Set<UUID>, on db: (any Database)? = nil) async throws -> [UUID: WalletParty] {
+    package func parties(_ ids: Set<UUID>, on db: (any GatehouseDatabase)? = nil) async throws -> [UUID: WalletParty] {
         try await core.store.parties(ids, on: db)
     }
 

@@ -16,12 +16,12 @@ package struct WalletDeletion: AccountDeletionParticipant {
         self.store = store
     }
 
-    package func checkDeletable(_ account: UUID, on db: any Database) async throws {
+    package func checkDeletable(_ account: UUID, on db: any GatehouseDatabase) async throws {
         guard let balance = try await store.balance(of: account, on: db), balance != 0 else { return }
         throw GatehouseError(.conflict, .walletNotEmpty, LocalizedText("error.walletNotEmpty", [Kopecks.format(balance, grouping: " ")]))
     }
 
-    package func erase(_ account: UUID, now: Date, on tx: any Database) async throws {
+    package func erase(_ account: UUID, now: Date, on tx: any GatehouseDatabase) async throws {
         try await store.eraseAccount(account, now: now, on: tx)
     }
 }

@@ -1,15 +1,15 @@
 import FluentKit
 import Foundation
+import GatehouseFoundation
 import SQLKit
 
 /// The wallet's tables (docs/wallet.md, "The ledger"): wallets with their balances, the ledger's
 /// transactions and their entries, money requests, remembered idempotency keys, and the column
 /// that makes a chat message a wallet message.
-package struct M013CreateWallet: AsyncMigration {
+package struct M013CreateWallet: SQLMigration {
     package var name: String { "013_CreateWallet" }
 
-    package func prepare(on database: any Database) async throws {
-        let sql = database as! any SQLDatabase
+    package func prepare(on database: any GatehouseDatabase) async throws {
         // A person's wallet (one per account) or the system wallet money is issued from. The
         // balance is kept in step with the entries under the row's lock; a person's never drops
         // below zero, and the database refuses a write that would make it (the last line of defence).
@@ -52,9 +52,9 @@ package struct M013CreateWallet: AsyncMigration {
             .field("created_at", .datetime, .required)
             .create()
         // A wallet's history page, and its payouts of the last day (the daily limit).
-        try await sql.create(index: "ix_ledger_entries_wallet").on("ledger_entries").column("wallet_id").column("id").run()
-        try await sql.create(index: "ix_ledger_entries_wallet_time").on("ledger_entries").column("wallet_id").column("created_at").run()
-        try await sql.create(index: "ix_ledger_entries_transaction").on("ledger_entries").column("transaction_id").run()
+        try await database.create(index: "ix_ledger_entries_wallet").on("ledger_entries").column("wallet_id").column("id").run()
+        try await database.create(index: "ix_ledger_entries_wallet_time").on("ledger_entries").column("wallet_id").column("created_at").run()
+        try await database.create(index: "ix_ledger_entries_transaction").on("ledger_entries").column("transaction_id").run()
 
         try await database.schema("money_requests")
             .field("id", .uuid, .identifier(auto: false))
@@ -71,8 +71,8 @@ package struct M013CreateWallet: AsyncMigration {
             .field("repayment_id", .uuid, .references("ledger_transactions", "id"))
             .constraint(.constraint(.custom(SQLRaw("CHECK (amount > 0)")), name: "ck_money_requests_amount"))
             .create()
-        try await sql.create(index: "ix_money_requests_requester").on("money_requests").column("requester_id").column("id").run()
-        try await sql.create(index: "ix_money_requests_payer").on("money_requests").column("payer_id").column("id").run()
+        try await database.create(index: "ix_money_requests_requester").on("money_requests").column("requester_id").column("id").run()
+        try await database.create(index: "ix_money_requests_payer").on("money_requests").column("payer_id").column("id").run()
 
         // The first answer to each (account, key), replayed to a retry (docs/wallet.md, "Idempotency").
         try await database.schema("idempotency_keys")
@@ -84,18 +84,18 @@ package struct M013CreateWallet: AsyncMigration {
             .field("created_at", .datetime, .required)
             .compositeIdentifier(over: "account_id", "key")
             .create()
-        try await sql.create(index: "ix_idempotency_keys_created").on("idempotency_keys").column("created_at").run()
+        try await database.create(index: "ix_idempotency_keys_created").on("idempotency_keys").column("created_at").run()
 
         try await database.schema("messages").field("payment", .string).update()
 
         // The system wallet: where top-ups come from (its balance is minus all money issued).
-        try await sql.raw("""
+        try await database.raw("""
             INSERT INTO wallets (id, kind, currency, balance, created_at)
             VALUES (\(bind: Ledger.systemWalletID), 'system', 'RUB', 0, \(bind: Date()))
             """).run()
     }
 
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         try await database.schema("messages").deleteField("payment").update()
         for table in ["idempotency_keys", "money_requests", "ledger_entries", "ledger_transactions", "wallets"] {
             try await database.schema(table).delete()
@@ -110,15 +110,15 @@ package struct M013CreateWallet: AsyncMigration {
 /// The index of a wallet's entries by time served the daily limit's first version, a sum over the
 /// day's payouts; the limit is a counter on the wallet's row now (`Ledger.post`), and the index
 /// only cost every entry an insert.
-package struct M014DropLedgerEntriesByTime: AsyncMigration {
+package struct M014DropLedgerEntriesByTime: SQLMigration {
     package var name: String { "014_DropLedgerEntriesByTime" }
 
-    package func prepare(on database: any Database) async throws {
-        try await (database as! any SQLDatabase).drop(index: "ix_ledger_entries_wallet_time").run()
+    package func prepare(on database: any GatehouseDatabase) async throws {
+        try await database.drop(index: "ix_ledger_entries_wallet_time").run()
     }
 
-    package func revert(on database: any Database) async throws {
-        try await (database as! any SQLDatabase).create(index: "ix_ledger_entries_wallet_time").on("ledger_entries").column("wallet_id").column("created_at").run()
+    package func revert(on database: any GatehouseDatabase) async throws {
+        try await database.create(index: "ix_ledger_entries_wallet_time").on("ledger_entries").column("wallet_id").column("created_at").run()
     }
 
     package init() {
@@ -129,11 +129,10 @@ package struct M014DropLedgerEntriesByTime: AsyncMigration {
 /// Top-ups through a payment provider (docs/wallet.md, "Money in"): one row per payment the
 /// person started, with the key that made it (a retried `POST` answers the same top-up), the
 /// provider's payment, and what was credited and refunded of it. The money itself is in the ledger.
-package struct M024CreateTopUps: AsyncMigration {
+package struct M024CreateTopUps: SQLMigration {
     package var name: String { "024_CreateTopUps" }
 
-    package func prepare(on database: any Database) async throws {
-        let sql = database as! any SQLDatabase
+    package func prepare(on database: any GatehouseDatabase) async throws {
         try await database.schema("wallet_topups")
             .field("id", .uuid, .identifier(auto: false))
             .field("account_id", .uuid, .required, .references("accounts", "id"))
@@ -158,12 +157,12 @@ package struct M024CreateTopUps: AsyncMigration {
             .unique(on: "provider", "provider_payment_id", name: "uq_wallet_topups_payment")
             .constraint(.constraint(.custom(SQLRaw("CHECK (amount > 0 AND refunded >= 0 AND refunded <= amount)")), name: "ck_wallet_topups_amount"))
             .create()
-        try await sql.create(index: "ix_wallet_topups_account").on("wallet_topups").column("account_id").column("created_at").run()
-        try await sql.create(index: "ix_wallet_topups_intent").on("wallet_topups").column("payment_intent").run()
-        try await sql.create(index: "ix_wallet_topups_transfer").on("wallet_topups").column("transfer_id").run()
+        try await database.create(index: "ix_wallet_topups_account").on("wallet_topups").column("account_id").column("created_at").run()
+        try await database.create(index: "ix_wallet_topups_intent").on("wallet_topups").column("payment_intent").run()
+        try await database.create(index: "ix_wallet_topups_transfer").on("wallet_topups").column("transfer_id").run()
     }
 
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         try await database.schema("wallet_topups").delete()
     }
 

@@ -108,7 +108,7 @@ package struct WalletService: WalletConcept {
     /// Moves money between two people's wallets in `tx`, posts the chat message that shows it
     /// (`note`, authored by the payer) and tells both: answers the transfer with the payer's balance.
     package func move(_ kind: TransferKind, from payer: WalletRow, to payee: WalletRow, amount: Int64, comment: String?, request: UUID?,
-              requestKind: MoneyRequestKind? = nil, note: PaymentNote.Kind, on tx: any Database, _ recorder: EventRecorder) async throws -> TransferResult {
+              requestKind: MoneyRequestKind? = nil, note: PaymentNote.Kind, on tx: any GatehouseDatabase, _ recorder: EventRecorder) async throws -> TransferResult {
         // The chat and its message first, then the wallets: the order a group commit takes them in
         // (`TransferBatcher`). A transfer that locked the wallets first and then waited for the
         // chat's row, while a batch held that row and waited for the wallets, was a deadlock.

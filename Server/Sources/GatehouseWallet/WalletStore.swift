@@ -18,7 +18,7 @@ package struct WalletStore: Sendable {
         self.publicURL = publicURL
     }
 
-    private func sql(_ db: (any Database)?) -> any SQLDatabase { (db ?? database.db) as! any SQLDatabase }
+    private func sql(_ db: (any GatehouseDatabase)?) -> any SQLDatabase { db ?? database.db }
 
     // MARK: Wallets and parties
 
@@ -35,7 +35,7 @@ package struct WalletStore: Sendable {
         "w.id, w.account_id, w.phone, w.balance, w.paid_day, w.paid_today, w.created_at, a.username, a.first_name, a.last_name, a.avatar_id"
 
     /// An account's wallet; nil when it has none or is being deleted (nothing moves to or from it then).
-    package func wallet(of account: UUID, on db: (any Database)? = nil) async throws -> WalletRow? {
+    package func wallet(of account: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> WalletRow? {
         try await sql(db).raw("""
             SELECT \(Self.walletColumns) FROM wallets w JOIN accounts a ON a.id = w.account_id
             WHERE w.account_id = \(bind: account) AND a.deletion_requested_at IS NULL
@@ -44,7 +44,7 @@ package struct WalletStore: Sendable {
 
     /// A wallet by its id whatever its account's state, and whether that account is being deleted
     /// or erased (a payment that arrives then goes back to the card: `TopUpService`).
-    package func walletAnyState(_ id: UUID, on db: (any Database)? = nil) async throws -> (wallet: WalletRow, deleting: Bool)? {
+    package func walletAnyState(_ id: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> (wallet: WalletRow, deleting: Bool)? {
         guard let row = try await sql(db).raw("""
             SELECT \(Self.walletColumns), a.deletion_requested_at FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.id = \(bind: id)
             """).first() else { return nil }
@@ -55,7 +55,7 @@ package struct WalletStore: Sendable {
     /// none of an account being deleted. `restricts` and `hasDevices`, when given, are conditions
     /// on the account's id, read into the rows' fields of those names in the same statement.
     package func wallets(named keys: [PartyKey], mine: [UUID], restricts: ((SQLQueryString) -> SQLQueryString)? = nil,
-                         hasDevices: ((SQLQueryString) -> SQLQueryString)? = nil, on db: (any Database)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
+                         hasDevices: ((SQLQueryString) -> SQLQueryString)? = nil, on db: (any GatehouseDatabase)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
         var tags: [String] = [], phones: [String] = [], emails: [String] = []
         for key in Set(keys) {
             switch key {
@@ -97,7 +97,7 @@ package struct WalletStore: Sendable {
     }
 
     /// The people these accounts are, as a payment shows them.
-    package func parties(_ ids: Set<UUID>, on db: (any Database)? = nil) async throws -> [UUID: WalletParty] {
+    package func parties(_ ids: Set<UUID>, on db: (any GatehouseDatabase)? = nil) async throws -> [UUID: WalletParty] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await sql(db).raw("""
             SELECT id, username, first_name, last_name, avatar_id FROM accounts WHERE id IN (\(binds: Array(ids)))
@@ -247,7 +247,7 @@ package struct WalletStore: Sendable {
     }
 
     /// A request `viewer` is a side of; nil otherwise.
-    package func request(_ id: UUID, viewer: UUID, on db: (any Database)? = nil) async throws -> StoredRequest? {
+    package func request(_ id: UUID, viewer: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> StoredRequest? {
         try await sql(db).raw("""
             SELECT \(Self.requestColumns) FROM money_requests r WHERE r.id = \(bind: id) AND (r.requester_id = \(bind: viewer) OR r.payer_id = \(bind: viewer))
             """).first().map(Self.request)
@@ -287,7 +287,7 @@ package struct WalletStore: Sendable {
     }
 
     package func insertRequest(id: UUID, kind: MoneyRequestKind, requester: UUID, payer: UUID, amount: Int64, comment: String?,
-                               now: Date, expiresAt: Date, on tx: any Database) async throws {
+                               now: Date, expiresAt: Date, on tx: any GatehouseDatabase) async throws {
         try await sql(tx).raw("""
             INSERT INTO money_requests (id, kind, state, requester_id, payer_id, amount, comment, created_at, updated_at, expires_at)
             VALUES (\(bind: id), \(bind: kind.rawValue), 'open', \(bind: requester), \(bind: payer), \(bind: amount),
@@ -297,7 +297,7 @@ package struct WalletStore: Sendable {
 
     /// Moves a request from one state to another if it is still in the first (and, with
     /// `notExpiredAt`, not expired then); false when it was not.
-    package func moveRequest(_ id: UUID, from: MoneyRequestState, to: MoneyRequestState, now: Date, notExpiredAt: Bool, on tx: any Database) async throws -> Bool {
+    package func moveRequest(_ id: UUID, from: MoneyRequestState, to: MoneyRequestState, now: Date, notExpiredAt: Bool, on tx: any GatehouseDatabase) async throws -> Bool {
         let notExpired: SQLQueryString = notExpiredAt ? " AND expires_at > \(bind: now)" : ""
         return try await sql(tx).raw("""
             UPDATE money_requests SET state = \(bind: to.rawValue), updated_at = \(bind: now)
@@ -306,7 +306,7 @@ package struct WalletStore: Sendable {
     }
 
     /// The transfer that paid (`repayment`: repaid) a request.
-    package func setTransfer(_ transfer: UUID, of request: UUID, repayment: Bool, on tx: any Database) async throws {
+    package func setTransfer(_ transfer: UUID, of request: UUID, repayment: Bool, on tx: any GatehouseDatabase) async throws {
         let column: SQLQueryString = repayment ? "repayment_id" : "payment_id"
         try await sql(tx).raw("UPDATE money_requests SET \(column) = \(bind: transfer) WHERE id = \(bind: request)").run()
     }
@@ -314,14 +314,14 @@ package struct WalletStore: Sendable {
     // MARK: Deletion
 
     /// The balance of an account's wallet, nil when it has none (whether or not it is being deleted).
-    package func balance(of account: UUID, on db: any Database) async throws -> Int64? {
+    package func balance(of account: UUID, on db: any GatehouseDatabase) async throws -> Int64? {
         try await sql(db).raw("SELECT balance FROM wallets WHERE account_id = \(bind: account)").first(decodingColumn: "balance", as: Int64.self)
     }
 
     /// An erased account's wallet data, in the erasure's transaction: the wallet forgets its phone,
     /// open money requests either way are cancelled, the idempotency keys of its calls go. The
     /// wallet row and the ledger stay.
-    package func eraseAccount(_ account: UUID, now: Date, on tx: any Database) async throws {
+    package func eraseAccount(_ account: UUID, now: Date, on tx: any GatehouseDatabase) async throws {
         let sql = sql(tx)
         try await sql.raw("UPDATE wallets SET phone = NULL WHERE account_id = \(bind: account)").run()
         try await sql.raw("""

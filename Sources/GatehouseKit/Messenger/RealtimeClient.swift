@@ -179,18 +179,6 @@ public final class RealtimeClient: Sendable {
     }
 }
 
-/// A value behind a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
-
 /// What every event frame has: its number.
 private struct UnknownEvent: Decodable {
     var seq: Int64

@@ -2,25 +2,6 @@ import Foundation
 import GatehouseAPI
 import GatehouseKit
 
-/// How a text field should present itself; `oneTimeCode` maps to UIKit's
-/// `UITextContentType.oneTimeCode`, which lets iOS offer the SMS code above the keyboard.
-public enum TextContentType: String, Equatable, Sendable {
-    /// A code from an SMS or mail (autofill).
-    case oneTimeCode
-    /// A phone number.
-    case telephoneNumber
-    /// An email address.
-    case emailAddress
-    /// The current password.
-    case password
-    /// A new password (the keychain may suggest one).
-    case newPassword
-    /// A login.
-    case username
-    /// A person's name.
-    case name
-}
-
 /// The code screen: the code from the SMS registers the account, then the app logs in with the
 /// phone and password from the form, asks for the confirmation mail and checks `isConfirmed`.
 /// A resend is offered after a visible countdown.

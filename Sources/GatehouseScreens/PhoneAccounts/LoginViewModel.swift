@@ -5,33 +5,8 @@ import GatehouseKit
 /// category decides the next screen.
 @MainActor
 public final class LoginViewModel: ScreenModel<LoginViewModel.State> {
-    /// What the login screen shows.
-    public struct State: Equatable, Sendable {
-        /// The screen's title.
-        public var title: String
-        /// The login field's label.
-        public var loginLabel: String
-        /// The password field's label.
-        public var passwordLabel: String
-        /// The login typed.
-        public var login = ""
-        /// The password as typed.
-        public var password = ""
-        /// The login field's content type.
-        public let loginContentType = TextContentType.username
-        /// The password field's content type (secure entry).
-        public let passwordContentType = TextContentType.password
-        /// The label of the main action.
-        public var submitTitle: String
-        /// The label of "Forgot password?".
-        public var forgotTitle: String
-        /// Whether the main action can be used now (the input is valid and nothing is in flight).
-        public var isSubmitEnabled = false
-        /// True while a request is in flight: show progress and ignore repeated taps.
-        public var isLoading = false
-        /// The server's (localized) message for the last failed action; cleared by the next edit.
-        public var errorMessage: String?
-    }
+    /// What the login screen shows: the login form.
+    public typealias State = LoginForm
 
     /// Where the user goes from here.
     public enum Outcome: Equatable, Sendable {

@@ -97,13 +97,123 @@ public enum PaymentStep: Equatable, Sendable {
     case done
 }
 
+/// What a payment form's state has (``SendMoneyViewModel/State``, ``RequestMoneyViewModel/State``): the person, the
+/// amount and the comment as typed, the step, and what the buttons and messages show.
+public protocol PaymentFormState: Equatable, Sendable {
+    /// The form, the confirmation, or done.
+    var step: PaymentStep { get set }
+    /// The person as typed (a phone, `@tag` or email).
+    var recipient: String { get set }
+    /// The amount as typed, in roubles.
+    var amount: String { get set }
+    /// The comment as typed.
+    var comment: String { get set }
+    /// Why the amount is not accepted yet; nil when it is.
+    var amountError: String? { get set }
+    /// The confirm step's question.
+    var confirmText: String { get set }
+    /// What was done.
+    var doneText: String { get set }
+    /// Whether "continue" works now.
+    var isContinueEnabled: Bool { get set }
+    /// Whether "confirm" works now.
+    var isConfirmEnabled: Bool { get set }
+    /// A call is in flight: show progress and keep the buttons off.
+    var isLoading: Bool { get set }
+    /// Why the last action failed, in the person's language; nil when nothing failed.
+    var errorMessage: String? { get set }
+}
+
+/// The one payment form the wallet's "Send money" and "Request money" are: the person, the amount (checked in
+/// roubles and kopecks) and the comment; "Continue" looks the person up and asks to confirm with their name;
+/// "Confirm" sends with one intent, so a second tap or a retry after a lost answer does it once; "Change" goes back
+/// to the form. What differs (the amount's limit, the question, the call and what it did) is each screen's.
+@MainActor
+public class PaymentFormViewModel<State: PaymentFormState>: ScreenModel<State> {
+    let form: PaymentForm
+
+    init(environment: WalletEnvironment, state: State) {
+        self.form = PaymentForm(environment: environment)
+        super.init(state: state)
+    }
+
+    var l: Localizer { form.environment.localizer }
+
+    /// The most the amount may be (the balance, for a payment); nil for none.
+    var amountLimit: Int64? { nil }
+
+    /// The confirm step's question, once the person is found.
+    func question(kopecks: Int64, who: String) -> String { "" }
+
+    /// Sends what was confirmed (with the form's intent, `PaymentForm.submit`); when done, sets the done step and
+    /// tells the flow.
+    func send(to: PartyReference, name: String, kopecks: Int64, comment: String?) async -> PaymentForm.Outcome<Void> { .refused(nil) }
+
+    /// Whom to pay or ask, as typed.
+    public func setRecipient(_ text: String) { edit { $0.recipient = text } }
+    /// The amount as typed (checked in roubles and kopecks).
+    public func setAmount(_ text: String) { edit { $0.amount = text } }
+    /// The comment as typed.
+    public func setComment(_ text: String) { edit { $0.comment = text } }
+    /// "Change": back to the form from the confirm step.
+    public func editAgain() { edit { _ in } }
+
+    func edit(_ change: (inout State) -> Void) {
+        form.edited()
+        update { change(&$0); $0.step = .form; $0.errorMessage = nil }
+        revalidate()
+    }
+
+    func revalidate() {
+        let (kopecks, problem) = form.amount(state.amount, limit: amountLimit)
+        update {
+            $0.amountError = problem
+            $0.isContinueEnabled = !$0.isLoading && $0.step == .form && kopecks != nil && PaymentForm.reference($0.recipient) != nil
+            $0.isConfirmEnabled = !$0.isLoading && $0.step == .confirm
+        }
+    }
+
+    /// "Continue": the person's name and the amount to confirm.
+    public func review() async {
+        guard state.isContinueEnabled, let kopecks = form.amount(state.amount, limit: amountLimit).0 else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        revalidate()
+        do {
+            let who = try await form.review(state.recipient)
+            let question = question(kopecks: kopecks, who: who)
+            update { $0.isLoading = false; $0.step = .confirm; $0.confirmText = question }
+        } catch {
+            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
+        }
+        revalidate()
+    }
+
+    /// "Confirm": sends it.
+    public func confirm() async {
+        guard state.isConfirmEnabled, let name = form.recipient?.displayName, let to = form.confirmed(state.recipient),
+              let kopecks = form.amount(state.amount).0 else { return }
+        update { $0.isLoading = true; $0.errorMessage = nil }
+        revalidate()
+        let comment = state.comment.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch await send(to: to, name: name, kopecks: kopecks, comment: comment.isEmpty ? nil : comment) {
+        case .done:
+            break
+        case .unknown(let message):
+            update { $0.isLoading = false; $0.errorMessage = message }
+        case .refused(let message):
+            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = message }
+        }
+        revalidate()
+    }
+}
+
 /// The spec's "Send money": to whom, how much, a comment; "Continue" shows the person's name and
 /// the amount to confirm; "Confirm" sends with one intent, so a second tap or a retry after a lost
 /// answer pays once.
 @MainActor
-public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
+public final class SendMoneyViewModel: PaymentFormViewModel<SendMoneyViewModel.State> {
     /// What the screen draws: every title, value and switch of its view.
-    public struct State: Equatable, Sendable {
+    public struct State: PaymentFormState {
         /// The screen's title.
         public var title: String
         /// Labels by name: `recipient`, `amount`, `comment`, `continue`, `confirm`, `edit`, `back`.
@@ -143,20 +253,18 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
     }
     /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
-    private let form: PaymentForm
     private var balance: Int64?
 
     /// The form on `environment`'s wallet client.
     ///
     /// - Parameter recipient: pre-filled from a dialog (the person's tag).
     public init(environment: WalletEnvironment, recipient: String = "") {
-        self.form = PaymentForm(environment: environment)
         let l = environment.localizer
         let labels = Dictionary(uniqueKeysWithValues: ["recipient", "amount", "comment", "continue", "confirm", "edit", "back"].map { ($0, l("wallet.send.\($0)")) })
-        super.init(state: State(title: l("wallet.send.title"), labels: labels, recipient: recipient))
+        super.init(environment: environment, state: State(title: l("wallet.send.title"), labels: labels, recipient: recipient))
     }
 
-    private var l: Localizer { form.environment.localizer }
+    override var amountLimit: Int64? { balance }
 
     /// Loads the balance (the amount is checked against it).
     public func load() async {
@@ -170,51 +278,13 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
         revalidate()
     }
 
-    /// Whom to pay, as typed.
-    public func setRecipient(_ text: String) { edit { $0.recipient = text } }
-    /// The amount as typed (checked in roubles and kopecks).
-    public func setAmount(_ text: String) { edit { $0.amount = text } }
-    /// The comment as typed.
-    public func setComment(_ text: String) { edit { $0.comment = text } }
-
-    private func edit(_ change: (inout State) -> Void) {
-        form.edited()
-        update { change(&$0); $0.step = .form; $0.errorMessage = nil }
-        revalidate()
+    override func question(kopecks: Int64, who: String) -> String {
+        l("wallet.send.question", WalletFormat.money(kopecks, l), who)
     }
 
-    private func revalidate() {
-        let (kopecks, problem) = form.amount(state.amount, limit: balance)
-        update {
-            $0.amountError = problem
-            $0.isContinueEnabled = !$0.isLoading && $0.step == .form && kopecks != nil && PaymentForm.reference($0.recipient) != nil
-            $0.isConfirmEnabled = !$0.isLoading && $0.step == .confirm
-        }
-    }
-
-    /// "Continue": the person's name and the amount to confirm.
-    public func review() async {
-        guard state.isContinueEnabled, let kopecks = form.amount(state.amount, limit: balance).0 else { return }
-        update { $0.isLoading = true; $0.errorMessage = nil }
-        revalidate()
-        do {
-            let who = try await form.review(state.recipient)
-            update { $0.isLoading = false; $0.step = .confirm; $0.confirmText = l("wallet.send.question", WalletFormat.money(kopecks, l), who) }
-        } catch {
-            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
-        }
-        revalidate()
-    }
-
-    /// "Confirm": sends the money.
-    public func confirm() async {
-        guard state.isConfirmEnabled, let name = form.recipient?.displayName, let to = form.confirmed(state.recipient),
-              let kopecks = form.amount(state.amount).0 else { return }
-        update { $0.isLoading = true; $0.errorMessage = nil }
-        revalidate()
-        let comment = state.comment.trimmingCharacters(in: .whitespacesAndNewlines)
+    override func send(to: PartyReference, name: String, kopecks: Int64, comment: String?) async -> PaymentForm.Outcome<Void> {
         let wallet = form.environment.wallet
-        switch await form.submit({ try await wallet.send(NewTransfer(to: to, amount: kopecks, comment: comment.isEmpty ? nil : comment), intent: $0) }) {
+        switch await form.submit({ try await wallet.send(NewTransfer(to: to, amount: kopecks, comment: comment), intent: $0) }) {
         case .done(let result):
             balance = result.balance
             update {
@@ -224,16 +294,11 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
                 $0.doneText = l("wallet.send.done", WalletFormat.money(kopecks, l), name, WalletFormat.money(result.balance, l))
             }
             onOutcome?(.sent(result))
-        case .unknown(let message):
-            update { $0.isLoading = false; $0.errorMessage = message }
-        case .refused(let message):
-            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = message }
+            return .done(())
+        case .unknown(let message): return .unknown(message)
+        case .refused(let message): return .refused(message)
         }
-        revalidate()
     }
-
-    /// "Change": back to the form from the confirm step.
-    public func editAgain() { edit { _ in } }
 
     /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
@@ -242,9 +307,9 @@ public final class SendMoneyViewModel: ScreenModel<SendMoneyViewModel.State> {
 /// The spec's "request money" (their "later"): whom to ask, how much, an invoice or a loan, a
 /// comment; "Continue" shows the person's name; "Confirm" sends the request with one intent.
 @MainActor
-public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.State> {
+public final class RequestMoneyViewModel: PaymentFormViewModel<RequestMoneyViewModel.State> {
     /// What the screen draws: every title, value and switch of its view.
-    public struct State: Equatable, Sendable {
+    public struct State: PaymentFormState {
         /// The screen's title.
         public var title: String
         /// Labels by name: `recipient`, `amount`, `comment`, `kind`, `continue`, `confirm`, `edit`, `back`.
@@ -286,81 +351,36 @@ public final class RequestMoneyViewModel: ScreenModel<RequestMoneyViewModel.Stat
     }
     /// Called with the screen's outcome (the flow sets it).
     public var onOutcome: ((Outcome) -> Void)?
-    private let form: PaymentForm
 
     /// The form, with whom to ask filled in when known (from a dialog).
     ///
     /// - Parameter recipient: pre-filled from a dialog (the person's tag).
     public init(environment: WalletEnvironment, recipient: String = "") {
-        self.form = PaymentForm(environment: environment)
         let l = environment.localizer
         let labels = Dictionary(uniqueKeysWithValues: ["recipient", "amount", "comment", "kind", "continue", "confirm", "edit", "back"].map { ($0, l("wallet.ask.\($0)")) })
-        super.init(state: State(title: l("wallet.ask.title"), labels: labels, recipient: recipient,
+        super.init(environment: environment, state: State(title: l("wallet.ask.title"), labels: labels, recipient: recipient,
                                 kindTitles: Dictionary(uniqueKeysWithValues: MoneyRequestKind.allCases.map { ($0, l("wallet.kind.\($0.rawValue)")) })))
     }
 
-    private var l: Localizer { form.environment.localizer }
-
-    /// Whom to ask, as typed.
-    public func setRecipient(_ text: String) { edit { $0.recipient = text } }
-    /// The amount as typed.
-    public func setAmount(_ text: String) { edit { $0.amount = text } }
-    /// The comment as typed.
-    public func setComment(_ text: String) { edit { $0.comment = text } }
     /// An invoice or a loan.
     public func setKind(_ kind: MoneyRequestKind) { edit { $0.kind = kind } }
 
-    private func edit(_ change: (inout State) -> Void) {
-        form.edited()
-        update { change(&$0); $0.step = .form; $0.errorMessage = nil }
-        revalidate()
+    override func question(kopecks: Int64, who: String) -> String {
+        l("wallet.ask.question", who, WalletFormat.money(kopecks, l), state.kindTitles[state.kind] ?? "")
     }
 
-    private func revalidate() {
-        let (kopecks, problem) = form.amount(state.amount)
-        update {
-            $0.amountError = problem
-            $0.isContinueEnabled = !$0.isLoading && $0.step == .form && kopecks != nil && PaymentForm.reference($0.recipient) != nil
-            $0.isConfirmEnabled = !$0.isLoading && $0.step == .confirm
-        }
-    }
-
-    /// "Continue": the person's name, the amount and the kind to confirm.
-    public func review() async {
-        guard state.isContinueEnabled, let kopecks = form.amount(state.amount).0 else { return }
-        update { $0.isLoading = true; $0.errorMessage = nil }
-        revalidate()
-        do {
-            let who = try await form.review(state.recipient)
-            update { $0.isLoading = false; $0.step = .confirm; $0.confirmText = l("wallet.ask.question", who, WalletFormat.money(kopecks, l), $0.kindTitles[$0.kind] ?? "") }
-        } catch {
-            update { $0.isLoading = false; $0.errorMessage = form.environment.message(for: error) }
-        }
-        revalidate()
-    }
-
-    /// "Confirm": sends the request.
-    public func confirm() async {
-        guard state.isConfirmEnabled, let name = form.recipient?.displayName, let from = form.confirmed(state.recipient),
-              let kopecks = form.amount(state.amount).0 else { return }
-        update { $0.isLoading = true; $0.errorMessage = nil }
-        revalidate()
-        let comment = state.comment.trimmingCharacters(in: .whitespacesAndNewlines)
+    override func send(to from: PartyReference, name: String, kopecks: Int64, comment: String?) async -> PaymentForm.Outcome<Void> {
         let (wallet, kind) = (form.environment.wallet, state.kind)
-        switch await form.submit({ try await wallet.ask(NewMoneyRequest(from: from, amount: kopecks, kind: kind, comment: comment.isEmpty ? nil : comment), intent: $0) }) {
+        switch await form.submit({ try await wallet.ask(NewMoneyRequest(from: from, amount: kopecks, kind: kind, comment: comment), intent: $0) }) {
         case .done(let request):
             update { $0.isLoading = false; $0.step = .done; $0.doneText = l("wallet.ask.done", name, WalletFormat.money(kopecks, l)) }
             onOutcome?(.requested(request))
-        case .unknown(let message):
-            update { $0.isLoading = false; $0.errorMessage = message }
-        case .refused(let message):
-            update { $0.isLoading = false; $0.step = .form; $0.errorMessage = message }
+            return .done(())
+        case .unknown(let message): return .unknown(message)
+        case .refused(let message): return .refused(message)
         }
-        revalidate()
     }
 
-    /// "Change": back to the form from the confirmation.
-    public func editAgain() { edit { _ in } }
     /// "Back": leaves the screen.
     public func back() { onOutcome?(.back) }
 }

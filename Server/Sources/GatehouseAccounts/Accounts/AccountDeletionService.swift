@@ -10,11 +10,11 @@ import GatehousePlatform
 package protocol AccountDeletionParticipant: Sendable {
     /// Refuses the deletion while the app holds something the person must settle first (money in
     /// a wallet, apps in use), with the problem that says what. Read in the request's transaction.
-    func checkDeletable(_ account: UUID, on db: any Database) async throws
+    func checkDeletable(_ account: UUID, on db: any GatehouseDatabase) async throws
     /// Erases the app's personal data of an account whose grace period ended, in the erasure's
     /// transaction; what other people keep (messages in their chats, the ledger, documents they
     /// hold) stays, under the anonymous account.
-    func erase(_ account: UUID, now: Date, on tx: any Database) async throws
+    func erase(_ account: UUID, now: Date, on tx: any GatehouseDatabase) async throws
 }
 
 /// Deleting an account (Apple's App Store Review Guideline 5.1.1(v); GDPR's right to erasure):
@@ -52,7 +52,7 @@ package struct AccountDeletionService: Sendable {
         let account = try await rules.accountRow(id: accountID)
         try await rules.requireCurrentPassword(currentPassword, of: account)
         let now = clock.now()
-        let requested = try await database.db.transaction { tx -> Date in
+        let requested = try await database.db.withTransaction { tx -> Date in
             for participant in participants { try await participant.checkDeletable(accountID, on: tx) }
             let requested = try await store.requestDeletion(accountID, at: now, on: tx)
             try await sessions.revokeAll(accountID: accountID, on: tx)
@@ -70,7 +70,7 @@ package struct AccountDeletionService: Sendable {
         let now = clock.now()
         var erased = 0
         for id in try await store.deletionsDue(before: now.addingTimeInterval(-grace), limit: batch) {
-            let done = try await database.db.transaction { tx -> Bool in
+            let done = try await database.db.withTransaction { tx -> Bool in
                 // Taken in the transaction that erases: a login that cancelled a moment ago wins.
                 guard try await store.takeForErasure(id, requestedBefore: now.addingTimeInterval(-grace), at: now, on: tx) else { return false }
                 for participant in participants { try await participant.erase(id, now: now, on: tx) }

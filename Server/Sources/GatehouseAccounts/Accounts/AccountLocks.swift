@@ -2,7 +2,6 @@ import FluentKit
 import Foundation
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// Locking an account (an operator's action, docs/operators.md): a locked account's sessions end
 /// and no new one opens on any surface (`SessionService.create` refuses with `account_locked`)
@@ -22,23 +21,15 @@ package struct AccountLocks: Sendable {
     }
 
     package func lock(of accountID: UUID) async throws -> Lock? {
-        guard let row = try await rules.database.sql.raw("""
-            SELECT locked_at, locked_reason FROM accounts WHERE id = \(bind: accountID)
-            """).first(),
-              let at = try row.decode(column: "locked_at", as: Date?.self) else { return nil }
-        return Lock(at: at, reason: try row.decode(column: "locked_reason", as: String?.self) ?? "")
+        try await rules.store.lock(of: accountID).map { Lock(at: $0.at, reason: $0.reason) }
     }
 
     /// Locks the account and ends its sessions, with the reason in the audit trail, in one
     /// transaction; false when it was locked already (nothing changes, nothing is recorded).
     package func lock(_ accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
         let now = rules.clock.now()
-        return try await rules.database.db.transaction { tx in
-            let changed = try await (tx as! any SQLDatabase).raw("""
-                UPDATE accounts SET locked_at = \(bind: now), locked_reason = \(bind: reason), updated_at = \(bind: now)
-                WHERE id = \(bind: accountID) AND locked_at IS NULL AND erased_at IS NULL RETURNING id
-                """).all()
-            guard !changed.isEmpty else { return false }
+        return try await rules.database.db.withTransaction { tx in
+            guard try await rules.store.setLock(accountID, reason: reason, at: now, on: tx) else { return false }
             let ended = try await rules.sessions.revokeAll(accountID: accountID, on: tx)
             try await rules.audit.record(AuditEvent(.accountLocked, by: actor, account: accountID, origin: origin,
                                                     detail: ["reason": reason, "sessions": String(ended)]), on: tx)
@@ -49,12 +40,8 @@ package struct AccountLocks: Sendable {
     /// Unlocks the account, with the reason in the audit trail; false when it was not locked.
     package func unlock(_ accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
         let now = rules.clock.now()
-        return try await rules.database.db.transaction { tx in
-            let changed = try await (tx as! any SQLDatabase).raw("""
-                UPDATE accounts SET locked_at = NULL, locked_reason = NULL, updated_at = \(bind: now)
-                WHERE id = \(bind: accountID) AND locked_at IS NOT NULL RETURNING id
-                """).all()
-            guard !changed.isEmpty else { return false }
+        return try await rules.database.db.withTransaction { tx in
+            guard try await rules.store.clearLock(accountID, at: now, on: tx) else { return false }
             try await rules.audit.record(AuditEvent(.accountUnlocked, by: actor, account: accountID, origin: origin,
                                                     detail: ["reason": reason]), on: tx)
             return true

@@ -65,7 +65,7 @@ package struct AccountRules: Sendable {
     /// Binds the client record of the account's verified phone, if one is unbound, in the
     /// caller's transaction, with its event; the record.
     @discardableResult
-    package func bindClientRecord(_ account: AccountModel, origin: AuditOrigin, on tx: any Database) async throws -> ClientRecord? {
+    package func bindClientRecord(_ account: AccountModel, origin: AuditOrigin, on tx: any GatehouseDatabase) async throws -> ClientRecord? {
         guard let phone = account.phone, account.phoneVerifiedAt != nil, let id = account.id,
               let record = try await clients.bind(phone: phone, to: id, on: tx) else { return nil }
         try await audit.record(AuditEvent(.clientBound, by: .system(nil), account: id, origin: origin, detail: ["phone": maskedForAudit(phone)]), on: tx)
@@ -76,7 +76,7 @@ package struct AccountRules: Sendable {
     /// record of a phone the account no longer has verified is unbound (`client.unbound`), and the
     /// record of its verified phone, if one is free, is bound. Called wherever the phone or its
     /// verification changes.
-    package func followPhone(_ account: AccountModel, origin: AuditOrigin, on tx: any Database) async throws {
+    package func followPhone(_ account: AccountModel, origin: AuditOrigin, on tx: any GatehouseDatabase) async throws {
         guard let id = account.id else { return }
         let current = account.phoneVerifiedAt != nil ? account.phone : nil
         if let old = try await clients.unbindStale(accountID: id, keeping: current, on: tx) {
@@ -197,7 +197,7 @@ package struct AccountRules: Sendable {
     package func spend(_ row: VerificationCodeModel, saving account: AccountModel, claiming destination: Destination,
                        keepingSession: UUID?, notice: OutgoingMessage? = nil, conflict: GatehouseError, audit event: AuditEvent) async throws {
         do {
-            try await database.db.transaction { tx in
+            try await database.db.withTransaction { tx in
                 try await verification.consume(row, on: tx)
                 try await dropUnverifiedClaim(on: destination, except: account.id, on: tx)
                 try await account.update(on: tx)
@@ -222,7 +222,7 @@ package struct AccountRules: Sendable {
     /// unconfirmed loses it, inside the caller's transaction, and is told where it can still be
     /// reached (its verified phone or confirmed email). Returns that notice, already queued.
     @discardableResult
-    package func dropUnverifiedClaim(on destination: Destination, except accountID: UUID? = nil, on tx: any Database) async throws -> OutgoingMessage? {
+    package func dropUnverifiedClaim(on destination: Destination, except accountID: UUID? = nil, on tx: any GatehouseDatabase) async throws -> OutgoingMessage? {
         guard let claimant = try await store.claimant(of: destination, except: accountID, on: tx) else { return nil }
         let notice: OutgoingMessage?
         switch destination {
@@ -306,7 +306,7 @@ package struct AccountRules: Sendable {
     package func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?,
                      extraNotice: OutgoingMessage? = nil, tellOwner: Bool = true,
                      openingSessionFor origin: RequestOrigin? = nil, secondFactorChecked: Bool = false,
-                     also: (@Sendable (any Database) async throws -> Void)? = nil,
+                     also: (@Sendable (any GatehouseDatabase) async throws -> Void)? = nil,
                      how: String, from requester: RequestOrigin?) async throws -> IssuedSession? {
         let now = clock.now()
         let notice: OutgoingMessage? = if !tellOwner {
@@ -318,7 +318,7 @@ package struct AccountRules: Sendable {
         } else {
             nil
         }
-        let session = try await database.db.transaction { tx -> IssuedSession? in
+        let session = try await database.db.withTransaction { tx -> IssuedSession? in
             try await also?(tx)
             if let row { try await verification.consume(row, on: tx) }
             try await VerificationCodeModel.query(on: tx)

@@ -15,11 +15,11 @@ package struct AccountStore: Sendable {
     }
 
     /// A new account, in the caller's transaction (a sign-up, or Sign To Login's enrolment).
-    package func create(_ account: AccountModel, on db: any Database) async throws {
+    package func create(_ account: AccountModel, on db: any GatehouseDatabase) async throws {
         try await account.create(on: db)
     }
 
-    package func row(id: UUID, on db: (any Database)? = nil) async throws -> AccountModel? {
+    package func row(id: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> AccountModel? {
         try await AccountModel.find(id, on: db ?? database.db)
     }
 
@@ -34,7 +34,7 @@ package struct AccountStore: Sendable {
     }
 
     /// Another account holding `destination` unconfirmed (a claim), inside the caller's transaction.
-    package func claimant(of destination: Destination, except accountID: UUID?, on tx: any Database) async throws -> AccountModel? {
+    package func claimant(of destination: Destination, except accountID: UUID?, on tx: any GatehouseDatabase) async throws -> AccountModel? {
         var query = AccountModel.query(on: tx)
         switch destination {
         case .email(let email): query = query.filter(\.$email == email).filter(\.$emailConfirmedAt == nil)
@@ -66,12 +66,48 @@ package struct AccountStore: Sendable {
         try await AccountModel.query(on: database.db).filter(\.$phone == phone).count() > 0
     }
 
+    // MARK: Locks
+
+    /// When and why the account was locked; nil when it is not.
+    package func lock(of id: UUID) async throws -> (at: Date, reason: String)? {
+        guard let row = try await database.db.raw("SELECT locked_at, locked_reason FROM accounts WHERE id = \(bind: id)").first(),
+              let at = try row.decode(column: "locked_at", as: Date?.self) else { return nil }
+        return (at, try row.decode(column: "locked_reason", as: String?.self) ?? "")
+    }
+
+    /// Locks the account unless it is locked or erased: false when nothing changed.
+    package func setLock(_ id: UUID, reason: String, at now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
+        try await !tx.raw("""
+            UPDATE accounts SET locked_at = \(bind: now), locked_reason = \(bind: reason), updated_at = \(bind: now)
+            WHERE id = \(bind: id) AND locked_at IS NULL AND erased_at IS NULL RETURNING id
+            """).all().isEmpty
+    }
+
+    /// Unlocks a locked account: false when it was not locked.
+    package func clearLock(_ id: UUID, at now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
+        try await !tx.raw("""
+            UPDATE accounts SET locked_at = NULL, locked_reason = NULL, updated_at = \(bind: now)
+            WHERE id = \(bind: id) AND locked_at IS NOT NULL RETURNING id
+            """).all().isEmpty
+    }
+
+    // MARK: Avatars kept in the database (before migration 008)
+
+    /// One avatar still in the database, if any is left.
+    package func avatarInDatabase() async throws -> AvatarMove.Row? {
+        try await database.db.raw("SELECT id, account_id, content_type, bytes, created_at FROM avatars LIMIT 1").first(decoding: AvatarMove.Row.self)
+    }
+
+    package func removeAvatarFromDatabase(_ id: UUID, on tx: any GatehouseDatabase) async throws {
+        try await tx.raw("DELETE FROM avatars WHERE id = \(bind: id)").run()
+    }
+
     // MARK: Deletion
 
-    private func sql(_ db: (any Database)?) -> any SQLDatabase { (db ?? database.db) as! any SQLDatabase }
+    private func sql(_ db: (any GatehouseDatabase)?) -> any SQLDatabase { db ?? database.db }
 
     /// Marks the account as being deleted from `now`, unless it is already; answers when it was asked.
-    package func requestDeletion(_ id: UUID, at now: Date, on tx: any Database) async throws -> Date {
+    package func requestDeletion(_ id: UUID, at now: Date, on tx: any GatehouseDatabase) async throws -> Date {
         try await sql(tx).raw("""
             UPDATE accounts SET deletion_requested_at = \(bind: now), updated_at = \(bind: now)
             WHERE id = \(bind: id) AND deletion_requested_at IS NULL AND erased_at IS NULL
@@ -84,7 +120,7 @@ package struct AccountStore: Sendable {
 
     /// Forgets a deletion request not yet carried out; false when the account was erased
     /// meanwhile (there is nothing left to sign in to).
-    package func cancelDeletion(_ id: UUID, on tx: (any Database)? = nil) async throws -> Bool {
+    package func cancelDeletion(_ id: UUID, on tx: (any GatehouseDatabase)? = nil) async throws -> Bool {
         try await sql(tx).raw("""
             UPDATE accounts SET deletion_requested_at = NULL WHERE id = \(bind: id) AND erased_at IS NULL RETURNING id
             """).first() != nil
@@ -100,7 +136,7 @@ package struct AccountStore: Sendable {
 
     /// Takes a due account for erasure in the caller's transaction: false when a login cancelled
     /// the request or another instance took it.
-    package func takeForErasure(_ id: UUID, requestedBefore cutoff: Date, at now: Date, on tx: any Database) async throws -> Bool {
+    package func takeForErasure(_ id: UUID, requestedBefore cutoff: Date, at now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
         try await sql(tx).raw("""
             UPDATE accounts SET erased_at = \(bind: now), updated_at = \(bind: now)
             WHERE id = \(bind: id) AND erased_at IS NULL AND deletion_requested_at <= \(bind: cutoff) RETURNING id
@@ -110,7 +146,7 @@ package struct AccountStore: Sendable {
     /// Erases the account's own personal data in the caller's transaction: its addresses, names,
     /// birthday, device token and password; its codes, its avatars (their blobs go with the
     /// collector) and the mails and SMS that were written to it. The row stays, anonymous.
-    package func eraseAccount(_ id: UUID, on tx: any Database) async throws {
+    package func eraseAccount(_ id: UUID, on tx: any GatehouseDatabase) async throws {
         let sql = sql(tx)
         if let row = try await sql.raw("SELECT email, pending_email, phone FROM accounts WHERE id = \(bind: id)").first() {
             let destinations = try ["email", "pending_email", "phone"].compactMap { try row.decode(column: $0, as: String?.self) }

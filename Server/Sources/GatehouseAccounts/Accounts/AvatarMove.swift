@@ -2,7 +2,6 @@ import FluentKit
 import Foundation
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// Moves avatars kept in the database before blobs existed (table `avatars`) into the blob store
 /// and `avatar_images`, keeping their ids (so their URLs still work). One avatar at a time: its
@@ -24,13 +23,13 @@ package struct AvatarMove {
     @discardableResult
     package func run() async throws -> Int {
         var moved = 0
-        while let row = try await database.sql.raw("SELECT id, account_id, content_type, bytes, created_at FROM avatars LIMIT 1").first(decoding: Row.self) {
+        let accounts = AccountStore(database: database)
+        while let row = try await accounts.avatarInDatabase() {
             let key = try await store.put(row.bytes)
-            try await database.db.transaction { tx in
-                let sql = tx as! any SQLDatabase
+            try await database.db.withTransaction { tx in
                 try await AvatarModel(id: row.id, accountID: row.account_id, contentType: row.content_type, blob: key, size: row.bytes.count, now: row.created_at)
                     .create(on: tx)
-                try await sql.raw("DELETE FROM avatars WHERE id = \(bind: row.id)").run()
+                try await accounts.removeAvatarFromDatabase(row.id, on: tx)
             }
             moved += 1
         }

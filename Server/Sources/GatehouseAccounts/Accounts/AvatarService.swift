@@ -39,7 +39,7 @@ package struct AvatarService: Sendable {
         let blob = try await blobs.put(bytes)
         let now = clock.now()
         let avatar = AvatarModel(accountID: accountID, contentType: format.rawValue, blob: blob, size: bytes.count, now: now)
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             try await AvatarModel.query(on: tx).filter(\.$accountID == accountID).delete()
             try await avatar.create(on: tx)
             account.avatarID = avatar.id
@@ -52,7 +52,7 @@ package struct AvatarService: Sendable {
     package func removeAvatar(accountID: UUID) async throws -> AccountSnapshot {
         let account = try await rules.accountRow(id: accountID)
         guard account.avatarID != nil else { return account.snapshot }
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             try await AvatarModel.query(on: tx).filter(\.$accountID == accountID).delete()
             account.avatarID = nil
             account.updatedAt = clock.now()

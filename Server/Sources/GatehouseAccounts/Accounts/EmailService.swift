@@ -101,7 +101,7 @@ package struct EmailService: Sendable {
         account.emailConfirmedAt = now
         account.updatedAt = now
         do {
-            try await db.transaction { tx in
+            try await db.withTransaction { tx in
                 try await verification.consume(row, on: tx)
                 try await account.update(on: tx)
             }
@@ -135,7 +135,7 @@ package struct EmailService: Sendable {
         }
         account.pendingEmail = email
         account.updatedAt = clock.now()
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             try await account.update(on: tx)
             if let notice { try await outbox.enqueue(notice, on: tx) }
         }

@@ -61,7 +61,7 @@ package struct LoginService: Sendable {
                     throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin))
                 }
                 try await takeBack(account, origin: origin)
-                session = try await database.db.transaction { tx in
+                session = try await database.db.withTransaction { tx in
                     try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                             detail: ["with": "password"]), on: tx)
                     // A client record imported after the account was made binds now.
@@ -138,7 +138,7 @@ package struct LoginService: Sendable {
         try await takeBack(account, origin: origin)
         let accountID = pending.accountID
         let factors = secondFactors
-        let finish: @Sendable (any Database) async throws -> Void = { tx in
+        let finish: @Sendable (any GatehouseDatabase) async throws -> Void = { tx in
             guard try await factors.spend(proof, accountID: accountID, on: tx) else { throw SecondFactors.wrongCode(proof) }
             guard try await factors.use(pending, on: tx) else { throw SecondFactors.challengeInvalid }
             if case .recoveryCode = proof { try await factors.recordRecoveryCodeUse(account, origin: origin, on: tx) }
@@ -157,7 +157,7 @@ package struct LoginService: Sendable {
                                                       how: "temporary password", from: origin)
             return session!
         }
-        return try await database.db.transaction { tx in
+        return try await database.db.withTransaction { tx in
             try await finish(tx)
             try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["with": "password + \(proof.method)"]), on: tx)
@@ -172,7 +172,7 @@ package struct LoginService: Sendable {
     private func takeBack(_ account: AccountModel, origin: RequestOrigin) async throws {
         guard account.deletionRequestedAt != nil, let accountID = account.id else { return }
         let notice = rules.securityNotice(.deletionCancelled, to: account)
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             guard try await rules.store.cancelDeletion(accountID, on: tx) else { throw GatehouseError.invalidCredentials }
             try await rules.audit.record(AuditEvent(.accountDeletionCancelled, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["by": "login"]), on: tx)

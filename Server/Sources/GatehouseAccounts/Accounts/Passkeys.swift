@@ -3,7 +3,6 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// Passkeys (docs/security.md, "Passkeys"): WebAuthn credentials of an account, checked by
 /// `WebAuthnRelyingParty` (the relying party id and origins from configuration). Adding or removing
@@ -15,7 +14,7 @@ import SQLKit
 package struct Passkeys: Sendable {
     package let rules: AccountRules
     private var settings: GatehouseConfiguration.Passkeys { rules.configuration.passkeys }
-    private var sql: any SQLDatabase { rules.database.sql }
+    private var store: PasskeyStore { PasskeyStore(database: rules.database) }
     private var relyingParty: WebAuthnRelyingParty {
         WebAuthnRelyingParty(id: rules.configuration.passkeyRPID, origins: rules.configuration.passkeyOrigins)
     }
@@ -41,12 +40,12 @@ package struct Passkeys: Sendable {
     /// registration challenge is what it bought).
     package func creationOptions(accountID: UUID, stepUp: SecondFactors.StepUp, origin: RequestOrigin) async throws -> PasskeyCreationOptions {
         let account = try await rules.accountRow(id: accountID)
-        let existing = try await credentialIDs(of: accountID)
+        let existing = try await store.credentialIDs(of: accountID)
         guard existing.count < settings.perAccount else { throw Self.tooMany(settings.perAccount) }
         let factors = SecondFactors(rules: rules)
         let proof = try await factors.stepUp(account, stepUp, origin: origin)
         if let proof {
-            try await rules.database.db.transaction { tx in
+            try await rules.database.db.withTransaction { tx in
                 guard try await factors.spend(proof, accountID: accountID, on: tx) else { throw SecondFactors.wrongCode(proof) }
             }
         }
@@ -83,16 +82,11 @@ package struct Passkeys: Sendable {
         let name = String((registration.name?.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.isEmpty ? nil : $0 }?.prefix(64) ?? "Passkey")
         let notice = rules.securityNotice(.passkeyAdded, [name, String(Int(rules.configuration.secondFactors.recoveryUndoesWithin / 86_400))], to: account)
         do {
-            try await rules.database.db.transaction { tx in
-                let sql = tx as! any SQLDatabase
-                let count = try await sql.raw("SELECT COUNT(*) AS n FROM passkeys WHERE account_id = \(bind: accountID)").first()?
-                    .decode(column: "n", as: Int.self) ?? 0
-                guard count < settings.perAccount else { throw Self.tooMany(settings.perAccount) }
-                try await sql.raw("""
-                    INSERT INTO passkeys (id, account_id, credential_id, public_key, sign_count, backup_eligible, name, created_at, last_used_at)
-                    VALUES (\(bind: id), \(bind: accountID), \(bind: Base64URL.encode(made.id)), \(bind: Base64URL.encode(made.publicKey.cbor.encoded())),
-                            \(bind: Int64(made.signCount)), \(bind: made.backupEligible), \(bind: name), \(bind: now), NULL)
-                    """).run()
+            try await rules.database.db.withTransaction { tx in
+                guard try await store.count(of: accountID, on: tx) < settings.perAccount else { throw Self.tooMany(settings.perAccount) }
+                try await store.insert(PasskeyStore.New(id: id, accountID: accountID, credentialID: Base64URL.encode(made.id),
+                                                        publicKey: Base64URL.encode(made.publicKey.cbor.encoded()), signCount: Int64(made.signCount),
+                                                        backupEligible: made.backupEligible, name: name, createdAt: now), on: tx)
                 try await rules.audit.record(AuditEvent(.secondFactorAdded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                         detail: ["factor": "passkey", "name": name]), on: tx)
                 if let notice { try await rules.outbox.enqueue(notice, on: tx) }
@@ -106,13 +100,7 @@ package struct Passkeys: Sendable {
 
     /// My passkeys, newest first.
     package func list(accountID: UUID) async throws -> [Passkey] {
-        try await sql.raw("""
-            SELECT id, name, created_at, last_used_at, backup_eligible FROM passkeys WHERE account_id = \(bind: accountID) ORDER BY created_at DESC
-            """).all().map { row in
-            Passkey(id: try row.decode(column: "id", as: UUID.self), name: try row.decode(column: "name", as: String.self),
-                    createdAt: try row.decode(column: "created_at", as: Date.self), lastUsedAt: try row.decode(column: "last_used_at", as: Date?.self),
-                    synced: try row.decode(column: "backup_eligible", as: Bool.self))
-        }
+        try await store.list(of: accountID)
     }
 
     /// Removes one of my passkeys after a step-up (another account's id is 404); the owner is told.
@@ -120,12 +108,9 @@ package struct Passkeys: Sendable {
         let account = try await rules.accountRow(id: accountID)
         let factors = SecondFactors(rules: rules)
         let proof = try await factors.stepUp(account, stepUp, origin: origin)
-        let removed = try await rules.database.db.transaction { tx -> String? in
+        let removed = try await rules.database.db.withTransaction { tx -> String? in
             if let proof, try await !factors.spend(proof, accountID: accountID, on: tx) { throw SecondFactors.wrongCode(proof) }
-            guard let row = try await (tx as! any SQLDatabase).raw("""
-                DELETE FROM passkeys WHERE id = \(bind: id) AND account_id = \(bind: accountID) RETURNING name
-                """).first() else { return nil }
-            let name = try row.decode(column: "name", as: String.self)
+            guard let name = try await store.remove(id, of: accountID, on: tx) else { return nil }
             try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["factor": "passkey", "name": name]), on: tx)
             if let notice = rules.securityNotice(.passkeyRemoved, [name], to: account) { try await rules.outbox.enqueue(notice, on: tx) }
@@ -144,7 +129,7 @@ package struct Passkeys: Sendable {
         try await rules.rateLimiter.hit("passkey-options-ip", key: origin.ip ?? "unknown", limit: settings.optionsPerIP, window: 300)
         var allowed: [String] = []
         if let loginChallenge {
-            allowed = try await credentialIDs(of: loginChallenge.accountID)
+            allowed = try await store.credentialIDs(of: loginChallenge.accountID)
             guard !allowed.isEmpty else { throw GatehouseError.notFound(.passkeyNotFound, "error.passkeyNotFound") }
         }
         let challenge = try await issueChallenge(purpose: loginChallenge == nil ? "login" : "second factor", accountID: loginChallenge?.accountID,
@@ -182,7 +167,7 @@ package struct Passkeys: Sendable {
     /// (404 `passkey_not_found` when it has none). Counted as login options are.
     package func stepUpOptions(accountID: UUID, origin: RequestOrigin) async throws -> PasskeyRequestOptions {
         try await rules.rateLimiter.hit("passkey-options-ip", key: origin.ip ?? "unknown", limit: settings.optionsPerIP, window: 300)
-        let allowed = try await credentialIDs(of: accountID)
+        let allowed = try await store.credentialIDs(of: accountID)
         guard !allowed.isEmpty else { throw GatehouseError.notFound(.passkeyNotFound, "error.passkeyNotFound") }
         let challenge = try await issueChallenge(purpose: Ceremony.stepUp(accountID).purpose, accountID: accountID, loginChallengeID: nil)
         return PasskeyRequestOptions(challenge: challenge, timeout: Int(settings.challengeTTL * 1000), rpId: rules.configuration.passkeyRPID,
@@ -202,15 +187,10 @@ package struct Passkeys: Sendable {
             throw Self.invalid("clientDataJSON, authenticatorData, signature and rawId must be base64url")
         }
         let challenge = try await takeChallenge(clientData, purpose: ceremony.purpose, accountID: ceremony.accountID, loginChallengeID: pending?.id)
-        guard let row = try await sql.raw("""
-            SELECT id, account_id, public_key, sign_count, name FROM passkeys WHERE credential_id = \(bind: Base64URL.encode(rawID))
-            """).first() else { throw Self.invalid("this passkey is not registered here") }
-        let passkeyID = try row.decode(column: "id", as: UUID.self)
-        let accountID = try row.decode(column: "account_id", as: UUID.self)
+        guard let passkey = try await store.find(credentialID: Base64URL.encode(rawID)) else { throw Self.invalid("this passkey is not registered here") }
+        let (passkeyID, accountID, stored, name) = (passkey.id, passkey.accountID, passkey.signCount, passkey.name)
         if let owner = ceremony.accountID, owner != accountID { throw Self.invalid("this passkey is another account's") }
-        let stored = try row.decode(column: "sign_count", as: Int64.self)
-        let name = try row.decode(column: "name", as: String.self)
-        guard let keyBytes = Base64URL.decode(try row.decode(column: "public_key", as: String.self)) else { throw Self.invalid("stored key unreadable") }
+        guard let keyBytes = Base64URL.decode(passkey.publicKey) else { throw Self.invalid("stored key unreadable") }
         let credential = WebAuthnRelyingParty.Credential(id: rawID, publicKey: try COSEKey(encoded: keyBytes), signCount: UInt32(clamping: stored),
                                                         aaguid: [], backupEligible: false, userVerified: true)
         do {
@@ -220,7 +200,7 @@ package struct Passkeys: Sendable {
         } catch let error as WebAuthnError {
             if case .counterDidNotIncrease(let was, let got) = error {
                 let account = try await rules.accountRow(id: accountID)
-                try await rules.database.db.transaction { tx in
+                try await rules.database.db.withTransaction { tx in
                     try await rules.audit.record(AuditEvent(.passkeyCloneSuspected, by: .anonymous, account: accountID, origin: origin.audit,
                                                             detail: ["name": name, "stored": String(was), "received": String(got)]), on: tx)
                     if let notice = rules.securityNotice(.passkeyCloneSuspected, [name], to: account) { try await rules.outbox.enqueue(notice, on: tx) }
@@ -233,11 +213,8 @@ package struct Passkeys: Sendable {
 
     /// Moves the counter on, in the transaction the assertion allows; false when another request
     /// with the same passkey moved it first.
-    package func spend(_ verified: Verified, on tx: any Database) async throws -> Bool {
-        try await !(tx as! any SQLDatabase).raw("""
-            UPDATE passkeys SET sign_count = \(bind: verified.newCount), last_used_at = \(bind: rules.clock.now())
-            WHERE id = \(bind: verified.passkeyID) AND sign_count = \(bind: verified.storedCount) RETURNING id
-            """).all().isEmpty
+    package func spend(_ verified: Verified, on tx: any GatehouseDatabase) async throws -> Bool {
+        try await store.advanceCounter(of: verified.passkeyID, from: verified.storedCount, to: verified.newCount, at: rules.clock.now(), on: tx)
     }
 
     /// A login without a password: the assertion of a discoverable passkey, the user verified.
@@ -247,7 +224,7 @@ package struct Passkeys: Sendable {
             // Deleting stops every way in but a password login (which takes the account back).
             throw Self.invalid("this passkey's account is being deleted: log in with the password to keep it")
         }
-        return try await rules.database.db.transaction { tx in
+        return try await rules.database.db.withTransaction { tx in
             guard try await spend(verified, on: tx) else { throw Self.invalid("the sign counter moved meanwhile: try again") }
             try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(verified.accountID), account: verified.accountID, origin: origin.audit,
                                                     detail: ["with": "passkey", "name": verified.name]), on: tx)
@@ -257,27 +234,18 @@ package struct Passkeys: Sendable {
     }
 
     package func hasPasskeys(_ accountID: UUID) async throws -> Bool {
-        try await sql.raw("SELECT id FROM passkeys WHERE account_id = \(bind: accountID) LIMIT 1").first() != nil
+        try await store.hasAny(accountID)
     }
 
     // MARK: Challenges
-
-    private func credentialIDs(of accountID: UUID) async throws -> [String] {
-        try await sql.raw("SELECT credential_id FROM passkeys WHERE account_id = \(bind: accountID) ORDER BY created_at").all()
-            .map { try $0.decode(column: "credential_id", as: String.self) }
-    }
 
     /// A random challenge, kept as its hash with what it is for.
     private func issueChallenge(purpose: String, accountID: UUID?, loginChallengeID: UUID?) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let challenge = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let now = rules.clock.now()
-        try await sql.raw("DELETE FROM webauthn_challenges WHERE expires_at < \(bind: now.addingTimeInterval(-60))").run()
-        try await sql.raw("""
-            INSERT INTO webauthn_challenges (id, challenge_hash, purpose, account_id, login_challenge_id, created_at, expires_at, used_at)
-            VALUES (\(bind: UUID()), \(bind: Secrets.sha256Hex(challenge)), \(bind: purpose), \(bind: accountID), \(bind: loginChallengeID),
-                    \(bind: now), \(bind: now.addingTimeInterval(settings.challengeTTL)), NULL)
-            """).run()
+        try await store.addChallenge(Secrets.sha256Hex(challenge), purpose: purpose, accountID: accountID, loginChallengeID: loginChallengeID,
+                                     at: now, expiresAt: now.addingTimeInterval(settings.challengeTTL))
         return challenge
     }
 
@@ -288,16 +256,9 @@ package struct Passkeys: Sendable {
               let text = object["challenge"] as? String, text.utf8.count <= 200, let bytes = Base64URL.decode(text) else {
             throw Self.invalid("clientDataJSON carries no challenge")
         }
-        let now = rules.clock.now()
-        let accountCondition: SQLQueryString = accountID.map { "AND account_id = \(bind: $0)" } ?? "AND account_id IS NULL"
-        let loginCondition: SQLQueryString = loginChallengeID.map { "AND login_challenge_id = \(bind: $0)" } ?? ""
-        let taken = try await sql.raw("""
-            UPDATE webauthn_challenges SET used_at = \(bind: now)
-            WHERE challenge_hash = \(bind: Secrets.sha256Hex(text)) AND purpose = \(bind: purpose) AND used_at IS NULL AND expires_at > \(bind: now)
-            \(accountCondition) \(loginCondition)
-            RETURNING id
-            """).all()
-        guard !taken.isEmpty else { throw Self.invalid("the challenge is not one this server issued for this, or it was used or expired") }
+        let taken = try await store.takeChallenge(Secrets.sha256Hex(text), purpose: purpose, accountID: accountID, loginChallengeID: loginChallengeID,
+                                                  at: rules.clock.now())
+        guard taken else { throw Self.invalid("the challenge is not one this server issued for this, or it was used or expired") }
         return bytes
     }
 
@@ -313,48 +274,4 @@ package struct Passkeys: Sendable {
     private static func tooMany(_ limit: Int) -> GatehouseError {
         GatehouseError(.unprocessable, .tooManyPasskeys, LocalizedText("error.tooManyPasskeys", [String(limit)]))
     }
-}
-
-/// Passkeys and the challenges of their ceremonies.
-package struct M026CreatePasskeys: AsyncMigration {
-    package var name: String { "026_CreatePasskeys" }
-
-    package func prepare(on database: any Database) async throws {
-        try await database.schema("passkeys")
-            .field("id", .uuid, .identifier(auto: false))
-            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
-            // Base64url, as the platform sends it.
-            .field("credential_id", .string, .required)
-            // The COSE key, base64url.
-            .field("public_key", .string, .required)
-            .field("sign_count", .int64, .required)
-            .field("backup_eligible", .bool, .required)
-            .field("name", .string, .required)
-            .field("created_at", .datetime, .required)
-            .field("last_used_at", .datetime)
-            .unique(on: "credential_id", name: "uq_passkeys_credential")
-            .create()
-        try await database.schema("webauthn_challenges")
-            .field("id", .uuid, .identifier(auto: false))
-            .field("challenge_hash", .string, .required)
-            // register, login, second factor
-            .field("purpose", .string, .required)
-            .field("account_id", .uuid, .references("accounts", "id", onDelete: .cascade))
-            .field("login_challenge_id", .uuid)
-            .field("created_at", .datetime, .required)
-            .field("expires_at", .datetime, .required)
-            .field("used_at", .datetime)
-            .unique(on: "challenge_hash", name: "uq_webauthn_challenges_hash")
-            .create()
-        let sql = database as! any SQLDatabase
-        try await sql.create(index: "ix_passkeys_account").on("passkeys").column("account_id").run()
-        try await sql.create(index: "ix_webauthn_challenges_expires").on("webauthn_challenges").column("expires_at").run()
-    }
-
-    package func revert(on database: any Database) async throws {
-        try await database.schema("webauthn_challenges").delete()
-        try await database.schema("passkeys").delete()
-    }
-
-    package init() {}
 }

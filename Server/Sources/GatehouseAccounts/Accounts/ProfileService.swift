@@ -98,7 +98,7 @@ package struct ProfileService: Sendable {
                                         "state": account.pendingEmail == nil ? "changed" : "pending confirmation"])
         account.updatedAt = now
         do {
-            try await database.db.transaction { tx in
+            try await database.db.withTransaction { tx in
                 try await account.update(on: tx)
                 // The phone-first spec's `fcm`: an FCM device of the session that sent it (none when cleared).
                 if let fcm = change.fcmToken, let sessionID {

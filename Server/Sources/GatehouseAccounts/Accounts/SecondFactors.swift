@@ -3,7 +3,6 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// Second factors (docs/security.md, "Second factors"): an authenticator app's codes (TOTP,
 /// RFC 6238; the secret sealed with a key derived from the server secret, each code's step
@@ -21,7 +20,8 @@ package struct SecondFactors: Sendable {
     package let rules: AccountRules
     private var settings: GatehouseConfiguration.SecondFactors { rules.configuration.secondFactors }
     private var database: DatabaseProvider { rules.database }
-    private var sql: any SQLDatabase { rules.database.sql }
+    private var store: SecondFactorStore { SecondFactorStore(database: rules.database) }
+    private var passkeys: PasskeyStore { PasskeyStore(database: rules.database) }
     private static let totpPurpose = "account totp"
     private static let budget = "second-factor-account"
     /// Recovery codes: 10 characters of an alphabet without look-alikes (about 49 bits), shown as `xxxxx-xxxxx`.
@@ -35,22 +35,14 @@ package struct SecondFactors: Sendable {
     // MARK: What the account has
 
     package func status(accountID: UUID) async throws -> SecondFactorStatus {
-        let totp = try await sql.raw("""
-            SELECT confirmed_at FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
-            """).first()
-        let left = try await sql.raw("""
-            SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID) AND used_at IS NULL
-            """).first()?.decode(column: "n", as: Int.self) ?? 0
-        let passkeys = try await sql.raw("SELECT COUNT(*) AS n FROM passkeys WHERE account_id = \(bind: accountID)").first()?
-            .decode(column: "n", as: Int.self) ?? 0
-        return SecondFactorStatus(totp: totp != nil, totpSince: try totp?.decode(column: "confirmed_at", as: Date.self),
-                                  recoveryCodesLeft: totp == nil ? 0 : left, passkeys: passkeys)
+        let since = try await store.app(of: accountID)?.confirmedAt
+        let left = try await store.unusedRecoveryCodes(of: accountID)
+        return SecondFactorStatus(totp: since != nil, totpSince: since, recoveryCodesLeft: since == nil ? 0 : left,
+                                  passkeys: try await passkeys.count(of: accountID))
     }
 
     private func totpIsOn(_ accountID: UUID) async throws -> Bool {
-        try await sql.raw("""
-            SELECT account_id FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
-            """).first() != nil
+        try await store.app(of: accountID)?.isOn ?? false
     }
 
     // MARK: Turning the authenticator app on and off
@@ -66,14 +58,9 @@ package struct SecondFactors: Sendable {
         let sealed = try rules.secrets.seal(secret, purpose: Self.totpPurpose)
         let now = rules.clock.now()
         do {
-            try await database.db.transaction { tx in
+            try await database.db.withTransaction { tx in
                 if let proof, try await !spend(proof, accountID: accountID, on: tx) { throw Self.wrongCode(proof) }
-                let sql = tx as! any SQLDatabase
-                try await sql.raw("DELETE FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NULL").run()
-                try await sql.raw("""
-                    INSERT INTO account_totp (account_id, secret_sealed, last_step, confirmed_at, created_at)
-                    VALUES (\(bind: accountID), \(bind: sealed), \(bind: Int64(0)), NULL, \(bind: now))
-                    """).run()
+                try await store.startEnrolment(accountID, sealedSecret: sealed, at: now, on: tx)
             }
         } catch where error.isConstraintViolation {
             throw Self.alreadyOn  // confirmed by a concurrent request meanwhile
@@ -87,14 +74,12 @@ package struct SecondFactors: Sendable {
     /// on. Answers the ten recovery codes, shown this once; the owner is told.
     package func confirmTOTP(accountID: UUID, code: String, origin: RequestOrigin) async throws -> RecoveryCodes {
         let now = rules.clock.now()
-        guard let row = try await sql.raw("""
-            SELECT secret_sealed, created_at, confirmed_at FROM account_totp WHERE account_id = \(bind: accountID)
-            """).first() else { throw Self.notOn }
-        guard try row.decode(column: "confirmed_at", as: Date?.self) == nil else { throw Self.alreadyOn }
-        guard try row.decode(column: "created_at", as: Date.self).addingTimeInterval(settings.enrolmentTTL) > now else {
+        guard let app = try await store.app(of: accountID) else { throw Self.notOn }
+        guard !app.isOn else { throw Self.alreadyOn }
+        guard app.createdAt.addingTimeInterval(settings.enrolmentTTL) > now else {
             throw GatehouseError.invalid(.codeExpired, "error.totpEnrolmentExpired").on(field: "code")
         }
-        let secret = try rules.secrets.open(row.decode(column: "secret_sealed", as: String.self), purpose: Self.totpPurpose)
+        let secret = try rules.secrets.open(app.sealedSecret, purpose: Self.totpPurpose)
         try await takeSlot(accountID)
         guard let step = TOTP(secret: secret).match(code, at: now, after: 0) else {
             try await countFailure(accountID, origin: origin)
@@ -103,17 +88,9 @@ package struct SecondFactors: Sendable {
         let account = try await rules.accountRow(id: accountID)
         let codes = Self.newRecoveryCodes()
         let notice = self.notice(.totpOn, [String(Int(settings.recoveryUndoesWithin / 86_400))], to: account)
-        try await database.db.transaction { tx in
-            let sql = tx as! any SQLDatabase
-            let turned = try await sql.raw("""
-                UPDATE account_totp SET confirmed_at = \(bind: now), last_step = \(bind: step)
-                WHERE account_id = \(bind: accountID) AND confirmed_at IS NULL RETURNING account_id
-                """).all()
-            guard !turned.isEmpty else { throw Self.alreadyOn }
+        try await database.db.withTransaction { tx in
+            guard try await store.confirm(accountID, step: step, at: now, on: tx) else { throw Self.alreadyOn }
             try await replaceRecoveryCodes(accountID, with: codes, now: now, on: tx)
-            try await sql.raw("""
-                UPDATE accounts SET second_factor_at = \(bind: now), updated_at = \(bind: now) WHERE id = \(bind: accountID)
-                """).run()
             try await rules.rateLimiter.release(Self.budget, key: accountID.uuidString, window: rules.configuration.limits.loginFailureWindow, on: tx)
             try await rules.audit.record(AuditEvent(.secondFactorAdded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["factor": "totp"]), on: tx)
@@ -131,7 +108,7 @@ package struct SecondFactors: Sendable {
         guard try await totpIsOn(accountID) else { throw Self.notOn }
         guard let proof = try await self.stepUp(account, stepUp, origin: origin) else { throw Self.notOn }
         let notice = self.notice(.totpOff, to: account)
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             guard try await spend(proof, accountID: accountID, on: tx) else { throw Self.wrongCode(proof) }
             try await remove(accountID, on: tx)
             try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .account(accountID), account: accountID, origin: origin.audit,
@@ -148,13 +125,9 @@ package struct SecondFactors: Sendable {
     package func removeAll(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
         let account = try await rules.accountRow(id: accountID)
         let totpNotice = self.notice(.totpOff, to: account)
-        let (removed, told) = try await database.db.transaction { tx -> (Bool, Bool) in
-            let sql = tx as! any SQLDatabase
-            let on = try await sql.raw("""
-                SELECT account_id FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
-                """).first() != nil
-            let passkeys = try await sql.raw("DELETE FROM passkeys WHERE account_id = \(bind: accountID) RETURNING name").all()
-                .map { try $0.decode(column: "name", as: String.self) }
+        let (removed, told) = try await database.db.withTransaction { tx -> (Bool, Bool) in
+            let on = try await store.app(of: accountID, on: tx)?.isOn ?? false
+            let passkeys = try await self.passkeys.removeAll(of: accountID, on: tx)
             guard on || !passkeys.isEmpty else { return (false, false) }
             var told = false
             if on {
@@ -179,22 +152,16 @@ package struct SecondFactors: Sendable {
     /// `GATEHOUSE_RECOVERY_UNDOES_FACTORS_DAYS` before it goes (the way to undo a factor a password
     /// thief added, which its notice names), in the recovery's transaction, each audited. Older
     /// factors stay: a mailbox alone does not switch off a second factor the owner has had longer.
-    package func undoRecentFactors(of accountID: UUID, on tx: any Database) async throws {
-        let sql = tx as! any SQLDatabase
+    package func undoRecentFactors(of accountID: UUID, on tx: any GatehouseDatabase) async throws {
         let now = rules.clock.now()
         let since = now.addingTimeInterval(-settings.recoveryUndoesWithin)
-        let passkeys = try await sql.raw("""
-            DELETE FROM passkeys WHERE account_id = \(bind: accountID) AND created_at > \(bind: since) RETURNING name
-            """).all().map { try $0.decode(column: "name", as: String.self) }
+        let passkeys = try await self.passkeys.removeAll(of: accountID, madeAfter: since, on: tx)
         for name in passkeys {
             try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
                                                     detail: ["factor": "passkey", "name": name, "reason": "password recovery"]), on: tx)
         }
-        let recentApp = try await sql.raw("""
-            SELECT account_id, confirmed_at FROM account_totp WHERE account_id = \(bind: accountID) AND (confirmed_at IS NULL OR confirmed_at > \(bind: since))
-            """).first()
-        if let recentApp {
-            let wasOn = try recentApp.decode(column: "confirmed_at", as: Date?.self) != nil
+        if let app = try await store.app(of: accountID, on: tx), (app.confirmedAt.map { $0 > since } ?? true) {
+            let wasOn = app.isOn
             try await remove(accountID, on: tx)
             if wasOn {
                 try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
@@ -207,18 +174,11 @@ package struct SecondFactors: Sendable {
     /// it): a login with a temporary password then still needs its second step.
     package func hasLastingApp(_ accountID: UUID) async throws -> Bool {
         let since = rules.clock.now().addingTimeInterval(-settings.recoveryUndoesWithin)
-        return try await sql.raw("""
-            SELECT account_id FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL AND confirmed_at <= \(bind: since)
-            """).first() != nil
+        return try await store.app(of: accountID)?.confirmedAt.map { $0 <= since } ?? false
     }
 
-    private func remove(_ accountID: UUID, on tx: any Database) async throws {
-        let sql = tx as! any SQLDatabase
-        try await sql.raw("DELETE FROM account_totp WHERE account_id = \(bind: accountID)").run()
-        try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: accountID)").run()
-        try await sql.raw("DELETE FROM login_challenges WHERE account_id = \(bind: accountID)").run()
-        let now = rules.clock.now()
-        try await sql.raw("UPDATE accounts SET second_factor_at = NULL, updated_at = \(bind: now) WHERE id = \(bind: accountID)").run()
+    private func remove(_ accountID: UUID, on tx: any GatehouseDatabase) async throws {
+        try await store.removeApp(of: accountID, at: rules.clock.now(), on: tx)
     }
 
     /// Ten new recovery codes after a step-up; the old ones stop working.
@@ -229,7 +189,7 @@ package struct SecondFactors: Sendable {
         let codes = Self.newRecoveryCodes()
         let notice = self.notice(.recoveryCodesRenewed, to: account)
         let now = rules.clock.now()
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             guard try await spend(proof, accountID: accountID, on: tx) else { throw Self.wrongCode(proof) }
             try await replaceRecoveryCodes(accountID, with: codes, now: now, on: tx)
             try await rules.audit.record(AuditEvent(.recoveryCodesRenewed, by: .account(accountID), account: accountID, origin: origin.audit), on: tx)
@@ -256,16 +216,9 @@ package struct SecondFactors: Sendable {
         let token = rules.secrets.token()
         let now = rules.clock.now()
         let expiresAt = now.addingTimeInterval(settings.challengeTTL)
-        // Old challenges of any account go as new ones are made: the table stays small.
-        try await sql.raw("DELETE FROM login_challenges WHERE expires_at < \(bind: now.addingTimeInterval(-60))").run()
-        try await sql.raw("""
-            INSERT INTO login_challenges (id, account_id, token_hash, created_at, expires_at, attempts, used_at, ip, device,
-                                          temporary_code_id, new_password_hash)
-            VALUES (\(bind: UUID()), \(bind: accountID), \(bind: Secrets.sha256Hex(token)), \(bind: now), \(bind: expiresAt), \(bind: 0), NULL,
-                    \(bind: origin.ip.map { String($0.prefix(64)) }), \(bind: origin.device.map { String($0.prefix(200)) }),
-                    \(bind: temporary?.codeID), \(bind: temporary?.passwordHash))
-            """).run()
-        let passkey = try await Passkeys(rules: rules).hasPasskeys(accountID)
+        try await store.addChallenge(Secrets.sha256Hex(token), for: accountID, at: now, expiresAt: expiresAt, ip: origin.ip.map { String($0.prefix(64)) },
+                                     device: origin.device.map { String($0.prefix(200)) }, temporary: temporary)
+        let passkey = try await passkeys.hasAny(accountID)
         return SecondFactorChallenge(challenge: token, methods: ["totp", "recovery_code"] + (passkey ? ["passkey"] : []), expiresAt: expiresAt)
     }
 
@@ -275,36 +228,23 @@ package struct SecondFactors: Sendable {
         guard !token.isEmpty, token.utf8.count <= 200 else { throw Self.challengeInvalid }
         let now = rules.clock.now()
         let limit = settings.attemptsPerChallenge
-        guard let row = try await sql.raw("""
-            UPDATE login_challenges SET attempts = attempts + 1
-            WHERE token_hash = \(bind: Secrets.sha256Hex(token)) AND used_at IS NULL AND expires_at > \(bind: now) AND attempts < \(bind: limit)
-            RETURNING id, account_id, attempts, temporary_code_id, new_password_hash
-            """).first() else { throw Self.challengeInvalid }
-        let pending = PendingLogin(id: try row.decode(column: "id", as: UUID.self), accountID: try row.decode(column: "account_id", as: UUID.self),
-                                   temporaryCodeID: try row.decode(column: "temporary_code_id", as: UUID?.self),
-                                   newPasswordHash: try row.decode(column: "new_password_hash", as: String?.self))
-        return (pending, limit - (try row.decode(column: "attempts", as: Int.self)))
+        guard let (pending, attempts) = try await store.takeAttempt(Secrets.sha256Hex(token), at: now, limit: limit) else { throw Self.challengeInvalid }
+        return (pending, limit - attempts)
     }
 
     /// A live, unused challenge, read without taking an attempt (for the passkey options of its
     /// second step); `login_challenge_invalid` otherwise.
     package func pending(challenge token: String) async throws -> PendingLogin {
-        guard !token.isEmpty, token.utf8.count <= 200, let row = try await sql.raw("""
-            SELECT id, account_id, temporary_code_id, new_password_hash FROM login_challenges
-            WHERE token_hash = \(bind: Secrets.sha256Hex(token)) AND used_at IS NULL AND expires_at > \(bind: rules.clock.now())
-              AND attempts < \(bind: settings.attemptsPerChallenge)
-            """).first() else { throw Self.challengeInvalid }
-        return PendingLogin(id: try row.decode(column: "id", as: UUID.self), accountID: try row.decode(column: "account_id", as: UUID.self),
-                            temporaryCodeID: try row.decode(column: "temporary_code_id", as: UUID?.self),
-                            newPasswordHash: try row.decode(column: "new_password_hash", as: String?.self))
+        guard !token.isEmpty, token.utf8.count <= 200,
+              let pending = try await store.pendingChallenge(Secrets.sha256Hex(token), at: rules.clock.now(), limit: settings.attemptsPerChallenge)
+        else { throw Self.challengeInvalid }
+        return pending
     }
 
     /// Marks the challenge used, in the transaction that opens the session; false when another
     /// request used it first.
-    package func use(_ pending: PendingLogin, on tx: any Database) async throws -> Bool {
-        try await (tx as! any SQLDatabase).raw("""
-            UPDATE login_challenges SET used_at = \(bind: rules.clock.now()) WHERE id = \(bind: pending.id) AND used_at IS NULL RETURNING id
-            """).all().isEmpty == false
+    package func use(_ pending: PendingLogin, on tx: any GatehouseDatabase) async throws -> Bool {
+        try await store.useChallenge(pending.id, at: rules.clock.now(), on: tx)
     }
 
     // MARK: Step-up
@@ -337,7 +277,7 @@ package struct SecondFactors: Sendable {
         try await rules.requireCurrentPassword(input.currentPassword, of: account)
         let accountID = account.id!
         let app = try await totpIsOn(accountID)
-        let passkeys = try await Passkeys(rules: rules).hasPasskeys(accountID)
+        let passkeys = try await self.passkeys.hasAny(accountID)
         guard app || passkeys else { return nil }
         let given = [input.code, input.recoveryCode].contains { !($0?.trimmingCharacters(in: .whitespaces).isEmpty ?? true) } || input.passkey != nil
         guard given else {
@@ -390,12 +330,10 @@ package struct SecondFactors: Sendable {
             throw error
         }
         if let typed {
-            guard let row = try await sql.raw("""
-                SELECT secret_sealed, last_step FROM account_totp WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL
-                """).first(),
-                  let secret = try? rules.secrets.open(row.decode(column: "secret_sealed", as: String.self), purpose: Self.totpPurpose)
+            guard let app = try await store.app(of: accountID), app.isOn,
+                  let secret = try? rules.secrets.open(app.sealedSecret, purpose: Self.totpPurpose)
             else { try await wrong() }
-            let lastStep = try row.decode(column: "last_step", as: Int64.self)
+            let lastStep = app.lastStep
             let totp = TOTP(secret: secret)
             if let step = totp.match(typed, at: rules.clock.now(), after: lastStep) { return .totp(step: step) }
             if totp.wasUsed(typed, at: rules.clock.now(), upTo: lastStep) {
@@ -410,29 +348,20 @@ package struct SecondFactors: Sendable {
             try await wrong()
         }
         let hash = recoveryHash(recovery!, accountID: accountID)
-        guard try await sql.raw("""
-            SELECT id FROM recovery_codes WHERE account_id = \(bind: accountID) AND code_hash = \(bind: hash) AND used_at IS NULL
-            """).first() != nil else { try await wrong() }
+        guard try await store.hasUnusedRecoveryCode(hash, of: accountID) else { try await wrong() }
         return .recoveryCode(hash: hash)
     }
 
     /// Spends what `check` proved, in the caller's transaction: the step is the newest accepted (a
     /// code works once), the recovery code is used. False when a concurrent request spent it
     /// first (the caller refuses, as for a wrong code). A spent proof gives the budget slot back.
-    package func spend(_ proof: Proof, accountID: UUID, on tx: any Database) async throws -> Bool {
-        let sql = tx as! any SQLDatabase
+    package func spend(_ proof: Proof, accountID: UUID, on tx: any GatehouseDatabase) async throws -> Bool {
         let spent: Bool
         switch proof {
         case .totp(let step):
-            spent = try await !sql.raw("""
-                UPDATE account_totp SET last_step = \(bind: step)
-                WHERE account_id = \(bind: accountID) AND confirmed_at IS NOT NULL AND last_step < \(bind: step) RETURNING account_id
-                """).all().isEmpty
+            spent = try await store.spendStep(step, of: accountID, on: tx)
         case .recoveryCode(let hash):
-            spent = try await !sql.raw("""
-                UPDATE recovery_codes SET used_at = \(bind: rules.clock.now())
-                WHERE account_id = \(bind: accountID) AND code_hash = \(bind: hash) AND used_at IS NULL RETURNING id
-                """).all().isEmpty
+            spent = try await store.spendRecoveryCode(hash, of: accountID, at: rules.clock.now(), on: tx)
         case .passkey(let verified):
             spent = try await Passkeys(rules: rules).spend(verified, on: tx)
         }
@@ -443,11 +372,9 @@ package struct SecondFactors: Sendable {
     }
 
     /// A recovery code was used to sign in: in the audit trail, and told to the owner with the count left.
-    package func recordRecoveryCodeUse(_ account: AccountModel, origin: RequestOrigin, on tx: any Database) async throws {
+    package func recordRecoveryCodeUse(_ account: AccountModel, origin: RequestOrigin, on tx: any GatehouseDatabase) async throws {
         let accountID = account.id!
-        let left = try await (tx as! any SQLDatabase).raw("""
-            SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID) AND used_at IS NULL
-            """).first()?.decode(column: "n", as: Int.self) ?? 0
+        let left = try await store.unusedRecoveryCodes(of: accountID, on: tx)
         try await rules.audit.record(AuditEvent(.recoveryCodeUsed, by: .account(accountID), account: accountID, origin: origin.audit,
                                                 detail: ["left": String(left)]), on: tx)
         if let notice = notice(.recoveryCodeUsed, [String(left)], to: account) { try await rules.outbox.enqueue(notice, on: tx) }
@@ -477,15 +404,9 @@ package struct SecondFactors: Sendable {
 
     // MARK: Recovery codes
 
-    private func replaceRecoveryCodes(_ accountID: UUID, with codes: [String], now: Date, on tx: any Database) async throws {
-        let sql = tx as! any SQLDatabase
-        try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: accountID)").run()
-        for code in codes {
-            try await sql.raw("""
-                INSERT INTO recovery_codes (id, account_id, code_hash, used_at, created_at)
-                VALUES (\(bind: UUID()), \(bind: accountID), \(bind: recoveryHash(Self.normalizeRecoveryCode(code), accountID: accountID)), NULL, \(bind: now))
-                """).run()
-        }
+    private func replaceRecoveryCodes(_ accountID: UUID, with codes: [String], now: Date, on tx: any GatehouseDatabase) async throws {
+        let hashes = codes.map { recoveryHash(Self.normalizeRecoveryCode($0), accountID: accountID) }
+        try await store.replaceRecoveryCodes(of: accountID, withHashes: hashes, at: now, on: tx)
     }
 
     /// Random, so a keyed hash (HMAC under the server secret, per account) is enough: a copy of the
@@ -517,60 +438,4 @@ package struct SecondFactors: Sendable {
     private func notice(_ kind: MessageComposer.SecondFactorNotice, _ arguments: [String] = [], to account: AccountModel) -> OutgoingMessage? {
         rules.securityNotice(kind, arguments, to: account)
     }
-}
-
-/// Second factors: the authenticator app's sealed secret and its last accepted step, the recovery
-/// codes, the challenges of logins waiting for their second step; and the account's flag that
-/// `SessionService.create` reads.
-package struct M025CreateSecondFactors: AsyncMigration {
-    package var name: String { "025_CreateSecondFactors" }
-
-    package func prepare(on database: any Database) async throws {
-        try await database.schema("accounts").field("second_factor_at", .datetime).update()
-        try await database.schema("account_totp")
-            .field("account_id", .uuid, .identifier(auto: false), .references("accounts", "id", onDelete: .cascade))
-            // Sealed with a key derived from the server secret (AES-GCM): the server reads it to check codes.
-            .field("secret_sealed", .string, .required)
-            // The newest step accepted: a code of it or an older step is refused (replay).
-            .field("last_step", .int64, .required)
-            // Nil while it waits for its first code.
-            .field("confirmed_at", .datetime)
-            .field("created_at", .datetime, .required)
-            .create()
-        try await database.schema("recovery_codes")
-            .field("id", .uuid, .identifier(auto: false))
-            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
-            .field("code_hash", .string, .required)
-            .field("used_at", .datetime)
-            .field("created_at", .datetime, .required)
-            .create()
-        try await database.schema("login_challenges")
-            .field("id", .uuid, .identifier(auto: false))
-            .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
-            .field("token_hash", .string, .required)
-            .field("created_at", .datetime, .required)
-            .field("expires_at", .datetime, .required)
-            .field("attempts", .int, .required)
-            .field("used_at", .datetime)
-            .field("ip", .string)
-            .field("device", .string)
-            // A temporary password that becomes the password once the second step succeeds.
-            .field("temporary_code_id", .uuid)
-            .field("new_password_hash", .string)
-            .unique(on: "token_hash", name: "uq_login_challenges_token")
-            .create()
-        let sql = database as! any SQLDatabase
-        try await sql.create(index: "ix_recovery_codes_account").on("recovery_codes").column("account_id").run()
-        try await sql.create(index: "ix_login_challenges_account").on("login_challenges").column("account_id").run()
-        try await sql.create(index: "ix_login_challenges_expires").on("login_challenges").column("expires_at").run()
-    }
-
-    package func revert(on database: any Database) async throws {
-        try await database.schema("login_challenges").delete()
-        try await database.schema("recovery_codes").delete()
-        try await database.schema("account_totp").delete()
-        try await database.schema("accounts").deleteField("second_factor_at").update()
-    }
-
-    package init() {}
 }

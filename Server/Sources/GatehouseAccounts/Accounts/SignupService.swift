@@ -147,7 +147,7 @@ package struct SignupService: Sendable {
         account.birthday = new.birthday
         account.locale = new.locale
         do {
-            let session = try await database.db.transaction { tx -> IssuedSession? in
+            let session = try await database.db.withTransaction { tx -> IssuedSession? in
                 try await verification.consume(codeRow, on: tx)
                 try await rules.dropUnverifiedClaim(on: new.destination, on: tx)
                 try await account.create(on: tx)

@@ -5,58 +5,11 @@ import GatehouseFoundation
 import GatehousePlatform
 import SQLKit
 
-/// A partner zone of a client record: the phone-first spec's `parts[]` entry, as
-/// `GET /api/users/user` answers it (`domainId`, `name`, `forfeit` — the sum of fines —,
-/// `isBanned`, `discount` in percent).
-package typealias ClientPart = PhonePartnerZone
-
-/// The business's own entry for a customer (the phone-first spec's "client"), keyed by phone
-/// (E.164): what its systems know of them, shown by `GET /api/users/user` once an account is bound
-/// to it. Registration never changes it (docs/operators.md, "Client records").
-package struct ClientRecord: Codable, Sendable, Equatable {
-    package var phone: String
-    package var firstName: String?
-    package var lastName: String?
-    package var middleName: String?
-    package var email: String?
-    /// A calendar date (`yyyy-MM-dd` in a file; the spec's `dd.MM.yyyy` is read too).
-    package var birthday: String?
-    /// The last booked room and base.
-    package var room: String?
-    package var base: String?
-    package var parts: [ClientPart]
-
-    package init(phone: String, firstName: String? = nil, lastName: String? = nil, middleName: String? = nil, email: String? = nil,
-                 birthday: String? = nil, room: String? = nil, base: String? = nil, parts: [ClientPart] = []) {
-        self.phone = phone
-        self.firstName = firstName
-        self.lastName = lastName
-        self.middleName = middleName
-        self.email = email
-        self.birthday = birthday
-        self.room = room
-        self.base = base
-        self.parts = parts
-    }
-
-    package init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        phone = try c.decode(String.self, forKey: .phone)
-        firstName = try c.decodeIfPresent(String.self, forKey: .firstName)
-        lastName = try c.decodeIfPresent(String.self, forKey: .lastName)
-        middleName = try c.decodeIfPresent(String.self, forKey: .middleName)
-        email = try c.decodeIfPresent(String.self, forKey: .email)
-        birthday = try c.decodeIfPresent(String.self, forKey: .birthday)
-        room = try c.decodeIfPresent(String.self, forKey: .room)
-        base = try c.decodeIfPresent(String.self, forKey: .base)
-        parts = try c.decodeIfPresent([ClientPart].self, forKey: .parts) ?? []
-    }
-}
-
 /// Client records: imported in bulk by the business (`gatehouse clients import`), bound to the
 /// account whose verified phone they carry, read for `GET /api/users/user`.
 package struct ClientRecords: Sendable {
     package let database: DatabaseProvider
+    private var store: ClientRecordStore { ClientRecordStore(database: database) }
     package let clock: GatehouseClock
     package let defaultCountryCode: String
 
@@ -119,7 +72,7 @@ package struct ClientRecords: Sendable {
         let (records, refusedCount) = (good, report.refused.count)
         let applied: Report
         if !dryRun {
-            applied = try await database.db.transaction { tx -> Report in
+            applied = try await database.db.withTransaction { tx -> Report in
                 let counts = try await apply(records, on: tx)
                 try await AuditLog(database: database, clock: clock).record(AuditEvent(
                     .clientsImported, by: actor, account: nil,
@@ -152,42 +105,21 @@ package struct ClientRecords: Sendable {
     /// Writes checked records in the caller's transaction: a new phone is created, a known one
     /// takes the new data (its binding kept), the same data changes nothing. `writing` false:
     /// only counts what it would do.
-    private func apply(_ records: [ClientRecord], writing: Bool = true, on tx: any Database) async throws -> Report {
-        let sql = tx as! any SQLDatabase
+    private func apply(_ records: [ClientRecord], writing: Bool = true, on tx: any GatehouseDatabase) async throws -> Report {
         let now = clock.now()
         var counts = Report()
         for record in records {
             let parts = String(decoding: try Self.encoder.encode(record.parts), as: UTF8.self)
-            let existing = try await sql.raw("""
-                SELECT first_name, last_name, middle_name, email, birthday, room, base, parts FROM client_records WHERE phone = \(bind: record.phone)
-                """).first()
-            if let existing {
-                let same = try existing.decode(column: "first_name", as: String?.self) == record.firstName
-                    && existing.decode(column: "last_name", as: String?.self) == record.lastName
-                    && existing.decode(column: "middle_name", as: String?.self) == record.middleName
-                    && existing.decode(column: "email", as: String?.self) == record.email
-                    && existing.decode(column: "birthday", as: String?.self) == record.birthday
-                    && existing.decode(column: "room", as: String?.self) == record.room
-                    && existing.decode(column: "base", as: String?.self) == record.base
-                    && existing.decode(column: "parts", as: String.self) == parts
-                if same { counts.unchanged += 1; continue }
+            switch try await store.compare(record, parts: parts, on: tx) {
+            case .same:
+                counts.unchanged += 1
+            case .different:
                 guard writing else { counts.updated += 1; continue }
-                let bound = try await sql.raw("""
-                    UPDATE client_records SET first_name = \(bind: record.firstName), last_name = \(bind: record.lastName),
-                        middle_name = \(bind: record.middleName), email = \(bind: record.email), birthday = \(bind: record.birthday),
-                        room = \(bind: record.room), base = \(bind: record.base), parts = \(bind: parts), updated_at = \(bind: now)
-                    WHERE phone = \(bind: record.phone) RETURNING account_id
-                    """).first(decodingColumn: "account_id", as: UUID?.self) ?? nil
-                if let bound { try await sessions.accountChanged(bound, on: tx) }
+                if let bound = try await store.update(record, parts: parts, at: now, on: tx) { try await sessions.accountChanged(bound, on: tx) }
                 counts.updated += 1
-            } else {
+            case .absent:
                 guard writing else { counts.created += 1; continue }
-                try await sql.raw("""
-                    INSERT INTO client_records (phone, first_name, last_name, middle_name, email, birthday, room, base, parts, created_at, updated_at)
-                    VALUES (\(bind: record.phone), \(bind: record.firstName), \(bind: record.lastName), \(bind: record.middleName),
-                            \(bind: record.email), \(bind: record.birthday), \(bind: record.room), \(bind: record.base), \(bind: parts),
-                            \(bind: now), \(bind: now))
-                    """).run()
+                try await store.insert(record, parts: parts, at: now, on: tx)
                 counts.created += 1
             }
         }
@@ -203,12 +135,11 @@ package struct ClientRecords: Sendable {
         case .failure(let refusal): throw GatehouseError(.invalidInput, .invalidParameter, LocalizedText("error.plain", [refusal.reason]))
         case .success(let checked): record = checked
         }
-        return try await database.db.transaction { tx in
+        return try await database.db.withTransaction { tx in
             let counts = try await apply([record], on: tx)
             let outcome: Outcome = counts.created == 1 ? .created : counts.updated == 1 ? .updated : .unchanged
             if outcome != .unchanged {
-                let bound = try await (tx as! any SQLDatabase).raw("SELECT account_id FROM client_records WHERE phone = \(bind: record.phone)")
-                    .first(decodingColumn: "account_id", as: UUID?.self) ?? nil
+                let bound = try await store.boundAccount(phone: record.phone, on: tx)
                 try await AuditLog(database: database, clock: clock).record(AuditEvent(
                     .clientSaved, by: actor, account: bound, origin: origin,
                     detail: ["phone": maskedForAudit(record.phone), "outcome": outcome.rawValue]), on: tx)
@@ -221,10 +152,9 @@ package struct ClientRecords: Sendable {
     /// when there is none.
     package func delete(phone: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
         guard let phone = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode) else { return false }
-        return try await database.db.transaction { tx in
-            let sql = tx as! any SQLDatabase
-            guard let row = try await sql.raw("DELETE FROM client_records WHERE phone = \(bind: phone) RETURNING account_id").first() else { return false }
-            let bound = try row.decode(column: "account_id", as: UUID?.self)
+        return try await database.db.withTransaction { tx in
+            guard let deleted = try await store.delete(phone: phone, on: tx) else { return false }
+            let bound = deleted.account
             if let bound { try await sessions.accountChanged(bound, on: tx) }
             try await AuditLog(database: database, clock: clock).record(AuditEvent(
                 .clientDeleted, by: actor, account: bound, origin: origin, detail: ["phone": maskedForAudit(phone)]), on: tx)
@@ -237,16 +167,12 @@ package struct ClientRecords: Sendable {
     /// took from it, and the two are never bound again by the account's logins; false when none
     /// is bound.
     package func unbind(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
-        try await database.db.transaction { tx in
-            let sql = tx as! any SQLDatabase
-            guard let row = try await sql.raw("""
-                UPDATE client_records SET account_id = NULL, bound_at = NULL, unbound_account_id = \(bind: accountID)
-                WHERE account_id = \(bind: accountID) RETURNING phone
-                """).first() else { return false }
+        try await database.db.withTransaction { tx in
+            guard let phone = try await store.unbind(accountID: accountID, on: tx) else { return false }
             try await sessions.accountChanged(accountID, on: tx)
             try await AuditLog(database: database, clock: clock).record(AuditEvent(
                 .clientUnbound, by: actor, account: accountID, origin: origin,
-                detail: ["phone": maskedForAudit(try row.decode(column: "phone", as: String.self)), "reason": reason]), on: tx)
+                detail: ["phone": maskedForAudit(phone), "reason": reason]), on: tx)
             return true
         }
     }
@@ -263,11 +189,8 @@ package struct ClientRecords: Sendable {
 
     /// The record of a phone and the account bound to it (operators' and the admin API's reading).
     package func recordAndAccount(phone: String) async throws -> (ClientRecord, UUID?)? {
-        guard let phone = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode),
-              let row = try await database.sql.raw("""
-                  SELECT phone, first_name, last_name, middle_name, email, birthday, room, base, parts, account_id FROM client_records WHERE phone = \(bind: phone)
-                  """).first() else { return nil }
-        return (try Self.record(row), try row.decode(column: "account_id", as: UUID?.self))
+        guard let phone = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode) else { return nil }
+        return try await store.recordAndAccount(phone: phone)
     }
 
     private static let encoder: JSONEncoder = {
@@ -281,68 +204,39 @@ package struct ClientRecords: Sendable {
     /// Binds the unbound record of `phone` (a verified one: the caller's rule) to the account, in
     /// the caller's transaction; the record, when there was one to bind. A record already bound
     /// to another account stays where it is.
-    package func bind(phone: String, to accountID: UUID, on tx: any Database) async throws -> ClientRecord? {
-        let sql = tx as! any SQLDatabase
-        guard let row = try await sql.raw("""
-            UPDATE client_records SET account_id = \(bind: accountID), bound_at = \(bind: clock.now())
-            WHERE phone = \(bind: phone) AND account_id IS NULL
-              AND (unbound_account_id IS NULL OR unbound_account_id <> \(bind: accountID))
-              AND NOT EXISTS (SELECT 1 FROM client_records bound WHERE bound.account_id = \(bind: accountID))
-            RETURNING phone, first_name, last_name, middle_name, email, birthday, room, base, parts
-            """).first() else { return nil }
+    package func bind(phone: String, to accountID: UUID, on tx: any GatehouseDatabase) async throws -> ClientRecord? {
+        guard let record = try await store.bind(phone: phone, to: accountID, at: clock.now(), on: tx) else { return nil }
         try await sessions.accountChanged(accountID, on: tx)
-        return try Self.record(row)
+        return record
     }
 
     /// Unbinds the account's record when its phone is not `phone` (the account's verified phone, nil
     /// when it has none), in the caller's transaction: a record is the phone's, and a number the
     /// account gave up is somebody else's next. Not an operator's unbinding: the same account
     /// binds it again should it verify that phone again. The phone of the record unbound, if any.
-    package func unbindStale(accountID: UUID, keeping phone: String?, on tx: any Database) async throws -> String? {
-        let sql = tx as! any SQLDatabase
-        let condition: SQLQueryString = phone.map { "AND phone <> \(bind: $0)" } ?? ""
-        guard let row = try await sql.raw("""
-            UPDATE client_records SET account_id = NULL, bound_at = NULL WHERE account_id = \(bind: accountID) \(condition) RETURNING phone
-            """).first() else { return nil }
+    package func unbindStale(accountID: UUID, keeping phone: String?, on tx: any GatehouseDatabase) async throws -> String? {
+        guard let unbound = try await store.unbindStale(accountID: accountID, keeping: phone, on: tx) else { return nil }
         try await sessions.accountChanged(accountID, on: tx)
-        return try row.decode(column: "phone", as: String.self)
+        return unbound
     }
 
     /// The record bound to the account, if any.
     package func record(of accountID: UUID) async throws -> ClientRecord? {
-        guard let row = try await database.sql.raw("""
-            SELECT phone, first_name, last_name, middle_name, email, birthday, room, base, parts FROM client_records WHERE account_id = \(bind: accountID)
-            """).first() else { return nil }
-        return try Self.record(row)
+        try await store.record(boundTo: accountID)
     }
 
     /// The record of a phone, bound or not (operators' reading).
     package func record(phone: String) async throws -> ClientRecord? {
-        guard let phone = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode),
-              let row = try await database.sql.raw("""
-                  SELECT phone, first_name, last_name, middle_name, email, birthday, room, base, parts FROM client_records WHERE phone = \(bind: phone)
-                  """).first() else { return nil }
-        return try Self.record(row)
-    }
-
-    /// A record from a row's columns, named as in the table after `prefix` (the session lookup
-    /// reads them beside the account's as `client_…`).
-    static func record(_ row: any SQLRow, prefix: String = "") throws -> ClientRecord {
-        func text(_ name: String) throws -> String? { try row.decode(column: prefix + name, as: String?.self) }
-        let parts = try row.decode(column: prefix + "parts", as: String.self)
-        return ClientRecord(
-            phone: try row.decode(column: prefix + "phone", as: String.self), firstName: try text("first_name"),
-            lastName: try text("last_name"), middleName: try text("middle_name"), email: try text("email"), birthday: try text("birthday"),
-            room: try text("room"), base: try text("base"),
-            parts: (try? JSONDecoder().decode([ClientPart].self, from: Data(parts.utf8))) ?? [])
+        guard let phone = PhoneNumber.normalize(phone, defaultCountryCode: defaultCountryCode) else { return nil }
+        return try await store.record(phone: phone)
     }
 }
 
 /// Client records (migration 020): keyed by phone, bound to at most one account, an account to at most one.
-package struct M020CreateClientRecords: AsyncMigration {
+package struct M020CreateClientRecords: SQLMigration {
     package var name: String { "020_CreateClientRecords" }
 
-    package func prepare(on database: any Database) async throws {
+    package func prepare(on database: any GatehouseDatabase) async throws {
         try await database.schema("client_records")
             .field("phone", .string, .identifier(auto: false))
             .field("first_name", .string)
@@ -361,7 +255,7 @@ package struct M020CreateClientRecords: AsyncMigration {
             .create()
     }
 
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         try await database.schema("client_records").delete()
     }
 

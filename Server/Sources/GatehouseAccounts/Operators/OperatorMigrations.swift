@@ -1,13 +1,13 @@
 import FluentKit
+import GatehouseFoundation
 import SQLKit
 
 /// The operator's side: operators (their own accounts, with a role and a TOTP second factor),
 /// their console sessions, and the admin keys business systems call the admin API with.
-package struct M022CreateOperators: AsyncMigration {
+package struct M022CreateOperators: SQLMigration {
     package var name: String { "022_CreateOperators" }
 
-    package func prepare(on database: any Database) async throws {
-        let sql = database as! any SQLDatabase
+    package func prepare(on database: any GatehouseDatabase) async throws {
         try await database.schema("operators")
             .field("id", .uuid, .identifier(auto: false))
             // The name they sign in with, lower-cased: unique.
@@ -35,7 +35,7 @@ package struct M022CreateOperators: AsyncMigration {
             .field("device", .string)
             .unique(on: "token_hash", name: "uq_operator_sessions_token")
             .create()
-        try await sql.create(index: "ix_operator_sessions_operator").on("operator_sessions").column("operator_id").run()
+        try await database.create(index: "ix_operator_sessions_operator").on("operator_sessions").column("operator_id").run()
         try await database.schema("admin_keys")
             .field("id", .uuid, .identifier(auto: false))
             .field("name", .string, .required)
@@ -53,7 +53,7 @@ package struct M022CreateOperators: AsyncMigration {
         try await database.schema("client_records").field("unbound_account_id", .uuid).update()
     }
 
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         try await database.schema("client_records").deleteField("unbound_account_id").update()
         try await database.schema("admin_keys").delete()
         try await database.schema("operator_sessions").delete()

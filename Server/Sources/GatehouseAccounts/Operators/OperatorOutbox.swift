@@ -46,15 +46,11 @@ package struct OperatorOutbox: Sendable {
 
     /// Queues a message that failed for good again, with its event; false when it is not one.
     package func retry(_ id: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
-        let now = clock.now()
-        let retried = try await database.db.transaction { tx -> Bool in
-            guard let row = try await (tx as! any SQLDatabase).raw("""
-                UPDATE outbox_messages SET status = 'pending', attempts = 0, next_attempt_at = \(bind: now), claimed_until = NULL, last_error = NULL
-                WHERE id = \(bind: id) AND status = 'failed' RETURNING destination
-                """).first() else { return false }
+        let retried = try await database.db.withTransaction { tx -> Bool in
+            guard let destination = try await outbox.retryFailed(id, on: tx) else { return false }
             try await AuditLog(database: database, clock: clock).record(AuditEvent(
                 .outboxRetried, by: actor, account: nil, origin: origin,
-                detail: ["message": id.uuidString.lowercased(), "to": maskedForAudit(try row.decode(column: "destination", as: String.self)), "reason": reason]),
+                detail: ["message": id.uuidString.lowercased(), "to": maskedForAudit(destination), "reason": reason]),
                 on: tx)
             return true
         }

@@ -2,7 +2,6 @@ import FluentKit
 import Foundation
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// An operator's role: what they may do in the console (docs/operators.md, "Roles").
 package enum OperatorRole: String, Sendable, CaseIterable, Codable {
@@ -64,6 +63,7 @@ package struct OperatorSession: Sendable, Equatable {
 /// in to the console for short sessions (docs/operators.md, "The console").
 package struct Operators: Sendable {
     package let database: DatabaseProvider
+    private var store: OperatorStore { OperatorStore(database: database) }
     package let clock: GatehouseClock
     package let hasher: PasswordHasher
     package let secrets: Secrets
@@ -112,11 +112,8 @@ package struct Operators: Sendable {
         let hash = try await hasher.hash(password)
         let sealed = try secrets.seal(secret, purpose: Self.totpPurpose)
         do {
-            try await database.db.transaction { tx in
-                try await (tx as! any SQLDatabase).raw("""
-                    INSERT INTO operators (id, name, role, password_hash, totp_sealed, totp_last_step, created_at, updated_at)
-                    VALUES (\(bind: record.id), \(bind: name), \(bind: role.rawValue), \(bind: hash), \(bind: sealed), 0, \(bind: now), \(bind: now))
-                    """).run()
+            try await database.db.withTransaction { tx in
+                try await store.insert(record, passwordHash: hash, sealedSecret: sealed, on: tx)
                 try await audit.record(AuditEvent(.operatorCreated, by: actor, account: nil, detail: ["operator": name, "role": role.rawValue]), on: tx)
             }
         } catch where error.isConstraintViolation {
@@ -129,25 +126,15 @@ package struct Operators: Sendable {
     package func disable(name: String, by actor: AuditActor) async throws -> Bool {
         guard let name = Self.normalize(name: name) else { return false }
         let now = clock.now()
-        return try await database.db.transaction { tx in
-            let sql = tx as! any SQLDatabase
-            guard let id = try await sql.raw("""
-                UPDATE operators SET disabled_at = \(bind: now), updated_at = \(bind: now) WHERE name = \(bind: name) AND disabled_at IS NULL RETURNING id
-                """).first(decodingColumn: "id", as: UUID.self) else { return false }
-            try await sql.raw("DELETE FROM operator_sessions WHERE operator_id = \(bind: id)").run()
+        return try await database.db.withTransaction { tx in
+            guard try await store.disable(name: name, at: now, on: tx) else { return false }
             try await audit.record(AuditEvent(.operatorDisabled, by: actor, account: nil, detail: ["operator": name]), on: tx)
             return true
         }
     }
 
     package func list() async throws -> [OperatorRecord] {
-        try await database.sql.raw("SELECT id, name, role, disabled_at, created_at FROM operators ORDER BY name").all().map(Self.record)
-    }
-
-    static func record(_ row: any SQLRow) throws -> OperatorRecord {
-        OperatorRecord(id: try row.decode(column: "id", as: UUID.self), name: try row.decode(column: "name", as: String.self),
-                       role: OperatorRole(rawValue: try row.decode(column: "role", as: String.self)) ?? .readOnly,
-                       disabledAt: try row.decode(column: "disabled_at", as: Date?.self), createdAt: try row.decode(column: "created_at", as: Date.self))
+        try await store.all()
     }
 
     // MARK: Signing in
@@ -170,38 +157,29 @@ package struct Operators: Sendable {
             try? await rateLimiter.release("operator-ip", key: ipKey, window: window)
             throw error
         }
-        let row = try await name.asyncMap { name in
-            try await database.sql.raw("SELECT * FROM operators WHERE name = \(bind: name)").first()
-        } ?? nil
+        let found = try await name.asyncMap { name in try await store.credentials(name: name) } ?? nil
         let origin = AuditOrigin(ip: ip, device: device, requestID: requestID)
         let now = clock.now()
         // The password is checked first and always (a dummy hash for an unknown name), so an
         // unknown, a disabled and an enabled operator cost the same time.
-        let storedHash = (try? row?.decode(column: "password_hash", as: String.self)) ?? hasher.dummyHash
-        let passwordRight = try await hasher.verify(password, hash: storedHash) && row != nil
-        guard passwordRight, let row, let record = try? Self.record(row), record.disabledAt == nil,
-              let secret = try? secrets.open(try row.decode(column: "totp_sealed", as: String.self), purpose: Self.totpPurpose),
-              let step = TOTP(secret: secret).match(code, at: now, after: try row.decode(column: "totp_last_step", as: Int64.self))
+        let passwordRight = try await hasher.verify(password, hash: found?.passwordHash ?? hasher.dummyHash) && found != nil
+        guard passwordRight, let found, found.record.disabledAt == nil,
+              let secret = try? secrets.open(found.sealedSecret, purpose: Self.totpPurpose),
+              let step = TOTP(secret: secret).match(code, at: now, after: found.lastStep)
         else {
-            let known = row.flatMap { try? Self.record($0) }
+            let known = found?.record
             try await audit.countFailure(AuditEvent(.operatorSignInFailed, by: known.map { .operator($0.name) } ?? .anonymous, account: nil, origin: origin))
             throw GatehouseError.invalidCredentials
         }
+        let record = found.record
         let token = secrets.token()
         let session = OperatorSession(id: UUID(), who: record, expiresAt: now.addingTimeInterval(settings.sessionMax),
                                       csrf: csrf(tokenHash: Secrets.sha256Hex(token)))
-        let used = try await database.db.transaction { tx -> Bool in
-            let sql = tx as! any SQLDatabase
+        let used = try await database.db.withTransaction { tx -> Bool in
             // The code is spent: a second sign-in with it (a shoulder-surfer's) fails.
-            let spent = try await sql.raw("""
-                UPDATE operators SET totp_last_step = \(bind: step) WHERE id = \(bind: record.id) AND totp_last_step < \(bind: step) RETURNING id
-                """).all()
-            guard !spent.isEmpty else { return false }
-            try await sql.raw("""
-                INSERT INTO operator_sessions (id, operator_id, token_hash, created_at, last_seen_at, expires_at, ip, device)
-                VALUES (\(bind: session.id), \(bind: record.id), \(bind: Secrets.sha256Hex(token)), \(bind: now), \(bind: now), \(bind: session.expiresAt),
-                        \(bind: ip.map { String($0.prefix(64)) }), \(bind: device.map { String($0.prefix(200)) }))
-                """).run()
+            guard try await store.spendStep(step, of: record.id, on: tx) else { return false }
+            try await store.openSession(session.id, of: record.id, tokenHash: Secrets.sha256Hex(token), at: now, expiresAt: session.expiresAt,
+                                        ip: ip.map { String($0.prefix(64)) }, device: device.map { String($0.prefix(200)) }, on: tx)
             try await rateLimiter.release([("operator-ip", ipKey), ("operator-name", nameKey)], window: window, on: tx)
             try await audit.record(AuditEvent(.operatorSignedIn, by: .operator(record.name), account: nil, origin: origin,
                                               detail: ["role": record.role.rawValue]), on: tx)
@@ -220,33 +198,24 @@ package struct Operators: Sendable {
         guard !token.isEmpty, token.utf8.count <= 100 else { return nil }
         let tokenHash = Secrets.sha256Hex(token)
         let now = clock.now()
-        guard let row = try await database.sql.raw("""
-            SELECT s.id AS session_id, s.expires_at, s.last_seen_at, o.id, o.name, o.role, o.disabled_at, o.created_at
-            FROM operator_sessions s JOIN operators o ON o.id = s.operator_id
-            WHERE s.token_hash = \(bind: tokenHash) AND o.disabled_at IS NULL
-            """).first() else { return nil }
-        let id = try row.decode(column: "session_id", as: UUID.self)
-        let expiresAt = try row.decode(column: "expires_at", as: Date.self)
-        let lastSeen = try row.decode(column: "last_seen_at", as: Date.self)
-        guard expiresAt > now, now.timeIntervalSince(lastSeen) < settings.sessionIdle else {
-            try await database.sql.raw("DELETE FROM operator_sessions WHERE id = \(bind: id)").run()
+        guard let stored = try await store.session(tokenHash: tokenHash) else { return nil }
+        guard stored.expiresAt > now, now.timeIntervalSince(stored.lastSeenAt) < settings.sessionIdle else {
+            try await store.endSession(stored.id)
             return nil
         }
-        if now.timeIntervalSince(lastSeen) > 15 {
-            try await database.sql.raw("UPDATE operator_sessions SET last_seen_at = \(bind: now) WHERE id = \(bind: id)").run()
+        if now.timeIntervalSince(stored.lastSeenAt) > 15 {
+            try await store.touchSession(stored.id, at: now)
         }
-        return OperatorSession(id: id, who: try Self.record(row), expiresAt: expiresAt, csrf: csrf(tokenHash: tokenHash))
+        return OperatorSession(id: stored.id, who: stored.who, expiresAt: stored.expiresAt, csrf: csrf(tokenHash: tokenHash))
     }
 
     package func signOut(token: String) async throws {
-        try await database.sql.raw("DELETE FROM operator_sessions WHERE token_hash = \(bind: Secrets.sha256Hex(token))").run()
+        try await store.endSession(tokenHash: Secrets.sha256Hex(token))
     }
 
     package func purgeExpired() async throws {
         let now = clock.now()
-        try await database.sql.raw("""
-            DELETE FROM operator_sessions WHERE expires_at < \(bind: now) OR last_seen_at < \(bind: now.addingTimeInterval(-settings.sessionIdle))
-            """).run()
+        try await store.purgeSessions(endedBefore: now, idleBefore: now.addingTimeInterval(-settings.sessionIdle))
     }
 
     private func csrf(tokenHash: String) -> String {

@@ -69,20 +69,19 @@ package struct PushDevices: Sendable {
 
     /// Registers a token for a session, replacing the device that session registered on the same
     /// platform; the token leaves any other account. Refused (`too_many_devices`) past the limit.
-    package func register(_ raw: DeviceRegistration, accountID: UUID, sessionID: UUID, on db: (any Database)? = nil) async throws -> PushDeviceRecord {
+    package func register(_ raw: DeviceRegistration, accountID: UUID, sessionID: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> PushDeviceRecord {
         let input = try Self.check(raw)
         let now = clock.now()
-        let write: @Sendable (any Database) async throws -> PushDeviceRecord = { tx in
-            let sql = tx as! any SQLDatabase
-            try await sql.raw("DELETE FROM push_devices WHERE token = \(bind: input.token) OR (session_id = \(bind: sessionID) AND platform = \(bind: input.platform.rawValue))").run()
-            let count = try await sql.raw("SELECT COUNT(*) AS n FROM push_devices WHERE account_id = \(bind: accountID)").first(decodingColumn: "n", as: Int.self) ?? 0
+        let write: @Sendable (any GatehouseDatabase) async throws -> PushDeviceRecord = { tx in
+            try await tx.raw("DELETE FROM push_devices WHERE token = \(bind: input.token) OR (session_id = \(bind: sessionID) AND platform = \(bind: input.platform.rawValue))").run()
+            let count = try await tx.raw("SELECT COUNT(*) AS n FROM push_devices WHERE account_id = \(bind: accountID)").first(decodingColumn: "n", as: Int.self) ?? 0
             guard count < maxPerAccount else {
                 throw GatehouseError(.unprocessable, .tooManyDevices,
                                      LocalizedText("error.plain", ["An account may have \(maxPerAccount) push devices: remove one first."]))
             }
             let record = PushDeviceRecord(id: OrderedID.make(), accountID: accountID, sessionID: sessionID, platform: input.platform, token: input.token,
                                           bundleID: input.bundleId, environment: input.environment, language: input.language, createdAt: now)
-            try await sql.raw("""
+            try await tx.raw("""
                 INSERT INTO push_devices (id, account_id, session_id, platform, token, bundle_id, environment, language, created_at)
                 VALUES (\(bind: record.id), \(bind: accountID), \(bind: sessionID), \(bind: input.platform.rawValue), \(bind: input.token),
                         \(bind: input.bundleId), \(bind: input.environment?.rawValue), \(bind: input.language), \(bind: now))
@@ -91,16 +90,16 @@ package struct PushDevices: Sendable {
         }
         if let db { return try await write(db) }
         do {
-            return try await database.db.transaction { try await write($0) }
+            return try await database.db.withTransaction { try await write($0) }
         } catch where error.isConstraintViolation {
             // The same token registered at the same moment by another request: ours comes second.
-            return try await database.db.transaction { try await write($0) }
+            return try await database.db.withTransaction { try await write($0) }
         }
     }
 
     /// Removes the session's devices of a platform (the `/api` spec's `fcm` cleared).
-    package func remove(sessionID: UUID, platform: PushPlatform, on db: (any Database)? = nil) async throws {
-        try await ((db ?? database.db) as! any SQLDatabase).raw("""
+    package func remove(sessionID: UUID, platform: PushPlatform, on db: (any GatehouseDatabase)? = nil) async throws {
+        try await (db ?? database.db).raw("""
             DELETE FROM push_devices WHERE session_id = \(bind: sessionID) AND platform = \(bind: platform.rawValue)
             """).run()
     }
@@ -115,10 +114,10 @@ package struct PushDevices: Sendable {
     }
 
     /// The devices of these accounts, in the caller's transaction (what a push is written for).
-    package func devices(of accounts: [UUID], on db: any Database) async throws -> [PushDeviceRecord] {
+    package func devices(of accounts: [UUID], on db: any GatehouseDatabase) async throws -> [PushDeviceRecord] {
         guard !accounts.isEmpty else { return [] }
         let list = SQLList(accounts.map { SQLBind($0) })
-        return try await (db as! any SQLDatabase).raw("SELECT * FROM push_devices WHERE account_id IN (\(list)) ORDER BY created_at, id")
+        return try await db.raw("SELECT * FROM push_devices WHERE account_id IN (\(list)) ORDER BY created_at, id")
             .all().map(Self.record)
     }
 
@@ -141,6 +140,13 @@ package struct PushDevices: Sendable {
             .first(decodingColumn: "previews", as: Bool.self) ?? true
     }
 
+    /// Those of `accounts` who turned message previews off.
+    package func previewsOff(_ accounts: [UUID], on db: any GatehouseDatabase) async throws -> Set<UUID> {
+        Set(try await db.raw("""
+            SELECT account_id FROM push_settings WHERE account_id IN (\(SQLList(accounts.map { SQLBind($0) }))) AND previews = \(bind: false)
+            """).all().map { try $0.decode(column: "account_id", as: UUID.self) })
+    }
+
     package func setPreviews(_ previews: Bool, accountID: UUID) async throws {
         try await database.sql.raw("""
             INSERT INTO push_settings (account_id, previews, updated_at) VALUES (\(bind: accountID), \(bind: previews), \(bind: clock.now()))
@@ -160,10 +166,10 @@ package struct PushDevices: Sendable {
 }
 
 /// Push devices (migration 023): one row per token, tied to the session that registered it.
-package struct M023CreatePushDevices: AsyncMigration {
+package struct M023CreatePushDevices: SQLMigration {
     package var name: String { "023_CreatePushDevices" }
 
-    package func prepare(on database: any Database) async throws {
+    package func prepare(on database: any GatehouseDatabase) async throws {
         try await database.schema("push_devices")
             .field("id", .uuid, .identifier(auto: false))
             .field("account_id", .uuid, .required, .references("accounts", "id", onDelete: .cascade))
@@ -176,9 +182,8 @@ package struct M023CreatePushDevices: AsyncMigration {
             .field("created_at", .datetime, .required)
             .unique(on: "token", name: "uq_push_devices_token")
             .create()
-        let sql = database as! any SQLDatabase
-        try await sql.create(index: "ix_push_devices_account").on("push_devices").column("account_id").run()
-        try await sql.create(index: "ix_push_devices_session").on("push_devices").column("session_id").run()
+        try await database.create(index: "ix_push_devices_account").on("push_devices").column("account_id").run()
+        try await database.create(index: "ix_push_devices_session").on("push_devices").column("session_id").run()
         // A person's push settings: whether a message's text is shown (`previews`).
         try await database.schema("push_settings")
             .field("account_id", .uuid, .identifier(auto: false), .references("accounts", "id", onDelete: .cascade))
@@ -187,12 +192,11 @@ package struct M023CreatePushDevices: AsyncMigration {
             .create()
         // A push waiting for its coalescing window is replaced in place by a newer one with its key.
         try await database.schema("outbox_messages").field("coalesce_key", .string).update()
-        try await sql.create(index: "ix_outbox_coalesce").on("outbox_messages").column("coalesce_key").run()
+        try await database.create(index: "ix_outbox_coalesce").on("outbox_messages").column("coalesce_key").run()
     }
 
-    package func revert(on database: any Database) async throws {
-        let sql = database as! any SQLDatabase
-        try await sql.drop(index: "ix_outbox_coalesce").run()
+    package func revert(on database: any GatehouseDatabase) async throws {
+        try await database.drop(index: "ix_outbox_coalesce").run()
         try await database.schema("outbox_messages").deleteField("coalesce_key").update()
         try await database.schema("push_settings").delete()
         try await database.schema("push_devices").delete()

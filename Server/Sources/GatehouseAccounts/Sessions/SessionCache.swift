@@ -1,5 +1,6 @@
 import FluentKit
 import Foundation
+import GatehouseFoundation
 import GatehousePlatform
 import NIOConcurrencyHelpers
 
@@ -169,15 +170,15 @@ package struct AccountCacheInvalidation: AsyncModelMiddleware {
 
     package func update(model: AccountModel, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.update(model, on: db)
-        if let id = model.id { try await changed(id, on: db) }
+        if let id = model.id { try await changed(id, on: DeadlineDatabase.adopting(db)) }
     }
 
     package func delete(model: AccountModel, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.delete(model, force: force, on: db)
-        if let id = model.id { try await changed(id, on: db) }
+        if let id = model.id { try await changed(id, on: DeadlineDatabase.adopting(db)) }
     }
 
-    private func changed(_ id: UUID, on db: any Database) async throws {
+    private func changed(_ id: UUID, on db: any GatehouseDatabase) async throws {
         cache.invalidate(accountID: id)
         try await bus.publish(BusEvent(topic: BusTopic.accountChanged, account: id), on: db)
     }

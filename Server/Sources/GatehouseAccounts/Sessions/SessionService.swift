@@ -2,7 +2,6 @@ import FluentKit
 import Foundation
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// A session as the surfaces see it after authentication.
 package struct AuthenticatedSession: Sendable {
@@ -40,6 +39,7 @@ package struct SessionService: Sendable {
     package let cache: SessionCache
     package let bus: any EventBus
     package let random: GatehouseRandom
+    private var store: AccountSessionStore { AccountSessionStore(database: database) }
     /// `last_used_at` is written at most this often per session, keeping the hot read path read-only.
     package let lastUsedResolution: TimeInterval = 60
 
@@ -48,23 +48,14 @@ package struct SessionService: Sendable {
     /// (password, code, temporary password, signature, sign-up) passes, so a lock and a second
     /// factor hold on every surface. One statement: the insert takes the account's row as its condition.
     package func create(accountID: UUID, device: String?, ip: String?, secondFactorChecked: Bool = false,
-                        on db: (any Database)? = nil) async throws -> IssuedSession {
+                        on db: (any GatehouseDatabase)? = nil) async throws -> IssuedSession {
         let token = random.token()
         let now = clock.now()
         let id = OrderedID.make()
         let expiresAt = now.addingTimeInterval(ttl)
-        let sql = (db ?? database.db) as! any SQLDatabase
-        let opened = try await sql.raw("""
-            INSERT INTO sessions (id, account_id, token_hash, created_at, expires_at, last_used_at, device, ip)
-            SELECT \(bind: id), id, \(bind: Secrets.sha256Hex(token)), \(bind: now), \(bind: expiresAt), \(bind: now),
-                   \(bind: device.map { String($0.prefix(200)) }), \(bind: ip)
-            FROM accounts WHERE id = \(bind: accountID) AND locked_at IS NULL\(unsafeRaw: secondFactorChecked ? "" : " AND second_factor_at IS NULL")
-            RETURNING id
-            """).all()
-        guard !opened.isEmpty else {
-            let locked = try await sql.raw("SELECT locked_at FROM accounts WHERE id = \(bind: accountID)").first()?
-                .decode(column: "locked_at", as: Date?.self) != nil
-            throw locked ? GatehouseError.accountLocked : GatehouseError.secondFactorRequired()
+        guard try await store.open(id, accountID: accountID, tokenHash: Secrets.sha256Hex(token), at: now, expiresAt: expiresAt,
+                                   device: device.map { String($0.prefix(200)) }, ip: ip, secondFactorChecked: secondFactorChecked, on: db) else {
+            throw try await store.isLocked(accountID, on: db) ? GatehouseError.accountLocked : GatehouseError.secondFactorRequired()
         }
         return IssuedSession(token: token, id: id, accountID: accountID, expiresAt: expiresAt)
     }
@@ -82,68 +73,26 @@ package struct SessionService: Sendable {
         return SessionWithAccount(session: found.session, account: found.account)
     }
 
-    /// The session, its account and the account's client record in one query, decoded by hand:
-    /// Fluent's reflection and query building cost more than the database itself on this path
-    /// (docs/performance.md), and the record read on its own was 60% of `GET /api/users/user`.
-    /// Prepared on PostgreSQL: planning the join cost the database nine times what running it
-    /// did, on every request whose session was not cached.
+    /// The session, its account and the account's client record (`AccountSessionStore.withAccount`, one prepared
+    /// query), its last use written at most every `lastUsedResolution`.
     private func load(tokenHash: String) async throws -> SessionCache.Value? {
         let now = clock.now()
-        guard let row = try await database.sql.preparedRows("""
-            SELECT s.id AS session_id, s.expires_at AS session_expires_at, s.last_used_at AS session_last_used_at,
-                   a.id, a.phone, a.phone_verified_at, a.email, a.email_confirmed_at, a.pending_email, a.username,
-                   a.first_name, a.last_name, a.middle_name, a.birthday, a.locale, a.fcm_token, a.avatar_id,
-                   a.created_at, a.updated_at,
-                   c.phone AS client_phone, c.first_name AS client_first_name, c.last_name AS client_last_name,
-                   c.middle_name AS client_middle_name, c.email AS client_email, c.birthday AS client_birthday,
-                   c.room AS client_room, c.base AS client_base, c.parts AS client_parts
-            FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN client_records c ON c.account_id = a.id
-            WHERE s.token_hash = \(bind: tokenHash) AND a.deletion_requested_at IS NULL AND a.locked_at IS NULL
-            """).first
-        else { return nil }
-        let sessionID = try row.decode(column: "session_id", as: UUID.self)
-        let expiresAt = try row.decode(column: "session_expires_at", as: Date.self)
-        guard expiresAt > now else { return nil }
-        let account = try AccountSnapshot(
-            id: row.decode(column: "id", as: UUID.self),
-            phone: row.decode(column: "phone", as: String?.self),
-            phoneVerifiedAt: row.decode(column: "phone_verified_at", as: Date?.self),
-            email: row.decode(column: "email", as: String?.self),
-            emailConfirmedAt: row.decode(column: "email_confirmed_at", as: Date?.self),
-            pendingEmail: row.decode(column: "pending_email", as: String?.self),
-            username: row.decode(column: "username", as: String?.self),
-            firstName: row.decode(column: "first_name", as: String?.self),
-            lastName: row.decode(column: "last_name", as: String?.self),
-            middleName: row.decode(column: "middle_name", as: String?.self),
-            birthday: row.decode(column: "birthday", as: Date?.self),
-            locale: row.decode(column: "locale", as: String?.self),
-            fcmToken: row.decode(column: "fcm_token", as: String?.self),
-            avatarID: row.decode(column: "avatar_id", as: UUID?.self),
-            createdAt: row.decode(column: "created_at", as: Date.self),
-            updatedAt: row.decode(column: "updated_at", as: Date.self),
-            clientRecord: row.decode(column: "client_phone", as: String?.self) == nil ? nil : ClientRecords.record(row, prefix: "client_")
-        )
-        if now.timeIntervalSince(try row.decode(column: "session_last_used_at", as: Date.self)) > lastUsedResolution {
-            try await database.sql.raw("UPDATE sessions SET last_used_at = \(bind: now) WHERE id = \(bind: sessionID)").run()
+        guard let found = try await store.withAccount(tokenHash: tokenHash), found.0.expiresAt > now else { return nil }
+        if now.timeIntervalSince(found.lastUsedAt) > lastUsedResolution {
+            try await store.touch(found.0.id, at: now)
         }
-        return (AuthenticatedSession(id: sessionID, accountID: account.id, expiresAt: expiresAt), account)
+        return (found.0, found.1)
     }
 
     package func revoke(sessionID: UUID) async throws {
-        let ended = try await (database.db as! any SQLDatabase).raw("""
-            DELETE FROM sessions WHERE id = \(bind: sessionID) RETURNING account_id
-            """).all()
-        for row in ended { try await sessionsEnded(accountID: try row.decode(column: "account_id", as: UUID.self)) }
+        if let accountID = try await store.remove(sessionID) { try await sessionsEnded(accountID: accountID) }
     }
 
     /// Ends one session if it belongs to the account, with its event in the audit trail; false
     /// when there is no such session.
     package func revoke(sessionID: UUID, ofAccount accountID: UUID, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
-        try await database.db.transaction { tx in
-            let ended = try await (tx as! any SQLDatabase).raw("""
-                DELETE FROM sessions WHERE id = \(bind: sessionID) AND account_id = \(bind: accountID) RETURNING id
-                """).all()
-            guard !ended.isEmpty else { return false }
+        try await database.db.withTransaction { tx in
+            guard try await store.remove(sessionID, of: accountID, on: tx) else { return false }
             try await AuditLog(database: database, clock: clock).record(
                 AuditEvent(.sessionRevoked, by: actor, account: accountID, origin: origin, detail: ["session": sessionID.uuidString.lowercased()]), on: tx)
             try await sessionsEnded(accountID: accountID, on: tx)
@@ -153,7 +102,7 @@ package struct SessionService: Sendable {
 
     /// `revokeAll` as a person or an operator asks for it, with its event in the audit trail.
     package func revokeAll(accountID: UUID, keeping: UUID?, by actor: AuditActor, origin: AuditOrigin, reason: String? = nil) async throws -> Int {
-        try await database.db.transaction { tx in
+        try await database.db.withTransaction { tx in
             let count = try await revokeAll(accountID: accountID, keeping: keeping, on: tx)
             var detail = ["sessions": String(count), "kept": keeping == nil ? "none" : "the one asking"]
             if let reason { detail["reason"] = reason }
@@ -165,8 +114,7 @@ package struct SessionService: Sendable {
 
     /// Whether the session still exists and has not expired (read from the database, not the cache).
     package func isLive(sessionID: UUID) async throws -> Bool {
-        guard let expires = try await database.sql.raw("SELECT expires_at FROM sessions WHERE id = \(bind: sessionID)")
-            .first(decodingColumn: "expires_at", as: Date.self) else { return false }
+        guard let expires = try await store.expiry(of: sessionID) else { return false }
         return expires > clock.now()
     }
 
@@ -178,27 +126,22 @@ package struct SessionService: Sendable {
 
     /// Ends every session of the account except `keeping`; returns how many ended.
     @discardableResult
-    package func revokeAll(accountID: UUID, keeping: UUID? = nil, on db: (any Database)? = nil) async throws -> Int {
-        let sql = (db ?? database.db) as! any SQLDatabase
-        let ended = if let keeping {
-            try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) AND id <> \(bind: keeping) RETURNING id").all()
-        } else {
-            try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) RETURNING id").all()
-        }
+    package func revokeAll(accountID: UUID, keeping: UUID? = nil, on db: (any GatehouseDatabase)? = nil) async throws -> Int {
+        let ended = try await store.removeAll(of: accountID, keeping: keeping, on: db)
         try await sessionsEnded(accountID: accountID, on: db)
-        return ended.count
+        return ended
     }
 
     /// Sessions of the account ended: forgotten here at once, and on every other instance when
     /// the event arrives (with `db` a transaction, when it commits).
-    private func sessionsEnded(accountID: UUID, on db: (any Database)? = nil) async throws {
+    private func sessionsEnded(accountID: UUID, on db: (any GatehouseDatabase)? = nil) async throws {
         try await accountChanged(accountID, on: db)
     }
 
     /// Something the session lookup reads with the account changed outside the account's row (its
     /// client record): its cached sessions are forgotten here at once, and on every other instance
     /// when the event arrives (with `db` a transaction, when it commits).
-    package func accountChanged(_ accountID: UUID, on db: (any Database)? = nil) async throws {
+    package func accountChanged(_ accountID: UUID, on db: (any GatehouseDatabase)? = nil) async throws {
         cache.invalidate(accountID: accountID)
         try await bus.publish(BusEvent(topic: BusTopic.accountChanged, account: accountID), on: db)
     }

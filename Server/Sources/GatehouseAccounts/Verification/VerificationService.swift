@@ -92,7 +92,7 @@ package struct VerificationService: Sendable {
         code.createdAt = now
         code.expiresAt = now.addingTimeInterval(request.ttl)
         code.ip = request.ip
-        let messageID: UUID? = try await db.transaction { tx in
+        let messageID: UUID? = try await db.withTransaction { tx in
             // Only the newest secret works: a resend kills the one before.
             var previous = VerificationCodeModel.query(on: tx)
                 .filter(\.$purpose == request.purpose.rawValue)
@@ -135,12 +135,7 @@ package struct VerificationService: Sendable {
             throw GatehouseError.invalid(.codeExpired, "error.codeExpired")
         }
         // Take the slot first: the row read above may be stale by now.
-        guard let attempts = try await database.sql.raw("""
-            UPDATE verification_codes SET attempts = attempts + 1
-            WHERE id = \(bind: row.id!) AND attempts < max_attempts AND consumed_at IS NULL
-            RETURNING attempts
-            """).first(decodingColumn: "attempts", as: Int.self)
-        else {
+        guard let attempts = try await VerificationCodeStore(database: database).takeAttempt(row.id!) else {
             throw GatehouseError.invalid(.codeAttemptsExhausted, "error.codeAttemptsExhausted")
         }
         row.attempts = attempts
@@ -156,11 +151,10 @@ package struct VerificationService: Sendable {
     }
 
     /// Marks a secret used, inside the caller's transaction. Throws if someone used it first.
-    package func consume(_ row: VerificationCodeModel, on db: any Database) async throws {
-        let used = try await (db as! any SQLDatabase).raw("""
-            UPDATE verification_codes SET consumed_at = \(bind: clock.now()) WHERE id = \(bind: row.id!) AND consumed_at IS NULL RETURNING id
-            """).all()
-        guard !used.isEmpty else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
+    package func consume(_ row: VerificationCodeModel, on db: any GatehouseDatabase) async throws {
+        guard try await VerificationCodeStore(database: database).consume(row.id!, at: clock.now(), on: db) else {
+            throw GatehouseError.invalid(.invalidCode, "error.invalidCode")
+        }
     }
 
     package func purgeExpired() async throws {

@@ -3,9 +3,9 @@ import Foundation
 import SQLKit
 
 /// The outbox's table. Never edit a migration that has landed: add the next.
-package struct M004CreateOutboxMessages: AsyncMigration {
+package struct M004CreateOutboxMessages: SQLMigration {
     package var name: String { "004_CreateOutboxMessages" }
-    package func prepare(on database: any Database) async throws {
+    package func prepare(on database: any GatehouseDatabase) async throws {
         try await database.schema("outbox_messages")
             .id()
             .field("kind", .string, .required)
@@ -22,11 +22,10 @@ package struct M004CreateOutboxMessages: AsyncMigration {
             .field("sent_at", .datetime)
             .field("channel", .string)
             .create()
-        let sql = database as! any SQLDatabase
-        try await sql.create(index: "ix_outbox_due").on("outbox_messages").column("status").column("next_attempt_at").run()
-        try await sql.create(index: "ix_outbox_destination").on("outbox_messages").column("destination").column("created_at").run()
+        try await database.create(index: "ix_outbox_due").on("outbox_messages").column("status").column("next_attempt_at").run()
+        try await database.create(index: "ix_outbox_destination").on("outbox_messages").column("destination").column("created_at").run()
     }
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         try await database.schema("outbox_messages").delete()
     }
 

@@ -1,6 +1,7 @@
 import FluentKit
 import Foundation
 import NIOConcurrencyHelpers
+import SQLKit
 
 /// A message to deliver, before it is written to the outbox.
 package struct OutgoingMessage: Sendable {
@@ -24,7 +25,7 @@ package struct Outbox: Sendable {
 
     /// Call inside the transaction that creates what the message announces.
     @discardableResult
-    package func enqueue(_ message: OutgoingMessage, on db: any Database) async throws -> UUID {
+    package func enqueue(_ message: OutgoingMessage, on db: any GatehouseDatabase) async throws -> UUID {
         let now = clock.now()
         let row = OutboxMessageModel()
         row.id = OrderedID.make()
@@ -39,6 +40,32 @@ package struct Outbox: Sendable {
         row.createdAt = now
         try await row.create(on: db)
         return row.id!
+    }
+
+    /// A push, sent `window` from now; until then a newer push with the same `key` (a device and a thread) replaces
+    /// it in place, so a burst is one push, the last. A window of 0 turns coalescing off: one push each.
+    package func enqueuePush(_ envelope: PushEnvelope, key: String, window: TimeInterval, on db: any GatehouseDatabase) async throws {
+        let now = clock.now()
+        let body = String(decoding: try PushEnvelope.encoder.encode(envelope), as: UTF8.self)
+        let replaced = window <= 0 ? [] : try await db.raw("""
+            UPDATE outbox_messages SET body = \(bind: body), subject = \(bind: envelope.title)
+            WHERE coalesce_key = \(bind: key) AND status = 'pending' AND attempts = 0 AND claimed_until IS NULL
+            RETURNING id
+            """).all()
+        guard replaced.isEmpty else { return }
+        try await db.raw("""
+            INSERT INTO outbox_messages (id, kind, destination, subject, body, status, attempts, next_attempt_at, created_at, coalesce_key)
+            VALUES (\(bind: OrderedID.make()), 'push', \(bind: envelope.device.uuidString.lowercased()), \(bind: envelope.title), \(bind: body),
+                    'pending', 0, \(bind: now.addingTimeInterval(max(0, window))), \(bind: now), \(bind: window <= 0 ? nil : key))
+            """).run()
+    }
+
+    /// Queues a message that failed for good again, as new: its destination, nil when it is not a failed message.
+    package func retryFailed(_ id: UUID, on tx: any GatehouseDatabase) async throws -> String? {
+        try await tx.raw("""
+            UPDATE outbox_messages SET status = 'pending', attempts = 0, next_attempt_at = \(bind: clock.now()), claimed_until = NULL, last_error = NULL
+            WHERE id = \(bind: id) AND status = 'failed' RETURNING destination
+            """).first()?.decode(column: "destination", as: String.self)
     }
 
     package init(clock: GatehouseClock, signal: OutboxSignal) {

@@ -80,3 +80,12 @@ package struct GatehouseError: Error, Sendable, CustomStringConvertible {
         return error
     }
 }
+
+extension GatehouseError {
+    /// The same error with a plain English text (`error.plain`).
+    package func withText(_ text: String) -> GatehouseError {
+        var copy = self
+        copy.message = LocalizedText("error.plain", [text])
+        return copy
+    }
+}

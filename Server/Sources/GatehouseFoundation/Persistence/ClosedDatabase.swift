@@ -8,7 +8,7 @@ import SQLKit
 /// with `DatabaseClosedError`. Work that outlives the database (which shutdown's order is meant to
 /// prevent) then ends in an error its caller logs, never in a crash of the whole process. Its
 /// futures run on the shared event loop group, which is never shut down, so they always complete.
-package struct ClosedDatabase: Database, SQLDatabase {
+package struct ClosedDatabase: GatehouseDatabase {
     package let context: DatabaseContext
     package let dialect: any SQLDialect
 
@@ -28,6 +28,9 @@ package struct ClosedDatabase: Database, SQLDatabase {
     package func execute(enum: DatabaseEnum) -> EventLoopFuture<Void> { failed() }
     package func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> { failed() }
     package func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> { failed() }
+    package func withTransaction<T: Sendable>(onLoop: Bool, _ body: @escaping @Sendable (any GatehouseDatabase) async throws -> T) async throws -> T {
+        throw DatabaseClosedError()
+    }
     package func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> { failed() }
 }
 

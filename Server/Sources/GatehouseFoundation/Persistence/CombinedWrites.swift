@@ -16,11 +16,6 @@ package struct CombinedWrites {
         postgres = sql.isPostgres
     }
 
-    /// Writes for a transaction (or database) of Fluent's.
-    package init(on db: any Database) {
-        self.init(for: db as! any SQLDatabase)
-    }
-
     package mutating func add(_ statement: SQLQueryString) {
         statements.append(statement)
     }
@@ -28,10 +23,6 @@ package struct CombinedWrites {
     /// An expression to evaluate with the writes (PostgreSQL: the statement's own select list).
     package mutating func select(_ expression: SQLQueryString) {
         selected.append(expression)
-    }
-
-    package func run(on db: any Database) async throws {
-        try await run(on: db as! any SQLDatabase)
     }
 
     package func run(on sql: any SQLDatabase) async throws {

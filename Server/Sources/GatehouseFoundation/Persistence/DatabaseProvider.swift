@@ -72,17 +72,17 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
         if isPostgres {
             health = PoolHealth { [weak self] in self?.replaceStarvedPool() }
         }
-        closed = ClosedDatabase(configuration: live.context.configuration, dialect: (live as! any SQLDatabase).dialect, logger: logger)
+        closed = ClosedDatabase(configuration: live.context.configuration, dialect: DeadlineDatabase.adopting(live).dialect, logger: logger)
     }
 
     /// A database handle. Cheap: it borrows a pooled connection per query. After shutdown every
     /// query through it fails (`DatabaseClosedError`).
-    package var db: any Database {
+    package var db: any GatehouseDatabase {
         guard let live = databases.database(logger: logger, on: eventLoopGroup.any()) else { return closed }
         return DeadlineDatabase(base: live, deadline: queryDeadline, health: health)
     }
 
-    package var sql: any SQLDatabase { db as! any SQLDatabase }
+    package var sql: any SQLDatabase { db }
 
     /// Where a group-commit writer runs (`EventLoopTaskExecutor`): one of the database's event
     /// loops, in turn. `db` asked from there borrows a connection of that loop's pool, so the

@@ -22,17 +22,51 @@ import SQLKit
 /// A late answer is dropped (a promise completes once). A transaction has one deadline as a
 /// whole; the statements inside it run under it without timers of their own (a timer per
 /// statement cost a thread wake-up each: a tenth of a message send on SQLite).
-package struct DeadlineDatabase: Database, SQLDatabase {
+package struct DeadlineDatabase: GatehouseDatabase {
     package let base: any Database
-    package let deadline: TimeAmount
+    /// The same handle as SQLKit's (`sqlView(of:)`).
+    private let sql: any SQLDatabase
+    /// Nil: no deadline (a migration runs as long as it needs).
+    package let deadline: TimeAmount?
     /// False inside a transaction: the transaction's deadline bounds its statements.
-    package var boundsEachOperation = true
+    package let boundsEachOperation: Bool
     /// Told of operations that outlive their deadline and of requests the pool could not serve.
-    package var health: PoolHealth? = nil
+    package let health: PoolHealth?
+
+    package init(base: any Database, deadline: TimeAmount?, boundsEachOperation: Bool = true, health: PoolHealth? = nil) {
+        self.base = base
+        self.sql = Self.sqlView(of: base)
+        self.deadline = deadline
+        self.boundsEachOperation = boundsEachOperation
+        self.health = health
+    }
+
+    /// A handle Fluent passes back as `any Database` (a model middleware's, a migration's) as ours: one of ours as it
+    /// is; one of the driver's wrapped without a deadline of its own (it runs inside its caller's operation, or is
+    /// a migration, which runs as long as it needs).
+    package static func adopting(_ db: any Database) -> any GatehouseDatabase {
+        if let ours = db as? any GatehouseDatabase { return ours }
+        return DeadlineDatabase(base: db, deadline: nil, boundsEachOperation: false)
+    }
+
+    /// Fluent's drivers hand their handles out as `any Database`; both of ours (FluentSQLiteDriver's and
+    /// FluentPostgresDriver's, and their connections and transactions) are SQLKit databases too. This is the one place
+    /// that relies on it, and a driver that were not would stop the server at its first handle, not at a query.
+    private static func sqlView(of db: any Database) -> any SQLDatabase {
+        guard let sql = db as? any SQLDatabase else {
+            preconditionFailure("the database driver \(type(of: db)) is not an SQL database")
+        }
+        return sql
+    }
 
     package var context: DatabaseContext { base.context }
     package var inTransaction: Bool { base.inTransaction }
-    private var sql: any SQLDatabase { base as! any SQLDatabase }
+
+    package func withTransaction<T: Sendable>(onLoop: Bool, _ body: @escaping @Sendable (any GatehouseDatabase) async throws -> T) async throws -> T {
+        try await transaction(typed: { tx in
+            onLoop ? tx.eventLoop.makeFutureWithTaskOnLoop { try await body(tx) } : tx.eventLoop.makeFutureWithTask { try await body(tx) }
+        }).get()
+    }
 
     package func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void) -> EventLoopFuture<Void> {
         bounded("\(query.action) \(query.schema)") { $0.execute(query: query, onOutput: onOutput) }
@@ -47,6 +81,11 @@ package struct DeadlineDatabase: Database, SQLDatabase {
     }
 
     package func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        transaction(typed: closure)
+    }
+
+    /// Fluent's transaction, its body handed the transaction as a `DeadlineDatabase`.
+    private func transaction<T>(typed closure: @escaping @Sendable (DeadlineDatabase) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
         let (deadline, health) = (deadline, health)
         let body: @Sendable (any Database) -> EventLoopFuture<T> = { db in
             closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false, health: health))
@@ -59,7 +98,7 @@ package struct DeadlineDatabase: Database, SQLDatabase {
         // Chained by callbacks and a promise rather than by `flatMap`: `T` need not be `Sendable` (Fluent's
         // requirement does not ask it to be), and the value only ever travels on the connection's loop.
         return bounded("transaction", always: true) { db in
-            let sql = db as! any SQLDatabase
+            let sql = Self.sqlView(of: db)
             let answer = OnItsLoop(db.eventLoop.makePromise(of: T.self))
             sql.raw("BEGIN").run().whenComplete { begun in
                 if case .failure(let error) = begun { return answer.value.fail(error) }
@@ -115,7 +154,7 @@ package struct DeadlineDatabase: Database, SQLDatabase {
     package var queryLogLevel: Logger.Level? { sql.queryLogLevel }
 
     package func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
-        bounded("sql") { ($0 as! any SQLDatabase).execute(sql: query, onRow) }
+        bounded("sql") { Self.sqlView(of: $0).execute(sql: query, onRow) }
     }
 
     /// On PostgreSQL, `query` as a prepared statement (`PreparedStatements`); its rows as SQL
@@ -147,7 +186,7 @@ package struct DeadlineDatabase: Database, SQLDatabase {
 
     private func deadlined<T>(_ operation: @escaping @autoclosure @Sendable () -> String, always: Bool = false,
                               _ future: EventLoopFuture<T>) -> EventLoopFuture<T> {
-        guard boundsEachOperation || always else { return future }
+        guard boundsEachOperation || always, let deadline else { return future }
         let promise = future.eventLoop.makePromise(of: T.self)
         // Both are touched only on their own event loop (the timer is scheduled there, `whenComplete`
         // runs there, and the promise was made there), so they may cross into those callbacks.

@@ -40,11 +40,3 @@ extension EventLoop {
         return promise.futureResult
     }
 }
-
-extension Database {
-    /// FluentKit's `transaction`, with its body on the connection's event loop
-    /// (`makeFutureWithTaskOnLoop`).
-    package func transactionOnLoop<Value: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> Value) async throws -> Value {
-        try await transaction { db in db.eventLoop.makeFutureWithTaskOnLoop { try await body(db) } }.get()
-    }
-}

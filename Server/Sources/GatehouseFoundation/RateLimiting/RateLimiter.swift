@@ -25,9 +25,9 @@ package struct RateLimiter: Sendable {
     /// Counts one hit and throws `rateLimited` (counting nothing) when the budget of `limit` is
     /// already spent. With `db` a transaction, the hit is part of it (and goes if it rolls back).
     package func hit(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited",
-             on db: (any Database)? = nil) async throws {
+             on db: (any GatehouseDatabase)? = nil) async throws {
         let w = window(name, key: key, length: length)
-        let sql = (db ?? database.db) as! any SQLDatabase
+        let sql = db ?? database.db
         let hits = try await sql.raw("""
             INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES (\(bind: w.bucket), 1, \(bind: w.expiresEpoch))
             ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + 1
@@ -46,13 +46,12 @@ package struct RateLimiter: Sendable {
     /// in); answers, per key, how many of its hits fit the budget and when the window ends. The hits
     /// that do not fit are given back: a refused attempt takes no slot.
     package func hit(_ name: String, counts: [String: Int], limit: Int, window length: TimeInterval,
-             on db: any Database) async throws -> [String: (allowed: Int, retryAfter: Double)] {
+             on db: any GatehouseDatabase) async throws -> [String: (allowed: Int, retryAfter: Double)] {
         let keys = counts.keys.sorted()
         let windows = Dictionary(uniqueKeysWithValues: keys.map { ($0, window(name, key: $0, length: length)) })
         let values = keys.map { key -> SQLQueryString in "(\(bind: windows[key]!.bucket), \(bind: counts[key]!), \(bind: windows[key]!.expiresEpoch))" }
-        let sql = db as! any SQLDatabase
         var after: [String: Int] = [:]
-        for row in try await sql.raw("""
+        for row in try await db.raw("""
             INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES \(values.joined(separator: ", "))
             ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + excluded.hits
             RETURNING bucket, hits
@@ -65,7 +64,7 @@ package struct RateLimiter: Sendable {
             let before = (after[w.bucket] ?? count) - count
             let allowed = max(0, min(count, limit - before))
             if allowed < count {
-                try await sql.raw("UPDATE rate_limit_counters SET hits = hits - \(bind: count - allowed) WHERE bucket = \(bind: w.bucket)").run()
+                try await db.raw("UPDATE rate_limit_counters SET hits = hits - \(bind: count - allowed) WHERE bucket = \(bind: w.bucket)").run()
             }
             answer[key] = (allowed, w.retryAfter)
         }
@@ -73,16 +72,16 @@ package struct RateLimiter: Sendable {
     }
 
     /// Gives back one hit (an attempt that turned out to be allowed, such as a successful login).
-    package func release(_ name: String, key: String, window length: TimeInterval, on db: (any Database)? = nil) async throws {
+    package func release(_ name: String, key: String, window length: TimeInterval, on db: (any GatehouseDatabase)? = nil) async throws {
         let w = window(name, key: key, length: length)
-        try await ((db ?? database.db) as! any SQLDatabase).raw("UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = \(bind: w.bucket) AND hits > 0").run()
+        try await (db ?? database.db).raw("UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = \(bind: w.bucket) AND hits > 0").run()
     }
 
     /// Gives back one hit of each budget, in one statement.
-    package func release(_ budgets: [(name: String, key: String)], window length: TimeInterval, on db: (any Database)? = nil) async throws {
+    package func release(_ budgets: [(name: String, key: String)], window length: TimeInterval, on db: (any GatehouseDatabase)? = nil) async throws {
         guard !budgets.isEmpty else { return }
         let buckets = budgets.map { window($0.name, key: $0.key, length: length).bucket }
-        try await ((db ?? database.db) as! any SQLDatabase).raw("""
+        try await (db ?? database.db).raw("""
             UPDATE rate_limit_counters SET hits = hits - 1
             WHERE bucket IN (\(buckets.map { "\(bind: $0)" as SQLQueryString }.joined(separator: ", "))) AND hits > 0
             """).run()

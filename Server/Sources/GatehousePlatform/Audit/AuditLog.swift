@@ -188,7 +188,7 @@ package struct AuditLog: Sendable {
     }
 
     /// Keeps `event`, in the caller's transaction when given.
-    package func record(_ event: AuditEvent, on db: (any Database)? = nil) async throws {
+    package func record(_ event: AuditEvent, on db: (any GatehouseDatabase)? = nil) async throws {
         try await insert(event, bucket: nil, on: db)
     }
 
@@ -203,8 +203,8 @@ package struct AuditLog: Sendable {
         try await insert(event, bucket: bucket, on: nil)
     }
 
-    private func insert(_ event: AuditEvent, bucket: String?, on db: (any Database)?) async throws {
-        let sql = (db ?? database.db) as! any SQLDatabase
+    private func insert(_ event: AuditEvent, bucket: String?, on db: (any GatehouseDatabase)?) async throws {
+        let sql = db ?? database.db
         let detail = String(decoding: try Self.encoder.encode(event.detail), as: UTF8.self)
         let now = clock.now()
         let (ip, device, requestID) = (event.origin.ip.map { String($0.prefix(64)) }, event.origin.device.map { String($0.prefix(200)) },
@@ -290,11 +290,10 @@ package struct AuditLog: Sendable {
 }
 
 /// The audit trail's table.
-package struct M019CreateAuditEvents: AsyncMigration {
+package struct M019CreateAuditEvents: SQLMigration {
     package var name: String { "019_CreateAuditEvents" }
 
-    package func prepare(on database: any Database) async throws {
-        let sql = database as! any SQLDatabase
+    package func prepare(on database: any GatehouseDatabase) async throws {
         try await database.schema("audit_events")
             .field("id", .uuid, .identifier(auto: false))
             .field("at", .datetime, .required)
@@ -311,12 +310,12 @@ package struct M019CreateAuditEvents: AsyncMigration {
             .field("bucket", .string)
             .unique(on: "bucket", name: "uq_audit_events_bucket")
             .create()
-        try await sql.create(index: "ix_audit_events_account").on("audit_events").column("account_id").column("id").run()
-        try await sql.create(index: "ix_audit_events_actor").on("audit_events").column("actor_id").column("id").run()
-        try await sql.create(index: "ix_audit_events_at").on("audit_events").column("at").run()
+        try await database.create(index: "ix_audit_events_account").on("audit_events").column("account_id").column("id").run()
+        try await database.create(index: "ix_audit_events_actor").on("audit_events").column("actor_id").column("id").run()
+        try await database.create(index: "ix_audit_events_at").on("audit_events").column("at").run()
     }
 
-    package func revert(on database: any Database) async throws {
+    package func revert(on database: any GatehouseDatabase) async throws {
         try await database.schema("audit_events").delete()
     }
 

@@ -33,7 +33,7 @@ package struct StoredEvent: Sendable, Equatable {
 /// event's source says who gets one (`push: true`), the pusher how (devices, language, mutes,
 /// coalescing).
 package protocol EventPusher: Sendable {
-    func push(_ events: [PendingEvent], on tx: any Database) async throws
+    func push(_ events: [PendingEvent], on tx: any GatehouseDatabase) async throws
 }
 
 /// Collects the events of one transaction.
@@ -97,11 +97,11 @@ package struct EventLog: Sendable {
     /// `message.superseded` of a few bytes, so a run of edits keeps one copy of the message per
     /// member instead of one per edit. Clients that received one live already applied it; a
     /// replay skips it and applies the newest. Inside the edit's transaction.
-    package func supersedeEdits(of message: Message, for accounts: [UUID], on db: any Database) async throws {
+    package func supersedeEdits(of message: Message, for accounts: [UUID], on db: any GatehouseDatabase) async throws {
         guard !accounts.isEmpty else { return }
         let marker = String(decoding: try V1.encoder.encode(["id": message.id]), as: UTF8.self).dropFirst().dropLast()
         let small = String(decoding: try V1.encoder.encode(SupersededEdit(chatId: message.chatId, messageId: message.id)), as: UTF8.self)
-        try await (db as! any SQLDatabase).raw("""
+        try await db.raw("""
             UPDATE messenger_events SET kind = \(bind: RealtimeEventKind.messageSuperseded.rawValue), data = \(bind: small)
             WHERE account_id IN (\(accounts.map { "\(bind: $0)" as SQLQueryString }.joined(separator: ", ")))
               AND kind = \(bind: RealtimeEventKind.messageUpdated.rawValue) AND created_at >= \(bind: message.createdAt)
@@ -112,10 +112,10 @@ package struct EventLog: Sendable {
     /// Runs `body` in a transaction and writes the events it records in the same transaction.
     /// On PostgreSQL the announcement is part of the transaction (NOTIFY leaves on commit); on the
     /// in-process bus it follows the commit.
-    package func write<T: Sendable>(_ body: @escaping @Sendable (any Database, EventRecorder) async throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any GatehouseDatabase, EventRecorder) async throws -> T) async throws -> T {
         let recorder = EventRecorder()
         let announcesInTransaction = bus is PostgresEventBus
-        let (value, stored) = try await database.db.transactionOnLoop { tx in
+        let (value, stored) = try await database.db.withTransaction(onLoop: true) { tx in
             let value = try await body(tx, recorder)
             let stored = try await self.store(recorder.take(), on: tx)
             // Pushes go into the outbox in this transaction: none for a change rolled back, none lost.
@@ -133,7 +133,7 @@ package struct EventLog: Sendable {
     /// Writes the pushes recorded so far, in `tx`, now rather than after the body: a batch of
     /// payments writes them before it locks the wallets, so that other payments do not wait for
     /// those locks while the devices are read and the outbox written.
-    package func pushNow(_ recorder: EventRecorder, on tx: any Database) async throws {
+    package func pushNow(_ recorder: EventRecorder, on tx: any GatehouseDatabase) async throws {
         let pushes = recorder.takePushes()
         guard let pusher, !pushes.isEmpty else { return }
         try await pusher.push(pushes, on: tx)
@@ -142,7 +142,7 @@ package struct EventLog: Sendable {
     /// Writes events in a transaction someone else commits (an account change seen by the
     /// people index). The in-process bus cannot see that commit, so it announces only the
     /// numbers: sockets read the events once they are committed (`RealtimeSession.pump`).
-    package func append(_ events: [PendingEvent], on db: any Database) async throws {
+    package func append(_ events: [PendingEvent], on db: any GatehouseDatabase) async throws {
         let stored = try await store(events, on: db)
         try await announce(stored, withFrames: bus is PostgresEventBus, on: bus is PostgresEventBus ? db : nil)
     }
@@ -180,22 +180,20 @@ package struct EventLog: Sendable {
     }
 
     /// Numbers the events and inserts them.
-    package func store(_ events: [PendingEvent], on db: any Database) async throws -> [StoredEvent] {
+    package func store(_ events: [PendingEvent], on db: any GatehouseDatabase) async throws -> [StoredEvent] {
         let stored = try await number(events, on: db)
         guard !stored.isEmpty else { return [] }
-        let sql = db as! any SQLDatabase
-        _ = try await sql.preparedRows(insert(stored, postgres: sql.isPostgres))
+        _ = try await db.preparedRows(insert(stored, postgres: db.isPostgres))
         return stored
     }
 
     /// Raises the accounts' counters for the events (one statement, `raise`) and answers the
     /// events with their numbers.
-    private func number(_ events: [PendingEvent], on db: any Database) async throws -> [StoredEvent] {
+    private func number(_ events: [PendingEvent], on db: any GatehouseDatabase) async throws -> [StoredEvent] {
         guard !events.isEmpty else { return [] }
         let byAccount = Dictionary(grouping: events, by: \.account)
         var last: [UUID: Int64] = [:]
-        let sql = db as! any SQLDatabase
-        for row in try await sql.preparedRows(Self.raise(byAccount.mapValues { Int64($0.count) }, postgres: sql.isPostgres)) {
+        for row in try await db.preparedRows(Self.raise(byAccount.mapValues { Int64($0.count) }, postgres: db.isPostgres)) {
             last[try row.decode(column: "account_id", as: UUID.self)] = try row.decode(column: "last_seq", as: Int64.self)
         }
         return try assign(byAccount, last: last)
@@ -225,7 +223,7 @@ package struct EventLog: Sendable {
     }
 
     /// Tells every instance: the account's event `seq`, with its frame when it fits a notification.
-    private func announce(_ stored: [StoredEvent], withFrames: Bool, on db: (any Database)?) async throws {
+    private func announce(_ stored: [StoredEvent], withFrames: Bool, on db: (any GatehouseDatabase)?) async throws {
         guard !stored.isEmpty else { return }
         try await bus.publish(busEvents(stored, withFrames: withFrames), on: db)
     }

@@ -35,9 +35,9 @@ package enum BusTopic {
 package protocol EventBus: Sendable {
     /// Publishes an event. With `db` a transaction, PostgreSQL delivers it when that transaction
     /// commits and never if it rolls back; without, at once.
-    func publish(_ event: BusEvent, on db: (any Database)?) async throws
+    func publish(_ event: BusEvent, on db: (any GatehouseDatabase)?) async throws
     /// Publishes several events in order, as one write where the engine allows.
-    func publish(_ events: [BusEvent], on db: (any Database)?) async throws
+    func publish(_ events: [BusEvent], on db: (any GatehouseDatabase)?) async throws
     /// Calls `handler` for each event of `topic` (of `account`, or of every account when nil)
     /// until the subscription is cancelled.
     func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription
@@ -52,7 +52,7 @@ extension EventBus {
     package func publish(_ event: BusEvent) async throws { try await publish(event, on: nil) }
 
     /// Publishes several events, in order (PostgreSQL: in one statement).
-    package func publish(_ events: [BusEvent], on db: (any Database)?) async throws {
+    package func publish(_ events: [BusEvent], on db: (any GatehouseDatabase)?) async throws {
         for event in events { try await publish(event, on: db) }
     }
 }
@@ -135,7 +135,7 @@ package final class InProcessEventBus: EventBus {
 
     package let subscribers = BusSubscribers()
 
-    package func publish(_ event: BusEvent, on db: (any Database)?) async throws {
+    package func publish(_ event: BusEvent, on db: (any GatehouseDatabase)?) async throws {
         try EventBusLimits.check(event)
         subscribers.dispatch(event)
     }

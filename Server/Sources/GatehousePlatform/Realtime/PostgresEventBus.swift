@@ -37,18 +37,18 @@ package final class PostgresEventBus: EventBus, Service {
 
     package var isConnected: Bool { connected.withLockedValue({ $0 }) }
 
-    package func publish(_ event: BusEvent, on db: (any Database)?) async throws {
+    package func publish(_ event: BusEvent, on db: (any GatehouseDatabase)?) async throws {
         let payload = try EventBusLimits.encode(event)
-        let sql = (db ?? database.db) as! any SQLDatabase
+        let sql = db ?? database.db
         try await sql.raw("SELECT pg_notify(\(bind: channel), \(bind: payload))").run()
     }
 
     /// Several events go in as few notifications as fit (a JSON array each, within the payload
     /// limit): a notification costs PostgreSQL and every listening instance the same however
     /// much it carries, and a batch of payments tells of hundreds.
-    package func publish(_ events: [BusEvent], on db: (any Database)?) async throws {
+    package func publish(_ events: [BusEvent], on db: (any GatehouseDatabase)?) async throws {
         guard !events.isEmpty else { return }
-        let sql = (db ?? database.db) as! any SQLDatabase
+        let sql = db ?? database.db
         _ = try await sql.preparedRows("SELECT \(try notifications(events))")
     }
 

@@ -119,12 +119,3 @@ package struct AdminController: Sendable {
                                                         applied: !dryRun), status: .ok)
     }
 }
-
-extension GatehouseError {
-    /// The same error with a plain English text (`error.plain`).
-    func withText(_ text: String) -> GatehouseError {
-        var copy = self
-        copy.message = LocalizedText("error.plain", [text])
-        return copy
-    }
-}

@@ -7,7 +7,8 @@ import Hummingbird
 /// `GET /dev/outbox?to=DEST`: the development outbox as JSON, newest first, standing in for a
 /// phone, a mailbox and a push device (`to` its id). Registered only in development mode.
 package struct DevOutboxController: Sendable {
-    package let database: DatabaseProvider
+    /// The newest messages, to one destination or all (`OutboxQuery.recent`).
+    package let recent: @Sendable (_ to: String?, _ limit: Int) async throws -> [DevOutboxMessage]
     package let defaultCountryCode: String
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
@@ -18,13 +19,13 @@ package struct DevOutboxController: Sendable {
                 UUID(uuidString: raw).map { $0.uuidString.lowercased() } ?? PhoneNumber.destination(raw, defaultCountryCode: defaultCountryCode)
             }
             let limit = request.uri.queryParameters.get("last").flatMap(Int.init).map { min(max($0, 1), 500) } ?? 50
-            let messages = try await OutboxQuery.recent(database: database, to: to, limit: limit)
+            let messages = try await recent(to, limit)
             return try JSONResponse.make(messages)
         }
     }
 
-    package init(database: DatabaseProvider, defaultCountryCode: String) {
-        self.database = database
+    package init(recent: @escaping @Sendable (_ to: String?, _ limit: Int) async throws -> [DevOutboxMessage], defaultCountryCode: String) {
+        self.recent = recent
         self.defaultCountryCode = defaultCountryCode
     }
 }

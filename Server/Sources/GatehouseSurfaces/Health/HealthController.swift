@@ -5,7 +5,8 @@ import Prometheus
 
 /// Health and Prometheus metrics for operators and load balancers.
 package struct HealthController: Sendable {
-    package let database: DatabaseProvider
+    /// Whether the database answers (readiness).
+    package let ping: @Sendable () async throws -> Void
     package let configuration: GatehouseConfiguration
 
     package static let health = Endpoint<NoContent, RawBody>(.get, "/health", access: .anyone)
@@ -24,7 +25,7 @@ package struct HealthController: Sendable {
         router.route(Self.health) { _, _ -> Response in
             // Ready only when the database answers: a load balancer should not send traffic otherwise.
             do {
-                try await database.ping()
+                try await ping()
                 return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok")))
             } catch {
                 return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "database unavailable")))
@@ -47,8 +48,8 @@ package struct HealthController: Sendable {
         }
     }
 
-    package init(database: DatabaseProvider, configuration: GatehouseConfiguration) {
-        self.database = database
+    package init(ping: @escaping @Sendable () async throws -> Void, configuration: GatehouseConfiguration) {
+        self.ping = ping
         self.configuration = configuration
     }
 }

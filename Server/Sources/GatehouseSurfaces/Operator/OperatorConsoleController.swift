@@ -35,12 +35,12 @@ package struct OperatorConsoleController: Sendable {
         package var wallets: WalletService
         package var topUps: TopUpService
         package var apps: AppsService
-        package var signatures: SignToLoginStore
+        package var signatures: SignatureService
         package var audit: AuditLog
         package var outbox: OperatorOutbox
 
         package init(operators: Operators, sessions: SessionService, login: LoginService, locks: AccountLocks, email: EmailService,
-                     recovery: RecoveryService, clients: ClientRecords, wallets: WalletService, topUps: TopUpService, apps: AppsService, signatures: SignToLoginStore,
+                     recovery: RecoveryService, clients: ClientRecords, wallets: WalletService, topUps: TopUpService, apps: AppsService, signatures: SignatureService,
                      audit: AuditLog, outbox: OperatorOutbox) {
             self.operators = operators
             self.sessions = sessions

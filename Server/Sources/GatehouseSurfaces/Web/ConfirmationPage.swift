@@ -20,16 +20,8 @@ package enum ConfirmationPage {
         .hint { color: #555; font-size: .9rem; }
         """
 
-    package static let template: MustacheTemplate = try! MustacheTemplate(string: """
-        <!doctype html>
-        <html lang="{{lang}}">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>{{title}}</title>
-        <style>\(style)</style>
-        </head>
-        <body>
+    package static let template: MustacheTemplate = try! MustacheTemplate(string: PageLayout.page(
+        lang: "{{lang}}", title: "{{title}}", style: style, body: """
         <main>
         <h1>{{title}}</h1>
         <p class="{{state}}" data-state="{{state}}">{{message}}</p>
@@ -41,9 +33,7 @@ package enum ConfirmationPage {
         <p class="hint">{{hint}}</p>
         {{/token}}
         </main>
-        </body>
-        </html>
-        """)
+        """))
 
     /// The headers of every HTML page: nothing but the inline style and a form posting back here
     /// may run or load; no framing, no sniffing, no referrer (the link carries a secret).

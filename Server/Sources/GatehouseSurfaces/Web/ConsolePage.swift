@@ -30,16 +30,8 @@ package enum ConsolePage {
         .hint { color: #555; font-size: .9rem; }
         """
 
-    package static let template: MustacheTemplate = try! MustacheTemplate(string: """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>{{title}} · Sign To Login developers</title>
-        <style>\(style)</style>
-        </head>
-        <body>
+    package static let template: MustacheTemplate = try! MustacheTemplate(string: PageLayout.page(
+        lang: "en", title: "{{title}} · Sign To Login developers", style: style, body: """
         <header><h1>Sign To Login · developers</h1>{{#signedIn}}<form class="inline" method="post" action="/console/logout"><input type="hidden" name="csrf" value="{{csrf}}"><span class="hint">{{signedIn}}</span> <button class="quiet" type="submit">Sign out</button></form>{{/signedIn}}</header>
         <main>
         {{#error}}<p class="error" id="error">{{error}}</p>{{/error}}
@@ -111,9 +103,7 @@ package enum ConsolePage {
         </section>
         {{/apps}}
         </main>
-        </body>
-        </html>
-        """)
+        """))
 
     /// Only the inline style, the app icons and forms posting here: no script at all.
     package static let headers = PageForm.headers(style: style, images: true, referrer: "same-origin")

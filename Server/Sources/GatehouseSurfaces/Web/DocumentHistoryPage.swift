@@ -25,16 +25,8 @@ package enum DocumentHistoryPage {
         .empty, .missing { background: #fff; padding: 1rem; border-radius: 12px; }
         """
 
-    package static let template: MustacheTemplate = try! MustacheTemplate(string: """
-        <!doctype html>
-        <html lang="{{lang}}">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>{{title}}</title>
-        <style>\(style)</style>
-        </head>
-        <body>
+    package static let template: MustacheTemplate = try! MustacheTemplate(string: PageLayout.page(
+        lang: "{{lang}}", title: "{{title}}", style: style, body: """
         <main id="history" data-document="{{documentId}}" data-app-url="{{appURL}}" data-store-url="{{storeURL}}" data-question="{{question}}">
         <h1>{{title}}</h1>
         {{#found}}
@@ -72,9 +64,7 @@ package enum DocumentHistoryPage {
         })();
         </script>
         {{/found}}
-        </body>
-        </html>
-        """)
+        """))
 
     package static func response(found: Bool, documentID: String, entries: [SignatureDocuments.Entry], language: AppLanguage, storeURL: String) -> Response {
         func l(_ key: String, _ args: [String] = []) -> String { LocalizedText(key, args).render(language) }

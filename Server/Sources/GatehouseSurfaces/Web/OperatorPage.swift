@@ -21,16 +21,8 @@ package enum OperatorPage {
         .filters { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0 1rem; }
         """
 
-    package static let template: MustacheTemplate = try! MustacheTemplate(string: """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>{{title}} · Gatehouse operators</title>
-        <style>\(style)</style>
-        </head>
-        <body>
+    package static let template: MustacheTemplate = try! MustacheTemplate(string: PageLayout.page(
+        lang: "en", title: "{{title}} · Gatehouse operators", style: style, body: """
         <header><h1>Gatehouse · operators</h1>{{#signedIn}}<nav><a href="/operator">Find</a><a href="/operator/audit">Audit</a><a href="/operator/outbox">Outbox</a><a href="/operator/clients">Client records</a></nav><form class="inline" method="post" action="/operator/logout"><input type="hidden" name="csrf" value="{{csrf}}"><span class="hint" id="who">{{signedIn}} ({{role}})</span> <button class="quiet" type="submit">Sign out</button></form>{{/signedIn}}</header>
         <main>
         {{#error}}<p class="error" id="error">{{error}}</p>{{/error}}
@@ -222,9 +214,7 @@ package enum OperatorPage {
         {{/mayImport}}
         {{/clients}}
         </main>
-        </body>
-        </html>
-        """)
+        """))
 
     /// Only the inline style and forms posting here: no script, no image, no frame.
     package static let headers = PageForm.headers(style: style, images: false, referrer: "no-referrer")

@@ -20,16 +20,8 @@ package enum SignatureProfilePage {
         .error { color: #b3261e; } .done { color: #1d7a32; } .hint { color: #555; font-size: .9rem; }
         """
 
-    package static let template: MustacheTemplate = try! MustacheTemplate(string: """
-        <!doctype html>
-        <html lang="{{lang}}">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>{{title}}</title>
-        <style>\(style)</style>
-        </head>
-        <body>
+    package static let template: MustacheTemplate = try! MustacheTemplate(string: PageLayout.page(
+        lang: "{{lang}}", title: "{{title}}", style: style, body: """
         <main>
         <h1>{{title}}</h1>
         {{#error}}<p class="error" id="error">{{error}}</p>{{/error}}
@@ -96,9 +88,7 @@ package enum SignatureProfilePage {
         <form method="post" action="/signature-profile/sign-out"><input type="hidden" name="csrf" value="{{csrf}}"><button class="quiet" type="submit" id="sign-out">{{signOut}}</button></form>
         {{/profile}}
         </main>
-        </body>
-        </html>
-        """)
+        """))
 
     package static let headers: HTTPFields = PageForm.headers(style: style, images: true, referrer: "no-referrer")
 

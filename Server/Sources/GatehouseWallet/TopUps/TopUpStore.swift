@@ -29,7 +29,7 @@ package struct TopUpRow: Sendable {
 package struct TopUpStore: Sendable {
     package let database: DatabaseProvider
 
-    private func sql(_ db: (any Database)?) -> any SQLDatabase { (db ?? database.db) as! any SQLDatabase }
+    private func sql(_ db: (any GatehouseDatabase)?) -> any SQLDatabase { db ?? database.db }
 
     private static let columns = """
         id, account_id, wallet_id, provider, provider_payment_id, payment_intent, amount, currency, state, confirmation_url,
@@ -51,7 +51,7 @@ package struct TopUpStore: Sendable {
         )
     }
 
-    private func one(_ query: SQLQueryString, on db: (any Database)? = nil) async throws -> TopUpRow? {
+    private func one(_ query: SQLQueryString, on db: (any GatehouseDatabase)? = nil) async throws -> TopUpRow? {
         try await sql(db).raw(query).first().map(Self.row)
     }
 
@@ -106,14 +106,14 @@ package struct TopUpStore: Sendable {
     }
 
     /// Marks a pending (or expired: the provider's word wins) top-up paid; false when it was paid before.
-    package func markPaid(_ id: UUID, paymentIntent: String?, now: Date, on tx: any Database) async throws -> Bool {
+    package func markPaid(_ id: UUID, paymentIntent: String?, now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
         try await sql(tx).raw("""
             UPDATE wallet_topups SET state = 'paid', payment_intent = \(bind: paymentIntent), confirmation_url = NULL, paid_at = \(bind: now), updated_at = \(bind: now)
             WHERE id = \(bind: id) AND state <> 'paid' RETURNING id
             """).first() != nil
     }
 
-    package func setTransfer(_ id: UUID, transfer: UUID, on tx: any Database) async throws {
+    package func setTransfer(_ id: UUID, transfer: UUID, on tx: any GatehouseDatabase) async throws {
         try await sql(tx).raw("UPDATE wallet_topups SET transfer_id = \(bind: transfer) WHERE id = \(bind: id)").run()
     }
 
@@ -126,7 +126,7 @@ package struct TopUpStore: Sendable {
     }
 
     /// Counts a refund against a paid top-up; false when it would refund more than was paid.
-    package func addRefund(_ id: UUID, amount: Int64, now: Date, on tx: any Database) async throws -> Bool {
+    package func addRefund(_ id: UUID, amount: Int64, now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
         try await sql(tx).raw("""
             UPDATE wallet_topups SET refunded = refunded + \(bind: amount), updated_at = \(bind: now)
             WHERE id = \(bind: id) AND state = 'paid' AND refunded + \(bind: amount) <= amount RETURNING id

@@ -39,7 +39,7 @@ struct DatabaseProviderTests {
             // MUT
             let slow = await Result(catching: { try await provider.run(statement: "SELECT pg_sleep(2)") })
             let slowTransaction = await Result(catching: {
-                try await provider.db.transaction { tx in try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(2)").run() }
+                try await provider.db.withTransaction { tx in try await tx.raw("SELECT pg_sleep(2)").run() }
             })
             // validate
             #expect(throws: DatabaseTimeoutError.self) { try slow.get() }
@@ -64,7 +64,7 @@ struct DatabaseProviderTests {
             let stuck = Task {
                 await withTaskGroup(of: Void.self) { group in
                     for _ in 0..<(loops * 2) {
-                        group.addTask { _ = try? await provider.db.transaction { tx in try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(30)").run() } }
+                        group.addTask { _ = try? await provider.db.withTransaction { tx in try await tx.raw("SELECT pg_sleep(30)").run() } }
                     }
                 }
             }
@@ -121,8 +121,8 @@ struct DatabaseProviderTests {
         // setup: a second connection per loop, for the statement that terminates the first
         try await withMigratedProvider(.postgres, poolSize: 2, poolTimeout: 5, queryTimeout: 60) { provider in
             let sleeping = Task {
-                try await provider.db.transaction { tx in
-                    try await (tx as! any SQLDatabase).raw("SELECT pg_sleep(60) AS slept").run()
+                try await provider.db.withTransaction { tx in
+                    try await tx.raw("SELECT pg_sleep(60) AS slept").run()
                 }
             }
             var terminated = false

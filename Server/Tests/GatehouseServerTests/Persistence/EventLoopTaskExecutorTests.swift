@@ -13,8 +13,8 @@ struct EventLoopTaskExecutorTests {
     func databaseWorkStaysOnItsLoop(engine: TestEngine) async throws {
         // setup
         try await withMigratedProvider(engine, poolSize: 2) { provider in
-            @Sendable func statement(on db: any Database) async throws -> Int {
-                try await (db as! any SQLDatabase).preparedRows("SELECT 1 AS one").first!.decode(column: "one", as: Int.self)
+            @Sendable func statement(on db: any GatehouseDatabase) async throws -> Int {
+                try await db.preparedRows("SELECT 1 AS one").first!.decode(column: "one", as: Int.self)
             }
             let commits = GroupCommit<Int, [Bool]>(maxBatch: 4, concurrency: 2, database: provider, write: { requests in
                 // Given the database as the wallet's and the messenger's batchers are; the writer asks for it as a service does
@@ -30,7 +30,7 @@ struct EventLoopTaskExecutorTests {
             }, single: { _ in [] })
 
             // MUT: a transaction's body, statement after statement; writers of requests sent at once; FluentKit's transaction
-            let inTransaction = try await provider.db.transactionOnLoop { tx -> [Bool] in
+            let inTransaction = try await provider.db.withTransaction(onLoop: true) { tx -> [Bool] in
                 var seen = [tx.eventLoop.inEventLoop]
                 for _ in 0..<3 {
                     let one = try await statement(on: tx)
@@ -43,13 +43,13 @@ struct EventLoopTaskExecutorTests {
                 for n in 1...12 { group.addTask { try await commits.submit(n) } }
                 return try await group.reduce(into: [[Bool]]()) { $0.append($1) }
             }
-            let fluents = try await provider.db.transaction { tx in tx.eventLoop.inEventLoop }
+            let fluents = try await provider.db.withTransaction { tx in tx.eventLoop.inEventLoop }
 
             // validate
             #expect(inTransaction == [true, true, true, true])
             #expect(byWriters.count == 12)
             #expect(byWriters.allSatisfy { $0 == [true, true, true, true] }, "\(byWriters)")
-            #expect(!fluents, "FluentKit runs a transaction's body in a plain Task, on the global pool: the reason for transactionOnLoop")
+            #expect(!fluents, "FluentKit runs a transaction's body in a plain Task, on the global pool: the reason for withTransaction(onLoop:)")
         }
     }
 }

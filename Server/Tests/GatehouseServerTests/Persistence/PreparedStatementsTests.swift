@@ -28,11 +28,10 @@ struct PreparedStatementsTests {
 
             // MUT: three rows outside a transaction, two inside one (the same statement's text, so its slot)
             _ = try await sql.preparedRows(rows(first, ["a", nil, "c'; --"], [1, -2, 3]).insert(into: "probe", constants: [("at", "\(bind: now)")], postgres: postgres))
-            let prepared = try await provider.db.transaction { tx -> [String] in
-                let sql = tx as! any SQLDatabase
-                _ = try await sql.preparedRows(rows(second, [nil, "e"], [4, 5]).insert(into: "probe", constants: [("at", "\(bind: now)")], postgres: postgres))
+            let prepared = try await provider.db.withTransaction { tx -> [String] in
+                _ = try await tx.preparedRows(rows(second, [nil, "e"], [4, 5]).insert(into: "probe", constants: [("at", "\(bind: now)")], postgres: postgres))
                 guard postgres else { return [] }
-                return try await sql.raw("SELECT name FROM pg_prepared_statements").all().map { try $0.decode(column: "name", as: String.self) }
+                return try await tx.raw("SELECT name FROM pg_prepared_statements").all().map { try $0.decode(column: "name", as: String.self) }
             }
             // ... and two of them changed by their ids (a note to NULL, another note and amount)
             var changes = RowSet(count: 2)

@@ -100,14 +100,14 @@ struct EventBusTests {
             let received = Received()
             let subscription = bus.subscribe(topic: "test.tx", account: nil) { received.add($0) }
             struct Rollback: Error {}
-            try? await app.services.database.db.transaction { db in
+            try? await app.services.database.db.withTransaction { db in
                 try await bus.publish(BusEvent(topic: "test.tx", body: "rolled back"), on: db)
                 throw Rollback()
             }
-            try await app.services.database.db.transaction { db in
+            try await app.services.database.db.withTransaction { db in
                 try await bus.publish(BusEvent(topic: "test.tx", body: "committed"), on: db)
                 // Not before the commit: the listener has had time to hear anything sent so far.
-                try await (db as! any SQLDatabase).raw("SELECT pg_sleep(0.2)").run()
+                try await db.raw("SELECT pg_sleep(0.2)").run()
                 #expect(received.all.isEmpty)
             }
             #expect(await eventually { !received.all.isEmpty })

@@ -47,10 +47,10 @@ struct WalletTests {
             #expect(recorded([ann.id, bob.id, ann.id]).counts() == [ann.id: 2, bob.id: 1])
 
             // MUT: the counters stood at 1,002 and 501 once raised
-            try await app.services.wallets.core.database.db.transaction { tx in
-                var writes = CombinedWrites(for: tx as! any SQLDatabase)
+            try await app.services.wallets.core.database.db.withTransaction { tx in
+                var writes = CombinedWrites(for: tx)
                 try events.flush(recorded([ann.id, bob.id, ann.id]), raised: [ann.id: 2, bob.id: 1], to: [ann.id: 1_002, bob.id: 501], into: &writes)
-                try await writes.run(on: tx as! any SQLDatabase)
+                try await writes.run(on: tx)
             }
 
             // validate: each account's events end at its counter, in the order recorded
@@ -87,21 +87,21 @@ struct WalletTests {
                              move(annWallet, bobWallet, 5_00), move(annWallet, bobWallet, 1)]
 
             let counter = { @Sendable (account: UUID) async throws -> Int64 in
-                try await (core.database.db as! any SQLDatabase).raw(
+                try await core.database.db.raw(
                     "SELECT last_seq FROM messenger_event_counters WHERE account_id = \(bind: account)").first()?.decode(column: "last_seq", as: Int64.self) ?? 0
             }
             let (annSeq, bobSeq) = (try await counter(ann.id), try await counter(bob.id))
 
             // MUT (the events' counters raised with the lock: ann's by 2, bob's by 3)
             let now = app.clock.now
-            let (results, raised) = try await core.database.db.transaction { tx in
-                var writes = CombinedWrites(for: tx as! any SQLDatabase)
+            let (results, raised) = try await core.database.db.withTransaction { tx in
+                var writes = CombinedWrites(for: tx)
                 core.ledger.record(movements, at: now, into: &writes)
                 let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: 13_00, raising: [ann.id: 2, bob.id: 3], on: tx, into: &writes)
-                try await writes.run(on: tx as! any SQLDatabase)
+                try await writes.run(on: tx)
                 // a refused movement's own row goes, as a batch's caller does with what it will not answer
                 let refused = zip(movements, results).filter { if case .failure = $0.1 { true } else { false } }.map(\.0.id)
-                try await (tx as! any SQLDatabase).raw("DELETE FROM ledger_transactions WHERE id IN (\(binds: refused))").run()
+                try await tx.raw("DELETE FROM ledger_transactions WHERE id IN (\(binds: refused))").run()
                 return (results, raised)
             }
 
@@ -121,8 +121,8 @@ struct WalletTests {
             #expect(try await app.services.wallets.audit().isEmpty)
             // the day's limit: ann has paid 13 ₽ today, so even with money 1 kopeck more is over it
             try await app.credit("+79160000001", 1_00)
-            let overDay = try await core.database.db.transaction { tx in
-                var writes = CombinedWrites(for: tx as! any SQLDatabase)
+            let overDay = try await core.database.db.withTransaction { tx in
+                var writes = CombinedWrites(for: tx)
                 return try await core.ledger.post([move(annWallet, bobWallet, 1)], at: now, dailyLimit: 13_00, on: tx, into: &writes).results
             }
             #expect(overDay.count == 1 && { if case .failure(.dailyLimitExceeded(limit: 13_00)) = overDay[0] { true } else { false } }())
@@ -457,7 +457,7 @@ struct WalletTests {
             let store = app.services.chats.store
             let pair = MessengerStore.ChatPair((low, high))
             let looked = Task {
-                try await app.services.database.db.transaction { tx in try await store.directChats([pair], now: Date(), on: tx) }
+                try await app.services.database.db.withTransaction { tx in try await store.directChats([pair], now: Date(), on: tx) }
             }
             let waiting = try await maker.waitUntilBlocking("%INSERT INTO chats%", sql: sql)
             try await maker.commit()
@@ -565,8 +565,8 @@ private struct HeldTransaction {
         let release = AsyncStream<Void>.makeStream()
         let task = Task {
             defer { began.continuation.finish() }
-            try await database.db.transaction { tx in
-                let tx = tx as! any SQLDatabase
+            try await database.db.withTransaction { tx in
+                let tx = tx
                 try await hold(tx)
                 began.continuation.yield(try await tx.raw("SELECT pg_backend_pid() AS pid").first()?.decode(column: "pid", as: Int.self) ?? 0)
                 for await _ in release.stream { break }

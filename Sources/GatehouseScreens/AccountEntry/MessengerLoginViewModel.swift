@@ -9,39 +9,30 @@ import GatehouseKit
 /// code, or a recovery code.
 @MainActor
 public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.State> {
-    /// What the login screen shows.
-    public struct State: Equatable, Sendable {
-        /// The screen's title.
-        public var title: String
-        /// The login field's label.
-        public var loginLabel: String
-        /// The password field's label.
-        public var passwordLabel: String
-        /// The login typed: an email or a tag (with or without `@`).
-        public var login = ""
-        /// The password as typed; drawn masked.
-        public var password = ""
-        /// The login field's content type.
-        public let loginContentType = TextContentType.username
-        /// The password field's content type (secure entry, offered from the keychain).
-        public let passwordContentType = TextContentType.password
-        /// The label of "Log in".
-        public var submitTitle: String
-        /// The label of "Forgot password".
-        public var forgotTitle: String
+    /// What the login screen shows: the login form (its fields read as the state's own: `state.login`), "Register", a
+    /// notice, and the second step.
+    @dynamicMemberLookup
+    public struct State: Equatable, Sendable, LoginFormState {
+        /// The title, the login and password fields, "Log in" and "Forgot password", and what failed.
+        public var form: LoginForm
         /// The label of "Register".
         public var registerTitle: String
-        /// Whether "Log in" can be used: both fields filled and nothing in flight.
-        public var isSubmitEnabled = false
-        /// True while a request is in flight: show progress and ignore repeated taps.
-        public var isLoading = false
-        /// The server's (localized) message for the last failed action; cleared by the next edit.
-        public var errorMessage: String?
         /// A neutral notice, e.g. that the password was just changed.
         public var infoMessage: String?
         /// The second step, once the password was right and the account asks for its authenticator
         /// app's code: draw its field (and its buttons) in place of the login and password.
         public var secondStep: SecondStep?
+
+        /// A field of the login form, as the state's own.
+        public subscript<T>(dynamicMember keyPath: WritableKeyPath<LoginForm, T>) -> T {
+            get { form[keyPath: keyPath] }
+            set { form[keyPath: keyPath] = newValue }
+        }
+
+        /// A field of the login form that never changes (the content types), as the state's own.
+        public subscript<T>(dynamicMember keyPath: KeyPath<LoginForm, T>) -> T {
+            form[keyPath: keyPath]
+        }
     }
 
     /// The second step of a login: the authenticator app's code, or one of the recovery codes.
@@ -83,8 +74,9 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
     public init(environment: MessengerEnvironment, login: String = "", notice: String? = nil) {
         self.environment = environment
         let l = environment.localizer
-        super.init(state: State(title: l("messenger.login.title"), loginLabel: l("messenger.login.login"), passwordLabel: l("messenger.login.password"),
-                                submitTitle: l("messenger.login.submit"), forgotTitle: l("messenger.login.forgot"),
+        super.init(state: State(form: LoginForm(title: l("messenger.login.title"), loginLabel: l("messenger.login.login"),
+                                                passwordLabel: l("messenger.login.password"), submitTitle: l("messenger.login.submit"),
+                                                forgotTitle: l("messenger.login.forgot")),
                                 registerTitle: l("messenger.login.register"), infoMessage: notice))
         if !login.isEmpty { update { $0.login = login } }
     }

@@ -1,0 +1,95 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import SQLKit
+
+/// One thing to tell a person on their devices, before it is written for each device (docs/push.md).
+package struct PushNotice: Sendable {
+    package var account: UUID
+    package var title: LocalizedText
+    package var body: LocalizedText
+    /// The thread and collapse key (a chat's id, `friends`, `wallet`).
+    package var thread: String?
+    package var data: [String: String]
+    /// A message: whether its text may be shown; with previews off, `hiddenBody` and a neutral title stand in.
+    package var isMessage: Bool
+    package var hiddenBody: LocalizedText?
+
+    package init(account: UUID, title: LocalizedText, body: LocalizedText, thread: String?, data: [String: String],
+                 isMessage: Bool = false, hiddenBody: LocalizedText? = nil) {
+        self.account = account
+        self.title = title
+        self.body = body
+        self.thread = thread
+        self.data = data
+        self.isMessage = isMessage
+        self.hiddenBody = hiddenBody
+    }
+
+    /// A person as a push names them: first and last name, else the tag.
+    package static func name(_ first: String?, _ last: String?, _ tag: String?) -> String {
+        let name = [first, last].compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: " ")
+        return name.isEmpty ? (tag.map { "@" + $0 } ?? "—") : name
+    }
+
+    /// An amount as a push writes it.
+    package static func money(_ kopecks: Int64) -> String { Kopecks.format(kopecks, grouping: " ") + " ₽" }
+}
+
+/// What one app pushes for its events: the messenger its messages and friend requests, the wallet its money.
+package protocol PushComposer: Sendable {
+    /// The notices `events` make (events of accounts with a device only).
+    func notices(for events: [PendingEvent], on tx: any GatehouseDatabase) async throws -> [PushNotice]
+}
+
+/// What the apps push (docs/push.md), written into the outbox in the transaction of the event: each app's
+/// `PushComposer` says what its events tell whom; this writes it for every device of the person, in the device's
+/// language, with the badge (`badges`: the messenger's unread chats), the thread as collapse key.
+///
+/// **Coalescing:** a push waits `window` before it is sent; a newer push for the same device and thread (or kind)
+/// arriving meanwhile replaces it in place, so a burst of messages is one push, the last, with the last badge.
+package struct EventPushes: EventPusher {
+    package let devices: PushDevices
+    package let outbox: Outbox
+    package let composers: [any PushComposer]
+    /// The badge per account.
+    package let badges: @Sendable ([UUID], any GatehouseDatabase) async throws -> [UUID: Int]
+    package let window: TimeInterval
+
+    package init(devices: PushDevices, outbox: Outbox, composers: [any PushComposer],
+                 badges: @escaping @Sendable ([UUID], any GatehouseDatabase) async throws -> [UUID: Int], window: TimeInterval) {
+        self.devices = devices
+        self.outbox = outbox
+        self.composers = composers
+        self.badges = badges
+        self.window = window
+    }
+
+    package func push(_ events: [PendingEvent], on tx: any GatehouseDatabase) async throws {
+        let found = try await devices.devices(of: Array(Set(events.map(\.account))), on: tx)
+        guard !found.isEmpty else { return }
+        let byAccount = Dictionary(grouping: found, by: \.accountID)
+        let reached = events.filter { byAccount[$0.account] != nil }
+        var notices: [PushNotice] = []
+        for composer in composers { notices += try await composer.notices(for: reached, on: tx) }
+        guard !notices.isEmpty else { return }
+        let recipients = Array(Set(notices.map(\.account)))
+        let badges = try await self.badges(recipients, tx)
+        let previewsOff = try await devices.previewsOff(recipients, on: tx)
+        for notice in notices {
+            for device in byAccount[notice.account] ?? [] {
+                let language = device.language.flatMap(AppLanguage.init(rawValue:)) ?? .en
+                let hidden = previewsOff.contains(notice.account)
+                let title = notice.isMessage && hidden ? LocalizedText("push.message.title") : notice.title
+                let body = hidden ? (notice.hiddenBody ?? notice.body) : notice.body
+                let envelope = PushEnvelope(
+                    device: device.id, platform: device.platform, token: device.token, topic: device.bundleID, environment: device.environment,
+                    title: title.render(language), body: body.render(language), badge: badges[notice.account] ?? 0, thread: notice.thread,
+                    collapseKey: notice.thread, data: notice.data)
+                try await outbox.enqueuePush(envelope, key: "\(device.id)/\(notice.thread ?? notice.data["kind"] ?? "")", window: window, on: tx)
+            }
+        }
+    }
+}
