@@ -10,22 +10,18 @@ import base64
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_session import call, chromium, free_port, press as press_and_wait, server_env, start_server
 
 p = argparse.ArgumentParser()
 p.add_argument("--gatehouse", required=True)
@@ -37,45 +33,8 @@ work = tempfile.mkdtemp(prefix="console-")
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(port, env_extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_") and k not in ("DATABASE_URL", "PUBLIC_URL")}
-    env.update({"DATABASE_URL": os.path.join(work, f"g{port}.sqlite"), "GATEHOUSE_HOST": "127.0.0.1", "GATEHOUSE_PORT": str(port),
-                "GATEHOUSE_LOG_LEVEL": "warning", "GATEHOUSE_BCRYPT_COST": "4", "GATEHOUSE_DELIVERY_WAIT_SECONDS": "0",
-                "GATEHOUSE_BLOB_DIR": os.path.join(work, f"blobs{port}")})
-    env.update(env_extra)
-    process = subprocess.Popen([args.gatehouse, "serve"], cwd=work, env=env, stdout=open(os.path.join(work, f"server{port}.log"), "a"),
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    for _ in range(300):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                return process
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(open(os.path.join(work, f"server{port}.log")).read()[-3000:])
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *a, **k):
-        return None
-
-
-def call(base, method, path, body=None, token=None, headers=None, raw=None):
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    request = urllib.request.Request(base + path, method=method, data=data, headers=headers or {"Content-Type": "application/json"})
-    if token:
-        request.add_header("Authorization", "Bearer " + token)
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        with opener.open(request, timeout=10) as r:
-            return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.headers, error.read()
+    return start_server(args.gatehouse, work, server_env(work, port, env_extra), os.path.join(work, f"server{port}.log"))
 
 
 PORT = free_port()
@@ -94,29 +53,10 @@ try:
     assert status == 201, answer
     api_token = json.loads(answer)["token"]
 
-    options = Options()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"):
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    browser.set_page_load_timeout(20)
+    browser = chromium("1200,900")
 
     def press(element):
-        """Clicks a submit button and waits until the next page has replaced this one."""
-        page = browser.find_element(By.TAG_NAME, "html")
-        element.click()
-
-        def replaced(_):
-            # Selenium's staleness_of knows only StaleElementReferenceException; Chromium also
-            # answers "Node with given id does not belong to the document" for a page just replaced.
-            try:
-                page.is_enabled()
-                return False
-            except WebDriverException:
-                return True
-
-        WebDriverWait(browser, 15).until(replaced)
-        WebDriverWait(browser, 15).until(lambda b: b.execute_script("return document.readyState") == "complete")
+        press_and_wait(browser, element)
 
     def shot(name):
         path = os.path.join(args.screenshots, f"console-{name}.png")

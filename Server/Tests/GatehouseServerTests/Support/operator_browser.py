@@ -14,7 +14,6 @@ import hmac
 import json
 import os
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -24,12 +23,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+
+import browser_session
+from browser_session import chromium, free_port, press as press_and_wait, server_env, start_server
 
 p = argparse.ArgumentParser()
 p.add_argument("--gatehouse", required=True)
@@ -40,18 +37,9 @@ os.makedirs(args.screenshots, exist_ok=True)
 work = tempfile.mkdtemp(prefix="operators-")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 PORT = free_port()
 BASE = f"http://127.0.0.1:{PORT}"
-ENV = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_") and k not in ("DATABASE_URL", "PUBLIC_URL")}
-ENV.update({"DATABASE_URL": os.path.join(work, "g.sqlite"), "GATEHOUSE_HOST": "127.0.0.1", "GATEHOUSE_PORT": str(PORT),
-            "GATEHOUSE_LOG_LEVEL": "warning", "GATEHOUSE_BCRYPT_COST": "4", "GATEHOUSE_DELIVERY_WAIT_SECONDS": "0",
-            "GATEHOUSE_BLOB_DIR": os.path.join(work, "blobs"), "GATEHOUSE_ENV": "development"})
+ENV = server_env(work, PORT, {"GATEHOUSE_ENV": "development"}, name="g")
 
 
 def gatehouse(*arguments, stdin=None):
@@ -67,21 +55,8 @@ def totp(secret, at=None):
     return "%06d" % ((struct.unpack(">I", mac[offset:offset + 4])[0] & 0x7FFFFFFF) % 1000000)
 
 
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *a, **k):
-        return None
-
-
 def call(method, path, body=None, token=None, headers=None, raw=None):
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    request = urllib.request.Request(BASE + path, method=method, data=data, headers=headers or {"Content-Type": "application/json"})
-    if token:
-        request.add_header("Authorization", "Bearer " + token)
-    try:
-        with urllib.request.build_opener(NoRedirect).open(request, timeout=10) as r:
-            return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.headers, error.read()
+    return browser_session.call(BASE, method, path, body=body, token=token, headers=headers, raw=raw)
 
 
 def code_for(destination):
@@ -89,17 +64,11 @@ def code_for(destination):
 
 
 gatehouse("migrate")
-server = subprocess.Popen([args.gatehouse, "serve"], cwd=work, env=ENV, stdout=open(os.path.join(work, "server.log"), "a"),
-                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+server = None
 browser = None
 step = "setup"
 try:
-    for _ in range(300):
-        try:
-            with urllib.request.urlopen(BASE + "/health", timeout=2):
-                break
-        except OSError:
-            time.sleep(0.1)
+    server = start_server(args.gatehouse, work, ENV, os.path.join(work, "server.log"))
 
     # A person with a verified phone, a tag and a wallet, signed up through /v1.
     PHONE = "+79123456789"
@@ -117,26 +86,10 @@ try:
         assert made["otpauth"].startswith("otpauth://totp/Gatehouse:" + name + "?secret="), made["otpauth"]
         operators[name] = made["secret"]
 
-    options = Options()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"):
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    browser.set_page_load_timeout(20)
+    browser = chromium("1280,1000")
 
     def press(element):
-        page = browser.find_element(By.TAG_NAME, "html")
-        element.click()
-
-        def replaced(_):
-            try:
-                page.is_enabled()
-                return False
-            except WebDriverException:
-                return True
-
-        WebDriverWait(browser, 15).until(replaced)
-        WebDriverWait(browser, 15).until(lambda b: b.execute_script("return document.readyState") == "complete")
+        press_and_wait(browser, element)
 
     def shot(name):
         path = os.path.join(args.screenshots, f"operator-{name}.png")
@@ -320,6 +273,6 @@ except Exception as error:
 finally:
     if browser:
         browser.quit()
-    if server.poll() is None:
+    if server and server.poll() is None:
         server.send_signal(signal.SIGTERM)
         server.wait(10)

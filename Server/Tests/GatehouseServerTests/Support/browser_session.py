@@ -1,0 +1,94 @@
+"""What the browser tests of the server's pages share (console_browser.py, operator_browser.py): a free port, a
+`gatehouse serve` process with the tests' settings, HTTP calls that do not follow redirects, and Debian's headless
+Chromium driven by Selenium, with a click that waits for the next page."""
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(work, port, extra=None, name=None):
+    """The environment of a test server on `port`: this process's, without any GATEHOUSE_ setting, plus the tests'
+    (SQLite and blobs in `work`, bcrypt's cheapest cost, no delivery wait) and `extra`."""
+    name = name or f"g{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_") and k not in ("DATABASE_URL", "PUBLIC_URL")}
+    env.update({"DATABASE_URL": os.path.join(work, f"{name}.sqlite"), "GATEHOUSE_HOST": "127.0.0.1", "GATEHOUSE_PORT": str(port),
+                "GATEHOUSE_LOG_LEVEL": "warning", "GATEHOUSE_BCRYPT_COST": "4", "GATEHOUSE_DELIVERY_WAIT_SECONDS": "0",
+                "GATEHOUSE_BLOB_DIR": os.path.join(work, f"blobs-{name}")})
+    env.update(extra or {})
+    return env
+
+
+def start_server(gatehouse, work, env, log):
+    """`gatehouse serve` in `work`, its output appended to `log`; returned once /health answers (30 s at most)."""
+    process = subprocess.Popen([gatehouse, "serve"], cwd=work, env=env, stdout=open(log, "a"), stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL)
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{env['GATEHOUSE_PORT']}/health", timeout=2):
+                return process
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(open(log).read()[-3000:])
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k):
+        return None
+
+
+def call(base, method, path, body=None, token=None, headers=None, raw=None):
+    """One request, redirects not followed: the status, the headers and the body."""
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(base + path, method=method, data=data, headers=headers or {"Content-Type": "application/json"})
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.build_opener(NoRedirect).open(request, timeout=10) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+def chromium(window="1200,900"):
+    options = Options()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={window}"):
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    browser.set_page_load_timeout(20)
+    return browser
+
+
+def press(browser, element):
+    """Clicks a submit button and waits until the next page has replaced this one."""
+    page = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+
+    def replaced(_):
+        # Selenium's staleness_of knows only StaleElementReferenceException; Chromium also answers "Node with given
+        # id does not belong to the document" for a page just replaced.
+        try:
+            page.is_enabled()
+            return False
+        except WebDriverException:
+            return True
+
+    WebDriverWait(browser, 15).until(replaced)
+    WebDriverWait(browser, 15).until(lambda b: b.execute_script("return document.readyState") == "complete")
