@@ -2,7 +2,6 @@ import FluentKit
 import Foundation
 import GatehouseFoundation
 import GatehousePlatform
-import SQLKit
 
 /// The outbox as operators see it (docs/operators.md, "The console"): what was sent to an address,
 /// its delivery state, attempts and last error, never its body or code; a message that failed for
