@@ -99,8 +99,7 @@ echo "fuzzer finished in $(( $(date +%s) - START ))s with status $STATUS"
 
 # The messenger's realtime socket (Fuzz/realtime.py): a second pair of accounts with a chat, so
 # the cases can make events happen while they send their frames.
-token_of() {  # email password: a session token, tried again a few times (one CI run got none, once, after the
-  # gateway fuzzer; the answer is printed when it never comes, so a next time says why)
+token_of() {  # email password: a session token, tried again a few times; the answer is printed when none comes
   local answer
   for attempt in 1 2 3 4 5; do
     answer=$(curl -s -w '\n%{http_code}' -X POST "$BASE/v1/sessions" -H 'Content-Type: application/json' \
@@ -123,8 +122,10 @@ RT_ID=$(curl -sf "$BASE/v1/me" -H "Authorization: Bearer $RT_TOKEN" | python3 -c
 RT_CHAT=$(curl -sf -X POST "$BASE/v1/chats" -H "Authorization: Bearer $RT_PARTNER" -H 'Content-Type: application/json' \
   -d "{\"personId\":\"$RT_ID\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 START=$(date +%s)
+# Values joined with "=": a base64url token starts with "-" one time in 64, and argparse takes a separate
+# "-…" value for an option and refuses the call (a CI run failed so).
 python3 Fuzz/realtime.py --port "$PORT" --seed "$SEED" --cases "${REALTIME_CASES:-$(( CASES / 2 ))}" --max-frame-bytes "$MAX_FRAME" \
-  --token "$RT_TOKEN" --partner-token "$RT_PARTNER" --chat "$RT_CHAT" || STATUS=$?
+  --token="$RT_TOKEN" --partner-token="$RT_PARTNER" --chat="$RT_CHAT" || STATUS=$?
 echo "realtime fuzzer finished in $(( $(date +%s) - START ))s with status $STATUS"
 
 sleep 1
