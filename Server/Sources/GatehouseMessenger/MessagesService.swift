@@ -10,15 +10,12 @@ import GatehousePlatform
 /// events for both members.
 package struct MessagesService: MessengerConcept {
     package let core: MessengerCore
-    /// Group commit for plain sends (nil: every send on its own, the batcher's own fallback).
-    package let batcher: SendBatcher?
+    /// Every send goes through it (`MessageWriter`, batched).
+    package let batcher: SendBatcher
 
-    package init(core: MessengerCore, batched: Bool = true) {
+    package init(core: MessengerCore) {
         self.core = core
-        self.batcher = batched ? SendBatcher(core: core, single: { request in
-            try await MessagesService(core: core, batched: false).sendAlone(
-                author: request.author, chat: request.chat, text: request.text, clientID: request.clientID, replyTo: nil, attachmentIDs: [])
-        }) : nil
+        self.batcher = SendBatcher(core: core)
     }
 
     // MARK: - history
@@ -44,75 +41,8 @@ package struct MessagesService: MessengerConcept {
         }
         guard Set(attachmentIDs).count == attachmentIDs.count else { throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", "attachmentIds", "attachmentIds").on(field: "attachmentIds") }
         guard !text.isEmpty || !attachmentIDs.isEmpty else { throw GatehouseError(.invalidInput, .emptyMessage, LocalizedText("error.emptyMessage"), field: "text") }
-        if let batcher, input.replyTo == nil, attachmentIDs.isEmpty {
-            return try await batcher.send(SendBatcher.Request(author: viewer.id, chat: id, text: text, clientID: clientID))
-        }
-        return try await sendAlone(author: viewer.id, chat: id, text: text, clientID: clientID, replyTo: input.replyTo, attachmentIDs: attachmentIDs)
-    }
-
-    /// One send in a transaction of its own (replies, attachments; and the batcher's fallback).
-    package func sendAlone(author: UUID, chat id: UUID, text: String, clientID: String, replyTo: UUID?, attachmentIDs: [UUID]) async throws -> Message {
-        return try await events.write { tx, recorder in
-            guard let sending = try await sendingContexts([SendPair(chat: id, author: author)], on: tx)[SendPair(chat: id, author: author)] else {
-                throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound")
-            }
-            let member = sending.member
-            guard sending.mayMessage else {
-                // A retry of a message sent before the other side changed their setting still answers it.
-                if let sent = try await sentBefore(author, clientID, chat: id, on: tx) { return sent }
-                throw Self.messagingNotAllowed
-            }
-            var reply: ReplyPreview?
-            if let replyTo {
-                guard let quoted = try await store.visibleMessage(replyTo, in: id, viewer: author, clearedThrough: member.clearedThrough, on: tx)
-                else { throw GatehouseError.notFound(.messageNotFound, "error.messageNotFound", field: "replyTo") }
-                // A reply to a message deleted a moment ago still goes out, quoting a stub.
-                reply = ReplyPreview(messageId: quoted.id, authorId: quoted.authorId, excerpt: quoted.deleted ? nil : Self.excerpt(quoted.text), deleted: quoted.deleted)
-            }
-            let attachments = try await ownAttachments(attachmentIDs, of: author, on: tx)
-            let message = Message(id: OrderedID.make(), chatId: id, authorId: author, text: text, createdAt: clock.now(), editedAt: nil,
-                                  deleted: false, replyTo: reply, forwardedFrom: nil, attachments: attachments, clientMessageId: clientID)
-            guard try await store.insertMessages([message], on: tx).contains(message.id) else {
-                // A retry (or the same message sent twice at once): the first one stands, and it
-                // is not refused by the rate limit it passed the first time.
-                guard let sent = try await sentBefore(author, clientID, chat: id, on: tx) else {
-                    throw GatehouseError(.internal, .internalError, LocalizedText("error.internal"))
-                }
-                return sent
-            }
-            // Counted after the insert, so that a retry is neither counted nor refused; a refusal
-            // rolls back the insert and the count together.
-            try await core.rateLimiter.hit("messages", key: author.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
-            try await store.attach(attachmentIDs, to: message.id, on: tx)
-            try await delivered(message, to: member.other, bothVisible: sending.bothVisible, recorder, on: tx)
-            return message
-        }
-    }
-
-    /// My uploads by id, in the order given; 404 naming `attachmentIds` when one is not mine.
-    private func ownAttachments(_ ids: [UUID], of owner: UUID, on tx: any GatehouseDatabase) async throws -> [GatehouseAPI.Attachment] {
-        let found = try await store.attachments(ids, ownedBy: owner, on: tx)
-        return try ids.map { id in
-            guard let attachment = found[id] else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound", field: "attachmentIds") }
-            return attachment
-        }
-    }
-
-    /// The message this client id already made in this chat; 409 when it made one elsewhere.
-    private func sentBefore(_ author: UUID, _ clientID: String, chat: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> Message? {
-        guard let existing = try await store.sentMessage(author: author, clientID: clientID, on: db) else { return nil }
-        guard existing.chatId == chat else {
-            throw GatehouseError(.conflict, .clientMessageIdReused, LocalizedText("error.clientMessageIdReused"), field: "clientMessageId")
-        }
-        return existing
-    }
-
-    /// A new message in a chat (written already): the chat's activity, both members see the
-    /// chat (again), and both hear of it (the client id only the author).
-    private func delivered(_ message: Message, to other: UUID, bothVisible: Bool, _ recorder: EventRecorder, on tx: any GatehouseDatabase) async throws {
-        try await store.setNewest([message.chatId: message.id], on: tx)
-        if !bothVisible { try await store.showToBoth([message.chatId], on: tx) }
-        try recordCreated(message, to: other, recorder)
+        return try await batcher.send(MessageWriter.Send(author: viewer.id, chat: id, text: text, clientID: clientID, replyTo: input.replyTo,
+                                                         attachmentIDs: attachmentIDs))
     }
 
     // MARK: - changing
@@ -180,32 +110,21 @@ package struct MessagesService: MessengerConcept {
             let (source, _) = try await visibleMessage(id, viewer: viewer.id, on: tx)
             guard !source.deleted else { throw GatehouseError(.conflict, .messageDeleted, LocalizedText("error.messageDeleted")) }
             guard source.payment == nil else { throw Self.paymentMessage }
-            let origin = source.forwardedFrom ?? ForwardOrigin(authorId: source.authorId, sentAt: source.createdAt)
-            var copies: [Message] = []
-            for chat in input.chatIds {
-                let member = try await membership(chat, of: viewer.id, field: "chatIds", on: tx)
-                let copyClientID = clientID.map { "\($0):\(chat.uuidString.lowercased())" }
-                if let copyClientID, let sent = try await sentBefore(viewer.id, copyClientID, chat: chat, on: tx) {
-                    copies.append(sent)
-                    continue
-                }
-                try await checkMayMessage(member.other, from: viewer.id, on: tx)
-                try await core.rateLimiter.hit("messages", key: viewer.id.uuidString, limit: settings.messagesPerMinute, window: 60, on: tx)
-                let copy = Message(id: OrderedID.make(), chatId: chat, authorId: viewer.id, text: source.text, createdAt: clock.now(), editedAt: nil,
-                                   deleted: false, replyTo: nil, forwardedFrom: origin, attachments: source.attachments, clientMessageId: copyClientID)
-                guard try await store.insertMessages([copy], on: tx).contains(copy.id) else {
-                    // The same forward sent twice at once: the first copy stands.
-                    guard let copyClientID, let sent = try await sentBefore(viewer.id, copyClientID, chat: chat, on: tx) else {
-                        throw GatehouseError(.internal, .internalError, LocalizedText("error.internal"))
-                    }
-                    copies.append(sent)
-                    continue
-                }
-                try await store.attach(source.attachments.map(\.id), to: copy.id, on: tx)
-                try await delivered(copy, to: member.other, bothVisible: false, recorder, on: tx)
-                copies.append(copy)
+            let forward = MessageWriter.Send.Forward(origin: source.forwardedFrom ?? ForwardOrigin(authorId: source.authorId, sentAt: source.createdAt),
+                                                     attachments: source.attachments)
+            // A copy a chat, through the one writer; one refused copy refuses the forward (the
+            // transaction rolls the others back). A retry answers the copies made the first time.
+            let copies = input.chatIds.map { chat in
+                MessageWriter.Send(author: viewer.id, chat: chat, text: source.text, clientID: clientID.map { "\($0):\(chat.uuidString.lowercased())" },
+                                   forward: forward)
             }
-            return copies
+            return try await MessageWriter(core: core).write(copies, on: tx, recorder).map { outcome in
+                switch outcome {
+                case .success(let copy): return copy
+                case .failure(let error) where error.code == .chatNotFound: throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound", field: "chatIds")
+                case .failure(let error): throw error
+                }
+            }
         }
     }
 

@@ -97,22 +97,32 @@ extension MessengerStore {
     // MARK: Writing messages
 
     /// Writes new messages (their reply and forward fields too); a client id its author used
-    /// before makes no row. Answers the ids written.
+    /// before makes no row. Answers the ids written. The same rows as a payment's message
+    /// (`addPaymentMessages`): one statement writes a message.
     package func insertMessages(_ messages: [Message], on tx: any GatehouseDatabase) async throws -> Set<UUID> {
         guard !messages.isEmpty else { return [] }
-        let values = messages.map { m -> SQLQueryString in
-            """
-            (\(bind: m.id), \(bind: m.chatId), \(bind: m.authorId), \(bind: m.text), \(bind: m.createdAt), \(bind: m.replyTo?.messageId), \
-            \(bind: m.replyTo?.authorId), \(bind: m.replyTo?.excerpt), \(bind: m.replyTo?.deleted ?? false), \(bind: m.forwardedFrom?.authorId), \
-            \(bind: m.forwardedFrom?.sentAt), \(bind: m.clientMessageId))
-            """
-        }
-        let rows = try await sql(tx).raw("""
-            INSERT INTO messages (id, chat_id, author_id, text, created_at, reply_to_id, reply_author_id, reply_excerpt, reply_deleted,
-                                  forward_author_id, forward_sent_at, client_message_id)
-            VALUES \(values.joined(separator: ", ")) ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id
-            """).all()
+        let insert = try Self.messageRows(messages).insert(into: "messages", postgres: tx.isPostgres)
+        let rows = try await sql(tx).raw("\(insert) ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id").all()
         return Set(try rows.map { try $0.decode(column: "id", as: UUID.self) })
+    }
+
+    /// The rows of new messages, every column a message is written with.
+    private static func messageRows(_ messages: [Message]) throws -> RowSet {
+        var rows = RowSet(count: messages.count)
+        rows.add("id", "uuid", messages.map(\.id))
+        rows.add("chat_id", "uuid", messages.map(\.chatId))
+        rows.add("author_id", "uuid", messages.map(\.authorId))
+        rows.add("text", "text", messages.map(\.text))
+        rows.add("created_at", "timestamptz", messages.map(\.createdAt))
+        rows.add("reply_to_id", "uuid", messages.map(\.replyTo?.messageId))
+        rows.add("reply_author_id", "uuid", messages.map(\.replyTo?.authorId))
+        rows.add("reply_excerpt", "text", messages.map { $0.replyTo?.excerpt })
+        rows.add("reply_deleted", "boolean", messages.map { $0.replyTo?.deleted ?? false })
+        rows.add("forward_author_id", "uuid", messages.map(\.forwardedFrom?.authorId))
+        rows.add("forward_sent_at", "timestamptz", messages.map(\.forwardedFrom?.sentAt))
+        rows.add("client_message_id", "text", messages.map(\.clientMessageId))
+        rows.add("payment", "text", try messages.map { message in try message.payment.map { String(decoding: try V1.encoder.encode($0), as: UTF8.self) } })
+        return rows
     }
 
     /// Takes back messages written in this transaction (a batch's sends over the rate limit).
@@ -134,20 +144,11 @@ extension MessengerStore {
         let chats = newest.keys.sorted()
         guard !chats.isEmpty else { return }
         let sql = sql(tx)
-        if lock, database.isPostgres {
+        // One chat: the update takes its lock.
+        if lock, chats.count > 1, database.isPostgres {
             try await sql.raw("SELECT id FROM chats WHERE id IN (\(binds: chats)) ORDER BY id FOR UPDATE").run()
         }
-        if chats.count == 1, let chat = chats.first, let message = newest[chat] {
-            try await sql.raw("""
-                UPDATE chats SET last_message_id = \(bind: message), activity_key = \(bind: message.uuidString.lowercased()) WHERE id = \(bind: chat)
-                """).run()
-            return
-        }
-        let lastCases = chats.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!)" as SQLQueryString }.joined(separator: " ")
-        let keyCases = chats.map { "WHEN \(bind: $0) THEN \(bind: newest[$0]!.uuidString.lowercased())" as SQLQueryString }.joined(separator: " ")
-        try await sql.raw("""
-            UPDATE chats SET last_message_id = CASE id \(lastCases) END, activity_key = CASE id \(keyCases) END WHERE id IN (\(binds: chats))
-            """).run()
+        try await sql.raw(Self.activity(newest, postgres: sql.isPostgres)).run()
     }
 
     /// Both members see these chats (again).
@@ -259,26 +260,25 @@ extension MessengerStore {
     /// newest as its activity, and `shown` made visible to both members.
     package func addPaymentMessages(_ messages: [Message], at now: Date, shown: [UUID], into writes: inout CombinedWrites) throws {
         guard !messages.isEmpty else { return }
-        var rows = RowSet(count: messages.count)
-        rows.add("id", "uuid", messages.map(\.id))
-        rows.add("chat_id", "uuid", messages.map(\.chatId))
-        rows.add("author_id", "uuid", messages.map(\.authorId))
-        rows.add("text", "text", messages.map(\.text))
-        rows.add("payment", "text", try messages.map { String(decoding: try V1.encoder.encode($0.payment), as: UTF8.self) })
-        writes.add(rows.insert(into: "messages", constants: [("created_at", "\(bind: now)"), ("reply_deleted", "\(false)")], postgres: writes.postgres))
+        writes.add(try Self.messageRows(messages).insert(into: "messages", postgres: writes.postgres))
         // Each chat's newest message. The chats are not locked in id order first, as a batch of
         // sends does: two batches of payments that share a chat share its people's wallets,
         // which they lock in order before this.
         var newest: [UUID: UUID] = [:]
         for m in messages { newest[m.chatId] = m.id }
+        writes.add(Self.activity(newest, postgres: writes.postgres))
+        if !shown.isEmpty {
+            writes.add("UPDATE chat_members SET visible = \(true) WHERE \(SQLQueryString.isAny("chat_id", shown, postgres: writes.postgres)) AND visible = \(false)")
+        }
+    }
+
+    /// Each chat's newest message as its activity (chat id → message id): one statement.
+    private static func activity(_ newest: [UUID: UUID], postgres: Bool) -> SQLQueryString {
         let ids = newest.keys.sorted()
         var activity = RowSet(count: ids.count)
         activity.add("id", "uuid", ids)
         activity.add("last_message_id", "uuid", ids.map { newest[$0]! })
         activity.add("activity_key", "text", ids.map { newest[$0]!.uuidString.lowercased() })
-        writes.add(activity.update("chats", matching: ["id"], postgres: writes.postgres))
-        if !shown.isEmpty {
-            writes.add("UPDATE chat_members SET visible = \(true) WHERE \(SQLQueryString.isAny("chat_id", shown, postgres: writes.postgres)) AND visible = \(false)")
-        }
+        return activity.update("chats", matching: ["id"], postgres: postgres)
     }
 }

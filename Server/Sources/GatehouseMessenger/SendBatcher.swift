@@ -2,34 +2,25 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
-import NIOConcurrencyHelpers
+import GatehousePlatform
 
-/// Group commit for plain text sends (no reply, no attachments: most messages). Sends that
+/// Group commit for sends (docs/messenger.md, "Sending"): every send goes through it. Sends that
 /// arrive while a batch is being written wait for the next one, and a batch is one transaction
-/// with a fixed number of statements however many messages it holds: the memberships in one
-/// read, the messages in one insert, the chats' activity in one update, every event in one
-/// insert. The cost of a send was its round trips to the database (docs/performance.md); a
-/// batch shares them.
-///
-/// Each send keeps its own outcome: a chat that is not mine, a person who takes messages from
-/// friends only, a rate limit, a reused client id fail that send alone. A retried
-/// `clientMessageId` answers the message already sent, in this batch or an earlier one. When a
-/// batch fails as a whole (the database), each of its sends is tried again on its own.
+/// of `MessageWriter` with a fixed number of statements however many messages it holds. A send
+/// that comes alone is a batch of one through the same code; when a batch fails as a whole (the
+/// database), each of its sends is tried again as a batch of one.
 package final class SendBatcher: Sendable {
-    package struct Request: Sendable {
-        package var author: UUID
-        package var chat: UUID
-        package var text: String
-        package var clientID: String
-    }
+    package typealias Request = MessageWriter.Send
 
     private let commits: GroupCommit<Request, Message>
 
-    package init(core: MessengerCore, maxBatch: Int = 128, single: @escaping @Sendable (Request) async throws -> Message) {
-        let writer = SendBatchWriter(core: core)
+    package init(core: MessengerCore, maxBatch: Int = 128) {
+        let writer = MessageWriter(core: core)
         commits = GroupCommit(maxBatch: maxBatch, database: core.database, write: { requests in
             try await writer.write(requests).map { .done($0.mapError { $0 as any Error }) }
-        }, single: single)
+        }, single: { request in
+            try await writer.write([request])[0].get()
+        })
     }
 
     package func send(_ request: Request) async throws -> Message {
@@ -37,90 +28,162 @@ package final class SendBatcher: Sendable {
     }
 }
 
-/// The transaction of one batch of sends.
-package struct SendBatchWriter: MessengerConcept {
-    package typealias Request = SendBatcher.Request
+/// The one code that writes the messages people send: a send (a batch of them, `SendBatcher`), a
+/// reply, a message with attachments, a forward's copies. Its statements do not grow with the
+/// number of messages: the memberships in one read, the messages in one insert
+/// (`MessengerStore.insertMessages`, which the wallet's payment messages share), the rate limit
+/// in one statement, the chats' activity in one update, every event in one insert. What only
+/// some sends need (the quoted message of a reply, the author's uploads) is read for them alone.
+///
+/// Each send keeps its own outcome: a chat that is not mine, a person who takes messages from
+/// friends only, a quoted message or an upload I cannot see, a rate limit, a reused client id
+/// fail that send alone. A retried client id answers the message already sent, in this batch or
+/// an earlier one. The locks are taken in one order: the messages' rows, the rate limit's, the
+/// chats' (in id order).
+package struct MessageWriter: MessengerConcept {
     package let core: MessengerCore
 
-    /// One transaction for the batch; an outcome per request, in order.
-    package func write(_ requests: [Request]) async throws -> [Result<Message, GatehouseError>] {
-        let core = self.core
-        let settings = self.settings
-        return try await core.events.write { tx, recorder in
-            var outcomes = [Result<Message, GatehouseError>?](repeating: nil, count: requests.count)
+    /// One message to write.
+    package struct Send: Sendable {
+        package var author: UUID
+        package var chat: UUID
+        /// Cleaned (`MessagesService.cleanText`).
+        package var text: String
+        /// The client's id for the message (a retry answers the first); a forward may have none.
+        package var clientID: String?
+        /// The message it replies to, in the same chat.
+        package var replyTo: UUID?
+        /// The author's own uploads, in order.
+        package var attachmentIDs: [UUID]
+        /// A forward's copy: who wrote the original, when, and its attachments (whoever uploaded them).
+        package var forward: Forward?
 
-            // 1. My memberships, the other members' settings and whether they see the chat, in one read.
-            let members = try await self.sendingContexts(Array(Set(requests.map { SendPair(chat: $0.chat, author: $0.author) })), on: tx)
+        package struct Forward: Sendable {
+            package var origin: ForwardOrigin
+            package var attachments: [GatehouseAPI.Attachment]
+        }
 
-            // 2. The messages, in one insert; a client id already used makes no row.
-            var candidates: [(index: Int, message: Message)] = []
-            let now = core.clock.now()
-            for (index, request) in requests.enumerated() {
-                guard let member = members[SendPair(chat: request.chat, author: request.author)] else {
-                    outcomes[index] = .failure(.notFound(.chatNotFound, "error.chatNotFound"))
-                    continue
-                }
-                guard member.mayMessage else { continue }  // answered below: a retry of an earlier send, or 403
-                candidates.append((index, Message(id: OrderedID.make(), chatId: request.chat, authorId: request.author, text: request.text,
-                                                  createdAt: now, editedAt: nil, deleted: false, replyTo: nil, forwardedFrom: nil,
-                                                  attachments: [], clientMessageId: request.clientID)))
-            }
-            let inserted = try await core.store.insertMessages(candidates.map(\.message), on: tx)
-
-            // 3. The rate limit counts what was written; over it, the newest go again.
-            var refusedAuthors: [String: Double] = [:]
-            var written = candidates.filter { inserted.contains($0.message.id) }
-            let perAuthor = Dictionary(grouping: written, by: { $0.message.authorId.uuidString }).mapValues(\.count)
-            if !perAuthor.isEmpty {
-                let allowed = try await core.rateLimiter.hit("messages", counts: perAuthor, limit: settings.messagesPerMinute, window: 60, on: tx)
-                var refused: [UUID] = []
-                for (author, fits) in allowed where fits.allowed < perAuthor[author]! {
-                    refusedAuthors[author] = fits.retryAfter
-                    let theirs = written.filter { $0.message.authorId.uuidString == author }
-                    for over in theirs.dropFirst(fits.allowed) {
-                        refused.append(over.message.id)
-                        outcomes[over.index] = .failure(.rateLimited(.rateLimited, retryAfter: fits.retryAfter, "error.rateLimited"))
-                    }
-                }
-                if !refused.isEmpty {
-                    try await core.store.deleteMessages(refused, on: tx)
-                    written.removeAll { refused.contains($0.message.id) }
-                }
-            }
-
-            // 4. The chats' activity (locked in id order on PostgreSQL, like every writer), who sees them, the events.
-            if !written.isEmpty {
-                var newest: [UUID: UUID] = [:]
-                for w in written where newest[w.message.chatId].map({ $0 < w.message.id }) ?? true {
-                    newest[w.message.chatId] = w.message.id
-                }
-                try await core.store.setNewest(newest, lock: true, on: tx)
-                let hidden = Set(written.filter { !(members[SendPair(chat: $0.message.chatId, author: $0.message.authorId)]?.bothVisible ?? true) }.map(\.message.chatId))
-                try await core.store.showToBoth(hidden.sorted(), on: tx)
-                for w in written.sorted(by: { $0.message.id < $1.message.id }) {
-                    try self.recordCreated(w.message, to: members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!.member.other, recorder)
-                    outcomes[w.index] = .success(w.message)
-                }
-            }
-
-            // 5. The rest (retries and refusals: rare): a client id used before, here or earlier,
-            //    answers its message; otherwise the reason.
-            for index in outcomes.indices where outcomes[index].map({ _ in false }) ?? true {
-                let request = requests[index]
-                let match = try await core.store.sentMessage(author: request.author, clientID: request.clientID, on: tx)
-                if let match {
-                    outcomes[index] = match.chatId == request.chat ? .success(match)
-                        : .failure(GatehouseError(.conflict, .clientMessageIdReused, LocalizedText("error.clientMessageIdReused"), field: "clientMessageId"))
-                } else if let retryAfter = refusedAuthors[request.author.uuidString] {
-                    outcomes[index] = .failure(.rateLimited(.rateLimited, retryAfter: retryAfter, "error.rateLimited"))
-                } else if members[SendPair(chat: request.chat, author: request.author)]?.mayMessage == false {
-                    outcomes[index] = .failure(GatehouseError(.forbidden, .messagingNotAllowed, LocalizedText("error.messagingNotAllowed")))
-                } else {
-                    outcomes[index] = .failure(GatehouseError(.internal, .internalError, LocalizedText("error.internal")))
-                }
-            }
-            return outcomes.map { $0 ?? .failure(GatehouseError(.internal, .internalError, LocalizedText("error.internal"))) }
+        package init(author: UUID, chat: UUID, text: String, clientID: String?, replyTo: UUID? = nil, attachmentIDs: [UUID] = [], forward: Forward? = nil) {
+            self.author = author
+            self.chat = chat
+            self.text = text
+            self.clientID = clientID
+            self.replyTo = replyTo
+            self.attachmentIDs = attachmentIDs
+            self.forward = forward
         }
     }
 
+    package init(core: MessengerCore) {
+        self.core = core
+    }
+
+    /// The sends in one transaction of their own; an outcome per send, in order.
+    package func write(_ sends: [Send]) async throws -> [Result<Message, GatehouseError>] {
+        try await core.events.write { tx, recorder in try await write(sends, on: tx, recorder) }
+    }
+
+    /// The sends in the caller's transaction `tx`; an outcome per send, in order.
+    package func write(_ requests: [Send], on tx: any GatehouseDatabase, _ recorder: EventRecorder) async throws -> [Result<Message, GatehouseError>] {
+        var outcomes = [Result<Message, GatehouseError>?](repeating: nil, count: requests.count)
+
+        // 1. My memberships, the other members' settings and whether they see the chat, in one read.
+        let members = try await sendingContexts(Array(Set(requests.map { SendPair(chat: $0.chat, author: $0.author) })), on: tx)
+
+        // 2. The messages, in one insert; a client id already used makes no row.
+        var candidates: [(index: Int, message: Message)] = []
+        let now = core.clock.now()
+        for (index, request) in requests.enumerated() {
+            guard let member = members[SendPair(chat: request.chat, author: request.author)] else {
+                outcomes[index] = .failure(.notFound(.chatNotFound, "error.chatNotFound"))
+                continue
+            }
+            guard member.mayMessage else { continue }  // answered below: a retry of an earlier send, or 403
+            var reply: ReplyPreview?
+            if let replyTo = request.replyTo {
+                guard let quoted = try await store.visibleMessage(replyTo, in: request.chat, viewer: request.author,
+                                                                  clearedThrough: member.member.clearedThrough, on: tx) else {
+                    outcomes[index] = .failure(.notFound(.messageNotFound, "error.messageNotFound", field: "replyTo"))
+                    continue
+                }
+                // A reply to a message deleted a moment ago still goes out, quoting a stub.
+                reply = ReplyPreview(messageId: quoted.id, authorId: quoted.authorId, excerpt: quoted.deleted ? nil : MessagesService.excerpt(quoted.text),
+                                     deleted: quoted.deleted)
+            }
+            let attachments: [GatehouseAPI.Attachment]
+            if let forward = request.forward {
+                attachments = forward.attachments
+            } else {
+                let found = try await store.attachments(request.attachmentIDs, ownedBy: request.author, on: tx)
+                guard request.attachmentIDs.allSatisfy({ found[$0] != nil }) else {
+                    outcomes[index] = .failure(.notFound(.attachmentNotFound, "error.attachmentNotFound", field: "attachmentIds"))
+                    continue
+                }
+                attachments = request.attachmentIDs.map { found[$0]! }
+            }
+            candidates.append((index, Message(id: OrderedID.make(), chatId: request.chat, authorId: request.author, text: request.text,
+                                              createdAt: now, editedAt: nil, deleted: false, replyTo: reply, forwardedFrom: request.forward?.origin,
+                                              attachments: attachments, clientMessageId: request.clientID)))
+        }
+        let inserted = try await store.insertMessages(candidates.map(\.message), on: tx)
+
+        // 3. The rate limit counts what was written (a retry is neither counted nor refused); over
+        //    it, the newest go again.
+        var refusedAuthors: [String: Double] = [:]
+        var written = candidates.filter { inserted.contains($0.message.id) }
+        let perAuthor = Dictionary(grouping: written, by: { $0.message.authorId.uuidString }).mapValues(\.count)
+        if !perAuthor.isEmpty {
+            let allowed = try await core.rateLimiter.hit("messages", counts: perAuthor, limit: settings.messagesPerMinute, window: 60, on: tx)
+            var refused: [UUID] = []
+            for (author, fits) in allowed where fits.allowed < perAuthor[author]! {
+                refusedAuthors[author] = fits.retryAfter
+                let theirs = written.filter { $0.message.authorId.uuidString == author }
+                for over in theirs.dropFirst(fits.allowed) {
+                    refused.append(over.message.id)
+                    outcomes[over.index] = .failure(.rateLimited(.rateLimited, retryAfter: fits.retryAfter, "error.rateLimited"))
+                }
+            }
+            if !refused.isEmpty {
+                try await store.deleteMessages(refused, on: tx)
+                written.removeAll { refused.contains($0.message.id) }
+            }
+        }
+
+        // 4. Their attachments, the chats' activity (locked in id order on PostgreSQL, like every
+        //    writer), who sees them, the events.
+        if !written.isEmpty {
+            for w in written where !w.message.attachments.isEmpty {
+                try await store.attach(w.message.attachments.map(\.id), to: w.message.id, on: tx)
+            }
+            var newest: [UUID: UUID] = [:]
+            for w in written where newest[w.message.chatId].map({ $0 < w.message.id }) ?? true {
+                newest[w.message.chatId] = w.message.id
+            }
+            try await store.setNewest(newest, lock: true, on: tx)
+            let hidden = Set(written.filter { !(members[SendPair(chat: $0.message.chatId, author: $0.message.authorId)]?.bothVisible ?? true) }.map(\.message.chatId))
+            try await store.showToBoth(hidden.sorted(), on: tx)
+            for w in written.sorted(by: { $0.message.id < $1.message.id }) {
+                try recordCreated(w.message, to: members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!.member.other, recorder)
+                outcomes[w.index] = .success(w.message)
+            }
+        }
+
+        // 5. The rest (retries and refusals: rare): a client id used before, here or earlier,
+        //    answers its message (a retry of a message sent before the other side changed their
+        //    setting too); otherwise the reason.
+        for index in outcomes.indices where outcomes[index] == nil {
+            let request = requests[index]
+            if let clientID = request.clientID, let match = try await store.sentMessage(author: request.author, clientID: clientID, on: tx) {
+                outcomes[index] = match.chatId == request.chat ? .success(match)
+                    : .failure(GatehouseError(.conflict, .clientMessageIdReused, LocalizedText("error.clientMessageIdReused"), field: "clientMessageId"))
+            } else if let retryAfter = refusedAuthors[request.author.uuidString] {
+                outcomes[index] = .failure(.rateLimited(.rateLimited, retryAfter: retryAfter, "error.rateLimited"))
+            } else if members[SendPair(chat: request.chat, author: request.author)]?.mayMessage == false {
+                outcomes[index] = .failure(Self.messagingNotAllowed)
+            } else {
+                outcomes[index] = .failure(GatehouseError(.internal, .internalError, LocalizedText("error.internal")))
+            }
+        }
+        return outcomes.map { $0 ?? .failure(GatehouseError(.internal, .internalError, LocalizedText("error.internal"))) }
+    }
 }

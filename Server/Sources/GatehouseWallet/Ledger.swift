@@ -11,10 +11,15 @@ import SQLKit
 /// step with its entries: each entry records the balance after it, and the checker proves that
 /// every balance equals the sum of its entries.
 ///
-/// Locking: the two wallet rows are changed in the order of their ids, so two transfers between
-/// the same wallets in opposite directions never wait on each other in a cycle. The debit is one
-/// conditional `UPDATE … WHERE balance >= amount`: it takes the row's lock and checks the funds
-/// in one statement, so no read-then-write race can overdraw a wallet, on either engine.
+/// One write path: a movement is written by `record` (its row, before any wallet is locked) and
+/// `post(_:at:…)` (the wallets, locked in the order of their ids and read in one statement; the
+/// funds and the day's limit checked under the locks; the balances and entries). A group commit
+/// of transfers calls them with its batch; everything else (a transfer on its own, a request's
+/// payment, a top-up, a reversal) with a batch of one through `post(_:dailyLimit:on:)`. The
+/// locks are taken in one order everywhere: the caller's rows (keys, chats, messages), the
+/// movements' rows, the wallets in id order, then the events' counters; so two transfers between
+/// the same wallets in opposite directions never wait on each other in a cycle, and no
+/// read-then-write race can overdraw a wallet, on either engine.
 package struct Ledger: Sendable {
     /// The system wallet top-ups come from; its balance is minus all money issued.
     package static let systemWalletID = UUID(uuidString: "00000000-0000-7000-8000-000000000001")!
@@ -35,53 +40,28 @@ package struct Ledger: Sendable {
         case dailyLimitExceeded(limit: Int64)
     }
 
-    /// Moves `amount` from `debit` to `credit`. `dailyLimit`, when given, caps what `debit` pays
-    /// out in one day (UTC) including this movement: a counter on the wallet's row, kept by the
-    /// debit itself, so the check costs nothing and does not grow with the wallet's activity.
-    /// `id`: the movement's id, made by the caller when something written before it names it.
-    package func post(id: UUID = OrderedID.make(), kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String?, request: UUID?,
-              dailyLimit: Int64?, reference: String? = nil, on db: any GatehouseDatabase) async throws -> Posting {
-        precondition(amount > 0 && debit != credit)
+    /// Moves one movement's amount from its debit wallet to its credit wallet, in `db` (the
+    /// caller's transaction): a batch of one through `record` and `post(_:at:…)`, the one code that
+    /// writes a movement. Throws the `Refusal` (the caller's transaction then rolls back the
+    /// movement's row with it); a wallet that is not there is `walletNotFound`. `dailyLimit`, when
+    /// given, caps what the debit wallet pays out in one day (UTC) including this movement.
+    package func post(_ movement: Movement, dailyLimit: Int64?, on db: any GatehouseDatabase) async throws -> Posting {
         let now = clock.now()
-        var debitBalance: Int64 = 0
-        var creditBalance: Int64 = 0
-        for wallet in [debit, credit].sorted() {
-            if wallet == debit {
-                // The funds are checked in the debit's own statement, and the day's payouts are
-                // counted by it: both under the row's lock, so a concurrent payout of this wallet
-                // waits, then sees ours. Over the limit, the transaction rolls the debit back.
-                let day = Self.day(now)
-                guard let row = try await db.raw("""
-                    UPDATE wallets SET balance = balance - \(bind: amount),
-                        paid_today = CASE WHEN paid_day = \(bind: day) THEN paid_today + \(bind: amount) ELSE \(bind: amount) END,
-                        paid_day = \(bind: day)
-                    WHERE id = \(bind: debit) AND (kind = 'system' OR balance >= \(bind: amount)) RETURNING balance, paid_today
-                    """).first()
-                else { throw Refusal.insufficientFunds }
-                let balance = try row.decode(column: "balance", as: Int64.self)
-                if let dailyLimit, try row.decode(column: "paid_today", as: Int64.self) > dailyLimit {
-                    throw Refusal.dailyLimitExceeded(limit: dailyLimit)
-                }
-                debitBalance = balance
-            } else {
-                guard let balance = try await db.raw("""
-                    UPDATE wallets SET balance = balance + \(bind: amount) WHERE id = \(bind: credit) RETURNING balance
-                    """).first(decodingColumn: "balance", as: Int64.self)
-                else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
-                creditBalance = balance
-            }
+        // The movement's row first: the transaction writes before it reads the wallets (on SQLite
+        // a transaction that reads first cannot wait for another process's writer).
+        var early = CombinedWrites(for: db)
+        record([movement], at: now, into: &early)
+        try await early.run(on: db)
+        var late = CombinedWrites(for: db)
+        let results: [Result<Posting, Refusal>]
+        do {
+            results = try await post([movement], at: now, dailyLimit: dailyLimit, on: db, into: &late).results
+        } catch LedgerError.walletMissing {
+            throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound")
         }
-        try await db.raw("""
-            INSERT INTO ledger_transactions (id, kind, debit_wallet_id, credit_wallet_id, amount, comment, request_id, reference, created_at)
-            VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: debit), \(bind: credit), \(bind: amount), \(bind: comment), \(bind: request),
-                    \(bind: reference), \(bind: now))
-            """).run()
-        try await db.raw("""
-            INSERT INTO ledger_entries (id, transaction_id, wallet_id, amount, balance_after, created_at) VALUES
-            (\(bind: OrderedID.make()), \(bind: id), \(bind: debit), \(bind: -amount), \(bind: debitBalance), \(bind: now)),
-            (\(bind: OrderedID.make()), \(bind: id), \(bind: credit), \(bind: amount), \(bind: creditBalance), \(bind: now))
-            """).run()
-        return Posting(id: id, createdAt: now, debitBalance: debitBalance, creditBalance: creditBalance)
+        let posting = try results[0].get()
+        try await late.run(on: db)
+        return posting
     }
 
     /// One movement of a batch; its id is made before it is posted.
@@ -93,8 +73,11 @@ package struct Ledger: Sendable {
         package var amount: Int64
         package var comment: String?
         package var request: UUID?
-    
-        package init(id: UUID, kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String? = nil, request: UUID? = nil) {
+        /// An outside reference (a payment provider's payment id, a reversed top-up's): at most one movement each.
+        package var reference: String?
+
+        package init(id: UUID = OrderedID.make(), kind: TransferKind, debit: UUID, credit: UUID, amount: Int64, comment: String? = nil,
+                     request: UUID? = nil, reference: String? = nil) {
             self.id = id
             self.kind = kind
             self.debit = debit
@@ -102,8 +85,9 @@ package struct Ledger: Sendable {
             self.amount = amount
             self.comment = comment
             self.request = request
+            self.reference = reference
         }
-}
+    }
 
     /// A wallet's balance and its day's payouts, as a batch applies movements to them.
     package struct Balance: Sendable {
@@ -129,8 +113,8 @@ package struct Ledger: Sendable {
         }
     }
 
-    /// The movements' own rows (a batch's), added to `writes`: they carry no balance, so a group
-    /// commit writes them before it locks the wallets, and holds the locks for less.
+    /// The movements' own rows, added to `writes`: they carry no balance, so they are written
+    /// before the wallets are locked, and the locks are held for less.
     package func record(_ movements: [Movement], at now: Date, into writes: inout CombinedWrites) {
         guard !movements.isEmpty else { return }
         var rows = RowSet(count: movements.count)
@@ -141,7 +125,8 @@ package struct Ledger: Sendable {
         rows.add("amount", "bigint", movements.map(\.amount))
         rows.add("comment", "text", movements.map(\.comment))
         rows.add("request_id", "uuid", movements.map(\.request))
-        writes.add(rows.insert(into: "ledger_transactions", constants: [("reference", "NULL"), ("created_at", "\(bind: now)")], postgres: writes.postgres))
+        rows.add("reference", "text", movements.map(\.reference))
+        writes.add(rows.insert(into: "ledger_transactions", constants: [("created_at", "\(bind: now)")], postgres: writes.postgres))
     }
 
     /// Applies recorded movements (`record`) to their wallets in `db`, in order: every wallet

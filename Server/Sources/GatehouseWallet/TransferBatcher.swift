@@ -15,8 +15,9 @@ import GatehouseMessenger
 /// statement (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries,
 /// answers, events and notifications in one statement.
 ///
-/// The batch takes the common case and leaves the rest to `WalletService.transferAlone`, after
-/// it: a key used before (a retry: replayed there), a refusal as read (not enough money, a
+/// Every transfer comes here, alone or not: a transfer that arrives alone (or with
+/// `GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT=1`) is a batch of one through the same code. The batch
+/// takes the common case and leaves the rest to `WalletService.transferAlone`, after it: a key used before (a retry: replayed there), a refusal as read (not enough money, a
 /// limit, an unknown recipient: said and remembered there), a recipient who restricts their
 /// messages (their privacy decides there), the same key twice in one batch; a
 /// refusal found under the locks sends the whole batch there. Whatever the batch answers is
@@ -32,7 +33,7 @@ package final class TransferBatcher: Sendable {
     private let commits: GroupCommit<Request, Idempotent<TransferResult>>
 
     package init(core: WalletCore) {
-        let service = WalletService(core: core, batched: false)
+        let service = WalletService(writingFor: core)
         commits = GroupCommit(maxBatch: core.settings.transfersPerCommit, concurrency: core.settings.commitWriters, database: core.database, write: { requests in
             try await service.write(requests)
         }, single: { request in

@@ -10,8 +10,10 @@ import GatehousePlatform
 /// and history, finding whom a phone, tag or email pays, sending money, and the operator's top-up.
 package struct WalletService: WalletConcept {
     package let core: WalletCore
-    /// Group commit for transfers (nil: every transfer on its own, the batcher's own fallback).
-    package let batcher: TransferBatcher?
+    /// Group commit for transfers: every transfer goes through it, a batch of one when it comes
+    /// alone or `GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT` is 1. Nil only in the service the batcher
+    /// itself writes with.
+    let batcher: TransferBatcher?
 
     /// Remembers a refusal as the answer to its Idempotency-Key, so a retry of the same intent gets
     /// the same problem document; answers the one stored first when a concurrent retry won.
@@ -19,9 +21,15 @@ package struct WalletService: WalletConcept {
         try await core.keys.remember(call, answer, on: core.database.db)
     }
 
-    package init(core: WalletCore, batched: Bool = true) {
+    package init(core: WalletCore) {
         self.core = core
-        self.batcher = batched && core.settings.transfersPerCommit > 1 ? TransferBatcher(core: core) : nil
+        self.batcher = TransferBatcher(core: core)
+    }
+
+    /// The service a batcher writes with (it has none of its own).
+    init(writingFor core: WalletCore) {
+        self.core = core
+        self.batcher = nil
     }
 
     // MARK: - the wallet
@@ -72,18 +80,20 @@ package struct WalletService: WalletConcept {
 
     // MARK: - transfers
 
-    /// Sends money from my wallet: with the transfers that arrive with it in one transaction
-    /// (`TransferBatcher`), or on its own.
+    /// Sends money from my wallet: with the transfers that arrive with it in one transaction, or
+    /// as a batch of one (`TransferBatcher`); what a batch does not settle goes `transferAlone`.
     package func transfer(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
         var input = input
         input.comment = try cleanComment(input.comment)
         try requirePositive(input.amount)
-        if let batcher { return try await batcher.submit(TransferBatcher.Request(viewer: viewer, input: input, call: call)) }
-        return try await transferAlone(viewer, input, call: call)
+        guard let batcher else { preconditionFailure("the batcher's own service sends no transfer") }
+        return try await batcher.submit(TransferBatcher.Request(viewer: viewer, input: input, call: call))
     }
 
-    /// One transfer in a transaction of its own (`input` checked by `transfer`).
-    package func transferAlone(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
+    /// A transfer the batch does not settle, in a transaction of its own (`input` checked by
+    /// `transfer`): a retry (replayed), a refusal (said and remembered), a payee whose privacy
+    /// decides. Its money moves through the same `Ledger` code as a batch's.
+    func transferAlone(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
         try await idempotent(call) { tx, recorder in
             // The recipient and my wallet in one read.
             let (theirs, own) = try await resolve(input.to, field: "to", with: viewer.id, on: tx)
@@ -115,8 +125,8 @@ package struct WalletService: WalletConcept {
         let id = OrderedID.make()
         _ = try await core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: id, requestId: request, requestKind: requestKind),
                                                           comment: comment, author: payer.account, other: payee.account)], on: tx, recorder)
-        let posting = try await core.ledger.post(id: id, kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment, request: request,
-                                                 dailyLimit: settings.dailyLimit, on: tx)
+        let posting = try await core.ledger.post(Ledger.Movement(id: id, kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment,
+                                                                 request: request), dailyLimit: settings.dailyLimit, on: tx)
         let transfer = Transfer(id: posting.id, kind: kind, from: payer.party, to: payee.party, amount: amount, comment: comment, requestId: request, createdAt: posting.createdAt)
         try recorder.add(.walletTransfer, to: payer.account, TransferResult(transfer: transfer, balance: posting.debitBalance))
         try recorder.add(.walletTransfer, to: payee.account, TransferResult(transfer: transfer, balance: posting.creditBalance), push: true)
@@ -159,8 +169,8 @@ package struct WalletService: WalletConcept {
             return earlier
         }
         return try await core.events.write { tx, recorder in
-            let posting = try await core.ledger.post(kind: .topup, debit: Ledger.systemWalletID, credit: wallet.id, amount: amount, comment: comment,
-                                                     request: nil, dailyLimit: nil, reference: reference, on: tx)
+            let posting = try await core.ledger.post(Ledger.Movement(kind: .topup, debit: Ledger.systemWalletID, credit: wallet.id, amount: amount,
+                                                                     comment: comment, reference: reference), dailyLimit: nil, on: tx)
             let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: wallet.party, amount: amount, comment: comment,
                                     requestId: nil, createdAt: posting.createdAt)
             let result = TransferResult(transfer: transfer, balance: posting.creditBalance)
@@ -191,8 +201,8 @@ package struct WalletService: WalletConcept {
         }
         do {
             return try await core.events.write { tx, recorder in
-                let posting = try await core.ledger.post(kind: .reversal, debit: wallet.id, credit: Ledger.systemWalletID, amount: row.amount,
-                                                         comment: comment, request: nil, dailyLimit: nil, reference: reference, on: tx)
+                let posting = try await core.ledger.post(Ledger.Movement(kind: .reversal, debit: wallet.id, credit: Ledger.systemWalletID, amount: row.amount,
+                                                                         comment: comment, reference: reference), dailyLimit: nil, on: tx)
                 var detail = ["amount_kopecks": String(row.amount), "transfer": id.uuidString.lowercased(), "reversal": posting.id.uuidString.lowercased()]
                 if let comment { detail["reason"] = comment }
                 try await AuditLog(database: core.database, clock: core.clock).record(

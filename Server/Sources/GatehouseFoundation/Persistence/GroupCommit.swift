@@ -11,8 +11,8 @@ package enum BatchOutcome<Value: Sendable>: Sendable {
 /// Group commit (docs/performance.md): requests that arrive while a batch is being written wait
 /// for the next one, and a batch is one transaction with a fixed number of statements however
 /// many requests it holds. The cost of a write was its round trips to the database; a batch
-/// shares them. Used by the messenger's plain sends (`SendBatcher`) and the wallet's transfers
-/// (`TransferBatcher`).
+/// shares them. Every send of the messenger (`SendBatcher`) and every transfer of the wallet
+/// (`TransferBatcher`) goes through one: a request that comes alone is a batch of one.
 ///
 /// Each request keeps its own outcome. A request the batch leaves `alone`, and every request of
 /// a batch that fails as a whole (the database, a deadlock), is written by `single` on its own,

@@ -178,8 +178,8 @@ package struct TopUpService: WalletConcept {
                 guard let wallet = try await core.store.walletAnyState(row.wallet, on: tx)?.wallet else {
                     throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound")
                 }
-                let posting = try await core.ledger.post(kind: .topup, debit: Ledger.systemWalletID, credit: row.wallet, amount: row.amount, comment: nil,
-                                                         request: nil, dailyLimit: nil, reference: reference, on: tx)
+                let posting = try await core.ledger.post(Ledger.Movement(kind: .topup, debit: Ledger.systemWalletID, credit: row.wallet, amount: row.amount,
+                                                                         reference: reference), dailyLimit: nil, on: tx)
                 try await store.setTransfer(row.id, transfer: posting.id, on: tx)
                 let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: wallet.party, amount: row.amount, comment: nil,
                                         requestId: nil, createdAt: posting.createdAt)
@@ -238,8 +238,8 @@ package struct TopUpService: WalletConcept {
         do {
             try await core.events.write { [detail] tx, _ in
                 guard try await store.addRefund(row.id, amount: amount, now: core.clock.now(), on: tx) else { throw TooMuch() }
-                let posting = try await core.ledger.post(kind: .reversal, debit: row.wallet, credit: Ledger.systemWalletID, amount: amount, comment: comment,
-                                                         request: nil, dailyLimit: nil, reference: reference, on: tx)
+                let posting = try await core.ledger.post(Ledger.Movement(kind: .reversal, debit: row.wallet, credit: Ledger.systemWalletID, amount: amount,
+                                                                         comment: comment, reference: reference), dailyLimit: nil, on: tx)
                 var detail = detail
                 detail["reversal"] = posting.id.uuidString.lowercased()
                 detail["reason"] = comment
