@@ -40,6 +40,9 @@ struct NotificationsDemo: AsyncParsableCommand {
         }
         let outbox = DevOutboxClient(baseURL: url)
         let destination = device.id.uuidString.lowercased()
+        // Ctrl-C is caught from before the line that says the demo listens: one pressed as soon as
+        // it shows is never lost (a test that did so timed out once, on a loaded machine).
+        let interrupts = Interrupts()
         print(localizer.language == "ru" ? "Жду уведомлений этого устройства (\(device.tokenHint))…" : "Listening for this device's pushes (\(device.tokenHint))…")
         // Until the count is reached or Ctrl-C; then the demo's session ends, and the server removes
         // its push device with it: a run leaves nothing behind (the account's device limit is not
@@ -49,7 +52,7 @@ struct NotificationsDemo: AsyncParsableCommand {
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await Self.show(outbox: outbox, destination: destination, count: count, localizer: localizer) }
-                group.addTask { await Self.interrupted() }
+                group.addTask { await interrupts.next() }
                 defer { group.cancelAll() }
                 try await group.next()
             }
@@ -87,18 +90,6 @@ struct NotificationsDemo: AsyncParsableCommand {
         }
     }
 
-    /// Returns at the first Ctrl-C (SIGINT), which then no longer ends the process at once.
-    static func interrupted() async {
-        let (stream, continuation) = AsyncStream<Void>.makeStream()
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { continuation.yield() }
-        source.resume()
-        defer { source.cancel() }
-        var signals = stream.makeAsyncIterator()
-        _ = await signals.next()
-    }
-
     static func describe(_ route: PushRoute, _ localizer: Localizer) -> String {
         let ru = localizer.language == "ru"
         switch route {
@@ -108,4 +99,28 @@ struct NotificationsDemo: AsyncParsableCommand {
         case .moneyRequest: return ru ? "открывает запрос денег" : "opens the money request"
         }
     }
+}
+
+/// Ctrl-C (SIGINT) caught from its creation on: it then no longer ends the process at once, and
+/// `next()` returns at the first one, even one pressed before it was called.
+/// `@unchecked`: the signal source is set up in `init` and cancelled in `deinit`, never touched between.
+private final class Interrupts: @unchecked Sendable {
+    private let stream: AsyncStream<Void>
+    private let source: any DispatchSourceSignal
+
+    init() {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { continuation.yield() }
+        source.resume()
+        self.stream = stream
+    }
+
+    func next() async {
+        var signals = stream.makeAsyncIterator()
+        _ = await signals.next()
+    }
+
+    deinit { source.cancel() }
 }
