@@ -88,13 +88,14 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     HealthController(ping: { [database = services.database] in try await database.ping() }, configuration: configuration).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     PhoneAccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
-                            email: services.email, sessions: services.sessions, deliverer: services.deliverer,
+                            email: services.email, sessions: services.sessions, clients: services.clients, deliverer: services.deliverer,
                             configuration: configuration).addRoutes(to: router)
     // `/v1`: one controller per concept, behind the bearer-token middleware.
     let v1 = router.group().add(middleware: BearerSessionMiddleware(sessions: services.sessions))
     AccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
                        email: services.email, avatars: services.avatars, deletion: services.accountDeletion, configuration: configuration).addRoutes(to: v1)
-    SessionsController(login: services.login, sessions: services.sessions, configuration: configuration).addRoutes(to: v1)
+    SessionsController(login: services.login, secondFactors: services.secondFactors, passkeys: services.passkeys, sessions: services.sessions,
+                       configuration: configuration).addRoutes(to: v1)
     MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
                         attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
@@ -105,8 +106,8 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     OperatorConsoleController(services: .init(
         operators: services.operators, sessions: services.sessions, login: services.login, locks: services.locks, email: services.email,
         recovery: services.recovery, clients: services.clients, wallets: services.wallets, topUps: services.topUps, apps: services.apps,
-        signatures: services.signatures, audit: services.audit,
-        outbox: services.operatorOutbox),
+        signatures: services.signatures, audit: services.audit, outbox: services.operatorOutbox, secondFactors: services.secondFactors,
+        passkeys: services.passkeys),
         configuration: configuration).addRoutes(to: router)
     ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
     SignatureProfilePageController(profiles: services.signatureProfiles, sessions: services.sessions, configuration: configuration).addRoutes(to: router)

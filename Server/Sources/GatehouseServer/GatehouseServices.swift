@@ -68,6 +68,9 @@ package final class GatehouseServices: Sendable {
     package let operators: Operators
     package let adminKeys: AdminKeys
     package let locks: AccountLocks
+    /// Second factors and passkeys (docs/security.md).
+    package let secondFactors: SecondFactors
+    package let passkeys: Passkeys
     package let clients: ClientRecords
     package let operatorOutbox: OperatorOutbox
 
@@ -136,42 +139,67 @@ package final class GatehouseServices: Sendable {
         let audit = AuditLog(database: database, clock: clock, retention: configuration.audit.retention,
                              failureWindow: configuration.audit.failureWindow)
         self.audit = audit
-        let rules = AccountRules(
-            database: database, clock: clock, configuration: configuration, hasher: hasher, sessions: sessions,
-            verification: verification, outbox: outbox, composer: composer, secrets: secrets, rateLimiter: rateLimiter
-        )
+        // The account rules (no I/O) and the small capabilities the account services share; each
+        // service is given the ones it uses.
+        let rules = AccountRules(defaultCountryCode: configuration.defaultCountryCode, limits: configuration.limits)
+        let accountStore = AccountStore(database: database)
+        let clients = ClientRecords(database: database, clock: clock, sessions: sessions, defaultCountryCode: configuration.defaultCountryCode,
+                                    maxRows: configuration.operators.importMaxRows)
+        self.clients = clients
+        let binding = ClientBinding(clients: clients, audit: audit)
+        let codes = CodeIssuer(rules: rules, verification: verification, secrets: secrets)
+        let notices = SecurityNotices(composer: composer)
+        let proofs = AddressProofs(database: database, clock: clock, store: accountStore, verification: verification, sessions: sessions,
+                                   outbox: outbox, composer: composer, audit: audit, binding: binding)
+        let passwords = PasswordChanges(database: database, clock: clock, limits: configuration.limits, hasher: hasher, secrets: secrets,
+                                        rateLimiter: rateLimiter, verification: verification, sessions: sessions, outbox: outbox, composer: composer,
+                                        audit: audit, binding: binding)
+        let pushDevices = PushDevices(database: database, clock: clock, maxPerAccount: configuration.delivery.push.devicesPerAccount)
+        self.pushDevices = pushDevices
         let operators = Operators(database: database, clock: clock, hasher: hasher, secrets: secrets, rateLimiter: rateLimiter,
                                   settings: configuration.operators)
         self.operators = operators
         self.adminKeys = AdminKeys(database: database, clock: clock, random: dependencies.random)
-        self.locks = AccountLocks(rules: rules)
-        self.clients = rules.clients
+        self.locks = AccountLocks(database: database, clock: clock, store: accountStore, sessions: sessions, audit: audit)
         self.operatorOutbox = OperatorOutbox(database: database, clock: clock, outbox: outbox)
-        // Each service is given the account rules it applies and only the other dependencies it uses.
-        self.signup = SignupService(rules: rules, database: database, clock: clock, configuration: configuration, hasher: hasher,
-                                    passwordRules: passwordRules, sessions: sessions, verification: verification, outbox: outbox,
-                                    composer: composer, secrets: secrets)
-        self.login = LoginService(rules: rules, database: database, clock: clock, configuration: configuration, hasher: hasher,
-                                  passwordRules: passwordRules, sessions: sessions, rateLimiter: rateLimiter)
-        self.recovery = RecoveryService(rules: rules, configuration: configuration, hasher: hasher, passwordRules: passwordRules,
-                                        verification: verification, composer: composer, secrets: secrets)
-        self.profile = ProfileService(rules: rules, database: database, clock: clock, configuration: configuration, sessions: sessions,
-                                      verification: verification, outbox: outbox, composer: composer)
-        self.email = EmailService(rules: rules, database: database, clock: clock, configuration: configuration,
-                                  verification: verification, outbox: outbox, composer: composer, secrets: secrets)
-        self.avatars = AvatarService(rules: rules, database: database, clock: clock, configuration: configuration, blobs: blobs)
+        let relyingParty = WebAuthnRelyingParty(id: configuration.passkeyRPID, origins: configuration.passkeyOrigins)
+        let assertions = PasskeyAssertions(database: database, clock: clock, challengeTTL: configuration.passkeys.challengeTTL, relyingParty: relyingParty,
+                                           accounts: accountStore, outbox: outbox, audit: audit, notices: notices)
+        let secondFactors = SecondFactors(database: database, clock: clock, settings: configuration.secondFactors,
+                                          loginFailureWindow: configuration.limits.loginFailureWindow, accounts: accountStore, secrets: secrets,
+                                          rateLimiter: rateLimiter, outbox: outbox, audit: audit, notices: notices, passwords: passwords,
+                                          assertions: assertions)
+        self.secondFactors = secondFactors
+        self.passkeys = Passkeys(database: database, clock: clock, settings: configuration.passkeys, relyingParty: relyingParty,
+                                 recoveryUndoesWithin: configuration.secondFactors.recoveryUndoesWithin, accounts: accountStore, secrets: secrets,
+                                 rateLimiter: rateLimiter, sessions: sessions, outbox: outbox, audit: audit, notices: notices, binding: binding,
+                                 assertions: assertions, secondFactors: secondFactors)
+        self.signup = SignupService(rules: rules, database: database, clock: clock, hasher: hasher, passwordRules: passwordRules, sessions: sessions,
+                                    verification: verification, outbox: outbox, composer: composer, secrets: secrets, codes: codes, proofs: proofs,
+                                    binding: binding, audit: audit)
+        self.login = LoginService(rules: rules, database: database, clock: clock, hasher: hasher, passwordRules: passwordRules, sessions: sessions,
+                                  rateLimiter: rateLimiter, outbox: outbox, audit: audit, binding: binding, notices: notices, passwords: passwords,
+                                  secondFactors: secondFactors)
+        self.recovery = RecoveryService(rules: rules, store: accountStore, hasher: hasher, passwordRules: passwordRules, verification: verification,
+                                        composer: composer, secrets: secrets, codes: codes, notices: notices, passwords: passwords, audit: audit,
+                                        secondFactors: secondFactors)
+        self.profile = ProfileService(rules: rules, database: database, clock: clock, sessions: sessions, verification: verification, outbox: outbox,
+                                      composer: composer, codes: codes, proofs: proofs, passwords: passwords, pushDevices: pushDevices, audit: audit)
+        self.email = EmailService(rules: rules, database: database, clock: clock, verification: verification, outbox: outbox, composer: composer,
+                                  secrets: secrets, codes: codes, proofs: proofs, passwords: passwords, audit: audit)
+        self.avatars = AvatarService(database: database, clock: clock, limits: configuration.limits, blobs: blobs)
         let signToLogin = SignToLoginStore(database: database)
         self.apps = AppsService(apps: signToLogin, clock: clock, configuration: configuration, secrets: secrets, blobs: blobs)
-        self.signatures = SignatureService(rules: rules, database: database, records: signToLogin, clock: clock, configuration: configuration, hasher: hasher,
-                                           sessions: sessions, verification: verification, composer: composer, secrets: secrets,
-                                           rateLimiter: rateLimiter, blobs: blobs)
-        self.signatureProfiles = SignatureProfiles(rules: rules, database: database, records: signToLogin, verification: verification, sessions: sessions,
-                                                   composer: composer, clock: clock, blobs: blobs, configuration: configuration)
+        self.signatures = SignatureService(database: database, records: signToLogin, clock: clock, settings: configuration.signature,
+                                           limits: configuration.limits, hasher: hasher, sessions: sessions, verification: verification,
+                                           composer: composer, secrets: secrets, rateLimiter: rateLimiter, blobs: blobs, codes: codes, proofs: proofs,
+                                           audit: audit)
+        self.signatureProfiles = SignatureProfiles(database: database, records: signToLogin, verification: verification, sessions: sessions,
+                                                   composer: composer, clock: clock, blobs: blobs, photoMaxBytes: configuration.signature.photoMaxBytes,
+                                                   codeTTL: configuration.limits.codeTTL, publicURL: configuration.publicURL, codes: codes, audit: audit)
         self.documents = SignatureDocuments(database: database, records: signToLogin, clock: clock, configuration: configuration, sessions: sessions,
                                             blobs: blobs, signatures: signatures)
 
-        let pushDevices = PushDevices(database: database, clock: clock, maxPerAccount: configuration.delivery.push.devicesPerAccount)
-        self.pushDevices = pushDevices
         let pushSettings = configuration.delivery.push
         // Pushes are written when a service can send them, or (development) the outbox keeps them.
         let pushOn = pushSettings.apns != nil || pushSettings.fcm != nil || configuration.environment == .development
@@ -214,7 +242,7 @@ package final class GatehouseServices: Sendable {
         self.realtime = RealtimeHub(log: eventLog, sessions: sessions, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
         // Every app built on accounts takes part in deleting one; the accounts' own data goes last.
         let accountDeletion = AccountDeletionService(
-            rules: rules, store: AccountStore(database: database), database: database, clock: clock, sessions: sessions,
+            store: accountStore, database: database, clock: clock, sessions: sessions, passwords: passwords, audit: audit,
             participants: [SignToLoginDeletion(store: signToLogin, accounts: AccountStore(database: database)),
                            WalletDeletion(store: walletCore.store), MessengerDeletion(store: messenger.store)],
             grace: configuration.limits.accountDeletionGrace

@@ -10,7 +10,6 @@ import GatehousePlatform
 /// SDK's form and `/register/` check them), and delete it with every signature kept: a person's
 /// right. The site's profile page signs the person in by a code mailed to the address.
 package struct SignatureProfiles: Sendable {
-    package let rules: AccountRules
     package let database: DatabaseProvider
     package let records: SignToLoginStore
     package let accounts: AccountStore
@@ -22,12 +21,14 @@ package struct SignatureProfiles: Sendable {
     package let photoMaxBytes: Int
     package let codeTTL: TimeInterval
     package let publicURL: String
+    package let codes: CodeIssuer
+    package let audit: AuditLog
 
     package static let notFound = GatehouseError.notFound(.signatureProfileNotFound, "error.signatureProfileNotFound")
 
-    package init(rules: AccountRules, database: DatabaseProvider, records: SignToLoginStore, verification: VerificationService, sessions: SessionService,
-                 composer: MessageComposer, clock: GatehouseClock, blobs: any BlobStore, configuration: GatehouseConfiguration) {
-        self.rules = rules
+    package init(database: DatabaseProvider, records: SignToLoginStore, verification: VerificationService, sessions: SessionService,
+                 composer: MessageComposer, clock: GatehouseClock, blobs: any BlobStore, photoMaxBytes: Int, codeTTL: TimeInterval, publicURL: String,
+                 codes: CodeIssuer, audit: AuditLog) {
         self.database = database
         self.records = records
         self.accounts = AccountStore(database: database)
@@ -36,9 +37,11 @@ package struct SignatureProfiles: Sendable {
         self.composer = composer
         self.clock = clock
         self.blobs = blobs
-        self.photoMaxBytes = configuration.signature.photoMaxBytes
-        self.codeTTL = configuration.limits.codeTTL
-        self.publicURL = configuration.publicURL
+        self.photoMaxBytes = photoMaxBytes
+        self.codeTTL = codeTTL
+        self.publicURL = publicURL
+        self.codes = codes
+        self.audit = audit
     }
 
     /// The editable fields, by the API's names and the spec's.
@@ -77,7 +80,7 @@ package struct SignatureProfiles: Sendable {
             changed.append(field.rawValue)
         }
         try await records.saveProfile(of: account, fields: fields, photoBlob: nil, now: clock.now())
-        try await rules.audit.record(AuditEvent(.signatureProfileChanged, by: actor, account: account, origin: origin,
+        try await audit.record(AuditEvent(.signatureProfileChanged, by: actor, account: account, origin: origin,
                                                 detail: ["fields": changed.sorted().joined(separator: ",")]))
         return try await profile(of: account)
     }
@@ -94,7 +97,7 @@ package struct SignatureProfiles: Sendable {
             key = try await blobs.put(bytes).hex
         }
         try await records.saveProfile(of: account, fields: fields, photoBlob: .some(key), now: clock.now())
-        try await rules.audit.record(AuditEvent(.signatureProfileChanged, by: actor, account: account, origin: origin,
+        try await audit.record(AuditEvent(.signatureProfileChanged, by: actor, account: account, origin: origin,
                                                 detail: ["fields": bytes == nil ? "photo removed" : "photo"]))
         return try await profile(of: account)
     }
@@ -114,7 +117,7 @@ package struct SignatureProfiles: Sendable {
         let email = try await accounts.row(id: account)?.email
         try await database.db.withTransaction { tx in
             try await records.eraseAccount(account, email: email, on: tx)
-            try await rules.audit.record(AuditEvent(.signatureErased, by: actor, account: account, origin: origin), on: tx)
+            try await audit.record(AuditEvent(.signatureErased, by: actor, account: account, origin: origin), on: tx)
         }
     }
 
@@ -125,9 +128,9 @@ package struct SignatureProfiles: Sendable {
         guard let email = EmailAddress.normalize(raw) else {
             throw GatehouseError(.invalidInput, .invalidEmail, LocalizedText("error.invalidEmail", [String(raw.prefix(64))]), field: "email")
         }
-        guard let account = try await rules.store.owner(of: .email(email)), account.deletionRequestedAt == nil,
+        guard let account = try await accounts.owner(of: .email(email)), account.deletionRequestedAt == nil,
               let id = account.id, try await records.profile(of: id) != nil else { return }
-        _ = try await rules.issueCode(.signatureProfile, to: .email(email), accountID: id, origin: origin) { code in
+        _ = try await codes.issueCode(.signatureProfile, to: .email(email), accountID: id, origin: origin) { code in
             composer.code(.signIn, to: email, channel: .email, code: code, ttl: codeTTL, language: origin.language)
         }
     }
@@ -137,7 +140,7 @@ package struct SignatureProfiles: Sendable {
         let refused = GatehouseError(.unauthorized, .invalidCode, LocalizedText("error.invalidCode"))
         guard let email = EmailAddress.normalize(raw) else { throw refused }
         let proof = try await verification.check(code: code, purpose: .signatureProfile, destination: email)
-        guard let account = try await rules.store.owner(of: .email(email)), let id = account.id, account.deletionRequestedAt == nil else { throw refused }
+        guard let account = try await accounts.owner(of: .email(email)), let id = account.id, account.deletionRequestedAt == nil else { throw refused }
         return try await database.db.withTransaction { tx in
             try await verification.consume(proof, on: tx)
             return try await sessions.create(accountID: id, device: "Sign To Login profile page", ip: origin.ip, on: tx)

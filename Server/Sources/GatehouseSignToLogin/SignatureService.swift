@@ -12,12 +12,12 @@ import NIOPosix
 /// address proven by an email code first), and authentication attempts (budgeted, replays refused)
 /// kept for the history.
 package struct SignatureService: Sendable {
-    package let rules: AccountRules
     package let database: DatabaseProvider
     /// Its tables.
     package let records: SignToLoginStore
     package let clock: GatehouseClock
-    package let configuration: GatehouseConfiguration
+    package let settings: GatehouseConfiguration.Signature
+    package let limits: GatehouseConfiguration.Limits
     package let hasher: PasswordHasher
     package let sessions: SessionService
     package let verification: VerificationService
@@ -25,13 +25,13 @@ package struct SignatureService: Sendable {
     package let secrets: Secrets
     package let rateLimiter: RateLimiter
     package let blobs: any BlobStore
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package let codes: CodeIssuer
+    package let proofs: AddressProofs
+    package let audit: AuditLog
     package var store: AccountStore { AccountStore(database: database) }
     package var verifier = SignatureVerifier()
     /// Models this instance has prepared, by their row (`model(row:)`).
     package let preparedModels: BoundedCache<UUID, SignatureVerifier.Prepared>
-
-    private var settings: GatehouseConfiguration.Signature { configuration.signature }
 
     // MARK: Devices
 
@@ -171,7 +171,7 @@ package struct SignatureService: Sendable {
         let device = DeviceClass(deviceVersion: r.deviceVersion)
         let owner = try await account(email: r.email)
         guard let code = r.emailCode else {
-            _ = try await rules.issueCode(.signatureEnrolment, to: .email(r.email), accountID: owner?.id, origin: origin) { code in
+            _ = try await codes.issueCode(.signatureEnrolment, to: .email(r.email), accountID: owner?.id, origin: origin) { code in
                 composer.code(.signup, to: r.email, channel: .email, code: code, ttl: limits.codeTTL, language: origin.language)
             }
             return .emailCodeSent
@@ -228,7 +228,7 @@ package struct SignatureService: Sendable {
             session = try await database.db.withTransaction { tx in
                 try await verification.consume(proof, on: tx)
                 if let createdRow {
-                    try await rules.dropUnverifiedClaim(on: .email(r.email), on: tx)
+                    try await proofs.dropUnverifiedClaim(on: .email(r.email), on: tx)
                     try await store.create(createdRow, on: tx)
                 }
                 let id = account.id!
@@ -240,10 +240,10 @@ package struct SignatureService: Sendable {
                 if hadUnproven { try await sessions.revokeAll(accountID: id, on: tx) }
                 let app = r.appID.uuidString.lowercased()
                 if createdRow != nil {
-                    try await rules.audit.record(AuditEvent(.accountCreated, by: .account(id), account: id, origin: origin.audit,
+                    try await audit.record(AuditEvent(.accountCreated, by: .account(id), account: id, origin: origin.audit,
                                                             detail: ["with": "signature enrolment", "app": app]), on: tx)
                 }
-                try await rules.audit.record(AuditEvent(.signatureEnrolled, by: .account(id), account: id, origin: origin.audit,
+                try await audit.record(AuditEvent(.signatureEnrolled, by: .account(id), account: id, origin: origin.audit,
                                                         detail: ["app": app, "device": device.rawValue]), on: tx)
                 return try await sessions.create(accountID: id, device: r.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login",
                                                  ip: origin.ip, on: tx)
@@ -387,7 +387,7 @@ package struct SignatureService: Sendable {
             try await rateLimiter.release(slots, window: window, on: tx)
             guard !signedIn else { return nil }
             // A sign-in by signature.
-            try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(id), account: id, origin: origin.audit,
+            try await audit.record(AuditEvent(.loginSucceeded, by: .account(id), account: id, origin: origin.audit,
                                                     detail: ["with": "signature", "app": a.appID.uuidString.lowercased()]), on: tx)
             return try await sessions.create(accountID: id, device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login", ip: origin.ip, on: tx)
         }
@@ -411,12 +411,15 @@ package struct SignatureService: Sendable {
         return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, records: SignToLoginStore, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, sessions: SessionService, verification: VerificationService, composer: MessageComposer, secrets: Secrets, rateLimiter: RateLimiter, blobs: any BlobStore) {
-        self.rules = rules
+    package init(database: DatabaseProvider, records: SignToLoginStore, clock: GatehouseClock, settings: GatehouseConfiguration.Signature,
+                 limits: GatehouseConfiguration.Limits, hasher: PasswordHasher, sessions: SessionService, verification: VerificationService,
+                 composer: MessageComposer, secrets: Secrets, rateLimiter: RateLimiter, blobs: any BlobStore, codes: CodeIssuer, proofs: AddressProofs,
+                 audit: AuditLog) {
         self.database = database
         self.records = records
         self.clock = clock
-        self.configuration = configuration
+        self.settings = settings
+        self.limits = limits
         self.hasher = hasher
         self.sessions = sessions
         self.verification = verification
@@ -424,6 +427,9 @@ package struct SignatureService: Sendable {
         self.secrets = secrets
         self.rateLimiter = rateLimiter
         self.blobs = blobs
-        self.preparedModels = BoundedCache(capacity: configuration.signature.modelCache)
+        self.codes = codes
+        self.proofs = proofs
+        self.audit = audit
+        self.preparedModels = BoundedCache(capacity: settings.modelCache)
     }
 }

@@ -22,7 +22,6 @@ package protocol AccountDeletionParticipant: Sendable {
 /// stops at once; a password login within the grace period cancels it; after it the personal data
 /// is erased, by the accounts and by every app's participant, in one transaction per account.
 package struct AccountDeletionService: Sendable {
-    package let rules: AccountRules
     package let store: AccountStore
     package let database: DatabaseProvider
     package let clock: GatehouseClock
@@ -32,11 +31,14 @@ package struct AccountDeletionService: Sendable {
     package let grace: TimeInterval
     /// Accounts erased per maintenance run, each in its own transaction.
     package let batch: Int
+    package let passwords: PasswordChanges
+    package let audit: AuditLog
 
-    package init(rules: AccountRules, store: AccountStore, database: DatabaseProvider, clock: GatehouseClock, sessions: SessionService,
-                 participants: [any AccountDeletionParticipant], grace: TimeInterval, batch: Int = 50) {
-        self.rules = rules
+    package init(store: AccountStore, database: DatabaseProvider, clock: GatehouseClock, sessions: SessionService, passwords: PasswordChanges,
+                 audit: AuditLog, participants: [any AccountDeletionParticipant], grace: TimeInterval, batch: Int = 50) {
         self.store = store
+        self.passwords = passwords
+        self.audit = audit
         self.database = database
         self.clock = clock
         self.sessions = sessions
@@ -49,14 +51,14 @@ package struct AccountDeletionService: Sendable {
     /// budget), then every app's check; then the request is written and every session ends, in one
     /// transaction. Asking again answers the date already set.
     package func request(accountID: UUID, currentPassword: String?, origin: RequestOrigin? = nil) async throws -> AccountDeletion {
-        let account = try await rules.accountRow(id: accountID)
-        try await rules.requireCurrentPassword(currentPassword, of: account)
+        let account = try await store.accountRow(id: accountID)
+        try await passwords.requireCurrentPassword(currentPassword, of: account)
         let now = clock.now()
         let requested = try await database.db.withTransaction { tx -> Date in
             for participant in participants { try await participant.checkDeletable(accountID, on: tx) }
             let requested = try await store.requestDeletion(accountID, at: now, on: tx)
             try await sessions.revokeAll(accountID: accountID, on: tx)
-            try await rules.audit.record(AuditEvent(.accountDeletionRequested, by: .account(accountID), account: accountID,
+            try await audit.record(AuditEvent(.accountDeletionRequested, by: .account(accountID), account: accountID,
                                                     origin: origin?.audit ?? AuditOrigin()), on: tx)
             return requested
         }

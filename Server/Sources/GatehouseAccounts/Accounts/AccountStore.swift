@@ -14,6 +14,38 @@ package struct AccountStore: Sendable {
         self.database = database
     }
 
+    // MARK: Lookups the account services share
+
+    /// The account an identifier names (`AccountRules.identifier`). Only a confirmed email or a
+    /// verified phone names an account: an unconfirmed one is a claim anybody could have typed
+    /// (docs/security.md, "Claims").
+    package func find(_ identifier: AccountRules.Identifier?) async throws -> AccountModel? {
+        switch identifier {
+        case nil: return nil
+        case .email(let email): return try await owner(of: .email(email))
+        case .nameOrPhone(let name, let phone):
+            if let byName = try await named(name) { return byName }
+            guard let phone else { return nil }
+            return try await owner(of: .phone(phone))
+        }
+    }
+
+    /// The account's row, for the rules that change it; 401 when it is gone (its session with it).
+    package func accountRow(id: UUID) async throws -> AccountModel {
+        guard let account = try await row(id: id) else { throw GatehouseError.unauthorized }
+        return account
+    }
+
+    /// The account as a value (what surfaces show).
+    package func account(id: UUID) async throws -> AccountSnapshot {
+        try await accountRow(id: id).snapshot
+    }
+
+    /// Whether another account has the tag (or a login of that name).
+    package func isTagTaken(_ tag: String, except accountID: UUID? = nil) async throws -> Bool {
+        try await isNameTaken(tag.lowercased(), except: accountID)
+    }
+
     /// A new account, in the caller's transaction (a sign-up, or Sign To Login's enrolment).
     package func create(_ account: AccountModel, on db: any GatehouseDatabase) async throws {
         try await account.create(on: db)

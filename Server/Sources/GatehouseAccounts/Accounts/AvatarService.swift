@@ -7,12 +7,10 @@ import GatehousePlatform
 /// Avatars: the image checked to its end, its bytes in the blob store, its row naming them; a new
 /// upload gets a fresh id, so its URL never changes meaning and can be cached forever.
 package struct AvatarService: Sendable {
-    package let rules: AccountRules
     package let database: DatabaseProvider
     package let clock: GatehouseClock
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
     package let blobs: any BlobStore
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
     package var store: AccountStore { AccountStore(database: database) }
 
     package typealias AvatarFormat = ImageFormat
@@ -35,7 +33,7 @@ package struct AvatarService: Sendable {
         guard format.matches(bytes), ImageStructure.isComplete(bytes, format: format) else {
             throw GatehouseError.invalid(.invalidImage, "error.invalidImage", format.rawValue)
         }
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         let blob = try await blobs.put(bytes)
         let now = clock.now()
         let avatar = AvatarModel(accountID: accountID, contentType: format.rawValue, blob: blob, size: bytes.count, now: now)
@@ -50,7 +48,7 @@ package struct AvatarService: Sendable {
     }
 
     package func removeAvatar(accountID: UUID) async throws -> AccountSnapshot {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         guard account.avatarID != nil else { return account.snapshot }
         try await database.db.withTransaction { tx in
             try await AvatarModel.query(on: tx).filter(\.$accountID == accountID).delete()
@@ -72,11 +70,10 @@ package struct AvatarService: Sendable {
         return (row.contentType, bytes)
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, blobs: any BlobStore) {
-        self.rules = rules
+    package init(database: DatabaseProvider, clock: GatehouseClock, limits: GatehouseConfiguration.Limits, blobs: any BlobStore) {
         self.database = database
         self.clock = clock
-        self.configuration = configuration
+        self.limits = limits
         self.blobs = blobs
     }
 }

@@ -9,12 +9,15 @@ package struct EmailService: Sendable {
     package let rules: AccountRules
     package let database: DatabaseProvider
     package let clock: GatehouseClock
-    package let configuration: GatehouseConfiguration
     package let verification: VerificationService
     package let outbox: Outbox
     package let composer: MessageComposer
     package let secrets: Secrets
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package let codes: CodeIssuer
+    package let proofs: AddressProofs
+    package let passwords: PasswordChanges
+    package let audit: AuditLog
+    package var limits: GatehouseConfiguration.Limits { rules.limits }
     package var store: AccountStore { AccountStore(database: database) }
 
     // MARK: Email confirmation
@@ -23,7 +26,7 @@ package struct EmailService: Sendable {
     /// operator had it sent again (the console); the trail says who and why.
     @discardableResult
     package func sendEmailConfirmation(accountID: UUID, origin: RequestOrigin, by actor: AuditActor? = nil, reason: String? = nil) async throws -> VerificationService.Issued {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         guard let email = account.displayedEmail else { throw GatehouseError.invalid(.noEmail, "error.noEmail") }
         if account.isEmailConfirmed { throw GatehouseError.invalid(.emailAlreadyConfirmed, "error.emailAlreadyConfirmed") }
         let token = secrets.token()
@@ -36,7 +39,7 @@ package struct EmailService: Sendable {
         if let actor {
             var detail = ["to": maskedForAudit(email)]
             if let reason { detail["reason"] = reason }
-            try await rules.audit.record(AuditEvent(.confirmationResent, by: actor, account: accountID, origin: origin.audit, detail: detail))
+            try await audit.record(AuditEvent(.confirmationResent, by: actor, account: accountID, origin: origin.audit, detail: detail))
         }
         return issued
     }
@@ -119,13 +122,13 @@ package struct EmailService: Sendable {
     /// stays in use (display, login, recovery) until then, and is told. Needs the current password.
     package func requestEmailChange(accountID: UUID, email raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
         let email = try rules.normalizeEmail(raw)
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         if email == account.email { throw GatehouseError.invalid(.emailUnchanged, "error.emailUnchanged").on(field: "email") }
-        try await rules.requireCurrentPassword(currentPassword, of: account)
-        if try await rules.accountByDestination(.email(email)) != nil {
+        try await passwords.requireCurrentPassword(currentPassword, of: account)
+        if try await store.owner(of: .email(email)) != nil {
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken").on(field: "email")
         }
-        let result = try await rules.issueCode(.emailChange, to: .email(email), accountID: accountID, origin: origin) { code in
+        let result = try await codes.issueCode(.emailChange, to: .email(email), accountID: accountID, origin: origin) { code in
             composer.code(.emailChange, to: email, channel: .email, code: code, ttl: limits.codeTTL, language: account.language)
         }
         let notice: OutgoingMessage? = if let old = account.email, account.emailConfirmedAt != nil, account.pendingEmail != email {
@@ -146,7 +149,7 @@ package struct EmailService: Sendable {
     /// Confirms the pending address with its code: it becomes the account's confirmed address,
     /// an unconfirmed claim on it elsewhere is dropped, and every other session ends.
     package func verifyEmailChange(accountID: UUID, sessionID: UUID?, code: String, origin: RequestOrigin? = nil) async throws -> AccountSnapshot {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         guard let pending = account.pendingEmail else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
         let row = try await verification.check(code: code, purpose: .emailChange, destination: pending)
         guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
@@ -157,13 +160,13 @@ package struct EmailService: Sendable {
         account.pendingEmail = nil
         account.emailConfirmedAt = now
         account.updatedAt = now
-        try await rules.spend(row, saving: account, claiming: .email(pending), keepingSession: sessionID, conflict: .conflict(.emailTaken, "error.emailTaken"),
+        try await proofs.spend(row, saving: account, claiming: .email(pending), keepingSession: sessionID, conflict: .conflict(.emailTaken, "error.emailTaken"),
                               audit: event)
         return account.snapshot
     }
 
     package func cancelEmailChange(accountID: UUID) async throws -> AccountSnapshot {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         guard account.pendingEmail != nil else { throw GatehouseError.invalid(.noPendingEmail, "error.noPendingEmail") }
         account.pendingEmail = nil
         account.updatedAt = clock.now()
@@ -171,14 +174,17 @@ package struct EmailService: Sendable {
         return account.snapshot
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets) {
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets, codes: CodeIssuer, proofs: AddressProofs, passwords: PasswordChanges, audit: AuditLog) {
         self.rules = rules
         self.database = database
         self.clock = clock
-        self.configuration = configuration
         self.verification = verification
         self.outbox = outbox
         self.composer = composer
         self.secrets = secrets
+        self.codes = codes
+        self.proofs = proofs
+        self.passwords = passwords
+        self.audit = audit
     }
 }

@@ -9,13 +9,18 @@ package struct LoginService: Sendable {
     package let rules: AccountRules
     package let database: DatabaseProvider
     package let clock: GatehouseClock
-    package let configuration: GatehouseConfiguration
     package let hasher: PasswordHasher
     package let passwordRules: PasswordRules
     package let sessions: SessionService
     package let rateLimiter: RateLimiter
-    package var secondFactors: SecondFactors { SecondFactors(rules: rules) }
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package let outbox: Outbox
+    package let audit: AuditLog
+    package let binding: ClientBinding
+    package let notices: SecurityNotices
+    package let passwords: PasswordChanges
+    package let secondFactors: SecondFactors
+    package var limits: GatehouseConfiguration.Limits { rules.limits }
+    package var store: AccountStore { AccountStore(database: database) }
 
     // MARK: Login
 
@@ -36,7 +41,7 @@ package struct LoginService: Sendable {
         // `.emailOnly` means an email address: "@tag" (and "@+7912...") contains an "@" too, and
         // `findAccount` would look it up as a login name or a phone number.
         let acceptable = kinds == .any || EmailAddress.normalize(identifier) != nil
-        let account = acceptable ? try await rules.findAccount(identifier: identifier) : nil
+        let account = acceptable ? try await store.find(rules.identifier(identifier)) : nil
         let accountKey = account?.id?.uuidString ?? "id:" + identifier.lowercased().prefix(100)
         try await rateLimiter.hit("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
         do {
@@ -62,10 +67,10 @@ package struct LoginService: Sendable {
                 }
                 try await takeBack(account, origin: origin)
                 session = try await database.db.withTransaction { tx in
-                    try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
+                    try await audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                             detail: ["with": "password"]), on: tx)
                     // A client record imported after the account was made binds now.
-                    try await rules.bindClientRecord(account, origin: origin.audit, on: tx)
+                    try await binding.bindClientRecord(account, origin: origin.audit, on: tx)
                     return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, on: tx)
                 }
             } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin, secondStep: secondStep) {
@@ -77,7 +82,7 @@ package struct LoginService: Sendable {
             // A failure: the slots stay spent, and it is counted (never the identifier typed: it
             // may be a password typed in the wrong field).
             let who = account?.id
-            try await rules.audit.countFailure(AuditEvent(.loginFailed, by: who.map { .account($0) } ?? .anonymous, account: who,
+            try await audit.countFailure(AuditEvent(.loginFailed, by: who.map { .account($0) } ?? .anonymous, account: who,
                                                           origin: origin.audit))
             throw error
         } catch {
@@ -101,7 +106,7 @@ package struct LoginService: Sendable {
             .filter(\.$consumedAt == nil)
             .filter(\.$expiresAt > now)
             .all()
-        let offered = rules.temporaryPasswordHash(password, accountID: accountID)
+        let offered = passwords.temporaryPasswordHash(password, accountID: accountID)
         guard let match = candidates.first(where: { Secrets.constantTimeEquals(offered, $0.secretHash) }) else { return nil }
         let hash = try await hasher.hash(password)
         // A temporary password is a recovery: the factors added in the days before go with it
@@ -112,11 +117,11 @@ package struct LoginService: Sendable {
             throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin, temporary: (match.id!, hash)))
         }
         try await takeBack(account, origin: origin)
-        let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
+        let phoneNotice = match.destination.contains("@") ? notices.unverifyPhoneAfterEmailRecovery(account) : nil
         // It becomes the password: every other temporary password and reset code dies, every
         // other session ends.
         let factors = secondFactors
-        return try await rules.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
+        return try await passwords.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
                                            tellOwner: false, openingSessionFor: origin,
                                            also: { tx in try await factors.undoRecentFactors(of: accountID, on: tx) },
                                            how: "temporary password", from: origin)
@@ -134,7 +139,7 @@ package struct LoginService: Sendable {
         let (pending, attemptsLeft) = try await secondFactors.takeAttempt(challenge: challenge)
         let proof = try await secondFactors.check(pending.accountID, code: code, recoveryCode: recoveryCode, passkey: passkey, pending: pending,
                                                   attemptsLeft: attemptsLeft, origin: origin)
-        guard let account = try await rules.store.row(id: pending.accountID), account.erasedAt == nil else { throw SecondFactors.challengeInvalid }
+        guard let account = try await store.row(id: pending.accountID), account.erasedAt == nil else { throw SecondFactors.challengeInvalid }
         try await takeBack(account, origin: origin)
         let accountID = pending.accountID
         let factors = secondFactors
@@ -147,8 +152,8 @@ package struct LoginService: Sendable {
             guard let match = try await VerificationCodeModel.find(codeID, on: database.db), match.consumedAt == nil, match.expiresAt > clock.now() else {
                 throw SecondFactors.challengeInvalid
             }
-            let phoneNotice = match.destination.contains("@") ? rules.unverifyPhoneAfterEmailRecovery(account) : nil
-            let session = try await rules.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice, tellOwner: false,
+            let phoneNotice = match.destination.contains("@") ? notices.unverifyPhoneAfterEmailRecovery(account) : nil
+            let session = try await passwords.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice, tellOwner: false,
                                                       openingSessionFor: origin, secondFactorChecked: true,
                                                       also: { tx in
                                                           try await finish(tx)
@@ -159,9 +164,9 @@ package struct LoginService: Sendable {
         }
         return try await database.db.withTransaction { tx in
             try await finish(tx)
-            try await rules.audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
+            try await audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["with": "password + \(proof.method)"]), on: tx)
-            try await rules.bindClientRecord(account, origin: origin.audit, on: tx)
+            try await binding.bindClientRecord(account, origin: origin.audit, on: tx)
             return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, secondFactorChecked: true, on: tx)
         }
     }
@@ -171,12 +176,12 @@ package struct LoginService: Sendable {
     /// may not be the one who signed in). One erased meanwhile has nothing left to sign in to.
     private func takeBack(_ account: AccountModel, origin: RequestOrigin) async throws {
         guard account.deletionRequestedAt != nil, let accountID = account.id else { return }
-        let notice = rules.securityNotice(.deletionCancelled, to: account)
+        let notice = notices.securityNotice(.deletionCancelled, to: account)
         try await database.db.withTransaction { tx in
-            guard try await rules.store.cancelDeletion(accountID, on: tx) else { throw GatehouseError.invalidCredentials }
-            try await rules.audit.record(AuditEvent(.accountDeletionCancelled, by: .account(accountID), account: accountID, origin: origin.audit,
+            guard try await store.cancelDeletion(accountID, on: tx) else { throw GatehouseError.invalidCredentials }
+            try await audit.record(AuditEvent(.accountDeletionCancelled, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["by": "login"]), on: tx)
-            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+            if let notice { try await outbox.enqueue(notice, on: tx) }
         }
     }
 
@@ -186,30 +191,35 @@ package struct LoginService: Sendable {
     /// same failure budget as logins, so a stolen token cannot be used to guess it.
     /// `current` nil or empty: `current_password_required`.
     package func changePassword(accountID: UUID, sessionID: UUID, current: String?, new: String, origin: RequestOrigin) async throws {
-        let account = try await rules.accountRow(id: accountID)
-        try await rules.requireCurrentPassword(current, of: account)
+        let account = try await store.accountRow(id: accountID)
+        try await passwords.requireCurrentPassword(current, of: account)
         do {
             try await passwordRules.validate(new)
         } catch let error as GatehouseError {
             throw error.on(field: "newPassword")
         }
         let hash = try await hasher.hash(new)
-        try await rules.setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID, how: "change", from: origin)
+        try await passwords.setPassword(account, hash: hash, consuming: nil, keepingSession: sessionID, how: "change", from: origin)
     }
 
     /// The account a session was opened for, as surfaces show it.
     package func account(id: UUID) async throws -> AccountSnapshot {
-        try await rules.account(id: id)
+        try await store.account(id: id)
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, rateLimiter: RateLimiter) {
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, rateLimiter: RateLimiter, outbox: Outbox, audit: AuditLog, binding: ClientBinding, notices: SecurityNotices, passwords: PasswordChanges, secondFactors: SecondFactors) {
         self.rules = rules
         self.database = database
         self.clock = clock
-        self.configuration = configuration
         self.hasher = hasher
         self.passwordRules = passwordRules
         self.sessions = sessions
         self.rateLimiter = rateLimiter
+        self.outbox = outbox
+        self.audit = audit
+        self.binding = binding
+        self.notices = notices
+        self.passwords = passwords
+        self.secondFactors = secondFactors
     }
 }

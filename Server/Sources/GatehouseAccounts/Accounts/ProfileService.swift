@@ -9,12 +9,16 @@ package struct ProfileService: Sendable {
     package let rules: AccountRules
     package let database: DatabaseProvider
     package let clock: GatehouseClock
-    package let configuration: GatehouseConfiguration
     package let sessions: SessionService
     package let verification: VerificationService
     package let outbox: Outbox
     package let composer: MessageComposer
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package let codes: CodeIssuer
+    package let proofs: AddressProofs
+    package let passwords: PasswordChanges
+    package let pushDevices: PushDevices
+    package let audit: AuditLog
+    package var limits: GatehouseConfiguration.Limits { rules.limits }
     package var store: AccountStore { AccountStore(database: database) }
 
     // MARK: Profile
@@ -53,7 +57,7 @@ package struct ProfileService: Sendable {
 
     /// `sessionID`: the session asking, which stays open when an email change ends the others.
     package func updateProfile(accountID: UUID, sessionID: UUID?, change: ProfileChange, origin: RequestOrigin) async throws -> AccountSnapshot {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         let emailChanges = try change.email.map { try rules.normalizeEmail($0) != account.displayedEmail } ?? false
         if emailChanges {
             // The phone-first spec's "wrong email" screen sends no password: right after a login
@@ -61,7 +65,7 @@ package struct ProfileService: Sendable {
             // the address without one. Anything else needs the current password.
             let recentLogin = try await sessions.openedAt(sessionID: sessionID).map { clock.now().timeIntervalSince($0) <= limits.recentLoginWindow } ?? false
             if change.currentPassword != nil || account.emailConfirmedAt != nil || !recentLogin {
-                try await rules.requireCurrentPassword(change.currentPassword, of: account)
+                try await passwords.requireCurrentPassword(change.currentPassword, of: account)
             }
         }
         if let phone = change.phone, try rules.normalizePhone(phone) != account.phone {
@@ -79,7 +83,7 @@ package struct ProfileService: Sendable {
             guard let raw = v else { throw GatehouseError.invalid(.invalidParameter, "error.tagRequired").on(field: "tag") }
             let tag = try rules.validateTag(raw)
             if tag != account.usernameKey {
-                if try await rules.isTagTaken(tag, except: accountID) { throw AccountRules.tagTaken }
+                if try await store.isTagTaken(tag, except: accountID) { throw AccountRules.tagTaken }
                 account.username = tag
                 account.usernameKey = tag
                 newTag = tag
@@ -103,21 +107,21 @@ package struct ProfileService: Sendable {
                 // The phone-first spec's `fcm`: an FCM device of the session that sent it (none when cleared).
                 if let fcm = change.fcmToken, let sessionID {
                     if let token = fcm {
-                        _ = try await rules.pushDevices.register(DeviceRegistration(platform: .fcm, token: token,
+                        _ = try await pushDevices.register(DeviceRegistration(platform: .fcm, token: token,
                                                                                             language: account.language.rawValue),
                                                                  accountID: accountID, sessionID: sessionID, on: tx)
                     } else {
-                        try await rules.pushDevices.remove(sessionID: sessionID, platform: .fcm, on: tx)
+                        try await pushDevices.remove(sessionID: sessionID, platform: .fcm, on: tx)
                     }
                 }
                 if let notice { try await outbox.enqueue(notice, on: tx) }
                 if emailChanges {
                     try await sessions.revokeAll(accountID: accountID, keeping: sessionID, on: tx)
-                    try await rules.audit.record(event, on: tx)
+                    try await audit.record(event, on: tx)
                 }
             }
         } catch where error.isConstraintViolation {
-            if let newTag, try await rules.isTagTaken(newTag, except: accountID) {
+            if let newTag, try await store.isTagTaken(newTag, except: accountID) {
                 throw AccountRules.tagTaken
             }
             throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
@@ -154,15 +158,15 @@ package struct ProfileService: Sendable {
     /// Needs the current password: the phone becomes a way into the account.
     package func requestPhoneVerification(accountID: UUID, phone raw: String, currentPassword: String?, origin: RequestOrigin) async throws -> CodeIssued {
         let phone = try rules.normalizePhone(raw)
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         if account.phone == phone, account.phoneVerifiedAt != nil {
             throw GatehouseError.invalid(.phoneAlreadyVerified, "error.phoneAlreadyVerified").on(field: "phone")
         }
-        try await rules.requireCurrentPassword(currentPassword, of: account)
-        if let holder = try await rules.accountByDestination(.phone(phone)), holder.id != accountID {
+        try await passwords.requireCurrentPassword(currentPassword, of: account)
+        if let holder = try await store.owner(of: .phone(phone)), holder.id != accountID {
             throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone")
         }
-        return try await rules.issueCode(.phoneVerification, to: .phone(phone), accountID: accountID, origin: origin) { code in
+        return try await codes.issueCode(.phoneVerification, to: .phone(phone), accountID: accountID, origin: origin) { code in
             composer.code(.signup, to: phone, channel: .sms, code: code, ttl: limits.codeTTL, language: account.language)
         }
     }
@@ -171,7 +175,7 @@ package struct ProfileService: Sendable {
     /// every other session ends.
     package func verifyPhone(accountID: UUID, sessionID: UUID?, phone raw: String, code: String, origin: RequestOrigin? = nil) async throws -> AccountSnapshot {
         let phone = try rules.normalizePhone(raw)
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         let row = try await verification.check(code: code, purpose: .phoneVerification, destination: phone)
         guard row.accountID == accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
         let notice: OutgoingMessage? = if let old = account.phone, old != phone, account.phoneVerifiedAt != nil {
@@ -185,7 +189,7 @@ package struct ProfileService: Sendable {
         account.phone = phone
         account.phoneVerifiedAt = now
         account.updatedAt = now
-        try await rules.spend(row, saving: account, claiming: .phone(phone), keepingSession: sessionID, notice: notice,
+        try await proofs.spend(row, saving: account, claiming: .phone(phone), keepingSession: sessionID, notice: notice,
                         conflict: GatehouseError.conflict(.phoneTaken, "error.phoneTaken").on(field: "phone"), audit: event)
         return account.snapshot
     }
@@ -205,7 +209,7 @@ package struct ProfileService: Sendable {
             query.after = after
         }
         query.limit = size + 1
-        let rows = try await rules.audit.events(query)
+        let rows = try await audit.events(query)
         let page = Array(rows.prefix(size))
         let staff: Set<String> = [AuditActor.operator("").type, AuditActor.adminKey("").type]
         let shown = page.map { event -> AuditRecord in
@@ -219,14 +223,18 @@ package struct ProfileService: Sendable {
         return (shown, rows.count > size ? page.last.map { PageCursor.make([$0.id.uuidString]) } : nil)
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer) {
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer, codes: CodeIssuer, proofs: AddressProofs, passwords: PasswordChanges, pushDevices: PushDevices, audit: AuditLog) {
         self.rules = rules
         self.database = database
         self.clock = clock
-        self.configuration = configuration
         self.sessions = sessions
         self.verification = verification
         self.outbox = outbox
         self.composer = composer
+        self.codes = codes
+        self.proofs = proofs
+        self.passwords = passwords
+        self.pushDevices = pushDevices
+        self.audit = audit
     }
 }

@@ -7,13 +7,18 @@ import GatehousePlatform
 /// Password recovery: a temporary password (the phone spec) or a code (`/v1`).
 package struct RecoveryService: Sendable {
     package let rules: AccountRules
-    package let configuration: GatehouseConfiguration
+    package let store: AccountStore
     package let hasher: PasswordHasher
     package let passwordRules: PasswordRules
     package let verification: VerificationService
     package let composer: MessageComposer
     package let secrets: Secrets
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package let codes: CodeIssuer
+    package let notices: SecurityNotices
+    package let passwords: PasswordChanges
+    package let audit: AuditLog
+    package let secondFactors: SecondFactors
+    package var limits: GatehouseConfiguration.Limits { rules.limits }
 
     // MARK: Password recovery with a code
 
@@ -22,13 +27,13 @@ package struct RecoveryService: Sendable {
     /// budgets, so the form cannot tell who has an account.
     /// `actor` and `reason`: an operator sent it (the console); the trail says who and why.
     package func requestRecoveryCode(to destination: Destination, origin: RequestOrigin, by actor: AuditActor? = nil, reason: String? = nil) async throws -> CodeIssued {
-        let account = try await rules.accountByDestination(destination)
+        let account = try await store.owner(of: destination)
         let verified: Bool = switch destination {
         case .email: account?.emailConfirmedAt != nil
         case .phone: account?.phoneVerifiedAt != nil
         }
         let live = verified ? account : nil
-        let issued = try await rules.issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
+        let issued = try await codes.issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
             live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) }
         }
         if let id = live?.id {
@@ -36,7 +41,7 @@ package struct RecoveryService: Sendable {
             if let reason { detail["reason"] = reason }
             // Anyone may ask for a code to someone's address: the trail says it was nobody signed in
             // (or the operator who sent it), not the account's owner.
-            try await rules.audit.record(AuditEvent(.recoveryRequested, by: actor ?? .anonymous, account: id, origin: origin.audit, detail: detail))
+            try await audit.record(AuditEvent(.recoveryRequested, by: actor ?? .anonymous, account: id, origin: origin.audit, detail: detail))
         }
         return issued
     }
@@ -48,11 +53,11 @@ package struct RecoveryService: Sendable {
         try await passwordRules.validate(newPassword)
         let row = try await verification.check(code: code, purpose: .passwordReset, destination: destination.value)
         guard let accountID = row.accountID else { throw GatehouseError.invalid(.invalidCode, "error.invalidCode") }
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await store.accountRow(id: accountID)
         let hash = try await hasher.hash(newPassword)
-        let phoneNotice: OutgoingMessage? = if case .email = destination { rules.unverifyPhoneAfterEmailRecovery(account) } else { nil }
-        let factors = SecondFactors(rules: rules)
-        try await rules.setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice,
+        let phoneNotice: OutgoingMessage? = if case .email = destination { notices.unverifyPhoneAfterEmailRecovery(account) } else { nil }
+        let factors = secondFactors
+        try await passwords.setPassword(account, hash: hash, consuming: row, keepingSession: nil, extraNotice: phoneNotice,
                                     also: { tx in try await factors.undoRecentFactors(of: accountID, on: tx) }, how: "recovery code", from: origin)
     }
 
@@ -67,7 +72,7 @@ package struct RecoveryService: Sendable {
     /// (`account_not_found`), so that answer costs the same budgets as a real restore: a decoy
     /// secret is recorded for the identifier.
     package func restorePassword(identifier: String, channel: RecoveryChannel, origin: RequestOrigin) async throws {
-        guard let account = try await rules.findAccount(identifier: identifier), let accountID = account.id else {
+        guard let account = try await store.find(rules.identifier(identifier)), let accountID = account.id else {
             let key = "restore:" + LoginName.key(identifier).prefix(100)
             try await verification.issue(.init(
                 purpose: .temporaryPassword, destination: key, accountID: nil, secretHash: Secrets.sha256Hex(secrets.token()),
@@ -92,12 +97,12 @@ package struct RecoveryService: Sendable {
         let password = passwordRules.generate()
         try await verification.issue(.init(
             purpose: .temporaryPassword, destination: destination, accountID: accountID,
-            secretHash: rules.temporaryPasswordHash(password, accountID: accountID), ttl: limits.temporaryPasswordTTL,
+            secretHash: passwords.temporaryPasswordHash(password, accountID: accountID), ttl: limits.temporaryPasswordTTL,
             message: composer.temporaryPassword(kind: kind, to: destination, password: password, ttl: limits.temporaryPasswordTTL, language: account.language),
             ip: origin.ip,
             supersedeAcrossDestinations: true
         ))
-        try await rules.audit.record(AuditEvent(.recoveryRequested, by: .anonymous, account: accountID, origin: origin.audit,
+        try await audit.record(AuditEvent(.recoveryRequested, by: .anonymous, account: accountID, origin: origin.audit,
                                                 detail: ["sent": kind == .sms ? "temporary password by SMS" : "temporary password by email"]))
     }
 
@@ -106,13 +111,18 @@ package struct RecoveryService: Sendable {
         try rules.destination(email: email, phone: phone)
     }
 
-    package init(rules: AccountRules, configuration: GatehouseConfiguration, hasher: PasswordHasher, passwordRules: PasswordRules, verification: VerificationService, composer: MessageComposer, secrets: Secrets) {
+    package init(rules: AccountRules, store: AccountStore, hasher: PasswordHasher, passwordRules: PasswordRules, verification: VerificationService, composer: MessageComposer, secrets: Secrets, codes: CodeIssuer, notices: SecurityNotices, passwords: PasswordChanges, audit: AuditLog, secondFactors: SecondFactors) {
         self.rules = rules
-        self.configuration = configuration
+        self.store = store
         self.hasher = hasher
         self.passwordRules = passwordRules
         self.verification = verification
         self.composer = composer
         self.secrets = secrets
+        self.codes = codes
+        self.notices = notices
+        self.passwords = passwords
+        self.audit = audit
+        self.secondFactors = secondFactors
     }
 }

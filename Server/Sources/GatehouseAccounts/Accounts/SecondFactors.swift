@@ -17,19 +17,42 @@ import GatehousePlatform
 /// account across challenges (`failuresPerAccount` per login failure window), so knowing the
 /// password buys a guesser no more than those.
 package struct SecondFactors: Sendable {
-    package let rules: AccountRules
-    private var settings: GatehouseConfiguration.SecondFactors { rules.configuration.secondFactors }
-    private var database: DatabaseProvider { rules.database }
-    private var store: SecondFactorStore { SecondFactorStore(database: rules.database) }
-    private var passkeys: PasskeyStore { PasskeyStore(database: rules.database) }
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.SecondFactors
+    /// The login failure budget's window, which wrong codes count against too.
+    package let loginFailureWindow: TimeInterval
+    package let accounts: AccountStore
+    package let secrets: Secrets
+    package let rateLimiter: RateLimiter
+    package let outbox: Outbox
+    package let audit: AuditLog
+    package let notices: SecurityNotices
+    package let passwords: PasswordChanges
+    package let assertions: PasskeyAssertions
+    private var store: SecondFactorStore { SecondFactorStore(database: database) }
+    private var passkeys: PasskeyStore { PasskeyStore(database: database) }
     private static let totpPurpose = "account totp"
     private static let budget = "second-factor-account"
     /// Recovery codes: 10 characters of an alphabet without look-alikes (about 49 bits), shown as `xxxxx-xxxxx`.
     private static let recoveryAlphabet = Array("abcdefghjkmnpqrstuvwxyz23456789")
     package static let recoveryCodeCount = 10
 
-    package init(rules: AccountRules) {
-        self.rules = rules
+    package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.SecondFactors, loginFailureWindow: TimeInterval,
+                 accounts: AccountStore, secrets: Secrets, rateLimiter: RateLimiter, outbox: Outbox, audit: AuditLog, notices: SecurityNotices,
+                 passwords: PasswordChanges, assertions: PasskeyAssertions) {
+        self.database = database
+        self.clock = clock
+        self.settings = settings
+        self.loginFailureWindow = loginFailureWindow
+        self.accounts = accounts
+        self.secrets = secrets
+        self.rateLimiter = rateLimiter
+        self.outbox = outbox
+        self.audit = audit
+        self.notices = notices
+        self.passwords = passwords
+        self.assertions = assertions
     }
 
     // MARK: What the account has
@@ -51,12 +74,12 @@ package struct SecondFactors: Sendable {
     /// again replaces a waiting one. Needs a step-up (the current password, and one of the
     /// account's passkeys when it has any), spent here.
     package func enrolTOTP(accountID: UUID, stepUp: StepUp, origin: RequestOrigin) async throws -> TOTPEnrolment {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await accounts.accountRow(id: accountID)
         guard try await !totpIsOn(accountID) else { throw Self.alreadyOn }
         let proof = try await self.stepUp(account, stepUp, origin: origin)
         let secret = TOTP.newSecret()
-        let sealed = try rules.secrets.seal(secret, purpose: Self.totpPurpose)
-        let now = rules.clock.now()
+        let sealed = try secrets.seal(secret, purpose: Self.totpPurpose)
+        let now = clock.now()
         do {
             try await database.db.withTransaction { tx in
                 if let proof, try await !spend(proof, accountID: accountID, on: tx) { throw Self.wrongCode(proof) }
@@ -73,30 +96,30 @@ package struct SecondFactors: Sendable {
     /// Turns the waiting secret on with a first code from the app: logins ask for a code from now
     /// on. Answers the ten recovery codes, shown this once; the owner is told.
     package func confirmTOTP(accountID: UUID, code: String, origin: RequestOrigin) async throws -> RecoveryCodes {
-        let now = rules.clock.now()
+        let now = clock.now()
         guard let app = try await store.app(of: accountID) else { throw Self.notOn }
         guard !app.isOn else { throw Self.alreadyOn }
         guard app.createdAt.addingTimeInterval(settings.enrolmentTTL) > now else {
             throw GatehouseError.invalid(.codeExpired, "error.totpEnrolmentExpired").on(field: "code")
         }
-        let secret = try rules.secrets.open(app.sealedSecret, purpose: Self.totpPurpose)
+        let secret = try secrets.open(app.sealedSecret, purpose: Self.totpPurpose)
         try await takeSlot(accountID)
         guard let step = TOTP(secret: secret).match(code, at: now, after: 0) else {
             try await countFailure(accountID, origin: origin)
             throw GatehouseError.invalid(.invalidCode, "error.invalidCode").on(field: "code")
         }
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await accounts.accountRow(id: accountID)
         let codes = Self.newRecoveryCodes()
         let notice = self.notice(.totpOn, [String(Int(settings.recoveryUndoesWithin / 86_400))], to: account)
         try await database.db.withTransaction { tx in
             guard try await store.confirm(accountID, step: step, at: now, on: tx) else { throw Self.alreadyOn }
             try await replaceRecoveryCodes(accountID, with: codes, now: now, on: tx)
-            try await rules.rateLimiter.release(Self.budget, key: accountID.uuidString, window: rules.configuration.limits.loginFailureWindow, on: tx)
-            try await rules.audit.record(AuditEvent(.secondFactorAdded, by: .account(accountID), account: accountID, origin: origin.audit,
+            try await rateLimiter.release(Self.budget, key: accountID.uuidString, window: loginFailureWindow, on: tx)
+            try await audit.record(AuditEvent(.secondFactorAdded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["factor": "totp"]), on: tx)
-            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+            if let notice { try await outbox.enqueue(notice, on: tx) }
         }
-        if notice != nil { rules.outbox.signal.wake() }
+        if notice != nil { outbox.signal.wake() }
         return RecoveryCodes(codes: codes)
     }
 
@@ -104,18 +127,18 @@ package struct SecondFactors: Sendable {
     /// recovery code or a passkey): the recovery codes and pending login challenges go with it;
     /// the owner is told.
     package func disableTOTP(accountID: UUID, stepUp: StepUp, origin: RequestOrigin) async throws {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await accounts.accountRow(id: accountID)
         guard try await totpIsOn(accountID) else { throw Self.notOn }
         guard let proof = try await self.stepUp(account, stepUp, origin: origin) else { throw Self.notOn }
         let notice = self.notice(.totpOff, to: account)
         try await database.db.withTransaction { tx in
             guard try await spend(proof, accountID: accountID, on: tx) else { throw Self.wrongCode(proof) }
             try await remove(accountID, on: tx)
-            try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .account(accountID), account: accountID, origin: origin.audit,
+            try await audit.record(AuditEvent(.secondFactorRemoved, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["factor": "totp"]), on: tx)
-            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+            if let notice { try await outbox.enqueue(notice, on: tx) }
         }
-        if notice != nil { rules.outbox.signal.wake() }
+        if notice != nil { outbox.signal.wake() }
     }
 
     /// Turns every second factor off for an operator — the authenticator app and every passkey (a
@@ -123,7 +146,7 @@ package struct SecondFactors: Sendable {
     /// to, and who proved who they are another way), with the reason in the audit trail; the
     /// owner is told. False when none was on.
     package func removeAll(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await accounts.accountRow(id: accountID)
         let totpNotice = self.notice(.totpOff, to: account)
         let (removed, told) = try await database.db.withTransaction { tx -> (Bool, Bool) in
             let on = try await store.app(of: accountID, on: tx)?.isOn ?? false
@@ -132,18 +155,18 @@ package struct SecondFactors: Sendable {
             var told = false
             if on {
                 try await remove(accountID, on: tx)
-                try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: actor, account: accountID, origin: origin,
+                try await audit.record(AuditEvent(.secondFactorRemoved, by: actor, account: accountID, origin: origin,
                                                         detail: ["factor": "totp", "reason": reason]), on: tx)
-                if let totpNotice { try await rules.outbox.enqueue(totpNotice, on: tx); told = true }
+                if let totpNotice { try await outbox.enqueue(totpNotice, on: tx); told = true }
             }
             for name in passkeys {
-                try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: actor, account: accountID, origin: origin,
+                try await audit.record(AuditEvent(.secondFactorRemoved, by: actor, account: accountID, origin: origin,
                                                         detail: ["factor": "passkey", "name": name, "reason": reason]), on: tx)
-                if let notice = self.notice(.passkeyRemoved, [name], to: account) { try await rules.outbox.enqueue(notice, on: tx); told = true }
+                if let notice = self.notice(.passkeyRemoved, [name], to: account) { try await outbox.enqueue(notice, on: tx); told = true }
             }
             return (true, told)
         }
-        if told { rules.outbox.signal.wake() }
+        if told { outbox.signal.wake() }
         return removed
     }
 
@@ -153,18 +176,18 @@ package struct SecondFactors: Sendable {
     /// thief added, which its notice names), in the recovery's transaction, each audited. Older
     /// factors stay: a mailbox alone does not switch off a second factor the owner has had longer.
     package func undoRecentFactors(of accountID: UUID, on tx: any GatehouseDatabase) async throws {
-        let now = rules.clock.now()
+        let now = clock.now()
         let since = now.addingTimeInterval(-settings.recoveryUndoesWithin)
         let passkeys = try await self.passkeys.removeAll(of: accountID, madeAfter: since, on: tx)
         for name in passkeys {
-            try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
+            try await audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
                                                     detail: ["factor": "passkey", "name": name, "reason": "password recovery"]), on: tx)
         }
         if let app = try await store.app(of: accountID, on: tx), (app.confirmedAt.map { $0 > since } ?? true) {
             let wasOn = app.isOn
             try await remove(accountID, on: tx)
             if wasOn {
-                try await rules.audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
+                try await audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
                                                         detail: ["factor": "totp", "reason": "password recovery"]), on: tx)
             }
         }
@@ -173,29 +196,29 @@ package struct SecondFactors: Sendable {
     /// Whether the authenticator app was on before the recovery window (`undoRecentFactors` keeps
     /// it): a login with a temporary password then still needs its second step.
     package func hasLastingApp(_ accountID: UUID) async throws -> Bool {
-        let since = rules.clock.now().addingTimeInterval(-settings.recoveryUndoesWithin)
+        let since = clock.now().addingTimeInterval(-settings.recoveryUndoesWithin)
         return try await store.app(of: accountID)?.confirmedAt.map { $0 <= since } ?? false
     }
 
     private func remove(_ accountID: UUID, on tx: any GatehouseDatabase) async throws {
-        try await store.removeApp(of: accountID, at: rules.clock.now(), on: tx)
+        try await store.removeApp(of: accountID, at: clock.now(), on: tx)
     }
 
     /// Ten new recovery codes after a step-up; the old ones stop working.
     package func renewRecoveryCodes(accountID: UUID, stepUp: StepUp, origin: RequestOrigin) async throws -> RecoveryCodes {
-        let account = try await rules.accountRow(id: accountID)
+        let account = try await accounts.accountRow(id: accountID)
         guard try await totpIsOn(accountID) else { throw Self.notOn }
         guard let proof = try await self.stepUp(account, stepUp, origin: origin) else { throw Self.notOn }
         let codes = Self.newRecoveryCodes()
         let notice = self.notice(.recoveryCodesRenewed, to: account)
-        let now = rules.clock.now()
+        let now = clock.now()
         try await database.db.withTransaction { tx in
             guard try await spend(proof, accountID: accountID, on: tx) else { throw Self.wrongCode(proof) }
             try await replaceRecoveryCodes(accountID, with: codes, now: now, on: tx)
-            try await rules.audit.record(AuditEvent(.recoveryCodesRenewed, by: .account(accountID), account: accountID, origin: origin.audit), on: tx)
-            if let notice { try await rules.outbox.enqueue(notice, on: tx) }
+            try await audit.record(AuditEvent(.recoveryCodesRenewed, by: .account(accountID), account: accountID, origin: origin.audit), on: tx)
+            if let notice { try await outbox.enqueue(notice, on: tx) }
         }
-        if notice != nil { rules.outbox.signal.wake() }
+        if notice != nil { outbox.signal.wake() }
         return RecoveryCodes(codes: codes)
     }
 
@@ -213,8 +236,8 @@ package struct SecondFactors: Sendable {
 
     /// A challenge for the second step of a login whose password (or temporary password) was right.
     package func challenge(for accountID: UUID, origin: RequestOrigin, temporary: (codeID: UUID, passwordHash: String)? = nil) async throws -> SecondFactorChallenge {
-        let token = rules.secrets.token()
-        let now = rules.clock.now()
+        let token = secrets.token()
+        let now = clock.now()
         let expiresAt = now.addingTimeInterval(settings.challengeTTL)
         try await store.addChallenge(Secrets.sha256Hex(token), for: accountID, at: now, expiresAt: expiresAt, ip: origin.ip.map { String($0.prefix(64)) },
                                      device: origin.device.map { String($0.prefix(200)) }, temporary: temporary)
@@ -226,7 +249,7 @@ package struct SecondFactors: Sendable {
     /// is `login_challenge_invalid`. Answers the challenge and the attempts left after this one.
     package func takeAttempt(challenge token: String) async throws -> (PendingLogin, attemptsLeft: Int) {
         guard !token.isEmpty, token.utf8.count <= 200 else { throw Self.challengeInvalid }
-        let now = rules.clock.now()
+        let now = clock.now()
         let limit = settings.attemptsPerChallenge
         guard let (pending, attempts) = try await store.takeAttempt(Secrets.sha256Hex(token), at: now, limit: limit) else { throw Self.challengeInvalid }
         return (pending, limit - attempts)
@@ -236,7 +259,7 @@ package struct SecondFactors: Sendable {
     /// second step); `login_challenge_invalid` otherwise.
     package func pending(challenge token: String) async throws -> PendingLogin {
         guard !token.isEmpty, token.utf8.count <= 200,
-              let pending = try await store.pendingChallenge(Secrets.sha256Hex(token), at: rules.clock.now(), limit: settings.attemptsPerChallenge)
+              let pending = try await store.pendingChallenge(Secrets.sha256Hex(token), at: clock.now(), limit: settings.attemptsPerChallenge)
         else { throw Self.challengeInvalid }
         return pending
     }
@@ -244,7 +267,7 @@ package struct SecondFactors: Sendable {
     /// Marks the challenge used, in the transaction that opens the session; false when another
     /// request used it first.
     package func use(_ pending: PendingLogin, on tx: any GatehouseDatabase) async throws -> Bool {
-        try await store.useChallenge(pending.id, at: rules.clock.now(), on: tx)
+        try await store.useChallenge(pending.id, at: clock.now(), on: tx)
     }
 
     // MARK: Step-up
@@ -274,7 +297,7 @@ package struct SecondFactors: Sendable {
     /// when the password was all the account had); 403 `second_factor_required` (with no
     /// challenge) when a proof is needed and none came.
     package func stepUp(_ account: AccountModel, _ input: StepUp, origin: RequestOrigin) async throws -> Proof? {
-        try await rules.requireCurrentPassword(input.currentPassword, of: account)
+        try await passwords.requireCurrentPassword(input.currentPassword, of: account)
         let accountID = account.id!
         let app = try await totpIsOn(accountID)
         let passkeys = try await self.passkeys.hasAny(accountID)
@@ -317,7 +340,7 @@ package struct SecondFactors: Sendable {
         try await takeSlot(accountID)
         if let passkey {
             do {
-                return .passkey(try await Passkeys(rules: rules).verify(passkey, for: ceremony, origin: origin))
+                return .passkey(try await assertions.verify(passkey, for: ceremony, origin: origin))
             } catch let error as GatehouseError where error.code == .passkeyInvalid {
                 try await countFailure(accountID, origin: origin)
                 throw error
@@ -331,16 +354,16 @@ package struct SecondFactors: Sendable {
         }
         if let typed {
             guard let app = try await store.app(of: accountID), app.isOn,
-                  let secret = try? rules.secrets.open(app.sealedSecret, purpose: Self.totpPurpose)
+                  let secret = try? secrets.open(app.sealedSecret, purpose: Self.totpPurpose)
             else { try await wrong() }
             let lastStep = app.lastStep
             let totp = TOTP(secret: secret)
-            if let step = totp.match(typed, at: rules.clock.now(), after: lastStep) { return .totp(step: step) }
-            if totp.wasUsed(typed, at: rules.clock.now(), upTo: lastStep) {
+            if let step = totp.match(typed, at: clock.now(), after: lastStep) { return .totp(step: step) }
+            if totp.wasUsed(typed, at: clock.now(), upTo: lastStep) {
                 // The right code, already spent (typed twice, or the app still shows it): refused all
                 // the same, but said so, and neither counted as a failure nor kept against the budget:
                 // the person knows the code; a guesser gains nothing by hitting a spent one.
-                try? await rules.rateLimiter.release(Self.budget, key: accountID.uuidString, window: rules.configuration.limits.loginFailureWindow)
+                try? await rateLimiter.release(Self.budget, key: accountID.uuidString, window: loginFailureWindow)
                 var error = GatehouseError.invalid(.invalidCode, "error.totpCodeUsed").on(field: "code")
                 error.attemptsLeft = attemptsLeft
                 throw error
@@ -361,12 +384,12 @@ package struct SecondFactors: Sendable {
         case .totp(let step):
             spent = try await store.spendStep(step, of: accountID, on: tx)
         case .recoveryCode(let hash):
-            spent = try await store.spendRecoveryCode(hash, of: accountID, at: rules.clock.now(), on: tx)
+            spent = try await store.spendRecoveryCode(hash, of: accountID, at: clock.now(), on: tx)
         case .passkey(let verified):
-            spent = try await Passkeys(rules: rules).spend(verified, on: tx)
+            spent = try await assertions.spend(verified, on: tx)
         }
         if spent {
-            try await rules.rateLimiter.release(Self.budget, key: accountID.uuidString, window: rules.configuration.limits.loginFailureWindow, on: tx)
+            try await rateLimiter.release(Self.budget, key: accountID.uuidString, window: loginFailureWindow, on: tx)
         }
         return spent
     }
@@ -375,9 +398,9 @@ package struct SecondFactors: Sendable {
     package func recordRecoveryCodeUse(_ account: AccountModel, origin: RequestOrigin, on tx: any GatehouseDatabase) async throws {
         let accountID = account.id!
         let left = try await store.unusedRecoveryCodes(of: accountID, on: tx)
-        try await rules.audit.record(AuditEvent(.recoveryCodeUsed, by: .account(accountID), account: accountID, origin: origin.audit,
+        try await audit.record(AuditEvent(.recoveryCodeUsed, by: .account(accountID), account: accountID, origin: origin.audit,
                                                 detail: ["left": String(left)]), on: tx)
-        if let notice = notice(.recoveryCodeUsed, [String(left)], to: account) { try await rules.outbox.enqueue(notice, on: tx) }
+        if let notice = notice(.recoveryCodeUsed, [String(left)], to: account) { try await outbox.enqueue(notice, on: tx) }
     }
 
     package static func wrongCode(_ proof: Proof) -> GatehouseError {
@@ -394,12 +417,12 @@ package struct SecondFactors: Sendable {
     private static let notOn = GatehouseError.conflict(.totpNotEnabled, "error.totpNotEnabled")
 
     private func takeSlot(_ accountID: UUID) async throws {
-        try await rules.rateLimiter.hit(Self.budget, key: accountID.uuidString, limit: settings.failuresPerAccount,
-                                        window: rules.configuration.limits.loginFailureWindow, messageKey: "error.loginThrottled")
+        try await rateLimiter.hit(Self.budget, key: accountID.uuidString, limit: settings.failuresPerAccount,
+                                        window: loginFailureWindow, messageKey: "error.loginThrottled")
     }
 
     private func countFailure(_ accountID: UUID, origin: RequestOrigin) async throws {
-        try await rules.audit.countFailure(AuditEvent(.secondFactorFailed, by: .account(accountID), account: accountID, origin: origin.audit))
+        try await audit.countFailure(AuditEvent(.secondFactorFailed, by: .account(accountID), account: accountID, origin: origin.audit))
     }
 
     // MARK: Recovery codes
@@ -412,7 +435,7 @@ package struct SecondFactors: Sendable {
     /// Random, so a keyed hash (HMAC under the server secret, per account) is enough: a copy of the
     /// database alone cannot test guesses against it.
     private func recoveryHash(_ normalized: String, accountID: UUID) -> String {
-        rules.secrets.mac(normalized, purpose: "recovery code " + accountID.uuidString.lowercased())
+        secrets.mac(normalized, purpose: "recovery code " + accountID.uuidString.lowercased())
     }
 
     package static func newRecoveryCodes() -> [String] {
@@ -436,6 +459,6 @@ package struct SecondFactors: Sendable {
     }
 
     private func notice(_ kind: MessageComposer.SecondFactorNotice, _ arguments: [String] = [], to account: AccountModel) -> OutgoingMessage? {
-        rules.securityNotice(kind, arguments, to: account)
+        notices.securityNotice(kind, arguments, to: account)
     }
 }

@@ -10,7 +10,6 @@ package struct SignupService: Sendable {
     package let rules: AccountRules
     package let database: DatabaseProvider
     package let clock: GatehouseClock
-    package let configuration: GatehouseConfiguration
     package let hasher: PasswordHasher
     package let passwordRules: PasswordRules
     package let sessions: SessionService
@@ -18,7 +17,11 @@ package struct SignupService: Sendable {
     package let outbox: Outbox
     package let composer: MessageComposer
     package let secrets: Secrets
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
+    package let codes: CodeIssuer
+    package let proofs: AddressProofs
+    package let binding: ClientBinding
+    package let audit: AuditLog
+    package var limits: GatehouseConfiguration.Limits { rules.limits }
     package var store: AccountStore { AccountStore(database: database) }
 
     // MARK: Phone sign-up
@@ -29,7 +32,7 @@ package struct SignupService: Sendable {
     /// as a decoy nobody is sent), so the form cannot be used to test phones in bulk.
     package func requestPhoneSignupCode(phone raw: String, origin: RequestOrigin) async throws -> CodeIssued {
         let phone = try rules.normalizePhone(raw)
-        if try await rules.accountByDestination(.phone(phone)) != nil {
+        if try await store.owner(of: .phone(phone)) != nil {
             try await verification.issue(.init(
                 purpose: .phoneSignup, destination: phone, accountID: nil, secretHash: Secrets.sha256Hex(secrets.token()),
                 ttl: limits.codeTTL, message: nil, ip: origin.ip
@@ -118,7 +121,7 @@ package struct SignupService: Sendable {
     package func create(_ new: NewAccount) async throws -> (account: AccountSnapshot, session: IssuedSession?, generatedPassword: String?) {
         if new.nameCheckedBeforeCode, let name = new.name, try await store.isNameTaken(LoginName.key(name)) { throw new.nameTaken }
         let codeRow = try await verification.check(code: new.code, purpose: rules.signupPurpose(new.destination), destination: new.destination.value)
-        if try await rules.accountByDestination(new.destination) != nil {
+        if try await store.owner(of: new.destination) != nil {
             switch new.destination {
             case .phone: throw GatehouseError.conflict(.phoneTaken, "error.phoneTaken")
             case .email: throw GatehouseError.conflict(.emailTaken, "error.emailTaken")
@@ -149,14 +152,14 @@ package struct SignupService: Sendable {
         do {
             let session = try await database.db.withTransaction { tx -> IssuedSession? in
                 try await verification.consume(codeRow, on: tx)
-                try await rules.dropUnverifiedClaim(on: new.destination, on: tx)
+                try await proofs.dropUnverifiedClaim(on: new.destination, on: tx)
                 try await account.create(on: tx)
                 // The client the proven phone belongs to, if the business has one: bound, its data
                 // left as it is. Nothing of it is copied into the account: a number is recycled, and
                 // the names and birthday the business kept may be the previous holder's.
                 let origin = AuditOrigin(ip: new.session?.ip, device: new.session?.device)
-                try await rules.bindClientRecord(account, origin: origin, on: tx)
-                try await rules.audit.record(AuditEvent(.accountCreated, by: .account(account.id!), account: account.id!, origin: origin,
+                try await binding.bindClientRecord(account, origin: origin, on: tx)
+                try await audit.record(AuditEvent(.accountCreated, by: .account(account.id!), account: account.id!, origin: origin,
                                                         detail: ["with": new.destination.channel == .sms ? "phone" : "email"]), on: tx)
                 guard let opening = new.session else { return nil }
                 return try await sessions.create(accountID: account.id!, device: opening.device, ip: opening.ip, on: tx)
@@ -187,8 +190,8 @@ package struct SignupService: Sendable {
     /// An unconfirmed claim on the address does not make it taken: the sign-up will take it over.
     /// The notice to an existing account goes out in the account owner's language, not the asker's.
     package func requestSignupCode(to destination: Destination, origin: RequestOrigin) async throws -> CodeIssued {
-        let owner = try await rules.accountByDestination(destination)
-        return try await rules.issueCode(rules.signupPurpose(destination), to: destination, accountID: nil, origin: origin) { code in
+        let owner = try await store.owner(of: destination)
+        return try await codes.issueCode(rules.signupPurpose(destination), to: destination, accountID: nil, origin: origin) { code in
             if let owner {
                 composer.accountExists(to: destination.value, channel: destination.channel, language: owner.language)
             } else {
@@ -244,14 +247,13 @@ package struct SignupService: Sendable {
     /// A tag as it would be stored, and whether nobody has it yet (`invalid_tag` when it breaks the rule).
     package func tagAvailability(_ raw: String) async throws -> (tag: String, available: Bool) {
         let tag = try rules.validateTag(raw)
-        return (tag, try await !rules.isTagTaken(tag))
+        return (tag, try await !store.isTagTaken(tag))
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, configuration: GatehouseConfiguration, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets) {
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets, codes: CodeIssuer, proofs: AddressProofs, binding: ClientBinding, audit: AuditLog) {
         self.rules = rules
         self.database = database
         self.clock = clock
-        self.configuration = configuration
         self.hasher = hasher
         self.passwordRules = passwordRules
         self.sessions = sessions
@@ -259,5 +261,9 @@ package struct SignupService: Sendable {
         self.outbox = outbox
         self.composer = composer
         self.secrets = secrets
+        self.codes = codes
+        self.proofs = proofs
+        self.binding = binding
+        self.audit = audit
     }
 }

@@ -71,7 +71,7 @@ public enum AccountCommands {
         if let id = UUID(uuidString: query.trimmingCharacters(in: .whitespaces)), let account = try? await services.login.account(id: id) {
             return account
         }
-        guard let row = try await services.login.rules.findAccount(identifier: query), let id = row.id else {
+        guard let row = try await services.login.store.find(services.login.rules.identifier(query)), let id = row.id else {
             throw Failure(description: "no account is named by '\(query.prefix(100))' (an id, a confirmed email, a verified phone, a login or a tag)")
         }
         return try await services.login.account(id: id)
@@ -81,13 +81,13 @@ public enum AccountCommands {
         try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
             let account = try await find(query, services)
             let sessions = try await services.sessions.list(accountID: account.id)
-            let client = try await services.login.rules.clients.record(of: account.id)
+            let client = try await services.clients.record(of: account.id)
             var recent = AuditLog.Query(account: account.id)
             recent.limit = max(1, min(events, 1_000))
-            let lock = try await AccountLocks(rules: services.login.rules).lock(of: account.id)
+            let lock = try await services.locks.lock(of: account.id)
             let name = [account.firstName, account.middleName, account.lastName].compactMap { $0 }.joined(separator: " ")
-            let factors = try await SecondFactors(rules: services.login.rules).status(accountID: account.id)
-            let passkeys = try await Passkeys(rules: services.login.rules).list(accountID: account.id)
+            let factors = try await services.secondFactors.status(accountID: account.id)
+            let passkeys = try await services.passkeys.list(accountID: account.id)
             return Summary(
                 id: account.id, login: account.username, email: account.displayedEmail, emailConfirmed: account.isEmailConfirmed,
                 phone: account.phone, phoneVerified: account.phoneVerifiedAt != nil, name: name.isEmpty ? nil : name, createdAt: account.createdAt,
@@ -112,7 +112,7 @@ public enum AccountCommands {
         let reason = try checkedReason(reason)
         return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
             let account = try await find(query, services)
-            let locks = AccountLocks(rules: services.login.rules)
+            let locks = services.locks
             let actor = AuditActor.system(person.map { String($0.prefix(100)) })
             return locked ? try await locks.lock(account.id, reason: reason, by: actor, origin: AuditOrigin())
                 : try await locks.unlock(account.id, reason: reason, by: actor, origin: AuditOrigin())
@@ -127,7 +127,7 @@ public enum AccountCommands {
         let reason = try checkedReason(reason)
         return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
             let account = try await find(query, services)
-            return try await SecondFactors(rules: services.login.rules).removeAll(accountID: account.id, reason: reason,
+            return try await services.secondFactors.removeAll(accountID: account.id, reason: reason,
                                                                                   by: .system(person.map { String($0.prefix(100)) }), origin: AuditOrigin())
         }
     }

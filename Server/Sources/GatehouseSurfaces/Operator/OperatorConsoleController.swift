@@ -38,10 +38,12 @@ package struct OperatorConsoleController: Sendable {
         package var signatures: SignatureService
         package var audit: AuditLog
         package var outbox: OperatorOutbox
+        package var secondFactors: SecondFactors
+        package var passkeys: Passkeys
 
         package init(operators: Operators, sessions: SessionService, login: LoginService, locks: AccountLocks, email: EmailService,
                      recovery: RecoveryService, clients: ClientRecords, wallets: WalletService, topUps: TopUpService, apps: AppsService, signatures: SignatureService,
-                     audit: AuditLog, outbox: OperatorOutbox) {
+                     audit: AuditLog, outbox: OperatorOutbox, secondFactors: SecondFactors, passkeys: Passkeys) {
             self.operators = operators
             self.sessions = sessions
             self.login = login
@@ -55,6 +57,8 @@ package struct OperatorConsoleController: Sendable {
             self.signatures = signatures
             self.audit = audit
             self.outbox = outbox
+            self.secondFactors = secondFactors
+            self.passkeys = passkeys
         }
     }
 
@@ -252,7 +256,7 @@ package struct OperatorConsoleController: Sendable {
             if let id = UUID(uuidString: query), (try? await services.login.account(id: id)) != nil {
                 return see("/operator/accounts/\(id.uuidString.lowercased())")
             }
-            if let row = try await services.login.rules.findAccount(identifier: query), let id = row.id {
+            if let row = try await services.login.store.find(services.login.rules.identifier(query)), let id = row.id {
                 return see("/operator/accounts/\(id.uuidString.lowercased())")
             }
             values["error"] = "No account is named by this (an id, a confirmed email, a verified phone, a login or a tag)."
@@ -309,8 +313,8 @@ package struct OperatorConsoleController: Sendable {
         ]
         if let email = account.email, account.emailConfirmedAt != nil { info["recoveryTo"] = email }
         else if let phone = account.phone, account.phoneVerifiedAt != nil { info["recoveryTo"] = phone }
-        let factors = try await SecondFactors(rules: services.login.rules).status(accountID: id)
-        let passkeys = try await Passkeys(rules: services.login.rules).list(accountID: id)
+        let factors = try await services.secondFactors.status(accountID: id)
+        let passkeys = try await services.passkeys.list(accountID: id)
         info["totp"] = factors.totpSince.map { "on since " + Self.date($0) } ?? "off"
         info["passkeyCount"] = passkeys.count
         info["passkeys"] = passkeys.map { ["name": $0.name, "createdAt": Self.date($0.createdAt), "lastUsedAt": Self.date($0.lastUsedAt)] }
@@ -408,7 +412,7 @@ package struct OperatorConsoleController: Sendable {
                 let requestOrigin = RequestOrigin(ip: origin.ip, language: account.language, device: origin.device, requestID: origin.requestID)
                 _ = try await services.recovery.requestRecoveryCode(to: destination, origin: requestOrigin, by: actor, reason: reason)
             case .removeSecondFactors:
-                guard try await SecondFactors(rules: services.login.rules).removeAll(accountID: id, reason: reason, by: actor, origin: origin) else {
+                guard try await services.secondFactors.removeAll(accountID: id, reason: reason, by: actor, origin: origin) else {
                     throw Refused.message("The account has no second factor: no authenticator app and no passkey.")
                 }
             case .unbindClient:

@@ -14,6 +14,8 @@ package struct PhoneAccountsController: Sendable {
     package let profile: ProfileService
     package let email: EmailService
     package let sessions: SessionService
+    /// The business's client records an account's answers show.
+    package let clients: ClientRecords
     package let deliverer: OutboxDeliverer
     package let configuration: GatehouseConfiguration
 
@@ -130,7 +132,7 @@ package struct PhoneAccountsController: Sendable {
                                               current: change.currentPassword, new: newPassword, origin: origin)
         }
         let account = try await profile.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin)
-        return try JSONResponse.make(account.phoneUser(client: try await profile.rules.clients.record(of: account.id)))
+        return try JSONResponse.make(account.phoneUser(client: try await clients.record(of: account.id)))
     }
 
     @Sendable package func sendConfirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -169,13 +171,15 @@ package struct PhoneAccountsController: Sendable {
         return Response(status: .ok)
     }
 
-    package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, sessions: SessionService, deliverer: OutboxDeliverer, configuration: GatehouseConfiguration) {
+    package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, sessions: SessionService,
+                 clients: ClientRecords, deliverer: OutboxDeliverer, configuration: GatehouseConfiguration) {
         self.signup = signup
         self.login = login
         self.recovery = recovery
         self.profile = profile
         self.email = email
         self.sessions = sessions
+        self.clients = clients
         self.deliverer = deliverer
         self.configuration = configuration
     }

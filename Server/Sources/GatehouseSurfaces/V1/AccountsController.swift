@@ -162,19 +162,19 @@ package struct AccountsController: Sendable {
 
     @Sendable package func registerDevice(_ input: DeviceRegistration, _ request: Request, context: GatehouseRequestContext) async throws -> PushDevice {
         let session = try context.requireSession()
-        let record = try await profile.rules.pushDevices.register(input, accountID: session.accountID, sessionID: session.id)
+        let record = try await profile.pushDevices.register(input, accountID: session.accountID, sessionID: session.id)
         return device(record, current: session.id)
     }
 
     @Sendable package func devices(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> PushDeviceList {
         let session = try context.requireSession()
-        return PushDeviceList(items: try await profile.rules.pushDevices.list(accountID: session.accountID).map { device($0, current: session.id) })
+        return PushDeviceList(items: try await profile.pushDevices.list(accountID: session.accountID).map { device($0, current: session.id) })
     }
 
     @Sendable package func removeDevice(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
         let session = try context.requireSession()
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-              try await profile.rules.pushDevices.remove(id, accountID: session.accountID) else {
+              try await profile.pushDevices.remove(id, accountID: session.accountID) else {
             throw GatehouseError.notFound(.deviceNotFound, "error.plain").withText("There is no such device.")
         }
         return NoContent()
@@ -182,13 +182,13 @@ package struct AccountsController: Sendable {
 
     @Sendable package func notificationSettings(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NotificationSettings {
         let session = try context.requireSession()
-        return NotificationSettings(previews: try await profile.rules.pushDevices.previews(accountID: session.accountID))
+        return NotificationSettings(previews: try await profile.pushDevices.previews(accountID: session.accountID))
     }
 
     @Sendable package func updateNotificationSettings(_ input: NotificationSettingsUpdate, _ request: Request, context: GatehouseRequestContext) async throws -> NotificationSettings {
         let session = try context.requireSession()
-        if let previews = input.previews { try await profile.rules.pushDevices.setPreviews(previews, accountID: session.accountID) }
-        return NotificationSettings(previews: try await profile.rules.pushDevices.previews(accountID: session.accountID))
+        if let previews = input.previews { try await profile.pushDevices.setPreviews(previews, accountID: session.accountID) }
+        return NotificationSettings(previews: try await profile.pushDevices.previews(accountID: session.accountID))
     }
 
     @Sendable package func cancelEmailChange(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {

@@ -9,6 +9,8 @@ import Hummingbird
 /// ending them; my second factors — each operation as `V1.Sessions` and `V1.SecondFactors` declare it.
 package struct SessionsController: Sendable {
     package let login: LoginService
+    package let secondFactors: SecondFactors
+    package let passkeys: Passkeys
     package let sessions: SessionService
     package let configuration: GatehouseConfiguration
 
@@ -59,40 +61,39 @@ package struct SessionsController: Sendable {
     }
 
     @Sendable package func secondFactorStatus(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SecondFactorStatus {
-        try await login.secondFactors.status(accountID: try context.requireSession().accountID)
+        try await secondFactors.status(accountID: try context.requireSession().accountID)
     }
 
     @Sendable package func enrolTOTP(_ input: TOTPEnrolmentRequest, _ request: Request, context: GatehouseRequestContext) async throws -> TOTPEnrolment {
-        try await login.secondFactors.enrolTOTP(accountID: try context.requireSession().accountID,
+        try await secondFactors.enrolTOTP(accountID: try context.requireSession().accountID,
                                                 stepUp: SecondFactors.StepUp(currentPassword: input.currentPassword, passkey: input.passkey),
                                                 origin: read.origin(request, context))
     }
 
     @Sendable package func confirmTOTP(_ input: CodeVerification, _ request: Request, context: GatehouseRequestContext) async throws -> RecoveryCodes {
-        try await login.secondFactors.confirmTOTP(accountID: try context.requireSession().accountID, code: input.code, origin: read.origin(request, context))
+        try await secondFactors.confirmTOTP(accountID: try context.requireSession().accountID, code: input.code, origin: read.origin(request, context))
     }
 
     @Sendable package func disableTOTP(_ input: SecondFactorProof, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await login.secondFactors.disableTOTP(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
+        try await secondFactors.disableTOTP(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
                                                   origin: read.origin(request, context))
         return NoContent()
     }
 
     // MARK: Passkeys
 
-    private var passkeyService: Passkeys { Passkeys(rules: login.rules) }
 
     @Sendable package func passkeyCreationOptions(_ input: PasskeyOptionsRequest, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyCreationOptions {
-        try await passkeyService.creationOptions(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
+        try await passkeys.creationOptions(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
                                                  origin: read.origin(request, context))
     }
 
     @Sendable package func registerPasskey(_ input: PasskeyRegistration, _ request: Request, context: GatehouseRequestContext) async throws -> Passkey {
-        try await passkeyService.register(accountID: try context.requireSession().accountID, input, origin: read.origin(request, context))
+        try await passkeys.register(accountID: try context.requireSession().accountID, input, origin: read.origin(request, context))
     }
 
     @Sendable package func passkeys(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyList {
-        PasskeyList(passkeys: try await passkeyService.list(accountID: try context.requireSession().accountID))
+        PasskeyList(passkeys: try await passkeys.list(accountID: try context.requireSession().accountID))
     }
 
     @Sendable package func removePasskey(_ input: PasskeyRemoval, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
@@ -100,12 +101,12 @@ package struct SessionsController: Sendable {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
             throw GatehouseError.notFound(.passkeyNotFound, "error.passkeyNotFound")
         }
-        try await passkeyService.remove(accountID: session.accountID, id: id, stepUp: Self.stepUp(input), origin: read.origin(request, context))
+        try await passkeys.remove(accountID: session.accountID, id: id, stepUp: Self.stepUp(input), origin: read.origin(request, context))
         return NoContent()
     }
 
     @Sendable package func passkeyStepUpOptions(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyRequestOptions {
-        try await passkeyService.stepUpOptions(accountID: try context.requireSession().accountID, origin: read.origin(request, context))
+        try await passkeys.stepUpOptions(accountID: try context.requireSession().accountID, origin: read.origin(request, context))
     }
 
     /// Every step-up's body (`SecondFactorProof`, which the passkeys' requests are) as the service takes it.
@@ -115,8 +116,8 @@ package struct SessionsController: Sendable {
 
     @Sendable package func passkeyRequestOptions(_ input: PasskeyLoginOptionsRequest, _ request: Request, context: GatehouseRequestContext) async throws -> PasskeyRequestOptions {
         var pending: SecondFactors.PendingLogin?
-        if let challenge = input.challenge { pending = try await login.secondFactors.pending(challenge: challenge) }
-        return try await passkeyService.requestOptions(for: pending, origin: read.origin(request, context))
+        if let challenge = input.challenge { pending = try await secondFactors.pending(challenge: challenge) }
+        return try await passkeys.requestOptions(for: pending, origin: read.origin(request, context))
     }
 
     @Sendable package func passkeyLogin(_ input: PasskeyLogin, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
@@ -124,11 +125,11 @@ package struct SessionsController: Sendable {
         if let challenge = input.challenge {
             return try await answer(try await login.completeSecondStep(challenge: challenge, code: nil, recoveryCode: nil, passkey: input.credential, origin: origin))
         }
-        return try await answer(try await passkeyService.login(input.credential, origin: origin))
+        return try await answer(try await passkeys.login(input.credential, origin: origin))
     }
 
     @Sendable package func renewRecoveryCodes(_ input: SecondFactorProof, _ request: Request, context: GatehouseRequestContext) async throws -> RecoveryCodes {
-        try await login.secondFactors.renewRecoveryCodes(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
+        try await secondFactors.renewRecoveryCodes(accountID: try context.requireSession().accountID, stepUp: Self.stepUp(input),
                                                          origin: read.origin(request, context))
     }
 
@@ -162,8 +163,10 @@ package struct SessionsController: Sendable {
         return NoContent()
     }
 
-    package init(login: LoginService, sessions: SessionService, configuration: GatehouseConfiguration) {
+    package init(login: LoginService, secondFactors: SecondFactors, passkeys: Passkeys, sessions: SessionService, configuration: GatehouseConfiguration) {
         self.login = login
+        self.secondFactors = secondFactors
+        self.passkeys = passkeys
         self.sessions = sessions
         self.configuration = configuration
     }

@@ -44,7 +44,7 @@ struct ClientRecordsTests {
             #expect(user.parts == [PhonePartnerZone(domainId: "zone-1", name: "North shore", forfeit: 150.5, isBanned: false, discount: 10)])
             #expect(user.firstName == "Ivan" && user.lastName == "Petrov", "the registration's names are the account's")
             #expect(user.birthday == nil, "nothing of the record is copied into the account (a recycled number's record is the last holder's): \(user.birthday ?? "nil")")
-            let record = try #require(try await app.services.login.rules.clients.record(phone: "+79123456789"))
+            let record = try #require(try await app.services.clients.record(phone: "+79123456789"))
             #expect(record.firstName == "Ivan (record)" && record.lastName == "Petrov (record)" && record.room == "Room 12", "the record is unchanged")
             let imports = try await app.services.audit.events(AuditLog.Query(kinds: [.clientsImported]))
             #expect(imports.count == 2 && imports.allSatisfy { $0.actorType == "system" && $0.actorID == "alice" })
@@ -56,7 +56,7 @@ struct ClientRecordsTests {
     func boundRecordChange_showsAtOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: a bound record, read once so the session's lookup (with the record) is cached
-            let clients = app.services.login.rules.clients
+            let clients = app.services.clients
             _ = try await clients.importFile(Self.ivan, format: .jsonLines, by: .system("test"))
             try await app.registerPhoneAccount(phone: "+79123456789", email: nil)
             let token = try await app.login("+79123456789", "secret-91!")
@@ -98,7 +98,7 @@ struct ClientRecordsTests {
             #expect(after.room == "Room 12" && after.parts.count == 1, "bound at the login after the import")
             let bound = try await app.services.audit.events(AuditLog.Query(kinds: [.clientBound]))
             #expect(bound.count == 1 && bound.first?.account == after.id, "only the verified phone's record bound")
-            #expect(try await app.services.login.rules.clients.record(of: ann.account.id) == nil, "an unverified phone never binds")
+            #expect(try await app.services.clients.record(of: ann.account.id) == nil, "an unverified phone never binds")
         }
     }
 

@@ -115,7 +115,7 @@ struct ProbeFindingsTests {
     func recordFollowsThePhone(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: a record for P1; A registers P1 (bound)
-            _ = try await app.services.login.rules.clients.importFile(
+            _ = try await app.services.clients.importFile(
                 #"{"phone":"+79120000001","firstName":"Previous","lastName":"Holder","birthday":"1970-01-02","room":"Room 12"}"#, format: .jsonLines, by: .system(nil))
             try await app.registerPhoneAccount(phone: "+79120000001", email: nil)
             let a = try await app.login("+79120000001", Self.password)
@@ -245,7 +245,7 @@ struct ProbeFindingsTests {
         #expect(crlf == ["Room 1", "Room, 2"], "CRLF ends a row, never part of a field: \(crlf)")
 
         try await withApp(.sqlite, configure: { $0.operators.importMaxRows = 100; $0.operators.importMaxBytes = 4_096 }) { app in
-            let clients = app.services.login.rules.clients
+            let clients = app.services.clients
             let file = (1...50).map { #"{"phone":"+7912000\#(String(format: "%04d", $0))","room":"R\#($0)"}"# }.joined(separator: "\n")
             let over = try await clients.importFile((1...150).map { #"{"phone":"+7912100\#(String(format: "%04d", $0))"}"# }.joined(separator: "\n"),
                                                     format: .jsonLines, by: .system(nil))
@@ -281,7 +281,7 @@ struct ProbeFindingsTests {
 
         try await withApp(.sqlite) { app in
             let key = try #require(try await ConsoleCommands.createKey(configuration: app.configuration, name: "CRM", scopes: ["clients:read,clients:write"], as: nil).key)
-            _ = try await app.services.login.rules.clients.importFile(#"{"phone":"+79123456789","room":"Room 12"}"#, format: .jsonLines, by: .system(nil))
+            _ = try await app.services.clients.importFile(#"{"phone":"+79123456789","room":"Room 12"}"#, format: .jsonLines, by: .system(nil))
             for written in ["%2B79123456789", "%2B7%20912%20345%2067%2089", "+79123456789"] {
                 let read = try await app.v1.get("/admin/v1/clients/\(written)", token: key)
                 #expect(read.status == .ok && read.text.contains("Room 12"), "\(written): \(read.status) \(read.text)")
