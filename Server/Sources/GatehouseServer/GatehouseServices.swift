@@ -189,7 +189,8 @@ package final class GatehouseServices: Sendable {
                                   secrets: secrets, codes: codes, proofs: proofs, passwords: passwords, audit: audit)
         self.avatars = AvatarService(database: database, clock: clock, limits: configuration.limits, blobs: blobs)
         let signToLogin = SignToLoginStore(database: database)
-        self.apps = AppsService(apps: signToLogin, clock: clock, configuration: configuration, secrets: secrets, blobs: blobs)
+        self.apps = AppsService(apps: signToLogin, clock: clock, settings: configuration.signature, publicURL: configuration.publicURL,
+                                secrets: secrets, blobs: blobs)
         self.signatures = SignatureService(database: database, records: signToLogin, clock: clock, settings: configuration.signature,
                                            limits: configuration.limits, hasher: hasher, sessions: sessions, verification: verification,
                                            composer: composer, secrets: secrets, rateLimiter: rateLimiter, blobs: blobs, codes: codes, proofs: proofs,
@@ -197,7 +198,8 @@ package final class GatehouseServices: Sendable {
         self.signatureProfiles = SignatureProfiles(database: database, records: signToLogin, verification: verification, sessions: sessions,
                                                    composer: composer, clock: clock, blobs: blobs, photoMaxBytes: configuration.signature.photoMaxBytes,
                                                    codeTTL: configuration.limits.codeTTL, publicURL: configuration.publicURL, codes: codes, audit: audit)
-        self.documents = SignatureDocuments(database: database, records: signToLogin, clock: clock, configuration: configuration, sessions: sessions,
+        self.documents = SignatureDocuments(database: database, records: signToLogin, clock: clock, warnBelow: configuration.signature.warnBelow,
+                                            publicURL: configuration.publicURL, sessions: sessions,
                                             blobs: blobs, signatures: signatures)
 
         let pushSettings = configuration.delivery.push

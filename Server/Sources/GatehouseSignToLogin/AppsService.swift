@@ -51,12 +51,11 @@ package struct AppRecord: Sendable, Equatable {
 package struct AppsService: Sendable {
     package let apps: SignToLoginStore
     package let clock: GatehouseClock
-    package let configuration: GatehouseConfiguration
+    package let settings: GatehouseConfiguration.Signature
+    /// Where the server is reached (`GATEHOUSE_PUBLIC_URL`): an icon's address starts with it.
+    package let publicURL: String
     package let secrets: Secrets
     package let blobs: any BlobStore
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
-
-    private var settings: GatehouseConfiguration.Signature { configuration.signature }
 
     /// The prefix of every key (so that secret scanners and people can tell what it is).
     package static let keyPrefix = "stl_"
@@ -64,7 +63,7 @@ package struct AppsService: Sendable {
     /// A value of `DeveloperApp` for a row.
     package func view(_ row: AppRecord) -> DeveloperApp {
         let icon = row.iconBlobKey.map { key -> String in
-            configuration.publicURL + V1.Apps.icon.path(["id": row.id.uuidString.lowercased()]) + "?v=" + String(key.prefix(12))
+            publicURL + V1.Apps.icon.path(["id": row.id.uuidString.lowercased()]) + "?v=" + String(key.prefix(12))
         }
         return DeveloperApp(id: row.id, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, iconUrl: icon,
                             enabled: row.enabled, keyHint: row.keyHint, createdAt: row.createdAt, updatedAt: row.updatedAt,
@@ -150,9 +149,9 @@ package struct AppsService: Sendable {
         row.website = checked.website
         if let enabled = change.enabled { row.enabled = enabled }
         if let threshold = change.minSimilarity {
-            guard threshold.isFinite, threshold >= configuration.signature.acceptAt, threshold <= 1 else {
+            guard threshold.isFinite, threshold >= settings.acceptAt, threshold <= 1 else {
                 throw GatehouseError.invalid(.invalidParameter, "error.invalidQueryParameter", "minSimilarity",
-                                             "\(configuration.signature.acceptAt)–1").on(field: "minSimilarity")
+                                             "\(settings.acceptAt)–1").on(field: "minSimilarity")
             }
             row.minSimilarity = threshold
         }
@@ -262,10 +261,12 @@ package struct AppsService: Sendable {
         }
     }
 
-    package init(apps: SignToLoginStore, clock: GatehouseClock, configuration: GatehouseConfiguration, secrets: Secrets, blobs: any BlobStore) {
+    package init(apps: SignToLoginStore, clock: GatehouseClock, settings: GatehouseConfiguration.Signature, publicURL: String, secrets: Secrets,
+                 blobs: any BlobStore) {
         self.apps = apps
         self.clock = clock
-        self.configuration = configuration
+        self.settings = settings
+        self.publicURL = publicURL
         self.secrets = secrets
         self.blobs = blobs
     }

@@ -12,10 +12,12 @@ package struct SignatureDocuments: Sendable {
     /// Its tables.
     package let records: SignToLoginStore
     package let clock: GatehouseClock
-    package let configuration: GatehouseConfiguration
+    /// Below this similarity a signing shows a warning (`GATEHOUSE_SIGNATURE_WARN_BELOW`).
+    package let warnBelow: Double
+    /// Where the server is reached: a signing's photo address starts with it.
+    package let publicURL: String
     package let sessions: SessionService
     package let blobs: any BlobStore
-    package var limits: GatehouseConfiguration.Limits { configuration.limits }
     package let signatures: SignatureService
 
 
@@ -180,7 +182,6 @@ package struct SignatureDocuments: Sendable {
     package static let deletedSigner = "Deleted account"
 
     package func history(documentID: String) async throws -> [Entry] {
-        let warnBelow = configuration.signature.warnBelow
         return try await records.signings(documentID: documentID).map { signing in
             let names = [signing.firstName, signing.lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
             return Entry(
@@ -188,7 +189,7 @@ package struct SignatureDocuments: Sendable {
                 similarity: signing.similarity, lowMatch: signing.similarity < warnBelow, signedAt: signing.signedAt,
                 clientTime: signing.clientTime, location: signing.location, country: signing.country, city: signing.city,
                 address: signing.address,
-                photoURL: signing.photoBlobKey != nil ? configuration.publicURL + "/signature-photos/" + signing.signatureID : nil,
+                photoURL: signing.photoBlobKey != nil ? publicURL + "/signature-photos/" + signing.signatureID : nil,
                 signatureID: signing.signatureID, documentHash: signing.documentHash)
         }
     }
@@ -201,11 +202,13 @@ package struct SignatureDocuments: Sendable {
         return try await blobs.get(key)
     }
 
-    package init(database: DatabaseProvider, records: SignToLoginStore, clock: GatehouseClock, configuration: GatehouseConfiguration, sessions: SessionService, blobs: any BlobStore, signatures: SignatureService) {
+    package init(database: DatabaseProvider, records: SignToLoginStore, clock: GatehouseClock, warnBelow: Double, publicURL: String, sessions: SessionService,
+                 blobs: any BlobStore, signatures: SignatureService) {
         self.database = database
         self.records = records
         self.clock = clock
-        self.configuration = configuration
+        self.warnBelow = warnBelow
+        self.publicURL = publicURL
         self.sessions = sessions
         self.blobs = blobs
         self.signatures = signatures

@@ -132,8 +132,14 @@ public struct DevOutboxMessage: Codable, Sendable, Equatable {
     }
 }
 
+/// The development server's outbox (`gatehouse serve` in development only): what it would have
+/// sent by SMS, mail and push, newest first, to one destination (`to`) or all; `last` of them
+/// (1–500, 50 when absent). Not in the API's document, as no deployed server has it.
 public enum DevAPI {
     public enum Path {
         public static let outbox = "/dev/outbox"
     }
+
+    public static let outbox = Endpoint<NoContent, [DevOutboxMessage]>(.get, Path.outbox, access: .anyone,
+                                                                      query: [QueryParameter("to", .text), QueryParameter("last", .limit)])
 }

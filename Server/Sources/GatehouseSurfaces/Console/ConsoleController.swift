@@ -25,22 +25,15 @@ package struct ConsoleController: Sendable {
     package static let csrfCookie = "gh_console_csrf"
 
     package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
-        router.route(Self.home, use: home)
-        router.route(Self.loginPage, use: loginPage)
-        router.route(Self.signIn, use: signIn)
-        router.route(Self.signOut, use: signOut)
-        router.route(Self.create, use: create)
-        router.route(Self.change, use: change)
+        router.route(ServerPages.Console.home, use: home)
+        router.route(ServerPages.Console.loginPage, use: loginPage)
+        router.route(ServerPages.Console.signIn, use: signIn)
+        router.route(ServerPages.Console.signOut, use: signOut)
+        router.route(ServerPages.Console.create, use: create)
+        router.route(ServerPages.Console.change, use: change)
     }
 
     // The console's operations: HTML pages and forms (a cookie session, checked here).
-    package static let home = Endpoint<NoContent, RawBody>(.get, "/console", access: .anyone)
-    package static let loginPage = Endpoint<NoContent, RawBody>(.get, "/console/login", access: .anyone)
-    package static let signIn = Endpoint<FormBody, RawBody>(.post, "/console/login", success: 303, access: .anyone)
-    package static let signOut = Endpoint<FormBody, RawBody>(.post, "/console/logout", success: 303, access: .anyone)
-    package static let create = Endpoint<FormBody, RawBody>(.post, "/console/apps", access: .anyone)
-    package static let change = Endpoint<FormBody, RawBody>(.post, "/console/apps/{id}/{action}", access: .anyone)
-    package static let all: [any EndpointDeclaration] = [home, loginPage, signIn, signOut, create, change]
 
     // MARK: Cookies and forms
 

@@ -12,7 +12,7 @@ package struct DevOutboxController: Sendable {
     package let defaultCountryCode: String
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
-        router.get(RouterPath(DevAPI.Path.outbox)) { request, _ -> Response in
+        router.route(DevAPI.outbox) { request, _ -> Response in
             // Destinations as typed work too: phones are normalised like everywhere else, and a
             // push device's id (a push's destination) in either case.
             let to = request.uri.queryParameters.get("to").map { raw in

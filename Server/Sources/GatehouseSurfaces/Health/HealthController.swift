@@ -9,20 +9,15 @@ package struct HealthController: Sendable {
     package let ping: @Sendable () async throws -> Void
     package let configuration: GatehouseConfiguration
 
-    package static let health = Endpoint<NoContent, RawBody>(.get, "/health", access: .anyone)
-    package static let live = Endpoint<NoContent, RawBody>(.get, "/health/live", access: .anyone)
-    /// Prometheus text; a bearer token when `GATEHOUSE_METRICS_TOKEN` is set (checked here).
-    package static let metrics = Endpoint<NoContent, RawBody>(.get, "/metrics", access: .anyone)
-    package static let all: [any EndpointDeclaration] = [health, live, metrics]
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
         // Liveness: the process answers; nothing else is asked. A restart is the cure when this fails,
         // which a database outage is not.
         let alive = ByteBuffer(string: "ok")
-        router.route(Self.live) { _, _ -> Response in
+        router.route(ServerPages.Health.live) { _, _ -> Response in
             Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: alive))
         }
-        router.route(Self.health) { _, _ -> Response in
+        router.route(ServerPages.Health.health) { _, _ -> Response in
             // Ready only when the database answers: a load balancer should not send traffic otherwise.
             do {
                 try await ping()
@@ -33,7 +28,7 @@ package struct HealthController: Sendable {
         }
         if configuration.metricsEnabled {
             let token = configuration.metricsToken
-            router.route(Self.metrics) { request, _ -> Response in
+            router.route(ServerPages.Health.metrics) { request, _ -> Response in
                 // With GATEHOUSE_METRICS_TOKEN set, only a scraper that shows it may read them.
                 if let token, !Secrets.constantTimeEquals(request.bearerToken ?? "", token) {
                     return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer", .contentType: "text/plain; charset=utf-8"],

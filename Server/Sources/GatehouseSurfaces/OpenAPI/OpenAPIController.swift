@@ -4,28 +4,23 @@ import Hummingbird
 /// Serves the API's own description (docs/architecture.md): the root's signposts, the OpenAPI
 /// document as JSON and as YAML, and its reference page.
 package struct OpenAPIController: Sendable {
-    package static let root = Endpoint<NoContent, RawBody>(.get, "/", access: .anyone)
-    package static let openAPI = Endpoint<NoContent, RawBody>(.get, APIReference.openAPI, access: .anyone)
-    package static let openAPIYAML = Endpoint<NoContent, RawBody>(.get, APIReference.openAPIYAML, access: .anyone)
-    package static let docs = Endpoint<NoContent, RawBody>(.get, APIReference.docs, access: .anyone)
-    package static let all: [any EndpointDeclaration] = [root, openAPI, openAPIYAML, docs]
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
         // A newcomer's first request: which version answers, and where to go next.
-        let signposts = ByteBuffer(string: #"{"name":"Gatehouse","version":"\#(GatehouseVersion.current)","openapi":"/openapi.json","docs":"/docs","console":"\#(ConsoleController.home.path)","operator":"\#(OperatorConsoleController.home.path)","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
+        let signposts = ByteBuffer(string: #"{"name":"Gatehouse","version":"\#(GatehouseVersion.current)","openapi":"/openapi.json","docs":"/docs","console":"\#(ServerPages.Console.home.path)","operator":"\#(ServerPages.OperatorConsole.home.path)","health":"/health","live":"/health/live","apis":["/api","/v1","/customer-gateway/customer"]}"#)
         let json = ByteBuffer(string: OpenAPIDocument.json)
         let yaml = ByteBuffer(string: OpenAPIDocument.yaml)
         let html = ByteBuffer(string: OpenAPIDocument.html)
-        router.route(Self.root) { _, _ -> Response in
+        router.route(ServerPages.APIDocument.root) { _, _ -> Response in
             JSONResponse.make(buffer: signposts)
         }
-        router.route(Self.openAPI) { _, _ -> Response in
+        router.route(ServerPages.APIDocument.openAPI) { _, _ -> Response in
             JSONResponse.make(buffer: json)
         }
-        router.route(Self.openAPIYAML) { _, _ -> Response in
+        router.route(ServerPages.APIDocument.openAPIYAML) { _, _ -> Response in
             Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: yaml))
         }
-        router.route(Self.docs) { _, _ -> Response in
+        router.route(ServerPages.APIDocument.docs) { _, _ -> Response in
             Response(
                 status: .ok,
                 headers: [

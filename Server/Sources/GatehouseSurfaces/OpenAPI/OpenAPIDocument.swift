@@ -13,9 +13,9 @@ import Yams
 package enum OpenAPIDocument {
     /// Every operation the server serves: the controllers route these same declarations.
     package static let operations: [any EndpointDeclaration] =
-        OpenAPIController.all + HealthController.all + ConsoleController.all + OperatorConsoleController.all + SignToLoginAPI.Endpoints.all
+        ServerPages.APIDocument.all + ServerPages.Health.all + ServerPages.Console.all + ServerPages.OperatorConsole.all + SignToLoginAPI.Endpoints.all
         + PhoneAccountsAPI.Endpoints.all + V1.Accounts.all + V1.Sessions.all + V1.SecondFactors.all + V1.Passkeys.all + V1.Messenger.all + V1.Apps.all + V1.Signatures.all + V1.Wallet.all
-        + AdminAPI.all + PaymentsController.all + SignatureProfilePageController.all
+        + AdminAPI.all + ServerPages.Payments.all + ServerPages.SignatureProfile.all
 
     /// Wire types no operation names: the problem document of every `/v1` error and the payloads
     /// of the realtime events.

@@ -70,41 +70,22 @@ package struct OperatorConsoleController: Sendable {
     package static let sessionCookie = "gh_operator"
     package static let csrfCookie = "gh_operator_csrf"
 
-    package static let home = Endpoint<NoContent, RawBody>(.get, "/operator", access: .anyone)
-    package static let loginPage = Endpoint<NoContent, RawBody>(.get, "/operator/login", access: .anyone)
-    package static let signIn = Endpoint<FormBody, RawBody>(.post, "/operator/login", success: 303, access: .anyone)
-    package static let signOut = Endpoint<FormBody, RawBody>(.post, "/operator/logout", success: 303, access: .anyone)
-    package static let find = Endpoint<FormBody, RawBody>(.post, "/operator/find", success: 303, access: .anyone)
-    package static let account = Endpoint<NoContent, RawBody>(.get, "/operator/accounts/{id}", access: .anyone)
-    package static let act = Endpoint<FormBody, RawBody>(.post, "/operator/accounts/{id}/{action}", success: 303, access: .anyone)
-    package static let audit = Endpoint<NoContent, RawBody>(.get, "/operator/audit", access: .anyone,
-                                                             query: [QueryParameter("kind", .text), QueryParameter("actorType", .text), QueryParameter("actor", .text),
-                                                                     QueryParameter("account", .text), QueryParameter("since", .text), QueryParameter("until", .text),
-                                                                     QueryParameter("before", .text)])
-    package static let outbox = Endpoint<NoContent, RawBody>(.get, "/operator/outbox", access: .anyone)
-    package static let outboxFind = Endpoint<FormBody, RawBody>(.post, "/operator/outbox/find", access: .anyone)
-    package static let outboxRetry = Endpoint<FormBody, RawBody>(.post, "/operator/outbox/{id}/retry", success: 303, access: .anyone)
-    package static let clients = Endpoint<NoContent, RawBody>(.get, "/operator/clients", access: .anyone)
-    package static let clientsFind = Endpoint<FormBody, RawBody>(.post, "/operator/clients/find", access: .anyone)
-    package static let clientsImport = Endpoint<FormBody, RawBody>(.post, "/operator/clients/import", access: .anyone)
-    package static let all: [any EndpointDeclaration] = [home, loginPage, signIn, signOut, find, account, act, audit, outbox, outboxFind, outboxRetry,
-                                                         clients, clientsFind, clientsImport]
 
     package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
-        router.route(Self.home, use: homePage)
-        router.route(Self.loginPage, use: loginForm)
-        router.route(Self.signIn, use: signInPost)
-        router.route(Self.signOut, use: signOutPost)
-        router.route(Self.find, use: findPost)
-        router.route(Self.account, use: accountPage)
-        router.route(Self.act, use: actPost)
-        router.route(Self.audit, use: auditPage)
-        router.route(Self.outbox, use: outboxPage)
-        router.route(Self.outboxFind, use: outboxFindPost)
-        router.route(Self.outboxRetry, use: outboxRetryPost)
-        router.route(Self.clients, use: clientsPage)
-        router.route(Self.clientsFind, use: clientsFindPost)
-        router.route(Self.clientsImport, use: clientsImportPost)
+        router.route(ServerPages.OperatorConsole.home, use: homePage)
+        router.route(ServerPages.OperatorConsole.loginPage, use: loginForm)
+        router.route(ServerPages.OperatorConsole.signIn, use: signInPost)
+        router.route(ServerPages.OperatorConsole.signOut, use: signOutPost)
+        router.route(ServerPages.OperatorConsole.find, use: findPost)
+        router.route(ServerPages.OperatorConsole.account, use: accountPage)
+        router.route(ServerPages.OperatorConsole.act, use: actPost)
+        router.route(ServerPages.OperatorConsole.audit, use: auditPage)
+        router.route(ServerPages.OperatorConsole.outbox, use: outboxPage)
+        router.route(ServerPages.OperatorConsole.outboxFind, use: outboxFindPost)
+        router.route(ServerPages.OperatorConsole.outboxRetry, use: outboxRetryPost)
+        router.route(ServerPages.OperatorConsole.clients, use: clientsPage)
+        router.route(ServerPages.OperatorConsole.clientsFind, use: clientsFindPost)
+        router.route(ServerPages.OperatorConsole.clientsImport, use: clientsImportPost)
     }
 
     // MARK: Cookies, forms, the session

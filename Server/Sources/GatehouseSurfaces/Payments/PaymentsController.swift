@@ -14,20 +14,12 @@ package struct PaymentsController: Sendable {
     package let topUps: TopUpService
     package let configuration: GatehouseConfiguration
 
-    /// Stripe's webhook. Served whatever the provider (the local one's notifications are in
-    /// Stripe's format too, signed with a secret nobody outside holds); 404 with top-ups off.
-    package static let webhook = Endpoint<RawBody, RawBody>(.post, "/webhooks/stripe", access: .anyone)
-    /// Where the provider sends the person back after its page.
-    package static let returnPage = Endpoint<NoContent, RawBody>(.get, "/topup-return", access: .anyone)
-    package static let all: [any EndpointDeclaration] = [webhook, returnPage]
-    package static let localPagePath = "/dev/payments/{id}"
-
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
-        router.post(RouterPath(Self.webhook.path), use: webhook)
-        router.get(RouterPath(Self.returnPage.path), use: returnPage)
+        router.route(ServerPages.Payments.webhook, use: webhook)
+        router.route(ServerPages.Payments.returnPage, use: returnPage)
         if configuration.wallet.topUps.provider == .local {
-            router.get(RouterPath(Self.localPagePath), use: localPage)
-            router.post(RouterPath(Self.localPagePath), use: localPay)
+            router.route(ServerPages.Payments.localPage, use: localPage)
+            router.route(ServerPages.Payments.localPay, use: localPay)
         }
     }
 

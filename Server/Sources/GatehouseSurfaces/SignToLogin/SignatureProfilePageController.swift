@@ -18,29 +18,20 @@ package struct SignatureProfilePageController: Sendable {
     package let sessions: SessionService
     package let configuration: GatehouseConfiguration
 
-    package static let page = Endpoint<NoContent, RawBody>(.get, "/signature-profile", access: .anyone)
-    package static let requestCode = Endpoint<FormBody, RawBody>(.post, "/signature-profile/code", access: .anyone)
-    package static let signIn = Endpoint<FormBody, RawBody>(.post, "/signature-profile/sign-in", success: 303, access: .anyone)
-    package static let save = Endpoint<FormBody, RawBody>(.post, "/signature-profile/save", success: 303, access: .anyone)
-    package static let photoUpload = Endpoint<FormBody, RawBody>(.post, "/signature-profile/photo", success: 303, access: .anyone)
-    package static let photo = Endpoint<NoContent, RawBody>(.get, "/signature-profile/photo", access: .anyone)
-    package static let delete = Endpoint<FormBody, RawBody>(.post, "/signature-profile/delete", access: .anyone)
-    package static let signOut = Endpoint<FormBody, RawBody>(.post, "/signature-profile/sign-out", success: 303, access: .anyone)
-    package static let all: [any EndpointDeclaration] = [page, requestCode, signIn, save, photoUpload, photo, delete, signOut]
 
     package static let sessionCookie = "gh_profile"
     package static let csrfCookie = "gh_profile_csrf"
     private static let sessionSeconds = 1_800
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
-        router.get(RouterPath(Self.page.path), use: show)
-        router.post(RouterPath(Self.requestCode.path), use: sendCode)
-        router.post(RouterPath(Self.signIn.path), use: signInPosted)
-        router.post(RouterPath(Self.save.path), use: savePosted)
-        router.post(RouterPath(Self.photoUpload.path), use: photoPosted)
-        router.get(RouterPath(Self.photo.path), use: photoImage)
-        router.post(RouterPath(Self.delete.path), use: deletePosted)
-        router.post(RouterPath(Self.signOut.path), use: signOutPosted)
+        router.route(ServerPages.SignatureProfile.page, use: show)
+        router.route(ServerPages.SignatureProfile.requestCode, use: sendCode)
+        router.route(ServerPages.SignatureProfile.signIn, use: signInPosted)
+        router.route(ServerPages.SignatureProfile.save, use: savePosted)
+        router.route(ServerPages.SignatureProfile.photoUpload, use: photoPosted)
+        router.route(ServerPages.SignatureProfile.photo, use: photoImage)
+        router.route(ServerPages.SignatureProfile.delete, use: deletePosted)
+        router.route(ServerPages.SignatureProfile.signOut, use: signOutPosted)
     }
 
     // MARK: Cookies, forms, language
@@ -90,8 +81,8 @@ package struct SignatureProfilePageController: Sendable {
         return values
     }
 
-    private var toPage: Response { Response(status: .seeOther, headers: [.location: Self.page.path]) }
-    private func see(done: String) -> Response { Response(status: .seeOther, headers: [.location: Self.page.path + "?done=" + done]) }
+    private var toPage: Response { Response(status: .seeOther, headers: [.location: ServerPages.SignatureProfile.page.path]) }
+    private func see(done: String) -> Response { Response(status: .seeOther, headers: [.location: ServerPages.SignatureProfile.page.path + "?done=" + done]) }
 
     // MARK: Pages
 
