@@ -11,7 +11,14 @@ import SQLKit
 /// messages. An image is known by its magic bytes, never by what the client says; anything
 /// else is a file, served as a download.
 package struct AttachmentService: MessengerConcept {
-    package let core: MessengerCore
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Messenger
+    package let publicURL: String
+    package let rateLimiter: RateLimiter
+    package let blobs: any BlobStore
+    package let people: PersonLoader
+    package let reader: MessageReader
+    package let store: MessengerStore
     /// Uploads never sent on a message are deleted after this long.
     package let unsentTTL: TimeInterval = 86_400
 
@@ -52,14 +59,14 @@ package struct AttachmentService: MessengerConcept {
             kind = .file
             contentType = media ?? "application/octet-stream"
         }
-        try await core.rateLimiter.hit("uploads", key: viewer.id.uuidString, limit: settings.uploadsPerHour, window: 3_600)
-        let blob = try await core.blobs.put(bytes)
+        try await rateLimiter.hit("uploads", key: viewer.id.uuidString, limit: settings.uploadsPerHour, window: 3_600)
+        let blob = try await blobs.put(bytes)
         let id = OrderedID.make()
         let name = Self.cleanFileName(fileName, kind: kind, contentType: contentType)
         try await store.insertAttachment(id: id, owner: viewer.id, blob: blob.hex, kind: kind.rawValue, contentType: contentType,
                                          fileName: name, size: bytes.count, now: clock.now())
         return Attachment(id: id, kind: kind, contentType: contentType, fileName: name, size: bytes.count,
-                          url: core.publicURL + V1.Messenger.download.path(["id": id.uuidString.lowercased()]))
+                          url: publicURL + V1.Messenger.download.path(["id": id.uuidString.lowercased()]))
     }
 
     /// An attachment its uploader, or a member who sees a message carrying it, may read; 404 otherwise.
@@ -68,7 +75,7 @@ package struct AttachmentService: MessengerConcept {
             let key = BlobKey(hex: try row.decode(column: "blob_key", as: String.self))
         else { throw GatehouseError.notFound(.attachmentNotFound, "error.attachmentNotFound") }
         let attachment = try reader.attachment(row)
-        return Download(attachment: attachment, blob: key, size: attachment.size, store: core.blobs, chunkSize: settings.downloadChunkBytes)
+        return Download(attachment: attachment, blob: key, size: attachment.size, store: blobs, chunkSize: settings.downloadChunkBytes)
     }
 
     /// Deletes uploads no message carries after `unsentTTL` (their blobs go with the collector).
@@ -98,7 +105,15 @@ package struct AttachmentService: MessengerConcept {
         return String(name.prefix(255))
     }
 
-    package init(core: MessengerCore) {
-        self.core = core
+    package init(clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, publicURL: String, rateLimiter: RateLimiter,
+                 blobs: any BlobStore, people: PersonLoader, reader: MessageReader, store: MessengerStore) {
+        self.clock = clock
+        self.settings = settings
+        self.publicURL = publicURL
+        self.rateLimiter = rateLimiter
+        self.blobs = blobs
+        self.people = people
+        self.reader = reader
+        self.store = store
     }
 }

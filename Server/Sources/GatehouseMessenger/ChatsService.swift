@@ -2,12 +2,19 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 import SQLKit
 
 /// Direct chats: one per pair of people, opened on the first "Написать сообщение", listed by
 /// newest activity with the other person, the last message and the unread count.
 package struct ChatsService: MessengerConcept {
-    package let core: MessengerCore
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Messenger
+    package let events: EventLog
+    package let people: PersonLoader
+    package let reader: MessageReader
+    package let store: MessengerStore
 
     /// My chats, newest activity first; `query` matches the other's name or tag.
     package func list(viewer: UUID, query: String?, cursor: String?, limit: Int?) async throws -> ChatPage {
@@ -137,7 +144,14 @@ package struct ChatsService: MessengerConcept {
         }
     }
 
-    package init(core: MessengerCore) {
-        self.core = core
+    package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, events: EventLog,
+                 people: PersonLoader, reader: MessageReader, store: MessengerStore) {
+        self.database = database
+        self.clock = clock
+        self.settings = settings
+        self.events = events
+        self.people = people
+        self.reader = reader
+        self.store = store
     }
 }

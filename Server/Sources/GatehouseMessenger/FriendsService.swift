@@ -7,7 +7,12 @@ import GatehousePlatform
 /// Friendships: one row per pair, a request (requester → addressee) until accepted.
 /// Every change is written with its events to both people in one transaction.
 package struct FriendsService: MessengerConcept {
-    package let core: MessengerCore
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Messenger
+    package let rateLimiter: RateLimiter
+    package let events: EventLog
+    package let people: PersonLoader
+    package let store: MessengerStore
 
     package typealias Sort = FriendsSort
 
@@ -34,7 +39,7 @@ package struct FriendsService: MessengerConcept {
     package func request(viewer: UUID, target: UUID) async throws -> Person {
         guard target != viewer else { throw GatehouseError(.invalidInput, .notYourself, LocalizedText("error.notYourself"), field: "personId") }
         _ = try await visiblePerson(target, seenBy: viewer, field: "personId")
-        try await core.rateLimiter.hit("friend-requests", key: viewer.uuidString, limit: settings.friendRequestsPerDay, window: 86_400)
+        try await rateLimiter.hit("friend-requests", key: viewer.uuidString, limit: settings.friendRequestsPerDay, window: 86_400)
         return try await events.write { tx, recorder in
             let pair = ordered(viewer, target)
             let now = clock.now()
@@ -44,7 +49,7 @@ package struct FriendsService: MessengerConcept {
                 if try await isBlocked(viewer, by: target, on: tx) { throw Self.messagingNotAllowed }
                 // A new request tells the target: a request/cancel cycle to one person is budgeted per
                 // day on its own, or it would queue two events per cycle for them up to the daily cap.
-                try await core.rateLimiter.hit("friend-requests-to", key: "\(viewer):\(target)", limit: settings.friendRequestsPerPersonPerDay,
+                try await rateLimiter.hit("friend-requests-to", key: "\(viewer):\(target)", limit: settings.friendRequestsPerPersonPerDay,
                                                window: 86_400, on: tx)
                 let inserted = try await store.insertRequest(pair: pair, from: viewer, to: target, now: now, on: tx)
                 if inserted {
@@ -125,7 +130,13 @@ package struct FriendsService: MessengerConcept {
         try recorder.add(kind, to: recipient, person, push: push)
     }
 
-    package init(core: MessengerCore) {
-        self.core = core
+    package init(clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, rateLimiter: RateLimiter, events: EventLog,
+                 people: PersonLoader, store: MessengerStore) {
+        self.clock = clock
+        self.settings = settings
+        self.rateLimiter = rateLimiter
+        self.events = events
+        self.people = people
+        self.store = store
     }
 }

@@ -9,13 +9,27 @@ import GatehousePlatform
 /// or for everyone, forwarding. Each write is one transaction with the chat's activity and the
 /// events for both members.
 package struct MessagesService: MessengerConcept {
-    package let core: MessengerCore
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Messenger
+    package let rateLimiter: RateLimiter
+    package let events: EventLog
+    package let people: PersonLoader
+    package let store: MessengerStore
+    /// The one writer of a message (a forward's copies).
+    package let writer: MessageWriter
     /// Every send goes through it (`MessageWriter`, batched).
     package let batcher: SendBatcher
 
-    package init(core: MessengerCore) {
-        self.core = core
-        self.batcher = SendBatcher(core: core)
+    package init(clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, rateLimiter: RateLimiter, events: EventLog,
+                 people: PersonLoader, store: MessengerStore, writer: MessageWriter) {
+        self.clock = clock
+        self.settings = settings
+        self.rateLimiter = rateLimiter
+        self.events = events
+        self.people = people
+        self.store = store
+        self.writer = writer
+        self.batcher = SendBatcher(writer: writer)
     }
 
     // MARK: - history
@@ -65,8 +79,8 @@ package struct MessagesService: MessengerConcept {
             // (their privacy: friends only, and no longer friends), and budgeted on its own (every
             // edit is an event per member, kept for the retention period).
             try await checkMayMessage(member.other, from: viewer, on: tx)
-            try await core.rateLimiter.hit("message-edits", key: viewer.uuidString, limit: settings.editsPerMinute, window: 60, on: tx)
-            try await core.rateLimiter.hit("message-edits-day", key: viewer.uuidString, limit: settings.editsPerDay, window: 86_400, on: tx)
+            try await rateLimiter.hit("message-edits", key: viewer.uuidString, limit: settings.editsPerMinute, window: 60, on: tx)
+            try await rateLimiter.hit("message-edits-day", key: viewer.uuidString, limit: settings.editsPerDay, window: 86_400, on: tx)
             try await store.editText(of: id, to: text, at: now, on: tx)
             let seers = try await store.seers(of: id, chat: member.chatID, on: tx)
             try await events.supersedeEdits(of: message, for: seers, on: tx)
@@ -118,7 +132,7 @@ package struct MessagesService: MessengerConcept {
                 MessageWriter.Send(author: viewer.id, chat: chat, text: source.text, clientID: clientID.map { "\($0):\(chat.uuidString.lowercased())" },
                                    forward: forward)
             }
-            return try await MessageWriter(core: core).write(copies, on: tx, recorder).map { outcome in
+            return try await writer.write(copies, on: tx, recorder).map { outcome in
                 switch outcome {
                 case .success(let copy): return copy
                 case .failure(let error) where error.code == .chatNotFound: throw GatehouseError.notFound(.chatNotFound, "error.chatNotFound", field: "chatIds")

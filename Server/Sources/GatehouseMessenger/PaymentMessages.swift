@@ -12,7 +12,11 @@ import SQLKit
 /// keeps their privacy (`checkMayPost`): friends only, and nobody they blocked; paying or repaying
 /// a request answers what its recipient asked for, and always goes.
 package struct PaymentMessages: MessengerConcept {
-    package let core: MessengerCore
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Messenger
+    package let events: EventLog
+    package let people: PersonLoader
+    package let store: MessengerStore
 
     /// 403 `messaging_not_allowed` unless `author` may write to `recipient` (the messenger's rule).
     package func checkMayPost(from author: UUID, to recipient: UUID, on db: any GatehouseDatabase) async throws {
@@ -92,7 +96,11 @@ package struct PaymentMessages: MessengerConcept {
     }
 
     /// Two accounts, lower id first.
-    package init(core: MessengerCore) {
-        self.core = core
+    package init(clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, events: EventLog, people: PersonLoader, store: MessengerStore) {
+        self.clock = clock
+        self.settings = settings
+        self.events = events
+        self.people = people
+        self.store = store
     }
 }

@@ -2,10 +2,14 @@ import FluentKit
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 
 /// Finding people, and my privacy setting.
 package struct PeopleService: MessengerConcept {
-    package let core: MessengerCore
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Messenger
+    package let people: PersonLoader
+    package let store: MessengerStore
 
     /// People whose first name, last name or tag starts with the query (any case, any accents),
     /// by last name, me excluded; `cursor` continues a previous page.
@@ -69,7 +73,10 @@ package struct PeopleService: MessengerConcept {
         return PeoplePage(items: items, nextCursor: nil)
     }
 
-    package init(core: MessengerCore) {
-        self.core = core
+    package init(clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, people: PersonLoader, store: MessengerStore) {
+        self.clock = clock
+        self.settings = settings
+        self.people = people
+        self.store = store
     }
 }

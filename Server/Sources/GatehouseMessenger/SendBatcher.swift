@@ -14,9 +14,8 @@ package final class SendBatcher: Sendable {
 
     private let commits: GroupCommit<Request, Message>
 
-    package init(core: MessengerCore, maxBatch: Int = 128) {
-        let writer = MessageWriter(core: core)
-        commits = GroupCommit(maxBatch: maxBatch, database: core.database, write: { requests in
+    package init(writer: MessageWriter, maxBatch: Int = 128) {
+        commits = GroupCommit(maxBatch: maxBatch, database: writer.database, write: { requests in
             try await writer.write(requests).map { .done($0.mapError { $0 as any Error }) }
         }, single: { request in
             try await writer.write([request])[0].get()
@@ -41,7 +40,13 @@ package final class SendBatcher: Sendable {
 /// an earlier one. The locks are taken in one order: the messages' rows, the rate limit's, the
 /// chats' (in id order).
 package struct MessageWriter: MessengerConcept {
-    package let core: MessengerCore
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Messenger
+    package let rateLimiter: RateLimiter
+    package let events: EventLog
+    package let people: PersonLoader
+    package let store: MessengerStore
 
     /// One message to write.
     package struct Send: Sendable {
@@ -74,13 +79,20 @@ package struct MessageWriter: MessengerConcept {
         }
     }
 
-    package init(core: MessengerCore) {
-        self.core = core
+    package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, rateLimiter: RateLimiter,
+                 events: EventLog, people: PersonLoader, store: MessengerStore) {
+        self.database = database
+        self.clock = clock
+        self.settings = settings
+        self.rateLimiter = rateLimiter
+        self.events = events
+        self.people = people
+        self.store = store
     }
 
     /// The sends in one transaction of their own; an outcome per send, in order.
     package func write(_ sends: [Send]) async throws -> [Result<Message, GatehouseError>] {
-        try await core.events.write { tx, recorder in try await write(sends, on: tx, recorder) }
+        try await events.write { tx, recorder in try await write(sends, on: tx, recorder) }
     }
 
     /// The sends in the caller's transaction `tx`; an outcome per send, in order.
@@ -92,7 +104,7 @@ package struct MessageWriter: MessengerConcept {
 
         // 2. The messages, in one insert; a client id already used makes no row.
         var candidates: [(index: Int, message: Message)] = []
-        let now = core.clock.now()
+        let now = clock.now()
         for (index, request) in requests.enumerated() {
             guard let member = members[SendPair(chat: request.chat, author: request.author)] else {
                 outcomes[index] = .failure(.notFound(.chatNotFound, "error.chatNotFound"))
@@ -133,7 +145,7 @@ package struct MessageWriter: MessengerConcept {
         var written = candidates.filter { inserted.contains($0.message.id) }
         let perAuthor = Dictionary(grouping: written, by: { $0.message.authorId.uuidString }).mapValues(\.count)
         if !perAuthor.isEmpty {
-            let allowed = try await core.rateLimiter.hit("messages", counts: perAuthor, limit: settings.messagesPerMinute, window: 60, on: tx)
+            let allowed = try await rateLimiter.hit("messages", counts: perAuthor, limit: settings.messagesPerMinute, window: 60, on: tx)
             var refused: [UUID] = []
             for (author, fits) in allowed where fits.allowed < perAuthor[author]! {
                 refusedAuthors[author] = fits.retryAfter

@@ -96,8 +96,8 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
                        email: services.email, avatars: services.avatars, deletion: services.accountDeletion, configuration: configuration).addRoutes(to: v1)
     SessionsController(login: services.login, secondFactors: services.secondFactors, passkeys: services.passkeys, sessions: services.sessions,
                        configuration: configuration).addRoutes(to: v1)
-    MessengerController(people: services.people, friends: services.friends, chats: services.chats, messages: services.messages,
-                        attachments: services.attachments, configuration: configuration).addRoutes(to: v1)
+    MessengerController(people: services.messenger.people, friends: services.messenger.friends, chats: services.messenger.chats, messages: services.messenger.messages,
+                        attachments: services.messenger.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
     SignatureProfileController(profiles: services.signatureProfiles, configuration: configuration).addRoutes(to: v1)
     WalletController(wallets: services.wallets, requests: services.moneyRequests, topUps: services.topUps, configuration: configuration).addRoutes(to: v1)

@@ -41,12 +41,8 @@ package final class GatehouseServices: Sendable {
     package let bus: any EventBus
     package let blobs: any BlobStore
     package let blobCollector: BlobCollector
-    /// The messenger's services, on one shared core (docs/messenger.md).
-    package let people: PeopleService
-    package let friends: FriendsService
-    package let chats: ChatsService
-    package let messages: MessagesService
-    package let attachments: AttachmentService
+    /// The messenger (docs/messenger.md): people, friends, chats, messages, attachments.
+    package let messenger: MessengerModule
     package let realtime: RealtimeHub
     /// The Sign To Login service (docs/sign-to-login.md).
     package let apps: AppsService
@@ -211,23 +207,16 @@ package final class GatehouseServices: Sendable {
                                                              badges: { try await MessengerPushes.badges($0, on: $1) }, window: pushSettings.coalesceWindow) : nil)
         let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)
         database.databases.middleware.use(PeopleIndexUpkeep(events: eventLog, people: personLoader))
-        let messenger = MessengerCore(
-            database: database, clock: clock, settings: configuration.messenger, publicURL: configuration.publicURL,
-            rateLimiter: rateLimiter, blobs: blobs, events: eventLog, people: personLoader,
-            reader: MessageReader(publicURL: configuration.publicURL)
-        )
-        self.people = PeopleService(core: messenger)
-        self.friends = FriendsService(core: messenger)
-        self.chats = ChatsService(core: messenger)
-        self.messages = MessagesService(core: messenger)
-        let attachments = AttachmentService(core: messenger)
-        self.attachments = attachments
+        let messenger = MessengerModule.make(database: database, clock: clock, settings: configuration.messenger, publicURL: configuration.publicURL,
+                                             rateLimiter: rateLimiter, blobs: blobs, events: eventLog, people: personLoader)
+        self.messenger = messenger
+        let attachments = messenger.attachments
         let idempotencyKeys = IdempotencyKeys(clock: clock, ttl: configuration.wallet.idempotencyKeyTTL)
         self.idempotencyKeys = idempotencyKeys
         let walletCore = WalletCore(
             database: database, clock: clock, settings: configuration.wallet, publicURL: configuration.publicURL,
             defaultCountryCode: configuration.defaultCountryCode, rateLimiter: rateLimiter, events: eventLog, ledger: Ledger(clock: clock),
-            keys: idempotencyKeys, dialogs: PaymentMessages(core: messenger)
+            keys: idempotencyKeys, dialogs: messenger.payments
         )
         let wallets = WalletService(core: walletCore)
         self.wallets = wallets

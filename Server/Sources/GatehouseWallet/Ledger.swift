@@ -55,12 +55,15 @@ package struct Ledger: Sendable {
         var late = CombinedWrites(for: db)
         let results: [Result<Posting, Refusal>]
         do {
-            results = try await post([movement], at: now, dailyLimit: dailyLimit, on: db, into: &late).results
+            results = try await post([movement], at: now, dailyLimit: dailyLimit, prepared: false, on: db, into: &late).results
         } catch LedgerError.walletMissing {
             throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound")
         }
         let posting = try results[0].get()
-        try await late.run(on: db)
+        // Plain statements, not prepared ones: not a hot path, and postgres-nio can crash the
+        // process when PostgreSQL closes the connection under a prepared statement's rows
+        // (`PreparedStatements`, "A closing connection").
+        try await late.run(on: db, prepared: false)
         return posting
     }
 
@@ -141,8 +144,9 @@ package struct Ledger: Sendable {
     /// wallets, in the same statement on PostgreSQL: the batch's events are known in number
     /// before its balances are, and the round trip is one less while the wallets are held.
     /// Answers their new values.
-    package func post(_ movements: [Movement], at now: Date, dailyLimit: Int64?, raising counters: [UUID: Int64] = [:], on db: any GatehouseDatabase,
-              into writes: inout CombinedWrites) async throws -> (results: [Result<Posting, Refusal>], counters: [UUID: Int64]) {
+    /// `prepared` (PostgreSQL): the locking read as a prepared statement, for group commits.
+    package func post(_ movements: [Movement], at now: Date, dailyLimit: Int64?, raising counters: [UUID: Int64] = [:], prepared: Bool = true,
+              on db: any GatehouseDatabase, into writes: inout CombinedWrites) async throws -> (results: [Result<Posting, Refusal>], counters: [UUID: Int64]) {
         guard !movements.isEmpty else { return ([], [:]) }
         let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted()
         var wallets: [UUID: Balance] = [:]
@@ -162,7 +166,8 @@ package struct Ledger: Sendable {
             if !counters.isEmpty { for row in try await db.raw(EventLog.raise(counters, postgres: false)).all() { try readCounter(row) } }
         } else if counters.isEmpty {
             // NO KEY: the rows' ids stay, so other transactions' foreign-key checks on them do not wait.
-            for row in try await db.preparedRows("\(select) ORDER BY id FOR NO KEY UPDATE") { try read(row) }
+            let locking: SQLQueryString = "\(select) ORDER BY id FOR NO KEY UPDATE"
+            for row in try await prepared ? db.preparedRows(locking) : db.raw(locking).all() { try read(row) }
         } else {
             // The wallets are locked first, then the counters (the order a transfer on its own takes
             // them in): the union reads its first part before it starts the second.

@@ -174,7 +174,9 @@ package struct EmailService: Sendable {
         return account.snapshot
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets, codes: CodeIssuer, proofs: AddressProofs, passwords: PasswordChanges, audit: AuditLog) {
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, verification: VerificationService, outbox: Outbox,
+                 composer: MessageComposer, secrets: Secrets, codes: CodeIssuer, proofs: AddressProofs, passwords: PasswordChanges,
+                 audit: AuditLog) {
         self.rules = rules
         self.database = database
         self.clock = clock

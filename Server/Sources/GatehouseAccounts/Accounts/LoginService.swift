@@ -207,7 +207,9 @@ package struct LoginService: Sendable {
         try await store.account(id: id)
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, rateLimiter: RateLimiter, outbox: Outbox, audit: AuditLog, binding: ClientBinding, notices: SecurityNotices, passwords: PasswordChanges, secondFactors: SecondFactors) {
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, hasher: PasswordHasher,
+                 passwordRules: PasswordRules, sessions: SessionService, rateLimiter: RateLimiter, outbox: Outbox, audit: AuditLog,
+                 binding: ClientBinding, notices: SecurityNotices, passwords: PasswordChanges, secondFactors: SecondFactors) {
         self.rules = rules
         self.database = database
         self.clock = clock

@@ -223,7 +223,9 @@ package struct ProfileService: Sendable {
         return (shown, rows.count > size ? page.last.map { PageCursor.make([$0.id.uuidString]) } : nil)
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer, codes: CodeIssuer, proofs: AddressProofs, passwords: PasswordChanges, pushDevices: PushDevices, audit: AuditLog) {
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, sessions: SessionService,
+                 verification: VerificationService, outbox: Outbox, composer: MessageComposer, codes: CodeIssuer, proofs: AddressProofs,
+                 passwords: PasswordChanges, pushDevices: PushDevices, audit: AuditLog) {
         self.rules = rules
         self.database = database
         self.clock = clock

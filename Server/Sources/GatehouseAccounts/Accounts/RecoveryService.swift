@@ -111,7 +111,9 @@ package struct RecoveryService: Sendable {
         try rules.destination(email: email, phone: phone)
     }
 
-    package init(rules: AccountRules, store: AccountStore, hasher: PasswordHasher, passwordRules: PasswordRules, verification: VerificationService, composer: MessageComposer, secrets: Secrets, codes: CodeIssuer, notices: SecurityNotices, passwords: PasswordChanges, audit: AuditLog, secondFactors: SecondFactors) {
+    package init(rules: AccountRules, store: AccountStore, hasher: PasswordHasher, passwordRules: PasswordRules,
+                 verification: VerificationService, composer: MessageComposer, secrets: Secrets, codes: CodeIssuer,
+                 notices: SecurityNotices, passwords: PasswordChanges, audit: AuditLog, secondFactors: SecondFactors) {
         self.rules = rules
         self.store = store
         self.hasher = hasher

@@ -250,7 +250,10 @@ package struct SignupService: Sendable {
         return (tag, try await !store.isTagTaken(tag))
     }
 
-    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, hasher: PasswordHasher, passwordRules: PasswordRules, sessions: SessionService, verification: VerificationService, outbox: Outbox, composer: MessageComposer, secrets: Secrets, codes: CodeIssuer, proofs: AddressProofs, binding: ClientBinding, audit: AuditLog) {
+    package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, hasher: PasswordHasher,
+                 passwordRules: PasswordRules, sessions: SessionService, verification: VerificationService, outbox: Outbox,
+                 composer: MessageComposer, secrets: Secrets, codes: CodeIssuer, proofs: AddressProofs, binding: ClientBinding,
+                 audit: AuditLog) {
         self.rules = rules
         self.database = database
         self.clock = clock

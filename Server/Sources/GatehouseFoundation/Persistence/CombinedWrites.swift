@@ -25,11 +25,15 @@ package struct CombinedWrites {
         selected.append(expression)
     }
 
-    package func run(on sql: any SQLDatabase) async throws {
+    /// `prepared`: on PostgreSQL, as a prepared statement (`PreparedStatements`), for the hot paths
+    /// (group commits); false runs it as a plain statement, whose rows postgres-nio reads without
+    /// an async sequence (see `PreparedStatements`, "A closing connection").
+    package func run(on sql: any SQLDatabase, prepared: Bool = true) async throws {
         let select: SQLQueryString = selected.isEmpty ? "SELECT 1" : "SELECT \(selected.joined(separator: ", "))"
         if postgres, statements.count + selected.count > 1 {
             let parts = statements.enumerated().map { "w\(unsafeRaw: String($0.offset)) AS (\($0.element))" as SQLQueryString }
-            _ = try await sql.preparedRows(parts.isEmpty ? select : "WITH \(parts.joined(separator: ", ")) \(select)")
+            let combined: SQLQueryString = parts.isEmpty ? select : "WITH \(parts.joined(separator: ", ")) \(select)"
+            if prepared { _ = try await sql.preparedRows(combined) } else { _ = try await sql.raw(combined).all() }
         } else {
             for statement in statements { try await sql.raw(statement).run() }
             if !selected.isEmpty { try await sql.raw(select).run() }

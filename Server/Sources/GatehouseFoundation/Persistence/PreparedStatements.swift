@@ -14,6 +14,13 @@ import SQLKit
 /// their shape come here (`SQLDatabase.preparedRows`: binds, `RowSet` arrays, never a list whose
 /// length varies); once every slot is taken, or when a bind has no binary encoding, a statement runs
 /// unprepared as before.
+///
+/// A closing connection: a prepared statement's rows come as postgres-nio's async row sequence,
+/// and postgres-nio 1.33 stops the process (a `preconditionFailure` in
+/// `RowStreamStateMachine.channelReadComplete`) when PostgreSQL closes the connection while such a
+/// sequence waits for its reader's demand; a plain statement's rows are read as they come and do
+/// not meet it. A CI fault run (PostgreSQL restarted under load) met it once. So only the hot
+/// paths' statements (group commits, the session lookup) are prepared; the rest run plain.
 package enum PreparedStatements {
     package static let capacity = 64
 

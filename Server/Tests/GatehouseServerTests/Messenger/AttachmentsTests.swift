@@ -203,7 +203,7 @@ struct AttachmentsTests {
             #expect(after.items.map(\.attachment.id) == [three.id])
             // Unsent uploads are purged after a day; the collector then frees blobs no row names.
             app.clock.advance(by: 2 * 86_400)
-            try await app.services.attachments.purgeUnsent()
+            try await app.services.messenger.attachments.purgeUnsent()
             let deleted = try await app.services.blobCollector.collect(now: Date().addingTimeInterval(2 * 86_400))
             #expect(deleted == 2, "the PNG and the PDF of the deleted message")
             #expect(try await app.services.blobs.get(BlobKey(of: Data(SampleFiles.text(10)))) != nil, "Bob's file is still on a message")

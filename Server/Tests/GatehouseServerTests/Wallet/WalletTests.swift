@@ -454,7 +454,7 @@ struct WalletTests {
 
             // MUT: a payment's transaction looks for (or makes) Ann and Bob's chat; once it waits on
             // the chat being made, that chat is committed
-            let store = app.services.chats.store
+            let store = app.services.messenger.chats.store
             let pair = MessengerStore.ChatPair((low, high))
             let looked = Task {
                 try await app.services.database.db.withTransaction { tx in try await store.directChats([pair], now: Date(), on: tx) }

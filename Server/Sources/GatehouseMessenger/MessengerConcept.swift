@@ -6,49 +6,17 @@ import GatehouseFoundation
 import GatehousePlatform
 import SQLKit
 
-/// What every messenger service shares (docs/messenger.md): the database, the clock, the limits,
-/// the event log and the people loader.
-package struct MessengerCore: Sendable {
-    package let database: DatabaseProvider
-    package let clock: GatehouseClock
-    package let settings: GatehouseConfiguration.Messenger
-    package let publicURL: String
-    package let rateLimiter: RateLimiter
-    package let blobs: any BlobStore
-    package let events: EventLog
-    package let people: PersonLoader
-    package let reader: MessageReader
-    /// Its queries.
-    package let store: MessengerStore
-
-    package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Messenger, publicURL: String, rateLimiter: RateLimiter, blobs: any BlobStore, events: EventLog, people: PersonLoader, reader: MessageReader) {
-        self.database = database
-        self.clock = clock
-        self.settings = settings
-        self.publicURL = publicURL
-        self.rateLimiter = rateLimiter
-        self.blobs = blobs
-        self.events = events
-        self.people = people
-        self.reader = reader
-        self.store = MessengerStore(database: database, reader: reader)
-    }
-}
-
-/// One concept of the messenger (people, friends, chats, messages, attachments) on the shared core.
+/// One concept of the messenger (people, friends, chats, messages, attachments, the wallet's
+/// payment messages): the rules they share (memberships, privacy, what a new message tells whom,
+/// page sizes), over the three things those rules read. Each concept is given these and the
+/// other pieces it uses, by `MessengerModule.make`.
 package protocol MessengerConcept: Sendable {
-    var core: MessengerCore { get }
+    var store: MessengerStore { get }
+    var people: PersonLoader { get }
+    var settings: GatehouseConfiguration.Messenger { get }
 }
 
 extension MessengerConcept {
-    package var database: DatabaseProvider { core.database }
-    package var clock: GatehouseClock { core.clock }
-    package var settings: GatehouseConfiguration.Messenger { core.settings }
-    package var events: EventLog { core.events }
-    package var people: PersonLoader { core.people }
-    package var reader: MessageReader { core.reader }
-    package var store: MessengerStore { core.store }
-
     /// My membership of a chat, or 404 `chat_not_found` (another's chat is as unknown as none).
     package func membership(_ chat: UUID, of account: UUID, field: String? = nil, on db: (any GatehouseDatabase)? = nil) async throws -> Membership {
         guard let membership = try await store.membership(chat, of: account, on: db) else {
