@@ -41,7 +41,7 @@ package struct LoginService: Sendable {
         // `.emailOnly` means an email address: "@tag" (and "@+7912...") contains an "@" too, and
         // `findAccount` would look it up as a login name or a phone number.
         let acceptable = kinds == .any || EmailAddress.normalize(identifier) != nil
-        let account = acceptable ? try await store.find(rules.identifier(identifier)) : nil
+        let account = acceptable ? try await findAccount(identifier: identifier) : nil
         let accountKey = account?.id?.uuidString ?? "id:" + identifier.lowercased().prefix(100)
         try await rateLimiter.hit("login-ip", key: ipKey, limit: limits.loginFailuresPerIP, window: limits.loginFailureWindow, messageKey: "error.loginThrottled")
         do {
@@ -205,6 +205,12 @@ package struct LoginService: Sendable {
     /// The account a session was opened for, as surfaces show it.
     package func account(id: UUID) async throws -> AccountSnapshot {
         try await store.account(id: id)
+    }
+
+    /// The account an identifier names (an email, a login/tag or a phone, as a login reads it): for
+    /// the operator's search and the CLI, which find people the way they sign in.
+    package func findAccount(identifier: String) async throws -> AccountModel? {
+        try await store.find(rules.identifier(identifier))
     }
 
     package init(rules: AccountRules, database: DatabaseProvider, clock: GatehouseClock, hasher: PasswordHasher,

@@ -71,7 +71,7 @@ public enum AccountCommands {
         if let id = UUID(uuidString: query.trimmingCharacters(in: .whitespaces)), let account = try? await services.login.account(id: id) {
             return account
         }
-        guard let row = try await services.login.store.find(services.login.rules.identifier(query)), let id = row.id else {
+        guard let row = try await services.login.findAccount(identifier: query), let id = row.id else {
             throw Failure(description: "no account is named by '\(query.prefix(100))' (an id, a confirmed email, a verified phone, a login or a tag)")
         }
         return try await services.login.account(id: id)

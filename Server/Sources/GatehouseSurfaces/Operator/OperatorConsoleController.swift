@@ -237,7 +237,7 @@ package struct OperatorConsoleController: Sendable {
             if let id = UUID(uuidString: query), (try? await services.login.account(id: id)) != nil {
                 return see("/operator/accounts/\(id.uuidString.lowercased())")
             }
-            if let row = try await services.login.store.find(services.login.rules.identifier(query)), let id = row.id {
+            if let row = try await services.login.findAccount(identifier: query), let id = row.id {
                 return see("/operator/accounts/\(id.uuidString.lowercased())")
             }
             values["error"] = "No account is named by this (an id, a confirmed email, a verified phone, a login or a tag)."

@@ -42,7 +42,7 @@ struct OperatorConsoleTests {
         try await withApp(engine) { app in
             // setup: an /api account whose email is not confirmed, with a verified phone
             try await app.registerPhoneAccount(email: "ivan@example.com")
-            let id = try #require(try await app.services.login.store.find(app.services.login.rules.identifier("+79123456789"))?.id).uuidString.lowercased()
+            let id = try #require(try await app.services.login.findAccount(identifier: "+79123456789")?.id).uuidString.lowercased()
             let support = try await Self.signIn(app, "bob", role: "support")
             let reader = try await Self.signIn(app, "carol", role: "read-only")
             let mailsBefore = try await app.v1.messages(to: "ivan@example.com").count
@@ -78,7 +78,7 @@ struct OperatorConsoleTests {
             // setup
             _ = try await app.services.clients.importFile(#"{"phone":"+79123456789","room":"Room 12"}"#, format: .jsonLines, by: .system(nil))
             try await app.registerPhoneAccount(email: nil)
-            let id = try #require(try await app.services.login.store.find(app.services.login.rules.identifier("+79123456789"))?.id)
+            let id = try #require(try await app.services.login.findAccount(identifier: "+79123456789")?.id)
             let admin = try await Self.signIn(app, "alice", role: "admin")
             let reader = try await Self.signIn(app, "carol", role: "read-only")
             let readerPage = try await reader.get("/operator/accounts/\(id.uuidString.lowercased())")

@@ -69,7 +69,7 @@ struct PushDevicesTests {
             try await app.registerPhoneAccount(email: nil)
             let apiToken = try await app.login("+79123456789", "secret-91!")
             let change = try await app.postForm(PhoneAccountsAPI.Path.change, [("fcm", "spec-fcm-token")], token: apiToken)
-            let apiAccount = try #require(try await app.services.login.store.find(app.services.login.rules.identifier("+79123456789"))?.id)
+            let apiAccount = try #require(try await app.services.login.findAccount(identifier: "+79123456789")?.id)
             let apiDevices = try await app.services.pushDevices.list(accountID: apiAccount)
 
             // validate
