@@ -346,7 +346,7 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("forward into several chats: copies keep the first author and time, carry the attachments; a retry makes no more", .tags(.engine), arguments: TestEngine.all)
+    @Test("forward into several chats: copies keep the first author and time, carry the attachments; a retry makes no more; a chat not mine refuses all", .tags(.engine), arguments: TestEngine.all)
     func forward_intoSeveralChats(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup
@@ -386,6 +386,12 @@ struct ChatsAndMessagesTests {
             try expectProblem(try await app.v1.post(app.v1.path(M.forward, original.id), ForwardRequest(chatIds: []), token: ann.token), .badRequest, .invalidParameter)
             let tooMany = ForwardRequest(chatIds: (0...app.configuration.messenger.forwardMaxChats).map { _ in UUID() })
             try expectProblem(try await app.v1.post(app.v1.path(M.forward, original.id), tooMany, token: ann.token), .badRequest, .invalidParameter)
+            // One chat that is not mine refuses the whole forward, naming `chatIds`: no copy goes to the others.
+            let before = try await app.v1.history(withCat.id, for: cat).items.count
+            let notMine = try await app.v1.openChat(bob, with: dan)
+            let mixed = try await app.v1.post(app.v1.path(M.forward, original.id), ForwardRequest(chatIds: [withCat.id, notMine.id]), token: ann.token)
+            #expect(try expectProblem(mixed, .notFound, .chatNotFound).field == "chatIds")
+            #expect(try await app.v1.history(withCat.id, for: cat).items.count == before, "the refused forward left no copy in the chat that was mine")
         }
     }
 
