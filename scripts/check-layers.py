@@ -81,6 +81,7 @@ FOLDER_LAYERS = {
     "Server/Sources/GatehouseAccounts": [{".", "Rules", "Models"}, {"Verification", "Sessions", "Push", "Operators"}, {"Clients"}, {"Accounts"}],
     "Server/Sources/GatehouseSurfaces": [{"HTTP"}, {"V1", "Web", "CustomerGateway", "Realtime", "Dev"},
                                          {"Admin", "Console", "Health", "Payments", "PhoneAccounts", "SignToLogin"}, {"Operator"}, {"OpenAPI"}],
+    "Server/Sources/GatehouseWallet": [{"."}, {"TopUps"}, {"Module"}],
     "Sources/GatehouseKit": [{"."}, {"Messenger", "SignToLogin", "Wallet"}],
     "Sources/GatehouseScreens": [{"."}, {"Account"}, {"AccountEntry"}, {"Messenger", "PhoneAccounts", "SignToLogin", "Wallet", "WebSocketLogin"}],
 }

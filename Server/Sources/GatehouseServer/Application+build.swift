@@ -100,12 +100,12 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
                         attachments: services.messenger.attachments, configuration: configuration).addRoutes(to: v1)
     AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
     SignatureProfileController(profiles: services.signatureProfiles, configuration: configuration).addRoutes(to: v1)
-    WalletController(wallets: services.wallets, requests: services.moneyRequests, topUps: services.topUps, configuration: configuration).addRoutes(to: v1)
-    PaymentsController(topUps: services.topUps, configuration: configuration).addRoutes(to: router)
+    WalletController(wallets: services.wallet.wallets, requests: services.wallet.moneyRequests, topUps: services.wallet.topUps, configuration: configuration).addRoutes(to: v1)
+    PaymentsController(topUps: services.wallet.topUps, configuration: configuration).addRoutes(to: router)
     AdminController(keys: services.adminKeys, clients: services.clients, configuration: configuration).addRoutes(to: router)
     OperatorConsoleController(services: .init(
         operators: services.operators, sessions: services.sessions, login: services.login, locks: services.locks, email: services.email,
-        recovery: services.recovery, clients: services.clients, wallets: services.wallets, topUps: services.topUps, apps: services.apps,
+        recovery: services.recovery, clients: services.clients, wallets: services.wallet.wallets, topUps: services.wallet.topUps, apps: services.apps,
         signatures: services.signatures, audit: services.audit, outbox: services.operatorOutbox, secondFactors: services.secondFactors,
         passkeys: services.passkeys),
         configuration: configuration).addRoutes(to: router)

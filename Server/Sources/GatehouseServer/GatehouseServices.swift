@@ -50,12 +50,9 @@ package final class GatehouseServices: Sendable {
     /// The person's Sign To Login profile: read, edit, delete, and the site's page.
     package let signatureProfiles: SignatureProfiles
     package let documents: SignatureDocuments
-    /// The wallet's services, on one shared core (docs/wallet.md).
-    package let wallets: WalletService
-    /// Money in through the payment provider (nil provider: top-ups are off).
-    package let topUps: TopUpService
-    package let moneyRequests: MoneyRequestsService
-    package let idempotencyKeys: IdempotencyKeys
+    /// The wallet (docs/wallet.md): wallets and transfers, money requests, top-ups through the
+    /// payment provider (nil provider: top-ups are off).
+    package let wallet: WalletModule
     /// Account deletion, with every app's part in it (docs/security.md, "Account deletion").
     package let accountDeletion: AccountDeletionService
     /// The audit trail (docs/operators.md).
@@ -211,16 +208,6 @@ package final class GatehouseServices: Sendable {
                                              rateLimiter: rateLimiter, blobs: blobs, events: eventLog, people: personLoader)
         self.messenger = messenger
         let attachments = messenger.attachments
-        let idempotencyKeys = IdempotencyKeys(clock: clock, ttl: configuration.wallet.idempotencyKeyTTL)
-        self.idempotencyKeys = idempotencyKeys
-        let walletCore = WalletCore(
-            database: database, clock: clock, settings: configuration.wallet, publicURL: configuration.publicURL,
-            defaultCountryCode: configuration.defaultCountryCode, rateLimiter: rateLimiter, events: eventLog, ledger: Ledger(clock: clock),
-            keys: idempotencyKeys, dialogs: messenger.payments
-        )
-        let wallets = WalletService(core: walletCore)
-        self.wallets = wallets
-        self.moneyRequests = MoneyRequestsService(core: walletCore, wallets: wallets)
         let topUpSettings = configuration.wallet.topUps
         let paymentProvider: (any PaymentProvider)? = switch topUpSettings.provider {
         case .stripe:
@@ -229,13 +216,17 @@ package final class GatehouseServices: Sendable {
         case .local: LocalPaymentProvider(publicURL: configuration.publicURL, tolerance: topUpSettings.notificationTolerance)
         case .off: nil
         }
-        self.topUps = TopUpService(core: walletCore, provider: paymentProvider, wallets: wallets, logger: logger)
+        let wallet = WalletModule.make(database: database, clock: clock, settings: configuration.wallet, publicURL: configuration.publicURL,
+                                       defaultCountryCode: configuration.defaultCountryCode, rateLimiter: rateLimiter, events: eventLog, audit: audit,
+                                       payments: messenger.payments, provider: paymentProvider, logger: logger)
+        self.wallet = wallet
+        let idempotencyKeys = wallet.keys
         self.realtime = RealtimeHub(log: eventLog, sessions: sessions, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
         // Every app built on accounts takes part in deleting one; the accounts' own data goes last.
         let accountDeletion = AccountDeletionService(
             store: accountStore, database: database, clock: clock, sessions: sessions, passwords: passwords, audit: audit,
             participants: [SignToLoginDeletion(store: signToLogin, accounts: AccountStore(database: database)),
-                           WalletDeletion(store: walletCore.store), MessengerDeletion(store: messenger.store)],
+                           WalletDeletion(store: wallet.store), MessengerDeletion(store: messenger.store)],
             grace: configuration.limits.accountDeletionGrace
         )
         self.accountDeletion = accountDeletion

@@ -3,6 +3,7 @@ import Foundation
 import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
+import GatehouseMessenger
 
 /// Money requests (docs/wallet.md, "Requests"): A asks B for money, an invoice or a loan; B
 /// confirms (the transfer B → A runs then, in the transaction that marks the request paid) or
@@ -12,8 +13,16 @@ import GatehouseFoundation
 /// orders concurrent changes, and only one of two racing moves (confirm and cancel, two confirms)
 /// finds the state it expects; the other is `409 invalid_request_state`.
 package struct MoneyRequestsService: WalletConcept {
-    package let core: WalletCore
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Wallet
+    let rateLimiter: RateLimiter
+    /// The chat messages that show requests.
+    let dialogs: PaymentMessages
+    package let directory: WalletDirectory
+    let writes: IdempotentWrites
+    /// How a request's payment moves its money (`WalletService.move`).
     package let wallets: WalletService
+    var store: WalletStore { directory.store }
 
     /// The transitions, as the docs list them: the action, who may take it, from which state, to which.
     package enum Action: String, Sendable {
@@ -51,7 +60,7 @@ package struct MoneyRequestsService: WalletConcept {
 
     /// A request I am a side of; 404 otherwise.
     package func request(_ id: UUID, viewer: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> MoneyRequest {
-        guard let row = try await core.store.request(id, viewer: viewer, on: db), let request = try await decode([row], on: db).first else { throw Self.notFound }
+        guard let row = try await store.request(id, viewer: viewer, on: db), let request = try await decode([row], on: db).first else { throw Self.notFound }
         return request
     }
 
@@ -69,7 +78,7 @@ package struct MoneyRequestsService: WalletConcept {
             before = after
         }
         let filter = WalletStore.RequestFilter(direction: direction, state: state, with: other, now: clock.now())
-        let rows = try await core.store.requests(viewer: viewer, filter, before: before, limit: size + 1)
+        let rows = try await store.requests(viewer: viewer, filter, before: before, limit: size + 1)
         let items = try await decode(Array(rows.prefix(size)))
         return MoneyRequestPage(items: items, nextCursor: rows.count > size ? items.last.map { PageCursor.make([$0.id.uuidString]) } : nil)
     }
@@ -80,21 +89,21 @@ package struct MoneyRequestsService: WalletConcept {
     package func create(_ viewer: AccountSnapshot, _ input: NewMoneyRequest, call: IdempotentCall) async throws -> Idempotent<MoneyRequest> {
         let comment = try cleanComment(input.comment)
         try requirePositive(input.amount)
-        return try await idempotent(call) { tx, recorder in
+        return try await writes.run(call) { tx, recorder in
             try checkAmount(input.amount)
             let mine = try await requireWallet(of: viewer.id, on: tx)
             let payer = try await resolve(input.from, field: "from", on: tx)
             guard payer.account != viewer.id else {
                 throw GatehouseError(.unprocessable, .notYourself, LocalizedText("error.askYourself"), field: "from")
             }
-            try await core.dialogs.checkMayPost(from: viewer.id, to: payer.account, on: tx)
-            try await core.rateLimiter.hit("wallet-requests", key: viewer.id.uuidString, limit: settings.requestsPerDay, window: 86_400, on: tx)
+            try await dialogs.checkMayPost(from: viewer.id, to: payer.account, on: tx)
+            try await rateLimiter.hit("wallet-requests", key: viewer.id.uuidString, limit: settings.requestsPerDay, window: 86_400, on: tx)
             let id = OrderedID.make()
             let now = clock.now()
-            try await core.store.insertRequest(id: id, kind: input.kind, requester: mine.account, payer: payer.account, amount: input.amount,
+            try await store.insertRequest(id: id, kind: input.kind, requester: mine.account, payer: payer.account, amount: input.amount,
                                                comment: comment, now: now, expiresAt: now.addingTimeInterval(settings.requestTTL), on: tx)
             let request = try await request(id, viewer: viewer.id, on: tx)
-            try await core.dialogs.post(PaymentNote(kind: .request, amount: input.amount, transferId: nil, requestId: id, requestKind: input.kind),
+            try await dialogs.post(PaymentNote(kind: .request, amount: input.amount, transferId: nil, requestId: id, requestKind: input.kind),
                                         comment: comment, author: viewer.id, to: payer.account, on: tx, recorder)
             try recorder.add(.walletRequestCreated, to: viewer.id, request)
             try recorder.add(.walletRequestCreated, to: payer.account, request, push: true)
@@ -108,7 +117,7 @@ package struct MoneyRequestsService: WalletConcept {
     /// `insufficient_funds` or a limit nothing is written and the request stays as it was.
     package func pay(_ action: Action, _ viewer: AccountSnapshot, request id: UUID, call: IdempotentCall) async throws -> Idempotent<RequestPayment> {
         precondition(action == .confirm || action == .repay)
-        return try await idempotent(call) { tx, recorder in
+        return try await writes.run(call) { tx, recorder in
             let request = try await request(id, viewer: viewer.id, on: tx)
             try allowed(action, request, viewer: viewer.id)
             try requireVerifiedPhone(viewer)
@@ -120,7 +129,7 @@ package struct MoneyRequestsService: WalletConcept {
             let result = try await wallets.move(action == .confirm ? .requestPayment : .repayment, from: payer, to: payee, amount: request.amount,
                                                 comment: request.comment, request: id, requestKind: request.kind,
                                                 note: action == .confirm ? .requestPaid : .repayment, on: tx, recorder)
-            try await core.store.setTransfer(result.transfer.id, of: id, repayment: action == .repay, on: tx)
+            try await store.setTransfer(result.transfer.id, of: id, repayment: action == .repay, on: tx)
             let updated = try await self.request(id, viewer: viewer.id, on: tx)
             try recorder.add(.walletRequestUpdated, to: request.requester.id, updated)
             try recorder.add(.walletRequestUpdated, to: request.payer.id, updated)
@@ -131,7 +140,7 @@ package struct MoneyRequestsService: WalletConcept {
     /// Declines (the payer) or cancels (the requester) an open request.
     package func close(_ action: Action, _ viewer: AccountSnapshot, request id: UUID, call: IdempotentCall) async throws -> Idempotent<MoneyRequest> {
         precondition(action == .decline || action == .cancel)
-        return try await idempotent(call) { tx, recorder in
+        return try await writes.run(call) { tx, recorder in
             let request = try await request(id, viewer: viewer.id, on: tx)
             try allowed(action, request, viewer: viewer.id)
             try await transition(action, request, on: tx)
@@ -167,14 +176,20 @@ package struct MoneyRequestsService: WalletConcept {
     /// there (and, for open requests, not expired this very moment); 409 otherwise.
     private func transition(_ action: Action, _ request: MoneyRequest, on tx: any GatehouseDatabase) async throws {
         let now = clock.now()
-        guard try await core.store.moveRequest(request.id, from: action.from, to: action.to, now: now, notExpiredAt: action.from == .open, on: tx) else {
+        guard try await store.moveRequest(request.id, from: action.from, to: action.to, now: now, notExpiredAt: action.from == .open, on: tx) else {
             let current = try await self.request(request.id, viewer: request.requester.id, on: tx)
             throw Self.wrongState(current.state, action)
         }
     }
 
-    package init(core: WalletCore, wallets: WalletService) {
-        self.core = core
+    package init(clock: GatehouseClock, settings: GatehouseConfiguration.Wallet, rateLimiter: RateLimiter, dialogs: PaymentMessages,
+                 directory: WalletDirectory, writes: IdempotentWrites, wallets: WalletService) {
+        self.clock = clock
+        self.settings = settings
+        self.rateLimiter = rateLimiter
+        self.dialogs = dialogs
+        self.directory = directory
+        self.writes = writes
         self.wallets = wallets
     }
 }

@@ -32,9 +32,9 @@ package final class TransferBatcher: Sendable {
 
     private let commits: GroupCommit<Request, Idempotent<TransferResult>>
 
-    package init(core: WalletCore) {
-        let service = WalletService(writingFor: core)
-        commits = GroupCommit(maxBatch: core.settings.transfersPerCommit, concurrency: core.settings.commitWriters, database: core.database, write: { requests in
+    /// `service` writes the batches (it has no batcher of its own).
+    init(writer service: WalletService) {
+        commits = GroupCommit(maxBatch: service.settings.transfersPerCommit, concurrency: service.settings.commitWriters, database: service.database, write: { requests in
             try await service.write(requests)
         }, single: { request in
             try await service.transferAlone(request.viewer, request.input, call: request.call)
@@ -55,7 +55,7 @@ extension WalletService {
         //    (nobody by that name, no wallet, an unverified phone, over the limit, to oneself, not
         //    enough money or over the day's limit as read, a key twice in the batch) goes alone,
         //    where it claims its key first and is refused.
-        let keys = requests.map { try? PartyKey($0.input.to, field: "to", defaultCountryCode: core.defaultCountryCode) }
+        let keys = requests.map { try? directory.key($0.input.to, field: "to") }
         //    Payees who do not take messages from everyone are paid alone, where their privacy
         //    decides: whether they do is read in the same statement, and whether they have a push
         //    device (none: no push is written, and no device read in the transaction).
@@ -81,22 +81,22 @@ extension WalletService {
         guard !candidates.isEmpty else { return outcomes }
         let settled = candidates
 
-        let answered = try await core.events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
+        let answered = try await events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
             // 2. The keys: a key used before is not claimed (its call replays it alone).
-            let claimed = try await core.keys.claimNew(settled.map(\.request.call), on: tx)
+            let claimed = try await writes.keys.claimNew(settled.map(\.request.call), on: tx)
             let mine = settled.filter { claimed.contains($0.request.call.ref) }
             guard !mine.isEmpty else { return [] }
 
             // 3. What needs no balance, before the wallets are locked: the chats (made hidden where
             //    missing), the movements' rows, the chat messages, the transfers' JSON.
-            let chats = try await core.dialogs.chats(between: mine.map { ($0.payer.account, $0.payee.account) }, on: tx)
+            let chats = try await dialogs.chats(between: mine.map { ($0.payer.account, $0.payee.account) }, on: tx)
             let movements = mine.map { c in
                 Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: c.request.input.amount,
                                 comment: c.request.input.comment, request: nil)
             }
             var early = CombinedWrites(for: tx)
-            core.ledger.record(movements, at: now, into: &early)
-            _ = try core.dialogs.post(zip(mine, movements).map { c, m in
+            ledger.record(movements, at: now, into: &early)
+            _ = try dialogs.post(zip(mine, movements).map { c, m in
                 PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: m.amount, transferId: m.id, requestId: nil, requestKind: nil),
                                      comment: m.comment, author: c.payer.account, other: c.payee.account)
             }, in: chats, into: &early, recorder)
@@ -110,7 +110,7 @@ extension WalletService {
             for (c, transfer) in zip(mine, transfers) where c.payee.hasDevices {
                 recorder.push(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(transfer.json, balance: nil))
             }
-            try await core.events.pushNow(recorder, on: tx)
+            try await events.pushNow(recorder, on: tx)
 
             // 4. The money, under the wallets' locks: the balances, the entries, the answers and
             //    the events. A movement refused now (another transaction spent the money since the
@@ -119,7 +119,7 @@ extension WalletService {
             var counters = recorder.counts()
             for c in mine { counters[c.payer.account, default: 0] += 1; counters[c.payee.account, default: 0] += 1 }
             var late = CombinedWrites(for: tx)
-            let (results, raised) = try await core.ledger.post(movements, at: now, dailyLimit: settings.dailyLimit, raising: counters, on: tx, into: &late)
+            let (results, raised) = try await ledger.post(movements, at: now, dailyLimit: settings.dailyLimit, raising: counters, on: tx, into: &late)
             var answers: [(call: IdempotentCall, answer: StoredAnswer)] = []
             var answered: [(index: Int, result: TransferResult, answer: StoredAnswer)] = []
             for ((c, transfer), result) in zip(zip(mine, transfers), results) {
@@ -131,8 +131,8 @@ extension WalletService {
                 answers.append((c.request.call, answer))
                 answered.append((c.index, TransferResult(transfer: transfer.value, balance: posting.debitBalance), answer))
             }
-            core.keys.complete(answers, into: &late)
-            try core.events.flush(recorder, raised: counters, to: raised, into: &late)
+            writes.keys.complete(answers, into: &late)
+            try events.flush(recorder, raised: counters, to: raised, into: &late)
             try await late.run(on: tx)
             return answered
         }

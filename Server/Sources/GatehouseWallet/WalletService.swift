@@ -9,27 +9,45 @@ import GatehousePlatform
 /// Wallets and transfers (docs/wallet.md): attaching a wallet to a verified phone, the balance
 /// and history, finding whom a phone, tag or email pays, sending money, and the operator's top-up.
 package struct WalletService: WalletConcept {
-    package let core: WalletCore
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Wallet
+    let rateLimiter: RateLimiter
+    package let events: EventLog
+    package let ledger: Ledger
+    /// The chat messages that show payments.
+    let dialogs: PaymentMessages
+    package let directory: WalletDirectory
+    let writes: IdempotentWrites
+    let audit: AuditLog
     /// Group commit for transfers: every transfer goes through it, a batch of one when it comes
     /// alone or `GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT` is 1. Nil only in the service the batcher
     /// itself writes with.
-    let batcher: TransferBatcher?
+    private(set) var batcher: TransferBatcher?
+
+    var store: WalletStore { directory.store }
 
     /// Remembers a refusal as the answer to its Idempotency-Key, so a retry of the same intent gets
     /// the same problem document; answers the one stored first when a concurrent retry won.
     package func rememberRefusal(_ call: IdempotentCall, _ answer: StoredAnswer) async throws -> StoredAnswer? {
-        try await core.keys.remember(call, answer, on: core.database.db)
+        try await writes.remember(call, answer, on: database.db)
     }
 
-    package init(core: WalletCore) {
-        self.core = core
-        self.batcher = TransferBatcher(core: core)
-    }
-
-    /// The service a batcher writes with (it has none of its own).
-    init(writingFor core: WalletCore) {
-        self.core = core
+    package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Wallet, rateLimiter: RateLimiter, events: EventLog,
+                 ledger: Ledger, dialogs: PaymentMessages, directory: WalletDirectory, writes: IdempotentWrites, audit: AuditLog) {
+        self.database = database
+        self.clock = clock
+        self.settings = settings
+        self.rateLimiter = rateLimiter
+        self.events = events
+        self.ledger = ledger
+        self.dialogs = dialogs
+        self.directory = directory
+        self.writes = writes
+        self.audit = audit
         self.batcher = nil
+        // The batcher writes with this service as it is now, without a batcher of its own.
+        self.batcher = TransferBatcher(writer: self)
     }
 
     // MARK: - the wallet
@@ -40,7 +58,7 @@ package struct WalletService: WalletConcept {
         guard account.username != nil else {
             throw GatehouseError(.conflict, .tagRequired, LocalizedText("error.tagRequired.wallet"))
         }
-        let created = try await core.store.createWallet(id: OrderedID.make(), account: account.id, phone: account.phone, now: clock.now())
+        let created = try await store.createWallet(id: OrderedID.make(), account: account.id, phone: account.phone, now: clock.now())
         return (try await info(account), created)
     }
 
@@ -59,7 +77,7 @@ package struct WalletService: WalletConcept {
             guard let after = UUID(uuidString: parts[0]) else { throw PageCursor.invalid }
             before = after
         }
-        let rows = try await core.store.movements(wallet: wallet.id, before: before, limit: size + 1)
+        let rows = try await store.movements(wallet: wallet.id, before: before, limit: size + 1)
         let people = try await parties(Set(rows.compactMap(\.otherAccount)))
         let page = rows.prefix(size)
         let items = page.map { row in
@@ -74,7 +92,7 @@ package struct WalletService: WalletConcept {
     /// Whom a reference pays: to show their name before paying. Counted against a budget, as it
     /// tells a phone's owner.
     package func recipient(viewer: UUID, _ reference: PartyReference) async throws -> WalletParty {
-        try await core.rateLimiter.hit("wallet-lookups", key: viewer.uuidString, limit: settings.lookupsPerHour, window: 3_600)
+        try await rateLimiter.hit("wallet-lookups", key: viewer.uuidString, limit: settings.lookupsPerHour, window: 3_600)
         return try await resolve(reference, field: "to").party
     }
 
@@ -94,12 +112,12 @@ package struct WalletService: WalletConcept {
     /// `transfer`): a retry (replayed), a refusal (said and remembered), a payee whose privacy
     /// decides. Its money moves through the same `Ledger` code as a batch's.
     func transferAlone(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
-        try await idempotent(call) { tx, recorder in
+        try await writes.run(call) { tx, recorder in
             // The recipient and my wallet in one read.
             let (theirs, own) = try await resolve(input.to, field: "to", with: viewer.id, on: tx)
             guard let mine = own else { throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound") }
             try checkTransfer(viewer, to: theirs, amount: input.amount)
-            try await core.dialogs.checkMayPost(from: viewer.id, to: theirs.account, on: tx)
+            try await dialogs.checkMayPost(from: viewer.id, to: theirs.account, on: tx)
             return try await move(.transfer, from: mine, to: theirs, amount: input.amount, comment: input.comment, request: nil,
                                   note: .transfer, on: tx, recorder)
         }
@@ -123,9 +141,9 @@ package struct WalletService: WalletConcept {
         // (`TransferBatcher`). A transfer that locked the wallets first and then waited for the
         // chat's row, while a batch held that row and waited for the wallets, was a deadlock.
         let id = OrderedID.make()
-        _ = try await core.dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: id, requestId: request, requestKind: requestKind),
+        _ = try await dialogs.post([PaymentMessages.Post(note: PaymentNote(kind: note, amount: amount, transferId: id, requestId: request, requestKind: requestKind),
                                                           comment: comment, author: payer.account, other: payee.account)], on: tx, recorder)
-        let posting = try await core.ledger.post(Ledger.Movement(id: id, kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment,
+        let posting = try await ledger.post(Ledger.Movement(id: id, kind: kind, debit: payer.id, credit: payee.id, amount: amount, comment: comment,
                                                                  request: request), dailyLimit: settings.dailyLimit, on: tx)
         let transfer = Transfer(id: posting.id, kind: kind, from: payer.party, to: payee.party, amount: amount, comment: comment, requestId: request, createdAt: posting.createdAt)
         try recorder.add(.walletTransfer, to: payer.account, TransferResult(transfer: transfer, balance: posting.debitBalance))
@@ -135,7 +153,7 @@ package struct WalletService: WalletConcept {
 
     /// One transfer of mine (404 for anyone else's).
     package func transfer(_ id: UUID, viewer: UUID) async throws -> Transfer {
-        guard let row = try await core.store.transfer(id, viewer: viewer) else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
+        guard let row = try await store.transfer(id, viewer: viewer) else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
         let people = try await parties(Set([row.payer, row.payee].compactMap { $0 }))
         guard let payee = row.payee, let to = people[payee] else { throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound") }
         return Transfer(id: id, kind: TransferKind(rawValue: row.kind) ?? .transfer, from: row.payer.flatMap { people[$0] }, to: to,
@@ -168,8 +186,8 @@ package struct WalletService: WalletConcept {
             }
             return earlier
         }
-        return try await core.events.write { tx, recorder in
-            let posting = try await core.ledger.post(Ledger.Movement(kind: .topup, debit: Ledger.systemWalletID, credit: wallet.id, amount: amount,
+        return try await events.write { tx, recorder in
+            let posting = try await ledger.post(Ledger.Movement(kind: .topup, debit: Ledger.systemWalletID, credit: wallet.id, amount: amount,
                                                                      comment: comment, reference: reference), dailyLimit: nil, on: tx)
             let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: wallet.party, amount: amount, comment: comment,
                                     requestId: nil, createdAt: posting.createdAt)
@@ -178,7 +196,7 @@ package struct WalletService: WalletConcept {
             var detail = ["amount_kopecks": String(amount), "transfer": posting.id.uuidString.lowercased()]
             if let comment { detail["reason"] = comment }
             if let reference { detail["reference"] = reference }
-            try await AuditLog(database: core.database, clock: core.clock).record(
+            try await audit.record(
                 AuditEvent(.walletCredited, by: actor, account: wallet.account, origin: origin, detail: detail), on: tx)
             return result
         }
@@ -191,42 +209,42 @@ package struct WalletService: WalletConcept {
     /// holds the amount. The reversal's id and the balance after it.
     package func reverse(topUp id: UUID, of account: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin = AuditOrigin()) async throws -> (reversal: UUID, balance: Int64, repeated: Bool) {
         let comment = try cleanComment(reason)
-        guard let row = try await core.store.transfer(id, viewer: account), row.kind == TransferKind.topup.rawValue, row.payee == account else {
+        guard let row = try await store.transfer(id, viewer: account), row.kind == TransferKind.topup.rawValue, row.payee == account else {
             throw GatehouseError.notFound(.transferNotFound, "error.transferNotFound")
         }
         let wallet = try await requireWallet(of: account)
         let reference = "reversal:" + id.uuidString.lowercased()
-        if let earlier = try await core.store.reversal(reference: reference) {
+        if let earlier = try await store.reversal(reference: reference) {
             return (earlier.id, earlier.balanceAfter, true)
         }
         do {
-            return try await core.events.write { tx, recorder in
-                let posting = try await core.ledger.post(Ledger.Movement(kind: .reversal, debit: wallet.id, credit: Ledger.systemWalletID, amount: row.amount,
+            return try await events.write { tx, recorder in
+                let posting = try await ledger.post(Ledger.Movement(kind: .reversal, debit: wallet.id, credit: Ledger.systemWalletID, amount: row.amount,
                                                                          comment: comment, reference: reference), dailyLimit: nil, on: tx)
                 var detail = ["amount_kopecks": String(row.amount), "transfer": id.uuidString.lowercased(), "reversal": posting.id.uuidString.lowercased()]
                 if let comment { detail["reason"] = comment }
-                try await AuditLog(database: core.database, clock: core.clock).record(
+                try await audit.record(
                     AuditEvent(.walletReversed, by: actor, account: account, origin: origin, detail: detail), on: tx)
                 return (posting.id, posting.debitBalance, false)
             }
         } catch let refusal as Ledger.Refusal {
-            throw Self.error(for: refusal)
+            throw Ledger.error(for: refusal)
         } catch where error.isConstraintViolation {
             // Reversed by a concurrent request: answer that one.
-            guard let earlier = try await core.store.reversal(reference: reference) else { throw error }
+            guard let earlier = try await store.reversal(reference: reference) else { throw error }
             return (earlier.id, earlier.balanceAfter, true)
         }
     }
 
     /// The top-up made with an outside reference, with the balance it left.
     private func credited(_ reference: String) async throws -> TransferResult? {
-        guard let credit = try await core.store.credit(reference: reference) else { return nil }
+        guard let credit = try await store.credit(reference: reference) else { return nil }
         let transfer = try await self.transfer(credit.transfer, viewer: credit.account)
         return TransferResult(transfer: transfer, balance: credit.balanceAfter)
     }
 
     /// The ledger's own check (`gatehouse wallet audit`): empty when every invariant holds.
     package func audit() async throws -> [String] {
-        try await core.ledger.audit(on: database.db)
+        try await ledger.audit(on: database.db)
     }
 }

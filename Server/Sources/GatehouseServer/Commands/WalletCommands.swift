@@ -31,7 +31,7 @@ public enum WalletCommands {
             throw Failure(description: "--amount must be a positive amount in roubles with at most two decimals, such as 100.00")
         }
         return try await withServices(configuration) { services in
-            let result = try await services.wallets.credit(phone: phone, amount: kopecks, reason: reason, reference: reference,
+            let result = try await services.wallet.wallets.credit(phone: phone, amount: kopecks, reason: reason, reference: reference,
                                                                  by: .system(person.map { String($0.prefix(100)) }))
             return Credit(transferId: result.transfer.id, accountId: result.transfer.to.id, amount: kopecks, balance: result.balance, reason: result.transfer.comment)
         }
@@ -55,14 +55,14 @@ public enum WalletCommands {
     public static func refund(configuration: GatehouseConfiguration, transfer: String, reason: String, as person: String? = nil) async throws -> Refund {
         guard let id = UUID(uuidString: transfer) else { throw Failure(description: "--transfer must be the top-up movement's id (a UUID)") }
         return try await withServices(configuration) { services in
-            let done = try await services.topUps.giveBack(transfer: id, reason: reason, by: .system(person.map { String($0.prefix(100)) }))
+            let done = try await services.wallet.topUps.giveBack(transfer: id, reason: reason, by: .system(person.map { String($0.prefix(100)) }))
             return Refund(rawValue: done.rawValue) ?? .refunded
         }
     }
 
     /// The ledger's invariants; an empty list when they all hold.
     public static func audit(configuration: GatehouseConfiguration) async throws -> [String] {
-        try await withServices(configuration) { try await $0.wallets.audit() }
+        try await withServices(configuration) { try await $0.wallet.wallets.audit() }
     }
 
     private static func withServices<T>(_ configuration: GatehouseConfiguration, _ body: (GatehouseServices) async throws -> T) async throws -> T {

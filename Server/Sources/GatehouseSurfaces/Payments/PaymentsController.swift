@@ -70,7 +70,7 @@ package struct PaymentsController: Sendable {
         guard let payment = context.parameters.get("id"), let (row, local) = try await topUps.localPayment(payment) else {
             return page(title: "Local payment", state: "invalid", message: "No such payment.", status: .notFound)
         }
-        let (payload, signature) = local.paidNotification(payment: payment, topUp: row.id, amount: row.amount, currency: row.currency, now: topUps.core.clock.now())
+        let (payload, signature) = local.paidNotification(payment: payment, topUp: row.id, amount: row.amount, currency: row.currency, now: topUps.clock.now())
         let outcome: TopUpService.Outcome
         do {
             outcome = try await topUps.notify(payload: payload, signature: signature, origin: origin(request, context))

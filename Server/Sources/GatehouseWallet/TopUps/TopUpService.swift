@@ -14,20 +14,37 @@ import Logging
 /// at once, find it paid and move nothing. A refund at the provider moves its amount back to the
 /// system wallet, once per refund id, never more than was paid.
 package struct TopUpService: WalletConcept {
-    package let core: WalletCore
+    package let clock: GatehouseClock
+    package let settings: GatehouseConfiguration.Wallet
+    let publicURL: String
+    let rateLimiter: RateLimiter
+    let events: EventLog
+    let ledger: Ledger
+    let audit: AuditLog
+    package let directory: WalletDirectory
     package let provider: (any PaymentProvider)?
+    /// A reversal of a top-up (`WalletService.reverse`).
     package let wallets: WalletService
     package let store: TopUpStore
     package let logger: Logger
 
-    private var settings: GatehouseConfiguration.Wallet.TopUps { core.settings.topUps }
+    private var topUps: GatehouseConfiguration.Wallet.TopUps { settings.topUps }
     package static let notFound = GatehouseError.notFound(.topUpNotFound, "error.topUpNotFound")
 
-    package init(core: WalletCore, provider: (any PaymentProvider)?, wallets: WalletService, logger: Logger) {
-        self.core = core
+    package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Wallet, publicURL: String, rateLimiter: RateLimiter,
+                 events: EventLog, ledger: Ledger, audit: AuditLog, directory: WalletDirectory, provider: (any PaymentProvider)?, wallets: WalletService,
+                 logger: Logger) {
+        self.clock = clock
+        self.settings = settings
+        self.publicURL = publicURL
+        self.rateLimiter = rateLimiter
+        self.events = events
+        self.ledger = ledger
+        self.audit = audit
+        self.directory = directory
         self.provider = provider
         self.wallets = wallets
-        self.store = TopUpStore(database: core.database)
+        self.store = TopUpStore(database: database)
         self.logger = logger
     }
 
@@ -36,7 +53,7 @@ package struct TopUpService: WalletConcept {
 
     package func view(_ row: TopUpRow) -> TopUp {
         var state: TopUpState = switch row.state { case .pending: .pending; case .paid: .paid; case .expired: .expired }
-        if state == .pending, core.clock.now().timeIntervalSince(row.createdAt) > Self.pageLifetime { state = .expired }
+        if state == .pending, clock.now().timeIntervalSince(row.createdAt) > Self.pageLifetime { state = .expired }
         return TopUp(id: row.id, amount: row.amount, currency: row.currency, state: state, confirmationUrl: state == .pending ? row.confirmationURL : nil,
                      transferId: row.transfer, refunded: row.refunded, createdAt: row.createdAt, paidAt: row.paidAt)
     }
@@ -49,9 +66,9 @@ package struct TopUpService: WalletConcept {
     /// idempotency key, so at most one payment exists per top-up.
     package func create(_ account: AccountSnapshot, _ input: NewTopUp, key: String, fingerprint: String) async throws -> (topUp: TopUp, fresh: Bool) {
         guard let provider else { throw GatehouseError(.conflict, .topUpsUnavailable, LocalizedText("error.topUpsUnavailable")) }
-        guard (settings.minAmount...settings.maxAmount).contains(input.amount) else {
-            throw GatehouseError(.unprocessable, .invalidAmount, LocalizedText("error.topUpAmount", [Kopecks.format(settings.minAmount, grouping: " "),
-                                                                                                   Kopecks.format(settings.maxAmount, grouping: " ")]), field: "amount")
+        guard (topUps.minAmount...topUps.maxAmount).contains(input.amount) else {
+            throw GatehouseError(.unprocessable, .invalidAmount, LocalizedText("error.topUpAmount", [Kopecks.format(topUps.minAmount, grouping: " "),
+                                                                                                   Kopecks.format(topUps.maxAmount, grouping: " ")]), field: "amount")
         }
         let wallet = try await requireWallet(of: account.id)
         let reused = GatehouseError(.unprocessable, .idempotencyKeyReused, LocalizedText("error.idempotencyKeyReused"), field: V1.Wallet.idempotencyKeyHeader)
@@ -63,8 +80,8 @@ package struct TopUpService: WalletConcept {
             row = earlier
             fresh = false
         } else {
-            try await core.rateLimiter.hit("wallet-topups", key: account.id.uuidString, limit: settings.perDay, window: 86_400)
-            let now = core.clock.now()
+            try await rateLimiter.hit("wallet-topups", key: account.id.uuidString, limit: topUps.perDay, window: 86_400)
+            let now = clock.now()
             row = TopUpRow(id: OrderedID.make(), account: account.id, wallet: wallet.id, provider: provider.name, payment: nil, paymentIntent: nil,
                            amount: input.amount, currency: V1.Wallet.currency, state: .pending, confirmationURL: nil, key: key, fingerprint: fingerprint,
                            transfer: nil, refunded: 0, createdAt: now, paidAt: nil)
@@ -78,7 +95,7 @@ package struct TopUpService: WalletConcept {
                 fresh = false
             }
         }
-        let returnURL = settings.returnURL ?? "\(core.publicURL)/topup-return?topup={id}"
+        let returnURL = topUps.returnURL ?? "\(publicURL)/topup-return?topup={id}"
         let checkout: ProviderCheckout
         do {
             checkout = try await provider.checkout(CheckoutOrder(topUp: row.id, amount: row.amount, currency: row.currency,
@@ -87,7 +104,7 @@ package struct TopUpService: WalletConcept {
             logger.warning("top-up \(row.id.uuidString.lowercased()): \(failure.reason)")
             throw GatehouseError(.unavailable, .paymentProviderUnavailable, LocalizedText("error.paymentProviderUnavailable"))
         }
-        try await store.setCheckout(row.id, payment: checkout.id, url: checkout.url, now: core.clock.now())
+        try await store.setCheckout(row.id, payment: checkout.id, url: checkout.url, now: clock.now())
         row.payment = checkout.id
         row.confirmationURL = checkout.url
         return (view(row), fresh)
@@ -122,7 +139,7 @@ package struct TopUpService: WalletConcept {
         guard let provider else { throw Self.notFound }
         let event: ProviderEvent
         do {
-            event = try provider.event(payload: payload, signature: signature, now: core.clock.now())
+            event = try provider.event(payload: payload, signature: signature, now: clock.now())
         } catch {
             // Anyone can post here: a notification nobody signed is counted per client address and
             // hour (one audit row whose count grows), never a row per post.
@@ -144,13 +161,13 @@ package struct TopUpService: WalletConcept {
             let outcome = try await credit(row, payment: payment, paymentIntent: intent, provider: provider, origin: origin)
             // Paid after its person asked for deletion: the money goes back to the card, once (a
             // retried notification finds what is left to give back).
-            if try await core.store.walletAnyState(row.wallet)?.deleting == true {
+            if try await directory.store.walletAnyState(row.wallet)?.deleting == true {
                 return try await giveBackForDeletion(row.id, paymentIntent: intent, provider: provider, origin: origin)
             }
             return outcome
         case .expired(_, let payment, let topUp):
             guard topUp != nil, let row = try await store.topUp(provider: provider.name, payment: payment) else { return .ignored }
-            _ = try await store.markExpired(row.id, now: core.clock.now())
+            _ = try await store.markExpired(row.id, now: clock.now())
             return .expired
         case .refunded(let eventID, let refund, let intent, let amount, _):
             // A refund of a payment that is not one of our top-ups is someone else's.
@@ -166,25 +183,25 @@ package struct TopUpService: WalletConcept {
     private func credit(_ row: TopUpRow, payment: String, paymentIntent: String?, provider: any PaymentProvider, origin: AuditOrigin) async throws -> Outcome {
         if row.state == .paid { return .alreadyCredited }
         struct AlreadyPaid: Error {}
-        let now = core.clock.now()
+        let now = clock.now()
         let reference = "\(provider.name):\(payment)"
         do {
-            try await core.events.write { tx, recorder in
+            try await events.write { tx, recorder in
                 // The first statement writes (on SQLite a transaction that reads first cannot wait
                 // for another writer) and decides: a second delivery finds the top-up paid.
                 guard try await store.markPaid(row.id, paymentIntent: paymentIntent, now: now, on: tx) else { throw AlreadyPaid() }
                 // The wallet whatever its account's state: money the provider took is always credited
                 // (and given back at once when the account is being deleted).
-                guard let wallet = try await core.store.walletAnyState(row.wallet, on: tx)?.wallet else {
+                guard let wallet = try await directory.store.walletAnyState(row.wallet, on: tx)?.wallet else {
                     throw GatehouseError.notFound(.walletNotFound, "error.walletNotFound")
                 }
-                let posting = try await core.ledger.post(Ledger.Movement(kind: .topup, debit: Ledger.systemWalletID, credit: row.wallet, amount: row.amount,
+                let posting = try await ledger.post(Ledger.Movement(kind: .topup, debit: Ledger.systemWalletID, credit: row.wallet, amount: row.amount,
                                                                          reference: reference), dailyLimit: nil, on: tx)
                 try await store.setTransfer(row.id, transfer: posting.id, on: tx)
                 let transfer = Transfer(id: posting.id, kind: .topup, from: nil, to: wallet.party, amount: row.amount, comment: nil,
                                         requestId: nil, createdAt: posting.createdAt)
                 try recorder.add(.walletTransfer, to: row.account, TransferResult(transfer: transfer, balance: posting.creditBalance), push: true)
-                try await AuditLog(database: core.database, clock: core.clock).record(
+                try await audit.record(
                     AuditEvent(.walletCredited, by: .system(provider.name), account: row.account, origin: origin, detail: [
                         "amount_kopecks": String(row.amount), "transfer": posting.id.uuidString.lowercased(), "reference": reference,
                         "topup": row.id.uuidString.lowercased(),
@@ -207,7 +224,7 @@ package struct TopUpService: WalletConcept {
         let remaining = row.amount - row.refunded
         guard remaining > 0 else { return .alreadyRefunded }
         guard let intent = paymentIntent ?? row.paymentIntent else {
-            try await AuditLog(database: core.database, clock: core.clock).record(
+            try await audit.record(
                 AuditEvent(.walletRefundNotApplied, by: .system(provider.name), account: row.account, origin: origin, detail: [
                     "topup": row.id.uuidString.lowercased(), "amount_kopecks": String(remaining),
                     "problem": "paid while the account is being deleted, and the provider named no payment to refund",
@@ -232,18 +249,18 @@ package struct TopUpService: WalletConcept {
     private func applyRefund(_ row: TopUpRow, refund: String, amount: Int64, provider: any PaymentProvider, comment: String,
                              actor: AuditActor, origin: AuditOrigin, detail extra: [String: String] = [:]) async throws -> Outcome {
         let reference = "\(provider.name):\(refund)"
-        if try await core.store.reversal(reference: reference) != nil { return .alreadyRefunded }
+        if try await directory.store.reversal(reference: reference) != nil { return .alreadyRefunded }
         struct TooMuch: Error {}
         var detail = extra.merging(["amount_kopecks": String(amount), "topup": row.id.uuidString.lowercased(), "reference": reference]) { a, _ in a }
         do {
-            try await core.events.write { [detail] tx, _ in
-                guard try await store.addRefund(row.id, amount: amount, now: core.clock.now(), on: tx) else { throw TooMuch() }
-                let posting = try await core.ledger.post(Ledger.Movement(kind: .reversal, debit: row.wallet, credit: Ledger.systemWalletID, amount: amount,
+            try await events.write { [detail] tx, _ in
+                guard try await store.addRefund(row.id, amount: amount, now: clock.now(), on: tx) else { throw TooMuch() }
+                let posting = try await ledger.post(Ledger.Movement(kind: .reversal, debit: row.wallet, credit: Ledger.systemWalletID, amount: amount,
                                                                          comment: comment, reference: reference), dailyLimit: nil, on: tx)
                 var detail = detail
                 detail["reversal"] = posting.id.uuidString.lowercased()
                 detail["reason"] = comment
-                try await AuditLog(database: core.database, clock: core.clock).record(
+                try await audit.record(
                     AuditEvent(.walletRefunded, by: actor, account: row.account, origin: origin, detail: detail), on: tx)
             }
             return .refunded
@@ -251,7 +268,7 @@ package struct TopUpService: WalletConcept {
             return .alreadyRefunded
         } catch let failure where failure is TooMuch || failure is Ledger.Refusal {
             detail["problem"] = failure is TooMuch ? "refund_exceeds_payment" : "insufficient_funds"
-            try await AuditLog(database: core.database, clock: core.clock).record(
+            try await audit.record(
                 AuditEvent(.walletRefundNotApplied, by: actor, account: row.account, origin: origin, detail: detail))
             logger.warning("top-up \(row.id.uuidString.lowercased()): refund \(refund) not applied to the ledger (\(detail["problem"] ?? ""))")
             return .refundNotApplied
@@ -264,7 +281,6 @@ package struct TopUpService: WalletConcept {
                         detail: [String: String] = [:], counted: Bool = false) async throws -> GatehouseError {
         let event = AuditEvent(.paymentNotificationRefused, by: .system(provider.name), account: account, origin: origin,
                                detail: detail.merging(["reason": reason]) { a, _ in a })
-        let audit = AuditLog(database: core.database, clock: core.clock)
         if counted { try await audit.countFailure(event, apart: reason) } else { try await audit.record(event) }
         return GatehouseError(.invalidInput, .notificationRefused, LocalizedText("error.plain", ["Notification refused: \(reason)."]))
     }
@@ -307,7 +323,7 @@ package struct TopUpService: WalletConcept {
         guard remaining > 0 else { return .before }
         // Checked before the provider is asked: money the person already spent is not refunded.
         let wallet = try await requireWallet(of: account)
-        guard wallet.balance >= remaining else { throw Self.error(for: .insufficientFunds) }
+        guard wallet.balance >= remaining else { throw Ledger.error(for: .insufficientFunds) }
         let refund: ProviderRefund
         do {
             refund = try await provider.refund(paymentIntent: intent, amount: remaining, topUp: row.id,

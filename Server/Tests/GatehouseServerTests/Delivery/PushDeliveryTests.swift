@@ -157,7 +157,7 @@ struct PushDeliveryTests {
             _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-bob"), token: bob.token)
 
             // MUT
-            _ = try await app.services.wallets.credit(phone: "+79990000002", amount: 100_000, reason: "card top-up")
+            _ = try await app.services.wallet.wallets.credit(phone: "+79990000002", amount: 100_000, reason: "card top-up")
             await deliver(app)
             _ = try await app.v1.paid(25_050, to: ann, by: bob, comment: "concert")
             await deliver(app)

@@ -94,7 +94,7 @@ struct AuditTrailTests {
             let verified = try await app.v1.post(V1.Accounts.verifyEmailChange.path, CodeVerification(code: emailCode), token: session.token)
             #expect(verified.status == .ok, "\(verified.text)")
             let holder = try await app.v1.walletHolder("bob", phone: "+79991234567")
-            _ = try await app.services.wallets.credit(phone: "+79991234567", amount: 50_000, reason: "refund of order 17", reference: "psp-1",
+            _ = try await app.services.wallet.wallets.credit(phone: "+79991234567", amount: 50_000, reason: "refund of order 17", reference: "psp-1",
                                                       by: .system("alice"))
             let created = try await app.v1.post(V1.Apps.create.path, NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"),
                                                 token: session.token)

@@ -99,7 +99,7 @@ struct BackupRestoreTests {
         try await withApp(on: database, configure: configure, keep: false) { app in
             let after = try await seen(app, ann: ann, bob: bob, chat: chat, file: file, key: key, documentID: documentID)
             #expect(after == before)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
             #expect(try await app.v1.login("bob", "secret-91!").account.id == bob.id)
         }
         // A backup goes into a folder of its own; a restore needs one.

@@ -89,6 +89,6 @@ extension TestHarness {
     /// The operator's top-up (what `gatehouse wallet credit` runs).
     @discardableResult
     func credit(_ phone: String, _ kopecks: Int64) async throws -> TransferResult {
-        try await services.wallets.credit(phone: phone, amount: kopecks, reason: "test top-up")
+        try await services.wallet.wallets.credit(phone: phone, amount: kopecks, reason: "test top-up")
     }
 }

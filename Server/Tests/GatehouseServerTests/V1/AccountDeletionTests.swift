@@ -115,7 +115,7 @@ struct AccountDeletionTests {
             let bobsChat = try #require(try await app.v1.chats(of: bob).items.first)
             #expect(bobsChat.person.id == ann.id && bobsChat.person.deleted == true && bobsChat.person.tag == "" && bobsChat.person.firstName == nil)
             #expect(try await app.v1.history(chat.id, for: bob).items.contains { $0.id == message.id && $0.text == "hello Bob" })
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
             let bobsMoves = try await app.v1.get(V1.Wallet.transactions.path, token: bob.token).decoded(as: WalletTransactionPage.self)
             #expect(bobsMoves.items.first?.amount == 10_00 && bobsMoves.items.first?.counterparty?.id == ann.id)
             let opened = try await f.form("/opendocument/", [("apikey", f.key), ("email", "bob@example.com"), ("documentid", documentID), ("document_hash", "h1")])

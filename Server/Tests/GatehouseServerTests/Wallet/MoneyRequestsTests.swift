@@ -68,7 +68,7 @@ struct MoneyRequestsTests {
             // the events
             let anns = try await app.services.realtime.log.events(of: ann.id, after: 0, limit: 100).map(\.kind)
             #expect(anns.filter { $0.hasPrefix("wallet.") } == ["wallet.request.created", "wallet.transfer", "wallet.request.updated"])
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 
@@ -182,7 +182,7 @@ struct MoneyRequestsTests {
             }
             #expect(try await app.v1.balance(of: ann) == Int64(paid) * 10_00)
             #expect(try await app.v1.balance(of: bob) == 1_000_00 - Int64(paid) * 10_00)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 

@@ -125,7 +125,7 @@ struct TopUpTests {
             // validate
             #expect(expired["status"] as? Int == 200)
             #expect(try await topUp(third.id, of: ann, app).state == .expired)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 
@@ -146,8 +146,8 @@ struct TopUpTests {
             let firstPaid = try await topUp(first.id, of: ann, app)
 
             // MUT: an operator gives the first back (the console's action), twice
-            let given = try await app.services.topUps.giveBack(transfer: try #require(firstPaid.transferId), of: ann.id, reason: "asked by phone", by: .operator("olga"))
-            let givenAgain = try await app.services.topUps.giveBack(transfer: try #require(firstPaid.transferId), of: ann.id, reason: "asked by phone", by: .operator("olga"))
+            let given = try await app.services.wallet.topUps.giveBack(transfer: try #require(firstPaid.transferId), of: ann.id, reason: "asked by phone", by: .operator("olga"))
+            let givenAgain = try await app.services.wallet.topUps.giveBack(transfer: try #require(firstPaid.transferId), of: ann.id, reason: "asked by phone", by: .operator("olga"))
             // Stripe's `refund.created` for it is sent a moment later.
             #expect(try await eventually { try await peer.control("last")["type"] as? String == "refund.created" })
 
@@ -165,7 +165,7 @@ struct TopUpTests {
             #expect((echoAgain["body"] as? String)?.contains("already_refunded") == true, "\(echoAgain)")
 
             // MUT: a partial refund of the second in Stripe's dashboard, then Ann spends the rest and the rest is refunded too
-            let intent = try #require(try await app.services.topUps.store.topUp(second.id, of: ann.id)?.paymentIntent)
+            let intent = try #require(try await app.services.wallet.topUps.store.topUp(second.id, of: ann.id)?.paymentIntent)
             _ = try await peer.control("refund", ["payment_intent": intent, "amount": 5_000])
             #expect(try await eventually { try await topUp(second.id, of: ann, app).refunded == 5_000 })
             let afterPartial = try await app.v1.balance(of: ann)
@@ -190,7 +190,7 @@ struct TopUpTests {
             let notApplied = try await audit(.walletRefundNotApplied, app)
             #expect(Set(notApplied.compactMap { $0.detail["problem"] }) == ["insufficient_funds", "refund_exceeds_payment"], "\(notApplied.map(\.detail))")
             // The books balance: people hold what was paid in minus what went back.
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 

@@ -38,7 +38,7 @@ struct WalletTests {
             // setup: two events for ann and one for bob, as a batch records them
             let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
             let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
-            let events = app.services.wallets.core.events
+            let events = app.services.wallet.wallets.events
             @Sendable func recorded(_ accounts: [UUID]) -> EventRecorder {
                 let recorder = EventRecorder()
                 for (n, account) in accounts.enumerated() { recorder.add(.walletTransfer, to: account, encoded: Data(#"{"n":\#(n)}"#.utf8)) }
@@ -47,7 +47,7 @@ struct WalletTests {
             #expect(recorded([ann.id, bob.id, ann.id]).counts() == [ann.id: 2, bob.id: 1])
 
             // MUT: the counters stood at 1,002 and 501 once raised
-            try await app.services.wallets.core.database.db.withTransaction { tx in
+            try await app.services.wallet.wallets.database.db.withTransaction { tx in
                 var writes = CombinedWrites(for: tx)
                 try events.flush(recorded([ann.id, bob.id, ann.id]), raised: [ann.id: 2, bob.id: 1], to: [ann.id: 1_002, bob.id: 501], into: &writes)
                 try await writes.run(on: tx)
@@ -58,7 +58,7 @@ struct WalletTests {
             #expect(anns.map(\.seq) == [1_001, 1_002] && anns.map(\.data) == [#"{"n":0}"#, #"{"n":2}"#])
             #expect(try await events.events(of: bob.id, after: 500, limit: 10).map(\.seq) == [501])
             // other events than those counted, or a counter not raised, are refused
-            var writes = CombinedWrites(for: app.services.wallets.core.database.sql)
+            var writes = CombinedWrites(for: app.services.wallet.wallets.database.sql)
             #expect(throws: EventLogError.self) {
                 try events.flush(recorded([ann.id]), raised: [ann.id: 2], to: [ann.id: 9], into: &writes)
             }
@@ -76,9 +76,9 @@ struct WalletTests {
             let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
             let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
             try await app.credit("+79160000001", 10_00)
-            let core = app.services.wallets.core
-            let annWallet = try #require(try await app.services.wallets.wallet(of: ann.id)).id
-            let bobWallet = try #require(try await app.services.wallets.wallet(of: bob.id)).id
+            let core = app.services.wallet.wallets
+            let annWallet = try #require(try await app.services.wallet.wallets.wallet(of: ann.id)).id
+            let bobWallet = try #require(try await app.services.wallet.wallets.wallet(of: bob.id)).id
             @Sendable func move(_ from: UUID, _ to: UUID, _ amount: Int64) -> Ledger.Movement {
                 Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: from, credit: to, amount: amount, comment: nil, request: nil)
             }
@@ -118,7 +118,7 @@ struct WalletTests {
             #expect(annAfter == annSeq + 2 && bobAfter == bobSeq + 3)
             #expect(try await app.v1.balance(of: ann) == 0)
             #expect(try await app.v1.balance(of: bob) == 10_00)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
             // the day's limit: ann has paid 13 ₽ today, so even with money 1 kopeck more is over it
             try await app.credit("+79160000001", 1_00)
             let overDay = try await core.database.db.withTransaction { tx in
@@ -208,7 +208,7 @@ struct WalletTests {
                 .map { try V1.decoder.decode(TransferResult.self, from: Data($0.data.utf8)) }
             #expect(transfers.map(\.balance) == [30_00, 35_50, 35_51])
             #expect(bobs.filter { $0.kind == RealtimeEventKind.messageCreated.rawValue }.count == 3)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 
@@ -250,7 +250,7 @@ struct WalletTests {
             try await app.v1.paid(1, to: bob, by: ann)
             #expect(try await app.v1.balance(of: ann) == 1_199_99)
             #expect(try await app.v1.balance(of: bob) == 800_01)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 
@@ -292,11 +292,11 @@ struct WalletTests {
             #expect(try await app.v1.pay(1, to: PartyReference(tag: "bob"), by: ann, key: "intent-4").status == .created)
             // Keys are forgotten after their time: the same key is then a new payment.
             app.clock.advance(by: app.configuration.wallet.idempotencyKeyTTL + 1)
-            try await app.services.idempotencyKeys.purgeExpired(on: app.services.database.db)
+            try await app.services.wallet.keys.purgeExpired(on: app.services.database.db)
             let reborn = try await app.v1.pay(10_00, to: PartyReference(tag: "bob"), by: ann, comment: "once", key: "intent-1")
             #expect(reborn.status == .created && reborn.headers[replayed] == nil && reborn.text != first.text)
             #expect(try await app.v1.balance(of: ann) == 100_00 - 1_000_00 + 1_000_00 - 1 - 10_00 + 10_00 - 10_00)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 
@@ -374,7 +374,7 @@ struct WalletTests {
             let bobPaid = Int64(answers.filter { !$0.fromAnn && $0.status == 201 }.count)
             #expect(annBalance == 10_00 - annPaid * 1_00 + bobPaid * 1_00)
             #expect(statuses.filter { $0 == 201 }.count >= 10)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 
@@ -419,7 +419,7 @@ struct WalletTests {
             // Ann's money back as it was: the ledger agrees with every balance, and the same payment
             // now pushes once (what the refused batch would have left)
             try await sql.raw("UPDATE wallets SET balance = \(bind: Int64(10_00)) WHERE id = \(bind: wallet)").run()
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
             #expect(try await app.v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann).status == .created)
             #expect(try await app.services.operatorOutbox.recent(to: nil).filter { $0.kind == "push" }.count == 1)
         }
@@ -473,7 +473,7 @@ struct WalletTests {
             #expect(try await app.v1.chats(of: bob).items.map(\.id) == [chat])
             #expect(try await app.v1.history(chat, for: bob).items.map { $0.payment?.amount } == [3_00])
             #expect(try await sql.raw("SELECT id FROM chats").all().count == 1)
-            #expect(try await app.services.wallets.audit().isEmpty)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
         }
     }
 

@@ -7,34 +7,63 @@ import GatehouseMessenger
 import GatehousePlatform
 import SQLKit
 
-/// What every wallet service shares (docs/wallet.md): the database, the clock, the limits, the
-/// ledger, the idempotency keys, the event log (wallet events ride the messenger's per-account
-/// sequence) and the chat messages that show payments.
-package struct WalletCore: Sendable {
-    package let database: DatabaseProvider
-    package let clock: GatehouseClock
-    package let settings: GatehouseConfiguration.Wallet
-    package let publicURL: String
-    package let defaultCountryCode: String
-    package let rateLimiter: RateLimiter
-    package let events: EventLog
-    package let ledger: Ledger
-    package let keys: IdempotencyKeys
-    package let dialogs: PaymentMessages
+/// The wallets and people a payment names (docs/wallet.md): whom a phone, tag or email pays, a
+/// person's wallet, and the parties payments show. Every wallet service reads them through it.
+package struct WalletDirectory: Sendable {
     package let store: WalletStore
+    /// How a phone without a country code is read.
+    package let defaultCountryCode: String
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Wallet, publicURL: String, defaultCountryCode: String, rateLimiter: RateLimiter, events: EventLog, ledger: Ledger, keys: IdempotencyKeys, dialogs: PaymentMessages) {
-        self.database = database
-        self.clock = clock
-        self.settings = settings
-        self.publicURL = publicURL
+    package init(store: WalletStore, defaultCountryCode: String) {
+        self.store = store
         self.defaultCountryCode = defaultCountryCode
-        self.rateLimiter = rateLimiter
+    }
+
+    /// The key of a reference (`PartyKey`), read with the deployment's default country code.
+    package func key(_ reference: PartyReference, field: String) throws -> PartyKey? {
+        try PartyKey(reference, field: field, defaultCountryCode: defaultCountryCode)
+    }
+}
+
+/// Money moved under an idempotency key (docs/wallet.md, "Idempotency"): the key claimed, the
+/// body run and its answer stored, in one transaction with the body's events; a key seen before
+/// answers what it answered then.
+package struct IdempotentWrites: Sendable {
+    package let events: EventLog
+    package let keys: IdempotencyKeys
+
+    package init(events: EventLog, keys: IdempotencyKeys) {
         self.events = events
-        self.ledger = ledger
         self.keys = keys
-        self.dialogs = dialogs
-        self.store = WalletStore(database: database, publicURL: publicURL)
+    }
+
+    /// Runs a money-moving `body` under `call`'s key in one transaction with its events: answers
+    /// the stored answer for a key seen before, or runs `body` and stores its answer with it. A
+    /// refusal (`IdempotentRefusal`) is for the surface to remember (`remember`).
+    package func run<T: Encodable & Sendable>(_ call: IdempotentCall, _ body: @escaping @Sendable (any GatehouseDatabase, EventRecorder) async throws -> T) async throws -> Idempotent<T> {
+        try await events.write { tx, recorder in
+            if let stored = try await keys.claim(call, on: tx) { return .replay(stored) }
+            let value: T
+            do {
+                value = try await body(tx, recorder)
+            } catch let error as GatehouseError {
+                switch error.kind {
+                case .unprocessable, .notFound, .conflict, .forbidden: throw IdempotentRefusal(error: error)
+                default: throw error
+                }
+            } catch let refusal as Ledger.Refusal {
+                throw IdempotentRefusal(error: Ledger.error(for: refusal))
+            }
+            let answer = StoredAnswer(status: call.successStatus, body: try V1.encoder.encode(value))
+            try await keys.complete(call, answer, on: tx)
+            return .fresh(value, answer: answer)
+        }
+    }
+
+    /// Remembers a refusal as the answer to its Idempotency-Key, so a retry of the same intent gets
+    /// the same problem document; answers the one stored first when a concurrent retry won.
+    package func remember(_ call: IdempotentCall, _ answer: StoredAnswer, on db: any GatehouseDatabase) async throws -> StoredAnswer? {
+        try await keys.remember(call, answer, on: db)
     }
 }
 
@@ -45,9 +74,12 @@ package struct IdempotentRefusal: Error {
     package var error: GatehouseError
 }
 
-/// One concept of the wallet (wallets and transfers, money requests) on the shared core.
+/// One concept of the wallet (wallets and transfers, money requests, top-ups): the rules they
+/// share (amounts, comments, a verified phone) and the directory they read parties from. Each
+/// concept is given these and the other pieces it uses, by `WalletModule.make`.
 package protocol WalletConcept: Sendable {
-    var core: WalletCore { get }
+    var directory: WalletDirectory { get }
+    var settings: GatehouseConfiguration.Wallet { get }
 }
 
 /// Whom a `PartyReference` names, normalized as the accounts table keeps it.
@@ -97,34 +129,9 @@ package struct WalletRow: Sendable {
     package var hasDevices = true
 }
 
-extension WalletConcept {
-    package var database: DatabaseProvider { core.database }
-    package var clock: GatehouseClock { core.clock }
-    package var settings: GatehouseConfiguration.Wallet { core.settings }
-
-    /// Runs a money-moving `body` under `call`'s key in one transaction with its events: answers
-    /// the stored answer for a key seen before, or runs `body` and stores its answer with it.
-    package func idempotent<T: Encodable & Sendable>(_ call: IdempotentCall, _ body: @escaping @Sendable (any GatehouseDatabase, EventRecorder) async throws -> T) async throws -> Idempotent<T> {
-        try await core.events.write { tx, recorder in
-            if let stored = try await core.keys.claim(call, on: tx) { return .replay(stored) }
-            let value: T
-            do {
-                value = try await body(tx, recorder)
-            } catch let error as GatehouseError {
-                switch error.kind {
-                case .unprocessable, .notFound, .conflict, .forbidden: throw IdempotentRefusal(error: error)
-                default: throw error
-                }
-            } catch let refusal as Ledger.Refusal {
-                throw IdempotentRefusal(error: Self.error(for: refusal))
-            }
-            let answer = StoredAnswer(status: call.successStatus, body: try V1.encoder.encode(value))
-            try await core.keys.complete(call, answer, on: tx)
-            return .fresh(value, answer: answer)
-        }
-    }
-
-    package static func error(for refusal: Ledger.Refusal) -> GatehouseError {
+extension Ledger {
+    /// The problem a refusal answers (422 with the limit it met).
+    package static func error(for refusal: Refusal) -> GatehouseError {
         switch refusal {
         case .insufficientFunds:
             GatehouseError(.unprocessable, .insufficientFunds, LocalizedText("error.insufficientFunds"))
@@ -132,10 +139,12 @@ extension WalletConcept {
             GatehouseError(.unprocessable, .dailyLimitExceeded, LocalizedText("error.dailyLimitExceeded", [Kopecks.format(limit, grouping: " ")]), field: "amount")
         }
     }
+}
 
+extension WalletConcept {
     /// The columns of a wallet `w` and its person `a` (`walletRow` reads them).
     package func wallet(of account: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> WalletRow? {
-        try await core.store.wallet(of: account, on: db)
+        try await directory.store.wallet(of: account, on: db)
     }
 
     package func requireWallet(of account: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> WalletRow {
@@ -159,7 +168,7 @@ extension WalletConcept {
 
     /// The same, and in the same query the wallet of `me` (a payment needs both; nil when I have none).
     package func resolve(_ reference: PartyReference, field: String, with me: UUID?, on db: (any GatehouseDatabase)? = nil) async throws -> (named: WalletRow, mine: WalletRow?) {
-        let key = try PartyKey(reference, field: field, defaultCountryCode: core.defaultCountryCode)
+        let key = try directory.key(reference, field: field)
         let found = try await resolve([key].compactMap { $0 }, with: me.map { [$0] } ?? [], on: db)
         guard let key, let named = found.named[key] else { throw GatehouseError.notFound(.recipientNotFound, "error.recipientNotFound", field: field) }
         return (named, me.flatMap { found.mine[$0] })
@@ -169,11 +178,11 @@ extension WalletConcept {
     package func resolve(_ keys: [PartyKey], with mine: [UUID], restricts: ((SQLQueryString) -> SQLQueryString)? = nil,
                          hasDevices: ((SQLQueryString) -> SQLQueryString)? = nil,
                          on db: (any GatehouseDatabase)? = nil) async throws -> (named: [PartyKey: WalletRow], mine: [UUID: WalletRow]) {
-        try await core.store.wallets(named: keys, mine: mine, restricts: restricts, hasDevices: hasDevices, on: db)
+        try await directory.store.wallets(named: keys, mine: mine, restricts: restricts, hasDevices: hasDevices, on: db)
     }
 
     package func parties(_ ids: Set<UUID>, on db: (any GatehouseDatabase)? = nil) async throws -> [UUID: WalletParty] {
-        try await core.store.parties(ids, on: db)
+        try await directory.store.parties(ids, on: db)
     }
 
     package func requirePositive(_ amount: Int64) throws {
