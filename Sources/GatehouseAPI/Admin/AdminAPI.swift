@@ -9,12 +9,24 @@ public enum AdminAPI {
     public static let writeClients = "clients:write"
 
     public static let client = Endpoint<NoContent, AdminClient>(.get, "/admin/v1/clients/{phone}", access: .adminKey(scope: readClients))
+        .operation("adminGetClient", "Read a client record", tags: "Admin")
+        .errors([401: [.unauthorized], 403: [.insufficientScope], 404: [.clientNotFound]])
+        .shared(.unexpectedProblem)
     public static let saveClient = Endpoint<AdminClientFields, AdminClient>(.put, "/admin/v1/clients/{phone}", access: .adminKey(scope: writeClients))
+        .operation("adminSaveClient", "Create or replace a client record", tags: "Admin")
+        .errors([400: [.invalidParameter, .malformedBody], 401: [.unauthorized], 403: [.insufficientScope]])
+        .shared(.unexpectedProblem)
     public static let deleteClient = Endpoint<NoContent, NoContent>(.delete, "/admin/v1/clients/{phone}", success: 204, access: .adminKey(scope: writeClients))
+        .operation("adminDeleteClient", "Delete a client record", tags: "Admin")
+        .errors([401: [.unauthorized], 403: [.insufficientScope], 404: [.clientNotFound]])
+        .shared(.unexpectedProblem)
     /// The body is the file itself: JSON lines (`application/x-ndjson`) or CSV (`text/csv`).
     public static let importClients = Endpoint<RawBody, ClientImportReport>(
         .post, "/admin/v1/clients/import", access: .adminKey(scope: writeClients),
         query: [QueryParameter("format", .choice(["jsonl", "csv"])), QueryParameter("dryRun", .choice(["true", "false"]))])
+        .operation("adminImportClients", "Import client records in bulk", tags: "Admin")
+        .errors([400: [.invalidParameter, .malformedBody], 401: [.unauthorized], 403: [.insufficientScope]])
+        .shared(.payloadTooLarge, .unsupportedMediaType, .unexpectedProblem)
 
     public static let all: [any EndpointDeclaration] = [client, saveClient, deleteClient, importClients]
 }

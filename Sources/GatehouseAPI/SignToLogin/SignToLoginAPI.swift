@@ -21,12 +21,21 @@ public enum SignToLoginAPI {
     /// from them. Bodies are JSON or forms read field by field; every answer is a ``SignToLoginAnswer``.
     public enum Endpoints {
         public static let register = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.register, access: .anyone)
+            .operation("signatureRegister", "Enrol a signature (the spec's /register/)", tags: "Sign To Login")
         public static let login = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.login, access: .anyone)
+            .operation("signatureLogin", "Is the person enrolled from this type of device (the spec's /login/)", tags: "Sign To Login")
         public static let authenticate = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.authenticate, access: .anyone)
+            .operation("signatureAuthenticate", "Score a signature (the spec's /authenticate/)", tags: "Sign To Login")
         public static let saveDocument = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.saveDocument, access: .anyone)
+            .operation("signatureSaveDocument", "Record a saved version of a document (the spec's /savedocument/)", tags: "Sign To Login")
         public static let openDocument = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.openDocument, access: .anyone)
+            .operation("signatureOpenDocument", "A document's signing history (the spec's /opendocument/)", tags: "Sign To Login")
         public static let photo = Endpoint<NoContent, RawBody>(.get, Path.photos + "{id}", access: .anyone)
+            .operation("signaturePhoto", "The photo taken with a signing", tags: "Sign To Login")
+            .errors([404: []], format: .signToLogin)
         public static let history = Endpoint<NoContent, RawBody>(.get, Path.history, access: .anyone, query: [QueryParameter("documentid", .text)])
+            .operation("signatureHistoryPage", "A document's signing history (HTML)", tags: "Sign To Login")
+            .errors([404: []], format: .page)
 
         public static let all: [any EndpointDeclaration] = [register, login, authenticate, saveDocument, openDocument, photo, history]
     }

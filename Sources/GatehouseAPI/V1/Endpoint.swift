@@ -14,6 +14,10 @@ public struct Endpoint<Input: Sendable, Output: Sendable>: EndpointDeclaration {
     /// The query parameters it reads: its `Input`'s when that is an ``EndpointQuery``, else those
     /// given (a raw upload's file name, say).
     public let queryParameters: [QueryParameter]
+    /// Its name, summary, tags, refusals, shared answers and headers, and its path parameters'
+    /// types (set by ``operation(_:_:tags:)``, ``errors(_:format:)``, ``shared(_:)``,
+    /// ``headers(_:)`` and ``uuid(_:notFound:)``).
+    public internal(set) var declaration = OperationDeclaration()
 
     public init(_ method: HTTPVerb, _ path: String, success successStatus: Int = 200, access: Access = .session, query: [QueryParameter] = []) {
         self.method = method
@@ -39,6 +43,7 @@ public protocol EndpointDeclaration: Sendable, CustomStringConvertible {
     var successStatus: Int { get }
     var access: Access { get }
     var queryParameters: [QueryParameter] { get }
+    var declaration: OperationDeclaration { get }
     /// The type of its body (``NoContent`` for none; an ``EndpointQuery`` when it reads its query).
     var inputType: Any.Type { get }
     /// The type of its answer (``NoContent`` for `204`).

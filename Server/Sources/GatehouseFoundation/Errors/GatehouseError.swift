@@ -63,6 +63,13 @@ package struct GatehouseError: Error, Sendable, CustomStringConvertible {
     package static func bodyTooLarge(_ limit: Int) -> GatehouseError {
         GatehouseError(.payloadTooLarge, .bodyTooLarge, LocalizedText("error.bodyTooLarge", [String(limit)]))
     }
+    /// 404 with `code` and its message (`error.<code in camel case>`: `transfer_not_found` says
+    /// `error.transferNotFound`).
+    package static func notFound(_ code: GatehouseErrorCode) -> GatehouseError {
+        let words = code.rawValue.split(separator: "_")
+        let key = "error." + (words.first.map(String.init) ?? "") + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        return notFound(code, key)
+    }
     package static func notFound(_ code: GatehouseErrorCode, _ key: String, field: String? = nil) -> GatehouseError {
         GatehouseError(.notFound, code, LocalizedText(key), field: field)
     }

@@ -145,6 +145,7 @@ package enum Strings {
         "error.oneRecipient": [.en: "Give exactly one of phone, tag or email.", .ru: "Укажите что-то одно: телефон, тег или почту."],
         "error.payYourself": [.en: "You cannot send money to yourself.", .ru: "Нельзя перевести деньги самому себе."],
         "error.askYourself": [.en: "You cannot ask yourself for money.", .ru: "Нельзя запросить деньги у самого себя."],
+        "error.deviceNotFound": [.en: "There is no such device.", .ru: "Такого устройства нет."],
         "error.transferNotFound": [.en: "No such transfer.", .ru: "Такого перевода нет."],
         "error.moneyRequestNotFound": [.en: "No such money request.", .ru: "Такого запроса денег нет."],
         "error.insufficientFunds": [.en: "Not enough money in the wallet.", .ru: "Недостаточно денег в кошельке."],

@@ -199,7 +199,7 @@ package struct ConsoleController: Sendable {
         let (token, set) = csrf(request)
         do {
             _ = try await form(request, limit: 4_096)
-            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw AppsService.notFound }
+            guard let id = context.pathIDs["id"] else { throw AppsService.notFound }
             let row = try await apps.app(id, owner: developer.account.id)
             switch context.parameters.get("action") {
             case "disable": _ = try await apps.update(row, AppUpdate(enabled: false), by: .account(developer.account.id))

@@ -1,5 +1,6 @@
 import GatehouseAccounts
 import GatehouseFoundation
+import Foundation
 import Hummingbird
 import NIOCore
 
@@ -13,6 +14,9 @@ public struct GatehouseRequestContext: RequestContext {
     package var sessionAccount: AccountSnapshot?
     /// The request's id as `RequestLogMiddleware` answers it (`X-Request-Id`).
     package var requestID: String?
+    /// The operation's UUID path parameters, read by its route before the handler runs
+    /// (`EndpointRoutes`): a value that is not a UUID has been answered there with the declared 404.
+    package var pathIDs: [String: UUID] = [:]
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
@@ -23,6 +27,12 @@ public struct GatehouseRequestContext: RequestContext {
     package func requireSession() throws -> AuthenticatedSession {
         guard let session else { throw GatehouseError.unauthorized }
         return session
+    }
+
+    /// The operation's UUID path parameter `name` (as declared: `Endpoint.uuid(_:notFound:)`).
+    package func id(_ name: String = "id") throws -> UUID {
+        guard let id = pathIDs[name] else { throw GatehouseError.notFound(.notFound) }
+        return id
     }
 
     /// The signed-in account for display (see `sessionAccount`), or `unauthorized`.

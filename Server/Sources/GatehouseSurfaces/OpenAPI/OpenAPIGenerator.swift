@@ -4,13 +4,15 @@ import OpenAPIKit
 import Yams
 
 /// Builds the OpenAPI document from the declarations: every path, method, path and query
-/// parameter, security requirement, JSON body and JSON answer comes from an ``EndpointDeclaration``
-/// and its types (their schemas from ``WireSchemas``), so the document cannot name an operation,
-/// a parameter or a member the code does not have. The prose — summaries, descriptions, error
-/// answers, tags, patterns and lengths, examples, and the bodies that are not JSON (forms, images,
-/// pages) — is kept by hand in `Resources/openapi-prose.yaml` and laid over the generated
-/// skeleton by ``merge(_:_:at:)``, which refuses prose that adds an operation or a query or path
-/// parameter, adds a member to a generated schema, or changes a generated value.
+/// parameter (a UUID's format too), shared header, security requirement, JSON body and JSON
+/// answer, operation id, summary and tag, and every refusal an operation declares (its status, in
+/// its surface's format) and shared answer comes from an ``EndpointDeclaration`` and its types
+/// (their schemas from ``WireSchemas``), so the document cannot name an operation, a parameter,
+/// an answer or a member the code does not have. The prose — descriptions, patterns and lengths,
+/// examples, and the bodies that are not JSON (forms, images, pages) — is kept by hand in
+/// `Resources/openapi-prose.yaml` and laid over the generated skeleton by ``merge(_:_:at:)``,
+/// which refuses prose that adds an operation or a query or path parameter, adds a member to a
+/// generated schema, or changes a generated value.
 package enum OpenAPIGenerator {
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -47,12 +49,14 @@ package enum OpenAPIGenerator {
     }
 
     static func operation(_ endpoint: any EndpointDeclaration, schemas: WireSchemas) throws -> OpenAPI.Operation {
+        let declared = endpoint.declaration
         var parameters: OpenAPI.Parameter.Array = pathParameters(endpoint.path).map { name in
-            .b(.path(name: name, schema: .string))
+            .b(.path(name: name, schema: declared.pathTypes[name]?.kind == .uuid ? .string(format: .uuid) : .string))
         }
         for parameter in endpoint.queryParameters {
             parameters.append(.b(.query(name: parameter.name, required: parameter.required, schema: schema(of: parameter.kind))))
         }
+        for header in declared.headers { parameters.append(.a(.component(named: header.rawValue))) }
         var request: OpenAPI.Request?
         if let input = jsonType(endpoint.inputType), !(endpoint.inputType is any EndpointQuery.Type) {
             request = OpenAPI.Request(content: [.json: .b(.init(schema: try schemas.schema(of: input)))], required: true)
@@ -66,11 +70,32 @@ package enum OpenAPIGenerator {
         case .adminKey(let scope): [[.component(named: "adminKeyAuth"): [scope]]]
         case .anyone: []
         }
-        let responses: OpenAPI.Response.Map = [OpenAPI.Response.StatusCode(integerLiteral: endpoint.successStatus): .b(success)]
+        var responses: OpenAPI.Response.Map = [OpenAPI.Response.StatusCode(integerLiteral: endpoint.successStatus): .b(success)]
+        for error in declared.errors {
+            responses[OpenAPI.Response.StatusCode(integerLiteral: error.status)] = .b(refusal(declared.errorFormat))
+        }
+        for answer in declared.shared {
+            responses[OpenAPI.Response.StatusCode(rawValue: answer.status)!] = .a(.component(named: answer.rawValue))
+        }
+        let tags = declared.tags.isEmpty ? nil : declared.tags
+        let id = declared.id.isEmpty ? nil : declared.id
         return if let request {
-            OpenAPI.Operation(parameters: parameters, requestBody: request, responses: responses, security: security)
+            OpenAPI.Operation(tags: tags, summary: declared.summary, operationId: id, parameters: parameters, requestBody: request, responses: responses,
+                              security: security)
         } else {
-            OpenAPI.Operation(parameters: parameters, responses: responses, security: security)
+            OpenAPI.Operation(tags: tags, summary: declared.summary, operationId: id, parameters: parameters, responses: responses, security: security)
+        }
+    }
+
+    /// A refusal as its surface writes it (its prose describes it).
+    static func refusal(_ format: ErrorFormat) -> OpenAPI.Response {
+        let text = OpenAPI.Content(schema: .string)
+        return switch format {
+        case .problem: OpenAPI.Response(description: "", content: [OpenAPI.ContentType(rawValue: "application/problem+json")!: .b(.init(schema: .reference(.component(named: "Problem"))))])
+        case .plainText: OpenAPI.Response(description: "", headers: ["X-Error-Code": .a(.component(named: "XErrorCode"))], content: [.txt: .b(text)])
+        case .page: OpenAPI.Response(description: "", content: [.html: .b(text)])
+        case .signToLogin: OpenAPI.Response(description: "", content: [.json: .b(.init(schema: .reference(.component(named: "SignToLoginAnswer"))))])
+        case .bare: OpenAPI.Response(description: "")
         }
     }
 

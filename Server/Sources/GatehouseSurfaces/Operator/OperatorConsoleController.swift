@@ -253,7 +253,7 @@ package struct OperatorConsoleController: Sendable {
 
     @Sendable func accountPage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let session = try await session(request) else { return toLogin }
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { return notFoundPage(session) }
+        guard let id = context.pathIDs["id"] else { return notFoundPage(session) }
         let done = request.uri.queryParameters["done"].flatMap { Self.doneTexts[String($0)] }
         return try await accountPage(session, id, done: done)
     }
@@ -362,8 +362,7 @@ package struct OperatorConsoleController: Sendable {
 
     @Sendable func actPost(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let session = try await session(request) else { return toLogin }
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-              let account = try? await services.login.account(id: id) else { return notFoundPage(session) }
+        guard let id = context.pathIDs["id"], let account = try? await services.login.account(id: id) else { return notFoundPage(session) }
         guard let action = context.parameters.get("action").flatMap(OperatorAction.init(rawValue:)), action != .view,
               action != .importClients, action != .retryMessage else { return notFoundPage(session) }
         let actor = AuditActor.operator(session.who.name)
@@ -519,7 +518,7 @@ package struct OperatorConsoleController: Sendable {
             let fields = try await signedForm(request, session).fields
             guard session.who.role.may(.retryMessage) else { throw Refused.role(session.who.role) }
             let reason = try Self.reason(fields)
-            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw Refused.message("There is no such message.") }
+            guard let id = context.pathIDs["id"] else { throw Refused.message("There is no such message.") }
             let retried = try await services.outbox.retry(id, reason: reason, by: .operator(session.who.name), origin: origin(request, context))
             guard retried else { throw Refused.message("Only a message that failed for good can be retried.") }
             return see("/operator/outbox")

@@ -173,8 +173,8 @@ package struct AccountsController: Sendable {
 
     @Sendable package func removeDevice(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
         let session = try context.requireSession()
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-              try await profile.pushDevices.remove(id, accountID: session.accountID) else {
+        let id = try context.id()
+        guard try await profile.pushDevices.remove(id, accountID: session.accountID) else {
             throw GatehouseError.notFound(.deviceNotFound, "error.plain").withText("There is no such device.")
         }
         return NoContent()
@@ -232,8 +232,8 @@ package struct AccountsController: Sendable {
     }
 
     @Sendable package func avatarImage(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-              let avatar = try await avatars.avatar(id: id) else {
+        let id = try context.id()
+        guard let avatar = try await avatars.avatar(id: id) else {
             throw GatehouseError(.notFound, .notFound, LocalizedText("error.notFound"))
         }
         return Response(

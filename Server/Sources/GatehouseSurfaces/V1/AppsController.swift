@@ -27,7 +27,7 @@ package struct AppsController: Sendable {
 
     private func mine(_ context: GatehouseRequestContext) async throws -> AppRecord {
         let owner = try context.requireSession().accountID
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw AppsService.notFound }
+        let id = try context.id()
         return try await apps.app(id, owner: owner)
     }
 
@@ -61,7 +61,8 @@ package struct AppsController: Sendable {
     }
 
     @Sendable package func icon(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let icon = try await apps.icon(appID: id) else {
+        let id = try context.id()
+        guard let icon = try await apps.icon(appID: id) else {
             throw GatehouseError(.notFound, .notFound, LocalizedText("error.notFound"))
         }
         return Response(

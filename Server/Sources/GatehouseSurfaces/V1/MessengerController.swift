@@ -59,18 +59,9 @@ package struct MessengerController: Sendable {
         return account
     }
 
-    private func id(_ name: String, _ context: GatehouseRequestContext, notFound: GatehouseError) throws -> UUID {
-        guard let id = context.parameters.get(name).flatMap(UUID.init(uuidString:)) else { throw notFound }
-        return id
-    }
-
     private func query(_ request: Request, _ name: String) -> String? {
         request.uri.queryParameters.get(name).flatMap { $0.isEmpty ? nil : $0 }
     }
-
-    private var chatNotFound: GatehouseError { .notFound(.chatNotFound, "error.chatNotFound") }
-    private var messageNotFound: GatehouseError { .notFound(.messageNotFound, "error.messageNotFound") }
-    private var requestNotFound: GatehouseError { .notFound(.requestNotFound, "error.requestNotFound") }
 
     // MARK: People and friends
 
@@ -81,7 +72,7 @@ package struct MessengerController: Sendable {
 
     @Sendable package func person(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Person {
         let me = try person(context)
-        return try await people.person(id("id", context, notFound: .notFound(.personNotFound, "error.personNotFound")), viewer: me.id)
+        return try await people.person(context.id(), viewer: me.id)
     }
 
     @Sendable package func friendsOverview(_ input: FriendsQuery, _ request: Request, context: GatehouseRequestContext) async throws -> FriendsOverview {
@@ -94,21 +85,21 @@ package struct MessengerController: Sendable {
     }
 
     @Sendable package func acceptRequest(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Person {
-        try await friends.accept(viewer: person(context).id, request: id("id", context, notFound: requestNotFound))
+        try await friends.accept(viewer: person(context).id, request: context.id())
     }
 
     @Sendable package func declineRequest(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await friends.decline(viewer: person(context).id, request: id("id", context, notFound: requestNotFound))
+        try await friends.decline(viewer: person(context).id, request: context.id())
         return NoContent()
     }
 
     @Sendable package func cancelRequest(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await friends.cancel(viewer: person(context).id, request: id("id", context, notFound: requestNotFound))
+        try await friends.cancel(viewer: person(context).id, request: context.id())
         return NoContent()
     }
 
     @Sendable package func removeFriend(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await friends.remove(viewer: person(context).id, person: id("personId", context, notFound: .notFound(.personNotFound, "error.personNotFound")))
+        try await friends.remove(viewer: person(context).id, person: context.id("personId"))
         return NoContent()
     }
 
@@ -123,49 +114,49 @@ package struct MessengerController: Sendable {
     }
 
     @Sendable package func chat(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Chat {
-        try await chats.chat(id("id", context, notFound: chatNotFound), viewer: person(context).id)
+        try await chats.chat(context.id(), viewer: person(context).id)
     }
 
     @Sendable package func updateChat(_ input: ChatUpdate, _ request: Request, context: GatehouseRequestContext) async throws -> Chat {
-        try await chats.update(viewer: person(context).id, chat: id("id", context, notFound: chatNotFound), mutedUntil: input.mutedUntil)
+        try await chats.update(viewer: person(context).id, chat: context.id(), mutedUntil: input.mutedUntil)
     }
 
     @Sendable package func deleteChat(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await chats.delete(viewer: person(context).id, chat: id("id", context, notFound: chatNotFound))
+        try await chats.delete(viewer: person(context).id, chat: context.id())
         return NoContent()
     }
 
     @Sendable package func markRead(_ input: ReadMark, _ request: Request, context: GatehouseRequestContext) async throws -> ReadState {
-        try await chats.markRead(viewer: person(context).id, chat: id("id", context, notFound: chatNotFound), upTo: input.upTo)
+        try await chats.markRead(viewer: person(context).id, chat: context.id(), upTo: input.upTo)
     }
 
     @Sendable package func chatAttachments(_ input: PageQuery, _ request: Request, context: GatehouseRequestContext) async throws -> ChatAttachmentPage {
-        try await chats.attachments(viewer: person(context).id, chat: id("id", context, notFound: chatNotFound),
+        try await chats.attachments(viewer: person(context).id, chat: context.id(),
                                     cursor: input.cursor, limit: input.limit)
     }
 
     // MARK: Messages
 
     @Sendable package func history(_ input: HistoryQuery, _ request: Request, context: GatehouseRequestContext) async throws -> MessagePage {
-        try await messages.history(viewer: person(context).id, chat: id("id", context, notFound: chatNotFound),
+        try await messages.history(viewer: person(context).id, chat: context.id(),
                                    before: input.before, after: input.after, limit: input.limit)
     }
 
     @Sendable package func send(_ input: SendMessage, _ request: Request, context: GatehouseRequestContext) async throws -> Message {
-        try await messages.send(viewer: person(context), chat: id("id", context, notFound: chatNotFound), input)
+        try await messages.send(viewer: person(context), chat: context.id(), input)
     }
 
     @Sendable package func edit(_ input: EditMessage, _ request: Request, context: GatehouseRequestContext) async throws -> Message {
-        try await messages.edit(viewer: person(context).id, message: id("id", context, notFound: messageNotFound), text: input.text)
+        try await messages.edit(viewer: person(context).id, message: context.id(), text: input.text)
     }
 
     @Sendable package func deleteMessage(_ input: DeletionQuery, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await messages.delete(viewer: person(context).id, message: id("id", context, notFound: messageNotFound), scope: input.scope)
+        try await messages.delete(viewer: person(context).id, message: context.id(), scope: input.scope)
         return NoContent()
     }
 
     @Sendable package func forward(_ input: ForwardRequest, _ request: Request, context: GatehouseRequestContext) async throws -> ForwardResult {
-        ForwardResult(messages: try await messages.forward(viewer: person(context), message: id("id", context, notFound: messageNotFound), input))
+        ForwardResult(messages: try await messages.forward(viewer: person(context), message: context.id(), input))
     }
 
     // MARK: Attachments
@@ -198,7 +189,7 @@ package struct MessengerController: Sendable {
     /// The bytes, to members only: `ETag` (the content hash), `If-None-Match`, one `Range`.
     @Sendable package func download(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let me = try context.requireSession()
-        let found = try await attachments.download(viewer: me.accountID, attachment: id("id", context, notFound: .notFound(.attachmentNotFound, "error.attachmentNotFound")))
+        let found = try await attachments.download(viewer: me.accountID, attachment: context.id())
         let etag = "\"\(found.blob.hex)\""
         let disposition = found.attachment.kind == .image ? "inline" : "attachment"
         let asciiName = String(found.attachment.fileName.unicodeScalars.map { $0.isASCII && $0 != "\"" && $0 != "\\" ? Character($0) : "_" })
@@ -280,12 +271,12 @@ package struct MessengerController: Sendable {
     }
 
     @Sendable package func block(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await people.block(viewer: person(context).id, person: id("personId", context, notFound: .notFound(.personNotFound, "error.personNotFound")))
+        try await people.block(viewer: person(context).id, person: context.id("personId"))
         return NoContent()
     }
 
     @Sendable package func unblock(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
-        try await people.unblock(viewer: person(context).id, person: id("personId", context, notFound: .notFound(.personNotFound, "error.personNotFound")))
+        try await people.unblock(viewer: person(context).id, person: context.id("personId"))
         return NoContent()
     }
 

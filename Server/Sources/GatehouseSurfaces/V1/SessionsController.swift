@@ -98,9 +98,7 @@ package struct SessionsController: Sendable {
 
     @Sendable package func removePasskey(_ input: PasskeyRemoval, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
         let session = try context.requireSession()
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
-            throw GatehouseError.notFound(.passkeyNotFound, "error.passkeyNotFound")
-        }
+        let id = try context.id()
         try await passkeys.remove(accountID: session.accountID, id: id, stepUp: Self.stepUp(input), origin: read.origin(request, context))
         return NoContent()
     }
@@ -155,8 +153,8 @@ package struct SessionsController: Sendable {
 
     @Sendable package func end(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> NoContent {
         let current = try context.requireSession()
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-              try await sessions.revoke(sessionID: id, ofAccount: current.accountID, by: .account(current.accountID),
+        let id = try context.id()
+        guard try await sessions.revoke(sessionID: id, ofAccount: current.accountID, by: .account(current.accountID),
                                         origin: read.origin(request, context).audit) else {
             throw GatehouseError(.notFound, .sessionNotFound, LocalizedText("error.sessionNotFound"))
         }

@@ -46,7 +46,7 @@ extension RouterMethods where Context == GatehouseRequestContext {
     package func on<Input, Output>(_ endpoint: Endpoint<Input, Output>, raw handler: @escaping @Sendable (Request, Context) async throws -> Response) -> Self {
         on(RouterPath(endpoint.path), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue)!) { request, context in
             if endpoint.access == .session { _ = try context.requireSession() }
-            return try await handler(request, context)
+            return try await handler(request, endpoint.declaration.readPath(context))
         }
     }
 }

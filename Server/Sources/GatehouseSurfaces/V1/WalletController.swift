@@ -53,7 +53,7 @@ package struct WalletController: Sendable {
     }
 
     @Sendable package func topUp(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> TopUp {
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw TopUpService.notFound }
+        let id = try context.id()
         return try await topUps.topUp(id, viewer: context.requireSessionAccount().id)
     }
 
@@ -78,7 +78,7 @@ package struct WalletController: Sendable {
 
     @Sendable package func transferDetail(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Transfer {
         let notFound = GatehouseError.notFound(.transferNotFound, "error.transferNotFound")
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw notFound }
+        let id = try context.id()
         return try await wallets.transfer(id, viewer: context.requireSessionAccount().id)
     }
 
@@ -100,7 +100,7 @@ package struct WalletController: Sendable {
 
     private func answer(_ action: MoneyRequestsService.Action, _ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let account = try context.requireSessionAccount()
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw MoneyRequestsService.notFound }
+        let id = try context.id()
         // These take no body; one sent anyway is not part of the request's identity.
         switch action {
         case .confirm, .repay:
@@ -119,7 +119,7 @@ package struct WalletController: Sendable {
     }
 
     @Sendable package func request(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> MoneyRequest {
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw MoneyRequestsService.notFound }
+        let id = try context.id()
         return try await requests.request(id, viewer: context.requireSessionAccount().id)
     }
 

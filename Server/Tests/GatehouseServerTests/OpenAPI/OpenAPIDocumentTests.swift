@@ -2,6 +2,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseServer
 import GatehouseSurfaces
+import GatehouseTestSupport
 import OpenAPIKit
 import Hummingbird
 import HummingbirdTesting
@@ -106,6 +107,66 @@ struct OpenAPIDocumentTests {
         }
     }
 
+    @Test("every refusal an operation declares is in the document in its surface's format, and its description names exactly the declared codes")
+    func declaredRefusals_matchTheirDescriptions() throws {
+        let document = OpenAPIDocument.value
+        let known = Set(Self.errorCodes())
+        for endpoint in OpenAPIDocument.operations {
+            let operation = try #require(document["paths"]?[endpoint.path]?[endpoint.method.rawValue.lowercased()])
+            for refusal in endpoint.declaration.errors {
+                let response = try #require(operation["responses"]?.members.first { $0.0 == String(refusal.status) }?.1, "\(endpoint) \(refusal.status) is not in the document")
+                let description = response["description"]?.string ?? ""
+                let named = Set(description.split(separator: "`", omittingEmptySubsequences: false).enumerated()
+                    .filter { $0.offset % 2 == 1 }.map { GatehouseErrorCode(String($0.element)) }.filter(known.contains))
+                #expect(named == Set(refusal.codes), "\(endpoint) \(refusal.status): declared \(refusal.codes), described \(named.sorted { $0.rawValue < $1.rawValue })")
+                let media = response["content"]?.members.map(\.0) ?? []
+                let expected: [String] = switch endpoint.declaration.errorFormat {
+                case .problem: [V1.problemContentType]
+                case .plainText: ["text/plain"]
+                case .page: ["text/html"]
+                case .signToLogin: ["application/json"]
+                case .bare: []
+                }
+                #expect(media == expected, "\(endpoint) \(refusal.status): \(media)")
+            }
+            for answer in endpoint.declaration.shared {
+                #expect(operation["responses"]?.members.first { $0.0 == answer.status }?.1["$ref"]?.string == "#/components/responses/\(answer.rawValue)", "\(endpoint): \(answer)")
+            }
+        }
+    }
+
+    /// Every code `GatehouseErrorCode` declares (read from its declarations' source, which ships
+    /// no list of its own).
+    static func errorCodes() -> [GatehouseErrorCode] {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../../Sources/GatehouseAPI/Common/GatehouseErrorCode.swift").standardized
+        guard let text = try? String(contentsOf: source, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard line.contains(": Self = \""), let start = line.firstIndex(of: "\""), let end = line.lastIndex(of: "\""), start < end else { return nil }
+            return GatehouseErrorCode(String(line[line.index(after: start)..<end]))
+        }
+    }
+
+    @Test("an id that is not a UUID answers the 404 its operation declares, before its body is read", .tags(.engine), arguments: TestEngine.all)
+    func malformedIDs_answerTheDeclaredNotFound(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let ann = try await app.v1.signedUp()
+            var checked = 0
+            for endpoint in OpenAPIDocument.operations {
+                if case .adminKey = endpoint.access { continue }
+                guard let (name, type) = endpoint.declaration.pathTypes.first, let code = type.notFound else { continue }
+                var values: [String: String] = [:]
+                for parameter in OpenAPIGenerator.pathParameters(endpoint.path) { values[parameter] = parameter == name ? "not-an-id" : "x" }
+                // MUT: no body at all (it would be 400 or 415 were it read first)
+                let response = try await app.v1.send(HTTPRequest.Method(rawValue: endpoint.method.rawValue)!, V1.filling(endpoint.path, values), token: ann.token)
+                // validate
+                try expectProblem(response, .notFound, code)
+                checked += 1
+            }
+            #expect(checked >= 30, "only \(checked) operations checked")
+        }
+    }
+
     @Test("the document reads back as OpenAPI 3.1 and passes OpenAPIKit's validation (references resolve, operation ids are unique)")
     func document_validates() throws {
         let document = try YAMLDecoder().decode(OpenAPI.Document.self, from: OpenAPIDocument.yaml)
@@ -144,22 +205,29 @@ struct OpenAPIDocumentTests {
         #expect(schemas.components["Message"]?.objectContext?.properties["createdAt"]?.formatString == "date-time")
     }
 
-    @Test("the prose cannot add an operation, a query parameter or a member, nor change a generated value")
+    @Test("the prose cannot add an operation, a query parameter or a member, nor change a generated value (a declared operation id, summary or answer included)")
     func prose_cannotChangeTheStructure() throws {
         let operations: [any EndpointDeclaration] = [V1.Sessions.login, V1.Messenger.people]
         let base = """
             info: {title: T}
             paths:
               /v1/sessions:
-                post: {operationId: login, summary: Log in, responses: {'200': {description: A session.}}}
+                post: {description: Logs in., responses: {'200': {description: A session.}}}
             """
-        // The prose as written merges.
+        // The prose as written merges: the declaration's name and summary, the prose's descriptions.
         let merged = try OpenAPIGenerator.document(operations, prose: base)
-        #expect(merged["paths"]?["/v1/sessions"]?["post"]?["summary"]?.string == "Log in")
+        let login = merged["paths"]?["/v1/sessions"]?["post"]
+        #expect(login?["summary"]?.string == V1.Sessions.login.declaration.summary && login?["operationId"]?.string == V1.Sessions.login.declaration.id)
+        #expect(login?["description"]?.string == "Logs in.")
+        // A declared refusal comes with its surface's problem document; the prose only describes it.
+        let refusal = try #require(V1.Sessions.login.declaration.errors.first)
+        #expect(login?["responses"]?.members.first { $0.0 == String(refusal.status) }?.1["content"]?["application/problem+json"] != nil)
         #expect(merged["paths"]?["/v1/sessions"]?["post"]?["responses"]?.members.first { $0.0 == String(V1.Sessions.login.successStatus) }?.1["content"]?["application/json"] != nil)
         let refused = [
             "paths:\n  /v1/elsewhere:\n    get: {summary: x}",
             "paths:\n  /v1/sessions:\n    delete: {summary: x}",
+            "paths:\n  /v1/sessions:\n    post: {operationId: another}",
+            "paths:\n  /v1/sessions:\n    post: {summary: Another}",
             "paths:\n  /v1/people:\n    get:\n      parameters: [{name: extra, in: query, schema: {type: string}}]",
             "components:\n  schemas:\n    LoginRequest:\n      properties:\n        extra: {type: string}",
             "components:\n  schemas:\n    LoginRequest:\n      properties:\n        password: {type: integer}",

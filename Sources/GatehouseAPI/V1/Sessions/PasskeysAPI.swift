@@ -10,21 +10,42 @@ extension V1 {
         /// The options for `navigator.credentials.create()` (a step-up: the current password and,
         /// when I have a second factor, one proof of it).
         public static let creationOptions = Endpoint<PasskeyOptionsRequest, PasskeyCreationOptions>(.post, "/v1/me/passkeys/options")
+            .operation("passkeyCreationOptions", "Options to create a passkey", tags: "Passkeys")
+            .errors([400: [.invalidCredentials, .currentPasswordRequired, .invalidCode, .passkeyInvalid, .malformedBody], 403: [.secondFactorRequired], 422: [.tooManyPasskeys]])
+            .shared(.unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// Keeps the credential the platform made with those options.
         public static let register = Endpoint<PasskeyRegistration, Passkey>(.post, "/v1/me/passkeys", success: 201)
+            .operation("registerPasskey", "Keep the passkey the platform made", tags: "Passkeys")
+            .errors([400: [.passkeyInvalid, .malformedBody], 422: [.tooManyPasskeys]])
+            .shared(.unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// My passkeys.
         public static let list = Endpoint<NoContent, PasskeyList>(.get, "/v1/me/passkeys")
+            .operation("listPasskeys", "My passkeys", tags: "Passkeys")
+            .shared(.unauthorized, .unexpectedProblem)
         /// Removes one of my passkeys (a step-up).
         public static let remove = Endpoint<PasskeyRemoval, NoContent>(.delete, "/v1/me/passkeys/{id}", success: 204)
+            .operation("removePasskey", "Remove one of my passkeys", tags: "Passkeys")
+            .errors([400: [.invalidCredentials, .currentPasswordRequired, .invalidCode, .passkeyInvalid, .malformedBody], 403: [.secondFactorRequired], 404: [.passkeyNotFound]])
+            .shared(.unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
+            .uuid(notFound: .passkeyNotFound)
         /// The options for `navigator.credentials.get()` of a step-up: my passkeys, a challenge that
         /// only a step-up of my account takes.
         public static let stepUpOptions = Endpoint<NoContent, PasskeyRequestOptions>(.post, "/v1/me/passkeys/step-up-options")
+            .operation("passkeyStepUpOptions", "Options to prove a step-up with one of my passkeys", tags: "Passkeys")
+            .errors([404: [.passkeyNotFound]])
+            .shared(.unauthorized, .tooManyRequests, .unexpectedProblem)
         /// The options for `navigator.credentials.get()`: with no `challenge`, for a login without a
         /// password (any of this site's passkeys on the device); with a password login's `challenge`,
         /// for its second step (that account's passkeys).
         public static let requestOptions = Endpoint<PasskeyLoginOptionsRequest, PasskeyRequestOptions>(.post, "/v1/sessions/passkey/options", access: .anyone)
+            .operation("passkeyRequestOptions", "Options to log in with a passkey", tags: "Passkeys")
+            .errors([400: [.loginChallengeInvalid, .malformedBody], 404: [.passkeyNotFound]])
+            .shared(.payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// Logs in with the platform's assertion; answers the session.
         public static let login = Endpoint<PasskeyLogin, AuthSession>(.post, "/v1/sessions/passkey", success: 201, access: .anyone)
+            .operation("passkeyLogIn", "Log in with a passkey", tags: "Passkeys")
+            .errors([400: [.passkeyInvalid, .malformedBody, .loginChallengeInvalid], 403: [.accountLocked]])
+            .shared(.payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
 
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [creationOptions, register, list, remove, stepUpOptions, requestOptions, login]

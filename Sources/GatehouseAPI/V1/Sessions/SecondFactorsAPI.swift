@@ -8,18 +8,35 @@ extension V1 {
         /// `second_factor_required`) and a code from the authenticator app or a recovery code;
         /// answers the session.
         public static let complete = Endpoint<SecondFactorLogin, AuthSession>(.post, "/v1/sessions/second-factor", success: 201, access: .anyone)
+            .operation("completeSecondFactor", "Finish a login with the authenticator app's code or a recovery code", tags: "Second factors")
+            .errors([400: [.invalidCode, .loginChallengeInvalid, .missingParameter, .malformedBody], 403: [.accountLocked]])
+            .shared(.payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// My second factors: whether the authenticator app is on, how many recovery codes are left.
         public static let status = Endpoint<NoContent, SecondFactorStatus>(.get, "/v1/me/second-factors")
+            .operation("getSecondFactors", "My second factors", tags: "Second factors")
+            .shared(.unauthorized, .unexpectedProblem)
         /// Starts turning the authenticator app on (a step-up: the current password, and a passkey when
         /// I have any): a new secret, shown
         /// this once, which `confirmTOTP` turns on with a first code. Asking again replaces it.
         public static let enrolTOTP = Endpoint<TOTPEnrolmentRequest, TOTPEnrolment>(.post, "/v1/me/totp", success: 201)
+            .operation("enrolTOTP", "Start turning the authenticator app on", tags: "Second factors")
+            .errors([400: [.invalidCredentials, .currentPasswordRequired, .passkeyInvalid, .malformedBody], 403: [.secondFactorRequired], 409: [.totpAlreadyEnabled]])
+            .shared(.unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// Turns the authenticator app on with a first code from it; answers the ten recovery codes, shown this once.
         public static let confirmTOTP = Endpoint<CodeVerification, RecoveryCodes>(.post, "/v1/me/totp/confirm")
+            .operation("confirmTOTP", "Turn the authenticator app on with its first code", tags: "Second factors")
+            .errors([400: [.invalidCode, .codeExpired, .malformedBody], 409: [.totpAlreadyEnabled, .totpNotEnabled]])
+            .shared(.unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// Turns the authenticator app off (a step-up: the current password and a code from it, a recovery code or a passkey).
         public static let disableTOTP = Endpoint<SecondFactorProof, NoContent>(.delete, "/v1/me/totp", success: 204)
+            .operation("disableTOTP", "Turn the authenticator app off", tags: "Second factors")
+            .errors([400: [.invalidCredentials, .invalidCode, .passkeyInvalid, .malformedBody], 403: [.secondFactorRequired], 409: [.totpNotEnabled]])
+            .shared(.unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// Ten new recovery codes (the old ones stop working); needs a step-up.
         public static let renewRecoveryCodes = Endpoint<SecondFactorProof, RecoveryCodes>(.post, "/v1/me/recovery-codes", success: 201)
+            .operation("renewRecoveryCodes", "Make ten new recovery codes", tags: "Second factors")
+            .errors([400: [.invalidCredentials, .invalidCode, .passkeyInvalid, .malformedBody], 403: [.secondFactorRequired], 409: [.totpNotEnabled]])
+            .shared(.unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
 
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [complete, status, enrolTOTP, confirmTOTP, disableTOTP, renewRecoveryCodes]

@@ -5,14 +5,28 @@ extension V1 {
     public enum Sessions {
         /// Logs in with an email, a tag or a phone; answers a new session.
         public static let login = Endpoint<LoginRequest, AuthSession>(.post, "/v1/sessions", success: 201, access: .anyone)
+            .operation("logIn", "Log in", tags: "Sessions")
+            .errors([400: [.invalidCredentials, .missingParameter, .fieldTooLong, .malformedBody], 403: [.accountLocked, .secondFactorRequired]])
+            .shared(.payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// My sessions, newest first.
         public static let list = Endpoint<NoContent, SessionList>(.get, "/v1/sessions")
+            .operation("listSessions", "List my sessions", tags: "Sessions")
+            .shared(.unauthorized, .unexpectedProblem)
         /// Ends every session but this one (`?scope=others`, required).
         public static let endOthers = Endpoint<EndSessionsQuery, SessionsRevoked>(.delete, "/v1/sessions")
+            .operation("revokeOtherSessions", "End all my sessions but this one", tags: "Sessions")
+            .errors([400: [.invalidParameter]])
+            .shared(.unauthorized, .unexpectedProblem)
         /// Logs out: ends the session making the request.
         public static let logout = Endpoint<NoContent, NoContent>(.delete, "/v1/sessions/current", success: 204)
+            .operation("logOut", "Log out (end the session making the request)", tags: "Sessions")
+            .shared(.unauthorized, .unexpectedProblem)
         /// Ends one of my sessions.
         public static let end = Endpoint<NoContent, NoContent>(.delete, "/v1/sessions/{id}", success: 204)
+            .operation("revokeSession", "End one of my sessions", tags: "Sessions")
+            .errors([404: [.sessionNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
+            .uuid(notFound: .sessionNotFound)
 
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [login, list, endOthers, logout, end]

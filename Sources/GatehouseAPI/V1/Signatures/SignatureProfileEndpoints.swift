@@ -7,20 +7,38 @@ extension V1 {
     public enum Signatures {
         /// My profile (404 `signature_profile_not_found` before an enrolment).
         public static let profile = Endpoint<NoContent, SignatureProfile>(.get, "/v1/me/signature-profile")
+            .operation("getSignatureProfile", "My Sign To Login profile", tags: "Sign To Login")
+            .errors([404: [.signatureProfileNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
         /// Changes the optional fields sent; an empty string clears one. Each takes only its
         /// characters (`SignatureProfileRules`): 400 `invalid_parameter` naming the field otherwise.
         public static let updateProfile = Endpoint<SignatureProfileUpdate, SignatureProfile>(.patch, "/v1/me/signature-profile")
+            .operation("updateSignatureProfile", "Edit my Sign To Login profile", tags: "Sign To Login")
+            .errors([400: [.invalidParameter, .malformedBody], 404: [.signatureProfileNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
         /// Deletes my profile and my signatures: the models, the kept enrolment signatures, the
         /// attempts' points, photos and places. Documents I signed keep the fact of my signing
         /// (who, when, how close), as other people's records. The account stays.
         public static let deleteProfile = Endpoint<NoContent, NoContent>(.delete, "/v1/me/signature-profile", success: 204)
+            .operation("deleteSignatureProfile", "Delete my profile and signatures", tags: "Sign To Login")
+            .errors([404: [.signatureProfileNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
 
         /// My profile's picture (404 `signature_profile_not_found` without one).
         public static let photo = Endpoint<NoContent, RawBody>(.get, "/v1/me/signature-profile/photo")
+            .operation("getSignatureProfilePhoto", "My profile's picture", tags: "Sign To Login")
+            .errors([404: [.signatureProfileNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
         /// Sets the picture: the bytes of a PNG, JPEG, GIF or WebP image.
         public static let setPhoto = Endpoint<RawBody, SignatureProfile>(.put, "/v1/me/signature-profile/photo")
+            .operation("setSignatureProfilePhoto", "Set my profile's picture", tags: "Sign To Login")
+            .errors([400: [.invalidImage], 404: [.signatureProfileNotFound], 413: []])
+            .shared(.unauthorized, .unexpectedProblem)
         /// Removes the picture.
         public static let deletePhoto = Endpoint<NoContent, SignatureProfile>(.delete, "/v1/me/signature-profile/photo")
+            .operation("deleteSignatureProfilePhoto", "Remove my profile's picture", tags: "Sign To Login")
+            .errors([404: [.signatureProfileNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
 
         /// Every operation above.
         public static let all: [any EndpointDeclaration] = [profile, updateProfile, deleteProfile, photo, setPhoto, deletePhoto]

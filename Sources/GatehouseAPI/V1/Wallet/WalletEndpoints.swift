@@ -16,38 +16,97 @@ extension V1 {
 
         /// My wallet (404 `wallet_not_found` before it is attached).
         public static let wallet = Endpoint<NoContent, WalletInfo>(.get, "/v1/wallet")
+            .operation("getWallet", "My wallet", tags: "Wallet")
+            .errors([404: [.walletNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
         /// Attaches a wallet to my verified phone (409 `phone_not_verified` without one). Answers the
         /// new wallet (201), or the one I have (200).
         public static let attach = Endpoint<NoContent, WalletInfo>(.post, "/v1/wallet", success: 201)
+            .operation("attachWallet", "Attach a wallet", tags: "Wallet")
+            .errors([409: [.phoneNotVerified, .tagRequired]])
+            .shared(.unauthorized, .unexpectedProblem)
         /// My wallet's movements, newest first (`?cursor=`, `?limit=`).
         public static let transactions = Endpoint<PageQuery, WalletTransactionPage>(.get, "/v1/wallet/transactions")
+            .operation("listWalletTransactions", "My wallet's history", tags: "Wallet")
+            .errors([400: [.invalidParameter], 404: [.walletNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
         /// Who a phone, tag or email pays (`?phone=` | `?tag=` | `?email=`): to show the name before paying.
         public static let recipient = Endpoint<RecipientQuery, WalletParty>(.get, "/v1/wallet/recipients")
+            .operation("findRecipient", "Whom a phone, tag or email pays", tags: "Wallet")
+            .errors([400: [.invalidParameter, .invalidPhone, .invalidEmail], 404: [.recipientNotFound]])
+            .shared(.tooManyRequests, .unauthorized, .unexpectedProblem)
         /// Sends money (needs `Idempotency-Key`). Answers the transfer and my new balance.
         public static let transfer = Endpoint<NewTransfer, TransferResult>(.post, "/v1/wallet/transfers", success: 201)
+            .operation("createTransfer", "Send money", tags: "Wallet")
+            .errors([400: [.idempotencyKeyRequired, .invalidAmount, .invalidPhone, .invalidEmail, .invalidParameter, .invalidText, .fieldTooLong, .malformedBody], 404: [.recipientNotFound, .walletNotFound], 409: [.phoneNotVerified], 422: [.insufficientFunds, .transferLimitExceeded, .dailyLimitExceeded, .notYourself, .idempotencyKeyReused]])
+            .shared(.payloadTooLarge, .unsupportedMediaType, .unauthorized, .unexpectedProblem)
+            .headers(.idempotencyKey)
         /// One transfer of mine.
         public static let transferDetail = Endpoint<NoContent, Transfer>(.get, "/v1/wallet/transfers/{id}")
+            .operation("getTransfer", "One transfer", tags: "Wallet")
+            .errors([404: [.transferNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
+            .uuid(notFound: .transferNotFound)
         /// Asks a person for money: an invoice or a loan (needs `Idempotency-Key`).
         public static let createRequest = Endpoint<NewMoneyRequest, MoneyRequest>(.post, "/v1/wallet/requests", success: 201)
+            .operation("createMoneyRequest", "Ask for money", tags: "Wallet")
+            .errors([400: [.idempotencyKeyRequired, .invalidAmount, .invalidPhone, .invalidEmail, .invalidParameter, .invalidText, .fieldTooLong, .malformedBody], 404: [.recipientNotFound, .walletNotFound], 422: [.transferLimitExceeded, .notYourself, .idempotencyKeyReused]])
+            .shared(.tooManyRequests, .payloadTooLarge, .unsupportedMediaType, .unauthorized, .unexpectedProblem)
+            .headers(.idempotencyKey)
         /// Requests to me or from me (`?direction=incoming|outgoing`, `?state=`, `?with=` a person's id, `?cursor=`), newest first.
         public static let requests = Endpoint<RequestsQuery, MoneyRequestPage>(.get, "/v1/wallet/requests")
+            .operation("listMoneyRequests", "Money requests", tags: "Wallet")
+            .errors([400: [.invalidParameter]])
+            .shared(.unauthorized, .unexpectedProblem)
         /// One request of mine.
         public static let request = Endpoint<NoContent, MoneyRequest>(.get, "/v1/wallet/requests/{id}")
+            .operation("getMoneyRequest", "One money request", tags: "Wallet")
+            .errors([404: [.moneyRequestNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
+            .uuid(notFound: .moneyRequestNotFound)
         /// Pays a request to me (needs `Idempotency-Key`); on `insufficient_funds` it stays open.
         public static let confirm = Endpoint<NoContent, RequestPayment>(.post, "/v1/wallet/requests/{id}/confirm")
+            .operation("confirmMoneyRequest", "Pay a request", tags: "Wallet")
+            .errors([400: [.idempotencyKeyRequired], 404: [.moneyRequestNotFound, .walletNotFound], 409: [.invalidRequestState, .phoneNotVerified], 422: [.idempotencyKeyReused, .insufficientFunds, .dailyLimitExceeded]])
+            .shared(.unauthorized, .unexpectedProblem)
+            .uuid(notFound: .moneyRequestNotFound)
+            .headers(.idempotencyKey)
         /// Declines a request to me (needs `Idempotency-Key`).
         public static let decline = Endpoint<NoContent, MoneyRequest>(.post, "/v1/wallet/requests/{id}/decline")
+            .operation("declineMoneyRequest", "Decline a request", tags: "Wallet")
+            .errors([400: [.idempotencyKeyRequired], 404: [.moneyRequestNotFound, .walletNotFound], 409: [.invalidRequestState], 422: [.idempotencyKeyReused]])
+            .shared(.unauthorized, .unexpectedProblem)
+            .uuid(notFound: .moneyRequestNotFound)
+            .headers(.idempotencyKey)
         /// Cancels my request (needs `Idempotency-Key`).
         public static let cancel = Endpoint<NoContent, MoneyRequest>(.post, "/v1/wallet/requests/{id}/cancel")
+            .operation("cancelMoneyRequest", "Cancel a request", tags: "Wallet")
+            .errors([400: [.idempotencyKeyRequired], 404: [.moneyRequestNotFound, .walletNotFound], 409: [.invalidRequestState], 422: [.idempotencyKeyReused]])
+            .shared(.unauthorized, .unexpectedProblem)
+            .uuid(notFound: .moneyRequestNotFound)
+            .headers(.idempotencyKey)
         /// Repays a loan I was paid, in full (needs `Idempotency-Key`).
         public static let repay = Endpoint<NoContent, RequestPayment>(.post, "/v1/wallet/requests/{id}/repay")
+            .operation("repayLoan", "Repay a loan", tags: "Wallet")
+            .errors([400: [.idempotencyKeyRequired], 404: [.moneyRequestNotFound, .walletNotFound], 409: [.invalidRequestState, .phoneNotVerified], 422: [.idempotencyKeyReused, .insufficientFunds, .dailyLimitExceeded]])
+            .shared(.unauthorized, .unexpectedProblem)
+            .uuid(notFound: .moneyRequestNotFound)
+            .headers(.idempotencyKey)
 
         /// Starts putting money into my wallet (needs `Idempotency-Key`): a payment at the provider,
         /// whose page the app opens (`confirmationUrl`). The wallet is credited when the provider
         /// says the payment succeeded; the top-up then reads `paid`.
         public static let createTopUp = Endpoint<NewTopUp, TopUp>(.post, "/v1/wallet/topups", success: 201)
+            .operation("createTopUp", "Top up my wallet", tags: "Wallet")
+            .errors([400: [.idempotencyKeyRequired, .malformedBody], 404: [.walletNotFound], 409: [.topUpsUnavailable], 422: [.invalidAmount, .idempotencyKeyReused], 429: [.rateLimited], 503: [.paymentProviderUnavailable]])
+            .shared(.payloadTooLarge, .unsupportedMediaType, .unauthorized, .unexpectedProblem)
+            .headers(.idempotencyKey)
         /// One top-up of mine: is it paid yet?
         public static let topUp = Endpoint<NoContent, TopUp>(.get, "/v1/wallet/topups/{id}")
+            .operation("getTopUp", "One top-up", tags: "Wallet")
+            .errors([404: [.topUpNotFound]])
+            .shared(.unauthorized, .unexpectedProblem)
+            .uuid(notFound: .topUpNotFound)
 
         /// Every operation above (the tests check it against the router and the OpenAPI document).
         public static let all: [any EndpointDeclaration] = [

@@ -1,0 +1,147 @@
+import Foundation
+
+/// What an operation says about itself beyond its method, path and types: its name and one-line
+/// summary in the API document, its tags, the refusals it answers, the answers it shares with its
+/// surface, the headers it reads and the type of each path parameter. The server's router reads
+/// the path parameters' types from here (an id that is not one answers the declared 404), and the
+/// OpenAPI document takes all of it from here; the document's prose file adds descriptions only.
+public struct OperationDeclaration: Sendable, Equatable {
+    /// The document's `operationId` (unique across the document).
+    public var id = ""
+    public var summary = ""
+    public var tags: [String] = []
+    /// The refusals this operation answers itself, in the order the document lists them.
+    public var errors: [ErrorAnswer] = []
+    /// How its surface writes a refusal.
+    public var errorFormat = ErrorFormat.problem
+    /// The answers its surface gives every operation alike (a dead session, a body too large, …).
+    public var shared: [SharedAnswer] = []
+    /// The request headers it reads that the document declares once for every operation.
+    public var headers: [SharedHeader] = []
+    /// Its path parameters by name, where one is more than text.
+    public var pathTypes: [String: PathParameter] = [:]
+
+    public init() {}
+}
+
+/// A refusal an operation answers: the status and the `GatehouseErrorCode`s its surface carries
+/// with it (none for a page).
+public struct ErrorAnswer: Sendable, Equatable {
+    public let status: Int
+    public let codes: [GatehouseErrorCode]
+
+    public init(_ status: Int, _ codes: [GatehouseErrorCode] = []) {
+        self.status = status
+        self.codes = codes
+    }
+}
+
+/// How a surface writes its refusals.
+public enum ErrorFormat: String, Sendable, Equatable {
+    /// An RFC 9457 problem document (`/v1`, `/admin/v1`, the provider's webhook).
+    case problem
+    /// Plain text with the code in `X-Error-Code` (`/api`).
+    case plainText
+    /// An HTML page (the consoles, the Sign To Login pages).
+    case page
+    /// Sign To Login's JSON answer, `{"res": …}`.
+    case signToLogin
+    /// A status with no body.
+    case bare
+}
+
+/// An answer every operation of a surface gives alike, declared once in the document's
+/// components (`#/components/responses/<name>`).
+public enum SharedAnswer: String, Sendable, Equatable, CaseIterable {
+    /// `/v1` and `/admin/v1`: a missing, unknown, revoked or expired bearer token (or admin key).
+    case unauthorized = "Unauthorized"
+    case payloadTooLarge = "PayloadTooLarge"
+    case unsupportedMediaType = "UnsupportedMediaType"
+    case tooManyRequests = "TooManyRequests"
+    /// Any other error, as a problem document.
+    case unexpectedProblem = "UnexpectedProblem"
+    /// `/api`'s forms of the same.
+    case phoneUnauthorized = "PhoneUnauthorized"
+    case phoneTooManyRequests = "PhoneTooManyRequests"
+    case phoneServerError = "PhoneServerError"
+
+    /// The status it answers (`default` for any other).
+    public var status: String {
+        switch self {
+        case .unauthorized, .phoneUnauthorized: "401"
+        case .payloadTooLarge: "413"
+        case .unsupportedMediaType: "415"
+        case .tooManyRequests, .phoneTooManyRequests: "429"
+        case .unexpectedProblem: "default"
+        case .phoneServerError: "500"
+        }
+    }
+}
+
+/// A request header the document declares once (`#/components/parameters/<name>`).
+public enum SharedHeader: String, Sendable, Equatable, CaseIterable {
+    /// The wallet's `Idempotency-Key`.
+    case idempotencyKey = "IdempotencyKey"
+    /// The language of the messages a call sends (`Accept-Language`).
+    case acceptLanguage = "AcceptLanguage"
+}
+
+/// The type of a path parameter that is more than text.
+public struct PathParameter: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// A UUID: any other value names nothing.
+        case uuid
+    }
+
+    public let kind: Kind
+    /// What a value that names nothing answers: 404 with this code (nil: the surface's own page).
+    public let notFound: GatehouseErrorCode?
+}
+
+extension Endpoint {
+    /// The same endpoint, named and summed up in the document, under these tags.
+    public func operation(_ id: String, _ summary: String, tags: String...) -> Self {
+        var copy = self
+        copy.declaration.id = id
+        copy.declaration.summary = summary
+        copy.declaration.tags = tags
+        return copy
+    }
+
+    /// The same endpoint, answering these refusals (status and codes, in order) in `format`.
+    public func errors(_ answers: KeyValuePairs<Int, [GatehouseErrorCode]>, format: ErrorFormat = .problem) -> Self {
+        var copy = self
+        copy.declaration.errors = answers.map { ErrorAnswer($0.key, $0.value) }
+        copy.declaration.errorFormat = format
+        return copy
+    }
+
+    /// The same endpoint, giving its surface's shared answers.
+    public func shared(_ answers: SharedAnswer...) -> Self {
+        var copy = self
+        copy.declaration.shared = answers
+        return copy
+    }
+
+    /// The same endpoint, reading these shared headers.
+    public func headers(_ headers: SharedHeader...) -> Self {
+        var copy = self
+        copy.declaration.headers = headers
+        return copy
+    }
+
+    /// The same endpoint, whose path parameter `name` is a UUID: any other value answers 404
+    /// `notFound` (nil: the surface says so its own way).
+    public func uuid(_ name: String = "id", notFound: GatehouseErrorCode?) -> Self {
+        precondition(path.contains("{\(name)}"), "\(path) has no {\(name)}")
+        var copy = self
+        copy.declaration.pathTypes[name] = PathParameter(kind: .uuid, notFound: notFound)
+        return copy
+    }
+
+    /// The path with its UUID parameter filled in.
+    public func path(id: UUID) -> String {
+        let name = declaration.pathTypes.first { $0.value.kind == .uuid }?.key ?? "id"
+        return path([name: id.uuidString.lowercased()])
+    }
+}
