@@ -66,7 +66,7 @@ package struct AttachmentService: MessengerConcept {
         try await store.insertAttachment(id: id, owner: viewer.id, blob: blob.hex, kind: kind.rawValue, contentType: contentType,
                                          fileName: name, size: bytes.count, now: clock.now())
         return Attachment(id: id, kind: kind, contentType: contentType, fileName: name, size: bytes.count,
-                          url: publicURL + V1.Messenger.download.path(["id": id.uuidString.lowercased()]))
+                          url: publicURL + V1.Messenger.download.path(id: id))
     }
 
     /// An attachment its uploader, or a member who sees a message carrying it, may read; 404 otherwise.

@@ -97,7 +97,7 @@ package struct MessageReader: Sendable {
         return Attachment(
             id: id, kind: Attachment.Kind(rawValue: try row.decode(column: "att_kind", as: String.self)) ?? .file,
             contentType: try row.decode(column: "att_type", as: String.self), fileName: try row.decode(column: "att_name", as: String.self),
-            size: try row.decode(column: "att_size", as: Int.self), url: publicURL + V1.Messenger.download.path(["id": id.uuidString.lowercased()])
+            size: try row.decode(column: "att_size", as: Int.self), url: publicURL + V1.Messenger.download.path(id: id)
         )
     }
 

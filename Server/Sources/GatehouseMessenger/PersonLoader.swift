@@ -42,7 +42,7 @@ package struct PersonLoader: Sendable {
             firstName: try row.decode(column: "person_first", as: String?.self),
             lastName: try row.decode(column: "person_last", as: String?.self),
             tag: try row.decode(column: "person_tag", as: String?.self) ?? "",
-            avatarUrl: try row.decode(column: "person_avatar", as: UUID?.self).map { publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) },
+            avatarUrl: try row.decode(column: "person_avatar", as: UUID?.self).map { publicURL + V1.Accounts.avatarImage.path(id: $0) },
             relation: relation,
             requestId: relation == .incoming || relation == .outgoing ? friendship : nil,
             chatId: try row.decode(column: "person_chat", as: UUID?.self),

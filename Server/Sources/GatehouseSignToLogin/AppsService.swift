@@ -63,7 +63,7 @@ package struct AppsService: Sendable {
     /// A value of `DeveloperApp` for a row.
     package func view(_ row: AppRecord) -> DeveloperApp {
         let icon = row.iconBlobKey.map { key -> String in
-            publicURL + V1.Apps.icon.path(["id": row.id.uuidString.lowercased()]) + "?v=" + String(key.prefix(12))
+            publicURL + V1.Apps.icon.path(id: row.id) + "?v=" + String(key.prefix(12))
         }
         return DeveloperApp(id: row.id, name: row.name, bundleId: row.bundleID, email: row.email, website: row.website, iconUrl: icon,
                             enabled: row.enabled, keyHint: row.keyHint, createdAt: row.createdAt, updatedAt: row.updatedAt,

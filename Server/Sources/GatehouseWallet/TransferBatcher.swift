@@ -4,6 +4,7 @@ import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
 import GatehouseMessenger
+import NIOCore
 
 /// Group commit for transfers (`GroupCommit`; docs/wallet.md, "Group commit"): the transfers
 /// that arrive while a batch is being written go in the next one, and a batch is one
@@ -145,12 +146,10 @@ extension WalletService {
     /// the rest is encoded before them. With no balance, `{"transfer": …}`: what a payee's push is
     /// written from before the locks (the push tells the transfer, not the balance).
     package static func transferResult(_ transfer: Data, balance: Int64?) -> Data {
-        var json = Data("{".utf8)
-        if let balance { json.append(contentsOf: #""balance":\#(balance),"#.utf8) }
-        json.append(contentsOf: #""transfer":"#.utf8)
-        json.append(transfer)
-        json.append(UInt8(ascii: "}"))
-        return json
+        var object = JSONObjectWriter(capacity: transfer.count + 32)
+        if let balance { object.int("balance", balance) }
+        object.raw("transfer", transfer)
+        return Data(object.finish().readableBytesView)
     }
 }
 

@@ -124,7 +124,7 @@ package struct WalletStore: Sendable {
         WalletParty(
             id: id, tag: try row.decode(column: "username", as: String?.self)?.lowercased(),
             firstName: try row.decode(column: "first_name", as: String?.self), lastName: try row.decode(column: "last_name", as: String?.self),
-            avatarUrl: try row.decode(column: "avatar_id", as: UUID?.self).map { publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) }
+            avatarUrl: try row.decode(column: "avatar_id", as: UUID?.self).map { publicURL + V1.Accounts.avatarImage.path(id: $0) }
         )
     }
 

@@ -88,8 +88,7 @@ package struct PasskeyAssertions: Sendable {
     /// Spends the challenge the client data carries, before anything is checked: issued for
     /// `purpose` (and this account, and this login), live, unused.
     package func takeChallenge(_ clientData: [UInt8], purpose: String, accountID: UUID?, loginChallengeID: UUID? = nil) async throws -> [UInt8] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(clientData)) as? [String: Any],
-              let text = object["challenge"] as? String, text.utf8.count <= 200, let bytes = Base64URL.decode(text) else {
+        guard let text = (try? JSONValue.parse(clientData))?["challenge"]?.string, text.utf8.count <= 200, let bytes = Base64URL.decode(text) else {
             throw Passkeys.invalid("clientDataJSON carries no challenge")
         }
         let taken = try await store.takeChallenge(Secrets.sha256Hex(text), purpose: purpose, accountID: accountID, loginChallengeID: loginChallengeID,

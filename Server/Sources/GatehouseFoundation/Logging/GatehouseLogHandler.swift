@@ -52,26 +52,26 @@ package struct GatehouseLogHandler: LogHandler {
         if let provided = stream.metadataProvider?.get(), !provided.isEmpty {
             event.metadata = provided.merging(event.metadata ?? [:]) { _, explicit in explicit }
         }
-        var line: [String: Any] = [
-            "time": Self.time(),
-            "level": event.level.rawValue,
-            "label": label,
-            "source": event.source,
-            "message": "\(event.message)",
+        var line: [String: JSONValue] = [
+            "time": .string(Self.time()),
+            "level": .string(event.level.rawValue),
+            "label": .string(label),
+            "source": .string(event.source),
+            "message": .string("\(event.message)"),
         ]
         for (key, value) in event.metadata ?? [:] where line[key] == nil { line[key] = Self.json(value) }
-        guard var data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard var data = try? JSONValue.object(line).sortedJSON(escapingSlashes: false) else { return }
         data.append(0x0A)
         // One write per line: lines of concurrent requests never interleave.
         FileHandle.standardError.write(data)
     }
 
-    private static func json(_ value: Logger.MetadataValue) -> Any {
+    private static func json(_ value: Logger.MetadataValue) -> JSONValue {
         switch value {
-        case .string(let text): text
-        case .stringConvertible(let convertible): "\(convertible)"
-        case .array(let values): values.map(json)
-        case .dictionary(let values): values.mapValues(json)
+        case .string(let text): .string(text)
+        case .stringConvertible(let convertible): .string("\(convertible)")
+        case .array(let values): .array(values.map(json))
+        case .dictionary(let values): .object(values.mapValues(json))
         }
     }
 

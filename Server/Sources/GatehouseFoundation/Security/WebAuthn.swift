@@ -97,16 +97,16 @@ package struct WebAuthnRelyingParty: Sendable {
 
     /// The client data's type, challenge and origin; answers its SHA-256 (what the authenticator signed with).
     private func checkClientData(_ json: [UInt8], type: String, challenge: [UInt8]) throws -> [UInt8] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else {
+        guard let object = try? JSONValue.parse(json), object.object != nil else {
             throw WebAuthnError.malformed("clientDataJSON is not a JSON object")
         }
-        guard object["type"] as? String == type else { throw WebAuthnError.wrongType(expected: type) }
-        guard let sent = (object["challenge"] as? String).flatMap(Base64URL.decode),
+        guard object["type"]?.string == type else { throw WebAuthnError.wrongType(expected: type) }
+        guard let sent = object["challenge"]?.string.flatMap(Base64URL.decode),
               Secrets.constantTimeEquals(sent, challenge) else { throw WebAuthnError.wrongChallenge }
-        guard let origin = object["origin"] as? String, origins.contains(origin) else {
-            throw WebAuthnError.wrongOrigin(object["origin"] as? String ?? "")
+        guard let origin = object["origin"]?.string, origins.contains(origin) else {
+            throw WebAuthnError.wrongOrigin(object["origin"]?.string ?? "")
         }
-        if object["crossOrigin"] as? Bool == true { throw WebAuthnError.wrongOrigin("a cross-origin frame") }
+        if object["crossOrigin"]?.bool == true { throw WebAuthnError.wrongOrigin("a cross-origin frame") }
         return Array(SHA256.hash(data: json))
     }
 

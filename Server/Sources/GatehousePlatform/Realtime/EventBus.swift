@@ -256,6 +256,8 @@ private struct OwnPayload {
                 case UInt8(ascii: "n"): out.append(UInt8(ascii: "\n"))
                 case UInt8(ascii: "r"): out.append(UInt8(ascii: "\r"))
                 case UInt8(ascii: "t"): out.append(UInt8(ascii: "\t"))
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
                 case UInt8(ascii: "u"):
                     // Only what escape writes: \u00XX, a control character or DEL.
                     guard index + 4 <= bytes.count, bytes[index] == UInt8(ascii: "0"), bytes[index + 1] == UInt8(ascii: "0"),

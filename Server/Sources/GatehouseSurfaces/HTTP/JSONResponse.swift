@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import GatehouseFoundation
 import Hummingbird
 
 /// Every JSON answer of every surface: UTF-8, written by `V1.encoder` (sorted keys, stable bytes

@@ -46,53 +46,47 @@ package enum OpenAPIDocument {
         do { return try Yams.serialize(node: value, width: -1, allowUnicode: true) } catch { fatalError("the OpenAPI document cannot be written as YAML: \(error)") }
     }()
 
-    package static let json: String = JSONText.write(value)
+    package static let json: String = {
+        do { return try OrderedJSONEncoder.encode(JSONNode(node: value)) + "\n" } catch { fatalError("the OpenAPI document cannot be written as JSON: \(error)") }
+    }()
     package static let html: String = APIReferencePage.render(value)
 }
 
-/// JSON text of a YAML tree, mappings in their order (scalars as their resolved tags say).
-package enum JSONText {
-    package static func write(_ node: Node) -> String {
-        var out = ""
-        write(node, into: &out, indent: 0)
-        return out + "\n"
+/// A YAML tree as `OrderedJSONEncoder` writes it: mappings in their order, scalars as their
+/// resolved tags say (a number that is not finite, or an alias, is `null`).
+struct JSONNode: Encodable {
+    let node: Node
+
+    struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
-    private static func write(_ node: Node, into out: inout String, indent: Int) {
-        let pad = String(repeating: "  ", count: indent + 1), end = String(repeating: "  ", count: indent)
+    func encode(to encoder: any Encoder) throws {
         switch node {
         case .mapping(let mapping):
-            guard !mapping.isEmpty else { out += "{}"; return }
-            out += "{\n"
-            for (index, pair) in mapping.enumerated() {
-                out += pad + quoted(pair.key.string ?? "") + ": "
-                write(pair.value, into: &out, indent: indent + 1)
-                out += index == mapping.count - 1 ? "\n" : ",\n"
-            }
-            out += end + "}"
+            var container = encoder.container(keyedBy: Key.self)
+            for (key, value) in mapping { try container.encode(JSONNode(node: value), forKey: Key(stringValue: key.string ?? "")) }
         case .sequence(let sequence):
-            guard !sequence.isEmpty else { out += "[]"; return }
-            out += "[\n"
-            for (index, element) in sequence.enumerated() {
-                out += pad
-                write(element, into: &out, indent: indent + 1)
-                out += index == sequence.count - 1 ? "\n" : ",\n"
-            }
-            out += end + "]"
+            var container = encoder.unkeyedContainer()
+            for element in sequence { try container.encode(JSONNode(node: element)) }
         case .scalar(let scalar):
+            var container = encoder.singleValueContainer()
             switch node.tag.rawValue {
-            case Tag.Name.null.rawValue: out += "null"
-            case Tag.Name.bool.rawValue: out += node.bool.map { $0 ? "true" : "false" } ?? quoted(scalar.string)
-            case Tag.Name.int.rawValue: out += node.int.map(String.init) ?? quoted(scalar.string)
-            case Tag.Name.float.rawValue: out += node.float.map { $0.isFinite ? ($0 == $0.rounded() && abs($0) < 1e15 ? String(Int64($0)) : String($0)) : "null" } ?? quoted(scalar.string)
-            default: out += quoted(scalar.string)
+            case Tag.Name.null.rawValue: try container.encodeNil()
+            case Tag.Name.bool.rawValue: if let flag = node.bool { try container.encode(flag) } else { try container.encode(scalar.string) }
+            case Tag.Name.int.rawValue: if let number = node.int { try container.encode(number) } else { try container.encode(scalar.string) }
+            case Tag.Name.float.rawValue:
+                if let number = node.float { if number.isFinite { try container.encode(number) } else { try container.encodeNil() } } else { try container.encode(scalar.string) }
+            default: try container.encode(scalar.string)
             }
         case .alias:
-            out += "null"
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
         }
     }
-
-    private static func quoted(_ text: String) -> String { JSONString.quoted(text) }
 }
 
 extension Node {

@@ -18,7 +18,7 @@ extension AccountSnapshot {
             middleName: middleName,
             birthday: birthday.map(WireDates.calendarDateString),
             locale: locale,
-            avatarUrl: avatarID.map { publicURL + V1.Accounts.avatarImage.path(["id": $0.uuidString.lowercased()]) },
+            avatarUrl: avatarID.map { publicURL + V1.Accounts.avatarImage.path(id: $0) },
             createdAt: createdAt,
             updatedAt: updatedAt
         )

@@ -77,7 +77,6 @@ package struct WalletController: Sendable {
     }
 
     @Sendable package func transferDetail(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Transfer {
-        let notFound = GatehouseError.notFound(.transferNotFound, "error.transferNotFound")
         let id = try context.id()
         return try await wallets.transfer(id, viewer: context.requireSessionAccount().id)
     }

@@ -41,17 +41,18 @@ package struct LocalPaymentProvider: PaymentProvider {
     /// The notification Stripe sends when its page is paid (`checkout.session.completed`), and its signature header.
     package func paidNotification(payment: String, topUp: UUID, amount: Int64, currency: String, now: Date) -> (payload: Data, signature: String) {
         let id = topUp.uuidString.lowercased()
-        let object: [String: Any] = [
-            "id": payment, "object": "checkout.session", "amount_total": amount, "currency": currency.lowercased(),
-            "payment_status": "paid", "status": "complete", "payment_intent": "pi_local_" + id.replacingOccurrences(of: "-", with: ""),
-            "client_reference_id": id, "metadata": [StripeNotifications.topUpKey: id], "livemode": false,
+        let object: [String: JSONValue] = [
+            "id": .string(payment), "object": .string("checkout.session"), "amount_total": .integer(amount), "currency": .string(currency.lowercased()),
+            "payment_status": .string("paid"), "status": .string("complete"),
+            "payment_intent": .string("pi_local_" + id.replacingOccurrences(of: "-", with: "")),
+            "client_reference_id": .string(id), "metadata": .object([StripeNotifications.topUpKey: .string(id)]), "livemode": .bool(false),
         ]
-        let event: [String: Any] = [
-            "id": "evt_local_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), "object": "event", "api_version": StripeProvider.apiVersion,
-            "created": Int(now.timeIntervalSince1970), "type": "checkout.session.completed",
-            "data": ["object": object], "livemode": false,
+        let event: [String: JSONValue] = [
+            "id": .string("evt_local_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")), "object": .string("event"),
+            "api_version": .string(StripeProvider.apiVersion), "created": .integer(Int64(now.timeIntervalSince1970)),
+            "type": .string("checkout.session.completed"), "data": .object(["object": .object(object)]), "livemode": .bool(false),
         ]
-        let payload = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])) ?? Data()
+        let payload = (try? JSONValue.object(event).sortedJSON()) ?? Data()
         return (payload, StripeNotifications.header(payload: payload, secret: secret, timestamp: Int(now.timeIntervalSince1970)))
     }
 }

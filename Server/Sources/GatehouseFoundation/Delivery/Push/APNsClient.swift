@@ -60,12 +60,13 @@ package final class APNsClient: Sendable {
     package static func payload(_ push: PushEnvelope) throws -> Data {
         var body = push.body
         while true {
-            var aps: [String: Any] = ["alert": ["title": push.title, "body": body], "sound": "default", "mutable-content": 1]
-            if let badge = push.badge { aps["badge"] = badge }
-            if let thread = push.thread { aps["thread-id"] = thread }
-            var object: [String: Any] = push.data
-            object["aps"] = aps
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            var aps: [String: JSONValue] = ["alert": .object(["title": .string(push.title), "body": .string(body)]), "sound": .string("default"),
+                                            "mutable-content": .integer(1)]
+            if let badge = push.badge { aps["badge"] = .integer(Int64(badge)) }
+            if let thread = push.thread { aps["thread-id"] = .string(thread) }
+            var object = push.data.mapValues(JSONValue.string)
+            object["aps"] = .object(aps)
+            let data = try JSONValue.object(object).sortedJSON()
             if data.count <= maxPayloadBytes || body.isEmpty { return data }
             // The excess is in bytes, and a character may take several (Cyrillic two, many emoji four): cut by the
             // body's UTF-8 bytes, on a character boundary, with room for the "…". Counting characters instead
@@ -111,7 +112,7 @@ package final class APNsClient: Sendable {
             throw DeliveryError.transient("APNs unreachable: \(error)")
         }
         let text = (try? await response.body.collect(upTo: 16_384)).map { String(buffer: $0) } ?? ""
-        let reason = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["reason"] as? String ?? ""
+        let reason = (try? JSONValue.parse(text.utf8))?["reason"]?.string ?? ""
         let summary = "APNs answered \(response.status.code) \(reason)"
         switch response.status.code {
         case 200: return .sent

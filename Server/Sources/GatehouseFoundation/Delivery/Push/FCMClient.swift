@@ -96,23 +96,23 @@ package final class FCMClient: Sendable {
     /// The message: a notification (title, body), our deep-link keys as `data` (strings), the
     /// chat as Android's `tag` and `collapse_key`, and the badge for iOS devices FCM reaches.
     package static func message(_ push: PushEnvelope) throws -> Data {
-        var android: [String: Any] = ["priority": "HIGH", "ttl": "86400s"]
-        var androidNotification: [String: Any] = [:]
-        if let thread = push.thread { androidNotification["tag"] = thread }
-        if let badge = push.badge { androidNotification["notification_count"] = badge }
-        if !androidNotification.isEmpty { android["notification"] = androidNotification }
-        if let collapse = push.collapseKey { android["collapse_key"] = collapse }
-        var aps: [String: Any] = ["sound": "default"]
-        if let badge = push.badge { aps["badge"] = badge }
-        if let thread = push.thread { aps["thread-id"] = thread }
-        let message: [String: Any] = [
-            "token": push.token,
-            "notification": ["title": push.title, "body": push.body],
-            "data": push.data,
-            "android": android,
-            "apns": ["payload": ["aps": aps]],
+        var android: [String: JSONValue] = ["priority": .string("HIGH"), "ttl": .string("86400s")]
+        var androidNotification: [String: JSONValue] = [:]
+        if let thread = push.thread { androidNotification["tag"] = .string(thread) }
+        if let badge = push.badge { androidNotification["notification_count"] = .integer(Int64(badge)) }
+        if !androidNotification.isEmpty { android["notification"] = .object(androidNotification) }
+        if let collapse = push.collapseKey { android["collapse_key"] = .string(collapse) }
+        var aps: [String: JSONValue] = ["sound": .string("default")]
+        if let badge = push.badge { aps["badge"] = .integer(Int64(badge)) }
+        if let thread = push.thread { aps["thread-id"] = .string(thread) }
+        let message: [String: JSONValue] = [
+            "token": .string(push.token),
+            "notification": .object(["title": .string(push.title), "body": .string(push.body)]),
+            "data": .object(push.data.mapValues(JSONValue.string)),
+            "android": .object(android),
+            "apns": .object(["payload": .object(["aps": .object(aps)])]),
         ]
-        return try JSONSerialization.data(withJSONObject: ["message": message], options: [.sortedKeys])
+        return try JSONValue.object(["message": .object(message)]).sortedJSON()
     }
 
     package func send(_ push: PushEnvelope, now: Date = Date()) async throws -> APNsClient.Outcome {
@@ -128,12 +128,12 @@ package final class FCMClient: Sendable {
             throw DeliveryError.transient("FCM unreachable: \(error)")
         }
         let text = (try? await response.body.collect(upTo: 65_536)).map { String(buffer: $0) } ?? ""
-        let error = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["error"] as? [String: Any]
-        let status = error?["status"] as? String ?? ""
-        let details = (error?["details"] as? [[String: Any]]) ?? []
-        let code = details.compactMap { $0["errorCode"] as? String }.first ?? status
+        let error = (try? JSONValue.parse(text.utf8))?["error"]
+        let status = error?["status"]?.string ?? ""
+        let details = error?["details"]?.array ?? []
+        let code = details.compactMap { $0["errorCode"]?.string }.first ?? status
         let tokenAtFault = details.contains { detail in
-            ((detail["fieldViolations"] as? [[String: Any]]) ?? []).contains { ($0["field"] as? String)?.contains("token") == true }
+            (detail["fieldViolations"]?.array ?? []).contains { $0["field"]?.string?.contains("token") == true }
         }
         let summary = "FCM answered \(response.status.code) \(code)"
         switch response.status.code {

@@ -66,6 +66,20 @@ package enum JSONValue: Codable, Equatable, Sendable {
         }
     }
 
+    /// A Boolean; nil for anything else.
+    package var bool: Bool? { if case .bool(let b) = self { return b }; return nil }
+
+    /// The elements of an array; nil for anything else.
+    package var array: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+
+    /// The value as JSON text, object members sorted by their keys: what the server writes for
+    /// others to read (a push payload, a provider's notification, a log line).
+    package func sortedJSON(escapingSlashes: Bool = true) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = escapingSlashes ? [.sortedKeys] : [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
     /// A member of an object, by the first of `names` it has (the spec writes `dot count` and `dot_count`).
     package subscript(_ names: String...) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
