@@ -148,7 +148,7 @@ extension WalletService {
     package static func transferResult(_ transfer: Data, balance: Int64?) -> Data {
         var object = JSONObjectWriter(capacity: transfer.count + 32)
         if let balance { object.int("balance", balance) }
-        object.raw("transfer", transfer)
+        object.json("transfer", transfer)
         return Data(object.finish().readableBytesView)
     }
 }

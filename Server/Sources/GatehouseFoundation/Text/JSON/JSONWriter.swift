@@ -137,7 +137,7 @@ package struct JSONObjectWriter {
     }
 
     /// A member whose value is JSON written already (by `V1.encoder` or this writer).
-    package mutating func raw(_ name: StaticString, _ json: some Sequence<UInt8>) {
+    package mutating func json(_ name: StaticString, _ json: some Sequence<UInt8>) {
         key(name)
         buffer.writeBytes(json)
     }
