@@ -29,7 +29,7 @@ package func buildApplication(services: GatehouseServices, onServerRunning: (@Se
     let router = makeRouter(services: services)
     let webSockets = WebSocketHost(
         endpoints: [
-            CustomerGatewayEndpoint(login: services.login, configuration: configuration, logger: services.logger),
+            CustomerGatewayEndpoint(login: services.login, settings: configuration.gateway, trustForwardedFor: configuration.trustForwardedFor, logger: services.logger),
             RealtimeEndpoint(hub: services.realtime, settings: configuration.messenger),
         ],
         shutdownGrace: .seconds(configuration.http.shutdownGrace)
@@ -85,33 +85,34 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     router.add(middleware: ProblemMiddleware(prefix: "/admin/"))
     router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
     let configuration = services.configuration
-    HealthController(ping: { [database = services.database] in try await database.ping() }, configuration: configuration).addRoutes(to: router)
+    let edge = SurfaceEdge(configuration)
+    HealthController(ping: { [database = services.database] in try await database.ping() }, metrics: configuration.metricsEnabled, metricsToken: configuration.metricsToken).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     PhoneAccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
                             email: services.email, sessions: services.sessions, clients: services.clients, deliverer: services.deliverer,
-                            configuration: configuration).addRoutes(to: router)
+                            limits: configuration.limits, edge: edge).addRoutes(to: router)
     // `/v1`: one controller per concept, behind the bearer-token middleware.
     let v1 = router.group().add(middleware: BearerSessionMiddleware(sessions: services.sessions))
     AccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
-                       email: services.email, avatars: services.avatars, deletion: services.accountDeletion, configuration: configuration).addRoutes(to: v1)
+                       email: services.email, avatars: services.avatars, deletion: services.accountDeletion, limits: configuration.limits, edge: edge).addRoutes(to: v1)
     SessionsController(login: services.login, secondFactors: services.secondFactors, passkeys: services.passkeys, sessions: services.sessions,
-                       configuration: configuration).addRoutes(to: v1)
+                       limits: configuration.limits, edge: edge).addRoutes(to: v1)
     MessengerController(people: services.messenger.people, friends: services.messenger.friends, chats: services.messenger.chats, messages: services.messenger.messages,
-                        attachments: services.messenger.attachments, configuration: configuration).addRoutes(to: v1)
-    AppsController(apps: services.apps, configuration: configuration).addRoutes(to: v1)
-    SignatureProfileController(profiles: services.signatureProfiles, configuration: configuration).addRoutes(to: v1)
-    WalletController(wallets: services.wallet.wallets, requests: services.wallet.moneyRequests, topUps: services.wallet.topUps, configuration: configuration).addRoutes(to: v1)
-    PaymentsController(topUps: services.wallet.topUps, configuration: configuration).addRoutes(to: router)
-    AdminController(keys: services.adminKeys, clients: services.clients, configuration: configuration).addRoutes(to: router)
+                        attachments: services.messenger.attachments, limits: configuration.limits, messenger: configuration.messenger).addRoutes(to: v1)
+    AppsController(apps: services.signToLogin.apps, limits: configuration.limits, signature: configuration.signature).addRoutes(to: v1)
+    SignatureProfileController(profiles: services.signToLogin.profiles, limits: configuration.limits, signature: configuration.signature, edge: edge).addRoutes(to: v1)
+    WalletController(wallets: services.wallet.wallets, requests: services.wallet.moneyRequests, topUps: services.wallet.topUps, limits: configuration.limits).addRoutes(to: v1)
+    PaymentsController(topUps: services.wallet.topUps, limits: configuration.limits, wallet: configuration.wallet, edge: edge).addRoutes(to: router)
+    AdminController(keys: services.adminKeys, clients: services.clients, limits: configuration.limits, operators: configuration.operators, edge: edge).addRoutes(to: router)
     OperatorConsoleController(services: .init(
         operators: services.operators, sessions: services.sessions, login: services.login, locks: services.locks, email: services.email,
-        recovery: services.recovery, clients: services.clients, wallets: services.wallet.wallets, topUps: services.wallet.topUps, apps: services.apps,
-        signatures: services.signatures, audit: services.audit, outbox: services.operatorOutbox, secondFactors: services.secondFactors,
+        recovery: services.recovery, clients: services.clients, wallets: services.wallet.wallets, topUps: services.wallet.topUps, apps: services.signToLogin.apps,
+        signatures: services.signToLogin.signatures, audit: services.audit, outbox: services.operatorOutbox, secondFactors: services.secondFactors,
         passkeys: services.passkeys),
-        configuration: configuration).addRoutes(to: router)
-    ConsoleController(login: services.login, sessions: services.sessions, apps: services.apps, configuration: configuration).addRoutes(to: router)
-    SignatureProfilePageController(profiles: services.signatureProfiles, sessions: services.sessions, configuration: configuration).addRoutes(to: router)
-    SignToLoginController(apps: services.apps, signatures: services.signatures, documents: services.documents, configuration: configuration).addRoutes(to: router)
+        defaultCountryCode: configuration.defaultCountryCode, operators: configuration.operators, edge: edge).addRoutes(to: router)
+    ConsoleController(login: services.login, sessions: services.sessions, apps: services.signToLogin.apps, signature: configuration.signature, edge: edge).addRoutes(to: router)
+    SignatureProfilePageController(profiles: services.signToLogin.profiles, sessions: services.sessions, signature: configuration.signature, edge: edge).addRoutes(to: router)
+    SignToLoginController(apps: services.signToLogin.apps, signatures: services.signToLogin.signatures, documents: services.signToLogin.documents, signature: configuration.signature, edge: edge).addRoutes(to: router)
     if configuration.environment == .development {
         DevOutboxController(recent: { [database = services.database] in try await OutboxQuery.recent(database: database, to: $0, limit: $1) }, defaultCountryCode: configuration.defaultCountryCode).addRoutes(to: router)
     }

@@ -44,12 +44,8 @@ package final class GatehouseServices: Sendable {
     /// The messenger (docs/messenger.md): people, friends, chats, messages, attachments.
     package let messenger: MessengerModule
     package let realtime: RealtimeHub
-    /// The Sign To Login service (docs/sign-to-login.md).
-    package let apps: AppsService
-    package let signatures: SignatureService
-    /// The person's Sign To Login profile: read, edit, delete, and the site's page.
-    package let signatureProfiles: SignatureProfiles
-    package let documents: SignatureDocuments
+    /// Sign To Login (docs/sign-to-login.md): apps, signatures, profiles, documents.
+    package let signToLogin: SignToLoginModule
     /// The wallet (docs/wallet.md): wallets and transfers, money requests, top-ups through the
     /// payment provider (nil provider: top-ups are off).
     package let wallet: WalletModule
@@ -181,19 +177,11 @@ package final class GatehouseServices: Sendable {
         self.email = EmailService(rules: rules, database: database, clock: clock, verification: verification, outbox: outbox, composer: composer,
                                   secrets: secrets, codes: codes, proofs: proofs, passwords: passwords, audit: audit)
         self.avatars = AvatarService(database: database, clock: clock, limits: configuration.limits, blobs: blobs)
-        let signToLogin = SignToLoginStore(database: database)
-        self.apps = AppsService(apps: signToLogin, clock: clock, settings: configuration.signature, publicURL: configuration.publicURL,
-                                secrets: secrets, blobs: blobs)
-        self.signatures = SignatureService(database: database, records: signToLogin, clock: clock, settings: configuration.signature,
-                                           limits: configuration.limits, hasher: hasher, sessions: sessions, verification: verification,
-                                           composer: composer, secrets: secrets, rateLimiter: rateLimiter, blobs: blobs, codes: codes, proofs: proofs,
-                                           audit: audit)
-        self.signatureProfiles = SignatureProfiles(database: database, records: signToLogin, verification: verification, sessions: sessions,
-                                                   composer: composer, clock: clock, blobs: blobs, photoMaxBytes: configuration.signature.photoMaxBytes,
-                                                   codeTTL: configuration.limits.codeTTL, publicURL: configuration.publicURL, codes: codes, audit: audit)
-        self.documents = SignatureDocuments(database: database, records: signToLogin, clock: clock, warnBelow: configuration.signature.warnBelow,
-                                            publicURL: configuration.publicURL, sessions: sessions,
-                                            blobs: blobs, signatures: signatures)
+        let signToLogin = SignToLoginModule.make(database: database, clock: clock, settings: configuration.signature, limits: configuration.limits,
+                                                 publicURL: configuration.publicURL, hasher: hasher, sessions: sessions, verification: verification,
+                                                 composer: composer, secrets: secrets, rateLimiter: rateLimiter, blobs: blobs, codes: codes,
+                                                 proofs: proofs, audit: audit)
+        self.signToLogin = signToLogin
 
         let pushSettings = configuration.delivery.push
         // Pushes are written when a service can send them, or (development) the outbox keeps them.
@@ -225,7 +213,7 @@ package final class GatehouseServices: Sendable {
         // Every app built on accounts takes part in deleting one; the accounts' own data goes last.
         let accountDeletion = AccountDeletionService(
             store: accountStore, database: database, clock: clock, sessions: sessions, passwords: passwords, audit: audit,
-            participants: [SignToLoginDeletion(store: signToLogin, accounts: AccountStore(database: database)),
+            participants: [SignToLoginDeletion(store: signToLogin.store, accounts: AccountStore(database: database)),
                            WalletDeletion(store: wallet.store), MessengerDeletion(store: messenger.store)],
             grace: configuration.limits.accountDeletionGrace
         )

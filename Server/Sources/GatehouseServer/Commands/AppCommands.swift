@@ -86,7 +86,7 @@ public enum AppCommands {
     /// Runs `body` with the apps and the accounts that own them.
     private static func withApps<T>(_ configuration: GatehouseConfiguration, _ body: (AppsService, AccountStore) async throws -> T) async throws -> T {
         try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
-            try await body(services.apps, AccountStore(database: services.database))
+            try await body(services.signToLogin.apps, AccountStore(database: services.database))
         }
     }
 }

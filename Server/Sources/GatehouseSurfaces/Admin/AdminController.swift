@@ -15,12 +15,16 @@ import NIOCore
 package struct AdminController: Sendable {
     package let keys: AdminKeys
     package let clients: ClientRecords
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
+    package let operators: GatehouseConfiguration.Operators
+    package let edge: SurfaceEdge
 
-    package init(keys: AdminKeys, clients: ClientRecords, configuration: GatehouseConfiguration) {
+    package init(keys: AdminKeys, clients: ClientRecords, limits: GatehouseConfiguration.Limits, operators: GatehouseConfiguration.Operators, edge: SurfaceEdge) {
         self.keys = keys
         self.clients = clients
-        self.configuration = configuration
+        self.limits = limits
+        self.operators = operators
+        self.edge = edge
     }
 
     package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
@@ -39,7 +43,7 @@ package struct AdminController: Sendable {
     }
 
     private func origin(_ request: Request, _ context: GatehouseRequestContext) -> AuditOrigin {
-        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
                     device: request.headers[.userAgent], requestID: context.requestID)
     }
 
@@ -74,7 +78,7 @@ package struct AdminController: Sendable {
 
     @Sendable func save(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let key = try await authorize(request, .clientsWrite)
-        let fields = try await V1Body.decode(AdminClientFields.self, from: request, limits: configuration.limits)
+        let fields = try await V1Body.decode(AdminClientFields.self, from: request, limits: limits)
         let record = ClientRecord(phone: phone(context), firstName: fields.firstName, lastName: fields.lastName, middleName: fields.middleName,
                                   email: fields.email, birthday: fields.birthday, room: fields.room, base: fields.base, parts: fields.parts ?? [])
         _ = try await clients.save(record, by: .adminKey(key.id.uuidString.lowercased()), origin: origin(request, context))
@@ -109,7 +113,7 @@ package struct AdminController: Sendable {
         case "true": dryRun = true
         case let other?: throw QueryError(name: "dryRun", value: other, expected: "true or false").problem
         }
-        let buffer = try await request.collectBody(upTo: configuration.operators.importMaxBytes)
+        let buffer = try await request.collectBody(upTo: operators.importMaxBytes)
         guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
             throw GatehouseError.invalid(.malformedBody, "error.plain", "The file is not UTF-8 text.")
         }

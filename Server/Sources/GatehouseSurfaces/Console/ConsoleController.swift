@@ -19,7 +19,8 @@ package struct ConsoleController: Sendable {
     package let login: LoginService
     package let sessions: SessionService
     package let apps: AppsService
-    package let configuration: GatehouseConfiguration
+    package let signature: GatehouseConfiguration.Signature
+    package let edge: SurfaceEdge
 
     package static let sessionCookie = "gh_console"
     package static let csrfCookie = "gh_console_csrf"
@@ -40,7 +41,7 @@ package struct ConsoleController: Sendable {
     private func cookies(_ request: Request) -> [String: String] { PageForm.cookies(request) }
 
     private func cookie(_ name: String, _ value: String, maxAge: Int?) -> String {
-        PageForm.cookie(name, value, path: "/console", sameSite: "Lax", secure: configuration.environment != .development, maxAge: maxAge)
+        PageForm.cookie(name, value, path: "/console", sameSite: "Lax", secure: edge.secureCookies, maxAge: maxAge)
     }
 
     /// The CSRF token in the cookie, or a new one (and the cookie that sets it).
@@ -114,7 +115,7 @@ package struct ConsoleController: Sendable {
         let email = fields["email"] ?? ""
         let challenge = fields["challenge"].flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
         do {
-            let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+            let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
                                        language: .en, device: "Developer console", requestID: context.requestID)
             let session: IssuedSession
             if let challenge {
@@ -178,7 +179,7 @@ package struct ConsoleController: Sendable {
         guard let developer = try await developer(request) else { return toLogin }
         let (token, set) = csrf(request)
         do {
-            let (fields, files) = try await form(request, limit: configuration.signature.appIconMaxBytes + 65_536)
+            let (fields, files) = try await form(request, limit: signature.appIconMaxBytes + 65_536)
             let new = NewApp(name: fields["name"] ?? "", bundleId: fields["bundleId"] ?? "", email: fields["email"] ?? "", website: fields["website"])
             // The icon is checked before the app is made, so a bad one leaves nothing behind.
             if let icon = files["icon"] { try apps.checkIcon(contentType: icon.type, bytes: icon.bytes) }
@@ -219,10 +220,11 @@ package struct ConsoleController: Sendable {
         }
     }
 
-    package init(login: LoginService, sessions: SessionService, apps: AppsService, configuration: GatehouseConfiguration) {
+    package init(login: LoginService, sessions: SessionService, apps: AppsService, signature: GatehouseConfiguration.Signature, edge: SurfaceEdge) {
         self.login = login
         self.sessions = sessions
         self.apps = apps
-        self.configuration = configuration
+        self.signature = signature
+        self.edge = edge
     }
 }

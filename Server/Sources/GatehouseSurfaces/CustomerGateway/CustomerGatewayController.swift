@@ -15,15 +15,14 @@ package struct CustomerGatewayEndpoint: WebSocketEndpoint {
     package let trustForwardedFor: Bool
     package var path: String { CustomerGatewayAPI.path }
 
-    package init(login: LoginService, configuration: GatehouseConfiguration, logger: Logger) {
-        let settings = configuration.gateway
+    package init(login: LoginService, settings: GatehouseConfiguration.Gateway, trustForwardedFor: Bool, logger: Logger) {
         self.proto = CustomerGatewayProtocol(login: login, settings: settings, logger: logger)
         self.limits = WebSocketLimits(
             maxMessageBytes: settings.maxFrameBytes, pingInterval: settings.pingInterval, idleTimeout: settings.idleTimeout,
             maxConnections: settings.maxConnections, maxInFlightPerConnection: settings.maxInFlightPerConnection,
             closeTimeout: settings.closeTimeout
         )
-        self.trustForwardedFor = configuration.trustForwardedFor
+        self.trustForwardedFor = trustForwardedFor
     }
 
     package func open(_ opening: WebSocketOpening) async -> (any WebSocketSession)? {

@@ -7,7 +7,9 @@ import Prometheus
 package struct HealthController: Sendable {
     /// Whether the database answers (readiness).
     package let ping: @Sendable () async throws -> Void
-    package let configuration: GatehouseConfiguration
+    /// Whether `/metrics` is served, and the token a scraper must show (none: anyone may read them).
+    package let metrics: Bool
+    package let metricsToken: String?
 
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
@@ -26,8 +28,8 @@ package struct HealthController: Sendable {
                 return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "database unavailable")))
             }
         }
-        if configuration.metricsEnabled {
-            let token = configuration.metricsToken
+        if metrics {
+            let token = metricsToken
             router.route(ServerPages.Health.metrics) { request, _ -> Response in
                 // With GATEHOUSE_METRICS_TOKEN set, only a scraper that shows it may read them.
                 if let token, !Secrets.constantTimeEquals(request.bearerToken ?? "", token) {
@@ -43,8 +45,9 @@ package struct HealthController: Sendable {
         }
     }
 
-    package init(ping: @escaping @Sendable () async throws -> Void, configuration: GatehouseConfiguration) {
+    package init(ping: @escaping @Sendable () async throws -> Void, metrics: Bool, metricsToken: String?) {
         self.ping = ping
-        self.configuration = configuration
+        self.metrics = metrics
+        self.metricsToken = metricsToken
     }
 }

@@ -21,7 +21,9 @@ import NIOCore
 /// No account data goes into a URL: searches are posted, pages are named by ids.
 package struct OperatorConsoleController: Sendable {
     package let services: Services
-    package let configuration: GatehouseConfiguration
+    package let defaultCountryCode: String
+    package let operators: GatehouseConfiguration.Operators
+    package let edge: SurfaceEdge
 
     /// What the console works with.
     package struct Services: Sendable {
@@ -62,9 +64,11 @@ package struct OperatorConsoleController: Sendable {
         }
     }
 
-    package init(services: Services, configuration: GatehouseConfiguration) {
+    package init(services: Services, defaultCountryCode: String, operators: GatehouseConfiguration.Operators, edge: SurfaceEdge) {
         self.services = services
-        self.configuration = configuration
+        self.defaultCountryCode = defaultCountryCode
+        self.operators = operators
+        self.edge = edge
     }
 
     package static let sessionCookie = "gh_operator"
@@ -93,7 +97,7 @@ package struct OperatorConsoleController: Sendable {
     private func cookies(_ request: Request) -> [String: String] { PageForm.cookies(request) }
 
     private func cookie(_ name: String, _ value: String, maxAge: Int?) -> String {
-        PageForm.cookie(name, value, path: "/operator", sameSite: "Strict", secure: configuration.environment != .development, maxAge: maxAge)
+        PageForm.cookie(name, value, path: "/operator", sameSite: "Strict", secure: edge.secureCookies, maxAge: maxAge)
     }
 
     private enum Refused: Error {
@@ -130,7 +134,7 @@ package struct OperatorConsoleController: Sendable {
     private func see(_ path: String) -> Response { Response(status: .seeOther, headers: [.location: path]) }
 
     private func origin(_ request: Request, _ context: GatehouseRequestContext) -> AuditOrigin {
-        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
                     device: request.headers[.userAgent].map { String($0.prefix(200)) }, requestID: context.requestID)
     }
 
@@ -485,7 +489,7 @@ package struct OperatorConsoleController: Sendable {
         var shown = address ?? ""
         var destination: String?
         if let address, !address.isEmpty {
-            shown = EmailAddress.normalize(address) ?? PhoneNumber.normalize(address, defaultCountryCode: configuration.defaultCountryCode) ?? address
+            shown = EmailAddress.normalize(address) ?? PhoneNumber.normalize(address, defaultCountryCode: defaultCountryCode) ?? address
             destination = shown
         }
         let rows = try await services.outbox.recent(to: destination)
@@ -567,10 +571,10 @@ package struct OperatorConsoleController: Sendable {
             guard session.who.role.may(.importClients) else {
                 throw Refused.role(session.who.role)
             }
-            let (fields, files) = try await signedForm(request, session, limit: configuration.operators.importMaxBytes * 2 + 65_536)
+            let (fields, files) = try await signedForm(request, session, limit: operators.importMaxBytes * 2 + 65_536)
             let text: String
             if let data = files["file"] {
-                guard data.count <= configuration.operators.importMaxBytes else { throw Refused.message("The file is over \(configuration.operators.importMaxBytes) bytes.") }
+                guard data.count <= operators.importMaxBytes else { throw Refused.message("The file is over \(operators.importMaxBytes) bytes.") }
                 guard let decoded = String(data: data, encoding: .utf8) else { throw Refused.message("The file is not UTF-8 text.") }
                 text = decoded
             } else if let carried = fields["carried"].flatMap({ Data(base64Encoded: $0) }), let decoded = String(data: carried, encoding: .utf8) {

@@ -12,26 +12,28 @@ import NIOCore
 /// page it sends the person back to, and, in development, the local provider's payment page.
 package struct PaymentsController: Sendable {
     package let topUps: TopUpService
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
+    package let wallet: GatehouseConfiguration.Wallet
+    package let edge: SurfaceEdge
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.route(ServerPages.Payments.webhook, use: webhook)
         router.route(ServerPages.Payments.returnPage, use: returnPage)
-        if configuration.wallet.topUps.provider == .local {
+        if wallet.topUps.provider == .local {
             router.route(ServerPages.Payments.localPage, use: localPage)
             router.route(ServerPages.Payments.localPay, use: localPay)
         }
     }
 
     private func origin(_ request: Request, _ context: GatehouseRequestContext) -> AuditOrigin {
-        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
                     device: request.headers[.userAgent].map { String($0.prefix(200)) }, requestID: context.requestID)
     }
 
     /// Stripe's notification: 200 `{"received": true, "outcome": …}` when believed (whatever it
     /// came to; a repeat is answered as the first), 400 `notification_refused` otherwise.
     @Sendable func webhook(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let body = try await request.collectBody(upTo: configuration.limits.maxBodyBytes)
+        let body = try await request.collectBody(upTo: limits.maxBodyBytes)
         let signature = request.headers[HTTPField.Name("Stripe-Signature")!]
         do {
             let outcome = try await topUps.notify(payload: Data(body.readableBytesView), signature: signature, origin: origin(request, context))
@@ -99,8 +101,10 @@ package struct PaymentsController: Sendable {
                         body: .init(byteBuffer: ByteBuffer(string: ConfirmationPage.template.render(values))))
     }
 
-    package init(topUps: TopUpService, configuration: GatehouseConfiguration) {
+    package init(topUps: TopUpService, limits: GatehouseConfiguration.Limits, wallet: GatehouseConfiguration.Wallet, edge: SurfaceEdge) {
         self.topUps = topUps
-        self.configuration = configuration
+        self.limits = limits
+        self.wallet = wallet
+        self.edge = edge
     }
 }

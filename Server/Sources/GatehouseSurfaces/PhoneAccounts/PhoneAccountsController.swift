@@ -17,7 +17,8 @@ package struct PhoneAccountsController: Sendable {
     /// The business's client records an account's answers show.
     package let clients: ClientRecords
     package let deliverer: OutboxDeliverer
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
+    package let edge: SurfaceEdge
 
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
         let api = router.group()
@@ -39,12 +40,12 @@ package struct PhoneAccountsController: Sendable {
     // MARK: Helpers
 
     private func form(_ request: Request) async throws -> FormParameters {
-        try await FormParameters.read(request, maxBodyBytes: configuration.limits.maxBodyBytes, maxFieldLength: configuration.limits.maxFieldLength)
+        try await FormParameters.read(request, maxBodyBytes: limits.maxBodyBytes, maxFieldLength: limits.maxFieldLength)
     }
 
     private func origin(_ request: Request, _ context: GatehouseRequestContext) -> RequestOrigin {
         RequestOrigin(
-            ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+            ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
             language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru),
             device: request.headers[.userAgent],
             requestID: context.requestID
@@ -172,7 +173,7 @@ package struct PhoneAccountsController: Sendable {
     }
 
     package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, sessions: SessionService,
-                 clients: ClientRecords, deliverer: OutboxDeliverer, configuration: GatehouseConfiguration) {
+                 clients: ClientRecords, deliverer: OutboxDeliverer, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
         self.signup = signup
         self.login = login
         self.recovery = recovery
@@ -181,6 +182,7 @@ package struct PhoneAccountsController: Sendable {
         self.sessions = sessions
         self.clients = clients
         self.deliverer = deliverer
-        self.configuration = configuration
+        self.limits = limits
+        self.edge = edge
     }
 }

@@ -17,9 +17,10 @@ package struct SignToLoginController: Sendable {
     package let apps: AppsService
     package let signatures: SignatureService
     package let documents: SignatureDocuments
-    package let configuration: GatehouseConfiguration
+    package let signature: GatehouseConfiguration.Signature
+    package let edge: SurfaceEdge
 
-    private var settings: GatehouseConfiguration.Signature { configuration.signature }
+    private var settings: GatehouseConfiguration.Signature { signature }
 
     package func addRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
         // The router takes a path with or without its trailing slash alike.
@@ -88,7 +89,7 @@ package struct SignToLoginController: Sendable {
     }
 
     private func origin(_ request: Request, _ context: GatehouseRequestContext) -> RequestOrigin {
-        RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+        RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
                       language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en), device: request.headers[.userAgent],
                       requestID: context.requestID)
     }
@@ -399,10 +400,11 @@ package struct SignToLoginController: Sendable {
         return DocumentHistoryPage.response(found: true, documentID: id, entries: entries, language: language, storeURL: settings.appStoreURL)
     }
 
-    package init(apps: AppsService, signatures: SignatureService, documents: SignatureDocuments, configuration: GatehouseConfiguration) {
+    package init(apps: AppsService, signatures: SignatureService, documents: SignatureDocuments, signature: GatehouseConfiguration.Signature, edge: SurfaceEdge) {
         self.apps = apps
         self.signatures = signatures
         self.documents = documents
-        self.configuration = configuration
+        self.signature = signature
+        self.edge = edge
     }
 }

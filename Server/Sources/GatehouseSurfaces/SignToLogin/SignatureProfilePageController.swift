@@ -16,7 +16,8 @@ import Hummingbird
 package struct SignatureProfilePageController: Sendable {
     package let profiles: SignatureProfiles
     package let sessions: SessionService
-    package let configuration: GatehouseConfiguration
+    package let signature: GatehouseConfiguration.Signature
+    package let edge: SurfaceEdge
 
 
     package static let sessionCookie = "gh_profile"
@@ -37,7 +38,7 @@ package struct SignatureProfilePageController: Sendable {
     // MARK: Cookies, forms, language
 
     private func cookie(_ name: String, _ value: String, maxAge: Int?) -> String {
-        PageForm.cookie(name, value, path: "/signature-profile", sameSite: "Strict", secure: configuration.environment != .development, maxAge: maxAge)
+        PageForm.cookie(name, value, path: "/signature-profile", sameSite: "Strict", secure: edge.secureCookies, maxAge: maxAge)
     }
 
     private func csrf(_ request: Request) -> (token: String, setCookie: [String]) {
@@ -65,7 +66,7 @@ package struct SignatureProfilePageController: Sendable {
     private func language(_ request: Request) -> AppLanguage { AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru) }
 
     private func origin(_ request: Request, _ context: GatehouseRequestContext) -> AuditOrigin {
-        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
                     device: request.headers[.userAgent].map { String($0.prefix(200)) }, requestID: context.requestID)
     }
 
@@ -146,7 +147,7 @@ package struct SignatureProfilePageController: Sendable {
             page["error"] = LocalizedText("page.sprofile.expired").render(language)
             return .failure(ExpiredForm(response: SignatureProfilePage.render(page, status: .forbidden, cookies: set)))
         }
-        let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor), language: language,
+        let origin = RequestOrigin(ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor), language: language,
                                    device: "Sign To Login profile page", requestID: context.requestID)
         return .success(SignInStep(language: language, page: page, cookies: set, fields: fields,
                                    email: String((fields["email"] ?? "").prefix(254)), origin: origin))
@@ -237,7 +238,7 @@ package struct SignatureProfilePageController: Sendable {
 
     @Sendable func photoPosted(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let (person, fields, files): (SessionWithAccount, [String: String], [String: (type: String?, bytes: Data)])
-        switch try await signedInForm(request, limit: configuration.signature.photoMaxBytes + 65_536) {
+        switch try await signedInForm(request, limit: signature.photoMaxBytes + 65_536) {
         case .answer(let answer): return answer
         case .form(let who, let posted, let parts): (person, fields, files) = (who, posted, parts)
         }
@@ -298,10 +299,11 @@ package struct SignatureProfilePageController: Sendable {
         return response
     }
 
-    package init(profiles: SignatureProfiles, sessions: SessionService, configuration: GatehouseConfiguration) {
+    package init(profiles: SignatureProfiles, sessions: SessionService, signature: GatehouseConfiguration.Signature, edge: SurfaceEdge) {
         self.profiles = profiles
         self.sessions = sessions
-        self.configuration = configuration
+        self.signature = signature
+        self.edge = edge
     }
 }
 

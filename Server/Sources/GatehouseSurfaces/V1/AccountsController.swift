@@ -15,10 +15,10 @@ package struct AccountsController: Sendable {
     package let email: EmailService
     package let avatars: AvatarService
     package let deletion: AccountDeletionService
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
+    package let edge: SurfaceEdge
 
-    private var limits: GatehouseConfiguration.Limits { configuration.limits }
-    private var read: V1Request { V1Request(configuration: configuration) }
+    private var read: V1Request { V1Request(edge: edge) }
 
     package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
         typealias E = V1.Accounts
@@ -251,7 +251,7 @@ package struct AccountsController: Sendable {
     }
 
     package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, avatars: AvatarService,
-                 deletion: AccountDeletionService, configuration: GatehouseConfiguration) {
+                 deletion: AccountDeletionService, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
         self.signup = signup
         self.login = login
         self.recovery = recovery
@@ -259,6 +259,7 @@ package struct AccountsController: Sendable {
         self.email = email
         self.avatars = avatars
         self.deletion = deletion
-        self.configuration = configuration
+        self.limits = limits
+        self.edge = edge
     }
 }

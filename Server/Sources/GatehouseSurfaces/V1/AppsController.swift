@@ -10,9 +10,9 @@ import NIOCore
 /// declares them; another account's app answers 404 like one that does not exist.
 package struct AppsController: Sendable {
     package let apps: AppsService
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
+    package let signature: GatehouseConfiguration.Signature
 
-    private var limits: GatehouseConfiguration.Limits { configuration.limits }
 
     package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
         typealias E = V1.Apps
@@ -55,7 +55,7 @@ package struct AppsController: Sendable {
 
     @Sendable package func uploadIcon(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let row = try await mine(context)
-        let buffer = try await request.collectBody(upTo: configuration.signature.appIconMaxBytes)
+        let buffer = try await request.collectBody(upTo: signature.appIconMaxBytes)
         let updated = try await apps.setIcon(row, contentType: request.headers[.contentType], bytes: Data(buffer.readableBytesView))
         return try JSONResponse.make(apps.view(updated), status: .init(code: V1.Apps.uploadIcon.successStatus))
     }
@@ -78,8 +78,9 @@ package struct AppsController: Sendable {
         )
     }
 
-    package init(apps: AppsService, configuration: GatehouseConfiguration) {
+    package init(apps: AppsService, limits: GatehouseConfiguration.Limits, signature: GatehouseConfiguration.Signature) {
         self.apps = apps
-        self.configuration = configuration
+        self.limits = limits
+        self.signature = signature
     }
 }

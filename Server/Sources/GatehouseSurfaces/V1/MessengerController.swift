@@ -15,9 +15,9 @@ package struct MessengerController: Sendable {
     package let chats: ChatsService
     package let messages: MessagesService
     package let attachments: AttachmentService
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
+    package let messenger: GatehouseConfiguration.Messenger
 
-    private var limits: GatehouseConfiguration.Limits { configuration.limits }
 
     package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
         typealias E = V1.Messenger
@@ -164,7 +164,7 @@ package struct MessengerController: Sendable {
     /// A raw body (`Content-Type`, file name in `?name=`) or a `multipart/form-data` part `file`.
     @Sendable package func upload(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let me = try person(context)
-        let maxBytes = configuration.messenger.attachmentMaxBytes
+        let maxBytes = messenger.attachmentMaxBytes
         let contentType = request.headers[.contentType]
         var bytes: Data
         var fileName = query(request, "name")
@@ -280,12 +280,13 @@ package struct MessengerController: Sendable {
         return NoContent()
     }
 
-    package init(people: PeopleService, friends: FriendsService, chats: ChatsService, messages: MessagesService, attachments: AttachmentService, configuration: GatehouseConfiguration) {
+    package init(people: PeopleService, friends: FriendsService, chats: ChatsService, messages: MessagesService, attachments: AttachmentService, limits: GatehouseConfiguration.Limits, messenger: GatehouseConfiguration.Messenger) {
         self.people = people
         self.friends = friends
         self.chats = chats
         self.messages = messages
         self.attachments = attachments
-        self.configuration = configuration
+        self.limits = limits
+        self.messenger = messenger
     }
 }

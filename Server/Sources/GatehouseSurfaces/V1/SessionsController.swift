@@ -12,13 +12,13 @@ package struct SessionsController: Sendable {
     package let secondFactors: SecondFactors
     package let passkeys: Passkeys
     package let sessions: SessionService
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
+    package let edge: SurfaceEdge
 
-    private var read: V1Request { V1Request(configuration: configuration) }
+    private var read: V1Request { V1Request(edge: edge) }
 
     package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
         typealias E = V1.Sessions
-        let limits = configuration.limits
         v1.on(E.login, limits: limits, use: login)
         v1.on(E.list, limits: limits, use: list)
         v1.on(E.endOthers, limits: limits, use: endOthers)
@@ -161,11 +161,12 @@ package struct SessionsController: Sendable {
         return NoContent()
     }
 
-    package init(login: LoginService, secondFactors: SecondFactors, passkeys: Passkeys, sessions: SessionService, configuration: GatehouseConfiguration) {
+    package init(login: LoginService, secondFactors: SecondFactors, passkeys: Passkeys, sessions: SessionService, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
         self.login = login
         self.secondFactors = secondFactors
         self.passkeys = passkeys
         self.sessions = sessions
-        self.configuration = configuration
+        self.limits = limits
+        self.edge = edge
     }
 }

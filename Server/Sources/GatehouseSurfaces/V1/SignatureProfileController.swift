@@ -11,9 +11,10 @@ import NIOCore
 /// deletes their Sign To Login profile with their session, as `V1.Signatures` declares it.
 package struct SignatureProfileController: Sendable {
     package let profiles: SignatureProfiles
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
+    package let signature: GatehouseConfiguration.Signature
+    package let edge: SurfaceEdge
 
-    private var limits: GatehouseConfiguration.Limits { configuration.limits }
 
     package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
         typealias E = V1.Signatures
@@ -26,7 +27,7 @@ package struct SignatureProfileController: Sendable {
     }
 
     private func origin(_ request: Request, _ context: GatehouseRequestContext) -> AuditOrigin {
-        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+        AuditOrigin(ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
                     device: request.headers[.userAgent].map { String($0.prefix(200)) }, requestID: context.requestID)
     }
 
@@ -52,7 +53,7 @@ package struct SignatureProfileController: Sendable {
 
     @Sendable package func setPhoto(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let account = try context.requireSession().accountID
-        let buffer = try await request.collectBody(upTo: configuration.signature.photoMaxBytes)
+        let buffer = try await request.collectBody(upTo: signature.photoMaxBytes)
         let profile = try await profiles.setPhoto(account, Data(buffer.readableBytesView), by: .account(account), origin: origin(request, context))
         return try JSONResponse.make(profile)
     }
@@ -73,8 +74,10 @@ package struct SignatureProfileController: Sendable {
         ], body: .init(byteBuffer: ByteBuffer(data: bytes)))
     }
 
-    package init(profiles: SignatureProfiles, configuration: GatehouseConfiguration) {
+    package init(profiles: SignatureProfiles, limits: GatehouseConfiguration.Limits, signature: GatehouseConfiguration.Signature, edge: SurfaceEdge) {
         self.profiles = profiles
-        self.configuration = configuration
+        self.limits = limits
+        self.signature = signature
+        self.edge = edge
     }
 }

@@ -53,13 +53,13 @@ extension RouterMethods where Context == GatehouseRequestContext {
 
 /// What every `/v1` controller reads from a request the same way.
 package struct V1Request {
-    package let configuration: GatehouseConfiguration
+    package let edge: SurfaceEdge
 
     /// Who is asking: the client address (behind a trusted balancer, its `X-Forwarded-For`), the
     /// language of what they are sent (`Accept-Language`, English by default), the device label.
     package func origin(_ request: Request, _ context: GatehouseRequestContext, device: String? = nil) -> RequestOrigin {
         RequestOrigin(
-            ip: request.clientIP(context: context, trustForwardedFor: configuration.trustForwardedFor),
+            ip: request.clientIP(context: context, trustForwardedFor: edge.trustForwardedFor),
             language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en),
             device: device ?? request.headers[.userAgent],
             requestID: context.requestID
@@ -67,7 +67,7 @@ package struct V1Request {
     }
 
     /// The account as `/v1` shows it to its owner.
-    package func account(_ snapshot: AccountSnapshot) -> Account { snapshot.v1Account(publicURL: configuration.publicURL) }
+    package func account(_ snapshot: AccountSnapshot) -> Account { snapshot.v1Account(publicURL: edge.publicURL) }
 
     /// Trimmed; empty strings are absent.
     package func text(_ value: String?) -> String? {

@@ -15,9 +15,8 @@ package struct WalletController: Sendable {
     package let wallets: WalletService
     package let requests: MoneyRequestsService
     package let topUps: TopUpService
-    package let configuration: GatehouseConfiguration
+    package let limits: GatehouseConfiguration.Limits
 
-    private var limits: GatehouseConfiguration.Limits { configuration.limits }
 
     package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
         typealias E = V1.Wallet
@@ -168,11 +167,11 @@ package struct WalletController: Sendable {
         request.uri.queryParameters.get(name).flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    package init(wallets: WalletService, requests: MoneyRequestsService, topUps: TopUpService, configuration: GatehouseConfiguration) {
+    package init(wallets: WalletService, requests: MoneyRequestsService, topUps: TopUpService, limits: GatehouseConfiguration.Limits) {
         self.wallets = wallets
         self.requests = requests
         self.topUps = topUps
-        self.configuration = configuration
+        self.limits = limits
     }
 }
 

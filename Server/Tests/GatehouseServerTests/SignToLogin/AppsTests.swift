@@ -45,7 +45,7 @@ struct AppsTests {
             #expect(created.app.keyHint == String(created.apiKey.prefix(10)) + "…")
             let row = try #require(try await AppModel.find(created.app.id, on: app.services.database.db))
             #expect(row.keyHash == Secrets.sha256Hex(created.apiKey) && row.keyHash != created.apiKey && row.ownerID == ann.account.id)
-            #expect(try await app.services.apps.enabledApp(key: created.apiKey)?.id == created.app.id)
+            #expect(try await app.services.signToLogin.apps.enabledApp(key: created.apiKey)?.id == created.app.id)
 
             // list and read: never the key again
             let list = try await app.v1.get(A.list.path, token: ann.token)
@@ -60,16 +60,16 @@ struct AppsTests {
             #expect(try renamed.decoded(as: DeveloperApp.self).website == nil)
             let disabled = try await app.v1.patch(path(A.update, created.app.id), AppUpdate(enabled: false), token: ann.token)
             #expect(try disabled.decoded(as: DeveloperApp.self).enabled == false)
-            #expect(try await app.services.apps.enabledApp(key: created.apiKey) == nil)
+            #expect(try await app.services.signToLogin.apps.enabledApp(key: created.apiKey) == nil)
             _ = try await app.v1.patch(path(A.update, created.app.id), AppUpdate(enabled: true), token: ann.token)
-            #expect(try await app.services.apps.enabledApp(key: created.apiKey) != nil)
+            #expect(try await app.services.signToLogin.apps.enabledApp(key: created.apiKey) != nil)
 
             // rotate: a new key, shown once; the old one is refused at once
             let rotated = try await app.v1.post(path(A.rotateKey, created.app.id), json: "{}", token: ann.token)
             let fresh = try rotated.decoded(as: AppWithKey.self)
             #expect(rotated.status == .ok && fresh.apiKey != created.apiKey && fresh.app.keyHint != created.app.keyHint)
-            #expect(try await app.services.apps.enabledApp(key: created.apiKey) == nil)
-            #expect(try await app.services.apps.enabledApp(key: fresh.apiKey)?.id == created.app.id)
+            #expect(try await app.services.signToLogin.apps.enabledApp(key: created.apiKey) == nil)
+            #expect(try await app.services.signToLogin.apps.enabledApp(key: fresh.apiKey)?.id == created.app.id)
         }
     }
 
@@ -99,7 +99,7 @@ struct AppsTests {
             }
             #expect(try bobsList.decoded(as: AppList.self).items.isEmpty)
             #expect(anonymous.status == .unauthorized)
-            #expect(try await app.services.apps.enabledApp(key: anns.apiKey) != nil, "Bob changed nothing")
+            #expect(try await app.services.signToLogin.apps.enabledApp(key: anns.apiKey) != nil, "Bob changed nothing")
         }
     }
 
@@ -178,7 +178,7 @@ struct AppsTests {
             let key = try #require(created.apikey)
             let listed = try await AppCommands.list(configuration: configuration)
             let disabled = try await AppCommands.setEnabled(configuration: configuration, idOrKey: key, enabled: false)
-            let refusedWhileDisabled = try await app.services.apps.enabledApp(key: key)
+            let refusedWhileDisabled = try await app.services.signToLogin.apps.enabledApp(key: key)
             let enabled = try await AppCommands.setEnabled(configuration: configuration, idOrKey: created.id.uuidString, enabled: true)
             let rotated = try await AppCommands.rotate(configuration: configuration, idOrKey: key)
             let unknownOwner = await #expect(throws: AppCommands.Failure.self) {
@@ -196,8 +196,8 @@ struct AppsTests {
             #expect(!disabled.enabled && refusedWhileDisabled == nil && enabled.enabled)
             let newKey = try #require(rotated.apikey)
             #expect(newKey != key)
-            #expect(try await app.services.apps.enabledApp(key: key) == nil)
-            #expect(try await app.services.apps.enabledApp(key: newKey)?.id == created.id)
+            #expect(try await app.services.signToLogin.apps.enabledApp(key: key) == nil)
+            #expect(try await app.services.signToLogin.apps.enabledApp(key: newKey)?.id == created.id)
             #expect(unknownOwner?.description == "no account has the confirmed email nobody@example.com")
             #expect(badBundle?.description.contains("is not a bundle ID") == true)
             let mine = try await app.v1.get(A.list.path, token: ann.token).decoded(as: AppList.self)

@@ -92,7 +92,7 @@ struct SignatureEndpointsTests {
     }
 
     func fixture(_ app: TestHarness) async throws -> Fixture {
-        let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
+        let created = try await app.services.signToLogin.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
         return Fixture(app: app, key: created.key)
     }
 
@@ -100,8 +100,8 @@ struct SignatureEndpointsTests {
     func apiKey(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let f = try await fixture(app)
-            let row = try #require(try await app.services.apps.enabledApp(key: f.key))
-            _ = try await app.services.apps.update(row, AppUpdate(enabled: false), by: .system(nil))
+            let row = try #require(try await app.services.signToLogin.apps.enabledApp(key: f.key))
+            _ = try await app.services.signToLogin.apps.update(row, AppUpdate(enabled: false), by: .system(nil))
             for path in ["/register/", "/login/", "/authenticate/"] {
                 let unknown = try await f.json(path, ["apikey": "\"550e8400-e29b-41d4-a716-446655440000\"", "email": "\"a@b.example\""])
                 #expect(unknown["res"] as? String == "1")

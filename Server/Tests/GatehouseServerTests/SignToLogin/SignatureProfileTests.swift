@@ -16,7 +16,7 @@ struct SignatureProfileTests {
 
     /// Ivan enrolled with a picture and some optional fields; his session.
     func enrolled(_ app: TestHarness) async throws -> (SignatureEndpointsTests.Fixture, String) {
-        let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
+        let created = try await app.services.signToLogin.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
         var f = SignatureEndpointsTests.Fixture(app: app, key: created.key)
         let answer = try await f.enrol("ivan@example.com", f.genuine(10), edit: { fields in
             fields["photo"] = "\"\(Self.png.base64EncodedString())\""

@@ -16,8 +16,8 @@ struct SignatureSecurityTests {
     typealias Fixture = SignatureEndpointsTests.Fixture
 
     func fixture(_ app: TestHarness) async throws -> (Fixture, attackerKey: String) {
-        let victims = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
-        let attackers = try await app.services.apps.create(NewApp(name: "Mallory", bundleId: "com.evil.signer", email: "m@evil.example"), owner: nil, by: .system(nil))
+        let victims = try await app.services.signToLogin.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
+        let attackers = try await app.services.signToLogin.apps.create(NewApp(name: "Mallory", bundleId: "com.evil.signer", email: "m@evil.example"), owner: nil, by: .system(nil))
         return (Fixture(app: app, key: victims.key), attackers.key)
     }
 
@@ -79,12 +79,12 @@ struct SignatureSecurityTests {
             // MUT: the squatter tries to enrol her new address from an iPad: a code goes to her, nothing else happens
             let squat = try await f.json("/register/", f.registerFields("owner@example.com", (0..<10).map { _ in f.other() }, device: "iPad Pro", key: attackerKey))
             #expect(squat["res"] as? String == "13" && squat["sessionid"] == nil)
-            #expect(try await app.services.signatures.account(email: "owner@example.com") == nil, "no account for an unproven address")
+            #expect(try await app.services.signToLogin.signatures.account(email: "owner@example.com") == nil, "no account for an unproven address")
 
             // A squatter's model and session from before this rule: her confirmed account holds an
             // iPad model nobody proved and a session he opened with it.
             let session = try await f.enrolled("owner@example.com", f.genuine(10))
-            let owner = try #require(try await app.services.signatures.account(email: "owner@example.com"))
+            let owner = try #require(try await app.services.signToLogin.signatures.account(email: "owner@example.com"))
             let stranger = (0..<10).map { _ in f.other() }
             let strangerModel = "{\"version\":\(SignatureVerifier.version),\"spread\":1,\"references\":"
                 + String(decoding: try JSONEncoder().encode(stranger), as: UTF8.self) + "}"

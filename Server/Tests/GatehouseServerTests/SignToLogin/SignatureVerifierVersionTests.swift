@@ -301,7 +301,7 @@ extension SignatureModelMigrationTests {
     func attemptsWithoutFingerprintStillCatchReplays(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an enrolment and one attempt, its fingerprint then taken away as rows before migration 018 have none
-            let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
+            let created = try await app.services.signToLogin.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
             var f = Fixture(app: app, key: created.key)
             _ = try await f.enrolled("lev@example.com", f.genuine(10))
             let earlier = f.genuine(1)[0]
@@ -339,7 +339,7 @@ struct SignatureModelMigrationTests {
     func olderModelIsMadeAgainOnFirstUse(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an enrolment, its model turned into what version 1 stored (no distances)
-            let created = try await app.services.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
+            let created = try await app.services.signToLogin.apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil, by: .system(nil))
             var f = Fixture(app: app, key: created.key)
             let references = f.genuine(10)
             _ = try await f.enrolled("vera@example.com", references)
@@ -363,7 +363,7 @@ struct SignatureModelMigrationTests {
             #expect(expected >= 0.5, "the person signs in as before")
             let stored = try JSONDecoder().decode(SignatureVerifier.Model.self, from: Data(
                 try #require(try await sql.raw("SELECT model FROM signature_models WHERE id = \(bind: id)").first(decodingColumn: "model", as: String.self)).utf8))
-            #expect(app.services.signatures.preparedModels.value(id)?.model == today, "the instance keeps the prepared model by its row")
+            #expect(app.services.signToLogin.signatures.preparedModels.value(id)?.model == today, "the instance keeps the prepared model by its row")
             #expect(stored == today, "stored as version \(SignatureVerifier.version) makes it (\(stored.version), \(stored.spread) vs \(today.spread))")
         }
     }
