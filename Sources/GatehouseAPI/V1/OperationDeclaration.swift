@@ -20,6 +20,8 @@ public struct OperationDeclaration: Sendable, Equatable {
     public var headers: [SharedHeader] = []
     /// Its path parameters by name, where one is more than text.
     public var pathTypes: [String: PathParameter] = [:]
+    /// The form it reads, when its body is one (`FormBody`).
+    public var form: FormDeclaration?
 
     public init() {}
 }
@@ -86,6 +88,41 @@ public enum SharedHeader: String, Sendable, Equatable, CaseIterable {
     case acceptLanguage = "AcceptLanguage"
 }
 
+/// A form body as its operation reads it: the media types it takes and its fields, in order.
+/// The document writes its schema from these; the prose describes the fields and their limits.
+public struct FormDeclaration: Sendable, Equatable {
+    public enum MediaType: String, Sendable, Equatable {
+        case urlencoded = "application/x-www-form-urlencoded"
+        case multipart = "multipart/form-data"
+        /// The same fields as one flat JSON object.
+        case json = "application/json"
+    }
+
+    public var mediaTypes: [MediaType]
+    public var fields: [FormField]
+    /// The name the document gives its schema (`#/components/schemas/<name>`); nil: written in place.
+    public var component: String?
+    /// Whether a body must be sent (the fields may also come in the query string where it is not).
+    public var required: Bool
+}
+
+/// A field of a form.
+public struct FormField: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Text (a file's bytes included).
+        case text
+        /// Text or a JSON value (the spec's JSON bodies carry some fields as objects, arrays or numbers).
+        case any
+    }
+
+    public let name: String
+    public let kind: Kind
+    public let required: Bool
+
+    public static func text(_ name: String, required: Bool = false) -> FormField { FormField(name: name, kind: .text, required: required) }
+    public static func any(_ name: String, required: Bool = false) -> FormField { FormField(name: name, kind: .any, required: required) }
+}
+
 /// The type of a path parameter that is more than text.
 public struct PathParameter: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
@@ -127,6 +164,13 @@ extension Endpoint {
     public func headers(_ headers: SharedHeader...) -> Self {
         var copy = self
         copy.declaration.headers = headers
+        return copy
+    }
+
+    /// The same endpoint, reading a form with these fields in these media types.
+    public func form(_ mediaTypes: [FormDeclaration.MediaType], _ fields: [FormField], component: String? = nil, required: Bool = true) -> Self {
+        var copy = self
+        copy.declaration.form = FormDeclaration(mediaTypes: mediaTypes, fields: fields, component: component, required: required)
         return copy
     }
 

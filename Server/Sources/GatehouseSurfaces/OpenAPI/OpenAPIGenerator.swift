@@ -61,6 +61,23 @@ package enum OpenAPIGenerator {
         if let input = jsonType(endpoint.inputType), !(endpoint.inputType is any EndpointQuery.Type) {
             request = OpenAPI.Request(content: [.json: .b(.init(schema: try schemas.schema(of: input)))], required: true)
         }
+        if let form = declared.form {
+            var properties: OrderedDictionary<String, JSONSchema> = [:]
+            for field in form.fields {
+                properties[field.name] = switch field.kind {
+                case .text: .string(required: field.required)
+                case .any: .fragment(required: field.required)
+                }
+            }
+            var schema = JSONSchema.object(properties: properties)
+            if let name = form.component {
+                schemas.add(name, schema)
+                schema = .reference(.component(named: name))
+            }
+            var content: OpenAPI.Content.Map = [:]
+            for type in form.mediaTypes { content[OpenAPI.ContentType(rawValue: type.rawValue)!] = .b(.init(schema: schema)) }
+            request = OpenAPI.Request(content: content, required: form.required)
+        }
         var success = OpenAPI.Response(description: "")
         if let output = jsonType(endpoint.outputType) {
             success.content = [.json: .b(.init(schema: try schemas.schema(of: output)))]

@@ -17,6 +17,9 @@ package final class WireSchemas {
 
     package init() {}
 
+    /// Adds a component schema that no type declares (a form's).
+    package func add(_ name: String, _ schema: JSONSchema) { components[name] = schema }
+
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
     }

@@ -88,6 +88,13 @@ struct OpenAPIDocumentTests {
             if endpoint.inputType == FormBody.self || endpoint.inputType == RawBody.self {
                 #expect((operation["requestBody"]?["content"]?.members ?? []).isEmpty == false, "\(endpoint): its body's media types are not documented")
             }
+            // A form's fields are declared with its operation, not written in the prose alone.
+            if endpoint.inputType == FormBody.self {
+                let form = try #require(endpoint.declaration.form, "\(endpoint) reads a form and declares no fields")
+                for type in form.mediaTypes {
+                    #expect(operation["requestBody"]?["content"]?[type.rawValue] != nil, "\(endpoint): \(type.rawValue) is not documented")
+                }
+            }
             // The query parameters: the declared ones, each as required, and a choice with its values.
             let parameters = (operation["parameters"]?.elements ?? [])
                 .map { APIReferencePage.resolved($0, in: document) }
