@@ -19,7 +19,8 @@ package struct WalletService: WalletConcept {
     let dialogs: PaymentMessages
     package let directory: WalletDirectory
     let writes: IdempotentWrites
-    let audit: AuditLog
+    /// Where credits and reversals are recorded (`audit()` is the ledger's own check).
+    let auditLog: AuditLog
     /// Group commit for transfers: every transfer goes through it, a batch of one when it comes
     /// alone or `GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT` is 1. Nil only in the service the batcher
     /// itself writes with.
@@ -44,7 +45,7 @@ package struct WalletService: WalletConcept {
         self.dialogs = dialogs
         self.directory = directory
         self.writes = writes
-        self.audit = audit
+        self.auditLog = audit
         self.batcher = nil
         // The batcher writes with this service as it is now, without a batcher of its own.
         self.batcher = TransferBatcher(writer: self)
@@ -196,7 +197,7 @@ package struct WalletService: WalletConcept {
             var detail = ["amount_kopecks": String(amount), "transfer": posting.id.uuidString.lowercased()]
             if let comment { detail["reason"] = comment }
             if let reference { detail["reference"] = reference }
-            try await audit.record(
+            try await auditLog.record(
                 AuditEvent(.walletCredited, by: actor, account: wallet.account, origin: origin, detail: detail), on: tx)
             return result
         }
@@ -223,7 +224,7 @@ package struct WalletService: WalletConcept {
                                                                          comment: comment, reference: reference), dailyLimit: nil, on: tx)
                 var detail = ["amount_kopecks": String(row.amount), "transfer": id.uuidString.lowercased(), "reversal": posting.id.uuidString.lowercased()]
                 if let comment { detail["reason"] = comment }
-                try await audit.record(
+                try await auditLog.record(
                     AuditEvent(.walletReversed, by: actor, account: account, origin: origin, detail: detail), on: tx)
                 return (posting.id, posting.debitBalance, false)
             }

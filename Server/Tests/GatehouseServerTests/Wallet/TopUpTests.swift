@@ -242,6 +242,23 @@ struct TopUpTests {
         }
     }
 
+    @Test("refused payment notifications are counted per GATEHOUSE_AUDIT_FAILURE_WINDOW_SECONDS: two in one window are one row counted twice, one a window later another row", arguments: [TestEngine.sqlite])
+    func refusedNotifications_countedPerConfiguredWindow(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.audit.failureWindow = 60 }) { app in
+            // setup: the same refusal, from the same address, three times
+            let header: HTTPFields = [HTTPField.Name("Stripe-Signature")!: "t=1,v1=00"]
+            // MUT: two within one minute, the third two minutes later
+            let first = try await app.v1.post("/webhooks/stripe", json: "{}", headers: header)
+            let second = try await app.v1.post("/webhooks/stripe", json: "{}", headers: header)
+            app.clock.advance(by: 120)
+            let third = try await app.v1.post("/webhooks/stripe", json: "{}", headers: header)
+            // validate: with the default hour all three would share one row
+            #expect([first, second, third].allSatisfy { $0.status == .badRequest })
+            let rows = try await audit(.paymentNotificationRefused, app)
+            #expect(rows.map(\.count).sorted() == [1, 2], "\(rows.map(\.count))")
+        }
+    }
+
     @Test("top-ups an account may start in a day are counted (429 past GATEHOUSE_TOPUPS_PER_DAY); a retried key is not a new one and still answers", arguments: [TestEngine.sqlite])
     func perDayLimit(engine: TestEngine) async throws {
         try await withApp(engine, configure: { $0.wallet.topUps.perDay = 2 }) { app in
