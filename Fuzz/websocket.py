@@ -402,6 +402,8 @@ def object_spec(obj, ctx):
     email_t = prefix_chars(email, 254) if email is not None else None
     if email_t is None or password is None or email_t == "" or password == "" or utf8len(password) > 1024:
         return Spec("error", "request.invalidData", seq, tstr, email), "gateway-protocol"
+    if "\u0000" in email_t or "\u0000" in password:   # text never holds U+0000 (docs/security.md)
+        return Spec("error", "request.invalidData", seq, tstr, email), "gateway-protocol"
     ok, rule, account = login_outcome(email_t, password, ctx)
     if ok:
         return Spec("token", seq=seq), rule

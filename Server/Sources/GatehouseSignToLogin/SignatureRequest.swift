@@ -54,6 +54,8 @@ package struct SignatureRequest: Sendable {
                 result.fields[name.lowercased()] = .string(value)
             }
         }
+        // Text may not hold U+0000 (`InputText`), in any field or member.
+        if InputText.memberWithNUL(.object(result.fields)) != nil { throw Failure.malformed }
         return result
     }
 

@@ -44,17 +44,22 @@ public enum ServerPages {
         public static let create = Endpoint<FormBody, RawBody>(.post, "/console/apps", access: .anyone)
             .operation("consoleAddApp", "Add an app from the console", tags: "Developer console")
             .errors([400: [], 403: []], format: .page)
-            .form([.multipart], [.text("csrf"), .text("name"), .text("bundleId"), .text("email"), .text("website"), .text("icon")])
+            .form([.multipart], [.text("csrf"), .text("name"), .text("bundleId"), .text("email"), .text("website"), .text("icon", .file)])
         public static let change = Endpoint<FormBody, RawBody>(.post, "/console/apps/{id}/{action}", access: .anyone)
             .operation("consoleChangeApp", "Disable, enable or rotate an app's key from the console", tags: "Developer console")
             .errors([400: [], 403: [], 404: []], format: .page)
             .uuid(notFound: nil)
+            .path("action", .choice(["disable", "enable", "rotate"]))
             .form([.urlencoded], [.text("csrf")], required: false)
         public static let all: [any EndpointDeclaration] = [home, loginPage, signIn, signOut, create, change]
     }
 
     /// The operator console (docs/operators.md).
     public enum OperatorConsole {
+        /// What an operator can do to an account (`POST /operator/accounts/{id}/{action}`): the
+        /// server's operator actions that act on one account.
+        public static let accountActions = ["revoke-sessions", "lock", "unlock", "resend-confirmation", "send-recovery-code", "unbind-client",
+                                            "remove-second-factors", "credit", "reverse"]
         public static let home = Endpoint<NoContent, RawBody>(.get, "/operator", access: .anyone)
             .operation("operatorHome", "The operator console: find an account", tags: "Operator console")
         public static let loginPage = Endpoint<NoContent, RawBody>(.get, "/operator/login", access: .anyone)
@@ -78,6 +83,7 @@ public enum ServerPages {
             .operation("operatorAct", "Act on an account", tags: "Operator console")
             .errors([400: [], 403: [], 404: []], format: .page)
             .uuid(notFound: nil)
+            .path("action", .choice(OperatorConsole.accountActions))
             .form([.urlencoded], [.text("csrf"), .text("reason"), .text("amount"), .text("reference"), .text("transfer")])
         public static let audit = Endpoint<NoContent, RawBody>(.get, "/operator/audit", access: .anyone,
                                                                  query: [QueryParameter("kind", .text), QueryParameter("actorType", .text), QueryParameter("actor", .text),
@@ -147,7 +153,7 @@ public enum ServerPages {
         public static let photoUpload = Endpoint<FormBody, RawBody>(.post, "/signature-profile/photo", success: 303, access: .anyone)
             .operation("signatureProfilePhotoUpload", "Upload or remove the picture", tags: "Sign To Login")
             .errors([400: [], 403: []], format: .page)
-            .form([.multipart], [.text("csrf"), .text("photo"), .text("remove")])
+            .form([.multipart], [.text("csrf"), .text("photo", .file), .text("remove")])
         public static let photo = Endpoint<NoContent, RawBody>(.get, "/signature-profile/photo", access: .anyone)
             .operation("signatureProfilePhoto", "The signed-in person's picture", tags: "Sign To Login")
             .errors([404: []], format: .bare)

@@ -21,19 +21,19 @@ public enum PhoneAccountsAPI {
             .errors([400: [.missingParameter, .invalidPhone, .phoneTaken, .deliveryFailed, .fieldTooLong, .bodyTooLarge, .malformedBody]], format: .plainText)
             .shared(.phoneTooManyRequests, .phoneServerError)
             .headers(.acceptLanguage)
-            .form([.urlencoded], [.text("phone", required: true)], component: "PhoneSendSMSForm")
+            .form([.urlencoded], [.text("phone", .phone, required: true)], component: "PhoneSendSMSForm")
         public static let register = Endpoint<FormBody, PhoneRegisterResponse>(.post, Path.register, access: .anyone)
             .operation("phoneRegister", "Create the account with the SMS code", tags: "Phone accounts")
             .errors([400: [.missingParameter, .invalidPhone, .invalidLogin, .invalidEmail, .invalidDate, .weakPassword, .phoneTaken, .loginTaken, .emailTaken, .invalidCode, .codeExpired, .codeAttemptsExhausted, .fieldTooLong, .bodyTooLarge, .malformedBody]], format: .plainText)
             .shared(.phoneServerError)
             .headers(.acceptLanguage)
-            .form([.urlencoded], [.text("phone", required: true), .text("code", required: true), .text("login"), .text("password"), .text("name"), .text("firstName"), .text("lastname"), .text("surname"), .text("email"), .text("birthday")], component: "PhoneRegisterForm")
+            .form([.urlencoded], [.text("phone", .phone, required: true), .text("code", .code, required: true), .text("login", .login), .text("password", .newPassword), .text("name", .text), .text("firstName", .text), .text("lastname", .text), .text("surname", .text), .text("email", .email), .text("birthday", .birthdayText)], component: "PhoneRegisterForm")
         public static let login = Endpoint<FormBody, PhoneLoginResponse>(.post, Path.login, access: .anyone)
             .operation("phoneLogin", "Get a session token", tags: "Phone accounts")
             .errors([400: [.missingParameter, .invalidCredentials, .fieldTooLong, .bodyTooLarge, .malformedBody]], format: .plainText)
             .shared(.phoneTooManyRequests, .phoneServerError)
             .headers(.acceptLanguage)
-            .form([.urlencoded], [.text("login", required: true), .text("password", required: true)], component: "PhoneLoginForm")
+            .form([.urlencoded], [.text("login", .typedNotBlank, required: true), .text("password", .typedNotBlank, required: true)], component: "PhoneLoginForm")
         public static let logout = Endpoint<NoContent, NoContent>(.post, Path.logout)
             .operation("phoneLogout", "End the session", tags: "Phone accounts")
             .shared(.phoneUnauthorized, .phoneServerError)
@@ -47,7 +47,7 @@ public enum PhoneAccountsAPI {
             .errors([400: [.invalidEmail, .emailTaken, .invalidDate, .invalidPhone, .phoneChangeNotAllowed, .missingParameter, .fieldTooLong, .bodyTooLarge, .malformedBody]], format: .plainText)
             .shared(.phoneUnauthorized, .phoneServerError)
             .headers(.acceptLanguage)
-            .form([.urlencoded], [.text("name"), .text("firstName"), .text("lastname"), .text("surname"), .text("birthday"), .text("fcm"), .text("email"), .text("phone")], component: "PhoneChangeForm", required: false)
+            .form([.urlencoded], [.text("name", .text), .text("firstName", .text), .text("lastname", .text), .text("surname", .text), .text("birthday", .birthdayText), .text("fcm", .text), .text("email", .email), .text("phone", .phone)], component: "PhoneChangeForm", required: false)
         /// Answers the JSON string `"ok"`.
         public static let sendConfirm = Endpoint<NoContent, String>(.post, Path.sendConfirm)
             .operation("phoneSendEmailConfirmation", "Mail a confirmation link", tags: "Phone accounts")
@@ -55,23 +55,23 @@ public enum PhoneAccountsAPI {
             .shared(.phoneUnauthorized, .phoneTooManyRequests, .phoneServerError)
             .headers(.acceptLanguage)
         /// The page a confirmation link opens, and its button (HTML).
-        public static let confirmPage = Endpoint<NoContent, RawBody>(.get, Path.confirm, access: .anyone, query: [QueryParameter(Parameter.id, .text, required: true)])
+        public static let confirmPage = Endpoint<NoContent, RawBody>(.get, Path.confirm, access: .anyone, query: [QueryParameter(Parameter.id, .described(.linkToken), required: true)])
             .operation("phoneConfirmEmail", "Open the link of a confirmation mail (browser)", tags: "Phone accounts")
             .errors([400: []], format: .page)
             .shared(.phoneServerError)
             .headers(.acceptLanguage)
-        public static let confirm = Endpoint<FormBody, RawBody>(.post, Path.confirm, access: .anyone, query: [QueryParameter(Parameter.id, .text)])
+        public static let confirm = Endpoint<FormBody, RawBody>(.post, Path.confirm, access: .anyone, query: [QueryParameter(Parameter.id, .described(.text(max: 128)))])
             .operation("phoneConfirmEmailPress", "Confirm the address (the page's button)", tags: "Phone accounts")
             .errors([400: []], format: .page)
             .shared(.phoneServerError)
             .headers(.acceptLanguage)
-            .form([.urlencoded], [.text("id")], required: false)
+            .form([.urlencoded], [.text("id", .text(max: 128))], required: false)
         public static let restore = Endpoint<FormBody, NoContent>(.post, Path.restore, access: .anyone)
             .operation("phoneRestorePassword", "Send a temporary password", tags: "Phone accounts")
             .errors([400: [.missingParameter, .invalidParameter, .accountNotFound, .noEmail, .emailNotConfirmed, .noPhone, .deliveryFailed, .fieldTooLong, .bodyTooLarge, .malformedBody]], format: .plainText)
             .shared(.phoneTooManyRequests, .phoneServerError)
             .headers(.acceptLanguage)
-            .form([.urlencoded], [.text("login"), .text("mail"), .text("email"), .text("phone"), .text("sms")], component: "PhoneRestoreForm")
+            .form([.urlencoded], [.text("login", .text), .text("mail", .text), .text("email", .text), .text("phone", .text), .text("sms", .yesOrNo)], component: "PhoneRestoreForm")
 
         public static let all: [any EndpointDeclaration] = [
             sendSMS, register, login, logout, user, change, sendConfirm, confirmPage, confirm, restore,
@@ -99,5 +99,5 @@ public enum PhoneAccountsAPI {
     }
 
     /// The response header that carries a ``GatehouseErrorCode`` next to the plain-text message.
-    public static let errorCodeHeader = "X-Error-Code"
+    public static let errorCodeHeader = ResponseHeader.errorCode.name
 }

@@ -143,3 +143,7 @@ public enum DevAPI {
     public static let outbox = Endpoint<NoContent, [DevOutboxMessage]>(.get, Path.outbox, access: .anyone,
                                                                       query: [QueryParameter("to", .text), QueryParameter("last", .limit)])
 }
+
+extension PhoneLoginResponse: DeclaresMemberRules {
+    public static let memberRules: [String: MemberRule] = ["expires": .dateTime]
+}

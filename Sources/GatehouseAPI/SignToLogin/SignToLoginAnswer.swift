@@ -171,3 +171,7 @@ public struct SignToLoginHistoryEntry: Codable, Equatable, Sendable {
         try c.encode(documentHash, forKey: .documentHash)
     }
 }
+
+extension SignToLoginAnswer: DeclaresMemberRules {
+    public static let memberRules: [String: MemberRule] = ["retry_after": .count, "similarity": .fraction]
+}

@@ -25,6 +25,8 @@ public struct QueryParameter: Sendable, Equatable {
         case uuid
         /// One of these values.
         case choice([String])
+        /// Text that takes this rule (a link's token), checked by the handler.
+        case described(MemberRule)
     }
 
     public let name: String

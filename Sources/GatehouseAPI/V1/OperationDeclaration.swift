@@ -78,6 +78,43 @@ public enum SharedAnswer: String, Sendable, Equatable, CaseIterable {
         case .phoneServerError: "500"
         }
     }
+
+    /// How it is written: a problem document, or `/api`'s plain text.
+    public var format: ErrorFormat {
+        switch self {
+        case .phoneUnauthorized, .phoneTooManyRequests, .phoneServerError: .plainText
+        case .unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem: .problem
+        }
+    }
+
+    /// The headers it carries, in order.
+    public var headers: [ResponseHeader] {
+        switch self {
+        case .unauthorized: [.wwwAuthenticate]
+        case .tooManyRequests: [.retryAfter]
+        case .phoneUnauthorized: [.errorCode, .wwwAuthenticate]
+        case .phoneTooManyRequests: [.errorCode, .retryAfter]
+        case .phoneServerError: [.errorCode]
+        case .payloadTooLarge, .unsupportedMediaType, .unexpectedProblem: []
+        }
+    }
+}
+
+/// A response header the document declares once (`#/components/headers/<name>`).
+public enum ResponseHeader: String, Sendable, Equatable, CaseIterable {
+    case retryAfter = "RetryAfter"
+    case wwwAuthenticate = "WWWAuthenticate"
+    /// `/api`'s `X-Error-Code`: a ``GatehouseErrorCode``.
+    case errorCode = "XErrorCode"
+
+    /// The header's name on the wire.
+    public var name: String {
+        switch self {
+        case .retryAfter: "Retry-After"
+        case .wwwAuthenticate: "WWW-Authenticate"
+        case .errorCode: "X-Error-Code"
+        }
+    }
 }
 
 /// A request header the document declares once (`#/components/parameters/<name>`).
@@ -86,6 +123,25 @@ public enum SharedHeader: String, Sendable, Equatable, CaseIterable {
     case idempotencyKey = "IdempotencyKey"
     /// The language of the messages a call sends (`Accept-Language`).
     case acceptLanguage = "AcceptLanguage"
+
+    /// The header's name on the wire.
+    public var name: String {
+        switch self {
+        case .idempotencyKey: "Idempotency-Key"
+        case .acceptLanguage: "Accept-Language"
+        }
+    }
+
+    /// Whether an operation that reads it needs it.
+    public var required: Bool { self == .idempotencyKey }
+
+    /// What its value takes.
+    public var rule: MemberRule? {
+        switch self {
+        case .idempotencyKey: .idempotencyKey
+        case .acceptLanguage: nil
+        }
+    }
 }
 
 /// A form body as its operation reads it: the media types it takes and its fields, in order.
@@ -113,14 +169,33 @@ public struct FormField: Sendable, Equatable {
         case text
         /// Text or a JSON value (the spec's JSON bodies carry some fields as objects, arrays or numbers).
         case any
+        /// A JSON value of this shape in a JSON body, its JSON text in a form.
+        case jsonOrText(JSONShape)
+    }
+
+    /// The shape of a field's JSON value.
+    public enum JSONShape: String, Sendable, Equatable {
+        case object
+        case number
+        /// An array of objects.
+        case arrayOfObjects
+        /// An array of strings.
+        case arrayOfStrings
     }
 
     public let name: String
     public let kind: Kind
     public let required: Bool
+    /// What its text takes beyond being text.
+    public let rule: MemberRule?
 
-    public static func text(_ name: String, required: Bool = false) -> FormField { FormField(name: name, kind: .text, required: required) }
-    public static func any(_ name: String, required: Bool = false) -> FormField { FormField(name: name, kind: .any, required: required) }
+    public static func text(_ name: String, _ rule: MemberRule? = nil, required: Bool = false) -> FormField {
+        FormField(name: name, kind: .text, required: required, rule: rule)
+    }
+    public static func any(_ name: String, required: Bool = false) -> FormField { FormField(name: name, kind: .any, required: required, rule: nil) }
+    public static func json(_ name: String, _ shape: JSONShape, required: Bool = false) -> FormField {
+        FormField(name: name, kind: .jsonOrText(shape), required: required, rule: nil)
+    }
 }
 
 /// The type of a path parameter that is more than text.
@@ -128,6 +203,8 @@ public struct PathParameter: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// A UUID: any other value names nothing.
         case uuid
+        /// Text that takes this rule (one of a few actions, a tag).
+        case text(MemberRule)
     }
 
     public let kind: Kind
@@ -180,6 +257,14 @@ extension Endpoint {
         precondition(path.contains("{\(name)}"), "\(path) has no {\(name)}")
         var copy = self
         copy.declaration.pathTypes[name] = PathParameter(kind: .uuid, notFound: notFound)
+        return copy
+    }
+
+    /// The same endpoint, whose path parameter `name` takes `rule` (the handler checks it).
+    public func path(_ name: String, _ rule: MemberRule) -> Self {
+        precondition(path.contains("{\(name)}"), "\(path) has no {\(name)}")
+        var copy = self
+        copy.declaration.pathTypes[name] = PathParameter(kind: .text(rule), notFound: nil)
         return copy
     }
 

@@ -37,6 +37,8 @@ package enum Strings {
         "error.tooManyPasskeys": [.en: "An account can have at most {0} passkeys. Remove one first.", .ru: "У учётной записи может быть не больше {0} ключей входа. Сначала удалите один."],
         "error.accountLocked": [.en: "This account is locked. Please contact support.", .ru: "Аккаунт заблокирован. Обратитесь в поддержку."],
         "error.missingParameter": [.en: "The parameter \"{0}\" is required.", .ru: "Параметр «{0}» обязателен."],
+        "error.nulCharacter": [.en: "The parameter \"{0}\" contains the character U+0000, which text may not hold.", .ru: "Параметр «{0}» содержит символ U+0000, недопустимый в тексте."],
+        "error.nulInAddress": [.en: "The request's address contains the character U+0000 (%00), which text may not hold.", .ru: "Адрес запроса содержит символ U+0000 (%00), недопустимый в тексте."],
         "error.fieldTooLong": [.en: "The parameter \"{0}\" is too long (at most {1} characters).", .ru: "Параметр «{0}» слишком длинный (не более {1} символов)."],
         "error.bodyTooLarge": [.en: "The request body is too large (at most {0} bytes).", .ru: "Тело запроса слишком велико (не более {0} байт)."],
         "error.malformedBody.utf8": [.en: "The request body could not be read: it is not UTF-8 text.", .ru: "Не удалось прочитать тело запроса: это не текст в UTF-8."],

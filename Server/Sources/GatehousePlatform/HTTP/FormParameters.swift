@@ -27,6 +27,7 @@ package struct FormParameters: Sendable {
         for (name, value) in request.uri.queryParameters {
             form.setIfAbsent(String(name), String(value))
         }
+        for (name, value) in form.values { try refuseNUL(name, value) }
         let buffer = try await request.collectBody(upTo: maxBodyBytes)
         guard buffer.readableBytes > 0 else { return form }
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
@@ -43,11 +44,19 @@ package struct FormParameters: Sendable {
             bodyValues = parseURLEncoded(text)
         }
         // Body wins over the query string.
+        for (name, value) in bodyValues { try refuseNUL(name, value) }
         for (name, value) in bodyValues.reversed() {
             form.values[name.lowercased()] = value
             form.bodyNames.insert(name.lowercased())
         }
         return form
+    }
+
+    /// A value holding U+0000 is refused (`InputText`), naming its parameter.
+    private static func refuseNUL(_ name: String, _ value: String) throws {
+        if InputText.hasNUL(value) {
+            throw GatehouseError.invalid(.invalidParameter, "error.nulCharacter", name).on(field: name)
+        }
     }
 
     private mutating func setIfAbsent(_ name: String, _ value: String) {

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 import Logging
 
 /// Per-connection state the protocol needs: the login attempts this connection may still fail.
@@ -93,6 +94,9 @@ package final class CustomerGatewayProtocol: Sendable {
         }
         guard let email, let password = data?["password"]?.string, !email.isEmpty, !password.isEmpty, password.utf8.count <= 1024 else {
             throw Failure(code: API.ErrorCode.invalidData, description: "data.email and data.password must be non-empty strings", inEvent: inEvent)
+        }
+        guard !InputText.hasNUL(email), !InputText.hasNUL(password) else {
+            throw Failure(code: API.ErrorCode.invalidData, description: "data.email and data.password may not contain U+0000", inEvent: inEvent)
         }
         guard connection.reserveAttempt(limit: settings.failuresPerConnection) else {
             throw Failure(code: API.ErrorCode.tooManyAttempts, description: "Too many failed logins on this connection", inEvent: inEvent)

@@ -8,8 +8,9 @@ import Yams
 /// answer, operation id, summary and tag, and every refusal an operation declares (its status, in
 /// its surface's format) and shared answer comes from an ``EndpointDeclaration`` and its types
 /// (their schemas from ``WireSchemas``), so the document cannot name an operation, a parameter,
-/// an answer or a member the code does not have. The prose — descriptions, patterns and lengths,
-/// examples, and the bodies that are not JSON (forms, images, pages) — is kept by hand in
+/// an answer or a member the code does not have; what a member, a form field or a parameter takes
+/// beyond its type (formats, lengths, patterns, bounds) comes from its declared ``MemberRule``. The
+/// prose — descriptions, examples, and the bodies that are neither JSON nor forms (images, pages) — is kept by hand in
 /// `Resources/openapi-prose.yaml` and laid over the generated skeleton by ``merge(_:_:at:)``,
 /// which refuses prose that adds an operation or a query or path parameter, adds a member to a
 /// generated schema, or changes a generated value.
@@ -19,8 +20,8 @@ package enum OpenAPIGenerator {
     }
 
     /// The generated skeleton: paths from the declarations, component schemas from their types.
-    package static func skeleton(_ operations: [any EndpointDeclaration], components types: [any Decodable.Type] = []) throws -> OpenAPI.Document {
-        let schemas = WireSchemas()
+    package static func skeleton(_ operations: [any EndpointDeclaration], components types: [any Decodable.Type] = [],
+                                 schemas: WireSchemas = WireSchemas()) throws -> OpenAPI.Document {
         var paths: OrderedDictionary<String, OpenAPI.PathItem> = [:]
         for endpoint in operations {
             var item = paths[endpoint.path] ?? OpenAPI.PathItem()
@@ -44,17 +45,71 @@ package enum OpenAPIGenerator {
             info: .init(title: "", version: GatehouseVersion.current),
             servers: [],
             paths: pathMap,
-            components: .init(schemas: components)
+            components: .init(schemas: components, responses: sharedAnswers(), parameters: sharedHeaders(schemas: schemas),
+                              headers: responseHeaders(schemas: schemas), securitySchemes: securitySchemes)
         )
+    }
+
+    /// The answers operations share (``SharedAnswer``): each in its surface's format, with its headers.
+    static func sharedAnswers() -> OpenAPI.ComponentReferenceDictionary<OpenAPI.Response> {
+        var answers: OpenAPI.ComponentReferenceDictionary<OpenAPI.Response> = [:]
+        for answer in SharedAnswer.allCases {
+            var response = refusal(answer.format)
+            var headers: OpenAPI.Header.Map = [:]
+            for header in answer.headers { headers[header.name] = .a(.component(named: header.rawValue)) }
+            response.headers = headers.isEmpty ? nil : headers
+            answers[.init(stringLiteral: answer.rawValue)] = .b(response)
+        }
+        return answers
+    }
+
+    /// The request headers operations share (``SharedHeader``).
+    static func sharedHeaders(schemas: WireSchemas) -> OpenAPI.ComponentReferenceDictionary<OpenAPI.Parameter> {
+        var parameters: OpenAPI.ComponentReferenceDictionary<OpenAPI.Parameter> = [:]
+        for header in SharedHeader.allCases {
+            parameters[.init(stringLiteral: header.rawValue)] = .b(.header(name: header.name, required: header.required, schema: .string))
+            if let rule = header.rule { schemas.place(rule, at: [.key("components"), .key("parameters"), .key(header.rawValue), .key("schema")]) }
+        }
+        return parameters
+    }
+
+    /// The response headers the shared answers carry (``ResponseHeader``).
+    static func responseHeaders(schemas: WireSchemas) -> OpenAPI.ComponentReferenceDictionary<OpenAPI.Header> {
+        var headers: OpenAPI.ComponentReferenceDictionary<OpenAPI.Header> = [:]
+        for header in ResponseHeader.allCases {
+            let schema: JSONSchema = switch header {
+            case .retryAfter: .integer
+            case .wwwAuthenticate: .string
+            case .errorCode: .reference(.component(named: WireSchemas.name(of: GatehouseErrorCode.self)))
+            }
+            headers[.init(stringLiteral: header.rawValue)] = .b(OpenAPI.Header(schema: schema, required: true))
+        }
+        schemas.place(.count, at: [.key("components"), .key("headers"), .key(ResponseHeader.retryAfter.rawValue), .key("schema")])
+        return headers
+    }
+
+    /// How operations say who calls them (``Access``): a session's bearer token, or an admin key.
+    static var securitySchemes: OpenAPI.ComponentReferenceDictionary<OpenAPI.SecurityScheme> {
+        ["adminKeyAuth": .b(.http(scheme: "bearer")), "bearerAuth": .b(.http(scheme: "bearer"))]
     }
 
     static func operation(_ endpoint: any EndpointDeclaration, schemas: WireSchemas) throws -> OpenAPI.Operation {
         let declared = endpoint.declaration
+        let operationPath: [RulePlacement.Step] = [.key("paths"), .key(endpoint.path), .key(endpoint.method.rawValue.lowercased())]
         var parameters: OpenAPI.Parameter.Array = pathParameters(endpoint.path).map { name in
             .b(.path(name: name, schema: declared.pathTypes[name]?.kind == .uuid ? .string(format: .uuid) : .string))
         }
+        for (name, type) in declared.pathTypes {
+            if case .text(let rule) = type.kind { schemas.place(rule, at: operationPath + [.key("parameters"), .parameter(name: name, in: "path"), .key("schema")]) }
+        }
         for parameter in endpoint.queryParameters {
             parameters.append(.b(.query(name: parameter.name, required: parameter.required, schema: schema(of: parameter.kind))))
+            let rule: MemberRule? = switch parameter.kind {
+            case .described(let rule): rule
+            case .choice(let values): .choice(values)
+            case .text, .cursor, .limit, .uuid: nil
+            }
+            if let rule { schemas.place(rule, at: operationPath + [.key("parameters"), .parameter(name: parameter.name, in: "query"), .key("schema")]) }
         }
         for header in declared.headers { parameters.append(.a(.component(named: header.rawValue))) }
         var request: OpenAPI.Request?
@@ -67,12 +122,22 @@ package enum OpenAPIGenerator {
                 properties[field.name] = switch field.kind {
                 case .text: .string(required: field.required)
                 case .any: .fragment(required: field.required)
+                case .jsonOrText(let shape): .one(of: schema(of: shape), .string, required: field.required)
                 }
             }
             var schema = JSONSchema.object(properties: properties)
+            // Where the fields' schemas are: the form's component, or each media type's body.
+            var formPaths: [[RulePlacement.Step]] = form.mediaTypes.map {
+                operationPath + [.key("requestBody"), .key("content"), .key($0.rawValue), .key("schema")]
+            }
             if let name = form.component {
                 schemas.add(name, schema)
                 schema = .reference(.component(named: name))
+                formPaths = [[.key("components"), .key("schemas"), .key(name)]]
+            }
+            for field in form.fields {
+                guard let rule = field.rule else { continue }
+                for path in formPaths { schemas.place(rule, at: path + [.key("properties"), .key(field.name)]) }
             }
             var content: OpenAPI.Content.Map = [:]
             for type in form.mediaTypes { content[OpenAPI.ContentType(rawValue: type.rawValue)!] = .b(.init(schema: schema)) }
@@ -127,12 +192,22 @@ package enum OpenAPIGenerator {
         path.split(separator: "{").dropFirst().compactMap { $0.split(separator: "}", maxSplits: 1).first.map(String.init) }
     }
 
+    /// A form field's JSON value.
+    static func schema(of shape: FormField.JSONShape) -> JSONSchema {
+        switch shape {
+        case .object: .object
+        case .number: .number
+        case .arrayOfObjects: .array(items: .object)
+        case .arrayOfStrings: .array(items: .string)
+        }
+    }
+
     static func schema(of kind: QueryParameter.Kind) -> JSONSchema {
         switch kind {
-        case .text, .cursor: .string
+        case .text, .cursor, .described: .string
         case .limit: .integer(minimum: (1, exclusive: false))
         case .uuid: .string(format: .uuid)
-        case .choice(let values): .string(allowedValues: values.map { AnyCodable($0) })
+        case .choice: .string
         }
     }
 
@@ -142,10 +217,12 @@ package enum OpenAPIGenerator {
     /// YAML alike), not read back into OpenAPIKit's model, which would fold a schema's own
     /// members into its `allOf`/`anyOf` and lose them; the tests read it back to check it.
     package static func document(_ operations: [any EndpointDeclaration], components: [any Decodable.Type] = [], prose: String) throws -> Node {
-        let skeleton = try YAMLEncoder().encode(self.skeleton(operations, components: components))
-        guard let base = try Yams.compose(yaml: skeleton), let overlay = try Yams.compose(yaml: prose) else {
+        let schemas = WireSchemas()
+        let skeleton = try YAMLEncoder().encode(self.skeleton(operations, components: components, schemas: schemas))
+        guard var base = try Yams.compose(yaml: skeleton), let overlay = try Yams.compose(yaml: prose) else {
             throw Failure(description: "an empty document")
         }
+        for placement in schemas.rules { base = try placement.apply(to: base) }
         return textual(try merge(base, overlay, at: []))
     }
 

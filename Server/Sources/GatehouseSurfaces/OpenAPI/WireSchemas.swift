@@ -8,17 +8,24 @@ import OpenAPIKit
 /// (`decodeIfPresent`, or a member checked with `contains` first), nullable (`decodeNil`).
 /// A struct or a string enum becomes a component named after its Swift type and is referenced
 /// wherever it is used; strings, numbers, booleans, dates (`date-time`), UUIDs, arrays and
-/// dictionaries are written inline. What a schema cannot learn from a type (descriptions,
-/// patterns, lengths, examples) is the document's prose, added on top by ``OpenAPIGenerator``.
+/// dictionaries are written inline. What a member takes beyond its type (a format, lengths, a
+/// pattern, bounds) comes from the type's ``DeclaresMemberRules``; descriptions and examples are
+/// the document's prose, added on top by ``OpenAPIGenerator``.
 package final class WireSchemas {
     /// The component schemas met so far, in the order met.
     package private(set) var components: OrderedDictionary<String, JSONSchema> = [:]
     private var owners: [String: ObjectIdentifier] = [:]
+    /// Where the declared rules go in the document (``MemberRule``): a component's members (its
+    /// type's ``DeclaresMemberRules``), a form's fields, path and query parameters.
+    package private(set) var rules: [RulePlacement] = []
 
     package init() {}
 
     /// Adds a component schema that no type declares (a form's).
     package func add(_ name: String, _ schema: JSONSchema) { components[name] = schema }
+
+    /// Puts `rule` on the schema at `path` of the document.
+    package func place(_ rule: MemberRule, at path: [RulePlacement.Step]) { rules.append(RulePlacement(path: path, rule: rule)) }
 
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -90,6 +97,15 @@ package final class WireSchemas {
             for key in written.nulls {
                 guard let schema = recording.properties[key] else { continue }
                 recording.properties[key] = try self.schema(ofMember: key, in: recording, required: true, nullable: true, fallback: schema)
+            }
+        }
+        if let declaring = type as? any DeclaresMemberRules.Type {
+            let name = Self.name(of: type)
+            for (member, rule) in declaring.memberRules.sorted(by: { $0.key < $1.key }) {
+                guard recording.properties[member] != nil else {
+                    throw Failure(description: "\(name) declares a rule for \(member), which is not one of its members")
+                }
+                place(rule, at: [.key("components"), .key("schemas"), .key(name), .key("properties"), .key(member)])
             }
         }
         return .object(properties: recording.properties)

@@ -367,8 +367,8 @@ package struct OperatorConsoleController: Sendable {
     @Sendable func actPost(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let session = try await session(request) else { return toLogin }
         guard let id = context.pathIDs["id"], let account = try? await services.login.account(id: id) else { return notFoundPage(session) }
-        guard let action = context.parameters.get("action").flatMap(OperatorAction.init(rawValue:)), action != .view,
-              action != .importClients, action != .retryMessage else { return notFoundPage(session) }
+        guard let raw = context.parameters.get("action"), ServerPages.OperatorConsole.accountActions.contains(raw),
+              let action = OperatorAction(rawValue: raw) else { return notFoundPage(session) }
         let actor = AuditActor.operator(session.who.name)
         let origin = origin(request, context)
         do {

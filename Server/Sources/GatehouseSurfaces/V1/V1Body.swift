@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 import Hummingbird
 import NIOCore
 
@@ -8,7 +9,8 @@ import NIOCore
 package enum V1Body {
     /// The request body as `T`. A missing `Content-Type` is read as JSON; another type is 415;
     /// a body over the limit is 413; a body that does not decode is 400 `malformed_body` naming
-    /// the member at fault; a string member over `maxFieldLength` is 400 `field_too_long`.
+    /// the member at fault; a string member over `maxFieldLength` is 400 `field_too_long`; one
+    /// holding U+0000 is 400 `invalid_parameter` naming it (`InputText`).
     package static func decode<T: Decodable>(_ type: T.Type, from request: Request, limits: GatehouseConfiguration.Limits) async throws -> T {
         if let contentType = request.headers[.contentType] {
             let media = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
@@ -25,6 +27,10 @@ package enum V1Body {
             throw malformed(error)
         } catch {
             throw GatehouseError.invalid(.malformedBody, "error.malformedJSON", "unreadable body")
+        }
+        if InputText.hasEscapedNUL(inJSON: data) {
+            let name = (try? JSONValue.parse(data)).flatMap { InputText.memberWithNUL($0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "body"
+            throw GatehouseError.invalid(.invalidParameter, "error.nulCharacter", name).on(field: name)
         }
         try checkLengths(value, limit: limits.maxFieldLength)
         return value

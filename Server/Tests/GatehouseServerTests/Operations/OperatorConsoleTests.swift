@@ -37,6 +37,13 @@ struct OperatorConsoleTests {
         return Desk(app: app, cookie: "gh_operator=\(token)", csrf: session.csrf)
     }
 
+    @Test("the actions the document offers on an account are the server's operator actions on one account: all of them, and only the three others left out")
+    func accountActions_areTheServers() {
+        let actions = Set(ServerPages.OperatorConsole.accountActions)
+        #expect(actions.allSatisfy { OperatorAction(rawValue: $0) != nil }, "\(actions)")
+        #expect(Set(OperatorAction.allCases.map(\.rawValue)).subtracting(actions) == ["view", "import-clients", "retry-message"])
+    }
+
     @Test("support resends the confirmation link and sends a recovery code (never seeing it), each with its reason in the trail; read-only may not; a form without its token changes nothing", arguments: TestEngine.once)
     func messagesToThePerson(engine: TestEngine) async throws {
         try await withApp(engine) { app in

@@ -18,7 +18,7 @@ struct QueryParametersTests {
         case .limit: "0"
         case .uuid: "not-an-id"
         case .choice: "bogus"
-        case .text, .cursor: nil
+        case .text, .cursor, .described: nil
         }
     }
 

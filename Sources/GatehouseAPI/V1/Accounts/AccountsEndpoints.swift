@@ -15,6 +15,7 @@ extension V1 {
             .shared(.payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
         /// Whether a tag is free.
         public static let tag = Endpoint<NoContent, TagAvailability>(.get, "/v1/tags/{tag}", access: .anyone)
+            .path("tag", .tagInPath)
             .operation("getTagAvailability", "Whether a tag is free", tags: "Sign-up")
             .errors([400: [.invalidTag]])
             .shared(.unexpectedProblem)

@@ -1,0 +1,65 @@
+import GatehouseFoundation
+
+/// The one rule every surface applies to the text a client sends: no U+0000. PostgreSQL's `text`
+/// cannot hold it (a bound value with it fails the statement), SQLite would store it and C-string
+/// code downstream (logs, mail, SMS gateways) would cut it short; no name, address, password or
+/// message needs it. The readers of every surface refuse it before anything reaches a service, in
+/// the surface's own format (a problem document on `/v1`, plain text with `X-Error-Code` on `/api`,
+/// `{"res": …}` on Sign To Login, the form's message on the consoles, an error frame on the
+/// gateway), so both engines answer alike.
+package enum InputText {
+    /// Whether `text` holds U+0000.
+    package static func hasNUL(_ text: some StringProtocol) -> Bool {
+        text.utf8.contains(0)
+    }
+
+    /// Whether a request target (path and query, still percent-encoded) decodes to U+0000: it
+    /// holds `%00` (anywhere: `%%00` is refused too, which no client sends).
+    package static func hasEncodedNUL(_ target: some StringProtocol) -> Bool {
+        let bytes = Array(target.utf8)
+        guard bytes.count >= 3 else { return false }
+        for index in 0...(bytes.count - 3) where bytes[index] == UInt8(ascii: "%") && bytes[index + 1] == UInt8(ascii: "0") && bytes[index + 2] == UInt8(ascii: "0") {
+            return true
+        }
+        return false
+    }
+
+    /// Whether valid JSON text has a string holding U+0000 (JSON can carry it only as the escape
+    /// `\u0000`; a raw control character is not JSON). `\\u0000` is a backslash and text, not
+    /// the escape. Exact for text a JSON decoder took.
+    package static func hasEscapedNUL(inJSON bytes: some Collection<UInt8>) -> Bool {
+        var iterator = bytes.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "\\") else { continue }
+            guard let escaped = iterator.next() else { return false }
+            guard escaped == UInt8(ascii: "u") else { continue }
+            var digits: [UInt8] = []
+            while digits.count < 4, let digit = iterator.next() { digits.append(digit) }
+            if digits == Array("0000".utf8) { return true }
+        }
+        return false
+    }
+
+    /// The first member (by its dotted path) of a JSON value whose key or string holds U+0000;
+    /// "" for the root; nil when none does.
+    package static func memberWithNUL(_ value: JSONValue, path: String = "") -> String? {
+        switch value {
+        case .string(let text):
+            return hasNUL(text) ? path : nil
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if let found = memberWithNUL(item, path: path.isEmpty ? String(index) : "\(path).\(index)") { return found }
+            }
+            return nil
+        case .object(let members):
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) {
+                let memberPath = path.isEmpty ? key : "\(path).\(key)"
+                if hasNUL(key) { return path.isEmpty ? "body" : path }
+                if let found = memberWithNUL(member, path: memberPath) { return found }
+            }
+            return nil
+        case .integer, .number, .bool, .null:
+            return nil
+        }
+    }
+}
