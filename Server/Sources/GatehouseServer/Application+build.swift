@@ -84,13 +84,8 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     let routes = RouteTable()
     router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
     router.add(middleware: ProblemMiddleware(prefix: "/admin/"))
-    // An address holding U+0000 is refused before any route reads it, in its surface's format.
-    let problem: NULAddressMiddleware.Render = { ProblemMiddleware.response(for: $0, request: $1) }
-    let phoneText: NULAddressMiddleware.Render = { PhoneAccountsErrorMiddleware.response(for: $0, request: $1) }
-    let signToLoginRefusal: NULAddressMiddleware.Render = { error, _ in SignToLoginController.invalid(error.message.render(.en)) }
-    router.add(middleware: NULAddressMiddleware(surfaces: [("/v1", problem), ("/admin/", problem), ("/api/", phoneText)]
-        + [SignToLoginAPI.Path.register, SignToLoginAPI.Path.login, SignToLoginAPI.Path.authenticate, SignToLoginAPI.Path.saveDocument,
-         SignToLoginAPI.Path.openDocument].map { (String($0.dropLast()), signToLoginRefusal) }))
+    // U+0000 is left out of an address before any route reads it.
+    router.add(middleware: NULAddressMiddleware())
     router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
     let configuration = services.configuration
     let edge = SurfaceEdge(configuration)

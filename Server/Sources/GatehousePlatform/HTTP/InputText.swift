@@ -3,10 +3,10 @@ import GatehouseFoundation
 /// The one rule every surface applies to the text a client sends: no U+0000. PostgreSQL's `text`
 /// cannot hold it (a bound value with it fails the statement), SQLite would store it and C-string
 /// code downstream (logs, mail, SMS gateways) would cut it short; no name, address, password or
-/// message needs it. The readers of every surface refuse it before anything reaches a service, in
+/// message needs it. The body readers of the APIs refuse it before anything reaches a service, in
 /// the surface's own format (a problem document on `/v1`, plain text with `X-Error-Code` on `/api`,
-/// `{"res": …}` on Sign To Login, the form's message on the consoles, an error frame on the
-/// gateway), so both engines answer alike.
+/// `{"res": …}` on Sign To Login, an error frame on the gateway); the address (`NULAddressMiddleware`)
+/// and the consoles' forms leave it out. Both engines answer alike.
 package enum InputText {
     /// Whether `text` holds U+0000.
     package static func hasNUL(_ text: some StringProtocol) -> Bool {
@@ -22,6 +22,18 @@ package enum InputText {
             return true
         }
         return false
+    }
+
+    /// `text` without U+0000.
+    package static func removingNUL(_ text: String) -> String {
+        hasNUL(text) ? String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value != 0 })) : text
+    }
+
+    /// `target` without the `%00` that decode to U+0000.
+    package static func removingEncodedNUL(_ target: String) -> String {
+        var result = target
+        while let range = result.range(of: "%00") { result.removeSubrange(range) }
+        return result
     }
 
     /// Whether valid JSON text has a string holding U+0000 (JSON can carry it only as the escape

@@ -1,35 +1,22 @@
-import GatehouseFoundation
 import GatehousePlatform
 import HTTPTypes
 import Hummingbird
-import NIOCore
 
-/// Refuses a request whose address (its path or query string) decodes to U+0000 (`%00`), before a
-/// route reads a parameter from it: text may not hold that character (`InputText`), and a path
-/// parameter or a query value reaches lookups on both engines. The refusal is 400 in the format of
-/// the surface the path belongs to (its renderer, given by the composition root); a path of no
-/// listed surface (the consoles' pages, the operations' routes) gets the message as plain text.
+/// Leaves U+0000 out of a request's query string (`%00`) before any route reads it: text never holds the character
+/// (`InputText`), no browser or client of the specs sends it, and a query value reaches lookups on both engines.
+/// Taking it out — rather than refusing — keeps every route's answer one its document declares (a search for
+/// `jo%00se` is a search for `jose`, as a search already leaves control characters out); the bodies, where a value is
+/// the client's to fix, are refused by their readers instead. (A path parameter is given to its route as sent,
+/// percent-escapes and all, so `%00` there is three characters of text, which the route's own rule refuses.)
 package struct NULAddressMiddleware: RouterMiddleware {
     package typealias Context = GatehouseRequestContext
-    /// How a surface writes a refusal.
-    package typealias Render = @Sendable (GatehouseError, Request) -> Response
 
-    /// Path prefixes and their surface's renderer; the first that matches answers.
-    private let surfaces: [(prefix: String, render: Render)]
-
-    package init(surfaces: [(prefix: String, render: Render)]) {
-        self.surfaces = surfaces
-    }
+    package init() {}
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard InputText.hasEncodedNUL(request.uri.description) else { return try await next(request, context) }
-        let error = GatehouseError.invalid(.invalidParameter, "error.nulInAddress")
-        let path = request.uri.path.lowercased()
-        if let surface = surfaces.first(where: { path.hasPrefix($0.prefix) }) {
-            return surface.render(error, request)
-        }
-        let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en)
-        return Response(status: .badRequest, headers: [.contentType: "text/plain; charset=utf-8"],
-                        body: .init(byteBuffer: ByteBuffer(string: error.message.render(language))))
+        guard let target = request.head.path, InputText.hasEncodedNUL(target) else { return try await next(request, context) }
+        var head = request.head
+        head.path = InputText.removingEncodedNUL(target)
+        return try await next(Request(head: head, body: request.body), context)
     }
 }

@@ -9,7 +9,7 @@ import NIOCore
 /// read from a request alike: its cookies and a posted form (urlencoded or multipart, with its
 /// files), and the headers every such page carries.
 package enum PageForm {
-    /// A form that could not be read (a multipart body without its boundary, a field holding U+0000).
+    /// A form that could not be read (a multipart body without its boundary, say).
     package struct Unreadable: Error {}
 
     /// The request's cookies by name (the first of a repeated name).
@@ -55,8 +55,11 @@ package enum PageForm {
         } else if let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes) {
             for (name, value) in FormParameters.parseURLEncoded(text) where fields[name] == nil { fields[name] = value }
         }
-        // Text may not hold U+0000 (`InputText`): the console says the form could not be read.
-        if fields.contains(where: { InputText.hasNUL($0.key) || InputText.hasNUL($0.value) }) { throw Unreadable() }
+        // Text never holds U+0000 (`InputText`): left out of a console's fields, as of an address (a browser never sends
+        // it; the page answers what it answers for the value without it).
+        if fields.contains(where: { InputText.hasNUL($0.key) || InputText.hasNUL($0.value) }) {
+            fields = Dictionary(fields.map { (InputText.removingNUL($0.key), InputText.removingNUL($0.value)) }, uniquingKeysWith: { first, _ in first })
+        }
         return (fields, files)
     }
 

@@ -39,10 +39,9 @@ struct PeopleAndFriendsTests {
             #expect(try await search("sear").isEmpty, "never myself")
             #expect(try await search("zzz").isEmpty)
             #expect(try await search("%").isEmpty, "LIKE wildcards are literal")
-            #expect(try await search("jo\u{1B}se") == [jose.id], "control characters are left out")
-            #expect(try await app.v1.get(M.friends.path + "?q=%1B%07&sort=tag", token: me.token).status == .ok)
-            // NUL (which PostgreSQL refuses in text) never reaches a search: the address is refused.
-            try expectProblem(try await app.v1.get(M.people.path + "?q=jo%00se", token: me.token), .badRequest, .invalidParameter)
+            #expect(try await search("jo\u{0}se") == [jose.id], "control characters (a NUL PostgreSQL would refuse) are left out")
+            #expect(try await search("jo\u{1B}se") == [jose.id])
+            #expect(try await app.v1.get(M.friends.path + "?q=%00%1B&sort=tag", token: me.token).status == .ok)
 
             var seen: [UUID] = []
             var cursor: String?

@@ -10,10 +10,10 @@ import HummingbirdWSTesting
 import NIOCore
 import Testing
 
-/// Text may not hold U+0000 (`InputText`): PostgreSQL's `text` cannot store it, so a login with it
-/// once failed the statement and answered 500 on PostgreSQL while SQLite took it. Every reader of
-/// every surface now refuses it before a service runs, with a 400 in the surface's own format, on
-/// both engines alike; the same requests without the character are served as before.
+/// Text never holds U+0000 (`InputText`): PostgreSQL's `text` cannot store it, so a login with it
+/// once failed the statement and answered 500 on PostgreSQL while SQLite took it. The APIs' body
+/// readers refuse it before a service runs, with a 400 in the surface's own format; an address and
+/// the consoles' forms leave it out. Both engines answer alike.
 @Suite("Text holding U+0000 is refused on every surface")
 struct NULCharacterTests {
     @Test("the readers' rules: %00 in an address, the \\u0000 escape in JSON (not an escaped backslash), the character in any member")
@@ -34,35 +34,42 @@ struct NULCharacterTests {
         #expect(InputText.memberWithNUL(try JSONValue.parse(Array(#"{"a":"ok"}"#.utf8))) == nil)
     }
 
-    @Test("/v1 and /admin/v1: a problem document, 400 invalid_parameter naming the member or the address", .tags(.engine), arguments: TestEngine.all)
+    @Test("/v1: a problem document, 400 invalid_parameter naming the member, nested ones too", .tags(.engine), arguments: TestEngine.all)
     func v1(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let login = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"ivan\u0000@example.com","password":"secret-91!"}"#)
             let code = try await app.v1.post(V1.Accounts.signupCode.path, json: #"{"email":"ivan@example.com\u0000"}"#)
-            let query = try await app.v1.send(.get, "/v1/people?q=%00ivan", token: "x")
-            let admin = try await app.v1.send(.get, "/admin/v1/clients/%00")
             // An escaped backslash followed by "u0000" is text like any other.
             let text = try await app.v1.post(V1.Sessions.login.path, json: #"{"identifier":"ivan\\u0000@example.com","password":"secret-91!"}"#)
 
-            #expect(try expectProblem(login, .badRequest, .invalidParameter).field == "identifier")
+            let problem = try expectProblem(login, .badRequest, .invalidParameter)
+            #expect(problem.field == "identifier" && problem.detail.contains("U+0000"))
             #expect(try expectProblem(code, .badRequest, .invalidParameter).field == "email")
-            #expect(try expectProblem(query, .badRequest, .invalidParameter).detail.contains("U+0000"))
-            try expectProblem(admin, .badRequest, .invalidParameter)
             try expectProblem(text, .badRequest, .invalidCredentials)
         }
     }
 
-    @Test("/api: plain text with X-Error-Code invalid_parameter, from a form, multipart, JSON body or the query", .tags(.engine), arguments: TestEngine.all)
+    @Test("an address: %00 is left out of its query before any route reads it; in a path it is text the route's rule refuses", .tags(.engine), arguments: TestEngine.all)
+    func address(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let query = try await app.v1.get("/v1/tags/ann?x=%00&y=a%00b")
+            let path = try await app.v1.get("/v1/tags/an%00n")
+            #expect(query.status == .ok, "\(query.text)")
+            #expect(try query.decoded(as: TagAvailability.self).tag == "ann")
+            try expectProblem(path, .badRequest, .invalidTag)
+        }
+    }
+
+    @Test("/api: plain text with X-Error-Code invalid_parameter, from a form, multipart or JSON body", .tags(.engine), arguments: TestEngine.all)
     func phoneAccounts(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let path = PhoneAccountsAPI.Path.login
             let form = try await app.postForm(path, [("login", "ivan\u{0}"), ("password", "secret-91!")], headers: [.acceptLanguage: "en"])
             let multipart = try await app.postMultipart(path, [("login", "ivan"), ("password", "secret\u{0}-91!")])
             let json = try await app.v1.post(path, json: #"{"login":"\u0000","password":"secret-91!"}"#)
-            let query = try await app.postForm(path + "?login=%00", [("password", "secret-91!")])
             let fine = try await app.postForm(path, [("login", "ivan"), ("password", "secret-91!")])
 
-            for response in [form, multipart, json, query] {
+            for response in [form, multipart, json] {
                 #expect(response.status == .badRequest, "\(response.status): \(response.text)")
                 #expect(response.errorCode == GatehouseErrorCode.invalidParameter.rawValue)
                 #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
@@ -72,33 +79,33 @@ struct NULCharacterTests {
         }
     }
 
-    @Test("Sign To Login: {\"res\": \"10\"} with an error, from JSON, a form or the address", .tags(.engine), arguments: TestEngine.all)
+    @Test("Sign To Login: {\"res\": \"10\"} with an error, from JSON or a form", .tags(.engine), arguments: TestEngine.all)
     func signToLogin(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let json = try await app.v1.post(SignToLoginAPI.Path.login, json: #"{"apikey":"k\u0000","email":"a@b.example"}"#)
             let form = try await app.postForm(SignToLoginAPI.Path.login, [("apikey", "k"), ("email", "a\u{0}@b.example")])
-            let address = try await app.postForm(SignToLoginAPI.Path.login + "?x=%00", [("apikey", "k"), ("email", "a@b.example")])
             let fine = try await app.v1.post(SignToLoginAPI.Path.login, json: #"{"apikey":"k","email":"a@b.example"}"#)
 
-            for response in [json, form, address] {
+            for response in [json, form] {
                 #expect(response.status == .ok && response.text.hasPrefix(#"{"res":"10","error":"#), "\(response.text)")
             }
             #expect(fine.text.hasPrefix(#"{"res":"1","#), "\(fine.text)")
         }
     }
 
-    @Test("the consoles: the form's page says it could not be read (400); an address with %00 is a plain 400", .tags(.engine), arguments: TestEngine.all)
+    @Test("the consoles: NUL is left out of a form's fields, and the page answers as for the value without it", .tags(.engine), arguments: TestEngine.all)
     func consoles(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let console = try await app.postForm("/console/login", [("csrf", "t"), ("email", "a\u{0}@b.example"), ("password", "x")], headers: [.cookie: "gh_console_csrf=t"])
-            let operatorLogin = try await app.postForm("/operator/login", [("csrf", "t"), ("name", "sam\u{0}"), ("password", "x")])
-            let page = try await app.get("/operator/login?next=%00")
+            let operatorLogin = try await app.postForm("/operator/login", [("csrf", "t"), ("name", "sam\u{0}"), ("password", "x")],
+                                                       headers: [.cookie: "gh_operator_csrf=t"])
 
+            // A sign-in with the address (or name) as typed without it: refused as any wrong one is, on its page.
             for response in [console, operatorLogin] {
-                #expect(response.status == .badRequest, "\(response.status): \(response.text.prefix(200))")
-                #expect(response.text.contains("The form could not be read."))
+                #expect((400..<500).contains(response.status.code) && response.text.contains("<!doctype html>"),
+                        "\(response.status): \(response.text.prefix(300))")
+                #expect(!response.text.contains("\u{0}"))
             }
-            #expect(page.status == .badRequest && page.text.contains("U+0000"), "\(page.text)")
         }
     }
 
