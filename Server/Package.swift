@@ -109,6 +109,7 @@ let package = Package(
                 "GatehousePlatform",
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "GatehouseAPI", package: "gatehouse"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "FluentSQL", package: "fluent-kit"),
                 .product(name: "CompressNIO", package: "compress-nio"),

@@ -38,6 +38,8 @@ public final class AccountsClient: SessionKeepingClient {
     /// `POST /v1/signup`: creates the account with the code and stores the new session.
     @discardableResult
     public func signup(_ request: SignupRequest) async throws -> AuthSession {
+        var request = request
+        if request.tokens == nil { request.tokens = core.requestedTokens }
         let answer = try await core.call(V1.Accounts.signup, request)
         try core.store(answer)
         return answer
@@ -66,7 +68,8 @@ public final class AccountsClient: SessionKeepingClient {
     /// - Parameter device: a label for the session in the list of sessions (e.g. "iPhone 15").
     @discardableResult
     public func login(identifier: String, password: String, device: String? = nil) async throws -> AuthSession {
-        let answer = try await core.call(V1.Sessions.login, LoginRequest(identifier: identifier, password: password, device: device))
+        let answer = try await core.call(V1.Sessions.login, LoginRequest(identifier: identifier, password: password, device: device,
+                                                                         tokens: core.requestedTokens))
         try core.store(answer)
         return answer
     }
@@ -88,7 +91,8 @@ public final class AccountsClient: SessionKeepingClient {
         let captured = ProblemBox()
         do {
             let answer = try await GatehouseClient.$problemCapture.withValue(captured) {
-                try await core.call(V1.Sessions.login, LoginRequest(identifier: identifier, password: password, device: device))
+                try await core.call(V1.Sessions.login, LoginRequest(identifier: identifier, password: password, device: device,
+                                                                    tokens: core.requestedTokens))
             }
             try core.store(answer)
             return .signedIn(answer)
@@ -105,7 +109,8 @@ public final class AccountsClient: SessionKeepingClient {
     @discardableResult
     public func completeLogin(challenge: SecondFactorChallenge, code: String? = nil, recoveryCode: String? = nil, device: String? = nil) async throws -> AuthSession {
         let answer = try await core.call(V1.SecondFactors.complete,
-                                         SecondFactorLogin(challenge: challenge.challenge, code: code, recoveryCode: recoveryCode, device: device))
+                                         SecondFactorLogin(challenge: challenge.challenge, code: code, recoveryCode: recoveryCode, device: device,
+                                                           tokens: core.requestedTokens))
         try core.store(answer)
         return answer
     }
@@ -282,7 +287,8 @@ public final class AccountsClient: SessionKeepingClient {
     /// login when given; stores the session.
     @discardableResult
     public func loginWithPasskey(_ assertion: PasskeyAssertion, challenge: SecondFactorChallenge? = nil, device: String? = nil) async throws -> AuthSession {
-        let answer = try await core.call(V1.Passkeys.login, PasskeyLogin(credential: assertion, challenge: challenge?.challenge, device: device))
+        let answer = try await core.call(V1.Passkeys.login, PasskeyLogin(credential: assertion, challenge: challenge?.challenge, device: device,
+                                                                         tokens: core.requestedTokens))
         try core.store(answer)
         return answer
     }

@@ -21,7 +21,11 @@ public final class GatehouseClient: Sendable {
     let transport: any HTTPTransport
     let language: String?
     let now: @Sendable () -> Date
+    /// Which tokens this client's sign-ins ask for: the session's own (the default), or signed ones that it renews
+    /// by itself before they expire and after a refused call, once, however many calls wait (docs/oidc.md).
+    public let tokens: TokenKind
     private let lastProblemBox = ProblemBox()
+    private let refreshGate = RefreshGate()
 
     /// Creates a client core.
     /// - Parameters:
@@ -31,18 +35,22 @@ public final class GatehouseClient: Sendable {
     ///   - language: sent as `Accept-Language` so the server's `detail` comes in the app's
     ///     language; when nil, `ru` on a Russian device and `en` otherwise.
     ///   - now: the clock used to decide whether a stored session has expired.
+    ///   - tokens: ``TokenKind/signed`` for short-lived signed tokens renewed by this client; the session's own
+    ///     token by default.
     public init(
         baseURL: URL,
         sessionStore: any SessionStore = InMemorySessionStore(),
         transport: any HTTPTransport = URLSessionTransport(),
         language: String? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() },
+        tokens: TokenKind = .session
     ) {
         self.baseURL = baseURL
         self.sessionStore = sessionStore
         self.transport = transport
         self.language = language ?? defaultLanguage()
         self.now = now
+        self.tokens = tokens
     }
 
     /// The current session, if one is stored and still valid.
@@ -57,7 +65,40 @@ public final class GatehouseClient: Sendable {
     /// Keeps a new session (a session that cannot be kept would make every later call fail: the
     /// error says so now).
     public func store(_ answer: AuthSession) throws {
-        try sessionStore.save(GatehouseSession(token: answer.token, expiresAt: answer.expiresAt))
+        try sessionStore.save(GatehouseSession(token: answer.token, expiresAt: answer.expiresAt, refreshToken: answer.refreshToken))
+    }
+
+    /// What a sign-in asks for: nil (the session's own token) unless this client uses signed tokens.
+    var requestedTokens: TokenKind? { tokens == .signed ? .signed : nil }
+
+    /// The stored session, renewed first when its signed token is about to expire (one renewal for every call that
+    /// asks at once). A renewal the server refuses ends the session (``GatehouseClientError/sessionExpired(message:)``);
+    /// one that cannot reach the server leaves the token as it is, for the call to try.
+    public func freshSession() async throws -> GatehouseSession? {
+        guard let stored = try? sessionStore.load(), stored.isValid(at: now()) else { return nil }
+        guard stored.needsRefresh(at: now()) else { return stored }
+        do {
+            return try await refreshed(from: stored)
+        } catch GatehouseClientError.transport(_) where stored.expiresAt > now() {
+            return stored
+        }
+    }
+
+    /// The session after renewing `stale`'s token: one request to the server for every caller holding the same
+    /// refresh token; a caller whose store already holds a newer session gets that.
+    func refreshed(from stale: GatehouseSession) async throws -> GatehouseSession {
+        guard let refreshToken = stale.refreshToken else { throw GatehouseClientError.sessionExpired(message: nil) }
+        if let current = try? sessionStore.load(), current.refreshToken != refreshToken, current.token != stale.token { return current }
+        return try await refreshGate.run(key: refreshToken) { [self] in
+            do {
+                let answer = try await call(V1.Sessions.refresh, RefreshRequest(refreshToken: refreshToken))
+                try store(answer)
+                return GatehouseSession(token: answer.token, expiresAt: answer.expiresAt, refreshToken: answer.refreshToken)
+            } catch let error as GatehouseClientError where error.code == .refreshTokenInvalid {
+                try? sessionStore.clear()
+                throw GatehouseClientError.sessionExpired(message: error.message)
+            }
+        }
     }
 
     /// The problem document of the most recent refusal, for the members ``GatehouseClientError``
@@ -150,8 +191,15 @@ public final class GatehouseClient: Sendable {
             request.httpBody = data
         }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        try request.setHeaders(language: language, authenticated: authenticated, session: session)
-        let (data, response) = try await transport.exchange(request, progress: progress)
+        let sent = authenticated ? try await freshSession() : nil
+        try request.setHeaders(language: language, authenticated: authenticated, session: sent)
+        var (data, response) = try await transport.exchange(request, progress: progress)
+        // A signed token refused (expired early, a clock off, a key the server dropped): renewed once, the call sent again.
+        if response.statusCode == 401, authenticated, let sent, sent.refreshToken != nil {
+            let renewed = try await refreshed(from: sent)
+            try request.setHeaders(language: language, authenticated: true, session: renewed)
+            (data, response) = try await transport.exchange(request, progress: progress)
+        }
         if (200..<300).contains(response.statusCode) { return (data, response) }
         throw refusal(response, data, authenticated: authenticated)
     }
@@ -207,5 +255,35 @@ final class ProblemBox: @unchecked Sendable {
     var value: Problem? {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
+    }
+}
+
+/// One renewal of a signed token at a time per refresh token: the calls that find the same token stale wait for the
+/// one request and share its answer (no storm of refreshes, each spending the token the others need); a call that
+/// comes after it finished gets its answer too.
+final class RefreshGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running: [String: Task<GatehouseSession, any Error>] = [:]
+    private var last: (key: String, session: GatehouseSession)?
+
+    func run(key: String, _ body: @escaping @Sendable () async throws -> GatehouseSession) async throws -> GatehouseSession {
+        let task: Task<GatehouseSession, any Error> = lock.withLock {
+            if let last, last.key == key { return Task { last.session } }
+            if let running = running[key] { return running }
+            let task = Task { try await body() }
+            running[key] = task
+            return task
+        }
+        do {
+            let session = try await task.value
+            lock.withLock {
+                running[key] = nil
+                last = (key, session)
+            }
+            return session
+        } catch {
+            lock.withLock { running[key] = nil }
+            throw error
+        }
     }
 }

@@ -1,20 +1,29 @@
 import Foundation
 
-/// A logged-in session as the app keeps it: the opaque token and when it expires.
+/// A logged-in session as the app keeps it: the bearer token and when it expires, and, with signed tokens
+/// (``GatehouseClient/tokens``), the refresh token that renews it.
 public struct GatehouseSession: Codable, Sendable, Equatable {
-    /// The bearer token.
+    /// The bearer token: the session's opaque token, or a signed access token.
     public var token: String
     /// When the server stops accepting the token.
     public var expiresAt: Date
+    /// With signed tokens: what renews `token` (once; the client keeps the next one).
+    public var refreshToken: String?
 
     /// Creates a session value.
-    public init(token: String, expiresAt: Date) {
+    public init(token: String, expiresAt: Date, refreshToken: String? = nil) {
         self.token = token
         self.expiresAt = expiresAt
+        self.refreshToken = refreshToken
     }
 
-    /// Whether the token is still good at `date`.
-    public func isValid(at date: Date) -> Bool { expiresAt > date }
+    /// Whether the session can still be used at `date`: its token has not expired, or a refresh token can renew it.
+    public func isValid(at date: Date) -> Bool { expiresAt > date || refreshToken != nil }
+
+    /// Whether the token should be renewed before a call at `date` (it ends within `margin` and can be renewed).
+    public func needsRefresh(at date: Date, margin: TimeInterval = 30) -> Bool {
+        refreshToken != nil && expiresAt <= date.addingTimeInterval(margin)
+    }
 }
 
 /// Where the SDK keeps the session between launches.

@@ -84,21 +84,23 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     let routes = RouteTable()
     router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
     router.add(middleware: ProblemMiddleware(prefix: "/admin/"))
-    // U+0000 is left out of an address before any route reads it.
+    // U+0000 is left out of a query string before any route reads it.
     router.add(middleware: NULAddressMiddleware())
     router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
     let configuration = services.configuration
     let edge = SurfaceEdge(configuration)
     HealthController(ping: { [database = services.database] in try await database.ping() }, metrics: configuration.metricsEnabled, metricsToken: configuration.metricsToken).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
+    KeySetController(keys: services.tokens.keys).addRoutes(to: router)
     PhoneAccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
-                            email: services.email, sessions: services.sessions, clients: services.clients, deliverer: services.deliverer,
+                            email: services.email, sessions: services.sessions, bearer: services.tokens.bearer, clients: services.clients, deliverer: services.deliverer,
                             limits: configuration.limits, edge: edge).addRoutes(to: router)
     // `/v1`: one controller per concept, behind the bearer-token middleware.
-    let v1 = router.group().add(middleware: BearerSessionMiddleware(sessions: services.sessions))
+    let v1 = router.group().add(middleware: BearerSessionMiddleware(bearer: services.tokens.bearer))
+    let answers = SessionAnswers(tokens: services.tokens, edge: edge)
     AccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
-                       email: services.email, avatars: services.avatars, deletion: services.accountDeletion, limits: configuration.limits, edge: edge).addRoutes(to: v1)
-    SessionsController(login: services.login, secondFactors: services.secondFactors, passkeys: services.passkeys, sessions: services.sessions,
+                       email: services.email, avatars: services.avatars, deletion: services.accountDeletion, answers: answers, limits: configuration.limits, edge: edge).addRoutes(to: v1)
+    SessionsController(login: services.login, secondFactors: services.secondFactors, passkeys: services.passkeys, sessions: services.sessions, answers: answers,
                        limits: configuration.limits, edge: edge).addRoutes(to: v1)
     MessengerController(people: services.messenger.people, friends: services.messenger.friends, chats: services.messenger.chats, messages: services.messenger.messages,
                         attachments: services.messenger.attachments, limits: configuration.limits, messenger: configuration.messenger).addRoutes(to: v1)

@@ -37,6 +37,7 @@ package enum GatehouseMigrations {
             M024CreateTopUps(),
             M025CreateSecondFactors(),
             M026CreatePasskeys(),
+            M027CreateSignedTokens(),
         ]
     }
 }

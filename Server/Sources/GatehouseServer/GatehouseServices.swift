@@ -56,6 +56,8 @@ package final class GatehouseServices: Sendable {
     /// The operator's side: operators and their console sessions, admin keys, locks, client records (docs/operators.md).
     package let operators: Operators
     package let adminKeys: AdminKeys
+    /// Signed tokens: their keys, access and refresh tokens, and the reading of a bearer token.
+    package let tokens: TokensModule
     package let locks: AccountLocks
     /// Second factors and passkeys (docs/security.md).
     package let secondFactors: SecondFactors
@@ -149,6 +151,13 @@ package final class GatehouseServices: Sendable {
                                   settings: configuration.operators)
         self.operators = operators
         self.adminKeys = AdminKeys(database: database, clock: clock, random: dependencies.random)
+        var tokenSettings = TokensModule.Settings(issuer: configuration.publicURL, audience: configuration.tokens.audience ?? configuration.publicURL,
+                                                  accessTokenLifetime: configuration.tokens.accessTokenTTL, keyLifetime: configuration.tokens.signingKeyLifetime)
+        tokenSettings.refresh.lifetime = configuration.tokens.refreshTokenTTL
+        tokenSettings.refresh.reuseInterval = configuration.tokens.refreshReuseInterval
+        let tokens = TokensModule.make(database: database, clock: clock, random: dependencies.random, secrets: secrets, audit: audit,
+                                       sessions: sessions, settings: tokenSettings)
+        self.tokens = tokens
         self.locks = AccountLocks(database: database, clock: clock, store: accountStore, sessions: sessions, audit: audit)
         self.operatorOutbox = OperatorOutbox(database: database, clock: clock, outbox: outbox)
         let relyingParty = WebAuthnRelyingParty(id: configuration.passkeyRPID, origins: configuration.passkeyOrigins)
@@ -209,7 +218,7 @@ package final class GatehouseServices: Sendable {
                                        payments: messenger.payments, provider: paymentProvider, logger: logger)
         self.wallet = wallet
         let idempotencyKeys = wallet.keys
-        self.realtime = RealtimeHub(log: eventLog, sessions: sessions, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
+        self.realtime = RealtimeHub(log: eventLog, bearer: tokens.bearer, authTimeout: configuration.messenger.realtimeAuthTimeout, logger: logger)
         // Every app built on accounts takes part in deleting one; the accounts' own data goes last.
         let accountDeletion = AccountDeletionService(
             store: accountStore, database: database, clock: clock, sessions: sessions, passwords: passwords, audit: audit,
@@ -265,7 +274,8 @@ package final class GatehouseServices: Sendable {
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, pushChannel: pushChannel, signal: signal, logger: logger,
-            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators] in
+            maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators,
+                            tokens] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
                 try await rateLimiter.purgeExpired()
@@ -276,6 +286,8 @@ package final class GatehouseServices: Sendable {
                 try await attachments.purgeUnsent()
                 try await accountDeletion.eraseDue()
                 try await blobCollector.runIfDue()
+                try await tokens.keys.rotateIfDue()
+                try await tokens.refresh.purgeExpired()
             }
         )
     }

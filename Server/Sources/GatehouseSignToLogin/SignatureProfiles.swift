@@ -143,7 +143,7 @@ package struct SignatureProfiles: Sendable {
         guard let account = try await accounts.owner(of: .email(email)), let id = account.id, account.deletionRequestedAt == nil else { throw refused }
         return try await database.db.withTransaction { tx in
             try await verification.consume(proof, on: tx)
-            return try await sessions.create(accountID: id, device: "Sign To Login profile page", ip: origin.ip, on: tx)
+            return try await sessions.create(accountID: id, methods: [.mail], device: "Sign To Login profile page", ip: origin.ip, on: tx)
         }
     }
 

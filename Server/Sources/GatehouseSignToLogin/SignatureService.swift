@@ -245,7 +245,7 @@ package struct SignatureService: Sendable {
                 }
                 try await audit.record(AuditEvent(.signatureEnrolled, by: .account(id), account: id, origin: origin.audit,
                                                         detail: ["app": app, "device": device.rawValue]), on: tx)
-                return try await sessions.create(accountID: id, device: r.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login",
+                return try await sessions.create(accountID: id, methods: [.sig, .mail], device: r.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login",
                                                  ip: origin.ip, on: tx)
             }
         } catch where error.isConstraintViolation {
@@ -389,7 +389,8 @@ package struct SignatureService: Sendable {
             // A sign-in by signature.
             try await audit.record(AuditEvent(.loginSucceeded, by: .account(id), account: id, origin: origin.audit,
                                                     detail: ["with": "signature", "app": a.appID.uuidString.lowercased()]), on: tx)
-            return try await sessions.create(accountID: id, device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login", ip: origin.ip, on: tx)
+            return try await sessions.create(accountID: id, methods: [.sig], device: a.deviceVersion.map { "Sign To Login (\($0))" } ?? "Sign To Login",
+                                             ip: origin.ip, on: tx)
         }
         return .scored(similarity: similarity, signatureID: attemptID, session: session?.token)
     }

@@ -27,7 +27,7 @@ struct Gatehouse: AsyncParsableCommand {
         abstract: "Gatehouse: accounts and identity for iOS apps.",
         version: GatehouseVersion.current,
         subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, Accounts.self, Clients.self,
-                      AuditTrail.self, Operators.self, AdminKeys.self,
+                      AuditTrail.self, Operators.self, AdminKeys.self, Keys.self,
                       OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
@@ -594,4 +594,35 @@ func jsonText(_ value: some Encodable) -> String {
         try container.encode(WireDates.iso8601String(from: date))
     }
     return String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self)
+}
+
+struct Keys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The keys that sign the tokens other services verify (published at /.well-known/jwks.json).",
+        subcommands: [Rotate.self, List.self])
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make the next key: published now, signing after one access-token lifetime; the current one then retires.")
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let id = try await KeyCommands.rotate(configuration: loadConfiguration(), as: person)
+            print("signing key \(id) published; it signs after one access-token lifetime")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the published keys: signing, next, retired.")
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() async throws {
+            let keys = try await KeyCommands.list(configuration: loadConfiguration())
+            if json { return print(jsonText(keys)) }
+            for key in keys {
+                print("\(key.kid) \(key.state) signs from \(WireDates.iso8601String(from: key.signsFrom))"
+                      + (key.publishedUntil.map { " published until \(WireDates.iso8601String(from: $0))" } ?? ""))
+            }
+        }
+    }
 }

@@ -32,6 +32,8 @@ extension GatehouseErrorCode {
     public static let emailTaken: Self = "email_taken"
     public static let loginTaken: Self = "login_taken"
     public static let invalidCredentials: Self = "invalid_credentials"
+    /// A refresh token that is unknown, used, expired, or whose session ended: sign in again.
+    public static let refreshTokenInvalid: Self = "refresh_token_invalid"
     public static let accountNotFound: Self = "account_not_found"
     public static let noEmail: Self = "no_email"
     public static let emailAlreadyConfirmed: Self = "email_already_confirmed"

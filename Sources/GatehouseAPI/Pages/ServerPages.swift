@@ -16,6 +16,15 @@ public enum ServerPages {
         public static let all: [any EndpointDeclaration] = [root, openAPI, openAPIYAML, docs]
     }
 
+    /// What other services read to trust Gatehouse's tokens (docs/oidc.md).
+    public enum WellKnown {
+        /// The public keys that sign the tokens (RFC 7517 §5): every key published, the next one before it signs
+        /// and a retired one until its tokens have expired.
+        public static let keySet = Endpoint<NoContent, RawBody>(.get, "/.well-known/jwks.json", access: .anyone)
+            .operation("getKeySet", "The keys that sign Gatehouse's tokens (JWKS)", tags: "Tokens")
+        public static let all: [any EndpointDeclaration] = [keySet]
+    }
+
     /// Liveness, readiness and the Prometheus metrics.
     public enum Health {
         public static let health = Endpoint<NoContent, RawBody>(.get, "/health", access: .anyone)

@@ -89,7 +89,8 @@ public final class RealtimeClient: Sendable {
     private func run(_ out: AsyncStream<RealtimeUpdate>.Continuation) async {
         var failures = 0
         while !Task.isCancelled {
-            guard let session = core.session else {
+            // A signed token is renewed first when it is about to expire: every connection shows a live one.
+            guard let session = try? await core.freshSession() else {
                 out.yield(.sessionEnded)
                 return
             }

@@ -71,7 +71,7 @@ package struct LoginService: Sendable {
                                                             detail: ["with": "password"]), on: tx)
                     // A client record imported after the account was made binds now.
                     try await binding.bindClientRecord(account, origin: origin.audit, on: tx)
-                    return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, on: tx)
+                    return try await sessions.create(accountID: accountID, methods: [.pwd], device: origin.device, ip: origin.ip, on: tx)
                 }
             } else if let temporary = try await loginWithTemporaryPassword(account: account, password: password, origin: origin, secondStep: secondStep) {
                 session = temporary
@@ -122,7 +122,7 @@ package struct LoginService: Sendable {
         // other session ends.
         let factors = secondFactors
         return try await passwords.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice,
-                                           tellOwner: false, openingSessionFor: origin,
+                                           tellOwner: false, openingSessionFor: origin, methods: [match.destination.contains("@") ? .mail : .sms],
                                            also: { tx in try await factors.undoRecentFactors(of: accountID, on: tx) },
                                            how: "temporary password", from: origin)
     }
@@ -154,7 +154,8 @@ package struct LoginService: Sendable {
             }
             let phoneNotice = match.destination.contains("@") ? notices.unverifyPhoneAfterEmailRecovery(account) : nil
             let session = try await passwords.setPassword(account, hash: hash, consuming: match, keepingSession: nil, extraNotice: phoneNotice, tellOwner: false,
-                                                      openingSessionFor: origin, secondFactorChecked: true,
+                                                      openingSessionFor: origin,
+                                                      methods: [match.destination.contains("@") ? .mail : .sms, proof.authMethod], secondFactorChecked: true,
                                                       also: { tx in
                                                           try await finish(tx)
                                                           try await factors.undoRecentFactors(of: accountID, on: tx)
@@ -167,7 +168,8 @@ package struct LoginService: Sendable {
             try await audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                     detail: ["with": "password + \(proof.method)"]), on: tx)
             try await binding.bindClientRecord(account, origin: origin.audit, on: tx)
-            return try await sessions.create(accountID: accountID, device: origin.device, ip: origin.ip, secondFactorChecked: true, on: tx)
+            return try await sessions.create(accountID: accountID, methods: [.pwd, proof.authMethod], device: origin.device, ip: origin.ip,
+                                             secondFactorChecked: true, on: tx)
         }
     }
 

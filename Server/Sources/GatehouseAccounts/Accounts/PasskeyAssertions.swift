@@ -54,7 +54,10 @@ package struct PasskeyAssertions: Sendable {
         do {
             let count = try relyingParty.verifyAssertion(credential: credential, clientDataJSON: clientData, authenticatorData: authenticatorData,
                                                          signature: signature, challenge: challenge, requireUserVerification: true)
-            return Passkeys.Verified(passkeyID: passkeyID, accountID: accountID, name: name, storedCount: stored, newCount: Int64(count), loginChallengeID: pending?.id)
+            // The flags byte after the relying party's hash: BE (0x08), a passkey that can be synced between devices.
+            let synced = authenticatorData.count > 32 && authenticatorData[32] & 0x08 != 0
+            return Passkeys.Verified(passkeyID: passkeyID, accountID: accountID, name: name, storedCount: stored, newCount: Int64(count),
+                                     loginChallengeID: pending?.id, synced: synced)
         } catch let error as WebAuthnError {
             if case .counterDidNotIncrease(let was, let got) = error {
                 let account = try await accounts.accountRow(id: accountID)

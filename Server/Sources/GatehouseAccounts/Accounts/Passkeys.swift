@@ -63,6 +63,10 @@ package struct Passkeys: Sendable {
         package var newCount: Int64
         /// The password login this assertion is the second step of, if any.
         package var loginChallengeID: UUID?
+        /// Whether the passkey can be synced between devices (its `amr`: `swk`, else `hwk`).
+        package var synced: Bool
+
+        package var method: AuthMethod { synced ? .swk : .hwk }
     }
 
     // MARK: Adding and removing
@@ -215,7 +219,8 @@ package struct Passkeys: Sendable {
             try await audit.record(AuditEvent(.loginSucceeded, by: .account(verified.accountID), account: verified.accountID, origin: origin.audit,
                                                     detail: ["with": "passkey", "name": verified.name]), on: tx)
             try await binding.bindClientRecord(account, origin: origin.audit, on: tx)
-            return try await sessions.create(accountID: verified.accountID, device: origin.device, ip: origin.ip, secondFactorChecked: true, on: tx)
+            return try await sessions.create(accountID: verified.accountID, methods: [verified.method], device: origin.device, ip: origin.ip,
+                                             secondFactorChecked: true, on: tx)
         }
     }
 

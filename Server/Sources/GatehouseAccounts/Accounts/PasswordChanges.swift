@@ -52,7 +52,7 @@ package struct PasswordChanges: Sendable {
     @discardableResult
     package func setPassword(_ account: AccountModel, hash: String, consuming row: VerificationCodeModel?, keepingSession: UUID?,
                      extraNotice: OutgoingMessage? = nil, tellOwner: Bool = true,
-                     openingSessionFor origin: RequestOrigin? = nil, secondFactorChecked: Bool = false,
+                     openingSessionFor origin: RequestOrigin? = nil, methods: [AuthMethod] = [], secondFactorChecked: Bool = false,
                      also: (@Sendable (any GatehouseDatabase) async throws -> Void)? = nil,
                      how: String, from requester: RequestOrigin?) async throws -> IssuedSession? {
         let now = clock.now()
@@ -87,7 +87,8 @@ package struct PasswordChanges: Sendable {
             guard let origin else { return nil }
             try await audit.record(AuditEvent(.loginSucceeded, by: .account(account.id!), account: account.id!, origin: origin.audit,
                                               detail: ["with": "temporary password"]), on: tx)
-            return try await sessions.create(accountID: account.id!, device: origin.device, ip: origin.ip, secondFactorChecked: secondFactorChecked, on: tx)
+            return try await sessions.create(accountID: account.id!, methods: methods, device: origin.device, ip: origin.ip,
+                                             secondFactorChecked: secondFactorChecked, on: tx)
         }
         if notice != nil || extraNotice != nil { outbox.signal.wake() }
         return session

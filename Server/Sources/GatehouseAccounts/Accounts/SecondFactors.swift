@@ -324,6 +324,14 @@ package struct SecondFactors: Sendable {
             case .passkey: "passkey"
             }
         }
+
+        /// As a session's `amr` says it.
+        package var authMethod: AuthMethod {
+            switch self {
+            case .totp, .recoveryCode: .otp
+            case .passkey(let verified): verified.method
+            }
+        }
     }
 
     /// Checks a code from the authenticator app or a recovery code, after taking a slot of the

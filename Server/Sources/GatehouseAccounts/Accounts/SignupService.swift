@@ -162,7 +162,8 @@ package struct SignupService: Sendable {
                 try await audit.record(AuditEvent(.accountCreated, by: .account(account.id!), account: account.id!, origin: origin,
                                                         detail: ["with": new.destination.channel == .sms ? "phone" : "email"]), on: tx)
                 guard let opening = new.session else { return nil }
-                return try await sessions.create(accountID: account.id!, device: opening.device, ip: opening.ip, on: tx)
+                return try await sessions.create(accountID: account.id!, methods: [new.destination.channel == .sms ? .sms : .mail], device: opening.device,
+                                                 ip: opening.ip, on: tx)
             }
             outbox.signal.wake()
             return (account.snapshot, session, generated)

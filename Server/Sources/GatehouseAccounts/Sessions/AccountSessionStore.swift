@@ -14,10 +14,11 @@ package struct AccountSessionStore: Sendable {
     /// Opens a session for an account that is not locked (and, unless a second factor was checked, has none on): one
     /// statement, the account's row as its condition. False when the account's state refused it.
     package func open(_ id: UUID, accountID: UUID, tokenHash: String, at now: Date, expiresAt: Date, device: String?, ip: String?,
-                      secondFactorChecked: Bool, on db: (any GatehouseDatabase)?) async throws -> Bool {
+                      methods: [AuthMethod], secondFactorChecked: Bool, on db: (any GatehouseDatabase)?) async throws -> Bool {
         try await !(db ?? database.db).raw("""
-            INSERT INTO sessions (id, account_id, token_hash, created_at, expires_at, last_used_at, device, ip)
-            SELECT \(bind: id), id, \(bind: tokenHash), \(bind: now), \(bind: expiresAt), \(bind: now), \(bind: device), \(bind: ip)
+            INSERT INTO sessions (id, account_id, token_hash, created_at, expires_at, last_used_at, device, ip, methods)
+            SELECT \(bind: id), id, \(bind: tokenHash), \(bind: now), \(bind: expiresAt), \(bind: now), \(bind: device), \(bind: ip),
+                   \(bind: AuthMethod.stored(methods))
             FROM accounts WHERE id = \(bind: accountID) AND locked_at IS NULL\(unsafeRaw: secondFactorChecked ? "" : " AND second_factor_at IS NULL")
             RETURNING id
             """).all().isEmpty
@@ -28,13 +29,25 @@ package struct AccountSessionStore: Sendable {
             .decode(column: "locked_at", as: Date?.self) != nil
     }
 
-    /// The session by its token's hash with its account (not locked, not being deleted) and the account's client record,
+    /// How a session is looked up.
+    package enum SessionKey: Sendable {
+        /// A bearer token's hash.
+        case tokenHash(String)
+        /// A session's id (a signed token's `sid`).
+        case id(UUID)
+    }
+
+    /// The session by its token's hash (or its id) with its account (not locked, not being deleted) and the account's client record,
     /// in one query decoded by hand: Fluent's reflection and query building cost more than the database itself on this
     /// path (docs/performance.md), and the record read on its own was 60% of `GET /api/users/user`. Prepared on
     /// PostgreSQL: planning the join cost the database nine times what running it did. With when it was last used.
-    package func withAccount(tokenHash: String) async throws -> (AuthenticatedSession, AccountSnapshot, lastUsedAt: Date)? {
+    package func withAccount(_ key: SessionKey) async throws -> (AuthenticatedSession, AccountSnapshot, lastUsedAt: Date)? {
+        let condition: SQLQueryString = switch key {
+        case .tokenHash(let hash): "s.token_hash = \(bind: hash)"
+        case .id(let id): "s.id = \(bind: id)"
+        }
         guard let row = try await database.db.preparedRows("""
-            SELECT s.id AS session_id, s.expires_at AS session_expires_at, s.last_used_at AS session_last_used_at,
+            SELECT s.id AS session_id, s.expires_at AS session_expires_at, s.last_used_at AS session_last_used_at, s.methods AS session_methods,
                    a.id, a.phone, a.phone_verified_at, a.email, a.email_confirmed_at, a.pending_email, a.username,
                    a.first_name, a.last_name, a.middle_name, a.birthday, a.locale, a.fcm_token, a.avatar_id,
                    a.created_at, a.updated_at,
@@ -42,7 +55,7 @@ package struct AccountSessionStore: Sendable {
                    c.middle_name AS client_middle_name, c.email AS client_email, c.birthday AS client_birthday,
                    c.room AS client_room, c.base AS client_base, c.parts AS client_parts
             FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN client_records c ON c.account_id = a.id
-            WHERE s.token_hash = \(bind: tokenHash) AND a.deletion_requested_at IS NULL AND a.locked_at IS NULL
+            WHERE \(condition) AND a.deletion_requested_at IS NULL AND a.locked_at IS NULL
             """).first
         else { return nil }
         let sessionID = try row.decode(column: "session_id", as: UUID.self)
@@ -66,7 +79,8 @@ package struct AccountSessionStore: Sendable {
             updatedAt: row.decode(column: "updated_at", as: Date.self),
             clientRecord: row.decode(column: "client_phone", as: String?.self) == nil ? nil : ClientRecord(row: row, prefix: "client_")
         )
-        return (AuthenticatedSession(id: sessionID, accountID: account.id, expiresAt: expiresAt), account,
+        return (AuthenticatedSession(id: sessionID, accountID: account.id, expiresAt: expiresAt,
+                                     methods: AuthMethod.read(try row.decode(column: "session_methods", as: String.self))), account,
                 try row.decode(column: "session_last_used_at", as: Date.self))
     }
 

@@ -8,11 +8,14 @@ package struct AuthenticatedSession: Sendable {
     package var id: UUID
     package var accountID: UUID
     package var expiresAt: Date
+    /// How its person signed in (the `amr` of its signed tokens).
+    package var methods: [AuthMethod]
 
-    package init(id: UUID, accountID: UUID, expiresAt: Date) {
+    package init(id: UUID, accountID: UUID, expiresAt: Date, methods: [AuthMethod] = []) {
         self.id = id
         self.accountID = accountID
         self.expiresAt = expiresAt
+        self.methods = methods
     }
 }
 
@@ -29,6 +32,7 @@ package struct IssuedSession: Sendable {
     package var id: UUID
     package var accountID: UUID
     package var expiresAt: Date
+    package var methods: [AuthMethod]
 }
 
 /// One session table for every surface (REST bearer tokens, the WebSocket gateway's token).
@@ -47,17 +51,18 @@ package struct SessionService: Sendable {
     /// factor the caller did not check (`second_factor_required`): the one place every way in
     /// (password, code, temporary password, signature, sign-up) passes, so a lock and a second
     /// factor hold on every surface. One statement: the insert takes the account's row as its condition.
-    package func create(accountID: UUID, device: String?, ip: String?, secondFactorChecked: Bool = false,
+    package func create(accountID: UUID, methods: [AuthMethod], device: String?, ip: String?, secondFactorChecked: Bool = false,
                         on db: (any GatehouseDatabase)? = nil) async throws -> IssuedSession {
         let token = random.token()
         let now = clock.now()
         let id = OrderedID.make()
         let expiresAt = now.addingTimeInterval(ttl)
         guard try await store.open(id, accountID: accountID, tokenHash: Secrets.sha256Hex(token), at: now, expiresAt: expiresAt,
-                                   device: device.map { String($0.prefix(200)) }, ip: ip, secondFactorChecked: secondFactorChecked, on: db) else {
+                                   device: device.map { String($0.prefix(200)) }, ip: ip, methods: methods, secondFactorChecked: secondFactorChecked,
+                                   on: db) else {
             throw try await store.isLocked(accountID, on: db) ? GatehouseError.accountLocked : GatehouseError.secondFactorRequired()
         }
-        return IssuedSession(token: token, id: id, accountID: accountID, expiresAt: expiresAt)
+        return IssuedSession(token: token, id: id, accountID: accountID, expiresAt: expiresAt, methods: methods)
     }
 
     /// The session for a bearer token, or nil when it is unknown, revoked or expired.
@@ -67,7 +72,17 @@ package struct SessionService: Sendable {
     package func authenticate(token: String) async throws -> SessionWithAccount? {
         guard !token.isEmpty, token.utf8.count <= 512 else { return nil }
         let tokenHash = Secrets.sha256Hex(token)
-        guard let found = try await cache.value(tokenHash: tokenHash, load: { try await self.load(tokenHash: tokenHash) }),
+        guard let found = try await cache.value(tokenHash: tokenHash, load: { try await self.load(.tokenHash(tokenHash)) }),
+              found.session.expiresAt > clock.now()
+        else { return nil }
+        return SessionWithAccount(session: found.session, account: found.account)
+    }
+
+    /// The session a signed access token names (its `sid`), or nil when it has ended: the same lookup and cache as a
+    /// bearer token's, so an ended session refuses its signed tokens on Gatehouse's own surfaces at once.
+    package func authenticate(sessionID: UUID) async throws -> SessionWithAccount? {
+        let key = "sid:" + sessionID.uuidString.lowercased()
+        guard let found = try await cache.value(tokenHash: key, load: { try await self.load(.id(sessionID)) }),
               found.session.expiresAt > clock.now()
         else { return nil }
         return SessionWithAccount(session: found.session, account: found.account)
@@ -75,9 +90,9 @@ package struct SessionService: Sendable {
 
     /// The session, its account and the account's client record (`AccountSessionStore.withAccount`, one prepared
     /// query), its last use written at most every `lastUsedResolution`.
-    private func load(tokenHash: String) async throws -> SessionCache.Value? {
+    private func load(_ key: AccountSessionStore.SessionKey) async throws -> SessionCache.Value? {
         let now = clock.now()
-        guard let found = try await store.withAccount(tokenHash: tokenHash), found.0.expiresAt > now else { return nil }
+        guard let found = try await store.withAccount(key), found.0.expiresAt > now else { return nil }
         if now.timeIntervalSince(found.lastUsedAt) > lastUsedResolution {
             try await store.touch(found.0.id, at: now)
         }

@@ -124,6 +124,7 @@ public struct GatehouseConfiguration: Sendable {
     public var audit = Audit()
     /// The operator console and the admin API (docs/operators.md).
     public var operators = Operators()
+    public var tokens = Tokens()
     public var passwords = PasswordPolicy()
     /// Second factors: the authenticator app, recovery codes (docs/security.md, "Second factors").
     public var secondFactors = SecondFactors()
@@ -255,6 +256,21 @@ public struct GatehouseConfiguration: Sendable {
         public var importMaxBytes: Int = 32 * 1_048_576
         /// The most rows one import of client records takes.
         public var importMaxRows: Int = 100_000
+        public init() {}
+    }
+
+    /// The tokens other services verify (docs/oidc.md).
+    public struct Tokens: Sendable {
+        /// An access token's lifetime: how long a token outlives its session at an offline verifier.
+        public var accessTokenTTL: TimeInterval = 600
+        /// A signing key signs this long before the schedule makes the next one.
+        public var signingKeyLifetime: TimeInterval = 90 * 86_400
+        /// `aud` of the access tokens a sign-in answers: the API that accepts them (nil: the public URL).
+        public var audience: String?
+        /// A refresh token unused this long expires.
+        public var refreshTokenTTL: TimeInterval = 30 * 86_400
+        /// A refresh token exchanged again within this is a client racing itself, not a theft.
+        public var refreshReuseInterval: TimeInterval = 10
         public init() {}
     }
 
@@ -785,6 +801,16 @@ extension GatehouseConfiguration {
         ops.importMaxBytes = try reader.int("GATEHOUSE_CLIENT_IMPORT_MAX_BYTES", default: ops.importMaxBytes, range: 1_024...1_073_741_824)
         ops.importMaxRows = try reader.int("GATEHOUSE_CLIENT_IMPORT_MAX_ROWS", default: ops.importMaxRows, range: 1...10_000_000)
         c.operators = ops
+
+        // Signed tokens
+        var tokens = c.tokens
+        tokens.accessTokenTTL = try reader.seconds("GATEHOUSE_ACCESS_TOKEN_TTL_SECONDS", default: tokens.accessTokenTTL, range: 60...3_600)
+        tokens.signingKeyLifetime = Double(try reader.int("GATEHOUSE_SIGNING_KEY_ROTATE_DAYS", default: Int(tokens.signingKeyLifetime / 86_400),
+                                                          range: 1...3_650)) * 86_400
+        tokens.audience = reader.raw("GATEHOUSE_ACCESS_TOKEN_AUDIENCE").flatMap { $0.isEmpty ? nil : $0 }
+        tokens.refreshTokenTTL = try reader.seconds("GATEHOUSE_REFRESH_TOKEN_TTL_SECONDS", default: tokens.refreshTokenTTL, range: 300...31_536_000)
+        tokens.refreshReuseInterval = try reader.seconds("GATEHOUSE_REFRESH_REUSE_INTERVAL_SECONDS", default: tokens.refreshReuseInterval, range: 0...120)
+        c.tokens = tokens
 
         // Limits
         var l = c.limits

@@ -3,6 +3,7 @@ package enum Strings {
     package static let table: [String: [AppLanguage: String]] = [
         // Errors
         "error.unauthorized": [.en: "Authorization required: the session token is missing, invalid or expired.", .ru: "Требуется авторизация: токен сессии отсутствует, недействителен или истёк."],
+        "error.refreshTokenInvalid": [.en: "The refresh token is unknown, used, expired or its session has ended: sign in again.", .ru: "Токен обновления неизвестен, использован, истёк или его сессия завершена: войдите снова."],
         "error.invalidCredentials": [.en: "Wrong login or password.", .ru: "Неверный логин или пароль."],
         // Operators and business systems read English: the admin API's and the console's refusals.
         "error.plain": [.en: "{0}", .ru: "{0}"],

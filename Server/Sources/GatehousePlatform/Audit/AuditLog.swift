@@ -75,13 +75,17 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case operatorSignInFailed = "operator.sign_in_failed"
     case adminKeyCreated = "admin_key.created"
     case adminKeyDisabled = "admin_key.disabled"
+    /// A key that signs the tokens other services verify was made (`gatehouse keys rotate`, the schedule, the first).
+    case signingKeyMade = "signing_key.made"
+    /// A refresh token already exchanged was exchanged again after the reuse interval: its session was ended.
+    case refreshTokenReused = "refresh_token.reused"
 
     /// The kinds a person sees of their own account (`GET /v1/me/events`): their sign-ins and
     /// the changes to how they sign in.
     package static let ownSecurity: [AuditKind] = [
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
         .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .accountDeletionCancelled, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
-        .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed, .passkeyCloneSuspected,
+        .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed, .passkeyCloneSuspected, .refreshTokenReused,
     ]
 }
 

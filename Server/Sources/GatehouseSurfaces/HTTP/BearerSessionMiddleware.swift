@@ -1,22 +1,23 @@
 import GatehouseAccounts
 import Hummingbird
 
-/// Resolves a bearer token into `context.session`. A route that needs a session calls
+/// Resolves a bearer token (an opaque session token or a signed access token, `BearerTokens`) into
+/// `context.session`. A route that needs a session calls
 /// `context.requireSession()`; its surface decides how "unauthorized" looks on the wire.
 package struct BearerSessionMiddleware: RouterMiddleware {
     package typealias Context = GatehouseRequestContext
-    package let sessions: SessionService
+    package let bearer: BearerTokens
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        if let token = request.bearerToken, let authenticated = try await sessions.authenticate(token: token) {
+        if let token = request.bearerToken, let authenticated = try await bearer.authenticate(token) {
             context.session = authenticated.session
             context.sessionAccount = authenticated.account
         }
         return try await next(request, context)
     }
 
-    package init(sessions: SessionService) {
-        self.sessions = sessions
+    package init(bearer: BearerTokens) {
+        self.bearer = bearer
     }
 }

@@ -14,6 +14,7 @@ package struct PhoneAccountsController: Sendable {
     package let profile: ProfileService
     package let email: EmailService
     package let sessions: SessionService
+    package let bearer: BearerTokens
     /// The business's client records an account's answers show.
     package let clients: ClientRecords
     package let deliverer: OutboxDeliverer
@@ -23,7 +24,7 @@ package struct PhoneAccountsController: Sendable {
     package func addRoutes(to router: Router<GatehouseRequestContext>) {
         let api = router.group()
             .add(middleware: PhoneAccountsErrorMiddleware())
-            .add(middleware: BearerSessionMiddleware(sessions: sessions))
+            .add(middleware: BearerSessionMiddleware(bearer: bearer))
         typealias E = PhoneAccountsAPI.Endpoints
         api.route(E.sendSMS, use: sendSMS)
         api.route(E.register, use: register)
@@ -173,13 +174,14 @@ package struct PhoneAccountsController: Sendable {
     }
 
     package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, sessions: SessionService,
-                 clients: ClientRecords, deliverer: OutboxDeliverer, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
+                 bearer: BearerTokens, clients: ClientRecords, deliverer: OutboxDeliverer, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
         self.signup = signup
         self.login = login
         self.recovery = recovery
         self.profile = profile
         self.email = email
         self.sessions = sessions
+        self.bearer = bearer
         self.clients = clients
         self.deliverer = deliverer
         self.limits = limits

@@ -49,15 +49,16 @@ package struct RealtimeEndpoint: WebSocketEndpoint {
 /// events, account changes (a revoked session closes its sockets) and gaps (all catch up).
 package final class RealtimeHub: Sendable {
     package let log: EventLog
-    package let sessions: SessionService
+    /// Reads the token a socket shows (opaque or signed).
+    package let bearer: BearerTokens
     package let authTimeout: Duration
     package let logger: Logger
     private let registry = NIOLockedValueBox<[UUID: [ObjectIdentifier: RealtimeSession]]>([:])
     private let subscriptions = NIOLockedValueBox<[BusSubscription]>([])
 
-    package init(log: EventLog, sessions: SessionService, authTimeout: Duration, logger: Logger) {
+    package init(log: EventLog, bearer: BearerTokens, authTimeout: Duration, logger: Logger) {
         self.log = log
-        self.sessions = sessions
+        self.bearer = bearer
         self.authTimeout = authTimeout
         self.logger = logger
         let bus = log.bus
@@ -139,7 +140,7 @@ package final class RealtimeSession: WebSocketSession {
 
     /// Checks a token (from the header before the upgrade, or the first frame after it).
     package func authenticate(token: String) async {
-        let found = try? await hub.sessions.authenticate(token: token)
+        let found = try? await hub.bearer.authenticate(token)
         state.withLockedValue { state in
             if let found {
                 state.account = found.session.accountID
@@ -210,7 +211,7 @@ package final class RealtimeSession: WebSocketSession {
             return (account, connection, expires)
         }) else { return }
         hub.register(self, account: account)
-        let left = max(0, expiresAt.timeIntervalSince(hub.sessions.clock.now()))
+        let left = max(0, expiresAt.timeIntervalSince(hub.bearer.sessions.clock.now()))
         let timer = connection.loop.scheduleTask(in: .milliseconds(Int64(min(left, 86_400 * 365) * 1000))) { [weak self] in
             guard let self else { return }
             self.close(V1.Realtime.CloseCode.sessionEnded, "session expired")
@@ -301,7 +302,7 @@ package final class RealtimeSession: WebSocketSession {
     package func checkSession() {
         guard let id = state.withLockedValue({ $0.phase == .live ? $0.sessionID : nil }) else { return }
         run {
-            if try await !self.hub.sessions.isLive(sessionID: id) {
+            if try await !self.hub.bearer.sessions.isLive(sessionID: id) {
                 self.close(V1.Realtime.CloseCode.sessionEnded, "session ended")
             }
         }

@@ -15,6 +15,7 @@ package struct AccountsController: Sendable {
     package let email: EmailService
     package let avatars: AvatarService
     package let deletion: AccountDeletionService
+    package let answers: SessionAnswers
     package let limits: GatehouseConfiguration.Limits
     package let edge: SurfaceEdge
 
@@ -83,7 +84,7 @@ package struct AccountsController: Sendable {
             device: read.text(input.device)
         )
         let (account, session) = try await self.signup.signup(signup, origin: read.origin(request, context))
-        return AuthSession(token: session.token, sessionId: session.id, expiresAt: session.expiresAt, account: read.account(account))
+        return try await answers.answer(session, account: account, kind: input.tokens)
     }
 
     @Sendable package func tag(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> TagAvailability {
@@ -251,7 +252,7 @@ package struct AccountsController: Sendable {
     }
 
     package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, avatars: AvatarService,
-                 deletion: AccountDeletionService, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
+                 deletion: AccountDeletionService, answers: SessionAnswers, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
         self.signup = signup
         self.login = login
         self.recovery = recovery
@@ -259,6 +260,7 @@ package struct AccountsController: Sendable {
         self.email = email
         self.avatars = avatars
         self.deletion = deletion
+        self.answers = answers
         self.limits = limits
         self.edge = edge
     }

@@ -12,6 +12,7 @@ package struct SessionsController: Sendable {
     package let secondFactors: SecondFactors
     package let passkeys: Passkeys
     package let sessions: SessionService
+    package let answers: SessionAnswers
     package let limits: GatehouseConfiguration.Limits
     package let edge: SurfaceEdge
 
@@ -20,6 +21,7 @@ package struct SessionsController: Sendable {
     package func addRoutes(to v1: some RouterMethods<GatehouseRequestContext>) {
         typealias E = V1.Sessions
         v1.on(E.login, limits: limits, use: login)
+        v1.on(E.refresh, limits: limits, use: refresh)
         v1.on(E.list, limits: limits, use: list)
         v1.on(E.endOthers, limits: limits, use: endOthers)
         v1.on(E.logout, limits: limits, use: logout)
@@ -44,12 +46,17 @@ package struct SessionsController: Sendable {
     @Sendable package func login(_ input: LoginRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
         let session = try await self.login.login(identifier: input.identifier, password: input.password,
                                                origin: read.origin(request, context, device: read.text(input.device)), secondStep: true)
-        return try await answer(session)
+        return try await answer(session, input.tokens)
     }
 
-    private func answer(_ session: IssuedSession) async throws -> AuthSession {
-        let account = try await self.login.account(id: session.accountID)
-        return AuthSession(token: session.token, sessionId: session.id, expiresAt: session.expiresAt, account: read.account(account))
+    private func answer(_ session: IssuedSession, _ kind: TokenKind?) async throws -> AuthSession {
+        try await answers.answer(session, account: try await self.login.account(id: session.accountID), kind: kind)
+    }
+
+    /// A refresh token for the next signed tokens of its session.
+    @Sendable package func refresh(_ input: RefreshRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
+        let renewed = try await answers.tokens.refresh.exchange(input.refreshToken, origin: read.origin(request, context).audit)
+        return try await answers.signed(renewed.session, account: try await login.account(id: renewed.session.accountID), refreshToken: renewed.refreshToken)
     }
 
     // MARK: Second factors
@@ -57,7 +64,7 @@ package struct SessionsController: Sendable {
     @Sendable package func completeSecondStep(_ input: SecondFactorLogin, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
         let session = try await login.completeSecondStep(challenge: input.challenge, code: input.code, recoveryCode: input.recoveryCode,
                                                          origin: read.origin(request, context, device: read.text(input.device)))
-        return try await answer(session)
+        return try await answer(session, input.tokens)
     }
 
     @Sendable package func secondFactorStatus(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> SecondFactorStatus {
@@ -121,9 +128,10 @@ package struct SessionsController: Sendable {
     @Sendable package func passkeyLogin(_ input: PasskeyLogin, _ request: Request, context: GatehouseRequestContext) async throws -> AuthSession {
         let origin = read.origin(request, context, device: read.text(input.device))
         if let challenge = input.challenge {
-            return try await answer(try await login.completeSecondStep(challenge: challenge, code: nil, recoveryCode: nil, passkey: input.credential, origin: origin))
+            return try await answer(try await login.completeSecondStep(challenge: challenge, code: nil, recoveryCode: nil, passkey: input.credential, origin: origin),
+                                    input.tokens)
         }
-        return try await answer(try await passkeys.login(input.credential, origin: origin))
+        return try await answer(try await passkeys.login(input.credential, origin: origin), input.tokens)
     }
 
     @Sendable package func renewRecoveryCodes(_ input: SecondFactorProof, _ request: Request, context: GatehouseRequestContext) async throws -> RecoveryCodes {
@@ -161,11 +169,13 @@ package struct SessionsController: Sendable {
         return NoContent()
     }
 
-    package init(login: LoginService, secondFactors: SecondFactors, passkeys: Passkeys, sessions: SessionService, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
+    package init(login: LoginService, secondFactors: SecondFactors, passkeys: Passkeys, sessions: SessionService, answers: SessionAnswers,
+                 limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
         self.login = login
         self.secondFactors = secondFactors
         self.passkeys = passkeys
         self.sessions = sessions
+        self.answers = answers
         self.limits = limits
         self.edge = edge
     }

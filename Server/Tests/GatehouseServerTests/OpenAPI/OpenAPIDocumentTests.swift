@@ -193,7 +193,7 @@ struct OpenAPIDocumentTests {
         try schemas.component(MessagePage.self)
         // validate
         let login = try #require(schemas.components["LoginRequest"]?.objectContext)
-        #expect(Array(login.properties.keys) == ["identifier", "password", "device"])
+        #expect(Array(login.properties.keys) == ["identifier", "password", "device", "tokens"])
         #expect(login.requiredProperties == ["identifier", "password"])
         // PhoneUser writes every member, `null` when empty: all required, the empty ones nullable.
         let user = try #require(schemas.components["PhoneUser"]?.objectContext)

@@ -92,7 +92,7 @@ struct SignatureSecurityTests {
                 INSERT INTO signature_models (id, account_id, device_class, app_id, model, device, created_at, proven_at)
                 VALUES (\(bind: UUID()), \(bind: owner.id!), 'ipad', NULL, \(bind: strangerModel), '{}', \(bind: Date()), NULL)
                 """).run()
-            let before = try await app.services.sessions.create(accountID: owner.id!, device: "Sign To Login (iPad)", ip: nil)
+            let before = try await app.services.sessions.create(accountID: owner.id!, methods: [.pwd], device: "Sign To Login (iPad)", ip: nil)
             let unproven = try await attempt(f, "owner@example.com", f.other())
             var ipadAttempt = ["apikey": "\"\(f.key)\"", "email": "\"owner@example.com\"", "device_version": "\"iPad Pro\"",
                                "signature": Self.wire(stranger[0])]

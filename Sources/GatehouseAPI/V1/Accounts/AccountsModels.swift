@@ -55,7 +55,9 @@ public struct SignupRequest: Codable, Sendable, Equatable {
     public var locale: String?
     /// A label for the session this sign-up opens (e.g. "iPhone 15, iOS 18").
     public var device: String?
-    public init(email: String? = nil, phone: String? = nil, code: String, password: String, firstName: String? = nil, lastName: String? = nil, tag: String? = nil, birthday: String? = nil, locale: String? = nil, device: String? = nil) {
+    /// Which tokens the answer carries (absent: the session's own token).
+    public var tokens: TokenKind?
+    public init(email: String? = nil, phone: String? = nil, code: String, password: String, firstName: String? = nil, lastName: String? = nil, tag: String? = nil, birthday: String? = nil, locale: String? = nil, device: String? = nil, tokens: TokenKind? = nil) {
         self.email = email
         self.phone = phone
         self.code = code
@@ -66,6 +68,7 @@ public struct SignupRequest: Codable, Sendable, Equatable {
         self.birthday = birthday
         self.locale = locale
         self.device = device
+        self.tokens = tokens
     }
 }
 

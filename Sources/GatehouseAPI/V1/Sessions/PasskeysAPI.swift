@@ -249,9 +249,12 @@ public struct PasskeyLogin: Codable, Sendable, Equatable {
     public var credential: PasskeyAssertion
     public var challenge: String?
     public var device: String?
-    public init(credential: PasskeyAssertion, challenge: String? = nil, device: String? = nil) {
+    /// Which tokens the answer carries (absent: the session's own token).
+    public var tokens: TokenKind?
+    public init(credential: PasskeyAssertion, challenge: String? = nil, device: String? = nil, tokens: TokenKind? = nil) {
         self.credential = credential
         self.challenge = challenge
         self.device = device
+        self.tokens = tokens
     }
 }

@@ -67,11 +67,14 @@ public struct SecondFactorLogin: Codable, Sendable, Equatable {
     public var code: String?
     public var recoveryCode: String?
     public var device: String?
-    public init(challenge: String, code: String? = nil, recoveryCode: String? = nil, device: String? = nil) {
+    /// Which tokens the answer carries (absent: the session's own token).
+    public var tokens: TokenKind?
+    public init(challenge: String, code: String? = nil, recoveryCode: String? = nil, device: String? = nil, tokens: TokenKind? = nil) {
         self.challenge = challenge
         self.code = code
         self.recoveryCode = recoveryCode
         self.device = device
+        self.tokens = tokens
     }
 }
 

@@ -8,6 +8,11 @@ extension V1 {
             .operation("logIn", "Log in", tags: "Sessions")
             .errors([400: [.invalidCredentials, .missingParameter, .fieldTooLong, .malformedBody], 403: [.accountLocked, .secondFactorRequired]])
             .shared(.payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
+        /// Renews signed tokens: a refresh token (it works once) for a new access token and the next refresh token.
+        public static let refresh = Endpoint<RefreshRequest, AuthSession>(.post, "/v1/sessions/refresh", access: .anyone)
+            .operation("refreshTokens", "Renew signed tokens with a refresh token", tags: "Sessions")
+            .errors([400: [.refreshTokenInvalid, .missingParameter, .fieldTooLong, .malformedBody]])
+            .shared(.payloadTooLarge, .unsupportedMediaType, .unexpectedProblem)
         /// My sessions, newest first.
         public static let list = Endpoint<NoContent, SessionList>(.get, "/v1/sessions")
             .operation("listSessions", "List my sessions", tags: "Sessions")
@@ -29,7 +34,7 @@ extension V1 {
             .uuid(notFound: .sessionNotFound)
 
         /// Every operation above (the tests check it against the router and the OpenAPI document).
-        public static let all: [any EndpointDeclaration] = [login, list, endOthers, logout, end]
+        public static let all: [any EndpointDeclaration] = [login, refresh, list, endOthers, logout, end]
     }
 }
 

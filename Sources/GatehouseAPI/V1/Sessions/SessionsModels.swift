@@ -7,10 +7,30 @@ public struct LoginRequest: Codable, Sendable, Equatable {
     public var identifier: String
     public var password: String
     public var device: String?
-    public init(identifier: String, password: String, device: String? = nil) {
+    /// Which tokens the answer carries (absent: the session's own token).
+    public var tokens: TokenKind?
+    public init(identifier: String, password: String, device: String? = nil, tokens: TokenKind? = nil) {
         self.identifier = identifier
         self.password = password
         self.device = device
+        self.tokens = tokens
+    }
+}
+
+/// Which tokens a sign-in answers (docs/oidc.md).
+public enum TokenKind: String, Codable, Sendable, CaseIterable {
+    /// The session's own opaque token, as every client of the specs uses (the default).
+    case session
+    /// A signed access token (a JWT other services verify against `/.well-known/jwks.json`), short-lived, and a
+    /// refresh token that renews it (`POST /v1/sessions/refresh`).
+    case signed
+}
+
+/// `POST /v1/sessions/refresh`: a refresh token, exchanged for new signed tokens (it works once).
+public struct RefreshRequest: Codable, Sendable, Equatable {
+    public var refreshToken: String
+    public init(refreshToken: String) {
+        self.refreshToken = refreshToken
     }
 }
 
@@ -22,12 +42,16 @@ public struct AuthSession: Codable, Sendable, Equatable {
     public var sessionId: UUID
     public var expiresAt: Date
     public var account: Account
-    public init(token: String, tokenType: String = "Bearer", sessionId: UUID, expiresAt: Date, account: Account) {
+    /// With signed tokens: what renews them (`POST /v1/sessions/refresh`), once; `token` is then the signed access
+    /// token and `expiresAt` its end.
+    public var refreshToken: String?
+    public init(token: String, tokenType: String = "Bearer", sessionId: UUID, expiresAt: Date, account: Account, refreshToken: String? = nil) {
         self.token = token
         self.tokenType = tokenType
         self.sessionId = sessionId
         self.expiresAt = expiresAt
         self.account = account
+        self.refreshToken = refreshToken
     }
 }
 
