@@ -27,7 +27,6 @@ package struct FormParameters: Sendable {
         for (name, value) in request.uri.queryParameters {
             form.setIfAbsent(String(name), String(value))
         }
-        for (name, value) in form.values { try refuseNUL(name, value) }
         let buffer = try await request.collectBody(upTo: maxBodyBytes)
         guard buffer.readableBytes > 0 else { return form }
         let contentType = request.headers[.contentType]?.lowercased() ?? ""

@@ -14,7 +14,7 @@ import Testing
 /// once failed the statement and answered 500 on PostgreSQL while SQLite took it. The APIs' body
 /// readers refuse it before a service runs, with a 400 in the surface's own format; an address and
 /// the consoles' forms leave it out. Both engines answer alike.
-@Suite("Text holding U+0000 is refused on every surface")
+@Suite("Text never holds U+0000: refused in the APIs' bodies, left out of query strings and console forms")
 struct NULCharacterTests {
     @Test("the readers' rules: %00 in an address, the \\u0000 escape in JSON (not an escaped backslash), the character in any member")
     func rules() throws {

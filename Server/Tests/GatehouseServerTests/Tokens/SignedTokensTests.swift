@@ -129,7 +129,7 @@ struct SignedTokensTests {
         }
     }
 
-    @Test("ending the session (logout, a password change, a lock) stops its refresh token at once and its access token on /v1 at once; an offline verifier takes the access token until it expires", .tags(.engine), arguments: TestEngine.all)
+    @Test("ending the session (logout, an operator's lock) stops its refresh token at once and its access token on /v1 at once; an offline verifier takes the access token until it expires", .tags(.engine), arguments: TestEngine.all)
     func revocation(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "ann@example.com", confirmingEmail: true)

@@ -82,6 +82,22 @@ struct SigningKeysTests {
         }
     }
 
+    @Test("the schedule: not before the signing key has signed for its lifetime; then a next key is made, waiting its turn while the first still signs")
+    func schedule() async throws {
+        try await withApp(.sqlite) { app in
+            let keys = app.services.tokens.keys
+            let first = try await keys.signer().id
+            try await keys.rotateIfDue()
+            let early = try await keys.rows().map(\.id)
+            app.clock.advance(by: app.configuration.tokens.signingKeyLifetime + 1)
+            try await keys.rotateIfDue()
+            let due = try await keys.rows()
+            #expect(early == [first], "not due yet: no next key")
+            #expect(due.first?.id == first && due.dropFirst().contains { $0.signsFrom > app.clock.now }, "a next key, waiting its turn")
+            #expect(try await keys.signer().id == first)
+        }
+    }
+
     @Test("the private half is sealed with GATEHOUSE_SECRET: the row holds no key, and a server with another secret makes its own and signs with it", .tags(.engine), arguments: TestEngine.all)
     func sealed(engine: TestEngine) async throws {
         try await withApp(engine) { app in
