@@ -38,6 +38,7 @@ package enum GatehouseMigrations {
             M025CreateSecondFactors(),
             M026CreatePasskeys(),
             M027CreateSignedTokens(),
+            M028CreateOpenID(),
         ]
     }
 }

@@ -58,6 +58,8 @@ package final class GatehouseServices: Sendable {
     package let adminKeys: AdminKeys
     /// Signed tokens: their keys, access and refresh tokens, and the reading of a bearer token.
     package let tokens: TokensModule
+    /// The OpenID Connect provider: its clients, codes, consents and grants.
+    package let openID: OpenIDProvider
     package let locks: AccountLocks
     /// Second factors and passkeys (docs/security.md).
     package let secondFactors: SecondFactors
@@ -158,6 +160,12 @@ package final class GatehouseServices: Sendable {
         let tokens = TokensModule.make(database: database, clock: clock, random: dependencies.random, secrets: secrets, audit: audit,
                                        sessions: sessions, settings: tokenSettings)
         self.tokens = tokens
+        var openIDSettings = OpenIDProvider.Settings(issuer: configuration.publicURL)
+        openIDSettings.codeLifetime = configuration.tokens.authorizationCodeTTL
+        openIDSettings.idTokenLifetime = configuration.tokens.accessTokenTTL
+        let openID = OpenIDProvider(database: database, clock: clock, random: dependencies.random, sessions: sessions, tokens: tokens, audit: audit,
+                                    rateLimiter: rateLimiter, limits: configuration.limits, settings: openIDSettings)
+        self.openID = openID
         self.locks = AccountLocks(database: database, clock: clock, store: accountStore, sessions: sessions, audit: audit)
         self.operatorOutbox = OperatorOutbox(database: database, clock: clock, outbox: outbox)
         let relyingParty = WebAuthnRelyingParty(id: configuration.passkeyRPID, origins: configuration.passkeyOrigins)
@@ -275,7 +283,7 @@ package final class GatehouseServices: Sendable {
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, pushChannel: pushChannel, signal: signal, logger: logger,
             maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators,
-                            tokens] in
+                            tokens, openID] in
                 try await sessions.purgeExpired()
                 try await verification.purgeExpired()
                 try await rateLimiter.purgeExpired()
@@ -288,6 +296,7 @@ package final class GatehouseServices: Sendable {
                 try await blobCollector.runIfDue()
                 try await tokens.keys.rotateIfDue()
                 try await tokens.refresh.purgeExpired()
+                try await openID.purgeExpired()
             }
         )
     }

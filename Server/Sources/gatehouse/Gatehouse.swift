@@ -27,7 +27,7 @@ struct Gatehouse: AsyncParsableCommand {
         abstract: "Gatehouse: accounts and identity for iOS apps.",
         version: GatehouseVersion.current,
         subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, Accounts.self, Clients.self,
-                      AuditTrail.self, Operators.self, AdminKeys.self, Keys.self,
+                      AuditTrail.self, Operators.self, AdminKeys.self, Keys.self, OpenIDClients.self,
                       OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
@@ -623,6 +623,72 @@ struct Keys: AsyncParsableCommand {
                 print("\(key.kid) \(key.state) signs from \(WireDates.iso8601String(from: key.signsFrom))"
                       + (key.publishedUntil.map { " published until \(WireDates.iso8601String(from: $0))" } ?? ""))
             }
+        }
+    }
+}
+
+struct OpenIDClients: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "oidc-clients",
+        abstract: "The clients of the OpenID Connect provider: the team's web apps and tools that sign people in with Gatehouse.",
+        subcommands: [Create.self, List.self, Disable.self, RotateSecret.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Register a client; a confidential client's secret is printed once.")
+        @Argument(help: "Its name, as the consent page shows it.") var name: String
+        @Option(name: .customLong("redirect-uri"), help: "Where codes are sent, matched exactly (repeat for more).") var redirectURIs: [String] = []
+        @Option(name: .customLong("post-logout-redirect-uri"), help: "Where a logout may return to (repeat for more).") var postLogout: [String] = []
+        @Option(help: "What it may ask for: openid profile email phone offline_access, and a service's own scopes (repeat, or separate with commas).")
+        var scope: [String] = ["openid"]
+        @Flag(name: .customLong("public"), help: "A public client (a phone app, a page): no secret, PKCE only.") var isPublic = false
+        @Flag(name: .customLong("first-party"), help: "The team's own: people are not asked for consent.") var firstParty = false
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let made = try await OpenIDClientCommands.create(configuration: loadConfiguration(), name: name, redirectURIs: redirectURIs,
+                                                             postLogoutRedirectURIs: postLogout, confidential: !isPublic, scopes: scope,
+                                                             firstParty: firstParty, as: person)
+            if json { return print(jsonText(made)) }
+            print("client \(made.clientID) (\(made.kind)\(made.firstParty ? ", first-party" : "")): \(made.name)")
+            if let secret = made.clientSecret { print("client secret, shown once:\n  \(secret)") }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the clients (never their secrets).")
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() async throws {
+            let all = try await OpenIDClientCommands.list(configuration: loadConfiguration())
+            if json { return print(jsonText(all)) }
+            for client in all {
+                print("\(client.clientID) \(client.kind) \(client.name) [\(client.scopes.joined(separator: " "))] \(client.redirectURIs.joined(separator: " "))"
+                      + (client.disabled ? " (disabled)" : ""))
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable a client for good.")
+        @Argument(help: "Its client id.") var id: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let changed = try await OpenIDClientCommands.disable(configuration: loadConfiguration(), id: id, as: person)
+            print(changed ? "client \(id) disabled" : "no enabled client \(id)")
+            if !changed { throw ExitCode(1) }
+        }
+    }
+
+    struct RotateSecret: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rotate-secret", abstract: "A new secret for a confidential client; the old one stops at once.")
+        @Argument(help: "Its client id.") var id: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            let secret = try await OpenIDClientCommands.rotateSecret(configuration: loadConfiguration(), id: id, as: person)
+            print("client secret, shown once:\n  \(secret)")
         }
     }
 }

@@ -25,6 +25,56 @@ public enum ServerPages {
         public static let all: [any EndpointDeclaration] = [keySet]
     }
 
+    /// The OpenID Connect provider (docs/oidc.md, "The provider"): discovery, the authorization endpoint and its
+    /// sign-in and consent pages, the token endpoint, `userinfo`, revocation (RFC 7009), introspection (RFC 7662) and
+    /// RP-initiated logout. Its refusals are OAuth's (`{"error": …}`) or, in a browser, a page.
+    public enum OpenID {
+        /// The parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, OpenID Connect Core §3.1.2.1).
+        public static let authorizationFields: [FormField] = [
+            .text("response_type"), .text("client_id"), .text("redirect_uri"), .text("scope"), .text("state"), .text("nonce"),
+            .text("code_challenge"), .text("code_challenge_method"), .text("prompt"), .text("max_age"), .text("ui_locales"), .text("login_hint"),
+        ]
+        public static let discovery = Endpoint<NoContent, RawBody>(.get, "/.well-known/openid-configuration", access: .anyone)
+            .operation("getOpenIDConfiguration", "The OpenID Connect provider's metadata (discovery)", tags: "OpenID Connect")
+        public static let authorize = Endpoint<OpenIDAuthorizationQuery, RawBody>(.get, "/oauth/authorize", access: .anyone)
+            .operation("authorize", "Start a sign-in for a client: the sign-in page, or a redirect with a code", tags: "OpenID Connect")
+            .errors([400: []], format: .page)
+        public static let authorizeForm = Endpoint<FormBody, RawBody>(.post, "/oauth/authorize", access: .anyone)
+            .operation("authorizeForm", "The sign-in, second-step and consent forms (and an authorization request by POST)", tags: "OpenID Connect")
+            .errors([400: [], 401: [], 403: [], 429: []], format: .page)
+            .form([.urlencoded], authorizationFields + [.text("csrf"), .text("step"), .text("identifier"), .text("password"), .text("challenge"),
+                                                        .text("code"), .text("decision")], required: false)
+        public static let token = Endpoint<FormBody, RawBody>(.post, "/oauth/token", access: .anyone)
+            .operation("token", "Exchange a code, a refresh token or a client's credentials for tokens", tags: "OpenID Connect")
+            .errors([400: [], 401: [], 429: []], format: .oauth)
+            .form([.urlencoded], [.text("grant_type"), .text("code"), .text("redirect_uri"), .text("code_verifier"), .text("refresh_token"),
+                                  .text("scope"), .text("client_id"), .text("client_secret")])
+        public static let userinfo = Endpoint<NoContent, RawBody>(.get, "/oauth/userinfo", access: .anyone)
+            .operation("userinfo", "The signed-in person's claims, as the access token's scopes allow", tags: "OpenID Connect")
+            .errors([401: [], 403: []], format: .bare)
+        public static let userinfoForm = Endpoint<NoContent, RawBody>(.post, "/oauth/userinfo", access: .anyone)
+            .operation("userinfoPost", "The signed-in person's claims (POST)", tags: "OpenID Connect")
+            .errors([401: [], 403: []], format: .bare)
+        public static let revoke = Endpoint<FormBody, RawBody>(.post, "/oauth/revoke", access: .anyone)
+            .operation("revokeToken", "Revoke a token of the calling client (RFC 7009)", tags: "OpenID Connect")
+            .errors([400: [], 401: [], 429: []], format: .oauth)
+            .form([.urlencoded], [.text("token"), .text("token_type_hint"), .text("client_id"), .text("client_secret")])
+        public static let introspect = Endpoint<FormBody, RawBody>(.post, "/oauth/introspect", access: .anyone)
+            .operation("introspectToken", "What a token of the calling client is (RFC 7662)", tags: "OpenID Connect")
+            .errors([400: [], 401: [], 429: []], format: .oauth)
+            .form([.urlencoded], [.text("token"), .text("token_type_hint"), .text("client_id"), .text("client_secret")])
+        public static let logout = Endpoint<OpenIDLogoutQuery, RawBody>(.get, "/oauth/logout", access: .anyone)
+            .operation("endSession", "Sign out (RP-initiated logout)", tags: "OpenID Connect")
+            .errors([400: []], format: .page)
+        public static let logoutForm = Endpoint<FormBody, RawBody>(.post, "/oauth/logout", access: .anyone)
+            .operation("endSessionForm", "Sign out, confirmed by the person", tags: "OpenID Connect")
+            .errors([400: [], 403: []], format: .page)
+            .form([.urlencoded], [.text("csrf"), .text("id_token_hint"), .text("post_logout_redirect_uri"), .text("state"), .text("client_id")],
+                  required: false)
+        public static let all: [any EndpointDeclaration] = [discovery, authorize, authorizeForm, token, userinfo, userinfoForm, revoke, introspect,
+                                                            logout, logoutForm]
+    }
+
     /// Liveness, readiness and the Prometheus metrics.
     public enum Health {
         public static let health = Endpoint<NoContent, RawBody>(.get, "/health", access: .anyone)

@@ -50,6 +50,8 @@ public enum ErrorFormat: String, Sendable, Equatable {
     case signToLogin
     /// A status with no body.
     case bare
+    /// OAuth 2.0's JSON refusal, `{"error": …, "error_description": …}` (RFC 6749 §5.2): the OpenID Connect provider.
+    case oauth
 }
 
 /// An answer every operation of a surface gives alike, declared once in the document's

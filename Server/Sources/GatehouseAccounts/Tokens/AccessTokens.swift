@@ -3,7 +3,8 @@ import GatehouseFoundation
 import GatehousePlatform
 
 /// The claims of a signed access token (RFC 9068): who (`sub`, the account), for whom (`aud`), how long, which
-/// session (`sid`), and how its person signed in (`amr`, `acr`).
+/// session (`sid`), and how its person signed in (`amr`, `acr`). A service's token (`client_credentials`) is of no
+/// person: its `sub` is the client, and it has no `sid`, `amr` or `acr`.
 package struct AccessClaims: Codable, Sendable, Equatable {
     package var iss: String
     package var sub: String
@@ -12,10 +13,10 @@ package struct AccessClaims: Codable, Sendable, Equatable {
     package var iat: Int64
     package var nbf: Int64
     package var jti: String
-    package var sid: String
+    package var sid: String?
     package var clientID: String
-    package var amr: [String]
-    package var acr: String
+    package var amr: [String]?
+    package var acr: String?
     /// Space-separated, absent for a session's own tokens (which may do what the session may).
     package var scope: String?
 
@@ -24,8 +25,8 @@ package struct AccessClaims: Codable, Sendable, Equatable {
         case iss, sub, aud, exp, iat, nbf, jti, sid, clientID = "client_id", amr, acr, scope
     }
 
-    package init(iss: String, sub: String, aud: String, exp: Int64, iat: Int64, nbf: Int64, jti: String, sid: String, clientID: String,
-                 amr: [String], acr: String, scope: String?) {
+    package init(iss: String, sub: String, aud: String, exp: Int64, iat: Int64, nbf: Int64, jti: String, sid: String?, clientID: String,
+                 amr: [String]?, acr: String?, scope: String?) {
         (self.iss, self.sub, self.aud, self.exp, self.iat, self.nbf) = (iss, sub, aud, exp, iat, nbf)
         (self.jti, self.sid, self.clientID, self.amr, self.acr, self.scope) = (jti, sid, clientID, amr, acr, scope)
     }
@@ -34,9 +35,9 @@ package struct AccessClaims: Codable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: Claim.self)
         self.init(iss: try c.decode(String.self, forKey: .iss), sub: try c.decode(String.self, forKey: .sub), aud: try c.decode(String.self, forKey: .aud),
                   exp: try c.decode(Int64.self, forKey: .exp), iat: try c.decode(Int64.self, forKey: .iat), nbf: try c.decode(Int64.self, forKey: .nbf),
-                  jti: try c.decode(String.self, forKey: .jti), sid: try c.decode(String.self, forKey: .sid),
-                  clientID: try c.decode(String.self, forKey: .clientID), amr: try c.decode([String].self, forKey: .amr),
-                  acr: try c.decode(String.self, forKey: .acr), scope: try c.decodeIfPresent(String.self, forKey: .scope))
+                  jti: try c.decode(String.self, forKey: .jti), sid: try c.decodeIfPresent(String.self, forKey: .sid),
+                  clientID: try c.decode(String.self, forKey: .clientID), amr: try c.decodeIfPresent([String].self, forKey: .amr),
+                  acr: try c.decodeIfPresent(String.self, forKey: .acr), scope: try c.decodeIfPresent(String.self, forKey: .scope))
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -48,10 +49,10 @@ package struct AccessClaims: Codable, Sendable, Equatable {
         try c.encode(iat, forKey: .iat)
         try c.encode(nbf, forKey: .nbf)
         try c.encode(jti, forKey: .jti)
-        try c.encode(sid, forKey: .sid)
+        try c.encodeIfPresent(sid, forKey: .sid)
         try c.encode(clientID, forKey: .clientID)
-        try c.encode(amr, forKey: .amr)
-        try c.encode(acr, forKey: .acr)
+        try c.encodeIfPresent(amr, forKey: .amr)
+        try c.encodeIfPresent(acr, forKey: .acr)
         try c.encodeIfPresent(scope, forKey: .scope)
     }
 }
@@ -92,28 +93,43 @@ package struct AccessTokens: Sendable {
         self.settings = settings
     }
 
-    /// A token for `session`: the token and when it expires (never after the session).
-    package func issue(for session: AuthenticatedSession) async throws -> (token: String, expiresAt: Date) {
+    /// A token for `session`: the token and when it expires (never after the session). A session a client of the
+    /// provider was granted (`client`, `scope`) gets a token for that client (`aud` and `client_id` the client's id).
+    package func issue(for session: AuthenticatedSession, client: String? = nil, scope: String? = nil) async throws -> (token: String, expiresAt: Date) {
         let now = clock.now()
         let expiresAt = min(session.expiresAt, now.addingTimeInterval(settings.lifetime))
-        let claims = AccessClaims(
-            iss: settings.issuer, sub: session.accountID.uuidString.lowercased(), aud: settings.audience,
-            exp: Int64(expiresAt.timeIntervalSince1970.rounded(.down)), iat: Int64(now.timeIntervalSince1970.rounded(.down)),
-            nbf: Int64(now.timeIntervalSince1970.rounded(.down)), jti: String(random.token().prefix(22)), sid: session.id.uuidString.lowercased(),
-            clientID: Self.firstPartyClient, amr: session.methods.map(\.rawValue), acr: AuthMethod.contextClass(session.methods), scope: nil)
+        return try await sign(AccessClaims(
+            iss: settings.issuer, sub: session.accountID.uuidString.lowercased(), aud: client ?? settings.audience,
+            exp: Self.seconds(expiresAt), iat: Self.seconds(now), nbf: Self.seconds(now), jti: String(random.token().prefix(22)),
+            sid: session.id.uuidString.lowercased(), clientID: client ?? Self.firstPartyClient, amr: session.methods.map(\.rawValue),
+            acr: AuthMethod.contextClass(session.methods), scope: scope))
+    }
+
+    /// A service's token (`client_credentials`): `sub` the client, `aud` the team's services, no session and no person.
+    package func issue(forService client: String, scope: String) async throws -> (token: String, expiresAt: Date) {
+        let now = clock.now()
+        return try await sign(AccessClaims(
+            iss: settings.issuer, sub: client, aud: settings.audience, exp: Self.seconds(now.addingTimeInterval(settings.lifetime)), iat: Self.seconds(now),
+            nbf: Self.seconds(now), jti: String(random.token().prefix(22)), sid: nil, clientID: client, amr: nil, acr: nil, scope: scope))
+    }
+
+    private func sign(_ claims: AccessClaims) async throws -> (token: String, expiresAt: Date) {
         let (id, key) = try await keys.signer()
         let token = try JWS.sign(payload: Array(try OrderedJSONEncoder.encode(claims).utf8), type: Self.type, keyID: id, key: key)
         return (token, Date(timeIntervalSince1970: TimeInterval(claims.exp)))
     }
 
-    /// The claims of `token` when it is one of ours, for us, and in its lifetime; nil otherwise.
-    package func verify(_ token: String) async throws -> AccessClaims? {
+    static func seconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
+
+    /// The claims of `token` when it is one of ours, for us (or, with `anyAudience`, for any client of ours: the
+    /// provider's `userinfo` and introspection), and in its lifetime; nil otherwise.
+    package func verify(_ token: String, anyAudience: Bool = false) async throws -> AccessClaims? {
         guard let id = JWS.keyID(of: token), let key = try await keys.verifier(id),
               let payload = try? JWS.verify(token, type: Self.type, keys: { $0 == id ? key : nil }),
               let claims = try? JSONDecoder().decode(AccessClaims.self, from: Data(payload))
         else { return nil }
         let now = clock.now().timeIntervalSince1970
-        guard claims.iss == settings.issuer, claims.aud == settings.audience, TimeInterval(claims.exp) > now,
+        guard claims.iss == settings.issuer, anyAudience || claims.aud == settings.audience, TimeInterval(claims.exp) > now,
               TimeInterval(claims.nbf) <= now + Self.leeway
         else { return nil }
         return claims

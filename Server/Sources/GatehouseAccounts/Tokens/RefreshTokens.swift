@@ -22,6 +22,8 @@ package struct RefreshTokens: Sendable {
     package struct Renewed: Sendable {
         package var session: AuthenticatedSession
         package var refreshToken: String
+        /// What the session's client was granted (nil for a session of `/v1`).
+        package var scope: String?
     }
 
     package let database: DatabaseProvider
@@ -51,15 +53,17 @@ package struct RefreshTokens: Sendable {
         return token
     }
 
-    /// `token` exchanged for the next: its session and the new token. An unknown, expired or used token, or one
-    /// whose session ended, is `refresh_token_invalid`; a reuse after the interval ends the session too.
-    package func exchange(_ token: String, origin: AuditOrigin) async throws -> Renewed {
+    /// `token` exchanged for the next: its session and the new token. An unknown, expired or used token, one whose
+    /// session ended, or one of another client's session (`client`: the OpenID Connect client exchanging it, nil on
+    /// `/v1`) is `refresh_token_invalid`; a reuse after the interval ends the session too.
+    package func exchange(_ token: String, client: String? = nil, origin: AuditOrigin) async throws -> Renewed {
         guard token.hasPrefix(Self.prefix), token.utf8.count <= 128 else { throw GatehouseError.refreshTokenInvalid }
         let hash = Secrets.sha256Hex(token)
         let now = clock.now()
         enum Outcome: Sendable { case invalid, renewed(RefreshTokenRow, String), reused(RefreshTokenRow) }
         let outcome: Outcome = try await database.db.withTransaction { tx in
-            guard let row = try await store.find(tokenHash: hash, postgres: tx.isPostgres, on: tx), row.expiresAt > now, row.sessionExpiresAt > now else {
+            guard let row = try await store.find(tokenHash: hash, postgres: tx.isPostgres, on: tx), row.expiresAt > now, row.sessionExpiresAt > now,
+                  row.clientID == client else {
                 return .invalid
             }
             let first = try await store.use(row.id, at: now, on: tx)
@@ -73,13 +77,20 @@ package struct RefreshTokens: Sendable {
             throw GatehouseError.refreshTokenInvalid
         case .renewed(let row, let next):
             return Renewed(session: AuthenticatedSession(id: row.sessionID, accountID: row.accountID, expiresAt: row.sessionExpiresAt, methods: row.methods),
-                           refreshToken: next)
+                           refreshToken: next, scope: row.scope)
         case .reused(let row):
             try await audit.record(AuditEvent(.refreshTokenReused, by: .anonymous, account: row.accountID, origin: origin,
                                               detail: ["session": row.sessionID.uuidString.lowercased(), "family": row.familyID.uuidString.lowercased()]))
             try await sessions.revoke(sessionID: row.sessionID)
             throw GatehouseError.refreshTokenInvalid
         }
+    }
+
+    /// The live, unused token's row (introspection, revocation): nil for anything else.
+    package func find(_ token: String) async throws -> RefreshTokenRow? {
+        guard token.hasPrefix(Self.prefix), token.utf8.count <= 128, let row = try await store.peek(tokenHash: Secrets.sha256Hex(token)) else { return nil }
+        let now = clock.now()
+        return row.expiresAt > now && row.sessionExpiresAt > now && row.usedAt == nil ? row : nil
     }
 
     package func purgeExpired() async throws {

@@ -16,7 +16,7 @@ package struct BearerTokens: Sendable {
 
     package func authenticate(_ token: String) async throws -> SessionWithAccount? {
         guard AccessTokens.isSigned(token) else { return try await sessions.authenticate(token: token) }
-        guard let claims = try await access.verify(token), let sessionID = UUID(uuidString: claims.sid),
+        guard let claims = try await access.verify(token), let sessionID = claims.sid.flatMap(UUID.init(uuidString:)),
               let found = try await sessions.authenticate(sessionID: sessionID), found.account.id.uuidString.lowercased() == claims.sub
         else { return nil }
         return found

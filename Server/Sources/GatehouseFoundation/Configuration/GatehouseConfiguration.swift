@@ -271,6 +271,8 @@ public struct GatehouseConfiguration: Sendable {
         public var refreshTokenTTL: TimeInterval = 30 * 86_400
         /// A refresh token exchanged again within this is a client racing itself, not a theft.
         public var refreshReuseInterval: TimeInterval = 10
+        /// How long the OpenID Connect provider's authorization code waits for its exchange.
+        public var authorizationCodeTTL: TimeInterval = 60
         public init() {}
     }
 
@@ -810,6 +812,7 @@ extension GatehouseConfiguration {
         tokens.audience = reader.raw("GATEHOUSE_ACCESS_TOKEN_AUDIENCE").flatMap { $0.isEmpty ? nil : $0 }
         tokens.refreshTokenTTL = try reader.seconds("GATEHOUSE_REFRESH_TOKEN_TTL_SECONDS", default: tokens.refreshTokenTTL, range: 300...31_536_000)
         tokens.refreshReuseInterval = try reader.seconds("GATEHOUSE_REFRESH_REUSE_INTERVAL_SECONDS", default: tokens.refreshReuseInterval, range: 0...120)
+        tokens.authorizationCodeTTL = try reader.seconds("GATEHOUSE_OIDC_CODE_TTL_SECONDS", default: tokens.authorizationCodeTTL, range: 10...600)
         c.tokens = tokens
 
         // Limits

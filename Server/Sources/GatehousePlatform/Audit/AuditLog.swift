@@ -79,6 +79,14 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case signingKeyMade = "signing_key.made"
     /// A refresh token already exchanged was exchanged again after the reuse interval: its session was ended.
     case refreshTokenReused = "refresh_token.reused"
+    /// OpenID Connect clients (docs/oidc.md): registered, disabled, given a new secret.
+    case oidcClientCreated = "oidc_client.created"
+    case oidcClientDisabled = "oidc_client.disabled"
+    case oidcClientSecretRotated = "oidc_client.secret_rotated"
+    /// A person let a third-party client have their sign-in and the scopes named.
+    case oidcConsentGranted = "oidc.consent_granted"
+    /// An authorization code exchanged again: the session its first exchange opened was ended.
+    case authorizationCodeReused = "authorization_code.reused"
 
     /// The kinds a person sees of their own account (`GET /v1/me/events`): their sign-ins and
     /// the changes to how they sign in.
@@ -86,6 +94,7 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
         .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .accountDeletionCancelled, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
         .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed, .passkeyCloneSuspected, .refreshTokenReused,
+        .oidcConsentGranted, .authorizationCodeReused,
     ]
 }
 

@@ -12,10 +12,15 @@ import Yams
 /// which SwiftPM puts beside the `gatehouse` binary: deploy the two together).
 package enum OpenAPIDocument {
     /// Every operation the server serves: the controllers route these same declarations.
-    package static let operations: [any EndpointDeclaration] =
-        ServerPages.APIDocument.all + ServerPages.Health.all + ServerPages.Console.all + ServerPages.OperatorConsole.all + SignToLoginAPI.Endpoints.all
-        + PhoneAccountsAPI.Endpoints.all + V1.Accounts.all + V1.Sessions.all + V1.SecondFactors.all + V1.Passkeys.all + V1.Messenger.all + V1.Apps.all + V1.Signatures.all + V1.Wallet.all
-        + AdminAPI.all + ServerPages.Payments.all + ServerPages.SignatureProfile.all + ServerPages.WellKnown.all
+    package static let operations: [any EndpointDeclaration] = {
+        let groups: [[any EndpointDeclaration]] = [
+            ServerPages.APIDocument.all, ServerPages.Health.all, ServerPages.Console.all, ServerPages.OperatorConsole.all, SignToLoginAPI.Endpoints.all,
+            PhoneAccountsAPI.Endpoints.all, V1.Accounts.all, V1.Sessions.all, V1.SecondFactors.all, V1.Passkeys.all, V1.Messenger.all, V1.Apps.all,
+            V1.Signatures.all, V1.Wallet.all, AdminAPI.all, ServerPages.Payments.all, ServerPages.SignatureProfile.all, ServerPages.WellKnown.all,
+            ServerPages.OpenID.all,
+        ]
+        return groups.flatMap { $0 }
+    }()
 
     /// Wire types no operation names: the problem document of every `/v1` error and the payloads
     /// of the realtime events.

@@ -178,6 +178,8 @@ package enum OpenAPIGenerator {
         case .page: OpenAPI.Response(description: "", content: [.html: .b(text)])
         case .signToLogin: OpenAPI.Response(description: "", content: [.json: .b(.init(schema: .reference(.component(named: "SignToLoginAnswer"))))])
         case .bare: OpenAPI.Response(description: "")
+        case .oauth: OpenAPI.Response(description: "", content: [.json: .b(.init(schema: .object(
+            properties: ["error": .string, "error_description": .string(required: false)])))])
         }
     }
 

@@ -65,13 +65,14 @@ package enum PageForm {
 
     /// The headers of a console's page: HTML, never cached, a CSP that allows only its own inline
     /// style (by hash), forms posting here and (when `images`) its own images; no script, no frame.
-    package static func headers(style: String, images: Bool, referrer: String) -> HTTPFields {
+    /// `formAction`: where its forms may post (and be redirected to, as browsers apply it to a form's redirects too).
+    package static func headers(style: String, images: Bool, referrer: String, formAction: String = "'self'") -> HTTPFields {
         let styleHash = Data(SHA256.hash(data: Data(style.utf8))).base64EncodedString()
         return [
             .contentType: "text/html; charset=utf-8",
             .cacheControl: "no-store",
             .contentSecurityPolicy: "default-src 'none'; style-src 'sha256-\(styleHash)';" + (images ? " img-src 'self';" : "")
-                + " form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+                + " form-action \(formAction); frame-ancestors 'none'; base-uri 'none'",
             HTTPField.Name("X-Frame-Options")!: "DENY",
             HTTPField.Name("X-Content-Type-Options")!: "nosniff",
             HTTPField.Name("Referrer-Policy")!: referrer,

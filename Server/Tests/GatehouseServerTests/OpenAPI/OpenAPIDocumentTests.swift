@@ -131,7 +131,7 @@ struct OpenAPIDocumentTests {
                 case .problem: [V1.problemContentType]
                 case .plainText: ["text/plain"]
                 case .page: ["text/html"]
-                case .signToLogin: ["application/json"]
+                case .signToLogin, .oauth: ["application/json"]
                 case .bare: []
                 }
                 #expect(media == expected, "\(endpoint) \(refusal.status): \(media)")

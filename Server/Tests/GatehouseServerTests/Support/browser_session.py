@@ -1,12 +1,15 @@
 """What the browser tests of the server's pages share (console_browser.py, operator_browser.py): a free port, a
 `gatehouse serve` process with the tests' settings, HTTP calls that do not follow redirects, and Debian's headless
 Chromium driven by Selenium, with a click that waits for the next page."""
+import argparse
 import json
 import os
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from selenium import webdriver
@@ -15,6 +18,39 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+
+def script_arguments(prefix):
+    """The arguments every browser script takes (`--gatehouse`, the binary; `--screenshots`, where its pictures go) and
+    a new working folder for its servers."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--gatehouse", required=True)
+    p.add_argument("--screenshots", required=True)
+    args = p.parse_args()
+    args.gatehouse = os.path.abspath(args.gatehouse)
+    os.makedirs(args.screenshots, exist_ok=True)
+    return args, tempfile.mkdtemp(prefix=prefix)
+
+
+def signed_up(base, email, password, first, last):
+    """A person signed up through /v1 by an email code (read from the development outbox): their session's token."""
+    call(base, "POST", "/v1/signup/code", {"email": email})
+    code = json.loads(call(base, "GET", "/dev/outbox?to=" + urllib.parse.quote(email) + "&last=1")[2])[0]["code"]
+    status, _, answer = call(base, "POST", "/v1/signup", {"email": email, "code": code, "password": password,
+                                                         "firstName": first, "lastName": last, "locale": "en"})
+    assert status == 201, answer
+    return json.loads(answer)["token"]
+
+
+def with_authenticator_app(base, token, password):
+    """Turns the authenticator app on for the session's account (pyotp is the app): the app, and the recovery codes."""
+    import pyotp
+    status, _, answer = call(base, "POST", "/v1/me/totp", {"currentPassword": password}, token=token)
+    assert status == 201, answer
+    totp = pyotp.parse_uri(json.loads(answer)["uri"])
+    status, _, answer = call(base, "POST", "/v1/me/totp/confirm", {"code": totp.now()}, token=token)
+    assert status == 200, answer
+    return totp, json.loads(answer)["codes"]
 
 
 def free_port():

@@ -5,13 +5,11 @@ rotates the key; the key works and stops working as it should (checked with the 
 apps list through the API), a form without its CSRF token is refused, and the headers say what
 they must (CSP, HttpOnly and SameSite cookies; Secure outside development). Screenshots of each
 step go to --screenshots. Exits 0 when every step was seen."""
-import argparse
 import base64
 import json
 import os
 import signal
 import sys
-import tempfile
 import time
 
 from selenium import webdriver
@@ -21,15 +19,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser_session import call, chromium, free_port, press as press_and_wait, server_env, start_server
+from browser_session import call, chromium, free_port, press as press_and_wait, script_arguments, server_env, signed_up, start_server, with_authenticator_app
 
-p = argparse.ArgumentParser()
-p.add_argument("--gatehouse", required=True)
-p.add_argument("--screenshots", required=True)
-args = p.parse_args()
-args.gatehouse = os.path.abspath(args.gatehouse)
-os.makedirs(args.screenshots, exist_ok=True)
-work = tempfile.mkdtemp(prefix="console-")
+args, work = script_arguments("console-")
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
 
 
@@ -46,12 +38,7 @@ browser = None
 step = "setup"
 try:
     # A developer's account, made through the API (its email code from the development outbox).
-    call(BASE, "POST", "/v1/signup/code", {"email": "dev@example.com"})
-    code = json.loads(call(BASE, "GET", "/dev/outbox?to=dev%40example.com&last=1")[2])[0]["code"]
-    status, _, answer = call(BASE, "POST", "/v1/signup", {"email": "dev@example.com", "code": code, "password": "Secret-42!",
-                                                         "firstName": "Dana", "lastName": "Dev", "locale": "en"})
-    assert status == 201, answer
-    api_token = json.loads(answer)["token"]
+    api_token = signed_up(BASE, "dev@example.com", "Secret-42!", "Dana", "Dev")
 
     browser = chromium("1200,900")
 
@@ -143,13 +130,7 @@ try:
     assert browser.current_url.endswith("/console/login")
 
     step = "with the authenticator app on, the password leads to the code; a wrong one keeps the page; a recovery code signs in"
-    import pyotp
-    status, _, answer = call(BASE, "POST", "/v1/me/totp", {"currentPassword": "Secret-42!"}, token=api_token)
-    assert status == 201, answer
-    totp = pyotp.parse_uri(json.loads(answer)["uri"])
-    status, _, answer = call(BASE, "POST", "/v1/me/totp/confirm", {"code": totp.now()}, token=api_token)
-    assert status == 200, answer
-    recovery = json.loads(answer)["codes"]
+    _, recovery = with_authenticator_app(BASE, api_token, "Secret-42!")
     browser.get(BASE + "/console/login")
     browser.find_element(By.ID, "email").send_keys("dev@example.com")
     browser.find_element(By.ID, "password").send_keys("Secret-42!")

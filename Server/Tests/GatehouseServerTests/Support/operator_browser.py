@@ -8,7 +8,6 @@ the outbox (never a code) and the audit trail (each action with its actor and re
 operator cannot credit, a read-only one cannot act; a form without its CSRF token, a person's
 session as an operator's and an operator's as a person's are refused. Screenshots go to
 --screenshots. Exits 0 when every step was seen."""
-import argparse
 import base64
 import hmac
 import json
@@ -17,7 +16,6 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -26,15 +24,9 @@ import urllib.request
 from selenium.webdriver.common.by import By
 
 import browser_session
-from browser_session import chromium, free_port, press as press_and_wait, server_env, start_server
+from browser_session import chromium, free_port, press as press_and_wait, script_arguments, server_env, start_server
 
-p = argparse.ArgumentParser()
-p.add_argument("--gatehouse", required=True)
-p.add_argument("--screenshots", required=True)
-args = p.parse_args()
-args.gatehouse = os.path.abspath(args.gatehouse)
-os.makedirs(args.screenshots, exist_ok=True)
-work = tempfile.mkdtemp(prefix="operators-")
+args, work = script_arguments("operators-")
 
 
 PORT = free_port()
