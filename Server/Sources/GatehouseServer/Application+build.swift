@@ -96,7 +96,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     HealthController(ping: { [database = services.database] in try await database.ping() }, metrics: configuration.metricsEnabled, metricsToken: configuration.metricsToken).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     KeySetController(keys: services.tokens.keys).addRoutes(to: router)
-    OpenIDController(provider: services.openID, login: services.login, sessions: services.sessions, edge: edge).addRoutes(to: router)
+    OpenIDController(provider: services.openID, login: services.login, passkeys: services.passkeys, sessions: services.sessions, edge: edge).addRoutes(to: router)
     PhoneAccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
                             email: services.email, sessions: services.sessions, bearer: services.tokens.bearer, clients: services.clients, deliverer: services.deliverer,
                             limits: configuration.limits, edge: edge).addRoutes(to: router)

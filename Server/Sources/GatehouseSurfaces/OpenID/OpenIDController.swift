@@ -15,6 +15,7 @@ import NIOCore
 package struct OpenIDController: Sendable {
     package let provider: OpenIDProvider
     package let login: LoginService
+    package let passkeys: Passkeys
     package let sessions: SessionService
     package let edge: SurfaceEdge
 
@@ -22,9 +23,10 @@ package struct OpenIDController: Sendable {
     package static let csrfCookie = "gh_oidc_csrf"
     typealias E = ServerPages.OpenID
 
-    package init(provider: OpenIDProvider, login: LoginService, sessions: SessionService, edge: SurfaceEdge) {
+    package init(provider: OpenIDProvider, login: LoginService, passkeys: Passkeys, sessions: SessionService, edge: SurfaceEdge) {
         self.provider = provider
         self.login = login
+        self.passkeys = passkeys
         self.sessions = sessions
         self.edge = edge
     }
@@ -184,11 +186,21 @@ package struct OpenIDController: Sendable {
                 return page.login(error: LocalizedText("page.oidc.formExpired").render(language), status: .forbidden)
             }
             switch step {
-            case "login", "second":
+            case "login", "second", "passkey":
                 let issued: IssuedSession
                 let challenge = params["challenge"].flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
                 do {
-                    if step == "second", let challenge {
+                    if step == "passkey" {
+                        // The assertion the page's script posted (`OpenIDPage.script`): a passkey sign-in, or the second step's.
+                        guard let text = params["passkey"], text.utf8.count <= 16_384,
+                              let assertion = try? JSONDecoder().decode(PasskeyAssertion.self, from: Data(text.utf8))
+                        else { throw Passkeys.invalid("the passkey's answer could not be read") }
+                        issued = if let challenge {
+                            try await login.completeSecondStep(challenge: challenge, code: nil, recoveryCode: nil, passkey: assertion, origin: origin)
+                        } else {
+                            try await passkeys.login(assertion, origin: origin)
+                        }
+                    } else if step == "second", let challenge {
                         let typed = SecondFactors.split(params["code"] ?? "")
                         issued = try await login.completeSecondStep(challenge: challenge, code: typed.code, recoveryCode: typed.recoveryCode, origin: origin)
                     } else {
@@ -197,8 +209,11 @@ package struct OpenIDController: Sendable {
                     }
                 } catch let error as GatehouseError {
                     let status: HTTPResponse.Status = if case .rateLimited = error.kind { .tooManyRequests } else { .unauthorized }
-                    if let next = error.secondFactor?.challenge ?? (error.code == .invalidCode ? challenge : nil) {
-                        return page.secondStep(next, error: error.secondFactor == nil ? error.message.render(language) : nil,
+                    // The password was right and a second factor is wanted; or a wrong code or passkey on a live challenge: ask again.
+                    if let next = error.secondFactor?.challenge ?? ([.invalidCode, .passkeyInvalid].contains(error.code) ? challenge : nil) {
+                        // A passkey is offered when the account has one (the challenge says so; the form carries it on).
+                        let passkey = error.secondFactor.map { $0.methods.contains("passkey") } ?? (params["offered"] == "passkey")
+                        return page.secondStep(next, passkey: passkey, error: error.secondFactor == nil ? error.message.render(language) : nil,
                                                status: error.secondFactor == nil ? status : .ok)
                     }
                     return page.login(identifier: params["identifier"], error: error.message.render(language), status: status)
@@ -265,15 +280,18 @@ package struct OpenIDController: Sendable {
         func login(identifier: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
             var values: [String: Any] = ["title": text("page.oidc.signIn"), "lead": text("page.oidc.signInTo", auth.client.name), "login": true,
                                          "identifierLabel": text("page.oidc.identifier"), "passwordLabel": text("page.oidc.password"),
-                                         "button": text("page.oidc.continue")]
+                                         "button": text("page.oidc.continue"), "passkeyButton": text("page.oidc.passkey"),
+                                         "passkeyError": text("page.oidc.passkeyFailed")]
             if let identifier { values["identifier"] = String(identifier.prefix(200)) }
             if let error { values["error"] = error }
             return render(values, status: status)
         }
 
-        func secondStep(_ challenge: String, error: String?, status: HTTPResponse.Status) -> Response {
+        func secondStep(_ challenge: String, passkey: Bool, error: String?, status: HTTPResponse.Status) -> Response {
             var values: [String: Any] = ["title": text("page.oidc.secondStep"), "lead": text("page.oidc.signInTo", auth.client.name), "secondStep": challenge,
-                                         "hint": text("page.oidc.secondStepHint"), "codeLabel": text("page.oidc.code"), "button": text("page.oidc.continue")]
+                                         "passkeyOffered": passkey,
+                                         "hint": text(passkey ? "page.oidc.secondStepHintPasskey" : "page.oidc.secondStepHint"), "codeLabel": text("page.oidc.code"), "button": text("page.oidc.continue"),
+                                         "passkeyButton": text("page.oidc.passkeySecond"), "passkeyError": text("page.oidc.passkeyFailed")]
             if let error { values["error"] = error }
             return render(values, status: status)
         }

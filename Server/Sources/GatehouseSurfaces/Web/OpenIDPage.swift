@@ -1,10 +1,12 @@
+import Crypto
 import Foundation
 import GatehouseFoundation
 import HTTPTypes
 import Hummingbird
 import Mustache
 
-/// The OpenID Connect provider's pages (docs/oidc.md, "The sign-in page"), in the reader's language, no script:
+/// The OpenID Connect provider's pages (docs/oidc.md, "The sign-in page"), in the reader's language, with one script
+/// (the passkey button's, allowed by its hash):
 /// sign in, the second step, consent for a third-party client, sign out, and a request that cannot be used. Each form
 /// posts back with the authorization request's parameters and the CSRF token; no page may be framed, and none sends
 /// a referrer.
@@ -24,6 +26,40 @@ package enum OpenIDPage {
         .hint { color: #555; font-size: .9rem; }
         """
 
+    /// The one script of the pages: a passkey button asks the browser for an assertion (WebAuthn) with the options
+    /// `/v1` gives, and posts it in the form (`step=passkey`). Without a script, or without WebAuthn, the button stays
+    /// hidden and the page works with the password and codes.
+    package static let script = """
+        (function () {
+          if (!window.PublicKeyCredential) return;
+          var b64 = function (buffer) { return btoa(String.fromCharCode.apply(null, new Uint8Array(buffer))).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, ""); };
+          var bytes = function (text) { var s = atob(text.replace(/-/g, "+").replace(/_/g, "/")); return Uint8Array.from(s, function (c) { return c.charCodeAt(0); }); };
+          document.querySelectorAll("button[data-passkey]").forEach(function (button) {
+            button.hidden = false;
+            button.addEventListener("click", async function (event) {
+              event.preventDefault();
+              var form = button.form, challenge = form.querySelector("input[name=challenge]");
+              try {
+                var answer = await fetch("/v1/sessions/passkey/options", { method: "POST", headers: { "Content-Type": "application/json" },
+                  body: JSON.stringify(challenge ? { challenge: challenge.value } : {}) });
+                if (!answer.ok) throw new Error("options: " + answer.status);
+                var o = await answer.json();
+                var credential = await navigator.credentials.get({ publicKey: { challenge: bytes(o.challenge), timeout: o.timeout, rpId: o.rpId,
+                  userVerification: o.userVerification, allowCredentials: o.allowCredentials.map(function (c) { return { type: c.type, id: bytes(c.id), transports: c.transports }; }) } });
+                var r = credential.response;
+                form.querySelector("input[name=passkey]").value = JSON.stringify({ id: credential.id, rawId: b64(credential.rawId), type: credential.type,
+                  authenticatorAttachment: credential.authenticatorAttachment, response: { clientDataJSON: b64(r.clientDataJSON),
+                  authenticatorData: b64(r.authenticatorData), signature: b64(r.signature), userHandle: r.userHandle ? b64(r.userHandle) : null } });
+                form.querySelector("input[name=step]").value = "passkey";
+                form.submit();
+              } catch (error) {
+                document.getElementById("passkey-error").hidden = false;
+              }
+            });
+          });
+        })();
+        """
+
     package static let template: MustacheTemplate = try! MustacheTemplate(string: PageLayout.page(
         lang: "{{lang}}", title: "{{title}}", style: style, body: """
         <main>
@@ -37,7 +73,10 @@ package enum OpenIDPage {
         <label for="identifier">{{identifierLabel}}</label><input id="identifier" type="text" name="identifier" value="{{identifier}}" autocomplete="username" required>
         <label for="password">{{passwordLabel}}</label><input id="password" type="password" name="password" autocomplete="current-password" required>
         <button type="submit" id="signin">{{button}}</button>
+        <input type="hidden" name="passkey" value="">
+        <button class="quiet" type="button" data-passkey id="passkey" hidden>{{passkeyButton}}</button>
         </form>
+        <p class="error" id="passkey-error" hidden>{{passkeyError}}</p>
         {{/login}}
         {{#secondStep}}
         <p class="hint">{{hint}}</p>
@@ -47,7 +86,13 @@ package enum OpenIDPage {
         <input type="hidden" name="challenge" value="{{secondStep}}">
         <label for="code">{{codeLabel}}</label><input id="code" type="text" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="20" required>
         <button type="submit" id="verify">{{button}}</button>
+        {{#passkeyOffered}}
+        <input type="hidden" name="offered" value="passkey">
+        <input type="hidden" name="passkey" value="">
+        <button class="quiet" type="button" data-passkey id="passkey" hidden>{{passkeyButton}}</button>
+        {{/passkeyOffered}}
         </form>
+        <p class="error" id="passkey-error" hidden>{{passkeyError}}</p>
         {{/secondStep}}
         {{#consent}}
         <ul id="scopes">{{#scopes}}<li>{{.}}</li>{{/scopes}}</ul>
@@ -66,6 +111,7 @@ package enum OpenIDPage {
         </form>
         {{/logout}}
         </main>
+        <script>\(script)</script>
         """))
 
     /// A page: its values (the template's), its status, the cookies it sets and where its forms may lead.
@@ -74,7 +120,9 @@ package enum OpenIDPage {
         var values = values
         values["lang"] = language.rawValue
         let html = template.render(values)
-        return PageForm.response(html, headers: PageForm.headers(style: style, images: false, referrer: "no-referrer", formAction: formAction),
-                                 status: status, cookies: cookies)
+        var headers = PageForm.headers(style: style, images: false, referrer: "no-referrer", formAction: formAction)
+        let scriptHash = Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString()
+        headers[.contentSecurityPolicy] = (headers[.contentSecurityPolicy] ?? "") + "; script-src 'sha256-\(scriptHash)'; connect-src 'self'"
+        return PageForm.response(html, headers: headers, status: status, cookies: cookies)
     }
 }

@@ -3,7 +3,7 @@
 OAuth 2.0 / OpenID Connect client (discovery, authorization code with PKCE S256, token exchange, ID token
 validation against the key set, userinfo, refresh, introspection, revocation), headless Chromium signing the person
 in on the provider's page (password, then the authenticator app's code; consent for a third-party client; the page
-in Russian), PyJWT's PyJWKClient verifying access tokens as a team's backend does (across a key rotation; a changed
+in Russian, with a passkey of Chromium's virtual authenticator), PyJWT's PyJWKClient verifying access tokens as a team's backend does (across a key rotation; a changed
 token, another audience and alg none refused), RP-initiated logout, and a public client. Screenshots of each page go
 to --screenshots. Exits 0 when every step was seen."""
 import base64
@@ -23,13 +23,15 @@ from authlib.integrations.requests_client import OAuth2Session
 from authlib.jose import JsonWebKey, JsonWebToken
 from authlib.oidc.core import CodeIDToken
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
 
 from browser_session import call, chromium, free_port, press, script_arguments, server_env, signed_up, start_server, with_authenticator_app
 
 args, work = script_arguments("oidc-")
 
 PORT = free_port()
-BASE = f"http://127.0.0.1:{PORT}"
+# localhost, not 127.0.0.1: a passkey's relying party is a domain (the public URL's host), never an address.
+BASE = f"http://localhost:{PORT}"
 ENV = server_env(work, PORT, {"GATEHOUSE_ENV": "development", "PUBLIC_URL": BASE})
 server = start_server(args.gatehouse, work, ENV, os.path.join(work, "server.log"))
 
@@ -64,7 +66,8 @@ browser = None
 step = "setup"
 try:
     # A person with the authenticator app on, made through /v1 (the email code from the development outbox).
-    totp, recovery = with_authenticator_app(BASE, signed_up(BASE, "ann@example.com", "Secret-42!", "Ann", "Lee"), "Secret-42!")
+    api_token = signed_up(BASE, "ann@example.com", "Secret-42!", "Ann", "Lee")
+    totp, recovery = with_authenticator_app(BASE, api_token, "Secret-42!")
 
     step = "the operator registers a confidential third-party client and a public one (gatehouse oidc-clients)"
     shop = json.loads(gatehouse("oidc-clients", "create", "Acme Shop", "--redirect-uri", REDIRECT, "--post-logout-redirect-uri", AFTER_LOGOUT,
@@ -186,19 +189,36 @@ try:
         {"id_token_hint": token["id_token"], "post_logout_redirect_uri": AFTER_LOGOUT, "state": "bye-1"}))
     assert browser.current_url == AFTER_LOGOUT + "?state=bye-1", browser.current_url
 
-    step = "a public client in Russian: PKCE alone, a recovery code as the second step; without the verifier the exchange is refused"
+    step = "a passkey made in Chromium (a virtual authenticator) and kept through /v1, the change confirmed with a recovery code"
+    browser.get(BASE + "/oauth/logout")  # a page of the relying party's origin, where WebAuthn may run
+    browser.add_virtual_authenticator(VirtualAuthenticatorOptions(protocol="ctap2", transport="internal", has_resident_key=True,
+                                                                  has_user_verification=True, is_user_verified=True, is_user_consenting=True))
+    status, _, answer = call(BASE, "POST", "/v1/me/passkeys/options", {"currentPassword": "Secret-42!", "recoveryCode": recovery[1]}, token=api_token)
+    assert status == 200, answer
+    made = browser.execute_async_script("""
+        var done = arguments[arguments.length - 1], o = arguments[0];
+        var b64 = function (b) { return btoa(String.fromCharCode.apply(null, new Uint8Array(b))).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, ""); };
+        var bytes = function (t) { var s = atob(t.replace(/-/g, "+").replace(/_/g, "/")); return Uint8Array.from(s, function (c) { return c.charCodeAt(0); }); };
+        navigator.credentials.create({ publicKey: { rp: o.rp, user: { id: bytes(o.user.id), name: o.user.name, displayName: o.user.displayName },
+            challenge: bytes(o.challenge), pubKeyCredParams: o.pubKeyCredParams, timeout: o.timeout, authenticatorSelection: o.authenticatorSelection,
+            attestation: o.attestation } })
+          .then(function (c) { done(JSON.stringify({ id: c.id, rawId: b64(c.rawId), type: c.type, authenticatorAttachment: c.authenticatorAttachment,
+            response: { clientDataJSON: b64(c.response.clientDataJSON), attestationObject: b64(c.response.attestationObject) } })); })
+          .catch(function (e) { done("error: " + e); });
+        """, json.loads(answer))
+    assert not made.startswith("error"), made
+    status, _, answer = call(BASE, "POST", "/v1/me/passkeys", {"credential": json.loads(made), "name": "Chromium"}, token=api_token)
+    assert status == 201, answer
+
+    step = "a public client in Russian: PKCE alone, the passkey instead of the password; without the verifier the exchange is refused"
     public = OAuth2Session(phone_app["clientID"], None, scope="openid", redirect_uri=REDIRECT, code_challenge_method="S256",
                            token_endpoint_auth_method="none")
     verifier = generate_token(64)
     url, state = public.create_authorization_url(meta["authorization_endpoint"], code_verifier=verifier, nonce="n2", ui_locales="ru")
     browser.get(url)
-    assert "Вход" in browser.page_source and browser.find_elements(By.ID, "signin"), browser.page_source[:2000]
+    assert "Вход" in browser.page_source and browser.find_element(By.ID, "passkey").is_displayed(), browser.page_source[:2000]
     shot("4-sign-in-ru")
-    browser.find_element(By.ID, "identifier").send_keys("ann@example.com")
-    browser.find_element(By.ID, "password").send_keys("Secret-42!")
-    press(browser, browser.find_element(By.ID, "signin"))
-    browser.find_element(By.ID, "code").send_keys(recovery[0])
-    press(browser, browser.find_element(By.ID, "verify"))
+    press(browser, browser.find_element(By.ID, "passkey"))
     assert browser.find_elements(By.ID, "allow") and "Разрешить" in browser.page_source, browser.page_source[:2000]
     shot("5-consent-ru")
     press(browser, browser.find_element(By.ID, "allow"))
@@ -210,6 +230,23 @@ try:
     assert status == 400 and json.loads(answer)["error"] == "invalid_request", answer
     token = public.fetch_token(meta["token_endpoint"], authorization_response=callback, code_verifier=verifier)
     assert token["token_type"] == "Bearer" and "id_token" in token, token
+    passkey_claims = json.loads(base64.urlsafe_b64decode(token["id_token"].split(".")[1] + "=="))
+    assert passkey_claims["amr"] in (["hwk"], ["swk"]) and passkey_claims["acr"] == "2", passkey_claims
+
+    step = "the passkey as the second step: prompt=login asks the password again, then the app's code or the passkey"
+    verifier = generate_token(64)
+    url, state = client.create_authorization_url(meta["authorization_endpoint"], code_verifier=verifier, nonce="n4", prompt="login")
+    browser.get(url)
+    browser.find_element(By.ID, "identifier").send_keys("ann@example.com")
+    browser.find_element(By.ID, "password").send_keys("Secret-42!")
+    press(browser, browser.find_element(By.ID, "signin"))
+    assert browser.find_element(By.ID, "passkey").is_displayed(), browser.page_source[:2000]
+    shot("6-second-step-passkey")
+    press(browser, browser.find_element(By.ID, "passkey"))
+    token = client.fetch_token(meta["token_endpoint"], authorization_response=browser.current_url, code_verifier=verifier)
+    second = JsonWebToken(["ES256"]).decode(token["id_token"], keys, claims_cls=CodeIDToken, claims_params={"nonce": "n4", "client_id": shop["clientID"]})
+    second.validate(leeway=60)
+    assert second["amr"][0] == "pwd" and second["amr"][1] in ("hwk", "swk") and second["acr"] == "2", dict(second)
     print("oidc browser session passed")
 except Exception:
     print(f"failed at: {step}")

@@ -17,7 +17,7 @@ struct OpenIDBrowserTests {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Support/oidc_browser.py").path
     }
 
-    @Test("Authlib and Chromium: discovery, the code flow with PKCE through the password, the app's code and consent, the ID token validated, userinfo, a backend's PyJWKClient across a rotation, refresh, introspection, revocation, logout, and a public client in Russian")
+    @Test("Authlib and Chromium: discovery, the code flow with PKCE through the password, the app's code and consent, the ID token validated, userinfo, a backend's PyJWKClient across a rotation, refresh, introspection, revocation, logout, a public client in Russian with a passkey, and a passkey as the second step")
     func authlibAndChromium() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "install Debian's chromium and chromium-driver (.ci/run does)")
         #expect(FileManager.default.isExecutableFile(atPath: Self.serverBinary.path), "build the server first")
@@ -28,7 +28,7 @@ struct OpenIDBrowserTests {
         #expect(text.contains("oidc browser session passed"))
         #expect(text.components(separatedBy: "refused:").count == 4, "three bad tokens refused by the backend sample")
         let files = (try? FileManager.default.contentsOfDirectory(at: shots, includingPropertiesForKeys: nil)) ?? []
-        #expect(files.count == 5, "screenshots: \(files.map(\.lastPathComponent))")
+        #expect(files.count == 6, "screenshots: \(files.map(\.lastPathComponent))")
         for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
             if let png = try? Data(contentsOf: file) { Attachment.record(png, named: file.lastPathComponent) }
         }

@@ -307,6 +307,31 @@ struct OpenIDProviderTests {
         }
     }
 
+    @Test("the page's forms: a form without its CSRF token is the sign-in page again (403); a passkey answer that cannot be read, or one of no passkey, is the page again with its message, never a 500; the pages allow one script, by its hash")
+    func pageForms() async throws {
+        try await withApp(.sqlite) { app in
+            try await app.registerPhoneAccount(email: "ann@example.com", confirmingEmail: true)
+            let (client, _) = try await Self.register(app, firstParty: true)
+            let browser = Browser(app)
+            let page = try await browser.get(Self.authorization(client.id, challenge: Self.pkce().challenge))
+            let fields = Self.hiddenFields(page.text)
+
+            let noCSRF = try await app.postForm(ServerPages.OpenID.authorizeForm.path, fields.filter { $0.0 != "csrf" } + [("identifier", "ann@example.com"), ("password", Self.password)],
+                                                headers: browser.cookieHeader)
+            let garbage = try await browser.post(ServerPages.OpenID.authorizeForm.path, fields.map { $0.0 == "step" ? ("step", "passkey") : $0 } + [("passkey", "{not json")])
+            let unknown = try await browser.post(ServerPages.OpenID.authorizeForm.path, fields.map { $0.0 == "step" ? ("step", "passkey") : $0 } + [("passkey", #"{"id":"AAAA","rawId":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","authenticatorData":"AAAA","signature":"AAAA"}}"#)])
+
+            #expect(noCSRF.status == .forbidden && noCSRF.text.contains("id=\"signin\""), "\(noCSRF.status)")
+            for response in [garbage, unknown] {
+                #expect(response.status == .unauthorized && response.text.contains("id=\"error\"") && response.text.contains("id=\"signin\""), "\(response.status) \(response.text)")
+            }
+            let policy = page.headers[.contentSecurityPolicy] ?? ""
+            #expect(policy.contains("script-src 'sha256-") && !policy.contains("unsafe-inline") && policy.contains("form-action 'self' https://shop.example"), "\(policy)")
+            #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer" && page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+            #expect(page.headers[values: .setCookie].contains { $0.hasPrefix("gh_oidc_csrf=") && $0.contains("HttpOnly") && $0.contains("SameSite=Lax") && $0.contains("Path=/oauth") })
+        }
+    }
+
     @Test("discovery names every endpoint under the issuer, S256 only, ES256 only, and the iss parameter; the key set is never empty")
     func discovery() async throws {
         try await withApp(.sqlite) { app in
