@@ -212,3 +212,20 @@ package struct M021AccountLocks: SQLMigration {
 
     package init() {}
 }
+
+/// The id an account had in the system it was imported from (docs/migrating.md): what makes an import idempotent.
+package struct M029AddExternalIDs: SQLMigration {
+    package var name: String { "029_AddExternalIDs" }
+
+    package func prepare(on database: any GatehouseDatabase) async throws {
+        try await database.schema("accounts").field("external_id", .string).update()
+        try await database.create(index: "uq_accounts_external_id").on("accounts").column("external_id").unique().run()
+    }
+
+    package func revert(on database: any GatehouseDatabase) async throws {
+        try await database.drop(index: "uq_accounts_external_id").run()
+        try await database.schema("accounts").deleteField("external_id").update()
+    }
+
+    package init() {}
+}

@@ -39,6 +39,7 @@ package enum GatehouseMigrations {
             M026CreatePasskeys(),
             M027CreateSignedTokens(),
             M028CreateOpenID(),
+            M029AddExternalIDs(),
         ]
     }
 }

@@ -58,6 +58,8 @@ package final class GatehouseServices: Sendable {
     package let adminKeys: AdminKeys
     /// Signed tokens: their keys, access and refresh tokens, and the reading of a bearer token.
     package let tokens: TokensModule
+    /// Accounts brought from another system with their password hashes.
+    package let accountImport: AccountImport
     /// The OpenID Connect provider: its clients, codes, consents and grants.
     package let openID: OpenIDProvider
     package let locks: AccountLocks
@@ -166,6 +168,7 @@ package final class GatehouseServices: Sendable {
         let openID = OpenIDProvider(database: database, clock: clock, random: dependencies.random, sessions: sessions, tokens: tokens, audit: audit,
                                     rateLimiter: rateLimiter, limits: configuration.limits, settings: openIDSettings)
         self.openID = openID
+        self.accountImport = AccountImport(database: database, clock: clock, rules: rules, hasher: hasher, audit: audit)
         self.locks = AccountLocks(database: database, clock: clock, store: accountStore, sessions: sessions, audit: audit)
         self.operatorOutbox = OperatorOutbox(database: database, clock: clock, outbox: outbox)
         let relyingParty = WebAuthnRelyingParty(id: configuration.passkeyRPID, origins: configuration.passkeyOrigins)

@@ -298,7 +298,37 @@ struct Wallet: AsyncParsableCommand {
 struct Accounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find an account, see it, end its sessions, lock or unlock it, turn its second factor off.",
-        subcommands: [Find.self, Show.self, RevokeSessions.self, Lock.self, Unlock.self, RemoveSecondFactor.self])
+        subcommands: [Find.self, Show.self, RevokeSessions.self, Lock.self, Unlock.self, RemoveSecondFactor.self, Import.self])
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import accounts from another system, one JSON object per line, with the password hashes it kept (docs/migrating.md).")
+        @Argument(help: "The file: one JSON object per line.") var file: String
+        @Flag(name: .customLong("dry-run"), help: "Check every line; import nothing.") var dryRun = false
+        @Option(name: .customLong("firebase-signer-key"), help: "Firebase's base64_signer_key (rows with a salt are Firebase's).") var signerKey: String?
+        @Option(name: .customLong("firebase-salt-separator"), help: "Firebase's base64_salt_separator.") var saltSeparator: String?
+        @Option(name: .customLong("firebase-rounds"), help: "Firebase's rounds.") var rounds: Int = 8
+        @Option(name: .customLong("firebase-mem-cost"), help: "Firebase's mem_cost.") var memCost: Int = 14
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            var firebase: ForeignPasswordHash.FirebaseScrypt?
+            if let signerKey {
+                guard let key = Data(base64Encoded: signerKey), let separator = Data(base64Encoded: saltSeparator ?? "") else {
+                    print("--firebase-signer-key and --firebase-salt-separator are base64, as Firebase shows them")
+                    throw ExitCode(64)
+                }
+                firebase = .init(signerKey: Array(key), saltSeparator: Array(separator), rounds: rounds, memoryCost: memCost)
+            }
+            let summary = try await AccountCommands.importAccounts(configuration: loadConfiguration(), path: file, dryRun: dryRun, firebase: firebase, as: person,
+                                                                   progress: { line in FileHandle.standardError.write(Data("\(line) lines\n".utf8)) })
+            if json { return print(jsonText(summary)) }
+            print("\(dryRun ? "would import" : "imported") \(summary.imported), already here \(summary.existing), refused \(summary.refusedCount)")
+            for line in summary.refused { print("  \(line)") }
+            if summary.refusedCount > 0 { throw ExitCode(1) }
+        }
+    }
 
     struct Find: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the account an id, confirmed email, verified phone, login or tag names.")

@@ -51,6 +51,17 @@ package struct AccountStore: Sendable {
         try await account.create(on: db)
     }
 
+    /// Whether an account was imported with this external id.
+    package func hasExternalID(_ id: String) async throws -> Bool {
+        try await database.db.raw("SELECT 1 AS one FROM accounts WHERE external_id = \(bind: id)").first() != nil
+    }
+
+    /// A password hash another system made, replaced by Gatehouse's own at the login that proved it (unless it
+    /// changed meanwhile).
+    package func upgradePasswordHash(_ id: UUID, from old: String, to new: String, on db: any GatehouseDatabase) async throws {
+        try await db.raw("UPDATE accounts SET password_hash = \(bind: new) WHERE id = \(bind: id) AND password_hash = \(bind: old)").run()
+    }
+
     package func row(id: UUID, on db: (any GatehouseDatabase)? = nil) async throws -> AccountModel? {
         try await AccountModel.find(id, on: db ?? database.db)
     }
@@ -192,6 +203,8 @@ package struct AccountStore: Sendable {
         try await sql.raw("DELETE FROM account_totp WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM webauthn_challenges WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM passkeys WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM oidc_consents WHERE account_id = \(bind: id)").run()
+        try await sql.raw("DELETE FROM oidc_codes WHERE account_id = \(bind: id)").run()
         // The business's client record is its own data: it stays, unbound.
         try await sql.raw("UPDATE client_records SET account_id = NULL, bound_at = NULL WHERE account_id = \(bind: id)").run()
         try await sql.raw("DELETE FROM avatar_images WHERE account_id = \(bind: id)").run()
@@ -200,7 +213,7 @@ package struct AccountStore: Sendable {
         try await sql.raw("""
             UPDATE accounts SET phone = NULL, phone_verified_at = NULL, email = NULL, email_confirmed_at = NULL, pending_email = NULL,
                 username = NULL, username_key = NULL, password_hash = '!', first_name = NULL, last_name = NULL, middle_name = NULL,
-                birthday = NULL, locale = NULL, fcm_token = NULL, avatar_id = NULL, second_factor_at = NULL
+                birthday = NULL, locale = NULL, fcm_token = NULL, avatar_id = NULL, second_factor_at = NULL, external_id = NULL
             WHERE id = \(bind: id)
             """).run()
     }

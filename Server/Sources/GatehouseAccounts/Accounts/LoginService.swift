@@ -61,12 +61,16 @@ package struct LoginService: Sendable {
                 throw GatehouseError.invalidCredentials
             }
             if try await hasher.verify(password, hash: account.passwordHash) {
+                // A hash another system made (docs/migrating.md) becomes Gatehouse's own at the login that proves it.
+                let upgraded = ForeignPasswordHash.isNative(account.passwordHash) ? nil : try await hasher.hash(password)
                 if account.secondFactorAt != nil {
+                    if let upgraded { try await store.upgradePasswordHash(accountID, from: account.passwordHash, to: upgraded, on: database.db) }
                     guard secondStep else { throw GatehouseError.secondFactorRequired() }
                     throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin))
                 }
                 try await takeBack(account, origin: origin)
                 session = try await database.db.withTransaction { tx in
+                    if let upgraded { try await store.upgradePasswordHash(accountID, from: account.passwordHash, to: upgraded, on: tx) }
                     try await audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                                             detail: ["with": "password"]), on: tx)
                     // A client record imported after the account was made binds now.

@@ -37,6 +37,8 @@ package final class AccountModel: Model, @unchecked Sendable {
     @OptionalField(key: "locked_reason") package var lockedReason: String?
     /// Since when logins ask for a second factor (the authenticator app); nil: they do not.
     @OptionalField(key: "second_factor_at") package var secondFactorAt: Date?
+    /// The account's id in the system it was imported from (docs/migrating.md).
+    @OptionalField(key: "external_id") package var externalID: String?
     @Field(key: "created_at") package var createdAt: Date
     @Field(key: "updated_at") package var updatedAt: Date
 

@@ -51,9 +51,15 @@ package struct PasswordHasher: Sendable {
         let verifiable = !password.utf8.contains(0) && password.utf8.count <= 72
         let candidate = verifiable ? password : ""
         verifications.increment()
+        // A hash another system made (`ForeignPasswordHash`): verified by its own algorithm, on the same threads.
+        let foreign = ForeignPasswordHash.isNative(hash) ? nil : try? ForeignPasswordHash(hash)
         let matched = try await threadPool.runIfActive {
             Self.yieldToRequests()
-            return Bcrypt.verify(candidate, hash: hash)
+            switch foreign {
+            case .bcrypt(let normalized): return Bcrypt.verify(candidate, hash: normalized)
+            case let foreign?: return foreign.verify(candidate)
+            case nil: return Bcrypt.verify(candidate, hash: hash)
+            }
         }
         return verifiable && matched
     }

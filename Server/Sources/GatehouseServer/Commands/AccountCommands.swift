@@ -141,4 +141,51 @@ public enum AccountCommands {
                                                          origin: AuditOrigin(), reason: reason)
         }
     }
+
+    /// What an import did.
+    public struct ImportSummary: Codable, Sendable {
+        public var imported = 0
+        /// Already here (by external id, email, phone or tag): left as they are.
+        public var existing = 0
+        /// Line number and reason of each row refused (the first hundred).
+        public var refused: [String] = []
+        public var refusedCount = 0
+        public var dryRun = false
+    }
+
+    /// Imports the JSON lines of `path` (docs/migrating.md), read a piece at a time (a file of any length in bounded
+    /// memory); `progress` hears every thousand lines.
+    package static func importAccounts(configuration: GatehouseConfiguration, path: String, dryRun: Bool, firebase: ForeignPasswordHash.FirebaseScrypt?,
+                                      as person: String?, progress: @Sendable (Int) -> Void) async throws -> ImportSummary {
+        guard let file = FileHandle(forReadingAtPath: path) else { throw Failure(description: "cannot read \(path)") }
+        defer { try? file.close() }
+        return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
+            var summary = ImportSummary(dryRun: dryRun)
+            var line = 0
+            var pending = Data()
+            func take(_ bytes: Data) async throws {
+                line += 1
+                if line % 1_000 == 0 { progress(line) }
+                let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !text.isEmpty else { return }
+                switch try await services.accountImport.importLine(text, options: .init(dryRun: dryRun, firebase: firebase), by: .system(person)) {
+                case .imported: summary.imported += 1
+                case .existing: summary.existing += 1
+                case .refused(let reason):
+                    summary.refusedCount += 1
+                    if summary.refused.count < 100 { summary.refused.append("line \(line): \(reason)") }
+                }
+            }
+            while let chunk = try file.read(upToCount: 65_536), !chunk.isEmpty {
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    try await take(pending[pending.startIndex..<newline])
+                    pending = Data(pending[pending.index(after: newline)...])
+                }
+                if pending.count > 1_048_576 { throw Failure(description: "line \(line + 1) is longer than a megabyte") }
+            }
+            if !pending.isEmpty { try await take(pending) }
+            return summary
+        }
+    }
 }

@@ -1,0 +1,142 @@
+import FluentKit
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+
+/// Accounts brought from another system with the password hashes it kept (docs/migrating.md): one JSON object per
+/// line, each checked before anything is written and refused with its line and reason; an account that is already
+/// here (by its external id, email, phone or tag) is left as it is, so an import run again adds nothing twice. The
+/// person signs in with their old password, and that login replaces the hash with Gatehouse's own.
+package struct AccountImport: Sendable {
+    /// One line of the file.
+    package struct Row: Decodable, Sendable {
+        package var externalId: String?
+        package var email: String?
+        package var emailVerified: Bool?
+        package var phone: String?
+        package var phoneVerified: Bool?
+        package var tag: String?
+        package var firstName: String?
+        package var lastName: String?
+        package var locale: String?
+        package var createdAt: Date?
+        /// The hash as the old system kept it (`ForeignPasswordHash`); with `salt`, a Firebase export's.
+        package var passwordHash: String?
+        package var salt: String?
+    }
+
+    package struct Options: Sendable {
+        package var dryRun = false
+        /// The Firebase project's `hash_config`, for rows with a `salt`.
+        package var firebase: ForeignPasswordHash.FirebaseScrypt?
+
+        package init(dryRun: Bool = false, firebase: ForeignPasswordHash.FirebaseScrypt? = nil) {
+            self.dryRun = dryRun
+            self.firebase = firebase
+        }
+    }
+
+    package enum Outcome: Sendable, Equatable {
+        case imported
+        /// Already here: nothing changed.
+        case existing
+        case refused(String)
+    }
+
+    package let database: DatabaseProvider
+    package let clock: GatehouseClock
+    package let rules: AccountRules
+    package let hasher: PasswordHasher
+    package let audit: AuditLog
+    package var store: AccountStore { AccountStore(database: database) }
+
+    package init(database: DatabaseProvider, clock: GatehouseClock, rules: AccountRules, hasher: PasswordHasher, audit: AuditLog) {
+        self.database = database
+        self.clock = clock
+        self.rules = rules
+        self.hasher = hasher
+        self.audit = audit
+    }
+
+    /// One line, checked and (unless a dry run) imported.
+    package func importLine(_ text: String, options: Options, by actor: AuditActor) async throws -> Outcome {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let date = WireDates.parseFlexible(text) else { throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 time")) }
+            return date
+        }
+        guard text.utf8.count <= 16_384, !InputText.hasNUL(text) else { return .refused("a line is at most 16 KiB of text") }
+        let row: Row
+        do { row = try decoder.decode(Row.self, from: Data(text.utf8)) } catch { return .refused("not a JSON object of the import's fields: \(Self.reason(error))") }
+        let email = row.email.flatMap(EmailAddress.normalize)
+        if row.email != nil, email == nil { return .refused("email is not an email address") }
+        let phone = row.phone.flatMap { PhoneNumber.normalize($0, defaultCountryCode: rules.defaultCountryCode) }
+        if row.phone != nil, phone == nil { return .refused("phone is not a phone number") }
+        let tag: String?
+        do { tag = try row.tag.map(rules.validateTag) } catch { return .refused("tag is not a tag (3 to 32 letters, digits, dots and underscores)") }
+        let locale: String
+        do { locale = try rules.validateLocale(row.locale ?? "en") } catch { return .refused("locale is not one Gatehouse writes in") }
+        guard email != nil || phone != nil || tag != nil else { return .refused("a row needs an email, a phone or a tag") }
+        if let id = row.externalId, id.isEmpty || id.utf8.count > 200 { return .refused("externalId is 1 to 200 characters") }
+        for (name, value) in [("firstName", row.firstName), ("lastName", row.lastName)] where (value?.count ?? 0) > 100 {
+            return .refused("\(name) is at most 100 characters")
+        }
+        let hash: String
+        do {
+            if let text = row.passwordHash, let salt = row.salt {
+                guard let firebase = options.firebase else { return .refused("a hash with a salt is a Firebase export's: give the project's hash parameters") }
+                hash = try ForeignPasswordHash.firebase(hash: text, salt: salt, config: firebase).stored
+            } else if let text = row.passwordHash {
+                hash = try ForeignPasswordHash(text).stored
+            } else {
+                // No password: the person sets one through "forgot password"; nothing verifies against this.
+                hash = try await hasher.hash(Secrets.systemToken())
+            }
+        } catch let refused as ForeignPasswordHash.Refused {
+            return .refused("passwordHash: \(refused.description)")
+        }
+        if try await exists(externalID: row.externalId, email: email, phone: phone, tag: tag) { return .existing }
+        guard !options.dryRun else { return .imported }
+        let now = clock.now()
+        let account = AccountModel(passwordHash: hash, now: now)
+        account.createdAt = min(row.createdAt ?? now, now)
+        account.email = email
+        account.emailConfirmedAt = email != nil && row.emailVerified == true ? now : nil
+        account.phone = phone
+        account.phoneVerifiedAt = phone != nil && row.phoneVerified == true ? now : nil
+        account.username = tag
+        account.usernameKey = tag.map(LoginName.key)
+        account.firstName = row.firstName
+        account.lastName = row.lastName
+        account.locale = locale
+        account.externalID = row.externalId
+        do {
+            try await database.db.withTransaction { tx in
+                try await store.create(account, on: tx)
+                try await audit.record(AuditEvent(.accountCreated, by: actor, account: account.id!, detail: ["with": "import"]), on: tx)
+            }
+        } catch where error.isConstraintViolation {
+            return .existing  // another import of the same person won the race
+        }
+        return .imported
+    }
+
+    private func exists(externalID: String?, email: String?, phone: String?, tag: String?) async throws -> Bool {
+        if let externalID, try await store.hasExternalID(externalID) { return true }
+        if let email, try await store.isEmailTaken(email) { return true }
+        if let phone, try await store.isPhoneTaken(phone) { return true }
+        if let tag, try await store.isNameTaken(LoginName.key(tag)) { return true }
+        return false
+    }
+
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context), DecodingError.dataCorrupted(let context):
+            return (context.codingPath.map(\.stringValue).joined(separator: ".") + " " + context.debugDescription).trimmingCharacters(in: .whitespaces)
+        default:
+            return "unreadable JSON"
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import GatehouseServer
+import GatehouseAPI
+import GatehouseFoundation
+import GatehousePlatform
+import GatehouseTestSupport
+import SQLKit
+import Testing
+
+/// Password hashes other systems made (docs/migrating.md), made here by the reference implementations — Python's
+/// `bcrypt` and `argon2-cffi`, Django's `make_password`, OpenSSL's scrypt through `hashlib`, and Firebase's published
+/// scrypt example — verified by Gatehouse and replaced by its own bcrypt at the login that proves them.
+@Suite("Password hashes from other systems")
+struct ForeignPasswordHashTests {
+    static let password = "old-Secret-7!"
+
+    /// One hash per format, each from its reference implementation, of `password`.
+    static func referenceHashes() async throws -> [String: String] {
+        let output = try await PythonCheck.run("""
+            import base64, hashlib, json, os, sys
+            import bcrypt, argon2
+            from argon2.low_level import Type
+            from django.conf import settings
+            settings.configure()
+            from django.contrib.auth.hashers import make_password
+            password = open(sys.argv[1]).read()
+            b = lambda data: base64.b64encode(data).decode().rstrip("=")
+            salt = os.urandom(16)
+            scrypt = hashlib.scrypt(password.encode(), salt=salt, n=2**12, r=8, p=1, dklen=32)
+            print(json.dumps({
+                "bcrypt": bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode(),
+                # PHP's password_hash writes $2y$: the same algorithm under another name.
+                "bcrypt-2y": "$2y$" + bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()[4:],
+                "argon2id": argon2.PasswordHasher(time_cost=2, memory_cost=256, parallelism=2).hash(password),
+                "argon2i": argon2.PasswordHasher(time_cost=3, memory_cost=128, parallelism=1, type=Type.I).hash(password),
+                "django": make_password(password, hasher="pbkdf2_sha256"),
+                "scrypt": f"$scrypt$ln=12,r=8,p=1${b(salt)}${b(scrypt)}",
+            }))
+            """, files: [password])
+        return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: String], "\(output)")
+    }
+
+    /// Firebase's published example (github.com/firebase/scrypt, README): a project's parameters, a user's salt,
+    /// the password `user1password` and the hash its export holds.
+    static let firebase = (
+        config: ForeignPasswordHash.FirebaseScrypt(
+            signerKey: Array(Data(base64Encoded: "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==")!),
+            saltSeparator: Array(Data(base64Encoded: "Bw==")!), rounds: 8, memoryCost: 14),
+        salt: "42xEC+ixf3L2lw==", password: "user1password",
+        hash: "lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ=="
+    )
+
+    @Test("each reference implementation's hash verifies its password and no other, and is kept as it reads (Firebase's published example too); an unknown format or a cost past the bounds is refused")
+    func formats() async throws {
+        let hashes = try await Self.referenceHashes()
+        for (name, text) in hashes.sorted(by: { $0.key < $1.key }) {
+            let hash = try ForeignPasswordHash(text)
+            if case .bcrypt = hash { continue }  // bcrypt is PasswordHasher's: checked through the login below
+            #expect(hash.verify(Self.password), "\(name) \(text)")
+            #expect(!hash.verify(Self.password + "x"), "\(name)")
+            #expect(try ForeignPasswordHash(hash.stored) == hash, "\(name) kept as \(hash.stored)")
+        }
+        let firebase = try ForeignPasswordHash.firebase(hash: Self.firebase.hash, salt: Self.firebase.salt, config: Self.firebase.config)
+        #expect(firebase.verify(Self.firebase.password))
+        #expect(!firebase.verify("user1Password"))
+        #expect(try ForeignPasswordHash(firebase.stored) == firebase)
+        for refused in ["md5$abc$def", "$argon2id$v=19$m=1048576,t=3,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA", "$argon2d$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaA",
+                        "$scrypt$ln=25,r=8,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA", "pbkdf2_sha256$99999999$salt$aGFzaGhhc2hoYXNoaGFzaA==", "$2b$04$short"] {
+            #expect(throws: ForeignPasswordHash.Refused.self, "\(refused)") { try ForeignPasswordHash(refused) }
+        }
+    }
+
+    @Test("a login with the old password passes on every format and replaces the hash with Gatehouse's bcrypt in its transaction (bcrypt's own $2b$ stays); a wrong password is refused as any wrong password is", .tags(.engine), arguments: TestEngine.all)
+    func upgradedAtLogin(engine: TestEngine) async throws {
+        let hashes = try await Self.referenceHashes()
+        let firebase = try ForeignPasswordHash.firebase(hash: Self.firebase.hash, salt: Self.firebase.salt, config: Self.firebase.config).stored
+        try await withApp(engine) { app in
+            let sql = app.services.database.sql
+            var people: [(email: String, password: String, hash: String)] = hashes.sorted(by: { $0.key < $1.key }).enumerated().map { index, entry in
+                ("p\(index)@example.com", Self.password, entry.value)
+            }
+            people.append(("firebase@example.com", Self.firebase.password, firebase))
+            for (index, person) in people.enumerated() {
+                try await app.registerPhoneAccount(phone: "+7912345670\(index)", email: person.email, confirmingEmail: true)
+                try await sql.raw("UPDATE accounts SET password_hash = \(bind: person.hash) WHERE email = \(bind: person.email)").run()
+            }
+            for person in people {
+                let wrong = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: person.email, password: person.password + "x"))
+                try expectProblem(wrong, .badRequest, .invalidCredentials)
+                let right = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: person.email, password: person.password))
+                #expect(right.status == .created, "\(person.hash): \(right.text)")
+                let stored = try #require(try await sql.raw("SELECT password_hash FROM accounts WHERE email = \(bind: person.email)").first()?
+                    .decode(column: "password_hash", as: String.self))
+                // bcrypt's own `$2b$` is Gatehouse's already and stays; every other hash is replaced.
+                #expect(stored.hasPrefix("$2b$") && (stored != person.hash) == !person.hash.hasPrefix("$2b$"), "\(person.hash) → \(stored)")
+                let again = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: person.email, password: person.password))
+                #expect(again.status == .created, "with Gatehouse's own hash: \(again.text)")
+            }
+        }
+    }
+
+    @Test("gatehouse accounts import: JSON lines with every format's hash (Firebase's with its project's parameters) are imported, a dry run writes nothing, a second run adds nothing, bad rows are refused by line; each person signs in with the old password", .tags(.engine), arguments: TestEngine.all)
+    func importFile(engine: TestEngine) async throws {
+        let hashes = try await Self.referenceHashes()
+        try await withApp(engine) { app in
+            var lines: [String] = []
+            for (index, entry) in hashes.sorted(by: { $0.key < $1.key }).enumerated() {
+                let row: [String: Any] = ["externalId": "old-\(index)", "email": "p\(index)@example.com", "emailVerified": true, "firstName": "P\(index)",
+                                          "passwordHash": entry.value, "createdAt": "2021-05-01T10:00:00Z"]
+                lines.append(String(decoding: try JSONSerialization.data(withJSONObject: row), as: UTF8.self))
+            }
+            lines.append(#"{"externalId": "fb-1", "email": "firebase@example.com", "emailVerified": true, "passwordHash": "\#(Self.firebase.hash)", "salt": "\#(Self.firebase.salt)"}"#)
+            lines.append(#"{"externalId": "no-password", "phone": "+79990001122", "phoneVerified": true, "tag": "nopass"}"#)
+            lines.append(#"{"externalId": "bad-1", "email": "bad@example.com", "passwordHash": "md5$1$2"}"#)
+            lines.append(#"{"externalId": "bad-2", "firstName": "Nobody"}"#)
+            lines.append("not json")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).jsonl")
+            try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let run = { (dryRun: Bool) in
+                try await AccountCommands.importAccounts(configuration: app.configuration, path: file.path, dryRun: dryRun, firebase: Self.firebase.config,
+                                                         as: "test", progress: { _ in })
+            }
+
+            let dry = try await run(true)
+            let afterDry = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "firebase@example.com", password: Self.firebase.password))
+            let first = try await run(false)
+            let second = try await run(false)
+
+            #expect(dry.imported == hashes.count + 2 && dry.refusedCount == 3 && dry.dryRun, "\(dry)")
+            try expectProblem(afterDry, .badRequest, .invalidCredentials)
+            #expect(first.imported == hashes.count + 2 && first.existing == 0 && first.refusedCount == 3, "\(first)")
+            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 3): passwordHash: an unknown hash format") }, "\(first.refused)")
+            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 4): a row needs an email, a phone or a tag") }, "\(first.refused)")
+            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 5): not a JSON object") }, "\(first.refused)")
+            #expect(second.imported == 0 && second.existing == hashes.count + 2, "\(second)")
+            for index in 0..<hashes.count {
+                let login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "p\(index)@example.com", password: Self.password))
+                #expect(login.status == .created, "\(login.text)")
+            }
+            let firebase = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "firebase@example.com", password: Self.firebase.password))
+            #expect(firebase.status == .created, "\(firebase.text)")
+            let audited = try await app.services.audit.events(AuditLog.Query(kinds: [.accountCreated]))
+            #expect(audited.filter { $0.detail["with"] == "import" }.count == hashes.count + 2)
+        }
+    }
+}
