@@ -168,7 +168,7 @@ package final class GatehouseServices: Sendable {
         let openID = OpenIDProvider(database: database, clock: clock, random: dependencies.random, sessions: sessions, tokens: tokens, audit: audit,
                                     rateLimiter: rateLimiter, limits: configuration.limits, settings: openIDSettings)
         self.openID = openID
-        self.accountImport = AccountImport(database: database, clock: clock, rules: rules, hasher: hasher, audit: audit)
+        self.accountImport = AccountImport(database: database, clock: clock, rules: rules, audit: audit)
         self.locks = AccountLocks(database: database, clock: clock, store: accountStore, sessions: sessions, audit: audit)
         self.operatorOutbox = OperatorOutbox(database: database, clock: clock, outbox: outbox)
         let relyingParty = WebAuthnRelyingParty(id: configuration.passkeyRPID, origins: configuration.passkeyOrigins)

@@ -48,17 +48,26 @@ struct NotificationsDemo: AsyncParsableCommand {
         // its push device with it: a run leaves nothing behind (the account's device limit is not
         // used up by runs of the demo).
         let count = self.count
-        var failure: (any Error)?
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await Self.show(outbox: outbox, destination: destination, count: count, localizer: localizer) }
-                group.addTask { await interrupts.next() }
-                defer { group.cancelAll() }
-                try await group.next()
+        // Whichever ends first: the pushes counted, or Ctrl-C. The listening task is then cancelled but not waited
+        // for: a poll of the outbox cancelled in flight may take long to give up (seen once on a loaded machine, the
+        // sign-out line never came), and the sign-out below does not need it gone.
+        let (ended, end) = AsyncStream<(any Error)?>.makeStream(bufferingPolicy: .bufferingNewest(2))
+        let listening = Task {
+            do {
+                try await Self.show(outbox: outbox, destination: destination, count: count, localizer: localizer)
+                end.yield(nil)
+            } catch {
+                end.yield(error)
             }
-        } catch {
-            failure = error
         }
+        let waiting = Task {
+            await interrupts.next()
+            end.yield(nil)
+        }
+        var first = ended.makeAsyncIterator()
+        let failure: (any Error)? = await first.next() ?? nil
+        listening.cancel()
+        waiting.cancel()
         // Signed out however listening ended (a lost server too), then its error, if any.
         try? await accounts.logout()
         await push.loggedOut()

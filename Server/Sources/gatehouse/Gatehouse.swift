@@ -485,7 +485,7 @@ struct AdminKeys: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a key; it is printed once.")
         @Argument(help: "What it is for (the system that holds it).") var name: String
-        @Option(help: "clients:read or clients:write (repeat, or separate with commas).") var scope: [String] = []
+        @Option(help: "clients:read, clients:write or accounts:import (repeat, or separate with commas).") var scope: [String] = []
         @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
         @Flag(help: "Print one JSON object.") var json = false
 

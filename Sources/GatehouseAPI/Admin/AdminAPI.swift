@@ -7,6 +7,7 @@ import Foundation
 public enum AdminAPI {
     public static let readClients = "clients:read"
     public static let writeClients = "clients:write"
+    public static let importAccounts = "accounts:import"
 
     public static let client = Endpoint<NoContent, AdminClient>(.get, "/admin/v1/clients/{phone}", access: .adminKey(scope: readClients))
         .operation("adminGetClient", "Read a client record", tags: "Admin")
@@ -28,7 +29,14 @@ public enum AdminAPI {
         .errors([400: [.invalidParameter, .malformedBody], 401: [.unauthorized], 403: [.insufficientScope]])
         .shared(.payloadTooLarge, .unsupportedMediaType, .unexpectedProblem)
 
-    public static let all: [any EndpointDeclaration] = [client, saveClient, deleteClient, importClients]
+    /// The body is the file: JSON lines (docs/migrating.md), read as it arrives.
+    public static let importAccountsFile = Endpoint<RawBody, AccountImportReport>(
+        .post, "/admin/v1/accounts/import", access: .adminKey(scope: importAccounts), query: [QueryParameter("dryRun", .choice(["true", "false"]))])
+        .operation("adminImportAccounts", "Import accounts with the password hashes another system kept", tags: "Admin")
+        .errors([400: [.invalidParameter], 401: [.unauthorized], 403: [.insufficientScope]])
+        .shared(.payloadTooLarge, .unsupportedMediaType, .unexpectedProblem)
+
+    public static let all: [any EndpointDeclaration] = [client, saveClient, deleteClient, importClients, importAccountsFile]
 }
 
 /// A client record's fields as a business system writes them (`PUT`): the phone is the path's.
@@ -86,6 +94,26 @@ public struct AdminClient: Codable, Sendable, Equatable {
         self.base = base
         self.parts = parts
         self.accountId = accountId
+    }
+}
+
+/// What an account import did, or (`dryRun=true`) would do (docs/migrating.md): each row on its own; a row already
+/// here (by external id, email, phone or tag) is left as it is.
+public struct AccountImportReport: Codable, Sendable, Equatable {
+    public var imported: Int
+    public var existing: Int
+    /// The first hundred refused rows, with their line and why.
+    public var refused: [ClientImportReport.Refusal]
+    public var refusedCount: Int
+    /// False for a dry run: the counts are what the import would do.
+    public var applied: Bool
+
+    public init(imported: Int, existing: Int, refused: [ClientImportReport.Refusal], refusedCount: Int, applied: Bool) {
+        self.imported = imported
+        self.existing = existing
+        self.refused = refused
+        self.refusedCount = refusedCount
+        self.applied = applied
     }
 }
 

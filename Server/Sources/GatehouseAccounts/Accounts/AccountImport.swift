@@ -47,15 +47,13 @@ package struct AccountImport: Sendable {
     package let database: DatabaseProvider
     package let clock: GatehouseClock
     package let rules: AccountRules
-    package let hasher: PasswordHasher
     package let audit: AuditLog
     package var store: AccountStore { AccountStore(database: database) }
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, rules: AccountRules, hasher: PasswordHasher, audit: AuditLog) {
+    package init(database: DatabaseProvider, clock: GatehouseClock, rules: AccountRules, audit: AuditLog) {
         self.database = database
         self.clock = clock
         self.rules = rules
-        self.hasher = hasher
         self.audit = audit
     }
 
@@ -91,8 +89,9 @@ package struct AccountImport: Sendable {
             } else if let text = row.passwordHash {
                 hash = try ForeignPasswordHash(text).stored
             } else {
-                // No password: the person sets one through "forgot password"; nothing verifies against this.
-                hash = try await hasher.hash(Secrets.systemToken())
+                // No password: the person sets one through "forgot password"; nothing verifies against this (and a
+                // login tried against it costs what any wrong password costs: `PasswordHasher.verify`).
+                hash = PasswordHasher.unusable
             }
         } catch let refused as ForeignPasswordHash.Refused {
             return .refused("passwordHash: \(refused.description)")
@@ -137,6 +136,105 @@ package struct AccountImport: Sendable {
             return (context.codingPath.map(\.stringValue).joined(separator: ".") + " " + context.debugDescription).trimmingCharacters(in: .whitespaces)
         default:
             return "unreadable JSON"
+        }
+    }
+
+    /// What a file did, or (a dry run) would do.
+    package struct Report: Sendable, Equatable {
+        package var imported = 0
+        package var existing = 0
+        /// The first hundred refusals, by line.
+        package var refused: [(line: Int, reason: String)] = []
+        package var refusedCount = 0
+        package var lines = 0
+
+        package static func == (a: Report, b: Report) -> Bool {
+            a.imported == b.imported && a.existing == b.existing && a.refusedCount == b.refusedCount && a.lines == b.lines
+                && a.refused.map(\.line) == b.refused.map(\.line) && a.refused.map(\.reason) == b.refused.map(\.reason)
+        }
+    }
+
+    /// A file read a piece at a time, whatever its length, in bounded memory: the CLI feeds it the file's pieces, the
+    /// admin API the request body's. A line of its own `{"hashConfig": {…}}` (Firebase's `hash_config`, as its console
+    /// shows it) gives the Firebase parameters of the lines after it.
+    package struct Reader: Sendable {
+        package let service: AccountImport
+        package var options: Options
+        package let actor: AuditActor
+        package private(set) var report = Report()
+        private var pending: [UInt8] = []
+        /// Heard every thousand lines.
+        private let progress: @Sendable (Int) -> Void
+        /// A line is kept up to one byte past what `importLine` takes, so that a longer one is refused, not read in full.
+        package static let maxLineBytes = 16_385
+
+        package init(_ service: AccountImport, options: Options, by actor: AuditActor, progress: @escaping @Sendable (Int) -> Void = { _ in }) {
+            self.service = service
+            self.options = options
+            self.actor = actor
+            self.progress = progress
+        }
+
+        package mutating func feed(_ bytes: some Sequence<UInt8>) async throws {
+            for byte in bytes {
+                if byte == 0x0A {
+                    let line = pending
+                    pending.removeAll(keepingCapacity: true)
+                    try await take(line)
+                } else if pending.count < Self.maxLineBytes {
+                    pending.append(byte)
+                }
+            }
+        }
+
+        package mutating func finish() async throws -> Report {
+            if !pending.isEmpty {
+                let line = pending
+                pending = []
+                try await take(line)
+            }
+            return report
+        }
+
+        private mutating func take(_ bytes: [UInt8]) async throws {
+            report.lines += 1
+            if report.lines % 1_000 == 0 { progress(report.lines) }
+            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { return }
+            let outcome: Outcome
+            if text.hasPrefix("{\"hashConfig\"") {
+                guard let why = setHashConfig(text) else { return }
+                outcome = .refused(why)
+            } else {
+                // A longer line was cut at `maxLineBytes`: `importLine` refuses it by its length.
+                outcome = try await service.importLine(text, options: options, by: actor)
+            }
+            switch outcome {
+            case .imported: report.imported += 1
+            case .existing: report.existing += 1
+            case .refused(let reason):
+                report.refusedCount += 1
+                if report.refused.count < 100 { report.refused.append((report.lines, reason)) }
+            }
+        }
+
+        /// Firebase's `hash_config`: `algorithm` SCRYPT, `base64_signer_key`, `base64_salt_separator`, `rounds`, `mem_cost`.
+        private mutating func setHashConfig(_ text: String) -> String? {
+            struct Line: Decodable {
+                struct Config: Decodable {
+                    var algorithm: String
+                    var base64_signer_key: String
+                    var base64_salt_separator: String
+                    var rounds: Int
+                    var mem_cost: Int
+                }
+                var hashConfig: Config
+            }
+            guard let line = try? JSONDecoder().decode(Line.self, from: Data(text.utf8)), line.hashConfig.algorithm == "SCRYPT",
+                  let key = Data(base64Encoded: line.hashConfig.base64_signer_key), let separator = Data(base64Encoded: line.hashConfig.base64_salt_separator)
+            else { return "hashConfig is Firebase's: algorithm SCRYPT, base64_signer_key, base64_salt_separator, rounds, mem_cost" }
+            options.firebase = .init(signerKey: Array(key), saltSeparator: Array(separator), rounds: line.hashConfig.rounds, memoryCost: line.hashConfig.mem_cost)
+            return nil
         }
     }
 }

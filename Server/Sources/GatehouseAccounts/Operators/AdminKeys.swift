@@ -9,6 +9,8 @@ package enum AdminScope: String, Sendable, CaseIterable, Codable {
     case clientsRead = "clients:read"
     /// Create, replace, delete and import client records.
     case clientsWrite = "clients:write"
+    /// Import accounts with their old password hashes (docs/migrating.md).
+    case accountsImport = "accounts:import"
 }
 
 /// An admin key as it is listed: never the key itself, which is shown once when made.

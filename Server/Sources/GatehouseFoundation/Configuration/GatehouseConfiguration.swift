@@ -254,6 +254,8 @@ public struct GatehouseConfiguration: Sendable {
         public var signInWindow: TimeInterval = 15 * 60
         /// The largest client-record file the console and the admin API take.
         public var importMaxBytes: Int = 32 * 1_048_576
+        /// The largest account file the admin API takes in one call (the CLI takes any).
+        public var accountImportMaxBytes: Int = 256 * 1_048_576
         /// The most rows one import of client records takes.
         public var importMaxRows: Int = 100_000
         public init() {}
@@ -801,6 +803,7 @@ extension GatehouseConfiguration {
         ops.signInFailuresPerName = try reader.int("GATEHOUSE_OPERATOR_SIGNIN_FAILURES_PER_NAME", default: ops.signInFailuresPerName, range: 1...1_000)
         ops.signInFailuresPerIP = try reader.int("GATEHOUSE_OPERATOR_SIGNIN_FAILURES_PER_IP", default: ops.signInFailuresPerIP, range: 1...100_000)
         ops.importMaxBytes = try reader.int("GATEHOUSE_CLIENT_IMPORT_MAX_BYTES", default: ops.importMaxBytes, range: 1_024...1_073_741_824)
+        ops.accountImportMaxBytes = try reader.int("GATEHOUSE_ACCOUNT_IMPORT_MAX_BYTES", default: ops.accountImportMaxBytes, range: 1_024...4_294_967_296)
         ops.importMaxRows = try reader.int("GATEHOUSE_CLIENT_IMPORT_MAX_ROWS", default: ops.importMaxRows, range: 1...10_000_000)
         c.operators = ops
 

@@ -29,6 +29,10 @@ package struct PasswordHasher: Sendable {
         package var count: Int { value.withLockedValue { $0 } }
     }
 
+    /// The hash of an account that has no password (an import without one, an erased account): nothing verifies
+    /// against it.
+    package static let unusable = "!"
+
     package init(cost: Int, threadPool: NIOThreadPool) {
         self.cost = UInt8(cost)
         self.threadPool = threadPool
@@ -53,12 +57,17 @@ package struct PasswordHasher: Sendable {
         verifications.increment()
         // A hash another system made (`ForeignPasswordHash`): verified by its own algorithm, on the same threads.
         let foreign = ForeignPasswordHash.isNative(hash) ? nil : try? ForeignPasswordHash(hash)
+        let dummy = dummyHash
         let matched = try await threadPool.runIfActive {
             Self.yieldToRequests()
             switch foreign {
             case .bcrypt(let normalized): return Bcrypt.verify(candidate, hash: normalized)
             case let foreign?: return foreign.verify(candidate)
-            case nil: return Bcrypt.verify(candidate, hash: hash)
+            case nil where ForeignPasswordHash.isNative(hash): return Bcrypt.verify(candidate, hash: hash)
+            case nil:
+                // No password (`unusable`, an erased account): as slow a no as a wrong password's.
+                _ = Bcrypt.verify(candidate, hash: dummy)
+                return false
             }
         }
         return verifiable && matched

@@ -153,39 +153,18 @@ public enum AccountCommands {
         public var dryRun = false
     }
 
-    /// Imports the JSON lines of `path` (docs/migrating.md), read a piece at a time (a file of any length in bounded
-    /// memory); `progress` hears every thousand lines.
+    /// Imports the JSON lines of `path` (docs/migrating.md) through `AccountImport.Reader` (a file of any length in
+    /// bounded memory); `progress` hears every thousand lines.
     package static func importAccounts(configuration: GatehouseConfiguration, path: String, dryRun: Bool, firebase: ForeignPasswordHash.FirebaseScrypt?,
-                                      as person: String?, progress: @Sendable (Int) -> Void) async throws -> ImportSummary {
+                                      as person: String?, progress: @escaping @Sendable (Int) -> Void) async throws -> ImportSummary {
         guard let file = FileHandle(forReadingAtPath: path) else { throw Failure(description: "cannot read \(path)") }
         defer { try? file.close() }
         return try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
-            var summary = ImportSummary(dryRun: dryRun)
-            var line = 0
-            var pending = Data()
-            func take(_ bytes: Data) async throws {
-                line += 1
-                if line % 1_000 == 0 { progress(line) }
-                let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !text.isEmpty else { return }
-                switch try await services.accountImport.importLine(text, options: .init(dryRun: dryRun, firebase: firebase), by: .system(person)) {
-                case .imported: summary.imported += 1
-                case .existing: summary.existing += 1
-                case .refused(let reason):
-                    summary.refusedCount += 1
-                    if summary.refused.count < 100 { summary.refused.append("line \(line): \(reason)") }
-                }
-            }
-            while let chunk = try file.read(upToCount: 65_536), !chunk.isEmpty {
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    try await take(pending[pending.startIndex..<newline])
-                    pending = Data(pending[pending.index(after: newline)...])
-                }
-                if pending.count > 1_048_576 { throw Failure(description: "line \(line + 1) is longer than a megabyte") }
-            }
-            if !pending.isEmpty { try await take(pending) }
-            return summary
+            var reader = AccountImport.Reader(services.accountImport, options: .init(dryRun: dryRun, firebase: firebase), by: .system(person), progress: progress)
+            while let chunk = try file.read(upToCount: 65_536), !chunk.isEmpty { try await reader.feed(chunk) }
+            let report = try await reader.finish()
+            return ImportSummary(imported: report.imported, existing: report.existing, refused: report.refused.map { "line \($0.line): \($0.reason)" },
+                                 refusedCount: report.refusedCount, dryRun: dryRun)
         }
     }
 }

@@ -15,13 +15,16 @@ import NIOCore
 package struct AdminController: Sendable {
     package let keys: AdminKeys
     package let clients: ClientRecords
+    package let accountImport: AccountImport
     package let limits: GatehouseConfiguration.Limits
     package let operators: GatehouseConfiguration.Operators
     package let edge: SurfaceEdge
 
-    package init(keys: AdminKeys, clients: ClientRecords, limits: GatehouseConfiguration.Limits, operators: GatehouseConfiguration.Operators, edge: SurfaceEdge) {
+    package init(keys: AdminKeys, clients: ClientRecords, accountImport: AccountImport, limits: GatehouseConfiguration.Limits,
+                 operators: GatehouseConfiguration.Operators, edge: SurfaceEdge) {
         self.keys = keys
         self.clients = clients
+        self.accountImport = accountImport
         self.limits = limits
         self.operators = operators
         self.edge = edge
@@ -32,6 +35,7 @@ package struct AdminController: Sendable {
         router.route(AdminAPI.saveClient, use: save)
         router.route(AdminAPI.deleteClient, use: delete)
         router.route(AdminAPI.importClients, use: importFile)
+        router.route(AdminAPI.importAccountsFile, use: importAccounts)
     }
 
     private func authorize(_ request: Request, _ scope: AdminScope) async throws -> AdminKeyRecord {
@@ -121,5 +125,38 @@ package struct AdminController: Sendable {
         return try JSONResponse.make(ClientImportReport(created: report.created, updated: report.updated, unchanged: report.unchanged,
                                                         refused: report.refused.map { .init(line: $0.line, reason: $0.reason) },
                                                         applied: !dryRun), status: .ok)
+    }
+
+    /// Accounts with their old hashes (docs/migrating.md): the body is read as it arrives, each line imported on its
+    /// own through the CLI's own reader. A body past `GATEHOUSE_ACCOUNT_IMPORT_MAX_BYTES` is 413: refused before
+    /// anything when its length says so, else where it passes the limit (the rows before are in; an import run again
+    /// adds nothing twice).
+    @Sendable func importAccounts(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let key = try await authorize(request, .accountsImport)
+        let media = request.headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard media == nil || ["application/x-ndjson", "application/jsonl", "application/jsonlines", "text/plain"].contains(media!) else {
+            throw GatehouseError(.unsupportedMediaType, .unsupportedMediaType,
+                                 LocalizedText("error.unsupportedMediaType", [String(media!.prefix(60)), "application/x-ndjson"]))
+        }
+        let dryRun: Bool
+        switch request.uri.queryParameters["dryRun"].map(String.init) {
+        case nil, "false": dryRun = false
+        case "true": dryRun = true
+        case let other?: throw QueryError(name: "dryRun", value: other, expected: "true or false").problem
+        }
+        let limit = operators.accountImportMaxBytes
+        let tooLarge = GatehouseError.bodyTooLarge(limit)
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
+        var reader = AccountImport.Reader(accountImport, options: .init(dryRun: dryRun), by: .adminKey(key.id.uuidString.lowercased()))
+        var read = 0
+        for try await buffer in request.body {
+            read += buffer.readableBytes
+            guard read <= limit else { throw tooLarge }
+            try await reader.feed(buffer.readableBytesView)
+        }
+        let report = try await reader.finish()
+        return try JSONResponse.make(AccountImportReport(imported: report.imported, existing: report.existing,
+                                                         refused: report.refused.map { .init(line: $0.line, reason: $0.reason) },
+                                                         refusedCount: report.refusedCount, applied: !dryRun), status: .ok)
     }
 }

@@ -69,36 +69,36 @@ package struct OpenIDController: Sendable {
 
     func discovery() -> Response {
         let issuer = provider.settings.issuer
-        let methods: [JSONValue] = [.string("client_secret_basic"), .string("client_secret_post")]
-        let document: [String: JSONValue] = [
-            "issuer": .string(issuer),
-            "authorization_endpoint": .string(issuer + E.authorize.path),
-            "token_endpoint": .string(issuer + E.token.path),
-            "userinfo_endpoint": .string(issuer + E.userinfo.path),
-            "jwks_uri": .string(issuer + ServerPages.WellKnown.keySet.path),
-            "end_session_endpoint": .string(issuer + E.logout.path),
-            "revocation_endpoint": .string(issuer + E.revoke.path),
-            "introspection_endpoint": .string(issuer + E.introspect.path),
-            "response_types_supported": .array([.string("code")]),
-            "response_modes_supported": .array([.string("query")]),
-            "grant_types_supported": .array(["authorization_code", "refresh_token", "client_credentials"].map(JSONValue.string)),
-            "subject_types_supported": .array([.string("public")]),
-            "id_token_signing_alg_values_supported": .array([.string("ES256")]),
-            "token_endpoint_auth_methods_supported": .array(methods + [.string("none")]),
-            "revocation_endpoint_auth_methods_supported": .array(methods),
-            "introspection_endpoint_auth_methods_supported": .array(methods),
-            "code_challenge_methods_supported": .array([.string("S256")]),
-            "scopes_supported": .array(OpenIDProvider.personScopes.map(JSONValue.string)),
-            "claims_supported": .array(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "azp", "name", "given_name",
-                                        "family_name", "middle_name", "preferred_username", "locale", "updated_at", "email", "email_verified",
-                                        "phone_number", "phone_number_verified"].map(JSONValue.string)),
-            "prompt_values_supported": .array(["none", "login", "consent"].map(JSONValue.string)),
-            "ui_locales_supported": .array(AppLanguage.allCases.map { .string($0.rawValue) }),
-            "authorization_response_iss_parameter_supported": .bool(true),
-            "request_parameter_supported": .bool(false),
-            "request_uri_parameter_supported": .bool(false),
-            "claims_parameter_supported": .bool(false),
-        ]
+        // Member by member: one literal of thirty mixed members costs the type checker seconds.
+        func strings(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
+        var document: [String: JSONValue] = [:]
+        document["issuer"] = .string(issuer)
+        document["authorization_endpoint"] = .string(issuer + E.authorize.path)
+        document["token_endpoint"] = .string(issuer + E.token.path)
+        document["userinfo_endpoint"] = .string(issuer + E.userinfo.path)
+        document["jwks_uri"] = .string(issuer + ServerPages.WellKnown.keySet.path)
+        document["end_session_endpoint"] = .string(issuer + E.logout.path)
+        document["revocation_endpoint"] = .string(issuer + E.revoke.path)
+        document["introspection_endpoint"] = .string(issuer + E.introspect.path)
+        document["response_types_supported"] = strings(["code"])
+        document["response_modes_supported"] = strings(["query"])
+        document["grant_types_supported"] = strings(["authorization_code", "refresh_token", "client_credentials"])
+        document["subject_types_supported"] = strings(["public"])
+        document["id_token_signing_alg_values_supported"] = strings(["ES256"])
+        document["token_endpoint_auth_methods_supported"] = strings(["client_secret_basic", "client_secret_post", "none"])
+        document["revocation_endpoint_auth_methods_supported"] = strings(["client_secret_basic", "client_secret_post"])
+        document["introspection_endpoint_auth_methods_supported"] = strings(["client_secret_basic", "client_secret_post"])
+        document["code_challenge_methods_supported"] = strings(["S256"])
+        document["scopes_supported"] = strings(OpenIDProvider.personScopes)
+        document["claims_supported"] = strings(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "azp", "name", "given_name",
+                                                "family_name", "middle_name", "preferred_username", "locale", "updated_at", "email", "email_verified",
+                                                "phone_number", "phone_number_verified"])
+        document["prompt_values_supported"] = strings(["none", "login", "consent"])
+        document["ui_locales_supported"] = strings(AppLanguage.allCases.map(\.rawValue))
+        document["authorization_response_iss_parameter_supported"] = .bool(true)
+        document["request_parameter_supported"] = .bool(false)
+        document["request_uri_parameter_supported"] = .bool(false)
+        document["claims_parameter_supported"] = .bool(false)
         var response = json(.ok, document)
         response.headers[.cacheControl] = "public, max-age=300"
         return response

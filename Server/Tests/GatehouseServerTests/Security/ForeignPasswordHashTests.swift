@@ -4,6 +4,8 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
 import GatehouseTestSupport
+import HummingbirdTesting
+import NIOCore
 import SQLKit
 import Testing
 
@@ -140,8 +142,49 @@ struct ForeignPasswordHashTests {
             }
             let firebase = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "firebase@example.com", password: Self.firebase.password))
             #expect(firebase.status == .created, "\(firebase.text)")
+            // Imported without a password: nothing signs in with one until "forgot password" sets it, and trying costs a bcrypt.
+            let verificationsBefore = app.services.login.hasher.verifications.count
+            try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "+79990001122", password: "!")), .badRequest, .invalidCredentials)
+            #expect(app.services.login.hasher.verifications.count == verificationsBefore + 1)
             let audited = try await app.services.audit.events(AuditLog.Query(kinds: [.accountCreated]))
             #expect(audited.filter { $0.detail["with"] == "import" }.count == hashes.count + 2)
+        }
+    }
+
+    @Test("POST /admin/v1/accounts/import: the same file with Firebase's hashConfig line, by a key of scope accounts:import (none: 401, another scope: 403), audited as the key; a dry run writes nothing, a second call adds nothing, each person signs in")
+    func importThroughTheAdminAPI() async throws {
+        let hashes = try await Self.referenceHashes()
+        try await withApp(.sqlite) { app in
+            let (importer, key) = try await app.services.adminKeys.create(name: "migration", scopes: [.accountsImport], by: .system("test"))
+            let (_, clientsKey) = try await app.services.adminKeys.create(name: "crm", scopes: [.clientsWrite], by: .system("test"))
+            let file = [
+                #"{"externalId": "a-1", "email": "argon@example.com", "emailVerified": true, "passwordHash": "\#(hashes["argon2id"]!)"}"#,
+                #"{"hashConfig": {"algorithm": "SCRYPT", "base64_signer_key": "\#(Data(Self.firebase.config.signerKey).base64EncodedString())", "base64_salt_separator": "Bw==", "rounds": 8, "mem_cost": 14}}"#,
+                #"{"externalId": "fb-1", "email": "firebase@example.com", "emailVerified": true, "passwordHash": "\#(Self.firebase.hash)", "salt": "\#(Self.firebase.salt)"}"#,
+                #"{"externalId": "bad", "email": "not an address"}"#,
+            ].joined(separator: "\n")
+            func send(_ key: String?, query: String = "") async throws -> TestResponse {
+                try await app.v1.post(AdminAPI.importAccountsFile.path + query, body: ByteBuffer(string: file), contentType: "application/x-ndjson", token: key)
+            }
+
+            let anonymous = try await send(nil)
+            let wrongScope = try await send(clientsKey)
+            let dry = try await send(key, query: "?dryRun=true")
+            let first = try await send(key)
+            let second = try await send(key)
+
+            try expectProblem(anonymous, .unauthorized, .unauthorized)
+            try expectProblem(wrongScope, .forbidden, .insufficientScope)
+            let dryReport = try dry.decoded(as: AccountImportReport.self)
+            #expect(dryReport.imported == 2 && !dryReport.applied && dryReport.refused == [.init(line: 4, reason: "email is not an email address")], "\(dry.text)")
+            let report = try first.decoded(as: AccountImportReport.self)
+            #expect(report.imported == 2 && report.existing == 0 && report.refusedCount == 1 && report.applied, "\(first.text)")
+            #expect(try second.decoded(as: AccountImportReport.self).existing == 2)
+            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "argon@example.com", password: Self.password)).status == .created)
+            #expect(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "firebase@example.com", password: Self.firebase.password)).status == .created)
+            let audited = try await app.services.audit.events(AuditLog.Query(kinds: [.accountCreated]))
+            #expect(audited.count == 2 && audited.allSatisfy { $0.actorType == "admin_key" && $0.actorID == importer.id.uuidString.lowercased() && $0.detail["with"] == "import" },
+                    "\(audited)")
         }
     }
 }
