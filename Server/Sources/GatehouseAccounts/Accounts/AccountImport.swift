@@ -140,18 +140,13 @@ package struct AccountImport: Sendable {
     }
 
     /// What a file did, or (a dry run) would do.
-    package struct Report: Sendable, Equatable {
+    package struct Report: Sendable {
         package var imported = 0
         package var existing = 0
         /// The first hundred refusals, by line.
         package var refused: [(line: Int, reason: String)] = []
         package var refusedCount = 0
         package var lines = 0
-
-        package static func == (a: Report, b: Report) -> Bool {
-            a.imported == b.imported && a.existing == b.existing && a.refusedCount == b.refusedCount && a.lines == b.lines
-                && a.refused.map(\.line) == b.refused.map(\.line) && a.refused.map(\.reason) == b.refused.map(\.reason)
-        }
     }
 
     /// A file read a piece at a time, whatever its length, in bounded memory: the CLI feeds it the file's pieces, the

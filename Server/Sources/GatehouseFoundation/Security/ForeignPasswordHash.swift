@@ -128,11 +128,11 @@ package enum ForeignPasswordHash: Sendable, Equatable {
         case .bcrypt:
             return false  // bcrypt is PasswordHasher's own
         case .argon2(let kind, let memory, let passes, let lanes, let salt, let hash):
-            return Self.equal(Argon2.hash(password: bytes, salt: salt, kind: kind, memory: memory, passes: passes, lanes: lanes, length: hash.count), hash)
+            return Secrets.constantTimeEquals(Argon2.hash(password: bytes, salt: salt, kind: kind, memory: memory, passes: passes, lanes: lanes, length: hash.count), hash)
         case .scrypt(let logN, let r, let p, let salt, let hash):
             guard let key = try? KDF.Scrypt.deriveKey(from: bytes, salt: salt, outputByteCount: hash.count, rounds: 1 << logN, blockSize: r, parallelism: p)
             else { return false }
-            return Self.equal(key.withUnsafeBytes { Array($0) }, hash)
+            return Secrets.constantTimeEquals(key.withUnsafeBytes { Array($0) }, hash)
         case .firebaseScrypt(let config, let salt, let hash):
             // Firebase's scrypt (github.com/firebase/scrypt): scrypt(password, salt ‖ separator, N = 2^mem_cost, r = rounds, p = 1),
             // the first 32 bytes the AES-256 key that encrypts the signer key in CTR mode from a zero counter.
@@ -141,19 +141,12 @@ package enum ForeignPasswordHash: Sendable, Equatable {
                   let nonce = try? AES._CTR.Nonce(nonceBytes: [UInt8](repeating: 0, count: 16)),
                   let sealed = try? AES._CTR.encrypt(config.signerKey, using: key, nonce: nonce)
             else { return false }
-            return Self.equal(Array(sealed), hash)
+            return Secrets.constantTimeEquals(Array(sealed), hash)
         case .pbkdf2SHA256(let iterations, let salt, let hash, _):
             guard let key = try? KDF.Insecure.PBKDF2.deriveKey(from: bytes, salt: salt, using: .sha256, outputByteCount: hash.count, unsafeUncheckedRounds: iterations)
             else { return false }
-            return Self.equal(key.withUnsafeBytes { Array($0) }, hash)
+            return Secrets.constantTimeEquals(key.withUnsafeBytes { Array($0) }, hash)
         }
-    }
-
-    private static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for i in a.indices { difference |= a[i] ^ b[i] }
-        return difference == 0
     }
 
     private static func parameters(_ text: String, _ names: [String]) throws -> [String: Int] {

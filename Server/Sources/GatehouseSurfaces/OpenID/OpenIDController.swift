@@ -466,10 +466,9 @@ package struct OpenIDController: Sendable {
     }
 
     func language(_ uiLocales: String?, _ request: Request) -> AppLanguage {
-        for tag in (uiLocales ?? "").split(separator: " ").prefix(10) {
-            if let wanted = AppLanguage(rawValue: tag.split(separator: "-").first.map { $0.lowercased() } ?? "") { return wanted }
-        }
-        return AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en)
+        // `ui_locales` is space-separated tags in order of preference: read as an Accept-Language of them.
+        AppLanguage.negotiate(uiLocales.map { $0.split(separator: " ").prefix(10).joined(separator: ",") },
+                              fallback: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en))
     }
 
     /// The browser's sign-in at the provider, from its cookie.
