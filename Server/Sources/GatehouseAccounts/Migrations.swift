@@ -229,3 +229,20 @@ package struct M029AddExternalIDs: SQLMigration {
 
     package init() {}
 }
+
+/// When an account last opened a session (`SessionService.create`), and the order the admin API lists accounts in.
+package struct M030AddLastSignIn: SQLMigration {
+    package var name: String { "030_AddLastSignIn" }
+
+    package func prepare(on database: any GatehouseDatabase) async throws {
+        try await database.schema("accounts").field("last_sign_in_at", .datetime).update()
+        try await database.create(index: "ix_accounts_created").on("accounts").column("created_at").column("id").run()
+    }
+
+    package func revert(on database: any GatehouseDatabase) async throws {
+        try await database.drop(index: "ix_accounts_created").run()
+        try await database.schema("accounts").deleteField("last_sign_in_at").update()
+    }
+
+    package init() {}
+}

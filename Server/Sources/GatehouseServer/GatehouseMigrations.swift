@@ -40,6 +40,7 @@ package enum GatehouseMigrations {
             M027CreateSignedTokens(),
             M028CreateOpenID(),
             M029AddExternalIDs(),
+            M030AddLastSignIn(),
         ]
     }
 }

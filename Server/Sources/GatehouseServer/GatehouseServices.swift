@@ -60,6 +60,8 @@ package final class GatehouseServices: Sendable {
     package let tokens: TokensModule
     /// Accounts brought from another system with their password hashes.
     package let accountImport: AccountImport
+    /// The admin API's reading and changing of accounts.
+    package let accountAdministration: AccountAdministration
     /// The OpenID Connect provider: its clients, codes, consents and grants.
     package let openID: OpenIDProvider
     package let locks: AccountLocks
@@ -238,6 +240,9 @@ package final class GatehouseServices: Sendable {
             grace: configuration.limits.accountDeletionGrace
         )
         self.accountDeletion = accountDeletion
+        self.accountAdministration = AccountAdministration(
+            database: database, clock: clock, rules: rules, accountImport: accountImport, hasher: hasher, passwordRules: passwordRules, sessions: sessions,
+            locks: locks, secondFactors: secondFactors, deletion: accountDeletion, recovery: recovery, audit: audit)
 
         let dev = DevDeliveryChannel(logger: logger)
         let smsChannel: any DeliveryChannel

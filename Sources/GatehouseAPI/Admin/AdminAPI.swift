@@ -1,7 +1,7 @@
 import Foundation
 
 /// The admin API (`/admin/v1`): how a business's own systems keep the client records Gatehouse
-/// binds accounts to. Called with an admin key (`Authorization: Bearer ghadm_…`) whose scopes
+/// binds accounts to, and its accounts (`AdminAccounts.swift`). Called with an admin key (`Authorization: Bearer ghadm_…`) whose scopes
 /// name what it may do, never with a person's session; every call that changes something is in
 /// the audit trail as that key. Errors are problem documents, as on `/v1`.
 public enum AdminAPI {
@@ -36,7 +36,7 @@ public enum AdminAPI {
         .errors([400: [.invalidParameter], 401: [.unauthorized], 403: [.insufficientScope]])
         .shared(.payloadTooLarge, .unsupportedMediaType, .unexpectedProblem)
 
-    public static let all: [any EndpointDeclaration] = [client, saveClient, deleteClient, importClients, importAccountsFile]
+    public static let all: [any EndpointDeclaration] = [client, saveClient, deleteClient, importClients, importAccountsFile] + accountOperations
 }
 
 /// A client record's fields as a business system writes them (`PUT`): the phone is the path's.

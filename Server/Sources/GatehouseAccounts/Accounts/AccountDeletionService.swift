@@ -53,13 +53,23 @@ package struct AccountDeletionService: Sendable {
     package func request(accountID: UUID, currentPassword: String?, origin: RequestOrigin? = nil) async throws -> AccountDeletion {
         let account = try await store.accountRow(id: accountID)
         try await passwords.requireCurrentPassword(currentPassword, of: account)
+        return try await start(accountID, by: .account(accountID), origin: origin?.audit ?? AuditOrigin(), detail: [:])
+    }
+
+    /// The same deletion asked by the business (the admin API), with its reason: every app's check, the request, every
+    /// session ended, in one transaction. The owner's password login within the grace period still cancels it.
+    package func request(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> AccountDeletion {
+        _ = try await store.accountRow(id: accountID)
+        return try await start(accountID, by: actor, origin: origin, detail: ["reason": reason])
+    }
+
+    private func start(_ accountID: UUID, by actor: AuditActor, origin: AuditOrigin, detail: [String: String]) async throws -> AccountDeletion {
         let now = clock.now()
         let requested = try await database.db.withTransaction { tx -> Date in
             for participant in participants { try await participant.checkDeletable(accountID, on: tx) }
             let requested = try await store.requestDeletion(accountID, at: now, on: tx)
             try await sessions.revokeAll(accountID: accountID, on: tx)
-            try await audit.record(AuditEvent(.accountDeletionRequested, by: .account(accountID), account: accountID,
-                                                    origin: origin?.audit ?? AuditOrigin()), on: tx)
+            try await audit.record(AuditEvent(.accountDeletionRequested, by: actor, account: accountID, origin: origin, detail: detail), on: tx)
             return requested
         }
         return AccountDeletion(erasureAt: requested.addingTimeInterval(grace))

@@ -68,49 +68,14 @@ package struct AccountImport: Sendable {
         guard text.utf8.count <= 16_384, !InputText.hasNUL(text) else { return .refused("a line is at most 16 KiB of text") }
         let row: Row
         do { row = try decoder.decode(Row.self, from: Data(text.utf8)) } catch { return .refused("not a JSON object of the import's fields: \(Self.reason(error))") }
-        let email = row.email.flatMap(EmailAddress.normalize)
-        if row.email != nil, email == nil { return .refused("email is not an email address") }
-        let phone = row.phone.flatMap { PhoneNumber.normalize($0, defaultCountryCode: rules.defaultCountryCode) }
-        if row.phone != nil, phone == nil { return .refused("phone is not a phone number") }
-        let tag: String?
-        do { tag = try row.tag.map(rules.validateTag) } catch { return .refused("tag is not a tag (3 to 32 letters, digits, dots and underscores)") }
-        let locale: String
-        do { locale = try rules.validateLocale(row.locale ?? "en") } catch { return .refused("locale is not one Gatehouse writes in") }
-        guard email != nil || phone != nil || tag != nil else { return .refused("a row needs an email, a phone or a tag") }
-        if let id = row.externalId, id.isEmpty || id.utf8.count > 200 { return .refused("externalId is 1 to 200 characters") }
-        for (name, value) in [("firstName", row.firstName), ("lastName", row.lastName)] where (value?.count ?? 0) > 100 {
-            return .refused("\(name) is at most 100 characters")
+        let checked: Checked
+        switch check(row, options: options) {
+        case .success(let value): checked = value
+        case .failure(let refusal): return .refused(refusal.reason)
         }
-        let hash: String
-        do {
-            if let text = row.passwordHash, let salt = row.salt {
-                guard let firebase = options.firebase else { return .refused("a hash with a salt is a Firebase export's: give the project's hash parameters") }
-                hash = try ForeignPasswordHash.firebase(hash: text, salt: salt, config: firebase).stored
-            } else if let text = row.passwordHash {
-                hash = try ForeignPasswordHash(text).stored
-            } else {
-                // No password: the person sets one through "forgot password"; nothing verifies against this (and a
-                // login tried against it costs what any wrong password costs: `PasswordHasher.verify`).
-                hash = PasswordHasher.unusable
-            }
-        } catch let refused as ForeignPasswordHash.Refused {
-            return .refused("passwordHash: \(refused.description)")
-        }
-        if try await exists(externalID: row.externalId, email: email, phone: phone, tag: tag) { return .existing }
+        if try await exists(externalID: row.externalId, email: checked.email, phone: checked.phone, tag: checked.tag) { return .existing }
         guard !options.dryRun else { return .imported }
-        let now = clock.now()
-        let account = AccountModel(passwordHash: hash, now: now)
-        account.createdAt = min(row.createdAt ?? now, now)
-        account.email = email
-        account.emailConfirmedAt = email != nil && row.emailVerified == true ? now : nil
-        account.phone = phone
-        account.phoneVerifiedAt = phone != nil && row.phoneVerified == true ? now : nil
-        account.username = tag
-        account.usernameKey = tag.map(LoginName.key)
-        account.firstName = row.firstName
-        account.lastName = row.lastName
-        account.locale = locale
-        account.externalID = row.externalId
+        let account = checked.account(now: clock.now())
         do {
             try await database.db.withTransaction { tx in
                 try await store.create(account, on: tx)
@@ -120,6 +85,74 @@ package struct AccountImport: Sendable {
             return .existing  // another import of the same person won the race
         }
         return .imported
+    }
+
+    /// A refused row's reason.
+    package struct Refusal: Error, Sendable {
+        package var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    /// A row as it will be written: its addresses normalised, its tag and locale checked, its hash in the form kept.
+    package struct Checked: Sendable {
+        package var row: Row
+        package var email: String?
+        package var phone: String?
+        package var tag: String?
+        package var locale: String
+        package var hash: String
+
+        /// The account this row makes (not yet written).
+        package func account(now: Date) -> AccountModel {
+            let account = AccountModel(passwordHash: hash, now: now)
+            account.createdAt = min(row.createdAt ?? now, now)
+            account.email = email
+            account.emailConfirmedAt = email != nil && row.emailVerified == true ? now : nil
+            account.phone = phone
+            account.phoneVerifiedAt = phone != nil && row.phoneVerified == true ? now : nil
+            account.username = tag
+            account.usernameKey = tag.map(LoginName.key)
+            account.firstName = row.firstName
+            account.lastName = row.lastName
+            account.locale = locale
+            account.externalID = row.externalId
+            return account
+        }
+    }
+
+    /// The checks of one row, the import's and the admin API's `POST /admin/v1/accounts` alike; nothing read or written.
+    package func check(_ row: Row, options: Options) -> Result<Checked, Refusal> {
+        let email = row.email.flatMap(EmailAddress.normalize)
+        if row.email != nil, email == nil { return .failure(Refusal("email is not an email address")) }
+        let phone = row.phone.flatMap { PhoneNumber.normalize($0, defaultCountryCode: rules.defaultCountryCode) }
+        if row.phone != nil, phone == nil { return .failure(Refusal("phone is not a phone number")) }
+        let tag: String?
+        do { tag = try row.tag.map(rules.validateTag) } catch { return .failure(Refusal("tag is not a tag (3 to 32 letters, digits, dots and underscores)")) }
+        let locale: String
+        do { locale = try rules.validateLocale(row.locale ?? "en") } catch { return .failure(Refusal("locale is not one Gatehouse writes in")) }
+        guard email != nil || phone != nil || tag != nil else { return .failure(Refusal("a row needs an email, a phone or a tag")) }
+        if let id = row.externalId, id.isEmpty || id.utf8.count > 200 || InputText.hasNUL(id) { return .failure(Refusal("externalId is 1 to 200 characters")) }
+        for (name, value) in [("firstName", row.firstName), ("lastName", row.lastName)] where (value?.count ?? 0) > 100 || value.map(InputText.hasNUL) == true {
+            return .failure(Refusal("\(name) is at most 100 characters"))
+        }
+        let hash: String
+        do {
+            if let text = row.passwordHash, let salt = row.salt {
+                guard let firebase = options.firebase else { return .failure(Refusal("a hash with a salt is a Firebase export's: give the project's hash parameters")) }
+                hash = try ForeignPasswordHash.firebase(hash: text, salt: salt, config: firebase).stored
+            } else if let text = row.passwordHash {
+                hash = try ForeignPasswordHash(text).stored
+            } else {
+                // No password: the person sets one through "forgot password"; nothing verifies against this (and a
+                // login tried against it costs what any wrong password costs: `PasswordHasher.verify`).
+                hash = PasswordHasher.unusable
+            }
+        } catch let refused as ForeignPasswordHash.Refused {
+            return .failure(Refusal("passwordHash: \(refused.description)"))
+        } catch {
+            return .failure(Refusal("passwordHash: unreadable"))
+        }
+        return .success(Checked(row: row, email: email, phone: phone, tag: tag, locale: locale, hash: hash))
     }
 
     private func exists(externalID: String?, email: String?, phone: String?, tag: String?) async throws -> Bool {

@@ -95,9 +95,11 @@ package struct PasskeyStore: Sendable {
     }
 
     /// Removes the account's passkeys (those made after `since`, when given): their names.
-    package func removeAll(of accountID: UUID, madeAfter since: Date? = nil, on tx: any GatehouseDatabase) async throws -> [String] {
+    package func removeAll(of accountID: UUID, madeAfter since: Date? = nil, only ids: [UUID]? = nil, on tx: any GatehouseDatabase) async throws -> [String] {
+        if let ids, ids.isEmpty { return [] }
         let after: SQLQueryString = since.map { "AND created_at > \(bind: $0)" } ?? ""
-        return try await tx.raw("DELETE FROM passkeys WHERE account_id = \(bind: accountID) \(after) RETURNING name").all()
+        let only: SQLQueryString = ids.map { " AND id IN (\(binds: $0))" } ?? ""
+        return try await tx.raw("DELETE FROM passkeys WHERE account_id = \(bind: accountID) \(after)\(only) RETURNING name").all()
             .map { try $0.decode(column: "name", as: String.self) }
     }
 

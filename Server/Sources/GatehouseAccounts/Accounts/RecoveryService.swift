@@ -26,7 +26,10 @@ package struct RecoveryService: Sendable {
     /// account, an unconfirmed address) is sent nothing but answers the same and costs the same
     /// budgets, so the form cannot tell who has an account.
     /// `actor` and `reason`: an operator sent it (the console); the trail says who and why.
-    package func requestRecoveryCode(to destination: Destination, origin: RequestOrigin, by actor: AuditActor? = nil, reason: String? = nil) async throws -> CodeIssued {
+    /// `invitation`: the admin API's first code to an account made without a password (the same code, in words
+    /// that say an account was made).
+    package func requestRecoveryCode(to destination: Destination, origin: RequestOrigin, by actor: AuditActor? = nil, reason: String? = nil,
+                                     invitation: Bool = false) async throws -> CodeIssued {
         let account = try await store.owner(of: destination)
         let verified: Bool = switch destination {
         case .email: account?.emailConfirmedAt != nil
@@ -34,7 +37,7 @@ package struct RecoveryService: Sendable {
         }
         let live = verified ? account : nil
         let issued = try await codes.issueCode(.passwordReset, to: destination, accountID: live?.id, origin: origin) { code in
-            live.map { composer.code(.recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) }
+            live.map { composer.code(invitation ? .invitation : .recovery, to: destination.value, channel: destination.channel, code: code, ttl: limits.codeTTL, language: $0.language) }
         }
         if let id = live?.id {
             var detail = ["sent": destination.channel == .sms ? "code by SMS" : "code by email"]

@@ -146,12 +146,18 @@ package struct SecondFactors: Sendable {
     /// to, and who proved who they are another way), with the reason in the audit trail; the
     /// owner is told. False when none was on.
     package func removeAll(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        try await remove(accountID: accountID, only: nil, reason: reason, by: actor, origin: origin) > 0
+    }
+
+    /// `removeAll`, or only these (the admin API's choice): the authenticator app when `totp`, the passkeys of these
+    /// ids (another account's are not touched). How many factors went.
+    package func remove(accountID: UUID, only: (totp: Bool, passkeys: [UUID])?, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Int {
         let account = try await accounts.accountRow(id: accountID)
         let totpNotice = self.notice(.totpOff, to: account)
-        let (removed, told) = try await database.db.withTransaction { tx -> (Bool, Bool) in
-            let on = try await store.app(of: accountID, on: tx)?.isOn ?? false
-            let passkeys = try await self.passkeys.removeAll(of: accountID, on: tx)
-            guard on || !passkeys.isEmpty else { return (false, false) }
+        let (removed, told) = try await database.db.withTransaction { tx -> (Int, Bool) in
+            let on = only?.totp == false ? false : try await store.app(of: accountID, on: tx)?.isOn ?? false
+            let passkeys = try await self.passkeys.removeAll(of: accountID, only: only?.passkeys, on: tx)
+            guard on || !passkeys.isEmpty else { return (0, false) }
             var told = false
             if on {
                 try await remove(accountID, on: tx)
@@ -164,7 +170,7 @@ package struct SecondFactors: Sendable {
                                                         detail: ["factor": "passkey", "name": name, "reason": reason]), on: tx)
                 if let notice = self.notice(.passkeyRemoved, [name], to: account) { try await outbox.enqueue(notice, on: tx); told = true }
             }
-            return (true, told)
+            return ((on ? 1 : 0) + passkeys.count, told)
         }
         if told { outbox.signal.wake() }
         return removed

@@ -11,6 +11,10 @@ package enum AdminScope: String, Sendable, CaseIterable, Codable {
     case clientsWrite = "clients:write"
     /// Import accounts with their old password hashes (docs/migrating.md).
     case accountsImport = "accounts:import"
+    /// Find, list and read accounts.
+    case accountsRead = "accounts:read"
+    /// Create and change accounts; lock, unlock, end sessions, remove second factors, start a deletion.
+    case accountsWrite = "accounts:write"
 }
 
 /// An admin key as it is listed: never the key itself, which is shown once when made.

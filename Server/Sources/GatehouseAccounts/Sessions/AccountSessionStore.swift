@@ -24,6 +24,15 @@ package struct AccountSessionStore: Sendable {
             """).all().isEmpty
     }
 
+    /// Notes the sign-in on the account (what the admin API lists and filters by), at most once a minute per account:
+    /// a burst of sessions rewrites the row once.
+    package func noteSignIn(_ accountID: UUID, at now: Date, on db: (any GatehouseDatabase)?) async throws {
+        try await (db ?? database.db).raw("""
+            UPDATE accounts SET last_sign_in_at = \(bind: now)
+            WHERE id = \(bind: accountID) AND (last_sign_in_at IS NULL OR last_sign_in_at < \(bind: now.addingTimeInterval(-60)))
+            """).run()
+    }
+
     package func isLocked(_ accountID: UUID, on db: (any GatehouseDatabase)?) async throws -> Bool {
         try await (db ?? database.db).raw("SELECT locked_at FROM accounts WHERE id = \(bind: accountID)").first()?
             .decode(column: "locked_at", as: Date?.self) != nil

@@ -62,6 +62,7 @@ package struct SessionService: Sendable {
                                    on: db) else {
             throw try await store.isLocked(accountID, on: db) ? GatehouseError.accountLocked : GatehouseError.secondFactorRequired()
         }
+        try await store.noteSignIn(accountID, at: now, on: db)
         return IssuedSession(token: token, id: id, accountID: accountID, expiresAt: expiresAt, methods: methods)
     }
 

@@ -44,7 +44,7 @@ package struct MessageComposer: Sendable {
 
 extension MessageComposer {
     /// A one-time code for one of `/v1`'s flows, by SMS or mail as the destination is.
-    package enum CodeMessage { case signup, recovery, emailChange, signIn }
+    package enum CodeMessage { case signup, recovery, emailChange, signIn, invitation }
 
     package func code(_ purpose: CodeMessage, to destination: String, channel: OutgoingMessage.Kind, code: String, ttl: TimeInterval, language: AppLanguage) -> OutgoingMessage {
         let minutes = String(max(1, Int((ttl / 60).rounded())))
@@ -57,6 +57,7 @@ extension MessageComposer {
         case .recovery: ("mail.recoveryCode.subject", LocalizedText("mail.recoveryCode.body", [code, minutes]))
         case .emailChange: ("mail.emailChangeCode.subject", LocalizedText("mail.emailChangeCode.body", [destination, code, minutes]))
         case .signIn: ("mail.signInCode.subject", LocalizedText("mail.signInCode.body", [code, minutes]))
+        case .invitation: ("mail.invitationCode.subject", LocalizedText("mail.invitationCode.body", [code, minutes]))
         }
         return OutgoingMessage(kind: .email, destination: destination, subject: LocalizedText(subject).render(language), body: body.render(language), code: code)
     }

@@ -87,6 +87,11 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case oidcConsentGranted = "oidc.consent_granted"
     /// An authorization code exchanged again: the session its first exchange opened was ended.
     case authorizationCodeReused = "authorization_code.reused"
+    /// The admin API read an account, or listed accounts (the filters in `detail`).
+    case accountRead = "account.read"
+    case accountsListed = "accounts.listed"
+    /// The admin API changed an account's profile or verified flags (the changed members' names in `detail`).
+    case accountUpdated = "account.updated"
 
     /// The kinds a person sees of their own account (`GET /v1/me/events`): their sign-ins and
     /// the changes to how they sign in.
@@ -94,7 +99,7 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
         .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .accountDeletionCancelled, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
         .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed, .passkeyCloneSuspected, .refreshTokenReused,
-        .oidcConsentGranted, .authorizationCodeReused,
+        .oidcConsentGranted, .authorizationCodeReused, .accountUpdated,
     ]
 }
 

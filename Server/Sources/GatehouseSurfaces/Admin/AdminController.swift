@@ -16,15 +16,17 @@ package struct AdminController: Sendable {
     package let keys: AdminKeys
     package let clients: ClientRecords
     package let accountImport: AccountImport
+    package let accounts: AccountAdministration
     package let limits: GatehouseConfiguration.Limits
     package let operators: GatehouseConfiguration.Operators
     package let edge: SurfaceEdge
 
-    package init(keys: AdminKeys, clients: ClientRecords, accountImport: AccountImport, limits: GatehouseConfiguration.Limits,
+    package init(keys: AdminKeys, clients: ClientRecords, accountImport: AccountImport, accounts: AccountAdministration, limits: GatehouseConfiguration.Limits,
                  operators: GatehouseConfiguration.Operators, edge: SurfaceEdge) {
         self.keys = keys
         self.clients = clients
         self.accountImport = accountImport
+        self.accounts = accounts
         self.limits = limits
         self.operators = operators
         self.edge = edge
@@ -36,6 +38,72 @@ package struct AdminController: Sendable {
         router.route(AdminAPI.deleteClient, use: delete)
         router.route(AdminAPI.importClients, use: importFile)
         router.route(AdminAPI.importAccountsFile, use: importAccounts)
+        let accounts = self.accounts
+        @Sendable func id(_ context: GatehouseRequestContext) -> UUID { context.pathIDs["id"]! }
+        on(router, AdminAPI.accounts, .accountsRead) { query, key, request, context in
+            try await accounts.list(query, by: key, origin: origin(request, context))
+        }
+        on(router, AdminAPI.account, .accountsRead) { _, key, request, context in
+            try await accounts.account(id(context), by: key, origin: origin(request, context))
+        }
+        on(router, AdminAPI.createAccount, .accountsWrite) { input, key, request, context in
+            let audit = origin(request, context)
+            return try await accounts.create(input, by: key, origin: RequestOrigin(ip: audit.ip, language: AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en),
+                                                                                 device: audit.device, requestID: audit.requestID))
+        }
+        on(router, AdminAPI.updateAccount, .accountsWrite) { input, key, request, context in
+            try await accounts.update(id(context), input, by: key, origin: origin(request, context))
+        }
+        on(router, AdminAPI.lockAccount, .accountsWrite) { input, key, request, context in
+            try await accounts.lock(id(context), reason: input.reason, by: key, origin: origin(request, context))
+        }
+        on(router, AdminAPI.unlockAccount, .accountsWrite) { input, key, request, context in
+            try await accounts.unlock(id(context), reason: input.reason, by: key, origin: origin(request, context))
+        }
+        on(router, AdminAPI.endSessions, .accountsWrite) { input, key, request, context in
+            try await accounts.endSessions(id(context), reason: input.reason, by: key, origin: origin(request, context))
+        }
+        on(router, AdminAPI.removeSecondFactors, .accountsWrite) { input, key, request, context in
+            try await accounts.removeSecondFactors(id(context), input, by: key, origin: origin(request, context))
+        }
+        on(router, AdminAPI.deleteAccount, .accountsWrite) { input, key, request, context in
+            try await accounts.delete(id(context), reason: input.reason, by: key, origin: origin(request, context))
+        }
+    }
+
+    /// An admin operation with a JSON answer: the key and its scope checked first (401, 403), then the path's id (404),
+    /// then the input — nothing (`NoContent`) or the JSON body — and the handler, which acts as the key
+    /// (`AuditActor.adminKey`).
+    private func on<Input: Decodable & Sendable, Output: Encodable & Sendable>(
+        _ router: some RouterMethods<GatehouseRequestContext>, _ endpoint: Endpoint<Input, Output>, _ scope: AdminScope,
+        use handler: @escaping @Sendable (Input, AuditActor, Request, GatehouseRequestContext) async throws -> Output
+    ) {
+        let limits = self.limits
+        on(router, endpoint, scope, read: { request in
+            if let none = NoContent() as? Input { return none }
+            return try await V1Body.decode(Input.self, from: request, limits: limits)
+        }, use: handler)
+    }
+
+    /// The same, for an operation whose input is its query (`EndpointQuery`).
+    private func on<Query: EndpointQuery, Output: Encodable & Sendable>(
+        _ router: some RouterMethods<GatehouseRequestContext>, _ endpoint: Endpoint<Query, Output>, _ scope: AdminScope,
+        use handler: @escaping @Sendable (Query, AuditActor, Request, GatehouseRequestContext) async throws -> Output
+    ) {
+        on(router, endpoint, scope, read: { request in try Query.read(request) }, use: handler)
+    }
+
+    private func on<Input: Sendable, Output: Encodable & Sendable>(
+        _ router: some RouterMethods<GatehouseRequestContext>, _ endpoint: Endpoint<Input, Output>, _ scope: AdminScope,
+        read: @escaping @Sendable (Request) async throws -> Input,
+        use handler: @escaping @Sendable (Input, AuditActor, Request, GatehouseRequestContext) async throws -> Output
+    ) {
+        router.on(RouterPath(endpoint.path), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue)!) { request, context in
+            let key = try await authorize(request, scope)
+            let context = try endpoint.declaration.readPath(context)
+            let output = try await handler(try await read(request), .adminKey(key.id.uuidString.lowercased()), request, context)
+            return try JSONResponse.make(output, status: .init(code: endpoint.successStatus))
+        }
     }
 
     private func authorize(_ request: Request, _ scope: AdminScope) async throws -> AdminKeyRecord {
