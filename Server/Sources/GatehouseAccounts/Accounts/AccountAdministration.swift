@@ -155,7 +155,9 @@ package struct AccountAdministration: Sendable {
         if invite {
             let destination: Destination = if let email = checked.email, input.emailVerified == true { .email(email) } else { .phone(checked.phone!) }
             let language = AppLanguage(rawValue: checked.locale) ?? origin.language
-            _ = try await recovery.requestRecoveryCode(to: destination, origin: RequestOrigin(ip: origin.ip, language: language, device: origin.device,
+            // No address: the per-address budgets of code requests are for anonymous callers; a key inviting many people
+            // from one server is not one (the budget per destination still holds).
+            _ = try await recovery.requestRecoveryCode(to: destination, origin: RequestOrigin(ip: nil, language: language, device: origin.device,
                                                                                             requestID: origin.requestID),
                                                        by: actor, reason: "invitation", invitation: true)
         }
@@ -176,7 +178,8 @@ package struct AccountAdministration: Sendable {
 
     // MARK: Changing
 
-    /// The members given change; an email or phone given without its verified flag is unverified. Audited as
+    /// The members given change; an email or phone given without its verified flag is unverified, and a replaced one
+    /// takes no code sent before. Audited as
     /// `account.updated` with the changed members' names; the account's sessions see the change at once.
     package func update(_ id: UUID, _ change: AdminAccountChange, by actor: AuditActor, origin: AuditOrigin) async throws -> AdminAccount {
         let account = try await existing(id)
@@ -242,10 +245,12 @@ package struct AccountAdministration: Sendable {
         }
         guard !changed.isEmpty else { return try await reread(id) }
         let detail = ["changed": changed.joined(separator: " ")]
+        let newAddress = changed.contains("email") || changed.contains("phone")
         account.updatedAt = now
         do {
             try await database.db.withTransaction { tx in
                 try await account.update(on: tx)
+                if newAddress { try await directory.dropCodes(of: id, on: tx) }
                 try await audit.record(AuditEvent(.accountUpdated, by: actor, account: id, origin: origin, detail: detail), on: tx)
                 try await sessions.accountChanged(id, on: tx)
             }

@@ -26,6 +26,11 @@ struct AccountDirectoryStore: Sendable {
         try await database.db.raw("SELECT id FROM accounts WHERE phone = \(bind: phone)").first(decodingColumn: "id", as: UUID.self)
     }
 
+    /// Every code outstanding for the account (an address the business replaced must not still take one sent to it).
+    func dropCodes(of accountID: UUID, on tx: any GatehouseDatabase) async throws {
+        try await tx.raw("DELETE FROM verification_codes WHERE account_id = \(bind: accountID)").run()
+    }
+
     func externalIDHolder(_ id: String) async throws -> UUID? {
         try await database.db.raw("SELECT id FROM accounts WHERE external_id = \(bind: id)").first(decodingColumn: "id", as: UUID.self)
     }

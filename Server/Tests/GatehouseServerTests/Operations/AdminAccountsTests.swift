@@ -90,9 +90,12 @@ struct AdminAccountsTests {
             #expect(signedInRecently.items.map(\.id) == [invitedAccount.id], "\(signedInRecently.items.map(\.email))")
             #expect(Set(createdEarly.items.map(\.id)) == Set([totpID, made[0], made[1], made[2]]), "\(createdEarly.items.map(\.email))")
 
-            // MUT: changing and helping
+            // MUT: changing and helping (a code the old address got before the change is dead after it)
+            let asked = try await app.v1.post(V1.Accounts.recoveryCode.path, CodeRequest(email: "p0@example.com"))
+            let oldCode = try await app.v1.code(sentTo: "p0@example.com")
             let changed = try await app.v1.patch(AdminAPI.updateAccount.path(id: made[0]), AdminAccountChange(
                 externalId: "", email: "new0@example.com", phone: "+79123456703", phoneVerified: true, firstName: "Paula", lastName: "  "), token: key)
+            let stale = try await app.v1.post(V1.Accounts.recover.path, RecoveryRequest(email: "p0@example.com", code: oldCode, password: "Another-pass-1!"))
             let person = try await app.v1.login("p1@example.com", "Long-enough-1!")
             let locked = try await app.v1.post(AdminAPI.lockAccount.path(id: made[1]), AdminReason(reason: "chargeback under review"), token: key)
             let meWhileLocked = try await app.v1.get(V1.Accounts.me.path, token: person.token)
@@ -111,6 +114,8 @@ struct AdminAccountsTests {
             let after = try changed.decoded(as: AdminAccount.self)
             #expect(after.email == "new0@example.com" && !after.emailVerified && after.phone == "+79123456703" && after.phoneVerified && after.externalId == nil
                     && after.firstName == "Paula" && after.lastName == nil, "\(changed.text)")
+            #expect(asked.status == .accepted, "\(asked.text)")
+            try expectProblem(stale, .badRequest, .invalidCode)
             #expect(try locked.decoded(as: AdminAccount.self).state == .locked && (try locked.decoded(as: AdminAccount.self).lockedReason) == "chargeback under review")
             #expect(meWhileLocked.status == .unauthorized, "the lock ended the session")
             try expectProblem(loginWhileLocked, .forbidden, .accountLocked)
