@@ -18,14 +18,14 @@ VENV=.build/test-venv
 # priority so that it takes no core from the build.
 TOOLS=""
 mkdir -p .build
-if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server, yaml, selenium, reportlab, pypdf, websocket, hypercorn, stripe, pyotp, fido2, jwt, authlib, requests, bcrypt, argon2, django' 2>/dev/null; then
+if ! "$VENV/bin/python3" -c 'import aiosmtpd, pexpect, moto.server, yaml, selenium, reportlab, pypdf, websocket, hypercorn, stripe, pyotp, fido2, jwt, authlib, requests, bcrypt, argon2, django, standardwebhooks' 2>/dev/null; then
   echo "test.sh: installing the test tools from PyPI into $VENV while the build runs (a minute or two, once; log: .build/test-venv.log)"
   (
     renice -n 19 -p "$BASHPID" > /dev/null
     python_env "$VENV" 'aiosmtpd>=1.4' 'pexpect>=4.8' 'moto[server]>=5,<6' 'pyyaml>=6' 'selenium>=4.20,<5' 'reportlab>=4.2,<5' \
       'pypdf>=5.1,<7' 'websocket-client>=1.6,<2' 'hypercorn>=0.17,<1' 'stripe>=10,<17' 'pyotp>=2.9,<3' 'fido2>=2,<3' \
       'pyjwt[crypto]>=2.8,<3' 'authlib>=1.3,<2' 'requests>=2.31,<3' \
-      'bcrypt>=4,<5' 'argon2-cffi>=23,<26' 'django>=4.2,<6'
+      'bcrypt>=4,<5' 'argon2-cffi>=23,<26' 'django>=4.2,<6' 'standardwebhooks>=1.1,<2'
   ) > .build/test-venv.log 2>&1 &
   TOOLS=$!
 fi

@@ -53,7 +53,7 @@ package func buildApplication(services: GatehouseServices, onServerRunning: (@Se
         // deliverer, the HTTP client, the bus, and the database, so nothing queries it closed; the instance lease
         // after it, so a restore can begin only once this instance has stopped writing.
         services: [lease, services.database] + [services.bus as? any Service].compactMap { $0 }
-            + [HTTPClientService(client: services.httpClient)] + (services.pushHTTPClient.map { [HTTPClientService(client: $0)] } ?? [])
+            + [HTTPClientService(client: services.httpClient), HTTPClientService(client: services.webhookHTTPClient)] + (services.pushHTTPClient.map { [HTTPClientService(client: $0)] } ?? [])
             + [services.deliverer, webSockets],
         onServerRunning: { channel in await onServerRunning?(channel.localAddress?.port ?? 0) },
         logger: services.logger
@@ -113,7 +113,7 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     SignatureProfileController(profiles: services.signToLogin.profiles, limits: configuration.limits, signature: configuration.signature, edge: edge).addRoutes(to: v1)
     WalletController(wallets: services.wallet.wallets, requests: services.wallet.moneyRequests, topUps: services.wallet.topUps, limits: configuration.limits).addRoutes(to: v1)
     PaymentsController(topUps: services.wallet.topUps, limits: configuration.limits, wallet: configuration.wallet, edge: edge).addRoutes(to: router)
-    AdminController(keys: services.adminKeys, clients: services.clients, accountImport: services.accountImport, accounts: services.accountAdministration, limits: configuration.limits, operators: configuration.operators, edge: edge).addRoutes(to: router)
+    AdminController(keys: services.adminKeys, clients: services.clients, accountImport: services.accountImport, accounts: services.accountAdministration, webhooks: services.webhooks, outbox: services.operatorOutbox, limits: configuration.limits, operators: configuration.operators, edge: edge).addRoutes(to: router)
     OperatorConsoleController(services: .init(
         operators: services.operators, sessions: services.sessions, login: services.login, locks: services.locks, email: services.email,
         recovery: services.recovery, clients: services.clients, wallets: services.wallet.wallets, topUps: services.wallet.topUps, apps: services.signToLogin.apps,

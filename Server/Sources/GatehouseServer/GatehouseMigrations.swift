@@ -41,6 +41,8 @@ package enum GatehouseMigrations {
             M028CreateOpenID(),
             M029AddExternalIDs(),
             M030AddLastSignIn(),
+            M031OutboxOrdering(),
+            M032CreateWebhookEndpoints(),
         ]
     }
 }

@@ -35,6 +35,10 @@ package final class GatehouseServices: Sendable {
     package let httpClient: HTTPClient
     /// The push services' client (HTTP/2), when push is on.
     package let pushHTTPClient: HTTPClient?
+    /// Webhooks' own client: no redirects, their timeout.
+    package let webhookHTTPClient: HTTPClient
+    /// The business's webhook endpoints (docs/webhooks.md).
+    package let webhooks: WebhookEndpoints
     /// Push devices and whether pushes are sent (docs/push.md).
     package let pushDevices: PushDevices
     package let pushEnabled: Bool
@@ -287,9 +291,14 @@ package final class GatehouseServices: Sendable {
             // In development pushes stay in the outbox, readable as SMS and mail are.
             pushChannel = dev
         }
+        let webhooks = WebhookEndpoints(database: database, clock: clock, secrets: secrets, settings: configuration.delivery.webhooks)
+        self.webhooks = webhooks
+        let webhookHTTPClient = WebhookChannel.makeClient(settings: configuration.delivery.webhooks)
+        self.webhookHTTPClient = webhookHTTPClient
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
-            smsChannel: smsChannel, emailChannel: emailChannel, pushChannel: pushChannel, signal: signal, logger: logger,
+            smsChannel: smsChannel, emailChannel: emailChannel, pushChannel: pushChannel,
+            webhookChannel: WebhookChannel(endpoints: webhooks, client: webhookHTTPClient), signal: signal, logger: logger,
             maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators,
                             tokens, openID] in
                 try await sessions.purgeExpired()
@@ -321,6 +330,7 @@ extension GatehouseServices {
     package func shutdownOutsideApplication() async {
         try? await httpClient.shutdown()
         try? await pushHTTPClient?.shutdown()
+        try? await webhookHTTPClient.shutdown()
         await database.shutdown()
     }
 }

@@ -27,7 +27,7 @@ struct Gatehouse: AsyncParsableCommand {
         abstract: "Gatehouse: accounts and identity for iOS apps.",
         version: GatehouseVersion.current,
         subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Outbox.self, BcryptSpeed.self, Apps.self, Wallet.self, Accounts.self, Clients.self,
-                      AuditTrail.self, Operators.self, AdminKeys.self, Keys.self, OpenIDClients.self,
+                      AuditTrail.self, Operators.self, AdminKeys.self, Keys.self, OpenIDClients.self, Webhooks.self,
                       OpenAPICommand.self],
         defaultSubcommand: Serve.self
     )
@@ -719,6 +719,99 @@ struct OpenIDClients: AsyncParsableCommand {
         func run() async throws {
             let secret = try await OpenIDClientCommands.rotateSecret(configuration: loadConfiguration(), id: id, as: person)
             print("client secret, shown once:\n  \(secret)")
+        }
+    }
+}
+
+struct Webhooks: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The business's webhook endpoints: signed account events (Standard Webhooks), their deliveries and retries.",
+        subcommands: [Create.self, List.self, Disable.self, RotateSecret.self, Deliveries.self, Retry.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add an endpoint; its signing secret (whsec_…) is printed once.")
+        @Argument(help: "Its URL: https, at a public address.") var url: String
+        @Option(name: .customLong("event"), help: "An event type it hears (repeat for more; none: every type).") var events: [String] = []
+        @Option(help: "What it is, for the list.") var description: String?
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let made = try await WebhookCommands.create(configuration: loadConfiguration(), url: url, description: description, eventTypes: events, as: person)
+            if json { return print(jsonText(made)) }
+            print("endpoint \(made.id.uuidString.lowercased()) \(made.url) [\(made.eventTypes.isEmpty ? "every event" : made.eventTypes.joined(separator: " "))]")
+            if let secret = made.secret { print("signing secret, shown once:\n  \(secret)") }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the endpoints (never their secrets).")
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() async throws {
+            let all = try await WebhookCommands.list(configuration: loadConfiguration())
+            if json { return print(jsonText(all)) }
+            for endpoint in all {
+                print("\(endpoint.id.uuidString.lowercased()) \(endpoint.url) [\(endpoint.eventTypes.isEmpty ? "every event" : endpoint.eventTypes.joined(separator: " "))]"
+                      + (endpoint.disabled ? " (disabled)" : ""))
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable an endpoint for good.")
+        @Argument(help: "Its id.") var id: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            guard let uuid = UUID(uuidString: id) else { throw ValidationError("\(id) is not an endpoint id") }
+            let changed = try await WebhookCommands.disable(configuration: loadConfiguration(), id: uuid, as: person)
+            print(changed ? "endpoint \(id) disabled" : "no enabled endpoint \(id)")
+            if !changed { throw ExitCode(1) }
+        }
+    }
+
+    struct RotateSecret: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rotate-secret",
+                                                        abstract: "A new signing secret; the old one keeps signing beside it for GATEHOUSE_WEBHOOK_SECRET_OVERLAP_SECONDS.")
+        @Argument(help: "Its id.") var id: String
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            guard let uuid = UUID(uuidString: id) else { throw ValidationError("\(id) is not an endpoint id") }
+            let secret = try await WebhookCommands.rotateSecret(configuration: loadConfiguration(), id: uuid, as: person)
+            print("signing secret, shown once:\n  \(secret)")
+        }
+    }
+
+    struct Deliveries: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An endpoint's newest deliveries, or (--failed) those given up on.")
+        @Argument(help: "The endpoint's id.") var id: String
+        @Flag(help: "Only the deliveries given up on.") var failed = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() async throws {
+            guard let uuid = UUID(uuidString: id) else { throw ValidationError("\(id) is not an endpoint id") }
+            let all = try await WebhookCommands.deliveries(configuration: loadConfiguration(), id: uuid, failedOnly: failed)
+            if json { return print(jsonText(all)) }
+            for delivery in all {
+                print("\(delivery.id.uuidString.lowercased()) \(WireDates.iso8601String(from: delivery.createdAt)) \(delivery.type) \(delivery.state) "
+                      + "attempts \(delivery.attempts)" + (delivery.lastError.map { ": \($0)" } ?? ""))
+            }
+        }
+    }
+
+    struct Retry: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send a delivery that was given up on again, from its first attempt.")
+        @Argument(help: "The delivery's id.") var delivery: String
+        @Option(help: "Why, for the audit trail.") var reason: String = "retried by hand"
+        @Option(name: .customLong("as"), help: "Who is doing it, for the audit trail.") var person: String?
+
+        func run() async throws {
+            guard let uuid = UUID(uuidString: delivery) else { throw ValidationError("\(delivery) is not a delivery id") }
+            let done = try await WebhookCommands.retry(configuration: loadConfiguration(), delivery: uuid, reason: reason, as: person)
+            print(done ? "delivery \(delivery) queued again" : "no webhook delivery \(delivery) that was given up on")
+            if !done { throw ExitCode(1) }
         }
     }
 }

@@ -36,7 +36,7 @@ public enum AdminAPI {
         .errors([400: [.invalidParameter], 401: [.unauthorized], 403: [.insufficientScope]])
         .shared(.payloadTooLarge, .unsupportedMediaType, .unexpectedProblem)
 
-    public static let all: [any EndpointDeclaration] = [client, saveClient, deleteClient, importClients, importAccountsFile] + accountOperations
+    public static let all: [any EndpointDeclaration] = [client, saveClient, deleteClient, importClients, importAccountsFile] + accountOperations + webhookOperations
 }
 
 /// A client record's fields as a business system writes them (`PUT`): the phone is the path's.

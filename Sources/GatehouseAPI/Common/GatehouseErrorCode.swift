@@ -70,6 +70,9 @@ extension GatehouseErrorCode {
     /// The admin key is valid but lacks the scope the operation needs.
     public static let insufficientScope: Self = "insufficient_scope"
     public static let clientNotFound: Self = "client_not_found"
+    /// The admin API: no such webhook endpoint, or no such webhook delivery given up on.
+    public static let webhookNotFound: Self = "webhook_not_found"
+    public static let deliveryNotFound: Self = "delivery_not_found"
     /// A change that opens a new way into the account (email, phone, password) needs the current password.
     public static let currentPasswordRequired: Self = "current_password_required"
     /// A phone number in a country this server does not send SMS to.

@@ -88,6 +88,8 @@ package struct AccountDeletionService: Sendable {
                 for participant in participants { try await participant.erase(id, now: now, on: tx) }
                 try await store.eraseAccount(id, on: tx)
                 try await sessions.revokeAll(accountID: id, on: tx)
+                // What is left to say: the account is gone (and the business's systems hear it: docs/webhooks.md).
+                try await audit.record(AuditEvent(.accountErased, by: .system(nil), account: id), on: tx)
                 return true
             }
             if done { erased += 1 }

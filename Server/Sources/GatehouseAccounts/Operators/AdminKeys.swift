@@ -15,6 +15,8 @@ package enum AdminScope: String, Sendable, CaseIterable, Codable {
     case accountsRead = "accounts:read"
     /// Create and change accounts; lock, unlock, end sessions, remove second factors, start a deletion.
     case accountsWrite = "accounts:write"
+    /// Add, list and disable webhook endpoints, rotate their secrets, read and retry their deliveries.
+    case webhooksWrite = "webhooks:write"
 }
 
 /// An admin key as it is listed: never the key itself, which is shown once when made.

@@ -43,6 +43,15 @@ package struct OperatorOutbox: Sendable {
         }
     }
 
+    /// One message, or nil.
+    package func entry(_ id: UUID) async throws -> Entry? {
+        try await OutboxMessageModel.find(id, on: database.db).map { row in
+            Entry(id: row.id!, kind: row.kind, to: row.destination, subject: row.subject, status: row.status, attempts: row.attempts,
+                  lastError: row.lastError.map { String($0.prefix(200)) }, createdAt: row.createdAt, sentAt: row.sentAt,
+                  nextAttemptAt: row.nextAttemptAt)
+        }
+    }
+
     /// Queues a message that failed for good again, with its event; false when it is not one.
     package func retry(_ id: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
         let retried = try await database.db.withTransaction { tx -> Bool in

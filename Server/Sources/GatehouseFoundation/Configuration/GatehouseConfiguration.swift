@@ -150,6 +150,27 @@ public struct GatehouseConfiguration: Sendable {
         public var maxAttempts: Int = 50
         /// How long `POST /api/users/sms` waits to report a gateway's refusal.
         public var firstAttemptWait: Duration = .seconds(3)
+        public var webhooks = Webhooks()
+        public init() {}
+    }
+
+    /// Webhooks to the business's systems (docs/webhooks.md): Standard Webhooks, signed, through the outbox.
+    public struct Webhooks: Sendable {
+        /// How long one attempt may take, connecting, sending and answering.
+        public var timeout: TimeInterval = 10
+        /// The waits before each attempt after the first, in seconds; after the last failed attempt the delivery is
+        /// dead (kept, retried by hand). Standard Webhooks' and Svix's schedule: about 28 hours in all.
+        public var retrySchedule: [TimeInterval] = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000]
+        /// Endpoints at loopback, private, link-local or other non-public addresses are refused unless this is set.
+        public var allowPrivateAddresses = false
+        /// Endpoints over plain `http` are refused unless this is set (development's default).
+        public var allowHTTP = false
+        /// How long a replaced secret still signs beside the new one.
+        public var secretOverlap: TimeInterval = 86_400
+        /// The most of an endpoint's answer read (kept: its first 500 characters).
+        public var maxResponseBytes = 65_536
+        /// How many enabled endpoints there may be.
+        public var maxEndpoints = 50
         public init() {}
     }
 
@@ -666,6 +687,24 @@ extension GatehouseConfiguration {
         c.delivery.smsHTTP.contentType = try reader.string("SMS_HTTP_CONTENT_TYPE", default: c.delivery.smsHTTP.contentType, nonEmpty: true)
         c.delivery.smsHTTP.bodyTemplate = try reader.string("SMS_HTTP_BODY", default: c.delivery.smsHTTP.bodyTemplate)
         c.delivery.smsHTTP.timeoutSeconds = try reader.int("SMS_HTTP_TIMEOUT_SECONDS", default: c.delivery.smsHTTP.timeoutSeconds, range: 1...120)
+        var hooks = c.delivery.webhooks
+        hooks.timeout = try reader.seconds("GATEHOUSE_WEBHOOK_TIMEOUT_SECONDS", default: hooks.timeout, range: 1...60)
+        if let text = reader.raw("GATEHOUSE_WEBHOOK_RETRY_SCHEDULE") {
+            let delays = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard (1...30).contains(delays.count), delays.allSatisfy({ $0.map { $0 >= 0.01 && $0 <= 604_800 } ?? false }) else {
+                throw ConfigurationError(variable: "GATEHOUSE_WEBHOOK_RETRY_SCHEDULE", problem: "must be 1 to 30 comma-separated waits in seconds (0.01...604800), got \"\(text)\"")
+            }
+            hooks.retrySchedule = delays.compactMap { $0 }
+        }
+        hooks.allowPrivateAddresses = try reader.bool("GATEHOUSE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default: hooks.allowPrivateAddresses)
+        hooks.allowHTTP = try reader.bool("GATEHOUSE_WEBHOOK_ALLOW_HTTP", default: c.environment == .development)
+        if hooks.allowHTTP && c.environment == .production {
+            throw ConfigurationError(variable: "GATEHOUSE_WEBHOOK_ALLOW_HTTP", problem: "webhooks carry signed account events: https only in production")
+        }
+        hooks.secretOverlap = try reader.seconds("GATEHOUSE_WEBHOOK_SECRET_OVERLAP_SECONDS", default: hooks.secretOverlap, range: 0...2_592_000)
+        hooks.maxResponseBytes = try reader.int("GATEHOUSE_WEBHOOK_MAX_RESPONSE_BYTES", default: hooks.maxResponseBytes, range: 1_024...16_777_216)
+        hooks.maxEndpoints = try reader.int("GATEHOUSE_WEBHOOK_MAX_ENDPOINTS", default: hooks.maxEndpoints, range: 1...10_000)
+        c.delivery.webhooks = hooks
 
         // Gateway
         c.gateway.maxFrameBytes = try reader.int("GATEHOUSE_WS_MAX_FRAME_BYTES", default: c.gateway.maxFrameBytes, range: 512...1_048_576)

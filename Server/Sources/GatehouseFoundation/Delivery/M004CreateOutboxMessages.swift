@@ -33,3 +33,18 @@ package struct M004CreateOutboxMessages: SQLMigration {
 
     }
 }
+
+/// Webhooks keep their order per account and endpoint: `ordering_key` (the endpoint and the account) holds a delivery
+/// back while an earlier one of the same key is still pending.
+package struct M031OutboxOrdering: SQLMigration {
+    package var name: String { "031_OutboxOrdering" }
+    package func prepare(on database: any GatehouseDatabase) async throws {
+        try await database.schema("outbox_messages").field("ordering_key", .string).update()
+        try await database.create(index: "ix_outbox_ordering").on("outbox_messages").column("ordering_key").column("status").run()
+    }
+    package func revert(on database: any GatehouseDatabase) async throws {
+        try await database.drop(index: "ix_outbox_ordering").run()
+        try await database.schema("outbox_messages").deleteField("ordering_key").update()
+    }
+    package init() {}
+}

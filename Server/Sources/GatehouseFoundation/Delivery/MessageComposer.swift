@@ -22,8 +22,8 @@ package struct MessageComposer: Sendable {
         case .sms:
             return OutgoingMessage(kind: .sms, destination: destination, subject: nil,
                                    body: LocalizedText("sms.temporaryPassword", [password, minutes]).render(language), code: password)
-        case .email, .push:
-            // A temporary password goes by SMS or by mail, never in a push.
+        case .email, .push, .webhook:
+            // A temporary password goes by SMS or by mail, never in a push or a webhook.
             return OutgoingMessage(kind: .email, destination: destination,
                                    subject: LocalizedText("mail.temporaryPassword.subject").render(language),
                                    body: LocalizedText("mail.temporaryPassword.body", [password, minutes]).render(language), code: password)

@@ -7,8 +7,11 @@ import SQLKit
 package struct OutgoingMessage: Sendable {
     package enum Kind: String, Sendable {
         case sms, email, push
+        /// A signed event to one of the business's endpoints (docs/webhooks.md): `destination` is the endpoint's id,
+        /// `subject` the event type, `body` the JSON sent as it is.
+        case webhook
         /// The deliverer's lanes, in order: each kind is delivered by its own loop.
-        package static let lanes: [Kind] = [.sms, .email, .push]
+        package static let lanes: [Kind] = [.sms, .email, .push, .webhook]
     }
     package var kind: Kind
     package var destination: String
@@ -16,6 +19,8 @@ package struct OutgoingMessage: Sendable {
     package var body: String
     /// The code or password the message carries, kept for the development outbox only.
     package var code: String?
+    /// The outbox row's id, as the deliverer hands it to a channel (a webhook's `webhook-id`).
+    package var id: UUID? = nil
 }
 
 /// Writes messages into the transactional outbox and wakes the deliverer.

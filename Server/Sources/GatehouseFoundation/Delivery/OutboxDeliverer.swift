@@ -17,6 +17,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     package let smsChannel: any DeliveryChannel
     package let emailChannel: any DeliveryChannel
     package let pushChannel: any DeliveryChannel
+    package let webhookChannel: any DeliveryChannel
     package let signal: OutboxSignal
     package let logger: Logger
     package let maintenance: @Sendable () async throws -> Void
@@ -24,7 +25,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     /// Always longer than a delivery attempt may take, so no instance claims a message another
     /// one is still sending.
     package var claimDuration: TimeInterval {
-        max(120, Double(max(settings.smtp.timeoutSeconds, settings.smsHTTP.timeoutSeconds)) * 2)
+        max(120, max(Double(max(settings.smtp.timeoutSeconds, settings.smsHTTP.timeoutSeconds)), settings.webhooks.timeout) * 2)
     }
     private let depthGauge = Gauge(label: "gatehouse_outbox_depth")
     private let sentCounter = Counter(label: "gatehouse_outbox_delivered_total")
@@ -33,7 +34,8 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
 
     package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Delivery,
          environment: GatehouseConfiguration.Environment, smsChannel: any DeliveryChannel, emailChannel: any DeliveryChannel,
-         pushChannel: any DeliveryChannel, signal: OutboxSignal, logger: Logger, maintenance: @escaping @Sendable () async throws -> Void) {
+         pushChannel: any DeliveryChannel, webhookChannel: any DeliveryChannel, signal: OutboxSignal, logger: Logger,
+         maintenance: @escaping @Sendable () async throws -> Void) {
         self.database = database
         self.clock = clock
         self.settings = settings
@@ -41,6 +43,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         self.smsChannel = smsChannel
         self.emailChannel = emailChannel
         self.pushChannel = pushChannel
+        self.webhookChannel = webhookChannel
         self.signal = signal
         self.logger = logger
         self.maintenance = maintenance
@@ -83,7 +86,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         do {
             while true {
                 let now = clock.now()
-                let due = try await OutboxMessageModel.query(on: database.db)
+                let due = kind == .webhook ? try await dueInOrder(now: now) : try await OutboxMessageModel.query(on: database.db)
                     .filter(\.$kind == kind.rawValue)
                     .filter(\.$status == OutboxMessageModel.Status.pending.rawValue)
                     .filter(\.$nextAttemptAt <= now)
@@ -105,6 +108,21 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         } catch {
             logger.error("outbox: cannot read due \(kind.rawValue) messages: \(String(describing: error))")
         }
+    }
+
+    /// Due webhooks, each only when no earlier one of its endpoint and account is still pending: a receiver that was
+    /// away hears an account's events in the order they happened. (A delivery given up on no longer holds the later
+    /// ones back; retried by hand, it arrives after them.)
+    private func dueInOrder(now: Date) async throws -> [OutboxMessageModel] {
+        let ids = try await database.sql.raw("""
+            SELECT id FROM outbox_messages m
+            WHERE m.kind = 'webhook' AND m.status = 'pending' AND m.next_attempt_at <= \(bind: now)
+              AND (m.claimed_until IS NULL OR m.claimed_until < \(bind: now))
+              AND NOT EXISTS (SELECT 1 FROM outbox_messages e WHERE e.ordering_key = m.ordering_key AND e.status = 'pending' AND e.id < m.id)
+            ORDER BY m.id LIMIT 20
+            """).all().map { try $0.decode(column: "id", as: UUID.self) }
+        guard !ids.isEmpty else { return [] }
+        return try await OutboxMessageModel.query(on: database.db).filter(\.$id ~~ ids).sort(\.$id, .ascending).all()
     }
 
     /// Waits up to `firstAttemptWait` for the first delivery attempt of a message, and throws
@@ -141,8 +159,9 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         case .sms: smsChannel
         case .email: emailChannel
         case .push: pushChannel
+        case .webhook: webhookChannel
         }
-        let message = OutgoingMessage(kind: kind, destination: row.destination, subject: row.subject, body: row.body, code: row.code)
+        let message = OutgoingMessage(kind: kind, destination: row.destination, subject: row.subject, body: row.body, code: row.code, id: row.id)
         var log = logger
         log[metadataKey: "outbox.message"] = "\(row.id!)"
         do {
@@ -176,12 +195,15 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
                 row.lastError = String(String(describing: error).prefix(500))
                 if case DeliveryError.later(_, let after) = error { notBefore = min(after, 86_400) }
             }
-            if permanent || row.attempts >= settings.maxAttempts {
+            let schedule = settings.webhooks.retrySchedule
+            if permanent || (kind == .webhook ? row.attempts > schedule.count : row.attempts >= settings.maxAttempts) {
                 row.status = OutboxMessageModel.Status.failed.rawValue
                 log.error("outbox: giving up on \(row.kind) after \(row.attempts) attempt(s): \(row.lastError ?? "")")
             } else {
                 // Exponential, and never sooner than the service asked (`Retry-After`).
-                let delay = max(notBefore, min(settings.maxRetryDelay, settings.retryBaseDelay * pow(2, Double(row.attempts - 1))))
+                // A webhook on its own schedule (about a day in all, docs/webhooks.md).
+                let delay = kind == .webhook ? max(notBefore, schedule[row.attempts - 1])
+                    : max(notBefore, min(settings.maxRetryDelay, settings.retryBaseDelay * pow(2, Double(row.attempts - 1))))
                 row.nextAttemptAt = clock.now().addingTimeInterval(delay)
                 log.warning("outbox: \(row.kind) attempt \(row.attempts) failed, retrying in \(Int(delay)) s: \(row.lastError ?? "")")
             }

@@ -92,6 +92,12 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case accountsListed = "accounts.listed"
     /// The admin API changed an account's profile or verified flags (the changed members' names in `detail`).
     case accountUpdated = "account.updated"
+    /// An account's grace period ended and its personal data was erased.
+    case accountErased = "account.erased"
+    /// A webhook endpoint was added, disabled, or given a new secret (docs/webhooks.md).
+    case webhookEndpointCreated = "webhook_endpoint.created"
+    case webhookEndpointDisabled = "webhook_endpoint.disabled"
+    case webhookSecretRotated = "webhook_endpoint.secret_rotated"
 
     /// The kinds a person sees of their own account (`GET /v1/me/events`): their sign-ins and
     /// the changes to how they sign in.
@@ -205,9 +211,13 @@ package struct AuditLog: Sendable {
         self.failureWindow = max(1, failureWindow)
     }
 
-    /// Keeps `event`, in the caller's transaction when given.
+    /// Keeps `event`, in the caller's transaction when given; an event the business's systems hear about
+    /// (`WebhookEvent`) goes to each of their endpoints' outbox in the same transaction.
     package func record(_ event: AuditEvent, on db: (any GatehouseDatabase)? = nil) async throws {
         try await insert(event, bucket: nil, on: db)
+        if let hook = WebhookEvent(event, at: clock.now()) {
+            try await WebhookOutboxStore(database: database).enqueue(hook, on: db)
+        }
     }
 
     /// Counts one failed login of `account` (nil: an identifier that names nobody) from the

@@ -17,16 +17,20 @@ package struct AdminController: Sendable {
     package let clients: ClientRecords
     package let accountImport: AccountImport
     package let accounts: AccountAdministration
+    package let webhooks: WebhookEndpoints
+    package let outbox: OperatorOutbox
     package let limits: GatehouseConfiguration.Limits
     package let operators: GatehouseConfiguration.Operators
     package let edge: SurfaceEdge
 
-    package init(keys: AdminKeys, clients: ClientRecords, accountImport: AccountImport, accounts: AccountAdministration, limits: GatehouseConfiguration.Limits,
-                 operators: GatehouseConfiguration.Operators, edge: SurfaceEdge) {
+    package init(keys: AdminKeys, clients: ClientRecords, accountImport: AccountImport, accounts: AccountAdministration, webhooks: WebhookEndpoints,
+                 outbox: OperatorOutbox, limits: GatehouseConfiguration.Limits, operators: GatehouseConfiguration.Operators, edge: SurfaceEdge) {
         self.keys = keys
         self.clients = clients
         self.accountImport = accountImport
         self.accounts = accounts
+        self.webhooks = webhooks
+        self.outbox = outbox
         self.limits = limits
         self.operators = operators
         self.edge = edge
@@ -69,6 +73,52 @@ package struct AdminController: Sendable {
         on(router, AdminAPI.deleteAccount, .accountsWrite) { input, key, request, context in
             try await accounts.delete(id(context), reason: input.reason, by: key, origin: origin(request, context))
         }
+        webhookRoutes(to: router)
+    }
+
+    private func webhookRoutes(to router: some RouterMethods<GatehouseRequestContext>) {
+        let webhooks = self.webhooks
+        let outbox = self.outbox
+        @Sendable func id(_ context: GatehouseRequestContext) -> UUID { context.pathIDs["id"]! }
+        @Sendable func wire(_ endpoint: WebhookEndpoint) -> AdminWebhookEndpoint {
+            AdminWebhookEndpoint(id: endpoint.id, url: endpoint.url, description: endpoint.description, eventTypes: endpoint.eventTypes,
+                                 createdAt: endpoint.createdAt, disabledAt: endpoint.disabledAt)
+        }
+        let notFound = GatehouseError.notFound(.webhookNotFound, "error.plain").withText("There is no such webhook endpoint.")
+        on(router, AdminAPI.webhooks, .webhooksWrite) { _, _, _, _ in
+            AdminWebhookList(items: try await webhooks.list().map(wire))
+        }
+        on(router, AdminAPI.createWebhook, .webhooksWrite) { input, key, _, _ in
+            let (endpoint, secret) = try await webhooks.create(url: input.url, description: input.description, eventTypes: input.eventTypes ?? [], by: key)
+            return AdminWebhookSecret(endpoint: wire(endpoint), secret: secret)
+        }
+        on(router, AdminAPI.disableWebhook, .webhooksWrite) { _, key, _, context in
+            guard try await webhooks.disable(id(context), by: key) else { throw notFound }
+            return NoContent()
+        }
+        on(router, AdminAPI.rotateWebhookSecret, .webhooksWrite) { _, key, _, context in
+            guard let secret = try await webhooks.rotateSecret(id(context), by: key), let endpoint = try await webhooks.endpoint(id(context)) else { throw notFound }
+            return AdminWebhookSecret(endpoint: wire(endpoint), secret: secret)
+        }
+        on(router, AdminAPI.webhookDeliveries, .webhooksWrite) { query, _, _, context in
+            guard try await webhooks.endpoint(id(context)) != nil else { throw notFound }
+            let limit = min(query.limit ?? 50, 100)
+            let items = try await outbox.recent(to: id(context).uuidString.lowercased(), limit: 100)
+                .filter { entry in entry.kind == OutgoingMessage.Kind.webhook.rawValue && (query.state.map { entry.status == $0.rawValue } ?? true) }
+                .prefix(limit)
+                .map { entry in
+                    AdminWebhookDelivery(id: entry.id, type: entry.subject ?? "", state: AdminDeliveryState(rawValue: entry.status) ?? .pending,
+                                         attempts: entry.attempts, createdAt: entry.createdAt,
+                                         nextAttemptAt: entry.status == "pending" ? entry.nextAttemptAt : nil, deliveredAt: entry.sentAt, lastError: entry.lastError)
+                }
+            return AdminWebhookDeliveryList(items: Array(items))
+        }
+        on(router, AdminAPI.retryWebhookDelivery, .webhooksWrite) { _, key, request, context in
+            let missing = GatehouseError.notFound(.deliveryNotFound, "error.plain").withText("There is no webhook delivery of this id that was given up on.")
+            guard let entry = try await outbox.entry(id(context)), entry.kind == OutgoingMessage.Kind.webhook.rawValue else { throw missing }
+            guard try await outbox.retry(entry.id, reason: "retried by the admin API", by: key, origin: origin(request, context)) else { throw missing }
+            return NoContent()
+        }
     }
 
     /// An admin operation with a JSON answer: the key and its scope checked first (401, 403), then the path's id (404),
@@ -102,6 +152,7 @@ package struct AdminController: Sendable {
             let key = try await authorize(request, scope)
             let context = try endpoint.declaration.readPath(context)
             let output = try await handler(try await read(request), .adminKey(key.id.uuidString.lowercased()), request, context)
+            if Output.self == NoContent.self { return JSONResponse.noContent() }
             return try JSONResponse.make(output, status: .init(code: endpoint.successStatus))
         }
     }
