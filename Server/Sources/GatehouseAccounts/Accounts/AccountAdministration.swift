@@ -123,7 +123,7 @@ package struct AccountAdministration: Sendable {
     package func create(_ input: AdminAccountCreation, by actor: AuditActor, origin: RequestOrigin) async throws -> AdminAccount {
         let row = AccountImport.Row(externalId: input.externalId, email: input.email, emailVerified: input.emailVerified, phone: input.phone,
                                     phoneVerified: input.phoneVerified, tag: input.tag, firstName: input.firstName, lastName: input.lastName,
-                                    locale: input.locale, createdAt: nil, passwordHash: nil, salt: nil)
+                                    locale: input.locale, createdAt: nil, passwordHash: nil, salt: nil, scrypt: nil)
         var checked: AccountImport.Checked
         switch accountImport.check(row, options: .init()) {
         case .success(let value): checked = value

@@ -21,9 +21,20 @@ package struct AccountImport: Sendable {
         package var lastName: String?
         package var locale: String?
         package var createdAt: Date?
-        /// The hash as the old system kept it (`ForeignPasswordHash`); with `salt`, a Firebase export's.
+        /// The hash as the old system kept it (`ForeignPasswordHash`); with `salt`, a Firebase export's; with `scrypt`,
+        /// the derived key of an scrypt whose parameters are given apart.
         package var passwordHash: String?
         package var salt: String?
+        package var scrypt: ScryptParameters?
+    }
+
+    /// An scrypt hash kept as its parts (a table with `salt`, `n`, `r`, `p` columns): `passwordHash` is the derived key.
+    package struct ScryptParameters: Decodable, Sendable {
+        /// Base64 (standard or URL-safe, padded or not).
+        package var salt: String
+        package var n: Int
+        package var r: Int
+        package var p: Int
     }
 
     package struct Options: Sendable {
@@ -137,7 +148,10 @@ package struct AccountImport: Sendable {
         }
         let hash: String
         do {
-            if let text = row.passwordHash, let salt = row.salt {
+            if let text = row.passwordHash, let scrypt = row.scrypt {
+                guard scrypt.n > 1, scrypt.n & (scrypt.n - 1) == 0 else { return .failure(Refusal("scrypt.n is a power of two")) }
+                hash = try ForeignPasswordHash("$scrypt$ln=\(scrypt.n.trailingZeroBitCount),r=\(scrypt.r),p=\(scrypt.p)$\(scrypt.salt)$\(text)").stored
+            } else if let text = row.passwordHash, let salt = row.salt {
                 guard let firebase = options.firebase else { return .failure(Refusal("a hash with a salt is a Firebase export's: give the project's hash parameters")) }
                 hash = try ForeignPasswordHash.firebase(hash: text, salt: salt, config: firebase).stored
             } else if let text = row.passwordHash {

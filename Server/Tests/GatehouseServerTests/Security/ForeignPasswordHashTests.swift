@@ -116,6 +116,9 @@ struct ForeignPasswordHashTests {
                 lines.append(String(decoding: try JSONSerialization.data(withJSONObject: row), as: UTF8.self))
             }
             lines.append(#"{"externalId": "fb-1", "email": "firebase@example.com", "emailVerified": true, "passwordHash": "\#(Self.firebase.hash)", "salt": "\#(Self.firebase.salt)"}"#)
+            // The reference scrypt hash, given as its parts (a table with salt, n, r and p columns).
+            let scryptParts = try #require(hashes["scrypt"]).split(separator: "$").map(String.init)  // ["scrypt", "ln=12,r=8,p=1", salt, key]
+            lines.append(#"{"externalId": "parts-1", "email": "parts@example.com", "emailVerified": true, "passwordHash": "\#(scryptParts[3])", "scrypt": {"salt": "\#(scryptParts[2])", "n": 4096, "r": 8, "p": 1}}"#)
             lines.append(#"{"externalId": "no-password", "phone": "+79990001122", "phoneVerified": true, "tag": "nopass"}"#)
             lines.append(#"{"externalId": "bad-1", "email": "bad@example.com", "passwordHash": "md5$1$2"}"#)
             lines.append(#"{"externalId": "bad-2", "firstName": "Nobody"}"#)
@@ -133,25 +136,27 @@ struct ForeignPasswordHashTests {
             let first = try await run(false)
             let second = try await run(false)
 
-            #expect(dry.imported == hashes.count + 2 && dry.refusedCount == 3 && dry.dryRun, "\(dry)")
+            #expect(dry.imported == hashes.count + 3 && dry.refusedCount == 3 && dry.dryRun, "\(dry)")
             try expectProblem(afterDry, .badRequest, .invalidCredentials)
-            #expect(first.imported == hashes.count + 2 && first.existing == 0 && first.refusedCount == 3, "\(first)")
-            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 3): passwordHash: an unknown hash format") }, "\(first.refused)")
-            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 4): a row needs an email, a phone or a tag") }, "\(first.refused)")
-            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 5): not a JSON object") }, "\(first.refused)")
-            #expect(second.imported == 0 && second.existing == hashes.count + 2, "\(second)")
+            #expect(first.imported == hashes.count + 3 && first.existing == 0 && first.refusedCount == 3, "\(first)")
+            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 4): passwordHash: an unknown hash format") }, "\(first.refused)")
+            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 5): a row needs an email, a phone or a tag") }, "\(first.refused)")
+            #expect(first.refused.contains { $0.hasPrefix("line \(hashes.count + 6): not a JSON object") }, "\(first.refused)")
+            #expect(second.imported == 0 && second.existing == hashes.count + 3, "\(second)")
             for index in 0..<hashes.count {
                 let login = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "p\(index)@example.com", password: Self.password))
                 #expect(login.status == .created, "\(login.text)")
             }
             let firebase = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "firebase@example.com", password: Self.firebase.password))
             #expect(firebase.status == .created, "\(firebase.text)")
+            let parts = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "parts@example.com", password: Self.password))
+            #expect(parts.status == .created, "scrypt given as its parts: \(parts.text)")
             // Imported without a password: nothing signs in with one until "forgot password" sets it, and trying costs a bcrypt.
             let verificationsBefore = app.services.login.hasher.verifications.count
             try expectProblem(try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: "+79990001122", password: "!")), .badRequest, .invalidCredentials)
             #expect(app.services.login.hasher.verifications.count == verificationsBefore + 1)
             let audited = try await app.services.audit.events(AuditLog.Query(kinds: [.accountCreated]))
-            #expect(audited.filter { $0.detail["with"] == "import" }.count == hashes.count + 2)
+            #expect(audited.filter { $0.detail["with"] == "import" }.count == hashes.count + 3)
         }
     }
 
