@@ -237,6 +237,29 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("webhooks' settings: safe defaults (https only outside development, no private addresses, about a day of retries), read, and a bad value refused by name")
+    func webhookVariables() throws {
+        let development = try GatehouseConfiguration.fromEnvironment([:]).delivery.webhooks
+        #expect(development.allowHTTP && !development.allowPrivateAddresses && development.timeout == 10 && development.secretOverlap == 86_400)
+        #expect(development.retrySchedule.reduce(0, +) > 86_400, "retried for more than a day")
+        let productionEnv = ["GATEHOUSE_ENV": "production", "GATEHOUSE_SECRET": String(repeating: "s", count: 40),
+                             "GATEHOUSE_EMAIL_CHANNEL": "smtp", "SMTP_HOST": "smtp.example.com",
+                             "GATEHOUSE_SMS_CHANNEL": "sms-http", "SMS_HTTP_URL": "https://sms.example.com/send"]
+        let production = try GatehouseConfiguration.fromEnvironment(productionEnv)
+        #expect(!production.delivery.webhooks.allowHTTP)
+        let set = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_WEBHOOK_RETRY_SCHEDULE": "1, 2,3", "GATEHOUSE_WEBHOOK_TIMEOUT_SECONDS": "4",
+                                                              "GATEHOUSE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true", "GATEHOUSE_WEBHOOK_MAX_ENDPOINTS": "2"]).delivery.webhooks
+        #expect(set.retrySchedule == [1, 2, 3] && set.timeout == 4 && set.allowPrivateAddresses && set.maxEndpoints == 2)
+        for (name, value) in [("GATEHOUSE_WEBHOOK_RETRY_SCHEDULE", "5,soon"), ("GATEHOUSE_WEBHOOK_RETRY_SCHEDULE", "-1"), ("GATEHOUSE_WEBHOOK_TIMEOUT_SECONDS", "0"),
+                              ("GATEHOUSE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "perhaps"), ("GATEHOUSE_WEBHOOK_MAX_RESPONSE_BYTES", "1")] {
+            #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try GatehouseConfiguration.fromEnvironment([name: value]) }
+        }
+        let refused = try #require(throws: ConfigurationError.self) {
+            try GatehouseConfiguration.fromEnvironment(productionEnv.merging(["GATEHOUSE_WEBHOOK_ALLOW_HTTP": "true"]) { $1 })
+        }
+        #expect(refused.variable == "GATEHOUSE_WEBHOOK_ALLOW_HTTP", "\(refused)")
+    }
+
     @Test("the wallet's limits are read, have safe defaults, and a value out of range is refused by name")
     func walletVariables() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).wallet
