@@ -22,6 +22,38 @@ struct AccountDirectoryStore: Sendable {
         var signedInBefore: Date?
     }
 
+    /// The identifiers an import row is known by (`LoginName.key` of its tag).
+    package struct Identifiers: Sendable {
+        var externalIDs: Set<String> = []
+        var emails: Set<String> = []
+        var phones: Set<String> = []
+        var tagKeys: Set<String> = []
+
+        mutating func insert(_ row: AccountImport.Checked) {
+            if let id = row.row.externalId { externalIDs.insert(id) }
+            if let email = row.email { emails.insert(email) }
+            if let phone = row.phone { phones.insert(phone) }
+            if let tag = row.tag { tagKeys.insert(LoginName.key(tag)) }
+        }
+
+        func holdsAny(of row: AccountImport.Checked) -> Bool {
+            row.row.externalId.map(externalIDs.contains) == true || row.email.map(emails.contains) == true
+                || row.phone.map(phones.contains) == true || row.tag.map { tagKeys.contains(LoginName.key($0)) } == true
+        }
+    }
+
+    /// Which of these identifiers an account holds already (an email or phone held unproven too, as `isEmailTaken`
+    /// counts it): one query per kind.
+    func taken(_ wanted: Identifiers) async throws -> Identifiers {
+        func held(_ column: String, _ values: Set<String>) async throws -> Set<String> {
+            guard !values.isEmpty else { return [] }
+            return Set(try await database.db.raw("SELECT \(ident: column) AS value FROM accounts WHERE \(ident: column) IN (\(binds: Array(values)))").all()
+                .map { try $0.decode(column: "value", as: String.self) })
+        }
+        return Identifiers(externalIDs: try await held("external_id", wanted.externalIDs), emails: try await held("email", wanted.emails),
+                           phones: try await held("phone", wanted.phones), tagKeys: try await held("username_key", wanted.tagKeys))
+    }
+
     func phoneHolder(_ phone: String) async throws -> UUID? {
         try await database.db.raw("SELECT id FROM accounts WHERE phone = \(bind: phone)").first(decodingColumn: "id", as: UUID.self)
     }

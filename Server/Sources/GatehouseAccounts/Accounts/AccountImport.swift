@@ -68,8 +68,13 @@ package struct AccountImport: Sendable {
         self.audit = audit
     }
 
-    /// One line, checked and (unless a dry run) imported.
-    package func importLine(_ text: String, options: Options, by actor: AuditActor) async throws -> Outcome {
+    /// A line read and checked, nothing read from the database nor written: refused with why, or a row to import.
+    package enum Parsed: Sendable {
+        case refused(String)
+        case row(Checked)
+    }
+
+    package func parse(_ text: String, options: Options) -> Parsed {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let text = try decoder.singleValueContainer().decode(String.self)
@@ -79,23 +84,58 @@ package struct AccountImport: Sendable {
         guard text.utf8.count <= 16_384, !InputText.hasNUL(text) else { return .refused("a line is at most 16 KiB of text") }
         let row: Row
         do { row = try decoder.decode(Row.self, from: Data(text.utf8)) } catch { return .refused("not a JSON object of the import's fields: \(Self.reason(error))") }
-        let checked: Checked
         switch check(row, options: options) {
-        case .success(let value): checked = value
+        case .success(let checked): return .row(checked)
         case .failure(let refusal): return .refused(refusal.reason)
         }
-        if try await exists(externalID: row.externalId, email: checked.email, phone: checked.phone, tag: checked.tag) { return .existing }
-        guard !options.dryRun else { return .imported }
-        let account = checked.account(now: clock.now())
-        do {
-            try await database.db.withTransaction { tx in
-                try await store.create(account, on: tx)
-                try await audit.record(AuditEvent(.accountCreated, by: actor, account: account.id!, detail: ["with": "import"]), on: tx)
-            }
-        } catch where error.isConstraintViolation {
-            return .existing  // another import of the same person won the race
+    }
+
+    /// One line, checked and (unless a dry run) imported.
+    package func importLine(_ text: String, options: Options, by actor: AuditActor) async throws -> Outcome {
+        switch parse(text, options: options) {
+        case .refused(let reason): return .refused(reason)
+        case .row(let checked): return try await importBatch([checked], options: options, by: actor)[0]
         }
-        return .imported
+    }
+
+    /// Rows checked, imported together, an outcome each in their order: which are here already is read with one query
+    /// per kind of identifier (external id, email, phone, tag), a row that repeats an earlier row's identifier is
+    /// `existing` as it would be were they imported one by one, and the new ones are written in one transaction. When
+    /// that meets a constraint (another import of the same people racing this one), each is written on its own.
+    package func importBatch(_ rows: [Checked], options: Options, by actor: AuditActor) async throws -> [Outcome] {
+        var wanted = AccountDirectoryStore.Identifiers()
+        for checked in rows { wanted.insert(checked) }
+        var seen = try await AccountDirectoryStore(database: database).taken(wanted)
+        var outcomes: [Outcome] = []
+        var fresh: [(index: Int, checked: Checked)] = []
+        for checked in rows {
+            if seen.holdsAny(of: checked) {
+                outcomes.append(.existing)
+                continue
+            }
+            seen.insert(checked)
+            outcomes.append(.imported)
+            fresh.append((outcomes.count - 1, checked))
+        }
+        guard !options.dryRun, !fresh.isEmpty else { return outcomes }
+        let now = clock.now()
+        func write(_ rows: [(index: Int, checked: Checked)]) async throws {
+            try await database.db.withTransaction { tx in
+                for row in rows {
+                    let account = row.checked.account(now: now)
+                    try await store.create(account, on: tx)
+                    try await audit.record(AuditEvent(.accountCreated, by: actor, account: account.id!, detail: ["with": "import"]), on: tx)
+                }
+            }
+        }
+        do {
+            try await write(fresh)
+        } catch where error.isConstraintViolation {
+            for row in fresh {
+                do { try await write([row]) } catch where error.isConstraintViolation { outcomes[row.index] = .existing }
+            }
+        }
+        return outcomes
     }
 
     /// A refused row's reason.
@@ -169,14 +209,6 @@ package struct AccountImport: Sendable {
         return .success(Checked(row: row, email: email, phone: phone, tag: tag, locale: locale, hash: hash))
     }
 
-    private func exists(externalID: String?, email: String?, phone: String?, tag: String?) async throws -> Bool {
-        if let externalID, try await store.hasExternalID(externalID) { return true }
-        if let email, try await store.isEmailTaken(email) { return true }
-        if let phone, try await store.isPhoneTaken(phone) { return true }
-        if let tag, try await store.isNameTaken(LoginName.key(tag)) { return true }
-        return false
-    }
-
     static func reason(_ error: any Error) -> String {
         switch error {
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context), DecodingError.dataCorrupted(let context):
@@ -235,6 +267,8 @@ package struct AccountImport: Sendable {
                 pending = []
                 try await take(line)
             }
+            try await flush()
+            report.refused.sort { $0.line < $1.line }
             return report
         }
 
@@ -243,20 +277,39 @@ package struct AccountImport: Sendable {
             if report.lines % 1_000 == 0 { progress(report.lines) }
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard !text.isEmpty else { return }
-            let outcome: Outcome
             if text.hasPrefix("{\"hashConfig\"") {
                 guard let why = setHashConfig(text) else { return }
-                outcome = .refused(why)
-            } else {
-                // A longer line was cut at `maxLineBytes`: `importLine` refuses it by its length.
-                outcome = try await service.importLine(text, options: options, by: actor)
+                return count(.refused(why), line: report.lines)
             }
+            // A longer line was cut at `maxLineBytes`: `parse` refuses it by its length.
+            switch service.parse(text, options: options) {
+            case .refused(let reason): count(.refused(reason), line: report.lines)
+            case .row(let checked):
+                batch.append((report.lines, checked))
+                if batch.count >= Self.batchSize { try await flush() }
+            }
+        }
+
+        /// Rows written in one transaction: a million-row file is ten thousand commits, not a million, and a batch stays
+        /// far inside the transaction's deadline (`GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS`) on a busy machine.
+        package static let batchSize = 100
+        private var batch: [(line: Int, checked: Checked)] = []
+
+        private mutating func flush() async throws {
+            guard !batch.isEmpty else { return }
+            let rows = batch
+            batch.removeAll(keepingCapacity: true)
+            let outcomes = try await service.importBatch(rows.map(\.checked), options: options, by: actor)
+            for (row, outcome) in zip(rows, outcomes) { count(outcome, line: row.line) }
+        }
+
+        private mutating func count(_ outcome: Outcome, line: Int) {
             switch outcome {
             case .imported: report.imported += 1
             case .existing: report.existing += 1
             case .refused(let reason):
                 report.refusedCount += 1
-                if report.refused.count < 100 { report.refused.append((report.lines, reason)) }
+                if report.refused.count < 100 { report.refused.append((line, reason)) }
             }
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAccounts
 import GatehouseServer
 import GatehouseAPI
 import GatehouseFoundation
@@ -102,6 +103,32 @@ struct ForeignPasswordHashTests {
                 let again = try await app.v1.post(V1.Sessions.login.path, LoginRequest(identifier: person.email, password: person.password))
                 #expect(again.status == .created, "with Gatehouse's own hash: \(again.text)")
             }
+        }
+    }
+
+    @Test("a file longer than a batch: every row once, a row that repeats an earlier one's address (in its batch or an earlier one) is left as existing, a refusal keeps its line; run again, nothing is added", .tags(.engine), arguments: TestEngine.all)
+    func batches(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            let count = AccountImport.Reader.batchSize * 2 + 203
+            var lines = (0..<count).map { #"{"externalId": "b-\#($0)", "email": "bulk\#($0)@example.com", "emailVerified": true}"# }
+            lines.insert(#"{"externalId": "dup-same-batch", "email": "bulk5@example.com"}"#, at: 10)
+            lines.insert(#"{"externalId": "dup-later-batch", "email": "x@example.com", "tag": "bulkdup", "phone": "+79990001100"}"#, at: AccountImport.Reader.batchSize + 50)
+            lines.insert(#"{"externalId": "b-3", "email": "other@example.com"}"#, at: AccountImport.Reader.batchSize * 2 + 10)   // an external id of the first batch
+            lines.append(#"{"externalId": "dup-later-batch-2", "tag": "BulkDup"}"#)          // the tag of the row above, folded
+            lines.append(#"{"email": "not an address"}"#)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).jsonl")
+            try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let run = {
+                try await AccountCommands.importAccounts(configuration: app.configuration, path: file.path, dryRun: false, firebase: nil, as: "test", progress: { _ in })
+            }
+            let first = try await run()
+            let second = try await run()
+            #expect(first.imported == count + 1 && first.existing == 3 && first.refusedCount == 1, "\(first)")
+            #expect(first.refused.count == 1 && first.refused[0].hasPrefix("line \(lines.count): email"), "\(first.refused)")
+            #expect(second.imported == 0 && second.existing == count + 4, "\(second)")
+            let rows = try await app.services.database.sql.raw("SELECT COUNT(*) AS n FROM accounts WHERE external_id IS NOT NULL").first(decodingColumn: "n", as: Int.self)
+            #expect(rows == count + 1)
         }
     }
 
