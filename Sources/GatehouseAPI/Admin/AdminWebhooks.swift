@@ -48,7 +48,9 @@ public struct AdminWebhookCreation: Codable, Sendable, Equatable {
     public var url: String
     public var description: String?
     /// The event types it hears (`account.created`, `account.updated`, `account.locked`, `account.unlocked`,
-    /// `account.deletion_requested`, `account.deletion_cancelled`, `account.deleted`); absent or empty: all.
+    /// `account.deletion_requested`, `account.deletion_cancelled`, `account.erased`, `second_factor.added`,
+    /// `second_factor.removed`, `session.created`); absent or empty: all but `session.created`, which is frequent and
+    /// heard only when named.
     public var eventTypes: [String]?
 
     public init(url: String, description: String? = nil, eventTypes: [String]? = nil) {

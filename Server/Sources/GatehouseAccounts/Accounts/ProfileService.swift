@@ -72,6 +72,13 @@ package struct ProfileService: Sendable {
             throw GatehouseError.invalid(.phoneChangeNotAllowed, "error.phoneChange")
         }
         let now = clock.now()
+        // What the business's systems hear of (an `account.updated` webhook, docs/webhooks.md); addresses have events of
+        // their own, a device token is nobody's business.
+        var changed: [String] = []
+        if let v = change.firstName, v != account.firstName { changed.append("firstName") }
+        if let v = change.lastName, v != account.lastName { changed.append("lastName") }
+        if let v = change.middleName, v != account.middleName { changed.append("middleName") }
+        if let v = change.birthday, v != account.birthday { changed.append("birthday") }
         if let v = change.firstName { account.firstName = v }
         if let v = change.lastName { account.lastName = v }
         if let v = change.middleName { account.middleName = v }
@@ -87,8 +94,11 @@ package struct ProfileService: Sendable {
                 account.username = tag
                 account.usernameKey = tag
                 newTag = tag
+                changed.append("tag")
             }
         }
+        let profileEvent = changed.isEmpty ? nil
+            : AuditEvent(.accountUpdated, by: .account(accountID), account: accountID, origin: origin.audit, detail: ["changed": changed.joined(separator: " ")])
         let previousEmail = account.displayedEmail
         let notice: OutgoingMessage? = if let raw = change.email {
             try await applyEmailChange(account, to: rules.normalizeEmail(raw))
@@ -119,6 +129,7 @@ package struct ProfileService: Sendable {
                     try await sessions.revokeAll(accountID: accountID, keeping: sessionID, on: tx)
                     try await audit.record(event, on: tx)
                 }
+                if let profileEvent { try await audit.record(profileEvent, on: tx) }
             }
         } catch where error.isConstraintViolation {
             if let newTag, try await store.isTagTaken(newTag, except: accountID) {

@@ -14,15 +14,24 @@ package struct WebhookEvent: Sendable, Equatable {
         case accountUnlocked = "account.unlocked"
         case accountDeletionRequested = "account.deletion_requested"
         case accountDeletionCancelled = "account.deletion_cancelled"
-        case accountDeleted = "account.deleted"
+        case accountErased = "account.erased"
+        case secondFactorAdded = "second_factor.added"
+        case secondFactorRemoved = "second_factor.removed"
+        /// Every sign-in: frequent, so an endpoint hears it only when it names it.
+        case sessionCreated = "session.created"
+
+        /// What an endpoint that names no type hears: every type but the frequent ones.
+        package var inDefault: Bool { self != .sessionCreated }
     }
 
     package var type: EventType
     package var account: UUID
     package var at: Date
-    /// `data` beside the account's id: how it was made (`with`), which members changed (`changed`).
+    /// `data` beside the account's id: how it was made or signed in to (`with`), which members changed (`changed`),
+    /// which second factor (`factor`: `totp` or `passkey`).
     package var with: String?
     package var changed: [String]?
+    package var factor: String?
 
     package init?(_ event: AuditEvent, at: Date) {
         guard let account = event.account else { return nil }
@@ -45,7 +54,16 @@ package struct WebhookEvent: Sendable, Equatable {
         case .accountUnlocked: type = .accountUnlocked
         case .accountDeletionRequested: type = .accountDeletionRequested
         case .accountDeletionCancelled: type = .accountDeletionCancelled
-        case .accountErased: type = .accountDeleted
+        case .accountErased: type = .accountErased
+        case .secondFactorAdded:
+            type = .secondFactorAdded
+            factor = event.detail["factor"]
+        case .secondFactorRemoved:
+            type = .secondFactorRemoved
+            factor = event.detail["factor"]
+        case .loginSucceeded:
+            type = .sessionCreated
+            with = event.detail["with"]
         default: return nil
         }
     }
@@ -55,6 +73,7 @@ package struct WebhookEvent: Sendable, Equatable {
         var data: [String: Any] = ["accountId": account.uuidString.lowercased()]
         if let with { data["with"] = with }
         if let changed { data["changed"] = changed }
+        if let factor { data["factor"] = factor }
         let object: [String: Any] = ["type": type.rawValue, "timestamp": WebhookEvent.timestamp(at), "data": data]
         let bytes = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: bytes, as: UTF8.self)

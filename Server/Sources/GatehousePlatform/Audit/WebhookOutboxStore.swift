@@ -15,7 +15,7 @@ struct WebhookOutboxStore: Sendable {
         for row in endpoints {
             let id = try row.decode(column: "id", as: UUID.self)
             let types = try row.decode(column: "event_types", as: String.self).split(separator: " ").map(String.init)
-            guard types.isEmpty || types.contains(event.type.rawValue) else { continue }
+            guard types.isEmpty ? event.type.inDefault : types.contains(event.type.rawValue) else { continue }
             let endpoint = id.uuidString.lowercased()
             try await sql.raw("""
                 INSERT INTO outbox_messages (id, kind, destination, subject, body, status, attempts, next_attempt_at, created_at, ordering_key)

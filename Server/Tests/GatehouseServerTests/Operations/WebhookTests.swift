@@ -22,6 +22,7 @@ struct WebhookTests {
         var timestamp: String?
         var type: String?
         var accountId: String?
+        var changed: [String]?
         var verifiedWith: [Int]
         var answered: Int
         var refused: String?
@@ -121,7 +122,7 @@ struct WebhookTests {
             #expect(retriedIDs.isSubset(of: Set(delivered.compactMap(\.id))), "a retry keeps its webhook-id, for the receiver to drop repeats")
 
             // MUT: what a forger or a replayer sends is refused by the library
-            let body = #"{"data":{"accountId":"\#(ann.uuidString.lowercased())"},"timestamp":"2026-01-01T00:00:00.000Z","type":"account.deleted"}"#
+            let body = #"{"data":{"accountId":"\#(ann.uuidString.lowercased())"},"timestamp":"2026-01-01T00:00:00.000Z","type":"account.erased"}"#
             let secretBytes = Array(Data(base64Encoded: String(endpoint.secret.dropFirst("whsec_".count)))!)
             func post(id: String, timestamp: Int, signature: String) async throws -> Int {
                 var request = URLRequest(url: URL(string: receiver.base + "/hook")!)
@@ -209,7 +210,7 @@ struct WebhookTests {
         }
     }
 
-    @Test("every door tells the endpoint: a sign-up on /v1, a deletion asked through the admin API and the erasure after the grace period; a refused change tells nothing", arguments: TestEngine.once)
+    @Test("every door tells the endpoint: a sign-up on /v1, a name changed by its owner, a deletion asked through the admin API and the erasure after the grace period; a refused change tells nothing; sign-ins only an endpoint that names session.created hears", arguments: TestEngine.once)
     func everyDoor(engine: TestEngine) async throws {
         let receiver = try await PythonPeer.start("webhook_receiver.py", [], hint: " (is standardwebhooks installed in the test venv?)")
         defer { receiver.stop() }
@@ -217,22 +218,30 @@ struct WebhookTests {
             // setup
             let (_, key) = try await app.services.adminKeys.create(name: "crm", scopes: [.webhooksWrite, .accountsWrite], by: .system("test"))
             let endpoint = try await app.v1.post(AdminAPI.createWebhook.path, AdminWebhookCreation(url: receiver.base + "/hook"), token: key).decoded(as: AdminWebhookSecret.self)
-            try await Self.control(receiver, "/_test/secrets", #"{"secrets": ["\#(endpoint.secret)"]}"#)
+            let sessions = try await app.v1.post(AdminAPI.createWebhook.path, AdminWebhookCreation(url: receiver.base + "/hook?sessions", eventTypes: ["session.created"]), token: key)
+                .decoded(as: AdminWebhookSecret.self)
+            try await Self.control(receiver, "/_test/secrets", #"{"secrets": ["\#(endpoint.secret)", "\#(sessions.secret)"]}"#)
 
             // MUT
             let ann = try await app.v1.signedUp(email: "ann@example.com", tag: "ann")
             let id = try await app.v1.me(ann.token).id
+            let renamed = try await app.v1.patch(V1.Accounts.updateProfile.path, json: #"{"firstName": "Annie"}"#, token: ann.token)
+            _ = try await app.v1.login("ann@example.com", "secret-91!")
             let taken = try await app.v1.post(AdminAPI.createAccount.path, AdminAccountCreation(email: "someone@example.com", tag: "ann"), token: key)
             _ = try await app.v1.post(AdminAPI.deleteAccount.path(id: id), AdminReason(reason: "asked by letter"), token: key)
             app.clock.advance(by: app.configuration.limits.accountDeletionGrace + 1)
             let erased = try await app.services.accountDeletion.eraseDue()
-            let got = try await Self.until(receiver, "the sign-up, the deletion and the erasure") { $0.count >= 3 }
+            let got = try await Self.until(receiver, "the sign-up, the rename, the sign-in, the deletion and the erasure") { $0.count >= 5 }
 
             // validate
+            #expect(renamed.status == .ok, "\(renamed.text)")
             try expectProblem(taken, .conflict, .tagTaken)
             #expect(erased == 1)
-            #expect(got.map(\.type) == ["account.created", "account.deletion_requested", "account.deleted"] && got.allSatisfy { $0.accountId == id.uuidString.lowercased() && $0.answered == 204 },
-                    "\(got.map { "\($0.type ?? "?") \($0.accountId ?? "?")" })")
+            let main = got.filter { $0.verifiedWith == [0] }
+            #expect(main.map(\.type) == ["account.created", "account.updated", "account.deletion_requested", "account.erased"]
+                    && main.allSatisfy { $0.accountId == id.uuidString.lowercased() && $0.answered == 204 }, "\(got.map { "\($0.type ?? "?") \($0.verifiedWith)" })")
+            #expect(main.first { $0.type == "account.updated" }?.changed == ["firstName"])
+            #expect(got.filter { $0.verifiedWith == [1] }.map(\.type) == ["session.created"], "only the endpoint that named it hears a sign-in")
         }
     }
 

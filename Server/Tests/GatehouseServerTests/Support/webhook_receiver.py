@@ -72,6 +72,7 @@ class Handler(BaseHTTPRequestHandler):
         record = {
             "id": self.headers.get("webhook-id"), "timestamp": self.headers.get("webhook-timestamp"),
             "type": (payload or {}).get("type"), "accountId": ((payload or {}).get("data") or {}).get("accountId"),
+            "changed": ((payload or {}).get("data") or {}).get("changed"),
             "verifiedWith": verified, "answered": answered, "refused": None if verified else refusal,
         }
         with LOCK:
