@@ -90,14 +90,6 @@ package struct AccountImport: Sendable {
         }
     }
 
-    /// One line, checked and (unless a dry run) imported.
-    package func importLine(_ text: String, options: Options, by actor: AuditActor) async throws -> Outcome {
-        switch parse(text, options: options) {
-        case .refused(let reason): return .refused(reason)
-        case .row(let checked): return try await importBatch([checked], options: options, by: actor)[0]
-        }
-    }
-
     /// Rows checked, imported together, an outcome each in their order: which are here already is read with one query
     /// per kind of identifier (external id, email, phone, tag), a row that repeats an earlier row's identifier is
     /// `existing` as it would be were they imported one by one, and the new ones are written in one transaction. When

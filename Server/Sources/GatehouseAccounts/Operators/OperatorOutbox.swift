@@ -43,6 +43,20 @@ package struct OperatorOutbox: Sendable {
         }
     }
 
+    /// A webhook endpoint's newest deliveries (at most 100), of one status when given: what the admin API and
+    /// `gatehouse webhooks deliveries` show.
+    package func webhookDeliveries(endpoint: UUID, status: OutboxMessageModel.Status? = nil) async throws -> [Entry] {
+        try await recent(to: endpoint.uuidString.lowercased(), limit: 100)
+            .filter { entry in entry.kind == OutgoingMessage.Kind.webhook.rawValue && (status.map { entry.status == $0.rawValue } ?? true) }
+    }
+
+    /// Queues a webhook delivery given up on again, with its event; false when the id is no such delivery (another
+    /// kind of message is the console's to retry, not a webhook key's).
+    package func retryWebhook(_ id: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> Bool {
+        guard let entry = try await entry(id), entry.kind == OutgoingMessage.Kind.webhook.rawValue else { return false }
+        return try await retry(id, reason: reason, by: actor, origin: origin)
+    }
+
     /// One message, or nil.
     package func entry(_ id: UUID) async throws -> Entry? {
         try await OutboxMessageModel.find(id, on: database.db).map { row in

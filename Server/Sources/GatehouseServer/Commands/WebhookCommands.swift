@@ -65,8 +65,7 @@ public enum WebhookCommands {
     /// The endpoint's newest deliveries; `failed` only those given up on (the dead letters).
     public static func deliveries(configuration: GatehouseConfiguration, id: UUID, failedOnly: Bool) async throws -> [Delivery] {
         try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
-            try await services.operatorOutbox.recent(to: id.uuidString.lowercased(), limit: 100)
-                .filter { $0.kind == OutgoingMessage.Kind.webhook.rawValue && (!failedOnly || $0.failed) }
+            try await services.operatorOutbox.webhookDeliveries(endpoint: id, status: failedOnly ? .failed : nil)
                 .map { Delivery(id: $0.id, type: $0.subject ?? "", state: $0.status, attempts: $0.attempts, lastError: $0.lastError, createdAt: $0.createdAt) }
         }
     }
@@ -74,8 +73,7 @@ public enum WebhookCommands {
     /// Sends a delivery given up on again, from its first attempt; false when it is not one.
     public static func retry(configuration: GatehouseConfiguration, delivery: UUID, reason: String, as person: String?) async throws -> Bool {
         try await OperatorCommands.withServices(configuration, failure: { Failure(description: $0) }) { services in
-            guard let entry = try await services.operatorOutbox.entry(delivery), entry.kind == OutgoingMessage.Kind.webhook.rawValue else { return false }
-            return try await services.operatorOutbox.retry(delivery, reason: reason, by: .system(person), origin: AuditOrigin())
+            try await services.operatorOutbox.retryWebhook(delivery, reason: reason, by: .system(person), origin: AuditOrigin())
         }
     }
 }

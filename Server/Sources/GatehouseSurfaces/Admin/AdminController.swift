@@ -102,10 +102,9 @@ package struct AdminController: Sendable {
         }
         on(router, AdminAPI.webhookDeliveries, .webhooksWrite) { query, _, _, context in
             guard try await webhooks.endpoint(id(context)) != nil else { throw notFound }
-            let limit = min(query.limit ?? 50, 100)
-            let items = try await outbox.recent(to: id(context).uuidString.lowercased(), limit: 100)
-                .filter { entry in entry.kind == OutgoingMessage.Kind.webhook.rawValue && (query.state.map { entry.status == $0.rawValue } ?? true) }
-                .prefix(limit)
+            let status = query.state.flatMap { OutboxMessageModel.Status(rawValue: $0.rawValue) }
+            let items = try await outbox.webhookDeliveries(endpoint: id(context), status: status)
+                .prefix(min(query.limit ?? 50, 100))
                 .map { entry in
                     AdminWebhookDelivery(id: entry.id, type: entry.subject ?? "", state: AdminDeliveryState(rawValue: entry.status) ?? .pending,
                                          attempts: entry.attempts, createdAt: entry.createdAt,
@@ -114,9 +113,9 @@ package struct AdminController: Sendable {
             return AdminWebhookDeliveryList(items: Array(items))
         }
         on(router, AdminAPI.retryWebhookDelivery, .webhooksWrite) { _, key, request, context in
-            let missing = GatehouseError.notFound(.deliveryNotFound, "error.plain").withText("There is no webhook delivery of this id that was given up on.")
-            guard let entry = try await outbox.entry(id(context)), entry.kind == OutgoingMessage.Kind.webhook.rawValue else { throw missing }
-            guard try await outbox.retry(entry.id, reason: "retried by the admin API", by: key, origin: origin(request, context)) else { throw missing }
+            guard try await outbox.retryWebhook(id(context), reason: "retried by the admin API", by: key, origin: origin(request, context)) else {
+                throw GatehouseError.notFound(.deliveryNotFound, "error.plain").withText("There is no webhook delivery of this id that was given up on.")
+            }
             return NoContent()
         }
     }

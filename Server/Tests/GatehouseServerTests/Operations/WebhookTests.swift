@@ -245,7 +245,7 @@ struct WebhookTests {
         }
     }
 
-    @Test("where a webhook may go: https at a public address; http, loopback, private, link-local, carrier-grade NAT, mapped and multicast addresses, and credentials in the URL are refused by name; a key without webhooks:write is 403", arguments: TestEngine.once)
+    @Test("where a webhook may go: https at a public address; http, loopback, private, link-local, carrier-grade NAT, mapped and multicast addresses, and credentials in the URL are refused by name; past GATEHOUSE_WEBHOOK_MAX_ENDPOINTS refused; a key without webhooks:write is 403", arguments: TestEngine.once)
     func addressRules(engine: TestEngine) async throws {
         for (address, isPublic) in [("8.8.8.8", true), ("127.0.0.1", false), ("10.1.2.3", false), ("172.20.0.1", false), ("192.168.1.1", false), ("169.254.169.254", false),
                                   ("100.64.0.1", false), ("0.0.0.0", false), ("224.0.0.1", false), ("2606:4700::1111", true), ("::1", false), ("::ffff:127.0.0.1", false),
@@ -253,7 +253,7 @@ struct WebhookTests {
             let bytes = try #require(WebhookAddress.literal(address), "\(address)")
             #expect(WebhookAddress.isPublic(bytes) == isPublic, "\(address)")
         }
-        try await withApp(engine) { app in
+        try await withApp(engine, configure: { $0.delivery.webhooks.maxEndpoints = 1 }) { app in
             let (_, key) = try await app.services.adminKeys.create(name: "crm", scopes: [.webhooksWrite], by: .system("test"))
             let (_, other) = try await app.services.adminKeys.create(name: "other", scopes: [.accountsRead], by: .system("test"))
             for url in ["http://hooks.example.com/x", "https://127.0.0.1/x", "https://[::1]/x", "https://169.254.169.254/latest/meta-data", "https://10.0.0.7/x",
@@ -265,6 +265,9 @@ struct WebhookTests {
             try expectProblem(try await app.v1.get(AdminAPI.webhooks.path, token: other), .forbidden, .insufficientScope)
             try expectProblem(try await app.v1.delete(AdminAPI.disableWebhook.path(id: UUID()), token: key), .notFound, .webhookNotFound)
             let made = try await app.v1.post(AdminAPI.createWebhook.path, AdminWebhookCreation(url: "https://8.8.8.8/hooks"), token: key)
+            let tooMany = try await app.v1.post(AdminAPI.createWebhook.path, AdminWebhookCreation(url: "https://8.8.4.4/hooks"), token: key)
+            let problem = try expectProblem(tooMany, .badRequest, .invalidParameter)
+            #expect(problem.detail.contains("GATEHOUSE_WEBHOOK_MAX_ENDPOINTS"), "\(tooMany.text)")
             let secret = try made.decoded(as: AdminWebhookSecret.self).secret
             #expect(made.status == .created && secret.hasPrefix("whsec_") && Data(base64Encoded: String(secret.dropFirst(6)))?.count == 32, "\(made.text)")
         }
