@@ -59,6 +59,21 @@ package enum PeopleIndex {
         return previous
     }
 
+    /// New accounts' entries in one statement (an import's batch).
+    package static func insert(_ entries: [(UUID, Entry)], on sql: any SQLDatabase) async throws {
+        guard !entries.isEmpty else { return }
+        let rows = entries.map { id, entry -> SQLQueryString in
+            """
+            (\(bind: id), \(bind: entry.tagKey), \(bind: entry.firstKey), \(bind: entry.lastKey), \(bind: entry.fullKey), \(bind: entry.reverseKey),
+             \(bind: entry.sortName), \(bind: entry.card), \(bind: MessagingAudience.everyone.rawValue))
+            """
+        }
+        try await sql.raw("""
+            INSERT INTO messenger_people (account_id, tag_key, first_key, last_key, full_key, reverse_key, sort_name, card, who_can_message)
+            VALUES \(rows.joined(separator: ", "))
+            """).run()
+    }
+
     /// Every account without an entry gets one (the migration that adds the messenger).
     package static func backfill(on sql: any SQLDatabase) async throws {
         struct Row: Decodable {
@@ -106,7 +121,7 @@ package enum PeopleIndex {
 
 /// Keeps `messenger_people` in step with `accounts`, in the same transaction as the save, and
 /// tells the people who can see a person that their card changed (`profile.updated`).
-package struct PeopleIndexUpkeep: AsyncModelMiddleware {
+package struct PeopleIndexUpkeep: AsyncModelMiddleware, AccountUpkeep {
     package let events: EventLog
     package let people: PersonLoader
 
@@ -114,6 +129,10 @@ package struct PeopleIndexUpkeep: AsyncModelMiddleware {
         try await next.create(model, on: db)
         guard let id = model.id else { return }
         try await PeopleIndex.upsert(id, PeopleIndex.entry(model), on: DeadlineDatabase.adopting(db))
+    }
+
+    package func created(_ accounts: [AccountModel], on tx: any GatehouseDatabase) async throws {
+        try await PeopleIndex.insert(accounts.compactMap { account in account.id.map { ($0, PeopleIndex.entry(account)) } }, on: tx)
     }
 
     package func update(model: AccountModel, on db: any Database, next: any AnyAsyncModelResponder) async throws {

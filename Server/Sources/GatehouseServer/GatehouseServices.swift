@@ -174,7 +174,6 @@ package final class GatehouseServices: Sendable {
         let openID = OpenIDProvider(database: database, clock: clock, random: dependencies.random, sessions: sessions, tokens: tokens, audit: audit,
                                     rateLimiter: rateLimiter, limits: configuration.limits, settings: openIDSettings)
         self.openID = openID
-        self.accountImport = AccountImport(database: database, clock: clock, rules: rules, audit: audit)
         self.locks = AccountLocks(database: database, clock: clock, store: accountStore, sessions: sessions, audit: audit)
         self.operatorOutbox = OperatorOutbox(database: database, clock: clock, outbox: outbox)
         let relyingParty = WebAuthnRelyingParty(id: configuration.passkeyRPID, origins: configuration.passkeyOrigins)
@@ -217,7 +216,9 @@ package final class GatehouseServices: Sendable {
                                 pusher: pushOn ? EventPushes(devices: pushDevices, outbox: outbox, composers: [MessengerPushes(clock: clock), WalletPushes()],
                                                              badges: { try await MessengerPushes.badges($0, on: $1) }, window: pushSettings.coalesceWindow) : nil)
         let personLoader = PersonLoader(database: database, publicURL: configuration.publicURL)
-        database.databases.middleware.use(PeopleIndexUpkeep(events: eventLog, people: personLoader))
+        let peopleIndex = PeopleIndexUpkeep(events: eventLog, people: personLoader)
+        database.databases.middleware.use(peopleIndex)
+        self.accountImport = AccountImport(database: database, clock: clock, rules: rules, audit: audit, upkeep: [peopleIndex])
         let messenger = MessengerModule.make(database: database, clock: clock, settings: configuration.messenger, publicURL: configuration.publicURL,
                                              rateLimiter: rateLimiter, blobs: blobs, events: eventLog, people: personLoader)
         self.messenger = messenger

@@ -59,13 +59,16 @@ package struct AccountImport: Sendable {
     package let clock: GatehouseClock
     package let rules: AccountRules
     package let audit: AuditLog
+    /// Told of each batch's new accounts in its transaction (the tables kept in step with `accounts`).
+    package let upkeep: [any AccountUpkeep]
     package var store: AccountStore { AccountStore(database: database) }
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, rules: AccountRules, audit: AuditLog) {
+    package init(database: DatabaseProvider, clock: GatehouseClock, rules: AccountRules, audit: AuditLog, upkeep: [any AccountUpkeep]) {
         self.database = database
         self.clock = clock
         self.rules = rules
         self.audit = audit
+        self.upkeep = upkeep
     }
 
     /// A line read and checked, nothing read from the database nor written: refused with why, or a row to import.
@@ -112,12 +115,13 @@ package struct AccountImport: Sendable {
         guard !options.dryRun, !fresh.isEmpty else { return outcomes }
         let now = clock.now()
         func write(_ rows: [(index: Int, checked: Checked)]) async throws {
+            let accounts = rows.map { $0.checked.account(now: now) }
             try await database.db.withTransaction { tx in
-                for row in rows {
-                    let account = row.checked.account(now: now)
-                    try await store.create(account, on: tx)
-                    try await audit.record(AuditEvent(.accountCreated, by: actor, account: account.id!, detail: ["with": "import"]), on: tx)
-                }
+                try await store.create(accounts, on: tx)
+                for keeper in upkeep { try await keeper.created(accounts, on: tx) }
+                try await audit.record(accounts.compactMap { account in
+                    account.id.map { AuditEvent(.accountCreated, by: actor, account: $0, detail: ["with": "import"]) }
+                }, on: tx)
             }
         }
         do {

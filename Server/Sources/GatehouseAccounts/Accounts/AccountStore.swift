@@ -51,6 +51,25 @@ package struct AccountStore: Sendable {
         try await account.create(on: db)
     }
 
+    /// Accounts made together (an import's batch) in one statement, in the caller's transaction: the columns a new
+    /// account can have set, the others left to their defaults. `AccountUpkeep` writes what follows from them.
+    package func create(_ accounts: [AccountModel], on db: any GatehouseDatabase) async throws {
+        guard !accounts.isEmpty else { return }
+        for account in accounts where account.id == nil { account.id = UUID() }
+        let rows = accounts.map { a -> SQLQueryString in
+            """
+            (\(bind: a.id), \(bind: a.phone), \(bind: a.phoneVerifiedAt), \(bind: a.email), \(bind: a.emailConfirmedAt), \(bind: a.username),
+             \(bind: a.usernameKey), \(bind: a.passwordHash), \(bind: a.firstName), \(bind: a.lastName), \(bind: a.locale), \(bind: a.externalID),
+             \(bind: a.createdAt), \(bind: a.updatedAt))
+            """
+        }
+        try await db.raw("""
+            INSERT INTO accounts (id, phone, phone_verified_at, email, email_confirmed_at, username, username_key, password_hash, first_name,
+                                  last_name, locale, external_id, created_at, updated_at)
+            VALUES \(rows.joined(separator: ", "))
+            """).run()
+    }
+
     /// Whether an account was imported with this external id.
     package func hasExternalID(_ id: String) async throws -> Bool {
         try await database.db.raw("SELECT 1 AS one FROM accounts WHERE external_id = \(bind: id)").first() != nil

@@ -220,6 +220,25 @@ package struct AuditLog: Sendable {
         }
     }
 
+    /// Events recorded together (an import's batch): their rows in one statement and their webhooks with one read of
+    /// the endpoints, in the caller's transaction.
+    package func record(_ events: [AuditEvent], on db: any GatehouseDatabase) async throws {
+        guard !events.isEmpty else { return }
+        let now = clock.now()
+        let rows = try events.map { event -> SQLQueryString in
+            let values = try Self.values(event)
+            return """
+                (\(bind: OrderedID.make()), \(bind: now), \(bind: event.kind.rawValue), \(bind: event.actor.type), \(bind: event.actor.id),
+                 \(bind: event.account), \(bind: values.ip), \(bind: values.device), \(bind: values.requestID), \(bind: values.detail), 1)
+                """
+        }
+        try await db.raw("""
+            INSERT INTO audit_events (id, at, kind, actor_type, actor_id, account_id, ip, device, request_id, detail, count)
+            VALUES \(rows.joined(separator: ", "))
+            """).run()
+        try await WebhookOutboxStore(database: database).enqueue(events.compactMap { WebhookEvent($0, at: now) }, on: db)
+    }
+
     /// Counts one failed login of `account` (nil: an identifier that names nobody) from the
     /// event's address: the window's row for both gets one more. `apart`: failures of another
     /// kind of the same event (a refused notification's reason) count in a row of their own.
@@ -233,10 +252,8 @@ package struct AuditLog: Sendable {
 
     private func insert(_ event: AuditEvent, bucket: String?, on db: (any GatehouseDatabase)?) async throws {
         let sql = db ?? database.db
-        let detail = String(decoding: try Self.encoder.encode(event.detail), as: UTF8.self)
+        let (detail, ip, device, requestID) = try Self.values(event)
         let now = clock.now()
-        let (ip, device, requestID) = (event.origin.ip.map { String($0.prefix(64)) }, event.origin.device.map { String($0.prefix(200)) },
-                                       event.origin.requestID.map { String($0.prefix(64)) })
         if let bucket {
             try await sql.raw("""
                 INSERT INTO audit_events (id, at, kind, actor_type, actor_id, account_id, ip, device, request_id, detail, count, bucket)
@@ -251,6 +268,12 @@ package struct AuditLog: Sendable {
                         \(bind: event.account), \(bind: ip), \(bind: device), \(bind: requestID), \(bind: detail), 1)
                 """).run()
         }
+    }
+
+    /// An event's columns as kept: its detail as JSON, its origin cut to the columns' lengths.
+    private static func values(_ event: AuditEvent) throws -> (detail: String, ip: String?, device: String?, requestID: String?) {
+        (String(decoding: try encoder.encode(event.detail), as: UTF8.self), event.origin.ip.map { String($0.prefix(64)) },
+         event.origin.device.map { String($0.prefix(200)) }, event.origin.requestID.map { String($0.prefix(64)) })
     }
 
     private static let encoder: JSONEncoder = {

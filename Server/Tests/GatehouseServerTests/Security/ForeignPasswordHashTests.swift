@@ -106,9 +106,13 @@ struct ForeignPasswordHashTests {
         }
     }
 
-    @Test("a file longer than a batch: every row once, a row that repeats an earlier one's address (in its batch or an earlier one) is left as existing, a refusal keeps its line; run again, nothing is added", .tags(.engine), arguments: TestEngine.all)
+    @Test("a file longer than a batch: every row once, a row that repeats an earlier one's address (in its batch or an earlier one) is left as existing, a refusal keeps its line; run again, nothing is added; each new account is in the people search, audited and told to a webhook endpoint, as one made alone", .tags(.engine), arguments: TestEngine.all)
     func batches(engine: TestEngine) async throws {
-        try await withApp(engine) { app in
+        let receiver = try await PythonPeer.start("webhook_receiver.py", [], hint: " (is standardwebhooks installed in the test venv?)")
+        defer { receiver.stop() }
+        try await withApp(engine, configure: WebhookTests.configure) { app in
+            let (_, secret) = try await app.services.webhooks.create(url: receiver.base + "/hook", description: nil, eventTypes: ["account.created"], by: .system("test"))
+            try await WebhookTests.control(receiver, "/_test/secrets", #"{"secrets": ["\#(secret)"]}"#)
             let count = AccountImport.Reader.batchSize * 2 + 203
             var lines = (0..<count).map { #"{"externalId": "b-\#($0)", "email": "bulk\#($0)@example.com", "emailVerified": true}"# }
             lines.insert(#"{"externalId": "dup-same-batch", "email": "bulk5@example.com"}"#, at: 10)
@@ -129,6 +133,21 @@ struct ForeignPasswordHashTests {
             #expect(second.imported == 0 && second.existing == count + 4, "\(second)")
             let rows = try await app.services.database.sql.raw("SELECT COUNT(*) AS n FROM accounts WHERE external_id IS NOT NULL").first(decodingColumn: "n", as: Int.self)
             #expect(rows == count + 1)
+            let sql = app.services.database.sql
+            let indexed = try await sql.raw("""
+                SELECT COUNT(*) AS n FROM messenger_people p JOIN accounts a ON a.id = p.account_id WHERE a.external_id IS NOT NULL
+                """).first(decodingColumn: "n", as: Int.self)
+            #expect(indexed == count + 1, "every imported account has its people-search entry")
+            var created = AuditLog.Query(kinds: [.accountCreated])
+            created.limit = 1000
+            let audited = try await app.services.audit.events(created)
+            #expect(Set(audited.filter { $0.detail["with"] == "import" }.compactMap(\.account)).count == count + 1)
+            let told = try await sql.raw("""
+                SELECT COUNT(DISTINCT ordering_key) AS n FROM outbox_messages WHERE kind = 'webhook' AND subject = 'account.created'
+                """).first(decodingColumn: "n", as: Int.self)
+            #expect(told == count + 1, "one account.created delivery per imported account (delivered or not yet)")
+            let tagged = try await sql.raw("SELECT tag_key FROM messenger_people WHERE tag_key = 'bulkdup'").all()
+            #expect(tagged.count == 1, "the imported tag is searchable")
         }
     }
 
