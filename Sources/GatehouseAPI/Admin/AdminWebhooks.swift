@@ -49,7 +49,7 @@ public struct AdminWebhookCreation: Codable, Sendable, Equatable {
     public var description: String?
     /// The event types it hears (`account.created`, `account.updated`, `account.locked`, `account.unlocked`,
     /// `account.deletion_requested`, `account.deletion_cancelled`, `account.erased`, `second_factor.added`,
-    /// `second_factor.removed`, `session.created`); absent or empty: all but `session.created`, which is frequent and
+    /// `second_factor.removed`, `session.created`, `wallet.topup.succeeded`); absent or empty: all but `session.created`, which is frequent and
     /// heard only when named.
     public var eventTypes: [String]?
 

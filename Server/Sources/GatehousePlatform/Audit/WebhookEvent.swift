@@ -19,6 +19,8 @@ package struct WebhookEvent: Sendable, Equatable {
         case secondFactorRemoved = "second_factor.removed"
         /// Every sign-in: frequent, so an endpoint hears it only when it names it.
         case sessionCreated = "session.created"
+        /// A payment provider's top-up credited to the wallet (the money is there).
+        case walletTopUpSucceeded = "wallet.topup.succeeded"
 
         /// What an endpoint that names no type hears: every type but the frequent ones.
         package var inDefault: Bool { self != .sessionCreated }
@@ -32,6 +34,10 @@ package struct WebhookEvent: Sendable, Equatable {
     package var with: String?
     package var changed: [String]?
     package var factor: String?
+    /// A top-up's id, the money credited (kopecks) and the ledger's transfer.
+    package var topUp: String?
+    package var amountKopecks: Int64?
+    package var transfer: String?
 
     package init?(_ event: AuditEvent, at: Date) {
         guard let account = event.account else { return nil }
@@ -64,20 +70,45 @@ package struct WebhookEvent: Sendable, Equatable {
         case .loginSucceeded:
             type = .sessionCreated
             with = event.detail["with"]
+        case .walletCredited:
+            // A credit by a provider's top-up; an operator's credit by hand is not one.
+            guard let topUp = event.detail["topup"] else { return nil }
+            type = .walletTopUpSucceeded
+            self.topUp = topUp
+            amountKopecks = event.detail["amount_kopecks"].flatMap { Int64($0) }
+            transfer = event.detail["transfer"]
         default: return nil
         }
     }
 
-    /// The body sent, byte for byte what is signed: `{"data":{…},"timestamp":"…","type":"…"}`.
+    /// The body sent, byte for byte what is signed: `{"data":{…},"timestamp":"…","type":"…"}`, members in key order.
     package var payload: String {
-        var data: [String: Any] = ["accountId": account.uuidString.lowercased()]
-        if let with { data["with"] = with }
-        if let changed { data["changed"] = changed }
-        if let factor { data["factor"] = factor }
-        let object: [String: Any] = ["type": type.rawValue, "timestamp": WebhookEvent.timestamp(at), "data": data]
-        let bytes = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: bytes, as: UTF8.self)
+        let body = Body(data: .init(accountId: account.uuidString.lowercased(), with: with, changed: changed, factor: factor, topupId: topUp,
+                                    amountKopecks: amountKopecks, transferId: transfer),
+                        timestamp: WebhookEvent.timestamp(at), type: type.rawValue)
+        return String(decoding: (try? Self.encoder.encode(body)) ?? Data("{}".utf8), as: UTF8.self)
     }
+
+    private struct Body: Encodable {
+        struct Members: Encodable {
+            var accountId: String
+            var with: String?
+            var changed: [String]?
+            var factor: String?
+            var topupId: String?
+            var amountKopecks: Int64?
+            var transferId: String?
+        }
+        var data: Members
+        var timestamp: String
+        var type: String
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     static func timestamp(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()

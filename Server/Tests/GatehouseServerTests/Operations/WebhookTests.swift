@@ -23,6 +23,7 @@ struct WebhookTests {
         var type: String?
         var accountId: String?
         var changed: [String]?
+        var data: [String: JSONValue]?
         var verifiedWith: [Int]
         var answered: Int
         var refused: String?
@@ -242,6 +243,39 @@ struct WebhookTests {
                     && main.allSatisfy { $0.accountId == id.uuidString.lowercased() && $0.answered == 204 }, "\(got.map { "\($0.type ?? "?") \($0.verifiedWith)" })")
             #expect(main.first { $0.type == "account.updated" }?.changed == ["firstName"])
             #expect(got.filter { $0.verifiedWith == [1] }.map(\.type) == ["session.created"], "only the endpoint that named it hears a sign-in")
+        }
+    }
+
+    @Test("a paid top-up is one wallet.topup.succeeded with its id, amount and transfer, though the provider's page is posted twice; an operator's credit by hand is not a top-up", arguments: TestEngine.once)
+    func topUpSucceeded(engine: TestEngine) async throws {
+        let receiver = try await PythonPeer.start("webhook_receiver.py", [], hint: " (is standardwebhooks installed in the test venv?)")
+        defer { receiver.stop() }
+        try await withApp(engine, configure: Self.configure) { app in
+            // setup
+            let (_, key) = try await app.services.adminKeys.create(name: "billing", scopes: [.webhooksWrite], by: .system("test"))
+            let endpoint = try await app.v1.post(AdminAPI.createWebhook.path, AdminWebhookCreation(url: receiver.base + "/hook", eventTypes: ["wallet.topup.succeeded"]),
+                                                 token: key).decoded(as: AdminWebhookSecret.self)
+            try await Self.control(receiver, "/_test/secrets", #"{"secrets": ["\#(endpoint.secret)"]}"#)
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let started = try await app.v1.post(V1.Wallet.createTopUp.path, NewTopUp(amount: 12_345), token: ann.token, headers: app.v1.idempotencyHeaders("t-1"))
+                .decoded(as: TopUp.self)
+            let path = try #require(started.confirmationUrl.flatMap { URL(string: $0)?.path })
+
+            // MUT: paid twice through the local provider's page, then a credit by an operator
+            for _ in 0..<2 {
+                _ = try await app.v1.post(path, body: ByteBuffer(string: "id=\(path.split(separator: "/").last ?? "")"), contentType: "application/x-www-form-urlencoded")
+            }
+            let account = try await app.v1.me(ann.token).id
+            _ = try await app.services.wallet.wallets.credit(phone: "+79160000001", amount: 500, reason: "goodwill")
+            let got = try await Self.until(receiver, "the top-up") { !$0.isEmpty }
+            try await Task.sleep(for: .milliseconds(300))
+
+            // validate
+            let all = try await Self.received(receiver)
+            #expect(all.count == 1 && got.first?.type == "wallet.topup.succeeded" && got.first?.verifiedWith == [0], "\(all.map { $0.type ?? "?" })")
+            let data = try #require(got.first?.data)
+            #expect(data["accountId"] == .string(account.uuidString.lowercased()) && data["topupId"] == .string(started.id.uuidString.lowercased()))
+            #expect(data["amountKopecks"] == .integer(12_345) && data["transferId"] != nil, "\(data)")
         }
     }
 

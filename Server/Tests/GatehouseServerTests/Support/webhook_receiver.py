@@ -6,7 +6,7 @@
                             when one verifies (else 400 and the library's reason)
     POST /_test/secrets     {"secrets": ["whsec_…", …]}: the secrets it verifies with, in order
     POST /_test/status      {"status": 503}: what it answers a verified delivery (204 at first)
-    GET  /_test/received    every request to /hook: its webhook-id, -timestamp, the payload's type and accountId, the
+    GET  /_test/received    every request to /hook: its webhook-id, -timestamp, the payload's type, accountId and data, the
                             indices of the secrets that verified it, what it answered and the library's refusal
 
     python3 webhook_receiver.py --port 0
@@ -72,7 +72,7 @@ class Handler(BaseHTTPRequestHandler):
         record = {
             "id": self.headers.get("webhook-id"), "timestamp": self.headers.get("webhook-timestamp"),
             "type": (payload or {}).get("type"), "accountId": ((payload or {}).get("data") or {}).get("accountId"),
-            "changed": ((payload or {}).get("data") or {}).get("changed"),
+            "changed": ((payload or {}).get("data") or {}).get("changed"), "data": (payload or {}).get("data"),
             "verifiedWith": verified, "answered": answered, "refused": None if verified else refusal,
         }
         with LOCK:
