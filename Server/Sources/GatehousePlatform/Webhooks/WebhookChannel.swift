@@ -56,10 +56,17 @@ package struct WebhookChannel: DeliveryChannel {
         } catch {
             throw DeliveryError.transient("the endpoint did not answer: \(String(describing: error).prefix(200))")
         }
-        var text = ""
-        if let body = try? await response.body.collect(upTo: settings.maxResponseBytes) {
-            text = String(decoding: body.readableBytesView.prefix(300), as: UTF8.self)
-        }
+        // Read to the cap and no further (the rest is dropped with the connection); the first bytes go in the error.
+        var head: [UInt8] = []
+        var read = 0
+        do {
+            for try await chunk in response.body {
+                if head.count < 300 { head += chunk.readableBytesView.prefix(300 - head.count) }
+                read += chunk.readableBytes
+                if read >= settings.maxResponseBytes { break }
+            }
+        } catch {}
+        let text = String(decoding: head, as: UTF8.self)
         guard (200..<300).contains(response.status.code) else {
             let what = "the endpoint answered \(response.status.code)" + (text.isEmpty ? "" : ": \(text)")
             throw DeliveryError.retry(what, retryAfter: response.headers.first(name: "Retry-After"))

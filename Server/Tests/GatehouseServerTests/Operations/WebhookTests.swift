@@ -279,6 +279,46 @@ struct WebhookTests {
         }
     }
 
+    @Test("a receiver's answer is not trusted: a redirect is not followed, one slower than GATEHOUSE_WEBHOOK_TIMEOUT_SECONDS is a failure, a mebibyte of answer is read only to its cap (a 2xx is delivered; a 5xx's error keeps its first bytes)", arguments: TestEngine.once)
+    func untrustedAnswers(engine: TestEngine) async throws {
+        let receiver = try await PythonPeer.start("webhook_receiver.py", [], hint: " (is standardwebhooks installed in the test venv?)")
+        defer { receiver.stop() }
+        try await withApp(engine, configure: { Self.configure(&$0); $0.delivery.webhooks.timeout = 1 }) { app in
+            // setup
+            let (_, key) = try await app.services.adminKeys.create(name: "crm", scopes: [.webhooksWrite, .accountsWrite], by: .system("test"))
+            var endpoints: [String: UUID] = [:]
+            for path in ["/redirect", "/slow", "/big?200", "/big?500"] {
+                endpoints[path] = try await app.v1.post(AdminAPI.createWebhook.path, AdminWebhookCreation(url: receiver.base + path), token: key)
+                    .decoded(as: AdminWebhookSecret.self).endpoint.id
+            }
+
+            // MUT: one account, told to the four
+            let made = try await app.v1.post(AdminAPI.createAccount.path, AdminAccountCreation(email: "ann@example.com", emailVerified: true, password: "Long-enough-1!"), token: key)
+            #expect(made.status == .created, "\(made.text)")
+            func delivery(_ path: String) async throws -> AdminWebhookDelivery? {
+                let deadline = Date().addingTimeInterval(20)
+                while Date() < deadline {
+                    let items = try await app.v1.get(AdminAPI.webhookDeliveries.path(id: endpoints[path]!), token: key).decoded(as: AdminWebhookDeliveryList.self).items
+                    if let done = items.first(where: { $0.attempts >= 1 || $0.deliveredAt != nil }) { return done }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return nil
+            }
+
+            // validate
+            let redirected = try #require(try await delivery("/redirect"))
+            #expect(redirected.deliveredAt == nil && redirected.lastError?.contains("answered 307") == true, "\(redirected)")
+            let slow = try #require(try await delivery("/slow"))
+            #expect(slow.deliveredAt == nil && slow.lastError?.contains("did not answer") == true, "\(slow)")
+            let big = try #require(try await delivery("/big?200"))
+            #expect(big.deliveredAt != nil && big.state == .sent, "\(big)")
+            let failed = try #require(try await delivery("/big?500"))
+            #expect(failed.deliveredAt == nil && (failed.lastError?.contains("the endpoint answered 500: xxxx") ?? false) && (failed.lastError?.count ?? .max) < 1_000,
+                    "\(failed.lastError?.prefix(80) ?? "-") (\(failed.lastError?.count ?? 0) characters)")
+            #expect(try await Self.received(receiver).isEmpty, "/hook was never reached through the redirect")
+        }
+    }
+
     @Test("where a webhook may go: https at a public address; http, loopback, private, link-local, carrier-grade NAT, mapped and multicast addresses, and credentials in the URL are refused by name; past GATEHOUSE_WEBHOOK_MAX_ENDPOINTS refused; a key without webhooks:write is 403", arguments: TestEngine.once)
     func addressRules(engine: TestEngine) async throws {
         for (address, isPublic) in [("8.8.8.8", true), ("127.0.0.1", false), ("10.1.2.3", false), ("172.20.0.1", false), ("192.168.1.1", false), ("169.254.169.254", false),

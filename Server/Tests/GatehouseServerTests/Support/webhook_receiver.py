@@ -2,6 +2,7 @@
 """A business's webhook endpoint, verifying what arrives with the Standard Webhooks reference library
 (`standardwebhooks` on PyPI: `Webhook(secret).verify(body, headers)`), as a receiver written from the spec would.
 
+    POST /redirect          307 to /hook;  POST /slow: 204 after 3 s;  POST /big?STATUS: STATUS with a 1 MiB body
     POST /hook              a delivery: verified against each secret it knows; answered with the status it was told
                             when one verifies (else 400 and the library's reason)
     POST /_test/secrets     {"secrets": ["whsec_…", …]}: the secrets it verifies with, in order
@@ -13,6 +14,7 @@
 """
 import argparse
 import json
+import time
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -56,6 +58,17 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 STATE["status"] = json.loads(data)["status"]
             return self.answer(204)
+        if self.path == "/redirect":     # a receiver that moved: the delivery must not follow it
+            self.send_response(307)
+            self.send_header("Location", "/hook")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path == "/slow":         # answers after 3 s, past the test's one-second timeout
+            time.sleep(3)
+            return self.answer(204)
+        if self.path.startswith("/big"):  # a mebibyte of answer, with the status the query names
+            return self.answer(int(self.path.split("?")[1]), b"x" * 1_048_576, "text/plain")
         if self.path.split("?")[0] != "/hook":
             return self.answer(404)
         headers = {k: v for k, v in self.headers.items()}
