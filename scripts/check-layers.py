@@ -78,7 +78,7 @@ if conversions != 1:
 # own (for the targets listed in FOLDER_LAYERS, bottom layer first; `.` is the target's own top level), and in every
 # target the folders form no cycle. A use is a type, or a member an extension declares, that only one folder declares.
 FOLDER_LAYERS = {
-    "Server/Sources/GatehouseAccounts": [{".", "Rules", "Models"}, {"Verification", "Sessions", "Push", "Operators"}, {"Clients", "Tokens"}, {"Accounts"}, {"OpenID"}],
+    "Server/Sources/GatehouseAccounts": [{".", "Rules", "Models"}, {"Verification", "Sessions", "Push", "Operators"}, {"Clients", "Tokens"}, {"Accounts"}, {"OpenID", "SocialLogin"}],
     "Server/Sources/GatehouseSurfaces": [{"HTTP"}, {"V1", "Web", "CustomerGateway", "Realtime", "Dev"},
                                          {"Admin", "Console", "Health", "Payments", "PhoneAccounts", "SignToLogin", "Tokens", "OpenID"}, {"Operator"}, {"OpenAPI"}],
     "Server/Sources/GatehouseWallet": [{"."}, {"TopUps"}, {"Module"}],
