@@ -104,9 +104,10 @@ package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestC
     let v1 = router.group().add(middleware: BearerSessionMiddleware(bearer: services.tokens.bearer))
     let answers = SessionAnswers(tokens: services.tokens, edge: edge)
     AccountsController(signup: services.signup, login: services.login, recovery: services.recovery, profile: services.profile,
-                       email: services.email, avatars: services.avatars, deletion: services.accountDeletion, answers: answers, limits: configuration.limits, edge: edge).addRoutes(to: v1)
+                       email: services.email, avatars: services.avatars, deletion: services.accountDeletion, social: services.socialSignIn, answers: answers, limits: configuration.limits, edge: edge).addRoutes(to: v1)
     SessionsController(login: services.login, secondFactors: services.secondFactors, passkeys: services.passkeys, sessions: services.sessions, answers: answers,
                        limits: configuration.limits, edge: edge).addRoutes(to: v1)
+    IdentitiesController(social: services.socialSignIn, login: services.login, answers: answers, limits: configuration.limits, edge: edge).addRoutes(to: v1)
     MessengerController(people: services.messenger.people, friends: services.messenger.friends, chats: services.messenger.chats, messages: services.messenger.messages,
                         attachments: services.messenger.attachments, limits: configuration.limits, messenger: configuration.messenger).addRoutes(to: v1)
     AppsController(apps: services.signToLogin.apps, limits: configuration.limits, signature: configuration.signature).addRoutes(to: v1)

@@ -43,6 +43,7 @@ package enum GatehouseMigrations {
             M030AddLastSignIn(),
             M031OutboxOrdering(),
             M032CreateWebhookEndpoints(),
+            M033CreateIdentities(),
         ]
     }
 }

@@ -72,6 +72,8 @@ package final class GatehouseServices: Sendable {
     /// Second factors and passkeys (docs/security.md).
     package let secondFactors: SecondFactors
     package let passkeys: Passkeys
+    /// Sign in with Apple and Google (docs/social-login.md).
+    package let socialSignIn: SocialSignIn
     package let clients: ClientRecords
     package let operatorOutbox: OperatorOutbox
 
@@ -191,9 +193,18 @@ package final class GatehouseServices: Sendable {
         self.signup = SignupService(rules: rules, database: database, clock: clock, hasher: hasher, passwordRules: passwordRules, sessions: sessions,
                                     verification: verification, outbox: outbox, composer: composer, secrets: secrets, codes: codes, proofs: proofs,
                                     binding: binding, audit: audit)
-        self.login = LoginService(rules: rules, database: database, clock: clock, hasher: hasher, passwordRules: passwordRules, sessions: sessions,
+        let login = LoginService(rules: rules, database: database, clock: clock, hasher: hasher, passwordRules: passwordRules, sessions: sessions,
                                   rateLimiter: rateLimiter, outbox: outbox, audit: audit, binding: binding, notices: notices, passwords: passwords,
                                   secondFactors: secondFactors)
+        self.login = login
+        let appleEndpoints = try AppleEndpoints(settings: configuration.identityProviders.apple, clock: clock,
+                                                post: IdentityProviderKeys.poster(httpClient))
+        self.socialSignIn = SocialSignIn(
+            database: database, clock: clock, settings: configuration.identityProviders,
+            verifiers: IdentityProviderKeys.verifiers(configuration.identityProviders, httpClient: httpClient, clock: clock), apple: appleEndpoints,
+            secrets: secrets,
+            sessions: sessions, secondFactors: secondFactors, login: login, proofs: proofs, outbox: outbox, audit: audit, notices: notices,
+            recoveryUndoesWithin: configuration.secondFactors.recoveryUndoesWithin)
         self.recovery = RecoveryService(rules: rules, store: accountStore, hasher: hasher, passwordRules: passwordRules, verification: verification,
                                         composer: composer, secrets: secrets, codes: codes, notices: notices, passwords: passwords, audit: audit,
                                         secondFactors: secondFactors)
@@ -241,7 +252,8 @@ package final class GatehouseServices: Sendable {
         let accountDeletion = AccountDeletionService(
             store: accountStore, database: database, clock: clock, sessions: sessions, passwords: passwords, audit: audit,
             participants: [SignToLoginDeletion(store: signToLogin.store, accounts: AccountStore(database: database)),
-                           WalletDeletion(store: wallet.store), MessengerDeletion(store: messenger.store)],
+                           WalletDeletion(store: wallet.store), MessengerDeletion(store: messenger.store),
+                           IdentityDeletion(database: database, outbox: outbox)],
             grace: configuration.limits.accountDeletionGrace
         )
         self.accountDeletion = accountDeletion
@@ -299,7 +311,8 @@ package final class GatehouseServices: Sendable {
         self.deliverer = OutboxDeliverer(
             database: database, clock: clock, settings: configuration.delivery, environment: configuration.environment,
             smsChannel: smsChannel, emailChannel: emailChannel, pushChannel: pushChannel,
-            webhookChannel: WebhookChannel(endpoints: webhooks, client: webhookHTTPClient), signal: signal, logger: logger,
+            webhookChannel: WebhookChannel(endpoints: webhooks, client: webhookHTTPClient),
+            revocationChannel: IdentityRevocationChannel(apple: appleEndpoints, secrets: secrets), signal: signal, logger: logger,
             maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators,
                             tokens, openID] in
                 try await sessions.purgeExpired()

@@ -62,6 +62,22 @@ extension GatehouseErrorCode {
     public static let passkeyNotFound: Self = "passkey_not_found"
     /// An account has as many passkeys as it may.
     public static let tooManyPasskeys: Self = "too_many_passkeys"
+    // Sign in with Apple and Google
+    /// The provider's identity token did not verify (its signature, issuer, audience, times, nonce) or was used
+    /// before: the detail says which. Get a new one from the provider's sheet.
+    public static let identityTokenInvalid: Self = "identity_token_invalid"
+    /// This server does not take that provider (its operator did not configure it).
+    public static let identityProviderOff: Self = "identity_provider_off"
+    /// The provider's verified email is an account's confirmed address: the problem's `identityLink` offers to join
+    /// the identity to that account with its password (`POST /v1/sessions/link`).
+    public static let identityLinkRequired: Self = "identity_link_required"
+    /// The link token is unknown, used or expired: sign in with the provider again.
+    public static let identityLinkInvalid: Self = "identity_link_invalid"
+    /// The provider's identity is linked to another account already.
+    public static let identityTaken: Self = "identity_taken"
+    public static let identityNotFound: Self = "identity_not_found"
+    /// Removing it would leave the account no way in (no password, passkey, other identity, or confirmed address).
+    public static let lastWayIn: Self = "last_way_in"
     // Push
     public static let deviceNotFound: Self = "device_not_found"
     /// An account has as many push devices as it may.

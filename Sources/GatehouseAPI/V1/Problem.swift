@@ -19,8 +19,10 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     public var retryAfter: Int?
     /// For `second_factor_required` on `POST /v1/sessions`: the challenge the second step finishes.
     public var secondFactor: SecondFactorChallenge?
+    /// For `identity_link_required`: the offer `POST /v1/sessions/link` takes up.
+    public var identityLink: IdentityLinkOffer?
     public init(type: String, title: String, status: Int, detail: String, code: GatehouseErrorCode, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil,
-                secondFactor: SecondFactorChallenge? = nil) {
+                secondFactor: SecondFactorChallenge? = nil, identityLink: IdentityLinkOffer? = nil) {
         self.type = type
         self.title = title
         self.status = status
@@ -30,6 +32,7 @@ public struct Problem: Codable, Sendable, Equatable, Error {
         self.attemptsLeft = attemptsLeft
         self.retryAfter = retryAfter
         self.secondFactor = secondFactor
+        self.identityLink = identityLink
     }
 
     /// The `type` URI for a code.

@@ -15,6 +15,12 @@ package protocol AccountDeletionParticipant: Sendable {
     /// transaction; what other people keep (messages in their chats, the ledger, documents they
     /// hold) stays, under the anonymous account.
     func erase(_ account: UUID, now: Date, on tx: any GatehouseDatabase) async throws
+    /// What the request itself sets going, in its transaction (the identities' revocations at their providers).
+    func deletionRequested(_ account: UUID, now: Date, on tx: any GatehouseDatabase) async throws
+}
+
+extension AccountDeletionParticipant {
+    package func deletionRequested(_ account: UUID, now: Date, on tx: any GatehouseDatabase) async throws {}
 }
 
 /// Deleting an account (Apple's App Store Review Guideline 5.1.1(v); GDPR's right to erasure):
@@ -56,6 +62,13 @@ package struct AccountDeletionService: Sendable {
         return try await start(accountID, by: .account(accountID), origin: origin?.audit ?? AuditOrigin(), detail: [:])
     }
 
+    /// The same deletion asked by a person whose account has no password, proven by a fresh sign-in with one of its
+    /// identities (`SocialSignIn.reauthenticate`, already checked and spent).
+    package func request(accountID: UUID, reauthenticatedWith provider: String, origin: RequestOrigin) async throws -> AccountDeletion {
+        _ = try await store.accountRow(id: accountID)
+        return try await start(accountID, by: .account(accountID), origin: origin.audit, detail: ["proof": provider])
+    }
+
     /// The same deletion asked by the business (the admin API), with its reason: every app's check, the request, every
     /// session ended, in one transaction. The owner's password login within the grace period still cancels it.
     package func request(accountID: UUID, reason: String, by actor: AuditActor, origin: AuditOrigin) async throws -> AccountDeletion {
@@ -68,6 +81,7 @@ package struct AccountDeletionService: Sendable {
         let requested = try await database.db.withTransaction { tx -> Date in
             for participant in participants { try await participant.checkDeletable(accountID, on: tx) }
             let requested = try await store.requestDeletion(accountID, at: now, on: tx)
+            for participant in participants { try await participant.deletionRequested(accountID, now: now, on: tx) }
             try await sessions.revokeAll(accountID: accountID, on: tx)
             try await audit.record(AuditEvent(.accountDeletionRequested, by: actor, account: accountID, origin: origin, detail: detail), on: tx)
             return requested

@@ -205,6 +205,20 @@ package struct AccountStore: Sendable {
             """).first() != nil
     }
 
+    /// Unlinks the identities (Sign in with Apple or Google) joined to the account after `since` and after the account
+    /// was made: a password recovery undoes the ways in added in its window, and the identity that made the account
+    /// stays. Their providers' names.
+    package func removeIdentitiesLinked(to accountID: UUID, after since: Date, on tx: any GatehouseDatabase) async throws -> [String] {
+        let rows = try await sql(tx).raw("""
+            SELECT i.id, i.provider FROM account_identities i JOIN accounts a ON a.id = i.account_id
+            WHERE i.account_id = \(bind: accountID) AND i.created_at > \(bind: since) AND i.created_at > a.created_at
+            """).all()
+        for row in rows {
+            try await sql(tx).raw("DELETE FROM account_identities WHERE id = \(bind: try row.decode(column: "id", as: UUID.self))").run()
+        }
+        return try rows.map { try $0.decode(column: "provider", as: String.self) }
+    }
+
     /// Erases the account's own personal data in the caller's transaction: its addresses, names,
     /// birthday, device token and password; its codes, its avatars (their blobs go with the
     /// collector) and the mails and SMS that were written to it. The row stays, anonymous.

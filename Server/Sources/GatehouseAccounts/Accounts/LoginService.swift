@@ -167,20 +167,22 @@ package struct LoginService: Sendable {
                                                       how: "temporary password", from: origin)
             return session!
         }
+        // A password's second step, or (`SocialSignIn`) an identity provider's.
+        let first = pending.firstMethod ?? "password"
         return try await database.db.withTransaction { tx in
             try await finish(tx)
             try await audit.record(AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
-                                                    detail: ["with": "password + \(proof.method)"]), on: tx)
+                                                    detail: ["with": "\(first) + \(proof.method)"]), on: tx)
             try await binding.bindClientRecord(account, origin: origin.audit, on: tx)
-            return try await sessions.create(accountID: accountID, methods: [.pwd, proof.authMethod], device: origin.device, ip: origin.ip,
-                                             secondFactorChecked: true, on: tx)
+            return try await sessions.create(accountID: accountID, methods: [pending.firstMethod == nil ? .pwd : .fed, proof.authMethod], device: origin.device,
+                                             ip: origin.ip, secondFactorChecked: true, on: tx)
         }
     }
 
-    /// A password login of an account being deleted takes it back (docs/security.md, "Account
-    /// deletion"): in the audit trail, and told to the owner (who may have forgotten they asked, or
+    /// A password login (or an identity provider's: `SocialSignIn`) of an account being deleted takes it back
+    /// (docs/security.md, "Account deletion"): in the audit trail, and told to the owner (who may have forgotten they asked, or
     /// may not be the one who signed in). One erased meanwhile has nothing left to sign in to.
-    private func takeBack(_ account: AccountModel, origin: RequestOrigin) async throws {
+    package func takeBack(_ account: AccountModel, origin: RequestOrigin) async throws {
         guard account.deletionRequestedAt != nil, let accountID = account.id else { return }
         let notice = notices.securityNotice(.deletionCancelled, to: account)
         try await database.db.withTransaction { tx in

@@ -109,14 +109,14 @@ package struct SecondFactorStore: Sendable {
     /// A challenge for a login's second step, stored by its token's hash; old challenges of any account go first (the
     /// table stays small).
     package func addChallenge(_ tokenHash: String, for accountID: UUID, at now: Date, expiresAt: Date, ip: String?, device: String?,
-                              temporary: (codeID: UUID, passwordHash: String)?) async throws {
+                              temporary: (codeID: UUID, passwordHash: String)?, firstMethod: String? = nil) async throws {
         let db = database.db
         try await db.raw("DELETE FROM login_challenges WHERE expires_at < \(bind: now.addingTimeInterval(-60))").run()
         try await db.raw("""
             INSERT INTO login_challenges (id, account_id, token_hash, created_at, expires_at, attempts, used_at, ip, device,
-                                          temporary_code_id, new_password_hash)
+                                          temporary_code_id, new_password_hash, first_method)
             VALUES (\(bind: UUID()), \(bind: accountID), \(bind: tokenHash), \(bind: now), \(bind: expiresAt), \(bind: 0), NULL,
-                    \(bind: ip), \(bind: device), \(bind: temporary?.codeID), \(bind: temporary?.passwordHash))
+                    \(bind: ip), \(bind: device), \(bind: temporary?.codeID), \(bind: temporary?.passwordHash), \(bind: firstMethod))
             """).run()
     }
 
@@ -126,7 +126,7 @@ package struct SecondFactorStore: Sendable {
         guard let row = try await database.db.raw("""
             UPDATE login_challenges SET attempts = attempts + 1
             WHERE token_hash = \(bind: tokenHash) AND used_at IS NULL AND expires_at > \(bind: now) AND attempts < \(bind: limit)
-            RETURNING id, account_id, attempts, temporary_code_id, new_password_hash
+            RETURNING id, account_id, attempts, temporary_code_id, new_password_hash, first_method
             """).first() else { return nil }
         return (try Self.pending(row), try row.decode(column: "attempts", as: Int.self))
     }
@@ -134,7 +134,7 @@ package struct SecondFactorStore: Sendable {
     /// A live, unused challenge with attempts left, read without taking one.
     package func pendingChallenge(_ tokenHash: String, at now: Date, limit: Int) async throws -> SecondFactors.PendingLogin? {
         try await database.db.raw("""
-            SELECT id, account_id, temporary_code_id, new_password_hash FROM login_challenges
+            SELECT id, account_id, temporary_code_id, new_password_hash, first_method FROM login_challenges
             WHERE token_hash = \(bind: tokenHash) AND used_at IS NULL AND expires_at > \(bind: now) AND attempts < \(bind: limit)
             """).first().map(Self.pending)
     }
@@ -147,6 +147,7 @@ package struct SecondFactorStore: Sendable {
     private static func pending(_ row: any SQLRow) throws -> SecondFactors.PendingLogin {
         SecondFactors.PendingLogin(id: try row.decode(column: "id", as: UUID.self), accountID: try row.decode(column: "account_id", as: UUID.self),
                                    temporaryCodeID: try row.decode(column: "temporary_code_id", as: UUID?.self),
-                                   newPasswordHash: try row.decode(column: "new_password_hash", as: String?.self))
+                                   newPasswordHash: try row.decode(column: "new_password_hash", as: String?.self),
+                                   firstMethod: try row.decode(column: "first_method", as: String?.self))
     }
 }

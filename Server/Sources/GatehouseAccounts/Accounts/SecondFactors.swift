@@ -189,6 +189,11 @@ package struct SecondFactors: Sendable {
             try await audit.record(AuditEvent(.secondFactorRemoved, by: .system(nil), account: accountID, origin: AuditOrigin(),
                                                     detail: ["factor": "passkey", "name": name, "reason": "password recovery"]), on: tx)
         }
+        // An identity linked in those days (not the one the account was made with) goes too.
+        for provider in try await accounts.removeIdentitiesLinked(to: accountID, after: since, on: tx) {
+            try await audit.record(AuditEvent(.identityUnlinked, by: .system(nil), account: accountID, origin: AuditOrigin(),
+                                              detail: ["provider": provider, "reason": "password recovery"]), on: tx)
+        }
         if let app = try await store.app(of: accountID, on: tx), (app.confirmedAt.map { $0 > since } ?? true) {
             let wasOn = app.isOn
             try await remove(accountID, on: tx)
@@ -238,15 +243,19 @@ package struct SecondFactors: Sendable {
         /// verification row and the new hash.
         package var temporaryCodeID: UUID?
         package var newPasswordHash: String?
+        /// The way in the second step follows: nil for a password, else the identity provider's name
+        /// (`SocialSignIn`).
+        package var firstMethod: String?
     }
 
     /// A challenge for the second step of a login whose password (or temporary password) was right.
-    package func challenge(for accountID: UUID, origin: RequestOrigin, temporary: (codeID: UUID, passwordHash: String)? = nil) async throws -> SecondFactorChallenge {
+    package func challenge(for accountID: UUID, origin: RequestOrigin, temporary: (codeID: UUID, passwordHash: String)? = nil,
+                           firstMethod: String? = nil) async throws -> SecondFactorChallenge {
         let token = secrets.token()
         let now = clock.now()
         let expiresAt = now.addingTimeInterval(settings.challengeTTL)
         try await store.addChallenge(Secrets.sha256Hex(token), for: accountID, at: now, expiresAt: expiresAt, ip: origin.ip.map { String($0.prefix(64)) },
-                                     device: origin.device.map { String($0.prefix(200)) }, temporary: temporary)
+                                     device: origin.device.map { String($0.prefix(200)) }, temporary: temporary, firstMethod: firstMethod)
         let passkey = try await passkeys.hasAny(accountID)
         return SecondFactorChallenge(challenge: token, methods: ["totp", "recovery_code"] + (passkey ? ["passkey"] : []), expiresAt: expiresAt)
     }
@@ -304,6 +313,13 @@ package struct SecondFactors: Sendable {
     /// challenge) when a proof is needed and none came.
     package func stepUp(_ account: AccountModel, _ input: StepUp, origin: RequestOrigin) async throws -> Proof? {
         try await passwords.requireCurrentPassword(input.currentPassword, of: account)
+        return try await secondProof(account, input, origin: origin)
+    }
+
+    /// The second half of a step-up, once its first factor was shown another way (a fresh sign-in with a linked
+    /// identity, `SocialSignIn`): nil when the account has no second factor, else one proof of it (403
+    /// `second_factor_required` when none came).
+    package func secondProof(_ account: AccountModel, _ input: StepUp, origin: RequestOrigin) async throws -> Proof? {
         let accountID = account.id!
         let app = try await totpIsOn(accountID)
         let passkeys = try await self.passkeys.hasAny(accountID)

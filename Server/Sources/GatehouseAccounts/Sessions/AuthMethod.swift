@@ -15,6 +15,8 @@ package enum AuthMethod: String, Sendable, CaseIterable, Codable {
     case mail
     /// A Sign To Login signature drawn on a phone (ours too).
     case sig
+    /// An identity provider's token: Sign in with Apple or Google (ours: RFC 8176 has none for a federated sign-in).
+    case fed
 
     /// The authentication context class (`acr`): `2` when two kinds of factor were shown (something known, had or
     /// is), or a passkey (a device that verified its user), else `1`.
@@ -26,6 +28,8 @@ package enum AuthMethod: String, Sendable, CaseIterable, Codable {
             case .otp, .sms, .mail: kinds.insert("has")
             case .hwk, .swk: kinds.formUnion(["has", "is"])
             case .sig: kinds.insert("is")
+            // What the provider checked is its own: one factor, as a password is.
+            case .fed: kinds.insert("federated")
             }
         }
         return kinds.count >= 2 ? "2" : "1"

@@ -47,11 +47,13 @@ package struct ProviderIdentity: Sendable, Equatable {
 
 /// Checks a provider's identity token as docs/social-login.md's threat model says: the signature by a key of the
 /// provider's published set (RS256, by `kid`), `iss` the provider's, `aud` one of the configured ids, `exp` and
-/// `iat` with a minute of skew, and the nonce. Nothing of the token is believed before all of these hold.
+/// `iat` with the configured skew (a minute by default), and the nonce. Nothing of the token is believed before all of these hold.
 package struct IdentityTokenVerifier: Sendable {
     package enum Failure: Error, Equatable, Sendable {
         case malformed
-        case signature
+        /// Not signed by a key of the provider's set as that key says: why, as the JWS check found it (another
+        /// algorithm, a header key, an unknown `kid`, a bad signature).
+        case signature(JWS.Failure)
         case issuer
         case audience
         case expired
@@ -63,26 +65,26 @@ package struct IdentityTokenVerifier: Sendable {
     package let audiences: Set<String>
     package let keys: ProviderKeys
     package let clock: GatehouseClock
-    package var skew: TimeInterval = 60
+    package let skew: TimeInterval
 
-    package init(provider: IdentityProvider, audiences: Set<String>, keys: ProviderKeys, clock: GatehouseClock) {
+    package init(provider: IdentityProvider, audiences: Set<String>, keys: ProviderKeys, skew: TimeInterval, clock: GatehouseClock) {
         self.provider = provider
         self.audiences = audiences
         self.keys = keys
+        self.skew = skew
         self.clock = clock
     }
 
-    /// The identity `token` proves, given the raw nonce the app made for this sign-in.
-    package func verify(_ token: String, nonce: String) async throws -> ProviderIdentity {
+    /// The claims of a JWS the provider signed for one of our audiences (an identity token, or one of Apple's
+    /// server-to-server notifications): its signature by a key of the provider's set, its `iss`, its `aud`.
+    package func signedClaims(_ token: String) async throws -> (claims: [String: JSONValue], audience: String) {
         guard let keyID = JWS.keyID(of: token) else { throw Failure.malformed }
         let published = await keys.keys(for: keyID)
         let payload: [UInt8]
         do {
             payload = try JWS.verifyRS256(token, keys: published)
-        } catch JWS.Failure.malformed {
-            throw Failure.malformed
-        } catch {
-            throw Failure.signature
+        } catch let failure as JWS.Failure {
+            throw failure == .malformed ? Failure.malformed : Failure.signature(failure)
         }
         guard case .object(let claims)? = try? JSONValue.parse(payload, maxDepth: 4) else { throw Failure.malformed }
         guard let issuer = claims["iss"]?.string, provider.issuers.contains(issuer) else { throw Failure.issuer }
@@ -94,6 +96,12 @@ package struct IdentityTokenVerifier: Sendable {
         default: audience = nil
         }
         guard let audience, audiences.contains(audience) else { throw Failure.audience }
+        return (claims, audience)
+    }
+
+    /// The identity `token` proves, given the raw nonce the app made for this sign-in.
+    package func verify(_ token: String, nonce: String) async throws -> ProviderIdentity {
+        let (claims, audience) = try await signedClaims(token)
         guard let exp = Self.seconds(claims["exp"]), let iat = Self.seconds(claims["iat"]), let subject = claims["sub"]?.string, !subject.isEmpty,
               subject.utf8.count <= 255
         else { throw Failure.malformed }

@@ -3,22 +3,18 @@ import GatehouseFoundation
 
 /// An identity provider's published keys (Apple's `https://appleid.apple.com/auth/keys`, Google's
 /// `https://www.googleapis.com/oauth2/v3/certs`), fetched when first needed and kept as the answer's `Cache-Control:
-/// max-age` says (at least a minute, at most a day; an hour when it says nothing). A token whose `kid` the kept set
-/// lacks (the provider rotated) fetches again — at most once a minute, so tokens with made-up `kid`s cannot make
-/// Gatehouse fetch on every request. A fetch that fails keeps the keys it had (a provider away for a while does not
-/// stop sign-ins with tokens of known keys) and is tried again a minute later. Callers waiting at the same moment
+/// max-age` says (by default at least a minute, at most a day; an hour when it says nothing:
+/// `GatehouseConfiguration.IdentityProviders`). A token whose `kid` the kept set lacks (the provider rotated) fetches
+/// again — at most once a minute by default, so tokens with made-up `kid`s cannot make Gatehouse fetch on every
+/// request. A fetch that fails keeps the keys it had (a provider away for a while does not stop sign-ins with tokens
+/// of known keys) and is tried again after the same interval. Callers waiting at the same moment
 /// share one fetch. docs/social-login.md, "Threat model".
 package actor ProviderKeys {
     /// The key set's document and its `max-age` in seconds (nil: none given).
     package typealias Fetch = @Sendable (_ url: String) async throws -> (body: [UInt8], maxAge: TimeInterval?)
 
-    package static let leastAge: TimeInterval = 60
-    package static let mostAge: TimeInterval = 86_400
-    package static let ageWhenUnsaid: TimeInterval = 3_600
-    /// The least time between two fetches that a token's unknown `kid` may cause.
-    package static let refetchInterval: TimeInterval = 60
-
     package let url: String
+    private let settings: GatehouseConfiguration.IdentityProviders
     private let fetch: Fetch
     private let clock: GatehouseClock
     private var keys = JWS.RSAKeySet()
@@ -28,8 +24,9 @@ package actor ProviderKeys {
     /// How many times the set was fetched (for the tests and the metrics).
     package private(set) var fetches = 0
 
-    package init(url: String, clock: GatehouseClock, fetch: @escaping Fetch) {
+    package init(url: String, settings: GatehouseConfiguration.IdentityProviders, clock: GatehouseClock, fetch: @escaping Fetch) {
         self.url = url
+        self.settings = settings
         self.clock = clock
         self.fetch = fetch
     }
@@ -38,7 +35,7 @@ package actor ProviderKeys {
     /// when it lacks `keyID` and the last fetch is a minute old.
     package func keys(for keyID: String) async -> JWS.RSAKeySet {
         let now = clock.now()
-        let due = now >= expires || (!keys.has(keyID) && now.timeIntervalSince(fetched) >= Self.refetchInterval)
+        let due = now >= expires || (!keys.has(keyID) && now.timeIntervalSince(fetched) >= settings.keysRefetchInterval)
         if due {
             if let inFlight {
                 await inFlight.value
@@ -60,10 +57,10 @@ package actor ProviderKeys {
             let (body, maxAge) = try await fetch(url)
             guard let set = JWS.RSAKeySet(jwks: body), !set.isEmpty else { throw ProviderKeysUnreadable() }
             keys = set
-            expires = now.addingTimeInterval(min(max(maxAge ?? Self.ageWhenUnsaid, Self.leastAge), Self.mostAge))
+            expires = now.addingTimeInterval(min(max(maxAge ?? settings.keysUnsaidAge, settings.keysLeastAge), settings.keysMostAge))
         } catch {
-            // Keep what we had; try again in a minute.
-            expires = now.addingTimeInterval(Self.refetchInterval)
+            // Keep what we had; try again after the refetch interval.
+            expires = now.addingTimeInterval(settings.keysRefetchInterval)
         }
     }
 

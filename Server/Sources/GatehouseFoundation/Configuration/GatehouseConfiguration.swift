@@ -130,6 +130,8 @@ public struct GatehouseConfiguration: Sendable {
     public var secondFactors = SecondFactors()
     /// Passkeys (WebAuthn): the relying party and its origins (docs/security.md, "Passkeys").
     public var passkeys = Passkeys()
+    /// Sign in with Apple and Google (docs/social-login.md): off unless a provider's client ids are set.
+    public var identityProviders = IdentityProviders()
     public var defaultCountryCode: String = "7"
 
     public struct Delivery: Sendable {
@@ -518,6 +520,47 @@ public struct GatehouseConfiguration: Sendable {
         public var perAccount: Int = 10
         /// Login options one client address may ask for per 5 minutes (each writes a challenge).
         public var optionsPerIP: Int = 100
+        public init() {}
+    }
+
+    public struct IdentityProviders: Sendable {
+        /// Sign in with Apple: on when `clientIDs` holds the app's bundle ids (and web service ids).
+        public var apple = Apple()
+        /// Sign in with Google: on when `clientIDs` holds the app's OAuth client ids.
+        public var google = Google()
+        /// How far a token's `exp` and `iat` may be off this server's clock.
+        public var skew: TimeInterval = 60
+        /// A provider's key set is kept as its `Cache-Control: max-age` says, never less than `keysLeastAge`, never
+        /// more than `keysMostAge`; `keysUnsaidAge` when it says nothing.
+        public var keysLeastAge: TimeInterval = 60
+        public var keysMostAge: TimeInterval = 86_400
+        public var keysUnsaidAge: TimeInterval = 3_600
+        /// The least time between two fetches of a key set that tokens of unknown `kid`s may cause.
+        public var keysRefetchInterval: TimeInterval = 60
+        /// How long the link token of `identity_link_required` lives.
+        public var linkTTL: TimeInterval = 600
+        /// Whether an account with a second factor is asked for it after a provider's token too.
+        public var secondFactor = true
+
+        public struct Apple: Sendable {
+            public var clientIDs: [String] = []
+            /// Where Apple answers (`/auth/keys`, `/auth/token`, `/auth/revoke`): Apple's own unless pointed at a stand-in.
+            public var url = "https://appleid.apple.com"
+            /// The team id, and the Sign in with Apple key (its id and its `.p8` file's PEM) that signs the client
+            /// secret for Apple's token and revoke endpoints.
+            public var teamID: String?
+            public var keyID: String?
+            public var privateKeyPEM: String?
+            public init() {}
+        }
+
+        public struct Google: Sendable {
+            public var clientIDs: [String] = []
+            /// Google's published keys.
+            public var keysURL = "https://www.googleapis.com/oauth2/v3/certs"
+            public init() {}
+        }
+
         public init() {}
     }
 
@@ -934,7 +977,50 @@ extension GatehouseConfiguration {
         k.perAccount = try reader.int("GATEHOUSE_PASSKEYS_PER_ACCOUNT", default: k.perAccount, range: 1...100)
         k.optionsPerIP = try reader.int("GATEHOUSE_PASSKEY_OPTIONS_PER_IP", default: k.optionsPerIP, range: 1...1_000_000)
         c.passkeys = k
+        c.identityProviders = try Self.identityProviders(reader)
         return c
+    }
+
+    private static func identityProviders(_ reader: EnvironmentReader) throws -> IdentityProviders {
+        var p = IdentityProviders()
+        func ids(_ name: String) throws -> [String] {
+            let list = (reader.raw(name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for id in list where id.utf8.count > 255 || id.contains(where: { $0.isWhitespace }) {
+                throw ConfigurationError(variable: name, problem: "expected client ids separated by commas, got \(id)")
+            }
+            return list
+        }
+        func url(_ name: String, default value: String) throws -> String {
+            guard let raw = reader.raw(name) else { return value }
+            guard let parsed = URL(string: raw), parsed.host != nil, parsed.scheme == "https" || parsed.scheme == "http" else {
+                throw ConfigurationError(variable: name, problem: "expected an http(s) URL, got \(raw)")
+            }
+            return raw.hasSuffix("/") ? String(raw.dropLast()) : raw
+        }
+        p.apple.clientIDs = try ids("GATEHOUSE_APPLE_CLIENT_IDS")
+        p.apple.url = try url("GATEHOUSE_APPLE_URL", default: p.apple.url)
+        p.apple.teamID = reader.raw("GATEHOUSE_APPLE_TEAM_ID")
+        p.apple.keyID = reader.raw("GATEHOUSE_APPLE_KEY_ID")
+        if let path = reader.raw("GATEHOUSE_APPLE_KEY_FILE") {
+            guard let pem = try? String(contentsOfFile: path, encoding: .utf8), pem.contains("-----BEGIN PRIVATE KEY-----") else {
+                throw ConfigurationError(variable: "GATEHOUSE_APPLE_KEY_FILE", problem: "expected the .p8 file Apple gave for the key (a PEM private key), at \(path)")
+            }
+            p.apple.privateKeyPEM = pem
+        }
+        let signing = [p.apple.teamID != nil, p.apple.keyID != nil, p.apple.privateKeyPEM != nil]
+        if signing.contains(true) && signing.contains(false) {
+            throw ConfigurationError(variable: "GATEHOUSE_APPLE_TEAM_ID", problem: "GATEHOUSE_APPLE_TEAM_ID, GATEHOUSE_APPLE_KEY_ID and GATEHOUSE_APPLE_KEY_FILE go together")
+        }
+        p.google.clientIDs = try ids("GATEHOUSE_GOOGLE_CLIENT_IDS")
+        p.google.keysURL = try url("GATEHOUSE_GOOGLE_KEYS_URL", default: p.google.keysURL)
+        p.skew = try reader.seconds("GATEHOUSE_IDENTITY_TOKEN_SKEW_SECONDS", default: p.skew, range: 0...600)
+        p.keysLeastAge = try reader.seconds("GATEHOUSE_IDENTITY_KEYS_MIN_AGE_SECONDS", default: p.keysLeastAge, range: 1...86_400)
+        p.keysMostAge = try reader.seconds("GATEHOUSE_IDENTITY_KEYS_MAX_AGE_SECONDS", default: p.keysMostAge, range: p.keysLeastAge...604_800)
+        p.keysUnsaidAge = min(max(p.keysUnsaidAge, p.keysLeastAge), p.keysMostAge)
+        p.keysRefetchInterval = try reader.seconds("GATEHOUSE_IDENTITY_KEYS_REFETCH_SECONDS", default: p.keysRefetchInterval, range: 1...86_400)
+        p.linkTTL = try reader.seconds("GATEHOUSE_IDENTITY_LINK_SECONDS", default: p.linkTTL, range: 60...3_600)
+        p.secondFactor = try reader.bool("GATEHOUSE_IDENTITY_SECOND_FACTOR", default: p.secondFactor)
+        return p
     }
 
     /// The passkeys' relying party id: configured, or `PUBLIC_URL`'s host.

@@ -22,7 +22,7 @@ package struct MessageComposer: Sendable {
         case .sms:
             return OutgoingMessage(kind: .sms, destination: destination, subject: nil,
                                    body: LocalizedText("sms.temporaryPassword", [password, minutes]).render(language), code: password)
-        case .email, .push, .webhook:
+        case .email, .push, .webhook, .revocation:
             // A temporary password goes by SMS or by mail, never in a push or a webhook.
             return OutgoingMessage(kind: .email, destination: destination,
                                    subject: LocalizedText("mail.temporaryPassword.subject").render(language),
@@ -83,7 +83,8 @@ extension MessageComposer {
     /// A change to how an account signs in (its second factors), or its deletion cancelled by a login, told to its owner: `sms.secondFactor.<notice>` or
     /// `mail.secondFactor.<notice>.subject`/`.body`, with `arguments`.
     package enum SecondFactorNotice: String, Sendable {
-        case totpOn, totpOff, recoveryCodeUsed, recoveryCodesRenewed, passkeyAdded, passkeyRemoved, passkeyCloneSuspected, deletionCancelled
+        case totpOn, totpOff, recoveryCodeUsed, recoveryCodesRenewed, passkeyAdded, passkeyRemoved, passkeyCloneSuspected, deletionCancelled,
+             identityLinked, identityUnlinked
     }
 
     package func secondFactorNotice(_ notice: SecondFactorNotice, _ arguments: [String] = [], to destination: String, channel: OutgoingMessage.Kind,

@@ -10,8 +10,11 @@ package struct OutgoingMessage: Sendable {
         /// A signed event to one of the business's endpoints (docs/webhooks.md): `destination` is the endpoint's id,
         /// `subject` the event type, `body` the JSON sent as it is.
         case webhook
+        /// A token revoked at the identity provider that issued it (Apple's `/auth/revoke`): `destination` is the
+        /// provider, `subject` the client id the token was issued to, `body` the token sealed.
+        case revocation
         /// The deliverer's lanes, in order: each kind is delivered by its own loop.
-        package static let lanes: [Kind] = [.sms, .email, .push, .webhook]
+        package static let lanes: [Kind] = [.sms, .email, .push, .webhook, .revocation]
     }
     package var kind: Kind
     package var destination: String
@@ -21,6 +24,15 @@ package struct OutgoingMessage: Sendable {
     package var code: String?
     /// The outbox row's id, as the deliverer hands it to a channel (a webhook's `webhook-id`).
     package var id: UUID? = nil
+
+    package init(kind: Kind, destination: String, subject: String?, body: String, code: String?, id: UUID? = nil) {
+        self.kind = kind
+        self.destination = destination
+        self.subject = subject
+        self.body = body
+        self.code = code
+        self.id = id
+    }
 }
 
 /// Writes messages into the transactional outbox and wakes the deliverer.

@@ -18,6 +18,8 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     package let emailChannel: any DeliveryChannel
     package let pushChannel: any DeliveryChannel
     package let webhookChannel: any DeliveryChannel
+    /// Revokes a token at the identity provider that issued it (Apple's refresh tokens when an account is deleted).
+    package let revocationChannel: any DeliveryChannel
     package let signal: OutboxSignal
     package let logger: Logger
     package let maintenance: @Sendable () async throws -> Void
@@ -34,8 +36,8 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
 
     package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Delivery,
          environment: GatehouseConfiguration.Environment, smsChannel: any DeliveryChannel, emailChannel: any DeliveryChannel,
-         pushChannel: any DeliveryChannel, webhookChannel: any DeliveryChannel, signal: OutboxSignal, logger: Logger,
-         maintenance: @escaping @Sendable () async throws -> Void) {
+         pushChannel: any DeliveryChannel, webhookChannel: any DeliveryChannel, revocationChannel: any DeliveryChannel, signal: OutboxSignal,
+         logger: Logger, maintenance: @escaping @Sendable () async throws -> Void) {
         self.database = database
         self.clock = clock
         self.settings = settings
@@ -44,6 +46,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         self.emailChannel = emailChannel
         self.pushChannel = pushChannel
         self.webhookChannel = webhookChannel
+        self.revocationChannel = revocationChannel
         self.signal = signal
         self.logger = logger
         self.maintenance = maintenance
@@ -160,6 +163,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         case .email: emailChannel
         case .push: pushChannel
         case .webhook: webhookChannel
+        case .revocation: revocationChannel
         }
         let message = OutgoingMessage(kind: kind, destination: row.destination, subject: row.subject, body: row.body, code: row.code, id: row.id)
         var log = logger

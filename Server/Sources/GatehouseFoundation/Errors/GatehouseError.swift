@@ -31,6 +31,8 @@ package struct GatehouseError: Error, Sendable, CustomStringConvertible {
     package var attemptsLeft: Int?
     /// For `second_factor_required` where the surface has a second step: the challenge to finish.
     package var secondFactor: SecondFactorChallenge?
+    /// For `identity_link_required`: the offer to link the identity to the account that owns its email.
+    package var identityLink: IdentityLinkOffer?
 
     package init(_ kind: Kind, _ code: GatehouseErrorCode, _ message: LocalizedText, field: String? = nil, attemptsLeft: Int? = nil) {
         self.kind = kind

@@ -98,6 +98,11 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
     case webhookEndpointCreated = "webhook_endpoint.created"
     case webhookEndpointDisabled = "webhook_endpoint.disabled"
     case webhookSecretRotated = "webhook_endpoint.secret_rotated"
+    /// An identity provider's sign-in (Apple, Google) joined to the account, or removed from it (docs/social-login.md).
+    case identityLinked = "identity.linked"
+    case identityUnlinked = "identity.unlinked"
+    /// An identity token refused (its reason in `detail`), counted as failed logins are.
+    case identitySignInRefused = "identity.sign_in_refused"
 
     /// The kinds a person sees of their own account (`GET /v1/me/events`): their sign-ins and
     /// the changes to how they sign in.
@@ -105,7 +110,7 @@ package enum AuditKind: String, Sendable, CaseIterable, Codable {
         .accountCreated, .loginSucceeded, .loginFailed, .recoveryRequested, .passwordChanged, .emailChanged, .phoneChanged,
         .sessionRevoked, .sessionsRevoked, .accountDeletionRequested, .accountDeletionCancelled, .signatureEnrolled, .accountLocked, .accountUnlocked, .signatureErased,
         .secondFactorAdded, .secondFactorRemoved, .secondFactorFailed, .recoveryCodeUsed, .recoveryCodesRenewed, .passkeyCloneSuspected, .refreshTokenReused,
-        .oidcConsentGranted, .authorizationCodeReused, .accountUpdated,
+        .oidcConsentGranted, .authorizationCodeReused, .accountUpdated, .identityLinked, .identityUnlinked,
     ]
 }
 
@@ -214,16 +219,14 @@ package struct AuditLog: Sendable {
     /// Keeps `event`, in the caller's transaction when given; an event the business's systems hear about
     /// (`WebhookEvent`) goes to each of their endpoints' outbox in the same transaction.
     package func record(_ event: AuditEvent, on db: (any GatehouseDatabase)? = nil) async throws {
-        try await insert(event, bucket: nil, on: db)
-        if let hook = WebhookEvent(event, at: clock.now()) {
-            try await WebhookOutboxStore(database: database).enqueue(hook, on: db)
-        }
+        try await record([event], on: db)
     }
 
-    /// Events recorded together (an import's batch): their rows in one statement and their webhooks with one read of
-    /// the endpoints, in the caller's transaction.
-    package func record(_ events: [AuditEvent], on db: any GatehouseDatabase) async throws {
+    /// Events recorded together (an import's batch, or one): their rows in one statement and their webhooks with one
+    /// read of the endpoints, in the caller's transaction when given.
+    package func record(_ events: [AuditEvent], on db: (any GatehouseDatabase)? = nil) async throws {
         guard !events.isEmpty else { return }
+        let db = db ?? database.db
         let now = clock.now()
         let rows = try events.map { event -> SQLQueryString in
             let values = try Self.values(event)
@@ -247,27 +250,18 @@ package struct AuditLog: Sendable {
         let window = Int64((now / failureWindow).rounded(.down))
         var bucket = "\(event.kind.rawValue):\(event.account?.uuidString.lowercased() ?? event.actor.id ?? "-"):\(event.origin.ip ?? "-"):\(window)"
         if let apart { bucket += ":" + apart.prefix(40) }
-        try await insert(event, bucket: bucket, on: nil)
+        try await insert(event, bucket: bucket)
     }
 
-    private func insert(_ event: AuditEvent, bucket: String?, on db: (any GatehouseDatabase)?) async throws {
-        let sql = db ?? database.db
+    /// A counted failure: the row of its bucket (its kind, account or actor, address and window) gets one more.
+    private func insert(_ event: AuditEvent, bucket: String) async throws {
         let (detail, ip, device, requestID) = try Self.values(event)
-        let now = clock.now()
-        if let bucket {
-            try await sql.raw("""
-                INSERT INTO audit_events (id, at, kind, actor_type, actor_id, account_id, ip, device, request_id, detail, count, bucket)
-                VALUES (\(bind: OrderedID.make()), \(bind: now), \(bind: event.kind.rawValue), \(bind: event.actor.type), \(bind: event.actor.id),
-                        \(bind: event.account), \(bind: ip), \(bind: device), \(bind: requestID), \(bind: detail), 1, \(bind: bucket))
-                ON CONFLICT (bucket) DO UPDATE SET count = audit_events.count + 1
-                """).run()
-        } else {
-            try await sql.raw("""
-                INSERT INTO audit_events (id, at, kind, actor_type, actor_id, account_id, ip, device, request_id, detail, count)
-                VALUES (\(bind: OrderedID.make()), \(bind: now), \(bind: event.kind.rawValue), \(bind: event.actor.type), \(bind: event.actor.id),
-                        \(bind: event.account), \(bind: ip), \(bind: device), \(bind: requestID), \(bind: detail), 1)
-                """).run()
-        }
+        try await database.db.raw("""
+            INSERT INTO audit_events (id, at, kind, actor_type, actor_id, account_id, ip, device, request_id, detail, count, bucket)
+            VALUES (\(bind: OrderedID.make()), \(bind: clock.now()), \(bind: event.kind.rawValue), \(bind: event.actor.type), \(bind: event.actor.id),
+                    \(bind: event.account), \(bind: ip), \(bind: device), \(bind: requestID), \(bind: detail), 1, \(bind: bucket))
+            ON CONFLICT (bucket) DO UPDATE SET count = audit_events.count + 1
+            """).run()
     }
 
     /// An event's columns as kept: its detail as JSON, its origin cut to the columns' lengths.

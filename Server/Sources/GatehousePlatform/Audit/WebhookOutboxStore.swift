@@ -7,10 +7,6 @@ import SQLKit
 struct WebhookOutboxStore: Sendable {
     let database: DatabaseProvider
 
-    func enqueue(_ event: WebhookEvent, on db: (any GatehouseDatabase)?) async throws {
-        try await enqueue([event], on: db)
-    }
-
     /// Events in their order, with one read of the endpoints and one statement for their rows.
     func enqueue(_ events: [WebhookEvent], on db: (any GatehouseDatabase)?) async throws {
         guard !events.isEmpty else { return }

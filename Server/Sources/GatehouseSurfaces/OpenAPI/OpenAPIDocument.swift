@@ -15,7 +15,7 @@ package enum OpenAPIDocument {
     package static let operations: [any EndpointDeclaration] = {
         let groups: [[any EndpointDeclaration]] = [
             ServerPages.APIDocument.all, ServerPages.Health.all, ServerPages.Console.all, ServerPages.OperatorConsole.all, SignToLoginAPI.Endpoints.all,
-            PhoneAccountsAPI.Endpoints.all, V1.Accounts.all, V1.Sessions.all, V1.SecondFactors.all, V1.Passkeys.all, V1.Messenger.all, V1.Apps.all,
+            PhoneAccountsAPI.Endpoints.all, V1.Accounts.all, V1.Sessions.all, V1.SecondFactors.all, V1.Passkeys.all, V1.Identities.all, V1.Messenger.all, V1.Apps.all,
             V1.Signatures.all, V1.Wallet.all, AdminAPI.all, ServerPages.Payments.all, ServerPages.SignatureProfile.all, ServerPages.WellKnown.all,
             ServerPages.OpenID.all,
         ]

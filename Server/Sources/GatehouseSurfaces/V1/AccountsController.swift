@@ -15,6 +15,8 @@ package struct AccountsController: Sendable {
     package let email: EmailService
     package let avatars: AvatarService
     package let deletion: AccountDeletionService
+    /// A fresh sign-in with an identity: the proof an account without a password gives to be deleted.
+    package let social: SocialSignIn
     package let answers: SessionAnswers
     package let limits: GatehouseConfiguration.Limits
     package let edge: SurfaceEdge
@@ -132,6 +134,11 @@ package struct AccountsController: Sendable {
 
     @Sendable package func deleteMe(_ input: AccountDeletionRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AccountDeletion {
         let session = try context.requireSession()
+        if let reauth = input.reauthentication, (input.currentPassword ?? "").isEmpty {
+            try await social.reauthenticate(accountID: session.accountID, provider: IdentityProvider(reauth.provider), token: reauth.idToken,
+                                            nonce: reauth.nonce, origin: read.origin(request, context))
+            return try await deletion.request(accountID: session.accountID, reauthenticatedWith: reauth.provider.rawValue, origin: read.origin(request, context))
+        }
         return try await deletion.request(accountID: session.accountID, currentPassword: input.currentPassword, origin: read.origin(request, context))
     }
 
@@ -252,7 +259,7 @@ package struct AccountsController: Sendable {
     }
 
     package init(signup: SignupService, login: LoginService, recovery: RecoveryService, profile: ProfileService, email: EmailService, avatars: AvatarService,
-                 deletion: AccountDeletionService, answers: SessionAnswers, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
+                 deletion: AccountDeletionService, social: SocialSignIn, answers: SessionAnswers, limits: GatehouseConfiguration.Limits, edge: SurfaceEdge) {
         self.signup = signup
         self.login = login
         self.recovery = recovery
@@ -260,6 +267,7 @@ package struct AccountsController: Sendable {
         self.email = email
         self.avatars = avatars
         self.deletion = deletion
+        self.social = social
         self.answers = answers
         self.limits = limits
         self.edge = edge

@@ -67,7 +67,7 @@ package struct ProblemMiddleware: RouterMiddleware {
         let problem = Problem(
             type: Problem.typeURI(for: error.code), title: finalStatus.reasonPhrase, status: finalStatus.code,
             detail: error.message.render(language), code: error.code, field: error.field,
-            attemptsLeft: error.attemptsLeft, retryAfter: retryAfter, secondFactor: error.secondFactor
+            attemptsLeft: error.attemptsLeft, retryAfter: retryAfter, secondFactor: error.secondFactor, identityLink: error.identityLink
         )
         let data = (try? V1.encoder.encode(problem)) ?? Data("{}".utf8)
         return (finalStatus, headers, data)

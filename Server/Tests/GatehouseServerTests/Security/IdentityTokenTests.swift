@@ -57,8 +57,8 @@ struct IdentityTokenTests {
     }
 
     func verifier(_ standIn: StandIn, provider: IdentityProvider = .apple) -> (IdentityTokenVerifier, ProviderKeys) {
-        let keys = ProviderKeys(url: "https://provider.test/keys", clock: clock.gatehouseClock, fetch: standIn.fetch)
-        return (IdentityTokenVerifier(provider: provider, audiences: ["com.example.shop", "com.example.shop.web"], keys: keys, clock: clock.gatehouseClock), keys)
+        let keys = ProviderKeys(url: "https://provider.test/keys", settings: GatehouseConfiguration.IdentityProviders(), clock: clock.gatehouseClock, fetch: standIn.fetch)
+        return (IdentityTokenVerifier(provider: provider, audiences: ["com.example.shop", "com.example.shop.web"], keys: keys, skew: 60, clock: clock.gatehouseClock), keys)
     }
 
     @Test("Apple's token as Apple signs it: the identity, the address verified (Apple's \"true\" as a string), real_user_status; the nonce is the SHA-256 of the app's raw one; Google's the same with its nonce as given and its two issuers")
@@ -116,11 +116,11 @@ struct IdentityTokenTests {
         var rawNonce = claims()
         rawNonce.nonce = "n-0S6_WzA2Mj"
 
-        #expect(await refused(try JWS.rs256(keyID: "apple-1", claims: claims(), key: stranger)) == .signature)
-        #expect(await refused(header(#"{"alg":"none","kid":"apple-1"}"#) + "." + parts[1] + ".") == .signature)
-        #expect(await refused(header(#"{"alg":"HS256","kid":"apple-1"}"#) + "." + parts[1] + "." + Base64URL.encode(Array(hmac))) == .signature)
-        #expect(await refused(header(#"{"alg":"RS256","kid":"apple-1","jwk":{}}"#) + "." + parts[1] + "." + parts[2]) == .signature)
-        #expect(await refused(try JWS.rs256(keyID: "apple-9", claims: claims(), key: key)) == .signature)
+        #expect(await refused(try JWS.rs256(keyID: "apple-1", claims: claims(), key: stranger)) == .signature(.signature))
+        #expect(await refused(header(#"{"alg":"none","kid":"apple-1"}"#) + "." + parts[1] + ".") == .signature(.algorithm))
+        #expect(await refused(header(#"{"alg":"HS256","kid":"apple-1"}"#) + "." + parts[1] + "." + Base64URL.encode(Array(hmac))) == .signature(.algorithm))
+        #expect(await refused(header(#"{"alg":"RS256","kid":"apple-1","jwk":{}}"#) + "." + parts[1] + "." + parts[2]) == .signature(.header), "a key named in the header")
+        #expect(await refused(try JWS.rs256(keyID: "apple-9", claims: claims(), key: key)) == .signature(.unknownKey))
         #expect(await refused(try JWS.rs256(keyID: "apple-1", claims: other, key: key)) == .audience)
         #expect(await refused(try JWS.rs256(keyID: "apple-1", claims: issuer, key: key)) == .issuer)
         #expect(await refused(try JWS.rs256(keyID: "apple-1", claims: expired, key: key)) == .expired)
@@ -150,7 +150,7 @@ struct IdentityTokenTests {
         // Made-up kids: one fetch a minute at most, however many tokens.
         clock.advance(by: 61)
         for index in 0..<20 {
-            await #expect(throws: IdentityTokenVerifier.Failure.signature) {
+            await #expect(throws: IdentityTokenVerifier.Failure.signature(.unknownKey)) {
                 try await apple.verify(try JWS.rs256(keyID: "made-up-\(index)", claims: claims(), key: first), nonce: "n-0S6_WzA2Mj")
             }
         }
@@ -165,7 +165,7 @@ struct IdentityTokenTests {
         standIn.remove("k1")
         clock.advance(by: 61)
         _ = try await apple.verify(try JWS.rs256(keyID: "k2", claims: claims(), key: second), nonce: "n-0S6_WzA2Mj")
-        await #expect(throws: IdentityTokenVerifier.Failure.signature, "a key the provider retired is gone once fetched again") {
+        await #expect(throws: IdentityTokenVerifier.Failure.signature(.unknownKey), "a key the provider retired is gone once fetched again") {
             try await apple.verify(try JWS.rs256(keyID: "k1", claims: claims(), key: first), nonce: "n-0S6_WzA2Mj")
         }
         #expect(ProviderKeys.maxAge(cacheControl: "public, max-age=21600, must-revalidate, no-transform") == 21_600)

@@ -10,7 +10,7 @@ import Testing
 /// parameter, in the surface's problem format, before anything else is looked up.
 @Suite("/v1: declared query parameters")
 struct QueryParametersTests {
-    static let declared: [any EndpointDeclaration] = V1.Accounts.all + V1.Sessions.all + V1.SecondFactors.all + V1.Passkeys.all + V1.Messenger.all + V1.Apps.all + V1.Wallet.all
+    static let declared: [any EndpointDeclaration] = V1.Accounts.all + V1.Sessions.all + V1.SecondFactors.all + V1.Passkeys.all + V1.Identities.all + V1.Messenger.all + V1.Apps.all + V1.Wallet.all
 
     /// A value each kind refuses (free text and cursors take anything: a bad cursor is the service's to refuse).
     static func refused(_ kind: QueryParameter.Kind) -> String? {

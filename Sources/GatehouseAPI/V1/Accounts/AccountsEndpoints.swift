@@ -88,7 +88,7 @@ extension V1 {
         /// grace period unless I log in with my password before then (which cancels the deletion).
         public static let deleteMe = Endpoint<AccountDeletionRequest, AccountDeletion>(.delete, "/v1/me", success: 202)
             .operation("deleteAccount", "Delete my account", tags: "Account")
-            .errors([400: [.invalidCredentials, .currentPasswordRequired, .fieldTooLong, .malformedBody], 409: [.walletNotEmpty, .appsEnabled]])
+            .errors([400: [.invalidCredentials, .currentPasswordRequired, .identityTokenInvalid, .fieldTooLong, .malformedBody], 409: [.walletNotEmpty, .appsEnabled]])
             .shared(.unauthorized, .payloadTooLarge, .unsupportedMediaType, .tooManyRequests, .unexpectedProblem)
 
         /// My account's security events, newest first (`?cursor=`, `?limit=`): sign-ins (failed ones

@@ -201,11 +201,14 @@ public struct PasswordChange: Codable, Sendable, Equatable {
     }
 }
 
-/// `DELETE /v1/me`: the current password proves the session's holder is the person.
+/// `DELETE /v1/me`: the current password proves the session's holder is the person — or, for an account made by
+/// Apple or Google that has none, a fresh sign-in with one of its identities (`reauthentication`).
 public struct AccountDeletionRequest: Codable, Sendable, Equatable {
-    public var currentPassword: String
-    public init(currentPassword: String) {
+    public var currentPassword: String?
+    public var reauthentication: IdentityReauthentication?
+    public init(currentPassword: String? = nil, reauthentication: IdentityReauthentication? = nil) {
         self.currentPassword = currentPassword
+        self.reauthentication = reauthentication
     }
 }
 
