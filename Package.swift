@@ -40,6 +40,8 @@ let package = Package(
                 "GatehouseAPI",
                 // The messenger's offline store (SQLite; the system's libsqlite3 on Linux).
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Sign in with Apple's nonce (its SHA-256); CryptoKit's API on every platform.
+                .product(name: "Crypto", package: "swift-crypto"),
                 // URLSessionWebSocketTask needs libcurl built with WebSockets, which Linux
                 // distributions do not ship: there the SDK speaks WebSocket through swift-nio's
                 // own codec, behind the same protocol.

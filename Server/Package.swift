@@ -249,6 +249,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                // The identity providers' stand-in serves HTTP.
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Tests/GatehouseTestSupport",
             swiftSettings: swiftSettings

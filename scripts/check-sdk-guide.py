@@ -18,7 +18,7 @@ What is written, from each ```swift block of a guide:
 - any other block is compiled: declarations at file scope, statements inside a function of their
   own. The names a sample takes from its surroundings (`phone`, `showBanner`, a view's bounds) are
   declared once in Examples/SDKGuide/Context.swift.
-Before that, every public method of every client (`*Client.swift` of GatehouseKit and
+Before that, every public method of every client (`*Client.swift`, and `*Client+*.swift` extending one, of GatehouseKit and
 GatehouseDevSupport, the core `GatehouseClient` aside) must be named in each guide's tables, every
 `(#anchor)` link of a guide must name one of its own headings, and the two guides must keep the
 same sections: the same headings at the same levels in the same order, and in each section the same
@@ -74,12 +74,13 @@ def undocumented_methods(guide):
     for folder in ("Sources/GatehouseKit", "Sources/GatehouseDevSupport"):
         for directory, _, files in os.walk(os.path.join(ROOT, folder)):
             for name in files:
-                if not name.endswith("Client.swift") or name == "GatehouseClient.swift":
+                # A client's file, or one extending it (`AccountsClient+Identities.swift`).
+                if not re.search(r"Client(\+\w+)?\.swift$", name) or name == "GatehouseClient.swift":
                     continue
                 text = open(os.path.join(directory, name), encoding="utf-8").read()
                 for method in dict.fromkeys(re.findall(r"^    public (?:nonisolated )?func (\w+)\(", text, re.M)):
                     if f"`{method}(" not in guide:
-                        missing.append(f"{name[:-6]}.{method}")
+                        missing.append(f"{name[:-6].split('+')[0]}.{method}")
     return missing
 
 

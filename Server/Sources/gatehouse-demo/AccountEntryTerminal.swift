@@ -43,15 +43,45 @@ class AccountEntryTerminal: TerminalMenu {
     }
 
     func show(_ vm: MessengerLoginViewModel) async {
+        let providers = vm.providers
+        // A terminal draws once per input: the buttons must be known before the menu is.
+        if !providers.state.hasLoaded { await providers.load() }
         header(vm.state.title)
+        if let link = providers.state.link {
+            // The provider's address is an account's: its password links the two.
+            Terminal.line("  \(link.message)")
+            field(link.passwordLabel, masked(link.password))
+            if link.needsCode { field(link.codeLabel, link.code) }
+            notices(error: providers.state.errorMessage, info: nil)
+            return await menu([
+                Option(label: t("Type the password", "Ввести пароль")) { [self] in if let text = read(link.passwordLabel, secret: true) { providers.setLinkPassword(text) } },
+                Option(label: t("Type the code", "Ввести код"), enabled: link.needsCode) { [self] in if let text = read(link.codeLabel) { providers.setLinkCode(text) } },
+                Option(label: link.submitTitle, enabled: link.isSubmitEnabled) { await providers.submitLink() },
+                Option(label: link.cancelTitle) { providers.cancelLink() },
+            ])
+        }
         field(vm.state.loginLabel, vm.state.login)
         field(vm.state.passwordLabel, masked(vm.state.password))
-        notices(error: vm.state.errorMessage, info: vm.state.infoMessage)
+        notices(error: vm.state.errorMessage ?? providers.state.errorMessage, info: vm.state.infoMessage)
+        // The providers the server takes (none unless its operator configured them). A terminal cannot open Apple's or
+        // Google's sheet: it says what the sheet would be given and takes the identity token it gave, pasted.
+        let buttons = providers.state.buttons.map { button in
+            Option(label: button.title) { [self] in
+                let sheet = providers.sheetRequest(for: button.provider)
+                Terminal.line(t("  The sheet is opened with the nonce \(sheet.nonce) for \(sheet.clientID ?? "the app"): paste the identity token it gave.",
+                                "  Лист открыт с nonce \(sheet.nonce) для \(sheet.clientID ?? "приложения"): вставьте identity token, который он вернул."))
+                guard let token = read(t("Identity token", "Identity token")), !token.isEmpty else {
+                    return providers.sheetFailed(button.provider, cancelled: true)
+                }
+                await providers.complete(button.provider, idToken: token)
+            }
+        }
         await menu([
             Option(label: t("Type login and password", "Ввести логин и пароль")) { [self] in
                 readCredentials(vm.state.loginLabel, vm.state.passwordLabel, current: (vm.state.login, vm.state.password), login: vm.setLogin, password: vm.setPassword)
             },
             Option(label: vm.state.submitTitle, enabled: vm.state.isSubmitEnabled) { await vm.submit() },
+        ] + buttons + [
             Option(label: vm.state.forgotTitle) { vm.forgotPassword() },
             Option(label: vm.state.registerTitle) { vm.register() },
         ])

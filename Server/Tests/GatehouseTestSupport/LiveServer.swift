@@ -60,14 +60,16 @@ public struct LiveServerError: Error, CustomStringConvertible {
 
 /// Runs `body` against a fresh server; stops it afterwards. SQLite by default; with
 /// `GATEHOUSE_SDK_TEST_ENGINE=postgres` and `POSTGRES_URL` (scripts/full-check.sh runs both) a PostgreSQL database;
-/// either a copy of the run's migrated template.
-public func withLiveServer(isolation: isolated (any Actor)? = #isolation, _ body: (LiveServer) async throws -> Void) async throws {
+/// either a copy of the run's migrated template. `configure` changes the server's configuration first.
+public func withLiveServer(isolation: isolated (any Actor)? = #isolation, configure: (inout GatehouseConfiguration) -> Void = { _ in },
+                           _ body: (LiveServer) async throws -> Void) async throws {
     let environment = ProcessInfo.processInfo.environment
     let engine: TestEngine = environment["GATEHOUSE_SDK_TEST_ENGINE"] == "postgres" && !(environment["POSTGRES_URL"] ?? "").isEmpty ? .postgres : .sqlite
     let database = try await TestDatabase.migrated(engine)
     var configuration = GatehouseConfiguration.testing(database: database.location)
     // The SDK's own limits are what an app meets: the server's defaults, not the raised test ones.
     configuration.limits.codeRequestsPerAddressPerDestination = GatehouseConfiguration().limits.codeRequestsPerAddressPerDestination
+    configure(&configuration)
     let clock = TestClock(Date())
     var logger = Logger(label: "gatehouse-sdk-test")
     logger.logLevel = .warning

@@ -49,6 +49,8 @@ final class AccountEntry {
             }
         }
         show(.login(login))
+        // The providers' buttons, once the server has said which it takes.
+        Task { await login.providers.load() }
     }
 
     func showForgotPassword(email: String) {

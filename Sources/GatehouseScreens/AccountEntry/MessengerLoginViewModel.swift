@@ -65,6 +65,10 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
 
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
+    /// "Continue with Apple" and "Continue with Google", when the server takes them (``ProviderSignInViewModel/load()``
+    /// asks, when the screen appears): draw its buttons under the form, and its link step in place of the form. A
+    /// provider's sign-in that asks for the second factor goes on in this screen's second step.
+    public let providers: ProviderSignInViewModel
     private let environment: MessengerEnvironment
 
     /// Creates the screen's model.
@@ -73,12 +77,22 @@ public final class MessengerLoginViewModel: ScreenModel<MessengerLoginViewModel.
     ///   - notice: a neutral notice to show, e.g. "Your password has been changed".
     public init(environment: MessengerEnvironment, login: String = "", notice: String? = nil) {
         self.environment = environment
+        self.providers = ProviderSignInViewModel(client: environment.client, localizer: environment.localizer, device: environment.device)
         let l = environment.localizer
         super.init(state: State(form: LoginForm(title: l("messenger.login.title"), loginLabel: l("messenger.login.login"),
                                                 passwordLabel: l("messenger.login.password"), submitTitle: l("messenger.login.submit"),
                                                 forgotTitle: l("messenger.login.forgot")),
                                 registerTitle: l("messenger.login.register"), infoMessage: notice))
         if !login.isEmpty { update { $0.login = login } }
+        providers.onOutcome = { [weak self] outcome in
+            guard let self else { return }
+            switch outcome {
+            case .authenticated(let account): self.onOutcome?(.authenticated(account))
+            case .secondFactorRequired(let challenge):
+                self.challenge = challenge
+                self.showSecondStep(recovery: false)
+            }
+        }
     }
 
     /// Sets the login field (an email or a tag) as the user types.

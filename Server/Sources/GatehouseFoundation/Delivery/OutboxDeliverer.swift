@@ -63,7 +63,11 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
                     lanes.addTask {
                         while !stopping.withLockedValue({ $0 }) && !Task.isCancelled {
                             await self.deliverDue(kind: kind)
-                            if lane == 0 { await self.runMaintenanceIfDue() }
+                            // The depth of the whole outbox, and the maintenance, once a round: the first lane's.
+                            if lane == 0 {
+                                await self.recordDepth()
+                                await self.runMaintenanceIfDue()
+                            }
                             await self.signal.wait(lane: lane, timeout: self.settings.pollInterval)
                         }
                     }
@@ -81,6 +85,16 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     package func deliverDue() async {
         for kind in OutgoingMessage.Kind.lanes {
             await deliverDue(kind: kind)
+        }
+        await recordDepth()
+    }
+
+    /// The outbox's depth (every pending message, of any kind) for the metrics.
+    private func recordDepth() async {
+        do {
+            depthGauge.record(try await OutboxMessageModel.query(on: database.db).filter(\.$status == OutboxMessageModel.Status.pending.rawValue).count())
+        } catch {
+            logger.error("outbox: cannot count pending messages: \(String(describing: error))")
         }
     }
 
@@ -105,9 +119,6 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
                 }
                 if delivered == 0 { break }
             }
-            let depth = try await OutboxMessageModel.query(on: database.db)
-                .filter(\.$status == OutboxMessageModel.Status.pending.rawValue).count()
-            depthGauge.record(depth)
         } catch {
             logger.error("outbox: cannot read due \(kind.rawValue) messages: \(String(describing: error))")
         }

@@ -4,8 +4,8 @@ import Testing
 /// The screens' two languages: the same keys, and no English left on a Russian screen.
 @Suite("The screens' strings")
 struct LocalizerTests {
-    /// Russian texts that read as in English on purpose: names (the apps', an example address).
-    static let namesAsWritten: Set<String> = ["Sign To Login", "OneOnOne", "name@example.com"]
+    /// Russian texts that read as in English on purpose: names (the apps', the identity providers', an example address).
+    static let namesAsWritten: Set<String> = ["Sign To Login", "OneOnOne", "name@example.com", "Apple", "Google"]
 
     @Test("both languages have the same keys; a Russian text the same as its English one is only a name")
     func noEnglishLeftInRussian() {

@@ -14,7 +14,9 @@ p.add_argument("--demo", required=True)
 p.add_argument("--server", required=True)
 p.add_argument("--session-file", required=True)
 p.add_argument("--phone", default="+7 912 345-67-89")
-p.add_argument("--scenario", default="phone-accounts", choices=["phone-accounts", "messenger-auth", "two-people"])
+p.add_argument("--scenario", default="phone-accounts", choices=["phone-accounts", "messenger-auth", "two-people", "providers"])
+p.add_argument("--key-file", help="providers: the stand-in provider's signing key (PEM), its kid key-1")
+p.add_argument("--client", help="providers: the Apple client id the server takes")
 p.add_argument("--home", help="two-people: the HOME whose platform stores the demos use")
 args = p.parse_args()
 
@@ -93,6 +95,52 @@ def messenger_auth():
     return 0
 
 
+def providers():
+    """gatehouse-demo messenger-auth against a server that takes Apple and Google: the login screen offers both; choosing
+    Apple says what the sheet is opened with (the nonce's SHA-256) and takes the identity token it gave, here signed by
+    PyJWT with the stand-in provider's key, as Apple signs one; the new account is signed in."""
+    import time
+    import uuid
+    import jwt   # PyJWT
+    demo = pexpect.spawn(args.demo, ["messenger-auth", "--server", args.server, "--language", "en",
+                                     "--session-file", args.session_file],
+                         encoding="utf-8", timeout=60, dimensions=(50, 200))
+    log = []
+    demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
+
+    def choose(number):
+        demo.expect_exact("> ")
+        demo.sendline(number)
+
+    try:
+        demo.expect_exact("== Log in ==")
+        demo.expect(r"3\) Continue with Apple")
+        demo.expect(r"4\) Continue with Google")
+        demo.expect(r"6\) Register")
+        choose("3")
+        demo.expect(r"The sheet is opened with the nonce ([0-9a-f]{64}) for ([^:\s]+): paste the identity token it gave")
+        nonce_hash, client = demo.match.group(1), demo.match.group(2)
+        if client != args.client:
+            raise pexpect.ExceptionPexpect("the sheet's client id: %s" % client)
+        now = int(time.time())
+        token = jwt.encode({"iss": "https://appleid.apple.com", "aud": client, "sub": "demo.apple.1", "iat": now, "exp": now + 600,
+                            "nonce": nonce_hash, "email": "demo@example.com", "email_verified": "true", "is_private_email": "false",
+                            "jti": str(uuid.uuid4())},
+                           open(args.key_file).read(), algorithm="RS256", headers={"kid": "key-1"})
+        demo.expect_exact("Identity token: ")
+        demo.sendline(token)
+        demo.expect_exact("== Profile ==")
+        demo.expect_exact("Email: demo@example.com")
+        choose("q")
+        demo.expect(pexpect.EOF)
+        demo.close()
+    except pexpect.ExceptionPexpect as error:
+        sys.stderr.write("demo session failed: %s\n--- transcript ---\n%s\n" % (error, "".join(log)[-4000:]))
+        return 1
+    print("providers demo session passed")
+    return 0
+
+
 def two_people():
     """gatehouse-demo messenger-auth --as NAME, without --session-file: Ann registers in one terminal;
     Bob's terminal opens on a login of its own (not signed in as Ann, as a shared store would);
@@ -148,6 +196,8 @@ if args.scenario == "messenger-auth":
     sys.exit(messenger_auth())
 if args.scenario == "two-people":
     sys.exit(two_people())
+if args.scenario == "providers":
+    sys.exit(providers())
 
 PASSWORD = "Secret-42!"
 child = pexpect.spawn(args.demo, ["phone-accounts", "--server", args.server, "--language", "en",

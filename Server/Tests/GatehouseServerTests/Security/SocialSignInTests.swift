@@ -21,222 +21,28 @@ import _CryptoExtras
 /// booleans strings).
 @Suite("Sign in with Apple and Google")
 struct SocialSignInTests {
-    static let appleClient = "com.example.shop"
-    static let googleClient = "1234-abc.apps.googleusercontent.com"
+    static let appleClient = IdentityProviderStandIn.appleClient
+    static let googleClient = IdentityProviderStandIn.googleClient
     static let nonce = "n-0S6_WzA2Mj-raw"
 
-    /// The provider: its keys (rotated at will), published over HTTP; counts the fetches.
-    final class Provider: @unchecked Sendable {
-        private let lock = NSLock()
-        private var keys: [(kid: String, key: _RSA.Signing.PrivateKey)] = []
-        private var _fetches = 0
-        private var task: Task<Void, any Error>?
-        private(set) var port = 0
-
-        var fetches: Int { lock.withLock { _fetches } }
-
-        // Apple's token and revoke endpoints: the team's key (its public half checks each client secret), the codes
-        // the app got, the refresh tokens they were exchanged for, and the revocations.
-        static let teamID = "TEAM123456"
-        static let keyID = "SIWA123456"
-        let teamKey = P256.Signing.PrivateKey()
-        private var _now: @Sendable () -> Date = { Date() }
-        var now: @Sendable () -> Date {
-            get { lock.withLock { _now } }
-            set { lock.withLock { _now = newValue } }
-        }
-        private var codes: [String: String] = [:]        // code → client id
-        private var refreshTokens: [String: String] = [:] // refresh token → client id
-        private var _revoked: [String] = []
-        private var _revokeAttempts = 0
-        private var _away = false
-        private(set) var refusedSecrets: [String] = []
-
-        var revoked: [String] { lock.withLock { _revoked } }
-        var revokeAttempts: Int { lock.withLock { _revokeAttempts } }
-        var issuedRefreshTokens: [String] { lock.withLock { Array(refreshTokens.keys) } }
-        var away: Bool {
-            get { lock.withLock { _away } }
-            set { lock.withLock { _away = newValue } }
-        }
-
-        /// An authorization code, as Apple gives the app beside the identity token.
-        func code(for clientID: String) -> String {
-            let code = "c" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") + ".0.nrxq." + UUID().uuidString.prefix(8)
-            lock.withLock { codes[code] = clientID }
-            return code
-        }
-
-        /// Checks a client secret as Apple does: ES256 by the team's key named by `kid`, `iss` the team, `sub` the
-        /// client id, `aud` Apple, not expired. nil when it holds, else why not.
-        func refusal(ofSecret secret: String, clientID: String) -> String? {
-            let parts = secret.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2]),
-                  case .object(let h)? = try? JSONValue.parse(header), case .object(let c)? = try? JSONValue.parse(payload) else { return "malformed" }
-            guard h["alg"]?.string == "ES256", h["kid"]?.string == Self.keyID else { return "header" }
-            guard let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-                  teamKey.publicKey.isValidSignature(sig, for: Data((parts[0] + "." + parts[1]).utf8)) else { return "signature" }
-            guard c["iss"]?.string == Self.teamID, c["sub"]?.string == clientID, c["aud"]?.string == "https://appleid.apple.com" else { return "claims" }
-            let now = self.now().timeIntervalSince1970
-            guard case .integer(let exp)? = c["exp"], case .integer(let iat)? = c["iat"], Double(exp) > now, Double(iat) <= now + 60,
-                  exp - iat <= 15_777_000 else { return "times" }
-            return nil
-        }
-
-        func tokenEndpoint(_ form: [String: String]) -> (HTTPResponse.Status, String) {
-            let refused = form["client_id"].map { refusal(ofSecret: form["client_secret"] ?? "", clientID: $0) } ?? "no client id"
-            return lock.withLock {
-                guard !_away else { return (.serviceUnavailable, "") }
-                guard let clientID = form["client_id"], refused == nil else {
-                    refusedSecrets.append(form["client_secret"] ?? "")
-                    return (.badRequest, #"{"error":"invalid_client"}"#)
-                }
-                guard form["grant_type"] == "authorization_code", let code = form["code"], codes[code] == clientID else {
-                    return (.badRequest, #"{"error":"invalid_grant"}"#)
-                }
-                codes[code] = nil
-                let refresh = "r" + UUID().uuidString.lowercased()
-                refreshTokens[refresh] = clientID
-                return (.ok, #"{"access_token":"a\#(UUID().uuidString)","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(refresh)","id_token":"x.y.z"}"#)
-            }
-        }
-
-        func revokeEndpoint(_ form: [String: String]) -> (HTTPResponse.Status, String) {
-            let refused = form["client_id"].map { refusal(ofSecret: form["client_secret"] ?? "", clientID: $0) } ?? "no client id"
-            return lock.withLock {
-                _revokeAttempts += 1
-                guard !_away else { return (.serviceUnavailable, "") }
-                guard let clientID = form["client_id"], refused == nil else {
-                    return (.badRequest, #"{"error":"invalid_client"}"#)
-                }
-                if let token = form["token"], refreshTokens[token] == clientID, form["token_type_hint"] == "refresh_token" {
-                    refreshTokens[token] = nil
-                    _revoked.append(token)
-                }
-                return (.ok, "")
-            }
-        }
-
-        /// A server-to-server notification as Apple signs it: its `events` claim a JSON string.
-        func notification(_ type: String, sub: String, at: Date, iat: Date? = nil, key: _RSA.Signing.PrivateKey? = nil) throws -> String {
-            struct Notification: Encodable {
-                var iss = "https://appleid.apple.com"
-                var aud = SocialSignInTests.appleClient
-                var iat: Int
-                var jti = UUID().uuidString
-                var events: String
-            }
-            let events = #"{"type":"\#(type)","sub":"\#(sub)","event_time":\#(Int(at.timeIntervalSince1970 * 1000)),"email":"x7f2@privaterelay.appleid.com","is_private_email":"true"}"#
-            return try token(Notification(iat: Int((iat ?? at).timeIntervalSince1970), events: events), key: key)
-        }
-
-        @discardableResult
-        func rotate(_ kid: String) throws -> _RSA.Signing.PrivateKey {
-            let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-            lock.withLock { keys.insert((kid, key), at: 0) }
-            return key
-        }
-
-        var current: (kid: String, key: _RSA.Signing.PrivateKey) { lock.withLock { keys[0] } }
-
-        func start() async throws {
-            let router = Router()
-            let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { [self] _, _ in
-                let published = lock.withLock { () -> [(kid: String, key: _RSA.Signing.PrivateKey)] in
-                    _fetches += 1
-                    return keys
-                }
-                let set = JSONValue.object(["keys": .array(try published.map { try JWS.jwk($0.key.publicKey, keyID: $0.kid) })])
-                return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "public, max-age=3600"],
-                                body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(set))))
-            }
-            router.get("auth/keys", use: handler)
-            router.get("oauth2/v3/certs", use: handler)
-            @Sendable func form(_ request: Request) async throws -> [String: String] {
-                let body = String(buffer: try await request.body.collect(upTo: 1 << 16))
-                var fields: [String: String] = [:]
-                for pair in body.split(separator: "&") {
-                    let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
-                    if kv.count == 2 { fields[kv[0]] = kv[1] }
-                }
-                return fields
-            }
-            router.post("auth/token") { [self] request, _ -> Response in
-                let (status, body) = tokenEndpoint(try await form(request))
-                return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
-            }
-            router.post("auth/revoke") { [self] request, _ -> Response in
-                let (status, body) = revokeEndpoint(try await form(request))
-                return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
-            }
-            let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
-            var logger = Logger(label: "identity-provider")
-            logger.logLevel = .error
-            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                                  onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-            task = Task { try await app.runService(gracefulShutdownSignals: []) }
-            var iterator = stream.makeAsyncIterator()
-            port = await iterator.next() ?? 0
-        }
-
-        func stop() async {
-            task?.cancel()
-            _ = try? await task?.value
-        }
-
-        /// A token as the provider signs it.
-        func token(_ claims: some Encodable, kid: String? = nil, key: _RSA.Signing.PrivateKey? = nil) throws -> String {
-            let signer = current
-            return try JWS.rs256(keyID: kid ?? signer.kid, claims: claims, key: key ?? signer.key)
-        }
-    }
-
-    struct Claims: Encodable {
-        var iss: String
-        var aud: String
-        var sub: String
-        var iat: Int
-        var exp: Int
-        var nonce: String?
-        var email: String?
-        var email_verified: String?
-        var is_private_email: String?
-        var given_name: String?
-        var family_name: String?
-        /// Each token the provider signs is its own (Google's carry a `jti`; Apple's an `auth_time` and hashes).
-        var jti = UUID().uuidString
-    }
-
     static func apple(_ app: TestHarness, sub: String = "001234.abcdef.0042", email: String? = "ann@example.com", verified: Bool = true,
-                      nonce: String = nonce) -> Claims {
-        let now = Int(app.clock.now.timeIntervalSince1970)
-        return Claims(iss: "https://appleid.apple.com", aud: appleClient, sub: sub, iat: now, exp: now + 600,
-                      nonce: IdentityProvider.apple.signedNonce(of: nonce), email: email, email_verified: verified ? "true" : "false",
-                      is_private_email: "false")
+                      nonce: String = nonce) -> IdentityClaims {
+        IdentityProviderStandIn.apple(now: app.clock.now, sub: sub, email: email, verified: verified, nonce: nonce)
     }
 
-    static func google(_ app: TestHarness, sub: String = "110248495921238986420", email: String? = "ann@example.com", verified: Bool = true) -> Claims {
-        let now = Int(app.clock.now.timeIntervalSince1970)
-        return Claims(iss: "https://accounts.google.com", aud: googleClient, sub: sub, iat: now, exp: now + 3_600, nonce: nonce, email: email,
-                      email_verified: verified ? "true" : "false", given_name: "Ann", family_name: "Lee")
+    static func google(_ app: TestHarness, sub: String = "110248495921238986420", email: String? = "ann@example.com", verified: Bool = true) -> IdentityClaims {
+        IdentityProviderStandIn.google(now: app.clock.now, sub: sub, email: email, verified: verified, nonce: nonce)
     }
 
     /// A server with both providers on, pointed at `provider`.
-    static func withProviders(_ engine: TestEngine, secondFactor: Bool = true, _ body: @Sendable (TestHarness, Provider) async throws -> Void) async throws {
-        let provider = Provider()
+    static func withProviders(_ engine: TestEngine, secondFactor: Bool = true, _ body: @Sendable (TestHarness, IdentityProviderStandIn) async throws -> Void) async throws {
+        let provider = IdentityProviderStandIn()
         try provider.rotate("key-1")
         try await provider.start()
-        let port = provider.port
         do {
             try await withApp(engine, configure: {
-                $0.identityProviders.apple.clientIDs = [appleClient]
-                $0.identityProviders.apple.url = "http://127.0.0.1:\(port)"
-                $0.identityProviders.google.clientIDs = [googleClient]
-                $0.identityProviders.google.keysURL = "http://127.0.0.1:\(port)/oauth2/v3/certs"
+                provider.configure(&$0)
                 $0.identityProviders.secondFactor = secondFactor
-                $0.identityProviders.apple.teamID = Provider.teamID
-                $0.identityProviders.apple.keyID = Provider.keyID
-                $0.identityProviders.apple.privateKeyPEM = provider.teamKey.pemRepresentation
             }) { app in
                 provider.now = { [clock = app.clock] in clock.now }
                 try await body(app, provider)
@@ -307,8 +113,15 @@ struct SocialSignInTests {
             let events = try await app.services.audit.events(AuditLog.Query(kinds: [.accountCreated, .loginSucceeded]))
             #expect(events.filter { $0.kind == "account.created" }.map { $0.detail["with"] } == ["google", "apple"])
             #expect(events.filter { $0.kind == "login.succeeded" && $0.detail["with"] == "apple" }.count == 2)
-            // Only one provider's keys were fetched once each: the set is kept by its max-age.
+            // Each provider's key set was fetched once: kept by its max-age.
             #expect(provider.fetches == 2, "fetches: \(provider.fetches)")
+            // The provider rotates its keys: a token of the new key, a minute after the last fetch, fetches the set
+            // again once and signs in.
+            try provider.rotate("key-2")
+            app.clock.advance(by: 61)
+            let rotated = try await Self.signIn(app, V1.Identities.apple.path, try provider.token(Self.apple(app)))
+            #expect(rotated.status == .created, "\(rotated.text)")
+            #expect(provider.fetches == 3, "fetches: \(provider.fetches)")
         }
     }
 
