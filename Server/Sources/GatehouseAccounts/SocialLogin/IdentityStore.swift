@@ -142,6 +142,11 @@ package struct IdentityStore: Sendable {
             """).run()
     }
 
+    /// A new refresh token for the identity (the old one, if any, is Apple's to expire).
+    package func keepRefreshToken(_ id: UUID, sealed: String, on tx: any GatehouseDatabase) async throws {
+        try await tx.raw("UPDATE account_identities SET refresh_token_sealed = \(bind: sealed) WHERE id = \(bind: id)").run()
+    }
+
     /// The account's refresh tokens still held (Apple's, sealed), each with the client id it was issued to, taken
     /// out of their rows in the caller's transaction: the revocations to queue.
     package func takeRefreshTokens(of accountID: UUID, identity: UUID? = nil, on tx: any GatehouseDatabase) async throws -> [(provider: String, clientID: String, sealed: String)] {

@@ -143,6 +143,9 @@ package struct SocialSignIn: Sendable {
         if account.secondFactorAt != nil, settings.secondFactor {
             try await database.db.withTransaction { tx in
                 guard try await store.spendToken(token, expiresAt: spendUntil, now: now, on: tx) else { throw Self.tokenInvalid(identity.provider, "used before") }
+                // The code was exchanged already: Apple's new token is the person's authorization, kept for its revocation
+                // whether or not the second step follows.
+                if let sealed = refresh.sealed { try await store.keepRefreshToken(linked.id, sealed: sealed, on: tx) }
             }
             throw GatehouseError.secondFactorRequired(try await secondFactors.challenge(for: accountID, origin: origin, firstMethod: identity.provider.rawValue))
         }

@@ -185,9 +185,13 @@ struct SocialSignInTests {
                                                                                                      code: try await SecondFactorTests.appCode(uri, at: app.clock.now))),
                               .badRequest, .identityLinkInvalid)
 
-            // Now Apple signs in to this account — after the second step, which the account asks for.
-            let step = try expectProblem(try await Self.signIn(app, V1.Identities.apple.path, try provider.token(Self.apple(app, sub: "owner.1", email: "fpi@bk.ru"))),
+            // Now Apple signs in to this account — after the second step, which the account asks for. The code Apple gave
+            // is exchanged all the same: its refresh token is kept for the revocation.
+            let step = try expectProblem(try await Self.signIn(app, V1.Identities.apple.path, try provider.token(Self.apple(app, sub: "owner.1", email: "fpi@bk.ru")),
+                                                               code: provider.code(for: Self.appleClient)),
                                          .forbidden, .secondFactorRequired)
+            let kept = try await app.services.database.db.raw("SELECT refresh_token_sealed FROM account_identities WHERE subject = 'owner.1'").first()
+            #expect(try kept?.decode(column: "refresh_token_sealed", as: String?.self) != nil, "the exchanged token is kept")
             let challenge = try #require(step.secondFactor)
             app.clock.advance(by: 31)
             let finished = try await app.v1.post(V1.SecondFactors.complete.path,
