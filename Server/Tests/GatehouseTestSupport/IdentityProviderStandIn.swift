@@ -39,7 +39,9 @@ public final class IdentityProviderStandIn: @unchecked Sendable {
     private var _revoked: [String] = []
     private var _revokeAttempts = 0
     private var _away = false
-    public private(set) var refusedSecrets: [String] = []
+    private var _refusedSecrets: [String] = []
+    /// The client secrets the token endpoint refused.
+    public var refusedSecrets: [String] { lock.withLock { _refusedSecrets } }
 
     public var revoked: [String] { lock.withLock { _revoked } }
     public var revokeAttempts: Int { lock.withLock { _revokeAttempts } }
@@ -77,7 +79,7 @@ public final class IdentityProviderStandIn: @unchecked Sendable {
         return lock.withLock {
             guard !_away else { return (.serviceUnavailable, "") }
             guard let clientID = form["client_id"], refused == nil else {
-                refusedSecrets.append(form["client_secret"] ?? "")
+                _refusedSecrets.append(form["client_secret"] ?? "")
                 return (.badRequest, #"{"error":"invalid_client"}"#)
             }
             guard form["grant_type"] == "authorization_code", let code = form["code"], codes[code] == clientID else {
@@ -213,6 +215,20 @@ public struct IdentityClaims: Encodable, Sendable {
 }
 
 extension IdentityProviderStandIn {
+    /// A stand-in with its first key (`key-1`), listening while `body` runs, stopped after it whatever happens.
+    public static func run(isolation: isolated (any Actor)? = #isolation, _ body: (IdentityProviderStandIn) async throws -> Void) async throws {
+        let provider = IdentityProviderStandIn()
+        try provider.rotate("key-1")
+        try await provider.start()
+        do {
+            try await body(provider)
+        } catch {
+            await provider.stop()
+            throw error
+        }
+        await provider.stop()
+    }
+
     public static let appleClient = "com.example.shop"
     public static let googleClient = "1234-abc.apps.googleusercontent.com"
 

@@ -90,7 +90,7 @@ package struct IdentityStore: Sendable {
         package var lastUsedAt: Date?
 
         package var shown: LinkedIdentity {
-            LinkedIdentity(id: id, provider: provider.name, email: email, createdAt: createdAt, lastUsedAt: lastUsedAt)
+            LinkedIdentity(id: id, provider: provider, email: email, createdAt: createdAt, lastUsedAt: lastUsedAt)
         }
     }
 
@@ -241,11 +241,4 @@ package struct IdentityStore: Sendable {
     package func useOffer(_ id: UUID, at now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
         try await tx.raw("UPDATE identity_links SET used_at = \(bind: now) WHERE id = \(bind: id) AND used_at IS NULL RETURNING id").first() != nil
     }
-}
-
-extension IdentityProvider {
-    /// As the wire names it.
-    package var name: IdentityProviderName { self == .apple ? .apple : .google }
-
-    package init(_ name: IdentityProviderName) { self = name == .apple ? .apple : .google }
 }

@@ -3,11 +3,11 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 
-/// The providers a person may sign in with (docs/social-login.md).
-package enum IdentityProvider: String, Sendable, CaseIterable, Codable {
-    case apple
-    case google
+/// The providers a person may sign in with (docs/social-login.md): the wire's own names, with what the server knows
+/// of each.
+package typealias IdentityProvider = IdentityProviderName
 
+extension IdentityProviderName {
     /// The `iss` its tokens carry.
     package var issuers: Set<String> {
         switch self {

@@ -54,7 +54,7 @@ package struct SocialSignIn: Sendable {
     /// The providers on, as `GET /v1/sessions/providers` shows them.
     package var providers: SignInProviders {
         SignInProviders(providers: IdentityProvider.allCases.compactMap { provider in
-            verifiers[provider].map { SignInProvider(name: provider.name, clientIds: $0.audiences.sorted()) }
+            verifiers[provider].map { SignInProvider(name: provider, clientIds: $0.audiences.sorted()) }
         })
     }
 
@@ -96,7 +96,7 @@ package struct SocialSignIn: Sendable {
                                          refreshTokenSealed: refresh.sealed, at: now, expiresAt: expiresAt, on: tx)
             }
             var error = GatehouseError(.conflict, .identityLinkRequired, LocalizedText("error.identityLinkRequired", [provider.displayName]))
-            error.identityLink = IdentityLinkOffer(linkToken: linkToken, provider: provider.name, email: email, expiresAt: expiresAt)
+            error.identityLink = IdentityLinkOffer(linkToken: linkToken, provider: provider, email: email, expiresAt: expiresAt)
             throw error
         }
         return try await create(identity, token: token, refresh: await refreshToken(identity, code: authorizationCode), names: names, origin: origin)
@@ -273,7 +273,7 @@ package struct SocialSignIn: Sendable {
         let proof = try await stepUp(account, StepUp(factors: SecondFactors.StepUp(currentPassword: nil), reauth: (provider, token, nonce)),
                                      origin: origin)
         let now = clock.now()
-        try await database.db.withTransaction { tx in try await spend(StepUpProof(reauthToken: proof.reauthToken), accountID: accountID, now: now, on: tx) }
+        try await database.db.withTransaction { tx in try await spend(proof, accountID: accountID, now: now, on: tx) }
     }
 
     private func spend(_ proof: StepUpProof, accountID: UUID, now: Date, on tx: any GatehouseDatabase) async throws {
@@ -315,7 +315,7 @@ package struct SocialSignIn: Sendable {
             throw Self.taken(provider)
         }
         if notice != nil { outbox.signal.wake() }
-        return LinkedIdentity(id: id, provider: provider.name, email: identity.email, createdAt: now, lastUsedAt: now)
+        return LinkedIdentity(id: id, provider: provider, email: identity.email, createdAt: now, lastUsedAt: now)
     }
 
     /// My identities.

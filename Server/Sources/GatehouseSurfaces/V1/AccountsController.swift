@@ -135,7 +135,7 @@ package struct AccountsController: Sendable {
     @Sendable package func deleteMe(_ input: AccountDeletionRequest, _ request: Request, context: GatehouseRequestContext) async throws -> AccountDeletion {
         let session = try context.requireSession()
         if let reauth = input.reauthentication, (input.currentPassword ?? "").isEmpty {
-            try await social.reauthenticate(accountID: session.accountID, provider: IdentityProvider(reauth.provider), token: reauth.idToken,
+            try await social.reauthenticate(accountID: session.accountID, provider: reauth.provider, token: reauth.idToken,
                                             nonce: reauth.nonce, origin: read.origin(request, context))
             return try await deletion.request(accountID: session.accountID, reauthenticatedWith: reauth.provider.rawValue, origin: read.origin(request, context))
         }

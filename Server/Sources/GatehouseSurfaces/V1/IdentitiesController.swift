@@ -62,7 +62,7 @@ package struct IdentitiesController: Sendable {
     }
 
     @Sendable package func add(_ input: IdentityAddition, _ request: Request, context: GatehouseRequestContext) async throws -> LinkedIdentity {
-        try await social.add(accountID: try context.requireSession().accountID, provider: IdentityProvider(input.provider), token: input.idToken,
+        try await social.add(accountID: try context.requireSession().accountID, provider: input.provider, token: input.idToken,
                              nonce: input.nonce, authorizationCode: input.authorizationCode,
                              stepUp: Self.stepUp(currentPassword: input.currentPassword, reauthentication: input.reauthentication, code: input.code,
                                                  recoveryCode: input.recoveryCode, passkey: input.passkey),
@@ -81,7 +81,7 @@ package struct IdentitiesController: Sendable {
     private static func stepUp(currentPassword: String?, reauthentication: IdentityReauthentication?, code: String?, recoveryCode: String?,
                                passkey: PasskeyAssertion?) -> SocialSignIn.StepUp {
         SocialSignIn.StepUp(factors: SecondFactors.StepUp(currentPassword: currentPassword, code: code, recoveryCode: recoveryCode, passkey: passkey),
-                            reauth: reauthentication.map { (IdentityProvider($0.provider), $0.idToken, $0.nonce) })
+                            reauth: reauthentication.map { ($0.provider, $0.idToken, $0.nonce) })
     }
 }
 

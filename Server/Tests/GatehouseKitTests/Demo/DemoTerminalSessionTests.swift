@@ -39,12 +39,10 @@ struct DemoTerminalSessionTests {
     @Test("the demo's login screen offers Continue with Apple and with Google when the server takes them; Apple's token, signed by PyJWT with the stand-in provider's key for the nonce the demo showed, signs a new person in")
     func providersOffered() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")
-        let provider = IdentityProviderStandIn()
-        let key = try provider.rotate("key-1")
-        try await provider.start()
-        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("provider-key-\(UUID().uuidString).pem")
-        try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
-        do {
+        try await IdentityProviderStandIn.run { provider in
+            let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("provider-key-\(UUID().uuidString).pem")
+            try provider.current.key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: keyFile) }
             try await withLiveServer(configure: { provider.configure(&$0) }) { server in
                 let sessionFile = FileManager.default.temporaryDirectory.appendingPathComponent("demo-session-\(UUID().uuidString).json").path
                 let (status, text) = try await Self.runSession(["--demo", Self.demoBinary.path, "--server", server.baseURL.absoluteString, "--session-file", sessionFile,
@@ -53,12 +51,7 @@ struct DemoTerminalSessionTests {
                 #expect(text.contains("providers demo session passed"))
                 try? FileManager.default.removeItem(atPath: sessionFile)
             }
-        } catch {
-            await provider.stop()
-            throw error
         }
-        await provider.stop()
-        try? FileManager.default.removeItem(at: keyFile)
     }
 
     @Test("gatehouse-demo messenger, two people full-screen against a server process: friends, a live chat, reply, edit, delete, forward; offline sends arrive once after a restart; a file attached by path is opened from the profile byte for byte")

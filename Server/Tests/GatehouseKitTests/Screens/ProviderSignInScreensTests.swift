@@ -14,19 +14,12 @@ import Testing
 @MainActor
 struct ProviderSignInScreensTests {
     static func withProviders(_ body: (LiveServer, IdentityProviderStandIn) async throws -> Void) async throws {
-        let provider = IdentityProviderStandIn()
-        try provider.rotate("key-1")
-        try await provider.start()
-        do {
+        try await IdentityProviderStandIn.run { provider in
             try await withLiveServer(configure: { provider.configure(&$0) }) { server in
                 provider.now = { [clock = server.clock] in clock.now }
                 try await body(server, provider)
             }
-        } catch {
-            await provider.stop()
-            throw error
         }
-        await provider.stop()
     }
 
     /// The raw nonce of a sheet request: Apple's sheet is given its SHA-256, which a token carries as given.
@@ -43,7 +36,7 @@ struct ProviderSignInScreensTests {
                              preferences: InMemoryPreferences())
     }
 
-    @Test("AccountsClient: the providers listed; a sign-in with Apple's token and the nonce it carries stores the session; Google's as well; a second sign-in finds the account; an address that is an account's answers the link offer, which the password takes up; identities listed, one linked and unlinked with the password; an account made by Apple is deleted with a fresh Apple sign-in")
+    @Test("AccountsClient: the providers listed; a sign-in with Apple's token and the nonce it carries stores the session; Google's as well; a second sign-in finds the account; an address that is an account's answers the link offer, which a wrong password does not take up; an account made by Apple (no password) links and unlinks Google with a fresh sign-in of its own, and is deleted with a fresh Apple sign-in, its token revoked at Apple")
     func clientCalls() async throws {
         try await Self.withProviders { server, provider in
             let client = server.accountsClient()

@@ -21,21 +21,29 @@ p.add_argument("--home", help="two-people: the HOME whose platform stores the de
 args = p.parse_args()
 
 
-def messenger_auth():
-    """gatehouse-demo messenger-auth: registers with an email code (read from the development
-    outbox, standing in for the mailbox), logs out through the confirmation, logs in by tag."""
-    password = "Secret-42!"
+def spawn_messenger_auth(columns):
+    """`gatehouse-demo messenger-auth` in English on a pseudo-terminal: the process, what it printed so far, and a
+    function that answers the menu's prompt with a number."""
     # 60 s a step: in CI this runs beside seven other tests on two cores, where one step once
     # took more than 20 s (the logout, at 57 s into the session) and the session failed on time alone.
     demo = pexpect.spawn(args.demo, ["messenger-auth", "--server", args.server, "--language", "en",
                                      "--session-file", args.session_file],
-                         encoding="utf-8", timeout=60, dimensions=(50, 160))
+                         encoding="utf-8", timeout=60, dimensions=(50, columns))
     log = []
     demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
 
     def choose(number):
         demo.expect_exact("> ")
         demo.sendline(number)
+
+    return demo, log, choose
+
+
+def messenger_auth():
+    """gatehouse-demo messenger-auth: registers with an email code (read from the development
+    outbox, standing in for the mailbox), logs out through the confirmation, logs in by tag."""
+    password = "Secret-42!"
+    demo, log, choose = spawn_messenger_auth(columns=160)
 
     try:
         demo.expect_exact("== Log in ==")
@@ -102,15 +110,7 @@ def providers():
     import time
     import uuid
     import jwt   # PyJWT
-    demo = pexpect.spawn(args.demo, ["messenger-auth", "--server", args.server, "--language", "en",
-                                     "--session-file", args.session_file],
-                         encoding="utf-8", timeout=60, dimensions=(50, 200))
-    log = []
-    demo.logfile_read = type("Log", (), {"write": lambda self, s: log.append(s), "flush": lambda self: None})()
-
-    def choose(number):
-        demo.expect_exact("> ")
-        demo.sendline(number)
+    demo, log, choose = spawn_messenger_auth(columns=200)   # the sheet's line carries a 64-character nonce
 
     try:
         demo.expect_exact("== Log in ==")

@@ -36,10 +36,7 @@ struct SocialSignInTests {
 
     /// A server with both providers on, pointed at `provider`.
     static func withProviders(_ engine: TestEngine, secondFactor: Bool = true, _ body: @Sendable (TestHarness, IdentityProviderStandIn) async throws -> Void) async throws {
-        let provider = IdentityProviderStandIn()
-        try provider.rotate("key-1")
-        try await provider.start()
-        do {
+        try await IdentityProviderStandIn.run { provider in
             try await withApp(engine, configure: {
                 provider.configure(&$0)
                 $0.identityProviders.secondFactor = secondFactor
@@ -47,11 +44,7 @@ struct SocialSignInTests {
                 provider.now = { [clock = app.clock] in clock.now }
                 try await body(app, provider)
             }
-        } catch {
-            await provider.stop()
-            throw error
         }
-        await provider.stop()
     }
 
     static func signIn(_ app: TestHarness, _ path: String, _ token: String, nonce: String = nonce, code: String? = nil, given: String? = nil,
@@ -154,7 +147,7 @@ struct SocialSignInTests {
         }
     }
 
-    @Test("a provider's verified address that is an account's confirmed one: no account is made and none joined (identity_link_required with a single-use offer); the password and the second factor link it, other sessions end, the owner is told; then the provider signs in, after its second step", arguments: TestEngine.once)
+    @Test("a provider's verified address that is an account's confirmed one: no account is made and none joined (identity_link_required with a single-use offer that expires); the password and the second factor link it, other sessions end, the owner is told; then the provider signs in, after its second step", arguments: TestEngine.once)
     func linkingNeedsProof(engine: TestEngine) async throws {
         try await Self.withProviders(engine) { app, provider in
             let (ownerToken, uri, _) = try await SecondFactorTests.accountWithTOTP(app, email: "fpi@bk.ru")
@@ -164,24 +157,31 @@ struct SocialSignInTests {
             #expect(offer.provider == .apple && offer.email == "fpi@bk.ru")
             let accounts = try await app.services.database.db.raw("SELECT COUNT(*) AS n FROM accounts").first()?.decode(column: "n", as: Int.self)
             #expect(accounts == 1, "no account made")
+            // An offer lives GATEHOUSE_IDENTITY_LINK_SECONDS (600): past it, even the password takes nothing up.
+            app.clock.advance(by: 601)
+            try expectProblem(try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: offer.linkToken, currentPassword: SecondFactorTests.password)),
+                              .badRequest, .identityLinkInvalid)
+            let renewed = try expectProblem(try await Self.signIn(app, V1.Identities.apple.path, try provider.token(Self.apple(app, sub: "owner.1", email: "fpi@bk.ru"))),
+                                            .conflict, .identityLinkRequired)
+            let fresh = try #require(renewed.identityLink)
 
             // By the address alone: nothing. A wrong password, or the password without the second factor: no link.
-            try expectProblem(try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: offer.linkToken, currentPassword: "wrong-91!")),
+            try expectProblem(try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: fresh.linkToken, currentPassword: "wrong-91!")),
                               .badRequest, .invalidCredentials)
-            try expectProblem(try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: offer.linkToken, currentPassword: SecondFactorTests.password)),
+            try expectProblem(try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: fresh.linkToken, currentPassword: SecondFactorTests.password)),
                               .forbidden, .secondFactorRequired)
             try expectProblem(try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: "made-up", currentPassword: SecondFactorTests.password)),
                               .badRequest, .identityLinkInvalid)
             app.clock.advance(by: 31)
             let code = try await SecondFactorTests.appCode(uri, at: app.clock.now)
-            let linked = try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: offer.linkToken, currentPassword: SecondFactorTests.password, code: code))
+            let linked = try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: fresh.linkToken, currentPassword: SecondFactorTests.password, code: code))
             #expect(linked.status == .created, "\(linked.text)")
             let session = try linked.decoded(as: AuthSession.self)
             #expect(try await app.v1.get(V1.Accounts.me.path, token: ownerToken).status == .unauthorized, "the other sessions ended")
             #expect(try await app.outbox(to: "fpi@bk.ru").contains { $0.body.contains("Apple") }, "the owner is told")
             // The offer is single-use.
             app.clock.advance(by: 31)
-            try expectProblem(try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: offer.linkToken, currentPassword: SecondFactorTests.password,
+            try expectProblem(try await app.v1.post(V1.Identities.link.path, IdentityLinkRequest(linkToken: fresh.linkToken, currentPassword: SecondFactorTests.password,
                                                                                                      code: try await SecondFactorTests.appCode(uri, at: app.clock.now))),
                               .badRequest, .identityLinkInvalid)
 
@@ -204,11 +204,13 @@ struct SocialSignInTests {
         }
     }
 
-    @Test("my identities: a signed-in account links Google with a step-up (a session alone cannot) and unlinks it; an account made by Apple has no password and steps up with a fresh sign-in of its own identity (never another account's, each token once); its last way in cannot be removed; an identity of another account is taken; a locked account's provider sign-in is refused", arguments: TestEngine.once)
+    @Test("my identities: a signed-in account links Google with a step-up (a session alone, or a wrong password, cannot) and unlinks it; an account made by Apple has no password and steps up with a fresh sign-in of its own identity (never another account's, each token once); its last way in cannot be removed; an identity of another account is taken; a locked account's provider sign-in is refused", arguments: TestEngine.once)
     func identitiesOfMine(engine: TestEngine) async throws {
         try await Self.withProviders(engine) { app, provider in
             let ann = try await app.v1.signedUp(email: "ann@example.com")
             let google = try provider.token(Self.google(app, sub: "g-ann", email: "ann@example.com"))
+            try expectProblem(try await app.v1.post(V1.Identities.add.path, IdentityAddition(provider: .google, idToken: google, nonce: Self.nonce),
+                                                    token: ann.token), .badRequest, .currentPasswordRequired)
             try expectProblem(try await app.v1.post(V1.Identities.add.path, IdentityAddition(provider: .google, idToken: google, nonce: Self.nonce, currentPassword: "wrong-91!"),
                                                     token: ann.token), .badRequest, .invalidCredentials)
             let added = try await app.v1.post(V1.Identities.add.path, IdentityAddition(provider: .google, idToken: google, nonce: Self.nonce, currentPassword: "secret-91!"),
@@ -322,7 +324,7 @@ struct SocialSignInTests {
         }
     }
 
-    @Test("Apple's notifications, signed as Apple signs them: consent-revoked ends the link and the account's sessions, once (its replay does nothing); email-disabled is noted and an older email-enabled changes nothing; one signed by another key, or for another app, is refused; an unknown sub is ignored", arguments: TestEngine.once)
+    @Test("Apple's notifications, signed as Apple signs them: consent-revoked ends the link and the account's sessions, once (its replay does nothing); email-disabled is noted and an older email-enabled changes nothing; one signed by another key, or issued more than a day ago, is refused; an unknown sub is ignored", arguments: TestEngine.once)
     func appleNotifications(engine: TestEngine) async throws {
         try await Self.withProviders(engine) { app, provider in
             let session = try await Self.signIn(app, V1.Identities.apple.path, try provider.token(Self.apple(app, sub: "note.1", email: "note@example.com")))
@@ -357,6 +359,31 @@ struct SocialSignInTests {
             // The account stays, its address confirmed: Apple's next sign-in is offered for linking to it again, with its proof.
             let again = try await Self.signIn(app, V1.Identities.apple.path, try provider.token(Self.apple(app, sub: "note.1", email: "note@example.com")))
             try expectProblem(again, .conflict, .identityLinkRequired)
+        }
+    }
+
+    @Test("configuration: the providers are off unless their client ids are set; Apple's team, key id and key file go together and the key file must be a PEM key; the skew, key-set ages, refetch interval, offer lifetime and second factor are read; bad values name their variable")
+    func configuration() throws {
+        #expect(try GatehouseConfiguration.fromEnvironment([:]).identityProviders.apple.clientIDs.isEmpty)
+        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey-\(UUID().uuidString).p8")
+        try P256.Signing.PrivateKey().pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: keyFile) }
+        let read = try GatehouseConfiguration.fromEnvironment([
+            "GATEHOUSE_APPLE_CLIENT_IDS": "com.example.shop, com.example.shop.web", "GATEHOUSE_APPLE_TEAM_ID": "TEAM123456",
+            "GATEHOUSE_APPLE_KEY_ID": "SIWA123456", "GATEHOUSE_APPLE_KEY_FILE": keyFile.path, "GATEHOUSE_APPLE_URL": "http://127.0.0.1:9/",
+            "GATEHOUSE_GOOGLE_CLIENT_IDS": "1234-abc.apps.googleusercontent.com", "GATEHOUSE_IDENTITY_TOKEN_SKEW_SECONDS": "30",
+            "GATEHOUSE_IDENTITY_KEYS_MIN_AGE_SECONDS": "120", "GATEHOUSE_IDENTITY_KEYS_MAX_AGE_SECONDS": "7200",
+            "GATEHOUSE_IDENTITY_KEYS_REFETCH_SECONDS": "300", "GATEHOUSE_IDENTITY_LINK_SECONDS": "900", "GATEHOUSE_IDENTITY_SECOND_FACTOR": "false",
+        ]).identityProviders
+        #expect(read.apple.clientIDs == ["com.example.shop", "com.example.shop.web"] && read.apple.url == "http://127.0.0.1:9")
+        #expect(read.apple.teamID == "TEAM123456" && read.apple.keyID == "SIWA123456" && read.apple.privateKeyPEM?.contains("BEGIN PRIVATE KEY") == true)
+        #expect(read.google.clientIDs == ["1234-abc.apps.googleusercontent.com"] && read.skew == 30 && read.keysLeastAge == 120 && read.keysMostAge == 7200)
+        #expect(read.keysRefetchInterval == 300 && read.linkTTL == 900 && !read.secondFactor)
+        for (name, value) in [("GATEHOUSE_APPLE_TEAM_ID", "TEAM123456"), ("GATEHOUSE_APPLE_KEY_FILE", "/nonexistent/AuthKey.p8"),
+                              ("GATEHOUSE_APPLE_URL", "appleid.apple.com"), ("GATEHOUSE_GOOGLE_KEYS_URL", "ftp://example.com/certs"),
+                              ("GATEHOUSE_IDENTITY_TOKEN_SKEW_SECONDS", "3600"), ("GATEHOUSE_IDENTITY_LINK_SECONDS", "5"),
+                              ("GATEHOUSE_IDENTITY_SECOND_FACTOR", "maybe")] {
+            #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try GatehouseConfiguration.fromEnvironment([name: value]) }
         }
     }
 
