@@ -11,8 +11,6 @@ import datetime
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -21,6 +19,8 @@ import urllib.parse
 import urllib.request
 
 import pexpect
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "GatehouseServerTests", "Support"))
+from server_process import free_port, start_server as start_server_process  # noqa: E402 (one way to start a test server and know it answers)
 
 p = argparse.ArgumentParser()
 p.add_argument("--demo", required=True)
@@ -31,12 +31,6 @@ args.demo, args.gatehouse = os.path.abspath(args.demo), os.path.abspath(args.gat
 UP, DOWN, LEFT, RIGHT, ESC, ENTER, CTRL_U, CTRL_C = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C", "\x1b", "\r", "\x15", "\x03"
 work = tempfile.mkdtemp(prefix="demo-messenger-")
 transcripts = {}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 PORT = free_port()
@@ -52,18 +46,7 @@ server = None
 
 def start_server():
     global server
-    log = open(os.path.join(work, "server.log"), "a")
-    server = subprocess.Popen([args.gatehouse, "serve"], cwd=work, env=SERVER_ENV, stdout=log, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(BASE + "/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("the server did not start:\n" + open(os.path.join(work, "server.log")).read()[-3000:])
+    server = start_server_process(args.gatehouse, work, SERVER_ENV, os.path.join(work, "server.log"))
 
 
 def stop_server():

@@ -7,26 +7,19 @@ import argparse
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 import pexpect
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "GatehouseServerTests", "Support"))
+from server_process import free_port, start_server  # noqa: E402 (one way to start a test server and know it answers)
 
 p = argparse.ArgumentParser()
 p.add_argument("--demo", required=True)
 p.add_argument("--gatehouse", required=True)
 args = p.parse_args()
 work = tempfile.mkdtemp(prefix="demo-notifications-")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 PORT = free_port()
@@ -36,8 +29,7 @@ ENV.update({"DATABASE_URL": os.path.join(work, "g.sqlite"), "GATEHOUSE_HOST": "1
             "GATEHOUSE_ENV": "development", "GATEHOUSE_LOG_LEVEL": "warning", "GATEHOUSE_BCRYPT_COST": "4",
             "GATEHOUSE_DELIVERY_WAIT_SECONDS": "0", "GATEHOUSE_BLOB_DIR": os.path.join(work, "blobs"),
             "GATEHOUSE_PUSH_COALESCE_SECONDS": "1"})
-server = subprocess.Popen([args.gatehouse, "serve"], cwd=work, env=ENV, stdout=open(os.path.join(work, "server.log"), "w"),
-                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+server = start_server(args.gatehouse, work, ENV, os.path.join(work, "server.log"))
 
 
 def call(method, path, body=None, token=None):
@@ -61,12 +53,6 @@ def person(tag, first):
 demo = None
 step = "setup"
 try:
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(BASE + "/health", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.1)
     ann = person("ann", "Ann")
     bob = person("bob", "Bob")
 

@@ -12,15 +12,15 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 
 import pexpect
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "GatehouseServerTests", "Support"))
+from server_process import free_port, start_server  # noqa: E402 (one way to start a test server and know it answers)
 
 p = argparse.ArgumentParser()
 p.add_argument("--demo", required=True)
@@ -28,12 +28,6 @@ p.add_argument("--gatehouse", required=True)
 args = p.parse_args()
 args.demo, args.gatehouse = os.path.abspath(args.demo), os.path.abspath(args.gatehouse)
 work = tempfile.mkdtemp(prefix="demo-wallet-")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 PORT = free_port()
@@ -44,8 +38,7 @@ ENV.update({
     "GATEHOUSE_ENV": "development", "GATEHOUSE_LOG_LEVEL": "warning", "GATEHOUSE_BCRYPT_COST": "4",
     "GATEHOUSE_DELIVERY_WAIT_SECONDS": "0", "GATEHOUSE_BLOB_DIR": os.path.join(work, "blobs"),
 })
-server = subprocess.Popen([args.gatehouse, "serve"], cwd=work, env=ENV, stdout=open(os.path.join(work, "server.log"), "w"),
-                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+server = start_server(args.gatehouse, work, ENV, os.path.join(work, "server.log"))
 transcripts = {}
 
 
@@ -57,18 +50,6 @@ def call(method, path, body=None, token=None):
     with urllib.request.urlopen(request, timeout=10) as r:
         text = r.read()
         return json.loads(text) if text else None
-
-
-def wait_for_server():
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(BASE + "/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("the server did not start")
 
 
 class Demo:
@@ -147,7 +128,6 @@ def add_info_and_phone(demo, first, birthday, phone):
 
 failed = None
 try:
-    wait_for_server()
     ann, bob = Demo("ann"), Demo("bob")
 
     # Ann registers through the demo.

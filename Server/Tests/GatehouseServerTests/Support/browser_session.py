@@ -4,13 +4,13 @@ Chromium driven by Selenium, with a click that waits for the next page."""
 import argparse
 import json
 import os
-import socket
-import subprocess
 import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from server_process import free_port, server_state, start_server  # noqa: F401 (the browser scripts import them from here)
 
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
@@ -53,12 +53,6 @@ def with_authenticator_app(base, token, password):
     return totp, json.loads(answer)["codes"]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def server_env(work, port, extra=None, name=None):
     """The environment of a test server on `port`: this process's, without any GATEHOUSE_ setting, plus the tests'
     (SQLite and blobs in `work`, bcrypt's cheapest cost, no delivery wait) and `extra`."""
@@ -69,19 +63,6 @@ def server_env(work, port, extra=None, name=None):
                 "GATEHOUSE_BLOB_DIR": os.path.join(work, f"blobs-{name}")})
     env.update(extra or {})
     return env
-
-
-def start_server(gatehouse, work, env, log):
-    """`gatehouse serve` in `work`, its output appended to `log`; returned once /health answers (30 s at most)."""
-    process = subprocess.Popen([gatehouse, "serve"], cwd=work, env=env, stdout=open(log, "a"), stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL)
-    for _ in range(300):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{env['GATEHOUSE_PORT']}/health", timeout=2):
-                return process
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(open(log).read()[-3000:])
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser_session import call, chromium, free_port, press as press_and_wait, script_arguments, server_env, signed_up, start_server, with_authenticator_app
+from browser_session import call, chromium, free_port, press as press_and_wait, script_arguments, server_env, server_state, signed_up, start_server, with_authenticator_app
 
 args, work = script_arguments("console-")
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
@@ -243,8 +243,10 @@ try:
     print("console browser session passed")
 except Exception as error:
     sys.stderr.write(f"console browser test failed at: {step}: {type(error).__name__}: {error}\n")
+    sys.stderr.write(server_state(server))
     if browser:
-        sys.stderr.write(browser.page_source[:3000] + "\n")
+        source = browser.page_source
+        sys.stderr.write(source[max(0, source.find("<body")):][:3000] + "\n")
     sys.exit(1)
 finally:
     if browser:

@@ -24,7 +24,7 @@ import urllib.request
 from selenium.webdriver.common.by import By
 
 import browser_session
-from browser_session import chromium, free_port, press as press_and_wait, script_arguments, server_env, start_server
+from browser_session import chromium, free_port, press as press_and_wait, script_arguments, server_env, server_state, start_server
 
 args, work = script_arguments("operators-")
 
@@ -257,6 +257,7 @@ try:
     print("operator console browser session passed")
 except Exception as error:
     sys.stderr.write(f"operator console test failed at: {step}: {type(error).__name__}: {error}\n")
+    sys.stderr.write(server_state(server))
     if browser:
         source = browser.page_source
         sys.stderr.write(source[max(0, source.find("<main>")):][:4000] + "\n")
