@@ -70,6 +70,7 @@ typealias ConfirmationPendingViewController = Screen<ConfirmationPendingViewMode
 typealias FinalViewController = Screen<FinalViewModel>
 typealias DeleteAccountViewController = Screen<DeleteAccountViewModel>
 typealias SplashViewController = Screen<SplashViewModel>
+typealias ChooseTagViewController = Screen<ChooseTagViewModel>
 typealias MessengerLoginViewController = Screen<MessengerLoginViewModel>
 typealias ForgotPasswordViewController = Screen<ForgotPasswordViewModel>
 typealias MessengerRegistrationViewController = Screen<MessengerRegistrationViewModel>

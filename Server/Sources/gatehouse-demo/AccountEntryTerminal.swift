@@ -172,4 +172,22 @@ class AccountEntryTerminal: TerminalMenu {
             ])
         }
     }
+
+    /// "Choose your tag", for an account a provider made.
+    func show(_ vm: ChooseTagViewModel) async {
+        header(vm.state.title)
+        Terminal.line("  \(vm.state.message)")
+        field(vm.state.tagLabel, vm.state.tag, error: vm.state.tagMessage)
+        notices(error: vm.state.errorMessage, info: nil)
+        await menu([
+            Option(label: t("Type the tag", "Ввести тег")) { [self] in
+                guard let tag = read(vm.state.tagLabel, current: vm.state.tag) else { return }
+                vm.setTag(tag)
+                // The tag is checked after a pause in typing; wait for the answer before drawing.
+                await vm.settleTagCheck()
+            },
+            Option(label: vm.state.continueTitle, enabled: vm.state.isContinueEnabled) { await vm.submit() },
+            Option(label: vm.state.signOutTitle) { await vm.signOut() },
+        ])
+    }
 }

@@ -28,6 +28,7 @@ final class MessengerAuthTerminal: AccountEntryTerminal {
             case .login(let vm): await show(vm)
             case .forgotPassword(let vm): await show(vm)
             case .registration(let vm): await show(vm)
+            case .chooseTag(let vm): await show(vm)
             case .messenger(let vm):
                 guard fullScreen else { await show(vm.profile); break }
                 let flow = flow

@@ -195,11 +195,13 @@ public struct IdentityClaims: Encodable, Sendable {
     public var is_private_email: String?
     public var given_name: String?
     public var family_name: String?
+    /// Apple's judgement of the person: 2 likely real, 1 unknown, 0 unsupported.
+    public var real_user_status: Int?
     /// Each token the provider signs is its own (Google's carry a `jti`; Apple's an `auth_time` and hashes).
     public var jti = UUID().uuidString
 
     public init(iss: String, aud: String, sub: String, iat: Int, exp: Int, nonce: String?, email: String?, email_verified: String?,
-                is_private_email: String? = nil, given_name: String? = nil, family_name: String? = nil) {
+                is_private_email: String? = nil, given_name: String? = nil, family_name: String? = nil, real_user_status: Int? = nil) {
         self.iss = iss
         self.aud = aud
         self.sub = sub
@@ -209,6 +211,7 @@ public struct IdentityClaims: Encodable, Sendable {
         self.email = email
         self.email_verified = email_verified
         self.is_private_email = is_private_email
+        self.real_user_status = real_user_status
         self.given_name = given_name
         self.family_name = family_name
     }
@@ -238,7 +241,7 @@ extension IdentityProviderStandIn {
         let at = Int(now.timeIntervalSince1970)
         return IdentityClaims(iss: "https://appleid.apple.com", aud: appleClient, sub: sub, iat: at, exp: at + 600,
                               nonce: IdentityProvider.apple.signedNonce(of: nonce), email: email, email_verified: verified ? "true" : "false",
-                              is_private_email: "false")
+                              is_private_email: "false", real_user_status: 2)
     }
 
     /// A token's claims as Google writes them (with the person's names), issued `now`.

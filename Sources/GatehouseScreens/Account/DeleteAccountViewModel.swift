@@ -7,6 +7,11 @@ import GatehouseKit
 /// session of the account has ended, this device's too; the screen says until when a password
 /// login takes the account back, and the app returns to its sign-in (``Outcome/deleted(erasureAt:)``).
 /// A refusal (money in the wallet, an app in use, a wrong password) is shown and the user stays.
+///
+/// Made with the app's `/v1` client (`identities:`), the screen also offers "Confirm with Apple" (or Google) for each
+/// identity linked to the account, after ``load()``: an account a provider made has no password, and a fresh sign-in
+/// with its own identity deletes it instead (the app runs the sheet with ``sheetRequest(for:)`` and hands its token to
+/// ``confirm(with:idToken:)``).
 @MainActor
 public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.State> {
     /// What the screen draws: every title, value and switch of its view.
@@ -26,6 +31,9 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
         public var confirmTitle: String
         /// The "cancel" button's title.
         public var cancelTitle: String
+        /// "Confirm with Apple": deletes with a fresh sign-in of an identity linked to the account, in place of the
+        /// password (none until ``load()``, none without the app's `/v1` client).
+        public var confirmButtons: [ProviderSignInViewModel.ProviderButton] = []
         /// Whether the destructive button can be used: a password typed, nothing in flight.
         public var isConfirmEnabled = false
         /// True while the request is in flight.
@@ -48,14 +56,18 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
     private let timeZone: TimeZone
     private let delete: @Sendable (String) async throws -> AccountDeletion
     private let messageForError: (any Error) -> String?
+    private let client: AccountsClient?
+    private let sheets = ProviderSheets()
 
     /// The screen, asking `delete` to delete the account, dates shown in `timeZone`.
     ///
     /// - Parameters:
     ///   - delete: the call (``AccountsClient/deleteAccount(currentPassword:)`` of the app's client).
     ///   - message: the app's text for a failed call.
+    ///   - identities: the app's `/v1` client, for "Confirm with Apple" (and Google); nil offers the password alone.
     public init(localizer: Localizer, timeZone: TimeZone = .current, delete: @escaping @Sendable (String) async throws -> AccountDeletion,
-                message: @escaping (any Error) -> String?) {
+                message: @escaping (any Error) -> String?, identities: AccountsClient? = nil) {
+        self.client = identities
         self.localizer = localizer
         self.timeZone = timeZone
         self.delete = delete
@@ -74,6 +86,27 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
         }
     }
 
+    /// Reads the identities linked to the account and the providers the server takes, for "Confirm with …"; without
+    /// them (no client, no server) the password alone is offered.
+    public func load() async {
+        guard let client else { return }
+        guard let identities = try? await client.identities(), !identities.isEmpty, let providers = try? await client.signInProviders() else { return }
+        sheets.set(providers)
+        update { $0.confirmButtons = sheets.confirmButtons(linked: Set(identities.map(\.provider)), localizer) }
+    }
+
+    /// What to open the provider's sheet with, to confirm the deletion with it (a new nonce for this attempt).
+    public func sheetRequest(for provider: IdentityProviderName) -> ProviderSignInViewModel.SheetRequest {
+        update { $0.errorMessage = nil }
+        return sheets.request(for: provider)
+    }
+
+    /// What the sheet gave: deletes the account with this fresh sign-in as the proof (Apple's token revoked after).
+    public func confirm(with provider: IdentityProviderName, idToken: String) async {
+        guard let client, !state.isLoading, let reauthentication = sheets.reauthentication(provider, idToken: idToken) else { return }
+        await perform { try await client.deleteAccount(reauthentication: reauthentication) }
+    }
+
     /// "Cancel": leaves without doing anything.
     public func cancel() { onOutcome?(.cancelled) }
 
@@ -81,9 +114,13 @@ public final class DeleteAccountViewModel: ScreenModel<DeleteAccountViewModel.St
     public func confirm() async {
         guard state.isConfirmEnabled else { return }
         let password = state.password
+        await perform { [delete] in try await delete(password) }
+    }
+
+    private func perform(_ call: @escaping () async throws -> AccountDeletion) async {
         update { $0.isLoading = true; $0.isConfirmEnabled = false; $0.errorMessage = nil }
         do {
-            let deletion = try await delete(password)
+            let deletion = try await call()
             update { $0.isLoading = false; $0.password = "" }
             onOutcome?(.deleted(erasureAt: deletion.erasureAt, notice: localizer("account.delete.done", Self.day(deletion.erasureAt, timeZone))))
         } catch {

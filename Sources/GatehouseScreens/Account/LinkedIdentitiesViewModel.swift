@@ -4,11 +4,12 @@ import GatehouseKit
 
 /// "Sign-in with Apple and Google" in an app's profile (docs/social-login.md): the identities linked to the account,
 /// each with "Unlink", and "Link Apple" / "Link Google" for the providers the server takes that are not linked yet.
-/// Both are changes to how the account signs in, so both ask for the password (and the server refuses to unlink the
-/// last way in, with its reason shown).
+/// Both are changes to how the account signs in, so both ask for a proof: the password, or — for an account a provider
+/// made, which has none — a fresh sign-in with one of its own identities ("Confirm with Apple", good for one change).
+/// The server refuses to unlink the last way in, with its reason shown.
 ///
 /// To link one, the app runs the provider's sheet with ``sheetRequest(for:)``'s nonce and hands its token to
-/// ``completeAdd(_:idToken:authorizationCode:)``.
+/// ``completeAdd(_:idToken:authorizationCode:)``; to confirm with one, the same with ``completeConfirmation(_:idToken:)``.
 @MainActor
 public final class LinkedIdentitiesViewModel: ScreenModel<LinkedIdentitiesViewModel.State> {
     /// What the screen draws.
@@ -21,7 +22,11 @@ public final class LinkedIdentitiesViewModel: ScreenModel<LinkedIdentitiesViewMo
         public var emptyMessage: String
         /// "Link Apple", "Link Google": the providers the server takes that are not linked.
         public var addButtons: [ProviderSignInViewModel.ProviderButton] = []
-        /// The password field every change asks for.
+        /// "Confirm with Apple": a fresh sign-in with an identity of the account's own, in place of the password.
+        public var confirmButtons: [ProviderSignInViewModel.ProviderButton] = []
+        /// The provider a fresh sign-in confirmed the next change with, until that change is made.
+        public var confirmedWith: IdentityProviderName?
+        /// The password field every change asks for (unless confirmed with a provider).
         public var passwordLabel: String
         /// The password as typed; drawn masked.
         public var password = ""
@@ -29,7 +34,7 @@ public final class LinkedIdentitiesViewModel: ScreenModel<LinkedIdentitiesViewMo
         public let passwordContentType = TextContentType.password
         /// The label of each row's button.
         public var removeTitle: String
-        /// Whether the changes can be asked for now (a password typed, nothing in flight).
+        /// Whether the changes can be asked for now (a password typed or a confirmation held, nothing in flight).
         public var isChangeEnabled = false
         /// A call is in flight.
         public var isLoading = false
@@ -53,8 +58,8 @@ public final class LinkedIdentitiesViewModel: ScreenModel<LinkedIdentitiesViewMo
 
     private let client: AccountsClient
     private let localizer: Localizer
-    private var providers: [SignInProvider] = []
-    private var nonces: [IdentityProviderName: SignInNonce] = [:]
+    private let sheets = ProviderSheets()
+    private var confirmation: IdentityReauthentication?
 
     /// The screen on `client` (signed in), in `localizer`'s words.
     public init(client: AccountsClient, localizer: Localizer) {
@@ -71,7 +76,7 @@ public final class LinkedIdentitiesViewModel: ScreenModel<LinkedIdentitiesViewMo
             async let linked = client.identities()
             async let offered = client.signInProviders()
             let (identities, providers) = try await (linked, offered)
-            self.providers = providers
+            sheets.set(providers)
             show(identities)
         } catch {
             update { $0.isLoading = false; $0.errorMessage = localizer.message(for: error) }
@@ -85,12 +90,18 @@ public final class LinkedIdentitiesViewModel: ScreenModel<LinkedIdentitiesViewMo
         refreshEnabled()
     }
 
-    /// "Unlink" on a row: the password proves the change.
+    /// The proof of the next change: the confirmation held (spent by it), else the password typed.
+    private func stepUp() -> AccountsClient.IdentityStepUp {
+        defer { confirmation = nil; update { $0.confirmedWith = nil } }
+        return confirmation.map { .reauthentication($0) } ?? .password(state.password)
+    }
+
+    /// "Unlink" on a row: the password, or the confirmation held, proves the change.
     public func remove(_ id: UUID) async {
         guard state.isChangeEnabled, let row = state.rows.first(where: { $0.id == id }) else { return }
         update { $0.isLoading = true; $0.errorMessage = nil; $0.infoMessage = nil }
         do {
-            try await client.removeIdentity(id: id, stepUp: .password(state.password))
+            try await client.removeIdentity(id: id, stepUp: stepUp())
             update { $0.password = ""; $0.infoMessage = localizer("identities.removed", localizer("identity.name.\(row.provider.rawValue)")) }
             show(try await client.identities())
         } catch {
@@ -99,20 +110,29 @@ public final class LinkedIdentitiesViewModel: ScreenModel<LinkedIdentitiesViewMo
         refreshEnabled()
     }
 
-    /// What to open the provider's sheet with, to link it (a new nonce for this attempt).
+    /// What to open the provider's sheet with, to link it or to confirm with it (a new nonce for this attempt).
     public func sheetRequest(for provider: IdentityProviderName) -> ProviderSignInViewModel.SheetRequest {
-        let nonce = SignInNonce()
-        nonces[provider] = nonce
-        return ProviderSignInViewModel.SheetRequest(provider: provider, nonce: provider == .apple ? nonce.forApple : nonce.raw,
-                                                    clientID: providers.first { $0.name == provider }?.clientIds.first)
+        sheets.request(for: provider)
     }
 
-    /// What the sheet gave: links the identity, the password proving the change.
+    /// What the sheet of "Confirm with …" gave: held as the proof of the next change, in place of the password.
+    public func completeConfirmation(_ provider: IdentityProviderName, idToken: String) {
+        guard let reauthentication = sheets.reauthentication(provider, idToken: idToken) else { return }
+        confirmation = reauthentication
+        update {
+            $0.confirmedWith = provider
+            $0.errorMessage = nil
+            $0.infoMessage = localizer("identities.confirmed", localizer("identity.name.\(provider.rawValue)"))
+        }
+        refreshEnabled()
+    }
+
+    /// What the sheet gave: links the identity, the password (or the confirmation held) proving the change.
     public func completeAdd(_ provider: IdentityProviderName, idToken: String, authorizationCode: String? = nil) async {
-        guard let nonce = nonces.removeValue(forKey: provider), state.isChangeEnabled else { return }
+        guard state.isChangeEnabled, let nonce = sheets.take(provider) else { return }
         update { $0.isLoading = true; $0.errorMessage = nil; $0.infoMessage = nil }
         do {
-            _ = try await client.addIdentity(provider, idToken: idToken, nonce: nonce, authorizationCode: authorizationCode, stepUp: .password(state.password))
+            _ = try await client.addIdentity(provider, idToken: idToken, nonce: nonce, authorizationCode: authorizationCode, stepUp: stepUp())
             update { $0.password = ""; $0.infoMessage = localizer("identities.added", localizer("identity.name.\(provider.rawValue)")) }
             show(try await client.identities())
         } catch {
@@ -134,13 +154,14 @@ public final class LinkedIdentitiesViewModel: ScreenModel<LinkedIdentitiesViewMo
                     title: localizer("identities.linkedOn", localizer("identity.name.\($0.provider.rawValue)"), formatter.string(from: $0.createdAt)),
                     email: $0.email)
             }
-            state.addButtons = providers.filter { !linked.contains($0.name) }.map {
+            state.confirmButtons = sheets.confirmButtons(linked: linked, localizer)
+            state.addButtons = sheets.providers.filter { !linked.contains($0.name) }.map {
                 ProviderSignInViewModel.ProviderButton(provider: $0.name, title: localizer("identities.add", localizer("identity.name.\($0.name.rawValue)")))
             }
         }
     }
 
     private func refreshEnabled() {
-        update { $0.isChangeEnabled = !$0.password.isEmpty && !$0.isLoading }
+        update { $0.isChangeEnabled = (!$0.password.isEmpty || $0.confirmedWith != nil) && !$0.isLoading }
     }
 }

@@ -84,8 +84,7 @@ public final class ProviderSignInViewModel: ScreenModel<ProviderSignInViewModel.
     private let client: AccountsClient
     private let localizer: Localizer
     private let device: String?
-    private var providers: [SignInProvider] = []
-    private var nonces: [IdentityProviderName: SignInNonce] = [:]
+    private let sheets = ProviderSheets()
     private var offer: IdentityLinkOffer?
 
     /// The part of a login screen on `client`, in `localizer`'s words; `device` labels the sessions it opens.
@@ -103,7 +102,7 @@ public final class ProviderSignInViewModel: ScreenModel<ProviderSignInViewModel.
             update { $0.hasLoaded = true }
             return
         }
-        self.providers = providers
+        sheets.set(providers)
         update { state in
             state.buttons = providers.map { ProviderButton(provider: $0.name, title: localizer("identity.continue.\($0.name.rawValue)")) }
             state.hasLoaded = true
@@ -112,16 +111,13 @@ public final class ProviderSignInViewModel: ScreenModel<ProviderSignInViewModel.
 
     /// A new nonce for this attempt, kept until the sheet answers, and what to open the sheet with.
     public func sheetRequest(for provider: IdentityProviderName) -> SheetRequest {
-        let nonce = SignInNonce()
-        nonces[provider] = nonce
         update { $0.errorMessage = nil }
-        return SheetRequest(provider: provider, nonce: provider == .apple ? nonce.forApple : nonce.raw,
-                            clientID: providers.first { $0.name == provider }?.clientIds.first)
+        return sheets.request(for: provider)
     }
 
     /// The sheet gave nothing: cancelled by the person (nothing to say) or failed (said).
     public func sheetFailed(_ provider: IdentityProviderName, cancelled: Bool) {
-        nonces[provider] = nil
+        _ = sheets.take(provider)
         guard !cancelled else { return }
         update { $0.errorMessage = localizer("identity.failed", localizer("identity.name.\(provider.rawValue)")) }
     }
@@ -130,7 +126,7 @@ public final class ProviderSignInViewModel: ScreenModel<ProviderSignInViewModel.
     /// person's name.
     public func complete(_ provider: IdentityProviderName, idToken: String, authorizationCode: String? = nil, givenName: String? = nil,
                          familyName: String? = nil) async {
-        guard let nonce = nonces.removeValue(forKey: provider), !state.isLoading else { return }
+        guard !state.isLoading, let nonce = sheets.take(provider) else { return }
         update { $0.isLoading = true; $0.errorMessage = nil }
         do {
             let step = try await client.signIn(with: provider, idToken: idToken, nonce: nonce, authorizationCode: authorizationCode,

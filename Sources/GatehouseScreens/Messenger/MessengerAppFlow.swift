@@ -2,7 +2,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseKit
 
-/// The coordinator of the messenger app: splash, login, forgot password, registration, and the
+/// The coordinator of the messenger app: splash, login, forgot password, registration, choosing a tag, and the
 /// messenger itself (the tab bar, which routes between its own screens). It acts on the screens'
 /// outcomes, so an iOS app (or the terminal demo) only draws `state.screen` and forwards input to
 /// its view model; it applies `state.theme` to the whole app.
@@ -18,6 +18,8 @@ public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
         case forgotPassword(ForgotPasswordViewModel)
         /// Shows ``MessengerRegistrationViewModel``.
         case registration(MessengerRegistrationViewModel)
+        /// Shows ``ChooseTagViewModel`` (an account a provider made has no tag yet).
+        case chooseTag(ChooseTagViewModel)
         /// Shows ``MessengerMainViewModel``.
         case messenger(MessengerMainViewModel)
 
@@ -28,6 +30,7 @@ public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
             case let (.login(x), .login(y)): x === y
             case let (.forgotPassword(x), .forgotPassword(y)): x === y
             case let (.registration(x), .registration(y)): x === y
+            case let (.chooseTag(x), .chooseTag(y)): x === y
             case let (.messenger(x), .messenger(y)): x === y
             default: false
             }
@@ -53,7 +56,7 @@ public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
         self.environment = environment
         // The splash is made again once the entry exists; this one only fills the first state.
         super.init(state: State(screen: .splash(SplashViewModel(environment: environment)), theme: Theme.stored(in: environment.preferences)))
-        entry = AccountEntry(environment: environment, show: { [unowned self] screen in
+        entry = AccountEntry(environment: environment, asksForTag: true, show: { [unowned self] screen in
             update { $0.screen = Self.screen(screen) }
         }, enter: { [unowned self] account, offline in
             showMessenger(account, offline: offline)
@@ -67,6 +70,7 @@ public final class MessengerAppFlow: ScreenModel<MessengerAppFlow.State> {
         case .login(let vm): .login(vm)
         case .forgotPassword(let vm): .forgotPassword(vm)
         case .registration(let vm): .registration(vm)
+        case .chooseTag(let vm): .chooseTag(vm)
         }
     }
 

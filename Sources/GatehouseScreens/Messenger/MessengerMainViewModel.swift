@@ -238,7 +238,8 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
         case .deleteAccount:
             let client = env.client
             let model = DeleteAccountViewModel(localizer: env.localizer, timeZone: env.timeZone,
-                                               delete: { try await client.deleteAccount(currentPassword: $0) }, message: env.message(for:))
+                                               delete: { try await client.deleteAccount(currentPassword: $0) }, message: env.message(for:),
+                                               identities: client)
             model.onOutcome = { [weak self] outcome in
                 guard let self else { return }
                 switch outcome {
@@ -252,6 +253,7 @@ public final class MessengerMainViewModel: ScreenModel<MessengerMainViewModel.St
                 }
             }
             push(.deleteAccount(model))
+            Task { await model.load() }
         }
     }
 

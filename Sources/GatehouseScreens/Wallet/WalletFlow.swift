@@ -91,6 +91,8 @@ public final class WalletFlow: ScreenModel<WalletFlow.State> {
             case .login(let vm): update { $0.screen = .login(vm) }
             case .forgotPassword(let vm): update { $0.screen = .forgotPassword(vm) }
             case .registration(let vm): update { $0.screen = .registration(vm) }
+            // The wallet's entry asks for no tag (payments find people by phone or email as well).
+            case .chooseTag: break
             }
         }, enter: { [unowned self] account, _ in
             // Offline, the profile says it could not load and offers to try again: money needs the server.

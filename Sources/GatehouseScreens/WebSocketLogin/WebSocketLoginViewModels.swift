@@ -8,11 +8,16 @@ public struct WebSocketLoginEnvironment: Sendable {
     public var client: CustomerGatewayClient
     /// The strings.
     public var localizer: Localizer
+    /// The same server's `/v1` client, for "Continue with Apple" and "Continue with Google" (docs/social-login.md):
+    /// the gateway's protocol signs in by password only, and a provider's session is an ordinary Gatehouse session,
+    /// as the gateway's token is. Without it the login screen has no providers' buttons.
+    public var accounts: AccountsClient?
 
     /// Creates an environment.
-    public init(client: CustomerGatewayClient, localizer: Localizer = .device) {
+    public init(client: CustomerGatewayClient, localizer: Localizer = .device, accounts: AccountsClient? = nil) {
         self.client = client
         self.localizer = localizer
+        self.accounts = accounts
     }
 
     /// The expiry as the app screen shows it: `2015-07-15 11:14:30 UTC`.
@@ -22,7 +27,8 @@ public struct WebSocketLoginEnvironment: Sendable {
 }
 
 /// The spec's login screen: an email field validated as you type, a masked password field, an
-/// error output showing the gateway's `error_description`, and the "Login" button.
+/// error output showing the gateway's `error_description`, and the "Login" button; with the environment's `/v1`
+/// client, the buttons of the providers the server takes (``providers``).
 @MainActor
 public final class WebSocketLoginViewModel: ScreenModel<WebSocketLoginViewModel.State> {
     /// What the login screen shows.
@@ -61,13 +67,32 @@ public final class WebSocketLoginViewModel: ScreenModel<WebSocketLoginViewModel.
 
     /// Called when the user leaves this screen; the coordinator navigates.
     public var onOutcome: ((Outcome) -> Void)?
+    /// "Continue with Apple" and "Continue with Google" when the environment has a `/v1` client (the buttons appear
+    /// once ``ProviderSignInViewModel/load()`` has heard which the server takes; the flow asks on showing the screen).
+    /// The session a provider opens is kept where the gateway's token is, so the next launch opens the app screen.
+    /// This app has no second step: an account with the authenticator app on is told so, as the gateway tells it.
+    public let providers: ProviderSignInViewModel?
     private let environment: WebSocketLoginEnvironment
 
     /// Creates the screen's model.
     public init(environment: WebSocketLoginEnvironment) {
         self.environment = environment
         let l = environment.localizer
+        providers = environment.accounts.map { ProviderSignInViewModel(client: $0, localizer: l, device: nil) }
         super.init(state: State(title: l("wslogin.title"), emailLabel: l("wslogin.email"), passwordLabel: l("wslogin.password"), submitTitle: l("wslogin.submit")))
+        providers?.onOutcome = { [weak self] outcome in self?.providerSignedIn(outcome) }
+    }
+
+    private func providerSignedIn(_ outcome: ProviderSignInViewModel.Outcome) {
+        switch outcome {
+        case .authenticated:
+            guard let session = environment.accounts?.session else { return }
+            // The gateway client's store is where launch looks (the app may have given both clients one store).
+            try? environment.client.sessionStore.save(session)
+            onOutcome?(.loggedIn(session))
+        case .secondFactorRequired:
+            update { $0.errorOutput = environment.localizer("wslogin.secondFactor") }
+        }
     }
 
     /// Sets the email as the user types, validating it.
@@ -143,9 +168,10 @@ public final class WebSocketAppViewModel: ScreenModel<WebSocketAppViewModel.Stat
                                 expiresAt: session.expiresAt, logoutTitle: l("wsapp.logout")))
     }
 
-    /// Forgets the token and returns to the login screen.
+    /// Forgets the token (and a provider's session the `/v1` client keeps) and returns to the login screen.
     public func logout() async {
         await environment.client.forgetSession()
+        try? environment.accounts?.sessionStore.clear()
         onOutcome?(.loggedOut)
     }
 }
@@ -203,6 +229,8 @@ public final class WebSocketLoginFlow: ScreenModel<WebSocketLoginFlow.State> {
         let login = WebSocketLoginViewModel(environment: environment)
         wire(login)
         update { $0.screen = .login(login) }
+        // The providers' buttons, once the server has said which it takes.
+        if let providers = login.providers { Task { await providers.load() } }
     }
 
     private func showApp(_ session: GatehouseSession) {

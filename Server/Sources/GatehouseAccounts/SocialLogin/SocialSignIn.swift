@@ -126,6 +126,20 @@ package struct SocialSignIn: Sendable {
         }
     }
 
+    /// The audit detail of an account a provider made: which, and Apple's judgement of the person (`real_user_status`:
+    /// `likelyReal`, `unknown`, `unsupported`), which an operator reviewing sign-ups for abuse reads beside it. Apple
+    /// sends it on the first sign-in only, as it does the name.
+    static func creationDetail(_ identity: ProviderIdentity) -> [String: String] {
+        var detail = ["with": identity.provider.rawValue]
+        switch identity.realUserStatus {
+        case 2?: detail["realUserStatus"] = "likelyReal"
+        case 1?: detail["realUserStatus"] = "unknown"
+        case 0?: detail["realUserStatus"] = "unsupported"
+        default: break
+        }
+        return detail
+    }
+
     /// The audit detail of a sign-in: how, and what became of Apple's refresh token when a code came.
     private func detail(_ with: String, _ refresh: RefreshToken) -> [String: String] {
         var detail = ["with": with]
@@ -182,7 +196,7 @@ package struct SocialSignIn: Sendable {
                 try await accounts.create(account, on: tx)
                 try await store.insert(identity, id: UUID(), accountID: accountID, refreshTokenSealed: refresh.sealed, at: now, on: tx)
                 try await audit.record([
-                    AuditEvent(.accountCreated, by: .account(accountID), account: accountID, origin: origin.audit, detail: ["with": identity.provider.rawValue]),
+                    AuditEvent(.accountCreated, by: .account(accountID), account: accountID, origin: origin.audit, detail: Self.creationDetail(identity)),
                     AuditEvent(.loginSucceeded, by: .account(accountID), account: accountID, origin: origin.audit,
                                detail: detail(identity.provider.rawValue, refresh)),
                 ], on: tx)

@@ -106,7 +106,8 @@ def messenger_auth():
 def providers():
     """gatehouse-demo messenger-auth against a server that takes Apple and Google: the login screen offers both; choosing
     Apple says what the sheet is opened with (the nonce's SHA-256) and takes the identity token it gave, here signed by
-    PyJWT with the stand-in provider's key, as Apple signs one; the new account is signed in."""
+    PyJWT with the stand-in provider's key, as Apple signs one; the new account, which has no tag, is asked for one
+    (the messenger's people find each other by it), and then signed in."""
     import time
     import uuid
     import jwt   # PyJWT
@@ -129,7 +130,17 @@ def providers():
                            open(args.key_file).read(), algorithm="RS256", headers={"kid": "key-1"})
         demo.expect_exact("Identity token: ")
         demo.sendline(token)
+        demo.expect_exact("== Choose your tag ==")
+        demo.expect_exact("People find you in the messenger by your tag. Choose one to go on.")
+        demo.expect(r"2\) Continue \(unavailable\)")
+        choose("1")
+        demo.expect_exact("Tag: ")
+        demo.sendline("Demo.Apple")
+        demo.expect_exact("@demo.apple is free")
+        demo.expect(r"2\) Continue\r?\n")
+        choose("2")
         demo.expect_exact("== Profile ==")
+        demo.expect_exact("Tag: @demo.apple")
         demo.expect_exact("Email: demo@example.com")
         choose("q")
         demo.expect(pexpect.EOF)

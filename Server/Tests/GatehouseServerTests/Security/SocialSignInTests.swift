@@ -105,6 +105,7 @@ struct SocialSignInTests {
             #expect(bo.id != session.account.id && bo.firstName == "Ann" && bo.lastName == "Lee" && bo.email == "bo@example.com")
             let events = try await app.services.audit.events(AuditLog.Query(kinds: [.accountCreated, .loginSucceeded]))
             #expect(events.filter { $0.kind == "account.created" }.map { $0.detail["with"] } == ["google", "apple"])
+            #expect(events.filter { $0.kind == "account.created" }.map { $0.detail["realUserStatus"] } == [nil, "likelyReal"], "Apple's judgement, kept")
             #expect(events.filter { $0.kind == "login.succeeded" && $0.detail["with"] == "apple" }.count == 2)
             // Each provider's key set was fetched once: kept by its max-age.
             #expect(provider.fetches == 2, "fetches: \(provider.fetches)")
