@@ -526,9 +526,13 @@ public struct SignatureVerifier: Sendable {
         // spread keeps its tolerance bounded).
         var kept = Array(usable.indices), far: [Int] = []
         while median(of: kept, in: distances) > parameters.spreadLimit, kept.count > max(3, (usable.count + 1) / 2) {
-            let farthest = kept.max { a, b in
-                kept.map { distances[a][$0] }.reduce(0, +) < kept.map { distances[b][$0] }.reduce(0, +)
-            }!
+            // Summed apart from the closure: the one-expression form took the type checker five seconds.
+            func apart(_ index: Int) -> Double {
+                var sum = 0.0
+                for other in kept { sum += distances[index][other] }
+                return sum
+            }
+            let farthest = kept.max { apart($0) < apart($1) }!
             kept.removeAll { $0 == farthest }
             far.append(usable[farthest])
         }

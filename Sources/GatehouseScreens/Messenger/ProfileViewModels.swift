@@ -189,10 +189,16 @@ public final class EditProfileViewModel: MessengerScreenModel<EditProfileViewMod
         self.tagCheck = TagCheck(environment: environment)
         let l = environment.localizer
         let account = repository.account
-        let labels = Dictionary(uniqueKeysWithValues: ["firstName", "lastName", "tag", "email", "newEmail", "currentPassword", "changeEmail", "sendCode", "confirm", "avatar", "removeAvatar"]
-            .map { ($0, l("messenger.edit.\($0)")) })
+        var labels: [String: String] = [:]
+        for key in ["firstName", "lastName", "tag", "email", "newEmail", "currentPassword", "changeEmail", "sendCode", "confirm", "avatar", "removeAvatar"] {
+            labels[key] = l("messenger.edit.\(key)")
+        }
+        // Spelled out: as one expression, the initials and the labels took the type checker about two seconds.
+        let first: Substring = account.firstName?.prefix(1) ?? ""
+        let last: Substring = account.lastName?.prefix(1) ?? ""
+        let initials = String(first + last).uppercased()
         super.init(environment: environment, repository: repository, state: State(title: l("messenger.edit.title"), avatarURL: account.avatarUrl.flatMap(URL.init(string:)),
-                                initials: String((account.firstName?.prefix(1) ?? "") + (account.lastName?.prefix(1) ?? "")).uppercased(),
+                                initials: initials,
                                 firstName: account.firstName ?? "", lastName: account.lastName ?? "", tag: account.tag ?? "",
                                 labels: labels, saveTitle: l("messenger.edit.save"), email: account.email ?? "", pendingEmail: account.pendingEmail))
     }
