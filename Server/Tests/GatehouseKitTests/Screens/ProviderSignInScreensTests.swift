@@ -182,7 +182,7 @@ struct ProviderSignInScreensTests {
                                        familyName: givenName == nil ? nil : "Ode")
     }
 
-    @Test("the messenger asks an account Apple made for a tag before it opens: on sign-in and again on the next launch; a taken tag is refused under the field, one taken between the check and Continue too; a free one opens the messenger; Sign out goes back to login; the wallet asks none")
+    @Test("the messenger asks an account Apple made for a tag before it opens: on sign-in and again on the next launch; a taken tag is refused under the field, one taken between the check and Continue too; a free one opens the messenger, whose delete screen offers Apple's confirmation; Sign out goes back to login; the wallet asks none")
     func chooseTagAfterProvider() async throws {
         try await Self.withProviders { server, provider in
             try await server.makeV1Account(email: "ivan@example.com", tag: "ivan")
@@ -219,6 +219,10 @@ struct ProviderSignInScreensTests {
             guard case .messenger(let main) = relaunched.state.screen else { Issue.record("the messenger, got \(relaunched.state.screen)"); return }
             #expect(main.repository.account.tag == "nell.ode" && main.profile.state.tag == "@nell.ode")
             #expect(try await env.client.me().tag == "nell.ode")
+            // The account has no password: the messenger's own delete screen offers Apple's confirmation.
+            main.profile.open(.deleteAccount)
+            let deletion = try #require(main.top?.model as? DeleteAccountViewModel, "the delete screen on top")
+            #expect(await eventually { await MainActor.run { deletion.state.confirmButtons.map(\.title) } == ["Confirm with Apple"] }, "\(deletion.state)")
 
             // Another new person signs out instead: login, the session gone.
             let other = Self.environment(server)

@@ -5,7 +5,6 @@ import argparse
 import json
 import os
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
