@@ -55,6 +55,12 @@ let package = Package(
                            .product(name: "NIOFoundationCompat", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
+        // The bare framework's route: the floor Benchmarks/http compares every request with.
+        .executableTarget(
+            name: "http-floor",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "GatehouseFoundation",
             dependencies: [

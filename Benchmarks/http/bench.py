@@ -31,6 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import flows  # noqa: E402
+sys.path.insert(0, os.path.dirname(HERE))
+from proccpu import Meter  # noqa: E402
 
 PEER_SCRIPT = os.path.join(ROOT, "Benchmarks", "peers", "peer.sh")
 HOST = "127.0.0.1"
@@ -66,6 +68,20 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+class Floor:
+    """The bare Hummingbird route (the http-floor product), in its own process."""
+
+    def __init__(self, binary, port, workdir):
+        self.port = port
+        self.log = open(os.path.join(workdir, f"floor-{port}.log"), "ab")
+        self.proc = subprocess.Popen([binary, str(port)], stdout=self.log, stderr=self.log)
+        wait_http(port, proc=self.proc)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(20)
 
 
 class Gatehouse:
@@ -150,7 +166,9 @@ def gatehouse_account(port):
 
 # --- wrk -----------------------------------------------------------------------------------------
 
-def wrk(url, connections, seconds, headers=(), threads=2, env=None):
+def wrk(url, connections, seconds, headers=(), threads=2, env=None, meter=None):
+    """One wrk run; with a meter, also the processor time per request of the processes it watches."""
+    before = meter.sample() if meter else None
     cmd = ["wrk", f"-t{min(threads, connections)}", f"-c{connections}", f"-d{seconds}s", "--latency",
            "-s", os.path.join(HERE, "report.lua")]
     for h in headers:
@@ -163,6 +181,11 @@ def wrk(url, connections, seconds, headers=(), threads=2, env=None):
             errors = result["non2xx"] + result["connect_errors"] + result["read_errors"] + result["write_errors"] + result["timeouts"]
             if errors:
                 raise RuntimeError(f"wrk saw {errors} failed requests on {url}: {result}\n{out}")
+            if meter:
+                cost = meter.since(before, result["requests"])
+                result["server_us"] = cost["server_ms"] * 1000
+                if "postgres_ms" in cost:
+                    result["postgres_us"] = cost["postgres_ms"] * 1000
             return result
     raise RuntimeError(f"no summary from wrk:\n{out}")
 
@@ -173,28 +196,40 @@ def median_of(results, key):
 
 # --- 1: authenticated read ----------------------------------------------------------------------
 
-def bench_read(args, engine, gh, token, peers, uncached_port=None):
-    targets = [("gatehouse plaintext GET /health/live", gh.port, "/health/live", []),
-               ("gatehouse GET /api/users/user", gh.port, "/api/users/user", [f"Authorization: Bearer {token}"]),
-               ("gatehouse GET /v1/me", gh.port, "/v1/me", [f"Authorization: Bearer {token}"])]
-    if uncached_port:
+FLOOR = "hummingbird floor GET /health/live"
+
+
+def bench_read(args, engine, gh, token, peers, uncached=None, floor=None):
+    """Each target: (name, port, path, headers, meter or None). The meters read the processor time per
+    request of the server (and PostgreSQL's) from /proc."""
+    server = Meter(gh.proc.pid, postgres=engine == "postgres")
+    targets = [("gatehouse plaintext GET /health/live", gh.port, "/health/live", [], server),
+               ("gatehouse GET /api/users/user", gh.port, "/api/users/user", [f"Authorization: Bearer {token}"], server),
+               ("gatehouse GET /v1/me", gh.port, "/v1/me", [f"Authorization: Bearer {token}"], server)]
+    if floor:
+        targets.insert(0, (FLOOR, floor.port, "/health/live", [], Meter(floor.proc.pid, postgres=False)))
+    if uncached:
         # The same read from a second process on the same database with the session cache off:
         # what every request costs when no copy is fresh (many users, each reading rarely).
-        targets.append(("gatehouse, session cache off, GET /api/users/user", uncached_port, "/api/users/user", [f"Authorization: Bearer {token}"]))
+        targets.append(("gatehouse, session cache off, GET /api/users/user", uncached.port, "/api/users/user", [f"Authorization: Bearer {token}"],
+                        Meter(uncached.proc.pid, postgres=engine == "postgres")))
     for name, port, path, header in peers:
-        targets.append((f"{name} GET {path}", port, path, [header]))
+        targets.append((f"{name} GET {path}", port, path, [header], None))
     results = {}
     for connections in args.connections:
-        for name, port, path, headers in targets:  # warm-up, discarded
+        for name, port, path, headers, _ in targets:  # warm-up, discarded
             wrk(f"http://{HOST}:{port}{path}", connections, args.warmup, headers)
         runs = {name: [] for name, *_ in targets}
         for _ in range(args.runs):
-            for name, port, path, headers in targets:
-                runs[name].append(wrk(f"http://{HOST}:{port}{path}", connections, args.duration, headers))
+            for name, port, path, headers, meter in targets:
+                runs[name].append(wrk(f"http://{HOST}:{port}{path}", connections, args.duration, headers, meter=meter))
         for name, *_ in targets:
-            results[(name, connections)] = {k: median_of(runs[name], k) for k in ("rps", "p50_ms", "p99_ms")}
+            keys = ["rps", "p50_ms", "p99_ms"] + [k for k in ("server_us", "postgres_us") if k in runs[name][0]]
+            results[(name, connections)] = {k: median_of(runs[name], k) for k in keys}
             r = results[(name, connections)]
-            log(f"  [{engine}] c={connections:<3} {name:<55} {r['rps']:>9.0f} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms")
+            cost = f"  {r['server_us']:6.1f} µs server" if "server_us" in r else ""
+            cost += f" + {r['postgres_us']:5.1f} µs PostgreSQL" if "postgres_us" in r else ""
+            log(f"  [{engine}] c={connections:<3} {name:<55} {r['rps']:>9.0f} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms{cost} per request")
     return targets, results
 
 
@@ -304,6 +339,7 @@ def machine():
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True)
+    p.add_argument("--floor", help="the http-floor binary: the bare Hummingbird route every request is compared with")
     p.add_argument("--engines", default="sqlite,postgres")
     p.add_argument("--only", default="read,login,register,startup")
     p.add_argument("--peers", default="allauth,fastapi-users", help="comma list, or 'none'")
@@ -353,22 +389,31 @@ def main():
                 uncached = Gatehouse(args.binary, engine, args.port + 5, workdir, args.postgres_url, args.cost, args.log_level,
                                      database_url=gh.database_url, extra_env={"GATEHOUSE_SESSION_CACHE_SECONDS": "0"})
                 uncached.start()
+                floor = Floor(args.floor, args.port + 6, workdir) if args.floor else None
                 try:
-                    targets, results = bench_read(args, engine, gh, token, peer_targets, uncached_port=uncached.port)
+                    targets, results = bench_read(args, engine, gh, token, peer_targets, uncached=uncached, floor=floor)
                 finally:
                     uncached.stop()
+                    if floor:
+                        floor.stop()
                 for pid in peer_procs:
                     subprocess.run(["bash", PEER_SCRIPT, "stop", pid], check=False)
                 peer_procs = []
                 er["read"] = {f"{name} @{c}": r for (name, c), r in results.items()}
                 summary = []
                 for c in args.connections:
-                    plain = results[(targets[0][0], c)]
-                    read = results[(targets[1][0], c)]
-                    me = results[(targets[2][0], c)]
+                    plain = results[("gatehouse plaintext GET /health/live", c)]
+                    read = results[("gatehouse GET /api/users/user", c)]
+                    me = results[("gatehouse GET /v1/me", c)]
                     line = {"connections": c, "read_rps": read["rps"], "plaintext_rps": plain["rps"],
                             "read_vs_plaintext": read["rps"] / plain["rps"], "read_p99_ms": read["p99_ms"],
-                            "me_rps": me["rps"], "me_vs_plaintext": me["rps"] / plain["rps"], "me_p99_ms": me["p99_ms"]}
+                            "me_rps": me["rps"], "me_vs_plaintext": me["rps"] / plain["rps"], "me_p99_ms": me["p99_ms"],
+                            "cost_us": {n: {k: r[k] for k in ("server_us", "postgres_us") if k in r}
+                                        for (n, cc), r in results.items() if cc == c and "server_us" in r}}
+                    if (FLOOR, c) in results:
+                        f = results[(FLOOR, c)]
+                        line.update(floor_rps=f["rps"], plaintext_vs_floor=plain["rps"] / f["rps"], me_vs_floor=me["rps"] / f["rps"],
+                                    plaintext_cost_vs_floor=plain["server_us"] / f["server_us"], me_cost_vs_floor=me["server_us"] / f["server_us"])
                     uncached = results.get(("gatehouse, session cache off, GET /api/users/user", c))
                     if uncached:
                         line.update(uncached_rps=uncached["rps"], uncached_p99_ms=uncached["p99_ms"])
@@ -401,9 +446,11 @@ def print_report(report):
     for engine, er in report["engines"].items():
         print(f"\n[{engine}]")
         if "read" in er:
-            print(f"  {'target':<60} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+            print(f"  {'target':<60} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'server µs':>10} {'PG µs':>7}  (processor time per request)")
             for name, r in er["read"].items():
-                print(f"  {name:<60} {r['rps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}")
+                print(f"  {name:<60} {r['rps']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
+                      + (f" {r['server_us']:>10.1f}" if "server_us" in r else f" {'':>10}")
+                      + (f" {r['postgres_us']:>7.1f}" if "postgres_us" in r else ""))
             for line in er["read_summary"]:
                 text = (f"  c={line['connections']}: authenticated read {line['read_rps']:.0f} req/s = "
                         f"{100 * line['read_vs_plaintext']:.0f}% of plaintext (goal ≥ 50%)")
@@ -413,6 +460,14 @@ def print_report(report):
                 print(text)
                 print(f"  c={line['connections']}: GET /v1/me {line['me_rps']:.0f} req/s = {100 * line['me_vs_plaintext']:.0f}% of plaintext "
                       f"(goal ≥ 70%), p99 {line['me_p99_ms']:.2f} ms")
+                if "floor_rps" in line:
+                    print(f"  c={line['connections']}: against the bare Hummingbird route ({line['floor_rps']:.0f} req/s): plaintext "
+                          f"{100 * line['plaintext_vs_floor']:.0f}% (goal ≥ 85%), GET /v1/me {100 * line['me_vs_floor']:.0f}% (goal ≥ 70%)")
+                    print(f"  c={line['connections']}: processor time per request, server (+ PostgreSQL): "
+                          + "; ".join(f"{n} {v['server_us']:.1f} µs" + (f" (+ {v['postgres_us']:.1f})" if "postgres_us" in v else "")
+                                      for n, v in line["cost_us"].items()))
+                    print(f"  c={line['connections']}: cost against the floor's: plaintext {line['plaintext_cost_vs_floor']:.2f}×, "
+                          f"GET /v1/me {line['me_cost_vs_floor']:.2f}×")
                 if "uncached_rps" in line:
                     print(f"  c={line['connections']}: with the session cache off {line['uncached_rps']:.0f} req/s = "
                           f"{100 * line['uncached_rps'] / line['plaintext_rps']:.0f}% of plaintext, p99 {line['uncached_p99_ms']:.2f} ms")

@@ -34,33 +34,14 @@ import websockets
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Gatehouse, Synapse, gather_limited, percentile, rss_kib  # noqa: E402
 
-TICKS = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from proccpu import postgres_pids, process_seconds  # noqa: E402
+
 SOURCES = [f"127.0.0.{2 + i}" for i in range(8)]  # so one source address's ports are not the limit
 
 
 def cpu_seconds(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-        except FileNotFoundError:
-            pass  # a backend that ended
-    return total / TICKS
-
-
-def postgres_pids() -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as f:
-                    if f.read().strip() == "postgres":
-                        pids.append(int(entry))
-            except OSError:
-                pass
-    return pids
+    return sum(process_seconds(pid) for pid in pids)
 
 
 # MARK: - the crowd, held by a process of its own

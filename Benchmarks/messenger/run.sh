@@ -80,6 +80,13 @@ for engine in $ENGINES; do
   echo "== gatehouse on $engine" >&2
   bench gatehouse http://127.0.0.1:18090 "$PID" | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
   stop_server
+  if [ "$MODE" = crowd ] && [ "$engine" = postgres ]; then
+    # The floor: the least a send writes, on the chats and people Gatehouse's run just used, at the same rate
+    # (Benchmarks/floors).
+    echo "== the send's floor (pgbench, Benchmarks/floors/send.sql) on Gatehouse's tables" >&2
+    python3 Benchmarks/floors/run.py send --pg "$DB" --clients 64 --seconds "${PHASE_SECONDS:-20}" --rate "${RATE:-1000}" \
+      | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
+  fi
   fi
 
   if [[ " $TARGETS " == *" synapse "* ]]; then
@@ -141,6 +148,8 @@ if [ "$MODE" = crowd ]; then
 python3 - "$RESULTS" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
+floors = [r for r in rows if r.get("target") == "send floor"]
+rows = [r for r in rows if r.get("target") != "send floor"]
 print(f"{'engine':<9} {'server':<10} {'clients':>8} {'msg/s':>6} {'phase':<7} {'p50 ms':>7} {'p99 ms':>7} {'delivered':>13} {'server CPU/msg':>15} {'db CPU/msg':>11}")
 for r in rows:
     for phase in ("alone", "with_crowd"):
@@ -152,6 +161,11 @@ for r in rows:
     print(f"{r['engine']}/{r['target']}: {r['crowd']} idle clients ({r['crowd_still_open']} still open at the end), "
           f"{r['kib_per_idle_connection']:.1f} KiB each; p99 with the crowd {r['p99_crowd_vs_alone']}x the p99 without"
           + (" (goal at 1,000 messages/s: p99 <= 20 ms and <= 1.5x)" if r["target"] == "gatehouse" else ""))
+    for floor in (f for f in floors if f["engine"] == r["engine"] and r["target"] == "gatehouse"):
+        ours = r["alone"].get("postgres_cpu_ms_per_message")
+        print(f"{r['engine']}: the send's floor at {floor['rate']:.0f}/s: {floor['tps']:.0f}/s, p99 {floor['p99_ms']:.2f} ms, "
+              f"PostgreSQL {floor['postgres_ms']:.3f} ms per send"
+              + (f"; gatehouse's PostgreSQL time per message {ours:.3f} ms = {ours / floor['postgres_ms']:.2f}x the floor's" if ours else ""))
 PY
 exit 0
 fi

@@ -30,6 +30,9 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from proccpu import Meter  # noqa: E402
+
 
 def percentile(values, p):
     ordered = sorted(values)
@@ -70,11 +73,16 @@ def gatehouse(args):
                            check=True, capture_output=True)
         list(pool.map(credit, payers))
     lua = os.path.join(os.path.dirname(os.path.abspath(__file__)), "transfer.lua")
+    postgres = env.get("DATABASE_URL", "").startswith("postgres")
+    meter = Meter(args.server_pid, postgres=postgres) if args.server_pid else None
     runs = []
     for seconds in (args.warmup, args.seconds):
+        before = meter.sample() if meter else None
         out = subprocess.run(["wrk", "-t", "2", "-c", str(args.connections), "-d", f"{seconds}s", "--timeout", "10s", "--latency", "-s", lua, args.url],
                              env={**env, "WRK_PAYERS": "\n".join(f"{t}\t{g}" for t, g, _ in payers)}, capture_output=True, text=True, check=True).stdout
         runs.append(json.loads(next(line for line in out.splitlines() if line.startswith("WRK_JSON "))[9:]))
+        if meter:  # processor time per answered transfer, from /proc
+            runs[-1].update(meter.since(before, runs[-1]["requests"] - runs[-1]["non2xx"]))
         if len(runs) == 1 and env.get("DATABASE_URL", "").startswith("postgres"):
             # Statistics for the tables as the warm-up left them, as `pgbench -i` gives its own: otherwise whether
             # PostgreSQL's autovacuum happened to analyse a table while it was still nearly empty decides the run.
@@ -86,7 +94,10 @@ def gatehouse(args):
     # the share of this run's saturated rate an operator plans for (PACED_SHARE, 0.5), or PACED_RATE when set.
     rate = args.rate if args.rate > 0 else round(result["rps"] * args.share)
     if rate > 0:
+        before = meter.sample() if meter else None
         paced = asyncio.run(paced_transfers(args.url, payers, rate, args.seconds, args.connections))
+        if meter:
+            paced.update(meter.since(before, paced["answered"] - paced["non2xx"]))
         result.update({f"paced_{k}": v for k, v in paced.items()})
     audit = subprocess.run([args.gatehouse, "wallet", "audit"], cwd=args.workdir, env=env, capture_output=True, text=True)
     result.update({"target": "gatehouse", "payers": args.payers, "connections": args.connections, "audit": audit.stdout.strip()})
@@ -135,16 +146,19 @@ async def paced_transfers(url, payers, rate, seconds, connections):
     await asyncio.gather(*(worker() for _ in range(connections)))
     took = time.perf_counter() - start
     lat = state["latencies"]
-    return {"rate": rate, "rps": len(lat) / took, "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), "non2xx": state["non2xx"]}
+    return {"rate": rate, "rps": len(lat) / took, "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), "non2xx": state["non2xx"],
+            "answered": len(lat)}
 
 
 def pgbench(args):
     work = tempfile.mkdtemp(prefix="pgbench-")
     subprocess.run(["pgbench", "-i", "-q", "-s", str(args.scale), args.pg], check=True, capture_output=True)
     runs = []
+    meter = Meter(postgres=True)
     for seconds in (args.warmup, args.seconds):
         for old in glob.glob(os.path.join(work, "pgbench_log*")):
             os.remove(old)
+        before = meter.sample()
         out = subprocess.run(["pgbench", "-b", "tpcb-like", "-c", str(args.connections), "-j", "2", "-T", str(seconds), "-l",
                               "--log-prefix", os.path.join(work, "pgbench_log"), args.pg], capture_output=True, text=True, check=True).stdout
         tps = float(next(line for line in out.splitlines() if line.startswith("tps")).split("=")[1].split()[0])
@@ -152,7 +166,8 @@ def pgbench(args):
         for path in glob.glob(os.path.join(work, "pgbench_log*")):
             with open(path) as f:
                 latencies += [int(line.split()[2]) / 1000 for line in f if line.strip()]
-        runs.append({"rps": tps, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99), "requests": len(latencies)})
+        runs.append({"rps": tps, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99), "requests": len(latencies),
+                     **meter.since(before, len(latencies))})
     result = runs[-1]
     # The same steady rate as Gatehouse's (run.sh passes it), with -R: pgbench then counts each transaction's latency
     # from when it was due.
@@ -215,6 +230,7 @@ def main():
     p.add_argument("mode", choices=["gatehouse", "pgbench", "sqlite"])
     p.add_argument("--url")
     p.add_argument("--gatehouse")
+    p.add_argument("--server-pid", type=int, help="the server's process: its processor time per transfer is read from /proc")
     p.add_argument("--workdir")
     p.add_argument("--pg")
     p.add_argument("--path")

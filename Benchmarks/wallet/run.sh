@@ -53,11 +53,19 @@ for engine in $ENGINES; do
   SERVER=$!
   wait_up http://127.0.0.1:18091/health "$WORK/gatehouse-$engine.log"
   echo "== gatehouse transfers on $engine" >&2
-  python3 Benchmarks/wallet/bench.py gatehouse --url http://127.0.0.1:18091 --gatehouse "$BIN" --workdir "$WORK" \
+  python3 Benchmarks/wallet/bench.py gatehouse --url http://127.0.0.1:18091 --gatehouse "$BIN" --workdir "$WORK" --server-pid "$SERVER" \
     | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
   stop_server
   unset DATABASE_URL
   if [ "$engine" = postgres ]; then
+    # The floor: the least a transfer writes, on the tables and people Gatehouse's run just used, saturated and at
+    # the same steady rate (Benchmarks/floors).
+    RATE=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1]).get("paced_rate", 0))' "$RESULTS")
+    echo "== the transfer's floor (pgbench, Benchmarks/floors/transfer.sql) on Gatehouse's tables" >&2
+    for rate in 0 "$RATE"; do
+      python3 Benchmarks/floors/run.py transfer --pg "$DB" --clients "${CONNECTIONS:-64}" --seconds "${SECONDS_RUN:-15}" --rate "$rate" \
+        | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"postgres\",/" >> "$RESULTS"
+    done
     echo "== pgbench tpcb-like on the same PostgreSQL" >&2
     fresh_database bench_pgbench
     RATE=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1]).get("paced_rate", 0))' "$RESULTS")
@@ -72,12 +80,23 @@ done
 python3 - "$RESULTS" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
+def cost(r, prefix=""):
+    out = ""
+    if r.get(prefix + "server_ms") is not None:
+        out += f"  server {r[prefix + 'server_ms']:.3f} ms"
+    if r.get(prefix + "postgres_ms") is not None:
+        out += f"  PostgreSQL {r[prefix + 'postgres_ms']:.3f} ms"
+    return out + " per transfer" if out else ""
 for r in rows:
+    if r["target"] == "transfer floor":
+        what = "saturated" if not r["rate"] else f"offered {r['rate']:.0f}/s steadily"
+        print(f"{r['engine']:8} {'floor':12} {r['tps']:8.0f}/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  ({what}){cost(r)}")
+        continue
     print(f"{r['engine']:8} {r['target']:12} {r['rps']:8.0f}/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms"
-          + (f"  non-2xx {r['non2xx']}  errors {r['errors']}  audit: {r['audit']}" if r['target'] == 'gatehouse' else ""))
+          + (f"  non-2xx {r['non2xx']}  errors {r['errors']}  audit: {r['audit']}" if r['target'] == 'gatehouse' else "") + cost(r))
     if "paced_p99_ms" in r:
         print(f"{'':8} {'':12} offered {r['paced_rate']}/s steadily: {r['paced_rps']:6.0f}/s  p50 {r['paced_p50_ms']:6.2f} ms  p99 {r['paced_p99_ms']:6.2f} ms"
-              + (f"  non-2xx {r['paced_non2xx']}" if r['target'] == 'gatehouse' else ""))
+              + (f"  non-2xx {r['paced_non2xx']}" if r['target'] == 'gatehouse' else "") + cost(r, "paced_"))
 for engine, peer in (("postgres", "pgbench"), ("sqlite", "sqlite-tpcb")):
     ours = next((r for r in rows if r["engine"] == engine and r["target"] == "gatehouse"), None)
     theirs = next((r for r in rows if r["engine"] == engine and r["target"] == peer), None)
@@ -88,4 +107,11 @@ for engine, peer in (("postgres", "pgbench"), ("sqlite", "sqlite-tpcb")):
         beside = f"; {peer} at the same rate: p99 {theirs['paced_p99_ms']:.2f} ms" if theirs and "paced_p99_ms" in theirs else ""
         print(f"{engine}: at {ours['paced_rate']}/s ({share:.0%} of saturated) gatehouse p99 {ours['paced_p99_ms']:.2f} ms"
               f" (goal on PostgreSQL at 50%: <= 20 ms){beside}")
+    floors = [r for r in rows if r["engine"] == engine and r["target"] == "transfer floor"]
+    for floor in floors:
+        mine = ours and (ours.get("paced_postgres_ms") if floor["rate"] else ours.get("postgres_ms"))
+        if mine:
+            what = f"at {floor['rate']:.0f}/s" if floor["rate"] else "saturated"
+            print(f"{engine}: {what}, PostgreSQL time per transfer {mine:.3f} ms = {mine / floor['postgres_ms']:.2f}x the floor's "
+                  f"{floor['postgres_ms']:.3f} ms; the floor does {floor['tps']:.0f}/s, p99 {floor['p99_ms']:.2f} ms")
 PY

@@ -82,15 +82,10 @@ package func buildApplication(services: GatehouseServices, onServerRunning: (@Se
 /// routes with the OpenAPI document.
 package func makeRouter(services: GatehouseServices) -> Router<GatehouseRequestContext> {
     let router = Router(context: GatehouseRequestContext.self)
-    router.add(middleware: RequestLogMiddleware())
-    router.add(middleware: NoStoreMiddleware())
-    router.add(middleware: MetricsMiddleware())
+    // What every request pays, in one layer: its id, its log line and metrics, no caching, U+0000 out of the query,
+    // 405 with `Allow`, and errors as problem documents on the surfaces that speak them.
     let routes = RouteTable()
-    router.add(middleware: ProblemMiddleware(prefix: "/v1/"))
-    router.add(middleware: ProblemMiddleware(prefix: "/admin/"))
-    // U+0000 is left out of a query string before any route reads it.
-    router.add(middleware: NULAddressMiddleware())
-    router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
+    router.add(middleware: EveryRequestMiddleware(routes: routes, surfaces: [.init(prefixes: ["/v1/", "/admin/"], answer: ProblemDocuments.response)]))
     let configuration = services.configuration
     let edge = SurfaceEdge(configuration)
     HealthController(ping: { [database = services.database] in try await database.ping() }, metrics: configuration.metricsEnabled, metricsToken: configuration.metricsToken).addRoutes(to: router)

@@ -43,7 +43,10 @@ package struct Secrets: Sendable {
     }
 
     package static func sha256Hex(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).hexString
+        // Hashed from the string's own bytes: every authenticated request hashes its token, and copying it into
+        // `Data` first and building the hex through an array was 2.5% of an authenticated read.
+        var text = text
+        return text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }.hexString
     }
 
     /// An HMAC of `text` under the key of `purpose`, base64url (43 characters): a token the server
@@ -78,16 +81,30 @@ package struct Secrets: Sendable {
 
 extension Sequence where Element == UInt8 {
     package var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
+        out.reserveCapacity(underestimatedCount * 2)
         for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+            out.append(hexDigit(byte >> 4))
+            out.append(hexDigit(byte & 0x0F))
         }
         return String(decoding: out, as: UTF8.self)
     }
 }
 
 extension Digest {
-    package var hexString: String { Array(self).hexString }
+    package var hexString: String {
+        withUnsafeBytes { bytes in
+            String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+                for (index, byte) in bytes.enumerated() {
+                    out[2 * index] = hexDigit(byte >> 4)
+                    out[2 * index + 1] = hexDigit(byte & 0x0F)
+                }
+                return bytes.count * 2
+            }
+        }
+    }
+}
+
+private func hexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
 }

@@ -5,7 +5,7 @@ import GatehouseFoundation
 /// code downstream (logs, mail, SMS gateways) would cut it short; no name, address, password or
 /// message needs it. The body readers of the APIs refuse it before anything reaches a service, in
 /// the surface's own format (a problem document on `/v1`, plain text with `X-Error-Code` on `/api`,
-/// `{"res": …}` on Sign To Login, an error frame on the gateway); the address (`NULAddressMiddleware`)
+/// `{"res": …}` on Sign To Login, an error frame on the gateway); the address (`EveryRequestMiddleware`)
 /// and the consoles' forms leave it out. Both engines answer alike.
 package enum InputText {
     /// Whether `text` holds U+0000.

@@ -11,7 +11,7 @@ import NIOCore
 /// their client records with an admin key. The key is checked before the body is read: no key
 /// (or an unknown or disabled one) is 401, a key without the operation's scope 403
 /// `insufficient_scope`. Every change is in the audit trail as the key (`admin_key` and its id).
-/// Errors are problem documents (`ProblemMiddleware`).
+/// Errors are problem documents (`ProblemDocuments`).
 package struct AdminController: Sendable {
     package let keys: AdminKeys
     package let clients: ClientRecords

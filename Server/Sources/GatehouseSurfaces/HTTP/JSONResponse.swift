@@ -8,6 +8,11 @@ import Hummingbird
 package enum JSONResponse {
     package static let contentType = "application/json; charset=utf-8"
 
+    /// A value that writes itself, chosen at compile time (no cast at run time).
+    package static func make(_ value: some JSONWritable, status: HTTPResponse.Status = .ok) -> Response {
+        make(buffer: value.jsonBuffer, status: status)
+    }
+
     package static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         if let written = value as? any JSONWritable { return make(buffer: written.jsonBuffer, status: status) }
         return make(encoded: try V1.encoder.encode(value), status: status)
@@ -29,4 +34,16 @@ package enum JSONResponse {
     }
 
     package static func noContent() -> Response { Response(status: .noContent) }
+}
+
+extension HTTPFields {
+    /// What a refusal tells the client to do next, on every surface: `WWW-Authenticate` on 401 (`invalid_token` when a
+    /// token was sent), `Retry-After` on 429.
+    package mutating func addChallenge(for error: GatehouseError, request: Request) {
+        switch error.kind {
+        case .unauthorized: self[.wwwAuthenticate] = request.bearerToken == nil ? "Bearer" : "Bearer error=\"invalid_token\""
+        case .rateLimited(let seconds): self[.retryAfter] = String(seconds)
+        default: break
+        }
+    }
 }

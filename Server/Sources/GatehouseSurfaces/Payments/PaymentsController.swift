@@ -41,7 +41,7 @@ package struct PaymentsController: Sendable {
         } catch let error as GatehouseError {
             // The provider reads only the status; the problem document says why, for whoever
             // reads its dashboard.
-            let (status, headers, body) = ProblemMiddleware.rendered(error, request: request)
+            let (status, headers, body) = ProblemDocuments.rendered(error, request: request)
             return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
     }
@@ -77,7 +77,7 @@ package struct PaymentsController: Sendable {
         do {
             outcome = try await topUps.notify(payload: payload, signature: signature, origin: origin(request, context))
         } catch let error as GatehouseError {
-            let (status, _, _) = ProblemMiddleware.rendered(error, request: request)
+            let (status, _, _) = ProblemDocuments.rendered(error, request: request)
             return page(title: "Local payment", state: "refused", message: error.message.render(.en), status: status)
         }
         let message = switch outcome {

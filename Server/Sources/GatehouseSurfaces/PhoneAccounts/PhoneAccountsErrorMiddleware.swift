@@ -28,14 +28,11 @@ package struct PhoneAccountsErrorMiddleware: RouterMiddleware {
         let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .ru)
         var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
         headers[HTTPField.Name(PhoneAccountsAPI.errorCodeHeader)!] = error.code.rawValue
+        headers.addChallenge(for: error, request: request)
         let status: HTTPResponse.Status
         switch error.kind {
-        case .unauthorized:
-            status = .unauthorized
-            headers[.wwwAuthenticate] = request.bearerToken == nil ? "Bearer" : "Bearer error=\"invalid_token\""
-        case .rateLimited(let seconds):
-            status = .tooManyRequests
-            headers[.retryAfter] = String(seconds)
+        case .unauthorized: status = .unauthorized
+        case .rateLimited: status = .tooManyRequests
         case .internal:
             status = .internalServerError
         case .unavailable:

@@ -210,7 +210,7 @@ package struct MessengerController: Sendable {
         if let range = request.headers[.range], request.headers[.ifRange].map({ $0 == etag }) ?? true {
             guard let (start, end) = Self.byteRange(range, total: total) else {
                 headers[.contentRange] = "bytes */\(total)"
-                var response = ProblemMiddleware.response(for: GatehouseError(.invalidInput, .rangeNotSatisfiable, LocalizedText("error.rangeNotSatisfiable")),
+                var response = ProblemDocuments.response(for: GatehouseError(.invalidInput, .rangeNotSatisfiable, LocalizedText("error.rangeNotSatisfiable")),
                                                           request: request, status: .rangeNotSatisfiable)
                 response.headers[.contentRange] = "bytes */\(total)"
                 return response

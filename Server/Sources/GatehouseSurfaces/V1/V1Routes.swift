@@ -8,7 +8,7 @@ extension RouterMethods where Context == GatehouseRequestContext {
     /// Adds a `/v1` operation as `GatehouseAPI` declares it: its method and path, the session
     /// checked when it needs one, the JSON body decoded (`V1Body`: 415, 413, 400 naming the
     /// member), and the handler's answer encoded with the declared success status (`204` for
-    /// ``NoContent``). Errors become problem documents in `ProblemMiddleware`.
+    /// ``NoContent``). Errors become problem documents in `ProblemDocuments`.
     @discardableResult
     package func on<Input: Decodable & Sendable, Output: Encodable & Sendable>(
         _ endpoint: Endpoint<Input, Output>, limits: GatehouseConfiguration.Limits,

@@ -147,7 +147,7 @@ package struct WalletController: Sendable {
             case .replay(let stored): return Self.replay(stored)
             }
         } catch let refusal as IdempotentRefusal {
-            let (status, headers, body) = ProblemMiddleware.rendered(refusal.error, request: request)
+            let (status, headers, body) = ProblemDocuments.rendered(refusal.error, request: request)
             if let first = try await wallets.rememberRefusal(call, StoredAnswer(status: status.code, body: body)) {
                 return Self.replay(first)
             }

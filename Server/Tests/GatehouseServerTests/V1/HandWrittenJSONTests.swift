@@ -42,6 +42,25 @@ struct HandWrittenJSONTests {
         }
     }
 
+    @Test("GET /api/users/user's answer written by hand is byte for byte what V1.encoder writes, nulls and partner zones included")
+    func phoneUser_handWritten_matchesEncoder() throws {
+        var random = SystemRandomNumberGenerator()
+        for index in 0..<2_000 {
+            let parts = index % 4 == 0
+                ? [PhonePartnerZone(domainId: Self.text(&random), name: Self.text(&random), forfeit: .random(in: -10...10, using: &random),
+                                    isBanned: .random(using: &random), discount: .random(in: 0...100, using: &random))]
+                : []
+            let user = PhoneUser(
+                id: UUID(), login: Self.text(&random), name: Self.text(&random), firstName: Self.optional(&random), lastName: Self.optional(&random),
+                surName: Self.optional(&random), phone: Self.optional(&random), email: Self.optional(&random), birthday: Self.optional(&random),
+                room: Self.optional(&random), base: Self.optional(&random), isConfirmed: .random(using: &random), fcm: Self.optional(&random), parts: parts)
+            let expected = try V1.encoder.encode(user)
+            let written = Data(buffer: user.jsonBuffer)
+            #expect(written == expected, "\(String(decoding: written, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
+            #expect(try V1.decoder.decode(PhoneUser.self, from: written) == user)
+        }
+    }
+
     @Test("the bearer token: the scheme in any case, blanks around it dropped, anything else refused")
     func bearerToken_forms() {
         func token(_ header: String?) -> String? {

@@ -112,6 +112,12 @@ package struct JSONObjectWriter {
         writeQuoted(value)
     }
 
+    /// A member whose absence is written `null` (an answer whose clients expect every key).
+    package mutating func stringOrNull(_ name: StaticString, _ value: String?) {
+        key(name)
+        if let value { writeQuoted(value) } else { buffer.writeStaticString("null") }
+    }
+
     package mutating func bool(_ name: StaticString, _ value: Bool) {
         key(name)
         buffer.writeStaticString(value ? "true" : "false")

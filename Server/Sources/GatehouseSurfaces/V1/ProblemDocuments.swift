@@ -3,34 +3,27 @@ import GatehouseAPI
 import GatehouseFoundation
 import HTTPTypes
 import Hummingbird
+import Logging
 
-/// The one place where domain errors become `/v1`'s wire form: RFC 9457 problem documents with
+/// The one place where errors become the wire form of `/v1` and `/admin`: RFC 9457 problem documents with
 /// a stable `code`, a `detail` in the request's language (English unless `Accept-Language`
-/// asks for Russian), `Retry-After` on 429 and `WWW-Authenticate` on 401. It also answers
-/// unknown `/v1` paths (404) and known paths with another method (405 with `Allow`, found by
-/// `MethodNotAllowedMiddleware`) the same way.
-package struct ProblemMiddleware: RouterMiddleware {
-    package typealias Context = GatehouseRequestContext
-    /// The path prefix this surface owns.
-    package let prefix: String
-
-    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // `/v1` itself belongs to the surface too (a 404 problem, not the plain 404 of other paths).
-        let path = request.uri.path
-        guard path.hasPrefix(prefix) || path + "/" == prefix else { return try await next(request, context) }
-        do {
-            return try await next(request, context)
-        } catch let error as GatehouseError {
-            return Self.response(for: error, request: request)
-        } catch let error as HTTPError where error.status == .methodNotAllowed {
-            var response = Self.response(for: GatehouseError(.invalidInput, .methodNotAllowed, LocalizedText("error.methodNotAllowed")), request: request, status: .methodNotAllowed)
+/// asks for Russian), `Retry-After` on 429 and `WWW-Authenticate` on 401. Unknown paths of these surfaces (404)
+/// and known paths with another method (405 with `Allow`) answer the same way (`EveryRequestMiddleware`).
+package enum ProblemDocuments {
+    /// Any error thrown on one of these surfaces, as its problem document.
+    package static func response(for error: any Error, request: Request, logger: Logger) -> Response {
+        switch error {
+        case let error as GatehouseError:
+            return response(for: error, request: request)
+        case let error as HTTPError where error.status == .methodNotAllowed:
+            var response = response(for: GatehouseError(.invalidInput, .methodNotAllowed, LocalizedText("error.methodNotAllowed")), request: request, status: .methodNotAllowed)
             response.headers[.allow] = error.headers[.allow]
             return response
-        } catch let error as any HTTPResponseError where error.status == .notFound {
-            return Self.response(for: GatehouseError(.notFound, .notFound, LocalizedText("error.notFound")), request: request)
-        } catch {
-            context.logger.error("unhandled error on \(request.method) \(request.uri.path): \(String(describing: error))")
-            return Self.response(for: GatehouseError(.internal, .internalError, LocalizedText("error.internal")), request: request)
+        case let error as any HTTPResponseError where error.status == .notFound:
+            return response(for: GatehouseError(.notFound, .notFound, LocalizedText("error.notFound")), request: request)
+        default:
+            logger.error("unhandled error on \(request.method) \(request.uri.path): \(String(describing: error))")
+            return response(for: GatehouseError(.internal, .internalError, LocalizedText("error.internal")), request: request)
         }
     }
 
@@ -43,6 +36,7 @@ package struct ProblemMiddleware: RouterMiddleware {
     package static func rendered(_ error: GatehouseError, request: Request, status override: HTTPResponse.Status? = nil) -> (HTTPResponse.Status, HTTPFields, Data) {
         let language = AppLanguage.negotiate(request.headers[.acceptLanguage], fallback: .en)
         var headers: HTTPFields = [.contentType: V1.problemContentType]
+        headers.addChallenge(for: error, request: request)
         var retryAfter: Int?
         let status: HTTPResponse.Status
         switch error.kind {
@@ -55,12 +49,9 @@ package struct ProblemMiddleware: RouterMiddleware {
         case .unsupportedMediaType: status = .unsupportedMediaType
         case .unavailable: status = .serviceUnavailable
         case .internal: status = .internalServerError
-        case .unauthorized:
-            status = .unauthorized
-            headers[.wwwAuthenticate] = request.bearerToken == nil ? "Bearer" : "Bearer error=\"invalid_token\""
+        case .unauthorized: status = .unauthorized
         case .rateLimited(let seconds):
             status = .tooManyRequests
-            headers[.retryAfter] = String(seconds)
             retryAfter = seconds
         }
         let finalStatus = override ?? status
@@ -71,9 +62,5 @@ package struct ProblemMiddleware: RouterMiddleware {
         )
         let data = (try? V1.encoder.encode(problem)) ?? Data("{}".utf8)
         return (finalStatus, headers, data)
-    }
-
-    package init(prefix: String) {
-        self.prefix = prefix
     }
 }
