@@ -71,7 +71,7 @@ class Meter:
     def since(self, before, operations):
         server, db = self.sample()
         n = max(operations, 1)
-        result = {"server_ms": round(1000 * (server - before[0]) / n, 4)}
+        result = {"server_ms": round(1000 * (server - before[0]) / n, 4)} if self.server_pids else {}
         if self.postgres:
             result["postgres_ms"] = round(1000 * (db - before[1]) / n, 4)
         return result

@@ -32,7 +32,7 @@ def prepare(kind, url):
     if kind == "transfer":
         psql(url, "DROP TABLE IF EXISTS bench_floor_people; "
                   "CREATE TABLE bench_floor_people AS SELECT row_number() OVER (ORDER BY id) AS n, "
-                  "quote_literal(id) AS wallet, quote_literal(account_id) AS account FROM wallets WHERE account_id IS NOT NULL; "
+                  "id AS wallet, account_id AS account FROM wallets WHERE account_id IS NOT NULL; "
                   "ALTER TABLE bench_floor_people ADD PRIMARY KEY (n); ANALYZE bench_floor_people")
         return int(psql(url, "SELECT count(*) FROM bench_floor_people"))
     psql(url, "DROP TABLE IF EXISTS bench_floor_chats; "
@@ -50,7 +50,7 @@ def run(kind, url, count, clients, seconds, rate=0):
     work = tempfile.mkdtemp(prefix="floor-")
     script = os.path.join(HERE, f"{kind}.sql")
     variable = "people" if kind == "transfer" else "chats"
-    cmd = ["pgbench", "-n", "-f", script, "-D", f"{variable}={count}", "-c", str(clients), "-j", "2", "-T", str(seconds),
+    cmd = ["pgbench", "-n", "-M", "prepared", "-f", script, "-D", f"{variable}={count}", "-c", str(clients), "-j", "2", "-T", str(seconds),
            "-l", "--log-prefix", os.path.join(work, "log")]
     if rate:
         cmd += ["-R", str(rate)]

@@ -102,7 +102,7 @@ package struct PhoneAccountsController: Sendable {
     @Sendable package func user(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         // The client record came with the account in the session lookup (and is forgotten with it).
         let account = try context.requireSessionAccount()
-        return try JSONResponse.make(account.phoneUser(client: account.clientRecord))
+        return JSONResponse.make(account.phoneUser(client: account.clientRecord))
     }
 
     @Sendable package func change(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -134,7 +134,7 @@ package struct PhoneAccountsController: Sendable {
                                               current: change.currentPassword, new: newPassword, origin: origin)
         }
         let account = try await profile.updateProfile(accountID: session.accountID, sessionID: session.id, change: change, origin: origin)
-        return try JSONResponse.make(account.phoneUser(client: try await clients.record(of: account.id)))
+        return JSONResponse.make(account.phoneUser(client: try await clients.record(of: account.id)))
     }
 
     @Sendable package func sendConfirm(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

@@ -231,7 +231,7 @@ package struct AccountsController: Sendable {
         let format = try avatars.avatarFormat(contentType: request.headers[.contentType])
         let buffer = try await request.collectBody(upTo: limits.avatarMaxBytes)
         let account = try await avatars.setAvatar(accountID: session.accountID, format: format, bytes: Data(buffer.readableBytesView))
-        return try JSONResponse.make(read.account(account), status: .init(code: V1.Accounts.uploadAvatar.successStatus))
+        return JSONResponse.make(read.account(account), status: .init(code: V1.Accounts.uploadAvatar.successStatus))
     }
 
     @Sendable package func removeAvatar(_ input: NoContent, _ request: Request, context: GatehouseRequestContext) async throws -> Account {
