@@ -60,6 +60,11 @@ package struct SignatureRequest: Sendable {
     }
 
     /// A plain field, trimmed; nil when absent or empty.
+    /// Whether the field was sent as text, an empty string included (a field the spec requires but lets be empty).
+    package func sent(_ name: String) -> Bool {
+        fields[name]?.text != nil
+    }
+
     package func text(_ name: String) -> String? {
         guard let value = fields[name]?.text?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
         return value

@@ -31,7 +31,7 @@ public enum SignToLoginAPI {
             .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("photo"), .json("location", .object), .text("country"), .text("city"), .text("address"), .text("time"), .json("resolution", .object), .json("pressure", .number), .text("device_version"), .json("signature", .object, required: true), .text("sessionid")])
         public static let saveDocument = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.saveDocument, access: .anyone)
             .operation("signatureSaveDocument", "Record a saved version of a document (the spec's /savedocument/)", tags: "Sign To Login")
-            .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("previous_hash"), .text("document_hash", required: true), .json("signatures", .arrayOfStrings), .text("sessionid", required: true), .text("documentid")])
+            .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("previous_hash", required: true), .text("document_hash", required: true), .json("signatures", .arrayOfStrings), .text("sessionid", required: true), .text("documentid")])
         public static let openDocument = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.openDocument, access: .anyone)
             .operation("signatureOpenDocument", "A document's signing history (the spec's /opendocument/)", tags: "Sign To Login")
             .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("documentid", required: true), .text("document_hash", required: true)])

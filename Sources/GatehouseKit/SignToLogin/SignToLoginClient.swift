@@ -323,7 +323,7 @@ public struct SignToLoginClient: Sendable {
                              documentID: String? = nil) async throws -> Saved {
         var body = try await common(email: email)
         body["document_hash"] = documentHash
-        if let previousHash { body["previous_hash"] = previousHash }
+        body["previous_hash"] = previousHash ?? ""  // required by the spec; empty for a document's first save
         if let documentID { body["documentid"] = documentID }
         body["signatures"] = signatureIDs
         if let session = try? sessionStore.load() { body["sessionid"] = session.token }

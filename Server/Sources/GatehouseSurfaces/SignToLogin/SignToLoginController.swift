@@ -311,6 +311,10 @@ package struct SignToLoginController: Sendable {
         }
         guard let email = email(body) else { return Self.invalid("email is missing or not an email address") }
         guard let documentHash = hash(body, "document_hash") else { return Self.invalid("document_hash is missing or not a hash") }
+        // Required, as the spec marks it: the hash of the document opened in the editor, empty when it is saved the first time.
+        guard body.sent("previous_hash") else {
+            return Self.invalid("previous_hash is missing: the hash of the document opened in the editor, or empty for its first save")
+        }
         let previous = body.text("previous_hash")
         if previous != nil, hash(body, "previous_hash") == nil { return Self.invalid("previous_hash is not a hash") }
         var ids: [String] = []

@@ -352,13 +352,13 @@ struct SignatureEndpointsTests {
         }
     }
 
-    @Test("two saves from the same version make one chain: the second is refused with res 15; foreign signatures, unknown documents", arguments: TestEngine.once)
+    @Test("two saves from the same version make one chain: the second is refused with res 15; foreign signatures, unknown documents, a save without previous_hash", arguments: TestEngine.once)
     func documentConflicts(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             var f = try await fixture(app)
             let s = try await signed(&f)
             let (annSig, bobSig) = (s.ann, s.bob)
-            let first = try await f.json("/savedocument/", ["apikey": "\"\(f.key)\"", "email": "\"ann@example.com\"", "document_hash": "\"v1\"", "signatures": "[]",
+            let first = try await f.json("/savedocument/", ["apikey": "\"\(f.key)\"", "email": "\"ann@example.com\"", "previous_hash": "\"\"", "document_hash": "\"v1\"", "signatures": "[]",
                                                              "sessionid": "\"\(s.annSession)\""])
             let documentID = try #require(first["documentid"] as? String)
 
@@ -369,10 +369,13 @@ struct SignatureEndpointsTests {
             async let b = app.postForm("/savedocument/", [("apikey", key), ("email", "bob@example.com"), ("previous_hash", "v1"), ("document_hash", "v2b"),
                                                           ("signatures", "[\"\(bobSig)\"]"), ("sessionid", s.bobSession), ("documentid", documentID)])
             let answers = try await [a, b].map { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as! [String: Any] }
-            let foreign = try await f.form("/savedocument/", [("apikey", f.key), ("email", "ann@example.com"), ("document_hash", "x"), ("signatures", "[\"\(bobSig)\"]"),
+            let foreign = try await f.form("/savedocument/", [("apikey", f.key), ("email", "ann@example.com"), ("previous_hash", ""), ("document_hash", "x"), ("signatures", "[\"\(bobSig)\"]"),
                                                               ("sessionid", s.annSession)])
             let unknown = try await f.form("/opendocument/", [("apikey", f.key), ("email", "ann@example.com"), ("documentid", "00ff00ff00ff00ff00ff"), ("document_hash", "x")])
-            let stranger = try await f.form("/savedocument/", [("apikey", f.key), ("email", "nobody@example.com"), ("document_hash", "x"), ("sessionid", s.annSession)])
+            let stranger = try await f.form("/savedocument/", [("apikey", f.key), ("email", "nobody@example.com"), ("previous_hash", ""), ("document_hash", "x"), ("sessionid", s.annSession)])
+            // previous_hash is required (the spec marks it), empty for a first save: left out, the save is refused naming it.
+            let withoutPrevious = try await f.form("/savedocument/", [("apikey", f.key), ("email", "ann@example.com"), ("document_hash", "x"),
+                                                                      ("sessionid", s.annSession)])
 
             // validate
             #expect(Set(answers.compactMap { $0["res"] as? String }) == ["0", "15"], "\(answers)")
@@ -384,6 +387,7 @@ struct SignatureEndpointsTests {
             #expect(foreign["res"] as? String == "10" && (foreign["error"] as? String)?.contains(bobSig) == true)
             #expect(unknown["res"] as? String == "16")
             #expect(stranger["res"] as? String == "18", "a session of another person saves nothing: \(stranger)")
+            #expect(withoutPrevious["res"] as? String == "10" && (withoutPrevious["error"] as? String)?.contains("previous_hash") == true, "\(withoutPrevious)")
         }
     }
 

@@ -154,7 +154,9 @@ struct SignatureSecurityTests {
             let good = try #require(try await attempt(f, "vera@example.com", f.genuine(1)[0])["signatureid"] as? String)
             let elsewhere = try #require(try await attempt(f, "vera@example.com", f.genuine(1)[0], key: attackerKey)["signatureid"] as? String)
             func save(_ fields: [(String, String)]) async throws -> [String: Any] {
-                try await f.form("/savedocument/", [("apikey", f.key), ("email", "vera@example.com")] + fields)
+                // A first save unless the fields say from which version.
+                let previous = fields.contains { $0.0 == "previous_hash" } ? [] : [("previous_hash", "")]
+                return try await f.form("/savedocument/", [("apikey", f.key), ("email", "vera@example.com")] + previous + fields)
             }
 
             // MUT
@@ -175,7 +177,7 @@ struct SignatureSecurityTests {
             // Mallory registers the hash of a PDF he has seen before Vera does; her save from it starts her own document.
             let malloryAttempt = try await attempt(f, "mallory@example.com", f.other())
             let hisSignature = try #require(malloryAttempt["signatureid"] as? String, "\(malloryAttempt)")
-            let squatted = try await f.form("/savedocument/", [("apikey", f.key), ("email", "mallory@example.com"), ("document_hash", "H"),
+            let squatted = try await f.form("/savedocument/", [("apikey", f.key), ("email", "mallory@example.com"), ("previous_hash", ""), ("document_hash", "H"),
                                                                ("signatures", "[\"\(hisSignature)\"]"), ("sessionid", mallory)])
             let hers = try #require(try await attempt(f, "vera@example.com", f.genuine(1)[0])["signatureid"] as? String)
             let extended = try await save([("previous_hash", "H"), ("document_hash", "H2"), ("signatures", "[\"\(hers)\"]"), ("sessionid", session)])
@@ -205,7 +207,7 @@ struct SignatureSecurityTests {
             let strict = try await app.v1.patch(path, AppUpdate(minSimilarity: 1), token: dev.token)
             let attempt = try await attempt(f, "vera@example.com", f.genuine(1)[0])
             let id = try #require(attempt["signatureid"] as? String)
-            let saved = try await f.form("/savedocument/", [("apikey", f.key), ("email", "vera@example.com"), ("document_hash", "d"),
+            let saved = try await f.form("/savedocument/", [("apikey", f.key), ("email", "vera@example.com"), ("previous_hash", ""), ("document_hash", "d"),
                                                             ("signatures", "[\"\(id)\"]"), ("sessionid", session)])
 
             // validate
