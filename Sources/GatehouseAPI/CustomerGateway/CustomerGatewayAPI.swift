@@ -62,18 +62,28 @@ public struct CustomerAPITokenData: Codable, Sendable, Equatable {
 /// `CUSTOMER_ERROR`'s `in_event`: the request as received, never its password.
 public struct CustomerInEvent: Codable, Sendable, Equatable {
     public var type: String?
+    /// The server's id of the frame it answers (a UUID, new for every frame received); nil from a server before 1.2.
+    public var eventID: String?
     public var sequenceID: String
+    /// The account's id, once the server knows whose it is: only after the right password (an account locked, or
+    /// one whose authenticator app this protocol cannot ask for). A wrong password or an unknown email has none, so the
+    /// answer never tells whether an account exists.
+    public var customerID: String?
     public var email: String?
 
-    public init(type: String?, sequenceID: String, email: String?) {
+    public init(type: String?, eventID: String? = nil, sequenceID: String, customerID: String? = nil, email: String?) {
         self.type = type
+        self.eventID = eventID
         self.sequenceID = sequenceID
+        self.customerID = customerID
         self.email = email
     }
 
     enum CodingKeys: String, CodingKey {
         case type
+        case eventID = "event_id"
         case sequenceID = "sequence_id"
+        case customerID = "customer_id"
         case email
     }
 }

@@ -24,6 +24,12 @@ package struct LoginService: Sendable {
 
     // MARK: Login
 
+    /// The id of the account a login identifier names, lower-case; for a surface that may say whose account it is
+    /// once the password has been proven right (the WebSocket gateway's `in_event.customer_id`), never before.
+    package func accountID(identifier: String) async throws -> String? {
+        try await findAccount(identifier: identifier)?.id?.uuidString.lowercased()
+    }
+
     /// Password login with any identifier. Unknown account and wrong password look the same,
     /// cost the same bcrypt time and count against the same throttles.
     ///

@@ -49,30 +49,34 @@ package final class CustomerGatewayProtocol: Sendable {
 
     /// The answer to one text frame.
     package func respond(to text: String, connection: GatewayConnectionState, ip: String?) async -> String {
+        let eventID = Self.newEventID()
         do {
-            return try await handle(text, connection: connection, ip: ip)
+            return try await handle(text, eventID: eventID, connection: connection, ip: ip)
         } catch let failure as Failure {
             return Self.error(failure.code, failure.description, inEvent: failure.inEvent)
         } catch is CancellationError {
             // The connection closed while this request ran (a protocol error, the peer's close):
             // the answer can't be delivered, and it is not a server failure worth an error line.
             logger.debug("gateway: request cancelled: the connection closed")
-            return Self.error(API.ErrorCode.serverError, "Internal server error", inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
+            return Self.error(API.ErrorCode.serverError, "Internal server error", inEvent: CustomerInEvent(type: nil, eventID: eventID, sequenceID: "", email: nil))
         } catch {
             logger.error("gateway: unexpected error: \(String(describing: error))")
-            return Self.error(API.ErrorCode.serverError, "Internal server error", inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
+            return Self.error(API.ErrorCode.serverError, "Internal server error", inEvent: CustomerInEvent(type: nil, eventID: eventID, sequenceID: "", email: nil))
         }
     }
 
     /// The answer to a binary frame: the protocol is JSON text.
     package static func binaryFrameError() -> String {
         error(API.ErrorCode.binaryNotSupported, "Binary frames are not supported; send JSON in text frames",
-              inEvent: CustomerInEvent(type: nil, sequenceID: "", email: nil))
+              inEvent: CustomerInEvent(type: nil, eventID: newEventID(), sequenceID: "", email: nil))
     }
 
-    private func handle(_ text: String, connection: GatewayConnectionState, ip: String?) async throws -> String {
+    /// The id of one frame received, echoed as `in_event.event_id`.
+    private static func newEventID() -> String { UUID().uuidString.lowercased() }
+
+    private func handle(_ text: String, eventID: String, connection: GatewayConnectionState, ip: String?) async throws -> String {
         guard let root = try? JSONValue.parse(text.utf8), let object = root.object else {
-            throw Failure(code: API.ErrorCode.malformedJSON, description: "The message is not a JSON object", inEvent: .init(type: nil, sequenceID: "", email: nil))
+            throw Failure(code: API.ErrorCode.malformedJSON, description: "The message is not a JSON object", inEvent: .init(type: nil, eventID: eventID, sequenceID: "", email: nil))
         }
         let type = object["type"]?.string
         let echoedType = type.map { String($0.prefix(64)) }
@@ -81,11 +85,11 @@ package final class CustomerGatewayProtocol: Sendable {
         case .none, .null?: break
         case .string(let s)?: sequenceID = s   // echoed whole: clients match on it (frames are size-limited)
         default:
-            throw Failure(code: API.ErrorCode.invalidSequenceID, description: "sequence_id must be a string", inEvent: .init(type: echoedType, sequenceID: "", email: nil))
+            throw Failure(code: API.ErrorCode.invalidSequenceID, description: "sequence_id must be a string", inEvent: .init(type: echoedType, eventID: eventID, sequenceID: "", email: nil))
         }
         let data = object["data"]?.object
         let email = data?["email"]?.string.map { String($0.prefix(254)) }
-        let inEvent = CustomerInEvent(type: echoedType, sequenceID: sequenceID, email: email)
+        var inEvent = CustomerInEvent(type: echoedType, eventID: eventID, sequenceID: sequenceID, email: email)
         guard let type, !type.isEmpty else {
             throw Failure(code: API.ErrorCode.missingType, description: "type is missing or empty", inEvent: inEvent)
         }
@@ -112,9 +116,11 @@ package final class CustomerGatewayProtocol: Sendable {
                 throw Failure(code: API.ErrorCode.customerNotFound, description: "Customer not found", inEvent: inEvent)
             case .forbidden where error.code == .accountLocked:
                 connection.releaseAttempt()   // the password was right
+                inEvent.customerID = try? await login.accountID(identifier: email)
                 throw Failure(code: API.ErrorCode.accountLocked, description: error.message.render(.en), inEvent: inEvent)
             case .forbidden where error.code == .secondFactorRequired:
                 connection.releaseAttempt()   // the password was right; this protocol has no second step
+                inEvent.customerID = try? await login.accountID(identifier: email)
                 throw Failure(code: API.ErrorCode.secondFactorRequired, description: error.message.render(.en), inEvent: inEvent)
             case .rateLimited(let seconds):
                 connection.releaseAttempt()   // refused before any password check

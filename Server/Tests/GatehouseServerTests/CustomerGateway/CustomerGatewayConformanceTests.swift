@@ -66,18 +66,22 @@ struct CustomerGatewayConformanceTests {
         }
     }
 
-    @Test("a locked account: the right password answers customer.accountLocked, a wrong one customer.notFound as for anyone", arguments: TestEngine.once)
+    @Test("a locked account: the right password answers customer.accountLocked with the customer_id, a wrong one customer.notFound as for anyone, with none", arguments: TestEngine.once)
     func login_lockedAccount(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
+            let id = try #require(try await app.services.database.sql.raw("SELECT id FROM accounts WHERE email = 'fpi@bk.ru'").first(decodingColumn: "id", as: UUID.self))
             #expect(try await AccountCommands.setLocked(true, configuration: app.configuration, query: "fpi@bk.ru", reason: "fraud", as: nil))
             try await withConnection(app) { connection in
-                for (password, code) in [("secret-91!", "customer.accountLocked"), ("newPassword", "customer.notFound")] {
+                for (password, code, customer) in [("secret-91!", "customer.accountLocked", id.uuidString.lowercased()), ("newPassword", "customer.notFound", nil)] {
                     try await connection.send(Self.login("fpi@bk.ru", password, sequence: code))
                     let answer = try await connection.receive()
                     #expect(answer["type"] as? String == "CUSTOMER_ERROR")
                     let data = try #require(answer["data"] as? [String: Any])
                     #expect(data["error_code"] as? String == code)
+                    let inEvent = try #require(data["in_event"] as? [String: Any])
+                    #expect(inEvent["customer_id"] as? String == customer, "the id only after the right password: \(inEvent)")
+                    #expect(inEvent["password"] == nil && !String(describing: answer).contains(password))
                 }
             }
         }
@@ -94,16 +98,19 @@ struct CustomerGatewayConformanceTests {
                     #expect(answer["type"] as? String == "CUSTOMER_ERROR")
                     let data = try #require(answer["data"] as? [String: Any])
                     #expect(data["error_code"] as? String == code)
+                    let customer = (data["in_event"] as? [String: Any])?["customer_id"] as? String
+                    #expect((customer.flatMap(UUID.init(uuidString:)) != nil) == (password == "secret-91!"), "the id only after the right password")
                 }
             }
         }
     }
 
-    @Test("unknown email and wrong password: the same CUSTOMER_ERROR, never echoing the password", arguments: TestEngine.once)
+    @Test("unknown email and wrong password: the same CUSTOMER_ERROR, with a new event_id for each frame and no customer_id, never echoing the password", arguments: TestEngine.once)
     func login_failures_lookTheSame(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             try await app.registerPhoneAccount(email: "fpi@bk.ru", confirmingEmail: true)
             try await withConnection(app) { connection in
+                var eventIDs: Set<String> = []
                 for (email, sequence) in [("fpi@bk.ru", "715c13b3-881a-9c97-b853-10be585a9747"), ("123@gmail.com", "seq-2")] {
                     try await connection.send(Self.login(email, "newPassword", sequence: sequence))
                     let answer = try await connection.receive()
@@ -118,8 +125,13 @@ struct CustomerGatewayConformanceTests {
                     #expect(inEvent["sequence_id"] as? String == sequence)
                     #expect(inEvent["email"] as? String == email)
                     #expect(inEvent["password"] == nil)
+                    #expect(inEvent["customer_id"] == nil, "whether the account exists is not told")
+                    let eventID = try #require(inEvent["event_id"] as? String)
+                    #expect(UUID(uuidString: eventID) != nil && eventID == eventID.lowercased())
+                    eventIDs.insert(eventID)
                     #expect(!String(describing: answer).contains("newPassword"))
                 }
+                #expect(eventIDs.count == 2, "an id per frame")
             }
         }
     }
