@@ -21,6 +21,8 @@ package struct WalletService: WalletConcept {
     let writes: IdempotentWrites
     /// Where credits and reversals are recorded (`audit()` is the ledger's own check).
     let auditLog: AuditLog
+    /// Whether the server has a payment provider for top-ups (what `WalletInfo.topUps` tells the app).
+    let topUpsOn: Bool
     /// Group commit for transfers: every transfer goes through it, a batch of one when it comes
     /// alone or `GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT` is 1. Nil only in the service the batcher
     /// itself writes with.
@@ -35,7 +37,7 @@ package struct WalletService: WalletConcept {
     }
 
     package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Wallet, rateLimiter: RateLimiter, events: EventLog,
-                 ledger: Ledger, dialogs: PaymentMessages, directory: WalletDirectory, writes: IdempotentWrites, audit: AuditLog) {
+                 ledger: Ledger, dialogs: PaymentMessages, directory: WalletDirectory, writes: IdempotentWrites, audit: AuditLog, topUpsOn: Bool) {
         self.database = database
         self.clock = clock
         self.settings = settings
@@ -46,6 +48,7 @@ package struct WalletService: WalletConcept {
         self.directory = directory
         self.writes = writes
         self.auditLog = audit
+        self.topUpsOn = topUpsOn
         self.batcher = nil
         // The batcher writes with this service as it is now, without a batcher of its own.
         self.batcher = TransferBatcher(writer: self)
@@ -66,7 +69,8 @@ package struct WalletService: WalletConcept {
     /// My wallet.
     package func info(_ account: AccountSnapshot) async throws -> WalletInfo {
         let wallet = try await requireWallet(of: account.id)
-        return WalletInfo(id: wallet.id, phone: account.phone ?? wallet.phone ?? "", currency: V1.Wallet.currency, balance: wallet.balance, createdAt: wallet.createdAt)
+        return WalletInfo(id: wallet.id, phone: account.phone ?? wallet.phone ?? "", currency: V1.Wallet.currency, balance: wallet.balance, createdAt: wallet.createdAt,
+                          topUps: topUpsOn)
     }
 
     /// My wallet's movements, newest first.

@@ -114,7 +114,8 @@ public final class WalletHomeViewModel: ScreenModel<WalletHomeViewModel.State> {
                 $0.isAddPhoneEnabled = !$0.isPhoneVerified
                 $0.isAttachEnabled = $0.isPhoneVerified && wallet == nil
                 $0.isPaymentsEnabled = wallet != nil
-                $0.isTopUpEnabled = wallet != nil
+                // Only where the server takes top-ups (a server before 1.2 does not say: offered, as it was).
+                $0.isTopUpEnabled = wallet.map { $0.topUps ?? true } ?? false
             }
         } catch {
             update { $0.isLoading = false; $0.errorMessage = environment.message(for: error) }

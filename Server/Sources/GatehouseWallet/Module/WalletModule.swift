@@ -28,7 +28,7 @@ package struct WalletModule: Sendable {
         let writes = IdempotentWrites(events: events, keys: keys)
         let ledger = Ledger(clock: clock)
         let wallets = WalletService(database: database, clock: clock, settings: settings, rateLimiter: rateLimiter, events: events, ledger: ledger,
-                                    dialogs: payments, directory: directory, writes: writes, audit: audit)
+                                    dialogs: payments, directory: directory, writes: writes, audit: audit, topUpsOn: provider != nil)
         return WalletModule(
             wallets: wallets,
             moneyRequests: MoneyRequestsService(clock: clock, settings: settings, rateLimiter: rateLimiter, dialogs: payments, directory: directory,

@@ -191,6 +191,22 @@ struct WalletScreensTests {
         }
     }
 
+    @Test("\"Top up\" is offered only when the server takes top-ups: off, the profile does not offer it and the wallet says so")
+    func topUp_offeredOnlyWhenOn() async throws {
+        try await withLiveServer(configure: { $0.wallet.topUps.provider = .off }) { server in
+            _ = try await server.walletUser("ann", phone: "+79160000001")
+            let (flow, env) = try await loggedIn(server, as: "ann")
+            let profile = try profile(flow)
+            await profile.load()
+            #expect(profile.state.balance != nil, "the wallet is there")
+            #expect(!profile.state.isTopUpEnabled)
+            profile.topUp()
+            guard case .home = flow.state.screen else { throw LiveServerError("top-up opened with top-ups off: \(flow.state.screen)") }
+            #expect(try await env.wallet.wallet().topUps == false)
+            await flow.stopLive()
+        }
+    }
+
     @Test("top up: the amount checked, the provider's page handed to the app once, paid on the (local) page: the screen says so with the balance")
     func topUp_paysOnTheProvidersPage() async throws {
         try await withLiveServer { server in
@@ -202,6 +218,7 @@ struct WalletScreensTests {
             let profile = try profile(flow)
             await profile.load()
             #expect(profile.state.isTopUpEnabled)
+            #expect(try await env.wallet.wallet().topUps == true)
             profile.topUp()
             guard case .topUp(let topUp) = flow.state.screen else { throw LiveServerError("expected the top-up, got \(flow.state.screen)") }
 

@@ -10,12 +10,16 @@ public struct WalletInfo: Codable, Sendable, Equatable {
     /// In kopecks.
     public var balance: Int64
     public var createdAt: Date
-    public init(id: UUID, phone: String, currency: String, balance: Int64, createdAt: Date) {
+    /// Whether money can be put in through the server's payment provider (`POST /v1/wallet/topups`); an app offers
+    /// "Top up" only then. Nil from a server before 1.2, which did not say.
+    public var topUps: Bool?
+    public init(id: UUID, phone: String, currency: String, balance: Int64, createdAt: Date, topUps: Bool? = nil) {
         self.id = id
         self.phone = phone
         self.currency = currency
         self.balance = balance
         self.createdAt = createdAt
+        self.topUps = topUps
     }
 }
 
