@@ -70,7 +70,7 @@ struct SignToLoginScreensTests {
         if proving { try await prove(app, enrolment) }
     }
 
-    @Test("splash → start → profile form (checked per field) → ten signatures with a counter → documents; a relaunch goes straight to the documents")
+    @Test("splash → start → profile form (checked per field, with the optional picture) → ten signatures with a counter → documents; the server keeps the picture; a relaunch goes straight to the documents")
     func registration() async throws {
         try await withApp { app in
             // setup
@@ -96,6 +96,13 @@ struct SignToLoginScreensTests {
             form.set(.birthday, "31.12.1990")
             form.set(.phone, "+79123456789")
             #expect(form.state.isNextEnabled)
+            // the optional picture: set, removed, set again; "Next" takes it along
+            let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!
+            form.setPhoto(png)
+            #expect(form.state.photo == png && form.state.isNextEnabled)
+            form.setPhoto(nil)
+            #expect(form.state.photo == nil)
+            form.setPhoto(png)
             form.next()
 
             // enrolment: a signature too short cannot be accepted; ten go in one request
@@ -120,6 +127,8 @@ struct SignToLoginScreensTests {
             guard case .documents(let documents) = flow.state.screen else { Issue.record("not documents: \(enrolment.state)"); return }
             #expect(documents.state.items.isEmpty && documents.state.emptyMessage.hasPrefix("No documents yet"))
             #expect(app.environment.rememberedProfile == SignToLoginProfile(email: "ann@example.com", userName: "Ann Lee", phone: "+79123456789", birthday: "31.12.1990"))
+            // The picture went with the registration: the server keeps the form's bytes.
+            #expect(try await app.environment.client.profilePhoto().data == png)
             let relaunched = SignToLoginFlow(environment: app.environment)
             await relaunched.start()
             guard case .documents = relaunched.state.screen else { Issue.record("relaunch did not skip to documents"); return }

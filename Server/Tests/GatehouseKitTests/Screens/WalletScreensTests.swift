@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import GatehouseAPI
 import GatehouseKit
 import GatehouseScreens
@@ -56,10 +59,17 @@ struct WalletScreensTests {
             info.setBirthday("17.05.1990")
             info.setLastName("Lee")
             #expect(info.state.birthdayError == nil && info.state.isSaveEnabled)
+            // and a photo from the gallery, sent on Save as the account's picture
+            let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!
+            info.setPhoto(png, contentType: "image/png")
+            #expect(info.state.photoBytes == png.count && info.state.isSaveEnabled)
             await info.save()
             let afterInfo = try profile(flow)
             await afterInfo.load()
             #expect(afterInfo.state.birthday == "17.05.1990" && afterInfo.state.name == "Ann Lee" && afterInfo.state.infoMessage == "Your info is saved.")
+            let avatar = try #require(afterInfo.state.avatarURL, "the photo became the account's picture")
+            let (bytes, response) = try await URLSessionTransport().send(URLRequest(url: server.baseURL.appendingPathComponent(avatar.path)))
+            #expect(response.statusCode == 200 && !bytes.isEmpty)
 
             // add phone: Send needs a phone and the password; Confirm needs a sent code
             afterInfo.addPhone()
