@@ -15,14 +15,14 @@ public final class FriendsViewModel: MessengerScreenModel<FriendsViewModel.State
         case tag
     }
 
-    /// The list's parts: my friends, requests to me, my requests.
+    /// The list's parts, in the spec's order: my friends, my requests, requests to me.
     public enum SectionKind: String, CaseIterable, Equatable, Sendable {
         /// My friends.
         case friends
-        /// Requests to me.
-        case incoming
         /// My requests.
         case outgoing
+        /// Requests to me.
+        case incoming
     }
 
     /// One part of the list, with its title and people.
@@ -84,7 +84,7 @@ public final class FriendsViewModel: MessengerScreenModel<FriendsViewModel.State
         let l = environment.localizer
         let overview = repository.friends
         update { state in
-            let lists: [(SectionKind, [Person])] = [(.friends, overview.friends), (.incoming, overview.incoming), (.outgoing, overview.outgoing)]
+            let lists: [(SectionKind, [Person])] = [(.friends, overview.friends), (.outgoing, overview.outgoing), (.incoming, overview.incoming)]
             state.sections = lists.compactMap { kind, people in
                 let rows = Self.sorted(people.filter { LocalSearch.matches($0, state.query) }, by: state.sort, environment.localizer).map { PersonRow($0, environment.localizer) }
                 return rows.isEmpty ? nil : Section(kind: kind, title: l("messenger.friends.section.\(kind.rawValue)"), rows: rows)

@@ -74,21 +74,25 @@ package struct EveryRequestMiddleware: RouterMiddleware {
         active.increment()
         defer { active.decrement() }
         var response: Response
+        // The route's template for the metrics (the router records it as it routes); a request that ended in an error
+        // no route took is `NotFound`, as Hummingbird names it.
+        var threw = false
+        var route: String { context.endpointPath ?? (threw ? "NotFound" : "Unknown") }
         do {
             response = try await next(Self.withoutNUL(request), context)
         } catch {
+            threw = true
             do {
                 response = try failure(error, request: request, context: context)
-                metrics.failed(context.endpointPath ?? "NotFound", request.method, response.status)
+                metrics.failed(route, request.method, response.status)
             } catch {
-                metrics.failed(context.endpointPath ?? "NotFound", request.method, .internalServerError)
-                metrics.answered(context.endpointPath ?? "NotFound", request.method, .internalServerError, ContinuousClock.now - start)
+                metrics.failed(route, request.method, .internalServerError)
+                metrics.answered(route, request.method, .internalServerError, ContinuousClock.now - start)
                 log(context, request, status: 500, start: start)
                 throw error
             }
         }
-        let elapsed = ContinuousClock.now - start
-        metrics.answered(context.endpointPath ?? "Unknown", request.method, response.status, elapsed)
+        metrics.answered(route, request.method, response.status, ContinuousClock.now - start)
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         response.headers[Self.requestIDField] = requestID
         log(context, request, status: response.status.code, start: start)

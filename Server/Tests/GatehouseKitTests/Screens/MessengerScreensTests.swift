@@ -61,13 +61,16 @@ struct MessengerScreensTests {
 
     // MARK: Friends
 
-    @Test("friends: empty message, people search by tag, add, the other accepts live; sections, search, sort remembered")
+    @Test("friends: empty message, people search by tag, add, the other accepts live; the three sections in the spec's order (friends, my requests, requests to me), search, sort remembered")
     func friends() async throws {
         try await withLiveServer { server in
-            let (app, annID, _) = try await server.signedInApp("ann.f", firstName: "Ann")
+            let (app, annID, annMessenger) = try await server.signedInApp("ann.f", firstName: "Ann")
             let bob = try await server.messengerUser("bob.f", firstName: "Bob")
             let cat = try await server.messengerUser("cat.f", firstName: "Ann")
+            let dan = try await server.messengerUser("dan.f", firstName: "Dan")
             let main = try app.main
+            // The spec's first page of the tab bar.
+            #expect(MessengerMainViewModel.Tab.allCases.first == .friends)
             main.select(.friends)
             let friends = main.friends
             #expect(friends.state.sections.isEmpty)
@@ -106,10 +109,12 @@ struct MessengerScreensTests {
             main.pop()
             main.pop()
             try await cat.messenger.requestFriend(annID)
-            try await app.waitUntil("Bob is a friend and Cat's request is in") {
-                friends.state.sections.map(\.kind) == [.friends, .incoming]
+            try await annMessenger.requestFriend(dan.id)
+            try await app.waitUntil("Bob is a friend, Ann's request to Dan and Cat's to Ann are in") {
+                friends.state.sections.map(\.kind) == [.friends, .outgoing, .incoming]
             }
-            #expect(friends.state.sections.map(\.title) == ["Friends", "Want to be your friends"])
+            #expect(friends.state.sections.map { $0.rows.map(\.tag) } == [["@bob.f"], ["@dan.f"], ["@cat.f"]])
+            #expect(friends.state.sections.map(\.title) == ["Friends", "Requests sent", "Want to be your friends"])
 
             // Search on the device, by name or tag.
             friends.setQuery("ann")

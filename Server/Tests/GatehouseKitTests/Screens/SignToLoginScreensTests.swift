@@ -47,6 +47,17 @@ struct SignToLoginScreensTests {
         }
     }
 
+    /// The values `read` took on `model` while `action` ran, the first included: what the screen showed in between (its
+    /// spinner), which its state after the call no longer says.
+    @MainActor
+    func seen<S: Equatable, V>(_ model: ScreenModel<S>, _ read: @escaping @MainActor (S) -> V, during action: () async -> Void) async -> [V] {
+        var values: [V] = []
+        let token = model.observe { values.append(read($0)) }
+        await action()
+        token.cancel()
+        return values
+    }
+
     /// Every enrolment proves the address: the code from the mail, entered on the enrolment screen.
     func prove(_ app: App, _ enrolment: EnrolmentViewModel) async throws {
         #expect(enrolment.state.isAskingForCode, "\(enrolment.state)")
@@ -117,8 +128,14 @@ struct SignToLoginScreensTests {
             for index in 0..<10 {
                 app.draw(enrolment.pad)
                 #expect(enrolment.state.isAcceptEnabled)
-                await enrolment.accept()
-                if index < 9 { #expect(enrolment.state.counter == "Signature \(index + 2) of 10" && enrolment.pad.state.isEmpty) }
+                if index < 9 {
+                    await enrolment.accept()
+                    #expect(enrolment.state.counter == "Signature \(index + 2) of 10" && enrolment.pad.state.isEmpty)
+                } else {
+                    // The tenth sends the ten: the screen shows it is waiting (Accept off meanwhile), then stops.
+                    let loading = await seen(enrolment, { ($0.isLoading, $0.isAcceptEnabled) }) { await enrolment.accept() }
+                    #expect(loading.contains { $0.0 && !$0.1 } && loading.last?.0 == false, "\(loading)")
+                }
             }
             #expect(enrolment.state.infoMessage == "We sent a code to ann@example.com: enter it to confirm the address is yours.")
             try await prove(app, enrolment)
@@ -306,10 +323,12 @@ struct SignToLoginScreensTests {
             flow.logIn()
             guard case .signIn(let again) = flow.state.screen else { return }
             again.setEmail("dan@example.com")
-            await again.submit()
+            let asking = await seen(again, \.isLoading) { await again.submit() }
+            #expect(asking.contains(true) && asking.last == false, "the address is being checked: \(asking)")
             guard case .authenticate(let auth) = flow.state.screen else { Issue.record("not the signature"); return }
             app.draw(auth.pad, stranger: true)
-            await auth.submit()
+            let scoring = await seen(auth, { ($0.isLoading, $0.isSubmitEnabled) }) { await auth.submit() }
+            #expect(scoring.contains { $0.0 && !$0.1 } && scoring.last?.0 == false, "the signature is being scored: \(scoring)")
             #expect(auth.state.isAccepted == false && auth.state.similarityText?.hasPrefix("Совпадение:") == true && auth.pad.state.isEmpty)
             guard case .authenticate = flow.state.screen else { Issue.record("a stranger got in"); return }
             app.draw(auth.pad)
@@ -356,7 +375,8 @@ struct SignToLoginScreensTests {
             await again.submit()
             viewer.move(dx: -200, dy: -100)
             let rect = try viewer.userSpaceRect(of: try #require(viewer.state.placement))
-            await viewer.save()
+            let saving = await seen(viewer, { ($0.isLoading, $0.isSaveEnabled) }) { await viewer.save() }
+            #expect(saving.contains { $0.0 && !$0.1 } && saving.last?.0 == false, "the save shows it is under way, Save off: \(saving)")
 
             // validate: the file is signed, its history recorded
             let documentID = try #require(viewer.state.documentID)

@@ -14,6 +14,7 @@ struct OperationsTests {
     func metrics_exposePrometheusText(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             #expect(try await app.postForm(PhoneAccountsAPI.Path.sendSMS, [("phone", "+79123456789")]).status == .ok)
+            #expect(try await app.get("/no-such-page").status == .notFound)
             await app.services.deliverer.deliverDue()
             let response = try await app.get("/metrics")
             #expect(response.status == .ok)
@@ -21,6 +22,9 @@ struct OperationsTests {
             let text = response.text
             #expect(text.contains("hb_requests"))
             #expect(text.contains(#"http_route="/api/users/sms""#))
+            // A request no route took counts under Hummingbird's name for it, in the requests and the errors alike.
+            let notFound = text.split(separator: "\n").filter { $0.contains(#"http_route="NotFound""#) && !$0.hasPrefix("#") }
+            #expect(notFound.contains { $0.hasPrefix("hb_requests") } && notFound.contains { $0.hasPrefix("hb_request_errors") }, "\(notFound)")
             #expect(text.contains("http_server_request_duration"))
             #expect(text.contains("gatehouse_outbox_depth"))
             #expect(text.contains("gatehouse_outbox_delivered_total"))

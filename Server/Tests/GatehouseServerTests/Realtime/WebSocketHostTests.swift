@@ -81,7 +81,8 @@ struct WebSocketHostTests {
     @Test("a peer that does not answer pings is closed with 1001; one that answers is kept")
     func unansweredPings_close() async throws {
         // A pong is due within one interval: two seconds, so that a loaded machine's scheduling (eight tests at once on
-        // two cores) does not make the polite peer late (at one second it was, once in a full run).
+        // two cores) does not make the polite peer late. (It was late when two long synchronous tests held both of the
+        // test process's threads; those now give them up now and then.)
         try await withApp(.sqlite, configure: { $0.gateway.pingInterval = .seconds(2); $0.gateway.idleTimeout = .seconds(60) }) { app in
             let port = try #require(app.client.port)
             let silent = try await RawWebSocket.open(port: port)
