@@ -105,7 +105,7 @@ struct OperationsTests {
         }
     }
 
-    @Test("every answer carries a request id; a sane client id is echoed", arguments: TestEngine.once)
+    @Test("every answer carries a request id; a sane client id (≤ 64 ASCII letters, digits, - or _) is echoed, any other replaced; a plain 404 is not for caches either", arguments: TestEngine.once)
     func requestID_isEchoed(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             let own = try await app.get("/health", headers: [HTTPField.Name("X-Request-Id")!: "abc-123"])
@@ -113,9 +113,15 @@ struct OperationsTests {
             let generated = try await app.get("/health", headers: [HTTPField.Name("X-Request-Id")!: "<script>"])
             let id = try #require(generated.headers[HTTPField.Name("X-Request-Id")!])
             #expect(id != "<script>" && !id.isEmpty)
+            for (sent, echoed) in [(String(repeating: "a", count: 64), true), (String(repeating: "a", count: 65), false),
+                                   ("Идентификатор", false), ("id_with-both_9", true)] {
+                let answer = try await app.get("/health", headers: [HTTPField.Name("X-Request-Id")!: sent])
+                #expect((answer.headers[HTTPField.Name("X-Request-Id")!] == sent) == echoed, "\(sent)")
+            }
             let missing = try await app.get("/api/users/nope")
             #expect(missing.status == .notFound)
             #expect(missing.headers[HTTPField.Name("X-Request-Id")!] != nil)
+            #expect(missing.headers[.cacheControl] == "no-store")
         }
     }
 }
