@@ -44,6 +44,7 @@ package enum GatehouseMigrations {
             M031OutboxOrdering(),
             M032CreateWebhookEndpoints(),
             M033CreateIdentities(),
+            M034SigningThresholds(),
         ]
     }
 }

@@ -32,7 +32,8 @@ package struct SignToLoginModule: Sendable {
             profiles: SignatureProfiles(database: database, records: store, verification: verification, sessions: sessions, composer: composer,
                                         clock: clock, blobs: blobs, photoMaxBytes: settings.photoMaxBytes, codeTTL: limits.codeTTL,
                                         publicURL: publicURL, codes: codes, audit: audit),
-            documents: SignatureDocuments(database: database, records: store, clock: clock, warnBelow: settings.warnBelow, publicURL: publicURL,
+            documents: SignatureDocuments(database: database, records: store, clock: clock, warnBelow: settings.warnBelow, signFloor: settings.signFloor,
+                                          publicURL: publicURL,
                                           sessions: sessions, blobs: blobs, signatures: signatures),
             store: store)
     }

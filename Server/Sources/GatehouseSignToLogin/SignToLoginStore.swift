@@ -243,13 +243,15 @@ package struct SignToLoginStore: Sendable {
         try await sql.raw("UPDATE signature_models SET model = \(bind: new) WHERE id = \(bind: id) AND model = \(bind: old)").run()
     }
 
-    /// Marks an attempt of this account and app, at or above the threshold and not used yet, as
-    /// used by a save (in the save's transaction); false when there is no such attempt.
-    package func spendAttempt(id: String, accountID: UUID, appID: UUID, threshold: Double, now: Date, on tx: any GatehouseDatabase) async throws -> Bool {
+    /// Marks an attempt of this account and app, at or above `floor` and not used yet, as used by a
+    /// save (in the save's transaction), with the app's `threshold` at that moment (what its
+    /// history's warning compares with); false when there is no such attempt.
+    package func spendAttempt(id: String, accountID: UUID, appID: UUID, floor: Double, threshold: Double, now: Date,
+                              on tx: any GatehouseDatabase) async throws -> Bool {
         try await tx.raw("""
-            UPDATE signature_attempts SET used_at = \(bind: now)
+            UPDATE signature_attempts SET used_at = \(bind: now), signed_threshold = \(bind: threshold)
             WHERE id = \(bind: id) AND account_id = \(bind: accountID) AND app_id = \(bind: appID)
-              AND used_at IS NULL AND similarity >= \(bind: threshold)
+              AND used_at IS NULL AND similarity >= \(bind: floor)
             RETURNING id
             """).first() != nil
     }
@@ -326,6 +328,8 @@ package struct SignToLoginStore: Sendable {
     package struct Signing: Sendable {
         package var signatureID: String
         package var similarity: Double
+        /// The threshold of the app it was signed through, at the save (nil: signed before it was kept, and it passed).
+        package var signedThreshold: Double?
         package var signedAt: Date
         package var clientTime, location, country, city, address, photoBlobKey: String?
         package var documentHash: String
@@ -337,7 +341,7 @@ package struct SignToLoginStore: Sendable {
     /// A document's signings, by version and position.
     package func signings(documentID: String) async throws -> [Signing] {
         try await sql.raw("""
-            SELECT a.id AS signature_id, a.similarity, a.created_at, a.client_time, a.location, a.country, a.city, a.address,
+            SELECT a.id AS signature_id, a.similarity, a.signed_threshold, a.created_at, a.client_time, a.location, a.country, a.city, a.address,
                    a.photo_blob_key, v.document_hash, acc.first_name, acc.last_name, acc.email, acc.erased_at
             FROM signature_version_signatures s
             JOIN signature_document_versions v ON v.document_id = s.document_id AND v.seq = s.seq
@@ -348,6 +352,7 @@ package struct SignToLoginStore: Sendable {
             """).all().map { row in
             Signing(
                 signatureID: try row.decode(column: "signature_id", as: String.self), similarity: try row.decode(column: "similarity", as: Double.self),
+                signedThreshold: try row.decode(column: "signed_threshold", as: Double?.self),
                 signedAt: try row.decode(column: "created_at", as: Date.self), clientTime: try row.decode(column: "client_time", as: String?.self),
                 location: try row.decode(column: "location", as: String?.self), country: try row.decode(column: "country", as: String?.self),
                 city: try row.decode(column: "city", as: String?.self), address: try row.decode(column: "address", as: String?.self),

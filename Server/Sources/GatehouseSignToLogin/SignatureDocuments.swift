@@ -12,8 +12,11 @@ package struct SignatureDocuments: Sendable {
     /// Its tables.
     package let records: SignToLoginStore
     package let clock: GatehouseClock
-    /// Below this similarity a signing shows a warning (`GATEHOUSE_SIGNATURE_WARN_BELOW`).
+    /// Below this similarity a signing shows a warning (`GATEHOUSE_SIGNATURE_WARN_BELOW`), as it
+    /// does below the threshold of the app it was signed through.
     package let warnBelow: Double
+    /// The least similarity that signs (`GATEHOUSE_SIGNATURE_SIGN_FLOOR`).
+    package let signFloor: Double
     /// Where the server is reached: a signing's photo address starts with it.
     package let publicURL: String
     package let sessions: SessionService
@@ -25,7 +28,7 @@ package struct SignatureDocuments: Sendable {
         case saved(documentID: String)
         /// No `sessionid` of the person the email names (missing, ended, or someone else's).
         case sessionRefused
-        /// A signature id that is not a passing, unused attempt of the caller's, made through this app.
+        /// A signature id that is not an unused attempt of the caller's through this app at or above the signing floor.
         case foreignSignature(String)
         /// `previous_hash` is an older version of a document another save has already extended.
         case conflict
@@ -44,7 +47,7 @@ package struct SignatureDocuments: Sendable {
         /// The document the app opened (read from the PDF's link), if it knows it.
         package var documentID: String?
         package var appID: UUID
-        /// The app's acceptance threshold: only attempts at or above it are signatures.
+        /// The app's acceptance threshold: a signing below it is kept with a warning.
         package var threshold: Double
     
         package init(email: String, sessionToken: String? = nil, previousHash: String? = nil, documentHash: String, signatureIDs: [String], documentID: String? = nil, appID: UUID, threshold: Double) {
@@ -60,8 +63,9 @@ package struct SignatureDocuments: Sendable {
 }
 
     /// Records a saved version, as the person the email names (their session) with their own
-    /// signatures: attempts that passed the app's threshold, made through this app, each used
-    /// once (the save spends them in its transaction).
+    /// signatures: attempts made through this app at or above the signing floor, each used once
+    /// (the save spends them in its transaction, keeping the app's threshold with each: one below
+    /// it is a low-match signing every later reader is warned of; docs/security.md, "Low-match signings").
     ///
     /// With a `previous_hash` that is a document's newest version, the chain grows by one
     /// (compare-and-set on the newest hash, so two saves from the same version make one chain and
@@ -78,7 +82,8 @@ package struct SignatureDocuments: Sendable {
         do {
             return try await database.db.withTransaction { tx in
                 for id in r.signatureIDs {
-                    let spent = try await records.spendAttempt(id: id, accountID: accountID, appID: r.appID, threshold: r.threshold, now: now, on: tx)
+                    let spent = try await records.spendAttempt(id: id, accountID: accountID, appID: r.appID, floor: min(signFloor, r.threshold),
+                                                               threshold: r.threshold, now: now, on: tx)
                     if !spent { throw Refusal(answer: .foreignSignature(id)) }
                 }
                 var documentID: String?
@@ -140,7 +145,8 @@ package struct SignatureDocuments: Sendable {
     package struct Entry: Equatable, Sendable {
         package var signer: String
         package var similarity: Double
-        /// Below `GATEHOUSE_SIGNATURE_WARN_BELOW`: a low match the history shows a warning for.
+        /// Below `GATEHOUSE_SIGNATURE_WARN_BELOW` or the signing app's threshold at the save: a low
+        /// match the history shows a warning for.
         package var lowMatch: Bool
         package var signedAt: Date
         package var clientTime: String?
@@ -186,7 +192,7 @@ package struct SignatureDocuments: Sendable {
             let names = [signing.firstName, signing.lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
             return Entry(
                 signer: signing.signerErased ? Self.deletedSigner : names.isEmpty ? (signing.email ?? "") : names,
-                similarity: signing.similarity, lowMatch: signing.similarity < warnBelow, signedAt: signing.signedAt,
+                similarity: signing.similarity, lowMatch: signing.similarity < max(warnBelow, signing.signedThreshold ?? 0), signedAt: signing.signedAt,
                 clientTime: signing.clientTime, location: signing.location, country: signing.country, city: signing.city,
                 address: signing.address,
                 photoURL: signing.photoBlobKey != nil ? publicURL + "/signature-photos/" + signing.signatureID : nil,
@@ -202,12 +208,13 @@ package struct SignatureDocuments: Sendable {
         return try await blobs.get(key)
     }
 
-    package init(database: DatabaseProvider, records: SignToLoginStore, clock: GatehouseClock, warnBelow: Double, publicURL: String, sessions: SessionService,
-                 blobs: any BlobStore, signatures: SignatureService) {
+    package init(database: DatabaseProvider, records: SignToLoginStore, clock: GatehouseClock, warnBelow: Double, signFloor: Double, publicURL: String,
+                 sessions: SessionService, blobs: any BlobStore, signatures: SignatureService) {
         self.database = database
         self.records = records
         self.clock = clock
         self.warnBelow = warnBelow
+        self.signFloor = signFloor
         self.publicURL = publicURL
         self.sessions = sessions
         self.blobs = blobs

@@ -205,3 +205,21 @@ package struct M018SignatureFingerprints: SQLMigration {
 
     package init() {}
 }
+
+/// A signing keeps the threshold of the app it was made through, at the time of the save: an
+/// attempt below it may sign (the person's own session, above `GATEHOUSE_SIGNATURE_SIGN_FLOOR`),
+/// and its document's history warns of it whatever the app's threshold becomes later. Signings
+/// made before had to pass that threshold: none, and none is warned of but by the similarity.
+package struct M034SigningThresholds: SQLMigration {
+    package var name: String { "034_SigningThresholds" }
+
+    package func prepare(on database: any GatehouseDatabase) async throws {
+        try await database.schema("signature_attempts").field("signed_threshold", .double).update()
+    }
+
+    package func revert(on database: any GatehouseDatabase) async throws {
+        try await database.schema("signature_attempts").deleteField("signed_threshold").update()
+    }
+
+    package init() {}
+}

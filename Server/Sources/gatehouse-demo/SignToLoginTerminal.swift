@@ -39,8 +39,9 @@ final class SignToLoginTerminal: TerminalMenu {
 
     // MARK: The finger and the ink
 
-    /// Touches along a signature: the person's own (seeded by `who`) or a stranger's.
-    func drawSignature(on pad: SignaturePadModel, who: String, stranger: Bool = false) {
+    /// Touches along a signature: the person's own (seeded by `who`), theirs in a hurry (the
+    /// shape bent: a match between the signing floor and the threshold, a low-match signing), or a stranger's.
+    func drawSignature(on pad: SignaturePadModel, who: String, stranger: Bool = false, hurried: Bool = false) {
         strokes += 1
         var seed = UInt64(truncatingIfNeeded: who.unicodeScalars.reduce(5381) { ($0 << 5) &+ $0 &+ Int($1.value) })
         let shape = Double(seed % 1000) / 1000
@@ -54,10 +55,11 @@ final class SignToLoginTerminal: TerminalMenu {
         let count = 115 + Int((jitter() + 0.5) * 15)
         // A hand's shape differs a little each time (the server refuses a copy of points it has seen).
         let (a, b, p, q) = (1 + jitter() * 0.08, 1 + jitter() * 0.08, jitter() * 0.12, jitter() * 0.12)
+        let h = hurried ? 0.33 : 0
         for i in 0..<count {
             let t = Double(i) / Double(count) * 2 * .pi
-            let x = stranger ? 40 * a * cos(3 * t + p) + 30 * t : 60 * a * cos(t + p) + 25 * sin((2 + shape) * t) + 20 * t
-            let y = stranger ? 35 * b * sin(2 * t + q) : 40 * b * sin((1.5 + shape / 2) * t + q) + 10 * cos(4 * t)
+            let x = stranger ? 40 * a * cos(3 * t + p) + 30 * t : 60 * a * cos(t + p) + 25 * (1 + h) * sin((2 + shape) * t) + 20 * t
+            let y = stranger ? 35 * b * sin(2 * t + q) : 40 * b * sin((1.5 + shape / 2) * t + q + h) + 10 * (1 - h) * cos(4 * t)
             let (px, py) = (120 + x + jitter(), 120 + y + jitter())
             if i == 0 { pad.begin(x: px, y: py, time: 0) } else { pad.move(x: px, y: py, time: Double(i) / 60) }
         }
@@ -118,6 +120,7 @@ final class SignToLoginTerminal: TerminalMenu {
     private func padOptions(_ pad: SignaturePadModel, who: String) -> [Option] {
         [
             Option(label: t("Draw my signature", "Нарисовать мою подпись")) { [self] in drawSignature(on: pad, who: who) },
+            Option(label: t("Draw my signature in a hurry", "Нарисовать мою подпись наспех")) { [self] in drawSignature(on: pad, who: who, hurried: true) },
             Option(label: t("Draw someone else's signature", "Нарисовать чужую подпись")) { [self] in drawSignature(on: pad, who: who, stranger: true) },
             Option(label: t("Draw a short scribble", "Нарисовать короткий росчерк")) { [self] in drawScribble(on: pad) },
             Option(label: t("Draw from a point file", "Нарисовать из файла точек")) { [self] in
@@ -146,12 +149,19 @@ final class SignToLoginTerminal: TerminalMenu {
     private func show(_ vm: ProfileFormViewModel) async {
         header(vm.state.title)
         for field in vm.state.fields { self.field(field.label + (field.isRequired ? " *" : ""), field.value, error: field.error) }
+        field(vm.state.photoTitle, vm.state.photo.map { t("\($0.count) bytes picked", "выбрано \($0.count) байт") } ?? "—")
         await menu([
             Option(label: t("Fill in the form", "Заполнить форму")) { [self] in
                 for field in vm.state.fields {
                     guard let value = read(field.label, current: field.value) else { return }
                     vm.set(field.field, value)
                 }
+            },
+            // A terminal has no photo library: the picture is a file.
+            Option(label: t("Pick a profile picture (an image file)", "Выбрать фото профиля (файл изображения)")) { [self] in
+                guard let path = read(t("Image file", "Файл изображения")), !path.isEmpty else { return }
+                guard let data = FileManager.default.contents(atPath: path) else { return Terminal.line(t("  Cannot read it.", "  Не удаётся прочитать.")) }
+                vm.setPhoto(data)
             },
             Option(label: vm.state.nextTitle, enabled: vm.state.isNextEnabled) { vm.next() },
             Option(label: t("Back", "Назад")) { vm.back() },

@@ -335,8 +335,12 @@ public struct GatehouseConfiguration: Sendable {
         public var maxBodyBytes: Int = 4_194_304
         public var photoMaxBytes: Int = 2_097_152
         public var maxPointsPerSignature: Int = 5_000
-        /// A signing in a document's history below this similarity carries a low-match warning.
+        /// A signing in a document's history below this similarity carries a low-match warning, as
+        /// does one below the threshold of the app it was made through (docs/security.md, "Low-match signings").
         public var warnBelow: Double = 0.5
+        /// The least similarity an attempt may sign a document with (the person's own session signs;
+        /// below the app's threshold it is kept with a warning): what stops a scribble.
+        public var signFloor: Double = 0.3
         /// Where the history page sends an iPhone or iPad without the app (the spec's App Store link).
         public var appStoreURL = "itms-apps://itunes.com/apps/signtologin/"
         public init() {}
@@ -843,6 +847,11 @@ extension GatehouseConfiguration {
         sig.photoMaxBytes = try reader.int("GATEHOUSE_SIGNATURE_PHOTO_MAX_BYTES", default: sig.photoMaxBytes, range: 1_024...67_108_864)
         sig.appStoreURL = reader.raw("GATEHOUSE_SIGNATURE_APP_STORE_URL").flatMap { $0.isEmpty ? nil : $0 } ?? sig.appStoreURL
         sig.warnBelow = try reader.double("GATEHOUSE_SIGNATURE_WARN_BELOW", default: sig.warnBelow, range: 0...1)
+        sig.signFloor = try reader.double("GATEHOUSE_SIGNATURE_SIGN_FLOOR", default: min(sig.signFloor, sig.acceptAt), range: 0...1)
+        guard sig.signFloor <= sig.acceptAt else {
+            throw ConfigurationError(variable: "GATEHOUSE_SIGNATURE_SIGN_FLOOR",
+                                     problem: "must not be above GATEHOUSE_SIGNATURE_ACCEPT_AT (\(sig.acceptAt)): an attempt that signs a person in must be able to sign")
+        }
         sig.maxPointsPerSignature = try reader.int("GATEHOUSE_SIGNATURE_MAX_POINTS", default: sig.maxPointsPerSignature, range: 16...1_000_000)
         c.signature = sig
 

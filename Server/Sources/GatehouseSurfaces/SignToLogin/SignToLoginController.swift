@@ -340,7 +340,7 @@ package struct SignToLoginController: Sendable {
         case .sessionRefused:
             return Self.answer(.refused(.sessionRequired, "A session of this user is required (sessionid): sign in again"))
         case .foreignSignature(let id):
-            return Self.invalid("signature '\(id)' is not a signature of this user: an unused attempt through this app that passed its threshold")
+            return Self.invalid("signature '\(id)' is not a signature of this user: an unused attempt through this app scoring at least the signing floor")
         case .conflict:
             return Self.answer(.refused(.documentConflict, "Document has been saved from this version already: open it again"))
         }

@@ -84,7 +84,7 @@ struct DemoTerminalSessionTests {
         #expect(text.contains("wallet demo session passed"))
     }
 
-    @Test("gatehouse-demo sign-to-login: register with ten signatures, sign a PDF from elsewhere, move and save it, the history; relaunched, a poor signature warns and the stl:// link opens the history; the photo taken when signing is in the history; the email is an .eml whose PDF is the signed one")
+    @Test("gatehouse-demo sign-to-login: register with ten signatures, sign a PDF from elsewhere, move and save it, the history; the profile picture picked by path; relaunched, a stranger's signature is refused at the save, her own drawn in a hurry is signed with a low-match warning, and the stl:// link opens the history; the photo taken when signing is in the history; the email is an .eml whose PDF is the signed one")
     @MainActor
     func signToLogin() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.demoBinary.path), "build the demo first: \(Self.demoBinary.path)")

@@ -24,8 +24,8 @@ struct SignToLoginScreensTests {
         var pen = TestPen(state: 7)
 
         /// Draws a signature on a pad as touches at 60 Hz.
-        @MainActor mutating func draw(_ pad: SignaturePadModel, stranger: Bool = false) {
-            let points = pen.signature(stranger: stranger)
+        @MainActor mutating func draw(_ pad: SignaturePadModel, stranger: Bool = false, hurried: Bool = false) {
+            let points = pen.signature(stranger: stranger, hurried: hurried)
             for (index, point) in points.enumerated() {
                 if index == 0 { pad.begin(x: point.x, y: point.y, time: 0) } else { pad.move(x: point.x, y: point.y, time: Double(index) / 60) }
             }
@@ -338,7 +338,7 @@ struct SignToLoginScreensTests {
         }
     }
 
-    @Test("documents: a PDF from elsewhere is copied in; sign, move, resize, delete, sign again and save; the history; a copy changed outside and a low match warn; the deep link; the email draft")
+    @Test("documents: a PDF from elsewhere is copied in; sign, move, resize, delete, sign again and save; the history; a stranger's signature refused, a hurried one of hers signed and warned of; a copy changed outside warned of; the deep link; the email draft")
     func documents() async throws {
         try await withApp { app in
             // setup: Ann registered
@@ -392,8 +392,7 @@ struct SignToLoginScreensTests {
             await reopened.open()
             #expect(reopened.state.documentID == documentID && reopened.state.changedOutsideWarning == nil && reopened.state.lowMatchWarning == nil)
 
-            // a second signature that matches poorly: placed, but the server records only signatures
-            // that passed the app's threshold, so the save is refused and the file stays as it was
+            // a stranger's signature: placed, but below the signing floor, so the save is refused and the file stays as it was
             let poor = reopened.sign()
             app.draw(poor.pad, stranger: true)
             await poor.submit()
@@ -402,6 +401,24 @@ struct SignToLoginScreensTests {
             #expect(reopened.state.errorMessage?.contains("is not a signature of this user") == true, "\(reopened.state)")
             #expect(reopened.state.history.count == 1 && reopened.state.lowMatchWarning == nil)
             #expect(try Data(contentsOf: copy) == signed)
+
+            // her own, in a hurry: below the app's threshold, above the floor; signed with her
+            // session, and every reader is warned (the history's row and the viewer's warning)
+            reopened.deletePlacement()
+            let hurried = reopened.sign()
+            app.draw(hurried.pad, hurried: true)
+            await hurried.submit()
+            let low = try #require(hurried.state.similarity)
+            #expect(low >= 0.3 && low < 0.5 && !hurried.state.isAccepted, "a low match: \(hurried.state)")
+            await reopened.save()
+            #expect(reopened.state.errorMessage == nil && reopened.state.history.count == 2, "\(reopened.state)")
+            #expect(reopened.state.history.map(\.isLowMatch) == [false, true])
+            #expect(reopened.state.lowMatchWarning?.contains("Ann Lee") == true, "\(reopened.state)")
+            let lowSigned = try Data(contentsOf: copy)
+            let readAgain = DocumentViewerViewModel(environment: app.environment, email: "ann@example.com", url: copy)
+            await readAgain.open()
+            #expect(readAgain.state.changedOutsideWarning == nil && readAgain.state.lowMatchWarning == reopened.state.lowMatchWarning)
+            #expect(lowSigned.starts(with: signed), "the new signature is added to the signed file")
 
             // changed outside the app: the warning
             var tampered = try Data(contentsOf: copy)
@@ -415,11 +432,11 @@ struct SignToLoginScreensTests {
             var shown: SigningHistoryViewModel?
             warned.onShowHistory = { shown = $0 }
             warned.showHistory()
-            #expect(shown?.state.rows.count == 1)
+            #expect(shown?.state.rows.count == 2)
             #expect(flow.openLink(URL(string: SignToLoginAPI.deepLink(documentID: documentID))!))
             guard case .history(let history) = flow.state.screen else { Issue.record("the deep link did not open the history"); return }
             await history.load()
-            #expect(history.state.rows.map(\.name) == ["Ann Lee"] && !history.state.rows[0].isLowMatch)
+            #expect(history.state.rows.map(\.name) == ["Ann Lee", "Ann Lee"] && history.state.rows.map(\.isLowMatch) == [false, true])
             #expect(!flow.openLink(URL(string: "stl://user/?other=1")!))
 
             // the email draft

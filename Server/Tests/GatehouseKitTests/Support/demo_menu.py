@@ -1,5 +1,6 @@
 """What the Sign To Login demo scripts share: a demo process in a pseudo-terminal whose output is
 kept for the failure report, choosing a menu line by its label, and the registration form."""
+import os
 import re
 import tempfile
 
@@ -24,8 +25,9 @@ def option(demo, label):
     demo.sendline(number)
 
 
-def fill_profile(demo, email, name):
-    """On the start screen: Register, the form with the two required fields, Next."""
+def fill_profile(demo, email, name, photo=None):
+    """On the start screen: Register, the form with the two required fields (and the optional
+    profile picture, an image file's path), Next."""
     option(demo, "Register")
     demo.expect_exact("== Your profile ==")
     option(demo, "Fill in the form")
@@ -33,6 +35,10 @@ def fill_profile(demo, email, name):
     demo.expect_exact("Name: "); demo.sendline(name)
     for _ in range(5):
         demo.expect(r"\(optional\): "); demo.sendline("")
+    if photo:
+        option(demo, "Pick a profile picture (an image file)")
+        demo.expect_exact("Image file: "); demo.sendline(photo)
+        demo.expect_exact("%d bytes picked" % os.path.getsize(photo))
     option(demo, "Next")
     demo.expect_exact("== Your signature ==")
 

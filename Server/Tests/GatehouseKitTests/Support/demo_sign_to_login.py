@@ -3,8 +3,8 @@
 running server: registers with ten signatures (one scribble refused by the pad first), opens a
 PDF handed over from elsewhere, signs it, moves the signature, saves it, reads the history; then a
 relaunch goes straight to the documents (the person remembered), a stranger's signature on the
-document is saved with a low-match warning for the next reader, and the stl:// link opens the
-history; logged out, it logs in again by email and signature (a stranger's refused). The photo taken
+document is refused at the save (below the signing floor), her own drawn in a hurry is saved with a
+low-match warning for the next reader, and the stl:// link opens the history; logged out, it logs in again by email and signature (a stranger's refused). The photo taken
 when signing goes with the signature into the history; "Send by email" writes the whole message as
 an .eml file, which Python's email package reads back: its attachment is the signed PDF, byte for
 byte. Exits 0 when every expected screen appeared."""
@@ -40,7 +40,9 @@ def spawn():
 def run():
     demo = spawn()
     demo.expect_exact("== Sign To Login ==")
-    demo_menu.fill_profile(demo, "ann@example.com", "Ann Lee")
+    picture = os.path.join(tempfile.mkdtemp(prefix="stl-profile-"), "ann.png")
+    Image.new("RGB", (32, 32), (90, 120, 200)).save(picture, "PNG")
+    demo_menu.fill_profile(demo, "ann@example.com", "Ann Lee", photo=picture)
     demo.expect_exact("Signature 1 of 10")
     option(demo, "Draw a short scribble")
     demo.expect(r"(\d+)\) Clear\r?\n")
@@ -106,8 +108,8 @@ def run():
     demo.expect(pexpect.EOF)
     demo.close()
 
-    # Relaunch: remembered, straight to the documents; a poor signature is placed but never recorded:
-    # the server keeps only signatures that passed the app's threshold.
+    # Relaunch: remembered, straight to the documents. A stranger's signature is placed but never
+    # recorded (below the signing floor); hers drawn in a hurry is: a low match, warned of.
     demo = spawn()
     demo.expect_exact("== Documents ==")
     option(demo, "Open Contract.pdf")
@@ -119,11 +121,31 @@ def run():
     demo.expect(r"Signature on page 1 at")
     option(demo, "Save")
     demo.expect_exact("is not a signature of this user")
+    option(demo, "Delete signature")
+    # A hurried hand scores differently each time: she draws until the match is a low one (between
+    # the server's signing floor, 30%, and its threshold, 50%), as a person who is told "Match: 55%"
+    # has simply signed.
+    for _ in range(8):
+        option(demo, "Sign")
+        option(demo, "Draw my signature in a hurry")
+        option(demo, "Sign")
+        demo.expect(r"Signature on page 1 at [^\r\n]*\((\d+)%\)")
+        if 30 <= int(demo.match.group(1)) < 50:
+            break
+        option(demo, "Delete signature")
+    else:
+        raise AssertionError("no hurried signature scored between 30% and 50%")
+    option(demo, "Save")
+    demo.expect(r"✎ Ann Lee  \d+%  [^\r\n]*\r?\n\s*✎ Ann Lee  (\d+)% ⚠")
+    assert 30 <= int(demo.match.group(1)) < 50, demo.match.group(0)
+    demo.expect_exact("Warning: the signature of Ann Lee matched poorly.")
+    demo.expect_exact("Signed and saved as Contract.pdf.")
     option(demo, "Back to the documents")
     option(demo, "Open a link (stl://…)")
     demo.expect_exact("Link: "); demo.sendline("stl://user/?documentid=" + document_id)
     demo.expect_exact("== Signing history ==")
     demo.expect(r"✎ Ann Lee  \d+%  ")
+    demo.expect(r"✎ Ann Lee  \d+% ⚠")
 
     # Log out, and in again by email and signature: a stranger's is refused, hers goes in.
     option(demo, "Back to the documents")

@@ -95,6 +95,18 @@ class Demo:
         self.child.expect(pexpect.EOF)
 
 
+def png(width, height):
+    """A small solid PNG, written by hand (zlib and CRC-32 from the standard library)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes((40, 160, 90)) * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
 def add_info_and_phone(demo, first, birthday, phone):
     demo.expect("== Profile ==")
     demo.option("Add info")
@@ -103,9 +115,21 @@ def add_info_and_phone(demo, first, birthday, phone):
     demo.answer("First name", first)
     demo.answer("Last name", "")
     demo.answer("Birthday (dd.mm.yyyy)", birthday)
+    # The photo from the gallery: here an image file, by its path.
+    picture = os.path.join(tempfile.mkdtemp(prefix="wallet-photo-"), "me.png")
+    with open(picture, "wb") as f:
+        f.write(png(24, 24))
+    demo.option("Pick a photo (an image file)")
+    demo.answer("Image file", picture)
+    demo.expect("Photo: %d bytes picked" % os.path.getsize(picture))
     demo.option("Save")
     demo.expect(f"Birthday: {birthday}")
     demo.expect("Your info is saved.")
+    # Back on "Add info", the photo is the server's now.
+    demo.option("Add info")
+    demo.expect("== Add info ==")
+    demo.expect("Photo: set")
+    demo.option("Back")
     # The wallet waits for a verified phone, and "Confirm" for a code that was sent.
     demo.refused("Attach wallet")
     demo.option("Add phone")

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import GatehouseFoundation
 import GatehouseServer
 import GatehouseTestSupport
 import GatehouseVerifier
@@ -191,7 +192,7 @@ struct SignatureSecurityTests {
         }
     }
 
-    @Test("4b. an app's own threshold: PATCH minSimilarity (never below the server's); an attempt below it signs nobody in and signs nothing", arguments: TestEngine.once)
+    @Test("4b. an app's own threshold: PATCH minSimilarity (never below the server's); an attempt below it signs nobody in, and signs only with the person's session, warned of by that threshold for good", arguments: TestEngine.once)
     func appThreshold(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an app of Dev's, and Vera enrolled through it
@@ -216,7 +217,72 @@ struct SignatureSecurityTests {
             let similarity = try #require(attempt["similarity"] as? Double)
             #expect(similarity >= 0.5 && similarity < 1, "a good genuine attempt, below this app's threshold: \(similarity)")
             #expect(attempt["sessionid"] == nil, "below the app's threshold: no sign-in")
-            #expect(saved["res"] as? String == "10", "and no signature: \(saved)")
+            let documentID = try #require(saved["documentid"] as? String, "her session signs with it: \(saved)")
+            // The app lowers its threshold again: the signing made under the strict one stays a low match.
+            _ = try await app.v1.patch(path, AppUpdate(minSimilarity: 0.5), token: dev.token)
+            let opened = try await f.form("/opendocument/", [("apikey", f.key), ("email", "vera@example.com"), ("documentid", documentID), ("document_hash", "d")])
+            let entry = try #require((opened["history"] as? [[String: Any]])?.first, "\(opened)")
+            #expect(entry["warning"] as? Bool == true && entry["similarity"] as? Double == similarity, "\(entry)")
+        }
+    }
+
+    @Test("4c. a low-match signing: the person's own session signs with an attempt between the signing floor and the app's threshold, and every reader is warned; below the floor, or without her session, nothing is signed", .tags(.engine), arguments: TestEngine.all)
+    func lowMatchSigning(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: Vera enrolled (her session); a hurried signature of hers, the first of rising
+            // shape noise that scores between the floor (0.3) and the threshold (0.5), and a stranger's
+            var (f, _) = try await fixture(app)
+            let session = try await f.enrolled("vera@example.com", f.genuine(10))
+            var hurried: (id: String, similarity: Double)?
+            for noise in stride(from: 0.06, through: 0.6, by: 0.03) where hurried == nil {
+                let answer = try await attempt(f, "vera@example.com", f.writer.sign(&f.rng, shapeNoise: noise), session: session)
+                if let similarity = answer["similarity"] as? Double, (0.3..<0.5).contains(similarity) {
+                    hurried = (try #require(answer["signatureid"] as? String), similarity)
+                    #expect(answer["sessionid"] == nil, "below the threshold: no sign-in")
+                }
+            }
+            let low = try #require(hurried, "no signature of hers scored between the floor and the threshold")
+            let scribble = try await attempt(f, "vera@example.com", f.other(), session: session)
+            let scribbleID = try #require(scribble["signatureid"] as? String)
+            let good = try #require(try await attempt(f, "vera@example.com", f.genuine(1)[0], session: session)["signatureid"] as? String)
+            func save(_ hash: String, _ ids: [String], session: String?, previous: String = "") async throws -> [String: Any] {
+                var fields = [("apikey", f.key), ("email", "vera@example.com"), ("previous_hash", previous), ("document_hash", hash),
+                              ("signatures", "[" + ids.map { "\"\($0)\"" }.joined(separator: ",") + "]")]
+                if let session { fields.append(("sessionid", session)) }
+                return try await f.form("/savedocument/", fields)
+            }
+
+            // MUT
+            let withoutSession = try await save("d1", [low.id], session: nil)
+            let belowFloor = try await save("d1", [scribbleID], session: session)
+            let saved = try await save("d1", [low.id], session: session)
+            let documentID = try #require(saved["documentid"] as? String, "\(saved)")
+            let extended = try await save("d2", [good], session: session, previous: "d1")
+            let opened = try await f.form("/opendocument/", [("apikey", f.key), ("email", "vera@example.com"), ("documentid", documentID), ("document_hash", "d2")])
+            let page = try await app.v1.get("/documents/?documentid=\(documentID)").text
+
+            // validate
+            #expect((scribble["similarity"] as? Double ?? 1) < 0.3, "a stranger's signature is below the floor: \(scribble)")
+            #expect(withoutSession["res"] as? String == "18", "\(withoutSession)")
+            #expect(belowFloor["res"] as? String == "10" && (belowFloor["error"] as? String ?? "").contains("signing floor"), "\(belowFloor)")
+            #expect(extended["documentid"] as? String == documentID, "\(extended)")
+            let history = try #require(opened["history"] as? [[String: Any]], "\(opened)")
+            #expect(history.map { $0["signatureid"] as? String } == [low.id, good])
+            #expect(history.map { $0["warning"] as? Bool } == [true, false], "the reader is warned of the low match only")
+            #expect(history.first?["similarity"] as? Double == low.similarity)
+            #expect(page.components(separatedBy: "low match").count - 1 == 1, "the history page marks the one low match")
+            #expect(try await count(app, "SELECT COUNT(*) AS n FROM signature_version_signatures") == 2, "the refused saves left nothing behind")
+        }
+    }
+
+    @Test("4d. the signing floor is configurable and never above the acceptance threshold")
+    func signingFloorSetting() throws {
+        let floor = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_SIGNATURE_SIGN_FLOOR": "0.2"])
+        let lowered = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_SIGNATURE_ACCEPT_AT": "0.25"])
+        #expect(GatehouseConfiguration().signature.signFloor == 0.3 && floor.signature.signFloor == 0.2)
+        #expect(lowered.signature.signFloor == 0.25, "a lower threshold lowers the default floor with it")
+        #expect(throws: ConfigurationError.self) {
+            try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_SIGNATURE_SIGN_FLOOR": "0.6"])
         }
     }
 
