@@ -4,11 +4,16 @@ import Foundation
 /// (`sequence id`, `LOGIN CUSTOMER`, `api token`); these are the canonical, underscored names of
 /// its error sample, which real clients send.
 public enum CustomerGatewayAPI {
+    /// The gateway's WebSocket path.
     public static let path = "/customer-gateway/customer"
 
+    /// The frames' `type` values.
     public enum MessageType {
+        /// The client's login frame.
         public static let loginCustomer = "LOGIN_CUSTOMER"
+        /// The answer to a login: a token.
         public static let customerAPIToken = "CUSTOMER_API_TOKEN"
+        /// A refusal.
         public static let customerError = "CUSTOMER_ERROR"
     }
 
@@ -45,9 +50,12 @@ public enum CustomerGatewayAPI {
 
 /// `CUSTOMER_API_TOKEN`'s `data`.
 public struct CustomerAPITokenData: Codable, Sendable, Equatable {
+    /// The token the login answered (the spec's `api_token`).
     public var apiToken: String
+    /// When it stops working, as the spec writes dates.
     public var apiTokenExpirationDate: String
 
+    /// Makes one of its members, each as its property describes.
     public init(apiToken: String, apiTokenExpirationDate: String) {
         self.apiToken = apiToken
         self.apiTokenExpirationDate = apiTokenExpirationDate
@@ -61,16 +69,20 @@ public struct CustomerAPITokenData: Codable, Sendable, Equatable {
 
 /// `CUSTOMER_ERROR`'s `in_event`: the request as received, never its password.
 public struct CustomerInEvent: Codable, Sendable, Equatable {
+    /// Its kind.
     public var type: String?
     /// The server's id of the frame it answers (a UUID, new for every frame received); nil from a server before 1.2.
     public var eventID: String?
+    /// The `sequence_id` of the frame it answers.
     public var sequenceID: String
     /// The account's id, once the server knows whose it is: only after the right password (an account locked, or
     /// one whose authenticator app this protocol cannot ask for). A wrong password or an unknown email has none, so the
     /// answer never tells whether an account exists.
     public var customerID: String?
+    /// The email address.
     public var email: String?
 
+    /// Makes one of its members, each as its property describes.
     public init(type: String?, eventID: String? = nil, sequenceID: String, customerID: String? = nil, email: String?) {
         self.type = type
         self.eventID = eventID
@@ -90,11 +102,16 @@ public struct CustomerInEvent: Codable, Sendable, Equatable {
 
 /// `CUSTOMER_ERROR`'s `data`.
 public struct CustomerErrorData: Codable, Sendable, Equatable {
+    /// What went wrong, in words.
     public var errorDescription: String
+    /// The stable code (`customer.notFound`, …).
     public var errorCode: String
+    /// The frame the error answers, as the spec echoes it.
     public var inEvent: CustomerInEvent
+    /// The error's own id (a UUID).
     public var errorUUID: String
 
+    /// Makes one of its members, each as its property describes.
     public init(errorDescription: String, errorCode: String, inEvent: CustomerInEvent, errorUUID: String) {
         self.errorDescription = errorDescription
         self.errorCode = errorCode
@@ -112,10 +129,14 @@ public struct CustomerErrorData: Codable, Sendable, Equatable {
 
 /// A gateway message: `{"type": …, "sequence_id": …, "data": {…}}`.
 public struct CustomerGatewayMessage<Payload: Codable & Sendable>: Codable, Sendable {
+    /// Its kind.
     public var type: String
+    /// The frame's `sequence_id`: an answer carries the one of the frame it answers.
     public var sequenceID: String
+    /// The frame's `data`.
     public var data: Payload
 
+    /// Makes one of its members, each as its property describes.
     public init(type: String, sequenceID: String, data: Payload) {
         self.type = type
         self.sequenceID = sequenceID
@@ -131,9 +152,12 @@ public struct CustomerGatewayMessage<Payload: Codable & Sendable>: Codable, Send
 
 /// `LOGIN_CUSTOMER`'s `data`.
 public struct LoginCustomerData: Codable, Sendable, Equatable {
+    /// The email address.
     public var email: String
+    /// The password.
     public var password: String
 
+    /// Makes one of its members, each as its property describes.
     public init(email: String, password: String) {
         self.email = email
         self.password = password

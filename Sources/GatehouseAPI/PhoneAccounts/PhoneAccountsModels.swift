@@ -2,8 +2,11 @@ import Foundation
 
 /// `POST /api/users/register` answer. `password` is present only when the server generated it.
 public struct PhoneRegisterResponse: Codable, Sendable, Equatable {
+    /// The login, or the phone if none was given.
     public var login: String
+    /// Present only when the server generated the password.
     public var password: String?
+    /// Makes one of its members, each as its property describes.
     public init(login: String, password: String? = nil) {
         self.login = login
         self.password = password
@@ -12,9 +15,11 @@ public struct PhoneRegisterResponse: Codable, Sendable, Equatable {
 
 /// `POST /api/auth/login` answer: an opaque session token and when it expires.
 public struct PhoneLoginResponse: Codable, Sendable, Equatable {
+    /// An opaque session token, valid 24 h.
     public var token: String
     /// ISO 8601, UTC (`2026-11-22T10:00:00Z`).
     public var expires: String?
+    /// Makes one of its members, each as its property describes.
     public init(token: String, expires: String? = nil) {
         self.token = token
         self.expires = expires
@@ -23,11 +28,17 @@ public struct PhoneLoginResponse: Codable, Sendable, Equatable {
 
 /// A partner zone entry of `parts` in `GET /api/users/user`.
 public struct PhonePartnerZone: Codable, Sendable, Equatable {
+    /// The partner's domain id.
     public var domainId: String
+    /// Its name.
     public var name: String
+    /// The forfeit the zone charges.
     public var forfeit: Double
+    /// Whether the user is banned in the zone.
     public var isBanned: Bool
+    /// The discount, in percent.
     public var discount: Int
+    /// Makes one of its members, each as its property describes.
     public init(domainId: String, name: String, forfeit: Double, isBanned: Bool, discount: Int) {
         self.domainId = domainId
         self.name = name
@@ -40,22 +51,36 @@ public struct PhonePartnerZone: Codable, Sendable, Equatable {
 /// `GET /api/users/user` answer, field for field as the spec lists it.
 /// Absent values are encoded as JSON `null` (the spec's clients expect every key).
 public struct PhoneUser: Codable, Sendable, Equatable {
+    /// Its id.
     public var id: UUID
+    /// The login (the phone when none).
     public var login: String
+    /// The login, as the spec documents it.
     public var name: String
+    /// The first name.
     public var firstName: String?
+    /// The last name.
     public var lastName: String?
+    /// Patronymic.
     public var surName: String?
+    /// E.164.
     public var phone: String?
+    /// The address in use, or a pending new one while a change awaits confirmation.
     public var email: String?
     /// `dd.MM.yyyy HH:mm:ss`.
     public var birthday: String?
+    /// Always `null` in Gatehouse.
     public var room: String?
+    /// Always `null` in Gatehouse.
     public var base: String?
+    /// True only when the address `email` shows is confirmed.
     public var isConfirmed: Bool
+    /// Firebase Cloud Messaging token.
     public var fcm: String?
+    /// Always empty in Gatehouse.
     public var parts: [PhonePartnerZone]
 
+    /// Makes one of its members, each as its property describes.
     public init(
         id: UUID, login: String, name: String, firstName: String?, lastName: String?, surName: String?,
         phone: String?, email: String?, birthday: String?, room: String?, base: String?,
@@ -102,13 +127,19 @@ public struct PhoneUser: Codable, Sendable, Equatable {
 
 /// One message of the development outbox (`GET /dev/outbox`).
 public struct DevOutboxMessage: Codable, Sendable, Equatable {
+    /// `email` or `sms`.
     public var channel: String
+    /// The address or phone it went to.
     public var to: String
+    /// The subject, for an email.
     public var subject: String?
+    /// The text as sent.
     public var body: String
+    /// The code it carries, when it carries one.
     public var code: String?
     /// ISO 8601, UTC.
     public var createdAt: String
+    /// Makes one of its members, each as its property describes.
     public init(channel: String, to: String, subject: String?, body: String, code: String?, createdAt: String) {
         self.channel = channel
         self.to = to
@@ -136,14 +167,18 @@ public struct DevOutboxMessage: Codable, Sendable, Equatable {
 /// sent by SMS, mail and push, newest first, to one destination (`to`) or all; `last` of them
 /// (1–500, 50 when absent). Not in the API's document, as no deployed server has it.
 public enum DevAPI {
+    /// Its path.
     public enum Path {
+        /// The development outbox.
         public static let outbox = "/dev/outbox"
     }
 
+    /// `GET /dev/outbox`: what the server sent (development only: codes for tests and demos, never in production).
     public static let outbox = Endpoint<NoContent, [DevOutboxMessage]>(.get, Path.outbox, access: .anyone,
                                                                       query: [QueryParameter("to", .text), QueryParameter("last", .limit)])
 }
 
 extension PhoneLoginResponse: DeclaresMemberRules {
+    /// The members' rules (the OpenAPI document lists them).
     public static let memberRules: [String: MemberRule] = ["expires": .dateTime]
 }

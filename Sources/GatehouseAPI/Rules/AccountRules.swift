@@ -34,21 +34,29 @@ public enum EmailAddress {
 public struct PasswordRule: Sendable, Equatable {
     /// Which part of the rule a password breaks.
     public enum Problem: Sendable, Equatable {
+        /// Fewer characters than the minimum.
         case tooShort(minimum: Int)
         /// bcrypt reads at most 72 bytes: a longer password would silently be cut.
         case tooLong(maximum: Int)
+        /// No digit.
         case needsDigit
+        /// No special character (not a letter, digit or blank).
         case needsSpecialCharacter
         /// A control character (NUL among them): no keyboard types one, and bcrypt stops at NUL,
         /// so such a password would not be checked as typed.
         case controlCharacter
     }
 
+    /// The fewest characters.
     public var minLength: Int
+    /// The most UTF-8 bytes (bcrypt reads 72).
     public var maxBytes: Int
+    /// Whether a digit is required.
     public var requireDigit: Bool
+    /// Whether a special character is required.
     public var requireSpecial: Bool
 
+    /// Makes one of its members, each as its property describes.
     public init(minLength: Int = 6, maxBytes: Int = 72, requireDigit: Bool = true, requireSpecial: Bool = true) {
         self.minLength = minLength
         self.maxBytes = maxBytes

@@ -13,16 +13,22 @@ import Foundation
 public struct MemberRule: Sendable, Equatable {
     /// The `format` keyword (`email`, `uri`, `date`, `int64`…).
     public var format: String?
+    /// The fewest characters.
     public var minLength: Int?
+    /// The most characters.
     public var maxLength: Int?
+    /// A regular expression the whole value matches.
     public var pattern: String?
+    /// The least value.
     public var minimum: Double?
+    /// The greatest value.
     public var maximum: Double?
     /// The values allowed (`enum`).
     public var allowed: [String]?
     /// The one value allowed (`const`).
     public var constant: String?
 
+    /// Makes one of its members, each as its property describes.
     public init(format: String? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil,
                 minimum: Double? = nil, maximum: Double? = nil, allowed: [String]? = nil, constant: String? = nil) {
         self.format = format
@@ -122,5 +128,6 @@ extension MemberRule {
 /// A wire type whose members take more than their Swift types say: each named member's rule (by
 /// its name on the wire), shown by the API document.
 public protocol DeclaresMemberRules {
+    /// The rules of the type's members, by wire name.
     static var memberRules: [String: MemberRule] { get }
 }

@@ -7,9 +7,13 @@ import Foundation
 public enum SignatureProfileRules {
     /// The fields, by the spec's parameter names.
     public enum Field: String, CaseIterable, Sendable {
+        /// The person's name as they sign.
         case userName = "user_name"
+        /// The phone number.
         case phoneNumber = "phone_number"
+        /// The company's name.
         case companyName = "company_name"
+        /// The position in the company.
         case position
         /// `DD.MM.YYYY`.
         case birthday

@@ -6,10 +6,15 @@ import Foundation
 public enum SignToLoginAPI {
     /// The spec's endpoints (POST; the server takes them with or without the trailing slash).
     public enum Path {
+        /// Enrolment.
         public static let register = "/register/"
+        /// Whether an address is enrolled.
         public static let login = "/login/"
+        /// A signature scored.
         public static let authenticate = "/authenticate/"
+        /// A signed document saved.
         public static let saveDocument = "/savedocument/"
+        /// A document's history.
         public static let openDocument = "/opendocument/"
         /// The public history page of a document: `GET /documents/?documentid=…`.
         public static let history = "/documents/"
@@ -20,28 +25,36 @@ public enum SignToLoginAPI {
     /// Every operation, declared once: the router serves these, and the API document is built
     /// from them. Bodies are JSON or forms read field by field; every answer is a ``SignToLoginAnswer``.
     public enum Endpoints {
+        /// `POST /register/`: enrols the person's signatures (with the email code).
         public static let register = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.register, access: .anyone)
             .operation("signatureRegister", "Enrol a signature (the spec's /register/)", tags: "Sign To Login")
             .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("user_name", required: true), .text("company_name"), .text("position"), .text("phone_number"), .text("birthday"), .text("sex", .choice(["male", "female"])), .text("photo"), .json("location", .object), .text("country"), .text("city"), .text("address"), .text("time", required: true), .text("os_version"), .text("device_version"), .json("resolution", .object), .json("pressure", .number), .json("signatures", .arrayOfObjects, required: true), .text("email_code"), .text("enrolment_token")])
+        /// `POST /login/`: whether the email has an enrolment for this app and device.
         public static let login = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.login, access: .anyone)
             .operation("signatureLogin", "Is the person enrolled from this type of device (the spec's /login/)", tags: "Sign To Login")
             .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("os_version"), .text("device_version")])
+        /// `POST /authenticate/`: scores a signature; signs in at the app's threshold.
         public static let authenticate = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.authenticate, access: .anyone)
             .operation("signatureAuthenticate", "Score a signature (the spec's /authenticate/)", tags: "Sign To Login")
             .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("photo"), .json("location", .object), .text("country"), .text("city"), .text("address"), .text("time"), .json("resolution", .object), .json("pressure", .number), .text("device_version"), .json("signature", .object, required: true), .text("sessionid")])
+        /// `POST /savedocument/`: records a signed version of a document.
         public static let saveDocument = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.saveDocument, access: .anyone)
             .operation("signatureSaveDocument", "Record a saved version of a document (the spec's /savedocument/)", tags: "Sign To Login")
             .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("previous_hash", required: true), .text("document_hash", required: true), .json("signatures", .arrayOfStrings), .text("sessionid", required: true), .text("documentid")])
+        /// `POST /opendocument/`: a document's history.
         public static let openDocument = Endpoint<FormBody, SignToLoginAnswer>(.post, Path.openDocument, access: .anyone)
             .operation("signatureOpenDocument", "A document's signing history (the spec's /opendocument/)", tags: "Sign To Login")
             .form([.json, .urlencoded, .multipart], [.text("apikey", required: true), .text("email", required: true), .text("documentid", required: true), .text("document_hash", required: true)])
+        /// `GET /signature-photos/{id}`: the photo taken at a signing.
         public static let photo = Endpoint<NoContent, RawBody>(.get, Path.photos + "{id}", access: .anyone)
             .operation("signaturePhoto", "The photo taken with a signing", tags: "Sign To Login")
             .errors([404: []], format: .signToLogin)
+        /// `GET /documents/?documentid=…`: a document's history page (the signed PDF's link).
         public static let history = Endpoint<NoContent, RawBody>(.get, Path.history, access: .anyone, query: [QueryParameter("documentid", .text)])
             .operation("signatureHistoryPage", "A document's signing history (HTML)", tags: "Sign To Login")
             .errors([404: []], format: .page)
 
+        /// Every operation of the spec's endpoints.
         public static let all: [any EndpointDeclaration] = [register, login, authenticate, saveDocument, openDocument, photo, history]
     }
 

@@ -5,8 +5,11 @@ extension SignToLoginAPI {
     /// numbered from 10 for what the spec does not name. A string on the wire, and an open set: a
     /// client takes a code it does not know as an error it cannot name.
     public struct Res: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        /// The code as the wire has it.
         public var rawValue: String
+        /// The code of this wire value (an unknown one too).
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code of this wire value.
         public init(stringLiteral value: String) { self.rawValue = value }
         public var description: String { rawValue }
 
@@ -19,6 +22,7 @@ extension SignToLoginAPI {
             try container.encode(rawValue)
         }
 
+        /// Done.
         public static let ok: Res = "0"
         /// The API key is unknown or its app disabled; `/opendocument/`: the document changed outside.
         public static let keyRefusedOrDocumentChanged: Res = "1"
@@ -26,12 +30,19 @@ extension SignToLoginAPI {
         public static let signaturesIncompleteOrUnknownUser: Res = "2"
         /// The account has no model for this type of device.
         public static let notEnrolledForDevice: Res = "3"
+        /// A parameter is missing or wrong (`error` names it).
         public static let invalidInput: Res = "10"
+        /// The body is too large.
         public static let tooLarge: Res = "11"
+        /// Too many attempts; `retry_after` says when to try again.
         public static let rateLimited: Res = "12"
+        /// A code went to the address: send the request again with `email_code`.
         public static let emailConfirmationRequired: Res = "13"
+        /// The email code is wrong or expired.
         public static let invalidEmailCode: Res = "14"
+        /// The document was saved from this version already: open it again.
         public static let documentConflict: Res = "15"
+        /// No document has this id.
         public static let documentNotFound: Res = "16"
         /// `/authenticate/`: the signature is a copy of one the server has seen (a replay).
         public static let signatureReplayed: Res = "17"
@@ -56,6 +67,7 @@ extension SignToLoginAPI {
 /// the spec writes them (`res` first; the server keeps this order on the wire). Absent members are
 /// left out.
 public struct SignToLoginAnswer: Codable, Sendable, Equatable {
+    /// The result code.
     public var res: SignToLoginAPI.Res
     /// What went wrong, in English (the spec's texts where it gives them).
     public var error: String?
@@ -71,13 +83,18 @@ public struct SignToLoginAnswer: Codable, Sendable, Equatable {
     public var documentid: String?
     /// `/register/` with `res 2`: the counts of the spec, and the token that keeps the accepted signatures.
     public var countRequired: Int?
+    /// `/register/`: signatures accepted so far.
     public var countExist: Int?
+    /// `/register/`: signatures a model takes.
     public var countModel: Int?
+    /// `/register/`: signatures of this request that did not fit.
     public var countIncorrect: Int?
+    /// `/register/`'s `res 2`: send it with the missing signatures; the kept ones are this client's only.
     public var enrolmentToken: String?
     /// `/opendocument/`: the document's signings, oldest first.
     public var history: [SignToLoginHistoryEntry]?
 
+    /// Makes one of its members, each as its property describes.
     public init(
         res: SignToLoginAPI.Res, error: String? = nil, retryAfter: Int? = nil, similarity: Double? = nil, signatureid: String? = nil,
         sessionid: String? = nil, documentid: String? = nil, countRequired: Int? = nil, countExist: Int? = nil, countModel: Int? = nil,
@@ -113,23 +130,32 @@ public struct SignToLoginAnswer: Codable, Sendable, Equatable {
 
 /// One signing in a document's history (`/opendocument/`). Every member is written, `null` when empty.
 public struct SignToLoginHistoryEntry: Codable, Equatable, Sendable {
+    /// Its name.
     public var name: String?
+    /// How alike the signature was to the model (0–1).
     public var similarity: Double
     /// Below the server's warning threshold: shown as a low match.
     public var warning: Bool
     /// The server's time of the signing, `DD.MM.YYYY HH:MM:SS` UTC.
     public var time: String
+    /// The signer's device time, as sent.
     public var clientTime: String?
+    /// Where it was signed, as the app sent it.
     public var location: String?
+    /// The country, as the app sent it.
     public var country: String?
+    /// The city, as the app sent it.
     public var city: String?
+    /// The address, as the app sent it.
     public var address: String?
     /// The photo's URL, when the signer sent one.
     public var photo: String?
+    /// The attempt's id.
     public var signatureID: String
     /// The document's hash after this signing.
     public var documentHash: String
 
+    /// Makes one of its members, each as its property describes.
     public init(
         name: String?, similarity: Double, warning: Bool, time: String, clientTime: String?, location: String?, country: String?,
         city: String?, address: String?, photo: String?, signatureID: String, documentHash: String
@@ -173,5 +199,6 @@ public struct SignToLoginHistoryEntry: Codable, Equatable, Sendable {
 }
 
 extension SignToLoginAnswer: DeclaresMemberRules {
+    /// The members' rules (the OpenAPI document lists them).
     public static let memberRules: [String: MemberRule] = ["retry_after": .count, "similarity": .fraction]
 }

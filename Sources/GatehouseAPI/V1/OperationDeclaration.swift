@@ -8,7 +8,9 @@ import Foundation
 public struct OperationDeclaration: Sendable, Equatable {
     /// The document's `operationId` (unique across the document).
     public var id = ""
+    /// A short title of the operation.
     public var summary = ""
+    /// The groups the OpenAPI document lists it under.
     public var tags: [String] = []
     /// The refusals this operation answers itself, in the order the document lists them.
     public var errors: [ErrorAnswer] = []
@@ -23,15 +25,19 @@ public struct OperationDeclaration: Sendable, Equatable {
     /// The form it reads, when its body is one (`FormBody`).
     public var form: FormDeclaration?
 
+    /// An empty declaration; the builder methods of ``Endpoint`` fill it.
     public init() {}
 }
 
 /// A refusal an operation answers: the status and the `GatehouseErrorCode`s its surface carries
 /// with it (none for a page).
 public struct ErrorAnswer: Sendable, Equatable {
+    /// The HTTP status.
     public let status: Int
+    /// The codes it answers with that status.
     public let codes: [GatehouseErrorCode]
 
+    /// The answer of this status with these codes.
     public init(_ status: Int, _ codes: [GatehouseErrorCode] = []) {
         self.status = status
         self.codes = codes
@@ -59,14 +65,19 @@ public enum ErrorFormat: String, Sendable, Equatable {
 public enum SharedAnswer: String, Sendable, Equatable, CaseIterable {
     /// `/v1` and `/admin/v1`: a missing, unknown, revoked or expired bearer token (or admin key).
     case unauthorized = "Unauthorized"
+    /// 413: the body is too large.
     case payloadTooLarge = "PayloadTooLarge"
+    /// 415: the body's media type is not one the operation takes.
     case unsupportedMediaType = "UnsupportedMediaType"
+    /// 429: too many requests; `Retry-After` says when to try again.
     case tooManyRequests = "TooManyRequests"
     /// Any other error, as a problem document.
     case unexpectedProblem = "UnexpectedProblem"
     /// `/api`'s forms of the same.
     case phoneUnauthorized = "PhoneUnauthorized"
+    /// `/api`'s 429, as plain text with `X-Error-Code`.
     case phoneTooManyRequests = "PhoneTooManyRequests"
+    /// `/api`'s 500, as plain text with `X-Error-Code`.
     case phoneServerError = "PhoneServerError"
 
     /// The status it answers (`default` for any other).
@@ -104,7 +115,9 @@ public enum SharedAnswer: String, Sendable, Equatable, CaseIterable {
 
 /// A response header the document declares once (`#/components/headers/<name>`).
 public enum ResponseHeader: String, Sendable, Equatable, CaseIterable {
+    /// `Retry-After`: seconds to wait.
     case retryAfter = "RetryAfter"
+    /// `WWW-Authenticate`: how to authenticate.
     case wwwAuthenticate = "WWWAuthenticate"
     /// `/api`'s `X-Error-Code`: a ``GatehouseErrorCode``.
     case errorCode = "XErrorCode"
@@ -149,14 +162,19 @@ public enum SharedHeader: String, Sendable, Equatable, CaseIterable {
 /// A form body as its operation reads it: the media types it takes and its fields, in order.
 /// The document writes its schema from these; the prose describes the fields and their limits.
 public struct FormDeclaration: Sendable, Equatable {
+    /// A form's media type.
     public enum MediaType: String, Sendable, Equatable {
+        /// `application/x-www-form-urlencoded`.
         case urlencoded = "application/x-www-form-urlencoded"
+        /// `multipart/form-data`.
         case multipart = "multipart/form-data"
         /// The same fields as one flat JSON object.
         case json = "application/json"
     }
 
+    /// The media types it is taken in.
     public var mediaTypes: [MediaType]
+    /// Its fields.
     public var fields: [FormField]
     /// The name the document gives its schema (`#/components/schemas/<name>`); nil: written in place.
     public var component: String?
@@ -166,6 +184,7 @@ public struct FormDeclaration: Sendable, Equatable {
 
 /// A field of a form.
 public struct FormField: Sendable, Equatable {
+    /// What a field's value is.
     public enum Kind: Sendable, Equatable {
         /// Text (a file's bytes included).
         case text
@@ -177,7 +196,9 @@ public struct FormField: Sendable, Equatable {
 
     /// The shape of a field's JSON value.
     public enum JSONShape: String, Sendable, Equatable {
+        /// A JSON object.
         case object
+        /// A JSON number.
         case number
         /// An array of objects.
         case arrayOfObjects
@@ -185,16 +206,22 @@ public struct FormField: Sendable, Equatable {
         case arrayOfStrings
     }
 
+    /// Its name.
     public let name: String
+    /// What its value is.
     public let kind: Kind
+    /// Whether a request without it is refused.
     public let required: Bool
     /// What its text takes beyond being text.
     public let rule: MemberRule?
 
+    /// A text field, with its rule.
     public static func text(_ name: String, _ rule: MemberRule? = nil, required: Bool = false) -> FormField {
         FormField(name: name, kind: .text, required: required, rule: rule)
     }
+    /// A field of any kind (a file, say).
     public static func any(_ name: String, required: Bool = false) -> FormField { FormField(name: name, kind: .any, required: required, rule: nil) }
+    /// A field whose value is JSON of this shape.
     public static func json(_ name: String, _ shape: JSONShape, required: Bool = false) -> FormField {
         FormField(name: name, kind: .jsonOrText(shape), required: required, rule: nil)
     }
@@ -202,6 +229,7 @@ public struct FormField: Sendable, Equatable {
 
 /// The type of a path parameter that is more than text.
 public struct PathParameter: Sendable, Equatable {
+    /// What a path parameter is.
     public enum Kind: Sendable, Equatable {
         /// A UUID: any other value names nothing.
         case uuid
@@ -209,6 +237,7 @@ public struct PathParameter: Sendable, Equatable {
         case text(MemberRule)
     }
 
+    /// What it is.
     public let kind: Kind
     /// What a value that names nothing answers: 404 with this code (nil: the surface's own page).
     public let notFound: GatehouseErrorCode?

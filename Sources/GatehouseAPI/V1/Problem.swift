@@ -6,6 +6,7 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     public var type: String
     /// The HTTP reason phrase.
     public var title: String
+    /// The HTTP status code.
     public var status: Int
     /// What went wrong, in the request's language (`Accept-Language`: en or ru).
     public var detail: String
@@ -21,6 +22,7 @@ public struct Problem: Codable, Sendable, Equatable, Error {
     public var secondFactor: SecondFactorChallenge?
     /// For `identity_link_required`: the offer `POST /v1/sessions/link` takes up.
     public var identityLink: IdentityLinkOffer?
+    /// Makes one of its members, each as its property describes.
     public init(type: String, title: String, status: Int, detail: String, code: GatehouseErrorCode, field: String? = nil, attemptsLeft: Int? = nil, retryAfter: Int? = nil,
                 secondFactor: SecondFactorChallenge? = nil, identityLink: IdentityLinkOffer? = nil) {
         self.type = type

@@ -19,6 +19,7 @@ public enum V1 {
 
     /// One shared encoder and decoder of the conventions below (both are safe to share across tasks).
     public static let encoder = makeEncoder()
+    /// The JSON decoder of `/v1` (dates as ISO 8601, with or without fractions).
     public static let decoder = makeDecoder()
 
     /// The encoder the server writes with and the SDK reads with: ISO 8601 instants in UTC

@@ -4,14 +4,20 @@ import Foundation
 /// letter (so a tag can never be read as a phone number at login), unique case-insensitively.
 /// Typed capitals are accepted and lower-cased. One rule for the server and the SDK's forms.
 public enum TagRule {
+    /// The fewest characters of a tag.
     public static let minLength = 3
+    /// The most characters of a tag.
     public static let maxLength = 32
 
     /// Which part of the rule a tag breaks.
     public enum Problem: Sendable, Equatable {
+        /// Fewer characters than the minimum.
         case tooShort(minimum: Int)
+        /// More characters than the maximum.
         case tooLong(maximum: Int)
+        /// A character other than `a-z`, `0-9`, `_`, `.`.
         case invalidCharacters
+        /// No letter.
         case needsLetter
     }
 

@@ -168,18 +168,29 @@ extension V1 {
 }
 
 /// The order of my friends (`GET /v1/friends?sort=`).
-public enum FriendsSort: String, Codable, Sendable, CaseIterable { case name, tag }
+public enum FriendsSort: String, Codable, Sendable, CaseIterable {
+    /// By name.
+    case name
+    /// By tag.
+    case tag
+}
 
 /// `GET /v1/friends`: the order, and a search.
 public struct FriendsQuery: EndpointQuery, Equatable {
+    /// The order of the list.
     public var sort: FriendsSort?
+    /// Only friends whose name or tag starts with this.
     public var q: String?
+    /// Makes one of its members, each as its property describes.
     public init(sort: FriendsSort? = nil, q: String? = nil) {
         self.sort = sort
         self.q = q
     }
+    /// Every parameter the operation reads, in the order the document lists them.
     public static let parameters: [QueryParameter] = [.choice("sort", FriendsSort.self), QueryParameter("q", .text)]
+    /// Reads it from a request's query; a value against its parameter's rule throws ``QueryError``.
     public init(from query: QueryValues) throws { self.init(sort: try query.choice("sort", as: FriendsSort.self), q: query.text("q")) }
+    /// The query's values to send, by name; absent parameters are left out.
     public var values: [String: String] {
         var values: [String: String] = [:]
         values.put("sort", sort)
@@ -190,18 +201,25 @@ public struct FriendsQuery: EndpointQuery, Equatable {
 
 /// `GET /v1/chats/{id}/messages`: the newest `limit`, or those before or after a message.
 public struct HistoryQuery: EndpointQuery, Equatable {
+    /// Messages before this one (older).
     public var before: UUID?
+    /// Messages after this one (newer).
     public var after: UUID?
+    /// How many items a page holds at most.
     public var limit: Int?
+    /// Makes one of its members, each as its property describes.
     public init(before: UUID? = nil, after: UUID? = nil, limit: Int? = nil) {
         self.before = before
         self.after = after
         self.limit = limit
     }
+    /// Every parameter the operation reads, in the order the document lists them.
     public static let parameters: [QueryParameter] = [QueryParameter("before", .uuid), QueryParameter("after", .uuid), .limit]
+    /// Reads it from a request's query; a value against its parameter's rule throws ``QueryError``.
     public init(from query: QueryValues) throws {
         self.init(before: try query.uuid("before"), after: try query.uuid("after"), limit: try query.limit())
     }
+    /// The query's values to send, by name; absent parameters are left out.
     public var values: [String: String] {
         var values: [String: String] = [:]
         values.put("before", before)
@@ -213,9 +231,14 @@ public struct HistoryQuery: EndpointQuery, Equatable {
 
 /// `DELETE /v1/messages/{id}`: for me, or for everyone.
 public struct DeletionQuery: EndpointQuery, Equatable {
+    /// For me only, or for everyone.
     public var scope: MessageDeletion.Scope
+    /// Makes one of its members, each as its property describes.
     public init(scope: MessageDeletion.Scope) { self.scope = scope }
+    /// Every parameter the operation reads, in the order the document lists them.
     public static let parameters: [QueryParameter] = [.choice("for", MessageDeletion.Scope.self, required: true)]
+    /// Reads it from a request's query; a value against its parameter's rule throws ``QueryError``.
     public init(from query: QueryValues) throws { self.init(scope: try query.required("for", as: MessageDeletion.Scope.self)) }
+    /// The query's values to send, by name; absent parameters are left out.
     public var values: [String: String] { ["for": scope.rawValue] }
 }

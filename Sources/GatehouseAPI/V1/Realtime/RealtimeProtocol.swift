@@ -8,6 +8,7 @@ extension V1 {
     /// came after `SEQ`. The server then sends `{"type":"ready","seq":N}` (N: my newest event),
     /// the missed events, and every new event as it happens, each as one text frame.
     public enum Realtime {
+        /// The realtime WebSocket's path.
         public static let path = "/v1/realtime"
 
         /// Close codes beyond RFC 6455's.
@@ -22,17 +23,26 @@ extension V1 {
 
 /// What a realtime event says happened.
 public enum RealtimeEventKind: String, Codable, Sendable, CaseIterable {
+    /// A message was sent (`payload`: the message).
     case messageCreated = "message.created"
+    /// A message was edited (`payload`: the message).
     case messageUpdated = "message.updated"
     /// An edit a later `message.updated` of the same message supersedes: its place in the sequence
     /// is kept (numbers stay gap-free) and its content dropped (``SupersededEdit``). Nothing to do.
     case messageSuperseded = "message.superseded"
+    /// A message was deleted (`payload`: the deletion).
     case messageDeleted = "message.deleted"
+    /// A chat was read (`payload`: the read state).
     case chatRead = "chat.read"
+    /// A chat was deleted (`payload`: the chat).
     case chatDeleted = "chat.deleted"
+    /// A friend request came (`payload`: the person).
     case friendRequested = "friend.requested"
+    /// A friend request was accepted (`payload`: the person).
     case friendAccepted = "friend.accepted"
+    /// A friendship or request ended (`payload`: the removal).
     case friendRemoved = "friend.removed"
+    /// A person's profile changed (`payload`: the person).
     case profileUpdated = "profile.updated"
     /// Money moved into or out of my wallet (``TransferResult``: the transfer and my balance after it).
     case walletTransfer = "wallet.transfer"
@@ -44,10 +54,20 @@ public enum RealtimeEventKind: String, Codable, Sendable, CaseIterable {
 
 /// `message.deleted`: a message gone for everyone (a tombstone now) or only for me.
 public struct MessageDeletion: Codable, Sendable, Equatable {
-    public enum Scope: String, Codable, Sendable, CaseIterable { case me, everyone }
+    /// For me only, or for everyone in the chat.
+    public enum Scope: String, Codable, Sendable, CaseIterable {
+        /// Gone from my copy of the chat only.
+        case me
+        /// Gone for everyone in the chat.
+        case everyone
+    }
+    /// The chat.
     public var chatId: UUID
+    /// The message.
     public var messageId: UUID
+    /// For whom it is deleted.
     public var scope: Scope
+    /// Makes one of its members, each as its property describes.
     public init(chatId: UUID, messageId: UUID, scope: Scope) {
         self.chatId = chatId
         self.messageId = messageId
@@ -57,14 +77,19 @@ public struct MessageDeletion: Codable, Sendable, Equatable {
 
 /// `chat.deleted`: the chat left my list (deleted on another of my devices).
 public struct ChatDeletion: Codable, Sendable, Equatable {
+    /// The chat.
     public var chatId: UUID
+    /// Makes one of its members, each as its property describes.
     public init(chatId: UUID) { self.chatId = chatId }
 }
 
 /// `message.superseded`: an edit of `messageId` that a later `message.updated` replaces.
 public struct SupersededEdit: Codable, Sendable, Equatable {
+    /// The chat.
     public var chatId: UUID
+    /// The message.
     public var messageId: UUID
+    /// Makes one of its members, each as its property describes.
     public init(chatId: UUID, messageId: UUID) {
         self.chatId = chatId
         self.messageId = messageId
@@ -73,9 +98,20 @@ public struct SupersededEdit: Codable, Sendable, Equatable {
 
 /// `friend.removed`: a friendship or a request between us is gone.
 public struct FriendRemoval: Codable, Sendable, Equatable {
-    public enum Reason: String, Codable, Sendable, CaseIterable { case removed, declined, cancelled }
+    /// Unfriended, a request declined, or a request cancelled.
+    public enum Reason: String, Codable, Sendable, CaseIterable {
+        /// One of the two unfriended the other.
+        case removed
+        /// The person asked declined the request.
+        case declined
+        /// The person who asked took the request back.
+        case cancelled
+    }
+    /// The person.
     public var personId: UUID
+    /// Why, in the words of whoever did it (kept in the audit trail).
     public var reason: Reason
+    /// Makes one of its members, each as its property describes.
     public init(personId: UUID, reason: Reason) {
         self.personId = personId
         self.reason = reason
@@ -85,21 +121,35 @@ public struct FriendRemoval: Codable, Sendable, Equatable {
 /// One event of my sequence: `seq` is gap-free and increasing per account, so a client that
 /// saw `seq` N and then N+2 knows it missed one (and reconnects with `?since=N`).
 public struct RealtimeEvent: Sendable, Equatable {
+    /// What an event carries, by its kind.
     public enum Payload: Sendable, Equatable {
+        /// A message, sent or edited.
         case message(Message)
+        /// A deleted message.
         case deletion(MessageDeletion)
+        /// A chat read up to a message.
         case read(ReadState)
+        /// A deleted chat.
         case chatDeletion(ChatDeletion)
+        /// A person (a request, an accepted friend, a changed profile).
         case person(Person)
+        /// A friendship or request that ended.
         case friendRemoval(FriendRemoval)
+        /// A transfer, sent or received.
         case transfer(TransferResult)
+        /// A money request, asked or answered.
         case moneyRequest(MoneyRequest)
+        /// An edit that a newer one replaced.
         case superseded(SupersededEdit)
     }
 
+    /// The event's number in my stream (strictly increasing: resume after the last one seen).
     public var seq: Int64
+    /// What happened.
     public var kind: RealtimeEventKind
+    /// What it carries.
     public var payload: Payload
+    /// Makes one of its members, each as its property describes.
     public init(seq: Int64, kind: RealtimeEventKind, payload: Payload) {
         self.seq = seq
         self.kind = kind

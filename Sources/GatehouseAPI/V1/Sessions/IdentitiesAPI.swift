@@ -65,21 +65,28 @@ extension V1 {
 
 /// A provider a person can sign in with.
 public enum IdentityProviderName: String, Codable, Sendable, CaseIterable {
+    /// Sign in with Apple.
     case apple
+    /// Sign in with Google.
     case google
 }
 
 /// `GET /v1/sessions/providers`: the providers this server takes (none unless its operator configured them).
 public struct SignInProviders: Codable, Sendable, Equatable {
+    /// The providers this server takes, each with the client id to open its sheet with.
     public var providers: [SignInProvider]
+    /// Makes one of its members, each as its property describes.
     public init(providers: [SignInProvider]) { self.providers = providers }
 }
 
+/// A provider this server takes.
 public struct SignInProvider: Codable, Sendable, Equatable {
+    /// Its name.
     public var name: IdentityProviderName
     /// The audiences its tokens may be for: the app's bundle id (and web service ids) for Apple, OAuth client ids
     /// for Google. Public: the app carries them.
     public var clientIds: [String]
+    /// Makes one of its members, each as its property describes.
     public init(name: IdentityProviderName, clientIds: [String]) {
         self.name = name
         self.clientIds = clientIds
@@ -89,16 +96,21 @@ public struct SignInProvider: Codable, Sendable, Equatable {
 /// `POST /v1/sessions/apple`, `POST /v1/sessions/google`: the provider's identity token and the raw nonce the app
 /// made for this attempt (Apple's sheet was given its SHA-256 in hex; Google's the nonce itself).
 public struct IdentitySignIn: Codable, Sendable, Equatable {
+    /// The identity token the provider's sheet answered (a JWT the server checks itself).
     public var idToken: String
+    /// The nonce the app gave the sheet (the token carries its SHA-256 for Apple, itself for Google).
     public var nonce: String
     /// Apple's authorization code, which the server exchanges for the refresh token that revocation needs.
     public var authorizationCode: String?
     /// The person's name as Apple gives it to the app on the first authorization only (Google's token carries it).
     public var givenName: String?
+    /// The family name, as Apple gives it the first time only.
     public var familyName: String?
+    /// The device, as the app names it (shown in my sessions).
     public var device: String?
     /// Which tokens the answer carries (absent: the session's own token).
     public var tokens: TokenKind?
+    /// Makes one of its members, each as its property describes.
     public init(idToken: String, nonce: String, authorizationCode: String? = nil, givenName: String? = nil, familyName: String? = nil,
                 device: String? = nil, tokens: TokenKind? = nil) {
         self.idToken = idToken
@@ -116,10 +128,13 @@ public struct IdentitySignIn: Codable, Sendable, Equatable {
 public struct IdentityLinkOffer: Codable, Sendable, Equatable {
     /// Single-use; for `POST /v1/sessions/link` until `expiresAt`.
     public var linkToken: String
+    /// The provider of the identity.
     public var provider: IdentityProviderName
     /// The account's address (the provider's verified one), for the screen that asks for its password.
     public var email: String
+    /// When it stops working.
     public var expiresAt: Date
+    /// Makes one of its members, each as its property describes.
     public init(linkToken: String, provider: IdentityProviderName, email: String, expiresAt: Date) {
         self.linkToken = linkToken
         self.provider = provider
@@ -131,13 +146,21 @@ public struct IdentityLinkOffer: Codable, Sendable, Equatable {
 /// `POST /v1/sessions/link`: the offer's link token and the account's proof — its password and, when it has a second
 /// factor, one proof of it (as a step-up: the app's `code`, a `recoveryCode`, or a `passkey` assertion).
 public struct IdentityLinkRequest: Codable, Sendable, Equatable {
+    /// The `linkToken` of the `identity_link_required` answer.
     public var linkToken: String
+    /// The account's password.
     public var currentPassword: String
+    /// A code of the authenticator app, when the account has one.
     public var code: String?
+    /// A recovery code, instead of the authenticator's.
     public var recoveryCode: String?
+    /// A passkey's assertion, instead of a code.
     public var passkey: PasskeyAssertion?
+    /// The device, as the app names it (shown in my sessions).
     public var device: String?
+    /// Which tokens the session answers with.
     public var tokens: TokenKind?
+    /// Makes one of its members, each as its property describes.
     public init(linkToken: String, currentPassword: String, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil,
                 device: String? = nil, tokens: TokenKind? = nil) {
         self.linkToken = linkToken
@@ -153,9 +176,13 @@ public struct IdentityLinkRequest: Codable, Sendable, Equatable {
 /// A fresh sign-in with a provider whose identity is linked to my account: in a step-up, it stands for the password
 /// (an account made by Apple or Google has none).
 public struct IdentityReauthentication: Codable, Sendable, Equatable {
+    /// The provider.
     public var provider: IdentityProviderName
+    /// A fresh identity token of an identity linked to the account.
     public var idToken: String
+    /// The nonce the app gave the sheet.
     public var nonce: String
+    /// Makes one of its members, each as its property describes.
     public init(provider: IdentityProviderName, idToken: String, nonce: String) {
         self.provider = provider
         self.idToken = idToken
@@ -167,15 +194,25 @@ public struct IdentityReauthentication: Codable, Sendable, Equatable {
 /// `currentPassword` or a `reauthentication` with an identity I have, and, when I have a second factor, one proof
 /// of it.
 public struct IdentityAddition: Codable, Sendable, Equatable {
+    /// The provider.
     public var provider: IdentityProviderName
+    /// The identity token the provider's sheet answered.
     public var idToken: String
+    /// The nonce the app gave the sheet.
     public var nonce: String
+    /// Apple's authorization code (lets the server revoke Apple's grant when the identity is unlinked).
     public var authorizationCode: String?
+    /// The password, as a step-up.
     public var currentPassword: String?
+    /// Instead of the password: a fresh sign-in with one of the account's identities.
     public var reauthentication: IdentityReauthentication?
+    /// A code of the authenticator app, when the account has one.
     public var code: String?
+    /// A recovery code, instead of the authenticator's.
     public var recoveryCode: String?
+    /// A passkey's assertion, instead of a code.
     public var passkey: PasskeyAssertion?
+    /// Makes one of its members, each as its property describes.
     public init(provider: IdentityProviderName, idToken: String, nonce: String, authorizationCode: String? = nil, currentPassword: String? = nil,
                 reauthentication: IdentityReauthentication? = nil, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) {
         self.provider = provider
@@ -192,11 +229,17 @@ public struct IdentityAddition: Codable, Sendable, Equatable {
 
 /// `DELETE /v1/me/identities/{id}`: a step-up, as for adding one.
 public struct IdentityRemoval: Codable, Sendable, Equatable {
+    /// The password, as a step-up.
     public var currentPassword: String?
+    /// Instead of the password: a fresh sign-in with one of the account's identities.
     public var reauthentication: IdentityReauthentication?
+    /// A code of the authenticator app, when the account has one.
     public var code: String?
+    /// A recovery code, instead of the authenticator's.
     public var recoveryCode: String?
+    /// A passkey's assertion, instead of a code.
     public var passkey: PasskeyAssertion?
+    /// Makes one of its members, each as its property describes.
     public init(currentPassword: String? = nil, reauthentication: IdentityReauthentication? = nil, code: String? = nil, recoveryCode: String? = nil,
                 passkey: PasskeyAssertion? = nil) {
         self.currentPassword = currentPassword
@@ -209,12 +252,17 @@ public struct IdentityRemoval: Codable, Sendable, Equatable {
 
 /// An identity linked to my account.
 public struct LinkedIdentity: Codable, Sendable, Equatable {
+    /// Its id.
     public var id: UUID
+    /// The provider.
     public var provider: IdentityProviderName
     /// The address the provider gave (Apple's may be a private relay address), if any.
     public var email: String?
+    /// When it was made.
     public var createdAt: Date
+    /// When it last signed the person in; nil when never.
     public var lastUsedAt: Date?
+    /// Makes one of its members, each as its property describes.
     public init(id: UUID, provider: IdentityProviderName, email: String?, createdAt: Date, lastUsedAt: Date?) {
         self.id = id
         self.provider = provider
@@ -224,21 +272,28 @@ public struct LinkedIdentity: Codable, Sendable, Equatable {
     }
 }
 
+/// The identities linked to my account.
 public struct LinkedIdentityList: Codable, Sendable, Equatable {
+    /// The identities, oldest first.
     public var identities: [LinkedIdentity]
+    /// Makes one of its members, each as its property describes.
     public init(identities: [LinkedIdentity]) { self.identities = identities }
 }
 
 /// What Apple posts to the notification endpoint: `payload`, a JWS it signs as it signs identity tokens, whose
 /// `events` claim says what happened to whom.
 public struct AppleServerNotification: Codable, Sendable, Equatable {
+    /// Apple's signed event (a JWT), as Apple posts it.
     public var payload: String
+    /// Makes one of its members, each as its property describes.
     public init(payload: String) { self.payload = payload }
 }
 
 /// What a notification did: `unlinked`, `noted`, or `ignored` (no identity has that `sub`, it was acted on before,
 /// or its type is one Apple added since).
 public struct AppleNotificationReceipt: Codable, Sendable, Equatable {
+    /// What the server did with it (`revoked`, `ignored`, …).
     public var outcome: String
+    /// Makes one of its members, each as its property describes.
     public init(outcome: String) { self.outcome = outcome }
 }

@@ -53,6 +53,7 @@ public struct SecondFactorChallenge: Codable, Sendable, Equatable {
     public var methods: [String]
     /// After this the password must be given again.
     public var expiresAt: Date
+    /// Makes one of its members, each as its property describes.
     public init(challenge: String, methods: [String], expiresAt: Date) {
         self.challenge = challenge
         self.methods = methods
@@ -63,12 +64,17 @@ public struct SecondFactorChallenge: Codable, Sendable, Equatable {
 /// `POST /v1/sessions/second-factor`: the challenge and one of `code` (the authenticator app's
 /// six digits) or `recoveryCode`.
 public struct SecondFactorLogin: Codable, Sendable, Equatable {
+    /// The challenge the login answered with `second_factor_required`.
     public var challenge: String
+    /// A code of the authenticator app.
     public var code: String?
+    /// A recovery code, instead.
     public var recoveryCode: String?
+    /// The device, as the app names it (shown in my sessions).
     public var device: String?
     /// Which tokens the answer carries (absent: the session's own token).
     public var tokens: TokenKind?
+    /// Makes one of its members, each as its property describes.
     public init(challenge: String, code: String? = nil, recoveryCode: String? = nil, device: String? = nil, tokens: TokenKind? = nil) {
         self.challenge = challenge
         self.code = code
@@ -88,6 +94,7 @@ public struct SecondFactorStatus: Codable, Sendable, Equatable {
     public var recoveryCodesLeft: Int
     /// My passkeys: with any (or the app on), adding or removing a factor needs a step-up proof.
     public var passkeys: Int
+    /// Makes one of its members, each as its property describes.
     public init(totp: Bool, totpSince: Date?, recoveryCodesLeft: Int, passkeys: Int = 0) {
         self.totp = totp
         self.totpSince = totpSince
@@ -99,9 +106,11 @@ public struct SecondFactorStatus: Codable, Sendable, Equatable {
 /// `POST /v1/me/totp`: a step-up — the current password proves the session's holder is the person,
 /// and, when the account has passkeys, an assertion of one of them (`passkey`).
 public struct TOTPEnrolmentRequest: Codable, Sendable, Equatable {
+    /// The account's password.
     public var currentPassword: String
     /// An assertion of one of my passkeys (options from `POST /v1/me/passkeys/step-up-options`).
     public var passkey: PasskeyAssertion?
+    /// Makes one of its members, each as its property describes.
     public init(currentPassword: String, passkey: PasskeyAssertion? = nil) {
         self.currentPassword = currentPassword
         self.passkey = passkey
@@ -115,10 +124,13 @@ public struct TOTPEnrolment: Codable, Sendable, Equatable {
     public var uri: String
     /// The secret in base32, as apps take it typed.
     public var secret: String
+    /// How many digits a code has.
     public var digits: Int
+    /// How many seconds a code lasts.
     public var period: Int
     /// Confirm with a first code before this, or ask again.
     public var expiresAt: Date
+    /// Makes one of its members, each as its property describes.
     public init(uri: String, secret: String, digits: Int = 6, period: Int = 30, expiresAt: Date) {
         self.uri = uri
         self.secret = secret
@@ -130,7 +142,9 @@ public struct TOTPEnrolment: Codable, Sendable, Equatable {
 
 /// Ten single-use recovery codes, shown this once: each stands in for the authenticator app once.
 public struct RecoveryCodes: Codable, Sendable, Equatable {
+    /// The codes, each used once; shown only now.
     public var codes: [String]
+    /// Makes one of its members, each as its property describes.
     public init(codes: [String]) {
         self.codes = codes
     }
@@ -140,10 +154,15 @@ public struct RecoveryCodes: Codable, Sendable, Equatable {
 /// a code from the authenticator app (`code`), a recovery code (`recoveryCode`) or an assertion of
 /// one of my passkeys (`passkey`, options from `POST /v1/me/passkeys/step-up-options`).
 public struct SecondFactorProof: Codable, Sendable, Equatable {
+    /// The account's password.
     public var currentPassword: String
+    /// A code of the authenticator app.
     public var code: String?
+    /// A recovery code, instead.
     public var recoveryCode: String?
+    /// A passkey's assertion, instead of a code.
     public var passkey: PasskeyAssertion?
+    /// Makes one of its members, each as its property describes.
     public init(currentPassword: String, code: String? = nil, recoveryCode: String? = nil, passkey: PasskeyAssertion? = nil) {
         self.currentPassword = currentPassword
         self.code = code

@@ -41,10 +41,19 @@ extension V1 {
 /// `DELETE /v1/sessions?scope=others`: which sessions to end (every one but the caller's; the
 /// parameter makes the intent explicit, so a bare `DELETE /v1/sessions` ends nothing).
 public struct EndSessionsQuery: EndpointQuery, Equatable {
-    public enum Scope: String, Sendable, CaseIterable { case others }
+    /// Which sessions end: every other one (mine stays).
+    public enum Scope: String, Sendable, CaseIterable {
+        /// Every session but the caller's own.
+        case others
+    }
+    /// Which sessions end.
     public var scope: Scope
+    /// Makes one of its members, each as its property describes.
     public init(scope: Scope = .others) { self.scope = scope }
+    /// Every parameter the operation reads, in the order the document lists them.
     public static let parameters: [QueryParameter] = [.choice("scope", Scope.self, required: true)]
+    /// Reads it from a request's query; a value against its parameter's rule throws ``QueryError``.
     public init(from query: QueryValues) throws { self.init(scope: try query.required("scope", as: Scope.self)) }
+    /// The query's values to send, by name; absent parameters are left out.
     public var values: [String: String] { ["scope": scope.rawValue] }
 }

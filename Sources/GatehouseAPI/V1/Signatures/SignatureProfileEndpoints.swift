@@ -47,11 +47,15 @@ extension V1 {
 
 /// The person's Sign To Login profile.
 public struct SignatureProfile: Codable, Sendable, Equatable {
+    /// The email address.
     public var email: String
     /// The spec's `user_name`.
     public var userName: String
+    /// The phone number, as the person gave it.
     public var phoneNumber: String?
+    /// The company's name.
     public var companyName: String?
+    /// The position in the company.
     public var position: String?
     /// `DD.MM.YYYY`.
     public var birthday: String?
@@ -59,14 +63,18 @@ public struct SignatureProfile: Codable, Sendable, Equatable {
     public var sex: String?
     /// Where the person enrolled, as the device told it (not editable).
     public var country: String?
+    /// The city.
     public var city: String?
+    /// The address.
     public var address: String?
     /// The picture (sent with the enrolment or set since): `GET` it with the session.
     public var photoUrl: String?
     /// The types of device the person has a sample from (`iphone`, `ipad`, `ipod`, `other`).
     public var devices: [String]
+    /// When it last changed.
     public var updatedAt: Date
 
+    /// Makes one of its members, each as its property describes.
     public init(email: String, userName: String, phoneNumber: String? = nil, companyName: String? = nil, position: String? = nil,
                 birthday: String? = nil, sex: String? = nil, country: String? = nil, city: String? = nil, address: String? = nil,
                 photoUrl: String? = nil, devices: [String] = [], updatedAt: Date) {
@@ -88,12 +96,18 @@ public struct SignatureProfile: Codable, Sendable, Equatable {
 
 /// `PATCH /v1/me/signature-profile`: the optional fields to change (absent: unchanged; empty: cleared).
 public struct SignatureProfileUpdate: Codable, Sendable, Equatable {
+    /// The phone number.
     public var phoneNumber: String?
+    /// The company's name.
     public var companyName: String?
+    /// The position in the company.
     public var position: String?
+    /// The birthday, `YYYY-MM-DD`.
     public var birthday: String?
+    /// The sex, as the spec's profile has it.
     public var sex: String?
 
+    /// Makes one of its members, each as its property describes.
     public init(phoneNumber: String? = nil, companyName: String? = nil, position: String? = nil, birthday: String? = nil, sex: String? = nil) {
         self.phoneNumber = phoneNumber
         self.companyName = companyName

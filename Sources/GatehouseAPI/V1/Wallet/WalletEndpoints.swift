@@ -118,12 +118,17 @@ extension V1 {
 
 /// `GET /v1/wallet/recipients`: whom to pay, by a phone, a tag or an email (the query form of a `PartyReference`).
 public struct RecipientQuery: EndpointQuery, Equatable {
+    /// Whom to look up: an account id, a tag or a phone number.
     public var reference: PartyReference
+    /// Makes one of its members, each as its property describes.
     public init(_ reference: PartyReference) { self.reference = reference }
+    /// Every parameter the operation reads, in the order the document lists them.
     public static let parameters: [QueryParameter] = [QueryParameter("phone", .text), QueryParameter("tag", .text), QueryParameter("email", .text)]
+    /// Reads it from a request's query; a value against its parameter's rule throws ``QueryError``.
     public init(from query: QueryValues) throws {
         self.init(PartyReference(phone: query.text("phone"), tag: query.text("tag"), email: query.text("email")))
     }
+    /// The query's values to send, by name; absent parameters are left out.
     public var values: [String: String] {
         var values: [String: String] = [:]
         values.put("phone", reference.phone)
@@ -134,15 +139,26 @@ public struct RecipientQuery: EndpointQuery, Equatable {
 }
 
 /// Which money requests to list: to me (`incoming`) or from me (`outgoing`).
-public enum MoneyRequestDirection: String, Codable, Sendable, CaseIterable { case incoming, outgoing }
+public enum MoneyRequestDirection: String, Codable, Sendable, CaseIterable {
+    /// Requests others made of me.
+    case incoming
+    /// Requests I made of others.
+    case outgoing
+}
 
 /// `GET /v1/wallet/requests`: a direction, a state, a person, and a page.
 public struct RequestsQuery: EndpointQuery, Equatable {
+    /// Requests I asked or I was asked.
     public var direction: MoneyRequestDirection?
+    /// Only requests in this state.
     public var state: MoneyRequestState?
+    /// Only requests between me and this person.
     public var with: UUID?
+    /// Where the page starts: a `nextCursor` of a previous answer.
     public var cursor: String?
+    /// How many items a page holds at most.
     public var limit: Int?
+    /// Makes one of its members, each as its property describes.
     public init(direction: MoneyRequestDirection? = nil, state: MoneyRequestState? = nil, with: UUID? = nil, cursor: String? = nil, limit: Int? = nil) {
         self.direction = direction
         self.state = state
@@ -150,13 +166,16 @@ public struct RequestsQuery: EndpointQuery, Equatable {
         self.cursor = cursor
         self.limit = limit
     }
+    /// Every parameter the operation reads, in the order the document lists them.
     public static let parameters: [QueryParameter] = [
         .choice("direction", MoneyRequestDirection.self), .choice("state", MoneyRequestState.self), QueryParameter("with", .uuid), .cursor, .limit,
     ]
+    /// Reads it from a request's query; a value against its parameter's rule throws ``QueryError``.
     public init(from query: QueryValues) throws {
         self.init(direction: try query.choice("direction", as: MoneyRequestDirection.self), state: try query.choice("state", as: MoneyRequestState.self),
                   with: try query.uuid("with"), cursor: query.text("cursor"), limit: try query.limit())
     }
+    /// The query's values to send, by name; absent parameters are left out.
     public var values: [String: String] {
         var values: [String: String] = [:]
         values.put("direction", direction)

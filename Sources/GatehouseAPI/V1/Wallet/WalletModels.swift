@@ -2,6 +2,7 @@ import Foundation
 
 /// `GET /v1/wallet`: my wallet.
 public struct WalletInfo: Codable, Sendable, Equatable {
+    /// Its id.
     public var id: UUID
     /// The verified phone the wallet is attached to (E.164).
     public var phone: String
@@ -9,10 +10,12 @@ public struct WalletInfo: Codable, Sendable, Equatable {
     public var currency: String
     /// In kopecks.
     public var balance: Int64
+    /// When it was made.
     public var createdAt: Date
     /// Whether money can be put in through the server's payment provider (`POST /v1/wallet/topups`); an app offers
     /// "Top up" only then. Nil from a server before 1.2, which did not say.
     public var topUps: Bool?
+    /// Makes one of its members, each as its property describes.
     public init(id: UUID, phone: String, currency: String, balance: Int64, createdAt: Date, topUps: Bool? = nil) {
         self.id = id
         self.phone = phone
@@ -25,9 +28,13 @@ public struct WalletInfo: Codable, Sendable, Equatable {
 
 /// Whom to pay or ask: exactly one of a phone (any usual spelling), a tag or an email.
 public struct PartyReference: Codable, Sendable, Equatable {
+    /// The phone number, in E.164.
     public var phone: String?
+    /// The public `@handle`, without the `@`.
     public var tag: String?
+    /// The email address.
     public var email: String?
+    /// Makes one of its members, each as its property describes.
     public init(phone: String? = nil, tag: String? = nil, email: String? = nil) {
         self.phone = phone
         self.tag = tag
@@ -37,12 +44,17 @@ public struct PartyReference: Codable, Sendable, Equatable {
 
 /// A person on the other side of a payment, as I may see them.
 public struct WalletParty: Codable, Sendable, Equatable {
+    /// Its id.
     public var id: UUID
+    /// The public `@handle`, without the `@`.
     public var tag: String?
+    /// The first name.
     public var firstName: String?
+    /// The last name.
     public var lastName: String?
     /// Absolute URL of the avatar image, if any.
     public var avatarUrl: String?
+    /// Makes one of its members, each as its property describes.
     public init(id: UUID, tag: String?, firstName: String?, lastName: String?, avatarUrl: String?) {
         self.id = id
         self.tag = tag
@@ -60,10 +72,13 @@ public struct WalletParty: Codable, Sendable, Equatable {
 
 /// `POST /v1/wallet/transfers`.
 public struct NewTransfer: Codable, Sendable, Equatable {
+    /// Whom to pay: an account id, a tag or a phone number.
     public var to: PartyReference
     /// In kopecks, at least 1.
     public var amount: Int64
+    /// Up to `GATEHOUSE_WALLET_MAX_COMMENT_LENGTH` characters; the chat message's text.
     public var comment: String?
+    /// Makes one of its members, each as its property describes.
     public init(to: PartyReference, amount: Int64, comment: String? = nil) {
         self.to = to
         self.amount = amount
@@ -88,17 +103,23 @@ public enum TransferKind: String, Codable, Sendable, CaseIterable {
 
 /// One movement of money between two wallets (a balanced ledger transaction).
 public struct Transfer: Codable, Sendable, Equatable {
+    /// Its id.
     public var id: UUID
+    /// A payment, a loan, its repayment, a top-up or an operator's credit.
     public var kind: TransferKind
     /// Absent for a top-up.
     public var from: WalletParty?
+    /// Who received it.
     public var to: WalletParty
     /// In kopecks.
     public var amount: Int64
+    /// The payer's comment.
     public var comment: String?
     /// The request it paid or repaid.
     public var requestId: UUID?
+    /// When it was made.
     public var createdAt: Date
+    /// Makes one of its members, each as its property describes.
     public init(id: UUID, kind: TransferKind, from: WalletParty?, to: WalletParty, amount: Int64, comment: String?, requestId: UUID?, createdAt: Date) {
         self.id = id
         self.kind = kind
@@ -113,9 +134,11 @@ public struct Transfer: Codable, Sendable, Equatable {
 
 /// A transfer and my balance after it: the answer of a payment, and the `wallet.transfer` event.
 public struct TransferResult: Codable, Sendable, Equatable {
+    /// The transfer.
     public var transfer: Transfer
     /// My balance right after the transfer, in kopecks.
     public var balance: Int64
+    /// Makes one of its members, each as its property describes.
     public init(transfer: Transfer, balance: Int64) {
         self.transfer = transfer
         self.balance = balance
@@ -126,16 +149,21 @@ public struct TransferResult: Codable, Sendable, Equatable {
 public struct WalletTransaction: Codable, Sendable, Equatable {
     /// The transfer's id.
     public var id: UUID
+    /// What kind of movement it was.
     public var kind: TransferKind
     /// Signed from my side, in kopecks: negative when I paid.
     public var amount: Int64
     /// The other person; absent for a top-up.
     public var counterparty: WalletParty?
+    /// The comment.
     public var comment: String?
+    /// The money request it paid, if any.
     public var requestId: UUID?
     /// My balance after it, in kopecks.
     public var balanceAfter: Int64
+    /// When it was made.
     public var createdAt: Date
+    /// Makes one of its members, each as its property describes.
     public init(id: UUID, kind: TransferKind, amount: Int64, counterparty: WalletParty?, comment: String?, requestId: UUID?, balanceAfter: Int64, createdAt: Date) {
         self.id = id
         self.kind = kind
@@ -150,8 +178,11 @@ public struct WalletTransaction: Codable, Sendable, Equatable {
 
 /// A page of my wallet's history, newest first.
 public struct WalletTransactionPage: Codable, Sendable, Equatable {
+    /// This page's items, in the list's order.
     public var items: [WalletTransaction]
+    /// The cursor of the next page; nil on the last one.
     public var nextCursor: String?
+    /// Makes one of its members, each as its property describes.
     public init(items: [WalletTransaction], nextCursor: String?) {
         self.items = items
         self.nextCursor = nextCursor
@@ -169,16 +200,21 @@ public enum MoneyRequestKind: String, Codable, Sendable, CaseIterable {
 /// Where a money request stands. `open` is the only state that takes confirm, decline or cancel;
 /// a `paid` loan takes repay (→ `repaid`). Every other move is `409`.
 public enum MoneyRequestState: String, Codable, Sendable, CaseIterable {
+    /// Waiting; paid; declined by the payer; cancelled by the asker; past its time; a loan repaid.
     case open, paid, declined, cancelled, expired, repaid
 }
 
 /// `POST /v1/wallet/requests`: I ask `from` for money.
 public struct NewMoneyRequest: Codable, Sendable, Equatable {
+    /// Whom to ask: an account id, a tag or a phone number.
     public var from: PartyReference
     /// In kopecks, at least 1.
     public var amount: Int64
+    /// A payment asked, or a loan.
     public var kind: MoneyRequestKind
+    /// The asker's comment.
     public var comment: String?
+    /// Makes one of its members, each as its property describes.
     public init(from: PartyReference, amount: Int64, kind: MoneyRequestKind, comment: String? = nil) {
         self.from = from
         self.amount = amount
@@ -189,17 +225,23 @@ public struct NewMoneyRequest: Codable, Sendable, Equatable {
 
 /// A request for money from its requester to its payer.
 public struct MoneyRequest: Codable, Sendable, Equatable {
+    /// Its id.
     public var id: UUID
+    /// A payment asked, or a loan.
     public var kind: MoneyRequestKind
+    /// Where it stands.
     public var state: MoneyRequestState
     /// In kopecks.
     public var amount: Int64
+    /// The asker's comment.
     public var comment: String?
     /// Who asked (and is paid).
     public var requester: WalletParty
     /// Who is asked (and pays).
     public var payer: WalletParty
+    /// When it was made.
     public var createdAt: Date
+    /// When it last changed.
     public var updatedAt: Date
     /// An open request past this instant is `expired`.
     public var expiresAt: Date
@@ -207,6 +249,7 @@ public struct MoneyRequest: Codable, Sendable, Equatable {
     public var paymentId: UUID?
     /// The transfer that repaid it (a loan).
     public var repaymentId: UUID?
+    /// Makes one of its members, each as its property describes.
     public init(id: UUID, kind: MoneyRequestKind, state: MoneyRequestState, amount: Int64, comment: String?, requester: WalletParty, payer: WalletParty,
                 createdAt: Date, updatedAt: Date, expiresAt: Date, paymentId: UUID?, repaymentId: UUID?) {
         self.id = id
@@ -226,8 +269,11 @@ public struct MoneyRequest: Codable, Sendable, Equatable {
 
 /// A page of money requests, newest first.
 public struct MoneyRequestPage: Codable, Sendable, Equatable {
+    /// This page's items, in the list's order.
     public var items: [MoneyRequest]
+    /// The cursor of the next page; nil on the last one.
     public var nextCursor: String?
+    /// Makes one of its members, each as its property describes.
     public init(items: [MoneyRequest], nextCursor: String?) {
         self.items = items
         self.nextCursor = nextCursor
@@ -236,10 +282,13 @@ public struct MoneyRequestPage: Codable, Sendable, Equatable {
 
 /// The answer of confirm and repay: the request after it, the transfer, my new balance.
 public struct RequestPayment: Codable, Sendable, Equatable {
+    /// The request, now paid.
     public var request: MoneyRequest
+    /// The transfer that paid it.
     public var transfer: Transfer
     /// My balance right after, in kopecks.
     public var balance: Int64
+    /// Makes one of its members, each as its property describes.
     public init(request: MoneyRequest, transfer: Transfer, balance: Int64) {
         self.request = request
         self.transfer = transfer
@@ -249,6 +298,7 @@ public struct RequestPayment: Codable, Sendable, Equatable {
 
 /// What a wallet message in a chat stands for. The message's text is the comment.
 public struct PaymentNote: Codable, Sendable, Equatable {
+    /// What the message in the chat says happened.
     public enum Kind: String, Codable, Sendable, CaseIterable {
         /// The author sent money.
         case transfer
@@ -259,12 +309,17 @@ public struct PaymentNote: Codable, Sendable, Equatable {
         /// The author repaid a loan.
         case repayment
     }
+    /// What happened.
     public var kind: Kind
     /// In kopecks.
     public var amount: Int64
+    /// The transfer, when there is one.
     public var transferId: UUID?
+    /// The money request, when there is one.
     public var requestId: UUID?
+    /// The request's kind, when there is one.
     public var requestKind: MoneyRequestKind?
+    /// Makes one of its members, each as its property describes.
     public init(kind: Kind, amount: Int64, transferId: UUID?, requestId: UUID?, requestKind: MoneyRequestKind?) {
         self.kind = kind
         self.amount = amount
@@ -311,6 +366,7 @@ public enum Kopecks {
 public struct NewTopUp: Codable, Sendable, Equatable {
     /// In kopecks, within the server's top-up limits.
     public var amount: Int64
+    /// Makes one of its members, each as its property describes.
     public init(amount: Int64) {
         self.amount = amount
     }
@@ -329,10 +385,13 @@ public enum TopUpState: String, Codable, Sendable, CaseIterable {
 /// Money put into a wallet through the payment provider (docs/wallet.md, "Money in"): the app
 /// opens `confirmationUrl` in a browser, and the provider's signed notification credits the wallet.
 public struct TopUp: Codable, Sendable, Equatable {
+    /// Its id.
     public var id: UUID
     /// In kopecks.
     public var amount: Int64
+    /// The currency (`RUB`).
     public var currency: String
+    /// Where it stands.
     public var state: TopUpState
     /// The provider's payment page; nil once the top-up is no longer pending.
     public var confirmationUrl: String?
@@ -340,9 +399,12 @@ public struct TopUp: Codable, Sendable, Equatable {
     public var transferId: UUID?
     /// How much of it was refunded since, in kopecks.
     public var refunded: Int64
+    /// When it was made.
     public var createdAt: Date
+    /// When the provider said it was paid; nil until then.
     public var paidAt: Date?
 
+    /// Makes one of its members, each as its property describes.
     public init(id: UUID, amount: Int64, currency: String, state: TopUpState, confirmationUrl: String?, transferId: UUID?, refunded: Int64,
                 createdAt: Date, paidAt: Date?) {
         self.id = id
