@@ -97,7 +97,9 @@ package final class GatehouseServices: Sendable {
         let signal = OutboxSignal()
         let outbox = Outbox(clock: clock, signal: signal)
         self.outbox = outbox
-        let bus: any EventBus = if let postgres = database.postgres {
+        let bus: any EventBus = if let url = configuration.eventBusURL, let address = RESPConnection.Address(url: url) {
+            RedisEventBus(address: address, schema: database.postgres?.schema, logger: logger)
+        } else if let postgres = database.postgres {
             PostgresEventBus(database: database, configuration: postgres.configuration, schema: postgres.schema, logger: logger)
         } else {
             InProcessEventBus()

@@ -39,6 +39,10 @@ public struct GatehouseConfiguration: Sendable {
     /// connection, where PostgreSQL's choice plans the wallet's batch statements again on every
     /// run, under the wallets' locks (docs/decisions.md, "Generic plans").
     public var databasePlanCacheMode: PlanCacheMode = .auto
+    /// The bus that tells every instance what changed: nil for the database's own (PostgreSQL's
+    /// LISTEN/NOTIFY; in process on SQLite), or a Redis server's address
+    /// (`redis://[user:password@]host[:port][/db]`, `GATEHOUSE_EVENT_BUS`).
+    public var eventBusURL: String?
     public var runMigrationsOnStart: Bool = true
     public var logLevel: Logger.Level = .info
     /// `text` (one line as swift-log writes it) or `json` (one JSON object per line, for a log pipeline).
@@ -602,6 +606,14 @@ extension GatehouseConfiguration {
         c.databasePoolTimeout = try reader.seconds("GATEHOUSE_DB_POOL_TIMEOUT_SECONDS", default: c.databasePoolTimeout, range: 0.1...60)
         c.databaseQueryTimeout = try reader.seconds("GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS", default: c.databaseQueryTimeout, range: 0.1...3_600)
         c.databasePlanCacheMode = try reader.choice("GATEHOUSE_DB_PLAN_CACHE_MODE", default: c.databasePlanCacheMode)
+        if let bus = reader.raw("GATEHOUSE_EVENT_BUS"), !bus.isEmpty, bus != "database" {
+            guard let url = URLComponents(string: bus), url.scheme == "redis", url.host?.isEmpty == false,
+                  url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")).allSatisfy(\.isNumber) else {
+                throw ConfigurationError(variable: "GATEHOUSE_EVENT_BUS",
+                                         problem: "must be database (the default) or a Redis server's address, redis://[user:password@]host[:port][/db]")
+            }
+            c.eventBusURL = bus
+        }
         c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
         c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
         c.logFormat = try reader.choice("GATEHOUSE_LOG_FORMAT", default: c.logFormat)

@@ -1,7 +1,9 @@
 import FluentKit
 import Foundation
 import GatehouseFoundation
+import Logging
 import NIOConcurrencyHelpers
+import ServiceLifecycle
 import SQLKit
 
 /// A small event between instances (DESIGN §2 "Multi-instance ready"): what happened and to whom,
@@ -30,7 +32,8 @@ package enum BusTopic {
 }
 
 /// Publish/subscribe of `BusEvent`s. PostgreSQL: LISTEN/NOTIFY, one listening connection per
-/// instance (`PostgresEventBus`); SQLite: one instance, in process (`InProcessEventBus`).
+/// instance (`PostgresEventBus`); SQLite: one instance, in process (`InProcessEventBus`); or Redis's
+/// publish/subscribe when `GATEHOUSE_EVENT_BUS` names a server (`RedisEventBus`).
 /// Handlers run on the bus's thread and must not block: they flag work, hop, or drop a cache entry.
 package protocol EventBus: Sendable {
     /// Publishes an event. With `db` a transaction, PostgreSQL delivers it when that transaction
@@ -147,6 +150,46 @@ package final class InProcessEventBus: EventBus {
     package func onGap(_ handler: @escaping @Sendable () -> Void) { subscribers.onGap(handler) }
 
     package var isConnected: Bool { true }
+}
+
+/// The listening loop both networked buses run: listen until the connection ends, then again
+/// after a backoff (50 ms, growing to 5 s; back to the start once a listen succeeds), until the
+/// server shuts down. `connected` is false between listens; `listenOnce` calls `onListening`
+/// once it hears, and returns or throws when its connection ends; `interrupt` (on shutdown)
+/// ends the current listen.
+package enum BusListener {
+    static let retryDelays: [Duration] = [.milliseconds(50), .milliseconds(200), .seconds(1), .seconds(2), .seconds(5)]
+
+    package static func run(logger: Logger, connected: NIOLockedValueBox<Bool>,
+                            beforeFirst: @Sendable (NIOLockedValueBox<Bool>) async -> Void = { _ in },
+                            listenOnce: @Sendable (NIOLockedValueBox<Bool>, _ onListening: @Sendable () -> Void) async throws -> Void,
+                            interrupt: @escaping @Sendable () -> Void) async {
+        let stopping = NIOLockedValueBox(false)
+        await withGracefulShutdownHandler {
+            await beforeFirst(stopping)
+            let failures = NIOLockedValueBox(0)
+            while !stopping.withLockedValue({ $0 }) && !Task.isCancelled {
+                do {
+                    try await listenOnce(stopping) { failures.withLockedValue { $0 = 0 } }
+                } catch {
+                    if stopping.withLockedValue({ $0 }) || Task.isCancelled { break }
+                    // Once per outage: a listener retrying every 5 s would fill the log otherwise.
+                    if failures.withLockedValue({ $0 }) == 0 {
+                        logger.warning("event bus: listener lost, reconnecting", metadata: ["error": "\(String(reflecting: error))"])
+                    }
+                }
+                connected.withLockedValue { $0 = false }
+                if stopping.withLockedValue({ $0 }) || Task.isCancelled { break }
+                let attempt = failures.withLockedValue { value in defer { value += 1 }; return value }
+                let until = ContinuousClock.now + retryDelays[min(attempt, retryDelays.count - 1)]
+                while ContinuousClock.now < until, !stopping.withLockedValue({ $0 }) { try? await Task.sleep(for: .milliseconds(50)) }
+            }
+            connected.withLockedValue { $0 = false }
+        } onGracefulShutdown: {
+            stopping.withLockedValue { $0 = true }
+            interrupt()
+        }
+    }
 }
 
 package enum EventBusLimits {

@@ -24,7 +24,6 @@ package final class PostgresEventBus: EventBus, Service {
     private let logger: Logger
     private let connected = NIOLockedValueBox(false)
     private let current = NIOLockedValueBox<PostgresConnection?>(nil)
-    private let retryDelays: [Duration] = [.milliseconds(50), .milliseconds(200), .seconds(1), .seconds(2), .seconds(5)]
 
     package init(database: DatabaseProvider, configuration: PostgresConnection.Configuration, schema: String?, logger: Logger) {
         self.database = database
@@ -67,34 +66,18 @@ package final class PostgresEventBus: EventBus, Service {
 
     /// Listens until the server shuts down, reconnecting whenever the connection is lost.
     package func run() async throws {
-        let stopping = NIOLockedValueBox(false)
-        await withGracefulShutdownHandler {
+        await BusListener.run(logger: logger, connected: connected, beforeFirst: { [database] stopping in
             await database.waitUntilReady(unless: stopping)
-            var failures = 0
-            while !stopping.withLockedValue({ $0 }) && !Task.isCancelled {
-                do {
-                    try await listenOnce(stopping: stopping) { failures = 0 }
-                } catch {
-                    if stopping.withLockedValue({ $0 }) || Task.isCancelled { break }
-                    logger.warning("event bus: listener lost, reconnecting", metadata: ["error": "\(String(reflecting: error))"])
-                }
-                setConnected(false)
-                if stopping.withLockedValue({ $0 }) || Task.isCancelled { break }
-                let delay = retryDelays[min(failures, retryDelays.count - 1)]
-                failures += 1
-                let until = ContinuousClock.now + delay
-                while ContinuousClock.now < until, !stopping.withLockedValue({ $0 }) { try? await Task.sleep(for: .milliseconds(50)) }
-            }
-            setConnected(false)
-        } onGracefulShutdown: {
-            stopping.withLockedValue { $0 = true }
+        }, listenOnce: { stopping, onListening in
+            try await self.listenOnce(stopping: stopping, onListening: onListening)
+        }, interrupt: {
             if let connection = self.current.withLockedValue({ $0 }) {
                 Task { try? await connection.close() }
             }
-        }
+        })
     }
 
-    private func listenOnce(stopping: NIOLockedValueBox<Bool>, onListening: () -> Void) async throws {
+    private func listenOnce(stopping: NIOLockedValueBox<Bool>, onListening: @Sendable () -> Void) async throws {
         let connection = try await PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger
         ).get()
@@ -104,7 +87,7 @@ package final class PostgresEventBus: EventBus, Service {
         if stopping.withLockedValue({ $0 }) { try? await connection.close(); return }
         do {
             try await connection.listen(on: channel) { notifications in
-                setConnected(true)
+                connected.withLockedValue { $0 = true }
                 onListening()
                 subscribers.gap()  // whatever happened before this moment is in the database
                 for try await notification in notifications {
@@ -120,9 +103,5 @@ package final class PostgresEventBus: EventBus, Service {
             throw error
         }
         try? await connection.close()
-    }
-
-    private func setConnected(_ value: Bool) {
-        connected.withLockedValue { $0 = value }
     }
 }

@@ -266,7 +266,9 @@ try:
 
     step = "the server comes back; both messages reach Bob"
     start_server()
-    bob.expect("offline one")
+    # The clients come back on their own backoff (0.5 s growing to 10 s and then 30 s, times 0.5-1.5): on a loaded
+    # machine the server may have been away long enough for the next try to be half a minute off.
+    bob.expect("offline one", timeout=60)
     bob.expect("offline two")
 
     step = "Ann attaches a file by its path and sends it with a caption"

@@ -103,7 +103,7 @@ struct RealtimeTests {
 
     @Test("the first frame may carry the token; a bad token closes with 4001; a missing auth frame times out with 4001", .tags(.engine), arguments: TestEngine.all)
     func auth_byFirstFrame(engine: TestEngine) async throws {
-        try await withApp(engine, configure: { $0.messenger.realtimeAuthTimeout = .milliseconds(300) }) { app in
+        try await withApp(engine, configure: { $0.messenger.realtimeAuthTimeout = .seconds(1.5) }) { app in
             // setup
             let ann = try await app.v1.person("ann")
 

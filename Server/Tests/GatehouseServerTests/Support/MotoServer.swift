@@ -9,7 +9,7 @@ enum MotoServer {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     private static let started: Result<Int, Failure> = {
-        let port = freePort()
+        let port = LocalPorts.free()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // moto ends with this process: at exit, and (a crash, a kill) when its parent is gone.
@@ -26,7 +26,7 @@ enum MotoServer {
             if !process.isRunning {
                 return .failure(Failure(description: "moto_server exited (is moto[server] installed? run scripts/test.sh)"))
             }
-            if answers(port: port) { return .success(port) }
+            if LocalPorts.answers(port: port) { return .success(port) }
             usleep(50_000)
         }
         return .failure(Failure(description: "moto_server did not answer within 30 s"))
@@ -35,29 +35,6 @@ enum MotoServer {
     /// The endpoint of the running server (started on first call, off the cooperative pool).
     static func endpoint() async throws -> String {
         "http://127.0.0.1:\(try await blocking { try started.get() })"
-    }
-
-    private static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func answers(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
     }
 }
 

@@ -40,7 +40,7 @@ final class PushPeers: @unchecked Sendable {
                 throw Failure(description: "push_peers.py exited (is hypercorn installed? run scripts/test.sh): " + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
             }
             if let ready = try? String(contentsOf: directory.appendingPathComponent("ready"), encoding: .utf8), let port = Int(ready),
-               Self.answers(port: port) {
+               LocalPorts.answers(port: port) {
                 return PushPeers(port: port, directory: directory, process: process)
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -80,15 +80,5 @@ final class PushPeers: @unchecked Sendable {
     func received() -> [[String: Any]] {
         guard let text = try? file("received.jsonl") else { return [] }
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
-
-    private static func answers(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
     }
 }
