@@ -472,7 +472,9 @@ public final class AuthenticateViewModel: ScreenModel<AuthenticateViewModel.Stat
                     $0.isLoading = false
                     $0.similarity = similarity
                     $0.isAccepted = accepted
-                    $0.similarityText = l(accepted ? "stl.auth.match" : "stl.auth.lowMatch", String(Int((similarity * 100).rounded())))
+                    // Signing a document goes on with a low score (kept, and its readers warned): "try again" would be untrue.
+                    let key = accepted ? "stl.auth.match" : self.requiresMatch ? "stl.auth.lowMatch" : "stl.auth.lowMatchSigning"
+                    $0.similarityText = l(key, String(Int((similarity * 100).rounded())))
                 }
                 if accepted || !requiresMatch {
                     onOutcome?(.authenticated(Result(similarity: similarity, signatureID: id, ink: pad.state.ink)))

@@ -410,6 +410,7 @@ struct SignToLoginScreensTests {
             await hurried.submit()
             let low = try #require(hurried.state.similarity)
             #expect(low >= 0.3 && low < 0.5 && !hurried.state.isAccepted, "a low match: \(hurried.state)")
+            #expect(hurried.state.similarityText == "Match: \(Int((low * 100).rounded()))%. A low match: whoever opens the document will be warned of it.")
             await reopened.save()
             #expect(reopened.state.errorMessage == nil && reopened.state.history.count == 2, "\(reopened.state)")
             #expect(reopened.state.history.map(\.isLowMatch) == [false, true])
