@@ -99,7 +99,7 @@ def documented(raw, index):
     if j < 0:
         return False
     above = raw[j].strip()
-    return above.startswith("///") or above.endswith("*/") and "/**" in "".join(raw[max(0, j - 40):j + 1])
+    return above.startswith("///") or (above.endswith("*/") and "/**" in "".join(raw[max(0, j - 40):j + 1]))
 
 
 def scan(path):
@@ -146,12 +146,10 @@ def scan(path):
             elif c == "}":
                 if stack:
                     stack.pop()
-        if pending and pending[0] == "body" and text and not text.endswith(("{", ",", "(", "->")) and "{" not in line \
-                and not text.startswith(("where", "throws", "async")) and DECL.match(text) is None:
-            pending = None
-        if pending and pending[0] == "body" and "{" not in line and DECL.match(text) and not text.endswith(("(", ",", "->")) \
-                and text.count("(") == text.count(")"):
-            # A property without a body, or a function signature on one line without "{" (a protocol requirement).
+        # A declaration with no body after all: a property without one, a protocol requirement, or the last line of a
+        # signature that ran over several lines.
+        if pending and pending[0] == "body" and text and "{" not in line and not text.endswith((",", "(", "->")) \
+                and not text.startswith(("where", "throws", "async")) and (DECL.match(text) is None or text.count("(") == text.count(")")):
             pending = None
     return total, missing
 

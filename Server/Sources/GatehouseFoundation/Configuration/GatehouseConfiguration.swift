@@ -607,8 +607,7 @@ extension GatehouseConfiguration {
         c.databaseQueryTimeout = try reader.seconds("GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS", default: c.databaseQueryTimeout, range: 0.1...3_600)
         c.databasePlanCacheMode = try reader.choice("GATEHOUSE_DB_PLAN_CACHE_MODE", default: c.databasePlanCacheMode)
         if let bus = reader.raw("GATEHOUSE_EVENT_BUS"), !bus.isEmpty, bus != "database" {
-            guard let url = URLComponents(string: bus), url.scheme == "redis", url.host?.isEmpty == false,
-                  url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")).allSatisfy(\.isNumber) else {
+            guard RedisAddress(url: bus) != nil else {
                 throw ConfigurationError(variable: "GATEHOUSE_EVENT_BUS",
                                          problem: "must be database (the default) or a Redis server's address, redis://[user:password@]host[:port][/db]")
             }

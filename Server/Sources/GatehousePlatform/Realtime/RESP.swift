@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseFoundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -163,25 +164,8 @@ package final class RESPConnection: Sendable {
         case unexpected(String)
     }
 
-    /// Where a Redis server is: `redis://[user:password@]host[:port][/db]`.
-    package struct Address: Equatable, Sendable {
-        package var host: String
-        package var port: Int
-        package var user: String?
-        package var password: String?
-        package var database: Int
-
-        package init?(url text: String) {
-            guard let url = URLComponents(string: text), url.scheme == "redis", let host = url.host, !host.isEmpty else { return nil }
-            self.host = host
-            self.port = url.port ?? 6379
-            self.user = url.user.flatMap { $0.isEmpty ? nil : $0 }
-            self.password = url.password
-            let path = url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-            guard path.isEmpty || Int(path) != nil else { return nil }
-            self.database = Int(path) ?? 0
-        }
-    }
+    /// Where a Redis server is (parsed once, by the configuration's own rule).
+    package typealias Address = RedisAddress
 
     private let channel: any Channel
     private let replies: RESPReplies
@@ -220,8 +204,7 @@ package final class RESPConnection: Sendable {
 
     /// Sends a command and waits for its reply (a server error throws `.server`).
     package func send(_ parts: [String]) async throws -> RESPValue {
-        let value = try await sendAll([parts])[0]
-        return value
+        try await sendAll([parts])[0]
     }
 
     /// Sends commands in one write and waits for their replies, in order.
