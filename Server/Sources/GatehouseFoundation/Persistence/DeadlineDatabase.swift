@@ -33,12 +33,21 @@ package struct DeadlineDatabase: GatehouseDatabase {
     /// Told of operations that outlive their deadline and of requests the pool could not serve.
     package let health: PoolHealth?
 
+    /// A handle on the connection of a transaction this type began itself (the driver's own flag
+    /// says nothing of a `BEGIN` it did not send): a transaction asked of it joins that one.
+    private let ownTransaction: Bool
+
     package init(base: any Database, deadline: TimeAmount?, boundsEachOperation: Bool = true, health: PoolHealth? = nil) {
+        self.init(base: base, deadline: deadline, boundsEachOperation: boundsEachOperation, health: health, ownTransaction: false)
+    }
+
+    private init(base: any Database, deadline: TimeAmount?, boundsEachOperation: Bool, health: PoolHealth?, ownTransaction: Bool) {
         self.base = base
         self.sql = Self.sqlView(of: base)
         self.deadline = deadline
         self.boundsEachOperation = boundsEachOperation
         self.health = health
+        self.ownTransaction = ownTransaction
     }
 
     /// A handle Fluent passes back as `any Database` (a model middleware's, a migration's) as ours: one of ours as it
@@ -60,7 +69,7 @@ package struct DeadlineDatabase: GatehouseDatabase {
     }
 
     package var context: DatabaseContext { base.context }
-    package var inTransaction: Bool { base.inTransaction }
+    package var inTransaction: Bool { ownTransaction || base.inTransaction }
 
     package func withTransaction<T: Sendable>(onLoop: Bool, _ body: @escaping @Sendable (any GatehouseDatabase) async throws -> T) async throws -> T {
         try await transaction(typed: { tx in
@@ -84,25 +93,27 @@ package struct DeadlineDatabase: GatehouseDatabase {
         transaction(typed: closure)
     }
 
-    /// Fluent's transaction, its body handed the transaction as a `DeadlineDatabase`.
+    /// A transaction, its body handed the transaction as a `DeadlineDatabase`; inside one, the body
+    /// joins it. Begun here on both engines, on a connection leased for it:
+    /// - on PostgreSQL that connection is the one `bounded` leases and watches: a ROLLBACK after it
+    ///   closed would be lost as well, so none is sent;
+    /// - on SQLite with `BEGIN IMMEDIATE`, which takes the write lock first and so waits for it
+    ///   (`busy_timeout`). Fluent's deferred `BEGIN` reads first and asks for the lock at its first
+    ///   write, which fails at once with `SQLITE_BUSY_SNAPSHOT` when another connection to the file
+    ///   (the `gatehouse` CLI beside a running server) wrote in between: no wait can help a
+    ///   transaction whose snapshot is already stale.
     private func transaction<T>(typed closure: @escaping @Sendable (DeadlineDatabase) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        guard !inTransaction else { return closure(self) }
         let (deadline, health) = (deadline, health)
-        let body: @Sendable (any Database) -> EventLoopFuture<T> = { db in
-            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false, health: health))
-        }
-        guard base is any PostgresDatabase, !base.inTransaction else {
-            return deadlined("transaction", always: true, base.transaction(body))
-        }
-        // Fluent's own transaction, on the connection `bounded` leases and watches: a ROLLBACK
-        // after that connection closed would be lost as well, so none is sent.
-        // Chained by callbacks and a promise rather than by `flatMap`: `T` need not be `Sendable` (Fluent's
-        // requirement does not ask it to be), and the value only ever travels on the connection's loop.
-        return bounded("transaction", always: true) { db in
+        let isPostgres = base is any PostgresDatabase
+        let run: @Sendable (any Database) -> EventLoopFuture<T> = { db in
+            // Chained by callbacks and a promise rather than by `flatMap`: `T` need not be `Sendable` (Fluent's
+            // requirement does not ask it to be), and the value only ever travels on the connection's loop.
             let sql = Self.sqlView(of: db)
             let answer = OnItsLoop(db.eventLoop.makePromise(of: T.self))
-            sql.raw("BEGIN").run().whenComplete { begun in
+            sql.raw(isPostgres ? "BEGIN" : "BEGIN IMMEDIATE").run().whenComplete { begun in
                 if case .failure(let error) = begun { return answer.value.fail(error) }
-                body(db).whenComplete { result in
+                closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false, health: health, ownTransaction: true)).whenComplete { result in
                     switch result {
                     case .success(let value):
                         let value = OnItsLoop(value)
@@ -113,7 +124,7 @@ package struct DeadlineDatabase: GatehouseDatabase {
                             }
                         }
                     case .failure(let error):
-                        guard let connection = ConnectionWatch.connection(of: db), !connection.isClosed else {
+                        if isPostgres, ConnectionWatch.connection(of: db)?.isClosed ?? true {
                             return answer.value.fail(error)
                         }
                         // The ROLLBACK's own failure would hide why the transaction failed: the body's error is the answer.
@@ -123,6 +134,8 @@ package struct DeadlineDatabase: GatehouseDatabase {
             }
             return answer.value.futureResult
         }
+        guard isPostgres else { return deadlined("transaction", always: true, base.withConnection(run)) }
+        return bounded("transaction", always: true, run)
     }
 
     /// Completes `promise` with `value` on the promise's loop (at once when already there).

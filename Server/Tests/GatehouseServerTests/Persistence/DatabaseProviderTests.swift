@@ -176,6 +176,35 @@ struct DatabaseProviderTests {
         }
     }
 
+    @Test("on SQLite a transaction takes the write lock first: another connection's write to the file (the CLI beside a running server) waits for it, where it used to leave the transaction a stale snapshot and fail it", .tags(.engine))
+    func sqliteTransaction_waitsForTheOtherConnection() async throws {
+        // setup: two providers on one file, as a server and the `gatehouse` CLI are
+        let database = try await TestDatabase.make(.sqlite)
+        let server = try DatabaseProvider(location: database.location, poolSize: 1, threadPool: .singleton, logger: Logger(label: "server"))
+        let cli = try DatabaseProvider(location: database.location, poolSize: 1, threadPool: .singleton, logger: Logger(label: "cli"))
+        let outcome = await Result(catching: {
+            try await server.prepareEngine()
+            try await cli.prepareEngine()
+            try await server.run(statement: "CREATE TABLE probe (n INTEGER NOT NULL)")
+            // MUT: the transaction reads, the other connection writes meanwhile, the transaction writes what it read
+            let other = try await server.db.withTransaction { tx -> Task<Void, any Error> in
+                let before = try await tx.raw("SELECT COUNT(*) AS n FROM probe").first()?.decode(column: "n", as: Int.self) ?? -1
+                let other = Task { try await cli.run(statement: "INSERT INTO probe (n) VALUES (2)") }
+                try await Task.sleep(for: .milliseconds(300))
+                try await tx.raw("INSERT INTO probe (n) VALUES (\(literal: before + 1))").run()
+                return other
+            }
+            try await other.value
+            // validate: both written, the other connection's after the transaction's commit
+            let rows = try await server.sql.raw("SELECT n FROM probe ORDER BY rowid").all().map { try $0.decode(column: "n", as: Int.self) }
+            #expect(rows == [1, 2])
+        })
+        await server.shutdown()
+        await cli.shutdown()
+        await database.cleanup()
+        try outcome.get()
+    }
+
     @Test("shutdown waits for work begun outside structured tasks, up to its bound")
     func inFlightWork_waitsUntilIdleWithinBound() async throws {
         // setup
