@@ -39,7 +39,8 @@ package func buildApplication(services: GatehouseServices, onServerRunning: (@Se
     let guardSettings = ConnectionGuard.Settings(configuration.http, perAddressCap: !configuration.trustForwardedFor)
     let addressCounts = ConnectionGuard.AddressCounts()
     // The database's instance lease (`InstanceLease`): taken before the migrations, given back after the database.
-    let lease = InstanceLeaseKeeper(location: configuration.database, logger: services.logger)
+    // A session-level lock: behind a pooler in transaction mode, on the database itself.
+    let lease = InstanceLeaseKeeper(location: configuration.sessionDatabase, logger: services.logger)
     var app = Application(
         router: router,
         server: HTTPServerBuilder { responder in

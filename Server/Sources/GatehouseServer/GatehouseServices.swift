@@ -88,7 +88,7 @@ package final class GatehouseServices: Sendable {
         let threadPool = NIOThreadPool.singleton
         let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize,
                                             poolTimeout: configuration.databasePoolTimeout, queryTimeout: configuration.databaseQueryTimeout,
-                                            planCacheMode: configuration.databasePlanCacheMode,
+                                            planCacheMode: configuration.databasePlanCacheMode, pooled: configuration.databaseDirect != nil,
                                             threadPool: threadPool, logger: logger)
         self.database = database
         let secrets = Secrets(serverSecret: configuration.secret, random: dependencies.random)
@@ -100,7 +100,9 @@ package final class GatehouseServices: Sendable {
         let bus: any EventBus = if let url = configuration.eventBusURL, let address = RESPConnection.Address(url: url) {
             RedisEventBus(address: address, schema: database.postgres?.schema, logger: logger)
         } else if let postgres = database.postgres {
-            PostgresEventBus(database: database, configuration: postgres.configuration, schema: postgres.schema, logger: logger)
+            // LISTEN holds a session: behind a pooler in transaction mode it connects to the database itself.
+            PostgresEventBus(database: database, configuration: try DatabaseProvider.connection(to: configuration.databaseDirect) ?? postgres.configuration,
+                             schema: postgres.schema, logger: logger)
         } else {
             InProcessEventBus()
         }
@@ -338,8 +340,24 @@ package final class GatehouseServices: Sendable {
 extension GatehouseServices {
     /// Migrations, then the data moves they imply (avatars into the blob store).
     package func migrate() async throws {
-        try await database.migrate(GatehouseMigrations.all)
-        try await AvatarMove(database: database, store: blobs).run()
+        guard let direct = configuration.databaseDirect else {
+            try await database.migrate(GatehouseMigrations.all)
+            try await AvatarMove(database: database, store: blobs).run()
+            return
+        }
+        // Behind a pooler in transaction mode, on a connection to the database itself: a migration's
+        // statements then share one session, whatever the pooler would have done with them.
+        let session = try DatabaseProvider(location: direct, poolSize: 1, poolTimeout: configuration.databasePoolTimeout,
+                                           queryTimeout: configuration.databaseQueryTimeout, threadPool: .singleton, logger: logger)
+        do {
+            try await session.migrate(GatehouseMigrations.all)
+            try await AvatarMove(database: session, store: blobs).run()
+        } catch {
+            await session.shutdown()
+            throw error
+        }
+        await session.shutdown()
+        database.markReady()
     }
 
     /// For commands that use the services without running the application.

@@ -139,6 +139,19 @@ public struct TestDatabase: Sendable {
     }
 
     /// One statement on the PostgreSQL server of `url` (its own short-lived connection).
+    /// One text column of what `sql` answers on the PostgreSQL database at `url`.
+    public static func postgresStrings(url: String, _ sql: String, column: String) async throws -> [String] {
+        let provider = try DatabaseProvider(location: .postgres(url: url), poolSize: 1, threadPool: .singleton, logger: Logger(label: "test-admin"))
+        do {
+            let rows = try await provider.sql.raw(SQLQueryString(sql)).all().map { try $0.decode(column: column, as: String.self) }
+            await provider.shutdown()
+            return rows
+        } catch {
+            await provider.shutdown()
+            throw error
+        }
+    }
+
     public static func postgresAdmin(url: String, _ sql: String) async throws {
         let provider = try DatabaseProvider(location: .postgres(url: url), poolSize: 1, threadPool: .singleton, logger: Logger(label: "test-admin"))
         do {

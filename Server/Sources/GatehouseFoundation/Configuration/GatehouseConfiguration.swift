@@ -23,6 +23,13 @@ public struct GatehouseConfiguration: Sendable {
     public var port: Int = 8080
     public var environment: Environment = .development
     public var database: DatabaseLocation = .sqlite(path: "gatehouse.sqlite")
+    /// PostgreSQL itself when `database` is a pooler in transaction mode (PgBouncer's
+    /// `pool_mode = transaction`; `GATEHOUSE_DATABASE_DIRECT_URL`): what needs a session of its own
+    /// connects here (the event bus's LISTEN, the instance lease's advisory lock, migrations, backups
+    /// and restores), and the pooled connections run no statement prepared by name (a pooler in
+    /// transaction mode hands each transaction whichever server connection is free, where that name
+    /// may not exist). Nil: `database` is PostgreSQL itself (or SQLite) and serves everything.
+    public var databaseDirect: DatabaseLocation?
     /// Base of links in mails, without a trailing slash.
     public var publicURL: String = "http://127.0.0.1:8080"
     /// PostgreSQL connections per event loop (SQLite always uses one connection).
@@ -606,6 +613,20 @@ extension GatehouseConfiguration {
         c.databasePoolTimeout = try reader.seconds("GATEHOUSE_DB_POOL_TIMEOUT_SECONDS", default: c.databasePoolTimeout, range: 0.1...60)
         c.databaseQueryTimeout = try reader.seconds("GATEHOUSE_DB_QUERY_TIMEOUT_SECONDS", default: c.databaseQueryTimeout, range: 0.1...3_600)
         c.databasePlanCacheMode = try reader.choice("GATEHOUSE_DB_PLAN_CACHE_MODE", default: c.databasePlanCacheMode)
+        if let direct = reader.raw("GATEHOUSE_DATABASE_DIRECT_URL"), !direct.isEmpty {
+            guard case .postgres = c.database else {
+                throw ConfigurationError(variable: "GATEHOUSE_DATABASE_DIRECT_URL", problem: "is for a PostgreSQL DATABASE_URL that goes through a pooler in transaction mode; DATABASE_URL is a SQLite file")
+            }
+            guard direct.hasPrefix("postgres://") || direct.hasPrefix("postgresql://"), case .postgres = try parseDatabaseURL(direct) else {
+                throw ConfigurationError(variable: "GATEHOUSE_DATABASE_DIRECT_URL", problem: "must be PostgreSQL's own address (postgres://user:password@host:5432/database)")
+            }
+            // A pooler refuses start-up parameters it does not know, and one connection's setting
+            // would not follow its transactions to the next server connection anyway.
+            guard c.databasePlanCacheMode == .auto else {
+                throw ConfigurationError(variable: "GATEHOUSE_DB_PLAN_CACHE_MODE", problem: "cannot be sent through a pooler in transaction mode (GATEHOUSE_DATABASE_DIRECT_URL is set): set it on the database role instead (ALTER ROLE … SET plan_cache_mode = …)")
+            }
+            c.databaseDirect = try parseDatabaseURL(direct)
+        }
         if let bus = reader.raw("GATEHOUSE_EVENT_BUS"), !bus.isEmpty, bus != "database" {
             guard RedisAddress(url: bus) != nil else {
                 throw ConfigurationError(variable: "GATEHOUSE_EVENT_BUS",
@@ -1042,6 +1063,9 @@ extension GatehouseConfiguration {
         p.secondFactor = try reader.bool("GATEHOUSE_IDENTITY_SECOND_FACTOR", default: p.secondFactor)
         return p
     }
+
+    /// Where what needs a session of its own connects (`databaseDirect`): the database itself.
+    package var sessionDatabase: DatabaseLocation { databaseDirect ?? database }
 
     /// The passkeys' relying party id: configured, or `PUBLIC_URL`'s host.
     package var passkeyRPID: String { passkeys.rpID ?? URL(string: publicURL)?.host ?? "localhost" }

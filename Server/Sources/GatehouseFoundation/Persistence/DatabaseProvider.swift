@@ -21,6 +21,8 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
     package let isPostgres: Bool
     /// The PostgreSQL connection settings (for the event bus's own listening connection) and schema.
     package let postgres: (configuration: PostgresConnection.Configuration, schema: String?)?
+    /// False behind a pooler in transaction mode (`DeadlineDatabase.preparesStatements`).
+    package let preparesStatements: Bool
     private let eventLoopGroup: any EventLoopGroup
     private let readyFlag = NIOLockedValueBox(false)
     /// Answers in place of the database once it is shut down.
@@ -34,9 +36,10 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
     package let queryDeadline: TimeAmount
 
     package init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, poolTimeout: Double = 3,
-         queryTimeout: Double = 15, planCacheMode: GatehouseConfiguration.PlanCacheMode = .auto,
+         queryTimeout: Double = 15, planCacheMode: GatehouseConfiguration.PlanCacheMode = .auto, pooled: Bool = false,
          threadPool: NIOThreadPool, logger: Logger) throws {
         self.logger = logger
+        self.preparesStatements = !pooled
         self.queryDeadline = .milliseconds(Int64(queryTimeout * 1000))
         switch location {
         case .sqlite(let path):
@@ -75,11 +78,18 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
         closed = ClosedDatabase(configuration: live.context.configuration, dialect: DeadlineDatabase.adopting(live).dialect, logger: logger)
     }
 
+    /// The settings of a connection of its own to `location` when it is PostgreSQL (the database
+    /// itself, `GatehouseConfiguration.databaseDirect`); nil for none or SQLite.
+    package static func connection(to location: GatehouseConfiguration.DatabaseLocation?) throws -> PostgresConnection.Configuration? {
+        guard case .postgres(let url, _) = location else { return nil }
+        return try SQLPostgresConfiguration(url: url).coreConfiguration
+    }
+
     /// A database handle. Cheap: it borrows a pooled connection per query. After shutdown every
     /// query through it fails (`DatabaseClosedError`).
     package var db: any GatehouseDatabase {
         guard let live = databases.database(logger: logger, on: eventLoopGroup.any()) else { return closed }
-        return DeadlineDatabase(base: live, deadline: queryDeadline, health: health)
+        return DeadlineDatabase(base: live, deadline: queryDeadline, health: health, preparesStatements: preparesStatements)
     }
 
     package var sql: any SQLDatabase { db }

@@ -36,18 +36,24 @@ package struct DeadlineDatabase: GatehouseDatabase {
     /// A handle on the connection of a transaction this type began itself (the driver's own flag
     /// says nothing of a `BEGIN` it did not send): a transaction asked of it joins that one.
     private let ownTransaction: Bool
+    /// False behind a pooler in transaction mode (`GatehouseConfiguration.databaseDirect`): a
+    /// statement prepared by name on one server connection is unknown to the next one the
+    /// pooler hands out, so `prepared` answers nil and every statement runs as a plain one.
+    package let preparesStatements: Bool
 
-    package init(base: any Database, deadline: TimeAmount?, boundsEachOperation: Bool = true, health: PoolHealth? = nil) {
-        self.init(base: base, deadline: deadline, boundsEachOperation: boundsEachOperation, health: health, ownTransaction: false)
+    package init(base: any Database, deadline: TimeAmount?, boundsEachOperation: Bool = true, health: PoolHealth? = nil, preparesStatements: Bool = true) {
+        self.init(base: base, deadline: deadline, boundsEachOperation: boundsEachOperation, health: health,
+                  ownTransaction: false, preparesStatements: preparesStatements)
     }
 
-    private init(base: any Database, deadline: TimeAmount?, boundsEachOperation: Bool, health: PoolHealth?, ownTransaction: Bool) {
+    private init(base: any Database, deadline: TimeAmount?, boundsEachOperation: Bool, health: PoolHealth?, ownTransaction: Bool, preparesStatements: Bool) {
         self.base = base
         self.sql = Self.sqlView(of: base)
         self.deadline = deadline
         self.boundsEachOperation = boundsEachOperation
         self.health = health
         self.ownTransaction = ownTransaction
+        self.preparesStatements = preparesStatements
     }
 
     /// A handle Fluent passes back as `any Database` (a model middleware's, a migration's) as ours: one of ours as it
@@ -55,7 +61,7 @@ package struct DeadlineDatabase: GatehouseDatabase {
     /// a migration, which runs as long as it needs).
     package static func adopting(_ db: any Database) -> any GatehouseDatabase {
         if let ours = db as? any GatehouseDatabase { return ours }
-        return DeadlineDatabase(base: db, deadline: nil, boundsEachOperation: false)
+        return DeadlineDatabase(base: db, deadline: nil, boundsEachOperation: false, preparesStatements: false)
     }
 
     /// Fluent's drivers hand their handles out as `any Database`; both of ours (FluentSQLiteDriver's and
@@ -104,7 +110,7 @@ package struct DeadlineDatabase: GatehouseDatabase {
     ///   transaction whose snapshot is already stale.
     private func transaction<T>(typed closure: @escaping @Sendable (DeadlineDatabase) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
         guard !inTransaction else { return closure(self) }
-        let (deadline, health) = (deadline, health)
+        let (deadline, health, preparesStatements) = (deadline, health, preparesStatements)
         let isPostgres = base is any PostgresDatabase
         let run: @Sendable (any Database) -> EventLoopFuture<T> = { db in
             // Chained by callbacks and a promise rather than by `flatMap`: `T` need not be `Sendable` (Fluent's
@@ -113,7 +119,8 @@ package struct DeadlineDatabase: GatehouseDatabase {
             let answer = OnItsLoop(db.eventLoop.makePromise(of: T.self))
             sql.raw(isPostgres ? "BEGIN" : "BEGIN IMMEDIATE").run().whenComplete { begun in
                 if case .failure(let error) = begun { return answer.value.fail(error) }
-                closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false, health: health, ownTransaction: true)).whenComplete { result in
+                closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: false, health: health,
+                                         ownTransaction: true, preparesStatements: preparesStatements)).whenComplete { result in
                     switch result {
                     case .success(let value):
                         let value = OnItsLoop(value)
@@ -149,9 +156,10 @@ package struct DeadlineDatabase: GatehouseDatabase {
     }
 
     package func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        let (deadline, boundsEachOperation, health) = (deadline, boundsEachOperation, health)
+        let (deadline, boundsEachOperation, health, preparesStatements) = (deadline, boundsEachOperation, health, preparesStatements)
         let body: @Sendable (any Database) -> EventLoopFuture<T> = { db in
-            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: boundsEachOperation, health: health))
+            closure(DeadlineDatabase(base: db, deadline: deadline, boundsEachOperation: boundsEachOperation, health: health,
+                                     preparesStatements: preparesStatements))
         }
         // The work on a leased connection has no deadline of its own (it may hold the connection
         // as long as it needs), but it is watched: it fails should the connection close under it.
@@ -171,10 +179,10 @@ package struct DeadlineDatabase: GatehouseDatabase {
     }
 
     /// On PostgreSQL, `query` as a prepared statement (`PreparedStatements`); its rows as SQL
-    /// rows. Nil on SQLite, once every slot is taken, or for a bind without a binary form: the
-    /// caller then runs it as usual.
+    /// rows. Nil on SQLite, behind a pooler in transaction mode, once every slot is taken, or for a
+    /// bind without a binary form: the caller then runs it as usual.
     package func prepared(_ query: SQLQueryString) async throws -> [any SQLRow]? {
-        guard let postgres = base as? any PostgresDatabase else { return nil }
+        guard preparesStatements, let postgres = base as? any PostgresDatabase else { return nil }
         var serializer = SQLSerializer(database: self)
         query.serialize(to: &serializer)
         guard let bindings = try PreparedStatements.bindings(serializer.binds), let slot = PreparedStatements.slot(for: serializer.sql) else { return nil }

@@ -49,7 +49,8 @@ public enum BackupCommands {
             // Made once the database is known to be there: a refused backup leaves nothing behind.
             try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
-            switch configuration.database {
+            // pg_dump's snapshot is a session's: behind a pooler in transaction mode, the database itself.
+            switch configuration.sessionDatabase {
             case .sqlite:
                 // SQLite's online backup: a consistent copy while the server runs.
                 let file = directory.appendingPathComponent("gatehouse.sqlite").path
@@ -93,11 +94,11 @@ public enum BackupCommands {
         }
         var logger = Logger(label: "gatehouse")
         logger.logLevel = .warning
-        let lease = try await InstanceLease.take(.exclusive, on: configuration.database, logger: logger)
+        let lease = try await InstanceLease.take(.exclusive, on: configuration.sessionDatabase, logger: logger)
         FileHandle.standardError.write(Data("gatehouse: restoring into \(lease.databaseName)\n".utf8))
         do {
             let dump = directory.appendingPathComponent(manifest.database)
-            switch configuration.database {
+            switch configuration.sessionDatabase {
             case .sqlite(let path):
                 let files = FileManager.default
                 for suffix in ["", "-wal", "-shm"] where files.fileExists(atPath: path + suffix) { try files.removeItem(atPath: path + suffix) }

@@ -50,7 +50,7 @@ package enum DatabaseCommand {
                               + "DATABASE_URL to its file, or make a new one with `gatehouse migrate`; nothing was created")
             }
         }
-        let lease = try await InstanceLease.take(.shared, on: configuration.database, logger: logger)
+        let lease = try await InstanceLease.take(.shared, on: configuration.sessionDatabase, logger: logger)
         announce(lease)
         let services: GatehouseServices
         do {

@@ -22,7 +22,7 @@ public enum ServerCommands {
     public static func migrate(configuration: GatehouseConfiguration) async throws {
         var logger = Logger(label: "gatehouse")
         logger.logLevel = configuration.logLevel
-        let lease = try await InstanceLease.take(.shared, on: configuration.database, logger: logger)
+        let lease = try await InstanceLease.take(.shared, on: configuration.sessionDatabase, logger: logger)
         DatabaseCommand.announce(lease)
         do {
             let services = try GatehouseServices(configuration: configuration, logger: logger)

@@ -176,7 +176,7 @@ struct DatabaseProviderTests {
         }
     }
 
-    @Test("on SQLite a transaction takes the write lock first: another connection's write to the file (the CLI beside a running server) waits for it, where it used to leave the transaction a stale snapshot and fail it", .tags(.engine))
+    @Test("on SQLite a transaction takes the write lock first: another connection's write to the file (the CLI beside a running server) waits for it, where it used to leave the transaction a stale snapshot and fail it")
     func sqliteTransaction_waitsForTheOtherConnection() async throws {
         // setup: two providers on one file, as a server and the `gatehouse` CLI are
         let database = try await TestDatabase.make(.sqlite)
