@@ -29,10 +29,12 @@ if [ ! -d "$DEST/MCYT_Signature_100" ]; then
   git -C "$(repo k-pratyush/online-signature-verification)" archive 03bf65e8 MCYT_Signature_100 | tar -x -C "$DEST"
 fi
 if [ ! -d "$DEST/SUSIG" ]; then
-  mkdir -p "$DEST/SUSIG"
-  git -C "$(repo akshaymal/Online-Signature-Verification)" archive HEAD \
-    FOR115USERS/PreProcessing/1Dataset/VisualSubCorpus/ FOR115USERS/PreProcessing/1Dataset/BlindSubCorpus/ \
-    | tar -x -C "$DEST/SUSIG" --strip-components 3
+  # Each folder's tree on its own: a path beside them (VisualSubCorpus.zip) may be missing from a partial copy.
+  for corpus in VisualSubCorpus BlindSubCorpus; do
+    mkdir -p "$DEST/SUSIG/$corpus"
+    git -C "$(repo akshaymal/Online-Signature-Verification)" archive "HEAD:FOR115USERS/PreProcessing/1Dataset/$corpus" \
+      | tar -x -C "$DEST/SUSIG/$corpus"
+  done
 fi
 if [ ! -d "$DEST/SigComp2009" ]; then
   mkdir -p "$DEST/SigComp2009"

@@ -73,10 +73,22 @@ public struct SignatureVerifier: Sendable {
         case perAxis
     }
 
+    /// Where a signature's points are taken before comparing.
+    public enum Resampling: String, Sendable, Codable, CaseIterable {
+        /// The points as they came, cut evenly to `Parameters.maxPoints`: the spacing of the points is the pen's speed.
+        case asSent
+        /// Evenly along the path (the step between two pen-down points, a lift included, counts as
+        /// its straight line), as many as were sent up to `Parameters.maxPoints`; the speed feature
+        /// is the speed as sent at that place of the path. Two devices that sample at different
+        /// rates give the same shape point for point.
+        case arcLength
+    }
+
     /// The verifier's numbers. `shipped` is what the server runs.
     public struct Parameters: Sendable, Equatable, Codable {
         /// Signatures are cut to at most this many points (evenly) before comparing.
         public var maxPoints = 256
+        public var resampling = Resampling.asSent
         public var scaling = Scaling.isotropic
         /// Weights of the features per point (`Feature`); a zero weight leaves a feature out.
         public var weights: [Double] = [1.0, 1.0, 0.8, 0.8, 1.5, 0.3, 0, 0, 0, 0]
@@ -197,9 +209,13 @@ public struct SignatureVerifier: Sendable {
 
     public func features(_ signature: SignaturePoints) -> Features {
         let p = parameters
-        // Cut evenly to at most maxPoints (keeps the spacing pattern, i.e. the speed).
         var xs = signature.x, ys = signature.y
-        if xs.count > p.maxPoints {
+        // Along the path: the speed as sent, carried to each new point.
+        var carriedSpeed: [Double]?
+        if p.resampling == .arcLength, xs.count >= 2 {
+            (xs, ys, carriedSpeed) = Self.alongThePath(xs, ys, count: min(xs.count, p.maxPoints))
+        } else if xs.count > p.maxPoints {
+            // Cut evenly to at most maxPoints (keeps the spacing pattern, i.e. the speed).
             let step = Double(xs.count - 1) / Double(p.maxPoints - 1)
             let picks = (0..<p.maxPoints).map { Int((Double($0) * step).rounded()) }
             xs = picks.map { signature.x[$0] }
@@ -237,8 +253,11 @@ public struct SignatureVerifier: Sendable {
             dx[i] = (xs[b] - xs[a]) / Double(max(1, b - a))
             dy[i] = (ys[b] - ys[a]) / Double(max(1, b - a))
         }
-        var speed = [Double](repeating: 0, count: n)
-        for i in 0..<n { speed[i] = (dx[i] * dx[i] + dy[i] * dy[i]).squareRoot() }
+        // The step (for the direction) and the speed: the same but along the path, where the steps are even.
+        let step = (0..<n).map { (dx[$0] * dx[$0] + dy[$0] * dy[$0]).squareRoot() }
+        // The speed as sent is in the device's units: in the signature's size, as the steps are.
+        let size = max((varianceX + varianceY).squareRoot(), 1e-9)
+        let speed = carriedSpeed.map { $0.map { $0 / size } } ?? step
         // The median step: a pen lifted between strokes makes a few huge steps that the mean
         // follows and the median does not.
         let medianSpeed = max(speed.sorted()[n / 2], 1e-9)
@@ -261,7 +280,7 @@ public struct SignatureVerifier: Sendable {
         var columns = [Float](repeating: 0, count: n * d)
         var previousAngle = 0.0
         for i in 0..<n {
-            let moving = speed[i] > 1e-9
+            let moving = step[i] > 1e-9
             let angle = atan2(dy[i], dx[i])
             var turn = 0.0
             if i > 0 {
@@ -275,8 +294,8 @@ public struct SignatureVerifier: Sendable {
                 switch Feature(rawValue: feature)! {
                 case .x: value = xs[i]
                 case .y: value = ys[i]
-                case .directionCosine: value = moving ? dx[i] / speed[i] : 0
-                case .directionSine: value = moving ? dy[i] / speed[i] : 0
+                case .directionCosine: value = moving ? dx[i] / step[i] : 0
+                case .directionSine: value = moving ? dy[i] / step[i] : 0
                 case .speed: value = capped[i] / meanSpeed - 1
                 case .turn: value = turn / .pi
                 case .velocityX: value = dx[i] / meanSpeed
@@ -288,6 +307,33 @@ public struct SignatureVerifier: Sendable {
             }
         }
         return Features(columns: columns, count: n, dimensions: d)
+    }
+
+    /// `count` points evenly along the path of `xs`, `ys`, and at each the speed as sent there
+    /// (the step between the points as sent, over three points, interpolated at that place).
+    static func alongThePath(_ xs: [Double], _ ys: [Double], count: Int) -> ([Double], [Double], [Double]) {
+        let n = xs.count
+        var length = [Double](repeating: 0, count: n)
+        for i in 1..<n { length[i] = length[i - 1] + ((xs[i] - xs[i - 1]) * (xs[i] - xs[i - 1]) + (ys[i] - ys[i - 1]) * (ys[i] - ys[i - 1])).squareRoot() }
+        var sent = [Double](repeating: 0, count: n)
+        for i in 0..<n {
+            let a = max(0, i - 1), b = min(n - 1, i + 1)
+            sent[i] = (length[b] - length[a]) / Double(max(1, b - a))
+        }
+        let total = length[n - 1]
+        guard total > 0, count >= 2 else { return (xs, ys, sent) }
+        var x = [Double](repeating: 0, count: count), y = x, speed = x
+        var j = 0
+        for k in 0..<count {
+            let target = total * Double(k) / Double(count - 1)
+            while j < n - 2 && length[j + 1] < target { j += 1 }
+            let segment = length[j + 1] - length[j]
+            let f = segment > 0 ? min(max((target - length[j]) / segment, 0), 1) : 0
+            x[k] = xs[j] + f * (xs[j + 1] - xs[j])
+            y[k] = ys[j] + f * (ys[j + 1] - ys[j])
+            speed[k] = sent[j] + f * (sent[j + 1] - sent[j])
+        }
+        return (x, y, speed)
     }
 
     // MARK: Distance

@@ -171,6 +171,7 @@ enum LeaveOneSetOut {
                     case "band": p.band = Double(value) ?? p.band
                     case "max": p.maxPoints = Int(value) ?? p.maxPoints
                     case "cap": p.speedCap = Double(value) ?? p.speedCap
+                    case "resample": p.resampling = SignatureVerifier.Resampling(rawValue: value) ?? p.resampling
                     case "loglogistic": (p.logistic, p.steepness, p.ratioAtHalf) = (true, 3, Double(value) ?? 2)
                     default: break
                     }
