@@ -19,7 +19,18 @@ extension MessengerStore {
     /// and whether the chat has more on either side.
     package func messagePage(chat: UUID, viewer: UUID, clearedThrough: UUID?, before: UUID?, after: UUID?,
                              limit: Int) async throws -> (items: [Message], moreBefore: Bool, moreAfter: Bool) {
-        let sql = sql(nil)
+        // An older page (scrolling back) tolerates a little lag: a read replica's when there is one. The newest
+        // page and pages after a message stay on the primary: a client fills a gap after an event with them.
+        guard before != nil, after == nil else {
+            return try await messagePage(chat: chat, viewer: viewer, clearedThrough: clearedThrough, before: before, after: after, limit: limit, on: sql(nil))
+        }
+        return try await database.reading(for: viewer) { db in
+            try await messagePage(chat: chat, viewer: viewer, clearedThrough: clearedThrough, before: before, after: after, limit: limit, on: db)
+        }
+    }
+
+    private func messagePage(chat: UUID, viewer: UUID, clearedThrough: UUID?, before: UUID?, after: UUID?,
+                             limit: Int, on sql: any SQLDatabase) async throws -> (items: [Message], moreBefore: Bool, moreAfter: Bool) {
         let base: SQLQueryString = "m.chat_id = \(bind: chat) AND \(Self.visible(to: viewer, clearedThrough: clearedThrough))"
         func exists(_ condition: SQLQueryString) async throws -> Bool {
             try await sql.raw("SELECT 1 AS found FROM messages m WHERE \(condition) LIMIT 1").first() != nil

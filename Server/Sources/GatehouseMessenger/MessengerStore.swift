@@ -30,12 +30,15 @@ package struct MessengerStore: Sendable {
         if let after {
             conditions.append("(p.sort_name > \(bind: after.sortName) OR (p.sort_name = \(bind: after.sortName) AND a.id > \(bind: after.id)))")
         }
-        return try await sql(nil).raw("""
-            SELECT \(PersonLoader.columns), p.sort_name FROM messenger_people p JOIN accounts a ON a.id = p.account_id
-            \(PersonLoader.joins(viewer: viewer))
-            WHERE \(conditions.joined(separator: " AND "))
-            ORDER BY p.sort_name, a.id LIMIT \(literal: limit)
-            """).all()
+        // A search tolerates a little lag: a read replica's when there is one.
+        return try await database.reading(for: viewer) { db in
+            try await db.raw("""
+                SELECT \(PersonLoader.columns), p.sort_name FROM messenger_people p JOIN accounts a ON a.id = p.account_id
+                \(PersonLoader.joins(viewer: viewer))
+                WHERE \(conditions.joined(separator: " AND "))
+                ORDER BY p.sort_name, a.id LIMIT \(literal: limit)
+                """).all()
+        }
     }
 
     /// The people I have a friendship or a request with, matching `match`, by tag or by name.
@@ -43,11 +46,14 @@ package struct MessengerStore: Sendable {
         var conditions: [SQLQueryString] = ["f.id IS NOT NULL", "a.id <> \(bind: viewer)"]
         if let match { conditions.append(match) }
         let order: SQLQueryString = byTag ? "p.tag_key, a.id" : "p.sort_name, a.id"
-        return try await sql(nil).raw("""
-            SELECT \(PersonLoader.columns) FROM messenger_people p JOIN accounts a ON a.id = p.account_id
-            \(PersonLoader.joins(viewer: viewer))
-            WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)
-            """).all()
+        // The friends list tolerates a little lag (a request of my own pins me to the primary).
+        return try await database.reading(for: viewer) { db in
+            try await db.raw("""
+                SELECT \(PersonLoader.columns) FROM messenger_people p JOIN accounts a ON a.id = p.account_id
+                \(PersonLoader.joins(viewer: viewer))
+                WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)
+                """).all()
+        }
     }
 
     // MARK: Privacy and blocks
@@ -250,7 +256,10 @@ package struct MessengerStore: Sendable {
         if let after {
             conditions.append("(c.activity_key < \(bind: after.activityKey) OR (c.activity_key = \(bind: after.activityKey) AND c.id < \(bind: after.id)))")
         }
-        return try await chatRows(viewer: viewer, where: conditions.joined(separator: " AND "), limit: limit)
+        // The chat list tolerates a little lag (a request of my own pins me to the primary).
+        return try await database.reading(for: viewer) { db in
+            try await chatRows(viewer: viewer, where: conditions.joined(separator: " AND "), limit: limit, on: db)
+        }
     }
 
     /// One chat of `viewer`'s (also one deleted for them).

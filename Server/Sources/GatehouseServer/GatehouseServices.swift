@@ -89,6 +89,8 @@ package final class GatehouseServices: Sendable {
         let database = try DatabaseProvider(location: configuration.database, poolSize: configuration.databasePoolSize,
                                             poolTimeout: configuration.databasePoolTimeout, queryTimeout: configuration.databaseQueryTimeout,
                                             planCacheMode: configuration.databasePlanCacheMode, pooled: configuration.databaseDirect != nil,
+                                            replicas: configuration.databaseReplicas,
+                                            replicaSettings: .init(maxLag: configuration.replicaMaxLag, pinFor: configuration.replicaPin),
                                             threadPool: threadPool, logger: logger)
         self.database = database
         let secrets = Secrets(serverSecret: configuration.secret, random: dependencies.random)

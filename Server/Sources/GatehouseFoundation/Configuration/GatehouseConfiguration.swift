@@ -30,6 +30,13 @@ public struct GatehouseConfiguration: Sendable {
     /// transaction mode hands each transaction whichever server connection is free, where that name
     /// may not exist). Nil: `database` is PostgreSQL itself (or SQLite) and serves everything.
     public var databaseDirect: DatabaseLocation?
+    /// PostgreSQL streaming replicas of `database` (`GATEHOUSE_DATABASE_REPLICA_URLS`, comma-separated)
+    /// that serve the reads which tolerate a little lag (`ReadReplicas`); none by default.
+    public var databaseReplicas: [DatabaseLocation] = []
+    /// A replica further behind than this serves nothing until it catches up (`GATEHOUSE_REPLICA_MAX_LAG_SECONDS`).
+    public var replicaMaxLag: TimeInterval = 1
+    /// How long a person who asked for a change reads the primary (`GATEHOUSE_REPLICA_PIN_SECONDS`, at least the lag).
+    public var replicaPin: TimeInterval = 5
     /// Base of links in mails, without a trailing slash.
     public var publicURL: String = "http://127.0.0.1:8080"
     /// PostgreSQL connections per event loop (SQLite always uses one connection).
@@ -626,6 +633,23 @@ extension GatehouseConfiguration {
                 throw ConfigurationError(variable: "GATEHOUSE_DB_PLAN_CACHE_MODE", problem: "cannot be sent through a pooler in transaction mode (GATEHOUSE_DATABASE_DIRECT_URL is set): set it on the database role instead (ALTER ROLE … SET plan_cache_mode = …)")
             }
             c.databaseDirect = try parseDatabaseURL(direct)
+        }
+        if let replicas = reader.raw("GATEHOUSE_DATABASE_REPLICA_URLS"), !replicas.trimmingCharacters(in: .whitespaces).isEmpty {
+            guard case .postgres = c.database else {
+                throw ConfigurationError(variable: "GATEHOUSE_DATABASE_REPLICA_URLS", problem: "needs a PostgreSQL DATABASE_URL: replicas are PostgreSQL's streaming replicas")
+            }
+            c.databaseReplicas = try replicas.split(separator: ",").map { raw in
+                let url = raw.trimmingCharacters(in: .whitespaces)
+                guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://"), case .postgres = try? parseDatabaseURL(url) else {
+                    throw ConfigurationError(variable: "GATEHOUSE_DATABASE_REPLICA_URLS", problem: "must be PostgreSQL addresses separated by commas (postgres://user:password@replica:5432/database)")
+                }
+                return .postgres(url: url)
+            }
+        }
+        c.replicaMaxLag = try reader.seconds("GATEHOUSE_REPLICA_MAX_LAG_SECONDS", default: c.replicaMaxLag, range: 0.1...60)
+        c.replicaPin = try reader.seconds("GATEHOUSE_REPLICA_PIN_SECONDS", default: c.replicaPin, range: 0.1...600)
+        guard c.replicaPin >= c.replicaMaxLag else {
+            throw ConfigurationError(variable: "GATEHOUSE_REPLICA_PIN_SECONDS", problem: "must be at least GATEHOUSE_REPLICA_MAX_LAG_SECONDS (\(c.replicaMaxLag)): a person who just wrote must not read a replica that may not have it")
         }
         if let bus = reader.raw("GATEHOUSE_EVENT_BUS"), !bus.isEmpty, bus != "database" {
             guard RedisAddress(url: bus) != nil else {

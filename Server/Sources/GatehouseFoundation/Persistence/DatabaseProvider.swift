@@ -23,6 +23,8 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
     package let postgres: (configuration: PostgresConnection.Configuration, schema: String?)?
     /// False behind a pooler in transaction mode (`DeadlineDatabase.preparesStatements`).
     package let preparesStatements: Bool
+    /// The streaming replicas that serve reads which tolerate a little lag (`reading(for:_:)`).
+    package let replicas: ReadReplicas?
     private let eventLoopGroup: any EventLoopGroup
     private let readyFlag = NIOLockedValueBox(false)
     /// Answers in place of the database once it is shut down.
@@ -37,9 +39,19 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
 
     package init(location: GatehouseConfiguration.DatabaseLocation, poolSize: Int = 4, poolTimeout: Double = 3,
          queryTimeout: Double = 15, planCacheMode: GatehouseConfiguration.PlanCacheMode = .auto, pooled: Bool = false,
+         replicas: [GatehouseConfiguration.DatabaseLocation] = [], replicaSettings: ReadReplicas.Settings? = nil,
          threadPool: NIOThreadPool, logger: Logger) throws {
         self.logger = logger
         self.preparesStatements = !pooled
+        if let replicaSettings, !replicas.isEmpty {
+            let members = try replicas.map { replica in
+                try DatabaseProvider(location: replica, poolSize: poolSize, poolTimeout: poolTimeout, queryTimeout: queryTimeout,
+                                     planCacheMode: planCacheMode, pooled: pooled, threadPool: threadPool, logger: logger)
+            }
+            self.replicas = ReadReplicas(members: members, settings: replicaSettings, logger: logger)
+        } else {
+            self.replicas = nil
+        }
         self.queryDeadline = .milliseconds(Int64(queryTimeout * 1000))
         switch location {
         case .sqlite(let path):
@@ -93,6 +105,19 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
     }
 
     package var sql: any SQLDatabase { db }
+
+    /// `body` on a read replica when one may serve `account`'s read (`ReadReplicas`), else on the
+    /// primary: for reads that tolerate a little lag (lists, searches, history pages), never
+    /// inside a transaction, never for what decides a write.
+    package func reading<T>(for account: UUID?, _ body: (any GatehouseDatabase) async throws -> T) async throws -> T {
+        guard let replicas else { return try await body(db) }
+        return try await replicas.reading(for: account, primary: db, body)
+    }
+
+    /// `account` asked for a change: its own reads see it (the primary's, for a while).
+    package func readsOwnWrites(_ account: UUID) {
+        replicas?.pin(account)
+    }
 
     /// Where a group-commit writer runs (`EventLoopTaskExecutor`): one of the database's event
     /// loops, in turn. `db` asked from there borrows a connection of that loop's pool, so the
@@ -158,7 +183,15 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
     package func markReady() { readyFlag.withLockedValue { $0 = true } }
 
     package func run() async throws {
-        try? await gracefulShutdown()
+        if let replicas {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await replicas.watch(primary: self) }
+                try? await gracefulShutdown()
+                group.cancelAll()
+            }
+        } else {
+            try? await gracefulShutdown()
+        }
         await shutdown()
     }
 
@@ -168,6 +201,7 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
     package func shutdown() async {
         stopping.withLockedValue { $0 = true }
         await databases.shutdownAsync()
+        for replica in replicas?.members ?? [] { await replica.shutdown() }
     }
 
     /// Connections that never come back have taken the whole pool: postgres-nio can leave a query

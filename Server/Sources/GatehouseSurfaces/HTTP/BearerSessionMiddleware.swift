@@ -14,6 +14,14 @@ package struct BearerSessionMiddleware: RouterMiddleware {
             context.session = authenticated.session
             context.sessionAccount = authenticated.account
         }
+        // A request that may change something: this person's reads see it (`ReadReplicas`), counted
+        // from its answer (a slow write must not outlast the window).
+        guard let account = context.sessionAccount?.id, request.method != .get, request.method != .head else {
+            return try await next(request, context)
+        }
+        let database = bearer.sessions.database
+        database.readsOwnWrites(account)
+        defer { database.readsOwnWrites(account) }
         return try await next(request, context)
     }
 

@@ -1,0 +1,100 @@
+import Foundation
+import GatehouseAPI
+import GatehouseFoundation
+import GatehouseServer
+import GatehouseTestSupport
+import Testing
+
+/// Reads from a PostgreSQL streaming replica (`GATEHOUSE_DATABASE_REPLICA_URLS`, docs/deploy.md):
+/// a real hot standby of the tests' PostgreSQL, started by the test.
+@Suite("Read replicas")
+struct ReadReplicaTests {
+    @Test("a streaming replica serves searches and lists; a person who just wrote reads the primary; a replica whose replay is paused past the lag limit, or that is stopped, is skipped without a failed request, and serves again once back", .tags(.engine))
+    func replicaServesWhatToleratesLag() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        let database = try await TestDatabase.make(.postgres)
+        guard case .postgres(let primaryURL, _) = database.location else { return }
+        try await PostgresReplica.with { replica in
+            let replicaURL = replica.url(of: primaryURL)
+            try await withApp(on: database, configure: { c in
+                c.databaseReplicas = [.postgres(url: replicaURL)]
+                c.replicaMaxLag = 2
+                c.replicaPin = 3
+            }, keep: false) { app in
+                let replicas = try #require(app.services.database.replicas)
+                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] }, "the replica never served")
+                let ann = try await app.v1.person("ann")
+                let bob = try await app.v1.person("bob")
+                func search(_ q: String, by someone: Someone) async throws -> [String] {
+                    let response = try await app.v1.get(V1.Messenger.people.path + "?q=" + q, token: someone.token)
+                    #expect(response.status == .ok, "\(response.text)")
+                    return try response.decoded(as: PeoplePage.self).items.compactMap(\.tag)
+                }
+
+                // Past the pin, bob's search is the replica's, and it has ann.
+                try await Task.sleep(for: .milliseconds(3_100))
+                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] })
+                var before = replicas.counts
+                #expect(try await search("ann", by: bob) == ["ann"])
+                #expect(replicas.counts.replica == before.replica + 1)
+
+                // Read your writes: bob's request of his own pins him to the primary.
+                let asked = try await app.v1.post(V1.Messenger.requestFriend.path, PersonReference(personId: ann.id), token: bob.token)
+                #expect(asked.status == .ok)
+                before = replicas.counts
+                let friends = try await app.v1.get(V1.Messenger.friends.path, token: bob.token).decoded(as: FriendsOverview.self)
+                #expect(friends.outgoing.map(\.id) == [ann.id])
+                #expect(replicas.counts.replica == before.replica && replicas.counts.primary == before.primary + 1)
+
+                // Replay paused: the primary goes on writing, the replica falls behind past the limit and is skipped.
+                try await TestDatabase.postgresAdmin(url: replicaURL, "SELECT pg_wal_replay_pause()")
+                _ = try await app.v1.person("carol")
+                #expect(await eventually(within: .seconds(10)) { replicas.serving == [false] }, "a replica behind by more than 2 s still served")
+                try await Task.sleep(for: .milliseconds(3_100))
+                before = replicas.counts
+                #expect(try await search("carol", by: bob) == ["carol"], "the search read a replica that had not replayed carol")
+                #expect(replicas.counts.replica == before.replica)
+                try await TestDatabase.postgresAdmin(url: replicaURL, "SELECT pg_wal_replay_resume()")
+                #expect(await eventually(within: .seconds(10)) { replicas.serving == [true] })
+                #expect(try await search("carol", by: bob) == ["carol"])
+
+                // Stopped at once: reads never fail; the primary answers until it is back.
+                replica.stop()
+                for _ in 0..<5 { #expect(try await search("ann", by: bob) == ["ann"]) }
+                #expect(await eventually(within: .seconds(10)) { replicas.serving == [false] })
+                #expect(try await search("carol", by: bob) == ["carol"])
+                try await replica.start()
+                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] }, "the replica did not serve again after its restart")
+                before = replicas.counts
+                #expect(try await search("bob", by: ann) == ["bob"])
+                #expect(replicas.counts.replica == before.replica + 1)
+            }
+        }
+    }
+
+    @Test("replica settings: PostgreSQL addresses beside a PostgreSQL database; the pin never shorter than the lag; WAL positions read as PostgreSQL writes them; the lag counted from the last position reached")
+    func settings() throws {
+        let set = try GatehouseConfiguration.fromEnvironment([
+            "DATABASE_URL": "postgres://gh@db/gatehouse", "GATEHOUSE_DATABASE_REPLICA_URLS": "postgres://gh@r1/gatehouse, postgres://gh@r2/gatehouse",
+            "GATEHOUSE_REPLICA_MAX_LAG_SECONDS": "2", "GATEHOUSE_REPLICA_PIN_SECONDS": "10",
+        ])
+        #expect(set.databaseReplicas == [.postgres(url: "postgres://gh@r1/gatehouse"), .postgres(url: "postgres://gh@r2/gatehouse")])
+        #expect(set.replicaMaxLag == 2 && set.replicaPin == 10)
+        let defaults = try GatehouseConfiguration.fromEnvironment([:])
+        #expect(defaults.databaseReplicas.isEmpty && defaults.replicaMaxLag == 1 && defaults.replicaPin == 5)
+        for wrong: [String: String] in [
+            ["GATEHOUSE_DATABASE_REPLICA_URLS": "postgres://gh@r1/gatehouse"],
+            ["DATABASE_URL": "postgres://gh@db/gatehouse", "GATEHOUSE_DATABASE_REPLICA_URLS": "replica.sqlite"],
+            ["DATABASE_URL": "postgres://gh@db/gatehouse", "GATEHOUSE_REPLICA_MAX_LAG_SECONDS": "3", "GATEHOUSE_REPLICA_PIN_SECONDS": "2"],
+        ] {
+            #expect(throws: ConfigurationError.self, "\(wrong)") { try GatehouseConfiguration.fromEnvironment(wrong) }
+        }
+        #expect(ReadReplicas.position("16/B374D848") == 0x16_B374_D848)
+        #expect(ReadReplicas.position("0/0") == 0 && ReadReplicas.position("x/1") == nil && ReadReplicas.position("1") == nil)
+        let start = ContinuousClock.now
+        let samples = [(at: start, position: UInt64(100)), (at: start + .seconds(1), position: UInt64(200)), (at: start + .seconds(2), position: UInt64(300))]
+        #expect(ReadReplicas.lag(replayed: 300, samples: samples, now: start + .seconds(3)) == 0)
+        #expect(ReadReplicas.lag(replayed: 250, samples: samples, now: start + .seconds(3)) == 2, "behind since the sample it reached, at 1 s")
+        #expect(ReadReplicas.lag(replayed: 50, samples: samples, now: start + .seconds(3)) == .infinity)
+    }
+}
