@@ -158,21 +158,28 @@ package final class ReadReplicas: Sendable {
         return high << 32 | low
     }
 
-    /// `function`'s WAL position on `database`, or nil when it fails, is null or takes longer than `bound`.
+    /// `function`'s WAL position on `database`, or nil when it fails, is null or takes longer than
+    /// `bound`. Not a task group: a group waits for its query, and a query to a replica cut off by
+    /// the network answers only at its deadline; the check must not.
     private static func position(of database: DatabaseProvider, _ function: String, within bound: Duration) async -> UInt64? {
-        await withTaskGroup(of: UInt64??.self) { group in
-            group.addTask {
+        let waiting = NIOLockedValueBox<CheckedContinuation<UInt64?, Never>?>(nil)
+        return await withCheckedContinuation { continuation in
+            waiting.withLockedValue { $0 = continuation }
+            let finish: @Sendable (UInt64?) -> Void = { value in
+                waiting.withLockedValue { pending in
+                    pending?.resume(returning: value)
+                    pending = nil
+                }
+            }
+            Task {
                 let row = try? await database.sql.raw("SELECT \(unsafeRaw: function)::text AS position").first()
                 let text = (try? row?.decode(column: "position", as: String?.self)) ?? nil
-                return .some(text.flatMap(Self.position))
+                finish(text.flatMap(Self.position))
             }
-            group.addTask {
+            Task {
                 try? await Task.sleep(for: bound)
-                return .none
+                finish(nil)
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? nil
         }
     }
 }
