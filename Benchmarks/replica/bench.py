@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import random
@@ -33,13 +34,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bench import gather_limited, percentile  # noqa: E402  (Benchmarks/messenger)
 from proccpu import process_seconds  # noqa: E402
 
+# The bus benchmark's instance helpers, loaded by path: its module is called bench too.
+_spec = importlib.util.spec_from_file_location("bus_bench", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bus", "bench.py"))
+bus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bus)
+
 PORT = 18111
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def as_postgres(command: list[str]) -> list[str]:
@@ -71,7 +71,7 @@ def tree_seconds(postmaster: int) -> float:
 
 class Replica:
     def __init__(self, primary_host: str, primary_port: int):
-        self.port = free_port()
+        self.port = bus.free_port()
         self.folder = tempfile.mkdtemp(prefix="replica-bench-")
         if os.getuid() == 0:
             shutil.chown(self.folder, "postgres", "postgres")
@@ -98,36 +98,6 @@ class Replica:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-async def wait_up(url: str, process: subprocess.Popen, log: str) -> None:
-    async with aiohttp.ClientSession() as http:
-        for _ in range(600):
-            if process.poll() is not None:
-                sys.stderr.write(open(log).read()[-3000:])
-                raise RuntimeError("the server exited at start")
-            try:
-                async with http.get(url + "/health") as r:
-                    if r.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError("the server did not answer")
-
-
-def start_instance(binary: str, database: str, replica: str | None, work: str) -> tuple[subprocess.Popen, str]:
-    env = dict(os.environ, DATABASE_URL=database, GATEHOUSE_PORT=str(PORT), GATEHOUSE_LOG_LEVEL="warning", GATEHOUSE_BCRYPT_COST="4",
-               GATEHOUSE_DELIVERY_WAIT_SECONDS="0", GATEHOUSE_CODE_REQUESTS_PER_IP="100000",
-               GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION="100000", GATEHOUSE_EMAILS_PER_ADDRESS_PER_DAY="1000",
-               GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS="1000000", GATEHOUSE_MESSENGER_MESSAGES_PER_MINUTE="1000000",
-               GATEHOUSE_BLOB_DIR=os.path.join(work, "blobs"))
-    env.pop("GATEHOUSE_DATABASE_REPLICA_URLS", None)
-    if replica:
-        env["GATEHOUSE_DATABASE_REPLICA_URLS"] = replica
-    log = os.path.join(work, f"gatehouse-{'replica' if replica else 'primary'}.log")
-    process = subprocess.Popen([binary, "serve"], env=env, cwd=work, stdout=open(log, "w"), stderr=subprocess.STDOUT)
-    return process, log
-
-
 def stop_instance(process: subprocess.Popen) -> None:
     process.send_signal(signal.SIGTERM)
     try:
@@ -136,26 +106,13 @@ def stop_instance(process: subprocess.Popen) -> None:
         process.kill()
 
 
-async def sign_up(http: aiohttp.ClientSession, url: str, name: str) -> dict:
-    email = f"{name}@replica.example"
-    async with http.post(f"{url}/v1/signup/code", json={"email": email}) as r:
-        assert r.status == 202, await r.text()
-    async with http.get(f"{url}/dev/outbox", params={"to": email}) as r:
-        code = (await r.json())[0]["code"]
-    body = {"email": email, "code": code, "password": "bench-pass-1", "tag": name, "firstName": name.capitalize()}
-    async with http.post(f"{url}/v1/signup", json=body) as r:
-        assert r.status == 201, await r.text()
-        session = await r.json()
-    return {"token": session["token"], "id": session["account"]["id"], "tag": name}
-
-
 def auth(person: dict) -> dict:
     return {"Authorization": f"Bearer {person['token']}"}
 
 
 async def seed(http: aiohttp.ClientSession, url: str, readers: int, writers: int) -> dict:
-    writer_people = await gather_limited([lambda i=i: sign_up(http, url, f"writer{i}") for i in range(writers)], 16)
-    reader_people = await gather_limited([lambda i=i: sign_up(http, url, f"reader{i}") for i in range(readers)], 16)
+    writer_people = await gather_limited([lambda i=i: bus.sign_up(http, url, f"writer{i}") for i in range(writers)], 16)
+    reader_people = await gather_limited([lambda i=i: bus.sign_up(http, url, f"reader{i}") for i in range(readers)], 16)
 
     async def connect(i: int) -> dict:
         reader, writer = reader_people[i], writer_people[i % writers]
@@ -260,9 +217,10 @@ async def main() -> None:
     url = f"http://127.0.0.1:{PORT}"
     results = []
     try:
-        process, log = start_instance(args.bin, database, None, work)
+        os.environ.pop("GATEHOUSE_DATABASE_REPLICA_URLS", None)
+        process, log = bus.start_instance(args.bin, PORT, database, "database", True, work)
         try:
-            await wait_up(url, process, log)
+            await bus.wait_up(url, process, log)
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as http:
                 world = await seed(http, url, args.readers, args.writers)
             await asyncio.sleep(6)   # past the writers' and readers' pins of the seeding
@@ -271,9 +229,10 @@ async def main() -> None:
         finally:
             stop_instance(process)
         replica_url = f"postgres://postgres@127.0.0.1:{replica.port}/{name}"
-        process, log = start_instance(args.bin, database, replica_url, work)
+        os.environ["GATEHOUSE_DATABASE_REPLICA_URLS"] = replica_url
+        process, log = bus.start_instance(args.bin, PORT, database, "database", False, work)
         try:
-            await wait_up(url, process, log)
+            await bus.wait_up(url, process, log)
             await asyncio.sleep(2)   # the first checks of the replica
             results.append(("with a replica", await run_mix(args, url, world, {"instance": process.pid, "primary": primary_postmaster,
                                                                                 "replica": replica.process.pid})))

@@ -16,6 +16,15 @@ enum LocalPorts {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// `url` (a PostgreSQL database's address) with its server at 127.0.0.1:`port` instead: the same
+    /// database through a pooler or on a replica the test started there.
+    static func url(_ url: String, port: Int) -> String {
+        var parts = URLComponents(string: url)!
+        parts.host = "127.0.0.1"
+        parts.port = port
+        return parts.string!
+    }
+
     /// Whether something accepts connections on `port`.
     static func answers(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -18,12 +18,7 @@ final class PgBouncer: @unchecked Sendable {
     }
 
     /// `url` (a PostgreSQL database's address) as reached through this pooler.
-    func url(of url: String) -> String {
-        var parts = URLComponents(string: url)!
-        parts.host = "127.0.0.1"
-        parts.port = port
-        return parts.string!
-    }
+    func url(of url: String) -> String { LocalPorts.url(url, port: port) }
 
     /// Runs `body` with a PgBouncer in front of the PostgreSQL at `postgresURL`, in transaction mode
     /// with `serverConnections` per database, and kills it after.

@@ -22,12 +22,7 @@ final class PostgresReplica: @unchecked Sendable {
     }
 
     /// `url`, a database of the primary, on this replica.
-    func url(of url: String) -> String {
-        var parts = URLComponents(string: url)!
-        parts.host = "127.0.0.1"
-        parts.port = port
-        return parts.string!
-    }
+    func url(of url: String) -> String { LocalPorts.url(url, port: port) }
 
     static func with<T>(_ body: (PostgresReplica) async throws -> T) async throws -> T {
         guard let url = ProcessInfo.processInfo.environment["POSTGRES_URL"], let primary = URLComponents(string: url) else {
