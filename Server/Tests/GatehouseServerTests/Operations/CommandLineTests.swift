@@ -194,8 +194,8 @@ struct CommandLineTests {
 
     @Test("SIGTERM lets an in-flight request finish before the server stops")
     func serve_finishesInFlightRequestsOnSIGTERM() async throws {
-        // setup: an SMS gateway that takes 1.5 s, so POST /api/users/sms is in flight that long
-        let gateway = HTTPReceiver(delay: .milliseconds(1500))
+        // setup: an SMS gateway that takes 3 s, so POST /api/users/sms is in flight that long
+        let gateway = HTTPReceiver(delay: .seconds(3))
         let gatewayPort = try await gateway.start()
         defer { Task { await gateway.stop() } }
         let directory = try temporaryDirectory()
@@ -208,9 +208,10 @@ struct CommandLineTests {
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data("phone=%2B79123456789".utf8)
 
-        // MUT: SIGTERM while the request waits for the gateway
+        // MUT: SIGTERM while the request waits for the gateway (once the gateway has it: a fixed pause
+        // let a loaded machine send the SIGTERM before the request had even connected)
         let inFlight = Task { try await URLSession.shared.data(for: request) }
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(await eventually(within: .seconds(60)) { gateway.arrived == 1 }, "the SMS never reached the gateway")
         process.terminate()
 
         // validate: the request was answered, the SMS went out once, the server stopped cleanly

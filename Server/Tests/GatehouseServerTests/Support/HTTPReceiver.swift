@@ -15,6 +15,7 @@ final class HTTPReceiver: @unchecked Sendable {
 
     private let lock = NSLock()
     private var _received: [Received] = []
+    private var _arrived = 0
     private var task: Task<Void, any Error>?
     private(set) var port: Int = 0
     let status: HTTPResponse.Status
@@ -27,7 +28,10 @@ final class HTTPReceiver: @unchecked Sendable {
         self.delay = delay
     }
 
+    /// Requests answered, after `delay`.
     var received: [Received] { lock.withLock { _received } }
+    /// Requests that have arrived, answered or still waiting out `delay`.
+    var arrived: Int { lock.withLock { _arrived } }
 
     func header(_ request: Received, _ name: String) -> String? { request.headers[name.lowercased()] }
 
@@ -39,6 +43,7 @@ final class HTTPReceiver: @unchecked Sendable {
             let body = try await request.body.collect(upTo: 1 << 20)
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
+            lock.withLock { _arrived += 1 }
             if delay > .zero { try await Task.sleep(for: delay) }
             lock.withLock {
                 _received.append(Received(method: request.method.rawValue, uri: request.uri.description, headers: headers, body: String(buffer: body)))
