@@ -138,29 +138,27 @@ public struct TestDatabase: Sendable {
         try outcome.get()
     }
 
-    /// One statement on the PostgreSQL server of `url` (its own short-lived connection).
-    /// One text column of what `sql` answers on the PostgreSQL database at `url`.
+    /// One text column of what `sql` answers on the PostgreSQL database at `url` (its own short-lived connection).
     public static func postgresStrings(url: String, _ sql: String, column: String) async throws -> [String] {
-        let provider = try DatabaseProvider(location: .postgres(url: url), poolSize: 1, threadPool: .singleton, logger: Logger(label: "test-admin"))
-        do {
-            let rows = try await provider.sql.raw(SQLQueryString(sql)).all().map { try $0.decode(column: column, as: String.self) }
-            await provider.shutdown()
-            return rows
-        } catch {
-            await provider.shutdown()
-            throw error
-        }
+        try await withPostgres(url: url) { try await $0.raw(SQLQueryString(sql)).all().map { try $0.decode(column: column, as: String.self) } }
     }
 
+    /// One statement on the PostgreSQL server of `url` (its own short-lived connection).
     public static func postgresAdmin(url: String, _ sql: String) async throws {
+        try await withPostgres(url: url) { try await $0.raw(SQLQueryString(sql)).run() }
+    }
+
+    /// `body` on a provider of its own for `url`, shut down whatever `body` did.
+    private static func withPostgres<T: Sendable>(url: String, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
         let provider = try DatabaseProvider(location: .postgres(url: url), poolSize: 1, threadPool: .singleton, logger: Logger(label: "test-admin"))
         do {
-            try await provider.sql.raw(SQLQueryString(sql)).run()
+            let value = try await body(provider.sql)
+            await provider.shutdown()
+            return value
         } catch {
             await provider.shutdown()
             throw error
         }
-        await provider.shutdown()
     }
 }
 

@@ -11,7 +11,7 @@ import Testing
 /// a real PgBouncer with two server connections in front of the tests' PostgreSQL, two instances.
 @Suite("PgBouncer in transaction mode")
 struct PgBouncerTests {
-    @Test("two instances through PgBouncer with two server connections: concurrent sends, transfers and authenticated requests (no statement prepared by name), migrations and the instance lease on the database itself, and the event bus's LISTEN there too, so an event and a revocation cross instances", .tags(.engine))
+    @Test("two instances through PgBouncer with two server connections: concurrent sends and transfers all succeed (no statement prepared by name); each instance's lease is held on a connection of its own to the database itself, and the event bus's LISTEN is there too, so an event and a revocation cross instances", .tags(.engine))
     func transactionMode() async throws {
         guard TestEngine.all.contains(.postgres) else { return }
         let database = try await TestDatabase.make(.postgres)

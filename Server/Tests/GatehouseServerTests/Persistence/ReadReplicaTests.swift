@@ -9,7 +9,7 @@ import Testing
 /// a real hot standby of the tests' PostgreSQL, started by the test.
 @Suite("Read replicas")
 struct ReadReplicaTests {
-    @Test("a streaming replica serves searches and lists; a person who just wrote reads the primary; a replica whose replay is paused past the lag limit, or that is stopped, is skipped without a failed request, and serves again once back", .tags(.engine))
+    @Test("a streaming replica serves the people search and the chat list; a person who just wrote reads the primary; a replica whose replay is paused past the lag limit, or that is stopped, is skipped without a failed request, and serves again once back", .tags(.engine))
     func replicaServesWhatToleratesLag() async throws {
         guard TestEngine.all.contains(.postgres) else { return }
         let database = try await TestDatabase.make(.postgres)
@@ -37,6 +37,9 @@ struct ReadReplicaTests {
                 var before = replicas.counts
                 #expect(try await search("ann", by: bob) == ["ann"])
                 #expect(replicas.counts.replica == before.replica + 1)
+                // The chat list too (the older history pages take the same path: `MessengerStore.messagePage`).
+                #expect(try await app.v1.get(V1.Messenger.chats.path, token: bob.token).status == .ok)
+                #expect(replicas.counts.replica == before.replica + 2)
 
                 // Read your writes: bob's request of his own pins him to the primary.
                 let asked = try await app.v1.post(V1.Messenger.requestFriend.path, PersonReference(personId: ann.id), token: bob.token)

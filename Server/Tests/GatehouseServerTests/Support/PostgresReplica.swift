@@ -12,13 +12,14 @@ final class PostgresReplica: @unchecked Sendable {
 
     let port: Int
     private let folder: URL
-    private let primary: URLComponents
+    /// PostgreSQL's programs (the newest installed version's).
+    private let bin: String
     private var process: Process?
 
-    private init(port: Int, folder: URL, primary: URLComponents) {
+    private init(port: Int, folder: URL, bin: String) {
         self.port = port
         self.folder = folder
-        self.primary = primary
+        self.bin = bin
     }
 
     /// `url`, a database of the primary, on this replica.
@@ -35,7 +36,7 @@ final class PostgresReplica: @unchecked Sendable {
         let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("gh-replica-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder.path) }
-        let replica = PostgresReplica(port: LocalPorts.free(), folder: folder, primary: primary)
+        let replica = PostgresReplica(port: LocalPorts.free(), folder: folder, bin: bin)
         defer {
             replica.stop()
             try? FileManager.default.removeItem(at: folder)
@@ -45,13 +46,12 @@ final class PostgresReplica: @unchecked Sendable {
                                                   "-D", folder.path, "-R", "-X", "stream", "--checkpoint=fast"])
         }
         guard base == 0 else { throw Failure(description: "pg_basebackup failed (\(base))") }
-        try await replica.start(bin: bin)
+        try await replica.start()
         return try await body(replica)
     }
 
     /// Starts (or starts again) the standby and waits until it accepts connections.
-    func start(bin: String? = nil) async throws {
-        let bin = bin ?? (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted().last.map { "/usr/lib/postgresql/\($0)/bin" } ?? ""
+    func start() async throws {
         let process = Process()
         let server = [bin + "/postgres", "-D", folder.path, "-p", String(port), "-k", "", "-c", "listen_addresses=127.0.0.1",
                       "-c", "max_connections=400", "-c", "fsync=off", "-c", "hot_standby=on"]
