@@ -65,6 +65,11 @@ public struct TestDatabase: Sendable {
     /// Empties it, as a lost disk would: the database is there again, with nothing in it (a restore's target).
     public let wipe: @Sendable () async throws -> Void
 
+    /// A database on a server the test started itself (and stops): nothing to remove, it goes with the server.
+    public static func existing(_ location: GatehouseConfiguration.DatabaseLocation) -> TestDatabase {
+        TestDatabase(location: location, cleanup: {}, wipe: { throw TestDatabaseError("a database on the test's own server is not wiped") })
+    }
+
     /// An empty database.
     public static func make(_ engine: TestEngine) async throws -> TestDatabase {
         try await make(engine, template: nil)

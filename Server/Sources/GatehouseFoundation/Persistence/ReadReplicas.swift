@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import NIOConcurrencyHelpers
 import SQLKit
 
@@ -47,6 +48,10 @@ package final class ReadReplicas: Sendable {
     package let settings: Settings
     private let logger: Logger
     private let usable: NIOLockedValueBox<[Bool]>
+    private let measured: NIOLockedValueBox<[Double?]>
+    /// `gatehouse_replica_lag_seconds` and `gatehouse_replica_serving` (1 or 0), by `replica` (1, 2, …).
+    private let lagGauges: [Gauge]
+    private let servingGauges: [Gauge]
     private let pins = NIOLockedValueBox<[UUID: ContinuousClock.Instant]>([:])
     private let turn = NIOLockedValueBox(0)
     private let tally = NIOLockedValueBox(Counts())
@@ -56,12 +61,19 @@ package final class ReadReplicas: Sendable {
         self.settings = settings
         self.logger = logger
         self.usable = NIOLockedValueBox([Bool](repeating: false, count: members.count))
+        self.measured = NIOLockedValueBox([Double?](repeating: nil, count: members.count))
+        self.lagGauges = members.indices.map { Gauge(label: "gatehouse_replica_lag_seconds", dimensions: [("replica", String($0 + 1))]) }
+        self.servingGauges = members.indices.map { Gauge(label: "gatehouse_replica_serving", dimensions: [("replica", String($0 + 1))]) }
     }
 
     package var counts: Counts { tally.withLockedValue { $0 } }
 
     /// Whether each replica serves reads now.
     package var serving: [Bool] { usable.withLockedValue { $0 } }
+
+    /// Each replica's lag at its last check, in seconds: nil when it did not answer,
+    /// infinite when it is further behind than the samples kept (`maxLag` + 10 s).
+    package var lags: [Double?] { measured.withLockedValue { $0 } }
 
     /// `account` just asked for a change: its reads go to the primary for `pinFor`.
     package func pin(_ account: UUID) {
@@ -125,6 +137,9 @@ package final class ReadReplicas: Sendable {
                 let replayed = await Self.position(of: member, "pg_last_wal_replay_lsn()", within: bound)
                 let lag = replayed.map { Self.lag(replayed: $0, samples: samples, now: now) }
                 let serves = lag.map { $0 <= settings.maxLag } ?? false
+                measured.withLockedValue { $0[index] = lag }
+                if let lag, lag.isFinite { lagGauges[index].record(lag) }
+                servingGauges[index].record(serves ? 1 : 0)
                 let was = usable.withLockedValue { usable in
                     defer { usable[index] = serves }
                     return usable[index]

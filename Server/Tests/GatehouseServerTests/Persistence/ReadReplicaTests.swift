@@ -12,17 +12,19 @@ struct ReadReplicaTests {
     @Test("a streaming replica serves the people search and the chat list; a person who just wrote reads the primary; a replica whose replay is paused past the lag limit, or that is stopped, is skipped without a failed request, and serves again once back", .tags(.engine))
     func replicaServesWhatToleratesLag() async throws {
         guard TestEngine.all.contains(.postgres) else { return }
-        let database = try await TestDatabase.make(.postgres)
-        guard case .postgres(let primaryURL, _) = database.location else { return }
         try await PostgresReplica.with { replica in
-            let replicaURL = replica.url(of: primaryURL)
-            try await withApp(on: database, configure: { c in
+            let replicaURL = replica.replicaURL
+            try await withApp(on: .existing(.postgres(url: replica.primaryURL)), configure: { c in
                 c.databaseReplicas = [.postgres(url: replicaURL)]
                 c.replicaMaxLag = 2
                 c.replicaPin = 3
             }, keep: false) { app in
                 let replicas = try #require(app.services.database.replicas)
-                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] }, "the replica never served")
+                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] }, "the replica never served; its lag: \(replicas.lags)")
+                let metrics = try await app.get("/metrics").text.split(separator: "\n")
+                let serving = metrics.first { $0.hasPrefix(#"gatehouse_replica_serving{replica="1"}"#) }
+                #expect(serving.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } == 1, "\(serving ?? "no gatehouse_replica_serving")")
+                #expect(metrics.contains { $0.hasPrefix(#"gatehouse_replica_lag_seconds{replica="1"}"#) })
                 let ann = try await app.v1.person("ann")
                 let bob = try await app.v1.person("bob")
                 func search(_ q: String, by someone: Someone) async throws -> [String] {
@@ -33,7 +35,7 @@ struct ReadReplicaTests {
 
                 // Past the pin, bob's search is the replica's, and it has ann.
                 try await Task.sleep(for: .milliseconds(3_100))
-                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] })
+                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] }, "its lag: \(replicas.lags)")
                 var before = replicas.counts
                 #expect(try await search("ann", by: bob) == ["ann"])
                 #expect(replicas.counts.replica == before.replica + 1)
@@ -58,7 +60,7 @@ struct ReadReplicaTests {
                 #expect(try await search("carol", by: bob) == ["carol"], "the search read a replica that had not replayed carol")
                 #expect(replicas.counts.replica == before.replica)
                 try await TestDatabase.postgresAdmin(url: replicaURL, "SELECT pg_wal_replay_resume()")
-                #expect(await eventually(within: .seconds(10)) { replicas.serving == [true] })
+                #expect(await eventually(within: .seconds(10)) { replicas.serving == [true] }, "its lag: \(replicas.lags)")
                 #expect(try await search("carol", by: bob) == ["carol"])
 
                 // Stopped at once: reads never fail; the primary answers until it is back.
@@ -67,7 +69,7 @@ struct ReadReplicaTests {
                 #expect(await eventually(within: .seconds(10)) { replicas.serving == [false] })
                 #expect(try await search("carol", by: bob) == ["carol"])
                 try await replica.start()
-                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] }, "the replica did not serve again after its restart")
+                #expect(await eventually(within: .seconds(30)) { replicas.serving == [true] }, "the replica did not serve again after its restart; its lag: \(replicas.lags)")
                 before = replicas.counts
                 #expect(try await search("bob", by: ann) == ["bob"])
                 #expect(replicas.counts.replica == before.replica + 1)
