@@ -11,6 +11,10 @@ engine where its fault bites; the full check runs every test on both).
 
 `soak` (not in the default set) is the mixed-load soak of Faults/soak.py, SOAK_SECONDS per engine (600).
 
+`fleet` (not in the default set) starts the whole fleet of Faults/fleet.py (three instances behind HAProxy, PgBouncer,
+Redis, a PostgreSQL primary and its synchronous standby, ports 19280-19288) and takes its parts away one by one under
+load (Faults/test_fleet.py). It needs haproxy, pgbouncer and redis-server besides PostgreSQL.
+
 Exit status 0 only when every test passed. FAULTS_SEED repeats a run's random choices.
 `known` reproduces known server issues: they are reported (KNOWN ...) but do not count, unless
 FAULTS_STRICT=1.
@@ -32,12 +36,13 @@ import test_pg_restart  # noqa: E402
 import test_two_instances  # noqa: E402
 import test_messages  # noqa: E402
 import test_ledger  # noqa: E402
+import test_fleet  # noqa: E402
 import soak  # noqa: E402
 import known_db_away_pool_wait  # noqa: E402
 import known_mail_stall_delays_sms  # noqa: E402
 
-TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "ledger-faults", "known", "soak")
-DEFAULT_TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "known")   # the soak runs when asked for
+TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "ledger-faults", "known", "soak", "fleet")
+DEFAULT_TESTS = ("crash", "messages", "mail", "pg-restart", "two-instances", "ledger", "known")   # the soak and the fleet run when asked for
 
 
 async def main() -> int:
@@ -147,6 +152,14 @@ async def main() -> int:
             result.figures["took_s"] = f"{time.monotonic() - t0:.1f}"
             log(result.line())
             results.append(result)
+
+    if "fleet" in only:
+        log("\n== fleet [pg]")
+        t0 = time.monotonic()
+        result = await test_fleet.run(seed)
+        result.figures["took_s"] = f"{time.monotonic() - t0:.1f}"
+        log(result.line())
+        results.append(result)
 
     known: list[Result] = []
     if "known" in only:

@@ -5,7 +5,7 @@
 # instances on one PostgreSQL. Exit status 0 only when every test passed.
 #
 #   bash Faults/run.sh                      # everything, on SQLite and PostgreSQL (about 2 min)
-#   bash Faults/run.sh --only crash,mail    # some tests (crash, messages, mail, pg-restart, two-instances, ledger, ledger-faults, known, soak)
+#   bash Faults/run.sh --only crash,mail    # some tests (crash, messages, mail, pg-restart, two-instances, ledger, ledger-faults, known, soak, fleet)
 #   LEDGER_OPS=10000 bash Faults/run.sh --only ledger   # the wallet's ledger checker (docs/wallet.md, "The checker")
 #   SOAK_SECONDS=600 bash Faults/run.sh --only soak   # the 10-minute mixed-load soak on each engine
 #   FAULTS_ENGINES=sqlite bash Faults/run.sh  # without PostgreSQL

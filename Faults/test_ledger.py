@@ -242,6 +242,24 @@ class Client:
             self.unexpected.append(f"{status} {str(body)[:160]}")
 
 
+async def prepare(server, accounts_count: int = ACCOUNTS) -> tuple[list[Account], int]:
+    """`accounts_count` people signed up through `server.port`, phones verified, wallets attached and credited
+    by the operator's command; the money credited."""
+    t0 = now()
+    accounts = []
+    for start in range(0, accounts_count, 16):
+        accounts += await asyncio.gather(*(sign_up(server.port, i) for i in range(start, min(start + 16, accounts_count))))
+    loop = asyncio.get_running_loop()
+    semaphore = asyncio.Semaphore(6)
+
+    async def credited(account: Account) -> None:
+        async with semaphore:
+            await loop.run_in_executor(None, credit, server, account.phone, CREDIT_ROUBLES)
+    await asyncio.gather(*(credited(a) for a in accounts))
+    log(f"  {len(accounts)} accounts signed up, phones verified, wallets attached and credited in {now() - t0:.1f}s")
+    return accounts, len(accounts) * CREDIT_ROUBLES * 100
+
+
 async def run(engine: str, database_url: str, inspector: Inspector, port: int, seed: int, faults: bool,
               pg: Optional[FaultsPostgres] = None) -> Result:
     name = f"ledger{'-faults' if faults else ''}[{engine}]"
@@ -251,20 +269,8 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
                        workdir(f"faults-ledger-{engine}"), extra_env=LIMITS)
     try:
         await server.start()
-        t0 = now()
-        accounts = []
-        for start in range(0, ACCOUNTS, 16):
-            accounts += await asyncio.gather(*(sign_up(port, i) for i in range(start, min(start + 16, ACCOUNTS))))
+        accounts, credited_total = await prepare(server)
         loop = asyncio.get_running_loop()
-        semaphore = asyncio.Semaphore(6)
-
-        async def credited(account: Account) -> None:
-            async with semaphore:
-                await loop.run_in_executor(None, credit, server, account.phone, CREDIT_ROUBLES)
-        await asyncio.gather(*(credited(a) for a in accounts))
-        credited_total = len(accounts) * CREDIT_ROUBLES * 100
-        log(f"  {len(accounts)} accounts signed up, phones verified, wallets attached and credited in {now() - t0:.1f}s")
-
         budget = [OPS]
         clients = [Client(i, accounts, server, budget, random.Random(rng.random())) for i in range(CLIENTS)]
         started = now()
@@ -285,123 +291,130 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
                 await asyncio.sleep(rng.uniform(0.5, 1.5))
                 await loop.run_in_executor(None, pg.start)
         await asyncio.gather(*tasks)
-        took = now() - started
-        acknowledged = [a for c in clients for a in c.acknowledged]
-        refused = sum(c.refused for c in clients)
-        log(f"  {OPS} operations by {CLIENTS} clients in {took:.1f}s: {len(acknowledged)} acknowledged, {refused} refused "
-            f"for want of money, {sum(c.retries for c in clients)} retries ({'; '.join(events) or 'undisturbed'})")
-        for client in clients:
-            for problem in client.unexpected[:3]:
-                check.expect(False, f"client {client.index}: unexpected answer {problem}")
-        check.expect(len(acknowledged) > OPS // 4, f"only {len(acknowledged)} of {OPS} operations moved money: the load did not run")
-
-        # 1-2. Money is conserved and nobody is overdrawn.
-        people = int(inspector.scalar("SELECT COALESCE(SUM(balance), 0) FROM wallets WHERE kind = 'person'"))
-        everyone = int(inspector.scalar("SELECT COALESCE(SUM(balance), 0) FROM wallets"))
-        topups = [t for c in clients for t in c.topups]
-        refunds = [r for c in clients for r in c.refunds]
-        paid_in = sum(t["amount"] for t in topups)
-        given_back = sum(r["amount"] for r in refunds)
-        log(f"  {len(topups)} top-ups paid through the provider ({paid_in} kopecks), {len(refunds)} given back ({given_back}), "
-            f"{sum(c.refunds_refused for c in clients)} refunds refused (the money was spent)")
-        check.expect(people == credited_total + paid_in - given_back,
-                     f"people's balances sum to {people}; {credited_total} was credited, {paid_in} topped up, {given_back} refunded")
-        check.expect(everyone == 0, f"all balances (with the system wallet) sum to {everyone}, not 0")
-        negative = inspector.rows("SELECT id, balance FROM wallets WHERE kind = 'person' AND balance < 0")
-        check.expect(not negative, f"negative balances: {negative[:5]}")
-
-        # 3. The ledger's movements between people are exactly the acknowledged ones, once each.
-        rows = inspector.rows("""
-            SELECT t.id, t.amount, d.account_id, c.account_id, e.balance_after FROM ledger_transactions t
-            JOIN wallets d ON d.id = t.debit_wallet_id JOIN wallets c ON c.id = t.credit_wallet_id
-            JOIN ledger_entries e ON e.transaction_id = t.id AND e.wallet_id = t.debit_wallet_id
-            WHERE t.kind NOT IN ('topup', 'reversal')""")
-        ledger = {}
-        for tid, amount, payer, payee, after in rows:
-            key = norm(tid)
-            check.expect(key not in ledger, f"transaction {tid} read twice")
-            ledger[key] = (int(amount), norm(payer), norm(payee), int(after))
-        told = {}
-        for ack in acknowledged:
-            key = norm(ack["id"])
-            check.expect(key not in told, f"two intents were told the same transfer {ack['id']}")
-            told[key] = ack
-        missing = [k for k in told if k not in ledger]
-        extra = [k for k in ledger if k not in told]
-        check.expect(not missing, f"{len(missing)} acknowledged transfers are not in the ledger: {missing[:3]}")
-        check.expect(not extra, f"{len(extra)} transfers in the ledger nobody was told about (a retry applied twice, "
-                                f"or a refused one applied): {extra[:3]}")
-        wrong = []
-        for key, ack in told.items():
-            if key in ledger:
-                amount, payer, payee, after = ledger[key]
-                if (amount, payer, payee) != (ack["amount"], norm(ack["from"]), norm(ack["to"])):
-                    wrong.append(key)
-                # 6a. The balance the payer was told is the one the ledger recorded after this movement.
-                check.expect(after == ack["balance"], f"transfer {key}: the payer was told balance {ack['balance']}, the ledger says {after}")
-        check.expect(not wrong, f"{len(wrong)} transfers differ from what was asked: {wrong[:3]}")
-        paid = [a for a in acknowledged if a["state"] is not None]
-        check.expect(all(a["state"] == "paid" for a in paid), "a confirmed request not answered as paid")
-        unpaid = inspector.scalar("SELECT COUNT(*) FROM money_requests WHERE state = 'paid' AND payment_id IS NULL")
-        check.expect(unpaid == "0", f"{unpaid} paid requests without their payment")
-        check.expect(int(inspector.scalar("SELECT COUNT(*) FROM money_requests WHERE state = 'paid'")) == len(paid),
-                     "the paid requests are not the confirmed ones")
-
-        # 3b. Each top-up paid is one movement into its wallet, with its amount; each refund one movement back.
-        provider_credits = {norm(tid): (int(amount), norm(account)) for tid, amount, account in inspector.rows("""
-            SELECT t.id, t.amount, w.account_id FROM ledger_transactions t JOIN wallets w ON w.id = t.credit_wallet_id
-            WHERE t.kind = 'topup' AND t.reference LIKE 'local:%'""")}
-        told_topups = {norm(t["transfer"]): (t["amount"], norm(t["account"])) for t in topups}
-        check.expect(provider_credits == told_topups, f"the provider's credits in the ledger ({len(provider_credits)}) are not the top-ups paid "
-                                                      f"({len(told_topups)}): {len(set(provider_credits.items()) ^ set(told_topups.items()))} differ")
-        reversed_total = int(inspector.scalar("SELECT COALESCE(SUM(amount), 0) FROM ledger_transactions WHERE kind = 'reversal'"))
-        check.expect(reversed_total == given_back, f"refunds moved {reversed_total} back, {given_back} was refunded")
-        counted = int(inspector.scalar("SELECT COALESCE(SUM(refunded), 0) FROM wallet_topups"))
-        check.expect(counted == given_back, f"the top-ups count {counted} refunded, {given_back} was")
-
-        # 4. No key moved money twice: each stored answer names one movement, no movement two keys.
-        keyed = inspector.rows("SELECT key, body FROM idempotency_keys WHERE status IN (200, 201) AND (key LIKE 't-%' OR key LIKE 'c-%')")
-        named = defaultdict(list)
-        for key, body in keyed:
-            parsed = json.loads(body)
-            tid = (parsed.get("transfer") or {}).get("id") or parsed.get("id")
-            named[norm(tid)].append(key)
-        check.expect(all(len(v) == 1 for v in named.values()), "one movement stored for two keys")
-        check.expect(set(named) == set(ledger), f"stored answers and movements differ: {len(set(named) ^ set(ledger))}")
-
-        # 5. The ledger's own invariants, by the operator's command.
-        audit = subprocess.run([gatehouse_binary(), "wallet", "audit"], cwd=server.workdir, env=server.env(),
-                               capture_output=True, text=True, timeout=120)
-        check.expect(audit.returncode == 0 and "ledger ok" in audit.stdout, f"gatehouse wallet audit: {audit.stdout.strip()[:300]} {audit.stderr.strip()[:200]}")
-
-        # 6b. Each account's history over the API is its entries in the ledger.
-        entries = defaultdict(int)
-        for account_id, count in inspector.rows("SELECT w.account_id, COUNT(*) FROM ledger_entries e JOIN wallets w ON w.id = e.wallet_id "
-                                                "WHERE w.kind = 'person' GROUP BY w.account_id"):
-            entries[norm(account_id)] = int(count)
-        for account in rng.sample(accounts, min(10, len(accounts))):
-            seen, cursor, balance = 0, None, None
-            while True:
-                answer = await http("GET", port, "/v1/wallet/transactions?limit=200" + (f"&cursor={cursor}" if cursor else ""), token=account.token)
-                check.expect(answer.status == 200, f"history: {answer.status}")
-                page = answer.json()
-                if balance is None and page["items"]:
-                    balance = page["items"][0]["balanceAfter"]
-                seen += len(page["items"])
-                cursor = page.get("nextCursor")
-                if not cursor:
-                    break
-            wallet = (await http("GET", port, "/v1/wallet", token=account.token)).json()
-            check.expect(seen == entries[norm(account.id)], f"{account.tag}: the API shows {seen} movements, the ledger has {entries[norm(account.id)]}")
-            check.expect(balance == wallet["balance"], f"{account.tag}: the newest movement's balance {balance} is not the wallet's {wallet['balance']}")
-        if inspector.engine == "sqlite":
-            check.expect(inspector.rows("PRAGMA integrity_check") == [["ok"]], "sqlite integrity_check failed")
-        check.figures.update({"ops": OPS, "clients": CLIENTS, "accounts": len(accounts), "acknowledged": len(acknowledged), "refused": refused,
-                              "topups": len(topups), "refunds": len(refunds),
-                              "retries": sum(c.retries for c in clients), "keys_retried": sum(c.keys_retried for c in clients), "duplicates": sum(c.duplicates for c in clients),
-                              "ops_per_s": f"{OPS / max(took, 0.001):.0f}", "faults": "; ".join(events) or "none"})
+        await verify(check, server, inspector, accounts, credited_total, clients, OPS, now() - started, events, rng)
     except Exception as error:
         check.expect(False, f"harness error: {type(error).__name__}: {error}")
     finally:
         server.stop()
     return check.result()
+
+
+async def verify(check: Checker, server, inspector: Inspector, accounts: list[Account], credited_total: int, clients: list[Client],
+                 ops: int, took: float, events: list[str], rng: random.Random) -> None:
+    """Every claim of the checker (the module's description) against the final database and the API at `server.port`,
+    after `ops` operations of `clients` that took `took` seconds with `events` (the faults) meanwhile."""
+    port = server.port
+    acknowledged = [a for c in clients for a in c.acknowledged]
+    refused = sum(c.refused for c in clients)
+    log(f"  {ops} operations by {len(clients)} clients in {took:.1f}s: {len(acknowledged)} acknowledged, {refused} refused "
+        f"for want of money, {sum(c.retries for c in clients)} retries ({'; '.join(events) or 'undisturbed'})")
+    for client in clients:
+        for problem in client.unexpected[:3]:
+            check.expect(False, f"client {client.index}: unexpected answer {problem}")
+    check.expect(len(acknowledged) > ops // 4, f"only {len(acknowledged)} of {ops} operations moved money: the load did not run")
+
+    # 1-2. Money is conserved and nobody is overdrawn.
+    people = int(inspector.scalar("SELECT COALESCE(SUM(balance), 0) FROM wallets WHERE kind = 'person'"))
+    everyone = int(inspector.scalar("SELECT COALESCE(SUM(balance), 0) FROM wallets"))
+    topups = [t for c in clients for t in c.topups]
+    refunds = [r for c in clients for r in c.refunds]
+    paid_in = sum(t["amount"] for t in topups)
+    given_back = sum(r["amount"] for r in refunds)
+    log(f"  {len(topups)} top-ups paid through the provider ({paid_in} kopecks), {len(refunds)} given back ({given_back}), "
+        f"{sum(c.refunds_refused for c in clients)} refunds refused (the money was spent)")
+    check.expect(people == credited_total + paid_in - given_back,
+                 f"people's balances sum to {people}; {credited_total} was credited, {paid_in} topped up, {given_back} refunded")
+    check.expect(everyone == 0, f"all balances (with the system wallet) sum to {everyone}, not 0")
+    negative = inspector.rows("SELECT id, balance FROM wallets WHERE kind = 'person' AND balance < 0")
+    check.expect(not negative, f"negative balances: {negative[:5]}")
+
+    # 3. The ledger's movements between people are exactly the acknowledged ones, once each.
+    rows = inspector.rows("""
+        SELECT t.id, t.amount, d.account_id, c.account_id, e.balance_after FROM ledger_transactions t
+        JOIN wallets d ON d.id = t.debit_wallet_id JOIN wallets c ON c.id = t.credit_wallet_id
+        JOIN ledger_entries e ON e.transaction_id = t.id AND e.wallet_id = t.debit_wallet_id
+        WHERE t.kind NOT IN ('topup', 'reversal')""")
+    ledger = {}
+    for tid, amount, payer, payee, after in rows:
+        key = norm(tid)
+        check.expect(key not in ledger, f"transaction {tid} read twice")
+        ledger[key] = (int(amount), norm(payer), norm(payee), int(after))
+    told = {}
+    for ack in acknowledged:
+        key = norm(ack["id"])
+        check.expect(key not in told, f"two intents were told the same transfer {ack['id']}")
+        told[key] = ack
+    missing = [k for k in told if k not in ledger]
+    extra = [k for k in ledger if k not in told]
+    check.expect(not missing, f"{len(missing)} acknowledged transfers are not in the ledger: {missing[:3]}")
+    check.expect(not extra, f"{len(extra)} transfers in the ledger nobody was told about (a retry applied twice, "
+                            f"or a refused one applied): {extra[:3]}")
+    wrong = []
+    for key, ack in told.items():
+        if key in ledger:
+            amount, payer, payee, after = ledger[key]
+            if (amount, payer, payee) != (ack["amount"], norm(ack["from"]), norm(ack["to"])):
+                wrong.append(key)
+            # 6a. The balance the payer was told is the one the ledger recorded after this movement.
+            check.expect(after == ack["balance"], f"transfer {key}: the payer was told balance {ack['balance']}, the ledger says {after}")
+    check.expect(not wrong, f"{len(wrong)} transfers differ from what was asked: {wrong[:3]}")
+    paid = [a for a in acknowledged if a["state"] is not None]
+    check.expect(all(a["state"] == "paid" for a in paid), "a confirmed request not answered as paid")
+    unpaid = inspector.scalar("SELECT COUNT(*) FROM money_requests WHERE state = 'paid' AND payment_id IS NULL")
+    check.expect(unpaid == "0", f"{unpaid} paid requests without their payment")
+    check.expect(int(inspector.scalar("SELECT COUNT(*) FROM money_requests WHERE state = 'paid'")) == len(paid),
+                 "the paid requests are not the confirmed ones")
+
+    # 3b. Each top-up paid is one movement into its wallet, with its amount; each refund one movement back.
+    provider_credits = {norm(tid): (int(amount), norm(account)) for tid, amount, account in inspector.rows("""
+        SELECT t.id, t.amount, w.account_id FROM ledger_transactions t JOIN wallets w ON w.id = t.credit_wallet_id
+        WHERE t.kind = 'topup' AND t.reference LIKE 'local:%'""")}
+    told_topups = {norm(t["transfer"]): (t["amount"], norm(t["account"])) for t in topups}
+    check.expect(provider_credits == told_topups, f"the provider's credits in the ledger ({len(provider_credits)}) are not the top-ups paid "
+                                                  f"({len(told_topups)}): {len(set(provider_credits.items()) ^ set(told_topups.items()))} differ")
+    reversed_total = int(inspector.scalar("SELECT COALESCE(SUM(amount), 0) FROM ledger_transactions WHERE kind = 'reversal'"))
+    check.expect(reversed_total == given_back, f"refunds moved {reversed_total} back, {given_back} was refunded")
+    counted = int(inspector.scalar("SELECT COALESCE(SUM(refunded), 0) FROM wallet_topups"))
+    check.expect(counted == given_back, f"the top-ups count {counted} refunded, {given_back} was")
+
+    # 4. No key moved money twice: each stored answer names one movement, no movement two keys.
+    keyed = inspector.rows("SELECT key, body FROM idempotency_keys WHERE status IN (200, 201) AND (key LIKE 't-%' OR key LIKE 'c-%')")
+    named = defaultdict(list)
+    for key, body in keyed:
+        parsed = json.loads(body)
+        tid = (parsed.get("transfer") or {}).get("id") or parsed.get("id")
+        named[norm(tid)].append(key)
+    check.expect(all(len(v) == 1 for v in named.values()), "one movement stored for two keys")
+    check.expect(set(named) == set(ledger), f"stored answers and movements differ: {len(set(named) ^ set(ledger))}")
+
+    # 5. The ledger's own invariants, by the operator's command.
+    audit = subprocess.run([gatehouse_binary(), "wallet", "audit"], cwd=server.workdir, env=server.env(),
+                           capture_output=True, text=True, timeout=120)
+    check.expect(audit.returncode == 0 and "ledger ok" in audit.stdout, f"gatehouse wallet audit: {audit.stdout.strip()[:300]} {audit.stderr.strip()[:200]}")
+
+    # 6b. Each account's history over the API is its entries in the ledger.
+    entries = defaultdict(int)
+    for account_id, count in inspector.rows("SELECT w.account_id, COUNT(*) FROM ledger_entries e JOIN wallets w ON w.id = e.wallet_id "
+                                            "WHERE w.kind = 'person' GROUP BY w.account_id"):
+        entries[norm(account_id)] = int(count)
+    for account in rng.sample(accounts, min(10, len(accounts))):
+        seen, cursor, balance = 0, None, None
+        while True:
+            answer = await http("GET", port, "/v1/wallet/transactions?limit=200" + (f"&cursor={cursor}" if cursor else ""), token=account.token)
+            check.expect(answer.status == 200, f"history: {answer.status}")
+            page = answer.json()
+            if balance is None and page["items"]:
+                balance = page["items"][0]["balanceAfter"]
+            seen += len(page["items"])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+        wallet = (await http("GET", port, "/v1/wallet", token=account.token)).json()
+        check.expect(seen == entries[norm(account.id)], f"{account.tag}: the API shows {seen} movements, the ledger has {entries[norm(account.id)]}")
+        check.expect(balance == wallet["balance"], f"{account.tag}: the newest movement's balance {balance} is not the wallet's {wallet['balance']}")
+    if inspector.engine == "sqlite":
+        check.expect(inspector.rows("PRAGMA integrity_check") == [["ok"]], "sqlite integrity_check failed")
+    check.figures.update({"ops": ops, "clients": len(clients), "accounts": len(accounts), "acknowledged": len(acknowledged), "refused": refused,
+                          "topups": len(topups), "refunds": len(refunds),
+                          "retries": sum(c.retries for c in clients), "keys_retried": sum(c.keys_retried for c in clients), "duplicates": sum(c.duplicates for c in clients),
+                          "ops_per_s": f"{ops / max(took, 0.001):.0f}", "faults": "; ".join(events) or "none"})

@@ -154,6 +154,9 @@ async def cycle(pg: FaultsPostgres, server: Gatehouse, accounts: list, mode: str
     unauthorized = [s for s in outage + after if s.outcome == "http 401"]
     check.expect(not unauthorized, f"[{mode}] {len(unauthorized)} valid token(s) answered 401 while the database was "
                                    f"away (clients would sign the user out)")
+    # A database away is a 503 (`service_unavailable`, retry), never a 500: clients retry one and report the other.
+    internal = [s for s in outage + after if s.outcome == "http 500"]
+    check.expect(not internal, f"[{mode}] {len(internal)} request(s) answered 500 while the database was away (want 503)")
     outage_ok = [s for s in outage if s.ok]
     outage_health = [h for h in traffic.health if t_down <= h.start and h.end < t_start]
     check.expect(outage_health and all(h.outcome == "http 503" for h in outage_health),

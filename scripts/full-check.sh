@@ -16,10 +16,12 @@
 #   at 10,000 operations (CI: 600) and the mixed-load soaks at their documented ten minutes (CI: 25 s);
 # - the generated OpenAPI client (swift-openapi-generator) compiled and walked against a live server;
 # - the SDK's DocC archives with their coverage; docs/deploy.md for real (nginx in front of two instances);
-# - the bounded WebSocket fuzzing (600 cases) and the known issues' reproductions, which CI leaves to this run.
+# - the bounded WebSocket fuzzing (600 cases) and the known issues' reproductions, which CI leaves to this run;
+# - the fleet (Faults/test_fleet.py: three instances behind HAProxy, PgBouncer, Redis, a primary and its synchronous
+#   standby) losing an instance, Redis, the standby, PgBouncer and the primary under load.
 # (`bash scripts/check-sdk-package.sh --build` builds the SDK package alone, as an app's build of it would, and
 # `bash Fuzz/websocket.sh --cases 5000 --seed 7` is the long WebSocket fuzz: neither proves more than this does.)
-# Needs root for apt-get (or --skip-install with the packages of .ci/run plus nginx).
+# Needs root for apt-get (or --skip-install with the packages of .ci/run plus nginx and haproxy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/steps.sh
@@ -30,7 +32,8 @@ install() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update
   if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d; fi
-  apt-get install -y postgresql postgresql-client openssl python3-venv curl libsqlite3-dev chromium chromium-driver qpdf poppler-utils nginx
+  apt-get install -y postgresql postgresql-client openssl python3-venv curl libsqlite3-dev chromium chromium-driver qpdf poppler-utils nginx \
+    redis-server pgbouncer haproxy
 }
 [ "${1:-}" = "--skip-install" ] || step install install
 
@@ -53,7 +56,7 @@ step websocket-fuzz bash Fuzz/websocket.sh
 step openapi-fuzz-sqlite bash Fuzz/openapi.sh --examples 100
 step openapi-fuzz-postgres env DATABASE_URL="$POSTGRES_URL" FUZZ_PORT=18932 bash Fuzz/openapi.sh --examples 100
 step faults env LEDGER_OPS=10000 FAULTS_STRICT=1 SOAK_SECONDS=600 SOAK_RESTART_EVERY_SECONDS=60 \
-  bash Faults/run.sh --only crash,messages,mail,pg-restart,two-instances,ledger,known,soak
+  bash Faults/run.sh --only crash,messages,mail,pg-restart,two-instances,ledger,known,soak,fleet
 
 step stop-postgres bash scripts/start-postgres.sh --stop
 step leftovers no_leftovers

@@ -240,6 +240,9 @@ extension GatehouseErrorCode {
     // Server
     /// `internal_error`: the server failed; the request id in the answer finds it in the server's log.
     public static let internalError: Self = "internal_error"
+    /// `service_unavailable`: a part the server needs (its database) is away for a moment: try again after
+    /// `Retry-After`, with the same `Idempotency-Key` where the request has one.
+    public static let serviceUnavailable: Self = "service_unavailable"
     /// `not_found`: Not found.
     public static let notFound: Self = "not_found"
     /// `method_not_allowed`: Method not allowed.

@@ -81,6 +81,8 @@ package struct GatehouseError: Error, Sendable, CustomStringConvertible {
     package static let unauthorized = GatehouseError(.unauthorized, .unauthorized, LocalizedText("error.unauthorized"))
     package static let invalidCredentials = GatehouseError(.invalidInput, .invalidCredentials, LocalizedText("error.invalidCredentials"))
     package static let refreshTokenInvalid = GatehouseError(.invalidInput, .refreshTokenInvalid, LocalizedText("error.refreshTokenInvalid"))
+    /// What a request that met a `DatabaseOutage` answers: 503 `service_unavailable`, try again in a second.
+    package static let serviceUnavailable = GatehouseError(.unavailable, .serviceUnavailable, LocalizedText("error.unavailable"))
     /// Said only to someone who proved they hold the account (the right password, code or
     /// signature): to anyone else a locked account looks like any other.
     package static let accountLocked = GatehouseError(.forbidden, .accountLocked, LocalizedText("error.accountLocked"))

@@ -38,11 +38,13 @@ package enum JSONResponse {
 
 extension HTTPFields {
     /// What a refusal tells the client to do next, on every surface: `WWW-Authenticate` on 401 (`invalid_token` when a
-    /// token was sent), `Retry-After` on 429.
+    /// token was sent), `Retry-After` on 429 and on 503 `service_unavailable` (a second: the database is back soon or
+    /// another instance answers).
     package mutating func addChallenge(for error: GatehouseError, request: Request) {
         switch error.kind {
         case .unauthorized: self[.wwwAuthenticate] = request.bearerToken == nil ? "Bearer" : "Bearer error=\"invalid_token\""
         case .rateLimited(let seconds): self[.retryAfter] = String(seconds)
+        case .unavailable where error.code == .serviceUnavailable: self[.retryAfter] = "1"
         default: break
         }
     }

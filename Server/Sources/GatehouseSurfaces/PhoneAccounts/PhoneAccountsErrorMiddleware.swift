@@ -7,7 +7,7 @@ import Logging
 /// The one place where domain errors become the phone-accounts wire form: a plain-text message
 /// (Russian by default, English by `Accept-Language`) with `X-Error-Code`; 400 for every
 /// refusal, as the spec says, 401 with `WWW-Authenticate: Bearer` for a missing or dead session,
-/// 429 with `Retry-After` for limits.
+/// 429 with `Retry-After` for limits, 503 `service_unavailable` with `Retry-After` while the database is away.
 package struct PhoneAccountsErrorMiddleware: RouterMiddleware {
     package typealias Context = GatehouseRequestContext
 
@@ -18,8 +18,11 @@ package struct PhoneAccountsErrorMiddleware: RouterMiddleware {
             return Self.response(for: error, request: request)
         } catch let error as any HTTPResponseError where error.status == .notFound || error.status == .methodNotAllowed {
             throw error
+        } catch let error where DatabaseOutage.matches(error) {
+            context.logger.warning("the database is away: 503 to \(request.method) \(request.uri.path): \(ReadableError.from(error, database: nil)?.description ?? String(describing: error))")
+            return Self.response(for: .serviceUnavailable, request: request)
         } catch {
-            context.logger.error("unhandled error on \(request.method) \(request.uri.path): \(String(describing: error))")
+            context.logger.error("unhandled error on \(request.method) \(request.uri.path): \(ReadableError.from(error, database: nil)?.description ?? String(describing: error))")
             return Self.response(for: GatehouseError(.internal, .internalError, LocalizedText("error.internal")), request: request)
         }
     }

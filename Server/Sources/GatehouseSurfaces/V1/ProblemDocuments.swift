@@ -7,7 +7,8 @@ import Logging
 
 /// The one place where errors become the wire form of `/v1` and `/admin`: RFC 9457 problem documents with
 /// a stable `code`, a `detail` in the request's language (English unless `Accept-Language`
-/// asks for Russian), `Retry-After` on 429 and `WWW-Authenticate` on 401. Unknown paths of these surfaces (404)
+/// asks for Russian), `Retry-After` on 429 and on 503 `service_unavailable` (the database away for a moment), and
+/// `WWW-Authenticate` on 401. Unknown paths of these surfaces (404)
 /// and known paths with another method (405 with `Allow`) answer the same way (`EveryRequestMiddleware`).
 package enum ProblemDocuments {
     /// Any error thrown on one of these surfaces, as its problem document.
@@ -21,8 +22,11 @@ package enum ProblemDocuments {
             return response
         case let error as any HTTPResponseError where error.status == .notFound:
             return response(for: GatehouseError(.notFound, .notFound, LocalizedText("error.notFound")), request: request)
+        case let error where DatabaseOutage.matches(error):
+            logger.warning("the database is away: 503 to \(request.method) \(request.uri.path): \(ReadableError.from(error, database: nil)?.description ?? String(describing: error))")
+            return response(for: .serviceUnavailable, request: request)
         default:
-            logger.error("unhandled error on \(request.method) \(request.uri.path): \(String(describing: error))")
+            logger.error("unhandled error on \(request.method) \(request.uri.path): \(ReadableError.from(error, database: nil)?.description ?? String(describing: error))")
             return response(for: GatehouseError(.internal, .internalError, LocalizedText("error.internal")), request: request)
         }
     }
@@ -54,6 +58,7 @@ package enum ProblemDocuments {
             status = .tooManyRequests
             retryAfter = seconds
         }
+        if error.code == .serviceUnavailable { retryAfter = 1 }
         let finalStatus = override ?? status
         let problem = Problem(
             type: Problem.typeURI(for: error.code), title: finalStatus.reasonPhrase, status: finalStatus.code,

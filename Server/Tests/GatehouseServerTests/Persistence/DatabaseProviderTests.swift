@@ -28,6 +28,8 @@ struct DatabaseProviderTests {
         // validate
         #expect(throws: DatabaseClosedError.self) { try outcome.get() }
         #expect(throws: DatabaseClosedError.self) { try raw.get() }
+        // What a request meeting it answers: 503 service_unavailable, not 500.
+        if case .failure(let error) = outcome { #expect(DatabaseOutage.matches(error)) }
         await database.cleanup()
     }
 
@@ -44,6 +46,7 @@ struct DatabaseProviderTests {
             // validate
             #expect(throws: DatabaseTimeoutError.self) { try slow.get() }
             #expect(throws: DatabaseTimeoutError.self) { try slowTransaction.get() }
+            if case .failure(let error) = slow { #expect(DatabaseOutage.matches(error)) }
             // The slow statements finish on the server and give their connections back: the same pool
             // answers again (each try below is itself bounded by the 0.3 s deadline; at most 60 tries).
             var answered: Int?
@@ -139,9 +142,22 @@ struct DatabaseProviderTests {
             // validate: the transaction failed (not by its deadline), and a query gets a connection
             #expect(terminated)
             #expect(throws: (any Error).self) { try result.get() }
-            if case .failure(let error) = result { #expect(!(error is DatabaseTimeoutError)) }
+            if case .failure(let error) = result {
+                #expect(!(error is DatabaseTimeoutError))
+                // PostgreSQL's own words for it (57P01, or the connection closed): the database away, a 503 to a request.
+                #expect(DatabaseOutage.matches(error), "\(String(reflecting: error))")
+            }
             #expect(try await AccountModel.query(on: provider.db).count() == 0)
         }
+    }
+
+    @Test("what says the database is away: PostgreSQL's connection and shutdown states and a read-only standby, not a refusal of the request's")
+    func databaseOutage_sqlStates() {
+        for away in ["08000", "08006", "08P01", "57P01", "57P02", "57P03", "25006", "53300"] { #expect(DatabaseOutage.isOutage(sqlState: away), "\(away)") }
+        for refusal in ["23505", "40001", "40P01", "42P01", "22001", ""] { #expect(!DatabaseOutage.isOutage(sqlState: refusal), "\(refusal)") }
+        #expect(DatabaseOutage.matches(GatehouseError.serviceUnavailable))
+        #expect(!DatabaseOutage.matches(GatehouseError.invalidCredentials))
+        #expect(!DatabaseOutage.matches(CancellationError()))
     }
 
     @Test("the watch passes answers through and forgets an operation once it is answered", .tags(.engine))

@@ -1,0 +1,37 @@
+import AsyncKit
+import NIOCore
+import PostgresNIO
+
+/// Whether an error a request ran into says the database is away for a moment (restarting, failing over, a pooler
+/// restarting, a connection lost), not that the request or the server is wrong. The surfaces answer those with
+/// 503 `service_unavailable` and `Retry-After`, which clients and balancers retry, instead of 500 `internal_error`:
+/// a retry with the same `Idempotency-Key` (or `clientMessageId`) is safe, whether or not the first try committed.
+package enum DatabaseOutage {
+    package static func matches(_ error: any Error) -> Bool {
+        if let outage = error as? GatehouseError { return outage.code == .serviceUnavailable }
+        switch error {
+        case is DatabaseConnectionLostError, is DatabaseTimeoutError, is DatabaseClosedError, is ConnectionPoolTimeoutError, is ConnectionPoolError,
+             is NIOConnectionError:
+            return true
+        case let error as PSQLError:
+            switch error.code {
+            case .connectionError, .serverClosedConnection, .poolClosed:
+                return true
+            case .server:
+                return isOutage(sqlState: error.serverInfo?[.sqlState] ?? "")
+            default:
+                return false
+            }
+        default:
+            return false
+        }
+    }
+
+    /// PostgreSQL's (and PgBouncer's) SQLSTATEs of a server that is going away or not there yet: class 08 (connection
+    /// exception), 57P01–57P03 (shut down by the administrator or a crash, cannot connect now), 25006 (a read-only
+    /// transaction: a standby, before the failover moved the primary's address), 53300 (too many connections).
+    package static func isOutage(sqlState: String) -> Bool {
+        sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03", "25006", "53300"].contains(sqlState)
+    }
+}
+
