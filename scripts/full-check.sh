@@ -15,7 +15,8 @@
 # - every fault test on both engines (CI: each on the engine where its fault bites), with the wallet's ledger checker
 #   at 10,000 operations (CI: 600) and the mixed-load soaks at their documented ten minutes (CI: 25 s);
 # - the generated OpenAPI client (swift-openapi-generator) compiled and walked against a live server;
-# - the SDK's DocC archives with their coverage; docs/deploy.md for real (nginx in front of two instances);
+# - the SDK's DocC archives with their coverage; docs/deploy.md for real (nginx in front of two instances; the
+#   container image built from nothing, run with podman, the README's demo against it);
 # - the bounded WebSocket fuzzing (600 cases) and the known issues' reproductions, which CI leaves to this run;
 # - the fleet (Faults/test_fleet.py: three instances behind HAProxy, PgBouncer, Redis, a primary and its synchronous
 #   standby) losing an instance, Redis, the standby, PgBouncer and the primary under load.
@@ -33,7 +34,7 @@ install() {
   apt-get update
   if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d; fi
   apt-get install -y postgresql postgresql-client openssl python3-venv curl libsqlite3-dev chromium chromium-driver qpdf poppler-utils nginx \
-    redis-server pgbouncer haproxy
+    redis-server pgbouncer haproxy podman runc
 }
 [ "${1:-}" = "--skip-install" ] || step install install
 
@@ -50,6 +51,7 @@ step sdk-on-postgres env GATEHOUSE_SDK_TEST_ENGINE=postgres bash scripts/test.sh
 step openapi-client bash scripts/check-openapi-client.sh
 step docc bash scripts/build-sdk-docs.sh
 step deploy bash scripts/check-deploy.sh
+step image bash scripts/check-image.sh
 # WebSocket fuzzing (docs/reliability.md#websocket-fuzzing), bounded: 600 cases, every finding counted. Alone: it
 # gives the server 4 s to answer a pipeline of up to 200 frames, which a machine shared with other checks missed.
 step websocket-fuzz bash Fuzz/websocket.sh
