@@ -82,7 +82,11 @@ package struct WalletService: WalletConcept {
             guard let after = UUID(uuidString: parts[0]) else { throw PageCursor.invalid }
             before = after
         }
-        let rows = try await store.movements(wallet: wallet.id, before: before, limit: size + 1)
+        // The newest page from the primary (it must show the balance just answered); older pages tolerate a little
+        // lag, as the messenger's history does: a read replica's when there is one.
+        let rows = before == nil
+            ? try await store.movements(wallet: wallet.id, before: nil, limit: size + 1)
+            : try await database.reading(for: account) { db in try await store.movements(wallet: wallet.id, before: before, limit: size + 1, on: db) }
         let people = try await parties(Set(rows.compactMap(\.otherAccount)))
         let page = rows.prefix(size)
         let items = page.map { row in

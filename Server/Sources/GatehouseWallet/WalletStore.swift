@@ -144,10 +144,10 @@ package struct WalletStore: Sendable {
     }
 
     /// A wallet's movements, newest first, before the entry `before`.
-    package func movements(wallet: UUID, before: UUID?, limit: Int) async throws -> [Movement] {
+    package func movements(wallet: UUID, before: UUID?, limit: Int, on db: (any GatehouseDatabase)? = nil) async throws -> [Movement] {
         var condition: SQLQueryString = "e.wallet_id = \(bind: wallet)"
         if let before { condition += " AND e.id < \(bind: before)" }
-        let rows = try await sql(nil).raw("""
+        let rows = try await sql(db).raw("""
             SELECT e.id AS entry_id, e.amount AS entry_amount, e.balance_after, t.id, t.kind, t.comment, t.request_id, t.created_at,
                    other.account_id AS other_account
             FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id

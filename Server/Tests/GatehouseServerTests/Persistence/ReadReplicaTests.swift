@@ -43,6 +43,18 @@ struct ReadReplicaTests {
                 #expect(try await app.v1.get(V1.Messenger.chats.path, token: bob.token).status == .ok)
                 #expect(replicas.counts.replica == before.replica + 2)
 
+                // An older page of a wallet's movements too; its newest page stays on the primary.
+                let payer = try await app.v1.walletHolder("payer", phone: "+79160000001")
+                for _ in 0..<2 { _ = try await app.credit("+79160000001", 100) }
+                try await Task.sleep(for: .milliseconds(3_100))   // past the pin of the payer's own requests
+                before = replicas.counts
+                let newest = try await app.v1.get(V1.Wallet.transactions.path + "?limit=1", token: payer.token).decoded(as: WalletTransactionPage.self)
+                #expect(replicas.counts.replica == before.replica, "the newest page of movements was read from the replica")
+                let cursor = try #require(newest.nextCursor)
+                let older = try await app.v1.get(V1.Wallet.transactions.path + "?limit=1&cursor=" + cursor, token: payer.token).decoded(as: WalletTransactionPage.self)
+                #expect(older.items.count == 1 && older.items.first?.id != newest.items.first?.id)
+                #expect(replicas.counts.replica == before.replica + 1, "an older page of movements was not read from the replica")
+
                 // Read your writes: bob's request of his own pins him to the primary.
                 let asked = try await app.v1.post(V1.Messenger.requestFriend.path, PersonReference(personId: ann.id), token: bob.token)
                 #expect(asked.status == .ok)
