@@ -31,7 +31,7 @@ import subprocess
 import time
 from typing import Optional
 
-from common import Gatehouse, NoAnswer, NotSent, http, log
+from common import Gatehouse, NoAnswer, NotSent, http
 
 INSTANCE_PORTS = (19280, 19281, 19282)
 BALANCER = 19283

@@ -26,8 +26,6 @@ import json
 import os
 import random
 import struct
-import time
-import urllib.parse
 
 import test_ledger
 import test_messages
