@@ -805,8 +805,19 @@ def shape_problems(raw, ctx, seen_uuids):
         if not isinstance(ev, dict):
             p.append("in_event is not an object")
         else:
-            if not set(ev) <= {"type", "sequence_id", "email"}:
+            if not set(ev) <= {"type", "sequence_id", "email", "event_id", "customer_id"}:
                 p.append(f"in_event keys {sorted(ev)} (the password must never be echoed)")
+            # docs/websocket-login.md: the frame's id on the server, a lower-case UUID new for every frame; the
+            # account's id only after its right password, so that the answer never tells whether an account exists.
+            e = ev.get("event_id")
+            if not isinstance(e, str) or not UUID_RE.match(e) or e != e.lower():
+                p.append(f"in_event.event_id {e!r} is not a lower-case UUID")
+            elif e in seen_uuids:
+                p.append(f"in_event.event_id {e} repeated")
+            else:
+                seen_uuids.add(e)
+            if "customer_id" in ev and data.get("error_code") not in ("customer.accountLocked", "customer.secondFactorRequired"):
+                p.append(f"in_event.customer_id with {data.get('error_code')} (it tells whether the account exists)")
             if ev.get("sequence_id") != obj.get("sequence_id"):
                 p.append("in_event.sequence_id differs from sequence_id")
             for k in ("type", "email"):
