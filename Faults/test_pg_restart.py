@@ -63,9 +63,14 @@ class Traffic:
             if kind == "user":
                 answer = await http("GET", self.port, "/api/users/user", token=account["token"], timeout=HANG_S)
                 outcome = "ok" if answer.status == 200 else f"http {answer.status}"
+                if answer.status == 503 and (answer.headers.get("retry-after") != "1" or answer.headers.get("x-error-code") != "service_unavailable"):
+                    outcome = f"http 503 without Retry-After 1 and X-Error-Code service_unavailable: {answer.headers}"
             elif kind == "me":
                 answer = await http("GET", self.port, "/v1/me", token=account["token"], timeout=HANG_S)
                 outcome = "ok" if answer.status == 200 else f"http {answer.status}"
+                # The database away: a problem document with its code and when to try again.
+                if answer.status == 503 and (answer.headers.get("retry-after") != "1" or answer.json().get("code") != "service_unavailable"):
+                    outcome = f"http 503 without Retry-After 1 and service_unavailable: {answer.headers.get('retry-after')} {answer.text[:80]}"
             else:
                 answer = await http("POST", self.port, "/v1/sessions", timeout=HANG_S,
                                     json_body={"identifier": account["email"], "password": account["password"]})
@@ -157,6 +162,8 @@ async def cycle(pg: FaultsPostgres, server: Gatehouse, accounts: list, mode: str
     # A database away is a 503 (`service_unavailable`, retry), never a 500: clients retry one and report the other.
     internal = [s for s in outage + after if s.outcome == "http 500"]
     check.expect(not internal, f"[{mode}] {len(internal)} request(s) answered 500 while the database was away (want 503)")
+    bare = [s.outcome for s in outage + after if s.outcome.startswith("http 503 without")]
+    check.expect(not bare, f"[{mode}] {len(bare)} 503(s) without their Retry-After and code: {bare[:2]}")
     outage_ok = [s for s in outage if s.ok]
     outage_health = [h for h in traffic.health if t_down <= h.start and h.end < t_start]
     check.expect(outage_health and all(h.outcome == "http 503" for h in outage_health),

@@ -1,4 +1,5 @@
 import AsyncKit
+import Logging
 import NIOCore
 import PostgresNIO
 
@@ -25,6 +26,19 @@ package enum DatabaseOutage {
         default:
             return false
         }
+    }
+
+    /// What a surface answers for an error that is no refusal of ours: `GatehouseError.serviceUnavailable` for an
+    /// outage (logged as a warning), else `internal_error` (logged as an error), the log naming the request and the
+    /// error in words (`ReadableError`: PostgreSQL's SQLSTATE and message, never the query's values).
+    package static func refusal(for error: any Error, method: String, path: String, logger: Logger) -> GatehouseError {
+        let what = ReadableError.from(error, database: nil)?.description ?? String(describing: error)
+        if matches(error) {
+            logger.warning("the database is away: 503 to \(method) \(path): \(what)")
+            return .serviceUnavailable
+        }
+        logger.error("unhandled error on \(method) \(path): \(what)")
+        return GatehouseError(.internal, .internalError, LocalizedText("error.internal"))
     }
 
     /// PostgreSQL's (and PgBouncer's) SQLSTATEs of a server that is going away or not there yet: class 08 (connection

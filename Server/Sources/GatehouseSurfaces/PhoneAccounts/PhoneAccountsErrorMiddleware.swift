@@ -18,12 +18,9 @@ package struct PhoneAccountsErrorMiddleware: RouterMiddleware {
             return Self.response(for: error, request: request)
         } catch let error as any HTTPResponseError where error.status == .notFound || error.status == .methodNotAllowed {
             throw error
-        } catch let error where DatabaseOutage.matches(error) {
-            context.logger.warning("the database is away: 503 to \(request.method) \(request.uri.path): \(ReadableError.from(error, database: nil)?.description ?? String(describing: error))")
-            return Self.response(for: .serviceUnavailable, request: request)
         } catch {
-            context.logger.error("unhandled error on \(request.method) \(request.uri.path): \(ReadableError.from(error, database: nil)?.description ?? String(describing: error))")
-            return Self.response(for: GatehouseError(.internal, .internalError, LocalizedText("error.internal")), request: request)
+            return Self.response(for: DatabaseOutage.refusal(for: error, method: "\(request.method)", path: request.uri.path, logger: context.logger),
+                                 request: request)
         }
     }
 

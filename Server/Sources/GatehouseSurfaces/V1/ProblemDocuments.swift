@@ -22,12 +22,8 @@ package enum ProblemDocuments {
             return response
         case let error as any HTTPResponseError where error.status == .notFound:
             return response(for: GatehouseError(.notFound, .notFound, LocalizedText("error.notFound")), request: request)
-        case let error where DatabaseOutage.matches(error):
-            logger.warning("the database is away: 503 to \(request.method) \(request.uri.path): \(ReadableError.from(error, database: nil)?.description ?? String(describing: error))")
-            return response(for: .serviceUnavailable, request: request)
         default:
-            logger.error("unhandled error on \(request.method) \(request.uri.path): \(ReadableError.from(error, database: nil)?.description ?? String(describing: error))")
-            return response(for: GatehouseError(.internal, .internalError, LocalizedText("error.internal")), request: request)
+            return response(for: DatabaseOutage.refusal(for: error, method: "\(request.method)", path: request.uri.path, logger: logger), request: request)
         }
     }
 
