@@ -5,10 +5,14 @@
 #   Benchmarks/signature/run.sh --loso FOLDER...       # leave one set out: tuned on it, held out, shipped
 #   Benchmarks/signature/run.sh --wire FOLDER...       # and through a gatehouse server's /register/ and /authenticate/
 #
+#   Benchmarks/signature/run.sh --wire synthetic:40    # what an authentication costs, on made-up writers
+#
 # FOLDER holds one research set (MCYT-100's .fpg files, a SUSIG sub-corpus's .sig files, a SigComp 2009 set's .hwr files);
 # Benchmarks/signature/fetch.sh brings them into a temporary folder. They are research-only: never
 # copy them into the repository. Extra options go to the evaluator (--references N, --random N,
 # --writers N, --json). Env for --wire: WIRE_RANDOM (random forgeries per writer, 20), CONCURRENCY (8).
+# synthetic:N instead of a folder: N writers the tests' generator makes up (nothing fetched); over the wire
+# it prints the server's processor time per authentication beside the latency (CONCURRENCY=1: one at a time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -59,5 +63,5 @@ SERVER=$!
 for _ in $(seq 1 300); do curl -sf http://127.0.0.1:18095/health >/dev/null && break; sleep 0.2; done
 for folder in "${FOLDERS[@]}"; do
   "$BIN/signature-eval" "$folder" --server http://127.0.0.1:18095/ --apikey "$APIKEY" \
-    --concurrency "${CONCURRENCY:-8}" "${OPTIONS[@]}"
+    --concurrency "${CONCURRENCY:-8}" --server-pid "$SERVER" "${OPTIONS[@]}"
 done

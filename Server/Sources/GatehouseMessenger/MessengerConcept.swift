@@ -75,13 +75,13 @@ extension MessengerConcept {
     /// other's without, and a push to the other's devices (not for a payment's note: the wallet's
     /// own event pushes that).
     package func recordCreated(_ message: Message, to other: UUID, _ recorder: EventRecorder) throws {
-        let mine = try V1.encoder.encode(message)
+        let mine = message.json
         let push = message.payment == nil
         recorder.add(.messageCreated, to: message.authorId, encoded: mine)
         guard message.clientMessageId != nil else { return recorder.add(.messageCreated, to: other, encoded: mine, push: push) }
         var theirs = message
         theirs.clientMessageId = nil
-        try recorder.add(.messageCreated, to: other, theirs, push: push)
+        recorder.add(.messageCreated, to: other, encoded: theirs.json, push: push)
     }
 
     /// The messenger is for people: accounts with a tag.

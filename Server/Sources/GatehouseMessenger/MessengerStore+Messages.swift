@@ -112,9 +112,14 @@ extension MessengerStore {
     /// (`addPaymentMessages`): one statement writes a message.
     package func insertMessages(_ messages: [Message], on tx: any GatehouseDatabase) async throws -> Set<UUID> {
         guard !messages.isEmpty else { return [] }
-        let insert = try Self.messageRows(messages).insert(into: "messages", postgres: tx.isPostgres)
-        let rows = try await sql(tx).raw("\(insert) ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id").all()
+        let rows = try await sql(tx).raw(Self.insert(messages, postgres: tx.isPostgres)).all()
         return Set(try rows.map { try $0.decode(column: "id", as: UUID.self) })
+    }
+
+    /// The statement `insertMessages` runs (a send's group commit runs it among its other writes):
+    /// the messages that make a row answer their `id`.
+    package static func insert(_ messages: [Message], postgres: Bool) throws -> SQLQueryString {
+        "\(try messageRows(messages).insert(into: "messages", postgres: postgres)) ON CONFLICT (author_id, client_message_id) DO NOTHING RETURNING id"
     }
 
     /// The rows of new messages, every column a message is written with.
@@ -214,16 +219,7 @@ extension MessengerStore {
     package func directChats(_ pairs: Set<ChatPair>, now: Date, on tx: any GatehouseDatabase) async throws -> [ChatPair: DirectChat] {
         let sql = sql(tx)
         func read(_ pairs: [ChatPair]) async throws -> [ChatPair: DirectChat] {
-            let chats: SQLQueryString
-            if sql.isPostgres {
-                var rows = RowSet(count: pairs.count)
-                rows.add("low_id", "uuid", pairs.map(\.low))
-                rows.add("high_id", "uuid", pairs.map(\.high))
-                chats = "chats c JOIN \(rows.table("p")) ON c.low_id = p.low_id AND c.high_id = p.high_id"
-            } else {
-                let conditions = pairs.map { "(c.low_id = \(bind: $0.low) AND c.high_id = \(bind: $0.high))" as SQLQueryString }
-                chats = "chats c WHERE \(conditions.joined(separator: " OR "))"
-            }
+            let chats: SQLQueryString = "chats c WHERE \(SQLQueryString.isAnyPair("c.low_id", "c.high_id", pairs.map { ($0.low, $0.high) }, postgres: sql.isPostgres))"
             var found: [ChatPair: DirectChat] = [:]
             for row in try await sql.preparedRows("""
                 SELECT c.id, c.low_id, c.high_id, (SELECT COUNT(*) FROM chat_members m WHERE m.chat_id = c.id AND m.visible = \(false)) AS hidden
@@ -284,7 +280,8 @@ extension MessengerStore {
     }
 
     /// Each chat's newest message as its activity (chat id → message id): one statement.
-    private static func activity(_ newest: [UUID: UUID], postgres: Bool) -> SQLQueryString {
+    /// The statement `setNewest` runs after its lock: each chat's newest message as its activity.
+    package static func activity(_ newest: [UUID: UUID], postgres: Bool) -> SQLQueryString {
         let ids = newest.keys.sorted()
         var activity = RowSet(count: ids.count)
         activity.add("id", "uuid", ids)

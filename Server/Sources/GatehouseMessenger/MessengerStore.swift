@@ -113,17 +113,19 @@ package struct MessengerStore: Sendable {
     }
 
     /// For each (chat, author): the author's membership row with the other member's audience,
-    /// friendship state, block and visibility (`MessengerConcept.sendingContexts` reads them).
+    /// friendship state, block and visibility (`MessengerConcept.sendingContexts` reads them). The
+    /// first read of every send's group commit: on PostgreSQL the pairs go as two arrays, so its
+    /// text is one for any batch and it runs prepared.
     package func sendingRows(_ pairs: [SendPair], on db: any GatehouseDatabase) async throws -> [any SQLRow] {
-        try await sql(db).raw("""
+        try await sql(db).preparedRows("""
             SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
                    p.who_can_message, f.state, theirs.visible AS other_visible,
                    (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = cm.other_id AND b.blocked_id = cm.account_id) AS blocked
             FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
             JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
             LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
-            WHERE \(pairs.map { "(cm.chat_id = \(bind: $0.chat) AND cm.account_id = \(bind: $0.author))" as SQLQueryString }.joined(separator: " OR "))
-            """).all()
+            WHERE \(SQLQueryString.isAnyPair("cm.chat_id", "cm.account_id", pairs.map { ($0.chat, $0.author) }, postgres: db.isPostgres))
+            """)
     }
 
     // MARK: Friendships

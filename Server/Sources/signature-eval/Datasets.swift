@@ -24,6 +24,19 @@ enum Dataset {
         }
     }
 
+    /// `count` made-up writers (`SyntheticWriter`, the tests' own): 20 genuine signatures each
+    /// and 5 skilled forgeries, seeded, so every run sends the same. For what an authentication
+    /// costs (`--wire`), not for error rates: research sets say those.
+    static func synthetic(_ count: Int) -> [Writer] {
+        var rng = SyntheticWriter.Generator(state: 2026)
+        return (0..<count).map { index in
+            let writer = SyntheticWriter(seed: UInt64(index) * 7919 + 1)
+            return Writer(id: String(format: "s%04d", index),
+                          genuine: (0..<20).map { _ in writer.sign(&rng, shapeNoise: 0.03) },
+                          forgeries: (0..<5).map { _ in writer.sign(&rng, shapeNoise: 0.12, steady: true) })
+        }
+    }
+
     /// Every writer under `folder`, by the files found: MCYT's `NNNNvKK.fpg` (genuine) and
     /// `NNNNfKK.fpg` (forgeries), or SUSIG's `UUU_S_K.sig` (genuine of session S; `g` in the blind
     /// sub-corpus) and `UUU_f_K.sig` (forgeries).

@@ -184,6 +184,8 @@ struct Report: Codable {
     var verificationMeanMs: Double?
     var verificationP50Ms: Double?
     var verificationP99Ms: Double?
+    /// Over the wire with the server's process known: its processor time per authentication.
+    var serverMsPerAuthentication: Double?
 
     init(dataset: String, mode: String, references: Int, outcome: Outcome, times: [Double]) {
         self.dataset = dataset
@@ -226,6 +228,9 @@ struct Report: Codable {
         if let mean = verificationMeanMs, let p99 = verificationP99Ms {
             let what = mode == "in process" ? "verification (one core)" : "authentication (HTTP round trip, with the others in flight)"
             lines.append("  \(what): \(String(format: "%.2f", mean)) ms mean, \(String(format: "%.2f", verificationP50Ms ?? .nan)) ms p50, \(String(format: "%.2f", p99)) ms p99")
+        }
+        if let serverMs = serverMsPerAuthentication {
+            lines.append("  the server's processor time: \(String(format: "%.3f", serverMs)) ms per authentication")
         }
         return lines.joined(separator: "\n")
     }

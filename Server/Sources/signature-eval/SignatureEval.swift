@@ -9,7 +9,8 @@ import GatehouseVerifier
 
 let usage = """
     usage: signature-eval FOLDER [--references N] [--random N] [--writers N] [--json]
-                                 [--server URL --apikey KEY [--concurrency N]]
+                                 [--server URL --apikey KEY [--concurrency N] [--server-pid PID]]
+           (FOLDER synthetic:N: N made-up writers instead of a research set)
            signature-eval --loso FOLDER FOLDER... [--references N] [--random N]
     """
 
@@ -76,6 +77,7 @@ enum SignatureEval {
         let server = option("--server", from: &arguments).flatMap(URL.init(string:))
         let apiKey = option("--apikey", from: &arguments)
         let concurrency = option("--concurrency", from: &arguments).flatMap(Int.init) ?? 8
+        let serverPID = option("--server-pid", from: &arguments).flatMap(Int32.init)
         let json = flag("--json", from: &arguments)
         if flag("--loso", from: &arguments) {
             await leaveOneSetOut(arguments.map { URL(fileURLWithPath: $0) }, references: givenReferences, randomPerWriter: randomPerWriter ?? 20)
@@ -86,12 +88,13 @@ enum SignatureEval {
             exit(2)
         }
         let folder = URL(fileURLWithPath: arguments[0])
+        let synthetic = arguments[0].hasPrefix("synthetic:") ? Int(arguments[0].dropFirst("synthetic:".count)) : nil
 
         do {
-            var writers = try Dataset.load(folder)
+            var writers = try synthetic.map(Dataset.synthetic) ?? Dataset.load(folder)
             if let writerLimit { writers = Array(writers.prefix(writerLimit)) }
             let references = givenReferences ?? defaultReferences(writers)
-            let name = setName(folder)
+            let name = synthetic.map { "\($0) made-up writers" } ?? setName(folder)
             let verifier = SignatureVerifier()
             var local = InProcessScorer(verifier: verifier, needed: references)
             let inProcess = try await evaluate(writers, scorer: &local, references: references, randomPerWriter: randomPerWriter)
@@ -102,13 +105,14 @@ enum SignatureEval {
                     FileHandle.standardError.write(Data("--server needs --apikey\n".utf8))
                     exit(2)
                 }
-                let wire = try await WireEvaluation(server: server, apiKey: apiKey, concurrency: concurrency)
+                let wire = try await WireEvaluation(server: server, apiKey: apiKey, concurrency: concurrency, serverPID: serverPID)
                     .run(writers, references: references, randomPerWriter: randomPerWriter)
                 var report = Report(dataset: name, mode: "over the wire", references: references,
                                     outcome: wire.outcome, times: [])
                 report.verificationMeanMs = wire.latencyMeanMs
                 report.verificationP50Ms = wire.latencyP50Ms
                 report.verificationP99Ms = wire.latencyP99Ms
+                report.serverMsPerAuthentication = wire.serverMsPerAuthentication
                 reports.append(report)
                 // The server rounds to two decimals; anything more than rounding is a disagreement.
                 let disagreement = wire.outcome.maximumDifference(from: inProcess)

@@ -14,6 +14,8 @@ struct WireEvaluation {
     let server: URL
     let apiKey: String
     let concurrency: Int
+    /// The server's process, when it runs on this machine: its processor time per authentication is read from `/proc`.
+    let serverPID: Int32?
     /// Makes the addresses of this run new to the server.
     let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
 
@@ -24,12 +26,25 @@ struct WireEvaluation {
         var latencyP99Ms: Double
         /// Authentications per second, from the first to the last.
         var rate: Double
+        /// The server's processor time (user and system) per authentication, when `serverPID` is known.
+        var serverMsPerAuthentication: Double?
     }
 
-    init(server: URL, apiKey: String, concurrency: Int) async throws {
+    init(server: URL, apiKey: String, concurrency: Int, serverPID: Int32? = nil) async throws {
         self.server = server
         self.apiKey = apiKey
         self.concurrency = max(1, concurrency)
+        self.serverPID = serverPID
+    }
+
+    /// A process's user and system time so far, in seconds (`/proc/PID/stat`'s utime and stime, in clock ticks).
+    static func processorSeconds(_ pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     func run(_ writers: [Writer], references: Int, randomPerWriter: Int?) async throws -> Result {
@@ -56,6 +71,7 @@ struct WireEvaluation {
             return all
         }
         let start = Date()
+        let cpuBefore = serverPID.flatMap(Self.processorSeconds)
         let results = try await withThrowingTaskGroup(of: (Outcome, [Double]).self) { group in
             for (shardScorer, enrolment, ready) in enrolled {
                 group.addTask {
@@ -79,11 +95,15 @@ struct WireEvaluation {
         }
         latencies.sort()
         let elapsed = Date().timeIntervalSince(start)
+        var serverMs: Double?
+        if let cpuBefore, let cpuAfter = serverPID.flatMap(Self.processorSeconds), !latencies.isEmpty {
+            serverMs = (cpuAfter - cpuBefore) * 1000 / Double(latencies.count)
+        }
         return Result(outcome: outcome,
                       latencyMeanMs: latencies.isEmpty ? 0 : latencies.reduce(0, +) / Double(latencies.count) * 1000,
                       latencyP50Ms: latencies.isEmpty ? 0 : latencies[latencies.count / 2] * 1000,
                       latencyP99Ms: latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))] * 1000,
-                      rate: Double(latencies.count) / elapsed)
+                      rate: Double(latencies.count) / elapsed, serverMsPerAuthentication: serverMs)
     }
 }
 
@@ -112,6 +132,15 @@ struct WireScorer: Scorer {
     }
 
     func email(_ writer: String) -> String { "eval-\(run)-\(writer)@eval.example" }
+
+    /// A name the server takes (letters, spaces and .'- only): the writer's id with each digit
+    /// spelt as a letter (0 → a, 1 → b, …), other characters dropped.
+    static func name(_ writer: String) -> String {
+        "Writer " + String(writer.compactMap { character -> Character? in
+            if let digit = character.wholeNumberValue, character.isASCII { return Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(digit))) }
+            return character.isLetter ? character : nil
+        })
+    }
 
     static let time = SignToLoginAPI.specTime(Date())
 
@@ -180,7 +209,7 @@ struct WireScorer: Scorer {
     }
 
     mutating func enrol(_ writer: String, _ signatures: [SignaturePoints]) async throws -> Int? {
-        var fields = [("apikey", apiKey), ("email", email(writer)), ("user_name", "Writer \(writer)"), ("time", Self.time),
+        var fields = [("apikey", apiKey), ("email", email(writer)), ("user_name", Self.name(writer)), ("time", Self.time),
                       ("device_version", "iPhone15,2"), ("os_version", "17.4"), ("resolution", "{\"width\":393,\"height\":852}"), ("pressure", "0")]
         if let code = codes[writer] { fields.append(("email_code", code)) }
         if let token = tokens[writer] { fields.append(("enrolment_token", token)) }

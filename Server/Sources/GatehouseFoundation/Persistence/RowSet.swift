@@ -1,3 +1,4 @@
+import Foundation
 import PostgresNIO
 import SQLKit
 
@@ -72,6 +73,19 @@ extension SQLQueryString {
     /// `IN (?, …)` elsewhere.
     package static func isAny<T: Encodable & Sendable>(_ column: SQLQueryString, _ values: [T], postgres: Bool) -> SQLQueryString {
         postgres ? "\(column) = ANY(\(bind: values))" : "\(column) IN (\(binds: values))"
+    }
+
+    /// The columns `(first, second)` are one of the id `pairs`: on PostgreSQL against the pairs as two
+    /// arrays (one text, one plan however many), `(first = ? AND second = ?) OR …` elsewhere.
+    package static func isAnyPair(_ first: String, _ second: String, _ pairs: [(UUID, UUID)], postgres: Bool) -> SQLQueryString {
+        guard postgres else {
+            return pairs.map { "(\(unsafeRaw: first) = \(bind: $0.0) AND \(unsafeRaw: second) = \(bind: $0.1))" as SQLQueryString }
+                .joined(separator: " OR ")
+        }
+        var rows = RowSet(count: pairs.count)
+        rows.add("first", "uuid", pairs.map(\.0))
+        rows.add("second", "uuid", pairs.map(\.1))
+        return "(\(unsafeRaw: first), \(unsafeRaw: second)) IN (SELECT q.first, q.second FROM \(rows.table("q")))"
     }
 }
 

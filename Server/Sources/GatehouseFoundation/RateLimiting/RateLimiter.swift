@@ -47,28 +47,53 @@ package struct RateLimiter: Sendable {
     /// that do not fit are given back: a refused attempt takes no slot.
     package func hit(_ name: String, counts: [String: Int], limit: Int, window length: TimeInterval,
              on db: any GatehouseDatabase) async throws -> [String: (allowed: Int, retryAfter: Double)] {
-        let keys = counts.keys.sorted()
-        let windows = Dictionary(uniqueKeysWithValues: keys.map { ($0, window(name, key: $0, length: length)) })
-        let values = keys.map { key -> SQLQueryString in "(\(bind: windows[key]!.bucket), \(bind: counts[key]!), \(bind: windows[key]!.expiresEpoch))" }
+        let counting = counting(name, counts: counts, limit: limit, window: length, postgres: db.isPostgres)
         var after: [String: Int] = [:]
-        for row in try await db.raw("""
-            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES \(values.joined(separator: ", "))
-            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + excluded.hits
-            RETURNING bucket, hits
-            """).all() {
+        for row in try await db.raw(counting.statement).all() {
             after[try row.decode(column: "bucket", as: String.self)] = try row.decode(column: "hits", as: Int.self)
         }
-        var answer: [String: (allowed: Int, retryAfter: Double)] = [:]
-        for key in keys {
-            let w = windows[key]!, count = counts[key]!
-            let before = (after[w.bucket] ?? count) - count
-            let allowed = max(0, min(count, limit - before))
-            if allowed < count {
-                try await db.raw("UPDATE rate_limit_counters SET hits = hits - \(bind: count - allowed) WHERE bucket = \(bind: w.bucket)").run()
-            }
-            answer[key] = (allowed, w.retryAfter)
+        let answer = counting.fits(after: after)
+        for key in counts.keys.sorted() where answer[key]!.allowed < counts[key]! {
+            try await db.raw("UPDATE rate_limit_counters SET hits = hits - \(bind: counts[key]! - answer[key]!.allowed) WHERE bucket = \(bind: counting.windows[key]!.bucket)").run()
         }
         return answer
+    }
+
+    /// Several keys' hits as one statement that adds them (in key order) and answers `bucket, hits`
+    /// (the counts after): what `hit(_:counts:…)` runs, for a caller that runs it among its own
+    /// writes (a send's group commit, `MessageWriter`) and reads its answer with `fits`. Its text is
+    /// the same for any number of keys on PostgreSQL (`RowSet`).
+    package struct Counting: Sendable {
+        package let counts: [String: Int]
+        package let windows: [String: Window]
+        package let limit: Int
+        package let statement: SQLQueryString
+
+        /// Per key, how many of its hits fit the budget and when its window ends, from the counts
+        /// after the statement (bucket → hits).
+        package func fits(after: [String: Int]) -> [String: (allowed: Int, retryAfter: Double)] {
+            var answer: [String: (allowed: Int, retryAfter: Double)] = [:]
+            for (key, count) in counts {
+                let w = windows[key]!
+                let before = (after[w.bucket] ?? count) - count
+                answer[key] = (max(0, min(count, limit - before)), w.retryAfter)
+            }
+            return answer
+        }
+    }
+
+    package func counting(_ name: String, counts: [String: Int], limit: Int, window length: TimeInterval, postgres: Bool) -> Counting {
+        let keys = counts.keys.sorted()
+        let windows = Dictionary(uniqueKeysWithValues: keys.map { ($0, window(name, key: $0, length: length)) })
+        var rows = RowSet(count: keys.count)
+        rows.add("bucket", "text", keys.map { windows[$0]!.bucket })
+        rows.add("hits", "bigint", keys.map { Int64(counts[$0]!) })
+        rows.add("expires_epoch", "bigint", keys.map { windows[$0]!.expiresEpoch })
+        return Counting(counts: counts, windows: windows, limit: limit, statement: """
+            \(rows.insert(into: "rate_limit_counters", postgres: postgres))
+            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + excluded.hits
+            RETURNING bucket, hits
+            """)
     }
 
     /// Gives back one hit (an attempt that turned out to be allowed, such as a successful login).

@@ -123,11 +123,27 @@ package struct JSONObjectWriter {
         buffer.writeStaticString(value ? "true" : "false")
     }
 
+    /// Upper-case, as `uuidString`, written in place (no string made for it).
     package mutating func uuid(_ name: StaticString, _ value: UUID) {
         key(name)
-        buffer.writeInteger(UInt8(ascii: "\""))
-        buffer.writeString(value.uuidString)
-        buffer.writeInteger(UInt8(ascii: "\""))
+        let digits: StaticString = "0123456789ABCDEF"
+        withUnsafeBytes(of: value.uuid) { raw in
+            _ = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 38) { out in
+                out[0] = UInt8(ascii: "\"")
+                var at = 1
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[at] = UInt8(ascii: "-")
+                        at += 1
+                    }
+                    out[at] = digits.utf8Start[Int(byte >> 4)]
+                    out[at + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    at += 2
+                }
+                out[at] = UInt8(ascii: "\"")
+                return at + 1
+            }
+        }
     }
 
     package mutating func date(_ name: StaticString, _ value: Date) {
