@@ -10,7 +10,8 @@
 # (scripts/start-postgres.sh) unless POSTGRES_URL is set, and runs Benchmarks/messenger/bench.py
 # against each server in turn. Env: TARGETS ("gatehouse synapse"), SECONDS_SEND (10), IDLE (1000), INTERVAL (1.0), LATENCY_SECONDS (20).
 # With --crowd it runs Benchmarks/messenger/crowd.py instead. Env: TALKERS (1000), CROWD (18000), RATE (1000 messages/s),
-# PHASE_SECONDS (20), SYNAPSE_RATE (50: what Synapse keeps up with here), SYNAPSE_CROWD_ACCOUNTS (500: its registration is slow).
+# PHASE_SECONDS (20), CROWD_ACCOUNTS (as many as CROWD: CROWD=0 measures sends without a crowd and signs up none),
+# SYNAPSE_RATE (50: what Synapse keeps up with here), SYNAPSE_CROWD_ACCOUNTS (500: its registration is slow).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ENGINES="sqlite postgres"
@@ -49,7 +50,7 @@ trap 'stop_server; rm -rf "$WORK"' EXIT
 wait_up() { for _ in $(seq 1 300); do curl -sf "$1" >/dev/null && return 0; kill -0 "$SERVER" 2>/dev/null || { tail -50 "$2" >&2; return 1; }; sleep 0.2; done; return 1; }
 bench() {  # target url pid [secret]
   if [ "$MODE" = crowd ]; then
-    local extra=(--rate "${RATE:-1000}")
+    local extra=(--rate "${RATE:-1000}" --crowd-accounts "${CROWD_ACCOUNTS:-${CROWD:-18000}}")
     if [ "$1" = synapse ]; then extra=(--rate "${SYNAPSE_RATE:-50}" --crowd-accounts "${SYNAPSE_CROWD_ACCOUNTS:-500}"); fi
     if [ "$engine" = postgres ]; then extra+=(--postgres); fi
     "$VENV/bin/python" Benchmarks/messenger/crowd.py --target "$1" --url "$2" --server-pid "$3" --shared-secret "${4:-}" \
