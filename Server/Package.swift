@@ -132,6 +132,7 @@ let package = Package(
                 "GatehouseAccounts",
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "GatehouseAPI", package: "gatehouse"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "FluentSQL", package: "fluent-kit"),

@@ -74,7 +74,7 @@ extension MessengerConcept {
     /// A new message's `message.created` for both members: the author's copy with its client id, the
     /// other's without, and a push to the other's devices (not for a payment's note: the wallet's
     /// own event pushes that).
-    package func recordCreated(_ message: Message, to other: UUID, _ recorder: EventRecorder) throws {
+    package func recordCreated(_ message: Message, to other: UUID, _ recorder: EventRecorder) {
         let mine = message.json
         let push = message.payment == nil
         recorder.add(.messageCreated, to: message.authorId, encoded: mine)

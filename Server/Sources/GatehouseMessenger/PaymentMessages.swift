@@ -86,7 +86,7 @@ package struct PaymentMessages: MessengerConcept {
         }
         let shown = Set(messages.map(\.chatId)).filter { id in chats.byPair.values.contains { $0.id == id && !$0.allVisible } }
         try store.addPaymentMessages(messages, at: now, shown: shown.sorted(), into: &writes)
-        for (post, message) in zip(posts, messages) { try recordCreated(message, to: post.other, recorder) }
+        for (post, message) in zip(posts, messages) { recordCreated(message, to: post.other, recorder) }
         return messages
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
+import Metrics
 
 /// Group commit for sends (docs/messenger.md, "Sending"): every send goes through it. Sends that
 /// arrive while a batch is being written wait for the next one, and a batch is one transaction
@@ -100,12 +101,30 @@ package struct MessageWriter: MessengerConcept {
             do {
                 return try await events.write { tx, recorder in
                     let members = try await sendingContexts(Self.pairs(sends), on: tx)
-                    guard Self.plain(sends, members) else { return try await write(sends, members: members, on: tx, recorder) }
-                    return try await writeAtOnce(sends, members: members, on: tx, recorder)
+                    guard Self.plain(sends, members) else {
+                        Ways.general.increment()
+                        return try await write(sends, members: members, on: tx, recorder)
+                    }
+                    let outcomes = try await writeAtOnce(sends, members: members, on: tx, recorder)
+                    Ways.twoStatements.increment()
+                    return outcomes
                 }
-            } catch is AtOnceMissed {}
+            } catch is AtOnceMissed {
+                Ways.again.increment()
+            }
+        } else {
+            Ways.general.increment()
         }
         return try await events.write { tx, recorder in try await write(sends, on: tx, recorder) }
+    }
+
+    /// `gatehouse_send_batches_total` by `way`: `two_statements` (`writeAtOnce`), `general`, and `again` (a batch
+    /// `writeAtOnce` could not finish, written once more the general way: a retry or a rate limit met; each costs a
+    /// transaction rolled back). Counted when the way is chosen; a transaction that fails later is counted as well.
+    private enum Ways {
+        static let twoStatements = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "two_statements")])
+        static let general = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "general")])
+        static let again = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "again")])
     }
 
     /// The sends in the caller's transaction `tx`; an outcome per send, in order.
@@ -142,7 +161,7 @@ package struct MessageWriter: MessengerConcept {
                     replyTo: nil, forwardedFrom: nil, attachments: [], clientMessageId: $0.clientID)
         }
         for message in messages.sorted(by: { $0.id < $1.id }) {
-            try recordCreated(message, to: members[SendPair(chat: message.chatId, author: message.authorId)]!.member.other, recorder)
+            recordCreated(message, to: members[SendPair(chat: message.chatId, author: message.authorId)]!.member.other, recorder)
         }
         let counters = recorder.counts()
         let perAuthor = Dictionary(grouping: messages, by: { $0.authorId.uuidString }).mapValues(\.count)
@@ -259,7 +278,7 @@ package struct MessageWriter: MessengerConcept {
             let hidden = Set(written.filter { !(members[SendPair(chat: $0.message.chatId, author: $0.message.authorId)]?.bothVisible ?? true) }.map(\.message.chatId))
             try await store.showToBoth(hidden.sorted(), on: tx)
             for w in written.sorted(by: { $0.message.id < $1.message.id }) {
-                try recordCreated(w.message, to: members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!.member.other, recorder)
+                recordCreated(w.message, to: members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!.member.other, recorder)
                 outcomes[w.index] = .success(w.message)
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseServer
+import GatehouseSurfaces
 import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -82,6 +83,42 @@ struct ChatsAndMessagesTests {
             let other = try await app.v1.openChat(ann, with: try await app.v1.person("cat"))
             let reused = try await app.v1.post(app.v1.path(M.send, other.id), SendMessage(text: "x", clientMessageId: "msg-1"), token: ann.token)
             try expectProblem(reused, .conflict, .clientMessageIdReused)
+        }
+    }
+
+    @Test("PostgreSQL: a plain send is written in two statements (counted in /metrics by way); a retry of it takes the general way again and answers the first; a chat's first message and a reply take the general way", .tags(.engine))
+    func plainSend_takesTwoStatements_retryGoesAgain() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        // The counters are the process's (tests in parallel add to them): each way must grow by at least what this test
+        // does, which no other test can make up for when a way is never taken.
+        @Sendable func batches(_ way: String) -> Int {
+            let line = GatehouseMetrics.registry.emitToString().split(separator: "\n")
+                .first { $0.hasPrefix(#"gatehouse_send_batches_total{way="\#(way)"}"#) }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        try await withApp(.postgres) { app in
+            // setup
+            let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let before = (two: batches("two_statements"), again: batches("again"), general: batches("general"))
+
+            // MUT: a chat's first message (it shows the chat to the other member: the general way), a plain send, its
+            // retry, a reply
+            _ = try await app.v1.send("hi there", in: chat.id, by: bob)
+            let first = try await app.v1.send("hello", in: chat.id, by: ann, clientID: "c-1")
+            let afterFirst = batches("two_statements")
+            let retry = try await app.v1.send("hello", in: chat.id, by: ann, clientID: "c-1")
+            let afterRetry = batches("again")
+            let reply = try await app.v1.send("hi", in: chat.id, by: bob, replyTo: first.id)
+
+            // validate
+            #expect(afterFirst >= before.two + 1, "the plain send took the two statements: \(before.two) → \(afterFirst)")
+            #expect(afterRetry >= before.again + 1, "the retry met its client id and went again: \(before.again) → \(afterRetry)")
+            #expect(batches("general") >= before.general + 2, "the chat's first message and the reply took the general way (the retry's second try counts as again)")
+            #expect(retry == first, "the retry answers the first message")
+            #expect(reply.replyTo?.messageId == first.id)
+            let history = try await app.v1.history(chat.id, for: bob)
+            #expect(history.items.map(\.text) == ["hi there", "hello", "hi"], "one message per send, the retry none")
         }
     }
 
