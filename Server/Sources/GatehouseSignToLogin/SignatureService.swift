@@ -332,24 +332,22 @@ package struct SignatureService: Sendable {
 
     private func score(_ a: Attempt, origin: RequestOrigin) async throws -> Authenticated {
         let window = settings.attemptWindow
-        let ipKey = origin.ip ?? "unknown"
-        try await rateLimiter.hit("signature-ip", key: ipKey, limit: settings.attemptsPerIP, window: window)
+        let ip = RateLimiter.Budget("signature-ip", key: origin.ip ?? "unknown", limit: settings.attemptsPerIP)
         let device = DeviceClass(deviceVersion: a.deviceVersion)
-        guard let enrolment = try await records.enrolment(email: a.email, appID: a.appID, deviceClass: device.rawValue),
-              enrolment.enrolled else { return .unknown }
-        guard enrolment.consented else { return .notEnrolled }
+        // The address's budget and the account's (or its session's) are counted in one statement once the
+        // enrolment is read; an address with no such enrolment (or no consent) counts against its own alone.
+        let enrolment = try await records.enrolment(email: a.email, appID: a.appID, deviceClass: device.rawValue)
+        guard let enrolment, enrolment.enrolled, enrolment.consented else {
+            try await rateLimiter.hit([ip], window: window)
+            return enrolment?.enrolled == true ? .notEnrolled : .unknown
+        }
         let id = enrolment.accountID
         var own: SessionWithAccount?
         if let token = a.sessionToken, let found = try await sessions.authenticate(token: token), found.account.id == id { own = found }
-        let budget = own.map { (name: "signature-session", key: $0.session.id.uuidString, limit: settings.attemptsPerSession) }
-            ?? (name: "signature-account", key: "\(id):\(a.appID)", limit: settings.attemptsPerAccount)
-        do {
-            try await rateLimiter.hit(budget.name, key: budget.key, limit: budget.limit, window: window)
-        } catch {
-            try? await rateLimiter.release("signature-ip", key: ipKey, window: window)
-            throw error
-        }
-        let slots = [(name: "signature-ip", key: ipKey), (name: budget.name, key: budget.key)]
+        let budget = own.map { RateLimiter.Budget("signature-session", key: $0.session.id.uuidString, limit: settings.attemptsPerSession) }
+            ?? RateLimiter.Budget("signature-account", key: "\(id):\(a.appID)", limit: settings.attemptsPerAccount)
+        try await rateLimiter.hit([ip, budget], window: window)
+        let slots = [(name: ip.name, key: ip.key), (name: budget.name, key: budget.key)]
         // The model of this type of device, else the newest (an attempt without a device_version: the newest).
         guard let row = (a.deviceVersion == nil ? nil : enrolment.deviceModel) ?? enrolment.newestModel,
               let prepared = try await model(row: row) else {

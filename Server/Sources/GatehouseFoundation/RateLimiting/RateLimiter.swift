@@ -26,20 +26,46 @@ package struct RateLimiter: Sendable {
     /// already spent. With `db` a transaction, the hit is part of it (and goes if it rolls back).
     package func hit(_ name: String, key: String, limit: Int, window length: TimeInterval, messageKey: String = "error.rateLimited",
              on db: (any GatehouseDatabase)? = nil) async throws {
-        let w = window(name, key: key, length: length)
-        let sql = db ?? database.db
-        let hits = try await sql.raw("""
-            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES (\(bind: w.bucket), 1, \(bind: w.expiresEpoch))
-            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + 1
-            RETURNING hits
-            """).first(decodingColumn: "hits", as: Int.self) ?? 1
-        if hits > limit {
-            // A refused attempt never ran: it takes no slot. Otherwise refusals would outlive the
-            // attempts a budget gives back (successful logins), and a burst of right passwords
-            // would lock an account for the rest of its window.
-            try? await release(name, key: key, window: length, on: db)
-            throw GatehouseError.rateLimited(.rateLimited, retryAfter: w.retryAfter, messageKey)
+        try await hit([Budget(name, key: key, limit: limit)], window: length, messageKey: messageKey, on: db)
+    }
+
+    /// A budget one request counts against: its name, whose it is (an address, an account) and how
+    /// many hits a window allows.
+    package struct Budget: Sendable {
+        package var name: String
+        package var key: String
+        package var limit: Int
+
+        package init(_ name: String, key: String, limit: Int) {
+            self.name = name
+            self.key = key
+            self.limit = limit
         }
+    }
+
+    /// Counts one hit against each budget in one statement (their rows locked in bucket order) and,
+    /// when any of them is already spent, gives every one of these hits back and throws
+    /// `rateLimited` with the latest of the spent windows' ends: a refused attempt never ran, so it
+    /// takes no slot. Otherwise refusals would outlive the attempts a budget gives back (successful
+    /// logins), and a burst of right passwords would lock an account for the rest of its window.
+    package func hit(_ budgets: [Budget], window length: TimeInterval, messageKey: String = "error.rateLimited",
+             on db: (any GatehouseDatabase)? = nil) async throws {
+        guard !budgets.isEmpty else { return }
+        let counted = budgets.map { (budget: $0, window: window($0.name, key: $0.key, length: length)) }.sorted { $0.window.bucket < $1.window.bucket }
+        let sql = db ?? database.db
+        let values = counted.map { "(\(bind: $0.window.bucket), 1, \(bind: $0.window.expiresEpoch))" as SQLQueryString }
+        var hits: [String: Int] = [:]
+        for row in try await sql.raw("""
+            INSERT INTO rate_limit_counters (bucket, hits, expires_epoch) VALUES \(values.joined(separator: ", "))
+            ON CONFLICT (bucket) DO UPDATE SET hits = rate_limit_counters.hits + 1
+            RETURNING bucket, hits
+            """).all() {
+            hits[try row.decode(column: "bucket", as: String.self)] = try row.decode(column: "hits", as: Int.self)
+        }
+        let spent = counted.filter { (hits[$0.window.bucket] ?? 1) > $0.budget.limit }
+        guard let latest = spent.map(\.window.retryAfter).max() else { return }
+        try? await release(counted.map { ($0.budget.name, $0.budget.key) }, window: length, on: db)
+        throw GatehouseError.rateLimited(.rateLimited, retryAfter: latest, messageKey)
     }
 
     /// Counts several hits for several keys at once (in key order, the order their rows are locked
