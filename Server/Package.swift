@@ -61,6 +61,12 @@ let package = Package(
             dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
             swiftSettings: swiftSettings
         ),
+        // A send's database round trips made by PostgresNIO alone: the floor Benchmarks/messenger compares a send's server time with.
+        .executableTarget(
+            name: "db-floor",
+            dependencies: [.product(name: "FluentPostgresDriver", package: "fluent-postgres-driver")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "GatehouseFoundation",
             dependencies: [

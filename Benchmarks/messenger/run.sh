@@ -29,6 +29,7 @@ if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get install -y wrk >/dev/null; else sudo apt-get install -y wrk >/dev/null; fi
 fi
 swift build --package-path Server -c release --product gatehouse >&2
+swift build --package-path Server -c release --product db-floor >&2
 BIN="$(swift build --package-path Server -c release --show-bin-path)/gatehouse"
 VENV="$PWD/.build/messenger-bench-venv"
 SYNAPSE_VERSION=1.163.2
@@ -86,6 +87,11 @@ for engine in $ENGINES; do
     # (Benchmarks/floors).
     echo "== the send's floor (pgbench, Benchmarks/floors/send.sql) on Gatehouse's tables" >&2
     python3 Benchmarks/floors/run.py send --pg "$DB" --clients 64 --seconds "${PHASE_SECONDS:-20}" --rate "${RATE:-1000}" \
+      | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
+    # The server's floor: the same six round trips a plain send makes (BEGIN, four statements, COMMIT), made by
+    # PostgresNIO alone at the same rate (Server/Sources/db-floor).
+    echo "== the send's round trips made by PostgresNIO alone (db-floor)" >&2
+    "$(dirname "$BIN")/db-floor" "$DB" "${RATE:-1000}" "${PHASE_SECONDS:-20}" 4 \
       | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
   fi
   fi
@@ -150,7 +156,8 @@ python3 - "$RESULTS" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 floors = [r for r in rows if r.get("target") == "send floor"]
-rows = [r for r in rows if r.get("target") != "send floor"]
+nio_floors = [r for r in rows if r.get("target") == "client floor"]
+rows = [r for r in rows if r.get("target") not in ("send floor", "client floor")]
 print(f"{'engine':<9} {'server':<10} {'clients':>8} {'msg/s':>6} {'phase':<7} {'p50 ms':>7} {'p99 ms':>7} {'delivered':>13} {'server CPU/msg':>15} {'db CPU/msg':>11}")
 for r in rows:
     for phase in ("alone", "with_crowd"):
@@ -167,6 +174,11 @@ for r in rows:
         print(f"{r['engine']}: the send's floor at {floor['rate']:.0f}/s: {floor['tps']:.0f}/s, p99 {floor['p99_ms']:.2f} ms, "
               f"PostgreSQL {floor['postgres_ms']:.3f} ms per send"
               + (f"; gatehouse's PostgreSQL time per message {ours:.3f} ms = {ours / floor['postgres_ms']:.2f}x the floor's" if ours else ""))
+    for floor in (f for f in nio_floors if f["engine"] == r["engine"] and r["target"] == "gatehouse"):
+        ours = r["alone"]["server_cpu_ms_per_message"]
+        print(f"{r['engine']}: a send's {floor['round_trips']} round trips made by PostgresNIO alone at {floor['rate']:.0f}/s: "
+              f"{floor['client_ms']:.3f} ms of processor time per send; gatehouse's server time per message {ours:.3f} ms = "
+              f"{ours / floor['client_ms']:.2f}x that")
 PY
 exit 0
 fi
