@@ -56,7 +56,7 @@ extension MessengerConcept {
     /// the chat. A pair missing from the answer is not a membership (404 for its sends).
     package func sendingContexts(_ pairs: [SendPair], on db: any GatehouseDatabase) async throws -> [SendPair: Sending] {
         guard !pairs.isEmpty else { return [:] }
-        let rows = try await store.sendingRows(pairs, on: db)
+        let rows = try await store.sendingRows(pairs, hasDevices: PushDevices.exist, on: db)
         var found: [SendPair: Sending] = [:]
         for row in rows {
             guard let member = try MessageReader.membership(row) else { continue }
@@ -65,7 +65,8 @@ extension MessengerConcept {
                 mayMessage: Self.mayMessage(audience: try row.decode(column: "who_can_message", as: String.self),
                                             friendship: try row.decode(column: "state", as: String?.self),
                                             blocked: try row.decode(column: "blocked", as: Int.self) > 0),
-                bothVisible: try member.visible && row.decode(column: "other_visible", as: Bool.self)
+                bothVisible: try member.visible && row.decode(column: "other_visible", as: Bool.self),
+                otherHasDevices: try row.decode(column: "other_has_devices", as: Bool.self)
             )
         }
         return found
@@ -73,10 +74,11 @@ extension MessengerConcept {
 
     /// A new message's `message.created` for both members: the author's copy with its client id, the
     /// other's without, and a push to the other's devices (not for a payment's note: the wallet's
-    /// own event pushes that).
-    package func recordCreated(_ message: Message, to other: UUID, _ recorder: EventRecorder) {
+    /// own event pushes that). `otherHasDevices` false (read with the sending context) skips the push,
+    /// and with it the read of the devices, as the wallet does for its payees.
+    package func recordCreated(_ message: Message, to other: UUID, otherHasDevices: Bool = true, _ recorder: EventRecorder) {
         let mine = message.json
-        let push = message.payment == nil
+        let push = message.payment == nil && otherHasDevices
         recorder.add(.messageCreated, to: message.authorId, encoded: mine)
         guard message.clientMessageId != nil else { return recorder.add(.messageCreated, to: other, encoded: mine, push: push) }
         var theirs = message
@@ -121,4 +123,6 @@ package struct Sending: Sendable {
     package var member: Membership
     package var mayMessage: Bool
     package var bothVisible: Bool
+    /// Whether the other member has a push device (as of the read): a send to someone with none writes no push.
+    package var otherHasDevices: Bool
 }

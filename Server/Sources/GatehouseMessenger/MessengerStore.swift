@@ -116,11 +116,12 @@ package struct MessengerStore: Sendable {
     /// friendship state, block and visibility (`MessengerConcept.sendingContexts` reads them). The
     /// first read of every send's group commit: on PostgreSQL the pairs go as two arrays, so its
     /// text is one for any batch and it runs prepared.
-    package func sendingRows(_ pairs: [SendPair], on db: any GatehouseDatabase) async throws -> [any SQLRow] {
+    package func sendingRows(_ pairs: [SendPair], hasDevices: (SQLQueryString) -> SQLQueryString, on db: any GatehouseDatabase) async throws -> [any SQLRow] {
         try await sql(db).preparedRows("""
             SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
                    p.who_can_message, f.state, theirs.visible AS other_visible,
-                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = cm.other_id AND b.blocked_id = cm.account_id) AS blocked
+                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = cm.other_id AND b.blocked_id = cm.account_id) AS blocked,
+                   \(hasDevices("cm.other_id")) AS other_has_devices
             FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
             JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
             LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)

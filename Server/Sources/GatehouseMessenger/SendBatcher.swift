@@ -161,7 +161,8 @@ package struct MessageWriter: MessengerConcept {
                     replyTo: nil, forwardedFrom: nil, attachments: [], clientMessageId: $0.clientID)
         }
         for message in messages.sorted(by: { $0.id < $1.id }) {
-            recordCreated(message, to: members[SendPair(chat: message.chatId, author: message.authorId)]!.member.other, recorder)
+            let sending = members[SendPair(chat: message.chatId, author: message.authorId)]!
+            recordCreated(message, to: sending.member.other, otherHasDevices: sending.otherHasDevices, recorder)
         }
         let counters = recorder.counts()
         let perAuthor = Dictionary(grouping: messages, by: { $0.authorId.uuidString }).mapValues(\.count)
@@ -278,7 +279,8 @@ package struct MessageWriter: MessengerConcept {
             let hidden = Set(written.filter { !(members[SendPair(chat: $0.message.chatId, author: $0.message.authorId)]?.bothVisible ?? true) }.map(\.message.chatId))
             try await store.showToBoth(hidden.sorted(), on: tx)
             for w in written.sorted(by: { $0.message.id < $1.message.id }) {
-                recordCreated(w.message, to: members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!.member.other, recorder)
+                let sending = members[SendPair(chat: w.message.chatId, author: w.message.authorId)]!
+                recordCreated(w.message, to: sending.member.other, otherHasDevices: sending.otherHasDevices, recorder)
                 outcomes[w.index] = .success(w.message)
             }
         }
