@@ -6,13 +6,14 @@ import PostgresKit
 import PostgresNIO
 
 // The client's side of a send's database work, for Benchmarks/messenger: what PostgresNIO alone spends to make
-// the round trips a plain send makes in Gatehouse (BEGIN, four prepared statements, COMMIT: six), one send at a
+// the round trips a plain send makes in Gatehouse (BEGIN, its three statements: the memberships' read and the two
+// writes, COMMIT: five; six when the recipient has a push device and the devices are read), one send at a
 // time at a steady rate on one connection, with the work on the connection's event loop as Gatehouse's writer
 // runs it. It prints this process's processor time per send and per round trip (from getrusage): what a send's
 // server time is made of below Gatehouse's own layers (its statements' text, bindings, rows and the framework
 // between a handler and the connection).
 //
-//     db-floor URL [rate per second, 400] [seconds, 10] [prepared statements per send, 4]
+//     db-floor URL [rate per second, 400] [seconds, 10] [prepared statements per send, 3]
 //
 // Benchmarks/messenger/run.sh --crowd runs it after Gatehouse, at the same rate (its `RESULT` line is for that).
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -22,7 +23,7 @@ guard let url = arguments.first, var configuration = try? SQLPostgresConfigurati
 }
 let rate = arguments.count > 1 ? Double(arguments[1]) ?? 400 : 400
 let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
-let statements = arguments.count > 3 ? Int(arguments[3]) ?? 4 : 4
+let statements = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
 configuration.tls = PostgresConnection.Configuration.TLS.disable
 
 struct Lookup: PostgresPreparedStatement {
