@@ -64,7 +64,7 @@ let package = Package(
         // A send's database round trips made by PostgresNIO alone: the floor Benchmarks/messenger compares a send's server time with.
         .executableTarget(
             name: "db-floor",
-            dependencies: [.product(name: "FluentPostgresDriver", package: "fluent-postgres-driver")],
+            dependencies: ["GatehouseFoundation", .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver")],
             swiftSettings: swiftSettings
         ),
         .target(

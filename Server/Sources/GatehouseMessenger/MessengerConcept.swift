@@ -116,6 +116,11 @@ extension MessengerConcept {
 package struct SendPair: Hashable, Sendable {
     package var chat: UUID
     package var author: UUID
+
+    package init(chat: UUID, author: UUID) {
+        self.chat = chat
+        self.author = author
+    }
 }
 
 /// What a send into a chat needs to know (`sendingContexts`).

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseFoundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -9,9 +10,9 @@ import PostgresNIO
 // the round trips a plain send makes in Gatehouse (BEGIN, its three statements: the memberships' read and the two
 // writes, COMMIT: five; six when the recipient has a push device and the devices are read), one send at a
 // time at a steady rate on one connection, with the work on the connection's event loop as Gatehouse's writer
-// runs it. It prints this process's processor time per send and per round trip (from getrusage): what a send's
-// server time is made of below Gatehouse's own layers (its statements' text, bindings, rows and the framework
-// between a handler and the connection).
+// runs it (the same `EventLoopTaskExecutor`). It prints this process's processor time per send and per round trip
+// (from getrusage): what a send's server time is made of below Gatehouse's own layers (its statements' text,
+// bindings, rows and the framework between a handler and the connection).
 //
 //     db-floor URL [rate per second, 400] [seconds, 10] [prepared statements per send, 3]
 //
@@ -40,16 +41,6 @@ struct Lookup: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// Runs a task's jobs on one event loop (as Gatehouse's `EventLoopTaskExecutor` does for its writers).
-final class LoopExecutor: TaskExecutor, @unchecked Sendable {
-    let loop: any EventLoop
-    init(_ loop: any EventLoop) { self.loop = loop }
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
 func processorSeconds() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -67,7 +58,7 @@ func send(_ n: Int) async throws {
     }
     try await connection.query("COMMIT", logger: logger)
 }
-let (spent, late) = try await withTaskExecutorPreference(LoopExecutor(loop)) {
+let (spent, late) = try await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) {
     for n in 0..<Int(rate) { try await send(n) }  // a second's warm-up: the statements prepared, the pages read
     let start = ContinuousClock.now
     let before = processorSeconds()

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import GatehouseMessenger
 import GatehouseServer
 import GatehouseSurfaces
 import GatehouseTestSupport
@@ -119,6 +120,27 @@ struct ChatsAndMessagesTests {
             #expect(reply.replyTo?.messageId == first.id)
             let history = try await app.v1.history(chat.id, for: bob)
             #expect(history.items.map(\.text) == ["hi there", "hello", "hi"], "one message per send, the retry none")
+        }
+    }
+
+    @Test("a send's context says whether the other member has a push device (a send to someone without one records no push, so the devices are not read), for each side of a chat", .tags(.engine), arguments: TestEngine.all)
+    func sendingContext_saysWhetherTheOtherHasADevice(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup
+            let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let pairs = [SendPair(chat: chat.id, author: bob.id), SendPair(chat: chat.id, author: ann.id)]
+            let messenger = app.services.messenger.payments  // any MessengerConcept reads the same contexts
+
+            // MUT: before and after Ann registers a phone
+            let before = try await messenger.sendingContexts(pairs, on: app.services.database.db)
+            _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-ann"), token: ann.token)
+            let after = try await messenger.sendingContexts(pairs, on: app.services.database.db)
+
+            // validate: Bob writing to Ann learns of her phone; Ann writing to Bob finds none
+            #expect(before[pairs[0]]?.otherHasDevices == false && before[pairs[1]]?.otherHasDevices == false)
+            #expect(after[pairs[0]]?.otherHasDevices == true, "Ann has a device now")
+            #expect(after[pairs[1]]?.otherHasDevices == false, "Bob still has none")
         }
     }
 
