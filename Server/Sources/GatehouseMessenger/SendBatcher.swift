@@ -4,6 +4,7 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
 import Metrics
+import SQLKit
 
 /// Group commit for sends (docs/messenger.md, "Sending"): every send goes through it. Sends that
 /// arrive while a batch is being written wait for the next one, and a batch is one transaction
@@ -91,21 +92,30 @@ package struct MessageWriter: MessengerConcept {
         self.store = store
     }
 
-    /// The sends in one transaction of their own; an outcome per send, in order. On PostgreSQL a
-    /// batch of plain sends (`writeAtOnce`) takes four round trips after its first read instead of
-    /// eight; one it cannot take that way goes through the general way in the same transaction, and
-    /// one it finds it cannot finish (a client id used before, a rate limit met) goes again the
-    /// general way in a transaction of its own, which answers those.
+    /// The sends; an outcome per send, in order. On PostgreSQL their memberships are read first
+    /// (the read takes no locks, so before the writes' transaction is as good as in it: each
+    /// statement sees what was committed when it began), and a batch of plain sends (`plain`)
+    /// whose recipients have no push device is written in one statement with no transaction
+    /// around it (`writeAtOnce`, `inStatement`); other plain sends in two statements in a
+    /// transaction; the rest the general way in it. A batch `writeAtOnce` cannot finish (a client
+    /// id used before, a rate limit met) goes again the general way in a transaction of its own,
+    /// which answers those sends.
     package func write(_ sends: [Send]) async throws -> [Result<Message, GatehouseError>] {
         if database.isPostgres {
             do {
+                let members = try await sendingContexts(Self.pairs(sends), on: database.db)
+                let plain = Self.plain(sends, members)
+                if plain, !sends.contains(where: { members[SendPair(chat: $0.chat, author: $0.author)]!.otherHasDevices }) {
+                    let outcomes = try await writeAtOnce(sends, members: members, inStatement: true, on: database.db, EventRecorder())
+                    Ways.oneStatement.increment()
+                    return outcomes
+                }
                 return try await events.write { tx, recorder in
-                    let members = try await sendingContexts(Self.pairs(sends), on: tx)
-                    guard Self.plain(sends, members) else {
+                    guard plain else {
                         Ways.general.increment()
                         return try await write(sends, members: members, on: tx, recorder)
                     }
-                    let outcomes = try await writeAtOnce(sends, members: members, on: tx, recorder)
+                    let outcomes = try await writeAtOnce(sends, members: members, inStatement: false, on: tx, recorder)
                     Ways.twoStatements.increment()
                     return outcomes
                 }
@@ -118,10 +128,12 @@ package struct MessageWriter: MessengerConcept {
         return try await events.write { tx, recorder in try await write(sends, on: tx, recorder) }
     }
 
-    /// `gatehouse_send_batches_total` by `way`: `two_statements` (`writeAtOnce`), `general`, and `again` (a batch
-    /// `writeAtOnce` could not finish, written once more the general way: a retry or a rate limit met; each costs a
-    /// transaction rolled back). Counted when the way is chosen; a transaction that fails later is counted as well.
+    /// `gatehouse_send_batches_total` by `way`: `one_statement` and `two_statements` (`writeAtOnce`), `general`, and
+    /// `again` (a batch `writeAtOnce` could not finish, written once more the general way: a retry or a rate limit met;
+    /// each costs a statement or a transaction rolled back). `one_statement` is counted once written; the others when
+    /// the way is chosen (a transaction that fails later is counted as well).
     private enum Ways {
+        static let oneStatement = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "one_statement")])
         static let twoStatements = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "two_statements")])
         static let general = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "general")])
         static let again = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "again")])
@@ -147,14 +159,18 @@ package struct MessageWriter: MessengerConcept {
         }
     }
 
-    /// A batch of plain sends (`plain`) on PostgreSQL, in two statements after its read: the
-    /// messages, the rate limit, the chats' activity and the events' counters in one, their locks
-    /// taken in the order the general way takes them (messages, rate limit, chats in id order,
-    /// counters: a union reads its parts one after another); the events and their announcement in
-    /// the other (`EventLog.flush`, as a wallet's batch writes them). The events are recorded
-    /// before the first, since every message is expected to be written; a message that made no
-    /// row (its client id was used, here or before) or a rate limit met throws `AtOnceMissed`.
-    private func writeAtOnce(_ requests: [Send], members: [SendPair: Sending], on tx: any GatehouseDatabase, _ recorder: EventRecorder) async throws -> [Result<Message, GatehouseError>] {
+    /// A batch of plain sends (`plain`) on PostgreSQL, after its read: the messages, the rate
+    /// limit, the chats' activity and the events' counters in one statement, their locks taken in
+    /// the order the general way takes them (messages, rate limit, chats in id order, counters: a
+    /// union reads its parts one after another); the events and their announcement either in the
+    /// same statement (`inStatement`: `db` is no transaction, and the statement is all the batch
+    /// writes; `EventLog.inStatement`) or in a second one (`EventLog.flush`, as a wallet's batch
+    /// writes them) in the transaction `db`. The events are recorded before the first, since every
+    /// message is expected to be written; a message that made no row (its client id was used, here
+    /// or before) or a rate limit met throws `AtOnceMissed` — in one statement, by failing it
+    /// (`StatementCheck`), so that nothing it wrote stays.
+    private func writeAtOnce(_ requests: [Send], members: [SendPair: Sending], inStatement: Bool, on db: any GatehouseDatabase,
+                             _ recorder: EventRecorder) async throws -> [Result<Message, GatehouseError>] {
         let now = clock.now()
         let messages = requests.map {
             Message(id: OrderedID.make(), chatId: $0.chat, authorId: $0.author, text: $0.text, createdAt: now, editedAt: nil, deleted: false,
@@ -171,21 +187,35 @@ package struct MessageWriter: MessengerConcept {
         for message in messages where newest[message.chatId].map({ $0 < message.id }) ?? true {
             newest[message.chatId] = message.id
         }
+        let events = inStatement ? try self.events.inStatement(recorder, counters: "c") : nil
+        let told: SQLQueryString = events?.selected.map { "\nUNION ALL SELECT 'n', NULL, NULL, \($0)" } ?? ""
+        let check: SQLQueryString = inStatement ? """
+
+            UNION ALL SELECT 'x', NULL, NULL, \(StatementCheck.require("""
+                (SELECT count(*) FROM m) = \(bind: messages.count) AND NOT EXISTS (SELECT 1 FROM r WHERE r.hits > \(bind: settings.messagesPerMinute))
+                """, Self.missed))
+            """ : ""
         var written = 0
         var hits: [String: Int] = [:]
         var raised: [UUID: Int64] = [:]
-        for row in try await tx.preparedRows("""
-            WITH m AS (\(try MessengerStore.insert(messages, postgres: true))),
-                 r AS (\(counting.statement)),
-                 l AS (SELECT id FROM chats WHERE id = ANY(\(bind: newest.keys.sorted())) ORDER BY id FOR UPDATE),
-                 a AS (\(MessengerStore.activity(newest, postgres: true)) RETURNING chats.id),
-                 c AS (\(EventLog.raise(counters, postgres: true)))
-            SELECT 'm' AS part, id, NULL::text AS bucket, NULL::bigint AS value FROM m
-            UNION ALL SELECT 'r', NULL, bucket, hits FROM r
-            UNION ALL SELECT 'l', NULL, NULL, count(*) FROM l
-            UNION ALL SELECT 'a', NULL, NULL, count(*) FROM a
-            UNION ALL SELECT 'c', account_id, NULL, last_seq FROM c
-            """) {
+        let rows: [any SQLRow]
+        do {
+            rows = try await db.preparedRows("""
+                WITH m AS (\(try MessengerStore.insert(messages, postgres: true))),
+                     r AS (\(counting.statement)),
+                     l AS (SELECT id FROM chats WHERE id = ANY(\(bind: newest.keys.sorted())) ORDER BY id FOR UPDATE),
+                     a AS (\(MessengerStore.activity(newest, postgres: true)) RETURNING chats.id),
+                     c AS (\(EventLog.raise(counters, postgres: true)))\((events?.parts ?? []).map { ",\n" + $0 as SQLQueryString }.joined())
+                SELECT 'm' AS part, id, NULL::text AS bucket, NULL::bigint AS value FROM m
+                UNION ALL SELECT 'r', NULL, bucket, hits FROM r
+                UNION ALL SELECT 'l', NULL, NULL, count(*) FROM l
+                UNION ALL SELECT 'a', NULL, NULL, count(*) FROM a
+                UNION ALL SELECT 'c', account_id, NULL, last_seq FROM c\(told)\(check)
+                """)
+        } catch where StatementCheck.failed(error, Self.missed) {
+            throw AtOnceMissed()
+        }
+        for row in rows {
             switch try row.decode(column: "part", as: String.self) {
             case "m": written += 1
             case "r": hits[try row.decode(column: "bucket", as: String.self)] = Int(try row.decode(column: "value", as: Int64.self))
@@ -193,14 +223,21 @@ package struct MessageWriter: MessengerConcept {
             default: break
             }
         }
+        if let events {
+            await self.events.announce(events, raisedTo: raised)
+            return messages.map { .success($0) }
+        }
         guard written == messages.count, counting.fits(after: hits).allSatisfy({ $0.value.allowed == perAuthor[$0.key] }) else {
             throw AtOnceMissed()
         }
-        var writes = CombinedWrites(for: tx)
-        try events.flush(recorder, raised: counters, to: raised, into: &writes)
-        try await writes.run(on: tx)
+        var writes = CombinedWrites(for: db)
+        try self.events.flush(recorder, raised: counters, to: raised, into: &writes)
+        try await writes.run(on: db)
         return messages.map { .success($0) }
     }
+
+    /// What the one statement of `writeAtOnce` fails with when it cannot finish the batch.
+    private static let missed = "a send's client id was used, or its rate limit met"
 
     /// The sends in `tx`, their memberships read (`sendingContexts`); an outcome per send, in order.
     private func write(_ requests: [Send], members: [SendPair: Sending], on tx: any GatehouseDatabase, _ recorder: EventRecorder) async throws -> [Result<Message, GatehouseError>] {

@@ -25,8 +25,36 @@ package struct StoredEvent: Sendable, Equatable {
     package var kind: String
     package var data: String
 
+    package init(account: UUID, seq: Int64, kind: String, data: String) {
+        self.account = account
+        self.seq = seq
+        self.kind = kind
+        self.data = data
+    }
+
     /// The text frame a realtime client receives (`RealtimeFrame.event`, keys sorted like the API's JSON).
     package var frame: String { #"{"data":\#(data),"seq":\#(seq),"type":"\#(kind)"}"# }
+
+    /// `frame` of an event whose number the statement writing it gives (`EventLog.inStatement`): its
+    /// place is number `hole`.
+    package static func frame(kind: String, data: String, hole: Int) -> NumberedText {
+        var frame = NumberedText(#"{"data":"# + data + #","seq":"#)
+        frame.append(number: hole)
+        frame.append(#","type":""# + kind + #""}"#)
+        return frame
+    }
+
+    /// An announcement's body (`EventLog.busEvents`) with its number at place `hole`.
+    package static func busBody(kind: String, data: String, hole: Int) -> NumberedText {
+        var body = NumberedText()
+        body.append(number: hole)
+        let frame = frame(kind: kind, data: data, hole: hole)
+        if frame.widestCount < EventLimits.frameInNotification {
+            body.append("\n")
+            body.append(frame)
+        }
+        return body
+    }
 }
 
 /// Writes the pushes a transaction's events call for, in that transaction (docs/push.md): the
@@ -165,6 +193,77 @@ package struct EventLog: Sendable {
         recorder.flushed.withLockedValue { $0 += stored }
     }
 
+    /// Events written by the one statement that writes what they tell of, with no transaction
+    /// around it (PostgreSQL: a plain send, `MessageWriter`). The statement raises the counters in
+    /// its part `counters` (`raise`, with `recorder.counts()`), and `parts` number the events from
+    /// them, insert them and, on PostgreSQL's bus, announce them: the numbers are known only inside
+    /// the statement, so the notifications are written here with places for them (`NumberedText`,
+    /// the text `pack` and `encode` write) that the statement fills in. The statement must select
+    /// `selected` (a part that only reads runs when read). Pushes need the devices read in a
+    /// transaction: events that call for one are refused here. After the statement, `announce`.
+    package struct InStatement {
+        package let parts: [SQLQueryString]
+        package let selected: SQLQueryString?
+        fileprivate let byAccount: [UUID: [PendingEvent]]
+    }
+
+    package func inStatement(_ recorder: EventRecorder, counters: String) throws -> InStatement {
+        if pusher != nil, !recorder.takePushes().isEmpty { throw EventLogError.pushesNeedATransaction }
+        let byAccount = Dictionary(grouping: recorder.take(), by: \.account)
+        var numbered: [(account: UUID, back: Int64, event: PendingEvent)] = []
+        for account in byAccount.keys.sorted() {
+            let mine = byAccount[account]!
+            for (offset, event) in mine.enumerated() { numbered.append((account, Int64(mine.count - 1 - offset), event)) }
+        }
+        var rows = RowSet(count: numbered.count)
+        rows.add("account_id", "uuid", numbered.map(\.account))
+        rows.add("back", "bigint", numbered.map(\.back))
+        rows.add("kind", "text", numbered.map(\.event.kind.rawValue))
+        rows.add("data", "text", numbered.map(\.event.data))
+        let c: SQLQueryString = "\(unsafeRaw: counters)"
+        var parts: [SQLQueryString] = ["""
+            events_written AS (INSERT INTO messenger_events (account_id, seq, kind, data, created_at)
+                SELECT x.account_id, \(c).last_seq - x.back, x.kind, x.data, \(bind: clock.now()) FROM \(rows.table("x"))
+                JOIN \(c) ON \(c).account_id = x.account_id)
+            """]
+        var selected: SQLQueryString?
+        if let postgres = bus as? PostgresEventBus {
+            let payloads = try EventBusLimits.pack(numbered.enumerated().map { index, one in
+                EventBusLimits.encode(topic: Self.topic, account: one.account,
+                                      body: StoredEvent.busBody(kind: one.event.kind.rawValue, data: one.event.data, hole: index))
+            })
+            // A row per piece: its notification, its place in it, and the number that follows it (none after the last).
+            var pieces: [(note: Int64, piece: String, account: UUID?, back: Int64?)] = []
+            for (note, payload) in payloads.enumerated() {
+                for (index, piece) in payload.pieces.enumerated() {
+                    let hole = index < payload.holes.count ? numbered[payload.holes[index]] : nil
+                    pieces.append((Int64(note), piece, hole?.account, hole?.back))
+                }
+            }
+            var table = RowSet(count: pieces.count)
+            table.add("note", "bigint", pieces.map(\.note))
+            table.add("ord", "bigint", pieces.indices.map(Int64.init))
+            table.add("piece", "text", pieces.map(\.piece))
+            table.add("account_id", "uuid", pieces.map(\.account))
+            table.add("back", "bigint", pieces.map(\.back))
+            parts.append("""
+                events_told AS (SELECT count(pg_notify(\(bind: postgres.channel), p.payload)) AS sent FROM (
+                    SELECT x.note, string_agg(x.piece || coalesce((\(c).last_seq - x.back)::text, ''), '' ORDER BY x.ord) AS payload
+                    FROM \(table.table("x")) LEFT JOIN \(c) ON \(c).account_id = x.account_id
+                    GROUP BY x.note ORDER BY x.note) p)
+                """)
+            selected = "(SELECT sent FROM events_told)"
+        }
+        return InStatement(parts: parts, selected: selected, byAccount: byAccount)
+    }
+
+    /// After the statement of `events` (`inStatement`) committed with counters raised to `last`:
+    /// a bus other than PostgreSQL's is told now (PostgreSQL's was, by the statement).
+    package func announce(_ events: InStatement, raisedTo last: [UUID: Int64]) async {
+        guard !(bus is PostgresEventBus), let stored = try? assign(events.byAccount, last: last) else { return }
+        try? await announce(stored, withFrames: true, on: nil)
+    }
+
     /// The statement that raises each account's counter by its count (in account order, the
     /// order the rows are locked in) and answers `account_id, last_seq`.
     package static func raise(_ counts: [UUID: Int64], postgres: Bool) -> SQLQueryString {
@@ -277,6 +376,8 @@ package enum EventLogError: Error {
     case counterNotRaised(UUID)
     /// A group commit's events are not those it raised the counters for.
     case countersDiffer
+    /// Events that call for a push, for `inStatement` (the devices are read in a transaction).
+    case pushesNeedATransaction
 }
 
 package enum EventLimits {

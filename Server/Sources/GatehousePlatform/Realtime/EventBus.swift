@@ -192,6 +192,59 @@ package enum BusListener {
     }
 }
 
+/// Text with places for numbers that only the statement sending it will know: an event's `seq`,
+/// when the statement that writes the event numbers it (`EventLog.inStatement`). Its pieces, and
+/// after each piece but the last the place of a number (`holes`: an index whose meaning is the
+/// caller's). Without places it is plain text (`pieces[0]`).
+package struct NumberedText: Sendable, Equatable {
+    package private(set) var pieces: [String]
+    package private(set) var holes: [Int] = []
+    /// A number's widest text (an `Int64` with its sign): lengths reckon every place at it.
+    package static let widestNumber = 20
+
+    package init(_ text: String = "") {
+        pieces = [text]
+    }
+
+    package mutating func append(_ text: String) {
+        pieces[pieces.count - 1] += text
+    }
+
+    /// The place of number `hole`.
+    package mutating func append(number hole: Int) {
+        holes.append(hole)
+        pieces.append("")
+    }
+
+    package mutating func append(_ other: NumberedText) {
+        append(other.pieces[0])
+        for (index, hole) in other.holes.enumerated() {
+            append(number: hole)
+            append(other.pieces[index + 1])
+        }
+    }
+
+    /// Its length in UTF-8 with every number at its widest.
+    package var widestCount: Int {
+        pieces.reduce(0) { $0 + $1.utf8.count } + holes.count * Self.widestNumber
+    }
+
+    /// The text with the numbers in their places.
+    package func filled(_ number: (Int) -> Int64) -> String {
+        var text = pieces[0]
+        for (index, hole) in holes.enumerated() { text += String(number(hole)) + pieces[index + 1] }
+        return text
+    }
+
+    /// Each piece escaped for the inside of a JSON string (`JSONString.escape`, which goes
+    /// character by character: the text escaped is this escaped, filled).
+    package func escaped() -> NumberedText {
+        var copy = self
+        copy.pieces = pieces.map(JSONString.escape)
+        return copy
+    }
+}
+
 package enum EventBusLimits {
     /// PostgreSQL's NOTIFY payload limit (less than 8,000 bytes); larger data goes by id.
     package static let maxPayloadBytes = 7_999
@@ -199,10 +252,19 @@ package enum EventBusLimits {
     /// The event as JSON (`BusEvent.CodingKeys`), written by hand: a batch of payments announces
     /// hundreds, and JSONEncoder was a tenth of the server's time then.
     package static func encode(_ event: BusEvent) throws -> String {
-        var payload = #"{"t":"# + JSONString.quoted(event.topic)
-        if let account = event.account { payload += #","a":"# + JSONString.quoted(account.uuidString) }
-        payload += #","b":"# + JSONString.quoted(event.body) + "}"
+        let payload = encode(topic: event.topic, account: event.account, body: NumberedText(event.body)).pieces[0]
         guard payload.utf8.count <= maxPayloadBytes else { throw EventBusError.payloadTooLarge(payload.utf8.count) }
+        return payload
+    }
+
+    /// `encode` of an event whose body has places for numbers (`NumberedText`): the same text once
+    /// they are filled in, since escaping goes character by character and a number needs none.
+    package static func encode(topic: String, account: UUID?, body: NumberedText) -> NumberedText {
+        var payload = NumberedText(#"{"t":"# + JSONString.quoted(topic))
+        if let account { payload.append(#","a":"# + JSONString.quoted(account.uuidString)) }
+        payload.append(#","b":""#)
+        payload.append(body.escaped())
+        payload.append(#""}"#)
         return payload
     }
 
@@ -211,23 +273,40 @@ package enum EventBusLimits {
     /// Events as notification payloads, in order: as many as fit in the limit in one JSON array,
     /// an event alone as itself (an event too large alone throws, as `encode` does).
     package static func pack(_ events: [BusEvent]) throws -> [String] {
-        var payloads: [String] = []
-        var group: [String] = []
+        try pack(events.map { try NumberedText(encode($0)) }).map { $0.pieces[0] }
+    }
+
+    /// `pack` for payloads with places for numbers, each place reckoned at a number's widest
+    /// (`NumberedText.widestNumber`), so that what the statement fills in still fits.
+    package static func pack(_ payloads: [NumberedText]) throws -> [NumberedText] {
+        var packed: [NumberedText] = []
+        var group: [NumberedText] = []
         var size = 1
         func flush() {
-            if group.count == 1 { payloads.append(group[0]) } else if !group.isEmpty { payloads.append("[" + group.joined(separator: ",") + "]") }
+            if group.count == 1 {
+                packed.append(group[0])
+            } else if !group.isEmpty {
+                var array = NumberedText("[")
+                for (index, one) in group.enumerated() {
+                    if index > 0 { array.append(",") }
+                    array.append(one)
+                }
+                array.append("]")
+                packed.append(array)
+            }
             group = []
             size = 1
         }
-        for event in events {
-            let one = try encode(event)
+        for one in payloads {
+            let count = one.widestCount
+            guard count <= maxPayloadBytes else { throw EventBusError.payloadTooLarge(count) }
             // `size` is the array's length so far, brackets included; one more adds a comma.
-            if !group.isEmpty, size + one.utf8.count + 1 > maxPayloadBytes { flush() }
+            if !group.isEmpty, size + count + 1 > maxPayloadBytes { flush() }
             group.append(one)
-            size += one.utf8.count + 1
+            size += count + 1
         }
         flush()
-        return payloads
+        return packed
     }
 
     /// The events of a payload: an array (`pack`) or one event (instances of an older version).

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseMessenger
+import GatehousePlatform
 import GatehouseServer
 import GatehouseSurfaces
 import GatehouseTestSupport
@@ -87,8 +88,8 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    @Test("PostgreSQL: a plain send is written in two statements (counted in /metrics by way); a retry of it takes the general way again and answers the first; a chat's first message and a reply take the general way", .tags(.engine))
-    func plainSend_takesTwoStatements_retryGoesAgain() async throws {
+    @Test("PostgreSQL: a plain send to someone without a phone is one statement, to someone with one two (counted in /metrics by way); a retry of it takes the general way again and answers the first; a chat's first message and a reply take the general way", .tags(.engine))
+    func plainSend_takesOneOrTwoStatements_retryGoesAgain() async throws {
         guard TestEngine.all.contains(.postgres) else { return }
         // The counters are the process's (tests in parallel add to them): each way must grow by at least what this test
         // does, which no other test can make up for when a way is never taken.
@@ -101,25 +102,72 @@ struct ChatsAndMessagesTests {
             // setup
             let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
             let chat = try await app.v1.openChat(ann, with: bob)
-            let before = (two: batches("two_statements"), again: batches("again"), general: batches("general"))
+            let before = (one: batches("one_statement"), two: batches("two_statements"), again: batches("again"), general: batches("general"))
 
             // MUT: a chat's first message (it shows the chat to the other member: the general way), a plain send, its
-            // retry, a reply
+            // retry, a reply, and a plain send once Bob has a phone
             _ = try await app.v1.send("hi there", in: chat.id, by: bob)
             let first = try await app.v1.send("hello", in: chat.id, by: ann, clientID: "c-1")
-            let afterFirst = batches("two_statements")
+            let afterFirst = batches("one_statement")
             let retry = try await app.v1.send("hello", in: chat.id, by: ann, clientID: "c-1")
             let afterRetry = batches("again")
             let reply = try await app.v1.send("hi", in: chat.id, by: bob, replyTo: first.id)
+            _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-bob"), token: bob.token)
+            _ = try await app.v1.send("you have a phone now", in: chat.id, by: ann, clientID: "c-2")
 
             // validate
-            #expect(afterFirst >= before.two + 1, "the plain send took the two statements: \(before.two) → \(afterFirst)")
+            #expect(afterFirst >= before.one + 1, "the plain send took one statement: \(before.one) → \(afterFirst)")
             #expect(afterRetry >= before.again + 1, "the retry met its client id and went again: \(before.again) → \(afterRetry)")
             #expect(batches("general") >= before.general + 2, "the chat's first message and the reply took the general way (the retry's second try counts as again)")
+            #expect(batches("two_statements") >= before.two + 1, "a send to someone with a phone writes its push in a transaction")
             #expect(retry == first, "the retry answers the first message")
             #expect(reply.replyTo?.messageId == first.id)
             let history = try await app.v1.history(chat.id, for: bob)
-            #expect(history.items.map(\.text) == ["hi there", "hello", "hi"], "one message per send, the retry none")
+            #expect(history.items.map(\.text) == ["hi there", "hello", "hi", "you have a phone now"], "one message per send, the retry none")
+        }
+    }
+
+    @Test("PostgreSQL: a send written in one statement announces each member's event as the event log keeps it, numbered, escapes and all, to this instance and another", .tags(.engine))
+    func oneStatementSend_announcesWhatItWrote() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        try await withApp(.postgres) { app in
+            try await withSecondInstance(of: app) { second in
+                // setup: a chat with a message in it (the next send is plain), and both instances listening
+                let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
+                let chat = try await app.v1.openChat(ann, with: bob)
+                _ = try await app.v1.send("first", in: chat.id, by: bob)
+                #expect(await eventually { app.services.bus.isConnected && second.services.bus.isConnected })
+                let here = Received(), there = Received()
+                let s1 = app.services.bus.subscribe(topic: EventLog.topic, account: nil) { here.add($0) }
+                let s2 = second.services.bus.subscribe(topic: EventLog.topic, account: nil) { there.add($0) }
+
+                // MUT: text that tests the announcement's escapes, and a text long enough that its frame is read from the table
+                let tricky = "\"q\" \\ \n Привет, 💸 {\"seq\":1} \u{200B}/"
+                _ = try await app.v1.send(tricky, in: chat.id, by: ann, clientID: "tricky")
+                _ = try await app.v1.send(String(repeating: "💸", count: 2_000), in: chat.id, by: ann)
+
+                // validate: four announcements on each instance, each the stored event's number and (when it fits) frame
+                // (the first message's may arrive after the subscription on a busy machine: numbers above 1 are these sends')
+                @Sendable func sent(_ received: Received) -> [BusEvent] {
+                    received.all.filter { (Int64($0.body.prefix { $0 != "\n" }) ?? 0) > 1 }
+                }
+                #expect(await eventually { sent(here).count == 4 && sent(there).count == 4 })
+                let log = app.services.realtime.log
+                var expected: [BusEvent] = []
+                for account in [ann.id, bob.id] {
+                    for event in try await log.events(of: account, after: 0, limit: 10).suffix(2) {
+                        let body = event.frame.utf8.count < EventLimits.frameInNotification ? "\(event.seq)\n\(event.frame)" : "\(event.seq)"
+                        expected.append(BusEvent(topic: EventLog.topic, account: account, body: body))
+                    }
+                }
+                #expect(expected.count == 4 && expected.filter { !$0.body.contains("\n") }.count == 2, "two frames too large to ride along")
+                @Sendable func ordered(_ events: [BusEvent]) -> [BusEvent] { events.sorted { ($0.body, $0.account!.uuidString) < ($1.body, $1.account!.uuidString) } }
+                #expect(ordered(sent(here)) == ordered(expected))
+                #expect(ordered(sent(there)) == ordered(expected))
+                let anns = try await log.events(of: ann.id, after: 0, limit: 10).map(\.seq)
+                #expect(anns == Array(1...Int64(anns.count)), "gap-free: \(anns)")
+                withExtendedLifetime((s1, s2)) {}
+            }
         }
     }
 

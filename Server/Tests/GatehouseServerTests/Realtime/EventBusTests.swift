@@ -1,6 +1,7 @@
 import FluentKit
 import Foundation
 import GatehouseAPI
+import GatehouseFoundation
 import GatehousePlatform
 import GatehouseServer
 import GatehouseTestSupport
@@ -89,6 +90,38 @@ struct EventBusTests {
             #expect(received.all == events)
             withExtendedLifetime(subscription) {}
         }
+    }
+
+    @Test("an announcement whose numbers the statement fills in is, filled, the announcement written with them: escapes, frames too large to ride along, packing within the limit")
+    func numberedAnnouncements() throws {
+        let tricky = ["\"q\" \\ \n\r\t \u{01}\u{1F}\u{7F}", "Привет, 💸", #"{"text":"a\"b","seq":7}"#, "", String(repeating: "y", count: 7_200)]
+        let accounts = [UUID(), UUID()]
+        var templates: [NumberedText] = []
+        var expected: [BusEvent] = []
+        var numbers: [Int64] = []
+        for index in 0..<60 {
+            let seq = [1, 42, 9_999_999, Int64.max, -3][index % 5] + Int64(index % 5 == 3 ? 0 : index)
+            let data = #"{"text":"# + JSONString.quoted(tricky[index % tricky.count] + String(repeating: "x", count: index * 37 % 500)) + "}"
+            let event = StoredEvent(account: accounts[index % 2], seq: seq, kind: "message.created", data: data)
+            numbers.append(seq)
+            // What `EventLog` announces for a numbered event: its number, and its frame when that fits.
+            let body = event.frame.utf8.count < EventLimits.frameInNotification ? "\(seq)\n\(event.frame)" : "\(seq)"
+            expected.append(BusEvent(topic: EventLog.topic, account: event.account, body: body))
+            let template = EventBusLimits.encode(topic: EventLog.topic, account: event.account,
+                                                 body: StoredEvent.busBody(kind: event.kind, data: data, hole: index))
+            #expect(template.filled { numbers[$0] } == (try EventBusLimits.encode(expected[index])), "event \(index)")
+            #expect(StoredEvent.frame(kind: event.kind, data: data, hole: 0).filled { _ in seq } == event.frame)
+            templates.append(template)
+        }
+        let packed = try EventBusLimits.pack(templates)
+        #expect(packed.count > 1 && packed.count < templates.count)
+        let filled = packed.map { $0.filled { numbers[$0] } }
+        #expect(filled.allSatisfy { $0.utf8.count <= EventBusLimits.maxPayloadBytes })
+        #expect(filled.flatMap { EventBusLimits.unpack($0) ?? [] } == expected)
+        // A place is reckoned at a number's widest: a text that fits only with short numbers is refused.
+        var tooLong = NumberedText(String(repeating: "z", count: EventBusLimits.maxPayloadBytes - 10))
+        tooLong.append(number: 0)
+        #expect(throws: EventBusError.self) { try EventBusLimits.pack([tooLong]) }
     }
 
     @Test("PostgreSQL: an event published in a transaction arrives when it commits, never when it rolls back", .tags(.engine))

@@ -269,6 +269,27 @@ struct JSONValueFuzzTests {
         }
     }
 
+    @Test("50,000 random decimal numbers, short and long, with and without exponents: each read as Double(text) reads it, to the bit")
+    func numbersAsStrtodReadsThem() throws {
+        var rng = SyntheticWriter.Generator(state: 58)
+        func digits(_ count: Int) -> String { String((0..<count).map { _ in "0123456789".randomElement(using: &rng)! }) }
+        var texts = ["0.1", "-0.0", "0.30000000000000004", "123456789012345.6", "1234567890123456.7", "9007199254740993.0", "1e22",
+                     "1e23", "1.5e-22", "1.5e-23", "4.9e-324", "1.7976931348623157e308", "0.000000000000000000000000001", "-12.5E+2"]
+        for _ in 0..<50_000 {
+            var text = Bool.random(using: &rng) ? "-" : ""
+            text += String(Int.random(in: 0...99_999, using: &rng)) + "." + digits(Int.random(in: 1...20, using: &rng))
+            if Int.random(in: 0..<3, using: &rng) == 0 {
+                text += ["e", "E", "e-", "e+"].randomElement(using: &rng)! + String(Int.random(in: 0...40, using: &rng))
+            }
+            texts.append(text)
+        }
+        for text in texts {
+            guard case .number(let parsed) = try JSONValue.parse(Array(text.utf8)) else { Issue.record("\(text)"); continue }
+            let expected = try #require(Double(text))
+            #expect(parsed.bitPattern == expected.bitPattern, "\(text): \(parsed) ≠ \(expected)")
+        }
+    }
+
     @Test("2,000 random values read back as JSONEncoder wrote them; 20,000 mutated texts throw or parse, never crash")
     func randomValuesAndMutations() throws {
         var rng = SyntheticWriter.Generator(state: 77)
