@@ -88,10 +88,11 @@ for engine in $ENGINES; do
     echo "== the send's floor (pgbench, Benchmarks/floors/send.sql) on Gatehouse's tables" >&2
     python3 Benchmarks/floors/run.py send --pg "$DB" --clients 64 --seconds "${PHASE_SECONDS:-20}" --rate "${RATE:-1000}" \
       | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
-    # The server's floor: the same five round trips a plain send to someone without a push device makes (BEGIN,
-    # three statements, COMMIT), made by PostgresNIO alone at the same rate (Server/Sources/db-floor).
+    # The server's floor: the same two round trips a plain send to someone without a push device makes (the
+    # memberships' read and one statement, no transaction), made by PostgresNIO alone at the same rate
+    # (Server/Sources/db-floor).
     echo "== the send's round trips made by PostgresNIO alone (db-floor)" >&2
-    "$(dirname "$BIN")/db-floor" "$DB" "${RATE:-1000}" "${PHASE_SECONDS:-20}" 3 \
+    "$(dirname "$BIN")/db-floor" "$DB" "${RATE:-1000}" "${PHASE_SECONDS:-20}" 2 none \
       | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
   fi
   fi

@@ -7,14 +7,14 @@ import PostgresKit
 import PostgresNIO
 
 // The client's side of a send's database work, for Benchmarks/messenger: what PostgresNIO alone spends to make
-// the round trips a plain send makes in Gatehouse (BEGIN, its three statements: the memberships' read and the two
-// writes, COMMIT: five; six when the recipient has a push device and the devices are read), one send at a
-// time at a steady rate on one connection, with the work on the connection's event loop as Gatehouse's writer
+// the round trips a plain send makes in Gatehouse (to someone without a push device: the memberships' read and one
+// statement that writes everything, no transaction around them: two; `3 transaction` for one to someone with a
+// device: BEGIN, three statements, COMMIT), one send at a time at a steady rate on one connection, with the work on the connection's event loop as Gatehouse's writer
 // runs it (the same `EventLoopTaskExecutor`). It prints this process's processor time per send and per round trip
 // (from getrusage): what a send's server time is made of below Gatehouse's own layers (its statements' text,
 // bindings, rows and the framework between a handler and the connection).
 //
-//     db-floor URL [rate per second, 400] [seconds, 10] [prepared statements per send, 3]
+//     db-floor URL [rate per second, 400] [seconds, 10] [prepared statements per send, 2] [transaction | none, none]
 //
 // Benchmarks/messenger/run.sh --crowd runs it after Gatehouse, at the same rate (its `RESULT` line is for that).
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,7 +24,8 @@ guard let url = arguments.first, var configuration = try? SQLPostgresConfigurati
 }
 let rate = arguments.count > 1 ? Double(arguments[1]) ?? 400 : 400
 let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
-let statements = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
+let statements = arguments.count > 3 ? Int(arguments[3]) ?? 2 : 2
+let inTransaction = arguments.count > 4 && arguments[4] == "transaction"
 configuration.tls = PostgresConnection.Configuration.TLS.disable
 
 struct Lookup: PostgresPreparedStatement {
@@ -52,11 +53,11 @@ let loop = MultiThreadedEventLoopGroup.singleton.next()
 let connection = try await PostgresConnection.connect(on: loop, configuration: configuration, id: 1, logger: logger).get()
 let count = Int(rate * seconds)
 func send(_ n: Int) async throws {
-    try await connection.query("BEGIN", logger: logger)
+    if inTransaction { try await connection.query("BEGIN", logger: logger) }
     for i in 0..<statements {
         for try await _ in try await connection.execute(Lookup(id: UUID(), seq: Int64(n * statements + i)), logger: logger) {}
     }
-    try await connection.query("COMMIT", logger: logger)
+    if inTransaction { try await connection.query("COMMIT", logger: logger) }
 }
 let (spent, late) = try await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) {
     for n in 0..<Int(rate) { try await send(n) }  // a second's warm-up: the statements prepared, the pages read
@@ -72,7 +73,8 @@ let (spent, late) = try await withTaskExecutorPreference(EventLoopTaskExecutor(l
 }
 try await connection.close().get()
 let perSend = spent / Double(count) * 1000
+let roundTrips = statements + (inTransaction ? 2 : 0)
 print(String(format: "db-floor: %d sends at %.0f/s, %d round trips each: %.3f ms of processor time per send, %.1f µs per round trip (%d started late)",
-             count, rate, statements + 2, perSend, perSend * 1000 / Double(statements + 2), late))
+             count, rate, roundTrips, perSend, perSend * 1000 / Double(roundTrips), late))
 print(String(format: #"RESULT {"target": "client floor", "rate": %.1f, "round_trips": %d, "sends": %d, "client_ms": %.4f}"#,
-             rate, statements + 2, count, perSend))
+             rate, roundTrips, count, perSend))
