@@ -103,7 +103,7 @@ package final class EventRecorder: Sendable {
 }
 
 /// Every account's events (DESIGN §7 "Messenger"): written in the transaction of the change
-/// they tell of, numbered per account without gaps, kept for the retention period, announced
+/// they tell of (or in its one statement: `inStatement`), numbered per account without gaps, kept for the retention period, announced
 /// on the `EventBus` so that every instance's realtime sockets send them.
 ///
 /// Numbering: one counter row per account, raised by the number of the transaction's events
