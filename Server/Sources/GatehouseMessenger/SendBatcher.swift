@@ -189,12 +189,13 @@ package struct MessageWriter: MessengerConcept {
         }
         let events = inStatement ? try self.events.inStatement(recorder, counters: "c") : nil
         let told: SQLQueryString = events?.selected.map { "\nUNION ALL SELECT 'n', NULL, NULL, \($0)" } ?? ""
-        let check: SQLQueryString = inStatement ? """
+        let check: SQLQueryString = events.map { events in """
 
             UNION ALL SELECT 'x', NULL, NULL, \(StatementCheck.require("""
                 (SELECT count(*) FROM m) = \(bind: messages.count) AND NOT EXISTS (SELECT 1 FROM r WHERE r.hits > \(bind: settings.messagesPerMinute))
+                AND \(events.written)
                 """, Self.missed))
-            """ : ""
+            """ } ?? ""
         var written = 0
         var hits: [String: Int] = [:]
         var raised: [UUID: Int64] = [:]

@@ -103,8 +103,9 @@ package final class EventRecorder: Sendable {
 }
 
 /// Every account's events (DESIGN §7 "Messenger"): written in the transaction of the change
-/// they tell of (or in its one statement: `inStatement`), numbered per account without gaps, kept for the retention period, announced
-/// on the `EventBus` so that every instance's realtime sockets send them.
+/// they tell of (or in its one statement: `inStatement`), numbered per account without gaps,
+/// kept for the retention period, announced on the `EventBus` so that every instance's realtime
+/// sockets send them.
 ///
 /// Numbering: one counter row per account, raised by the number of the transaction's events
 /// for it, in account order (two transactions never wait on each other's counters in a cycle).
@@ -199,11 +200,14 @@ package struct EventLog: Sendable {
     /// them, insert them and, on PostgreSQL's bus, announce them: the numbers are known only inside
     /// the statement, so the notifications are written here with places for them (`NumberedText`,
     /// the text `pack` and `encode` write) that the statement fills in. The statement must select
-    /// `selected` (a part that only reads runs when read). Pushes need the devices read in a
-    /// transaction: events that call for one are refused here. After the statement, `announce`.
+    /// `selected` (a part that only reads runs when read) and fail unless `written` holds (every
+    /// event inserted: none lost to a counter the statement did not raise). Pushes need the devices
+    /// read in a transaction: events that call for one are refused here. After the statement,
+    /// `announce`.
     package struct InStatement {
         package let parts: [SQLQueryString]
         package let selected: SQLQueryString?
+        package let written: SQLQueryString
         fileprivate let byAccount: [UUID: [PendingEvent]]
     }
 
@@ -224,7 +228,7 @@ package struct EventLog: Sendable {
         var parts: [SQLQueryString] = ["""
             events_written AS (INSERT INTO messenger_events (account_id, seq, kind, data, created_at)
                 SELECT x.account_id, \(c).last_seq - x.back, x.kind, x.data, \(bind: clock.now()) FROM \(rows.table("x"))
-                JOIN \(c) ON \(c).account_id = x.account_id)
+                JOIN \(c) ON \(c).account_id = x.account_id RETURNING 1)
             """]
         var selected: SQLQueryString?
         if let postgres = bus as? PostgresEventBus {
@@ -254,7 +258,8 @@ package struct EventLog: Sendable {
                 """)
             selected = "(SELECT sent FROM events_told)"
         }
-        return InStatement(parts: parts, selected: selected, byAccount: byAccount)
+        return InStatement(parts: parts, selected: selected, written: "(SELECT count(*) FROM events_written) = \(bind: numbered.count)",
+                           byAccount: byAccount)
     }
 
     /// After the statement of `events` (`inStatement`) committed with counters raised to `last`:
