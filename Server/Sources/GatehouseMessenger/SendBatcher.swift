@@ -192,8 +192,7 @@ package struct MessageWriter: MessengerConcept {
         let check: SQLQueryString = events.map { events in """
 
             UNION ALL SELECT 'x', NULL, NULL, \(StatementCheck.require("""
-                (SELECT count(*) FROM m) = \(bind: messages.count) AND NOT EXISTS (SELECT 1 FROM r WHERE r.hits > \(bind: settings.messagesPerMinute))
-                AND \(events.written)
+                (SELECT count(*) FROM m) = \(bind: messages.count) AND \(counting.allFit(part: "r")) AND \(events.written)
                 """, Self.missed))
             """ } ?? ""
         var written = 0

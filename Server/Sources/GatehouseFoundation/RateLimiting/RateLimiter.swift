@@ -106,6 +106,14 @@ package struct RateLimiter: Sendable {
             }
             return answer
         }
+
+        /// The same rule as a condition on the statement's answer, for a statement that must fail
+        /// rather than keep hits over the budget (`StatementCheck`): every key's count after the
+        /// statement, read from its `WITH` part `part`, is within `limit` — which is `fits` allowing
+        /// all of every key's hits.
+        package func allFit(part: String) -> SQLQueryString {
+            "NOT EXISTS (SELECT 1 FROM \(unsafeRaw: part) WHERE \(unsafeRaw: part).hits > \(bind: limit))"
+        }
     }
 
     package func counting(_ name: String, counts: [String: Int], limit: Int, window length: TimeInterval, postgres: Bool) -> Counting {

@@ -229,13 +229,6 @@ package struct NumberedText: Sendable, Equatable {
         pieces.reduce(0) { $0 + $1.utf8.count } + holes.count * Self.widestNumber
     }
 
-    /// The text with the numbers in their places.
-    package func filled(_ number: (Int) -> Int64) -> String {
-        var text = pieces[0]
-        for (index, hole) in holes.enumerated() { text += String(number(hole)) + pieces[index + 1] }
-        return text
-    }
-
     /// Each piece escaped for the inside of a JSON string (`JSONString.escape`, which goes
     /// character by character: the text escaped is this escaped, filled).
     package func escaped() -> NumberedText {

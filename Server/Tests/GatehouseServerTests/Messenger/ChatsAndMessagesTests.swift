@@ -88,29 +88,30 @@ struct ChatsAndMessagesTests {
         }
     }
 
+    /// `gatehouse_send_batches_total` of `way` in /metrics. The counters are the process's (tests in parallel add to them):
+    /// a test expects each way to grow by at least what it does, which no other test can make up for when a way is never taken.
+    static func batches(_ way: String) -> Int {
+        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n")
+            .first { $0.hasPrefix(#"gatehouse_send_batches_total{way="\#(way)"}"#) }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
     @Test("PostgreSQL: a plain send to someone without a phone is one statement, to someone with one two (counted in /metrics by way); a retry of it takes the general way again and answers the first; a chat's first message and a reply take the general way", .tags(.engine))
     func plainSend_takesOneOrTwoStatements_retryGoesAgain() async throws {
         guard TestEngine.all.contains(.postgres) else { return }
-        // The counters are the process's (tests in parallel add to them): each way must grow by at least what this test
-        // does, which no other test can make up for when a way is never taken.
-        @Sendable func batches(_ way: String) -> Int {
-            let line = GatehouseMetrics.registry.emitToString().split(separator: "\n")
-                .first { $0.hasPrefix(#"gatehouse_send_batches_total{way="\#(way)"}"#) }
-            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
-        }
         try await withApp(.postgres) { app in
             // setup
             let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
             let chat = try await app.v1.openChat(ann, with: bob)
-            let before = (one: batches("one_statement"), two: batches("two_statements"), again: batches("again"), general: batches("general"))
+            let before = (one: Self.batches("one_statement"), two: Self.batches("two_statements"), again: Self.batches("again"), general: Self.batches("general"))
 
             // MUT: a chat's first message (it shows the chat to the other member: the general way), a plain send, its
             // retry, a reply, and a plain send once Bob has a phone
             _ = try await app.v1.send("hi there", in: chat.id, by: bob)
             let first = try await app.v1.send("hello", in: chat.id, by: ann, clientID: "c-1")
-            let afterFirst = batches("one_statement")
+            let afterFirst = Self.batches("one_statement")
             let retry = try await app.v1.send("hello", in: chat.id, by: ann, clientID: "c-1")
-            let afterRetry = batches("again")
+            let afterRetry = Self.batches("again")
             let reply = try await app.v1.send("hi", in: chat.id, by: bob, replyTo: first.id)
             _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-bob"), token: bob.token)
             _ = try await app.v1.send("you have a phone now", in: chat.id, by: ann, clientID: "c-2")
@@ -118,8 +119,8 @@ struct ChatsAndMessagesTests {
             // validate
             #expect(afterFirst >= before.one + 1, "the plain send took one statement: \(before.one) → \(afterFirst)")
             #expect(afterRetry >= before.again + 1, "the retry met its client id and went again: \(before.again) → \(afterRetry)")
-            #expect(batches("general") >= before.general + 2, "the chat's first message and the reply took the general way (the retry's second try counts as again)")
-            #expect(batches("two_statements") >= before.two + 1, "a send to someone with a phone writes its push in a transaction")
+            #expect(Self.batches("general") >= before.general + 2, "the chat's first message and the reply took the general way (the retry's second try counts as again)")
+            #expect(Self.batches("two_statements") >= before.two + 1, "a send to someone with a phone writes its push in a transaction")
             #expect(retry == first, "the retry answers the first message")
             #expect(reply.replyTo?.messageId == first.id)
             let history = try await app.v1.history(chat.id, for: bob)
@@ -137,6 +138,7 @@ struct ChatsAndMessagesTests {
                 let chat = try await app.v1.openChat(ann, with: bob)
                 _ = try await app.v1.send("first", in: chat.id, by: bob)
                 #expect(await eventually { app.services.bus.isConnected && second.services.bus.isConnected })
+                let oneStatement = Self.batches("one_statement")
                 let here = Received(), there = Received()
                 let s1 = app.services.bus.subscribe(topic: EventLog.topic, account: nil) { here.add($0) }
                 let s2 = second.services.bus.subscribe(topic: EventLog.topic, account: nil) { there.add($0) }
@@ -146,11 +148,12 @@ struct ChatsAndMessagesTests {
                 _ = try await app.v1.send(tricky, in: chat.id, by: ann, clientID: "tricky")
                 _ = try await app.v1.send(String(repeating: "💸", count: 2_000), in: chat.id, by: ann)
 
-                // validate: four announcements on each instance, each the stored event's number and (when it fits) frame
+                // validate: both sends took the one statement; four announcements on each instance, each the stored event's number and (when it fits) frame
                 // (the first message's may arrive after the subscription on a busy machine: numbers above 1 are these sends')
                 @Sendable func sent(_ received: Received) -> [BusEvent] {
                     received.all.filter { (Int64($0.body.prefix { $0 != "\n" }) ?? 0) > 1 }
                 }
+                #expect(Self.batches("one_statement") >= oneStatement + 2, "both sends were written by the one statement")
                 #expect(await eventually { sent(here).count == 4 && sent(there).count == 4 })
                 let log = app.services.realtime.log
                 var expected: [BusEvent] = []

@@ -18,6 +18,16 @@ final class Received: Sendable {
     var all: [BusEvent] { events.withLockedValue { $0 } }
 }
 
+extension NumberedText {
+    /// The text with the numbers in their places: what the statement that sends it does with `string_agg`
+    /// (`EventLog.inStatement`), written here as the reference the tests compare with.
+    func filled(_ number: (Int) -> Int64) -> String {
+        var text = pieces[0]
+        for (index, hole) in holes.enumerated() { text += String(number(hole)) + pieces[index + 1] }
+        return text
+    }
+}
+
 /// A second server on the same database as `app` (a second instance behind the load balancer).
 func withSecondInstance(of app: TestHarness, _ body: @Sendable (TestHarness) async throws -> Void) async throws {
     var logger = Logger(label: "gatehouse-test-2")
@@ -92,7 +102,7 @@ struct EventBusTests {
         }
     }
 
-    @Test("an announcement whose numbers the statement fills in is, filled, the announcement written with them: escapes, frames too large to ride along, packing within the limit")
+    @Test("an announcement with places for its numbers is, once they are filled in, the announcement written with them: escapes, frames too large to ride along, packing within the limit (the statement's own filling: the one-statement send's test)")
     func numberedAnnouncements() throws {
         let tricky = ["\"q\" \\ \n\r\t \u{01}\u{1F}\u{7F}", "Привет, 💸", #"{"text":"a\"b","seq":7}"#, "", String(repeating: "y", count: 7_200)]
         let accounts = [UUID(), UUID()]
