@@ -10,7 +10,7 @@
 # PACED_SHARE (0.5: after the saturation run, Gatehouse again at this share of the rate it just reached, steadily,
 # latencies counted from when each transfer was due, and pgbench at the same rate with -R; 0 skips it), PACED_RATE (a
 # fixed steady rate instead), PLAN_CACHE_MODE (force_generic_plan, as docs/deploy.md advises for payments; auto for
-# PostgreSQL's own choice).
+# PostgreSQL's own choice), BIN (a gatehouse binary to measure instead of building one: two builds compared in turns).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ENGINES="postgres sqlite"
@@ -25,8 +25,10 @@ ulimit -n "$(ulimit -Hn)" || true
 need() { command -v "$1" >/dev/null || { if [ "$(id -u)" = 0 ]; then apt-get install -y "$2" >/dev/null; else sudo apt-get install -y "$2" >/dev/null; fi; }; }
 need wrk wrk
 need pgbench postgresql-contrib
-swift build --package-path Server -c release --product gatehouse >&2
-BIN="$(swift build --package-path Server -c release --show-bin-path)/gatehouse"
+if [ -z "${BIN:-}" ]; then
+  swift build --package-path Server -c release --product gatehouse >&2
+  BIN="$(swift build --package-path Server -c release --show-bin-path)/gatehouse"
+fi
 if [[ " $ENGINES " == *" postgres "* ]] && [ -z "${POSTGRES_URL:-}" ]; then
   POSTGRES_URL=$(bash scripts/start-postgres.sh)
 fi
@@ -60,6 +62,7 @@ for engine in $ENGINES; do
   if [ "$engine" = postgres ]; then
     # The floor: the least a transfer writes, on the tables and people Gatehouse's run just used, saturated and at
     # the same steady rate (Benchmarks/floors).
+    # Gatehouse's steady rate: the floor and pgbench are paced at it too.
     RATE=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1]).get("paced_rate", 0))' "$RESULTS")
     echo "== the transfer's floor (pgbench, Benchmarks/floors/transfer.sql) on Gatehouse's tables" >&2
     for rate in 0 "$RATE"; do
@@ -68,7 +71,6 @@ for engine in $ENGINES; do
     done
     echo "== pgbench tpcb-like on the same PostgreSQL" >&2
     fresh_database bench_pgbench
-    RATE=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1]).get("paced_rate", 0))' "$RESULTS")
     python3 Benchmarks/wallet/bench.py pgbench --pg "postgres://postgres@127.0.0.1:$PG_PORT/bench_pgbench" --rate "$RATE" \
       | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"postgres\",/" >> "$RESULTS"
   else

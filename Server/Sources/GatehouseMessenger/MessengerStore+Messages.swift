@@ -137,7 +137,7 @@ extension MessengerStore {
         rows.add("forward_author_id", "uuid", messages.map(\.forwardedFrom?.authorId))
         rows.add("forward_sent_at", "timestamptz", messages.map(\.forwardedFrom?.sentAt))
         rows.add("client_message_id", "text", messages.map(\.clientMessageId))
-        rows.add("payment", "text", try messages.map { message in try message.payment.map { String(decoding: try V1.encoder.encode($0), as: UTF8.self) } })
+        rows.add("payment", "text", messages.map { message in message.payment.map { String(decoding: $0.jsonBuffer.readableBytesView, as: UTF8.self) } })
         return rows
     }
 

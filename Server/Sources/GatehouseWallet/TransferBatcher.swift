@@ -102,10 +102,10 @@ extension WalletService {
                                      comment: m.comment, author: c.payer.account, other: c.payee.account)
             }, in: chats, into: &early, recorder)
             try await early.run(on: tx)
-            let transfers = try zip(mine, movements).map { c, m in
+            let transfers = zip(mine, movements).map { c, m in
                 let transfer = Transfer(id: m.id, kind: .transfer, from: c.payer.party, to: c.payee.party, amount: m.amount,
                                         comment: m.comment, requestId: nil, createdAt: now)
-                return (value: transfer, json: try V1.encoder.encode(transfer))
+                return (value: transfer, json: Data(transfer.jsonBuffer.readableBytesView))
             }
             // The payees' pushes, before the locks: they need the transfer, not the balance.
             for (c, transfer) in zip(mine, transfers) where c.payee.hasDevices {

@@ -179,7 +179,7 @@ package struct DeadlineDatabase: GatehouseDatabase {
     }
 
     /// On PostgreSQL, `query` as a prepared statement (`PreparedStatements`); its rows as SQL
-    /// rows. Nil on SQLite, behind a pooler in transaction mode, once every slot is taken, or for a
+    /// rows (`PreparedRow`). Nil on SQLite, behind a pooler in transaction mode, once every slot is taken, or for a
     /// bind without a binary form: the caller then runs it as usual.
     package func prepared(_ query: SQLQueryString) async throws -> [any SQLRow]? {
         guard preparesStatements, let postgres = base as? any PostgresDatabase else { return nil }
@@ -190,7 +190,7 @@ package struct DeadlineDatabase: GatehouseDatabase {
         let watched = boundsEachOperation
         return try await deadlined("prepared \(text)", postgres.withConnection { connection in
             let answer: EventLoopFuture<[any SQLRow]?> = connection.eventLoop.makeFutureWithTaskOnLoop {
-                try await run(connection, bindings, logger).map { $0.sql() }
+                try await run(connection, bindings, logger).map { PreparedRow($0) }
             }
             return watched ? ConnectionWatch.shared.watch(answer, on: connection) : answer
         }).get()

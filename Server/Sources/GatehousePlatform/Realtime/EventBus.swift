@@ -353,16 +353,22 @@ private struct OwnPayload {
         return BusEvent(topic: topic, account: account, body: body)
     }
 
-    /// A string literal with the escapes `JSONString.escape` writes.
+    /// A string literal with the escapes `JSONString.escape` writes. The bytes between escapes
+    /// are copied a run at a time (a body is mostly such runs).
     private mutating func string() -> String? {
         guard take("\"") else { return nil }
         var out: [UInt8] = []
+        var run = index  // the first byte not copied yet
         while index < bytes.count {
-            let byte = bytes[index]
-            index += 1
-            switch byte {
-            case UInt8(ascii: "\""): return String(decoding: out, as: UTF8.self)
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                defer { index += 1 }
+                if out.isEmpty { return String(decoding: bytes[run..<index], as: UTF8.self) }
+                out.append(contentsOf: bytes[run..<index])
+                return String(decoding: out, as: UTF8.self)
             case UInt8(ascii: "\\"):
+                out.append(contentsOf: bytes[run..<index])
+                index += 1
                 guard index < bytes.count else { return nil }
                 let escaped = bytes[index]
                 index += 1
@@ -383,8 +389,9 @@ private struct OwnPayload {
                     index += 4
                 default: return nil
                 }
+                run = index
             case 0..<0x20: return nil
-            default: out.append(byte)
+            default: index += 1
             }
         }
         return nil

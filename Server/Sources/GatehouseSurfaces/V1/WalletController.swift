@@ -132,7 +132,8 @@ package struct WalletController: Sendable {
         guard let key = IdempotentCall.validKey(request.headers[header]) else {
             throw GatehouseError(.invalidInput, .idempotencyKeyRequired, LocalizedText("error.idempotencyKeyRequired"), field: V1.Wallet.idempotencyKeyHeader)
         }
-        let body = try V1.encoder.encode(input)
+        // A transfer's request is written by hand (`JSONWritable`), byte for byte as `V1.encoder` writes it.
+        let body = try (input as? any JSONWritable).map { Data($0.jsonBuffer.readableBytesView) } ?? V1.encoder.encode(input)
         return IdempotentCall(account: account.id, key: key,
                               fingerprint: IdempotentCall.fingerprint(method: endpoint.method.rawValue, path: request.uri.path, body: body),
                               successStatus: endpoint.successStatus)

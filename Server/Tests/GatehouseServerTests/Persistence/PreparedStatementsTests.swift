@@ -65,4 +65,55 @@ struct PreparedStatementsTests {
             }
         }
     }
+
+    @Test("PostgreSQL: a prepared statement's row reads every column as PostgresKit's own row does, for every type it reads directly and some it does not: values, NULLs, an enum's text, a numeric, bytes, a wrong type, a missing column", .tags(.engine))
+    func preparedRowReadsAsPostgresKit() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        try await withMigratedProvider(.postgres) { provider in
+            // setup
+            try await provider.run(statement: "CREATE TYPE probe_mood AS ENUM ('calm', 'glad')")
+            let sql = provider.sql
+            let id = UUID(), at = Date(timeIntervalSince1970: 1_790_000_000.123456)
+            let query: SQLQueryString = """
+                SELECT \(bind: id)::uuid AS u, NULL::uuid AS nu, \(bind: "тест \"q\" 😀")::text AS t, NULL::text AS nt, 'glad'::probe_mood AS mood,
+                       \(bind: Int64(-9_000_000_000))::bigint AS big, 42::int4 AS small, 7::int8 AS i, TRUE AS b, NULL::boolean AS nb,
+                       \(bind: at)::timestamptz AS at, NULL::timestamptz AS nat, 1.25::float8 AS d, 2.5::numeric AS num, '\\x01ff'::bytea AS bytes
+                """
+
+            // MUT: the same statement prepared (`PreparedRow`) and plain (PostgresKit's row)
+            let prepared = try #require(try await sql.preparedRows(query).first)
+            let plain = try #require(try await sql.raw(query).all().first)
+
+            // validate: the prepared one is ours, and reads what it should
+            #expect(String(describing: type(of: prepared)) == "PreparedRow")
+            #expect(try prepared.decode(column: "u", as: UUID.self) == id)
+            #expect(try prepared.decode(column: "nu", as: UUID?.self) == nil)
+            #expect(try prepared.decode(column: "t", as: String.self) == "тест \"q\" 😀")
+            #expect(try prepared.decode(column: "mood", as: String.self) == "glad")
+            #expect(try prepared.decode(column: "big", as: Int64.self) == -9_000_000_000)
+            #expect(try prepared.decode(column: "at", as: Date.self) == at)
+            #expect(try prepared.decode(column: "num", as: Double.self) == 2.5)
+            #expect(try prepared.decode(column: "bytes", as: Data.self) == Data([0x01, 0xFF]))
+            #expect(throws: (any Error).self) { try prepared.decode(column: "missing", as: UUID.self) }
+            #expect(try prepared.decodeNil(column: "missing") && prepared.decodeNil(column: "nt") && !prepared.decodeNil(column: "t"))
+            #expect(prepared.allColumns == plain.allColumns)
+            // every column as every type: the same value, or a failure on both
+            var compared = 0
+            func same<T: Decodable & Equatable>(_: T.Type) {
+                for column in plain.allColumns {
+                    let ours = Result { try prepared.decode(column: column, as: T.self) }
+                    let theirs = Result { try plain.decode(column: column, as: T.self) }
+                    switch (ours, theirs) {
+                    case (.success(let a), .success(let b)): #expect(a == b, "\(column) as \(T.self)"); compared += 1
+                    case (.failure, .failure): break
+                    default: Issue.record("\(column) as \(T.self): \(ours) here, \(theirs) by PostgresKit")
+                    }
+                }
+            }
+            same(UUID.self); same(UUID?.self); same(String.self); same(String?.self); same(Int64.self); same(Int64?.self)
+            same(Int.self); same(Int?.self); same(Int32.self); same(Int32?.self); same(Bool.self); same(Bool?.self)
+            same(Date.self); same(Date?.self); same(Double.self); same(Double?.self); same(Data.self); same(Int16.self); same(Decimal.self)
+            #expect(compared >= 40)
+        }
+    }
 }

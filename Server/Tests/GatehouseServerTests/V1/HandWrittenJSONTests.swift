@@ -1,7 +1,9 @@
 import Foundation
 import GatehouseAPI
+import GatehouseFoundation
 import GatehouseMessenger
 import GatehouseSurfaces
+import GatehouseWallet
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -84,10 +86,39 @@ struct HandWrittenJSONTests {
                 forwardedFrom: index % 6 == 0 ? ForwardOrigin(authorId: UUID(), sentAt: date()) : nil,
                 attachments: attachments, clientMessageId: Self.optional(&random),
                 payment: index % 7 == 0 ? PaymentNote(kind: .request, amount: .random(in: 1...1_000_000, using: &random), transferId: nil,
-                                                      requestId: UUID(), requestKind: nil) : nil)
+                                                      requestId: UUID(), requestKind: nil)
+                    : index % 7 == 1 ? PaymentNote(kind: .transfer, amount: .random(in: 1...1_000_000, using: &random), transferId: UUID(),
+                                                   requestId: nil, requestKind: .loan) : nil)
             let expected = try V1.encoder.encode(message)
             #expect(message.json == expected, "\(String(decoding: message.json, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
             #expect(try V1.decoder.decode(Message.self, from: message.json) == message)
+        }
+    }
+
+    @Test("a transfer, a transfer's request and a payment's note written by hand are byte for byte what V1.encoder writes, for 2,000 random ones of each")
+    func transfer_handWritten_matchesEncoder() async throws {
+        var random = SystemRandomNumberGenerator()
+        func date() -> Date { Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &random))) }
+        func party() -> WalletParty {
+            WalletParty(id: UUID(), tag: Self.optional(&random), firstName: Self.optional(&random), lastName: Self.optional(&random),
+                        avatarUrl: Self.optional(&random))
+        }
+        func same<T: JSONWritable & Decodable & Equatable>(_ value: T) throws {
+            let expected = try V1.encoder.encode(value)
+            let written = Data(buffer: value.jsonBuffer)
+            #expect(written == expected, "\(String(decoding: written, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
+            #expect(try V1.decoder.decode(T.self, from: written) == value)
+        }
+        for index in 0..<2_000 {
+            if index % 20 == 0 { await Task.yield() }  // as above
+            try same(Transfer(id: UUID(), kind: TransferKind.allCases.randomElement(using: &random)!, from: index % 3 == 0 ? nil : party(), to: party(),
+                              amount: .random(in: Int64.min...Int64.max, using: &random), comment: Self.optional(&random),
+                              requestId: index % 2 == 0 ? UUID() : nil, createdAt: date()))
+            try same(NewTransfer(to: PartyReference(phone: Self.optional(&random), tag: Self.optional(&random), email: Self.optional(&random)),
+                                 amount: .random(in: Int64.min...Int64.max, using: &random), comment: Self.optional(&random)))
+            try same(PaymentNote(kind: PaymentNote.Kind.allCases.randomElement(using: &random)!, amount: .random(in: 1...1_000_000_000, using: &random),
+                                 transferId: Bool.random(using: &random) ? UUID() : nil, requestId: Bool.random(using: &random) ? UUID() : nil,
+                                 requestKind: index % 3 == 0 ? nil : MoneyRequestKind.allCases.randomElement(using: &random)))
         }
     }
 

@@ -89,8 +89,13 @@ package struct JSONObjectWriter {
     #endif
 
     package init(capacity: Int = 512) {
-        buffer = ByteBufferAllocator().buffer(capacity: capacity)
-        buffer.writeInteger(UInt8(ascii: "{"))
+        self.init(continuing: ByteBufferAllocator().buffer(capacity: capacity))
+    }
+
+    /// An object written on at the end of `buffer` (a member's value: `object(_:_:)`).
+    private init(continuing buffer: ByteBuffer) {
+        self.buffer = buffer
+        self.buffer.writeInteger(UInt8(ascii: "{"))
     }
 
     private mutating func key(_ name: StaticString) {
@@ -162,6 +167,16 @@ package struct JSONObjectWriter {
     package mutating func json(_ name: StaticString, _ json: some Sequence<UInt8>) {
         key(name)
         buffer.writeBytes(json)
+    }
+
+    /// A member whose value is an object this writer writes, in the same buffer.
+    package mutating func object(_ name: StaticString, _ value: some JSONWritable) {
+        key(name)
+        // The buffer moves to the member's writer and back, so that neither copies it.
+        var member = JSONObjectWriter(continuing: buffer)
+        buffer = ByteBuffer()
+        value.write(to: &member)
+        buffer = member.finish()
     }
 
     package mutating func finish() -> ByteBuffer {
