@@ -29,33 +29,48 @@ struct PreparedRow: SQLRow {
     }
 
     func decode<T: Decodable>(column: String, as type: T.Type) throws -> T {
-        if cells.contains(column), let value = try Self.direct(cells[column], as: T.self) { return value }
+        if let (kind, optional) = Self.kind(of: T.self), cells.contains(column) {
+            let cell = cells[column]
+            switch kind {
+            case .uuid: return try Self.read(UUID.self, cell, optional: optional)
+            case .string where !cell.dataType.isUserDefined: return try Self.read(String.self, cell, optional: optional)
+            case .int64: return try Self.read(Int64.self, cell, optional: optional)
+            case .int: return try Self.read(Int.self, cell, optional: optional)
+            case .int32: return try Self.read(Int32.self, cell, optional: optional)
+            case .bool: return try Self.read(Bool.self, cell, optional: optional)
+            case .date: return try Self.read(Date.self, cell, optional: optional)
+            case .double where cell.dataType != .numeric: return try Self.read(Double.self, cell, optional: optional)
+            case .string, .double: break
+            }
+        }
         return try row.sql().decode(column: column, as: T.self)
     }
 
-    /// The value, when `T` is one of the types read directly (or its optional); nil otherwise.
-    static func direct<T>(_ cell: PostgresCell, as _: T.Type) throws -> T? {
-        if let value = try take(UUID.self, cell, as: T.self) { return value }
-        if !cell.dataType.isUserDefined, let value = try take(String.self, cell, as: T.self) { return value }
-        if let value = try take(Int64.self, cell, as: T.self) { return value }
-        if let value = try take(Int.self, cell, as: T.self) { return value }
-        if let value = try take(Bool.self, cell, as: T.self) { return value }
-        if let value = try take(Date.self, cell, as: T.self) { return value }
-        if let value = try take(Int32.self, cell, as: T.self) { return value }
-        if cell.dataType != .numeric, let value = try take(Double.self, cell, as: T.self) { return value }
+    private enum Kind { case uuid, string, int64, int, int32, bool, date, double }
+
+    /// The types read directly, each with its optional: found by identity, in a list made once
+    /// (asking for `Optional<V>`'s metadata at each call cost as much as it saved).
+    private static let kinds: [(type: ObjectIdentifier, kind: Kind, optional: Bool)] = [
+        (ObjectIdentifier(UUID.self), .uuid, false), (ObjectIdentifier(UUID?.self), .uuid, true),
+        (ObjectIdentifier(String.self), .string, false), (ObjectIdentifier(String?.self), .string, true),
+        (ObjectIdentifier(Int64.self), .int64, false), (ObjectIdentifier(Int64?.self), .int64, true),
+        (ObjectIdentifier(Int.self), .int, false), (ObjectIdentifier(Int?.self), .int, true),
+        (ObjectIdentifier(Int32.self), .int32, false), (ObjectIdentifier(Int32?.self), .int32, true),
+        (ObjectIdentifier(Bool.self), .bool, false), (ObjectIdentifier(Bool?.self), .bool, true),
+        (ObjectIdentifier(Date.self), .date, false), (ObjectIdentifier(Date?.self), .date, true),
+        (ObjectIdentifier(Double.self), .double, false), (ObjectIdentifier(Double?.self), .double, true),
+    ]
+
+    private static func kind(of type: Any.Type) -> (Kind, optional: Bool)? {
+        let id = ObjectIdentifier(type)
+        for entry in kinds where entry.type == id { return (entry.kind, entry.optional) }
         return nil
     }
 
-    /// `cell` as `V` or `V?` when `T` is one of them (compared by identity: no run-time cast).
-    @inline(__always)
-    private static func take<V: PostgresDecodable, T>(_: V.Type, _ cell: PostgresCell, as _: T.Type) throws -> T? {
-        if T.self == V.self {
-            return unsafeBitCast(try cell.decode(V.self, context: .default), to: T.self)
-        }
-        if T.self == V?.self {
-            let value: V? = cell.bytes == nil ? nil : try cell.decode(V.self, context: .default)
-            return unsafeBitCast(value, to: T.self)
-        }
-        return nil
+    /// `cell` as `V`, or as `V?` when `optional`; `T` is that type (`kind(of:)` said so).
+    private static func read<V: PostgresDecodable, T>(_: V.Type, _ cell: PostgresCell, optional: Bool) throws -> T {
+        guard optional else { return unsafeBitCast(try cell.decode(V.self, context: .default), to: T.self) }
+        let value: V? = cell.bytes == nil ? nil : try cell.decode(V.self, context: .default)
+        return unsafeBitCast(value, to: T.self)
     }
 }

@@ -115,6 +115,13 @@ package final class BusSubscribers: Sendable {
         state.withLockedValue { $0.gapHandlers.append(handler) }
     }
 
+    /// Whether an event of this topic and account has a handler here (`dispatch` would run one).
+    package func listens(topic: String, account: UUID?) -> Bool {
+        state.withLockedValue { state in
+            state.handlers[Key(topic: topic, account: nil)] != nil || account.map { state.handlers[Key(topic: topic, account: $0)] != nil } ?? false
+        }
+    }
+
     /// Runs the handlers of the event's topic: those of its account and those of every account.
     package func dispatch(_ event: BusEvent) {
         let handlers = state.withLockedValue { state in
@@ -305,11 +312,14 @@ package enum EventBusLimits {
     /// The events of a payload: an array (`pack`) or one event (instances of an older version).
     /// What `encode` writes is read by `OwnPayload` (every instance reads every notification, so
     /// the JSON decoder was a twentieth of a busy server's time); anything else by the decoder.
-    package static func unpack(_ payload: String) -> [BusEvent]? {
-        if let events = OwnPayload.read(payload) { return events }
+    /// Only the events `wanted` says someone here listens to (`BusSubscribers.listens`) are kept;
+    /// the others' bodies, most of a payload, are stepped over unread.
+    package static func unpack(_ payload: String, wanted: (_ topic: String, _ account: UUID?) -> Bool = { _, _ in true }) -> [BusEvent]? {
+        if let events = OwnPayload.read(payload, wanted: wanted) { return events }
         let data = Data(payload.utf8)
-        if payload.hasPrefix("[") { return try? JSONDecoder().decode([BusEvent].self, from: data) }
-        return (try? JSONDecoder().decode(BusEvent.self, from: data)).map { [$0] }
+        let events = payload.hasPrefix("[") ? try? JSONDecoder().decode([BusEvent].self, from: data)
+                                            : (try? JSONDecoder().decode(BusEvent.self, from: data)).map { [$0] }
+        return events?.filter { wanted($0.topic, $0.account) }
     }
 }
 
@@ -320,37 +330,62 @@ private struct OwnPayload {
     private let bytes: [UInt8]
     private var index = 0
 
-    static func read(_ payload: String) -> [BusEvent]? {
+    static func read(_ payload: String, wanted: (String, UUID?) -> Bool) -> [BusEvent]? {
         var reader = OwnPayload(bytes: Array(payload.utf8))
-        return reader.payload()
+        return reader.payload(wanted: wanted)
     }
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
-    private mutating func payload() -> [BusEvent]? {
+    private mutating func payload(wanted: (String, UUID?) -> Bool) -> [BusEvent]? {
         var events: [BusEvent] = []
         if take("[") {
             repeat {
-                guard let event = event() else { return nil }
-                events.append(event)
+                guard let event = event(wanted: wanted) else { return nil }
+                if let event { events.append(event) }
             } while take(",")
             guard take("]") else { return nil }
         } else {
-            guard let event = event() else { return nil }
-            events.append(event)
+            guard let event = event(wanted: wanted) else { return nil }
+            if let event { events.append(event) }
         }
         return index == bytes.count ? events : nil
     }
 
-    private mutating func event() -> BusEvent? {
+    /// An event; `.some(nil)` for one nobody here wants (its body stepped over); nil when unreadable.
+    private mutating func event(wanted: (String, UUID?) -> Bool) -> BusEvent?? {
         guard take(#"{"t":"#), let topic = string() else { return nil }
         var account: UUID?
         if take(#","a":"#) {
             guard let text = string(), let id = UUID(uuidString: text) else { return nil }
             account = id
         }
-        guard take(#","b":"#), let body = string(), take("}") else { return nil }
+        guard take(#","b":"#) else { return nil }
+        guard wanted(topic, account) else {
+            guard skipString(), take("}") else { return nil }
+            return .some(nil)
+        }
+        guard let body = string(), take("}") else { return nil }
         return BusEvent(topic: topic, account: account, body: body)
+    }
+
+    /// Steps over a string literal as `string()` reads it, keeping nothing.
+    private mutating func skipString() -> Bool {
+        guard take("\"") else { return false }
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                index += 1
+                return true
+            case UInt8(ascii: "\\"):
+                // An escape is two bytes, `\u00XX` six.
+                guard index + 1 < bytes.count else { return false }
+                index += bytes[index + 1] == UInt8(ascii: "u") ? 6 : 2
+            case 0..<0x20: return false
+            default: index += 1
+            }
+        }
+        return false
     }
 
     /// A string literal with the escapes `JSONString.escape` writes. The bytes between escapes

@@ -91,7 +91,7 @@ package final class PostgresEventBus: EventBus, Service {
                 onListening()
                 subscribers.gap()  // whatever happened before this moment is in the database
                 for try await notification in notifications {
-                    guard let events = EventBusLimits.unpack(notification.payload) else {
+                    guard let events = EventBusLimits.unpack(notification.payload, wanted: subscribers.listens) else {
                         logger.warning("event bus: unreadable notification dropped")
                         continue
                     }

@@ -89,7 +89,7 @@ package final class RedisEventBus: EventBus, Service {
         let connection = try await RESPConnection.connect(to: address, onPush: { push in
             // ["message", channel, payload]
             guard case .array(let items) = push, items.count == 3, let payload = items[2].text,
-                  let events = EventBusLimits.unpack(payload) else {
+                  let events = EventBusLimits.unpack(payload, wanted: subscribers.listens) else {
                 logger.warning("event bus: unreadable Redis message dropped")
                 return
             }

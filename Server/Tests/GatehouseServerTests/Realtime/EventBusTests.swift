@@ -84,9 +84,16 @@ struct EventBusTests {
         #expect(payloads.allSatisfy { $0.utf8.count <= EventBusLimits.maxPayloadBytes })
         #expect(payloads.flatMap { EventBusLimits.unpack($0) ?? [] } == events)
         #expect(EventBusLimits.unpack(try EventBusLimits.encode(events[1])) == [events[1]])
+        // What nobody here listens to is left out, its body stepped over (escapes and all); the rest read as before.
+        let wanted: (String, UUID?) -> Bool = { _, to in to == nil }
+        #expect(payloads.flatMap { EventBusLimits.unpack($0, wanted: wanted) ?? [] } == events.filter { $0.account == nil })
+        #expect(payloads.allSatisfy { EventBusLimits.unpack($0, wanted: { _, _ in false }) == [] })
+        #expect(EventBusLimits.unpack(#"{"t":"a","b":"\u0001\"}"}"#, wanted: { _, _ in false }) == [])
+        #expect(EventBusLimits.unpack(#"{"t":"a","b":"\"}"#, wanted: { _, _ in false }) == nil)
         // Not in the shape this version writes (keys in another order, spaces, other escapes): the JSON decoder reads it.
         #expect(EventBusLimits.unpack(#"{ "b": "x\u00e9\/", "a": "\#(account.uuidString.lowercased())", "t": "test.packed" }"#)
                 == [BusEvent(topic: "test.packed", account: account, body: "xé/")])
+        #expect(EventBusLimits.unpack(#"{ "b": "x", "a": "\#(account.uuidString.lowercased())", "t": "test.packed" }"#, wanted: wanted) == [])
         for broken in [#"[{"t":"a","b":"1"},"#, #"{"t":"a","b":"1"}x"#, #"{"t":"a","a":"not-an-id","b":"1"}"#, #"{"t":"a","b":"\x"}"#] {
             #expect(EventBusLimits.unpack(broken) == nil, "\(broken)")
         }
