@@ -281,12 +281,15 @@ extension MessengerStore {
 
     /// Each chat's newest message as its activity (chat id → message id): one statement.
     /// The statement `setNewest` runs after its lock: each chat's newest message as its activity.
+    /// Never backwards: a message is numbered (its time-ordered id) before it is written, and two
+    /// sends into one chat can commit in the other order (two members at once, or a send held up
+    /// by a pooler in a failover while the next one went through), so a chat keeps the newer one.
     package static func activity(_ newest: [UUID: UUID], postgres: Bool) -> SQLQueryString {
         let ids = newest.keys.sorted()
         var activity = RowSet(count: ids.count)
         activity.add("id", "uuid", ids)
         activity.add("last_message_id", "uuid", ids.map { newest[$0]! })
         activity.add("activity_key", "text", ids.map { newest[$0]!.uuidString.lowercased() })
-        return activity.update("chats", matching: ["id"], postgres: postgres)
+        return activity.update("chats", matching: ["id"], unless: "chats.last_message_id IS NOT NULL AND chats.last_message_id >= r.last_message_id", postgres: postgres)
     }
 }

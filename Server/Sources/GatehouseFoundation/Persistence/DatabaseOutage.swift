@@ -16,7 +16,9 @@ package enum DatabaseOutage {
             return true
         case let error as PSQLError:
             switch error.code {
-            case .connectionError, .serverClosedConnection, .poolClosed:
+            // The client's side closed the connection under the query (its pool or `ConnectionWatch` dropping a
+            // connection that a failover or a pooler's restart broke): as much an outage as the server's side.
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed:
                 return true
             case .server:
                 return isOutage(sqlState: error.serverInfo?[.sqlState] ?? "")

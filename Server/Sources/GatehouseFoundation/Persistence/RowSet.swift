@@ -54,10 +54,11 @@ package struct RowSet {
     }
 
     /// `UPDATE table SET …` from the rows: each row's other columns written to the table's row
-    /// whose `keys` columns equal its own (on SQLite the rows are a `WITH` table of `VALUES`).
-    package func update(_ table: String, matching keys: [String], postgres: Bool) -> SQLQueryString {
+    /// whose `keys` columns equal its own (on SQLite the rows are a `WITH` table of `VALUES`), and
+    /// only where `unless` (a condition on the table's row and `r`'s) does not hold.
+    package func update(_ table: String, matching keys: [String], unless: String? = nil, postgres: Bool) -> SQLQueryString {
         let sets = names.filter { !keys.contains($0) }.map { "\($0) = r.\($0)" }.joined(separator: ", ")
-        let match = keys.map { "\(table).\($0) = r.\($0)" }.joined(separator: " AND ")
+        let match = keys.map { "\(table).\($0) = r.\($0)" }.joined(separator: " AND ") + (unless.map { " AND NOT (\($0))" } ?? "")
         let update: SQLQueryString = "UPDATE \(unsafeRaw: table) SET \(unsafeRaw: sets) FROM \(postgres ? self.table("r") : "r") WHERE \(unsafeRaw: match)"
         return postgres ? update : "WITH r(\(columns)) AS (VALUES \(values([]))) \(update)"
     }

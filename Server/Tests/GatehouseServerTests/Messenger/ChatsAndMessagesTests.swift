@@ -8,6 +8,7 @@ import GatehouseTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import SQLKit
 import Testing
 
 /// Chats and messages at the wire level (docs/messenger.md), on every engine.
@@ -94,6 +95,27 @@ struct ChatsAndMessagesTests {
         let line = GatehouseMetrics.registry.emitToString().split(separator: "\n")
             .first { $0.hasPrefix(#"gatehouse_send_batches_total{way="\#(way)"}"#) }
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    @Test("a chat's last message never goes back to an older one: an older send written after a newer one leaves the newer as the chat's activity, and a newer one still moves it", .tags(.engine), arguments: TestEngine.all)
+    func chatActivity_neverBackwards(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: two messages, the second the newer
+            let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
+            let chat = try await app.v1.openChat(ann, with: bob)
+            let older = try await app.v1.send("older", in: chat.id, by: ann)
+            let newer = try await app.v1.send("newer", in: chat.id, by: bob)
+
+            // MUT: the older message's activity written last (what a send held up while the next went through does)
+            try await app.services.database.sql.raw(MessengerStore.activity([chat.id: older.id], postgres: app.services.database.isPostgres)).run()
+            let kept = try await app.v1.chats(of: ann).items.first { $0.id == chat.id }?.lastMessage?.id
+            let latest = try await app.v1.send("latest", in: chat.id, by: ann)
+            let moved = try await app.v1.chats(of: bob).items.first { $0.id == chat.id }?.lastMessage?.id
+
+            // validate
+            #expect(kept == newer.id)
+            #expect(moved == latest.id)
+        }
     }
 
     @Test("PostgreSQL: a plain send to someone without a phone is one statement, to someone with one two (counted in /metrics by way); a retry of it takes the general way again and answers the first; a chat's first message and a reply take the general way", .tags(.engine))

@@ -38,9 +38,13 @@ public enum TagRule {
     public static func problem(with tag: String) -> Problem? {
         if tag.count < minLength { return .tooShort(minimum: minLength) }
         if tag.count > maxLength { return .tooLong(maximum: maxLength) }
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789_.")
-        if !tag.allSatisfy({ allowed.contains($0) }) { return .invalidCharacters }
-        if !tag.contains(where: { $0.isLetter }) { return .needsLetter }
+        // Byte by byte: every allowed character is one ASCII byte, and any other character has a byte outside them.
+        func isLetter(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
+        func isAllowed(_ byte: UInt8) -> Bool {
+            isLetter(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+        }
+        if !tag.utf8.allSatisfy(isAllowed) { return .invalidCharacters }
+        if !tag.utf8.contains(where: isLetter) { return .needsLetter }
         return nil
     }
 }
