@@ -97,7 +97,7 @@ struct ChatsAndMessagesTests {
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 
-    @Test("a chat's last message never goes back to an older one: an older send written after a newer one leaves the newer as the chat's activity, and a newer one still moves it", .tags(.engine), arguments: TestEngine.all)
+    @Test("a chat's last message never goes back to an older one: the activity of an older message written after a newer one's (the statement every send and payment uses) leaves the newer in the chat list, and a newer send still moves it", .tags(.engine), arguments: TestEngine.all)
     func chatActivity_neverBackwards(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: two messages, the second the newer

@@ -63,6 +63,21 @@ struct EventBusTests {
         }
     }
 
+    @Test("whom an instance listens for: a topic's subscriber for every account, an account's for its own, no one once cancelled (what the buses ask before reading a body)")
+    func subscribersListen() {
+        let subscribers = InProcessEventBus().subscribers
+        let (ann, bob) = (UUID(), UUID())
+        #expect(!subscribers.listens(topic: "t", account: ann))
+        let annOnly = subscribers.subscribe(topic: "t", account: ann) { _ in }
+        #expect(subscribers.listens(topic: "t", account: ann))
+        #expect(!subscribers.listens(topic: "t", account: bob) && !subscribers.listens(topic: "t", account: nil) && !subscribers.listens(topic: "u", account: ann))
+        let everyone = subscribers.subscribe(topic: "u", account: nil) { _ in }
+        #expect(subscribers.listens(topic: "u", account: bob) && subscribers.listens(topic: "u", account: nil))
+        annOnly.cancel()
+        everyone.cancel()
+        #expect(!subscribers.listens(topic: "t", account: ann) && !subscribers.listens(topic: "u", account: bob))
+    }
+
     @Test("an event too large for NOTIFY is refused, not cut", .tags(.engine), arguments: TestEngine.all)
     func payloadLimit(engine: TestEngine) async throws {
         try await withApp(engine) { app in
