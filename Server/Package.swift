@@ -235,6 +235,8 @@ let package = Package(
             dependencies: [
                 "GatehouseServer", "GatehouseFoundation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

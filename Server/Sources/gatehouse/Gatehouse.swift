@@ -3,6 +3,8 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 import GatehouseServer
+import NIOCore
+import NIOPosix
 
 @main
 struct Gatehouse: AsyncParsableCommand {
@@ -57,6 +59,12 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try loadConfiguration(host: host, port: port)
+        if configuration.http.tasksOnEventLoops {
+            // Before anything starts: from here on a task started on an event loop stays there, so a
+            // request's handler, the database connection it borrows (`DatabaseProvider.db`) and its
+            // answer share a thread, where Swift's own pool added a hand-off each way.
+            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        }
         try ServerCommands.checkListenable(host: configuration.host, port: configuration.port)
         try ServerCommands.checkBlobFolder(configuration)
         // The banner goes out once the port is bound, so "listening" is true when it is read.

@@ -124,6 +124,9 @@ public struct GatehouseConfiguration: Sendable {
         public var maxConnectionsPerAddress: Int = 256
         /// After SIGTERM, in-flight requests get this long; then every connection is closed.
         public var shutdownGrace: TimeInterval = 10
+        /// Swift's tasks run on the server's event loops instead of a pool of their own (`gatehouse serve` only;
+        /// docs/decisions.md, "sixth look"): a request's handler, its database connection and its answer on one thread.
+        public var tasksOnEventLoops: Bool = true
         public init() {}
     }
 
@@ -714,6 +717,7 @@ extension GatehouseConfiguration {
         c.http.idleTimeout = try reader.seconds("GATEHOUSE_HTTP_IDLE_TIMEOUT_SECONDS", default: c.http.idleTimeout, range: 0.1...3600)
         c.http.maxConnectionsPerAddress = try reader.int("GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS", default: c.http.maxConnectionsPerAddress, range: 1...1_000_000)
         c.http.shutdownGrace = try reader.seconds("GATEHOUSE_SHUTDOWN_GRACE_SECONDS", default: c.http.shutdownGrace, range: 0...600)
+        c.http.tasksOnEventLoops = try reader.bool("GATEHOUSE_TASKS_ON_EVENT_LOOPS", default: c.http.tasksOnEventLoops)
         c.defaultCountryCode = try reader.string("GATEHOUSE_DEFAULT_COUNTRY_CODE", default: c.defaultCountryCode, nonEmpty: true)
         guard c.defaultCountryCode.count <= 3, c.defaultCountryCode.allSatisfy(\.isASCIIDigit) else {
             throw ConfigurationError(variable: "GATEHOUSE_DEFAULT_COUNTRY_CODE", problem: "must be 1-3 digits, e.g. 7")

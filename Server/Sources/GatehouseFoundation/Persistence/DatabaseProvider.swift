@@ -119,11 +119,13 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
         replicas?.pin(account)
     }
 
-    /// Where a group-commit writer runs (`EventLoopTaskExecutor`): one of the database's event
-    /// loops, in turn. `db` asked from there borrows a connection of that loop's pool, so the
-    /// writer's statements are sent and answered on its own thread.
+    /// Where a group-commit writer runs (`EventLoopTaskExecutor`): the event loop it is asked from
+    /// when that is one of the database's (tasks on the event loops, `gatehouse serve`: the request
+    /// that starts a writer is answered on the thread its batch is written on), else one of them in
+    /// turn. `db` asked from there borrows a connection of that loop's pool, so the writer's
+    /// statements are sent and answered on its own thread.
     package func writerExecutor() -> any TaskExecutor {
-        EventLoopTaskExecutor(eventLoopGroup.next())
+        EventLoopTaskExecutor(eventLoopGroup.any())
     }
 
     /// Whether the database answers (`SELECT 1`): readiness for a load balancer.

@@ -161,9 +161,10 @@ struct ConfigurationTests {
             "GATEHOUSE_HTTP_IDLE_TIMEOUT_SECONDS": "30", "GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "1000",
             "GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "15", "GATEHOUSE_SMS_COUNTRIES": "+7, 375,998",
             "GATEHOUSE_METRICS_TOKEN": "metrics-token-0123456789", "GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION": "2",
-            "GATEHOUSE_RECENT_LOGIN_SECONDS": "120",
+            "GATEHOUSE_RECENT_LOGIN_SECONDS": "120", "GATEHOUSE_TASKS_ON_EVENT_LOOPS": "false",
         ])
         #expect(c.host == "0.0.0.0" && c.port == 9090 && c.environment == .production)
+        #expect(!c.http.tasksOnEventLoops && GatehouseConfiguration().http.tasksOnEventLoops)
         #expect(c.database == .postgres(url: "postgres://u:p@db:5432/gatehouse"))
         #expect(c.publicURL == "https://id.example.com")
         #expect(c.delivery.smsChannel == .smsHTTP && c.delivery.emailChannel == .smtp)
@@ -325,6 +326,7 @@ struct ConfigurationTests {
         (["GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS": "0"], "GATEHOUSE_HTTP_HEADER_TIMEOUT_SECONDS"),
         (["GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "0"], "GATEHOUSE_HTTP_MAX_CONNECTIONS_PER_ADDRESS"),
         (["GATEHOUSE_SHUTDOWN_GRACE_SECONDS": "-1"], "GATEHOUSE_SHUTDOWN_GRACE_SECONDS"),
+        (["GATEHOUSE_TASKS_ON_EVENT_LOOPS": "sometimes"], "GATEHOUSE_TASKS_ON_EVENT_LOOPS"),
         (["GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION": "0"], "GATEHOUSE_CODE_REQUESTS_PER_IP_PER_DESTINATION"),
     ])
     func badValue_namesTheVariable(env: [String: String], variable: String) throws {
