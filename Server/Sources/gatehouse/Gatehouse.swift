@@ -63,7 +63,9 @@ struct Serve: AsyncParsableCommand {
             // Before anything starts: from here on a task started on an event loop stays there, so a
             // request's handler, the database connection it borrows (`DatabaseProvider.db`) and its
             // answer share a thread, where Swift's own pool added a hand-off each way.
-            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+            if !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+                FileHandle.standardError.write(Data("gatehouse: tasks stay on Swift's own pool (this platform does not let them onto the event loops)\n".utf8))
+            }
         }
         try ServerCommands.checkListenable(host: configuration.host, port: configuration.port)
         try ServerCommands.checkBlobFolder(configuration)
