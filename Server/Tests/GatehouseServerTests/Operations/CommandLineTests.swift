@@ -123,6 +123,7 @@ struct CommandLineTests {
         let log = try String(contentsOf: output, encoding: .utf8)
         #expect(process.terminationStatus == 0, "\(log)")
         #expect(log.contains("Gatehouse listening on http://127.0.0.1:\(port)"))
+        #expect(!log.contains("tasks stay on Swift's own pool"), "the server's tasks run on its event loops (GATEHOUSE_TASKS_ON_EVENT_LOOPS)")
         #expect(log.contains("/dev/outbox?to="))
         #expect(log.contains("outbox deliverer stopped"))
         #expect(!log.contains("Ваш код"), "codes never reach the log")

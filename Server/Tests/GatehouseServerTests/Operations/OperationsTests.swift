@@ -164,7 +164,7 @@ struct ConfigurationTests {
             "GATEHOUSE_RECENT_LOGIN_SECONDS": "120", "GATEHOUSE_TASKS_ON_EVENT_LOOPS": "false",
         ])
         #expect(c.host == "0.0.0.0" && c.port == 9090 && c.environment == .production)
-        #expect(!c.http.tasksOnEventLoops && GatehouseConfiguration().http.tasksOnEventLoops)
+        #expect(try !c.http.tasksOnEventLoops && GatehouseConfiguration.fromEnvironment([:]).http.tasksOnEventLoops)
         #expect(c.database == .postgres(url: "postgres://u:p@db:5432/gatehouse"))
         #expect(c.publicURL == "https://id.example.com")
         #expect(c.delivery.smsChannel == .smsHTTP && c.delivery.emailChannel == .smtp)

@@ -52,4 +52,23 @@ struct EventLoopTaskExecutorTests {
             #expect(!fluents, "FluentKit runs a transaction's body in a plain Task, on the global pool: the reason for withTransaction(onLoop:)")
         }
     }
+
+    @Test("a group-commit writer asked for on one of the database's event loops starts on that loop, where the request that starts it is answered; SQLite's writer is on its one loop", .tags(.engine), arguments: TestEngine.all)
+    func writerStartsOnTheAskingLoop(engine: TestEngine) async throws {
+        try await withMigratedProvider(engine, poolSize: 1) { provider in
+            for _ in 0..<4 {
+                // setup: one of the database's loops (given in turn when asked from Swift's pool, as here)
+                let loop = try #require(provider.writerExecutor() as? EventLoopTaskExecutor).loop
+
+                // MUT: a writer asked for from a task on that loop
+                let (onLoop, asked) = try await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) {
+                    (loop.inEventLoop, try #require(provider.writerExecutor() as? EventLoopTaskExecutor).loop)
+                }
+
+                // validate: the same loop (in turn, as before, it would have been the other one)
+                #expect(onLoop)
+                #expect(asked === loop)
+            }
+        }
+    }
 }
