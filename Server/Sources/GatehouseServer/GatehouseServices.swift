@@ -222,7 +222,7 @@ package final class GatehouseServices: Sendable {
         let signToLogin = SignToLoginModule.make(database: database, clock: clock, settings: configuration.signature, limits: configuration.limits,
                                                  publicURL: configuration.publicURL, hasher: hasher, sessions: sessions, verification: verification,
                                                  composer: composer, secrets: secrets, rateLimiter: rateLimiter, blobs: blobs, codes: codes,
-                                                 proofs: proofs, audit: audit)
+                                                 proofs: proofs, audit: audit, bus: bus)
         self.signToLogin = signToLogin
 
         let pushSettings = configuration.delivery.push

@@ -17,12 +17,15 @@ package struct SignToLoginModule: Sendable {
     package let documents: SignatureDocuments
     /// Its queries (its part in deleting an account uses them).
     package let store: SignToLoginStore
+    /// The app copies' subscription to the bus (`SignToLoginStore.follow`), nil without a bus.
+    package let appChanges: BusSubscription?
 
     package static func make(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Signature,
                              limits: GatehouseConfiguration.Limits, publicURL: String, hasher: PasswordHasher, sessions: SessionService,
                              verification: VerificationService, composer: MessageComposer, secrets: Secrets, rateLimiter: RateLimiter,
-                             blobs: any BlobStore, codes: CodeIssuer, proofs: AddressProofs, audit: AuditLog) -> SignToLoginModule {
-        let store = SignToLoginStore(database: database)
+                             blobs: any BlobStore, codes: CodeIssuer, proofs: AddressProofs, audit: AuditLog,
+                             bus: (any EventBus)? = nil) -> SignToLoginModule {
+        let store = SignToLoginStore(database: database, appCacheTTL: settings.appCacheTTL, bus: bus)
         let signatures = SignatureService(database: database, records: store, clock: clock, settings: settings, limits: limits, hasher: hasher,
                                           sessions: sessions, verification: verification, composer: composer, secrets: secrets,
                                           rateLimiter: rateLimiter, blobs: blobs, codes: codes, proofs: proofs, audit: audit)
@@ -35,6 +38,7 @@ package struct SignToLoginModule: Sendable {
             documents: SignatureDocuments(database: database, records: store, clock: clock, warnBelow: settings.warnBelow, signFloor: settings.signFloor,
                                           publicURL: publicURL,
                                           sessions: sessions, blobs: blobs, signatures: signatures),
-            store: store)
+            store: store,
+            appChanges: bus.map(store.follow))
     }
 }

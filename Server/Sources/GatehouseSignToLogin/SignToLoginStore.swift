@@ -10,9 +10,25 @@ import SQLKit
 /// so the caller keeps what it depends on in one transaction.
 package struct SignToLoginStore: Sendable {
     package let database: DatabaseProvider
+    /// Enabled apps by their key's hash (`enabledApp(keyHash:)`), each kept at most
+    /// `GATEHOUSE_APP_CACHE_SECONDS`; forgotten when an app is written here or on another instance.
+    package let enabledApps: FreshCache<String, AppRecord>
+    /// Tells the other instances that an app changed (`BusTopic.appChanged`).
+    private let bus: (any EventBus)?
 
-    package init(database: DatabaseProvider) {
+    /// `bus` nil, or an `appCacheTTL` of 0 (the command line's own processes), keeps no copies.
+    package init(database: DatabaseProvider, appCacheTTL: Double = 0, bus: (any EventBus)? = nil) {
         self.database = database
+        self.bus = bus
+        self.enabledApps = FreshCache(ttl: bus == nil ? 0 : appCacheTTL)
+    }
+
+    /// Keeps the app copies in step with other instances: an app changed anywhere, or a gap in
+    /// the bus, drops them all.
+    package func follow(_ bus: any EventBus) -> BusSubscription {
+        let cache = enabledApps
+        bus.onGap { cache.invalidateAll() }
+        return bus.subscribe(topic: BusTopic.appChanged, account: nil) { _ in cache.invalidateAll() }
     }
 
     private var sql: any SQLDatabase { database.sql }
@@ -75,9 +91,13 @@ package struct SignToLoginStore: Sendable {
         try await AppModel.find(id, on: database.db)
     }
 
-    /// The enabled app whose key hashes to `keyHash`: one plain statement (prepared on
-    /// PostgreSQL), since every Sign To Login request starts with it.
+    /// The enabled app whose key hashes to `keyHash`: a copy at most `enabledApps.ttl` old, else
+    /// one plain statement (prepared on PostgreSQL), since every Sign To Login request starts with it.
     package func enabledApp(keyHash: String) async throws -> AppRecord? {
+        try await enabledApps.value(keyHash) { try await readEnabledApp(keyHash: keyHash) }
+    }
+
+    private func readEnabledApp(keyHash: String) async throws -> AppRecord? {
         guard let row = try await sql.preparedRows("""
             SELECT id, owner_id, name, bundle_id, email, website, icon_blob_key, key_hint, created_at, updated_at, min_similarity
             FROM apps WHERE key_hash = \(bind: keyHash) AND enabled = \(bind: true)
@@ -101,6 +121,7 @@ package struct SignToLoginStore: Sendable {
     }
 
     /// Creates the app with its event in the audit trail, in one transaction.
+    /// (Nothing to forget: only apps found are kept, so no copy can stand for a new one.)
     package func create(_ app: AppModel, audit event: AuditEvent, clock: GatehouseClock) async throws {
         try await database.db.withTransaction { tx in
             try await app.create(on: tx)
@@ -108,12 +129,20 @@ package struct SignToLoginStore: Sendable {
         }
     }
 
-    /// Saves the app, with its event in the audit trail when there is one, in one transaction.
+    /// Saves the app, with its event in the audit trail when there is one, in one transaction;
+    /// the copies of apps are forgotten here once it is written, and on the other instances when
+    /// they hear of it (the bus delivers on commit).
     package func update(_ app: AppModel, audit event: AuditEvent? = nil, clock: GatehouseClock) async throws {
         try await database.db.withTransaction { tx in
             try await app.update(on: tx)
             if let event { try await AuditLog(database: database, clock: clock).record(event, on: tx) }
+            try await appChanged(on: tx)
         }
+        enabledApps.invalidateAll()
+    }
+
+    private func appChanged(on tx: any GatehouseDatabase) async throws {
+        try await bus?.publish(BusEvent(topic: BusTopic.appChanged, account: nil), on: tx)
     }
 
     // MARK: Models and consents
@@ -129,8 +158,21 @@ package struct SignToLoginStore: Sendable {
     /// confirmed owner of the address not being deleted (`SignatureService.account(email:)`'s
     /// rule), whether they let this app use their signature, and their proven models' rows: the
     /// one of this type of device and the newest. Nil when nobody owns the address.
-    package func enrolment(email: String, appID: UUID, deviceClass: String) async throws -> Enrolment? {
-        guard let row = try await sql.preparedRows("""
+    ///
+    /// With `recentAttempts` > 0 the same statement brings the replay fingerprints of the owner's
+    /// latest attempts as one text (`Enrolment.recentFingerprints`): one round trip for what an
+    /// attempt reads, where a separate query cost another, and on SQLite a hop to its loop for
+    /// every row.
+    package func enrolment(email: String, appID: UUID, deviceClass: String, recentAttempts: Int = 0) async throws -> Enrolment? {
+        let limit = max(0, recentAttempts)
+        // Each fingerprint is "count:base64" (no space); an attempt kept before fingerprints were is "-".
+        let recent: SQLQueryString = limit == 0 ? "" : """
+            ,
+                   (SELECT \(unsafeRaw: database.isPostgres ? "string_agg" : "group_concat")(coalesce(r.fingerprint, '-'), ' ')
+                    FROM (SELECT fingerprint FROM signature_attempts WHERE account_id = a.id
+                          ORDER BY created_at DESC LIMIT \(unsafeRaw: String(limit))) r) AS recent
+            """
+        let query: SQLQueryString = """
             SELECT a.id AS account_id,
                    CASE WHEN EXISTS (SELECT 1 FROM signature_app_consents c WHERE c.account_id = a.id AND c.app_id = \(bind: appID))
                         THEN 1 ELSE 0 END AS consented,
@@ -138,13 +180,24 @@ package struct SignToLoginStore: Sendable {
                     WHERE m.account_id = a.id AND m.device_class = \(bind: deviceClass) AND m.proven_at IS NOT NULL) AS device_model,
                    (SELECT m.id FROM signature_models m
                     WHERE m.account_id = a.id AND m.proven_at IS NOT NULL ORDER BY m.created_at DESC LIMIT 1) AS newest_model
+            """ + recent + """
+
             FROM accounts a
             WHERE a.email = \(bind: email) AND a.email_confirmed_at IS NOT NULL AND a.deletion_requested_at IS NULL
-            """).first else { return nil }
+            """
+        guard let row = try await sql.preparedRows(query).first else { return nil }
+        var fingerprints: [String]?
+        if limit > 0 {
+            let text = try row.decode(column: "recent", as: String?.self) ?? ""
+            // By bytes: splitting 50 fingerprints' text by characters cost more than the round trip it saves.
+            let items = text.utf8.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+            fingerprints = items.contains("-") ? nil : items
+        }
         return Enrolment(accountID: try row.decode(column: "account_id", as: UUID.self),
                          consented: try row.decode(column: "consented", as: Int.self) != 0,
                          deviceModel: try row.decode(column: "device_model", as: UUID?.self),
-                         newestModel: try row.decode(column: "newest_model", as: UUID?.self))
+                         newestModel: try row.decode(column: "newest_model", as: UUID?.self),
+                         recentFingerprints: fingerprints)
     }
 
     package struct Enrolment: Sendable, Equatable {
@@ -153,6 +206,10 @@ package struct SignToLoginStore: Sendable {
         /// The proven model of the type of device asked about, and the newest of any type.
         package var deviceModel: UUID?
         package var newestModel: UUID?
+        /// The encoded replay fingerprints of the owner's latest attempts (in no particular order),
+        /// when asked for and every one of them has one; nil otherwise (an attempt kept before fingerprints
+        /// were: `recentAttemptFingerprints` reads their points).
+        package var recentFingerprints: [String]? = nil
         /// Enrolled at all: with a proven model of some type of device.
         package var enrolled: Bool { newestModel != nil }
     }

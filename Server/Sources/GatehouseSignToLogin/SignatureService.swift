@@ -336,7 +336,8 @@ package struct SignatureService: Sendable {
         let device = DeviceClass(deviceVersion: a.deviceVersion)
         // The address's budget and the account's (or its session's) are counted in one statement once the
         // enrolment is read; an address with no such enrolment (or no consent) counts against its own alone.
-        let enrolment = try await records.enrolment(email: a.email, appID: a.appID, deviceClass: device.rawValue)
+        let enrolment = try await records.enrolment(email: a.email, appID: a.appID, deviceClass: device.rawValue,
+                                                    recentAttempts: settings.replayHistory)
         guard let enrolment, enrolment.enrolled, enrolment.consented else {
             try await rateLimiter.hit([ip], window: window)
             return enrolment?.enrolled == true ? .notEnrolled : .unknown
@@ -354,7 +355,7 @@ package struct SignatureService: Sendable {
             try? await rateLimiter.release(slots, window: window)
             return .notEnrolled
         }
-        let earlier = try await recentAttempts(accountID: id)
+        let earlier = try await recentAttempts(accountID: id, read: enrolment.recentFingerprints)
         let (verifier, detector, signature) = (self.verifier, ReplayDetector(threshold: settings.replayDistance), a.signature)
         let scored: (similarity: Double, fingerprint: String, points: String)? = try await ComputeThreads.pool.runIfActive {
             let fingerprint = detector.fingerprint(signature)
@@ -393,10 +394,12 @@ package struct SignatureService: Sendable {
         return .scored(similarity: similarity, signatureID: attemptID, session: session?.token)
     }
 
-    /// The fingerprints of the account's latest attempts, which a new attempt must not copy (one
-    /// made before fingerprints were kept is fingerprinted from its points).
-    private func recentAttempts(accountID: UUID) async throws -> [ReplayDetector.Fingerprint] {
+    /// The fingerprints of the account's latest attempts, which a new attempt must not copy: `read`
+    /// with the enrolment when it has them all, else read again (one made before fingerprints were
+    /// kept is fingerprinted from its points).
+    private func recentAttempts(accountID: UUID, read: [String]?) async throws -> [ReplayDetector.Fingerprint] {
         let detector = ReplayDetector(threshold: settings.replayDistance)
+        if let read { return read.compactMap(detector.decoded) }
         return try await records.recentAttemptFingerprints(accountID: accountID, limit: settings.replayHistory).compactMap { row in
             if let text = row.fingerprint, let fingerprint = detector.decoded(text) { return fingerprint }
             guard let text = row.points, let points = try? JSONDecoder().decode(SignaturePoints.self, from: Data(text.utf8)) else { return nil }

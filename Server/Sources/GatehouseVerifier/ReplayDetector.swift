@@ -50,8 +50,11 @@ public struct ReplayDetector: Sendable {
 
     /// The fingerprint `encoded(_:)` wrote, or nil for text it did not write.
     public func decoded(_ text: String) -> Fingerprint? {
-        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, let count = Int(parts[0]), let data = Data(base64Encoded: String(parts[1])), data.count % 4 == 0 else { return nil }
+        // By bytes: an attempt reads up to `GATEHOUSE_SIGNATURE_REPLAY_HISTORY` of them.
+        let utf8 = text.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")),
+              let count = Int(Substring(utf8[..<colon])),
+              let data = Data(base64Encoded: Data(utf8[utf8.index(after: colon)...])), data.count % 4 == 0 else { return nil }
         let bytes = [UInt8](data)
         let curve = stride(from: 0, to: bytes.count, by: 4).map { i in
             Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)

@@ -352,6 +352,9 @@ public struct GatehouseConfiguration: Sendable {
         public var replayHistory: Int = 50
         /// How many prepared signature models an instance keeps in memory (about 60 KB each).
         public var modelCache: Int = 10_000
+        /// How long an instance answers an app's key from memory (0 = off, at most 1 s); also the
+        /// longest a key disabled or rotated by another instance whose event is lost still works here.
+        public var appCacheTTL: TimeInterval = 0.5
         /// Largest request body of the spec's endpoints, largest photo, most points in one signature.
         public var maxBodyBytes: Int = 4_194_304
         public var photoMaxBytes: Int = 2_097_152
@@ -902,6 +905,7 @@ extension GatehouseConfiguration {
         sig.replayDistance = try reader.double("GATEHOUSE_SIGNATURE_REPLAY_DISTANCE", default: sig.replayDistance, range: 0...1)
         sig.replayHistory = try reader.int("GATEHOUSE_SIGNATURE_REPLAY_HISTORY", default: sig.replayHistory, range: 0...10_000)
         sig.modelCache = try reader.int("GATEHOUSE_SIGNATURE_MODEL_CACHE", default: sig.modelCache, range: 0...10_000_000)
+        sig.appCacheTTL = try reader.seconds("GATEHOUSE_APP_CACHE_SECONDS", default: sig.appCacheTTL, range: 0...1)
         sig.attemptWindow = try reader.seconds("GATEHOUSE_SIGNATURE_ATTEMPT_WINDOW_SECONDS", default: sig.attemptWindow, range: 1...86_400)
         sig.maxBodyBytes = try reader.int("GATEHOUSE_SIGNATURE_MAX_BODY_BYTES", default: sig.maxBodyBytes, range: 65_536...268_435_456)
         sig.photoMaxBytes = try reader.int("GATEHOUSE_SIGNATURE_PHOTO_MAX_BYTES", default: sig.photoMaxBytes, range: 1_024...67_108_864)

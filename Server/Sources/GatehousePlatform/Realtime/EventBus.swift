@@ -29,6 +29,8 @@ package struct BusEvent: Codable, Equatable, Sendable {
 package enum BusTopic {
     /// An account or its sessions changed: every instance drops its cached copies.
     package static let accountChanged = "account.changed"
+    /// A Sign To Login app changed (its key, its threshold, disabled): every instance drops its copies.
+    package static let appChanged = "app.changed"
 }
 
 /// Publish/subscribe of `BusEvent`s. PostgreSQL: LISTEN/NOTIFY, one listening connection per

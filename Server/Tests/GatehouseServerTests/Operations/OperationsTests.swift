@@ -291,12 +291,14 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("safe defaults for the session cache and the pool wait")
+    @Test("safe defaults for the session and app caches and the pool wait")
     func cacheAndPoolDefaults() throws {
         let c = try GatehouseConfiguration.fromEnvironment([:])
         #expect(c.limits.sessionCacheTTL == 0.5)
         #expect(c.databasePoolTimeout == 3)
         #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_SESSION_CACHE_SECONDS": "0"]).limits.sessionCacheTTL == 0)
+        #expect(c.signature.appCacheTTL == 0.5)
+        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_APP_CACHE_SECONDS": "0"]).signature.appCacheTTL == 0)
     }
 
     @Test("a bad value stops the server with one line naming the variable", arguments: [
@@ -318,6 +320,8 @@ struct ConfigurationTests {
         (["GATEHOUSE_CODE_MAX_ATTEMPTS": "0"], "GATEHOUSE_CODE_MAX_ATTEMPTS"),
         // Longer than 1 s would break the promise that a revocation reaches every instance within a second.
         (["GATEHOUSE_SESSION_CACHE_SECONDS": "2"], "GATEHOUSE_SESSION_CACHE_SECONDS"),
+        // The same promise for an app's key disabled or rotated on another instance.
+        (["GATEHOUSE_APP_CACHE_SECONDS": "2"], "GATEHOUSE_APP_CACHE_SECONDS"),
         (["GATEHOUSE_DB_POOL_TIMEOUT_SECONDS": "0"], "GATEHOUSE_DB_POOL_TIMEOUT_SECONDS"),
         (["GATEHOUSE_TRUST_FORWARDED_FOR": "maybe"], "GATEHOUSE_TRUST_FORWARDED_FOR"),
         (["GATEHOUSE_HOST": "0.0.0.0"], "GATEHOUSE_HOST"),   // development mode off loopback

@@ -211,6 +211,34 @@ struct EventBusTests {
         }
     }
 
+    @Test("two instances on PostgreSQL: an app's key disabled or rotated on one is refused on the other at once, not after the cache's TTL", .tags(.engine))
+    func appKeyAcrossInstances() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        // A minute of cache: only the bus can make the other instance forget in time.
+        try await withApp(.postgres, configure: { $0.signature.appCacheTTL = 60 }) { first in
+            try await withSecondInstance(of: first) { second in
+                #expect(await eventually { first.services.bus.isConnected && second.services.bus.isConnected })
+                let apps = first.services.signToLogin.apps
+                let (app, key) = try await apps.create(NewApp(name: "Signer", bundleId: "com.acme.signer", email: "dev@acme.example"), owner: nil,
+                                                       by: .system(nil))
+                @Sendable func answer(_ key: String) async throws -> String? {
+                    try await SignatureEndpointsTests.Fixture(app: second, key: key).json("/login/", ["apikey": "\"\(key)\"", "email": "\"a@b.example\""])["res"] as? String
+                }
+                #expect(try await answer(key) != "1", "the key works on the second")
+                #expect(second.services.signToLogin.store.enabledApps.count == 1, "and is kept there")
+
+                // Rotated on the first: the old key is refused on the second, the new one works.
+                let (rotated, newKey) = try await apps.rotateKey(app, by: .system(nil))
+                #expect(await eventually { (try? await answer(key)) == "1" }, "the second still takes a key rotated on the first")
+                #expect(try await answer(newKey) != "1")
+
+                // Disabled on the first: refused on the second.
+                _ = try await apps.update(rotated, AppUpdate(enabled: false), by: .system(nil))
+                #expect(await eventually { (try? await answer(newKey)) == "1" }, "the second still takes a key disabled on the first")
+            }
+        }
+    }
+
     @Test("PostgreSQL: a listener that loses its connection reconnects, drops the cache, and hears events again", .tags(.engine))
     func listenerReconnects() async throws {
         guard TestEngine.all.contains(.postgres) else { return }

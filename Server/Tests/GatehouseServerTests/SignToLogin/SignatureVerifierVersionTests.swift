@@ -269,12 +269,18 @@ struct JSONValueFuzzTests {
         }
     }
 
-    @Test("50,000 random decimal numbers, short and long, with and without exponents: each read as Double(text) reads it, to the bit")
+    @Test("50,000 random decimal numbers, short and long, with and without exponents, and 20,000 doubles' shortest texts: each read as Double(text) reads it, to the bit")
     func numbersAsStrtodReadsThem() throws {
         var rng = SyntheticWriter.Generator(state: 58)
         func digits(_ count: Int) -> String { String((0..<count).map { _ in "0123456789".randomElement(using: &rng)! }) }
         var texts = ["0.1", "-0.0", "0.30000000000000004", "123456789012345.6", "1234567890123456.7", "9007199254740993.0", "1e22",
-                     "1e23", "1.5e-22", "1.5e-23", "4.9e-324", "1.7976931348623157e308", "0.000000000000000000000000001", "-12.5E+2"]
+                     "1e23", "1.5e-22", "1.5e-23", "4.9e-324", "1.7976931348623157e308", "0.000000000000000000000000001", "-12.5E+2",
+                     // 2^53 and 2^53 + 1 as digits: the last exact mantissa, and the first one read by strtod
+                     "900719925474099.2", "900719925474099.3", "274.9999889943848", "0.0009007199254740992"]
+        // What a client's JSON encoder writes for a point: the shortest text of a double, 16 or 17 digits as often as not.
+        for _ in 0..<20_000 {
+            texts.append(Double.random(in: -2_000...2_000, using: &rng).description)
+        }
         for _ in 0..<50_000 {
             var text = Bool.random(using: &rng) ? "-" : ""
             text += String(Int.random(in: 0...99_999, using: &rng)) + "." + digits(Int.random(in: 1...20, using: &rng))
@@ -318,7 +324,8 @@ struct JSONValueFuzzTests {
 }
 
 extension SignatureModelMigrationTests {
-    @Test("an attempt stored before fingerprints were kept is still a replay's original: its points are read and fingerprinted", arguments: TestEngine.once)
+    @Test("an attempt stored before fingerprints were kept is still a replay's original: its points are read and fingerprinted; once every recent attempt has one, they come with the enrolment's read",
+          .tags(.engine), arguments: TestEngine.all)
     func attemptsWithoutFingerprintStillCatchReplays(engine: TestEngine) async throws {
         try await withApp(engine) { app in
             // setup: an enrolment and one attempt, its fingerprint then taken away as rows before migration 018 have none
@@ -344,6 +351,26 @@ extension SignatureModelMigrationTests {
             // validate
             #expect(again["res"] as? String == "17" && moved["res"] as? String == "17", "\(again) \(moved)")
             #expect(fresh["res"] as? String == "0", "a new signing is not a replay: \(fresh)")
+            let signatures = app.services.signToLogin.signatures
+            func recent() async throws -> [String]? {
+                try #require(try await signatures.records.enrolment(email: "lev@example.com", appID: created.0.id, deviceClass: "other",
+                                                                    recentAttempts: 50)).recentFingerprints
+            }
+            #expect(try await recent() == nil, "a recent attempt without a fingerprint: its points are read again")
+
+            // MUT: the old attempt gone, every recent one has its fingerprint
+            try await sql.raw("DELETE FROM signature_attempts WHERE fingerprint IS NULL").run()
+            let second = f.genuine(1)[0]
+            #expect(try await attempt(second)["res"] as? String == "0")
+            let read = try #require(try await recent())
+            let kept = try await sql.raw("SELECT fingerprint FROM signature_attempts").all(decodingColumn: "fingerprint", as: String.self)
+            let copied = try await attempt(second)
+            let third = try await attempt(f.genuine(1)[0])
+
+            // validate: both fingerprints come with the enrolment, and they still catch a copy
+            #expect(read.sorted() == kept.sorted() && read.count == 2, "\(read.count) read, \(kept.count) kept")
+            #expect(copied["res"] as? String == "17", "\(copied)")
+            #expect(third["res"] as? String == "0", "\(third)")
         }
     }
 }

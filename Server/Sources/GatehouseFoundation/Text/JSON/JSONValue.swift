@@ -139,6 +139,9 @@ extension JSONValue {
                 var members: [String: JSONValue] = [:]
                 skipSpace()
                 if at < bytes.count, bytes[at] == UInt8(ascii: "}") { at += 1; return .object(members) }
+                // Room for a few members at once: most objects are small (a signature's points have
+                // two or three), and growing from one member costs a second allocation and a rehash.
+                members.reserveCapacity(4)
                 while true {
                     skipSpace()
                     guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail() }
@@ -227,10 +230,11 @@ extension JSONValue {
             return .number(number)
         }
 
-        /// The number from `start` to `at` (valid JSON, not an integer) when it has at most 15 digits and
-        /// a power of ten within 10^±22: both are exact doubles, so one multiplication or division rounds
-        /// as `Double(text)` does (Clinger's fast path), without a string and `strtod` per number (a
-        /// signature's points are thousands of them). Nil otherwise.
+        /// The number from `start` to `at` (valid JSON, not an integer) when its digits make an integer
+        /// of at most 2^53 and its power of ten is within 10^±22: both are exact doubles, so one
+        /// multiplication or division rounds as `Double(text)` does (Clinger's fast path), without a
+        /// string and `strtod` per number (a signature's points are thousands of them, often with 16
+        /// digits: the shortest text of a double). Nil otherwise.
         func fastDecimal(_ start: Int) -> Double? {
             var i = start
             let negative = bytes[i] == UInt8(ascii: "-")
@@ -245,7 +249,7 @@ extension JSONValue {
                     inFraction = true
                 } else if c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") {
                     if mantissa > 0 || c != UInt8(ascii: "0") { digits += 1 }
-                    guard digits <= 15 else { return nil }
+                    guard digits <= 18 else { return nil }
                     mantissa = mantissa * 10 + Int64(c - UInt8(ascii: "0"))
                     if inFraction { fraction += 1 }
                 } else {
@@ -269,7 +273,7 @@ extension JSONValue {
                 if exponentNegative { exponent = -exponent }
             }
             let power = exponent - fraction
-            guard (-22...22).contains(power) else { return nil }
+            guard (-22...22).contains(power), mantissa <= 1 << 53 else { return nil }
             let value = power < 0 ? Double(mantissa) / Self.powersOfTen[-power] : Double(mantissa) * Self.powersOfTen[power]
             return negative ? -value : value
         }
