@@ -10,11 +10,12 @@ import NIOCore
 /// that arrive while a batch is being written go in the next one, and a batch is one
 /// transaction with a fixed number of statements however many transfers it holds: the
 /// recipients (with their privacy and whether they have a push device) and payers in one read
-/// (before the transaction), the keys claimed in one insert, then before the wallets are locked
-/// the chats, movements and messages (`PaymentMessages`, `Ledger.record`) and the recipients'
-/// pushes (`EventLog.pushNow`), and under the locks the wallets and the events' counters in one
-/// statement (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries,
-/// answers, events and notifications in one statement.
+/// (before the transaction), then before the wallets are locked the chats (made where missing)
+/// and in one statement the keys, movements and messages (`IdempotencyKeys.claimNew(_:into:)`,
+/// `Ledger.record`, `PaymentMessages`), the recipients' pushes (`EventLog.pushNow`), and under
+/// the locks the wallets and the events' counters in one statement
+/// (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries, answers,
+/// events and notifications in one statement.
 ///
 /// Every transfer comes here, alone or not: a transfer that arrives alone (or with
 /// `GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT=1`) is a batch of one through the same code. The batch
@@ -29,6 +30,12 @@ package final class TransferBatcher: Sendable {
         /// Checked by `WalletService.transfer` (comment cleaned, amount positive).
         package var input: NewTransfer
         package var call: IdempotentCall
+
+        package init(viewer: AccountSnapshot, input: NewTransfer, call: IdempotentCall) {
+            self.viewer = viewer
+            self.input = input
+            self.call = call
+        }
     }
 
     private let commits: GroupCommit<Request, Idempotent<TransferResult>>
@@ -36,7 +43,7 @@ package final class TransferBatcher: Sendable {
     /// `service` writes the batches (it has no batcher of its own).
     init(writer service: WalletService) {
         commits = GroupCommit(maxBatch: service.settings.transfersPerCommit, concurrency: service.settings.commitWriters, database: service.database, write: { requests in
-            try await service.write(requests)
+            try await service.writeTransfers(requests)
         }, single: { request in
             try await service.transferAlone(request.viewer, request.input, call: request.call)
         })
@@ -48,8 +55,9 @@ package final class TransferBatcher: Sendable {
 }
 
 extension WalletService {
-    /// One batch of transfers: a transaction for those it can answer, `alone` for the rest.
-    fileprivate func write(_ requests: [TransferBatcher.Request]) async throws -> [BatchOutcome<Idempotent<TransferResult>>] {
+    /// One batch of transfers: a transaction for those it can answer, `alone` for the rest (the
+    /// group commit then sends each of those through `transferAlone`).
+    package func writeTransfers(_ requests: [TransferBatcher.Request]) async throws -> [BatchOutcome<Idempotent<TransferResult>>] {
         var outcomes = [BatchOutcome<Idempotent<TransferResult>>](repeating: .alone, count: requests.count)
 
         // 1. Whom each pays and the payers' wallets, in one read. A transfer the read cannot settle
@@ -80,13 +88,35 @@ extension WalletService {
             candidates.append(Candidate(index: index, request: request, payer: payer, payee: payee))
         }
         guard !candidates.isEmpty else { return outcomes }
-        let settled = candidates
+        let answered: [(index: Int, result: TransferResult, answer: StoredAnswer)]
+        do {
+            answered = try await write(candidates, at: now, claimingFirst: false)
+        } catch is KeyUsedBefore {
+            // A retry in the batch (its key's row was there): the batch again, its keys claimed
+            // first, so that the retry alone is left out and replayed on its own.
+            answered = try await write(candidates, at: now, claimingFirst: true)
+        }
+        for (index, result, answer) in answered { outcomes[index] = .done(.success(.fresh(result, answer: answer))) }
+        return outcomes
+    }
 
-        let answered = try await events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
-            // 2. The keys: a key used before is not claimed (its call replays it alone).
-            let claimed = try await writes.keys.claimNew(settled.map(\.request.call), on: tx)
-            let mine = settled.filter { claimed.contains($0.request.call.ref) }
-            guard !mine.isEmpty else { return [] }
+    /// The batch's transaction. `claimingFirst` false: the keys are claimed with the first writes
+    /// (on PostgreSQL in their statement: a round trip fewer), and a key used before fails the
+    /// transaction (`KeyUsedBefore`); true: claimed in a statement of their own first, and the
+    /// calls whose keys were used before are left out (their calls replay them alone).
+    private func write(_ settled: [Candidate], at now: Date, claimingFirst: Bool) async throws -> [(index: Int, result: TransferResult, answer: StoredAnswer)] {
+        try await events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
+            // 2. The keys: with the first writes, or first and a key used before left out (its call replays it alone).
+            var early = CombinedWrites(for: tx)
+            let mine: [Candidate]
+            if claimingFirst {
+                let claimed = try await writes.keys.claimNew(settled.map(\.request.call), on: tx)
+                mine = settled.filter { claimed.contains($0.request.call.ref) }
+                guard !mine.isEmpty else { return [] }
+            } else {
+                writes.keys.claimNew(settled.map(\.request.call), into: &early)
+                mine = settled
+            }
 
             // 3. What needs no balance, before the wallets are locked: the chats (made hidden where
             //    missing), the movements' rows, the chat messages, the transfers' JSON.
@@ -95,13 +125,13 @@ extension WalletService {
                 Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: c.request.input.amount,
                                 comment: c.request.input.comment, request: nil)
             }
-            var early = CombinedWrites(for: tx)
             ledger.record(movements, at: now, into: &early)
             _ = try dialogs.post(zip(mine, movements).map { c, m in
                 PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: m.amount, transferId: m.id, requestId: nil, requestKind: nil),
                                      comment: m.comment, author: c.payer.account, other: c.payee.account)
             }, in: chats, into: &early, recorder)
-            try await early.run(on: tx)
+            let claims = try await early.run(on: tx)
+            if !claimingFirst, claims != [mine.count] { throw KeyUsedBefore() }
             let transfers = zip(mine, movements).map { c, m in
                 let transfer = Transfer(id: m.id, kind: .transfer, from: c.payer.party, to: c.payee.party, amount: m.amount,
                                         comment: m.comment, requestId: nil, createdAt: now)
@@ -137,8 +167,6 @@ extension WalletService {
             try await late.run(on: tx)
             return answered
         }
-        for (index, result, answer) in answered { outcomes[index] = .done(.success(.fresh(result, answer: answer))) }
-        return outcomes
     }
 
     /// `TransferResult` as `V1.encoder` writes it (keys sorted: `balance`, `transfer`; no
@@ -163,3 +191,7 @@ private struct Candidate: Sendable {
 
 /// A movement refused under the wallets' locks: the batch rolls back and its transfers go alone.
 private struct BatchRefused: Error {}
+
+/// A batch whose keys were claimed with its first writes held a key used before: it rolls back
+/// and is written again with its keys claimed first.
+private struct KeyUsedBefore: Error {}

@@ -120,7 +120,7 @@ package struct WalletService: WalletConcept {
     /// A transfer the batch does not settle, in a transaction of its own (`input` checked by
     /// `transfer`): a retry (replayed), a refusal (said and remembered), a payee whose privacy
     /// decides. Its money moves through the same `Ledger` code as a batch's.
-    func transferAlone(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
+    package func transferAlone(_ viewer: AccountSnapshot, _ input: NewTransfer, call: IdempotentCall) async throws -> Idempotent<TransferResult> {
         try await writes.run(call) { tx, recorder in
             // The recipient and my wallet in one read.
             let (theirs, own) = try await resolve(input.to, field: "to", with: viewer.id, on: tx)

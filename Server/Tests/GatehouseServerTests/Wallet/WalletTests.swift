@@ -338,6 +338,51 @@ struct WalletTests {
         }
     }
 
+    /// A batch claims its keys with its first writes (on PostgreSQL in the same statement): a key
+    /// used before (a retry) makes that statement claim fewer than it holds, and the batch is
+    /// written again with its keys claimed first, so that the retry alone is left out.
+    @Test("a retried key in a batch is left to be replayed alone; the batch's other transfers pay once", .tags(.engine), arguments: TestEngine.all)
+    func batch_withRetriedKey_paysTheOthersOnce(engine: TestEngine) async throws {
+        try await withApp(engine) { app in
+            // setup: ann paid bob with the key "tap-1"; the same request comes again in a batch
+            // between two new ones
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 100_00)
+            let first = try await app.v1.pay(10_00, to: PartyReference(tag: "bob"), by: ann, key: "tap-1")
+            #expect(first.status == .created)
+            let viewer = try await app.services.login.account(id: ann.id)
+            func request(_ amount: Int64, key: String) -> TransferBatcher.Request {
+                let input = NewTransfer(to: PartyReference(tag: "bob"), amount: amount, comment: nil)
+                return TransferBatcher.Request(viewer: viewer, input: input, call: IdempotentCall(
+                    account: ann.id, key: key, fingerprint: IdempotentCall.fingerprint(method: "POST", path: W.transfer.path, body: Data(input.jsonBuffer.readableBytesView)),
+                    successStatus: 201))
+            }
+            let batch = [request(1_00, key: "tap-2"), request(10_00, key: "tap-1"), request(2_00, key: "tap-3")]
+
+            // MUT: the batch, then what it leaves alone, as the group commit does
+            let outcomes = try await app.services.wallet.wallets.writeTransfers(batch)
+            var alone: [Idempotent<TransferResult>] = []
+            for (request, outcome) in zip(batch, outcomes) {
+                if case .alone = outcome { alone.append(try await app.services.wallet.wallets.transferAlone(request.viewer, request.input, call: request.call)) }
+            }
+
+            // validate: the new ones paid in the batch, the retry replayed the first answer alone
+            let done = outcomes.map { outcome -> Int64? in
+                guard case .done(.success(.fresh(let result, _))) = outcome else { return nil }
+                return result.transfer.amount
+            }
+            #expect(done == [1_00, nil, 2_00])
+            guard case .replay(let answer)? = alone.first, alone.count == 1 else { Issue.record("the retry was not replayed: \(alone)"); return }
+            #expect(String(decoding: answer.body, as: UTF8.self) == first.text)
+            #expect(try await app.v1.balance(of: ann) == 100_00 - 10_00 - 1_00 - 2_00)
+            #expect(try await app.v1.balance(of: bob) == 13_00)
+            let history = try await app.v1.get(W.transactions.path, token: ann.token).decoded(as: WalletTransactionPage.self)
+            #expect(history.items.map(\.amount) == [-2_00, -1_00, -10_00, 100_00])
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
+        }
+    }
+
     @Test("many concurrent transfers from one wallet never overdraw it and lose nothing", .tags(.engine), arguments: TestEngine.all)
     func concurrentTransfers_neverOverdraw(engine: TestEngine) async throws {
         try await withApp(engine) { app in
