@@ -130,32 +130,19 @@ package struct IdempotencyKeys: Sendable {
     /// which replays, refuses or takes over a forgotten key.
     package func claimNew(_ calls: [IdempotentCall], on tx: any GatehouseDatabase) async throws -> Set<KeyRef> {
         guard !calls.isEmpty else { return [] }
-        var claimed: Set<KeyRef> = []
-        for row in try await tx.preparedRows("\(claimStatement(calls, postgres: tx.isPostgres)) RETURNING account_id, key") {
-            claimed.insert(KeyRef(account: try row.decode(column: "account_id", as: UUID.self), key: try row.decode(column: "key", as: String.self)))
-        }
-        return claimed
-    }
-
-    /// The same claim added to a group commit's first writes, its rows counted (`CombinedWrites.addCounted`):
-    /// fewer than `calls` means a key was used before, and the batch must not go on as written.
-    package func claimNew(_ calls: [IdempotentCall], into writes: inout CombinedWrites) {
-        guard !calls.isEmpty else { return }
-        writes.addCounted("\(claimStatement(calls, postgres: writes.postgres)) RETURNING 1")
-    }
-
-    /// Inserts the calls' keys, in key order (two batches never wait for each other's keys in
-    /// opposite orders), as claims (status 0, no answer yet); a key that exists is left alone.
-    private func claimStatement(_ calls: [IdempotentCall], postgres: Bool) -> SQLQueryString {
         let sorted = calls.sorted { ($0.account, $0.key) < ($1.account, $1.key) }
         var rows = RowSet(count: sorted.count)
         rows.add("account_id", "uuid", sorted.map(\.account))
         rows.add("key", "text", sorted.map(\.key))
         rows.add("fingerprint", "text", sorted.map(\.fingerprint))
-        return """
-            \(rows.insert(into: "idempotency_keys", constants: [("status", "0"), ("body", "''"), ("created_at", "\(bind: clock.now())")], postgres: postgres))
-            ON CONFLICT (account_id, key) DO NOTHING
-            """
+        var claimed: Set<KeyRef> = []
+        for row in try await tx.preparedRows("""
+            \(rows.insert(into: "idempotency_keys", constants: [("status", "0"), ("body", "''"), ("created_at", "\(bind: clock.now())")], postgres: tx.isPostgres))
+            ON CONFLICT (account_id, key) DO NOTHING RETURNING account_id, key
+            """) {
+            claimed.insert(KeyRef(account: try row.decode(column: "account_id", as: UUID.self), key: try row.decode(column: "key", as: String.self)))
+        }
+        return claimed
     }
 
     /// Remembers a refusal (`insufficient_funds`, a limit, an unknown recipient) after its

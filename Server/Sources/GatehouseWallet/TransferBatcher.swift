@@ -10,12 +10,11 @@ import NIOCore
 /// that arrive while a batch is being written go in the next one, and a batch is one
 /// transaction with a fixed number of statements however many transfers it holds: the
 /// recipients (with their privacy and whether they have a push device) and payers in one read
-/// (before the transaction), then before the wallets are locked the chats (made where missing)
-/// and in one statement the keys, movements and messages (`IdempotencyKeys.claimNew(_:into:)`,
-/// `Ledger.record`, `PaymentMessages`), the recipients' pushes (`EventLog.pushNow`), and under
-/// the locks the wallets and the events' counters in one statement
-/// (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries, answers,
-/// events and notifications in one statement.
+/// (before the transaction), the keys claimed in one insert, then before the wallets are locked
+/// the chats, movements and messages (`PaymentMessages`, `Ledger.record`) and the recipients'
+/// pushes (`EventLog.pushNow`), and under the locks the wallets and the events' counters in one
+/// statement (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries,
+/// answers, events and notifications in one statement.
 ///
 /// Every transfer comes here, alone or not: a transfer that arrives alone (or with
 /// `GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT=1`) is a batch of one through the same code. The batch
@@ -88,35 +87,16 @@ extension WalletService {
             candidates.append(Candidate(index: index, request: request, payer: payer, payee: payee))
         }
         guard !candidates.isEmpty else { return outcomes }
-        let answered: [(index: Int, result: TransferResult, answer: StoredAnswer)]
-        do {
-            answered = try await write(candidates, at: now, claimingFirst: false)
-        } catch is KeyUsedBefore {
-            // A retry in the batch (its key's row was there): the batch again, its keys claimed
-            // first, so that the retry alone is left out and replayed on its own.
-            answered = try await write(candidates, at: now, claimingFirst: true)
-        }
-        for (index, result, answer) in answered { outcomes[index] = .done(.success(.fresh(result, answer: answer))) }
-        return outcomes
-    }
+        let settled = candidates
 
-    /// The batch's transaction. `claimingFirst` false: the keys are claimed with the first writes
-    /// (on PostgreSQL in their statement: a round trip fewer), and a key used before fails the
-    /// transaction (`KeyUsedBefore`); true: claimed in a statement of their own first, and the
-    /// calls whose keys were used before are left out (their calls replay them alone).
-    private func write(_ settled: [Candidate], at now: Date, claimingFirst: Bool) async throws -> [(index: Int, result: TransferResult, answer: StoredAnswer)] {
-        try await events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
-            // 2. The keys: with the first writes, or first and a key used before left out (its call replays it alone).
-            var early = CombinedWrites(for: tx)
-            let mine: [Candidate]
-            if claimingFirst {
-                let claimed = try await writes.keys.claimNew(settled.map(\.request.call), on: tx)
-                mine = settled.filter { claimed.contains($0.request.call.ref) }
-                guard !mine.isEmpty else { return [] }
-            } else {
-                writes.keys.claimNew(settled.map(\.request.call), into: &early)
-                mine = settled
-            }
+        let answered = try await events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
+            // 2. The keys: a key used before is not claimed (its call replays it alone). First, in a
+            //    statement of their own: every transfer, batched or alone, takes its key, then its
+            //    chat, then the wallets (claimed with the later writes, a batch held a chat it made
+            //    while waiting for a key: docs/decisions.md, "eighth look").
+            let claimed = try await writes.keys.claimNew(settled.map(\.request.call), on: tx)
+            let mine = settled.filter { claimed.contains($0.request.call.ref) }
+            guard !mine.isEmpty else { return [] }
 
             // 3. What needs no balance, before the wallets are locked: the chats (made hidden where
             //    missing), the movements' rows, the chat messages, the transfers' JSON.
@@ -125,13 +105,13 @@ extension WalletService {
                 Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: c.request.input.amount,
                                 comment: c.request.input.comment, request: nil)
             }
+            var early = CombinedWrites(for: tx)
             ledger.record(movements, at: now, into: &early)
             _ = try dialogs.post(zip(mine, movements).map { c, m in
                 PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: m.amount, transferId: m.id, requestId: nil, requestKind: nil),
                                      comment: m.comment, author: c.payer.account, other: c.payee.account)
             }, in: chats, into: &early, recorder)
-            let claims = try await early.run(on: tx)
-            if !claimingFirst, claims != [mine.count] { throw KeyUsedBefore() }
+            try await early.run(on: tx)
             let transfers = zip(mine, movements).map { c, m in
                 let transfer = Transfer(id: m.id, kind: .transfer, from: c.payer.party, to: c.payee.party, amount: m.amount,
                                         comment: m.comment, requestId: nil, createdAt: now)
@@ -167,6 +147,8 @@ extension WalletService {
             try await late.run(on: tx)
             return answered
         }
+        for (index, result, answer) in answered { outcomes[index] = .done(.success(.fresh(result, answer: answer))) }
+        return outcomes
     }
 
     /// `TransferResult` as `V1.encoder` writes it (keys sorted: `balance`, `transfer`; no
@@ -191,7 +173,3 @@ private struct Candidate: Sendable {
 
 /// A movement refused under the wallets' locks: the batch rolls back and its transfers go alone.
 private struct BatchRefused: Error {}
-
-/// A batch whose keys were claimed with its first writes held a key used before: it rolls back
-/// and is written again with its keys claimed first.
-private struct KeyUsedBefore: Error {}

@@ -338,9 +338,9 @@ struct WalletTests {
         }
     }
 
-    /// A batch claims its keys with its first writes (on PostgreSQL in the same statement): a key
-    /// used before (a retry) makes that statement claim fewer than it holds, and the batch is
-    /// written again with its keys claimed first, so that the retry alone is left out.
+    /// A batch claims its keys before it writes anything else: a key used before (a retry) is not
+    /// claimed, its transfer is left out of the batch and replayed alone, and the batch's other
+    /// transfers are paid in it. (A batch that ignored what its claim found would pay the retry twice.)
     @Test("a retried key in a batch is left to be replayed alone; the batch's other transfers pay once", .tags(.engine), arguments: TestEngine.all)
     func batch_withRetriedKey_paysTheOthersOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in
