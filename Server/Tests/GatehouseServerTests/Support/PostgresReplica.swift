@@ -64,7 +64,8 @@ final class PostgresReplica: @unchecked Sendable {
         return try await body(pair)
     }
 
-    /// Starts (or starts again) the standby and waits until it accepts connections.
+    /// Starts (or starts again) the standby and waits until it accepts connections (a standby refuses
+    /// them until its replay is consistent).
     func start() async throws {
         replica = try await serve(data: folder.appendingPathComponent("replica").path, port: replicaPort)
     }
@@ -98,7 +99,21 @@ final class PostgresReplica: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        return process
+        // The port answers before the server takes connections: until its start-up (a standby: its
+        // replay to a consistent state) is done, each one is refused with 57P03 "the database system
+        // is starting up", which a test's first statement met on a loaded machine.
+        while true {
+            do {
+                try await TestDatabase.postgresAdmin(url: "postgres://postgres@127.0.0.1:\(port)/postgres", "SELECT 1")
+                return process
+            } catch {
+                guard process.isRunning, ContinuousClock.now < deadline else {
+                    Self.stop(process, port: port, signal: SIGQUIT)
+                    throw Failure(description: "PostgreSQL in \(data) did not take connections: \(String(reflecting: error))")
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
     }
 
     /// `signal` (SIGQUIT immediate, SIGINT fast shutdown), then waits for the process and its port.
