@@ -92,8 +92,8 @@ extension WalletService {
         let answered = try await events.write { tx, recorder -> [(index: Int, result: TransferResult, answer: StoredAnswer)] in
             // 2. The keys: a key used before is not claimed (its call replays it alone). First, in a
             //    statement of their own: every transfer, batched or alone, takes its key, then its
-            //    chat, then the wallets (claimed with the later writes, a batch held a chat it made
-            //    while waiting for a key: docs/decisions.md, "eighth look").
+            //    chat, then the wallets. (When the claim went with the later writes, a batch held a
+            //    chat it had just made while waiting for a key: docs/decisions.md, "eighth look".)
             let claimed = try await writes.keys.claimNew(settled.map(\.request.call), on: tx)
             let mine = settled.filter { claimed.contains($0.request.call.ref) }
             guard !mine.isEmpty else { return [] }

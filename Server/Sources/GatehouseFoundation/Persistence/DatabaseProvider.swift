@@ -252,6 +252,9 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
         let (databases, logger, stopping, health) = (databases, logger, stopping, health)
         Thread.detachNewThread { [self] in
             guard !stopping.withLockedValue({ $0 }) else { return }
+            // Before, so that no kept handle names the old pool while it is replaced; after, for
+            // one made meanwhile (as `shutdown` does).
+            forgetHandles()
             databases.reinitialize(.psql)
             forgetHandles()
             health?.reset()

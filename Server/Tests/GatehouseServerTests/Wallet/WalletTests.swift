@@ -355,8 +355,9 @@ struct WalletTests {
             func request(_ amount: Int64, key: String) -> TransferBatcher.Request {
                 let input = NewTransfer(to: PartyReference(tag: "bob"), amount: amount, comment: nil)
                 return TransferBatcher.Request(viewer: viewer, input: input, call: IdempotentCall(
-                    account: ann.id, key: key, fingerprint: IdempotentCall.fingerprint(method: "POST", path: W.transfer.path, body: Data(input.jsonBuffer.readableBytesView)),
-                    successStatus: 201))
+                    account: ann.id, key: key,
+                    fingerprint: IdempotentCall.fingerprint(method: W.transfer.method.rawValue, path: W.transfer.path, body: Data(input.jsonBuffer.readableBytesView)),
+                    successStatus: W.transfer.successStatus))
             }
             let batch = [request(1_00, key: "tap-2"), request(10_00, key: "tap-1"), request(2_00, key: "tap-3")]
 
