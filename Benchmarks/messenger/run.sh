@@ -12,6 +12,7 @@
 # With --crowd it runs Benchmarks/messenger/crowd.py instead. Env: TALKERS (1000), CROWD (18000), RATE (1000 messages/s),
 # PHASE_SECONDS (20), CROWD_ACCOUNTS (as many as CROWD: CROWD=0 measures sends without a crowd and signs up none),
 # SYNAPSE_RATE (50: what Synapse keeps up with here), SYNAPSE_CROWD_ACCOUNTS (500: its registration is slow).
+# BIN: a gatehouse binary to measure instead of building one (two builds compared in turns).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ENGINES="sqlite postgres"
@@ -28,9 +29,12 @@ ulimit -n "$(ulimit -Hn)" || true
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get install -y wrk >/dev/null; else sudo apt-get install -y wrk >/dev/null; fi
 fi
-swift build --package-path Server -c release --product gatehouse >&2
 swift build --package-path Server -c release --product db-floor >&2
-BIN="$(swift build --package-path Server -c release --show-bin-path)/gatehouse"
+DB_FLOOR="$(swift build --package-path Server -c release --show-bin-path)/db-floor"
+if [ -z "${BIN:-}" ]; then
+  swift build --package-path Server -c release --product gatehouse >&2
+  BIN="$(swift build --package-path Server -c release --show-bin-path)/gatehouse"
+fi
 VENV="$PWD/.build/messenger-bench-venv"
 SYNAPSE_VERSION=1.163.2
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import synapse, sys; sys.exit(synapse.__version__ != '$SYNAPSE_VERSION')" 2>/dev/null; then
@@ -92,7 +96,7 @@ for engine in $ENGINES; do
     # memberships' read and one statement, no transaction), made by PostgresNIO alone at the same rate
     # (Server/Sources/db-floor).
     echo "== the send's round trips made by PostgresNIO alone (db-floor)" >&2
-    "$(dirname "$BIN")/db-floor" "$DB" "${RATE:-1000}" "${PHASE_SECONDS:-20}" 2 none \
+    "$DB_FLOOR" "$DB" "${RATE:-1000}" "${PHASE_SECONDS:-20}" 2 none \
       | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
   fi
   fi

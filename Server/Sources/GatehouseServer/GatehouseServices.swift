@@ -99,17 +99,18 @@ package final class GatehouseServices: Sendable {
         let signal = OutboxSignal()
         let outbox = Outbox(clock: clock, signal: signal)
         self.outbox = outbox
+        let sessionCache = SessionCache(ttl: configuration.limits.sessionCacheTTL, maxAge: configuration.limits.sessionCacheMaxAge)
         let bus: any EventBus = if let url = configuration.eventBusURL, let address = RESPConnection.Address(url: url) {
             RedisEventBus(address: address, schema: database.postgres?.schema, logger: logger)
         } else if let postgres = database.postgres {
             // LISTEN holds a session: behind a pooler in transaction mode it connects to the database itself.
+            // Its heartbeats are what lets a cached session outlive the cache's TTL.
             PostgresEventBus(database: database, configuration: try DatabaseProvider.connection(to: configuration.databaseDirect) ?? postgres.configuration,
-                             schema: postgres.schema, logger: logger)
+                             schema: postgres.schema, heartbeat: sessionCache.heartbeat, logger: logger)
         } else {
             InProcessEventBus()
         }
         self.bus = bus
-        let sessionCache = SessionCache(ttl: configuration.limits.sessionCacheTTL)
         sessionCache.follow(bus)
         database.databases.middleware.use(AccountCacheInvalidation(cache: sessionCache, bus: bus))
         let sessions = SessionService(database: database, clock: clock, ttl: configuration.limits.sessionTTL, cache: sessionCache, bus: bus, random: dependencies.random)

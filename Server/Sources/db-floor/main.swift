@@ -18,7 +18,7 @@ import PostgresNIO
 //
 // Benchmarks/messenger/run.sh --crowd runs it after Gatehouse, at the same rate (its `RESULT` line is for that).
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard let url = arguments.first, var configuration = try? SQLPostgresConfiguration(url: url).coreConfiguration else {
+guard let url = arguments.first, var configuration = try? PostgresAddress.configuration(url).coreConfiguration else {
     FileHandle.standardError.write(Data("usage: db-floor postgres://user@host:port/database [rate] [seconds] [statements]\n".utf8))
     exit(64)
 }

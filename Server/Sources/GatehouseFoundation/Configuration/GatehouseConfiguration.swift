@@ -481,6 +481,10 @@ public struct GatehouseConfiguration: Sendable {
         /// How long an instance may serve a session and its account from memory (0 turns it off).
         /// Also the most a session revoked on another instance can still be used here.
         public var sessionCacheTTL: TimeInterval = 0.5
+        /// How long a cached session may live while PostgreSQL's event bus proves, every half TTL,
+        /// that it has missed no event (`SessionCache`); the bound for a change no event tells of.
+        /// At most `sessionCacheTTL` when not above it (0: the TTL alone).
+        public var sessionCacheMaxAge: TimeInterval = 30
         public var confirmationLinkTTL: TimeInterval = 86_400
         public var temporaryPasswordTTL: TimeInterval = 3_600
         /// How long after a deletion request the account's personal data is erased; a password
@@ -988,6 +992,7 @@ extension GatehouseConfiguration {
         l.loginFailureWindow = try reader.seconds("GATEHOUSE_LOGIN_FAILURE_WINDOW_SECONDS", default: l.loginFailureWindow, range: 1...86_400)
         l.sessionTTL = try reader.seconds("GATEHOUSE_SESSION_TTL_SECONDS", default: l.sessionTTL, range: 60...86_400)
         l.sessionCacheTTL = try reader.seconds("GATEHOUSE_SESSION_CACHE_SECONDS", default: l.sessionCacheTTL, range: 0...1)
+        l.sessionCacheMaxAge = try reader.seconds("GATEHOUSE_SESSION_CACHE_MAX_SECONDS", default: l.sessionCacheMaxAge, range: 0...300)
         l.confirmationLinkTTL = try reader.seconds("GATEHOUSE_CONFIRM_LINK_TTL_SECONDS", default: l.confirmationLinkTTL, range: 60...2_592_000)
         l.temporaryPasswordTTL = try reader.seconds("GATEHOUSE_TEMP_PASSWORD_TTL_SECONDS", default: l.temporaryPasswordTTL, range: 60...604_800)
         l.accountDeletionGrace = try reader.seconds("GATEHOUSE_ACCOUNT_DELETION_GRACE_SECONDS", default: l.accountDeletionGrace, range: 0...31_536_000)
@@ -1117,8 +1122,10 @@ extension GatehouseConfiguration {
 
     package static func parseDatabaseURL(_ raw: String) throws -> DatabaseLocation {
         if raw.hasPrefix("postgres://") || raw.hasPrefix("postgresql://") {
-            guard let url = URL(string: raw), url.host != nil else {
-                throw ConfigurationError(variable: "DATABASE_URL", problem: "is not a valid postgres URL (postgres://user:password@host:5432/database)")
+            // TCP (a host), or libpq's form for a Unix socket (`host=/directory`: PostgresAddress).
+            let socket = PostgresAddress.socketDirectory(raw) != nil
+            guard let url = URL(string: raw), socket ? (try? PostgresAddress.configuration(raw)) != nil : !(url.host ?? "").isEmpty else {
+                throw ConfigurationError(variable: "DATABASE_URL", problem: "is not a valid postgres URL (postgres://user:password@host:5432/database, or through a Unix socket postgres://user@/database?host=/var/run/postgresql)")
             }
             return .postgres(url: raw)
         }

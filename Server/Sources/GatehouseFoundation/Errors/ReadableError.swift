@@ -29,10 +29,8 @@ package struct ReadableError: Error, CustomStringConvertible {
         switch database {
         case .sqlite(let path): return "SQLite \(URL(fileURLWithPath: path).standardizedFileURL.path)"
         case .postgres(let url, let schema):
-            guard let parts = URLComponents(string: url) else { return "PostgreSQL" }
-            let database = parts.path.drop { $0 == "/" }
-            return "PostgreSQL \(parts.host ?? "a local socket"):\(parts.port ?? 5432)" + (database.isEmpty ? "" : "/\(database)")
-                + (schema.map { " (schema \($0))" } ?? "")
+            let address = PostgresAddress.describe(url)
+            return "PostgreSQL" + (address.isEmpty ? "" : " " + address) + (schema.map { " (schema \($0))" } ?? "")
         case nil: return "the database"
         }
     }

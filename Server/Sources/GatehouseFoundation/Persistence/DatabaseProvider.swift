@@ -68,7 +68,7 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
         case .postgres(let url, let searchPath):
             self.eventLoopGroup = MultiThreadedEventLoopGroup.singleton
             self.isPostgres = true
-            var configuration = try SQLPostgresConfiguration(url: url)
+            var configuration = try PostgresAddress.configuration(url)
             if let searchPath { configuration.searchPath = [searchPath] }
             // A run-time setting in the start-up message (no round trip of its own); `auto` leaves
             // the database's own setting alone.
@@ -94,7 +94,7 @@ package final class DatabaseProvider: Service, @unchecked Sendable {
     /// itself, `GatehouseConfiguration.databaseDirect`); nil for none or SQLite.
     package static func connection(to location: GatehouseConfiguration.DatabaseLocation?) throws -> PostgresConnection.Configuration? {
         guard case .postgres(let url, _) = location else { return nil }
-        return try SQLPostgresConfiguration(url: url).coreConfiguration
+        return try PostgresAddress.configuration(url).coreConfiguration
     }
 
     /// A database handle. Cheap: it borrows a pooled connection per query. After shutdown every

@@ -78,7 +78,7 @@ package final class InstanceLease: @unchecked Sendable {
             }
             return InstanceLease(mode: mode, logger: logger, descriptor: descriptor, postgres: nil, databaseName: name)
         case .postgres(let url, let searchPath):
-            var configuration = try SQLPostgresConfiguration(url: url).coreConfiguration
+            var configuration = try PostgresAddress.configuration(url).coreConfiguration
             let name = ReadableError.name(of: location)
             // What restore names when it is refused: `pg_stat_activity` shows it for this connection.
             let role = mode == .shared ? "serving" : "restoring"

@@ -27,6 +27,8 @@ package struct BusEvent: Codable, Equatable, Sendable {
 }
 
 package enum BusTopic {
+    /// A listener's own notification, sent to itself through the database (`PostgresEventBus`).
+    package static let heartbeat = "bus.heartbeat"
     /// An account or its sessions changed: every instance drops its cached copies.
     package static let accountChanged = "account.changed"
     /// A Sign To Login app changed (its key, its threshold, disabled): every instance drops its copies.
@@ -51,9 +53,18 @@ package protocol EventBus: Sendable {
     func onGap(_ handler: @escaping @Sendable () -> Void)
     /// False while events from other instances may not arrive (the listener is down).
     var isConnected: Bool { get }
+    /// An instant before which every event published anywhere (committed, with a transaction)
+    /// has been dispatched here, or nil when the bus cannot say: what lets a cache keep a copy
+    /// past its TTL while no event about it came (`SessionCache`). PostgreSQL's bus proves it
+    /// with its own notifications coming back (`PostgresEventBus`); the others cannot: a command
+    /// writes SQLite beside the in-process bus, and Redis's publishes leave after their commits
+    /// and are dropped while Redis is away.
+    var deliveredThrough: ContinuousClock.Instant? { get }
 }
 
 extension EventBus {
+    package var deliveredThrough: ContinuousClock.Instant? { nil }
+
     package func publish(_ event: BusEvent) async throws { try await publish(event, on: nil) }
 
     /// Publishes several events, in order (PostgreSQL: in one statement).

@@ -15,8 +15,22 @@ import SQLKit
 /// while it is down `isConnected` is false (the session cache falls back to its TTL), and every
 /// reconnection is a gap (subscribers drop what they keep, since events may have been missed).
 ///
-/// Events are delivered to the publishing instance too, through its own listener.
+/// Events are delivered to the publishing instance too, through its own listener. While it
+/// listens it sends itself a heartbeat every `heartbeat` (a notification through the pool, like
+/// any publish): PostgreSQL hands a listener the notifications in the order their transactions
+/// committed, so when one comes back, every event committed before it was sent has been
+/// dispatched here (`deliveredThrough`). A listener that stops hearing (a connection silently
+/// gone, a stopped database backend) stops proving anything, and the session cache falls back to
+/// its TTL.
 package final class PostgresEventBus: EventBus, Service {
+    private struct Proof {
+        /// This connection's heartbeats carry it: another instance's, or an earlier connection's, prove nothing here.
+        var nonce = ""
+        var next: UInt64 = 0
+        var sent: [UInt64: ContinuousClock.Instant] = [:]
+        var through: ContinuousClock.Instant?
+    }
+
     package let subscribers = BusSubscribers()
     package let channel: String
     private let database: DatabaseProvider
@@ -24,8 +38,13 @@ package final class PostgresEventBus: EventBus, Service {
     private let logger: Logger
     private let connected = NIOLockedValueBox(false)
     private let current = NIOLockedValueBox<PostgresConnection?>(nil)
+    private let heartbeat: Duration
+    private let proof = NIOLockedValueBox(Proof())
 
-    package init(database: DatabaseProvider, configuration: PostgresConnection.Configuration, schema: String?, logger: Logger) {
+    /// `heartbeat`: how often the listener proves it hears (`deliveredThrough`); zero sends none.
+    package init(database: DatabaseProvider, configuration: PostgresConnection.Configuration, schema: String?, heartbeat: Duration = .zero,
+                 logger: Logger) {
+        self.heartbeat = heartbeat
         self.database = database
         self.configuration = configuration
         self.logger = logger
@@ -35,6 +54,8 @@ package final class PostgresEventBus: EventBus, Service {
     }
 
     package var isConnected: Bool { connected.withLockedValue({ $0 }) }
+
+    package var deliveredThrough: ContinuousClock.Instant? { proof.withLockedValue { $0.through } }
 
     package func publish(_ event: BusEvent, on db: (any GatehouseDatabase)?) async throws {
         let payload = try EventBusLimits.encode(event)
@@ -85,17 +106,27 @@ package final class PostgresEventBus: EventBus, Service {
         current.withLockedValue { $0 = connection }
         defer { current.withLockedValue { $0 = nil } }
         if stopping.withLockedValue({ $0 }) { try? await connection.close(); return }
+        let nonce = UUID().uuidString
+        proof.withLockedValue { $0 = Proof(nonce: nonce) }
+        defer { proof.withLockedValue { $0 = Proof() } }
         do {
             try await connection.listen(on: channel) { notifications in
                 connected.withLockedValue { $0 = true }
                 onListening()
                 subscribers.gap()  // whatever happened before this moment is in the database
+                let beating = heartbeat > .zero ? Task { await self.beat(nonce: nonce) } : nil
+                defer { beating?.cancel() }
+                let wanted: (String, UUID?) -> Bool = { [subscribers] topic, account in
+                    topic == BusTopic.heartbeat || subscribers.listens(topic: topic, account: account)
+                }
                 for try await notification in notifications {
-                    guard let events = EventBusLimits.unpack(notification.payload, wanted: subscribers.listens) else {
+                    guard let events = EventBusLimits.unpack(notification.payload, wanted: wanted) else {
                         logger.warning("event bus: unreadable notification dropped")
                         continue
                     }
-                    for event in events { subscribers.dispatch(event) }
+                    for event in events {
+                        if event.topic == BusTopic.heartbeat { heard(event.body, nonce: nonce) } else { subscribers.dispatch(event) }
+                    }
                 }
             }
         } catch {
@@ -103,5 +134,35 @@ package final class PostgresEventBus: EventBus, Service {
             throw error
         }
         try? await connection.close()
+    }
+
+    /// Sends this connection's heartbeats until cancelled: each one's moment kept until it comes back.
+    private func beat(nonce: String) async {
+        while !Task.isCancelled {
+            let seq = proof.withLockedValue { proof -> UInt64 in
+                defer { proof.next += 1 }
+                proof.sent[proof.next] = .now
+                // One that never came back is forgotten after a while.
+                if proof.sent.count > 64, let oldest = proof.sent.keys.min() { proof.sent[oldest] = nil }
+                return proof.next
+            }
+            do {
+                try await publish(BusEvent(topic: BusTopic.heartbeat, body: "\(nonce) \(seq)"), on: nil)
+            } catch {
+                logger.debug("event bus: heartbeat not sent", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            try? await Task.sleep(for: heartbeat)
+        }
+    }
+
+    /// A heartbeat heard: if it is this connection's, everything committed before it was sent is here.
+    private func heard(_ body: String, nonce: String) {
+        let parts = body.split(separator: " ")
+        guard parts.count == 2, parts[0] == nonce, let seq = UInt64(parts[1]) else { return }
+        proof.withLockedValue { proof in
+            guard proof.nonce == nonce, let sent = proof.sent[seq] else { return }
+            proof.sent = proof.sent.filter { $0.key > seq }
+            if proof.through.map({ sent > $0 }) ?? true { proof.through = sent }
+        }
     }
 }

@@ -239,6 +239,47 @@ struct EventBusTests {
         }
     }
 
+    @Test("PostgreSQL: while the listener hears its own heartbeats a cached session outlives the TTL (no database read), a revocation on another instance is still refused at once, and a listener that stops hearing (its backend stopped) leaves the TTL the bound", .tags(.engine))
+    func provenDelivery_keepsSessionsPastTheTTL() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        try await withApp(.postgres, configure: { $0.limits.sessionCacheTTL = 0.3; $0.limits.sessionCacheMaxAge = 120 }) { first in
+            try await withSecondInstance(of: first) { second in
+                let bus = try #require(first.services.bus as? PostgresEventBus)
+                #expect(await eventually { bus.isConnected && second.services.bus.isConnected })
+                let ann = try await first.v1.signedUp(email: "ann@example.com")
+                let bob = try await first.v1.signedUp(email: "bob@example.com", tag: "bob")
+                let read = ContinuousClock.now
+                _ = try await first.v1.me(ann.token)
+                _ = try await first.v1.me(bob.token)
+                #expect(await eventually { (bus.deliveredThrough.map { $0 > read }) ?? false }, "a heartbeat sent after the reads came back")
+
+                // Past the TTL, a change no event tells of is not seen: the entries are served from memory.
+                try await first.services.database.sql.raw("UPDATE accounts SET first_name = 'Changed' WHERE id = \(bind: ann.account.id)").run()
+                try await Task.sleep(for: .milliseconds(900))
+                #expect(try await first.v1.me(ann.token).firstName == "Ann", "served past the TTL, while the bus proves it missed nothing")
+
+                // A revocation on the other instance travels as an event: refused here at once.
+                let revoked = try await second.v1.delete(V1.Sessions.logout.path, token: bob.token)
+                #expect(revoked.status == .noContent)
+                #expect(await eventually(within: .seconds(5)) {
+                    (try? await first.v1.get(V1.Accounts.me.path, token: bob.token).status) == .unauthorized
+                })
+
+                // The listeners' backends stop (connections gone silent): no heartbeat comes back, the proof
+                // ages, and within the TTL the entry is read again.
+                let pids = try await first.services.database.sql.raw("""
+                    SELECT pid FROM pg_stat_activity WHERE query = \(bind: "LISTEN \"\(bus.channel)\";") AND datname = current_database()
+                    """).all().map { try $0.decode(column: "pid", as: Int32.self) }
+                #expect(pids.count == 2, "both instances' listeners")
+                for pid in pids { #expect(kill(pid, SIGSTOP) == 0, "the test stops the listeners' backends") }
+                defer { for pid in pids { kill(pid, SIGCONT) } }
+                #expect(await eventually(within: .seconds(5)) { (try? await first.v1.me(ann.token).firstName) == "Changed" },
+                        "a listener that hears nothing proves nothing")
+                #expect(bus.isConnected, "the connection itself looked alive all along")
+            }
+        }
+    }
+
     @Test("PostgreSQL: a listener that loses its connection reconnects, drops the cache, and hears events again", .tags(.engine))
     func listenerReconnects() async throws {
         guard TestEngine.all.contains(.postgres) else { return }

@@ -3,6 +3,7 @@ import Foundation
 import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
+import GatehousePlatform
 import GatehouseServer
 import GatehouseTestSupport
 import SQLKit
@@ -73,6 +74,50 @@ struct SessionCacheTests {
         #expect(cache.lookup(tokenHash: "b1")?.session.accountID == bob)
         try await Task.sleep(for: .milliseconds(250))
         #expect(cache.lookup(tokenHash: "b1") == nil, "older than the TTL")
+    }
+
+    @Test("while the bus proves its delivery an entry outlives the TTL, up to its max age; a proof that ages, or that came before the read, does not keep it; an event still drops it at once")
+    func cache_provenDelivery_keepsEntriesPastTheTTL() async throws {
+        // setup: a TTL of 0.2 s, a max age of 3 s, a bus whose proof the test sets
+        let bus = ProvingBus()
+        let cache = SessionCache(ttl: 0.2, maxAge: 3)
+        cache.follow(bus)
+        #expect(cache.heartbeat == .milliseconds(100), "half the TTL: a proof kept up is never older than it")
+        let ann = UUID(), bob = UUID(), cat = UUID()
+        for (token, id) in [("a", ann), ("b", bob), ("c", cat)] { cache.store(tokenHash: token, session: session(id), account: snapshot(id)) }
+        try await Task.sleep(for: .milliseconds(300))
+
+        // MUT + validate: past the TTL, kept by a fresh proof
+        bus.proof = .now
+        #expect(cache.lookup(tokenHash: "a") != nil && cache.lookup(tokenHash: "b") != nil)
+        cache.invalidate(accountID: bob)
+        #expect(cache.lookup(tokenHash: "b") == nil, "an event drops it whatever the proof")
+        // A proof older than the TTL keeps nothing.
+        bus.proof = .now - .milliseconds(300)
+        #expect(cache.lookup(tokenHash: "c") == nil)
+
+        // A proof from before the read proves nothing about what came after it.
+        bus.proof = .now
+        cache.store(tokenHash: "d", session: session(cat), account: snapshot(cat))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(cache.lookup(tokenHash: "d") == nil)
+
+        // The max age bounds what no event tells of, however fresh the proof.
+        let ageing = Task { while !Task.isCancelled { bus.proof = .now; try? await Task.sleep(for: .milliseconds(20)) } }
+        defer { ageing.cancel() }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(cache.lookup(tokenHash: "a") != nil, "read about 0.9 s ago: past the TTL, within the max age")
+        try await Task.sleep(for: .milliseconds(2_500))
+        #expect(cache.lookup(tokenHash: "a") == nil, "older than the max age")
+
+        // A max age not above the TTL is the TTL: no heartbeat asked for, no proof read.
+        let plain = SessionCache(ttl: 0.2, maxAge: 0)
+        plain.follow(bus)
+        #expect(plain.heartbeat == .zero && plain.maxAge == plain.ttl)
+        plain.store(tokenHash: "p", session: session(ann), account: snapshot(ann))
+        try await Task.sleep(for: .milliseconds(300))
+        bus.proof = .now
+        #expect(plain.lookup(tokenHash: "p") == nil)
     }
 
     @Test("a TTL of 0 turns the cache off; a full cache makes room instead of growing")
@@ -163,25 +208,40 @@ struct SessionCacheTests {
         }
     }
 
-    @Test("a session ended elsewhere (another instance) is refused here once the TTL has passed", .tags(.engine), arguments: TestEngine.all)
-    func sessionEndedElsewhere_isRefusedWithinTheTTL(engine: TestEngine) async throws {
-        try await withApp(engine, configure: { $0.limits.sessionCacheTTL = 0.3 }) { app in
+    @Test("a session ended with no event (a DELETE typed by hand) is refused here within the cache's max age", .tags(.engine), arguments: TestEngine.all)
+    func sessionEndedWithoutAnEvent_isRefusedWithinTheMaxAge(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.limits.sessionCacheTTL = 0.3; $0.limits.sessionCacheMaxAge = 1.5 }) { app in
             // setup
             let signup = try await app.v1.signedUp(email: "ann@example.com", tag: "ann.lee")
             _ = try await app.v1.me(signup.token)
 
-            // MUT: what another instance's logout does to the shared database
+            // MUT: the database changed with no event about it
             try await app.services.database.sql.raw("DELETE FROM sessions").run()
 
-            // validate: served from memory for at most the TTL, then refused. (That an entry's age is a
-            // hard bound is the cache's own test; here, a bounded poll that a cache which never
-            // forgets would fail.)
+            // validate: served from memory for at most the max age (the TTL where the bus proves
+            // nothing), then refused. (That an entry's age is a hard bound is the cache's own test;
+            // here, a bounded poll that a cache which never forgets would fail.)
             let refused = await eventually(within: .seconds(10)) {
                 (try? await app.v1.get(V1.Accounts.me.path, token: signup.token).status) == .unauthorized
             }
             #expect(refused)
         }
     }
+}
+
+/// A bus whose proof of delivery the test sets (`EventBus.deliveredThrough`); it carries no events.
+final class ProvingBus: EventBus, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _proof: ContinuousClock.Instant?
+    var proof: ContinuousClock.Instant? {
+        get { lock.withLock { _proof } }
+        set { lock.withLock { _proof = newValue } }
+    }
+    var deliveredThrough: ContinuousClock.Instant? { proof }
+    var isConnected: Bool { true }
+    func publish(_ event: BusEvent, on db: (any GatehouseDatabase)?) async throws {}
+    func subscribe(topic: String, account: UUID?, _ handler: @escaping @Sendable (BusEvent) -> Void) -> BusSubscription { BusSubscription {} }
+    func onGap(_ handler: @escaping @Sendable () -> Void) {}
 }
 
 /// A thread-safe count for tests.
