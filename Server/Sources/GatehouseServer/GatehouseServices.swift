@@ -104,9 +104,11 @@ package final class GatehouseServices: Sendable {
             RedisEventBus(address: address, schema: database.postgres?.schema, logger: logger)
         } else if let postgres = database.postgres {
             // LISTEN holds a session: behind a pooler in transaction mode it connects to the database itself.
-            // Its heartbeats are what lets a cached session outlive the cache's TTL.
+            // Its heartbeats show it hears (a silent listener connects again) and let a cached session outlive the
+            // cache's TTL, which asks for them every half TTL; once a second otherwise.
             PostgresEventBus(database: database, configuration: try DatabaseProvider.connection(to: configuration.databaseDirect) ?? postgres.configuration,
-                             schema: postgres.schema, heartbeat: sessionCache.heartbeat, logger: logger)
+                             schema: postgres.schema, heartbeat: sessionCache.heartbeat > .zero ? sessionCache.heartbeat : .seconds(1),
+                             silence: .milliseconds(Int64(configuration.eventBusSilence * 1000)), logger: logger)
         } else {
             InProcessEventBus()
         }

@@ -57,6 +57,9 @@ public struct GatehouseConfiguration: Sendable {
     /// LISTEN/NOTIFY; in process on SQLite), or a Redis server's address
     /// (`redis://[user:password@]host[:port][/db]`, `GATEHOUSE_EVENT_BUS`).
     public var eventBusURL: String?
+    /// How long PostgreSQL's listener may go without hearing a heartbeat the database took before it
+    /// connects again, through a gap (`PostgresEventBus`).
+    public var eventBusSilence: TimeInterval = 15
     public var runMigrationsOnStart: Bool = true
     public var logLevel: Logger.Level = .info
     /// `text` (one line as swift-log writes it) or `json` (one JSON object per line, for a log pipeline).
@@ -668,6 +671,7 @@ extension GatehouseConfiguration {
             }
             c.eventBusURL = bus
         }
+        c.eventBusSilence = try reader.seconds("GATEHOUSE_EVENT_BUS_SILENCE_SECONDS", default: c.eventBusSilence, range: 1...3600)
         c.runMigrationsOnStart = try reader.bool("GATEHOUSE_AUTO_MIGRATE", default: true)
         c.logLevel = try reader.choice("GATEHOUSE_LOG_LEVEL", default: c.logLevel)
         c.logFormat = try reader.choice("GATEHOUSE_LOG_FORMAT", default: c.logFormat)

@@ -21,13 +21,16 @@ import SQLKit
 /// committed, so when one comes back, every event committed before it was sent has been
 /// dispatched here (`deliveredThrough`). A listener that stops hearing (a connection silently
 /// gone, a stopped database backend) stops proving anything, and the session cache falls back to
-/// its TTL.
+/// its TTL; when a heartbeat the database took has not come back for `silence`, the listener is
+/// closed and connects again, through a gap (its sockets read what they missed from the database),
+/// where before it waited for the kernel to give up on the connection, hours by default.
 package final class PostgresEventBus: EventBus, Service {
     private struct Proof {
         /// This connection's heartbeats carry it: another instance's, or an earlier connection's, prove nothing here.
         var nonce = ""
         var next: UInt64 = 0
-        var sent: [UInt64: ContinuousClock.Instant] = [:]
+        /// When each heartbeat still out was sent, and whether the database took it.
+        var sent: [UInt64: (at: ContinuousClock.Instant, taken: Bool)] = [:]
         var through: ContinuousClock.Instant?
     }
 
@@ -39,12 +42,15 @@ package final class PostgresEventBus: EventBus, Service {
     private let connected = NIOLockedValueBox(false)
     private let current = NIOLockedValueBox<PostgresConnection?>(nil)
     private let heartbeat: Duration
+    private let silence: Duration
     private let proof = NIOLockedValueBox(Proof())
 
-    /// `heartbeat`: how often the listener proves it hears (`deliveredThrough`); zero sends none.
+    /// `heartbeat`: how often the listener proves it hears (`deliveredThrough`; zero sends none);
+    /// `silence`: how long a heartbeat the database took may stay away before the listener reconnects.
     package init(database: DatabaseProvider, configuration: PostgresConnection.Configuration, schema: String?, heartbeat: Duration = .zero,
-                 logger: Logger) {
+                 silence: Duration = .seconds(15), logger: Logger) {
         self.heartbeat = heartbeat
+        self.silence = silence
         self.database = database
         self.configuration = configuration
         self.logger = logger
@@ -114,7 +120,11 @@ package final class PostgresEventBus: EventBus, Service {
                 connected.withLockedValue { $0 = true }
                 onListening()
                 subscribers.gap()  // whatever happened before this moment is in the database
-                let beating = heartbeat > .zero ? Task { await self.beat(nonce: nonce) } : nil
+                let beating = heartbeat > .zero ? Task {
+                    guard await self.beat(nonce: nonce) else { return }
+                    // Silent: the notification sequence ends with the connection, and the listener connects again.
+                    try? await connection.close()
+                } : nil
                 defer { beating?.cancel() }
                 let wanted: (String, UUID?) -> Bool = { [subscribers] topic, account in
                     topic == BusTopic.heartbeat || subscribers.listens(topic: topic, account: account)
@@ -136,23 +146,34 @@ package final class PostgresEventBus: EventBus, Service {
         try? await connection.close()
     }
 
-    /// Sends this connection's heartbeats until cancelled: each one's moment kept until it comes back.
-    private func beat(nonce: String) async {
+    /// Sends this connection's heartbeats until cancelled (false), each one's moment kept until it
+    /// comes back, or until one the database took has stayed away for `silence` (true). A heartbeat
+    /// the database did not take (the pool busy, the database away) says nothing of the listener.
+    private func beat(nonce: String) async -> Bool {
+        // Enough kept to see the oldest one the database took outstay `silence`.
+        let kept = min(10_000, Int(silence / heartbeat) + 16)
         while !Task.isCancelled {
             let seq = proof.withLockedValue { proof -> UInt64 in
                 defer { proof.next += 1 }
-                proof.sent[proof.next] = .now
-                // One that never came back is forgotten after a while.
-                if proof.sent.count > 64, let oldest = proof.sent.keys.min() { proof.sent[oldest] = nil }
+                proof.sent[proof.next] = (.now, false)
+                if proof.sent.count > kept, let oldest = proof.sent.keys.min() { proof.sent[oldest] = nil }
                 return proof.next
             }
             do {
                 try await publish(BusEvent(topic: BusTopic.heartbeat, body: "\(nonce) \(seq)"), on: nil)
+                proof.withLockedValue { $0.sent[seq]?.taken = true }
             } catch {
                 logger.debug("event bus: heartbeat not sent", metadata: ["error": "\(String(reflecting: error))"])
             }
+            let now = ContinuousClock.now
+            let waited = proof.withLockedValue { $0.sent.values.filter(\.taken).map { now - $0.at }.max() }
+            if let waited, waited > silence {
+                logger.warning("event bus: the listener hears nothing (its heartbeat has not come back for \(waited)); connecting again")
+                return true
+            }
             try? await Task.sleep(for: heartbeat)
         }
+        return false
     }
 
     /// A heartbeat heard: if it is this connection's, everything committed before it was sent is here.
@@ -160,7 +181,7 @@ package final class PostgresEventBus: EventBus, Service {
         let parts = body.split(separator: " ")
         guard parts.count == 2, parts[0] == nonce, let seq = UInt64(parts[1]) else { return }
         proof.withLockedValue { proof in
-            guard proof.nonce == nonce, let sent = proof.sent[seq] else { return }
+            guard proof.nonce == nonce, let sent = proof.sent[seq]?.at else { return }
             proof.sent = proof.sent.filter { $0.key > seq }
             if proof.through.map({ sent > $0 }) ?? true { proof.through = sent }
         }

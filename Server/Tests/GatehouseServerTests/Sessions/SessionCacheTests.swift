@@ -120,6 +120,19 @@ struct SessionCacheTests {
         #expect(plain.lookup(tokenHash: "p") == nil)
     }
 
+    @Test("the cache's max age and the bus's silence are read, with their defaults; a value out of range is refused by name")
+    func settings() throws {
+        let defaults = try GatehouseConfiguration.fromEnvironment([:])
+        #expect(defaults.limits.sessionCacheMaxAge == 30 && defaults.eventBusSilence == 15)
+        let set = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_SESSION_CACHE_MAX_SECONDS": "0", "GATEHOUSE_EVENT_BUS_SILENCE_SECONDS": "60"])
+        #expect(set.limits.sessionCacheMaxAge == 0 && set.eventBusSilence == 60)
+        #expect(SessionCache(ttl: set.limits.sessionCacheTTL, maxAge: set.limits.sessionCacheMaxAge).heartbeat == .zero, "0: the TTL alone")
+        for (name, value) in [("GATEHOUSE_SESSION_CACHE_MAX_SECONDS", "301"), ("GATEHOUSE_SESSION_CACHE_MAX_SECONDS", "-1"),
+                              ("GATEHOUSE_EVENT_BUS_SILENCE_SECONDS", "0"), ("GATEHOUSE_EVENT_BUS_SILENCE_SECONDS", "soon")] {
+            #expect(throws: ConfigurationError.self, "\(name)=\(value)") { try GatehouseConfiguration.fromEnvironment([name: value]) }
+        }
+    }
+
     @Test("a TTL of 0 turns the cache off; a full cache makes room instead of growing")
     func cache_disabledAndBounded() {
         let off = SessionCache(ttl: 0)
