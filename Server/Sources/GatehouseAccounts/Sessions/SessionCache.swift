@@ -65,7 +65,7 @@ package final class SessionCache: @unchecked Sendable {
 
     package var isEnabled: Bool { ttl > .zero }
 
-    /// The entry for a token hash while it is younger than `ttl`.
+    /// The entry for a token hash while it is fresh (`isFresh`).
     package func lookup(tokenHash: String) -> Value? {
         guard isEnabled else { return nil }
         let now = ContinuousClock.now, proof = proof
@@ -73,7 +73,7 @@ package final class SessionCache: @unchecked Sendable {
     }
 
     /// The fresh entry, or the result of `load` (shared with every concurrent caller for the same
-    /// token), which is kept for `ttl` when it found a session.
+    /// token), which is kept while it is fresh when it found a session.
     package func value(tokenHash: String, load: @escaping @Sendable () async throws -> Value?) async throws -> Value? {
         guard isEnabled else { return try await load() }
         let now = ContinuousClock.now, proof = proof
