@@ -108,7 +108,7 @@ package final class GatehouseServices: Sendable {
             // cache's TTL, which asks for them every half TTL; once a second otherwise.
             PostgresEventBus(database: database, configuration: try DatabaseProvider.connection(to: configuration.databaseDirect) ?? postgres.configuration,
                              schema: postgres.schema, heartbeat: sessionCache.heartbeat > .zero ? sessionCache.heartbeat : .seconds(1),
-                             silence: .milliseconds(Int64(configuration.eventBusSilence * 1000)), logger: logger)
+                             silence: .seconds(configuration.eventBusSilence), logger: logger)
         } else {
             InProcessEventBus()
         }

@@ -80,9 +80,23 @@ struct PostgresSocketTests {
         let people = NIOLockedValueBox<(Someone, Someone)?>(nil)
         try await withApp(on: database, configure: configure, keep: true) { app in
             // inet_client_addr() is NULL on a Unix socket's connection.
-            let overSocket = try await app.services.database.sql.raw("SELECT inet_client_addr() IS NULL AS local").first()?.decode(column: "local", as: Bool.self)
+            // inet_client_addr() is NULL on a Unix socket's connection.
+            let sql = app.services.database.sql
+            let overSocket = try await sql.raw("SELECT inet_client_addr() IS NULL AS local").first()?.decode(column: "local", as: Bool.self)
             #expect(overSocket == true)
             #expect(await eventually { app.services.bus.isConnected })
+            // Every connection to its database is the socket's: the pool's, the event bus's LISTEN, the instance lease's
+            // (the first app's, over TCP, have closed).
+            @Sendable func connections(tcp: Bool) async throws -> [String] {
+                try await sql.raw("""
+                    SELECT coalesce(query, '') || ' / ' || coalesce(application_name, '') AS what FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND (client_addr IS NOT NULL) = \(bind: tcp)
+                    """).all().map { try $0.decode(column: "what", as: String.self) }
+            }
+            #expect(await eventually { (try? await connections(tcp: true).isEmpty) ?? false }, "no connection over TCP")
+            let local = try await connections(tcp: false)
+            #expect(local.contains { $0.hasPrefix("LISTEN ") }, "the event bus listens over the socket: \(local)")
+            #expect(local.contains { $0.contains("gatehouse serving pid") }, "the instance lease is held over the socket: \(local)")
             let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
             let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
             try await app.credit("+79160000001", 100_00)
