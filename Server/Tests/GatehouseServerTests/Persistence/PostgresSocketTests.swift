@@ -32,8 +32,13 @@ struct PostgresSocketTests {
         // DATABASE_URL takes it; an address with neither a host nor a socket is refused by name.
         let c = try GatehouseConfiguration.fromEnvironment(["DATABASE_URL": "postgres://gh@/gatehouse?host=/var/run/postgresql"])
         #expect(c.database == .postgres(url: "postgres://gh@/gatehouse?host=/var/run/postgresql"))
-        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["DATABASE_URL": "postgres:///gatehouse"]) }
-        #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["DATABASE_URL": "postgres://gh@/gatehouse?host=relative/dir"]) }
+        for refused in ["postgres:///gatehouse", "postgres://gh:topsecret@/gatehouse?host=relative/dir"] {
+            let error = #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["DATABASE_URL": refused]) }
+            // The variable, both forms it takes, and not the password it was given.
+            #expect(error?.description == "configuration error: DATABASE_URL: is not a valid postgres URL (postgres://user:password@host:5432/database, "
+                    + "or through a Unix socket postgres://user@/database?host=/var/run/postgresql)")
+            #expect(error?.description.contains("topsecret") == false)
+        }
 
         // What messages call it: the socket and the database, never the password.
         let name = ReadableError.name(of: .postgres(url: "postgres://gh:topsecret@/gatehouse?host=/var/run/postgresql"))

@@ -8,6 +8,7 @@ import GatehouseTestSupport
 import HummingbirdTesting
 import Logging
 import NIOConcurrencyHelpers
+import ServiceLifecycle
 import SQLKit
 import Testing
 
@@ -294,6 +295,70 @@ struct EventBusTests {
                 }, "and a revocation on the other instance is refused here")
             }
         }
+    }
+
+    @Test("PostgreSQL: heartbeats the database does not take (its pg_notify refused) are no silence: the listener keeps its connection and proves nothing; once they are taken they come back and prove", .tags(.engine))
+    func untakenHeartbeats_areNoSilence() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        let database = try await TestDatabase.make(.postgres)
+        guard case .postgres(let url, _) = database.location else { return }
+        // A role that may LISTEN but not call pg_notify in this database (a function's privilege is its database's
+        // catalog's): every heartbeat is refused by the database, as when the pool cannot reach it.
+        let role = "gh_quiet_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        try await TestDatabase.postgresAdmin(url: url, "CREATE ROLE \(role) LOGIN")
+        try await TestDatabase.postgresAdmin(url: url, "REVOKE EXECUTE ON FUNCTION pg_notify(text, text) FROM PUBLIC")
+        var parts = try #require(URLComponents(string: url))
+        parts.user = role
+        parts.password = nil
+        let quiet = try #require(parts.string)
+        var logger = Logger(label: "untaken-heartbeats")
+        logger.logLevel = .warning
+        let provider = try DatabaseProvider(location: .postgres(url: quiet), poolSize: 1, threadPool: .singleton, logger: logger)
+        provider.markReady()  // nothing to migrate: the bus needs no table
+        // A heartbeat every 100 ms; a silence of 500 ms, which refused heartbeats outlast four times over in the wait below.
+        let bus = PostgresEventBus(database: provider, configuration: try #require(try DatabaseProvider.connection(to: .postgres(url: quiet))),
+                                   schema: nil, heartbeat: .milliseconds(100), silence: .milliseconds(500), logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [bus], logger: logger))
+        @Sendable func checks() async throws {
+            #expect(await eventually { bus.isConnected })
+            let listener: @Sendable () async throws -> [Int32] = {
+                try await provider.sql.raw("""
+                    SELECT pid FROM pg_stat_activity WHERE usename = \(bind: role) AND query = \(bind: "LISTEN \"\(bus.channel)\";")
+                    """).all().map { try $0.decode(column: "pid", as: Int32.self) }
+            }
+            let pids = try await listener()
+            #expect(pids.count == 1, "the bus listens")
+            let gaps = NIOLockedValueBox(0)
+            bus.onGap { gaps.withLockedValue { $0 += 1 } }
+
+            try await Task.sleep(for: .seconds(2))
+            #expect(gaps.withLockedValue { $0 } == 0, "no heartbeat was taken, so none is missing: the listener did not reconnect")
+            #expect(bus.isConnected)
+            #expect(try await listener() == pids, "on the same connection")
+            #expect(bus.deliveredThrough == nil, "and nothing is proven: the session cache keeps its TTL")
+
+            // Taken again: the heartbeats come back through the same connection and prove it hears.
+            try await TestDatabase.postgresAdmin(url: url, "GRANT EXECUTE ON FUNCTION pg_notify(text, text) TO PUBLIC")
+            let granted = ContinuousClock.now
+            #expect(await eventually(within: .seconds(5)) { (bus.deliveredThrough.map { $0 > granted }) ?? false })
+            #expect(gaps.withLockedValue { $0 } == 0)
+            #expect(try await listener() == pids)
+        }
+        // The bus stops on the service group's shutdown, whatever the checks did.
+        let outcome: Result<Void, any Error> = await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let outcome: Result<Void, any Error>
+            do { try await checks(); outcome = .success(()) } catch { outcome = .failure(error) }
+            await group.triggerGracefulShutdown()
+            try? await tasks.waitForAll()
+            return outcome
+        }
+        await provider.shutdown()
+        await database.cleanup()
+        var admin = try #require(URLComponents(string: url))
+        admin.path = "/postgres"
+        try await TestDatabase.postgresAdmin(url: try #require(admin.string), "DROP ROLE IF EXISTS \(role)")
+        try outcome.get()
     }
 
     @Test("PostgreSQL: a listener that loses its connection reconnects, drops the cache, and hears events again", .tags(.engine))
