@@ -101,7 +101,7 @@ package final class GatehouseServices: Sendable {
         self.outbox = outbox
         let sessionCache = SessionCache(ttl: configuration.limits.sessionCacheTTL, maxAge: configuration.limits.sessionCacheMaxAge)
         let bus: any EventBus = if let url = configuration.eventBusURL, let address = RESPConnection.Address(url: url) {
-            RedisEventBus(address: address, schema: database.postgres?.schema, logger: logger)
+            RedisEventBus(address: address, schema: database.postgres?.schema, silence: .seconds(configuration.eventBusSilence), logger: logger)
         } else if let postgres = database.postgres {
             // LISTEN holds a session: behind a pooler in transaction mode it connects to the database itself.
             // Its heartbeats show it hears (a silent listener connects again) and let a cached session outlive the

@@ -23,6 +23,11 @@ import ServiceLifecycle
 /// - **A publish that fails** (Redis unreachable) is tried once more on a new connection, then
 ///   logged and dropped: the write it tells of is committed, and the listeners, which lost Redis
 ///   too, reconnect through a gap.
+/// - **A listener that hears nothing connects again.** The subscribed connection is asked `PING`
+///   every third of `silence`; when an answer has not come for `silence`
+///   (`GATEHOUSE_EVENT_BUS_SILENCE_SECONDS`), the connection is closed and made again, through a
+///   gap, where a half-open connection (a failover behind a proxy, a dropped NAT entry) kept the
+///   instance's sockets and caches deaf until the kernel gave up on it, hours by default.
 package final class RedisEventBus: EventBus, Service {
     package let subscribers = BusSubscribers()
     package let channel: String
@@ -31,9 +36,12 @@ package final class RedisEventBus: EventBus, Service {
     private let connected = NIOLockedValueBox(false)
     private let listener = NIOLockedValueBox<RESPConnection?>(nil)
     private let publisher = PublisherConnection()
+    private let silence: Duration
 
-    package init(address: RESPConnection.Address, schema: String?, logger: Logger) {
+    /// `silence`: how long the subscribed connection may leave a `PING` unanswered before it is made again.
+    package init(address: RESPConnection.Address, schema: String?, silence: Duration = .seconds(15), logger: Logger) {
         self.address = address
+        self.silence = silence
         self.logger = logger
         let suffix = schema.map { ":" + $0 } ?? ""
         self.channel = "gatehouse:events" + suffix
@@ -107,8 +115,37 @@ package final class RedisEventBus: EventBus, Service {
         connected.withLockedValue { $0 = true }
         onListening()
         subscribers.gap()  // whatever happened before this moment is in the database
+        let watching = Task { [silence, logger] in
+            guard await Self.unanswered(connection, silence: silence) else { return }
+            logger.warning("event bus: Redis has not answered the listener's PING for \(silence); connecting again")
+            try? await connection.close()
+        }
+        defer { watching.cancel() }
         for await _ in closed.stream {}
         throw RESPConnection.Failure.closed
+    }
+
+    /// Asks `PING` on the subscribed connection every third of `silence` until cancelled or the
+    /// connection fails (false), or until one answer has stayed away for `silence` (true).
+    private static func unanswered(_ connection: RESPConnection, silence: Duration) async -> Bool {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: silence / 3)
+            if Task.isCancelled { return false }
+            // The answer is waited for by polling: a reply's promise does not end on a task's cancellation.
+            let answer = NIOLockedValueBox<Bool?>(nil)
+            _ = Task { let ok = (try? await connection.send(["PING"])) != nil; answer.withLockedValue { $0 = ok } }
+            let deadline = ContinuousClock.now + silence
+            while answer.withLockedValue({ $0 }) == nil, ContinuousClock.now < deadline, !Task.isCancelled {
+                try? await Task.sleep(for: min(.milliseconds(50), silence / 10))
+            }
+            let answered = answer.withLockedValue { $0 }
+            switch answered {
+            case .some(true): continue
+            case .some(false): return false  // closed: the listener sees that itself
+            case .none: return !Task.isCancelled
+            }
+        }
+        return false
     }
 }
 

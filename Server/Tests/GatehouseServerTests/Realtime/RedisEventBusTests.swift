@@ -121,6 +121,33 @@ struct RedisEventBusTests {
         }
     }
 
+    @Test("Redis that stops answering (its process stopped, its connections open): the listener's PING goes unanswered, and after GATEHOUSE_EVENT_BUS_SILENCE_SECONDS it connects again, through a gap, and hears events", arguments: TestEngine.once)
+    func silentRedis_listenerConnectsAgain(engine: TestEngine) async throws {
+        try await RedisServer.with { redis in
+            try await withApp(engine, configure: { $0.eventBusURL = redis.url; $0.eventBusSilence = 1 }) { app in
+                let bus = app.services.bus
+                #expect(await eventually { bus.isConnected })
+                let received = Received()
+                let subscription = bus.subscribe(topic: "test.s", account: nil) { received.add($0) }
+                let gaps = NIOLockedValueBox(0)
+                bus.onGap { gaps.withLockedValue { $0 += 1 } }
+
+                // Stopped, not killed: the listener's connection stays open and nothing comes on it, as with a
+                // half-open connection; without the PING it would carry on, deaf, once Redis answers again.
+                let pid = try #require(redis.pid)
+                #expect(kill(pid, SIGSTOP) == 0)
+                defer { kill(pid, SIGCONT) }
+                try await Task.sleep(for: .seconds(3))
+                #expect(kill(pid, SIGCONT) == 0)
+                #expect(await eventually(within: .seconds(10)) { bus.isConnected && gaps.withLockedValue { $0 } >= 1 },
+                        "the silent listener connected again, through a gap")
+                try await bus.publish(BusEvent(topic: "test.s", body: "after"))
+                #expect(await eventually { received.all.map(\.body) == ["after"] })
+                withExtendedLifetime(subscription) {}
+            }
+        }
+    }
+
     @Test("realtime across instances on the Redis bus: a message sent through one instance reaches the recipient's socket on the other; what was sent while Redis was down arrives after it is back, in order, with no gap", .tags(.engine))
     func realtimeAcrossInstances() async throws {
         guard TestEngine.all.contains(.postgres) else { return }

@@ -12,6 +12,9 @@ final class RedisServer: @unchecked Sendable {
 
     var url: String { "redis://127.0.0.1:\(port)" }
 
+    /// Its process's id while it runs (a test stops it with `SIGSTOP` to make it silent).
+    var pid: Int32? { process?.processIdentifier }
+
     private init(port: Int) { self.port = port }
 
     /// A started server, answering.
