@@ -125,24 +125,17 @@ package final class RedisEventBus: EventBus, Service {
         throw RESPConnection.Failure.closed
     }
 
-    /// Asks `PING` on the subscribed connection every third of `silence` until cancelled or the
-    /// connection fails (false), or until one answer has stayed away for `silence` (true).
+    /// Asks `PING` on the subscribed connection every third of `silence` until cancelled (false), or
+    /// until no answer has come for `silence` (true). Each `PING` goes in a task of its own: a
+    /// reply's promise does not end on a task's cancellation, only on an answer or the connection's end.
     private static func unanswered(_ connection: RESPConnection, silence: Duration) async -> Bool {
+        let answered = NIOLockedValueBox(ContinuousClock.now)
         while !Task.isCancelled {
             try? await Task.sleep(for: silence / 3)
             if Task.isCancelled { return false }
-            // The answer is waited for by polling: a reply's promise does not end on a task's cancellation.
-            let answer = NIOLockedValueBox<Bool?>(nil)
-            _ = Task { let ok = (try? await connection.send(["PING"])) != nil; answer.withLockedValue { $0 = ok } }
-            let deadline = ContinuousClock.now + silence
-            while answer.withLockedValue({ $0 }) == nil, ContinuousClock.now < deadline, !Task.isCancelled {
-                try? await Task.sleep(for: min(.milliseconds(50), silence / 10))
-            }
-            let answered = answer.withLockedValue { $0 }
-            switch answered {
-            case .some(true): continue
-            case .some(false): return false  // closed: the listener sees that itself
-            case .none: return !Task.isCancelled
+            if ContinuousClock.now - answered.withLockedValue({ $0 }) > silence { return true }
+            Task {
+                if (try? await connection.send(["PING"])) != nil { answered.withLockedValue { $0 = .now } }
             }
         }
         return false

@@ -85,7 +85,6 @@ struct PostgresSocketTests {
         let people = NIOLockedValueBox<(Someone, Someone)?>(nil)
         try await withApp(on: database, configure: configure, keep: true) { app in
             // inet_client_addr() is NULL on a Unix socket's connection.
-            // inet_client_addr() is NULL on a Unix socket's connection.
             let sql = app.services.database.sql
             let overSocket = try await sql.raw("SELECT inet_client_addr() IS NULL AS local").first()?.decode(column: "local", as: Bool.self)
             #expect(overSocket == true)

@@ -353,10 +353,9 @@ struct EventBusTests {
             return outcome
         }
         await provider.shutdown()
+        // The role is the cluster's: dropped from the test's database, now that none of its connections is left.
+        try await TestDatabase.postgresAdmin(url: url, "DROP ROLE IF EXISTS \(role)")
         await database.cleanup()
-        var admin = try #require(URLComponents(string: url))
-        admin.path = "/postgres"
-        try await TestDatabase.postgresAdmin(url: try #require(admin.string), "DROP ROLE IF EXISTS \(role)")
         try outcome.get()
     }
 
