@@ -216,7 +216,8 @@ extension MessengerStore {
 
     /// The direct chats of these pairs, made (hidden from both) where missing, once however many
     /// transactions make them at the same moment.
-    package func directChats(_ pairs: Set<ChatPair>, now: Date, on tx: any GatehouseDatabase) async throws -> [ChatPair: DirectChat] {
+    /// `making: false` reads them and makes none (a pair with no chat is left out).
+    package func directChats(_ pairs: Set<ChatPair>, now: Date, making: Bool = true, on tx: any GatehouseDatabase) async throws -> [ChatPair: DirectChat] {
         let sql = sql(tx)
         func read(_ pairs: [ChatPair]) async throws -> [ChatPair: DirectChat] {
             let chats: SQLQueryString = "chats c WHERE \(SQLQueryString.isAnyPair("c.low_id", "c.high_id", pairs.map { ($0.low, $0.high) }, postgres: sql.isPostgres))"
@@ -233,7 +234,7 @@ extension MessengerStore {
         var chats = try await read(Array(pairs))
         // The missing ones, in pair order (two transactions making the same chats wait in one order).
         let missing = pairs.filter { chats[$0] == nil }.sorted { ($0.low, $0.high) < ($1.low, $1.high) }
-        guard !missing.isEmpty else { return chats }
+        guard making, !missing.isEmpty else { return chats }
         let made = missing.map { (pair: $0, id: OrderedID.make()) }
         var rows = RowSet(count: made.count)
         rows.add("id", "uuid", made.map(\.id))

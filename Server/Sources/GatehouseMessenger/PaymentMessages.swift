@@ -73,6 +73,73 @@ package struct PaymentMessages: MessengerConcept {
         DirectChats(byPair: try await store.directChats(Set(people.map { MessengerStore.ChatPair(ordered($0.0, $0.1)) }), now: clock.now(), on: tx))
     }
 
+    /// The direct chats between the pairs of people there are, in one read that makes none:
+    /// for a batch written as one statement with no transaction around it
+    /// (`inStatement(_:in:_:)`), which cannot make them.
+    package func existingChats(between people: [(UUID, UUID)], on db: any GatehouseDatabase) async throws -> DirectChats {
+        DirectChats(byPair: try await store.directChats(Set(people.map { MessengerStore.ChatPair(ordered($0.0, $0.1)) }), now: clock.now(),
+                                                        making: false, on: db))
+    }
+
+    /// The messages of `posts` as parts of one statement with no transaction around it
+    /// (PostgreSQL; a wallet's group commit, `TransferBatcher`), `chats` those there were
+    /// (`existingChats`): the chats there were not, made with their members (`made`, which must
+    /// make them all: a chat another transaction made since the read is not made again, and the
+    /// statement must then fail, whose messages would go nowhere), the messages, the chats' newest
+    /// message, those hidden from a member shown: in the order of `chats(between:on:)` and
+    /// `post(_:in:into:_:)`, and before the wallets. Their `message.created` events recorded.
+    package func inStatement(_ posts: [Post], in chats: DirectChats, _ recorder: EventRecorder) throws -> (messages: [Message], parts: [StatementPart]) {
+        let now = clock.now()
+        var byPair = chats.byPair
+        var made: [(pair: MessengerStore.ChatPair, id: UUID)] = []
+        var messages: [Message] = []
+        for post in posts {
+            let pair = MessengerStore.ChatPair(ordered(post.author, post.other))
+            if byPair[pair] == nil {
+                let id = OrderedID.make()
+                made.append((pair, id))
+                byPair[pair] = (id, true)
+            }
+            messages.append(Message(id: OrderedID.make(), chatId: byPair[pair]!.id, authorId: post.author, text: post.comment ?? "", createdAt: now,
+                                    editedAt: nil, deleted: false, replyTo: nil, forwardedFrom: nil, attachments: [], clientMessageId: nil, payment: post.note))
+        }
+        var newest: [UUID: UUID] = [:]
+        for m in messages { newest[m.chatId] = m.id }
+        var parts: [StatementPart] = []
+        if !made.isEmpty {
+            var rows = RowSet(count: made.count)
+            rows.add("id", "uuid", made.map(\.id))
+            rows.add("low_id", "uuid", made.map(\.pair.low))
+            rows.add("high_id", "uuid", made.map(\.pair.high))
+            rows.add("last_message_id", "uuid", made.map { newest[$0.id]! })
+            rows.add("activity_key", "text", made.map { newest[$0.id]!.uuidString.lowercased() })
+            parts.append(StatementPart(name: "chats_made", statement: """
+                \(rows.insert(into: "chats", constants: [("created_at", "\(bind: now)")], postgres: true))
+                ON CONFLICT (low_id, high_id) DO NOTHING RETURNING id
+                """, rows: made.count))
+            var members = RowSet(count: made.count * 2)
+            members.add("chat_id", "uuid", made.flatMap { [$0.id, $0.id] })
+            members.add("account_id", "uuid", made.flatMap { [$0.pair.low, $0.pair.high] })
+            members.add("other_id", "uuid", made.flatMap { [$0.pair.high, $0.pair.low] })
+            parts.append(StatementPart(name: "chats_joined", statement: """
+                \(members.insert(into: "chat_members", constants: [("visible", "TRUE")], postgres: true)) RETURNING 1
+                """, rows: made.count * 2))
+        }
+        parts.append(StatementPart(name: "messages_written", statement: try MessengerStore.insert(messages, postgres: true), rows: messages.count))
+        let old = newest.filter { id, _ in !made.contains { $0.id == id } }
+        if !old.isEmpty {
+            parts.append(StatementPart(name: "chats_active", statement: "\(MessengerStore.activity(old, postgres: true)) RETURNING chats.id", rows: nil))
+        }
+        let hidden = old.keys.filter { id in chats.byPair.values.contains { $0.id == id && !$0.allVisible } }.sorted()
+        if !hidden.isEmpty {
+            parts.append(StatementPart(name: "chats_shown", statement: """
+                UPDATE chat_members SET visible = TRUE WHERE chat_id = ANY(\(bind: hidden)) AND visible = FALSE RETURNING 1
+                """, rows: nil))
+        }
+        for (post, message) in zip(posts, messages) { recordCreated(message, to: post.other, recorder) }
+        return (messages, parts)
+    }
+
     /// The messages of `posts` in `chats`: their insert, the chats' activity and whom they show
     /// to are added to `writes` (the caller runs them; none reads another's rows), and their
     /// `message.created` events recorded. Answers the messages in order.
@@ -93,6 +160,11 @@ package struct PaymentMessages: MessengerConcept {
     /// The chats a batch of posts goes to.
     package struct DirectChats: Sendable {
         fileprivate var byPair: [MessengerStore.ChatPair: MessengerStore.DirectChat]
+
+        /// Whether a pair of these people has no chat here.
+        package func lackAny(between people: [(UUID, UUID)]) -> Bool {
+            people.contains { byPair[MessengerStore.ChatPair($0.0 < $0.1 ? ($0.0, $0.1) : ($0.1, $0.0))] == nil }
+        }
     }
 
     /// Two accounts, lower id first.

@@ -145,6 +145,23 @@ package struct IdempotencyKeys: Sendable {
         return claimed
     }
 
+    /// The claim of the keys of a batch's calls (all different) with their answers, in key order,
+    /// as a part of one statement (PostgreSQL; `TransferBatcher`'s `writeAtOnce`): it answers a
+    /// row per key claimed, none for a key used before (the statement must then fail).
+    package func claimsAnswered(_ answers: [(call: IdempotentCall, answer: StoredAnswer)]) -> SQLQueryString {
+        let sorted = answers.sorted { ($0.call.account, $0.call.key) < ($1.call.account, $1.call.key) }
+        var rows = RowSet(count: sorted.count)
+        rows.add("account_id", "uuid", sorted.map(\.call.account))
+        rows.add("key", "text", sorted.map(\.call.key))
+        rows.add("fingerprint", "text", sorted.map(\.call.fingerprint))
+        rows.add("status", "bigint", sorted.map { Int64($0.answer.status) })
+        rows.add("body", "text", sorted.map { String(decoding: $0.answer.body, as: UTF8.self) })
+        return """
+            \(rows.insert(into: "idempotency_keys", constants: [("created_at", "\(bind: clock.now())")], postgres: true))
+            ON CONFLICT (account_id, key) DO NOTHING RETURNING 1
+            """
+    }
+
     /// Remembers a refusal (`insufficient_funds`, a limit, an unknown recipient) after its
     /// transaction rolled back, so a retry answers it again, as Stripe does. When another call
     /// with the key got there first, answers what that one stored instead.

@@ -100,6 +100,10 @@ package struct Ledger: Sendable {
         package var paidToday: Int64
         package var changed = false
 
+        package init(system: Bool, balance: Int64, paidDay: Int64, paidToday: Int64) {
+            (self.system, self.balance, self.paidDay, self.paidToday) = (system, balance, paidDay, paidToday)
+        }
+
         /// The rule `post` applies in SQL, applied here: the funds (the system wallet may go
         /// below zero), then the day's payouts including this one within `dailyLimit`.
         package mutating func pay(_ amount: Int64, day: Int64, dailyLimit: Int64?) -> Refusal? {
@@ -120,6 +124,11 @@ package struct Ledger: Sendable {
     /// before the wallets are locked, and the locks are held for less.
     package func record(_ movements: [Movement], at now: Date, into writes: inout CombinedWrites) {
         guard !movements.isEmpty else { return }
+        writes.add(Self.rows(of: movements, at: now, postgres: writes.postgres))
+    }
+
+    /// The insert of the movements' rows (`record`).
+    private static func rows(of movements: [Movement], at now: Date, postgres: Bool) -> SQLQueryString {
         var rows = RowSet(count: movements.count)
         rows.add("id", "uuid", movements.map(\.id))
         rows.add("kind", "text", movements.map(\.kind.rawValue))
@@ -129,7 +138,7 @@ package struct Ledger: Sendable {
         rows.add("comment", "text", movements.map(\.comment))
         rows.add("request_id", "uuid", movements.map(\.request))
         rows.add("reference", "text", movements.map(\.reference))
-        writes.add(rows.insert(into: "ledger_transactions", constants: [("created_at", "\(bind: now)")], postgres: writes.postgres))
+        return rows.insert(into: "ledger_transactions", constants: [("created_at", "\(bind: now)")], postgres: postgres)
     }
 
     /// Applies recorded movements (`record`) to their wallets in `db`, in order: every wallet
@@ -179,40 +188,105 @@ package struct Ledger: Sendable {
                 if try row.decode(column: "id", as: UUID?.self) != nil { try read(row) } else { try readCounter(row) }
             }
         }
-        let day = Self.day(now)
+        let applied = try Self.apply(movements, to: wallets, at: now, dailyLimit: dailyLimit)
+        guard !applied.posted.isEmpty else { return (applied.results, raised) }
+        let changed = ids.filter { applied.wallets[$0]!.changed }
+        writes.add(Self.balances(changed, applied.wallets).update("wallets", matching: ["id"], postgres: writes.postgres))
+        writes.add(Self.entries(applied.posted, at: now, postgres: writes.postgres))
+        return (applied.results, raised)
+    }
+
+    /// The rows of the wallets' new balances and day's payouts.
+    private static func balances(_ ids: [UUID], _ wallets: [UUID: Balance]) -> RowSet {
+        var rows = RowSet(count: ids.count)
+        rows.add("id", "uuid", ids)
+        rows.add("balance", "bigint", ids.map { wallets[$0]!.balance })
+        rows.add("paid_day", "bigint", ids.map { wallets[$0]!.paidDay })
+        rows.add("paid_today", "bigint", ids.map { wallets[$0]!.paidToday })
+        return rows
+    }
+
+    /// Movements applied in turn to the wallets as they were (`Balance.pay`, `receive`).
+    private struct Applied {
         var results: [Result<Posting, Refusal>] = []
         var posted: [(movement: Movement, posting: Posting)] = []
+        var wallets: [UUID: Balance]
+    }
+
+    private static func apply(_ movements: [Movement], to wallets: [UUID: Balance], at now: Date, dailyLimit: Int64?) throws -> Applied {
+        let day = Self.day(now)
+        var applied = Applied(wallets: wallets)
         for movement in movements {
             precondition(movement.amount > 0 && movement.debit != movement.credit)
-            guard var debit = wallets[movement.debit], var credit = wallets[movement.credit] else { throw LedgerError.walletMissing }
+            guard var debit = applied.wallets[movement.debit], var credit = applied.wallets[movement.credit] else { throw LedgerError.walletMissing }
             if let refusal = debit.pay(movement.amount, day: day, dailyLimit: dailyLimit) {
-                results.append(.failure(refusal))
+                applied.results.append(.failure(refusal))
                 continue
             }
-            wallets[movement.debit] = debit
+            applied.wallets[movement.debit] = debit
             credit.receive(movement.amount)
-            wallets[movement.credit] = credit
+            applied.wallets[movement.credit] = credit
             let posting = Posting(id: movement.id, createdAt: now, debitBalance: debit.balance, creditBalance: credit.balance)
-            posted.append((movement, posting))
-            results.append(.success(posting))
+            applied.posted.append((movement, posting))
+            applied.results.append(.success(posting))
         }
-        guard !posted.isEmpty else { return (results, raised) }
-        let changed = ids.filter { wallets[$0]!.changed }
-        var balances = RowSet(count: changed.count)
-        balances.add("id", "uuid", changed)
-        balances.add("balance", "bigint", changed.map { wallets[$0]!.balance })
-        balances.add("paid_day", "bigint", changed.map { wallets[$0]!.paidDay })
-        balances.add("paid_today", "bigint", changed.map { wallets[$0]!.paidToday })
-        writes.add(balances.update("wallets", matching: ["id"], postgres: writes.postgres))
-        // Two entries a movement: the debit, then the credit.
+        return applied
+    }
+
+    /// The entries of posted movements: two each, the debit, then the credit.
+    private static func entries(_ posted: [(movement: Movement, posting: Posting)], at now: Date, postgres: Bool) -> SQLQueryString {
         var rows = RowSet(count: posted.count * 2)
         rows.add("id", "uuid", posted.flatMap { _ in [OrderedID.make(), OrderedID.make()] })
         rows.add("transaction_id", "uuid", posted.flatMap { [$0.posting.id, $0.posting.id] })
         rows.add("wallet_id", "uuid", posted.flatMap { [$0.movement.debit, $0.movement.credit] })
         rows.add("amount", "bigint", posted.flatMap { [-$0.movement.amount, $0.movement.amount] })
         rows.add("balance_after", "bigint", posted.flatMap { [$0.posting.debitBalance, $0.posting.creditBalance] })
-        writes.add(rows.insert(into: "ledger_entries", constants: [("created_at", "\(bind: now)")], postgres: writes.postgres))
-        return (results, raised)
+        return rows.insert(into: "ledger_entries", constants: [("created_at", "\(bind: now)")], postgres: postgres)
+    }
+
+    /// Movements posted by one statement with no transaction around it (PostgreSQL; a group
+    /// commit's `writeAtOnce`), from the wallets as read before it: the statement's parts
+    /// (`StatementPart`), to run in this order after those that lock the caller's rows — the
+    /// movements' rows, the wallets locked in id order, their balances and day's payouts written
+    /// only where they are still as read, the entries. Nil when a movement is refused as read (the
+    /// caller goes the transaction's way, which says why). A wallet that changed since the read
+    /// updates no row, and the statement fails there: its balances were worked out from the read.
+    package struct InStatement {
+        package let postings: [Posting]
+        package let parts: [StatementPart]
+        /// The wallets' balances and day's payouts once it is written.
+        package let after: [UUID: Balance]
+    }
+
+    package func inStatement(_ movements: [Movement], read wallets: [UUID: Balance], at now: Date, dailyLimit: Int64?) throws -> InStatement? {
+        guard !movements.isEmpty else { return nil }
+        let applied = try Self.apply(movements, to: wallets, at: now, dailyLimit: dailyLimit)
+        guard applied.posted.count == movements.count else { return nil }
+        let ids = Set(movements.flatMap { [$0.debit, $0.credit] }).sorted()
+        let changed = ids.filter { applied.wallets[$0]!.changed }
+        var balances = Self.balances(changed, applied.wallets)
+        balances.add("was_balance", "bigint", changed.map { wallets[$0]!.balance })
+        balances.add("was_day", "bigint", changed.map { wallets[$0]!.paidDay })
+        balances.add("was_today", "bigint", changed.map { wallets[$0]!.paidToday })
+        return InStatement(
+            postings: applied.posted.map(\.posting),
+            parts: [
+                StatementPart(name: "movements", statement: "\(Self.rows(of: movements, at: now, postgres: true)) RETURNING 1", rows: movements.count),
+                StatementPart(name: "wallets_locked", statement: "SELECT id FROM wallets WHERE id = ANY(\(bind: ids)) ORDER BY id FOR NO KEY UPDATE",
+                              rows: ids.count),
+                StatementPart(name: "wallets_moved", statement: """
+                    UPDATE wallets SET balance = r.balance, paid_day = r.paid_day, paid_today = r.paid_today FROM \(balances.table("r"))
+                    WHERE wallets.id = r.id AND wallets.balance = r.was_balance AND wallets.paid_day = r.was_day AND wallets.paid_today = r.was_today
+                    RETURNING wallets.id
+                    """, rows: changed.count),
+                StatementPart(name: "entries", statement: "\(Self.entries(applied.posted, at: now, postgres: true)) RETURNING 1",
+                              rows: applied.posted.count * 2),
+            ],
+            after: Dictionary(uniqueKeysWithValues: changed.map { id in
+                var balance = applied.wallets[id]!
+                balance.changed = false
+                return (id, balance)
+            }))
     }
 
     /// The day a payout counts towards: days since 1970 in UTC.

@@ -27,6 +27,8 @@ package struct WalletService: WalletConcept {
     /// alone or `GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT` is 1. Nil only in the service the batcher
     /// itself writes with.
     private(set) var batcher: TransferBatcher?
+    /// The wallets of the batches being written one statement at a time (`writeTransfers`).
+    let inFlight = WalletsInFlight()
 
     var store: WalletStore { directory.store }
 

@@ -20,3 +20,27 @@ package enum StatementCheck {
 
     private static let prefix = "gatehouse: "
 }
+
+/// A part of one statement with no transaction around it (`StatementCheck`): `name AS (statement)`,
+/// which the statement runs where it reads it — a union reads its branches one after another, so
+/// the parts lock what they lock in the order they are read. `rows`, when given, is the number of
+/// rows the part must answer, or the statement fails right there (`counted`).
+package struct StatementPart {
+    package var name: String
+    package var statement: SQLQueryString
+    package var rows: Int?
+
+    package init(name: String, statement: SQLQueryString, rows: Int?) {
+        (self.name, self.statement, self.rows) = (name, statement, rows)
+    }
+
+    /// `name AS (statement)`.
+    package var defined: SQLQueryString { "\(unsafeRaw: name) AS (\(statement))" }
+
+    /// The branch of the statement's union that runs the part: its name and the rows it answered,
+    /// failing the statement with `reason` unless they are `rows`.
+    package func counted(_ reason: String) -> SQLQueryString {
+        let count: SQLQueryString = rows.map { StatementCheck.require("count(*) = \(bind: $0)", reason) } ?? "count(*)"
+        return "SELECT '\(unsafeRaw: name)' AS part, NULL::uuid AS id, \(count) AS value FROM \(unsafeRaw: name)"
+    }
+}

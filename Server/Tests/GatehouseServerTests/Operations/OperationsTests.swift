@@ -275,16 +275,18 @@ struct ConfigurationTests {
     func walletVariables() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).wallet
         #expect(defaults.maxTransfer == 15_000_000 && defaults.dailyLimit == 60_000_000 && defaults.transfersPerCommit == 64
-                && defaults.commitWriters == 2)
+                && defaults.commitWriters == 2 && defaults.transfersInOneStatement)
         let w = try GatehouseConfiguration.fromEnvironment([
             "GATEHOUSE_WALLET_MAX_TRANSFER_KOPECKS": "500000", "GATEHOUSE_WALLET_DAILY_LIMIT_KOPECKS": "900000",
             "GATEHOUSE_WALLET_REQUEST_TTL_SECONDS": "3600", "GATEHOUSE_WALLET_IDEMPOTENCY_TTL_SECONDS": "7200",
             "GATEHOUSE_WALLET_MAX_COMMENT_LENGTH": "80", "GATEHOUSE_WALLET_LOOKUPS_PER_HOUR": "7",
             "GATEHOUSE_WALLET_REQUESTS_PER_DAY": "9", "GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT": "1", "GATEHOUSE_WALLET_COMMIT_WRITERS": "3",
+            "GATEHOUSE_WALLET_ONE_STATEMENT": "false",
         ]).wallet
         #expect(w.maxTransfer == 500_000 && w.dailyLimit == 900_000 && w.requestTTL == 3_600 && w.idempotencyKeyTTL == 7_200)
-        #expect(w.maxComment == 80 && w.lookupsPerHour == 7 && w.requestsPerDay == 9 && w.transfersPerCommit == 1 && w.commitWriters == 3)
-        for (variable, value) in [("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", "0"), ("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", "1001"),
+        #expect(w.maxComment == 80 && w.lookupsPerHour == 7 && w.requestsPerDay == 9 && w.transfersPerCommit == 1 && w.commitWriters == 3
+                && !w.transfersInOneStatement)
+        for (variable, value) in [("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", "0"), ("GATEHOUSE_WALLET_ONE_STATEMENT", "sometimes"), ("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", "1001"),
                                   ("GATEHOUSE_WALLET_COMMIT_WRITERS", "0"), ("GATEHOUSE_WALLET_COMMIT_WRITERS", "65"),
                                   ("GATEHOUSE_WALLET_MAX_TRANSFER_KOPECKS", "0"), ("GATEHOUSE_WALLET_IDEMPOTENCY_TTL_SECONDS", "60")] {
             #expect(throws: ConfigurationError.self, "\(variable)=\(value)") { try GatehouseConfiguration.fromEnvironment([variable: value]) }

@@ -4,10 +4,12 @@ import GatehouseFoundation
 import GatehouseMessenger
 import GatehousePlatform
 import GatehouseServer
+import GatehouseSurfaces
 import GatehouseTestSupport
 import GatehouseWallet
 import HTTPTypes
 import HummingbirdTesting
+import NIOConcurrencyHelpers
 import NIOCore
 import SQLKit
 import Testing
@@ -469,6 +471,182 @@ struct WalletTests {
             #expect(try await app.v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann).status == .created)
             #expect(try await app.services.operatorOutbox.recent(to: nil).filter { $0.kind == "push" }.count == 1)
         }
+    }
+
+    /// `gatehouse_transfer_batches_total` of `way` in /metrics. The counters are the process's (tests in parallel add to
+    /// them): a test expects each way to grow by at least what it does.
+    static func batches(_ way: String) -> Int {
+        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n")
+            .first { $0.hasPrefix(#"gatehouse_transfer_batches_total{way="\#(way)"}"#) }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    @Test("PostgreSQL: a transfer is one statement (counted by way) that writes what the transaction's way writes: the key with its answer, the chat (made on the first payment, both members seeing it), the message, the money, the entries, the events numbered; a payee with a push device takes the transaction; a retry goes again and replays", .tags(.engine))
+    func oneStatementBatch_writesWhatTheTransactionWrites() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        try await withApp(.postgres) { app in
+            // setup
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            let cat = try await app.v1.walletHolder("cat", phone: "+79160000003")
+            try await app.credit("+79160000001", 100_00)
+            _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-cat"), token: cat.token)
+            let before = (one: Self.batches("one_statement"), transaction: Self.batches("transaction"), again: Self.batches("again"))
+
+            // MUT: Ann's first payment to Bob (it makes their chat in the statement), her second, its retry, and two
+            // to Cat, who has a push device
+            let first = try await app.v1.pay(10_00, to: PartyReference(tag: "bob"), by: ann, comment: "one")
+            let second = try await app.v1.pay(5_00, to: PartyReference(tag: "bob"), by: ann, comment: "two", key: "k-2")
+            let oneStatement = Self.batches("one_statement")
+            let retry = try await app.v1.pay(5_00, to: PartyReference(tag: "bob"), by: ann, comment: "two", key: "k-2")
+            let again = Self.batches("again")
+            for _ in 0..<2 { #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "cat"), by: ann).status == .created) }
+            //      Bob deletes the chat for himself; Ann's next payment shows it to him again
+            let chat = try #require(try await app.v1.chats(of: bob).items.first)
+            let deleted = try await app.v1.delete(app.v1.path(V1.Messenger.deleteChat, chat.id), token: bob.token)
+            let hiddenFromBob = try await app.v1.chats(of: bob).items.isEmpty
+            let third = try await app.v1.pay(2_00, to: PartyReference(tag: "bob"), by: ann, comment: "three")
+
+            // validate: the ways
+            #expect(oneStatement >= before.one + 2, "the first payment (which made the chat) and the second took one statement")
+            #expect(Self.batches("one_statement") >= before.one + 3, "and the third, which showed the chat again")
+            #expect(again >= before.again + 1, "the retry met its key in the statement and went again")
+            #expect(Self.batches("transaction") >= before.transaction + 2, "payments to a payee with a push device take the transaction")
+            // what each wrote: the answers, the balances, the messages, the keys, the books
+            #expect(first.status == .created && second.status == .created, "\(second.text)")
+            #expect(retry.status == .created && retry.text == second.text, "the retry replays the first answer byte for byte")
+            let answer = try second.decoded(as: TransferResult.self)
+            #expect(answer.balance == 85_00 && answer.transfer.amount == 5_00 && answer.transfer.comment == "two")
+            #expect(try await app.v1.balance(of: ann) == 81_00)
+            #expect(try await app.v1.balance(of: bob) == 17_00)
+            #expect(deleted.status == .noContent && hiddenFromBob && third.status == .created)
+            #expect(try await app.v1.chats(of: bob).items.map(\.id) == [chat.id], "the payment showed Bob the chat he had deleted")
+            let history = try await app.v1.history(chat.id, for: ann)
+            #expect(history.items.map(\.text) == ["one", "two", "three"])
+            #expect(history.items.map(\.payment?.transferId) == [try first.decoded(as: TransferResult.self).transfer.id, answer.transfer.id,
+                                                                  try third.decoded(as: TransferResult.self).transfer.id])
+            #expect(try await app.v1.history(chat.id, for: bob).items.map(\.text) == ["three"], "what Bob cleared stays cleared")
+            let sql = app.services.database.sql
+            let stored = try #require(try await sql.raw("SELECT status, body FROM idempotency_keys WHERE account_id = \(bind: ann.id) AND key = 'k-2'").first())
+            #expect(try stored.decode(column: "status", as: Int.self) == 201 && (try stored.decode(column: "body", as: String.self)) == second.text)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
+            // the events: each account's numbered without a gap; the one statement's tell both sides their balances
+            let log = app.services.realtime.log
+            for (someone, balance) in [(ann, Int64(85_00)), (bob, Int64(15_00))] {  // after the second payment
+                let events = try await log.events(of: someone.id, after: 0, limit: 100)
+                #expect(events.map(\.seq) == Array(1...Int64(events.count)), "\(events.map(\.seq))")
+                let told = events.filter { $0.kind == RealtimeEventKind.walletTransfer.rawValue }
+                    .compactMap { try? V1.decoder.decode(TransferResult.self, from: Data($0.data.utf8)) }.first { $0.transfer.id == answer.transfer.id }
+                #expect(told?.balance == balance, "\(someone.id): \(String(describing: told))")
+                #expect(events.contains { $0.kind == RealtimeEventKind.messageCreated.rawValue && $0.data.lowercased().contains(answer.transfer.id.uuidString.lowercased()) })
+            }
+        }
+    }
+
+    @Test("PostgreSQL: a wallet that changes between a batch's read and its statement fails the statement, which leaves nothing, and the batch is written the transaction's way from the balance as it is then", .tags(.engine))
+    func oneStatementBatch_walletChangedSinceTheRead_goesAgain() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        try await withApp(.postgres, configure: { $0.databasePoolSize = 8 }) { app in
+            // setup: a chat both see (the next payment is one statement), and Ann's wallet held by a transaction that
+            // adds 5 roubles to it when it commits
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "bob"), by: ann).status == .created)
+            let sql = app.services.database.sql
+            let wallet = try #require(try await sql.raw("SELECT id FROM wallets WHERE account_id = \(bind: ann.id)").first()?.decode(column: "id", as: UUID.self))
+            let holder = try await HeldTransaction.begin(on: app.services.database) { tx in
+                try await tx.raw("SELECT id FROM wallets WHERE id = \(bind: wallet) FOR NO KEY UPDATE").run()
+            } beforeCommit: { tx in
+                try await tx.raw("UPDATE wallets SET balance = balance + 500 WHERE id = \(bind: wallet)").run()
+            }
+            let again = Self.batches("again")
+
+            // MUT: Ann pays 3 roubles; once the statement waits for her wallet, the holder commits
+            let v1 = app.v1
+            let payment = Task { try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann, comment: "after", key: "k-after") }
+            // (PostgreSQL shows a statement's first kilobyte: the one statement begins with the keys' claim)
+            let waiting = try await holder.waitUntilBlocking("WITH keys AS (INSERT INTO idempotency_keys%", sql: sql)
+            try await holder.commit()
+            let paid = try await payment.value
+
+            // validate: the statement waited and failed; the transaction's way paid from 14 roubles, once
+            #expect(waiting, "the statement never waited for the payer's wallet")
+            #expect(Self.batches("again") >= again + 1)
+            #expect(paid.status == .created, "\(paid.text)")
+            #expect(try paid.decoded(as: TransferResult.self).balance == 11_00)
+            #expect(try await app.v1.balance(of: bob) == 4_00)
+            #expect(try await sql.raw("SELECT id FROM ledger_transactions WHERE debit_wallet_id = \(bind: wallet) AND amount = 300").all().count == 1)
+            #expect(try await sql.raw("SELECT id FROM ledger_entries WHERE wallet_id = \(bind: wallet) AND amount = -300").all().count == 1)
+            let chat = try #require(try await app.v1.chats(of: bob).items.first)
+            #expect(try await app.v1.history(chat.id, for: bob).items.map(\.text) == ["", "after"])
+            let events = try await app.services.realtime.log.events(of: ann.id, after: 0, limit: 100)
+            #expect(events.map(\.seq) == Array(1...Int64(events.count)))
+            #expect(events.filter { $0.kind == RealtimeEventKind.walletTransfer.rawValue }.count == 3, "the credit's and one per payment, none from the failed statement")
+            // the holder's 5 roubles taken back: the books agree
+            try await sql.raw("UPDATE wallets SET balance = balance - 500 WHERE id = \(bind: wallet)").run()
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
+        }
+    }
+
+    @Test("a batch that shares a wallet with one being written waits for it (one written the transaction's way waits for nobody); a batch takes the balances that the batches finished since its read began left, and reads again when one of them cannot tell; what was read after them, and a wallet nobody holds, need nothing")
+    func walletsInFlight_waitAndTakeWhatWasLeft() async throws {
+        // setup
+        let inFlight = WalletsInFlight()
+        let (a, b, c) = (UUID(), UUID(), UUID())
+        let entered = NIOLockedValueBox<[String]>([])
+        func balance(_ value: Int64) -> Ledger.Balance { Ledger.Balance(system: false, balance: value, paidDay: 20_000, paidToday: 1) }
+
+        // MUT: the first batch holds a and b; the second, read meanwhile, wants b and c and waits; a third wants c
+        // alone and does not; then the first and third finish
+        let first = inFlight.begin()
+        let firstLeft = await inFlight.enter(first, [a, b])
+        let second = inFlight.begin()
+        let secondEntering = Task {
+            let left = await inFlight.enter(second, [b, c])
+            entered.withLockedValue { $0.append("second") }
+            return left
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let waitedEarly = entered.withLockedValue { $0 }
+        let third = inFlight.begin()
+        let thirdLeft = await inFlight.enter(third, [c])
+        inFlight.leave(third, after: [c: balance(1)])
+        inFlight.leave(first, after: [a: balance(3), b: balance(7)])
+        let secondLeft = await secondEntering.value
+        //      a fourth, read after the first finished, wants a; a fifth wants c, held by the second, which then goes
+        //      the transaction's way (it cannot tell what it left)
+        let fourth = inFlight.begin()
+        let fourthLeft = await inFlight.enter(fourth, [a])
+        let fifth = inFlight.begin()
+        let fifthEntering = Task { await inFlight.enter(fifth, [c]) }
+        try await Task.sleep(for: .milliseconds(100))
+        inFlight.leave(second, after: nil)
+        let fifthLeft = await fifthEntering.value
+        inFlight.leave(fourth, after: [a: balance(2)])
+        inFlight.leave(fifth, after: [c: balance(5)])
+        let sixth = inFlight.begin()
+        let sixthLeft = await inFlight.enter(sixth, [a, b, c])
+        //      a seventh goes the transaction's way: it holds a without waiting for the sixth; an eighth wants a
+        let seventh = inFlight.begin()
+        inFlight.hold(seventh, [a])
+        let eighth = inFlight.begin()
+        let eighthEntering = Task { await inFlight.enter(eighth, [a]) }
+        inFlight.leave(sixth, after: [a: balance(9), b: balance(9), c: balance(9)])
+        try await Task.sleep(for: .milliseconds(100))
+        inFlight.leave(seventh, after: nil)
+        let eighthLeft = await eighthEntering.value
+
+        // validate
+        #expect(firstLeft?.isEmpty == true, "nobody before it")
+        #expect(waitedEarly.isEmpty, "the second waited while the first held b")
+        #expect(thirdLeft?.isEmpty == true, "c was not held while the second waited for b")
+        #expect(secondLeft?.count == 2 && secondLeft?[b]?.balance == 7 && secondLeft?[c]?.balance == 1,
+                "what the first and third, finished since its read began, left b and c at: \(String(describing: secondLeft))")
+        #expect(fourthLeft?.isEmpty == true, "read after the first finished: its read has what the first left")
+        #expect(fifthLeft == nil, "the second could not tell what it left c at: read again")
+        #expect(sixthLeft?.isEmpty == true, "read after everyone finished")
+        #expect(eighthLeft == nil, "the seventh, which waited for nobody, held a until it finished, and cannot tell what it left a at")
     }
 
     @Test("a payment's chat that another transaction is making at that moment is the one it gets, and no second one is made", .tags(.engine))
