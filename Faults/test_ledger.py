@@ -291,12 +291,27 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
                 await asyncio.sleep(rng.uniform(0.5, 1.5))
                 await loop.run_in_executor(None, pg.start)
         await asyncio.gather(*tasks)
+        ways = await batch_ways(server.port)
+        log(f"  transfer batches by way since the server last started: {ways}")
+        if engine == "pg":
+            check.expect(ways.get("one_statement", 0) > 0, f"no batch of transfers was written as one statement on PostgreSQL: {ways}")
         await verify(check, server, inspector, accounts, credited_total, clients, OPS, now() - started, events, rng)
     except Exception as error:
         check.expect(False, f"harness error: {type(error).__name__}: {error}")
     finally:
         server.stop()
     return check.result()
+
+
+async def batch_ways(port: int) -> dict[str, int]:
+    """`gatehouse_transfer_batches_total` by `way` in /metrics: how the server, since it last started, wrote the
+    batches (docs/wallet.md, "Group commit")."""
+    response = await http("GET", port, "/metrics")
+    ways: dict[str, int] = {}
+    for line in response.body.decode().splitlines():
+        if line.startswith('gatehouse_transfer_batches_total{way="'):
+            ways[line.split('"')[1]] = int(float(line.rsplit(" ", 1)[1]))
+    return ways
 
 
 async def verify(check: Checker, server, inspector: Inspector, accounts: list[Account], credited_total: int, clients: list[Client],

@@ -85,7 +85,7 @@ extension WalletService {
         var batch = try await read(requests, keys: keys)
         guard !batch.candidates.isEmpty else { return outcomes }
         func wallets() -> Set<UUID> { Set(batch.candidates.flatMap { [$0.payer.id, $0.payee.id] }) }
-        guard settings.transfersInOneStatement, !batch.candidates.contains(where: \.payee.hasDevices) else {
+        guard settings.transfersInOneStatement, !batch.candidates.contains(where: \.payee.hasDevices), inFlight.mayTryOneStatement() else {
             // The transaction's way waits for nobody (its locks do), and tells those that wait for it
             // to read again.
             inFlight.hold(ticket, wallets())
@@ -112,6 +112,7 @@ extension WalletService {
             return outcomes
         } catch is AtOnceMissed {
             TransferWays.again.increment()
+            inFlight.statementFailed()
         }
         // Still entered: the batches after this one that share a wallet wait for it, then read again.
         return try await writeInTransaction(batch.candidates, outcomes: outcomes, at: now)
@@ -353,7 +354,30 @@ package final class WalletsInFlight: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
+    /// After a batch's statement failed, the next this many batches go the transaction's way: a load
+    /// where most statements would fail (retried keys, money moved by requests and top-ups in the
+    /// same wallets) pays a failed statement on one batch in nine at most, and a load where they
+    /// rarely fail loses little.
+    package static let backOff = 8
+    private let skipping = NIOLockedValueBox(0)
+
     package init() {}
+
+    /// Whether a batch may try the one statement now (`backOff`).
+    package func mayTryOneStatement() -> Bool {
+        skipping.withLockedValue { skipping in
+            guard skipping == 0 else {
+                skipping -= 1
+                return false
+            }
+            return true
+        }
+    }
+
+    /// A batch's statement failed.
+    package func statementFailed() {
+        skipping.withLockedValue { $0 = Self.backOff }
+    }
 
     /// Before a batch's read. Every ticket is left (`leave`), entered or not.
     package func begin() -> Ticket {
