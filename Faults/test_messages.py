@@ -5,8 +5,11 @@ end every chat holds each sender's messages exactly once, in order, with no gap:
 interrupted is there once whether or not its first try committed. Each account's event sequence
 is gap-free and has one `message.created` per message it saw. Every other reader has a push device
 and coalescing is off: every committed message to one of them has exactly one push in the outbox
-(none lost, none for a send that rolled back), and none failed; the messages to the others (on
-PostgreSQL each written in one statement with no transaction around it, docs/messenger.md) have none.
+(none lost, none for a send that rolled back), and none failed; the messages to the others have
+none. On PostgreSQL every message is written in one statement with no transaction around it
+(docs/messenger.md), which queues its push; the push lane composes the queue after the commit
+(docs/push.md, "When a push is written"), so a kill between the two leaves the push to the next
+process, and one inside a composition leaves it to compose again: once either way.
 """
 from __future__ import annotations
 
@@ -142,6 +145,12 @@ async def verify(check: Checker, senders: list[Sender], readers: list[dict], ins
     load the outbox does not keep up with, a push not sent yet is replaced in place by the chat's next one, as
     docs/push.md says), none for a message to a reader without one.
     Returns how many messages the database holds, and how many pushes."""
+    # The pushes still queued are composed by the push lane (every poll interval, a second): wait for an empty queue.
+    for _ in range(150):
+        if int(inspector.scalar("SELECT count(*) FROM push_queue")) == 0:
+            break
+        await asyncio.sleep(0.1)
+    check.expect(int(inspector.scalar("SELECT count(*) FROM push_queue")) == 0, "pushes still queued 15 s after the load")
     committed: list[str] = []
     silent: list[str] = []  # committed, to a reader without a device
     for sender in senders:
@@ -171,7 +180,7 @@ async def verify(check: Checker, senders: list[Sender], readers: list[dict], ins
     stale = inspector.rows("SELECT c.id FROM chats c WHERE c.last_message_id IS NOT NULL AND c.last_message_id <> "
                            "(SELECT m.id FROM messages m WHERE m.chat_id = c.id ORDER BY m.id DESC LIMIT 1)")
     check.expect(not stale, f"chats whose last message is not their newest: {stale[:3]}")
-    # Pushes: one per committed message, written with it (the outbox keeps them in development).
+    # Pushes: one per committed message, queued with it, composed after (the outbox keeps them in development).
     pushes = Counter()
     for body, status in inspector.rows("SELECT body, status FROM outbox_messages WHERE kind = 'push'"):
         pushes[json.loads(body)["data"].get("message", "")] += 1

@@ -195,7 +195,7 @@ for target in folder_targets:
 STORAGE = {
     "GatehouseFoundation/Persistence/", "GatehouseFoundation/RateLimiting/RateLimiter.swift",
     "GatehouseFoundation/Delivery/Outbox.swift", "GatehouseFoundation/Delivery/OutboxDeliverer.swift",
-    "GatehousePlatform/Audit/AuditLog.swift", "GatehousePlatform/Events/EventLog.swift",
+    "GatehousePlatform/Audit/AuditLog.swift", "GatehousePlatform/Events/EventLog.swift", "GatehousePlatform/Events/PushQueue.swift",
     "GatehousePlatform/Realtime/PostgresEventBus.swift", "GatehousePlatform/Storage/BlobMaintenance.swift",
     "GatehouseAccounts/Push/PushDevices.swift", "GatehouseMessenger/MessageReader.swift", "GatehouseMessenger/PersonLoader.swift",
     "GatehouseMessenger/PeopleIndex.swift", "GatehouseWallet/Ledger.swift", "GatehouseWallet/IdempotencyKeys.swift",

@@ -83,6 +83,11 @@ class Gatehouse:
             assert r.status == 200, await r.text()
             return (await r.json())["id"]
 
+    async def device(self, user: dict) -> None:
+        body = {"platform": "fcm", "token": f"bench-{user['name']}", "language": "en"}
+        async with self.http.post(f"{self.url}/v1/me/devices", json=body, headers=self.auth(user)) as r:
+            assert r.status in (200, 201), await r.text()
+
     @staticmethod
     def auth(user: dict) -> dict:
         return {"Authorization": f"Bearer {user['token']}"}

@@ -210,6 +210,10 @@ async def run(args) -> None:
         started = time.monotonic()
         talkers = await gather_limited([lambda i=i: server.user(f"{args.prefix}t{i}") for i in range(args.talkers)], 16)
         rooms = await gather_limited([lambda p=p: server.pair(talkers[2 * p], talkers[2 * p + 1]) for p in range(args.talkers // 2)], 16)
+        if args.devices:
+            # Every talker has a phone, as in an app: each message is a push to compose (a development server keeps them
+            # in its outbox).
+            await gather_limited([lambda t=t: server.device(t) for t in talkers], 16)
         crowd_users = await gather_limited([lambda i=i: server.user(f"{args.prefix}c{i}") for i in range(args.crowd_accounts)], 32)
         print(f"setup: {len(talkers)} talkers in {len(rooms)} chats, {len(crowd_users)} crowd accounts in {time.monotonic() - started:.0f} s",
               file=sys.stderr, flush=True)
@@ -273,6 +277,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20, help="length of each measured phase")
     parser.add_argument("--senders", type=int, default=64, help="keep-alive HTTP connections the sends go through")
     parser.add_argument("--postgres", action="store_true", help="also count PostgreSQL's CPU per message")
+    parser.add_argument("--devices", action="store_true", help="Gatehouse: every talker registers a push device")
     parser.add_argument("--tokens", help="hold: the crowd's tokens, one a line")
     parser.add_argument("--prefix", default="k" + os.urandom(3).hex())
     args = parser.parse_args()

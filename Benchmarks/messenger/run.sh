@@ -11,7 +11,8 @@
 # against each server in turn. Env: TARGETS ("gatehouse synapse"), SECONDS_SEND (10), IDLE (1000), INTERVAL (1.0), LATENCY_SECONDS (20).
 # With --crowd it runs Benchmarks/messenger/crowd.py instead. Env: TALKERS (1000), CROWD (18000), RATE (1000 messages/s),
 # PHASE_SECONDS (20), CROWD_ACCOUNTS (as many as CROWD: CROWD=0 measures sends without a crowd and signs up none),
-# SYNAPSE_RATE (50: what Synapse keeps up with here), SYNAPSE_CROWD_ACCOUNTS (500: its registration is slow).
+# SYNAPSE_RATE (50: what Synapse keeps up with here), SYNAPSE_CROWD_ACCOUNTS (500: its registration is slow),
+# DEVICES (set: every Gatehouse talker registers a push device, so each message is a push to compose, as in an app).
 # BIN: a gatehouse binary to measure instead of building one (two builds compared in turns).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,6 +59,7 @@ bench() {  # target url pid [secret]
     local extra=(--rate "${RATE:-1000}" --crowd-accounts "${CROWD_ACCOUNTS:-${CROWD:-18000}}")
     if [ "$1" = synapse ]; then extra=(--rate "${SYNAPSE_RATE:-50}" --crowd-accounts "${SYNAPSE_CROWD_ACCOUNTS:-500}"); fi
     if [ "$engine" = postgres ]; then extra+=(--postgres); fi
+    if [ -n "${DEVICES:-}" ] && [ "$1" = gatehouse ]; then extra+=(--devices); fi
     "$VENV/bin/python" Benchmarks/messenger/crowd.py --target "$1" --url "$2" --server-pid "$3" --shared-secret "${4:-}" \
       --talkers "${TALKERS:-1000}" --crowd "${CROWD:-18000}" --seconds "${PHASE_SECONDS:-20}" "${extra[@]}" | sed -n 's/^RESULT //p'
     return

@@ -59,6 +59,9 @@ def payer(url, index):
     code = http("GET", f"{url}/dev/outbox?to=%2B{phone[1:]}&last=1")[0]["code"]
     http("POST", url + "/v1/me/phone/verify", {"phone": phone, "code": code}, token)
     http("POST", url + "/v1/wallet", token=token)
+    if os.environ.get("DEVICES"):
+        # A phone, as in an app: each transfer received is a push to compose (a development server keeps it in its outbox).
+        http("POST", url + "/v1/me/devices", {"platform": "fcm", "token": f"bench-{tag}", "language": "en"}, token)
     return token, tag, phone
 
 

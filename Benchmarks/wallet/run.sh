@@ -10,7 +10,8 @@
 # PACED_SHARE (0.5: after the saturation run, Gatehouse again at this share of the rate it just reached, steadily,
 # latencies counted from when each transfer was due, and pgbench at the same rate with -R; 0 skips it), PACED_RATE (a
 # fixed steady rate instead), PLAN_CACHE_MODE (force_generic_plan, as docs/deploy.md advises for payments; auto for
-# PostgreSQL's own choice), BIN (a gatehouse binary to measure instead of building one: two builds compared in turns).
+# PostgreSQL's own choice), BIN (a gatehouse binary to measure instead of building one: two builds compared in turns),
+# DEVICES (set: every payer registers a push device, so each transfer received is a push to compose, as in an app).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ENGINES="postgres sqlite"

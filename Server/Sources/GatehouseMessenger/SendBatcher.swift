@@ -94,30 +94,24 @@ package struct MessageWriter: MessengerConcept {
 
     /// The sends; an outcome per send, in order. On PostgreSQL their memberships are read first
     /// (the read takes no locks, so before the writes' transaction is as good as in it: each
-    /// statement sees what was committed when it began), and a batch of plain sends (`plain`)
-    /// whose recipients have no push device is written in one statement with no transaction
-    /// around it (`writeAtOnce`, `inStatement`); other plain sends in two statements in a
-    /// transaction; the rest the general way in it. A batch `writeAtOnce` cannot finish (a client
+    /// statement sees what was committed when it began), and a batch of plain sends (`plain`) is
+    /// written in one statement with no transaction around it (`writeAtOnce`, `inStatement`; the
+    /// pushes it calls for are queued by the same statement and composed after it, `PushQueue`);
+    /// the rest the general way in a transaction. A batch `writeAtOnce` cannot finish (a client
     /// id used before, a rate limit met) goes again the general way in a transaction of its own,
     /// which answers those sends.
     package func write(_ sends: [Send]) async throws -> [Result<Message, GatehouseError>] {
         if database.isPostgres {
             do {
                 let members = try await sendingContexts(Self.pairs(sends), on: database.db)
-                let plain = Self.plain(sends, members)
-                if plain, !sends.contains(where: { members[SendPair(chat: $0.chat, author: $0.author)]!.otherHasDevices }) {
-                    let outcomes = try await writeAtOnce(sends, members: members, inStatement: true, on: database.db, EventRecorder())
+                if Self.plain(sends, members) {
+                    let outcomes = try await writeAtOnce(sends, members: members)
                     Ways.oneStatement.increment()
                     return outcomes
                 }
                 return try await events.write { tx, recorder in
-                    guard plain else {
-                        Ways.general.increment()
-                        return try await write(sends, members: members, on: tx, recorder)
-                    }
-                    let outcomes = try await writeAtOnce(sends, members: members, inStatement: false, on: tx, recorder)
-                    Ways.twoStatements.increment()
-                    return outcomes
+                    Ways.general.increment()
+                    return try await write(sends, members: members, on: tx, recorder)
                 }
             } catch is AtOnceMissed {
                 Ways.again.increment()
@@ -128,13 +122,12 @@ package struct MessageWriter: MessengerConcept {
         return try await events.write { tx, recorder in try await write(sends, on: tx, recorder) }
     }
 
-    /// `gatehouse_send_batches_total` by `way`: `one_statement` and `two_statements` (`writeAtOnce`), `general`, and
+    /// `gatehouse_send_batches_total` by `way`: `one_statement` (`writeAtOnce`), `general`, and
     /// `again` (a batch `writeAtOnce` could not finish, written once more the general way: a retry or a rate limit met;
     /// each costs a statement or a transaction rolled back). `one_statement` is counted once written; the others when
     /// the way is chosen (a transaction that fails later is counted as well).
     private enum Ways {
         static let oneStatement = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "one_statement")])
-        static let twoStatements = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "two_statements")])
         static let general = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "general")])
         static let again = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "again")])
     }
@@ -159,18 +152,16 @@ package struct MessageWriter: MessengerConcept {
         }
     }
 
-    /// A batch of plain sends (`plain`) on PostgreSQL, after its read: the messages, the rate
-    /// limit, the chats' activity and the events' counters in one statement, their locks taken in
-    /// the order the general way takes them (messages, rate limit, chats in id order, counters: a
-    /// union reads its parts one after another); the events and their announcement either in the
-    /// same statement (`inStatement`: `db` is no transaction, and the statement is all the batch
-    /// writes; `EventLog.inStatement`) or in a second one (`EventLog.flush`, as a wallet's batch
-    /// writes them) in the transaction `db`. The events are recorded before the first, since every
-    /// message is expected to be written; a message that made no row (its client id was used, here
-    /// or before) or a rate limit met throws `AtOnceMissed` — in one statement, by failing it
-    /// (`StatementCheck`), so that nothing it wrote stays.
-    private func writeAtOnce(_ requests: [Send], members: [SendPair: Sending], inStatement: Bool, on db: any GatehouseDatabase,
-                             _ recorder: EventRecorder) async throws -> [Result<Message, GatehouseError>] {
+    /// A batch of plain sends (`plain`) on PostgreSQL, after its read, in one statement with no
+    /// transaction around it: the messages, the rate limit, the chats' activity, the events'
+    /// counters, the events with their announcement and the pushes they call for
+    /// (`EventLog.inStatement`), their locks taken in the order the general way takes them
+    /// (messages, rate limit, chats in id order, counters: a union reads its parts one after
+    /// another). The events are recorded before, since every message is expected to be written; a
+    /// message that made no row (its client id was used, here or before) or a rate limit met fails
+    /// the statement (`StatementCheck`), so that nothing it wrote stays: `AtOnceMissed`.
+    private func writeAtOnce(_ requests: [Send], members: [SendPair: Sending]) async throws -> [Result<Message, GatehouseError>] {
+        let recorder = EventRecorder()
         let now = clock.now()
         let messages = requests.map {
             Message(id: OrderedID.make(), chatId: $0.chat, authorId: $0.author, text: $0.text, createdAt: now, editedAt: nil, deleted: false,
@@ -187,25 +178,23 @@ package struct MessageWriter: MessengerConcept {
         for message in messages where newest[message.chatId].map({ $0 < message.id }) ?? true {
             newest[message.chatId] = message.id
         }
-        let events = inStatement ? try self.events.inStatement(recorder, counters: "c") : nil
-        let told: SQLQueryString = events?.selected.map { "\nUNION ALL SELECT 'n', NULL, NULL, \($0)" } ?? ""
-        let check: SQLQueryString = events.map { events in """
+        let events = try self.events.inStatement(recorder, counters: "c")
+        let told: SQLQueryString = events.selected.map { "\nUNION ALL SELECT 'n', NULL, NULL, \($0)" } ?? ""
+        let check: SQLQueryString = """
 
             UNION ALL SELECT 'x', NULL, NULL, \(StatementCheck.require("""
                 (SELECT count(*) FROM m) = \(bind: messages.count) AND \(counting.allFit(part: "r")) AND \(events.written)
                 """, Self.missed))
-            """ } ?? ""
-        var written = 0
-        var hits: [String: Int] = [:]
+            """
         var raised: [UUID: Int64] = [:]
         let rows: [any SQLRow]
         do {
-            rows = try await db.preparedRows("""
+            rows = try await database.db.preparedRows("""
                 WITH m AS (\(try MessengerStore.insert(messages, postgres: true))),
                      r AS (\(counting.statement)),
                      l AS (SELECT id FROM chats WHERE id = ANY(\(bind: newest.keys.sorted())) ORDER BY id FOR UPDATE),
                      a AS (\(MessengerStore.activity(newest, postgres: true)) RETURNING chats.id),
-                     c AS (\(EventLog.raise(counters, postgres: true)))\((events?.parts ?? []).map { ",\n" + $0 as SQLQueryString }.joined())
+                     c AS (\(EventLog.raise(counters, postgres: true)))\(events.parts.map { ",\n" + $0 as SQLQueryString }.joined())
                 SELECT 'm' AS part, id, NULL::text AS bucket, NULL::bigint AS value FROM m
                 UNION ALL SELECT 'r', NULL, bucket, hits FROM r
                 UNION ALL SELECT 'l', NULL, NULL, count(*) FROM l
@@ -215,24 +204,10 @@ package struct MessageWriter: MessengerConcept {
         } catch where StatementCheck.failed(error, Self.missed) {
             throw AtOnceMissed()
         }
-        for row in rows {
-            switch try row.decode(column: "part", as: String.self) {
-            case "m": written += 1
-            case "r": hits[try row.decode(column: "bucket", as: String.self)] = Int(try row.decode(column: "value", as: Int64.self))
-            case "c": raised[try row.decode(column: "id", as: UUID.self)] = try row.decode(column: "value", as: Int64.self)
-            default: break
-            }
+        for row in rows where try row.decode(column: "part", as: String.self) == "c" {
+            raised[try row.decode(column: "id", as: UUID.self)] = try row.decode(column: "value", as: Int64.self)
         }
-        if let events {
-            await self.events.announce(events, raisedTo: raised)
-            return messages.map { .success($0) }
-        }
-        guard written == messages.count, counting.fits(after: hits).allSatisfy({ $0.value.allowed == perAuthor[$0.key] }) else {
-            throw AtOnceMissed()
-        }
-        var writes = CombinedWrites(for: db)
-        try self.events.flush(recorder, raised: counters, to: raised, into: &writes)
-        try await writes.run(on: db)
+        await self.events.announce(events, raisedTo: raised)
         return messages.map { .success($0) }
     }
 

@@ -45,6 +45,7 @@ package enum GatehouseMigrations {
             M032CreateWebhookEndpoints(),
             M033CreateIdentities(),
             M034SigningThresholds(),
+            M035CreatePushQueue(),
         ]
     }
 }

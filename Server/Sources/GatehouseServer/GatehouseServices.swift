@@ -322,6 +322,10 @@ package final class GatehouseServices: Sendable {
             smsChannel: smsChannel, emailChannel: emailChannel, pushChannel: pushChannel,
             webhookChannel: WebhookChannel(endpoints: webhooks, client: webhookHTTPClient),
             revocationChannel: IdentityRevocationChannel(apple: appleEndpoints, secrets: secrets), signal: signal, logger: logger,
+            composePushes: eventLog.pusher.map { pusher in
+                let composition = PushComposition(database: database, clock: clock, pusher: pusher, logger: logger)
+                return { await composition.composeAll() }
+            },
             maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators,
                             tokens, openID] in
                 try await sessions.purgeExpired()

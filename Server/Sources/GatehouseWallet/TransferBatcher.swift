@@ -16,7 +16,7 @@ import SQLKit
 /// recipients (with their privacy and whether they have a push device) and payers in one read
 /// (before the transaction), the keys claimed in one insert, then before the wallets are locked
 /// the chats, movements and messages (`PaymentMessages`, `Ledger.record`) and the recipients'
-/// pushes (`EventLog.pushNow`), and under the locks the wallets and the events' counters in one
+/// pushes queued (`EventLog.pushNow`, `PushQueue`), and under the locks the wallets and the events' counters in one
 /// statement (`Ledger.post(_:at:dailyLimit:raising:on:into:)`), then the balances, entries,
 /// answers, events and notifications in one statement.
 ///
@@ -59,9 +59,10 @@ package final class TransferBatcher: Sendable {
 
 extension WalletService {
     /// One batch of transfers: a transaction for those it can answer, `alone` for the rest (the
-    /// group commit then sends each of those through `transferAlone`). On PostgreSQL a batch whose
-    /// payees have no push device is first written as one statement with no transaction
-    /// (`writeAtOnce`); one that cannot finish that way is then written in a transaction.
+    /// group commit then sends each of those through `transferAlone`). On PostgreSQL a batch is
+    /// first written as one statement with no transaction (`writeAtOnce`; its payees' pushes are
+    /// queued by the same statement, `PushQueue`); one that cannot finish that way is then written
+    /// in a transaction.
     package func writeTransfers(_ requests: [TransferBatcher.Request]) async throws -> [BatchOutcome<Idempotent<TransferResult>>] {
         var outcomes = [BatchOutcome<Idempotent<TransferResult>>](repeating: .alone, count: requests.count)
 
@@ -85,7 +86,7 @@ extension WalletService {
         var batch = try await read(requests, keys: keys)
         guard !batch.candidates.isEmpty else { return outcomes }
         func wallets() -> Set<UUID> { Set(batch.candidates.flatMap { [$0.payer.id, $0.payee.id] }) }
-        guard settings.transfersInOneStatement, !batch.candidates.contains(where: \.payee.hasDevices), inFlight.mayTryOneStatement() else {
+        guard settings.transfersInOneStatement, inFlight.mayTryOneStatement() else {
             // The transaction's way waits for nobody (its locks do), and tells those that wait for it
             // to read again.
             inFlight.hold(ticket, wallets())
@@ -129,7 +130,7 @@ extension WalletService {
     private func read(_ requests: [TransferBatcher.Request], keys: [PartyKey?]) async throws -> ReadBatch {
         //    Payees who do not take messages from everyone are paid alone, where their privacy
         //    decides: whether they do is read in the same statement, and whether they have a push
-        //    device (none: no push is written, and no device read in the transaction).
+        //    device (none: no push is queued).
         let found = try await resolve(keys.compactMap { $0 }, with: Array(Set(requests.map(\.viewer.id))),
                                       restricts: PaymentMessages.restricts, hasDevices: PushDevices.exist)
         var read: [UUID: Ledger.Balance] = [:]
@@ -187,6 +188,7 @@ extension WalletService {
                                     comment: movement.comment, requestId: nil, createdAt: now)
             let json = Data(transfer.jsonBuffer.readableBytesView)
             let body = Self.transferResult(json, balance: posting.debitBalance)
+            if c.payee.hasDevices { recorder.push(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(json, balance: nil)) }
             recorder.add(.walletTransfer, to: c.payer.account, encoded: body)
             recorder.add(.walletTransfer, to: c.payee.account, encoded: Self.transferResult(json, balance: posting.creditBalance))
             let answer = StoredAnswer(status: c.request.call.successStatus, body: body)

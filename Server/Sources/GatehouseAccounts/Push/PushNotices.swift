@@ -44,12 +44,14 @@ package protocol PushComposer: Sendable {
     func notices(for events: [PendingEvent], on tx: any GatehouseDatabase) async throws -> [PushNotice]
 }
 
-/// What the apps push (docs/push.md), written into the outbox in the transaction of the event: each app's
-/// `PushComposer` says what its events tell whom; this writes it for every device of the person, in the device's
-/// language, with the badge (`badges`: the messenger's unread chats), the thread as collapse key.
+/// What the apps push (docs/push.md), composed from the queue (`PushQueue`, `PushComposition`) after the commit of
+/// the events that call for it, and written into the outbox in the transaction that takes them off the queue: each
+/// app's `PushComposer` says what its events tell whom; this writes it for every device of the person, in the
+/// device's language, with the badge (`badges`: the messenger's unread chats), the thread as collapse key.
 ///
-/// **Coalescing:** a push waits `window` before it is sent; a newer push for the same device and thread (or kind)
-/// arriving meanwhile replaces it in place, so a burst of messages is one push, the last, with the last badge.
+/// **Coalescing:** a push waits `window` from when its event was written before it is sent; a newer push for the same
+/// device and thread (or kind) arriving meanwhile replaces it in place, so a burst of messages is one push, the last,
+/// with the last badge.
 package struct EventPushes: EventPusher {
     package let devices: PushDevices
     package let outbox: Outbox
@@ -67,8 +69,13 @@ package struct EventPushes: EventPusher {
         self.window = window
     }
 
-    package func push(_ events: [PendingEvent], on tx: any GatehouseDatabase) async throws {
-        let found = try await devices.devices(of: Array(Set(events.map(\.account))), on: tx)
+    package func push(_ pushes: [QueuedPush], on tx: any GatehouseDatabase) async throws {
+        guard let first = pushes.map(\.queuedAt).min() else { return }
+        let events = pushes.map(\.event)
+        // A device hears of what happened once it was there: of an account's pushes in this batch, the newest decides.
+        var newest: [UUID: Date] = [:]
+        for push in pushes { newest[push.event.account] = max(newest[push.event.account] ?? .distantPast, push.queuedAt) }
+        let found = try await devices.devices(of: Array(newest.keys), on: tx).filter { $0.createdAt <= newest[$0.accountID]! }
         guard !found.isEmpty else { return }
         let byAccount = Dictionary(grouping: found, by: \.accountID)
         let reached = events.filter { byAccount[$0.account] != nil }
@@ -88,7 +95,7 @@ package struct EventPushes: EventPusher {
                     device: device.id, platform: device.platform, token: device.token, topic: device.bundleID, environment: device.environment,
                     title: title.render(language), body: body.render(language), badge: badges[notice.account] ?? 0, thread: notice.thread,
                     collapseKey: notice.thread, data: notice.data)
-                try await outbox.enqueuePush(envelope, key: "\(device.id)/\(notice.thread ?? notice.data["kind"] ?? "")", window: window, on: tx)
+                try await outbox.enqueuePush(envelope, key: "\(device.id)/\(notice.thread ?? notice.data["kind"] ?? "")", window: window, from: first, on: tx)
             }
         }
     }

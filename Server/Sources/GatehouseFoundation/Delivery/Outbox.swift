@@ -59,10 +59,12 @@ package struct Outbox: Sendable {
         return row.id!
     }
 
-    /// A push, sent `window` from now; until then a newer push with the same `key` (a device and a thread) replaces
-    /// it in place, so a burst is one push, the last. A window of 0 turns coalescing off: one push each.
-    package func enqueuePush(_ envelope: PushEnvelope, key: String, window: TimeInterval, on db: any GatehouseDatabase) async throws {
+    /// A push, sent `window` after `start` (its event's time; now when not given); until then a newer push with the
+    /// same `key` (a device and a thread) replaces it in place, so a burst is one push, the last. A window of 0 turns
+    /// coalescing off: one push each.
+    package func enqueuePush(_ envelope: PushEnvelope, key: String, window: TimeInterval, from start: Date? = nil, on db: any GatehouseDatabase) async throws {
         let now = clock.now()
+        let due = max(now, (start ?? now).addingTimeInterval(max(0, window)))
         let body = String(decoding: try PushEnvelope.encoder.encode(envelope), as: UTF8.self)
         let replaced = window <= 0 ? [] : try await db.raw("""
             UPDATE outbox_messages SET body = \(bind: body), subject = \(bind: envelope.title)
@@ -73,7 +75,7 @@ package struct Outbox: Sendable {
         try await db.raw("""
             INSERT INTO outbox_messages (id, kind, destination, subject, body, status, attempts, next_attempt_at, created_at, coalesce_key)
             VALUES (\(bind: OrderedID.make()), 'push', \(bind: envelope.device.uuidString.lowercased()), \(bind: envelope.title), \(bind: body),
-                    'pending', 0, \(bind: now.addingTimeInterval(max(0, window))), \(bind: now), \(bind: window <= 0 ? nil : key))
+                    'pending', 0, \(bind: due), \(bind: now), \(bind: window <= 0 ? nil : key))
             """).run()
     }
 

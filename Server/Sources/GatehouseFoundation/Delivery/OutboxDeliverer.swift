@@ -23,6 +23,8 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     package let signal: OutboxSignal
     package let logger: Logger
     package let maintenance: @Sendable () async throws -> Void
+    /// Composes the queued pushes into the outbox (`PushComposition`), run by the push lane before it sends.
+    package let composePushes: (@Sendable () async -> Void)?
     /// A claim lasts this long; a crashed instance's claims expire and another instance retries.
     /// Always longer than a delivery attempt may take, so no instance claims a message another
     /// one is still sending.
@@ -37,7 +39,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     package init(database: DatabaseProvider, clock: GatehouseClock, settings: GatehouseConfiguration.Delivery,
          environment: GatehouseConfiguration.Environment, smsChannel: any DeliveryChannel, emailChannel: any DeliveryChannel,
          pushChannel: any DeliveryChannel, webhookChannel: any DeliveryChannel, revocationChannel: any DeliveryChannel, signal: OutboxSignal,
-         logger: Logger, maintenance: @escaping @Sendable () async throws -> Void) {
+         logger: Logger, composePushes: (@Sendable () async -> Void)? = nil, maintenance: @escaping @Sendable () async throws -> Void) {
         self.database = database
         self.clock = clock
         self.settings = settings
@@ -50,6 +52,7 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         self.signal = signal
         self.logger = logger
         self.maintenance = maintenance
+        self.composePushes = composePushes
     }
 
     package func run() async throws {
@@ -98,8 +101,9 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         }
     }
 
-    /// Delivers every message of one kind that is due now.
+    /// Delivers every message of one kind that is due now (pushes: after composing the queued ones).
     package func deliverDue(kind: OutgoingMessage.Kind) async {
+        if kind == .push, let composePushes { await composePushes() }
         do {
             while true {
                 let now = clock.now()

@@ -57,11 +57,12 @@ package struct StoredEvent: Sendable, Equatable {
     }
 }
 
-/// Writes the pushes a transaction's events call for, in that transaction (docs/push.md): the
-/// event's source says who gets one (`push: true`), the pusher how (devices, language, mutes,
-/// coalescing).
+/// Composes the pushes events call for (docs/push.md): the event's source says who gets one
+/// (`push: true`) and the event log queues it with the event (`PushQueue`); the pusher says how
+/// (devices, language, mutes, coalescing), writing them into the outbox in `tx`, after the commit
+/// of what caused them (`PushComposition`).
 package protocol EventPusher: Sendable {
-    func push(_ events: [PendingEvent], on tx: any GatehouseDatabase) async throws
+    func push(_ pushes: [QueuedPush], on tx: any GatehouseDatabase) async throws
 }
 
 /// Collects the events of one transaction.
@@ -147,11 +148,8 @@ package struct EventLog: Sendable {
         let (value, stored) = try await database.db.withTransaction(onLoop: true) { tx in
             let value = try await body(tx, recorder)
             let stored = try await self.store(recorder.take(), on: tx)
-            // Pushes go into the outbox in this transaction: none for a change rolled back, none lost.
-            if let pusher = self.pusher {
-                let pushes = recorder.takePushes()
-                if !pushes.isEmpty { try await pusher.push(pushes, on: tx) }
-            }
+            // Pushes are queued in this transaction: none for a change rolled back, none lost.
+            try await self.pushNow(recorder, on: tx)
             if announcesInTransaction { try await self.announce(stored, withFrames: true, on: tx) }
             return (value, recorder.flushed.withLockedValue { $0 } + stored)
         }
@@ -159,13 +157,12 @@ package struct EventLog: Sendable {
         return value
     }
 
-    /// Writes the pushes recorded so far, in `tx`, now rather than after the body: a batch of
-    /// payments writes them before it locks the wallets, so that other payments do not wait for
-    /// those locks while the devices are read and the outbox written.
+    /// Queues the pushes recorded so far (`PushQueue`), in `tx`, now rather than after the body: a
+    /// batch of payments queues them before it locks the wallets.
     package func pushNow(_ recorder: EventRecorder, on tx: any GatehouseDatabase) async throws {
         let pushes = recorder.takePushes()
-        guard let pusher, !pushes.isEmpty else { return }
-        try await pusher.push(pushes, on: tx)
+        guard pusher != nil, !pushes.isEmpty else { return }
+        try await tx.raw(PushQueue.insert(pushes, at: clock.now(), postgres: tx.isPostgres)).run()
     }
 
     /// Writes events in a transaction someone else commits (an account change seen by the
@@ -201,8 +198,8 @@ package struct EventLog: Sendable {
     /// the statement, so the notifications are written here with places for them (`NumberedText`,
     /// the text `pack` and `encode` write) that the statement fills in. The statement must select
     /// `selected` (a part that only reads runs when read) and fail unless `written` holds (every
-    /// event inserted: none lost to a counter the statement did not raise). Pushes need the devices
-    /// read in a transaction: events that call for one are refused here. After the statement,
+    /// event inserted: none lost to a counter the statement did not raise). The pushes the events
+    /// call for are queued by a part of their own (`PushQueue.part`). After the statement,
     /// `announce`.
     package struct InStatement {
         package let parts: [SQLQueryString]
@@ -212,7 +209,7 @@ package struct EventLog: Sendable {
     }
 
     package func inStatement(_ recorder: EventRecorder, counters: String) throws -> InStatement {
-        if pusher != nil, !recorder.takePushes().isEmpty { throw EventLogError.pushesNeedATransaction }
+        let pushes = pusher == nil ? [] : recorder.takePushes()
         let byAccount = Dictionary(grouping: recorder.take(), by: \.account)
         var numbered: [(account: UUID, back: Int64, event: PendingEvent)] = []
         for account in byAccount.keys.sorted() {
@@ -258,6 +255,7 @@ package struct EventLog: Sendable {
                 """)
             selected = "(SELECT sent FROM events_told)"
         }
+        if !pushes.isEmpty { parts.append(PushQueue.part(pushes, at: clock.now())) }
         return InStatement(parts: parts, selected: selected, written: "(SELECT count(*) FROM events_written) = \(bind: numbered.count)",
                            byAccount: byAccount)
     }
@@ -381,8 +379,6 @@ package enum EventLogError: Error {
     case counterNotRaised(UUID)
     /// A group commit's events are not those it raised the counters for.
     case countersDiffer
-    /// Events that call for a push, for `inStatement` (the devices are read in a transaction).
-    case pushesNeedATransaction
 }
 
 package enum EventLimits {

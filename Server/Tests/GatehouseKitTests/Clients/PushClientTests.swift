@@ -24,7 +24,12 @@ struct PushClientTests {
             let again = try await push.sessionStarted()
             let chat = try await bob.messenger.openChat(with: ann.id)
             let sent = try await bob.messenger.send("hi Ann", in: chat.id)
-            let pushes = try await server.outbox.messages(to: try #require(first?.id).uuidString.lowercased())
+            // The push is composed by the server's push lane after the send's commit (docs/push.md): wait for it.
+            var pushes = try await server.outbox.messages(to: try #require(first?.id).uuidString.lowercased())
+            for _ in 0..<100 where pushes.isEmpty {
+                try await Task.sleep(for: .milliseconds(50))
+                pushes = try await server.outbox.messages(to: try #require(first?.id).uuidString.lowercased())
+            }
             try await ann.accounts.logout()
             await push.loggedOut()
             try await ann.accounts.login(identifier: "ann", password: "Secret-42!")

@@ -22,7 +22,11 @@ struct PushDeliveryTests {
 
     /// Moves the clock past the coalescing window and lets the deliverer send what is due (the
     /// background deliverer may be sending some already: waits until none due is left pending).
+    /// First every queued push is composed, before the clock moves: a push lane composes before it
+    /// sends, and the background lane must not find a push due between its composing and its
+    /// sending because the test's clock jumped (on a real clock that gap is a few milliseconds).
     func deliver(_ app: TestHarness, advance: TimeInterval = 3) async {
+        await app.services.deliverer.deliverDue(kind: .push)
         app.clock.advance(by: advance)
         for _ in 0..<200 {
             await app.services.deliverer.deliverDue(kind: .push)

@@ -426,16 +426,17 @@ struct WalletTests {
         }
     }
 
-    @Test("a batch refused under the wallets' locks leaves nothing it wrote before them: no push, no message, no entry", .tags(.engine))
+    @Test("with GATEHOUSE_WALLET_ONE_STATEMENT=false every batch takes the transaction's way; one refused under the wallets' locks leaves nothing it wrote before them: no push queued or sent, no message, no entry", .tags(.engine))
     func batchRefusedUnderTheLocks_leavesNothing() async throws {
-        // PostgreSQL only: the batch reads the wallets, writes the chat, messages and pushes, and
-        // only then locks the wallets; another transaction holds the payer's row meanwhile and spends
-        // the money (SQLite's one writer leaves no such gap).
+        // PostgreSQL only: the transaction's way reads the wallets, writes the chat, messages and
+        // queues the pushes, and only then locks the wallets; another transaction holds the payer's
+        // row meanwhile and spends the money (SQLite's one writer leaves no such gap).
         guard TestEngine.all.contains(.postgres) else { return }
         // Connections enough for the held transaction, the batch and the test's own look at the locks.
-        try await withApp(.postgres, configure: { $0.databasePoolSize = 8 }) { app in
+        try await withApp(.postgres, configure: { $0.databasePoolSize = 8; $0.wallet.transfersInOneStatement = false }) { app in
             // setup: Bob has a push device; the test holds Ann's wallet as the batch locks it (NO KEY:
             // the batch's inserts that refer to it do not wait, only its lock does)
+            let transactionsBefore = Self.batches("transaction")
             let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
             let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
             try await app.credit("+79160000001", 10_00)
@@ -461,7 +462,10 @@ struct WalletTests {
             #expect(device.status == .created, "\(device.text)")
             #expect(waiting, "the batch never waited for the payer's wallet")
             try expectProblem(refused, .unprocessableContent, .insufficientFunds)
+            #expect(Self.batches("transaction") >= transactionsBefore + 1, "the batch took the transaction's way")
+            await app.services.deliverer.deliverDue(kind: .push)
             #expect(try await app.services.operatorOutbox.recent(to: nil).filter { $0.kind == "push" }.isEmpty)
+            #expect(try await sql.raw("SELECT count(*) AS n FROM push_queue").first(decodingColumn: "n", as: Int.self) == 0)
             #expect(try await app.v1.chats(of: bob).items.isEmpty)
             #expect(try await sql.raw("SELECT id FROM ledger_entries WHERE wallet_id = \(bind: wallet) AND amount < 0").all().isEmpty)
             // Ann's money back as it was: the ledger agrees with every balance, and the same payment
@@ -469,7 +473,9 @@ struct WalletTests {
             try await sql.raw("UPDATE wallets SET balance = \(bind: Int64(10_00)) WHERE id = \(bind: wallet)").run()
             #expect(try await app.services.wallet.wallets.audit().isEmpty)
             #expect(try await app.v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann).status == .created)
+            await app.services.deliverer.deliverDue(kind: .push)
             #expect(try await app.services.operatorOutbox.recent(to: nil).filter { $0.kind == "push" }.count == 1)
+            #expect(Self.batches("transaction") >= transactionsBefore + 2, "the second payment took the transaction's way too")
         }
     }
 
@@ -481,7 +487,7 @@ struct WalletTests {
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 
-    @Test("PostgreSQL: a transfer is one statement (counted by way) that writes what the transaction's way writes: the key with its answer, the chat (made on the first payment, both members seeing it), the message, the money, the entries, the events numbered; a payee with a push device takes the transaction; a retry goes again and replays", .tags(.engine))
+    @Test("PostgreSQL: a transfer is one statement (counted by way) that writes what the transaction's way writes: the key with its answer, the chat (made on the first payment, both members seeing it), the message, the money, the entries, the events numbered; a payee with a push device too, the statement queueing their push; a retry goes again and replays", .tags(.engine))
     func oneStatementBatch_writesWhatTheTransactionWrites() async throws {
         guard TestEngine.all.contains(.postgres) else { return }
         try await withApp(.postgres) { app in
@@ -491,10 +497,10 @@ struct WalletTests {
             let cat = try await app.v1.walletHolder("cat", phone: "+79160000003")
             try await app.credit("+79160000001", 100_00)
             _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-cat"), token: cat.token)
-            let before = (one: Self.batches("one_statement"), transaction: Self.batches("transaction"), again: Self.batches("again"))
+            let before = (one: Self.batches("one_statement"), again: Self.batches("again"))
 
-            // MUT: Ann's first payment to Bob (it makes their chat in the statement), her second, its retry, and two
-            // to Cat, who has a push device
+            // MUT: Ann's first payment to Bob (it makes their chat in the statement), her second, the third, two to Cat,
+            // who has a push device, and the second's retry (after it, a few batches back off to the transaction's way)
             let first = try await app.v1.pay(10_00, to: PartyReference(tag: "bob"), by: ann, comment: "one")
             let second = try await app.v1.pay(5_00, to: PartyReference(tag: "bob"), by: ann, comment: "two", key: "k-2")
             //      Bob deletes the chat for himself; Ann's next payment shows it to him again
@@ -503,14 +509,21 @@ struct WalletTests {
             let hiddenFromBob = try await app.v1.chats(of: bob).items.isEmpty
             let third = try await app.v1.pay(2_00, to: PartyReference(tag: "bob"), by: ann, comment: "three")
             let oneStatement = Self.batches("one_statement")
+            for _ in 0..<2 { #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "cat"), by: ann).status == .created) }
+            let toCat = Self.batches("one_statement")
             let retry = try await app.v1.pay(5_00, to: PartyReference(tag: "bob"), by: ann, comment: "two", key: "k-2")
             let again = Self.batches("again")
-            for _ in 0..<2 { #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "cat"), by: ann).status == .created) }
+            await app.services.deliverer.deliverDue(kind: .push)
+            let pushes = try await app.services.database.sql.raw("SELECT destination, body FROM outbox_messages WHERE kind = 'push'").all()
+                .map { try $0.decode(column: "body", as: String.self) }
 
             // validate: the ways
             #expect(oneStatement >= before.one + 3, "the first payment (which made the chat), the second and the third (which showed the chat again) took one statement")
             #expect(again >= before.again + 1, "the retry met its key in the statement and went again")
-            #expect(Self.batches("transaction") >= before.transaction + 2, "payments to a payee with a push device take the transaction")
+            #expect(toCat >= oneStatement + 2, "payments to a payee with a push device take one statement too")
+            // Cat's two pushes, composed from the queue after the statements (coalesced into one while it waits to be sent)
+            #expect(pushes.count == 1 && pushes[0].contains("1.00"), "\(pushes)")
+            #expect(try await app.services.database.sql.raw("SELECT count(*) AS n FROM push_queue").first(decodingColumn: "n", as: Int.self) == 0)
             // what each wrote: the answers, the balances, the messages, the keys, the books
             #expect(first.status == .created && second.status == .created, "\(second.text)")
             #expect(retry.status == .created && retry.text == second.text, "the retry replays the first answer byte for byte")
