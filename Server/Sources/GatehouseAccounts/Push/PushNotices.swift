@@ -85,6 +85,7 @@ package struct EventPushes: EventPusher {
         let recipients = Array(Set(notices.map(\.account)))
         let badges = try await self.badges(recipients, tx)
         let previewsOff = try await devices.previewsOff(recipients, on: tx)
+        var envelopes: [(envelope: PushEnvelope, key: String)] = []
         for notice in notices {
             for device in byAccount[notice.account] ?? [] {
                 let language = device.language.flatMap(AppLanguage.init(rawValue:)) ?? .en
@@ -95,8 +96,9 @@ package struct EventPushes: EventPusher {
                     device: device.id, platform: device.platform, token: device.token, topic: device.bundleID, environment: device.environment,
                     title: title.render(language), body: body.render(language), badge: badges[notice.account] ?? 0, thread: notice.thread,
                     collapseKey: notice.thread, data: notice.data)
-                try await outbox.enqueuePush(envelope, key: "\(device.id)/\(notice.thread ?? notice.data["kind"] ?? "")", window: window, from: first, on: tx)
+                envelopes.append((envelope, "\(device.id)/\(notice.thread ?? notice.data["kind"] ?? "")"))
             }
         }
+        try await outbox.enqueuePushes(envelopes, window: window, from: first, on: tx)
     }
 }

@@ -59,24 +59,50 @@ package struct Outbox: Sendable {
         return row.id!
     }
 
-    /// A push, sent `window` after `start` (its event's time; now when not given); until then a newer push with the
-    /// same `key` (a device and a thread) replaces it in place, so a burst is one push, the last. A window of 0 turns
-    /// coalescing off: one push each.
-    package func enqueuePush(_ envelope: PushEnvelope, key: String, window: TimeInterval, from start: Date? = nil, on db: any GatehouseDatabase) async throws {
+    /// Pushes, each sent `window` after `start` (its events' time; now when not given); until then a newer push with
+    /// the same `key` (a device and a thread) replaces it in place, so a burst is one push, the last. A window of 0
+    /// turns coalescing off: one push each. Two statements however many: the pending pushes replaced (the last of
+    /// these for each key), and the rest inserted.
+    package func enqueuePushes(_ pushes: [(envelope: PushEnvelope, key: String)], window: TimeInterval, from start: Date? = nil,
+                               on db: any GatehouseDatabase) async throws {
+        guard !pushes.isEmpty else { return }
         let now = clock.now()
         let due = max(now, (start ?? now).addingTimeInterval(max(0, window)))
-        let body = String(decoding: try PushEnvelope.encoder.encode(envelope), as: UTF8.self)
-        let replaced = window <= 0 ? [] : try await db.raw("""
-            UPDATE outbox_messages SET body = \(bind: body), subject = \(bind: envelope.title)
-            WHERE coalesce_key = \(bind: key) AND status = 'pending' AND attempts = 0 AND claimed_until IS NULL
-            RETURNING id
-            """).all()
-        guard replaced.isEmpty else { return }
-        try await db.raw("""
-            INSERT INTO outbox_messages (id, kind, destination, subject, body, status, attempts, next_attempt_at, created_at, coalesce_key)
-            VALUES (\(bind: OrderedID.make()), 'push', \(bind: envelope.device.uuidString.lowercased()), \(bind: envelope.title), \(bind: body),
-                    'pending', 0, \(bind: due), \(bind: now), \(bind: window <= 0 ? nil : key))
-            """).run()
+        let coalescing = window > 0
+        var items: [(device: String, title: String, body: String, key: String)] = []
+        var slot: [String: Int] = [:]
+        for push in pushes {
+            let item = (push.envelope.device.uuidString.lowercased(), push.envelope.title,
+                        String(decoding: try PushEnvelope.encoder.encode(push.envelope), as: UTF8.self), push.key)
+            // Of a key's pushes, the last: it would replace the others in place.
+            if coalescing, let index = slot[push.key] { items[index] = item } else {
+                slot[push.key] = items.count
+                items.append(item)
+            }
+        }
+        var replaced: Set<String> = []
+        if coalescing {
+            var rows = RowSet(count: items.count)
+            rows.add("coalesce_key", "text", items.map(\.key))
+            rows.add("body", "text", items.map(\.body))
+            rows.add("subject", "text", items.map(\.title))
+            let update = rows.update("outbox_messages", matching: ["coalesce_key"],
+                                     unless: "outbox_messages.status <> 'pending' OR outbox_messages.attempts <> 0 OR outbox_messages.claimed_until IS NOT NULL",
+                                     postgres: db.isPostgres)
+            replaced = Set(try await db.preparedRows("\(update) RETURNING outbox_messages.coalesce_key AS k")
+                .map { try $0.decode(column: "k", as: String.self) })
+        }
+        let fresh = items.filter { !replaced.contains($0.key) }
+        guard !fresh.isEmpty else { return }
+        var rows = RowSet(count: fresh.count)
+        rows.add("id", "uuid", fresh.map { _ in OrderedID.make() })
+        rows.add("destination", "text", fresh.map(\.device))
+        rows.add("subject", "text", fresh.map(\.title))
+        rows.add("body", "text", fresh.map(\.body))
+        rows.add("coalesce_key", "text", fresh.map { coalescing ? $0.key : nil } as [String?])
+        _ = try await db.preparedRows(rows.insert(into: "outbox_messages", constants: [
+            ("kind", "'push'"), ("status", "'pending'"), ("attempts", "0"), ("next_attempt_at", "\(bind: due)"), ("created_at", "\(bind: now)"),
+        ], postgres: db.isPostgres))
     }
 
     /// Queues a message that failed for good again, as new: its destination, nil when it is not a failed message.

@@ -105,42 +105,65 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     package func deliverDue(kind: OutgoingMessage.Kind) async {
         if kind == .push, let composePushes { await composePushes() }
         do {
+            // Until fewer are due than a claim takes, or a whole claim failed (those wait for their retry).
             while true {
-                let now = clock.now()
-                let due = kind == .webhook ? try await dueInOrder(now: now) : try await OutboxMessageModel.query(on: database.db)
-                    .filter(\.$kind == kind.rawValue)
-                    .filter(\.$status == OutboxMessageModel.Status.pending.rawValue)
-                    .filter(\.$nextAttemptAt <= now)
-                    .group(.or) { $0.filter(\.$claimedUntil == nil).filter(\.$claimedUntil < now) }
-                    .sort(\.$nextAttemptAt, .ascending)
-                    .limit(20)
-                    .all()
-                if due.isEmpty { break }
+                let due = try await claimDue(kind: kind, now: clock.now())
                 var delivered = 0
-                for message in due where try await claim(message, now: now) {
-                    await deliver(message)
-                    delivered += 1
-                }
-                if delivered == 0 { break }
+                for message in due where await deliver(message) { delivered += 1 }
+                if due.count < Self.claimBatch || delivered == 0 { break }
             }
         } catch {
             logger.error("outbox: cannot read due \(kind.rawValue) messages: \(String(describing: error))")
         }
     }
 
-    /// Due webhooks, each only when no earlier one of its endpoint and account is still pending: a receiver that was
-    /// away hears an account's events in the order they happened. (A delivery given up on no longer holds the later
-    /// ones back; retried by hand, it arrives after them.)
-    private func dueInOrder(now: Date) async throws -> [OutboxMessageModel] {
-        let ids = try await database.sql.raw("""
-            SELECT id FROM outbox_messages m
-            WHERE m.kind = 'webhook' AND m.status = 'pending' AND m.next_attempt_at <= \(bind: now)
-              AND (m.claimed_until IS NULL OR m.claimed_until < \(bind: now))
-              AND NOT EXISTS (SELECT 1 FROM outbox_messages e WHERE e.ordering_key = m.ordering_key AND e.status = 'pending' AND e.id < m.id)
-            ORDER BY m.id LIMIT 20
-            """).all().map { try $0.decode(column: "id", as: UUID.self) }
-        guard !ids.isEmpty else { return [] }
-        return try await OutboxMessageModel.query(on: database.db).filter(\.$id ~~ ids).sort(\.$id, .ascending).all()
+    /// A message claimed for delivery, as the deliverer reads it.
+    private struct Claimed {
+        var id: UUID
+        var kind: OutgoingMessage.Kind
+        var destination: String
+        var subject: String?
+        var body: String
+        var code: String?
+        var attempts: Int
+        var due: Date
+    }
+
+    /// How many due messages one statement claims.
+    private static let claimBatch = 20
+
+    /// Claims up to `claimBatch` messages of `kind` that are due now — pending, unclaimed (or their
+    /// claim expired) — in one statement that reads them too, oldest due first. On PostgreSQL the
+    /// rows are locked as they are picked and rows another deliverer is claiming are skipped, and
+    /// a row another instance claimed or tried since this statement began fails the re-check of the
+    /// conditions, so no two instances send one message at once. A webhook is due only when no
+    /// earlier one of its endpoint and account is still pending: a receiver that was away hears an
+    /// account's events in the order they happened (a delivery given up on no longer holds the
+    /// later ones back; retried by hand, it arrives after them).
+    private func claimDue(kind: OutgoingMessage.Kind, now: Date) async throws -> [Claimed] {
+        let db = database.db
+        let ordered: SQLQueryString = kind == .webhook ? """
+             AND NOT EXISTS (SELECT 1 FROM outbox_messages e WHERE e.ordering_key = m.ordering_key AND e.status = 'pending' AND e.id < m.id)
+            """ : ""
+        let rows = try await db.preparedRows("""
+            UPDATE outbox_messages SET claimed_until = \(bind: now.addingTimeInterval(claimDuration))
+            WHERE id IN (SELECT m.id FROM outbox_messages m
+                         WHERE m.kind = \(bind: kind.rawValue) AND m.status = 'pending' AND m.next_attempt_at <= \(bind: now)
+                           AND (m.claimed_until IS NULL OR m.claimed_until < \(bind: now))\(ordered)
+                         ORDER BY \(unsafeRaw: kind == .webhook ? "m.id" : "m.next_attempt_at") LIMIT \(literal: Self.claimBatch)\
+                         \(unsafeRaw: db.isPostgres ? " FOR UPDATE SKIP LOCKED" : ""))
+              AND status = 'pending' AND next_attempt_at <= \(bind: now) AND (claimed_until IS NULL OR claimed_until < \(bind: now))
+            RETURNING id, kind, destination, subject, body, code, attempts, next_attempt_at
+            """)
+        let claimed = try rows.map { row in
+            Claimed(id: try row.decode(column: "id", as: UUID.self),
+                    kind: OutgoingMessage.Kind(rawValue: try row.decode(column: "kind", as: String.self)) ?? kind,
+                    destination: try row.decode(column: "destination", as: String.self), subject: try row.decode(column: "subject", as: String?.self),
+                    body: try row.decode(column: "body", as: String.self), code: try row.decode(column: "code", as: String?.self),
+                    attempts: try row.decode(column: "attempts", as: Int.self), due: try row.decode(column: "next_attempt_at", as: Date.self))
+        }
+        // RETURNING keeps no order: webhooks in the order they were written, the rest oldest due first.
+        return kind == .webhook ? claimed.sorted { $0.id < $1.id } : claimed.sorted { ($0.due, $0.id) < ($1.due, $1.id) }
     }
 
     /// Waits up to `firstAttemptWait` for the first delivery attempt of a message, and throws
@@ -158,79 +181,75 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         }
     }
 
-    /// Claims a due message: still pending, unclaimed (or its claim expired) and still due. The
-    /// last matters: another deliverer that read the same list may have tried it meanwhile and
-    /// set its next attempt later (found when a push's 429 was sent again at once).
-    private func claim(_ message: OutboxMessageModel, now: Date) async throws -> Bool {
-        let rows = try await database.sql.raw("""
-            UPDATE outbox_messages SET claimed_until = \(bind: now.addingTimeInterval(claimDuration))
-            WHERE id = \(bind: message.id!) AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < \(bind: now))
-              AND next_attempt_at <= \(bind: now)
-            RETURNING id
-            """).all()
-        return !rows.isEmpty
-    }
-
-    private func deliver(_ row: OutboxMessageModel) async {
-        let kind = OutgoingMessage.Kind(rawValue: row.kind) ?? .email
-        let channel = switch kind {
+    /// Hands a claimed message to its channel and records the outcome; whether it was delivered.
+    @discardableResult
+    private func deliver(_ row: Claimed) async -> Bool {
+        let channel = switch row.kind {
         case .sms: smsChannel
         case .email: emailChannel
         case .push: pushChannel
         case .webhook: webhookChannel
         case .revocation: revocationChannel
         }
-        let message = OutgoingMessage(kind: kind, destination: row.destination, subject: row.subject, body: row.body, code: row.code, id: row.id)
+        let message = OutgoingMessage(kind: row.kind, destination: row.destination, subject: row.subject, body: row.body, code: row.code, id: row.id)
         var log = logger
-        log[metadataKey: "outbox.message"] = "\(row.id!)"
+        log[metadataKey: "outbox.message"] = "\(row.id)"
+        let attempts = row.attempts + 1
         do {
             try await channel.deliver(message)
-            row.status = OutboxMessageModel.Status.sent.rawValue
-            row.sentAt = clock.now()
-            row.channel = channel.name
-            row.claimedUntil = nil
-            row.attempts += 1
-            row.lastError = nil
-            if channel.name != "dev" && environment == .production {
-                // Delivered: the database need not keep the secret it carried.
-                row.body = ""
-                row.code = nil
+            // Delivered: in production the database need not keep the secret it carried.
+            let clear = channel.name != "dev" && environment == .production
+            do {
+                _ = try await database.db.preparedRows("""
+                    UPDATE outbox_messages SET status = 'sent', sent_at = \(bind: clock.now()), channel = \(bind: channel.name), claimed_until = NULL,
+                        attempts = \(bind: attempts), last_error = NULL\(unsafeRaw: clear ? ", body = '', code = NULL" : "")
+                    WHERE id = \(bind: row.id)
+                    """)
+            } catch {
+                log.error("outbox: cannot record the delivery: \(String(describing: error))")
+                return true
             }
-            try await row.update(on: database.db)
             sentCounter.increment()
-            log.info("outbox: delivered \(row.kind) via \(channel.name)")
+            log.info("outbox: delivered \(row.kind.rawValue) via \(channel.name)")
+            return true
         } catch {
             failedCounter.increment()
-            row.attempts += 1
-            row.claimedUntil = nil
-            row.channel = channel.name
             let permanent: Bool
+            let lastError: String
             var notBefore: TimeInterval = 0
             if case DeliveryError.permanent(let text) = error {
                 permanent = true
-                row.lastError = String(text.prefix(500))
+                lastError = String(text.prefix(500))
             } else {
                 permanent = false
-                row.lastError = String(String(describing: error).prefix(500))
+                lastError = String(String(describing: error).prefix(500))
                 if case DeliveryError.later(_, let after) = error { notBefore = min(after, 86_400) }
             }
             let schedule = settings.webhooks.retrySchedule
-            if permanent || (kind == .webhook ? row.attempts > schedule.count : row.attempts >= settings.maxAttempts) {
-                row.status = OutboxMessageModel.Status.failed.rawValue
-                log.error("outbox: giving up on \(row.kind) after \(row.attempts) attempt(s): \(row.lastError ?? "")")
+            let status: OutboxMessageModel.Status
+            var next = row.due
+            if permanent || (row.kind == .webhook ? attempts > schedule.count : attempts >= settings.maxAttempts) {
+                status = .failed
+                log.error("outbox: giving up on \(row.kind.rawValue) after \(attempts) attempt(s): \(lastError)")
             } else {
                 // Exponential, and never sooner than the service asked (`Retry-After`).
                 // A webhook on its own schedule (about a day in all, docs/webhooks.md).
-                let delay = kind == .webhook ? max(notBefore, schedule[row.attempts - 1])
-                    : max(notBefore, min(settings.maxRetryDelay, settings.retryBaseDelay * pow(2, Double(row.attempts - 1))))
-                row.nextAttemptAt = clock.now().addingTimeInterval(delay)
-                log.warning("outbox: \(row.kind) attempt \(row.attempts) failed, retrying in \(Int(delay)) s: \(row.lastError ?? "")")
+                let delay = row.kind == .webhook ? max(notBefore, schedule[attempts - 1])
+                    : max(notBefore, min(settings.maxRetryDelay, settings.retryBaseDelay * pow(2, Double(attempts - 1))))
+                status = .pending
+                next = clock.now().addingTimeInterval(delay)
+                log.warning("outbox: \(row.kind.rawValue) attempt \(attempts) failed, retrying in \(Int(delay)) s: \(lastError)")
             }
             do {
-                try await row.update(on: database.db)
+                _ = try await database.db.preparedRows("""
+                    UPDATE outbox_messages SET status = \(bind: status.rawValue), attempts = \(bind: attempts), claimed_until = NULL,
+                        channel = \(bind: channel.name), last_error = \(bind: lastError), next_attempt_at = \(bind: next)
+                    WHERE id = \(bind: row.id)
+                    """)
             } catch {
                 log.error("outbox: cannot record the failed attempt: \(String(describing: error))")
             }
+            return false
         }
     }
 
