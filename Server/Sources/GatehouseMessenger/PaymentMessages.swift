@@ -126,11 +126,13 @@ package struct PaymentMessages: MessengerConcept {
                 """, rows: made.count * 2))
         }
         parts.append(StatementPart(name: "messages_written", statement: try MessengerStore.insert(messages, postgres: true), rows: messages.count))
-        let old = newest.filter { id, _ in !made.contains { $0.id == id } }
+        let madeIDs = Set(made.map(\.id))
+        let old = newest.filter { id, _ in !madeIDs.contains(id) }
         if !old.isEmpty {
             parts.append(StatementPart(name: "chats_active", statement: "\(MessengerStore.activity(old, postgres: true)) RETURNING chats.id", rows: nil))
         }
-        let hidden = old.keys.filter { id in chats.byPair.values.contains { $0.id == id && !$0.allVisible } }.sorted()
+        let hiddenIDs = Set(chats.byPair.values.filter { !$0.allVisible }.map(\.id))
+        let hidden = old.keys.filter(hiddenIDs.contains).sorted()
         if !hidden.isEmpty {
             parts.append(StatementPart(name: "chats_shown", statement: """
                 UPDATE chat_members SET visible = TRUE WHERE chat_id = ANY(\(bind: hidden)) AND visible = FALSE RETURNING 1

@@ -601,6 +601,49 @@ struct WalletTests {
         }
     }
 
+    @Test("PostgreSQL: a chat made by someone else between a batch's read and its statement fails the statement, which leaves nothing, and the transaction's way posts the payment into that chat", .tags(.engine))
+    func oneStatementBatch_chatMadeSinceTheRead_goesAgain() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        try await withApp(.postgres, configure: { $0.databasePoolSize = 8 }) { app in
+            // setup: Ann and Bob have no chat; a transaction makes theirs (as a first message would) and holds it
+            // uncommitted, so the batch's read of the pair's chats finds none and its statement meets the held row
+            let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+            let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+            try await app.credit("+79160000001", 10_00)
+            let sql = app.services.database.sql
+            let chat = UUID()
+            let (low, high) = ann.id < bob.id ? (ann.id, bob.id) : (bob.id, ann.id)
+            let holder = try await HeldTransaction.begin(on: app.services.database) { tx in
+                try await tx.raw("""
+                    INSERT INTO chats (id, low_id, high_id, created_at, activity_key)
+                    VALUES (\(bind: chat), \(bind: low), \(bind: high), \(bind: Date()), '')
+                    """).run()
+                try await tx.raw("""
+                    INSERT INTO chat_members (chat_id, account_id, other_id, visible)
+                    VALUES (\(bind: chat), \(bind: low), \(bind: high), TRUE), (\(bind: chat), \(bind: high), \(bind: low), TRUE)
+                    """).run()
+            } beforeCommit: { _ in }
+            let again = Self.batches("again")
+
+            // MUT: Ann pays Bob; once the statement waits on the held chat, the holder commits
+            let v1 = app.v1
+            let payment = Task { try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann, comment: "first", key: "k-first") }
+            let waiting = try await holder.waitUntilBlocking("WITH keys AS (INSERT INTO idempotency_keys%", sql: sql)
+            try await holder.commit()
+            let paid = try await payment.value
+
+            // validate: the statement waited and failed; the payment is in the held chat, once, with its money
+            #expect(waiting, "the statement never waited for the held chat")
+            #expect(Self.batches("again") >= again + 1)
+            #expect(paid.status == .created, "\(paid.text)")
+            #expect(try await app.v1.balance(of: bob) == 3_00)
+            #expect(try await app.v1.chats(of: bob).items.map(\.id) == [chat], "one chat between them: the one made meanwhile")
+            #expect(try await app.v1.history(chat, for: bob).items.map(\.text) == ["first"])
+            #expect(try await sql.raw("SELECT count(*) AS n FROM chats WHERE low_id = \(bind: low) AND high_id = \(bind: high)").first(decodingColumn: "n", as: Int.self) == 1)
+            #expect(try await app.services.wallet.wallets.audit().isEmpty)
+        }
+    }
+
     @Test("a batch that shares a wallet with one being written waits for it (one written the transaction's way waits for nobody); a batch takes the balances that the batches finished since its read began left, and reads again when one of them cannot tell; what was read after them, and a wallet nobody holds, need nothing; after a failed statement a few batches do not try one")
     func walletsInFlight_waitAndTakeWhatWasLeft() async throws {
         // setup
