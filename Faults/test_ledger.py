@@ -293,7 +293,10 @@ async def run(engine: str, database_url: str, inspector: Inspector, port: int, s
         await asyncio.gather(*tasks)
         ways = await batch_ways(server.port)
         log(f"  transfer batches by way since the server last started: {ways}")
-        if engine == "pg":
+        # Both ways kept exercised: without faults, some batches of the run must have been one statement. With them
+        # the counts start at the last restart, a few dozen batches of which a failed statement sends eight at a time
+        # the transaction's way: none in one statement is possible there (seen at 600 operations), and only told.
+        if engine == "pg" and not faults:
             check.expect(ways.get("one_statement", 0) > 0, f"no batch of transfers was written as one statement on PostgreSQL: {ways}")
         await verify(check, server, inspector, accounts, credited_total, clients, OPS, now() - started, events, rng)
     except Exception as error:

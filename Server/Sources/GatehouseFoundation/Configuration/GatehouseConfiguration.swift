@@ -176,6 +176,8 @@ public struct GatehouseConfiguration: Sendable {
         public var maxAttempts: Int = 50
         /// How long `POST /api/users/sms` waits to report a gateway's refusal.
         public var firstAttemptWait: Duration = .seconds(3)
+        /// The shortest claim of a due message (`OutboxDeliverer.claimDuration`: at least twice the longest attempt).
+        public var claimFloor: TimeInterval = 120
         public var webhooks = Webhooks()
         public init() {}
     }

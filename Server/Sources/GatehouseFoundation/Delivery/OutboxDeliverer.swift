@@ -26,10 +26,11 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     /// Composes the queued pushes into the outbox (`PushComposition`), run by the push lane before it sends.
     package let composePushes: (@Sendable () async -> Void)?
     /// A claim lasts this long; a crashed instance's claims expire and another instance retries.
-    /// Always longer than a delivery attempt may take, so no instance claims a message another
-    /// one is still sending.
+    /// Twice the longest a delivery attempt may take (a message is tried only within the first half
+    /// of its claim), so no instance claims a message another one is still sending.
     package var claimDuration: TimeInterval {
-        max(120, max(Double(max(settings.smtp.timeoutSeconds, settings.smsHTTP.timeoutSeconds)), settings.webhooks.timeout) * 2)
+        let longest = max(Double(max(settings.smtp.timeoutSeconds, settings.smsHTTP.timeoutSeconds, settings.push.timeoutSeconds)), settings.webhooks.timeout)
+        return max(settings.claimFloor, longest * 2)
     }
     private let depthGauge = Gauge(label: "gatehouse_outbox_depth")
     private let sentCounter = Counter(label: "gatehouse_outbox_delivered_total")
@@ -107,9 +108,19 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         do {
             // Until fewer are due than a claim takes, or a whole claim failed (those wait for their retry).
             while true {
-                let due = try await claimDue(kind: kind, now: clock.now())
+                let (due, until) = try await claimDue(kind: kind, now: clock.now())
+                // A claim holds for `claimDuration`, twice the longest attempt: once half of it has gone on
+                // the claim's first messages (a stalled service), the rest are let go and claimed anew, so
+                // that none is sent after its claim ran out, when another instance may be sending it too.
+                let claimed = ContinuousClock.now
                 var delivered = 0
-                for message in due where await deliver(message) { delivered += 1 }
+                for (index, message) in due.enumerated() {
+                    if ContinuousClock.now - claimed > .seconds(claimDuration / 2) {
+                        try await release(due[index...].map(\.id), claimedUntil: until)
+                        break
+                    }
+                    if await deliver(message) { delivered += 1 }
+                }
                 if due.count < Self.claimBatch || delivered == 0 { break }
             }
         } catch {
@@ -140,13 +151,14 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     /// earlier one of its endpoint and account is still pending: a receiver that was away hears an
     /// account's events in the order they happened (a delivery given up on no longer holds the
     /// later ones back; retried by hand, it arrives after them).
-    private func claimDue(kind: OutgoingMessage.Kind, now: Date) async throws -> [Claimed] {
+    private func claimDue(kind: OutgoingMessage.Kind, now: Date) async throws -> (messages: [Claimed], until: Date) {
         let db = database.db
+        let until = now.addingTimeInterval(claimDuration)
         let ordered: SQLQueryString = kind == .webhook ? """
              AND NOT EXISTS (SELECT 1 FROM outbox_messages e WHERE e.ordering_key = m.ordering_key AND e.status = 'pending' AND e.id < m.id)
             """ : ""
         let rows = try await db.preparedRows("""
-            UPDATE outbox_messages SET claimed_until = \(bind: now.addingTimeInterval(claimDuration))
+            UPDATE outbox_messages SET claimed_until = \(bind: until)
             WHERE id IN (SELECT m.id FROM outbox_messages m
                          WHERE m.kind = \(bind: kind.rawValue) AND m.status = 'pending' AND m.next_attempt_at <= \(bind: now)
                            AND (m.claimed_until IS NULL OR m.claimed_until < \(bind: now))\(ordered)
@@ -163,7 +175,17 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
                     attempts: try row.decode(column: "attempts", as: Int.self), due: try row.decode(column: "next_attempt_at", as: Date.self))
         }
         // RETURNING keeps no order: webhooks in the order they were written, the rest oldest due first.
-        return kind == .webhook ? claimed.sorted { $0.id < $1.id } : claimed.sorted { ($0.due, $0.id) < ($1.due, $1.id) }
+        return (kind == .webhook ? claimed.sorted { $0.id < $1.id } : claimed.sorted { ($0.due, $0.id) < ($1.due, $1.id) }, until)
+    }
+
+    /// Lets go of claimed messages not yet tried, unless their claim is no longer this one's.
+    private func release(_ ids: [UUID], claimedUntil until: Date) async throws {
+        guard !ids.isEmpty else { return }
+        let db = database.db
+        _ = try await db.preparedRows("""
+            UPDATE outbox_messages SET claimed_until = NULL
+            WHERE \(SQLQueryString.isAny("id", ids, postgres: db.isPostgres)) AND claimed_until = \(bind: until) AND status = 'pending'
+            """)
     }
 
     /// Waits up to `firstAttemptWait` for the first delivery attempt of a message, and throws

@@ -117,3 +117,62 @@ struct SMSWebhookDeliveryTests {
         await gateway.stop()
     }
 }
+
+/// The outbox's claims (`OutboxDeliverer`): a claim takes twenty due messages at once, and a message is tried only in
+/// the first half of its claim, so that a slow service never has one sent after its claim ran out — when another
+/// instance's deliverer (here the background one beside the test's) may claim and send it too.
+@Suite("Delivery: claims against a slow gateway")
+struct OutboxClaimTests {
+    @Test("four SMS through a gateway that takes 1.5 s each, with claims of 4 s: the messages a claim cannot try in its first half are let go and claimed anew; each reaches the gateway once", .tags(.engine), arguments: TestEngine.all)
+    func slowGateway_eachMessageOnce(engine: TestEngine) async throws {
+        let gateway = HTTPReceiver(delay: .milliseconds(1_500))
+        let port = try await gateway.start()
+        defer { Task { await gateway.stop() } }
+        try await withApp(engine, configure: {
+            $0.delivery.smsChannel = .smsHTTP
+            $0.delivery.smsHTTP.url = "http://127.0.0.1:\(port)/send?to={{to}}"
+            // The longest attempt 2 s: a claim lasts 4 s.
+            $0.delivery.smsHTTP.timeoutSeconds = 2
+            $0.delivery.smtp.timeoutSeconds = 1
+            $0.delivery.push.timeoutSeconds = 1
+            $0.delivery.webhooks.timeout = 1
+            $0.delivery.claimFloor = 0
+            $0.delivery.pollInterval = .milliseconds(200)
+        }) { app in
+            // setup: four SMS due at once
+            let phones = (1...4).map { "+7916000000\($0)" }
+            for phone in phones {
+                try await app.services.outbox.enqueue(OutgoingMessage(kind: .sms, destination: phone, subject: nil, body: "hello", code: nil),
+                                                      on: app.services.database.db)
+            }
+            #expect(app.services.deliverer.claimDuration == 4)
+
+            // MUT: the server's clock kept with real time (claims expire by it), and a second deliverer beside the
+            // background one, as another instance's, looking every 100 ms
+            let clock = app.clock
+            let deliverer = app.services.deliverer
+            let ticking = Task {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(100))
+                    clock.advance(by: 0.1)
+                }
+            }
+            let other = Task {
+                while !Task.isCancelled {
+                    await deliverer.deliverDue(kind: .sms)
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            for _ in 0..<100 where gateway.received.count < 4 { try await Task.sleep(for: .milliseconds(100)) }
+            try await Task.sleep(for: .seconds(3))  // time for a second send of any of them to arrive
+            other.cancel()
+            ticking.cancel()
+
+            // validate
+            let sent = gateway.received.map(\.uri)
+            #expect(sent.count == 4 && Set(sent).count == 4, "each once: \(sent)")
+            let rows = try await OutboxMessageModel.query(on: app.services.database.db).all()
+            #expect(rows.allSatisfy { $0.status == "sent" && $0.attempts == 1 }, "\(rows.map { ($0.status, $0.attempts) })")
+        }
+    }
+}
