@@ -179,10 +179,10 @@ package struct MessageWriter: MessengerConcept {
             newest[message.chatId] = message.id
         }
         let events = try self.events.inStatement(recorder, counters: "c")
-        let told: SQLQueryString = events.selected.map { "\nUNION ALL SELECT 'n', NULL, NULL, \($0)" } ?? ""
+        let told: SQLQueryString = events.selected.map { "\nUNION ALL SELECT 'n', NULL, \($0)" } ?? ""
         let check: SQLQueryString = """
 
-            UNION ALL SELECT 'x', NULL, NULL, \(StatementCheck.require("""
+            UNION ALL SELECT 'x', NULL, \(StatementCheck.require("""
                 (SELECT count(*) FROM m) = \(bind: messages.count) AND \(counting.allFit(part: "r")) AND \(events.written)
                 """, Self.missed))
             """
@@ -195,11 +195,9 @@ package struct MessageWriter: MessengerConcept {
                      l AS (SELECT id FROM chats WHERE id = ANY(\(bind: newest.keys.sorted())) ORDER BY id FOR UPDATE),
                      a AS (\(MessengerStore.activity(newest, postgres: true)) RETURNING chats.id),
                      c AS (\(EventLog.raise(counters, postgres: true)))\(events.parts.map { ",\n" + $0 as SQLQueryString }.joined())
-                SELECT 'm' AS part, id, NULL::text AS bucket, NULL::bigint AS value FROM m
-                UNION ALL SELECT 'r', NULL, bucket, hits FROM r
-                UNION ALL SELECT 'l', NULL, NULL, count(*) FROM l
-                UNION ALL SELECT 'a', NULL, NULL, count(*) FROM a
-                UNION ALL SELECT 'c', account_id, NULL, last_seq FROM c\(told)\(check)
+                SELECT 'l' AS part, NULL::uuid AS id, count(*) AS value FROM l
+                UNION ALL SELECT 'a', NULL, count(*) FROM a
+                UNION ALL SELECT 'c', account_id, last_seq FROM c\(told)\(check)
                 """)
         } catch where StatementCheck.failed(error, Self.missed) {
             throw AtOnceMissed()

@@ -71,13 +71,26 @@ package struct EventPushes: EventPusher {
 
     package func push(_ pushes: [QueuedPush], on tx: any GatehouseDatabase) async throws {
         guard let first = pushes.map(\.queuedAt).min() else { return }
-        let events = pushes.map(\.event)
-        // A device hears of what happened once it was there: of an account's pushes in this batch, the newest decides.
-        var newest: [UUID: Date] = [:]
-        for push in pushes { newest[push.event.account] = max(newest[push.event.account] ?? .distantPast, push.queuedAt) }
-        let found = try await devices.devices(of: Array(newest.keys), on: tx).filter { $0.createdAt <= newest[$0.accountID]! }
+        let found = Dictionary(grouping: try await devices.devices(of: Array(Set(pushes.map(\.event.account))), on: tx), by: \.accountID)
         guard !found.isEmpty else { return }
-        let byAccount = Dictionary(grouping: found, by: \.accountID)
+        // A device hears of what happened once it was there (its id made before the push's row: both are ordered
+        // ids, finer than a database's timestamps). Nearly always every device of the account was: those pushes are
+        // composed together; a push some device came after goes on its own, to the devices it may reach.
+        var together: [PendingEvent] = []
+        for push in pushes {
+            let mine = found[push.event.account] ?? []
+            let reached = mine.filter { $0.id < push.id }
+            if reached.count == mine.count {
+                together.append(push.event)
+            } else if !reached.isEmpty {
+                try await compose([push.event], devices: [push.event.account: reached], from: first, on: tx)
+            }
+        }
+        try await compose(together, devices: found, from: first, on: tx)
+    }
+
+    /// The pushes `events` make for `devices` (per account), into the outbox.
+    private func compose(_ events: [PendingEvent], devices byAccount: [UUID: [PushDeviceRecord]], from first: Date, on tx: any GatehouseDatabase) async throws {
         let reached = events.filter { byAccount[$0.account] != nil }
         var notices: [PushNotice] = []
         for composer in composers { notices += try await composer.notices(for: reached, on: tx) }

@@ -157,19 +157,23 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
         let ordered: SQLQueryString = kind == .webhook ? """
              AND NOT EXISTS (SELECT 1 FROM outbox_messages e WHERE e.ordering_key = m.ordering_key AND e.status = 'pending' AND e.id < m.id)
             """ : ""
+        let due: SQLQueryString = """
+            m.kind = \(bind: kind.rawValue) AND m.status = 'pending' AND m.next_attempt_at <= \(bind: now)
+              AND (m.claimed_until IS NULL OR m.claimed_until < \(bind: now))\(ordered)
+            """
+        // First a read: a claim is a write, and on SQLite every write, even of no row, takes the one writer's lock —
+        // five lanes polling each second would hold back the requests' writes.
+        guard try await !db.preparedRows("SELECT 1 AS due FROM outbox_messages m WHERE \(due) LIMIT 1").isEmpty else { return ([], until) }
         let rows = try await db.preparedRows("""
             UPDATE outbox_messages SET claimed_until = \(bind: until)
-            WHERE id IN (SELECT m.id FROM outbox_messages m
-                         WHERE m.kind = \(bind: kind.rawValue) AND m.status = 'pending' AND m.next_attempt_at <= \(bind: now)
-                           AND (m.claimed_until IS NULL OR m.claimed_until < \(bind: now))\(ordered)
+            WHERE id IN (SELECT m.id FROM outbox_messages m WHERE \(due)
                          ORDER BY \(unsafeRaw: kind == .webhook ? "m.id" : "m.next_attempt_at") LIMIT \(literal: Self.claimBatch)\
                          \(unsafeRaw: db.isPostgres ? " FOR UPDATE SKIP LOCKED" : ""))
               AND status = 'pending' AND next_attempt_at <= \(bind: now) AND (claimed_until IS NULL OR claimed_until < \(bind: now))
-            RETURNING id, kind, destination, subject, body, code, attempts, next_attempt_at
+            RETURNING id, destination, subject, body, code, attempts, next_attempt_at
             """)
         let claimed = try rows.map { row in
-            Claimed(id: try row.decode(column: "id", as: UUID.self),
-                    kind: OutgoingMessage.Kind(rawValue: try row.decode(column: "kind", as: String.self)) ?? kind,
+            Claimed(id: try row.decode(column: "id", as: UUID.self), kind: kind,
                     destination: try row.decode(column: "destination", as: String.self), subject: try row.decode(column: "subject", as: String?.self),
                     body: try row.decode(column: "body", as: String.self), code: try row.decode(column: "code", as: String?.self),
                     attempts: try row.decode(column: "attempts", as: Int.self), due: try row.decode(column: "next_attempt_at", as: Date.self))

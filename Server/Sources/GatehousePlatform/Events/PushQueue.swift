@@ -8,11 +8,14 @@ import SQLKit
 
 /// A push an event calls for, as it waits in `push_queue` to be composed.
 package struct QueuedPush: Sendable {
+    /// Its row's id (`OrderedID`: in the order rows were made, to the millisecond, as a device's id is).
+    package var id: UUID
     package var event: PendingEvent
     /// When the change that calls for it was written: the push's coalescing window counts from here.
     package var queuedAt: Date
 
-    package init(event: PendingEvent, queuedAt: Date) {
+    package init(id: UUID, event: PendingEvent, queuedAt: Date) {
+        self.id = id
         self.event = event
         self.queuedAt = queuedAt
     }
@@ -82,6 +85,13 @@ package struct PushComposition: Sendable {
     /// Composes every queued push; how many rows were taken off the queue.
     @discardableResult
     package func composeAll() async -> Int {
+        // First a read: an empty queue (the usual case) costs no transaction, which on SQLite would take the writer's lock.
+        do {
+            guard try await !database.sql.raw("SELECT id FROM push_queue LIMIT 1").all().isEmpty else { return 0 }
+        } catch {
+            logger.error("push queue: cannot read the queue: \(String(describing: error))")
+            return 0
+        }
         var total = 0
         while true {
             do {
@@ -109,14 +119,15 @@ package struct PushComposition: Sendable {
             var ids: [UUID] = []
             var pushes: [QueuedPush] = []
             for row in rows {
-                ids.append(try row.decode(column: "id", as: UUID.self))
+                let id = try row.decode(column: "id", as: UUID.self)
+                ids.append(id)
                 let at = try row.decode(column: "created_at", as: Date.self)
                 // A kind this version does not know (written by a newer one), or a push too old to tell: dropped.
                 guard let kind = RealtimeEventKind(rawValue: try row.decode(column: "kind", as: String.self)), now.timeIntervalSince(at) <= PushQueue.maxAge else {
                     Self.dropped.increment()
                     continue
                 }
-                pushes.append(QueuedPush(event: PendingEvent(account: try row.decode(column: "account_id", as: UUID.self), kind: kind,
+                pushes.append(QueuedPush(id: id, event: PendingEvent(account: try row.decode(column: "account_id", as: UUID.self), kind: kind,
                                                              data: try row.decode(column: "data", as: String.self)), queuedAt: at))
             }
             if !pushes.isEmpty { try await pusher.push(pushes, on: tx) }

@@ -119,4 +119,35 @@ struct PushQueueTests {
             #expect(pushes.count == 1 && body?.contains("hello") == true)
         }
     }
+
+    @Test("a device hears only of what happened once it was there: a friend request made before it was registered is not pushed to it; a message after it is, due its coalescing window after the message, not after the push was composed", .tags(.engine), arguments: TestEngine.all)
+    func deviceAfterTheEvent_windowFromTheEvent(engine: TestEngine) async throws {
+        try await withApp(engine, configure: { $0.delivery.push.coalesceWindow = 2 }) { app in
+            // setup: Bob asks Ann to be friends (Ann has no phone yet); a second later Ann registers one
+            let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
+            let asked = try await app.v1.post(V1.Messenger.requestFriend.path, PersonReference(personId: ann.id), token: bob.token)
+            app.clock.advance(by: 1)
+            _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-ann"), token: ann.token)
+            app.clock.advance(by: 1)
+
+            // MUT: the request's push composed; then a message from Bob, composed 1.5 s after it was sent
+            await app.services.deliverer.deliverDue(kind: .push)
+            let afterRequest = try await app.services.database.sql.raw("SELECT count(*) AS n FROM outbox_messages WHERE kind = 'push'")
+                .first(decodingColumn: "n", as: Int.self)
+            let chat = try await app.v1.openChat(bob, with: ann)
+            let sentAt = app.clock.now
+            _ = try await app.v1.send("hello", in: chat.id, by: bob)
+            app.clock.advance(by: 1.5)
+            await app.services.deliverer.deliverDue(kind: .push)
+
+            // validate
+            #expect(asked.status == .ok || asked.status == .created, "\(asked.text)")
+            #expect(afterRequest == 0, "no push for the request made before the device")
+            let rows = try await app.services.database.sql.raw("SELECT body, next_attempt_at FROM outbox_messages WHERE kind = 'push'").all()
+            let body = try rows.first?.decode(column: "body", as: String.self)
+            #expect(rows.count == 1 && body?.contains("hello") == true, "\(rows.count) pushes")
+            let due = try #require(try rows.first?.decode(column: "next_attempt_at", as: Date.self))
+            #expect(abs(due.timeIntervalSince(sentAt.addingTimeInterval(2))) < 0.01, "due 2 s after the message: \(due) for a message at \(sentAt)")
+        }
+    }
 }

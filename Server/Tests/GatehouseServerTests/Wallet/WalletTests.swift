@@ -452,10 +452,9 @@ struct WalletTests {
             // MUT: Ann pays Bob while her wallet is held; once the batch waits for the lock, the
             // holder spends her money and commits
             let v1 = app.v1
-            let payment = Task { try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann) }
-            let waiting = try await holder.waitUntilBlocking("%paid_today%FOR NO KEY UPDATE%", sql: sql)
-            try await holder.commit()
-            let refused = try await payment.value
+            let (waiting, refused) = try await holder.commit(onceBlocking: "%paid_today%FOR NO KEY UPDATE%", sql: sql) {
+                try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann)
+            }
 
             // validate: the batch reached the locks, was refused there, and the transfer alone was
             // refused as read; nothing of the batch is left
@@ -576,11 +575,10 @@ struct WalletTests {
 
             // MUT: Ann pays 3 roubles; once the statement waits for her wallet, the holder commits
             let v1 = app.v1
-            let payment = Task { try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann, comment: "after", key: "k-after") }
             // (PostgreSQL shows a statement's first kilobyte: the one statement begins with the keys' claim)
-            let waiting = try await holder.waitUntilBlocking("WITH keys AS (INSERT INTO idempotency_keys%", sql: sql)
-            try await holder.commit()
-            let paid = try await payment.value
+            let (waiting, paid) = try await holder.commit(onceBlocking: "WITH keys AS (INSERT INTO idempotency_keys%", sql: sql) {
+                try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann, comment: "after", key: "k-after")
+            }
 
             // validate: the statement waited and failed; the transaction's way paid from 14 roubles, once
             #expect(waiting, "the statement never waited for the payer's wallet")
@@ -611,26 +609,14 @@ struct WalletTests {
             let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
             try await app.credit("+79160000001", 10_00)
             let sql = app.services.database.sql
-            let chat = UUID()
-            let (low, high) = ann.id < bob.id ? (ann.id, bob.id) : (bob.id, ann.id)
-            let holder = try await HeldTransaction.begin(on: app.services.database) { tx in
-                try await tx.raw("""
-                    INSERT INTO chats (id, low_id, high_id, created_at, activity_key)
-                    VALUES (\(bind: chat), \(bind: low), \(bind: high), \(bind: Date()), '')
-                    """).run()
-                try await tx.raw("""
-                    INSERT INTO chat_members (chat_id, account_id, other_id, visible)
-                    VALUES (\(bind: chat), \(bind: low), \(bind: high), TRUE), (\(bind: chat), \(bind: high), \(bind: low), TRUE)
-                    """).run()
-            } beforeCommit: { _ in }
+            let (maker, chat, low, high) = try await HeldTransaction.makingChat(between: ann.id, bob.id, visible: true, on: app.services.database)
             let again = Self.batches("again")
 
             // MUT: Ann pays Bob; once the statement waits on the held chat, the holder commits
             let v1 = app.v1
-            let payment = Task { try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann, comment: "first", key: "k-first") }
-            let waiting = try await holder.waitUntilBlocking("WITH keys AS (INSERT INTO idempotency_keys%", sql: sql)
-            try await holder.commit()
-            let paid = try await payment.value
+            let (waiting, paid) = try await maker.commit(onceBlocking: "WITH keys AS (INSERT INTO idempotency_keys%", sql: sql) {
+                try await v1.pay(3_00, to: PartyReference(tag: "bob"), by: ann, comment: "first", key: "k-first")
+            }
 
             // validate: the statement waited and failed; the payment is in the held chat, once, with its money
             #expect(waiting, "the statement never waited for the held chat")
@@ -723,29 +709,16 @@ struct WalletTests {
             let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
             try await app.credit("+79160000001", 10_00)
             let sql = app.services.database.sql
-            let (low, high) = ann.id.uuidString < bob.id.uuidString ? (ann.id, bob.id) : (bob.id, ann.id)
-            let chat = UUID()
-            let maker = try await HeldTransaction.begin(on: app.services.database) { tx in
-                try await tx.raw("""
-                    INSERT INTO chats (id, low_id, high_id, activity_key, created_at)
-                    VALUES (\(bind: chat), \(bind: low), \(bind: high), \(bind: chat.uuidString.lowercased()), now())
-                    """).run()
-                try await tx.raw("""
-                    INSERT INTO chat_members (chat_id, account_id, other_id, visible)
-                    VALUES (\(bind: chat), \(bind: low), \(bind: high), false), (\(bind: chat), \(bind: high), \(bind: low), false)
-                    """).run()
-            }
+            let (maker, chat, low, high) = try await HeldTransaction.makingChat(between: ann.id, bob.id, visible: false, on: app.services.database)
 
             // MUT: a payment's transaction looks for (or makes) Ann and Bob's chat; once it waits on
             // the chat being made, that chat is committed
             let store = app.services.messenger.chats.store
             let pair = MessengerStore.ChatPair((low, high))
-            let looked = Task {
-                try await app.services.database.db.withTransaction { tx in try await store.directChats([pair], now: Date(), on: tx) }
+            let database = app.services.database
+            let (waiting, found) = try await maker.commit(onceBlocking: "%INSERT INTO chats%", sql: sql) {
+                try await database.db.withTransaction { tx in try await store.directChats([pair], now: Date(), on: tx) }
             }
-            let waiting = try await maker.waitUntilBlocking("%INSERT INTO chats%", sql: sql)
-            try await maker.commit()
-            let found = try await looked.value
 
             // validate: the chat made meanwhile, hidden from both still; no other chat; a payment
             // then goes there and shows it to both
@@ -880,5 +853,34 @@ private struct HeldTransaction {
     func commit() async throws {
         release.yield()
         try await task.value
+    }
+
+    /// Runs `work` while this transaction holds what it needs, and commits once `work` waits on it (a statement
+    /// `LIKE pattern`, `waitUntilBlocking`): whether it waited, and what `work` answered.
+    func commit<T: Sendable>(onceBlocking pattern: String, sql: any SQLDatabase,
+                             during work: @escaping @Sendable () async throws -> T) async throws -> (waited: Bool, value: T) {
+        let running = Task { try await work() }
+        let waited = try await waitUntilBlocking(pattern, sql: sql)
+        try await commit()
+        return (waited, try await running.value)
+    }
+
+    /// A transaction that makes `a` and `b`'s direct chat (both members seeing it or not) and holds it uncommitted:
+    /// the chat's id, and the pair in the order the chats table keeps it.
+    static func makingChat(between a: UUID, _ b: UUID, visible: Bool, on database: DatabaseProvider) async throws
+        -> (held: HeldTransaction, chat: UUID, low: UUID, high: UUID) {
+        let (low, high) = a.uuidString < b.uuidString ? (a, b) : (b, a)
+        let chat = UUID()
+        let held = try await begin(on: database) { tx in
+            try await tx.raw("""
+                INSERT INTO chats (id, low_id, high_id, activity_key, created_at)
+                VALUES (\(bind: chat), \(bind: low), \(bind: high), \(bind: chat.uuidString.lowercased()), now())
+                """).run()
+            try await tx.raw("""
+                INSERT INTO chat_members (chat_id, account_id, other_id, visible)
+                VALUES (\(bind: chat), \(bind: low), \(bind: high), \(bind: visible)), (\(bind: chat), \(bind: high), \(bind: low), \(bind: visible))
+                """).run()
+        }
+        return (held, chat, low, high)
     }
 }
