@@ -14,6 +14,9 @@ For one server already running (`--target gatehouse|synapse --url URL`), in one 
      process holds at most 20,000 descriptors here), the server's RSS before and after;
   5. with the crowd: the same load as 3.
 
+Before 3, `--idle-seconds` with the talkers connected and nothing sent: the server's (and PostgreSQL's) cores then,
+the part of a phase's cost per message that is time passing (timers, polls, heartbeats), not messages.
+
 For each phase: delivery p50/p99 over every message, messages never delivered, the server's CPU (and
 PostgreSQL's, when `--postgres` is given) per delivered message. Prints one `RESULT {json}` line;
 Benchmarks/messenger/run.sh --crowd starts the servers and prints the ratios.
@@ -221,6 +224,16 @@ async def run(args) -> None:
         talk = Talk(args.target, args.url, server, talkers, rooms, args.senders)
         await talk.connect()
         await asyncio.sleep(1)
+        # What the server (and PostgreSQL) spend with the talkers connected and nothing sent: the part of a phase's
+        # cost per message that is the time passing (timers, polls, heartbeats), not the messages.
+        db_pids = postgres_pids() if args.postgres else []
+        idle_started, cpu_before, db_before = time.perf_counter(), cpu_seconds([args.server_pid]), cpu_seconds(db_pids)
+        await asyncio.sleep(args.idle_seconds)
+        idle_took = time.perf_counter() - idle_started
+        idle = {"seconds": round(idle_took, 1), "server_cores": round((cpu_seconds([args.server_pid]) - cpu_before) / idle_took, 4)}
+        if args.postgres:
+            idle["postgres_cores"] = round((cpu_seconds(db_pids) - db_before) / idle_took, 4)
+        print(f"  idle: {json.dumps(idle)}", file=sys.stderr, flush=True)
         await talk.run("warm-up", args.rate, min(5, args.seconds), args.server_pid, False)
         phases = {"alone": await talk.run("alone", args.rate, args.seconds, args.server_pid, args.postgres)}
 
@@ -257,7 +270,7 @@ async def run(args) -> None:
             "realtime_clients": crowd + len(talkers), "rate": args.rate,
             "rss_before_crowd_kib": rss_before, "rss_with_crowd_kib": rss_after,
             "kib_per_idle_connection": round((rss_after - rss_before) / max(crowd, 1), 2),
-            "alone": alone, "with_crowd": crowded,
+            "idle": idle, "alone": alone, "with_crowd": crowded,
             "p99_crowd_vs_alone": round(crowded["p99_ms"] / alone["p99_ms"], 2) if alone["p99_ms"] and crowded["p99_ms"] else None,
         }
         print("RESULT " + json.dumps(result))
@@ -275,6 +288,7 @@ def main() -> None:
     parser.add_argument("--crowd-accounts", type=int, default=18000, help="accounts the crowd is spread over")
     parser.add_argument("--rate", type=float, default=1000, help="messages a second, all talkers together")
     parser.add_argument("--seconds", type=float, default=20, help="length of each measured phase")
+    parser.add_argument("--idle-seconds", type=float, default=10, help="the talkers connected and nothing sent, measured before the phases")
     parser.add_argument("--senders", type=int, default=64, help="keep-alive HTTP connections the sends go through")
     parser.add_argument("--postgres", action="store_true", help="also count PostgreSQL's CPU per message")
     parser.add_argument("--devices", action="store_true", help="Gatehouse: every talker registers a push device")

@@ -173,6 +173,12 @@ for r in rows:
         db = f"{p['postgres_cpu_ms_per_message']:.3f} ms" if "postgres_cpu_ms_per_message" in p else "-"
         print(f"{r['engine']:<9} {r['target']:<10} {clients:>8} {r['rate']:>6.0f} {phase:<7.7} {p['p50_ms'] or 0:>7.2f} {p['p99_ms'] or 0:>7.2f} "
               f"{p['delivered']:>6}/{p['delivered'] + p['undelivered']:<6} {p['server_cpu_ms_per_message']:>12.3f} ms {db:>11}")
+    if "idle" in r:
+        i = r["idle"]
+        per = 1000 * i["server_cores"] / r["rate"]
+        print(f"{r['engine']}/{r['target']}: with the {r['talkers']} talkers connected and nothing sent, the server used {i['server_cores']:.4f} cores"
+              + (f" and PostgreSQL {i['postgres_cores']:.4f}" if "postgres_cores" in i else "")
+              + f": {per:.3f} ms of each message's server time at {r['rate']:.0f}/s is time passing")
     print(f"{r['engine']}/{r['target']}: {r['crowd']} idle clients ({r['crowd_still_open']} still open at the end), "
           f"{r['kib_per_idle_connection']:.1f} KiB each; p99 with the crowd {r['p99_crowd_vs_alone']}x the p99 without"
           + (" (goal at 1,000 messages/s: p99 <= 20 ms and <= 1.5x)" if r["target"] == "gatehouse" else ""))

@@ -323,7 +323,7 @@ package final class GatehouseServices: Sendable {
             webhookChannel: WebhookChannel(endpoints: webhooks, client: webhookHTTPClient),
             revocationChannel: IdentityRevocationChannel(apple: appleEndpoints, secrets: secrets), signal: signal, logger: logger,
             composePushes: eventLog.pusher.map { pusher in
-                let composition = PushComposition(database: database, clock: clock, pusher: pusher, logger: logger)
+                let composition = PushComposition(database: database, clock: clock, pusher: pusher, settings: configuration.delivery.push, logger: logger)
                 return { await composition.composeAll() }
             },
             maintenance: { [sessions, verification, rateLimiter, blobCollector, eventLog, attachments, idempotencyKeys, database, accountDeletion, audit, operators,

@@ -236,6 +236,12 @@ public struct GatehouseConfiguration: Sendable {
         /// A push waits this long before it is sent; a newer one for the same device and chat
         /// meanwhile replaces it (a burst of messages is one push).
         public var coalesceWindow: TimeInterval = 2
+        /// Queued pushes (docs/push.md, "When a push is written") composed in one transaction.
+        public var queueBatch: Int = 200
+        /// A queued push whose composition failed this many times is dropped, with an error in the log.
+        public var queueMaxAttempts: Int = 5
+        /// A queued push older than this is dropped unsent, as APNs drops one past its expiration (a day).
+        public var queueMaxAge: TimeInterval = 86_400
         public init() {}
     }
 
@@ -755,6 +761,7 @@ extension GatehouseConfiguration {
         c.delivery.pollInterval = .milliseconds(Int(poll * 1000))
         let wait = try reader.seconds("GATEHOUSE_DELIVERY_WAIT_SECONDS", default: 3, range: 0...30)
         c.delivery.firstAttemptWait = .milliseconds(Int(wait * 1000))
+        c.delivery.claimFloor = try reader.seconds("GATEHOUSE_DELIVERY_CLAIM_FLOOR_SECONDS", default: c.delivery.claimFloor, range: 1...86_400)
 
         c.delivery.smtp.host = try reader.string("SMTP_HOST", default: c.delivery.smtp.host, nonEmpty: true)
         c.delivery.smtp.port = try reader.int("SMTP_PORT", default: c.delivery.smtp.port, range: 1...65535)
@@ -964,6 +971,9 @@ extension GatehouseConfiguration {
         push.timeoutSeconds = try reader.int("GATEHOUSE_PUSH_TIMEOUT_SECONDS", default: push.timeoutSeconds, range: 1...120)
         push.devicesPerAccount = try reader.int("GATEHOUSE_PUSH_DEVICES_PER_ACCOUNT", default: push.devicesPerAccount, range: 1...1_000)
         push.coalesceWindow = try reader.seconds("GATEHOUSE_PUSH_COALESCE_SECONDS", default: push.coalesceWindow, range: 0...60)
+        push.queueBatch = try reader.int("GATEHOUSE_PUSH_QUEUE_BATCH", default: push.queueBatch, range: 1...10_000)
+        push.queueMaxAttempts = try reader.int("GATEHOUSE_PUSH_QUEUE_MAX_ATTEMPTS", default: push.queueMaxAttempts, range: 1...1_000)
+        push.queueMaxAge = try reader.seconds("GATEHOUSE_PUSH_QUEUE_MAX_AGE_SECONDS", default: push.queueMaxAge, range: 60...2_419_200)
         c.delivery.push = push
 
         // The operator console and the admin API

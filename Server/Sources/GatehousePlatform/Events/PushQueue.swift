@@ -29,13 +29,10 @@ package struct QueuedPush: Sendable {
 /// setting, and a push per device into the outbox, in one transaction that deletes the rows it
 /// composed. Composing after the commit is what lets a send or a transfer to a person with a
 /// device be written the quickest way (one statement, no transaction), as one to a person without.
+/// A push whose composition keeps failing is dropped after `GATEHOUSE_PUSH_QUEUE_MAX_ATTEMPTS`;
+/// one older than `GATEHOUSE_PUSH_QUEUE_MAX_AGE_SECONDS` (a day, as APNs keeps one) is dropped
+/// unsent: one queued while push was off, or while the deliverer could not run, tells of the past.
 package enum PushQueue {
-    /// A push whose composition failed this many times is dropped (with an error in the log).
-    package static let maxAttempts = 5
-    /// A push older than this is dropped unsent, as APNs drops one past its expiration (a day):
-    /// one queued while push was off, or while the deliverer could not run, tells of the past.
-    package static let maxAge: TimeInterval = 86_400
-
     private static func rows(_ events: [PendingEvent]) -> RowSet {
         var rows = RowSet(count: events.count)
         rows.add("id", "uuid", events.map { _ in OrderedID.make() })
@@ -64,18 +61,25 @@ package enum PushQueue {
 /// than skip it and send the push it would have replaced (a push lane composes before it sends,
 /// and a burst's last message must reach the push that is sent). A batch that fails is composed
 /// again a row at a time, and a row that keeps failing is counted and, after
-/// `PushQueue.maxAttempts`, dropped, so that one bad row never holds back the others.
+/// `queueMaxAttempts`, dropped, so that one bad row never holds back the others.
 package struct PushComposition: Sendable {
     package let database: DatabaseProvider
     package let clock: GatehouseClock
     package let pusher: any EventPusher
     package let logger: Logger
-    package var batch = 200
+    /// Rows composed in one transaction (`GATEHOUSE_PUSH_QUEUE_BATCH`).
+    package var batch: Int
+    package var maxAttempts: Int
+    package var maxAge: TimeInterval
 
     private static let composed = Counter(label: "gatehouse_push_queue_composed_total")
     private static let dropped = Counter(label: "gatehouse_push_queue_dropped_total")
 
-    package init(database: DatabaseProvider, clock: GatehouseClock, pusher: any EventPusher, logger: Logger) {
+    package init(database: DatabaseProvider, clock: GatehouseClock, pusher: any EventPusher,
+                 settings: GatehouseConfiguration.Push = .init(), logger: Logger) {
+        self.batch = settings.queueBatch
+        self.maxAttempts = settings.queueMaxAttempts
+        self.maxAge = settings.queueMaxAge
         self.database = database
         self.clock = clock
         self.pusher = pusher
@@ -123,7 +127,7 @@ package struct PushComposition: Sendable {
                 ids.append(id)
                 let at = try row.decode(column: "created_at", as: Date.self)
                 // A kind this version does not know (written by a newer one), or a push too old to tell: dropped.
-                guard let kind = RealtimeEventKind(rawValue: try row.decode(column: "kind", as: String.self)), now.timeIntervalSince(at) <= PushQueue.maxAge else {
+                guard let kind = RealtimeEventKind(rawValue: try row.decode(column: "kind", as: String.self)), now.timeIntervalSince(at) <= maxAge else {
                     Self.dropped.increment()
                     continue
                 }
@@ -138,7 +142,7 @@ package struct PushComposition: Sendable {
     }
 
     /// After a failed batch: each row in a transaction of its own; a row that fails has its
-    /// attempt counted, and is dropped after `PushQueue.maxAttempts`.
+    /// attempt counted, and is dropped after `maxAttempts`.
     private func composeOneByOne() async -> Int {
         var taken = 0
         do {
@@ -151,7 +155,7 @@ package struct PushComposition: Sendable {
                     let attempts = try await database.sql.raw("""
                         UPDATE push_queue SET attempts = attempts + 1 WHERE id = \(bind: id) RETURNING attempts
                         """).first(decodingColumn: "attempts", as: Int.self) ?? 0
-                    if attempts >= PushQueue.maxAttempts {
+                    if attempts >= maxAttempts {
                         try await database.sql.raw("DELETE FROM push_queue WHERE id = \(bind: id)").run()
                         Self.dropped.increment()
                         taken += 1

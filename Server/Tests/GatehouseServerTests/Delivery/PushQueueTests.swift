@@ -41,11 +41,15 @@ struct PushQueueTests {
         try await app.services.database.sql.raw("SELECT count(*) AS n FROM push_queue").first(decodingColumn: "n", as: Int.self) ?? -1
     }
 
-    @Test("each queued push is composed once, in order, with when it was queued; a row that keeps failing is tried five times and dropped while the others go through; one older than a day is dropped unsent", .tags(.engine), arguments: TestEngine.all)
+    @Test("each queued push is composed once, in order, with when it was queued; a row that keeps failing is tried as often as configured (four here) and dropped while the others go through; one older than the configured age (an hour here) is dropped unsent", .tags(.engine), arguments: TestEngine.all)
     func composedOnce_badRowDropped_staleDropped(engine: TestEngine) async throws {
         // Push off in this process (production, no keys): its own push lane composes nothing, the test's composer all.
-        try await withApp(engine, configure: { $0.environment = .production }) { app in
-            // setup: three pushes for Ann, one for a poisoned account between them, and one queued two days ago
+        try await withApp(engine, configure: {
+            $0.environment = .production
+            $0.delivery.push.queueMaxAttempts = 4
+            $0.delivery.push.queueMaxAge = 3_600
+        }) { app in
+            // setup: three pushes for Ann, one for a poisoned account between them, and one queued two hours ago
             let (ann, poisoned, old) = (UUID(), UUID(), UUID())
             let queuedAt = app.clock.now
             try await Self.queue(app, [PendingEvent(account: ann, kind: .messageCreated, data: "1")])
@@ -53,13 +57,14 @@ struct PushQueueTests {
             try await Self.queue(app, (2...3).map { PendingEvent(account: ann, kind: .messageCreated, data: "\($0)") })
             let db = app.services.database.db
             try await db.raw(PushQueue.insert([PendingEvent(account: old, kind: .messageCreated, data: "old")],
-                                              at: app.clock.now.addingTimeInterval(-2 * 86_400), postgres: db.isPostgres)).run()
+                                              at: app.clock.now.addingTimeInterval(-2 * 3_600), postgres: db.isPostgres)).run()
             let pusher = RecordingPusher(failing: [poisoned])
-            let composition = PushComposition(database: app.services.database, clock: app.clock.gatehouseClock, pusher: pusher, logger: Logger(label: "test"))
+            let composition = PushComposition(database: app.services.database, clock: app.clock.gatehouseClock, pusher: pusher,
+                                              settings: app.configuration.delivery.push, logger: Logger(label: "test"))
 
             // MUT: the push lane's rounds
             var leftAfter: [Int] = []
-            for _ in 0..<5 {
+            for _ in 0..<4 {
                 await composition.composeAll()
                 leftAfter.append(try await Self.left(app))
             }
@@ -68,7 +73,7 @@ struct PushQueueTests {
             let composed = pusher.composed.withLockedValue { $0 }
             #expect(composed.map(\.data) == ["1", "2", "3"], "Ann's three, once each, in order: \(composed.map(\.data))")
             #expect(composed.allSatisfy { $0.account == ann && abs($0.at.timeIntervalSince(queuedAt)) < 1 })
-            #expect(leftAfter == [1, 1, 1, 1, 0], "the poisoned row stays for five attempts, then goes: \(leftAfter)")
+            #expect(leftAfter == [1, 1, 1, 0], "the poisoned row stays for four attempts, then goes: \(leftAfter)")
         }
     }
 

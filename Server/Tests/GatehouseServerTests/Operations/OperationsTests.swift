@@ -232,6 +232,22 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_PUSH_COALESCE_SECONDS": "61"]) }
     }
 
+    @Test("the push queue's and the outbox's claim limits: safe defaults, read, and a value out of range refused by name")
+    func pushQueueAndClaimLimits() throws {
+        let defaults = try GatehouseConfiguration.fromEnvironment([:]).delivery
+        #expect(defaults.push.queueBatch == 200 && defaults.push.queueMaxAttempts == 5 && defaults.push.queueMaxAge == 86_400)
+        #expect(defaults.claimFloor == 120)
+        let set = try GatehouseConfiguration.fromEnvironment([
+            "GATEHOUSE_PUSH_QUEUE_BATCH": "50", "GATEHOUSE_PUSH_QUEUE_MAX_ATTEMPTS": "3", "GATEHOUSE_PUSH_QUEUE_MAX_AGE_SECONDS": "3600",
+            "GATEHOUSE_DELIVERY_CLAIM_FLOOR_SECONDS": "30",
+        ]).delivery
+        #expect(set.push.queueBatch == 50 && set.push.queueMaxAttempts == 3 && set.push.queueMaxAge == 3_600 && set.claimFloor == 30)
+        for (variable, value) in [("GATEHOUSE_PUSH_QUEUE_BATCH", "0"), ("GATEHOUSE_PUSH_QUEUE_MAX_ATTEMPTS", "0"),
+                                  ("GATEHOUSE_PUSH_QUEUE_MAX_AGE_SECONDS", "5"), ("GATEHOUSE_DELIVERY_CLAIM_FLOOR_SECONDS", "0")] {
+            #expect { try GatehouseConfiguration.fromEnvironment([variable: value]) } throws: { ($0 as? ConfigurationError)?.variable == variable }
+        }
+    }
+
     @Test("the operator console's and imports' limits: safe defaults, read, and a value out of range refused by name")
     func operatorLimits() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).operators
