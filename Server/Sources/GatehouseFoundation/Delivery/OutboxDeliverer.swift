@@ -28,7 +28,10 @@ package final class OutboxDeliverer: Service, @unchecked Sendable {
     /// A claim lasts this long; a crashed instance's claims expire and another instance retries.
     /// Twice the longest a delivery attempt may take (a message is tried only within the first half
     /// of its claim), so no instance claims a message another one is still sending.
-    package var claimDuration: TimeInterval {
+    package var claimDuration: TimeInterval { Self.claimDuration(settings) }
+
+    /// `claimDuration` for `settings`: `claimFloor` (`GATEHOUSE_DELIVERY_CLAIM_FLOOR_SECONDS`) or twice the longest attempt, whichever is longer.
+    package static func claimDuration(_ settings: GatehouseConfiguration.Delivery) -> TimeInterval {
         let longest = max(Double(max(settings.smtp.timeoutSeconds, settings.smsHTTP.timeoutSeconds, settings.push.timeoutSeconds)), settings.webhooks.timeout)
         return max(settings.claimFloor, longest * 2)
     }

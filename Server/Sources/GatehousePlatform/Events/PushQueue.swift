@@ -68,15 +68,15 @@ package struct PushComposition: Sendable {
     package let pusher: any EventPusher
     package let logger: Logger
     /// Rows composed in one transaction (`GATEHOUSE_PUSH_QUEUE_BATCH`).
-    package var batch: Int
-    package var maxAttempts: Int
-    package var maxAge: TimeInterval
+    package let batch: Int
+    package let maxAttempts: Int
+    package let maxAge: TimeInterval
 
     private static let composed = Counter(label: "gatehouse_push_queue_composed_total")
     private static let dropped = Counter(label: "gatehouse_push_queue_dropped_total")
 
     package init(database: DatabaseProvider, clock: GatehouseClock, pusher: any EventPusher,
-                 settings: GatehouseConfiguration.Push = .init(), logger: Logger) {
+                 settings: GatehouseConfiguration.Push, logger: Logger) {
         self.batch = settings.queueBatch
         self.maxAttempts = settings.queueMaxAttempts
         self.maxAge = settings.queueMaxAge

@@ -79,13 +79,17 @@ struct PushQueueTests {
 
     @Test("two composers at once (two instances' push lanes) compose every row exactly once", .tags(.engine), arguments: TestEngine.all)
     func twoComposers_eachRowOnce(engine: TestEngine) async throws {
-        try await withApp(engine, configure: { $0.environment = .production; $0.databasePoolSize = 8 }) { app in
+        try await withApp(engine, configure: {
+            $0.environment = .production
+            $0.databasePoolSize = 8
+            $0.delivery.push.queueBatch = 50
+        }) { app in
             // setup: 500 pushes
             let accounts = (0..<500).map { _ in UUID() }
             try await Self.queue(app, accounts.enumerated().map { PendingEvent(account: $1, kind: .messageCreated, data: "\($0)") })
             let pusher = RecordingPusher(pause: .milliseconds(20))
-            var one = PushComposition(database: app.services.database, clock: app.clock.gatehouseClock, pusher: pusher, logger: Logger(label: "test"))
-            one.batch = 50
+            let one = PushComposition(database: app.services.database, clock: app.clock.gatehouseClock, pusher: pusher,
+                                      settings: app.configuration.delivery.push, logger: Logger(label: "test"))
             let other = one
 
             // MUT

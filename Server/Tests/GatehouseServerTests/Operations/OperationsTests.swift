@@ -232,16 +232,19 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_PUSH_COALESCE_SECONDS": "61"]) }
     }
 
-    @Test("the push queue's and the outbox's claim limits: safe defaults, read, and a value out of range refused by name")
+    @Test("the push queue's and the outbox's claim limits: safe defaults, read, and a value out of range refused by name; a claim lasts the floor or twice the longest attempt, whichever is longer")
     func pushQueueAndClaimLimits() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).delivery
         #expect(defaults.push.queueBatch == 200 && defaults.push.queueMaxAttempts == 5 && defaults.push.queueMaxAge == 86_400)
-        #expect(defaults.claimFloor == 120)
+        #expect(defaults.claimFloor == 120 && OutboxDeliverer.claimDuration(defaults) == 120, "the floor above twice SMTP's 30 s")
         let set = try GatehouseConfiguration.fromEnvironment([
             "GATEHOUSE_PUSH_QUEUE_BATCH": "50", "GATEHOUSE_PUSH_QUEUE_MAX_ATTEMPTS": "3", "GATEHOUSE_PUSH_QUEUE_MAX_AGE_SECONDS": "3600",
             "GATEHOUSE_DELIVERY_CLAIM_FLOOR_SECONDS": "30",
         ]).delivery
         #expect(set.push.queueBatch == 50 && set.push.queueMaxAttempts == 3 && set.push.queueMaxAge == 3_600 && set.claimFloor == 30)
+        #expect(OutboxDeliverer.claimDuration(set) == 60, "a floor below twice the longest attempt (SMTP's 30 s) gives way to it")
+        let long = try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_DELIVERY_CLAIM_FLOOR_SECONDS": "900"]).delivery
+        #expect(OutboxDeliverer.claimDuration(long) == 900)
         for (variable, value) in [("GATEHOUSE_PUSH_QUEUE_BATCH", "0"), ("GATEHOUSE_PUSH_QUEUE_MAX_ATTEMPTS", "0"),
                                   ("GATEHOUSE_PUSH_QUEUE_MAX_AGE_SECONDS", "5"), ("GATEHOUSE_DELIVERY_CLAIM_FLOOR_SECONDS", "0")] {
             #expect { try GatehouseConfiguration.fromEnvironment([variable: value]) } throws: { ($0 as? ConfigurationError)?.variable == variable }
