@@ -94,11 +94,11 @@ for engine in $ENGINES; do
     echo "== the send's floor (pgbench, Benchmarks/floors/send.sql) on Gatehouse's tables" >&2
     python3 Benchmarks/floors/run.py send --pg "$DB" --clients 64 --seconds "${PHASE_SECONDS:-20}" --rate "${RATE:-1000}" \
       | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
-    # The server's floor: the same two round trips a plain send to someone without a push device makes (the
-    # memberships' read and one statement, no transaction), made by PostgresNIO alone at the same rate
-    # (Server/Sources/db-floor).
+    # The server's floor: the round trips a plain send makes, made by PostgresNIO alone at the same rate
+    # (Server/Sources/db-floor): one statement, no transaction, when its chat's context is remembered (every send but
+    # a chat's first on an instance); FLOOR_ROUND_TRIPS=2 adds the memberships' read a send without one makes.
     echo "== the send's round trips made by PostgresNIO alone (db-floor)" >&2
-    "$DB_FLOOR" "$DB" "${RATE:-1000}" "${PHASE_SECONDS:-20}" 2 none \
+    "$DB_FLOOR" "$DB" "${RATE:-1000}" "${PHASE_SECONDS:-20}" "${FLOOR_ROUND_TRIPS:-1}" none \
       | sed -n 's/^RESULT //p' | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
   fi
   fi

@@ -60,11 +60,12 @@ extension MessengerConcept {
         var found: [SendPair: Sending] = [:]
         for row in rows {
             guard let member = try MessageReader.membership(row) else { continue }
+            let (audience, friendship) = (try row.decode(column: "who_can_message", as: String.self), try row.decode(column: "state", as: String?.self))
             found[SendPair(chat: member.chatID, author: member.account)] = Sending(
                 member: member,
-                mayMessage: Self.mayMessage(audience: try row.decode(column: "who_can_message", as: String.self),
-                                            friendship: try row.decode(column: "state", as: String?.self),
-                                            blocked: try row.decode(column: "blocked", as: Int.self) > 0),
+                mayMessage: Self.mayMessage(audience: audience, friendship: friendship, blocked: try row.decode(column: "blocked", as: Int.self) > 0),
+                audience: audience,
+                friendship: friendship,
                 bothVisible: try member.visible && row.decode(column: "other_visible", as: Bool.self),
                 otherHasDevices: try row.decode(column: "other_has_devices", as: Bool.self)
             )
@@ -127,6 +128,10 @@ package struct SendPair: Hashable, Sendable {
 package struct Sending: Sendable {
     package var member: Membership
     package var mayMessage: Bool
+    /// What `mayMessage` was decided from, besides the block: the other member's audience and the
+    /// friendship's state (nil: none).
+    package var audience: String
+    package var friendship: String?
     package var bothVisible: Bool
     /// Whether the other member has a push device (as of the read): a send to someone with none writes no push.
     package var otherHasDevices: Bool

@@ -114,19 +114,27 @@ package struct MessengerStore: Sendable {
 
     /// For each (chat, author): the author's membership row with the other member's audience,
     /// friendship state, block and visibility (`MessengerConcept.sendingContexts` reads them). The
-    /// first read of every send's group commit: on PostgreSQL the pairs go as two arrays, so its
-    /// text is one for any batch and it runs prepared.
+    /// first read of a send's group commit whose contexts are not remembered (`MessageWriter`): on
+    /// PostgreSQL the pairs go as two arrays, so its text is one for any batch and it runs prepared.
     package func sendingRows(_ pairs: [SendPair], hasDevices: (SQLQueryString) -> SQLQueryString, on db: any GatehouseDatabase) async throws -> [any SQLRow] {
-        try await sql(db).preparedRows("""
-            SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
-                   p.who_can_message, f.state, theirs.visible AS other_visible,
-                   (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = cm.other_id AND b.blocked_id = cm.account_id) AS blocked,
-                   \(hasDevices("cm.other_id")) AS other_has_devices
-            FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
-            JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
-            LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
-            WHERE \(SQLQueryString.isAnyPair("cm.chat_id", "cm.account_id", pairs.map { ($0.chat, $0.author) }, postgres: db.isPostgres))
-            """)
+        try await sql(db).preparedRows(Self.sending(
+            where: .isAnyPair("cm.chat_id", "cm.account_id", pairs.map { ($0.chat, $0.author) }, postgres: db.isPostgres), hasDevices: hasDevices))
+    }
+
+    /// The query of `sendingRows`, for the memberships `condition` (on `cm`) picks: what a send
+    /// reads, and what the one statement of a send with remembered contexts checks
+    /// (`MessageWriter.writeAtOnce`).
+    package static func sending(where condition: SQLQueryString, hasDevices: (SQLQueryString) -> SQLQueryString) -> SQLQueryString {
+        """
+        SELECT cm.chat_id, cm.account_id, cm.other_id, cm.visible, cm.cleared_through, cm.last_read_id, cm.muted_until,
+               p.who_can_message, f.state, theirs.visible AS other_visible,
+               (SELECT COUNT(*) FROM messenger_blocks b WHERE b.account_id = cm.other_id AND b.blocked_id = cm.account_id) AS blocked,
+               \(hasDevices("cm.other_id")) AS other_has_devices
+        FROM chat_members cm JOIN messenger_people p ON p.account_id = cm.other_id
+        JOIN chat_members theirs ON theirs.chat_id = cm.chat_id AND theirs.account_id = cm.other_id
+        LEFT JOIN friendships f ON (f.low_id = cm.account_id AND f.high_id = cm.other_id) OR (f.low_id = cm.other_id AND f.high_id = cm.account_id)
+        WHERE \(condition)
+        """
     }
 
     // MARK: Friendships

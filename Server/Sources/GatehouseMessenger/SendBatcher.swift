@@ -1,5 +1,6 @@
 import FluentKit
 import Foundation
+import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
@@ -49,6 +50,27 @@ package struct MessageWriter: MessengerConcept {
     package let events: EventLog
     package let people: PersonLoader
     package let store: MessengerStore
+    /// The contexts of plain sends, remembered by pair (`Remembered`).
+    package let remembered: BoundedCache<SendPair, Remembered>
+
+    /// What a plain send's context (`sendingContexts`) was read as, remembered by pair once its
+    /// batch went through at once, so that the next batch of the same pairs need not read it first:
+    /// that batch's one statement checks that it still holds (`writeAtOnce`), and a batch whose check
+    /// fails goes the general way, which reads, and its pairs are forgotten. Nothing remembered is
+    /// trusted: the statement that writes the messages is the one that checks, so a block or a
+    /// privacy change committed before it began is honoured as with a read before it, and a
+    /// device registered meanwhile makes the push be written. At most
+    /// `GatehouseConfiguration.Messenger.sendContexts` of them (0: none, every batch reads).
+    package struct Remembered: Sendable, Equatable {
+        package var other: UUID
+        package var audience: String
+        package var friendship: String?
+        package var otherHasDevices: Bool
+
+        init(_ sending: Sending) {
+            (other, audience, friendship, otherHasDevices) = (sending.member.other, sending.audience, sending.friendship, sending.otherHasDevices)
+        }
+    }
 
     /// One message to write.
     package struct Send: Sendable {
@@ -90,23 +112,33 @@ package struct MessageWriter: MessengerConcept {
         self.events = events
         self.people = people
         self.store = store
+        remembered = BoundedCache(capacity: settings.sendContexts)
     }
 
-    /// The sends; an outcome per send, in order. On PostgreSQL their memberships are read first
-    /// (the read takes no locks, so before the writes' transaction is as good as in it: each
-    /// statement sees what was committed when it began), and a batch of plain sends (`plain`) is
+    /// The sends; an outcome per send, in order. On PostgreSQL a batch of plain sends (`plain`) is
     /// written in one statement with no transaction around it (`writeAtOnce`, `inStatement`; the
-    /// pushes it calls for are queued by the same statement and composed after it, `PushQueue`);
-    /// the rest the general way in a transaction. A batch `writeAtOnce` cannot finish (a client
-    /// id used before, a rate limit met) goes again the general way in a transaction of its own,
-    /// which answers those sends.
+    /// pushes it calls for are queued by the same statement and composed after it, `PushQueue`),
+    /// its memberships either remembered (`Remembered`, checked by that statement) or read first
+    /// (the read takes no locks, so before the writes is as good as with them: each statement sees
+    /// what was committed when it began); the rest the general way in a transaction. A batch
+    /// `writeAtOnce` cannot finish (a client id used before, a rate limit met, a remembered context
+    /// no longer so) goes again the general way in a transaction of its own, which answers those
+    /// sends, and its pairs are forgotten.
     package func write(_ sends: [Send]) async throws -> [Result<Message, GatehouseError>] {
         if database.isPostgres {
             do {
+                if let known = remembered(sends) {
+                    let outcomes = try await writeAtOnce(sends, contexts: known, checked: true)
+                    Ways.oneStatement.increment()
+                    Ways.remembered.increment()
+                    return outcomes
+                }
                 let members = try await sendingContexts(Self.pairs(sends), on: database.db)
                 if Self.plain(sends, members) {
-                    let outcomes = try await writeAtOnce(sends, members: members)
+                    let contexts = members.mapValues(Remembered.init)
+                    let outcomes = try await writeAtOnce(sends, contexts: contexts, checked: false)
                     Ways.oneStatement.increment()
+                    for (pair, context) in contexts { remembered.insert(context, for: pair) }
                     return outcomes
                 }
                 return try await events.write { tx, recorder in
@@ -114,12 +146,28 @@ package struct MessageWriter: MessengerConcept {
                     return try await write(sends, members: members, on: tx, recorder)
                 }
             } catch is AtOnceMissed {
+                remembered.remove(Self.pairs(sends))
                 Ways.again.increment()
             }
         } else {
             Ways.general.increment()
         }
         return try await events.write { tx, recorder in try await write(sends, on: tx, recorder) }
+    }
+
+    /// The remembered contexts of `sends` when they are text alone and every pair's is remembered;
+    /// nil otherwise (the batch reads).
+    private func remembered(_ sends: [Send]) -> [SendPair: Remembered]? {
+        guard remembered.capacity > 0 else { return nil }
+        var known: [SendPair: Remembered] = [:]
+        for send in sends {
+            guard send.replyTo == nil, send.attachmentIDs.isEmpty, send.forward == nil else { return nil }
+            let pair = SendPair(chat: send.chat, author: send.author)
+            if known[pair] != nil { continue }
+            guard let context = remembered.value(pair) else { return nil }
+            known[pair] = context
+        }
+        return known
     }
 
     /// `gatehouse_send_batches_total` by `way`: `one_statement` (`writeAtOnce`), `general`, and
@@ -130,6 +178,9 @@ package struct MessageWriter: MessengerConcept {
         static let oneStatement = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "one_statement")])
         static let general = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "general")])
         static let again = Counter(label: "gatehouse_send_batches_total", dimensions: [("way", "again")])
+        /// `gatehouse_send_contexts_remembered_total`: `one_statement` batches whose memberships were
+        /// remembered (`Remembered`), not read.
+        static let remembered = Counter(label: "gatehouse_send_contexts_remembered_total")
     }
 
     /// The sends in the caller's transaction `tx`; an outcome per send, in order.
@@ -158,9 +209,10 @@ package struct MessageWriter: MessengerConcept {
     /// (`EventLog.inStatement`), their locks taken in the order the general way takes them
     /// (messages, rate limit, chats in id order, counters: a union reads its parts one after
     /// another). The events are recorded before, since every message is expected to be written; a
-    /// message that made no row (its client id was used, here or before) or a rate limit met fails
-    /// the statement (`StatementCheck`), so that nothing it wrote stays: `AtOnceMissed`.
-    private func writeAtOnce(_ requests: [Send], members: [SendPair: Sending]) async throws -> [Result<Message, GatehouseError>] {
+    /// message that made no row (its client id was used, here or before), a rate limit met or, when
+    /// the contexts were remembered (`checked`), one that no longer holds (`stillSo`) fails the
+    /// statement (`StatementCheck`), so that nothing it wrote stays: `AtOnceMissed`.
+    private func writeAtOnce(_ requests: [Send], contexts: [SendPair: Remembered], checked: Bool) async throws -> [Result<Message, GatehouseError>] {
         let recorder = EventRecorder()
         let now = clock.now()
         let messages = requests.map {
@@ -168,8 +220,8 @@ package struct MessageWriter: MessengerConcept {
                     replyTo: nil, forwardedFrom: nil, attachments: [], clientMessageId: $0.clientID)
         }
         for message in messages.sorted(by: { $0.id < $1.id }) {
-            let sending = members[SendPair(chat: message.chatId, author: message.authorId)]!
-            recordCreated(message, to: sending.member.other, otherHasDevices: sending.otherHasDevices, recorder)
+            let context = contexts[SendPair(chat: message.chatId, author: message.authorId)]!
+            recordCreated(message, to: context.other, otherHasDevices: context.otherHasDevices, recorder)
         }
         let counters = recorder.counts()
         let perAuthor = Dictionary(grouping: messages, by: { $0.authorId.uuidString }).mapValues(\.count)
@@ -180,17 +232,18 @@ package struct MessageWriter: MessengerConcept {
         }
         let events = try self.events.inStatement(recorder, counters: "c")
         let told: SQLQueryString = events.selected.map { "\nUNION ALL SELECT 'n', NULL, \($0)" } ?? ""
+        let known = checked ? Self.stillSo(contexts) : nil
         let check: SQLQueryString = """
 
             UNION ALL SELECT 'x', NULL, \(StatementCheck.require("""
-                (SELECT count(*) FROM m) = \(bind: messages.count) AND \(counting.allFit(part: "r")) AND \(events.written)
+                (SELECT count(*) FROM m) = \(bind: messages.count) AND \(counting.allFit(part: "r")) AND \(events.written)\(known.map { " AND " + $0.holds } ?? "")
                 """, Self.missed))
             """
         var raised: [UUID: Int64] = [:]
         let rows: [any SQLRow]
         do {
             rows = try await database.db.preparedRows("""
-                WITH m AS (\(try MessengerStore.insert(messages, postgres: true))),
+                WITH \(known.map { $0.part + ",\n     " } ?? "")m AS (\(try MessengerStore.insert(messages, postgres: true))),
                      r AS (\(counting.statement)),
                      l AS (SELECT id FROM chats WHERE id = ANY(\(bind: newest.keys.sorted())) ORDER BY id FOR UPDATE),
                      a AS (\(MessengerStore.activity(newest, postgres: true)) RETURNING chats.id),
@@ -210,7 +263,29 @@ package struct MessageWriter: MessengerConcept {
     }
 
     /// What the one statement of `writeAtOnce` fails with when it cannot finish the batch.
-    private static let missed = "a send's client id was used, or its rate limit met"
+    private static let missed = "a send's client id was used, its rate limit met, or its remembered context changed"
+
+    /// For a batch whose contexts were remembered: `part`, the contexts as remembered (`k`), and the
+    /// condition `holds` that each is still so, read by the statement that writes (the same query as a
+    /// batch's read, `MessengerStore.sending`): the membership there with the same other member, both
+    /// seeing the chat, no block, the other's audience, the friendship's state and whether the other
+    /// has a device as they were.
+    private static func stillSo(_ contexts: [SendPair: Remembered]) -> (part: SQLQueryString, holds: SQLQueryString) {
+        let entries = Array(contexts)
+        var rows = RowSet(count: entries.count)
+        rows.add("chat", "uuid", entries.map(\.key.chat))
+        rows.add("author", "uuid", entries.map(\.key.author))
+        rows.add("other", "uuid", entries.map(\.value.other))
+        rows.add("audience", "text", entries.map(\.value.audience))
+        rows.add("friendship", "text", entries.map(\.value.friendship))
+        rows.add("devices", "boolean", entries.map(\.value.otherHasDevices))
+        let read = MessengerStore.sending(where: "(cm.chat_id, cm.account_id) IN (SELECT chat, author FROM k)", hasDevices: PushDevices.exist)
+        return ("k AS (SELECT * FROM \(rows.table("q")))", """
+            (SELECT count(*) FROM (\(read)) s JOIN k ON k.chat = s.chat_id AND k.author = s.account_id
+             WHERE s.other_id = k.other AND s.visible AND s.other_visible AND s.blocked = 0 AND s.who_can_message = k.audience
+               AND s.state IS NOT DISTINCT FROM k.friendship AND s.other_has_devices = k.devices) = \(bind: entries.count)
+            """)
+    }
 
     /// The sends in `tx`, their memberships read (`sendingContexts`); an outcome per send, in order.
     private func write(_ requests: [Send], members: [SendPair: Sending], on tx: any GatehouseDatabase, _ recorder: EventRecorder) async throws -> [Result<Message, GatehouseError>] {

@@ -7,9 +7,9 @@ import PostgresKit
 import PostgresNIO
 
 // The client's side of a send's database work, for Benchmarks/messenger: what PostgresNIO alone spends to make
-// the round trips a plain send makes in Gatehouse (to someone without a push device: the memberships' read and one
-// statement that writes everything, no transaction around them: two; `3 transaction` for one to someone with a
-// device: BEGIN, three statements, COMMIT), one send at a time at a steady rate on one connection, with the work on the connection's event loop as Gatehouse's writer
+// the round trips a plain send makes in Gatehouse (one statement that writes everything, no transaction around it,
+// when the chat's context is remembered; `2` adds the memberships' read of a send without one; `3 transaction` is the
+// general way's shape: BEGIN, three statements, COMMIT), one send at a time at a steady rate on one connection, with the work on the connection's event loop as Gatehouse's writer
 // runs it (the same `EventLoopTaskExecutor`). It prints this process's processor time per send and per round trip
 // (from getrusage): what a send's server time is made of below Gatehouse's own layers (its statements' text,
 // bindings, rows and the framework between a handler and the connection).

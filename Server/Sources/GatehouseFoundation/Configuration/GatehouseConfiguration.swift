@@ -413,6 +413,10 @@ public struct GatehouseConfiguration: Sendable {
         public var maxPageSize: Int = 200
         /// How long events are kept for clients to resume from (older: `resync`).
         public var eventRetention: TimeInterval = 7 * 86_400
+        /// Send contexts (a chat and its author: the other member, their audience, the friendship,
+        /// whether they have a device) an instance remembers, so that a plain send need not read
+        /// them first (the statement that writes it checks them); about 150 bytes each, 0 keeps none.
+        public var sendContexts: Int = 50_000
         /// Largest frame a realtime client may send (it sends only its `auth` frame); more closes with 1009.
         public var realtimeMaxFrameBytes: Int = 4_096
         /// Realtime sockets (`/v1/realtime`) this instance serves at once.
@@ -865,6 +869,7 @@ extension GatehouseConfiguration {
         m.pageSize = try reader.int("GATEHOUSE_MESSENGER_PAGE_SIZE", default: m.pageSize, range: 1...1_000)
         m.maxPageSize = try reader.int("GATEHOUSE_MESSENGER_MAX_PAGE_SIZE", default: max(m.maxPageSize, m.pageSize), range: m.pageSize...10_000)
         m.eventRetention = try reader.seconds("GATEHOUSE_MESSENGER_EVENT_RETENTION_SECONDS", default: m.eventRetention, range: 60...31_536_000)
+        m.sendContexts = try reader.int("GATEHOUSE_MESSENGER_SEND_CONTEXTS", default: m.sendContexts, range: 0...10_000_000)
         m.realtimeMaxFrameBytes = try reader.int("GATEHOUSE_REALTIME_MAX_FRAME_BYTES", default: m.realtimeMaxFrameBytes, range: 512...1_048_576)
         m.realtimeMaxConnections = try reader.int("GATEHOUSE_REALTIME_MAX_CONNECTIONS", default: m.realtimeMaxConnections, range: 1...10_000_000)
         m.realtimePingInterval = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_PING_SECONDS", default: 30, range: 1...3600) * 1000))

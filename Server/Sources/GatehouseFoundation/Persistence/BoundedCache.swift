@@ -1,7 +1,8 @@
 import NIOConcurrencyHelpers
 
 /// An in-process cache of values that never change under their key (a row that is replaced
-/// gets a new key), holding at most `capacity` of them: the oldest stored goes first. Safe from
+/// gets a new key), or that their user checks before relying on them and forgets (`remove`) when
+/// the check fails, holding at most `capacity` of them: the oldest stored goes first. Safe from
 /// any thread; a capacity of 0 keeps nothing.
 package final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct State {
@@ -36,8 +37,29 @@ package final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: Sen
                 state.order.removeFirst(state.head)
                 state.head = 0
             }
+            // Keys removed and stored again leave places behind: keep each stored key's latest.
+            if state.order.count - state.head > 2 * capacity {
+                var seen = Set<Key>()
+                var kept: [Key] = []
+                for key in state.order[state.head...].reversed() where state.values[key] != nil && seen.insert(key).inserted {
+                    kept.append(key)
+                }
+                state.order = kept.reversed()
+                state.head = 0
+            }
+        }
+    }
+
+    /// Forgets `keys` (their places in the order stay, so one stored again may go a little early).
+    package func remove(_ keys: [Key]) {
+        state.withLockedValue { state in
+            for key in keys { state.values[key] = nil }
         }
     }
 
     package var count: Int { state.withLockedValue { $0.values.count } }
+
+    /// Places the eviction order holds: never much more than twice the capacity, however many keys
+    /// are removed and stored again.
+    package var places: Int { state.withLockedValue { $0.order.count - $0.head } }
 }

@@ -162,6 +162,84 @@ struct ChatsAndMessagesTests {
         }
     }
 
+    /// `gatehouse_send_contexts_remembered_total` in /metrics (the process's, as `batches`).
+    static func rememberedBatches() -> Int {
+        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n").first { $0.hasPrefix("gatehouse_send_contexts_remembered_total ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    @Test("PostgreSQL: a plain send's context is remembered and the next plain send reads none, but the statement that writes it checks it: a phone registered meanwhile gets its push, friends-only privacy and a block refuse at once, a chat the other deleted is shown to them again; each miss forgets the pair and the next send reads; with 0 remembered every send reads", .tags(.engine))
+    func rememberedSendContext_isCheckedByTheStatement() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        try await withApp(.postgres) { app in
+            // setup: a chat both see (Bob's first message showed it to Ann), and Ann's sends remembered
+            let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
+            let chat = try await app.v1.openChat(ann, with: bob)
+            _ = try await app.v1.send("hi", in: chat.id, by: bob)
+            let writer = app.services.messenger.messages.writer
+            let pair = SendPair(chat: chat.id, author: ann.id)
+            let v1 = app.v1
+            /// Two sends by Ann: the first reads (its pair was forgotten, or never known) and is remembered, the second uses it.
+            @Sendable func sendTwice(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> MessageWriter.Remembered? {
+                #expect(writer.remembered.value(pair) == nil, "forgotten before \(text)", sourceLocation: sourceLocation)
+                _ = try await v1.send(text + " (read)", in: chat.id, by: ann)
+                let remembered = writer.remembered.value(pair)
+                let counted = Self.rememberedBatches()
+                _ = try await v1.send(text + " (remembered)", in: chat.id, by: ann)
+                #expect(Self.rememberedBatches() >= counted + 1, "the second send used what the first read", sourceLocation: sourceLocation)
+                return remembered
+            }
+            let send = { (text: String) in try await v1.post(v1.path(M.send, chat.id), SendMessage(text: text, clientMessageId: UUID().uuidString), token: ann.token) }
+
+            // MUT 1: Bob registers a phone after Ann's context (no device) was remembered
+            let first = try await sendTwice("one")
+            _ = try await app.v1.post(V1.Accounts.registerDevice.path, DeviceRegistration(platform: .fcm, token: "android-bob"), token: bob.token)
+            let again = Self.batches("again")
+            let toPhone = try await send("to the phone")
+            let afterPhone = (again: Self.batches("again"), remembered: writer.remembered.value(pair))
+            await app.services.deliverer.deliverDue(kind: .push)
+            let pushes = try await app.services.database.sql.raw("SELECT body FROM outbox_messages WHERE kind = 'push'").all()
+                .map { try $0.decode(column: "body", as: String.self) }
+            let withPhone = try await sendTwice("two")
+
+            // MUT 2: friends-only privacy, then a block, each after Ann's context was remembered
+            _ = try await app.v1.patch(M.updatePrivacy.path, json: #"{"whoCanMessageMe":"friends"}"#, token: bob.token)
+            let friendsOnly = try await send("to a shy person")
+            _ = try await app.v1.patch(M.updatePrivacy.path, json: #"{"whoCanMessageMe":"everyone"}"#, token: bob.token)
+            _ = try await sendTwice("three")
+            let block = V1.filling(M.block.path, ["personId": ann.id.uuidString.lowercased()])
+            _ = try await app.v1.put(block, body: [], contentType: nil, token: bob.token)
+            let blocked = try await send("to someone who blocked me")
+            _ = try await app.v1.delete(block, token: bob.token)
+            _ = try await sendTwice("four")
+
+            // MUT 3: Bob deletes the chat for himself; Ann's next send shows it to him again
+            #expect(try await app.v1.delete(app.v1.path(M.deleteChat, chat.id), token: bob.token).status == .noContent)
+            let back = try await send("back")
+            let bobsChats = try await app.v1.chats(of: bob).items
+
+            // validate
+            #expect(first?.other == bob.id && first?.otherHasDevices == false && first?.audience == "everyone" && first?.friendship == nil)
+            #expect(toPhone.status == .created && afterPhone.again >= again + 1, "the remembered context missed and the batch went the general way")
+            #expect(pushes.count == 1 && pushes[0].contains("to the phone"), "the push for Bob's new phone was written: \(pushes)")
+            #expect(withPhone?.otherHasDevices == true, "read again, with the phone")
+            try expectProblem(friendsOnly, .forbidden, .messagingNotAllowed)
+            try expectProblem(blocked, .forbidden, .messagingNotAllowed)
+            #expect(back.status == .created && bobsChats.map(\.id) == [chat.id] && bobsChats.first?.lastMessage?.text == "back")
+            #expect(writer.remembered.value(pair) == nil, "the miss forgot the pair")
+            let texts = try await app.v1.history(chat.id, for: ann).items.map(\.text)
+            #expect(texts.count == 11 && !texts.contains { $0.hasPrefix("to a shy") || $0.hasPrefix("to someone") }, "\(texts)")
+        }
+        try await withApp(.postgres, configure: { $0.messenger.sendContexts = 0 }) { app in
+            let (ann, bob) = (try await app.v1.person("ann"), try await app.v1.person("bob"))
+            let chat = try await app.v1.openChat(ann, with: bob)
+            _ = try await app.v1.send("hi", in: chat.id, by: bob)
+            for text in ["one", "two", "three"] { _ = try await app.v1.send(text, in: chat.id, by: ann) }
+            #expect(app.services.messenger.messages.writer.remembered.count == 0, "nothing remembered")
+            #expect(try await app.v1.history(chat.id, for: bob).items.map(\.text) == ["hi", "one", "two", "three"])
+        }
+    }
+
     @Test("PostgreSQL: a send written in one statement announces each member's event as the event log keeps it, numbered, escapes and all, to this instance and another", .tags(.engine))
     func oneStatementSend_announcesWhatItWrote() async throws {
         guard TestEngine.all.contains(.postgres) else { return }

@@ -251,6 +251,18 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("the messenger's remembered send contexts: 50,000 by default, read, 0 keeps none, and a value out of range refused by name")
+    func sendContextsSetting() throws {
+        #expect(try GatehouseConfiguration.fromEnvironment([:]).messenger.sendContexts == 50_000)
+        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_CONTEXTS": "0"]).messenger.sendContexts == 0)
+        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_CONTEXTS": "1000"]).messenger.sendContexts == 1_000)
+        for value in ["-1", "10000001", "many"] {
+            #expect { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_CONTEXTS": value]) } throws: {
+                ($0 as? ConfigurationError)?.variable == "GATEHOUSE_MESSENGER_SEND_CONTEXTS"
+            }
+        }
+    }
+
     @Test("the operator console's and imports' limits: safe defaults, read, and a value out of range refused by name")
     func operatorLimits() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).operators
