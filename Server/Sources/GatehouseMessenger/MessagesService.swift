@@ -155,6 +155,15 @@ package struct MessagesService: MessengerConcept {
 
     /// Message text as stored: NFC, line breaks as `\n`, no other control characters, within the limit.
     package func cleanText(_ raw: String, field: String) throws -> String {
+        // Printable ASCII and line feeds (most messages): already NFC, no control character, a
+        // scalar a byte, blank when only spaces and line feeds — the answer of the general way
+        // below without its normalization (2% of a send's server time in a profile).
+        if raw.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A }) {
+            guard raw.utf8.count <= settings.maxTextLength else {
+                throw GatehouseError.invalid(.fieldTooLong, "error.fieldTooLong", field, String(settings.maxTextLength)).on(field: field)
+            }
+            return raw.utf8.allSatisfy { $0 == 0x20 || $0 == 0x0A } ? "" : raw
+        }
         let text = raw.replacingOccurrences(of: "\r\n", with: "\n").precomposedStringWithCanonicalMapping
         for scalar in text.unicodeScalars where scalar != "\n" {
             if scalar.properties.generalCategory == .control || scalar.value == 0x2028 || scalar.value == 0x2029 {

@@ -397,6 +397,10 @@ struct ChatsAndMessagesTests {
             let decomposed = String(repeating: "e\u{301}", count: 10)
             let stored = try await app.v1.send(decomposed, in: chat.id, by: ann)
             #expect(stored.text == String(repeating: "\u{E9}", count: 10))
+            // Plain ASCII (taken without normalizing): at the limit it fits, its spaces and line feeds kept as sent.
+            #expect(try await app.v1.send("1234567890", in: chat.id, by: ann).text == "1234567890")
+            #expect(try await app.v1.send(" hi \n yo ", in: chat.id, by: ann).text == " hi \n yo ")
+            try expectProblem(try await app.v1.post(path, json: #"{"text":"hi\r\nyo\tx","clientMessageId":"t"}"#, token: ann.token), .badRequest, .invalidText)
         }
     }
 
