@@ -171,7 +171,8 @@ package struct MessageWriter: MessengerConcept {
     }
 
     /// `gatehouse_send_batches_total` by `way`: `one_statement` (`writeAtOnce`), `general`, and
-    /// `again` (a batch `writeAtOnce` could not finish, written once more the general way: a retry or a rate limit met;
+    /// `again` (a batch `writeAtOnce` could not finish, written once more the general way: a retry, a rate limit met or a
+    /// remembered context that changed;
     /// each costs a statement or a transaction rolled back). `one_statement` is counted once written; the others when
     /// the way is chosen (a transaction that fails later is counted as well).
     private enum Ways {

@@ -14,7 +14,7 @@ import PostgresNIO
 // (from getrusage): what a send's server time is made of below Gatehouse's own layers (its statements' text,
 // bindings, rows and the framework between a handler and the connection).
 //
-//     db-floor URL [rate per second, 400] [seconds, 10] [prepared statements per send, 2] [transaction | none, none]
+//     db-floor URL [rate per second, 400] [seconds, 10] [prepared statements per send, 1] [transaction | none, none]
 //
 // Benchmarks/messenger/run.sh --crowd runs it after Gatehouse, at the same rate (its `RESULT` line is for that).
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,7 +24,7 @@ guard let url = arguments.first, var configuration = try? PostgresAddress.config
 }
 let rate = arguments.count > 1 ? Double(arguments[1]) ?? 400 : 400
 let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
-let statements = arguments.count > 3 ? Int(arguments[3]) ?? 2 : 2
+let statements = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1
 let inTransaction = arguments.count > 4 && arguments[4] == "transaction"
 configuration.tls = PostgresConnection.Configuration.TLS.disable
 
