@@ -92,8 +92,12 @@ struct ChatsAndMessagesTests {
     /// `gatehouse_send_batches_total` of `way` in /metrics. The counters are the process's (tests in parallel add to them):
     /// a test expects each way to grow by at least what it does, which no other test can make up for when a way is never taken.
     static func batches(_ way: String) -> Int {
-        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n")
-            .first { $0.hasPrefix(#"gatehouse_send_batches_total{way="\#(way)"}"#) }
+        counter(#"gatehouse_send_batches_total{way="\#(way)"}"#)
+    }
+
+    /// The value of the /metrics counter whose line starts with `series` (its name and labels; 0 when not yet counted).
+    static func counter(_ series: String) -> Int {
+        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n").first { $0.hasPrefix(series + " ") }
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 
@@ -162,12 +166,6 @@ struct ChatsAndMessagesTests {
         }
     }
 
-    /// `gatehouse_send_contexts_remembered_total` in /metrics (the process's, as `batches`).
-    static func rememberedBatches() -> Int {
-        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n").first { $0.hasPrefix("gatehouse_send_contexts_remembered_total ") }
-        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
-    }
-
     @Test("PostgreSQL: a plain send's context is remembered and the next plain send reads none, but the statement that writes it checks it: a phone registered meanwhile gets its push, friends-only privacy and a block refuse at once, a chat the other deleted is shown to them again; each miss forgets the pair and the next send reads; with 0 remembered every send reads", .tags(.engine))
     func rememberedSendContext_isCheckedByTheStatement() async throws {
         guard TestEngine.all.contains(.postgres) else { return }
@@ -184,9 +182,9 @@ struct ChatsAndMessagesTests {
                 #expect(writer.remembered.value(pair) == nil, "forgotten before \(text)", sourceLocation: sourceLocation)
                 _ = try await v1.send(text + " (read)", in: chat.id, by: ann)
                 let remembered = writer.remembered.value(pair)
-                let counted = Self.rememberedBatches()
+                let counted = Self.counter("gatehouse_send_contexts_remembered_total")
                 _ = try await v1.send(text + " (remembered)", in: chat.id, by: ann)
-                #expect(Self.rememberedBatches() >= counted + 1, "the second send used what the first read", sourceLocation: sourceLocation)
+                #expect(Self.counter("gatehouse_send_contexts_remembered_total") >= counted + 1, "the second send used what the first read", sourceLocation: sourceLocation)
                 return remembered
             }
             let send = { (text: String) in try await v1.post(v1.path(M.send, chat.id), SendMessage(text: text, clientMessageId: UUID().uuidString), token: ann.token) }
