@@ -45,7 +45,19 @@ package final class TransferBatcher: Sendable {
 
     /// `service` writes the batches (it has no batcher of its own).
     init(writer service: WalletService) {
-        commits = GroupCommit(maxBatch: service.settings.transfersPerCommit, concurrency: service.settings.commitWriters, database: service.database, write: { requests in
+        // Batches written at once take disjoint people (`GroupCommit`'s `touches`): the payer by
+        // their id, tag, phone and email, the payee by the phone, tag or email they are paid by. A
+        // payee named otherwise than by how they pay in the other batch (their email there, their
+        // tag here) makes the later batch wait for the other (`WalletsInFlight`), as before.
+        commits = GroupCommit(maxBatch: service.settings.transfersPerCommit, concurrency: service.settings.commitWriters, database: service.database, touches: { request in
+            let payer = request.viewer
+            var keys = [payer.id.hashValue]
+            if let tag = payer.username.flatMap(TagRule.normalize) { keys.append(PartyKey.tag(tag).hashValue) }
+            if let phone = payer.phone { keys.append(PartyKey.phone(phone).hashValue) }
+            if let email = payer.email.flatMap(EmailAddress.normalize) { keys.append(PartyKey.email(email).hashValue) }
+            if let payee = try? service.directory.key(request.input.to, field: "to") { keys.append(payee.hashValue) }
+            return keys
+        }, write: { requests in
             try await service.writeTransfers(requests)
         }, single: { request in
             try await service.transferAlone(request.viewer, request.input, call: request.call)

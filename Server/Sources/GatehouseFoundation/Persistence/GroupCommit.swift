@@ -21,11 +21,15 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     private struct Waiting {
         var request: Request
         var continuation: CheckedContinuation<Value, any Error>
+        /// `touches(request)`, worked out before the queue's lock is taken.
+        var touches: [Int]
     }
 
     private struct State {
         var queue: [Waiting] = []
         var writers = 0
+        /// What the batches being written touch (`touches`), with how many of them touch it.
+        var touched: [Int: Int] = [:]
     }
 
     /// The most requests one transaction writes.
@@ -35,6 +39,12 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     package let concurrency: Int
     private let write: @Sendable ([Request]) async throws -> [BatchOutcome<Value>]
     private let single: @Sendable (Request) async throws -> Value
+    /// What a request touches (hashed: a collision only makes two requests wait for each other).
+    /// A writer takes no request that touches what a batch being written touches, nor one after a
+    /// request it left for that reason that touches the same: batches written at once are
+    /// disjoint, so neither waits for the other's locks, and requests that touch the same thing
+    /// are written in the order they came. Nil: every batch takes the queue from its head.
+    private let touches: (@Sendable (Request) -> [Int])?
     /// The database the batches are written to: its writers run on its event loops
     /// (`DatabaseProvider.writerExecutor`), so that a batch's round trips need no thread hand-offs.
     private let database: DatabaseProvider?
@@ -43,19 +53,22 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     /// `write` answers an outcome per request, in order; `single` writes one request on its own.
     /// `database` is where they write (nil: writers on Swift's global pool, for work without one).
     package init(maxBatch: Int, concurrency: Int = 1, database: DatabaseProvider?,
+         touches: (@Sendable (Request) -> [Int])? = nil,
          write: @escaping @Sendable ([Request]) async throws -> [BatchOutcome<Value>],
          single: @escaping @Sendable (Request) async throws -> Value) {
         self.maxBatch = max(1, maxBatch)
         self.database = database
         self.concurrency = max(1, concurrency)
+        self.touches = touches
         self.write = write
         self.single = single
     }
 
     package func submit(_ request: Request) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
+        let touched = touches?(request) ?? []
+        return try await withCheckedThrowingContinuation { continuation in
             let start = state.withLockedValue { state -> Bool in
-                state.queue.append(Waiting(request: request, continuation: continuation))
+                state.queue.append(Waiting(request: request, continuation: continuation, touches: touched))
                 if state.writers >= concurrency { return false }
                 state.writers += 1
                 return true
@@ -65,15 +78,29 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     }
 
     private func drain() async {
+        var mine: [Int] = []
         while true {
             let batch = state.withLockedValue { state -> [Waiting] in
-                guard !state.queue.isEmpty else {
+                for key in mine {
+                    if let count = state.touched[key], count > 1 { state.touched[key] = count - 1 } else { state.touched[key] = nil }
+                }
+                mine = []
+                let batch: [Waiting]
+                if !state.touched.isEmpty {
+                    (batch, mine) = Self.disjoint(&state, maxBatch)
+                } else {
+                    let count = min(state.queue.count, maxBatch)
+                    batch = Array(state.queue.prefix(count))
+                    state.queue.removeFirst(count)
+                    if touches != nil { mine = batch.flatMap(\.touches) }
+                }
+                guard !batch.isEmpty else {
+                    // Nothing to take, or all of it waits for the other writers' batches: each
+                    // of them drains the queue again when it ends.
                     state.writers -= 1
                     return []
                 }
-                let count = min(state.queue.count, maxBatch)
-                let batch = Array(state.queue.prefix(count))
-                state.queue.removeFirst(count)
+                for key in mine { state.touched[key, default: 0] += 1 }
                 return batch
             }
             if batch.isEmpty { return }
@@ -102,5 +129,37 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
                 }
             }
         }
+    }
+
+    /// The requests of the queue that a writer takes while others write (`disjoint(_:busy:maxBatch:)`),
+    /// taken out of it; with what they touch.
+    private static func disjoint(_ state: inout State, _ maxBatch: Int) -> ([Waiting], [Int]) {
+        let touched = state.touched
+        let taken = disjoint(state.queue.map(\.touches), busy: { touched[$0] != nil }, maxBatch: maxBatch)
+        var batch: [Waiting] = []
+        var mine: [Int] = []
+        for index in taken.reversed() {
+            mine += state.queue[index].touches
+            batch.append(state.queue.remove(at: index))
+        }
+        return (batch.reversed(), mine)
+    }
+
+    /// Which of the requests that touch `touches` (in the order they came) a writer takes while
+    /// what is `busy` is being written: from the head, at most `maxBatch`, each touching nothing
+    /// busy and nothing touched by a request left before it (so that requests touching the same
+    /// thing are written in the order they came). Answers their places, in order.
+    package static func disjoint(_ touches: [[Int]], busy: (Int) -> Bool, maxBatch: Int) -> [Int] {
+        var taken: [Int] = []
+        var barred: Set<Int> = []
+        for (index, keys) in touches.enumerated() {
+            guard taken.count < maxBatch else { break }
+            if keys.contains(where: { busy($0) || barred.contains($0) }) {
+                barred.formUnion(keys)
+            } else {
+                taken.append(index)
+            }
+        }
+        return taken
     }
 }

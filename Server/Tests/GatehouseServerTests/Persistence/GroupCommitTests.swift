@@ -54,4 +54,61 @@ struct GroupCommitTests {
         let written: Set<Int> = Set(log.alone.withLockedValue { $0 })
         #expect(written == leftAlone)
     }
+
+    @Test("a writer takes, from the queue's head, the requests that touch nothing being written nor anything a request left before them touches, at most maxBatch")
+    func disjointSelection() {
+        // 1 is being written: the first request waits, and so does every later one that touches 1 or 2 (the first's),
+        // or 3 (the second's, which waits because of 2).
+        let queue: [[Int]] = [[1, 2], [2, 3], [4, 5], [5, 6], [3, 7], [8, 9], [2], [10]]
+        let busy: Set<Int> = [1]
+        #expect(GroupCommit<Int, Int>.disjoint(queue, busy: busy.contains, maxBatch: 64) == [2, 3, 5, 7])
+        #expect(GroupCommit<Int, Int>.disjoint(queue, busy: busy.contains, maxBatch: 2) == [2, 3])
+        #expect(GroupCommit<Int, Int>.disjoint(queue, busy: { _ in false }, maxBatch: 64) == Array(0..<8), "nothing busy: the whole queue, in order")
+        #expect(GroupCommit<Int, Int>.disjoint(queue, busy: { _ in true }, maxBatch: 64) == [], "everything busy: nothing")
+    }
+
+    @Test("with touches, batches written at once never touch the same thing, several are written at once, and every request is answered once")
+    func disjointBatches() async throws {
+        let writing = NIOLockedValueBox<[Int: Int]>([:])
+        let overlaps = NIOLockedValueBox<[[Int]]>([])
+        let atOnce = NIOLockedValueBox((now: 0, most: 0))
+        let log = Log()
+        func commits(touches: (@Sendable (Int) -> [Int])?) -> GroupCommit<Int, String> {
+            GroupCommit<Int, String>(maxBatch: 6, concurrency: 3, database: nil, touches: touches, write: { requests in
+                let keys = Set(requests.map { $0 % 10 })
+                writing.withLockedValue { writing in
+                    if keys.contains(where: { writing[$0] != nil }) { overlaps.withLockedValue { $0.append(requests) } }
+                    for key in keys { writing[key, default: 0] += 1 }
+                }
+                atOnce.withLockedValue { $0.now += 1; $0.most = max($0.most, $0.now) }
+                log.batches.withLockedValue { $0.append(requests) }
+                try await Task.sleep(for: .milliseconds(3))
+                atOnce.withLockedValue { $0.now -= 1 }
+                writing.withLockedValue { writing in
+                    for key in keys { writing[key] = writing[key]! > 1 ? writing[key]! - 1 : nil }
+                }
+                return requests.map { .done(.success("written \($0)")) }
+            }, single: { n in "alone \(n)" })
+        }
+        func run(_ commits: GroupCommit<Int, String>) async -> [Int: String] {
+            await withTaskGroup(of: (Int, String).self) { group in
+                for n in 1...300 {
+                    group.addTask { (n, (try? await commits.submit(n)) ?? "failed") }
+                }
+                return await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+            }
+        }
+
+        // Ten things, each request touching one.
+        let answers = await run(commits(touches: { [$0 % 10] }))
+        #expect(answers.count == 300 && answers.allSatisfy { $0.value == "written \($0.key)" })
+        #expect(log.batches.withLockedValue { $0.flatMap { $0 }.sorted() } == Array(1...300), "each request in exactly one batch")
+        #expect(overlaps.withLockedValue { $0 }.isEmpty, "batches written at once touched the same thing: \(overlaps.withLockedValue { $0 })")
+        #expect(atOnce.withLockedValue { $0.most } >= 2, "several batches were written at once")
+
+        // The same load without touches: batches written at once do share things (what the check above would catch).
+        log.batches.withLockedValue { $0 = [] }
+        _ = await run(commits(touches: nil))
+        #expect(!overlaps.withLockedValue { $0 }.isEmpty)
+    }
 }
