@@ -5,6 +5,7 @@ import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
 import Metrics
+import NIOConcurrencyHelpers
 import SQLKit
 
 /// Group commit for sends (docs/messenger.md, "Sending"): every send goes through it. Sends that
@@ -52,6 +53,9 @@ package struct MessageWriter: MessengerConcept {
     package let store: MessengerStore
     /// The contexts of plain sends, remembered by pair (`Remembered`).
     package let remembered: BoundedCache<SendPair, Remembered>
+    /// The batches this writer wrote from remembered contexts: what
+    /// `gatehouse_send_contexts_remembered_total` counts for the whole process, for one writer.
+    package let rememberedBatches = NIOLockedValueBox(0)
 
     /// What a plain send's context (`sendingContexts`) was read as, remembered by pair once its
     /// batch went through at once, so that the next batch of the same pairs need not read it first:
@@ -131,6 +135,7 @@ package struct MessageWriter: MessengerConcept {
                     let outcomes = try await writeAtOnce(sends, contexts: known, checked: true)
                     Ways.oneStatement.increment()
                     Ways.remembered.increment()
+                    rememberedBatches.withLockedValue { $0 += 1 }
                     return outcomes
                 }
                 let members = try await sendingContexts(Self.pairs(sends), on: database.db)
