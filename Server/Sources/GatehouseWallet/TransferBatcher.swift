@@ -32,11 +32,15 @@ package final class TransferBatcher: Sendable {
         package var viewer: AccountSnapshot
         /// Checked by `WalletService.transfer` (comment cleaned, amount positive).
         package var input: NewTransfer
+        /// The key the payee is named by (`WalletDirectory.key`); nil for none, or one that is not
+        /// well formed (such a transfer goes alone, which says why).
+        package var payee: PartyKey?
         package var call: IdempotentCall
 
-        package init(viewer: AccountSnapshot, input: NewTransfer, call: IdempotentCall) {
+        package init(viewer: AccountSnapshot, input: NewTransfer, payee: PartyKey?, call: IdempotentCall) {
             self.viewer = viewer
             self.input = input
+            self.payee = payee
             self.call = call
         }
     }
@@ -55,7 +59,7 @@ package final class TransferBatcher: Sendable {
             if let tag = payer.username.flatMap(TagRule.normalize) { keys.append(PartyKey.tag(tag).hashValue) }
             if let phone = payer.phone { keys.append(PartyKey.phone(phone).hashValue) }
             if let email = payer.email.flatMap(EmailAddress.normalize) { keys.append(PartyKey.email(email).hashValue) }
-            if let payee = try? service.directory.key(request.input.to, field: "to") { keys.append(payee.hashValue) }
+            if let payee = request.payee { keys.append(payee.hashValue) }
             return keys
         }, write: { requests in
             try await service.writeTransfers(requests)
@@ -82,7 +86,7 @@ extension WalletService {
         //    (nobody by that name, no wallet, an unverified phone, over the limit, to oneself, not
         //    enough money or over the day's limit as read, a key twice in the batch) goes alone,
         //    where it claims its key first and is refused.
-        let keys = requests.map { try? directory.key($0.input.to, field: "to") }
+        let keys = requests.map(\.payee)
         guard database.isPostgres else {
             // SQLite: one writer, nothing to wait for.
             let batch = try await read(requests, keys: keys)

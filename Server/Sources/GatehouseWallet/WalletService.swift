@@ -116,7 +116,7 @@ package struct WalletService: WalletConcept {
         input.comment = try cleanComment(input.comment)
         try requirePositive(input.amount)
         guard let batcher else { preconditionFailure("the batcher's own service sends no transfer") }
-        return try await batcher.submit(TransferBatcher.Request(viewer: viewer, input: input, call: call))
+        return try await batcher.submit(TransferBatcher.Request(viewer: viewer, input: input, payee: try? directory.key(input.to, field: "to"), call: call))
     }
 
     /// A transfer the batch does not settle, in a transaction of its own (`input` checked by

@@ -356,7 +356,7 @@ struct WalletTests {
             let viewer = try await app.services.login.account(id: ann.id)
             func request(_ amount: Int64, key: String) -> TransferBatcher.Request {
                 let input = NewTransfer(to: PartyReference(tag: "bob"), amount: amount, comment: nil)
-                return TransferBatcher.Request(viewer: viewer, input: input, call: IdempotentCall(
+                return TransferBatcher.Request(viewer: viewer, input: input, payee: .tag("bob"), call: IdempotentCall(
                     account: ann.id, key: key,
                     fingerprint: IdempotentCall.fingerprint(method: W.transfer.method.rawValue, path: W.transfer.path, body: Data(input.jsonBuffer.readableBytesView)),
                     successStatus: W.transfer.successStatus))
