@@ -49,23 +49,27 @@ package final class TransferBatcher: Sendable {
 
     /// `service` writes the batches (it has no batcher of its own).
     init(writer service: WalletService) {
-        // Batches written at once take disjoint people (`GroupCommit`'s `touches`): the payer by
-        // their id, tag, phone and email, the payee by the phone, tag or email they are paid by. A
-        // payee named otherwise than by how they pay in the other batch (their email there, their
-        // tag here) makes the later batch wait for the other (`WalletsInFlight`), as before.
-        commits = GroupCommit(maxBatch: service.settings.transfersPerCommit, concurrency: service.settings.commitWriters, database: service.database, touches: { request in
-            let payer = request.viewer
-            var keys = [payer.id.hashValue]
-            if let tag = payer.username.flatMap(TagRule.normalize) { keys.append(PartyKey.tag(tag).hashValue) }
-            if let phone = payer.phone { keys.append(PartyKey.phone(phone).hashValue) }
-            if let email = payer.email.flatMap(EmailAddress.normalize) { keys.append(PartyKey.email(email).hashValue) }
-            if let payee = request.payee { keys.append(payee.hashValue) }
-            return keys
-        }, write: { requests in
+        commits = GroupCommit(maxBatch: service.settings.transfersPerCommit, concurrency: service.settings.commitWriters, database: service.database,
+                              touches: Self.touches, write: { requests in
             try await service.writeTransfers(requests)
         }, single: { request in
             try await service.transferAlone(request.viewer, request.input, call: request.call)
         })
+    }
+
+    /// What a transfer touches, so that batches written at once take disjoint people
+    /// (`GroupCommit`'s `touches`): the payer by their id, tag, phone and email, the payee by the
+    /// phone, tag or email they are paid by. The same person named two ways in two batches (their
+    /// email in one, their tag in the other) is not seen here; the later batch then waits for the
+    /// other after its read (`WalletsInFlight`), as before.
+    package static func touches(_ request: Request) -> [Int] {
+        let payer = request.viewer
+        var keys = [payer.id.hashValue]
+        if let tag = payer.username.flatMap(TagRule.normalize) { keys.append(PartyKey.tag(tag).hashValue) }
+        if let phone = payer.phone { keys.append(PartyKey.phone(phone).hashValue) }
+        if let email = payer.email.flatMap(EmailAddress.normalize) { keys.append(PartyKey.email(email).hashValue) }
+        if let payee = request.payee { keys.append(payee.hashValue) }
+        return keys
     }
 
     package func submit(_ request: Request) async throws -> Idempotent<TransferResult> {

@@ -93,12 +93,8 @@ struct ChatsAndMessagesTests {
     /// `gatehouse_send_batches_total` of `way` in /metrics. The counters are the process's (tests in parallel add to them):
     /// a test expects each way to grow by at least what it does, which no other test can make up for when a way is never taken.
     static func batches(_ way: String) -> Int {
-        counter(#"gatehouse_send_batches_total{way="\#(way)"}"#)
-    }
-
-    /// The value of the /metrics counter whose line starts with `series` (its name and labels; 0 when not yet counted).
-    static func counter(_ series: String) -> Int {
-        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n").first { $0.hasPrefix(series + " ") }
+        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n")
+            .first { $0.hasPrefix(#"gatehouse_send_batches_total{way="\#(way)"}"#) }
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAccounts
 import GatehouseAPI
 import GatehouseFoundation
 import GatehouseMessenger
@@ -343,6 +344,34 @@ struct WalletTests {
     /// A batch claims its keys before it writes anything else: a key used before (a retry) is not
     /// claimed, its transfer is left out of the batch and replayed alone, and the batch's other
     /// transfers are paid in it. (A batch that ignored what its claim found would pay the retry twice.)
+    @Test("batches written at once take disjoint people: a transfer touches its payer (id, tag, phone) and the key its payee is named by, so a payer paid by tag or by phone in another transfer, or the same payer or payee twice, is seen; four different people are not")
+    func transferTouches_seeSharedPeople() async throws {
+        try await withApp(.sqlite) { app in
+            // setup: four wallet holders, and transfers between them as the batcher receives them
+            var people: [String: AccountSnapshot] = [:]
+            for (index, tag) in ["ann", "bob", "carl", "dave"].enumerated() {
+                let holder = try await app.v1.walletHolder(tag, phone: "+7916000000\(index + 1)")
+                people[tag] = try await app.services.login.account(id: holder.id)
+            }
+            func request(_ from: String, _ to: PartyKey) -> TransferBatcher.Request {
+                TransferBatcher.Request(viewer: people[from]!, input: NewTransfer(to: PartyReference(tag: "x"), amount: 1, comment: nil), payee: to,
+                                        call: IdempotentCall(account: people[from]!.id, key: UUID().uuidString, fingerprint: "", successStatus: 201))
+            }
+            func share(_ a: TransferBatcher.Request, _ b: TransferBatcher.Request) -> Bool {
+                !Set(TransferBatcher.touches(a)).isDisjoint(with: TransferBatcher.touches(b))
+            }
+
+            // MUT + validate
+            let annToBob = request("ann", .tag("bob"))
+            #expect(share(annToBob, request("carl", .tag("ann"))), "ann pays in one and is paid by her tag in the other")
+            #expect(share(annToBob, request("carl", .phone("+79160000001"))), "ann pays in one and is paid by her phone in the other")
+            #expect(share(annToBob, request("ann", .tag("dave"))), "ann pays in both")
+            #expect(share(annToBob, request("carl", .tag("bob"))), "bob is paid by his tag in both")
+            #expect(share(annToBob, request("bob", .tag("carl"))), "bob is paid in one and pays in the other")
+            #expect(!share(annToBob, request("carl", .tag("dave"))), "four different people")
+        }
+    }
+
     @Test("a retried key in a batch is left to be replayed alone; the batch's other transfers pay once", .tags(.engine), arguments: TestEngine.all)
     func batch_withRetriedKey_paysTheOthersOnce(engine: TestEngine) async throws {
         try await withApp(engine) { app in
