@@ -9,6 +9,9 @@ public enum EmailAddress {
         return isValid(email) ? email : nil
     }
 
+    /// The characters of an address's local part (made once: building it was most of a check).
+    private static let localAllowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.!#$%&'*+/=?^_`{|}~-")
+
     /// Whether `email` (already trimmed) is an email address.
     public static func isValid(_ email: String) -> Bool {
         guard email.utf8.count <= 254 else { return false }
@@ -16,7 +19,6 @@ public enum EmailAddress {
         guard parts.count == 2 else { return false }
         let local = parts[0], domain = parts[1]
         guard (1...64).contains(local.count), !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..") else { return false }
-        let localAllowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.!#$%&'*+/=?^_`{|}~-")
         guard local.allSatisfy({ localAllowed.contains($0) }) else { return false }
         let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
         guard labels.count >= 2 else { return false }

@@ -449,6 +449,9 @@ public struct GatehouseConfiguration: Sendable {
         public var transfersPerCommit: Int = 64
         /// Most batches of transfers written at once, each its own transaction and connection.
         public var commitWriters: Int = 2
+        /// Transfers waiting before a writer beyond the first starts (`GroupCommit.backlog`): below
+        /// it one writer takes them all in its next batch.
+        public var commitBacklog: Int = 16
         /// On PostgreSQL, a batch of transfers to payees with no push device as one statement with
         /// no transaction around it (docs/wallet.md, "Group commit"); false: every batch in a
         /// transaction.
@@ -889,6 +892,7 @@ extension GatehouseConfiguration {
         w.requestsPerDay = try reader.int("GATEHOUSE_WALLET_REQUESTS_PER_DAY", default: w.requestsPerDay, range: 1...1_000_000)
         w.transfersPerCommit = try reader.int("GATEHOUSE_WALLET_TRANSFERS_PER_COMMIT", default: w.transfersPerCommit, range: 1...1_000)
         w.commitWriters = try reader.int("GATEHOUSE_WALLET_COMMIT_WRITERS", default: w.commitWriters, range: 1...64)
+        w.commitBacklog = try reader.int("GATEHOUSE_WALLET_COMMIT_BACKLOG", default: w.commitBacklog, range: 1...10_000)
         w.transfersInOneStatement = try reader.bool("GATEHOUSE_WALLET_ONE_STATEMENT", default: w.transfersInOneStatement)
         var t = w.topUps
         t.stripeSecretKey = reader.verbatim("GATEHOUSE_STRIPE_SECRET_KEY")

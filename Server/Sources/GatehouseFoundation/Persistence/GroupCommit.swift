@@ -37,6 +37,12 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     /// The most batches written at once (each its own transaction and connection): while one
     /// waits for the database, the next is built.
     package let concurrency: Int
+    /// How many requests must be waiting for a writer beyond the first to start, or to go on
+    /// after its batch: below it, one writer takes them all in its next batch. A second writer
+    /// pays for itself only when the queue outgrows one: at a light load two writers write
+    /// batches no larger than one would, and each of their round trips waits longer for the
+    /// processors they share (docs/performance.md, "Sixteenth look"). 1: every free writer starts.
+    package let backlog: Int
     private let write: @Sendable ([Request]) async throws -> [BatchOutcome<Value>]
     private let single: @Sendable (Request) async throws -> Value
     /// What a request touches (hashed: a collision only makes two requests wait for each other).
@@ -52,24 +58,28 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
 
     /// `write` answers an outcome per request, in order; `single` writes one request on its own.
     /// `database` is where they write (nil: writers on Swift's global pool, for work without one).
-    package init(maxBatch: Int, concurrency: Int = 1, database: DatabaseProvider?,
+    package init(maxBatch: Int, concurrency: Int = 1, backlog: Int = 1, database: DatabaseProvider?,
          touches: (@Sendable (Request) -> [Int])? = nil,
          write: @escaping @Sendable ([Request]) async throws -> [BatchOutcome<Value>],
          single: @escaping @Sendable (Request) async throws -> Value) {
         self.maxBatch = max(1, maxBatch)
         self.database = database
         self.concurrency = max(1, concurrency)
+        self.backlog = max(1, backlog)
         self.touches = touches
         self.write = write
         self.single = single
     }
+
+    /// Requests waiting for a batch.
+    package var queued: Int { state.withLockedValue { $0.queue.count } }
 
     package func submit(_ request: Request) async throws -> Value {
         let touched = touches?(request) ?? []
         return try await withCheckedThrowingContinuation { continuation in
             let start = state.withLockedValue { state -> Bool in
                 state.queue.append(Waiting(request: request, continuation: continuation, touches: touched))
-                if state.writers >= concurrency { return false }
+                guard state.writers == 0 || (state.writers < concurrency && state.queue.count >= backlog) else { return false }
                 state.writers += 1
                 return true
             }
@@ -85,6 +95,11 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
                     if let count = state.touched[key], count > 1 { state.touched[key] = count - 1 } else { state.touched[key] = nil }
                 }
                 mine = []
+                if state.writers > 1 && state.queue.count < backlog {
+                    // Few enough for the writers still running to take in their next batches.
+                    state.writers -= 1
+                    return []
+                }
                 let batch: [Waiting]
                 if !state.touched.isEmpty {
                     (batch, mine) = Self.disjoint(&state, maxBatch)

@@ -111,4 +111,48 @@ struct GroupCommitTests {
         _ = await run(commits(touches: nil))
         #expect(!overlaps.withLockedValue { $0 }.isEmpty)
     }
+
+    @Test("a writer beyond the first starts only while backlog requests wait, and stops when fewer do")
+    func secondWriterOnBacklog() async throws {
+        // Each batch waits until the test lets it finish, so what starts when is decided by the queue alone.
+        let gate = NIOLockedValueBox<(started: [[Int]], held: [CheckedContinuation<Void, Never>])>(([], []))
+        let commits = GroupCommit<Int, String>(maxBatch: 64, concurrency: 2, backlog: 8, database: nil, write: { requests in
+            await withCheckedContinuation { continuation in
+                gate.withLockedValue { $0.started.append(requests); $0.held.append(continuation) }
+            }
+            return requests.map { .done(.success("written \($0)")) }
+        }, single: { n in "alone \(n)" })
+        func started() -> [[Int]] { gate.withLockedValue { $0.started } }
+        func finishOldest() { gate.withLockedValue { $0.held.removeFirst() }.resume() }
+        func until(_ condition: () -> Bool) async throws {
+            var tries = 0
+            while !condition(), tries < 2_000 {
+                tries += 1
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try #require(condition())
+        }
+        var answers: [Task<String, any Error>] = []
+        func submit(_ numbers: ClosedRange<Int>) { for n in numbers { answers.append(Task { try await commits.submit(n) }) } }
+
+        submit(1...1)
+        try await until { started().count == 1 }
+        submit(2...8)
+        try await until { commits.queued == 7 }
+        #expect(started().count == 1, "seven waiting, fewer than the backlog: the one writer takes them next")
+        submit(9...9)
+        try await until { started().count == 2 }
+        #expect(started()[1].sorted() == Array(2...9), "the eighth waiting started a second writer, which took all eight")
+
+        finishOldest()
+        #expect(try await answers[0].value == "written 1")
+        submit(10...12)
+        try await until { commits.queued == 3 }
+        #expect(started().count == 2, "after its batch, the first writer stopped with fewer than the backlog waiting")
+        finishOldest()
+        try await until { started().count == 3 }
+        #expect(started()[2].sorted() == [10, 11, 12])
+        finishOldest()
+        for (index, answer) in answers.enumerated() { #expect(try await answer.value == "written \(index + 1)") }
+    }
 }
