@@ -88,7 +88,7 @@ for engine in $ENGINES; do
   echo "== gatehouse on $engine" >&2
   bench gatehouse http://127.0.0.1:18090 "$PID" | sed "s/^{/{\"engine\":\"$engine\",/" >> "$RESULTS"
   # How the sends were written (one statement, general, again; with their contexts remembered, not read).
-  curl -fsS http://127.0.0.1:18090/metrics | grep -E '^gatehouse_send_(batches|contexts_remembered)_total' | sed "s/^/$engine: /" >&2 || true
+  curl -fsS http://127.0.0.1:18090/metrics | grep -E '^gatehouse_send_(batches|batches_lingered|contexts_remembered)_total' | sed "s/^/$engine: /" >&2 || true
   stop_server
   if [ "$MODE" = crowd ] && [ "$engine" = postgres ]; then
     # The floor: the least a send writes, on the chats and people Gatehouse's run just used, at the same rate

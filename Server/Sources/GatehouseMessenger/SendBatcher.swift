@@ -19,7 +19,8 @@ package final class SendBatcher: Sendable {
     private let commits: GroupCommit<Request, Message>
 
     package init(writer: MessageWriter, maxBatch: Int = 128) {
-        commits = GroupCommit(maxBatch: maxBatch, database: writer.database, write: { requests in
+        commits = GroupCommit(maxBatch: maxBatch, linger: writer.settings.sendLinger,
+                              lingered: Counter(label: "gatehouse_send_batches_lingered_total"), database: writer.database, write: { requests in
             try await writer.write(requests).map { .done($0.mapError { $0 as any Error }) }
         }, single: { request in
             try await writer.write([request])[0].get()

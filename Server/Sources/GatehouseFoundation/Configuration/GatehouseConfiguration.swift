@@ -417,6 +417,10 @@ public struct GatehouseConfiguration: Sendable {
         /// whether they have a device) an instance remembers, so that a plain send need not read
         /// them first (the statement that writes it checks them); about 150 bytes each, 0 keeps none.
         public var sendContexts: Int = 50_000
+        /// How long the writer of sends waits for more before it writes a batch that sends coming
+        /// at the recent pace would at least double (`GroupCommit.linger`; zero never waits). Sends
+        /// fewer than one a linger apart never wait: at the default, below 100 a second.
+        public var sendLinger: Duration = .milliseconds(10)
         /// Largest frame a realtime client may send (it sends only its `auth` frame); more closes with 1009.
         public var realtimeMaxFrameBytes: Int = 4_096
         /// Realtime sockets (`/v1/realtime`) this instance serves at once.
@@ -873,6 +877,7 @@ extension GatehouseConfiguration {
         m.maxPageSize = try reader.int("GATEHOUSE_MESSENGER_MAX_PAGE_SIZE", default: max(m.maxPageSize, m.pageSize), range: m.pageSize...10_000)
         m.eventRetention = try reader.seconds("GATEHOUSE_MESSENGER_EVENT_RETENTION_SECONDS", default: m.eventRetention, range: 60...31_536_000)
         m.sendContexts = try reader.int("GATEHOUSE_MESSENGER_SEND_CONTEXTS", default: m.sendContexts, range: 0...10_000_000)
+        m.sendLinger = .microseconds(Int(try reader.double("GATEHOUSE_MESSENGER_SEND_LINGER_MS", default: m.sendLinger / .milliseconds(1), range: 0...100) * 1000))
         m.realtimeMaxFrameBytes = try reader.int("GATEHOUSE_REALTIME_MAX_FRAME_BYTES", default: m.realtimeMaxFrameBytes, range: 512...1_048_576)
         m.realtimeMaxConnections = try reader.int("GATEHOUSE_REALTIME_MAX_CONNECTIONS", default: m.realtimeMaxConnections, range: 1...10_000_000)
         m.realtimePingInterval = .milliseconds(Int(try reader.seconds("GATEHOUSE_REALTIME_PING_SECONDS", default: 30, range: 1...3600) * 1000))

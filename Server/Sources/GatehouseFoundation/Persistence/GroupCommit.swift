@@ -1,5 +1,7 @@
 import Foundation
+import Metrics
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// What a batch made of one request: done (with its value or its error), or to be done on its
 /// own after the batch (a retry, a refusal, anything the batch does not handle).
@@ -30,7 +32,16 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
         var writers = 0
         /// What the batches being written touch (`touches`), with how many of them touch it.
         var touched: [Int: Int] = [:]
+        /// When the last request came (uptime, nanoseconds), and the time between requests,
+        /// averaged (`linger`): how many more one linger would bring.
+        var lastArrival: UInt64 = 0
+        var gap: UInt64 = GroupCommit.longGap
+        /// Batches a writer waited for (`lingers`).
+        var lingers = 0
     }
+
+    /// The longest gap between two requests counted (an idle night is no longer than this).
+    private static var longGap: UInt64 { 10_000_000_000 }
 
     /// The most requests one transaction writes.
     package let maxBatch: Int
@@ -43,6 +54,16 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     /// batches no larger than one would, and each of their round trips waits longer for the
     /// processors they share (docs/performance.md, "Sixteenth look"). 1: every free writer starts.
     package let backlog: Int
+    /// How long the one writer waits, at most, before it writes a batch that requests coming at the
+    /// recent pace would at least double (nanoseconds; 0: never; `lingerWait`). A batch's fixed costs (its statement,
+    /// its round trip, its events' announcement) are most of a request's when batches hold one
+    /// or two; a wait of a few milliseconds shares them, as PostgreSQL's `commit_delay` and
+    /// Kafka's `linger.ms` do. A request that comes alone, after a pause, never waits: the pace
+    /// is an average of the gaps between requests that a pause resets at once and a run of
+    /// requests lowers gradually (docs/performance.md, "Seventeenth look").
+    package let linger: UInt64
+    /// Counts the batches a writer waited for, in `/metrics` (as `lingers` does for the process).
+    private let lingered: Counter?
     private let write: @Sendable ([Request]) async throws -> [BatchOutcome<Value>]
     private let single: @Sendable (Request) async throws -> Value
     /// What a request touches (hashed: a collision only makes two requests wait for each other).
@@ -58,7 +79,7 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
 
     /// `write` answers an outcome per request, in order; `single` writes one request on its own.
     /// `database` is where they write (nil: writers on Swift's global pool, for work without one).
-    package init(maxBatch: Int, concurrency: Int = 1, backlog: Int = 1, database: DatabaseProvider?,
+    package init(maxBatch: Int, concurrency: Int = 1, backlog: Int = 1, linger: Duration = .zero, lingered: Counter? = nil, database: DatabaseProvider?,
          touches: (@Sendable (Request) -> [Int])? = nil,
          write: @escaping @Sendable ([Request]) async throws -> [BatchOutcome<Value>],
          single: @escaping @Sendable (Request) async throws -> Value) {
@@ -66,6 +87,9 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
         self.database = database
         self.concurrency = max(1, concurrency)
         self.backlog = max(1, backlog)
+        let (seconds, attoseconds) = linger.components
+        self.linger = UInt64(clamping: max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000)
+        self.lingered = lingered
         self.touches = touches
         self.write = write
         self.single = single
@@ -74,10 +98,32 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
     /// Requests waiting for a batch.
     package var queued: Int { state.withLockedValue { $0.queue.count } }
 
+    /// Batches a writer waited for before writing (`linger`).
+    package var lingers: Int { state.withLockedValue { $0.lingers } }
+
+    /// How long the one writer waits before writing `queued` requests that came `gap` apart on
+    /// average (nanoseconds; 0: not at all): only when one `linger` at that pace would bring at
+    /// least as many again, and then no longer than that pace takes to fill the batch, as a Kafka
+    /// producer sends a full batch before its linger ends.
+    package static func lingerWait(queued: Int, gap: UInt64, linger: UInt64, maxBatch: Int) -> UInt64 {
+        guard linger > 0, queued > 0, queued < maxBatch else { return 0 }
+        let (doubled, overflow) = UInt64(queued).multipliedReportingOverflow(by: gap)
+        guard !overflow, doubled < linger else { return 0 }
+        return min(linger, UInt64(maxBatch - queued).multipliedReportingOverflow(by: gap).partialValue)
+    }
+
     package func submit(_ request: Request) async throws -> Value {
         let touched = touches?(request) ?? []
         return try await withCheckedThrowingContinuation { continuation in
             let start = state.withLockedValue { state -> Bool in
+                if linger > 0 {
+                    // Read under the lock, so that arrivals are in order. A pause counts at once; a
+                    // run of requests lowers the average a quarter at a time.
+                    let now = NIODeadline.now().uptimeNanoseconds
+                    let since = state.lastArrival == 0 ? Self.longGap : min(now &- state.lastArrival, Self.longGap)
+                    state.gap = since >= state.gap ? since : (state.gap * 3 + since) / 4
+                    state.lastArrival = now
+                }
                 state.queue.append(Waiting(request: request, continuation: continuation, touches: touched))
                 guard state.writers == 0 || (state.writers < concurrency && state.queue.count >= backlog) else { return false }
                 state.writers += 1
@@ -89,7 +135,9 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
 
     private func drain() async {
         var mine: [Int] = []
+        var waited = false
         while true {
+            var wait: UInt64 = 0
             let batch = state.withLockedValue { state -> [Waiting] in
                 for key in mine {
                     if let count = state.touched[key], count > 1 { state.touched[key] = count - 1 } else { state.touched[key] = nil }
@@ -99,6 +147,13 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
                     // Few enough for the writers still running to take in their next batches.
                     state.writers -= 1
                     return []
+                }
+                if !waited, state.writers == 1 {
+                    wait = Self.lingerWait(queued: state.queue.count, gap: state.gap, linger: linger, maxBatch: maxBatch)
+                    if wait > 0 {
+                        state.lingers += 1
+                        return []
+                    }
                 }
                 let batch: [Waiting]
                 if !state.touched.isEmpty {
@@ -118,6 +173,13 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
                 for key in mine { state.touched[key, default: 0] += 1 }
                 return batch
             }
+            if wait > 0 {
+                waited = true
+                self.lingered?.increment()
+                try? await Task.sleep(nanoseconds: wait)
+                continue
+            }
+            waited = false
             if batch.isEmpty { return }
             var alone: [Waiting] = []
             do {

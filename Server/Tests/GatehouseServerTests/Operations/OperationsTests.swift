@@ -263,6 +263,18 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("the send writer's linger: 10 ms by default, read in milliseconds (fractions too), 0 never waits, a value out of range refused by name")
+    func sendLingerSetting() throws {
+        #expect(try GatehouseConfiguration.fromEnvironment([:]).messenger.sendLinger == .milliseconds(10))
+        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_LINGER_MS": "0"]).messenger.sendLinger == .zero)
+        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_LINGER_MS": "2.5"]).messenger.sendLinger == .microseconds(2_500))
+        for value in ["-1", "101", "soon", "nan"] {
+            #expect { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_LINGER_MS": value]) } throws: {
+                ($0 as? ConfigurationError)?.variable == "GATEHOUSE_MESSENGER_SEND_LINGER_MS"
+            }
+        }
+    }
+
     @Test("the operator console's and imports' limits: safe defaults, read, and a value out of range refused by name")
     func operatorLimits() throws {
         let defaults = try GatehouseConfiguration.fromEnvironment([:]).operators

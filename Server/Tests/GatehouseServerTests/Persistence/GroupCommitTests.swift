@@ -155,4 +155,53 @@ struct GroupCommitTests {
         finishOldest()
         for (index, answer) in answers.enumerated() { #expect(try await answer.value == "written \(index + 1)") }
     }
+
+    @Test("the one writer lingers only when a linger at the recent pace would at least double its batch, and no longer than that pace fills it")
+    func lingerRule() {
+        let ms: UInt64 = 1_000_000
+        func wait(_ queued: Int, gap: UInt64, linger: UInt64 = 5 * ms, maxBatch: Int = 128) -> UInt64 {
+            GroupCommit<Int, Int>.lingerWait(queued: queued, gap: gap, linger: linger, maxBatch: maxBatch)
+        }
+        #expect(wait(1, gap: 1 * ms) == 5 * ms, "one every millisecond: five more in 5 ms")
+        #expect(wait(4, gap: 1 * ms) == 5 * ms)
+        #expect(wait(5, gap: 1 * ms) == 0, "five waiting: a linger would bring five, no more")
+        #expect(wait(1, gap: 10 * ms) == 0, "one every 10 ms: the linger would most likely bring nothing")
+        #expect(wait(0, gap: 1 * ms) == 0, "nothing waiting")
+        #expect(wait(128, gap: 1) == 0, "a full batch never waits")
+        #expect(wait(1, gap: 1, linger: 0) == 0, "no linger configured")
+        #expect(wait(3, gap: .max) == 0, "no overflow")
+        #expect(wait(8, gap: 10_000) == 1_200_000, "one every 10 µs: the 120 the batch has room for come in 1.2 ms, no need to wait 5")
+        #expect(wait(2, gap: 1 * ms, maxBatch: 4) == 2 * ms, "room for two more")
+    }
+
+    @Test("with a linger, a lone request is written at once, and a steady stream is written in fewer, larger batches than without")
+    func lingerBatches() async throws {
+        func run(linger: Duration) async throws -> (batches: [[Int]], lingers: Int, lone: Int) {
+            let log = Log()
+            let commits = GroupCommit<Int, String>(maxBatch: 64, linger: linger, database: nil, write: { requests in
+                log.batches.withLockedValue { $0.append(requests) }
+                return requests.map { .done(.success("written \($0)")) }
+            }, single: { n in "alone \(n)" })
+            // A request after a long quiet: nothing to wait for.
+            #expect(try await commits.submit(0) == "written 0")
+            let lone = commits.lingers
+            // Then one about every millisecond, each waiting for its answer on its own task.
+            var answers: [Task<String, any Error>] = []
+            for n in 1...150 {
+                answers.append(Task { try await commits.submit(n) })
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            for (index, answer) in answers.enumerated() { #expect(try await answer.value == "written \(index + 1)") }
+            let batches = log.batches.withLockedValue { $0 }
+            #expect(batches.flatMap { $0 }.sorted() == Array(0...150), "every request in exactly one batch")
+            return (batches, commits.lingers, lone)
+        }
+        let eager = try await run(linger: .zero)
+        let lingering = try await run(linger: .milliseconds(25))
+        #expect(eager.lingers == 0 && eager.lone == 0)
+        #expect(lingering.lone == 0, "the first request, after a quiet, did not wait")
+        #expect(lingering.lingers > 0)
+        #expect(lingering.batches.count * 2 < eager.batches.count,
+                "lingering: \(lingering.batches.count) batches; at once: \(eager.batches.count)")
+    }
 }
