@@ -174,7 +174,7 @@ struct GroupCommitTests {
         #expect(wait(2, gap: 1 * ms, maxBatch: 4) == 2 * ms, "room for two more")
     }
 
-    @Test("with a linger, a lone request is written at once, and a steady stream is written in fewer, larger batches than without")
+    @Test("with a linger, a request after a quiet or a pause is written at once, and a steady stream is written in fewer, larger batches than without")
     func lingerBatches() async throws {
         func run(linger: Duration) async throws -> (batches: [[Int]], lingers: Int, lone: Int) {
             let log = Log()
@@ -192,8 +192,14 @@ struct GroupCommitTests {
                 try await Task.sleep(for: .milliseconds(1))
             }
             for (index, answer) in answers.enumerated() { #expect(try await answer.value == "written \(index + 1)") }
+            // A pause longer than the linger after the stream: its average of a millisecond or so would still say
+            // wait, but a pause counts at once, and the request after it is written at once.
+            let beforePause = commits.lingers
+            try await Task.sleep(for: .milliseconds(60))
+            #expect(try await commits.submit(151) == "written 151")
+            #expect(commits.lingers == beforePause, "the request after a pause did not wait")
             let batches = log.batches.withLockedValue { $0 }
-            #expect(batches.flatMap { $0 }.sorted() == Array(0...150), "every request in exactly one batch")
+            #expect(batches.flatMap { $0 }.sorted() == Array(0...151), "every request in exactly one batch")
             return (batches, commits.lingers, lone)
         }
         let eager = try await run(linger: .zero)
