@@ -310,6 +310,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             exclude: ["Support/smtp_test_server.py", "Support/console_browser.py", "Support/operator_browser.py", "Support/browser_session.py", "Support/server_process.py", "Support/oidc_browser.py", "Support/push_peers.py", "Support/stripe_peer.py", "Support/pwned_range_peer.py",
                       "Support/webauthn_authenticator.py", "Support/operators_create_tty.py", "Support/webhook_receiver.py"],

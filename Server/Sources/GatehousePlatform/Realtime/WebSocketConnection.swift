@@ -26,6 +26,12 @@ package final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendab
     private var inFlight = 0
     private var waiting: [WebSocketMessage] = []
     private var readHeld = false
+    /// Calls from the session (`send`, `close`) running on this loop right now. A write that fails
+    /// (the peer reset the socket) closes the channel inside the write, so `channelInactive` can
+    /// run inside such a call, where the session may hold a lock of its own that `closed` takes
+    /// too: then `closed` runs on the loop's next turn instead (the realtime session sends under
+    /// its lock, and a reset at that moment took the lock twice and stopped the event loop).
+    private var sessionCalls = 0
     private var lastActivity: NIODeadline
     /// When to send the next ping, or, while one is unanswered, when the peer is late.
     private var pingDue: NIODeadline
@@ -50,12 +56,18 @@ package final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendab
 
     /// Sends one text frame (dropped once the connection is closing).
     package func send(_ text: String) {
-        if loop.inEventLoop { write(text) } else { loop.execute { self.write(text) } }
+        if loop.inEventLoop { fromSession { write(text) } } else { loop.execute { self.write(text) } }
     }
 
     /// Starts the close handshake with `code`.
     package func close(code: WebSocketErrorCode, reason: String = "") {
-        if loop.inEventLoop { startClose(code, reason: reason) } else { loop.execute { self.startClose(code, reason: reason) } }
+        if loop.inEventLoop { fromSession { startClose(code, reason: reason) } } else { loop.execute { self.startClose(code, reason: reason) } }
+    }
+
+    private func fromSession(_ call: () -> Void) {
+        sessionCalls += 1
+        defer { sessionCalls -= 1 }
+        call()
     }
 
     // MARK: - pipeline
@@ -75,7 +87,7 @@ package final class WebSocketConnection: ChannelDuplexHandler, @unchecked Sendab
             phase = .closed
             if let session {
                 endpoint.release()
-                session.closed()
+                if sessionCalls > 0 { loop.execute { session.closed() } } else { session.closed() }
             }
         }
         waiting.removeAll()

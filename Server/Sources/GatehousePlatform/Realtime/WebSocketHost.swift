@@ -51,7 +51,8 @@ package protocol WebSocketSession: AnyObject, Sendable {
     /// One whole message (fragments joined, text checked as UTF-8). The answer, if any, goes back as
     /// one text frame. Up to `maxInFlightPerConnection` of these run at once for one connection.
     func respond(to message: WebSocketMessage, on connection: WebSocketConnection) async -> String?
-    /// The connection is gone (called once, on its event loop).
+    /// The connection is gone (called once, on its event loop; never inside the session's own
+    /// `send` or `close`, so a session may call those holding a lock `closed` takes).
     func closed()
 }
 
@@ -107,6 +108,11 @@ package final class WebSocketHost: Service, Sendable {
         package let endpoint: Endpoint
         /// Nil: over the connection cap (the connection is closed with 1013 once upgraded).
         package let session: (any WebSocketSession)?
+
+        package init(endpoint: Endpoint, session: (any WebSocketSession)?) {
+            self.endpoint = endpoint
+            self.session = session
+        }
     }
 
     package let endpoints: [String: Endpoint]
