@@ -87,8 +87,7 @@ package final class GroupCommit<Request: Sendable, Value: Sendable>: Sendable {
         self.database = database
         self.concurrency = max(1, concurrency)
         self.backlog = max(1, backlog)
-        let (seconds, attoseconds) = linger.components
-        self.linger = UInt64(clamping: max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000)
+        self.linger = UInt64(max(0, TimeAmount(linger).nanoseconds))
         self.lingered = lingered
         self.touches = touches
         self.write = write
