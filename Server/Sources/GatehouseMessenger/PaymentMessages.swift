@@ -3,6 +3,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseFoundation
 import GatehousePlatform
+import NIOConcurrencyHelpers
 import SQLKit
 
 /// Wallet messages (docs/wallet.md, "Dialogs"): a transfer or a money request between two people
@@ -17,6 +18,13 @@ package struct PaymentMessages: MessengerConcept {
     package let events: EventLog
     package let people: PersonLoader
     package let store: MessengerStore
+    /// The direct chats of the payments this instance wrote as one statement, by pair
+    /// (`existingChats`): a pair's direct chat keeps its id for as long as both people do (it is
+    /// deleted with either of them), so a batch whose pairs are all here reads none, and the
+    /// statement that writes it checks them (`inStatement`). At most `paymentChats`.
+    package let remembered: BoundedCache<MessengerStore.ChatPair, UUID>
+    /// The batches whose chats were all remembered (`existingChats` read none).
+    package let rememberedBatches = NIOLockedValueBox(0)
 
     /// 403 `messaging_not_allowed` unless `author` may write to `recipient` (the messenger's rule).
     package func checkMayPost(from author: UUID, to recipient: UUID, on db: any GatehouseDatabase) async throws {
@@ -76,9 +84,37 @@ package struct PaymentMessages: MessengerConcept {
     /// The direct chats between the pairs of people there are, in one read that makes none:
     /// for a batch written as one statement with no transaction around it
     /// (`inStatement(_:in:_:)`), which cannot make them.
+    ///
+    /// When every pair's chat is `remembered`, none is read: each is taken as possibly hidden from
+    /// a member, so the statement shows it to both where it is not (what a read would have said),
+    /// and a chat gone since (deleted with one of its people) fails the statement on its
+    /// messages' reference to it; the batch's transfers then go on their own, and the caller
+    /// forgets its pairs (`forget`). A read's chats are remembered; those the statement makes,
+    /// once it has written them (`remember`).
     package func existingChats(between people: [(UUID, UUID)], on db: any GatehouseDatabase) async throws -> DirectChats {
-        DirectChats(byPair: try await store.directChats(Set(people.map { MessengerStore.ChatPair(ordered($0.0, $0.1)) }), now: clock.now(),
-                                                        making: false, on: db))
+        let pairs = Set(people.map { MessengerStore.ChatPair(ordered($0.0, $0.1)) })
+        var known: [MessengerStore.ChatPair: MessengerStore.DirectChat] = [:]
+        for pair in pairs {
+            guard let id = remembered.value(pair) else { break }
+            known[pair] = (id, false)
+        }
+        if known.count == pairs.count {
+            rememberedBatches.withLockedValue { $0 += 1 }
+            return DirectChats(byPair: known, remembered: true)
+        }
+        let read = try await store.directChats(pairs, now: clock.now(), making: false, on: db)
+        for (pair, chat) in read { remembered.insert(chat.id, for: pair) }
+        return DirectChats(byPair: read)
+    }
+
+    /// The chats of `messages`, written by a statement of `inStatement` that went through, remembered by their pairs.
+    package func remember(_ messages: [Message], of posts: [Post]) {
+        for (post, message) in zip(posts, messages) { remembered.insert(message.chatId, for: MessengerStore.ChatPair(ordered(post.author, post.other))) }
+    }
+
+    /// Forgets the chats of these pairs of people (a statement that used them did not go through).
+    package func forget(between people: [(UUID, UUID)]) {
+        remembered.remove(people.map { MessengerStore.ChatPair(ordered($0.0, $0.1)) })
     }
 
     /// The messages of `posts` as parts of one statement with no transaction around it
@@ -162,6 +198,8 @@ package struct PaymentMessages: MessengerConcept {
     /// The chats a batch of posts goes to.
     package struct DirectChats: Sendable {
         fileprivate var byPair: [MessengerStore.ChatPair: MessengerStore.DirectChat]
+        /// Taken from what was remembered, with no read (`existingChats`).
+        package var remembered = false
 
         /// Whether a pair of these people has no chat here.
         package func lackAny(between people: [(UUID, UUID)]) -> Bool {
@@ -176,5 +214,6 @@ package struct PaymentMessages: MessengerConcept {
         self.events = events
         self.people = people
         self.store = store
+        remembered = BoundedCache(capacity: settings.paymentChats)
     }
 }

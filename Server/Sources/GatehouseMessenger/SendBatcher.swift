@@ -30,6 +30,10 @@ package final class SendBatcher: Sendable {
     package func send(_ request: Request) async throws -> Message {
         try await commits.submit(request)
     }
+
+    /// Batches this batcher's writer waited for (`GroupCommit.lingers`; the process's count is
+    /// `gatehouse_send_batches_lingered_total` in `/metrics`).
+    package var lingers: Int { commits.lingers }
 }
 
 /// The one code that writes the messages people send: a send (a batch of them, `SendBatcher`), a

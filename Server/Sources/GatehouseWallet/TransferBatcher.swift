@@ -138,6 +138,10 @@ extension WalletService {
         } catch is AtOnceMissed {
             TransferWays.again.increment()
             inFlight.statementFailed()
+        } catch {
+            // A remembered chat may be gone (deleted with one of its people): read them next time.
+            if chats.remembered { dialogs.forget(between: pairs()) }
+            throw error
         }
         // Still entered: the batches after this one that share a wallet wait for it, then read again.
         return try await writeInTransaction(batch.candidates, outcomes: outcomes, at: now)
@@ -200,10 +204,11 @@ extension WalletService {
             Ledger.Movement(id: OrderedID.make(), kind: .transfer, debit: c.payer.id, credit: c.payee.id, amount: c.request.input.amount,
                             comment: c.request.input.comment, request: nil)
         }
-        let messages = try dialogs.inStatement(zip(settled, movements).map { c, m in
+        let posts = zip(settled, movements).map { c, m in
             PaymentMessages.Post(note: PaymentNote(kind: .transfer, amount: m.amount, transferId: m.id, requestId: nil, requestKind: nil),
                                  comment: m.comment, author: c.payer.account, other: c.payee.account)
-        }, in: chats, recorder)
+        }
+        let messages = try dialogs.inStatement(posts, in: chats, recorder)
         guard let money = try ledger.inStatement(movements, read: batch.read, at: now, dailyLimit: settings.dailyLimit) else { throw AtOnceMissed() }
         var answered: [(index: Int, result: TransferResult, answer: StoredAnswer)] = []
         var answers: [(call: IdempotentCall, answer: StoredAnswer)] = []
@@ -237,6 +242,7 @@ extension WalletService {
         } catch where StatementCheck.failed(error, Self.missed) {
             throw AtOnceMissed()
         }
+        dialogs.remember(messages.messages, of: posts)
         await self.events.announce(events, raisedTo: raised)
         return (answered, money.after)
     }

@@ -417,6 +417,11 @@ public struct GatehouseConfiguration: Sendable {
         /// whether they have a device) an instance remembers, so that a plain send need not read
         /// them first (the statement that writes it checks them); about 150 bytes each, 0 keeps none.
         public var sendContexts: Int = 50_000
+        /// Direct chats (a pair of people and their chat's id) an instance remembers for the
+        /// payments it writes as one statement, so that a batch of transfers need not read them
+        /// first (the statement checks them: `PaymentMessages.existingChats`); about 100 bytes
+        /// each, 0 keeps none.
+        public var paymentChats: Int = 50_000
         /// How long the writer of sends waits for more before it writes a batch that sends coming
         /// at the recent pace would at least double (`GroupCommit.linger`; zero never waits). Sends
         /// fewer than one a linger apart never wait: at the default, below 100 a second.
@@ -877,6 +882,7 @@ extension GatehouseConfiguration {
         m.maxPageSize = try reader.int("GATEHOUSE_MESSENGER_MAX_PAGE_SIZE", default: max(m.maxPageSize, m.pageSize), range: m.pageSize...10_000)
         m.eventRetention = try reader.seconds("GATEHOUSE_MESSENGER_EVENT_RETENTION_SECONDS", default: m.eventRetention, range: 60...31_536_000)
         m.sendContexts = try reader.int("GATEHOUSE_MESSENGER_SEND_CONTEXTS", default: m.sendContexts, range: 0...10_000_000)
+        m.paymentChats = try reader.int("GATEHOUSE_MESSENGER_PAYMENT_CHATS", default: m.paymentChats, range: 0...10_000_000)
         m.sendLinger = .microseconds(Int(try reader.double("GATEHOUSE_MESSENGER_SEND_LINGER_MS", default: m.sendLinger / .milliseconds(1), range: 0...100) * 1000))
         m.realtimeMaxFrameBytes = try reader.int("GATEHOUSE_REALTIME_MAX_FRAME_BYTES", default: m.realtimeMaxFrameBytes, range: 512...1_048_576)
         m.realtimeMaxConnections = try reader.int("GATEHOUSE_REALTIME_MAX_CONNECTIONS", default: m.realtimeMaxConnections, range: 1...10_000_000)

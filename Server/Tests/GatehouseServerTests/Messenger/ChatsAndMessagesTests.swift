@@ -98,6 +98,52 @@ struct ChatsAndMessagesTests {
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 
+    /// `gatehouse_send_batches_lingered_total` in /metrics (the process's: tests in parallel add to it).
+    static func lingered() -> Int {
+        let line = GatehouseMetrics.registry.emitToString().split(separator: "\n").first { $0.hasPrefix("gatehouse_send_batches_lingered_total ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    @Test("the send writer lingers as configured: with a linger, a steady stream of sends is written partly after waits, each counted in /metrics, every message once; with 0 the writer never waits", arguments: TestEngine.once)
+    func sendLinger_reachesTheWriter(engine: TestEngine) async throws {
+        for linger in [Duration.milliseconds(100), .zero] {
+            try await withApp(engine, configure: { $0.messenger.sendLinger = linger }) { app in
+                // setup: four people writing to Bob, each in their own chat
+                let bob = try await app.v1.person("bob")
+                var chats: [(Someone, UUID)] = []
+                for name in ["ann", "cat", "dan", "eve"] {
+                    let someone = try await app.v1.person(name)
+                    chats.append((someone, try await app.v1.openChat(someone, with: bob).id))
+                }
+                let batcher = app.services.messenger.messages.batcher
+                let before = (lingers: batcher.lingers, metric: Self.lingered())
+
+                // MUT: ten sends each, one after another, the four at once (a steady stream: the pace's average comes down)
+                let v1 = app.v1
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (someone, chat) in chats {
+                        group.addTask { for i in 0..<10 { try await v1.send("\(someone.id) \(i)", in: chat, by: someone) } }
+                    }
+                    try await group.waitForAll()
+                }
+                let lingers = batcher.lingers - before.lingers
+                let metric = Self.lingered() - before.metric
+
+                // validate
+                if linger > .zero {
+                    #expect(lingers > 0, "a linger of 100 ms: some batches waited")
+                    #expect(metric >= lingers, "each wait counted in /metrics: \(metric) for \(lingers)")
+                } else {
+                    #expect(lingers == 0, "a linger of 0: no batch waited")
+                }
+                for (someone, chat) in chats {
+                    let texts = try await app.v1.history(chat, for: bob).items.map(\.text)
+                    #expect(texts == (0..<10).map { "\(someone.id) \($0)" }, "each message once, in order")
+                }
+            }
+        }
+    }
+
     @Test("a chat's last message never goes back to an older one: the activity of an older message written after a newer one's (the statement every send and payment uses) leaves the newer in the chat list, and a newer send still moves it", .tags(.engine), arguments: TestEngine.all)
     func chatActivity_neverBackwards(engine: TestEngine) async throws {
         try await withApp(engine) { app in

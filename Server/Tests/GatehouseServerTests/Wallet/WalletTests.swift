@@ -583,6 +583,53 @@ struct WalletTests {
         }
     }
 
+    @Test("PostgreSQL: a pair's chat is remembered once a statement wrote or a read found it, and the next batch of the pair reads none; a chat remembered wrongly (gone since) fails the statement on its messages, the payment goes on its own into the real chat, and the pair is forgotten; with 0 remembered every batch reads", .tags(.engine))
+    func oneStatementBatch_remembersChats_checkedByTheStatement() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        for capacity in [50_000, 0] {
+            try await withApp(.postgres, configure: { $0.messenger.paymentChats = capacity }) { app in
+                // setup
+                let ann = try await app.v1.walletHolder("ann", phone: "+79160000001")
+                let bob = try await app.v1.walletHolder("bob", phone: "+79160000002")
+                try await app.credit("+79160000001", 100_00)
+                let payments = app.services.messenger.payments
+                let pair = MessengerStore.ChatPair(ann.id < bob.id ? (ann.id, bob.id) : (bob.id, ann.id))
+                func rememberedBatches() -> Int { payments.rememberedBatches.withLockedValue { $0 } }
+
+                // MUT 1: the first payment makes the chat in its statement; the second pays into it
+                #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "bob"), by: ann, comment: "one").status == .created)
+                let afterFirst = (chat: payments.remembered.value(pair), batches: rememberedBatches())
+                #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "bob"), by: ann, comment: "two").status == .created)
+                let afterSecond = rememberedBatches()
+                let chat = try #require(try await app.v1.chats(of: bob).items.first).id
+
+                guard capacity > 0 else {
+                    // validate: nothing remembered, both read
+                    #expect(afterFirst.chat == nil && afterSecond == 0 && payments.remembered.count == 0)
+                    #expect(try await app.v1.history(chat, for: bob).items.map(\.text) == ["one", "two"])
+                    return
+                }
+                // MUT 2: the pair remembered with a chat that is not there (as if deleted since)
+                payments.remembered.insert(UUID(), for: pair)
+                let third = try await app.v1.pay(1_00, to: PartyReference(tag: "bob"), by: ann, comment: "three")
+                let afterStale = (chat: payments.remembered.value(pair), batches: rememberedBatches())
+                //      the next payment reads the chat again and remembers it
+                #expect(try await app.v1.pay(1_00, to: PartyReference(tag: "bob"), by: ann, comment: "four").status == .created)
+                let afterRead = (chat: payments.remembered.value(pair), batches: rememberedBatches())
+
+                // validate
+                #expect(afterFirst.chat == chat, "the chat the first statement made is remembered")
+                #expect(afterSecond == afterFirst.batches + 1, "the second payment read no chat")
+                #expect(third.status == .created, "\(third.text)")
+                #expect(afterStale.batches == afterSecond + 1 && afterStale.chat == nil, "the wrong chat was used, failed the statement, and was forgotten")
+                #expect(afterRead.chat == chat && afterRead.batches == afterStale.batches, "the fourth read the chat and remembered it")
+                #expect(try await app.v1.history(chat, for: bob).items.map(\.text) == ["one", "two", "three", "four"], "each payment once, in the one chat")
+                #expect(try await app.v1.balance(of: bob) == 4_00)
+                #expect(try await app.services.wallet.wallets.audit().isEmpty)
+            }
+        }
+    }
+
     @Test("PostgreSQL: a wallet that changes between a batch's read and its statement fails the statement, which leaves nothing, and the batch is written the transaction's way from the balance as it is then", .tags(.engine))
     func oneStatementBatch_walletChangedSinceTheRead_goesAgain() async throws {
         guard TestEngine.all.contains(.postgres) else { return }
