@@ -145,19 +145,31 @@ public enum BackupCommands {
     }
 
     /// Runs a PostgreSQL client tool found on PATH; its error output becomes the failure.
+    ///
+    /// The error output goes to a file read after the tool exits, not through a pipe read to its
+    /// end: a pipe's end reaches every process started meanwhile by the same process (its
+    /// descriptors are inherited), so one started beside the tool and still running would keep
+    /// the pipe open after the tool had exited, and the read would never end (a restore in the
+    /// full check's parallel tests waited half an hour for a test's S3 stand-in).
     private static func run(_ tool: String, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments
-        let errors = Pipe()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-\(tool)-\(UUID().uuidString).err")
+        guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw Failure(description: "cannot write \(file.path)")
+        }
+        defer { try? FileManager.default.removeItem(at: file) }
+        let errors = try FileHandle(forWritingTo: file)
+        defer { try? errors.close() }
         process.standardError = errors
         do {
             try process.run()
         } catch {
             throw Failure(description: "cannot run \(tool): \(error) (install the PostgreSQL client, e.g. Debian's postgresql-client)")
         }
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        let message = (try? Data(contentsOf: file)) ?? Data()
         guard process.terminationStatus == 0 else {
             throw Failure(description: "\(tool) failed (\(process.terminationStatus)): " + String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }
