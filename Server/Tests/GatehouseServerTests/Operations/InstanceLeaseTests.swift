@@ -108,6 +108,32 @@ struct InstanceLeaseTests {
         await database.cleanup()
     }
 
+    @Test("PostgreSQL: a restore whose dump pg_restore cannot read fails with pg_restore's own words, and leaves no file of its error output behind", .tags(.engine))
+    func restore_unreadableDump_saysWhatPgRestoreSaid() async throws {
+        guard TestEngine.all.contains(.postgres) else { return }
+        // setup: a backup folder whose manifest is right and whose dump is not one
+        let database = try await TestDatabase.make(.postgres)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-bad-backup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(#"{"gatehouse":"test","engine":"postgres","createdAt":"2026-12-04T00:00:00Z","database":"gatehouse.pgdump"}"#.utf8)
+            .write(to: folder.appendingPathComponent("backup.json"))
+        try Data("not a dump".utf8).write(to: folder.appendingPathComponent("gatehouse.pgdump"))
+        let leftBefore = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("gatehouse-pg_restore-") }.count
+
+        // MUT
+        let error = await #expect(throws: BackupCommands.Failure.self) {
+            _ = try await BackupCommands.restore(configuration: GatehouseConfiguration.testing(database: database.location), from: folder)
+        }
+        let leftAfter = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("gatehouse-pg_restore-") }.count
+        await database.cleanup()
+
+        // validate
+        #expect(error?.description.hasPrefix("pg_restore failed (1): pg_restore: error:") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("valid archive") == true, "\(String(describing: error))")
+        #expect(leftAfter == leftBefore, "the error output's file is removed")
+    }
+
     @Test("a command finds no database: it refuses, names the path or the database, and makes nothing", .tags(.engine),
           arguments: TestEngine.all)
     func noDatabaseNoNewOne(engine: TestEngine) async throws {

@@ -251,14 +251,17 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("the messenger's remembered send contexts: 50,000 by default, read, 0 keeps none, and a value out of range refused by name")
+    @Test("the messenger's remembered send contexts and payment chats: 50,000 each by default, read, 0 keeps none, and a value out of range refused by name")
     func sendContextsSetting() throws {
-        #expect(try GatehouseConfiguration.fromEnvironment([:]).messenger.sendContexts == 50_000)
-        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_CONTEXTS": "0"]).messenger.sendContexts == 0)
-        #expect(try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_CONTEXTS": "1000"]).messenger.sendContexts == 1_000)
-        for value in ["-1", "10000001", "many"] {
-            #expect { try GatehouseConfiguration.fromEnvironment(["GATEHOUSE_MESSENGER_SEND_CONTEXTS": value]) } throws: {
-                ($0 as? ConfigurationError)?.variable == "GATEHOUSE_MESSENGER_SEND_CONTEXTS"
+        let settings: [(String, @Sendable (GatehouseConfiguration) -> Int)] = [
+            ("GATEHOUSE_MESSENGER_SEND_CONTEXTS", { $0.messenger.sendContexts }), ("GATEHOUSE_MESSENGER_PAYMENT_CHATS", { $0.messenger.paymentChats }),
+        ]
+        for (variable, read) in settings {
+            #expect(read(try GatehouseConfiguration.fromEnvironment([:])) == 50_000, "\(variable)")
+            #expect(read(try GatehouseConfiguration.fromEnvironment([variable: "0"])) == 0, "\(variable)")
+            #expect(read(try GatehouseConfiguration.fromEnvironment([variable: "1000"])) == 1_000, "\(variable)")
+            for value in ["-1", "10000001", "many"] {
+                #expect { try GatehouseConfiguration.fromEnvironment([variable: value]) } throws: { ($0 as? ConfigurationError)?.variable == variable }
             }
         }
     }
